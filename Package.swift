@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+// SPDX-License-Identifier: MIT
+import PackageDescription
+
+/// Module map (see README "Layout"): a pure core with every decision, adapter modules that do
+/// I/O and report outcomes, a service that owns the state and runs the loop, one executable.
+let package = Package(
+    name: "jukebox",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "jukebox", targets: ["jukebox"]),
+    ],
+    targets: [
+        // C libraries from Debian -dev packages, seen through pkg-config.
+        .systemLibrary(name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa",
+                       providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
+                       providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
+                       providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
+
+        // The functional core: standard library only.
+        .target(name: "JukeboxCore"),
+
+        // Adapters.
+        .target(name: "JukeboxAudio", dependencies: ["CALSA", "CSndfile", "CTagLib"]),
+
+        // The imperative shell: runtime loop, persistence, configuration, terminal.
+        .target(name: "JukeboxService", dependencies: ["JukeboxCore", "JukeboxAudio"]),
+
+        .executableTarget(name: "jukebox", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxAudio"]),
+
+        // Shared by the tests only: the core harness, a manual clock, test-audio generation.
+        .target(name: "JukeboxTestSupport", dependencies: ["JukeboxCore", "CSndfile"]),
+
+        .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
+        .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxTestSupport", "CALSA", "CSndfile"]),
+        .testTarget(name: "JukeboxServiceTests", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxTestSupport"]),
+        .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxTestSupport", "JukeboxCore"]),
+    ]
+)

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: MIT
+// One include so Swift sees libasound's whole public API.
+#include <alsa/asoundlib.h>

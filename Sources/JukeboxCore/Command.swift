@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+
+/// An order from the core to the shell. The shell carries it out through an adapter and reports
+/// what happened as a new `Event`; commands never return values.
+public enum Command: Equatable, Sendable {
+    /// Stop whatever plays, open `path` and start at `at` seconds (or hold there, `paused`).
+    /// Reports for this play carry `playID`.
+    case startTrack(playID: UInt64, path: String, at: Double, paused: Bool)
+    /// Decode this track ahead and continue into it without a gap when the current one ends.
+    case setNext(playID: UInt64, path: String)
+    /// Forget the track to continue with; the engine stops at the end of the current one.
+    case clearNext
+    /// Pause output, keeping the position.
+    case pauseOutput
+    /// Resume paused output.
+    case resumeOutput
+    /// Stop output and release the device.
+    case stopOutput
+    /// Move the current play to `to` seconds.
+    case seekOutput(to: Double)
+    /// Set the output volume (0–100).
+    case setVolume(Int)
+    /// Save this snapshot (atomically); the outcome comes back as `Event.saved`.
+    case persist(Snapshot)
+    /// Show this status (terminal, display, console).
+    case render(StatusView)
+    /// Tell the user and the log this message.
+    case report(String)
+    /// Fire `Event.timerFired(id)` after `after` seconds, replacing a pending timer of that id.
+    case startTimer(TimerID, after: Double)
+    /// Cancel a pending timer (no-op when none is pending).
+    case cancelTimer(TimerID)
+    /// End the program with this exit code (after carrying out the commands before it).
+    case exit(code: Int32)
+}

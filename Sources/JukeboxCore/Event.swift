@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+
+/// Something that happened: a person's intent, an outcome from an adapter, or time passing.
+/// Events are facts; `reduce` decides what follows from them.
+public enum Event: Equatable, Sendable {
+    // MARK: Intents (keys, buttons, console, socket)
+    /// Start or resume playback.
+    case play
+    /// Pause, keeping the position.
+    case pause
+    /// Pause when playing, else play.
+    case togglePlayPause
+    /// Stop and rewind the current track.
+    case stop
+    /// Go to the next track in play order.
+    case next
+    /// Restart the track when more than the threshold was heard, else go to the previous track.
+    case previous
+    /// Go to an absolute position in the current track (seconds; clamped to the track).
+    case seek(to: Double)
+    /// Move by a signed number of seconds (clamped to the track).
+    case seekBy(Double)
+    /// Set the volume (0–100, clamped to the configured range).
+    case setVolume(Int)
+    /// Change the volume by a signed number of points.
+    case changeVolume(by: Int)
+    /// Turn shuffle on or off; `seed` drives the permutation (time and randomness are inputs).
+    case setShuffle(Bool, seed: UInt64)
+    /// Set the repeat mode.
+    case setRepeat(RepeatMode)
+    /// Move to the next repeat mode (off → all → one → off).
+    case cycleRepeat
+    /// Append tracks to the queue.
+    case add([TrackInfo])
+    /// Replace the queue with these tracks and start playing the first.
+    case replaceQueue([TrackInfo])
+    /// Remove the queue entry at this index (queue order, 0-based).
+    case remove(at: Int)
+    /// Move the queue entry at `from` to index `to` (queue order, 0-based).
+    case move(from: Int, to: Int)
+    /// Empty the queue and stop.
+    case clear
+    /// Restore a saved state at start-up (missing tracks already dropped by the shell).
+    case restore(Snapshot)
+    /// The program should end cleanly (q key, SIGTERM).
+    case quit
+
+    // MARK: Outcomes from the audio engine (`playID` is the one the start command carried)
+    /// The first sample of a play was handed to the device.
+    case trackStarted(playID: UInt64)
+    /// A play reached its end.
+    case trackFinished(playID: UInt64)
+    /// A play could not be opened or decoded.
+    case trackFailed(playID: UInt64, reason: String)
+    /// The sound device could not be opened or was lost; the engine is idle.
+    case deviceUnavailable(reason: String)
+    /// Where the listener is: seconds into the play `playID` (the frame actually heard).
+    case heard(playID: UInt64, seconds: Double)
+    /// A state save finished; `error` says why it failed.
+    case saved(error: String?)
+
+    // MARK: Time
+    /// The monotonic clock read `now` seconds.
+    case tick(now: Double)
+    /// A timer the core started has expired.
+    case timerFired(TimerID)
+}

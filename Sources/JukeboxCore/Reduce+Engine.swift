@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+
+// Outcomes from the audio engine: tracks starting, ending and failing, and the device coming
+// and going. Reports about a play the core no longer cares about (stale ids) are no-ops.
+extension State {
+    mutating func engineReport(_ event: Event, _ step: inout Step) {
+        switch event {
+        case .trackStarted(let id):
+            if handedNext?.playID == id { advanceIntoHandedNext() }
+            guard loaded?.playID == id else { return }
+            failuresInARow = 0
+            retryDelay = settings.deviceRetryInitial
+            if case .waitingForDevice = phase { phase = .playing }
+        case .trackFinished(let id):
+            guard loaded?.playID == id else { return }
+            guard let target = autoAdvanceTarget() else {
+                endOfQueue(&step)
+                return
+            }
+            if handedNext?.trackID == order[target] {
+                cursor = target
+                advanceIntoHandedNext()
+            } else {
+                cursor = target
+                position = 0
+                startCurrent(at: 0, paused: phase != .playing, &step)
+            }
+        case .trackFailed(let id, let reason):
+            guard loaded?.playID == id, let track = currentTrack else { return }
+            failuresInARow += 1
+            message = "skipped \(Paths.fileName(track.info.path)): \(reason)"
+            step.commands.append(.report("skipped \(track.info.path): \(reason)"))
+            loaded = nil
+            if failuresInARow >= queue.count {
+                stop(&step)
+                message = "nothing in the queue can be played"
+                step.commands.append(.report("nothing in the queue can be played"))
+                if settings.exitWhenQueueEnds { step.exitCode = 1 }
+                return
+            }
+            // A broken track is skipped even under repeat one, or it would fail forever.
+            guard let cursor, let target = skipTarget(from: cursor) else {
+                endOfQueue(&step)
+                return
+            }
+            self.cursor = target
+            position = 0
+            startCurrent(at: 0, paused: phase != .playing, &step)
+        case .deviceUnavailable(let reason):
+            loaded = nil
+            handedNext = nil
+            switch phase {
+            case .playing, .waitingForDevice:
+                if phase == .playing { step.commands.append(.report("waiting for audio device: \(reason)")) }
+                phase = .waitingForDevice(reason: reason)
+                step.commands.append(.startTimer(.deviceRetry, after: retryDelay))
+                retryDelay = min(retryDelay * 2, settings.deviceRetryMax)
+            case .paused, .stopped:
+                break  // nothing wants the device now; the next play opens it again
+            }
+        case .heard(let id, let seconds):
+            if loaded?.playID == id { position = seconds }
+        default:
+            break
+        }
+    }
+
+    /// The engine continued gaplessly into the successor it was handed.
+    mutating func advanceIntoHandedNext() {
+        guard let next = handedNext, let index = order.firstIndex(of: next.trackID) else { return }
+        cursor = index
+        loaded = next
+        handedNext = nil
+        position = 0
+    }
+
+    /// Applies a saved state at start-up; plays at once when it was playing and the settings
+    /// say to resume playing.
+    mutating func restore(_ snapshot: Snapshot, _ step: inout Step) {
+        unload(&step)
+        queue = snapshot.tracks.map { info in
+            defer { nextTrackID += 1 }
+            return Track(id: nextTrackID, info: info)
+        }
+        let ids = queue.map(\.id)
+        order = (snapshot.order ?? Array(ids.indices)).map { ids[$0] }
+        cursor = snapshot.current.flatMap { cur in order.firstIndex(of: ids[cur]) }
+        position = cursor == nil ? 0 : snapshot.position
+        shuffle = snapshot.shuffle && snapshot.order != nil
+        shuffleSeed = snapshot.shuffleSeed
+        repeatMode = snapshot.repeatMode
+        volume = clampVolume(snapshot.volume)
+        queueRevision += 1
+        step.commands.append(.setVolume(volume))
+        switch (snapshot.phase, cursor) {
+        case (_, nil):
+            phase = .stopped
+        case ("playing", _) where settings.resumePlaying:
+            phase = .playing
+            startCurrent(at: position, paused: false, &step)
+        case ("playing", _), ("paused", _):
+            phase = .paused
+        default:
+            phase = .stopped
+        }
+        // What was just read need not be written back.
+        savedMark = saveMark
+        savedPosition = position
+        savedAt = now
+    }
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+
+// Play, pause, stop, skip and seek: what a person asks of the transport.
+extension State {
+    mutating func intent(_ event: Event, _ step: inout Step) {
+        switch event {
+        case .play: play(&step)
+        case .pause: pause(&step)
+        case .togglePlayPause:
+            switch phase {
+            case .playing, .waitingForDevice: pause(&step)
+            case .paused, .stopped: play(&step)
+            }
+        case .stop: stop(&step)
+        case .next:
+            guard let cursor else { return }
+            if let target = skipTarget(from: cursor) {
+                go(to: target, &step)
+            } else {
+                endOfQueue(&step)
+            }
+        case .previous:
+            guard let cursor else { return }
+            if phase != .stopped && position > settings.previousRestartThreshold {
+                seek(to: 0, &step)
+            } else if cursor > 0 {
+                go(to: cursor - 1, &step)
+            } else if repeatMode == .all {
+                go(to: order.count - 1, &step)
+            } else {
+                go(to: 0, &step)
+            }
+        case .seek(let to): seek(to: to, &step)
+        case .seekBy(let delta): seek(to: position + delta, &step)
+        default: break
+        }
+    }
+
+    /// stopped → playing (from the remembered position), paused → playing; otherwise a no-op.
+    mutating func play(_ step: inout Step) {
+        switch phase {
+        case .stopped:
+            guard !order.isEmpty else {
+                message = "the queue is empty"
+                return
+            }
+            if cursor == nil { cursor = 0; position = 0 }
+            phase = .playing
+            startCurrent(at: position, paused: false, &step)
+        case .paused:
+            phase = .playing
+            if loaded != nil {
+                step.commands.append(.resumeOutput)
+            } else {
+                startCurrent(at: position, paused: false, &step)
+            }
+        case .playing, .waitingForDevice:
+            break
+        }
+    }
+
+    /// playing → paused (output paused, position kept); waiting → paused (retries end).
+    mutating func pause(_ step: inout Step) {
+        switch phase {
+        case .playing:
+            phase = .paused
+            step.commands.append(.pauseOutput)
+        case .waitingForDevice:
+            phase = .paused
+            retryDelay = settings.deviceRetryInitial
+            step.commands.append(.cancelTimer(.deviceRetry))
+        case .paused, .stopped:
+            break
+        }
+    }
+
+    /// Any phase → stopped at the start of the current track; the device is released.
+    mutating func stop(_ step: inout Step) {
+        if case .waitingForDevice = phase { step.commands.append(.cancelTimer(.deviceRetry)) }
+        retryDelay = settings.deviceRetryInitial
+        phase = .stopped
+        position = 0
+        unload(&step)
+    }
+
+    /// Makes order index `target` current at 0 s, keeping the phase.
+    mutating func go(to target: Int, _ step: inout Step) {
+        cursor = target
+        position = 0
+        switch phase {
+        case .playing: startCurrent(at: 0, paused: false, &step)
+        case .paused: if loaded != nil { startCurrent(at: 0, paused: true, &step) }
+        case .stopped, .waitingForDevice: break  // the retry timer starts the new current track
+        }
+    }
+
+    /// The queue ran out (repeat off): stop and rewind to the first track in play order.
+    mutating func endOfQueue(_ step: inout Step) {
+        stop(&step)
+        cursor = order.isEmpty ? nil : 0
+        if settings.exitWhenQueueEnds { step.exitCode = 0 }
+    }
+
+    /// Moves within the current track, clamped to [0, duration].
+    mutating func seek(to seconds: Double, _ step: inout Step) {
+        guard let track = currentTrack, seconds.isFinite else { return }
+        var target = max(0, seconds)
+        if let duration = track.info.duration { target = min(target, duration) }
+        position = target
+        if loaded != nil && (phase == .playing || phase == .paused) {
+            step.commands.append(.seekOutput(to: target))
+        }
+    }
+}

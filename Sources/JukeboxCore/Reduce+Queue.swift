@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+
+// The queue and the modes that shape its play order: add, remove, move, clear, shuffle, repeat,
+// volume.
+extension State {
+    mutating func queueChange(_ event: Event, _ step: inout Step) {
+        switch event {
+        case .add(let infos):
+            guard !infos.isEmpty else { return }
+            let added = makeTracks(infos)
+            queue += added
+            // New entries play after everything already queued, shuffled or not.
+            order += shuffle ? added.map(\.id).shuffled(seed: derivedSeed()) : added.map(\.id)
+            queueRevision += 1
+        case .replaceQueue(let infos):
+            stop(&step)
+            queue = makeTracks(infos)
+            queueRevision += 1
+            order = shuffle ? queue.map(\.id).shuffled(seed: derivedSeed()) : queue.map(\.id)
+            cursor = order.isEmpty ? nil : 0
+            if !order.isEmpty { play(&step) }
+        case .remove(let index):
+            guard queue.indices.contains(index) else {
+                message = "no queue entry \(index + 1)"
+                return
+            }
+            remove(at: index, &step)
+        case .move(let from, let to):
+            guard queue.indices.contains(from), queue.indices.contains(to) else {
+                message = "no queue entry \(max(from, to) + 1)"
+                return
+            }
+            guard from != to else { return }
+            let current = currentTrack?.id
+            queue.insert(queue.remove(at: from), at: to)
+            if !shuffle {
+                order = queue.map(\.id)
+                cursor = current.flatMap { order.firstIndex(of: $0) }
+            }
+            queueRevision += 1
+        case .clear:
+            stop(&step)
+            queue = []
+            order = []
+            cursor = nil
+            queueRevision += 1
+        default:
+            break
+        }
+    }
+
+    mutating func remove(at index: Int, _ step: inout Step) {
+        let id = queue[index].id
+        let wasCurrent = currentTrack?.id == id
+        queue.remove(at: index)
+        let orderIndex = order.firstIndex(of: id)!
+        order.remove(at: orderIndex)
+        queueRevision += 1
+        guard let cur = cursor else { return }
+        if orderIndex < cur { cursor = cur - 1; return }
+        guard wasCurrent else { return }
+        // The entry after the removed one takes its place, in the same phase.
+        if order.isEmpty || cur >= order.count {
+            endOfQueue(&step)
+            return
+        }
+        go(to: cur, &step)
+        if loaded?.trackID == id { unload(&step) }
+    }
+
+    mutating func modeChange(_ event: Event, _ step: inout Step) {
+        switch event {
+        case .setVolume(let v): setVolume(v, &step)
+        case .changeVolume(let delta): setVolume(volume + delta, &step)
+        case .setShuffle(let on, let seed):
+            guard on != shuffle else { return }
+            shuffle = on
+            let current = currentTrack?.id
+            if on {
+                shuffleSeed = seed
+                let rest = queue.map(\.id).filter { $0 != current }.shuffled(seed: seed)
+                order = current.map { [$0] + rest } ?? rest
+                if current != nil { cursor = 0 }
+            } else {
+                order = queue.map(\.id)
+                cursor = current.flatMap { order.firstIndex(of: $0) }
+            }
+            queueRevision += 1
+        case .setRepeat(let mode): repeatMode = mode
+        case .cycleRepeat: repeatMode = repeatMode.cycled
+        default: break
+        }
+    }
+
+    mutating func setVolume(_ requested: Int, _ step: inout Step) {
+        let v = clampVolume(requested)
+        guard v != volume else { return }
+        volume = v
+        step.commands.append(.setVolume(v))
+    }
+
+    func clampVolume(_ v: Int) -> Int {
+        min(max(v, settings.volumeMin, 0), settings.volumeMax, 100)
+    }
+
+    mutating func makeTracks(_ infos: [TrackInfo]) -> [Track] {
+        infos.map { info in
+            defer { nextTrackID += 1 }
+            return Track(id: nextTrackID, info: info)
+        }
+    }
+
+    // Later permutations derive from the shuffle seed and the queue revision, so the core
+    // never needs a fresh random number outside `setShuffle`.
+    func derivedSeed() -> UInt64 {
+        shuffleSeed &+ UInt64(truncatingIfNeeded: queueRevision) &* 0x9E37_79B9_7F4A_7C15
+    }
+}

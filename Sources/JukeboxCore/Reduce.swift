@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+
+/// Applies one event to the state and returns the commands the shell must carry out, in order.
+///
+/// Pure: no I/O, no clock, no randomness. Every decision of the player is taken here (or in the
+/// per-concern files it dispatches to). After each event it also decides whether to hand the
+/// engine a new gapless successor, whether to save, and whether the status changed.
+public func reduce(_ state: inout State, _ event: Event) -> [Command] {
+    var step = Step()
+    switch event {
+    case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy:
+        state.message = nil
+        state.intent(event, &step)
+    case .setVolume, .changeVolume, .setShuffle, .setRepeat, .cycleRepeat:
+        state.message = nil
+        state.modeChange(event, &step)
+    case .add, .replaceQueue, .remove, .move, .clear:
+        state.message = nil
+        state.queueChange(event, &step)
+    case .restore(let snapshot):
+        state.restore(snapshot, &step)
+    case .quit:
+        step.forceSave = true
+        if state.loaded != nil { step.commands.append(.stopOutput) }
+        state.loaded = nil
+        state.handedNext = nil
+        step.exitCode = 0
+    case .trackStarted, .trackFinished, .trackFailed, .deviceUnavailable, .heard:
+        state.engineReport(event, &step)
+    case .saved(let error):
+        if error != state.saveError, let error {
+            step.commands.append(.report("could not save state: \(error)"))
+        }
+        state.saveError = error
+    case .tick(let now):
+        state.now = now
+        if state.phase == .playing, now - state.savedAt >= state.settings.saveInterval,
+           state.position != state.savedPosition {
+            step.forceSave = true
+        }
+    case .timerFired(.deviceRetry):
+        if case .waitingForDevice = state.phase, state.currentTrack != nil {
+            state.startCurrent(at: state.position, paused: false, &step)
+        }
+    }
+    state.finish(&step)
+    return step.commands
+}
+
+/// What one `reduce` call is collecting.
+struct Step {
+    var commands: [Command] = []
+    var forceSave = false
+    var exitCode: Int32?
+}
+
+extension State {
+    /// Hands the engine the gapless successor, saves when needed, renders when changed, and
+    /// puts `exit` last so it follows the save.
+    mutating func finish(_ step: inout Step) {
+        syncNext(&step)
+        let mark = saveMark
+        if step.forceSave || mark != savedMark {
+            savedMark = mark
+            savedPosition = position
+            savedAt = now
+            step.commands.append(.persist(snapshot))
+        }
+        let view = StatusView(self)
+        if view != shown {
+            shown = view
+            step.commands.append(.render(view))
+        }
+        if let code = step.exitCode { step.commands.append(.exit(code: code)) }
+    }
+
+    /// Makes the engine's successor match what auto-advance would play next.
+    mutating func syncNext(_ step: inout Step) {
+        let wanted: UInt64? = (loaded != nil && phase != .stopped) ? autoAdvanceTarget().map { order[$0] } : nil
+        guard wanted != handedNext?.trackID else { return }
+        if let wanted, let track = track(id: wanted) {
+            let ref = PlayRef(playID: nextPlayID, trackID: wanted)
+            nextPlayID += 1
+            handedNext = ref
+            step.commands.append(.setNext(playID: ref.playID, path: track.info.path))
+        } else {
+            handedNext = nil
+            step.commands.append(.clearNext)
+        }
+    }
+
+    /// The order index auto-advance moves to from the cursor, or nil at the end of the queue.
+    func autoAdvanceTarget() -> Int? {
+        guard let cursor, !order.isEmpty else { return nil }
+        if repeatMode == .one { return cursor }
+        return skipTarget(from: cursor)
+    }
+
+    /// The order index `next` moves to: the following track, wrapping with repeat all.
+    func skipTarget(from cursor: Int) -> Int? {
+        if cursor + 1 < order.count { return cursor + 1 }
+        return repeatMode == .all ? 0 : nil
+    }
+
+    /// Starts the current track in the engine from `at` seconds.
+    mutating func startCurrent(at seconds: Double, paused: Bool, _ step: inout Step) {
+        guard let track = currentTrack else { return }
+        let ref = PlayRef(playID: nextPlayID, trackID: track.id)
+        nextPlayID += 1
+        loaded = ref
+        // The engine forgets its successor when a new play starts.
+        handedNext = nil
+        step.commands.append(.startTrack(playID: ref.playID, path: track.info.path, at: seconds, paused: paused))
+    }
+
+    /// Releases the engine and the device.
+    mutating func unload(_ step: inout Step) {
+        if loaded != nil { step.commands.append(.stopOutput) }
+        loaded = nil
+        handedNext = nil
+    }
+}

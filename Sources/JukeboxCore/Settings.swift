@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+
+/// Policy knobs the core obeys. Built by the shell from the configuration file and command line.
+public struct Settings: Equatable, Sendable {
+    /// While playing, the state is saved at least this often (seconds); it bounds what a power
+    /// cut can lose.
+    public var saveInterval: Double = 5
+    /// `previous` restarts the current track when more than this many seconds were heard.
+    public var previousRestartThreshold: Double = 3
+    /// Seconds moved by one seek-forward/seek-back intent.
+    public var seekStep: Double = 10
+    /// Volume points moved by one volume-up/volume-down intent.
+    public var volumeStep: Int = 5
+    /// The lowest volume a user can set (so a box turned "off" by volume still sounds).
+    public var volumeMin: Int = 0
+    /// The highest volume a user can set.
+    public var volumeMax: Int = 100
+    /// First retry delay after the device could not be opened (seconds); doubles per failure.
+    public var deviceRetryInitial: Double = 0.125
+    /// The longest wait between device retries (seconds).
+    public var deviceRetryMax: Double = 1
+    /// Whether the program ends (exit code 0) when the queue has played to its end.
+    public var exitWhenQueueEnds: Bool = false
+    /// On restore: play if the saved state was playing (true), or always come back paused.
+    public var resumePlaying: Bool = true
+
+    /// Default settings.
+    public init() {}
+}

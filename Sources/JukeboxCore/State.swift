@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+
+/// A play the engine has been told about: which queue entry it is and the id its reports carry.
+public struct PlayRef: Equatable, Sendable {
+    /// The id carried by `startTrack`/`setNext` and by the engine's reports.
+    public var playID: UInt64
+    /// The queue entry being played.
+    public var trackID: UInt64
+
+    /// Creates a reference.
+    public init(playID: UInt64, trackID: UInt64) {
+        self.playID = playID
+        self.trackID = trackID
+    }
+}
+
+/// The fields whose change makes the state worth saving at once (the position alone is saved
+/// at most every `saveInterval` while playing).
+public struct SaveMark: Equatable, Sendable {
+    /// `State.queueRevision` when saved.
+    public var queueRevision: Int
+    /// The current track's id when saved.
+    public var currentTrackID: UInt64?
+    /// The persisted phase name when saved.
+    public var phase: String
+    /// Shuffle when saved.
+    public var shuffle: Bool
+    /// Repeat mode when saved.
+    public var repeatMode: RepeatMode
+    /// Volume when saved.
+    public var volume: Int
+}
+
+/// Everything the player knows. Owned by one loop; changed only by `reduce`.
+public struct State: Equatable, Sendable {
+    /// Policy knobs.
+    public var settings: Settings
+    /// The queue in queue order (what `queue` lists and indices in events refer to).
+    public var queue: [Track] = []
+    /// Track ids in play order (queue order unless shuffled).
+    public var order: [UInt64] = []
+    /// Index into `order` of the current track; nil when there is none.
+    public var cursor: Int?
+    /// The player's phase.
+    public var phase: PlayerPhase = .stopped
+    /// Seconds heard into the current track.
+    public var position: Double = 0
+    /// Volume 0–100.
+    public var volume: Int = 100
+    /// Whether shuffle is on.
+    public var shuffle = false
+    /// Seed of the current shuffle; later permutations derive from it.
+    public var shuffleSeed: UInt64 = 0
+    /// Repeat mode.
+    public var repeatMode: RepeatMode = .off
+    /// The last problem worth showing (a skipped file, a failed save); cleared by an intent.
+    public var message: String?
+
+    /// The latest monotonic time from `tick`.
+    public var now: Double = 0
+    /// Id for the next queue entry.
+    public var nextTrackID: UInt64 = 1
+    /// Id for the next play handed to the engine.
+    public var nextPlayID: UInt64 = 1
+    /// The play the engine holds for the current track; nil when the engine is idle.
+    public var loaded: PlayRef?
+    /// The play handed to the engine to continue with gaplessly.
+    public var handedNext: PlayRef?
+    /// Consecutive tracks that failed (stops an endless skip loop over a broken queue).
+    public var failuresInARow = 0
+    /// Delay before the next device retry.
+    public var retryDelay: Double
+    /// Bumped on every change of queue contents or order.
+    public var queueRevision = 0
+    /// What was saved last, to save on change only.
+    public var savedMark: SaveMark?
+    /// Position saved last.
+    public var savedPosition: Double = 0
+    /// When the state was saved last (monotonic seconds).
+    public var savedAt: Double = 0
+    /// The last save error reported (reported once until it changes).
+    public var saveError: String?
+    /// The status last rendered.
+    public var shown: StatusView?
+
+    /// An empty, stopped player.
+    public init(settings: Settings = Settings()) {
+        self.settings = settings
+        self.retryDelay = settings.deviceRetryInitial
+        // An empty player is what a missing state file means: nothing to write yet.
+        self.savedMark = saveMark
+    }
+
+    /// The current queue entry, if any.
+    public var currentTrack: Track? {
+        guard let cursor, order.indices.contains(cursor) else { return nil }
+        return track(id: order[cursor])
+    }
+
+    /// The queue entry with this id.
+    public func track(id: UInt64) -> Track? {
+        queue.first { $0.id == id }
+    }
+
+    /// The snapshot to persist.
+    public var snapshot: Snapshot {
+        let index = Dictionary(uniqueKeysWithValues: queue.enumerated().map { ($1.id, $0) })
+        let orderIndices = order.compactMap { index[$0] }
+        return Snapshot(
+            tracks: queue.map(\.info),
+            order: shuffle ? orderIndices : nil,
+            current: currentTrack.flatMap { index[$0.id] },
+            position: position,
+            phase: persistedPhase,
+            shuffle: shuffle,
+            shuffleSeed: shuffleSeed,
+            repeatMode: repeatMode,
+            volume: volume)
+    }
+
+    /// The phase as the state file names it (waiting counts as playing: it wants to play).
+    public var persistedPhase: String {
+        switch phase {
+        case .playing, .waitingForDevice: return "playing"
+        case .paused: return "paused"
+        case .stopped: return "stopped"
+        }
+    }
+
+    /// The fields of this state whose change triggers an immediate save.
+    public var saveMark: SaveMark {
+        SaveMark(queueRevision: queueRevision, currentTrackID: currentTrack?.id, phase: persistedPhase,
+                 shuffle: shuffle, repeatMode: repeatMode, volume: volume)
+    }
+}

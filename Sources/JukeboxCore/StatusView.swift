@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+
+/// What a person should see about the player right now: computed from `State` by the core,
+/// drawn by whichever screen the shell has (terminal line, console, display).
+public struct StatusView: Equatable, Sendable {
+    /// "playing", "paused", "stopped" or "waiting".
+    public var phase: String
+    /// Title of the current track, or "" with an empty queue.
+    public var title: String
+    /// Artist of the current track, if known.
+    public var artist: String?
+    /// Heard time as `m:ss`/`h:mm:ss`.
+    public var elapsed: String
+    /// Track length as `m:ss`/`h:mm:ss`, or `--:--` when unknown.
+    public var duration: String
+    /// 1-based position in play order, 0 without a current track.
+    public var index: Int
+    /// Number of tracks in the queue.
+    public var count: Int
+    /// Volume 0–100.
+    public var volume: Int
+    /// Whether shuffle is on.
+    public var shuffle: Bool
+    /// Repeat mode.
+    public var repeatMode: RepeatMode
+    /// Why the player waits, or the last problem, if any.
+    public var message: String?
+
+    /// The view of `state`.
+    public init(_ state: State) {
+        phase = state.phase.name
+        let track = state.currentTrack
+        title = track?.info.title ?? ""
+        artist = track?.info.artist
+        elapsed = TimeFormat.clock(track == nil ? nil : state.position)
+        duration = TimeFormat.clock(track?.info.duration)
+        index = state.cursor.map { $0 + 1 } ?? 0
+        count = state.queue.count
+        volume = state.volume
+        shuffle = state.shuffle
+        repeatMode = state.repeatMode
+        if case .waitingForDevice(let reason) = state.phase {
+            message = "waiting for audio device: \(reason)"
+        } else {
+            message = state.message
+        }
+    }
+
+    /// One line for a terminal or console:
+    /// `▶ Title – Artist  1:23 / 4:56  [3/12]  vol 80  shuffle  repeat all`.
+    public var line: String {
+        let glyph: String
+        switch phase {
+        case "playing": glyph = "▶"
+        case "paused": glyph = "⏸"
+        case "waiting": glyph = "…"
+        default: glyph = "■"
+        }
+        if count == 0 { return "\(glyph) queue empty  vol \(volume)" + (message.map { "  (\($0))" } ?? "") }
+        var s = "\(glyph) \(title)"
+        if let artist { s += " – \(artist)" }
+        s += "  \(elapsed) / \(duration)  [\(index)/\(count)]  vol \(volume)"
+        if shuffle { s += "  shuffle" }
+        if repeatMode != .off { s += "  repeat \(repeatMode.rawValue)" }
+        if let message { s += "  (\(message))" }
+        return s
+    }
+}

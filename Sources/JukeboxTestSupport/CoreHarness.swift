@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import XCTest
+
+/// Drives `reduce` one event at a time and asserts, for every event, the whole new state and the
+/// exact list of commands, in the style of a TCA `TestStore`: the caller states how the state
+/// should change; any other change or any unexpected, missing or reordered command fails.
+public final class CoreHarness {
+    /// The state after the last event.
+    public private(set) var state: State
+
+    /// Starts from `state`.
+    public init(_ state: State = State()) {
+        self.state = state
+    }
+
+    /// Feeds `event`; `change` applies the expected changes to a copy of the previous state;
+    /// `commands` is the exact expected output.
+    public func send(_ event: Event, file: StaticString = #filePath, line: UInt = #line,
+                     _ change: (inout State) -> Void = { _ in }, commands: [Command]) {
+        var expected = state
+        change(&expected)
+        var actual = state
+        let produced = reduce(&actual, event)
+        XCTAssertEqual(produced, commands, "commands after \(event)", file: file, line: line)
+        if actual != expected {
+            XCTFail("state after \(event) differs:\n" + Self.diff(expected, actual), file: file, line: line)
+        }
+        state = actual
+    }
+
+    /// Feeds `event` and returns the commands without asserting (for setting up a scene).
+    @discardableResult
+    public func prepare(_ event: Event) -> [Command] {
+        reduce(&state, event)
+    }
+
+    /// Field-by-field description of how two states differ.
+    public static func diff(_ expected: State, _ actual: State) -> String {
+        let e = Mirror(reflecting: expected).children, a = Array(Mirror(reflecting: actual).children)
+        var lines: [String] = []
+        for (i, child) in e.enumerated() {
+            let ev = String(describing: child.value), av = String(describing: a[i].value)
+            if ev != av { lines.append("  \(child.label ?? "?"): expected \(ev)\n  \(String(repeating: " ", count: (child.label ?? "?").count)): actual   \(av)") }
+        }
+        if lines.isEmpty { return "  expected \(expected)\n  actual   \(actual)" }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxTestSupport
+import XCTest
+
+final class EngineReportTests: XCTestCase {
+    func testGaplessContinuationAdvancesWithoutANewStart() {
+        let h = CoreHarness(playing(3))
+        h.prepare(.heard(playID: 1, seconds: 99.9))
+        h.send(.trackFinished(playID: 1), {
+            $0.cursor = 1
+            $0.position = 0
+            $0.loaded = PlayRef(playID: 2, trackID: 2)
+            $0.handedNext = PlayRef(playID: 3, trackID: 3)
+            $0.nextPlayID = 4
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .setNext(playID: 3, path: "/music/3.flac"),
+            .persist(h.stateWith { $0.cursor = 1; $0.position = 0 }.snapshot),
+            .render(h.stateWith { $0.cursor = 1; $0.position = 0 }.view),
+        ])
+        // The engine's start report for the continuation is then a no-op.
+        h.send(.trackStarted(playID: 2), commands: [])
+    }
+
+    func testStartOfTheHandedSuccessorAdvancesEvenWithoutAFinishReport() {
+        let h = CoreHarness(playing(3))
+        let cmds = h.prepare(.trackStarted(playID: 2))
+        XCTAssertEqual(h.state.cursor, 1)
+        XCTAssertEqual(h.state.loaded, PlayRef(playID: 2, trackID: 2))
+        XCTAssertEqual(cmds.first, .setNext(playID: 3, path: "/music/3.flac"))
+    }
+
+    func testRepeatOneHandsTheSameTrackAndLoopsIt() {
+        let h = CoreHarness(playing(2))
+        h.send(.setRepeat(.one), {
+            $0.repeatMode = .one
+            $0.handedNext = PlayRef(playID: 3, trackID: 1)
+            $0.nextPlayID = 4
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .setNext(playID: 3, path: "/music/1.flac"),
+            .persist(h.stateWith { $0.repeatMode = .one }.snapshot),
+            .render(h.stateWith { $0.repeatMode = .one }.view),
+        ])
+        h.prepare(.heard(playID: 1, seconds: 100))
+        h.send(.trackFinished(playID: 3 - 2), {
+            $0.position = 0
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 1)
+            $0.nextPlayID = 5
+            $0.shown = $0.view
+        }, commands: [
+            .setNext(playID: 4, path: "/music/1.flac"),
+            .render(h.stateWith { $0.position = 0 }.view),
+        ])
+    }
+
+    func testEndOfQueueStopsAndRewindsAndCanExit() {
+        var settings = Settings()
+        settings.exitWhenQueueEnds = true
+        let h = CoreHarness(playing(1, settings: settings))
+        XCTAssertNil(h.state.handedNext)
+        h.send(.trackFinished(playID: 1), {
+            $0.phase = .stopped
+            $0.position = 0
+            $0.loaded = nil
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .stopOutput,
+            .persist(h.stateWith { $0.phase = .stopped }.snapshot),
+            .render(h.stateWith { $0.phase = .stopped }.view),
+            .exit(code: 0),
+        ])
+    }
+
+    func testAFailedTrackIsSkippedWithAMessageNamingTheFile() {
+        let h = CoreHarness(playing(3))
+        h.send(.trackFailed(playID: 1, reason: "not a recognised audio format"), {
+            $0.failuresInARow = 1
+            $0.message = "skipped 1.flac: not a recognised audio format"
+            $0.cursor = 1
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.nextPlayID = 5
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .report("skipped /music/1.flac: not a recognised audio format"),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
+            .setNext(playID: 4, path: "/music/3.flac"),
+            .persist(h.stateWith { $0.cursor = 1 }.snapshot),
+            .render(h.stateWith { $0.cursor = 1; $0.message = "skipped 1.flac: not a recognised audio format" }.view),
+        ])
+        // A successful start resets the failure count.
+        h.send(.trackStarted(playID: 3), { $0.failuresInARow = 0 }, commands: [])
+    }
+
+    func testAFailedSuccessorIsSkippedAfterTheContinuation() {
+        let h = CoreHarness(playing(3))
+        h.prepare(.trackFinished(playID: 1))
+        let cmds = h.prepare(.trackFailed(playID: 2, reason: "truncated"))
+        XCTAssertEqual(h.state.currentTrack?.id, 3)
+        XCTAssertEqual(Array(cmds.prefix(2)), [
+            .report("skipped /music/2.flac: truncated"),
+            .startTrack(playID: 4, path: "/music/3.flac", at: 0, paused: false),
+        ])
+    }
+
+    func testAQueueWhereNothingPlaysStopsInsteadOfLoopingForever() {
+        var s = playing(2)
+        _ = reduce(&s, .setRepeat(.all))
+        let h = CoreHarness(s)
+        h.prepare(.trackFailed(playID: 1, reason: "bad"))
+        let playID = h.state.loaded!.playID
+        let cmds = h.prepare(.trackFailed(playID: playID, reason: "bad"))
+        XCTAssertEqual(h.state.phase, .stopped)
+        XCTAssertEqual(h.state.message, "nothing in the queue can be played")
+        XCTAssertTrue(cmds.contains(.report("nothing in the queue can be played")))
+        XCTAssertFalse(cmds.contains { if case .startTrack = $0 { return true } else { return false } })
+    }
+
+    func testBusyDeviceWaitsAndRetriesWithCappedBackOffThenResumesAtThePosition() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.heard(playID: 1, seconds: 42.25))
+        h.send(.deviceUnavailable(reason: "busy (held by aplay)"), {
+            $0.phase = .waitingForDevice(reason: "busy (held by aplay)")
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.retryDelay = 0.25
+            $0.shown = $0.view
+        }, commands: [
+            .report("waiting for audio device: busy (held by aplay)"),
+            .startTimer(.deviceRetry, after: 0.125),
+            .render(h.stateWith { $0.phase = .waitingForDevice(reason: "busy (held by aplay)") }.view),
+        ])
+        var delays: [Double] = []
+        for _ in 0..<5 {
+            let start = h.prepare(.timerFired(.deviceRetry))
+            XCTAssertEqual(start.first, .startTrack(playID: h.state.loaded!.playID, path: "/music/1.flac", at: 42.25, paused: false))
+            let cmds = h.prepare(.deviceUnavailable(reason: "busy (held by aplay)"))
+            XCTAssertFalse(cmds.contains { if case .report = $0 { return true } else { return false } }, "reported once")
+            for case .startTimer(_, let after) in cmds { delays.append(after) }
+        }
+        XCTAssertEqual(delays, [0.25, 0.5, 1, 1, 1])
+        h.prepare(.timerFired(.deviceRetry))
+        let id = h.state.loaded!.playID
+        h.send(.trackStarted(playID: id), {
+            $0.phase = .playing
+            $0.failuresInARow = 0
+            $0.retryDelay = 0.125
+            $0.shown = $0.view
+        }, commands: [.render(h.stateWith { $0.phase = .playing }.view)])
+    }
+
+    func testPauseWhileWaitingEndsTheRetriesAndPlayStartsAgain() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.deviceUnavailable(reason: "gone"))
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.retryDelay = 0.125
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .cancelTimer(.deviceRetry),
+            .persist(h.stateWith { $0.phase = .paused }.snapshot),
+            .render(h.stateWith { $0.phase = .paused }.view),
+        ])
+        h.send(.timerFired(.deviceRetry), commands: [])
+        let cmds = h.prepare(.play)
+        XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false))
+    }
+
+    func testDeviceLostWhilePausedIsQuietAndResumeReopens() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.heard(playID: 1, seconds: 7))
+        h.prepare(.pause)
+        h.send(.deviceUnavailable(reason: "gone"), { $0.loaded = nil; $0.handedNext = nil }, commands: [])
+        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 3, path: "/music/1.flac", at: 7, paused: false))
+    }
+
+    func testReportsForStalePlaysAreIgnored() {
+        let h = CoreHarness(playing(3))
+        h.prepare(.next)
+        h.send(.trackFinished(playID: 1), commands: [])
+        h.send(.trackFailed(playID: 1, reason: "x"), commands: [])
+        h.send(.trackStarted(playID: 2), commands: [])
+        h.send(.heard(playID: 1, seconds: 50), commands: [])
+    }
+}

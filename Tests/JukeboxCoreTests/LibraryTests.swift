@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import XCTest
+
+final class LibraryTests: XCTestCase {
+    func testFolderOrderIsDiscThenTrackThenNaturalName() {
+        let tracks = [
+            TrackInfo(path: "/a/x.flac", trackNumber: 2, discNumber: 2),
+            TrackInfo(path: "/a/y.flac", trackNumber: 1, discNumber: 2),
+            TrackInfo(path: "/a/z.flac", trackNumber: 5, discNumber: 1),
+            TrackInfo(path: "/a/track 10.wav"),
+            TrackInfo(path: "/a/track 2.wav"),
+        ]
+        XCTAssertEqual(Library.folderOrder(tracks).map(\.path),
+                       ["/a/z.flac", "/a/y.flac", "/a/x.flac", "/a/track 2.wav", "/a/track 10.wav"])
+    }
+
+    func testSubfoldersKeepTheirOrderWithoutDiscTags() {
+        let tracks = [
+            TrackInfo(path: "/b/CD2/01.flac", trackNumber: 1),
+            TrackInfo(path: "/b/CD1/02.flac", trackNumber: 2),
+            TrackInfo(path: "/b/CD1/01.flac", trackNumber: 1),
+            TrackInfo(path: "/b/CD10/01.flac", trackNumber: 1),
+        ]
+        XCTAssertEqual(Library.folderOrder(tracks).map(\.path),
+                       ["/b/CD1/01.flac", "/b/CD1/02.flac", "/b/CD2/01.flac", "/b/CD10/01.flac"])
+    }
+
+    func testM3UResolvesRelativeEntriesAndSkipsCommentsAndURLs() {
+        let text = "\u{FEFF}#EXTM3U\r\n#EXTINF:123,Artist - Title\r\nsongs/one.flac\r\n\r\n../two.mp3\n/abs/three.ogg\nhttp://radio/stream\nfile:///x/four%20a.wav\nwin\\five.wav\n  spaced.opus  \n"
+        XCTAssertEqual(Library.parseM3U(text, playlistPath: "/music/lists/mix.m3u8"), [
+            "/music/lists/songs/one.flac", "/music/two.mp3", "/abs/three.ogg", "/x/four a.wav",
+            "/music/lists/win/five.wav", "/music/lists/spaced.opus",
+        ])
+    }
+
+    func testAudioAndPlaylistExtensionsAreRecognisedCaseInsensitively() {
+        XCTAssertTrue(Library.isAudio("/a/B.FLAC"))
+        XCTAssertTrue(Library.isAudio("x.opus"))
+        XCTAssertFalse(Library.isAudio("cover.jpg"))
+        XCTAssertFalse(Library.isAudio(".flac"))
+        XCTAssertTrue(Library.isPlaylist("a.M3U"))
+    }
+
+    func testPathsHelpers() {
+        XCTAssertEqual(Paths.stem("/a/b/c.d.flac"), "c.d")
+        XCTAssertEqual(Paths.directory("/c"), "/")
+        XCTAssertEqual(Paths.directory("c"), ".")
+        XCTAssertEqual(Paths.resolve("../../x", against: "/a"), "/x")
+        XCTAssertEqual(TrackInfo(path: "/m/Intro.wav").title, "Intro")
+        XCTAssertEqual(TrackInfo(path: "/m/Intro.wav", title: "").title, "Intro")
+    }
+}
+
+final class TimeFormatTests: XCTestCase {
+    func testClock() {
+        XCTAssertEqual(TimeFormat.clock(0), "0:00")
+        XCTAssertEqual(TimeFormat.clock(59.99), "0:59")
+        XCTAssertEqual(TimeFormat.clock(61), "1:01")
+        XCTAssertEqual(TimeFormat.clock(3599), "59:59")
+        XCTAssertEqual(TimeFormat.clock(3600), "1:00:00")
+        XCTAssertEqual(TimeFormat.clock(36061), "10:01:01")
+        XCTAssertEqual(TimeFormat.clock(nil), "--:--")
+        XCTAssertEqual(TimeFormat.clock(.infinity), "--:--")
+        XCTAssertEqual(TimeFormat.clock(-1), "--:--")
+    }
+
+    func testParse() {
+        XCTAssertEqual(TimeFormat.parse("1:30")?.seconds, 90)
+        XCTAssertEqual(TimeFormat.parse("1:30")?.relative, false)
+        XCTAssertEqual(TimeFormat.parse("+10")?.seconds, 10)
+        XCTAssertEqual(TimeFormat.parse("-0:05")?.seconds, -5)
+        XCTAssertEqual(TimeFormat.parse("-0:05")?.relative, true)
+        XCTAssertEqual(TimeFormat.parse("1:02:03.5")?.seconds, 3723.5)
+        for bad in ["", "+", "1:60", "a", "1::2", "1:2:3:4", "--1", "1e3", "0x10"] {
+            XCTAssertNil(TimeFormat.parse(bad), bad)
+        }
+    }
+
+    func testStatusLine() {
+        var s = playing(3)
+        _ = reduce(&s, .heard(playID: 1, seconds: 83))
+        _ = reduce(&s, .setRepeat(.all))
+        XCTAssertEqual(StatusView(s).line, "▶ Song 1 – Band  1:23 / 1:40  [1/3]  vol 100  repeat all")
+        XCTAssertEqual(StatusView(State()).line, "■ queue empty  vol 100")
+    }
+}

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxTestSupport
+import XCTest
+
+final class PersistencePolicyTests: XCTestCase {
+    func testWhilePlayingThePositionIsSavedEveryFiveSecondsAndNoMoreOften() {
+        let h = CoreHarness(playing(2))
+        var saves: [Double] = []
+        for second in 1...16 {
+            h.prepare(.heard(playID: 1, seconds: Double(second)))
+            for case .persist(let snap) in h.prepare(.tick(now: Double(second))) { saves.append(snap.position) }
+        }
+        XCTAssertEqual(saves, [5, 10, 15])
+    }
+
+    func testNothingIsWrittenWhilePausedOrStopped() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.heard(playID: 1, seconds: 3))
+        h.prepare(.pause)
+        for second in 1...30 {
+            XCTAssertFalse(h.prepare(.tick(now: Double(second))).contains { if case .persist = $0 { return true } else { return false } })
+        }
+    }
+
+    func testWaitingForTheDeviceIsSavedAsPlayingSoNoExtraWriteHappens() {
+        let h = CoreHarness(playing(2))
+        let cmds = h.prepare(.deviceUnavailable(reason: "busy"))
+        XCTAssertFalse(cmds.contains { if case .persist = $0 { return true } else { return false } })
+        XCTAssertEqual(h.state.snapshot.phase, "playing")
+    }
+
+    func testQuitSavesTheHeardPositionReleasesTheDeviceAndExits() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.heard(playID: 1, seconds: 12.75))
+        let cmds = h.prepare(.quit)
+        var expected = h.state.snapshot
+        expected.position = 12.75
+        XCTAssertEqual(cmds.filter { if case .render = $0 { return false } else { return true } },
+                       [.stopOutput, .clearNext, .persist(expected), .exit(code: 0)].filter { $0 != .clearNext })
+    }
+
+    func testASaveErrorIsReportedOnceUntilItChanges() {
+        let h = CoreHarness(queued(1))
+        h.send(.saved(error: "disk full"), { $0.saveError = "disk full" }, commands: [.report("could not save state: disk full")])
+        h.send(.saved(error: "disk full"), commands: [])
+        h.send(.saved(error: nil), { $0.saveError = nil }, commands: [])
+    }
+
+    func testRestoreOfAPlayingStateResumesAtTheSavedPosition() {
+        let snap = Snapshot(tracks: [info(1), info(2)], current: 1, position: 33.5, phase: "playing",
+                            repeatMode: .all, volume: 60)
+        let h = CoreHarness()
+        let cmds = h.prepare(.restore(snap))
+        XCTAssertEqual(cmds, [
+            .setVolume(60),
+            .startTrack(playID: 1, path: "/music/2.flac", at: 33.5, paused: false),
+            .setNext(playID: 2, path: "/music/1.flac"),
+            .render(h.state.view),
+        ])
+        XCTAssertEqual(h.state.snapshot, snap, "what was read is what would be written")
+    }
+
+    func testRestoreWithResumePausedComesBackPausedWithoutTouchingTheDevice() {
+        var settings = Settings()
+        settings.resumePlaying = false
+        let h = CoreHarness(State(settings: settings))
+        let snap = Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "playing")
+        let cmds = h.prepare(.restore(snap))
+        XCTAssertEqual(h.state.phase, .paused)
+        XCTAssertEqual(h.state.position, 10)
+        XCTAssertEqual(cmds, [.setVolume(100), .render(h.state.view)])
+        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 1, path: "/music/1.flac", at: 10, paused: false))
+    }
+
+    func testRestoreKeepsTheShuffleOrder() {
+        let snap = Snapshot(tracks: [info(1), info(2), info(3)], order: [2, 0, 1], current: 0, position: 1,
+                            phase: "paused", shuffle: true, shuffleSeed: 5)
+        let h = CoreHarness()
+        h.prepare(.restore(snap))
+        XCTAssertEqual(h.state.order, [3, 1, 2])
+        XCTAssertEqual(h.state.cursor, 1)
+        XCTAssertEqual(h.state.snapshot, snap)
+    }
+
+    func testSnapshotDroppingMissingTracksMovesCurrentToTheNextKeptOne() {
+        let snap = Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 50, phase: "playing")
+        let kept = snap.keepingTracks { $0.path != "/music/2.flac" }
+        XCTAssertEqual(kept.tracks, [info(1), info(3)])
+        XCTAssertEqual(kept.current, 1)
+        XCTAssertEqual(kept.position, 0)
+        let shuffled = Snapshot(tracks: [info(1), info(2), info(3)], order: [2, 1, 0], current: 2, position: 5, shuffle: true)
+        let k2 = shuffled.keepingTracks { $0.path != "/music/1.flac" }
+        XCTAssertEqual(k2.order, [1, 0])
+        XCTAssertEqual(k2.current, 1, "wraps to the first kept track in play order")
+        XCTAssertEqual(Snapshot(tracks: [info(1)], current: 0).keepingTracks { _ in false }, Snapshot())
+    }
+}

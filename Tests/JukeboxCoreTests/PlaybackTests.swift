@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxTestSupport
+import XCTest
+
+final class PlaybackTests: XCTestCase {
+    func testAddingToAnEmptyPlayerQueuesWithoutPlaying() {
+        let h = CoreHarness()
+        var expected = State()
+        expected.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
+        expected.order = [1, 2]
+        expected.nextTrackID = 3
+        expected.queueRevision = 1
+        h.send(.add([info(1), info(2)]), {
+            $0 = expected
+            $0.savedMark = expected.saveMark
+            $0.shown = expected.view
+        }, commands: [.persist(expected.snapshot), .render(expected.view)])
+    }
+
+    func testPlayFromStoppedStartsTheFirstTrackAndHandsTheNext() {
+        let h = CoreHarness(queued(3))
+        var e = h.state
+        e.cursor = 0
+        e.phase = .playing
+        e.loaded = PlayRef(playID: 1, trackID: 1)
+        e.handedNext = PlayRef(playID: 2, trackID: 2)
+        e.nextPlayID = 3
+        h.send(.play, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
+            .setNext(playID: 2, path: "/music/2.flac"),
+            .persist(e.snapshot),
+            .render(e.view),
+        ])
+    }
+
+    func testPlayOnAnEmptyQueueSaysSoAndStaysStopped() {
+        let h = CoreHarness()
+        var e = h.state
+        e.message = "the queue is empty"
+        h.send(.play, { $0 = e; $0.shown = e.view }, commands: [.render(e.view)])
+    }
+
+    func testPauseThenResumeKeepsTheEnginesPlay() {
+        let h = CoreHarness(playing(3))
+        h.send(.heard(playID: 1, seconds: 12.5), { $0.position = 12.5; $0.shown = StatusView($0) }, commands: [
+            .render(h.stateWith { $0.position = 12.5 }.view),
+        ])
+        var paused = h.state
+        paused.phase = .paused
+        h.send(.pause, { $0 = paused; $0.savedMark = paused.saveMark; $0.savedPosition = 12.5; $0.shown = paused.view },
+               commands: [.pauseOutput, .persist(paused.snapshot), .render(paused.view)])
+        var resumed = h.state
+        resumed.phase = .playing
+        h.send(.togglePlayPause, { $0 = resumed; $0.savedMark = resumed.saveMark; $0.shown = resumed.view },
+               commands: [.resumeOutput, .persist(resumed.snapshot), .render(resumed.view)])
+    }
+
+    func testPauseWhenStoppedAndPlayWhenPlayingAreNoOps() {
+        let h = CoreHarness(queued(2))
+        h.send(.pause, commands: [])
+        h.prepare(.play)
+        h.send(.play, commands: [])
+    }
+
+    func testStopRewindsAndReleasesTheDevice() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.heard(playID: 1, seconds: 40))
+        var e = h.state
+        e.phase = .stopped
+        e.position = 0
+        e.loaded = nil
+        e.handedNext = nil
+        h.send(.stop, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view },
+               commands: [.stopOutput, .persist(e.snapshot), .render(e.view)])
+        // A report from the play that was stopped changes nothing.
+        h.send(.trackFinished(playID: 1), commands: [])
+        h.send(.heard(playID: 1, seconds: 41), commands: [])
+    }
+
+    func testNextStartsTheFollowingTrackWithANewPlayID() {
+        let h = CoreHarness(playing(3))
+        var e = h.state
+        e.cursor = 1
+        e.loaded = PlayRef(playID: 3, trackID: 2)
+        e.handedNext = PlayRef(playID: 4, trackID: 3)
+        e.nextPlayID = 5
+        h.send(.next, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
+            .setNext(playID: 4, path: "/music/3.flac"),
+            .persist(e.snapshot), .render(e.view),
+        ])
+    }
+
+    func testNextOnTheLastTrackWithRepeatOffStopsAndRewinds() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.next)
+        var e = h.state
+        e.phase = .stopped
+        e.cursor = 0
+        e.position = 0
+        e.loaded = nil
+        e.handedNext = nil
+        h.send(.next, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view },
+               commands: [.stopOutput, .persist(e.snapshot), .render(e.view)])
+    }
+
+    func testNextOnTheLastTrackWithRepeatAllWraps() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.setRepeat(.all))
+        h.prepare(.next)
+        XCTAssertEqual(h.state.cursor, 1)
+        XCTAssertEqual(h.state.handedNext?.trackID, 1, "repeat all hands the first track as successor")
+        h.send(.next, {
+            $0.cursor = 0
+            $0.loaded = PlayRef(playID: 5, trackID: 1)
+            $0.handedNext = PlayRef(playID: 6, trackID: 2)
+            $0.nextPlayID = 7
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false),
+            .setNext(playID: 6, path: "/music/2.flac"),
+            .persist(h.stateWith { $0.cursor = 0 }.snapshot),
+            .render(h.stateWith { $0.cursor = 0 }.view),
+        ])
+    }
+
+    func testPreviousAfterThreeSecondsRestartsTheTrack() {
+        let h = CoreHarness(playing(3))
+        h.prepare(.next)
+        h.prepare(.heard(playID: 3, seconds: 3.5))
+        h.send(.previous, { $0.position = 0; $0.shown = $0.view },
+               commands: [.seekOutput(to: 0), .render(h.stateWith { $0.position = 0 }.view)])
+    }
+
+    func testPreviousWithinThreeSecondsGoesBack() {
+        let h = CoreHarness(playing(3))
+        h.prepare(.next)
+        h.prepare(.heard(playID: 3, seconds: 2.9))
+        h.send(.previous, {
+            $0.cursor = 0
+            $0.position = 0
+            $0.loaded = PlayRef(playID: 5, trackID: 1)
+            $0.handedNext = PlayRef(playID: 6, trackID: 2)
+            $0.nextPlayID = 7
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false),
+            .setNext(playID: 6, path: "/music/2.flac"),
+            .persist(h.stateWith { $0.cursor = 0; $0.position = 0 }.snapshot),
+            .render(h.stateWith { $0.cursor = 0; $0.position = 0 }.view),
+        ])
+    }
+
+    func testPreviousOnTheFirstTrackRestartsItUnlessRepeatAll() {
+        let h = CoreHarness(playing(3))
+        h.send(.previous, {
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.nextPlayID = 5
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false),
+            .setNext(playID: 4, path: "/music/2.flac"),
+        ])
+        h.prepare(.setRepeat(.all))
+        h.prepare(.previous)
+        XCTAssertEqual(h.state.currentTrack?.id, 3)
+    }
+
+    func testSkipWhilePausedLoadsTheTrackPausedAtZero() {
+        let h = CoreHarness(playing(3))
+        h.prepare(.pause)
+        h.send(.next, {
+            $0.cursor = 1
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.nextPlayID = 5
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: true),
+            .setNext(playID: 4, path: "/music/3.flac"),
+            .persist(h.stateWith { $0.cursor = 1 }.snapshot),
+            .render(h.stateWith { $0.cursor = 1 }.view),
+        ])
+    }
+
+    func testSkipWhileStoppedOnlyMovesTheCursor() {
+        let h = CoreHarness(playing(3))
+        h.prepare(.stop)
+        h.send(.next, { $0.cursor = 1; $0.savedMark = $0.saveMark; $0.shown = $0.view }, commands: [
+            .persist(h.stateWith { $0.cursor = 1 }.snapshot), .render(h.stateWith { $0.cursor = 1 }.view),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.nextPlayID = 5
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
+            .setNext(playID: 4, path: "/music/3.flac"),
+            .persist(h.stateWith { $0.phase = .playing }.snapshot),
+            .render(h.stateWith { $0.phase = .playing }.view),
+        ])
+    }
+
+    func testSeekIsClampedToTheTrack() {
+        let h = CoreHarness(playing(2))
+        h.send(.seek(to: 250), { $0.position = 100; $0.shown = $0.view },
+               commands: [.seekOutput(to: 100), .render(h.stateWith { $0.position = 100 }.view)])
+        h.send(.seekBy(-130), { $0.position = 0; $0.shown = $0.view },
+               commands: [.seekOutput(to: 0), .render(h.stateWith { $0.position = 0 }.view)])
+        h.send(.seekBy(30), { $0.position = 30; $0.shown = $0.view },
+               commands: [.seekOutput(to: 30), .render(h.stateWith { $0.position = 30 }.view)])
+        h.send(.seek(to: .nan), commands: [])
+    }
+
+    func testSeekWithUnknownDurationIsOnlyClampedBelow() {
+        var s = State()
+        _ = reduce(&s, .add([info(1, duration: nil)]))
+        _ = reduce(&s, .play)
+        let h = CoreHarness(s)
+        h.send(.seek(to: 5000), { $0.position = 5000; $0.shown = $0.view },
+               commands: [.seekOutput(to: 5000), .render(h.stateWith { $0.position = 5000 }.view)])
+    }
+
+    func testSeekWhileStoppedSetsWherePlayStarts() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.stop)
+        h.send(.seek(to: 20), { $0.position = 20; $0.shown = $0.view },
+               commands: [.render(h.stateWith { $0.position = 20 }.view)])
+        let cmds = h.prepare(.play)
+        XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 20, paused: false))
+    }
+}
+
+extension CoreHarness {
+    /// The current state with a change applied (for building expected commands).
+    func stateWith(_ change: (inout State) -> Void) -> State {
+        var s = state
+        change(&s)
+        return s
+    }
+}
