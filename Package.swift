@@ -19,6 +19,9 @@ let package = Package(
         .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
                        providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
 
+        // Linux headers Glibc leaves out (eventfd, signalfd, timerfd).
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+
         // The functional core: standard library only.
         .target(name: "JukeboxCore"),
 
@@ -26,7 +29,7 @@ let package = Package(
         .target(name: "JukeboxAudio", dependencies: ["CALSA", "CSndfile", "CTagLib"]),
 
         // The imperative shell: runtime loop, persistence, configuration, terminal.
-        .target(name: "JukeboxService", dependencies: ["JukeboxCore", "JukeboxAudio"]),
+        .target(name: "JukeboxService", dependencies: ["JukeboxCore", "JukeboxAudio", "CLinux"]),
 
         .executableTarget(name: "jukebox", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxAudio"]),
 

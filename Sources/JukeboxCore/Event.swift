@@ -26,6 +26,8 @@ public enum Event: Equatable, Sendable {
     case changeVolume(by: Int)
     /// Turn shuffle on or off; `seed` drives the permutation (time and randomness are inputs).
     case setShuffle(Bool, seed: UInt64)
+    /// Turn shuffle on when off and off when on; `seed` is used when turning it on.
+    case toggleShuffle(seed: UInt64)
     /// Set the repeat mode.
     case setRepeat(RepeatMode)
     /// Move to the next repeat mode (off → all → one → off).

@@ -72,6 +72,8 @@ extension State {
         switch event {
         case .setVolume(let v): setVolume(v, &step)
         case .changeVolume(let delta): setVolume(volume + delta, &step)
+        case .toggleShuffle(let seed):
+            modeChange(.setShuffle(!shuffle, seed: seed), &step)
         case .setShuffle(let on, let seed):
             guard on != shuffle else { return }
             shuffle = on

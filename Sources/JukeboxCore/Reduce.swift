@@ -11,7 +11,7 @@ public func reduce(_ state: inout State, _ event: Event) -> [Command] {
     case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy:
         state.message = nil
         state.intent(event, &step)
-    case .setVolume, .changeVolume, .setShuffle, .setRepeat, .cycleRepeat:
+    case .setVolume, .changeVolume, .setShuffle, .toggleShuffle, .setRepeat, .cycleRepeat:
         state.message = nil
         state.modeChange(event, &step)
     case .add, .replaceQueue, .remove, .move, .clear:

@@ -85,3 +85,41 @@ final class TimeFormatTests: XCTestCase {
         XCTAssertEqual(StatusView(State()).line, "■ queue empty  vol 100")
     }
 }
+
+final class KeyTests: XCTestCase {
+    func testEscapeSequencesSplitAcrossReadsAreJoined() {
+        var d = KeyDecoder()
+        XCTAssertEqual(d.feed([0x1B]), [])
+        XCTAssertEqual(d.feed([0x5B]), [])
+        XCTAssertEqual(d.feed([0x43, 0x20]), [.right, .character(" ")])
+        XCTAssertEqual(d.feed(Array("\u{1B}[D".utf8)), [.left])
+    }
+
+    func testUnknownSequencesAndHighBytesAreDropped() {
+        var d = KeyDecoder()
+        XCTAssertEqual(d.feed(Array("\u{1B}[15~q".utf8)), [.character("q")])
+        XCTAssertEqual(d.feed([0xC3, 0xA9, 0x6E]), [.character("n")])
+        XCTAssertEqual(d.feed([0x1B, 0x61]), [.character("a")])
+    }
+
+    func testKeysMapToIntents() {
+        let s = Settings()
+        XCTAssertEqual(KeyMap.event(for: .character(" "), settings: s, seed: 1), .togglePlayPause)
+        XCTAssertEqual(KeyMap.event(for: .right, settings: s, seed: 1), .seekBy(10))
+        XCTAssertEqual(KeyMap.event(for: .left, settings: s, seed: 1), .seekBy(-10))
+        XCTAssertEqual(KeyMap.event(for: .character("+"), settings: s, seed: 1), .changeVolume(by: 5))
+        XCTAssertEqual(KeyMap.event(for: .character("s"), settings: s, seed: 9), .toggleShuffle(seed: 9))
+        XCTAssertEqual(KeyMap.event(for: .character("r"), settings: s, seed: 1), .cycleRepeat)
+        XCTAssertEqual(KeyMap.event(for: .character("q"), settings: s, seed: 1), .quit)
+        XCTAssertNil(KeyMap.event(for: .character("z"), settings: s, seed: 1))
+    }
+
+    func testToggleShuffleFlipsShuffle() {
+        var s = playing(4)
+        _ = reduce(&s, .toggleShuffle(seed: 3))
+        XCTAssertTrue(s.shuffle)
+        _ = reduce(&s, .toggleShuffle(seed: 3))
+        XCTAssertFalse(s.shuffle)
+        XCTAssertEqual(s.order, [1, 2, 3, 4])
+    }
+}

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+import JukeboxAudio
+import JukeboxCore
+
+extension AudioEngine: AudioPort {}
+
+/// Translates between the audio adapter's vocabulary and the core's.
+public enum AudioWiring {
+    /// The event a report from the engine stands for (nil for reports the core needs not see).
+    public static func event(for report: AudioEngine.Report) -> Event? {
+        switch report {
+        case .started(let id): return .trackStarted(playID: id)
+        case .finished(let id): return .trackFinished(playID: id)
+        case .failed(let id, let reason): return .trackFailed(playID: id, reason: reason)
+        case .deviceUnavailable(let error): return .deviceUnavailable(reason: describe(error))
+        case .firstSample: return nil
+        }
+    }
+
+    /// A device problem as a person reads it: `busy (held by aplay, pid 4711)`.
+    public static func describe(_ error: OutputError) -> String {
+        var text = error.message
+        if let holder = error.holder { text += " (held by \(holder))" }
+        return text
+    }
+
+    /// Track info for the queue: tags from TagLib/libsndfile, the file name when untagged.
+    /// Call from one thread only (TagLib's C API is not thread-safe).
+    public static func trackInfo(path: String) -> TrackInfo {
+        let tags = TagReader.read(path: path)
+        return TrackInfo(path: path, title: tags.title, artist: tags.artist, album: tags.album,
+                         trackNumber: tags.trackNumber, discNumber: tags.discNumber, duration: tags.durationSeconds)
+    }
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+import FoundationEssentials
+import JukeboxCore
+
+/// The daemon's configuration, read from a JSON file. Every key is optional; the README lists
+/// each with its default. Unknown keys are reported (a typo should not pass silently) but do not
+/// stop the player.
+public struct Config: Equatable, Sendable {
+    /// ALSA PCM name (`default`, `hw:CARD=DAC`, `plughw:1,0`, a PCM from asoundrc, ...).
+    public var device = "default"
+    /// Output kind: `alsa`, or `null` (discards audio but keeps real time).
+    public var audio: AudioKind = .alsa
+    /// Path of the state file; nil keeps no state.
+    public var statePath: String? = "/var/lib/jukebox/state.json"
+    /// Files, folders and playlists to queue when the state file holds no queue.
+    public var music: [String] = []
+    /// After a restart: `playing` continues if it was playing; `paused` always comes back paused.
+    public var resumePlaying = true
+    /// Seconds between position saves while playing.
+    public var saveInterval: Double = 5
+    /// Lowest settable volume.
+    public var volumeMin = 0
+    /// Highest settable volume.
+    public var volumeMax = 100
+    /// Volume points per step.
+    public var volumeStep = 5
+    /// Seconds per seek step.
+    public var seekStep: Double = 10
+    /// Least severe log level written: `error`, `warning`, `info` or `debug`.
+    public var logLevel: LogLevel = .info
+
+    /// Output kinds.
+    public enum AudioKind: String, Sendable, Equatable {
+        /// Through libasound to `device`.
+        case alsa
+        /// Discard, paced in real time (for machines without a sound card).
+        case null
+    }
+
+    /// The defaults.
+    public init() {}
+
+    /// A configuration problem, phrased as what to fix.
+    public struct Problem: Error, Equatable, CustomStringConvertible, Sendable {
+        /// The message.
+        public var description: String
+    }
+
+    /// Reads and validates a configuration file; unknown keys come back as warnings.
+    public static func load(path: String) throws(Problem) -> (config: Config, warnings: [String]) {
+        let bytes: [UInt8]
+        do { bytes = try readFile(path, limit: 1 << 20) } catch {
+            throw Problem(description: "cannot read config: \(error)")
+        }
+        return try parse(bytes, source: path)
+    }
+
+    /// Parses configuration JSON; `source` names it in messages.
+    public static func parse(_ bytes: [UInt8], source: String) throws(Problem) -> (config: Config, warnings: [String]) {
+        let raw: RawConfig
+        do {
+            raw = try JSONDecoder().decode(RawConfig.self, from: Data(bytes))
+        } catch let e as DecodingError {
+            if case .typeMismatch(_, let c) = e, let key = c.codingPath.first?.stringValue {
+                throw Problem(description: "\(source): \(key): \(RawConfig.expectation(key))")
+            }
+            throw Problem(description: "\(source): not valid JSON (\(StateStore.describe(e)))")
+        } catch {
+            throw Problem(description: "\(source): not valid JSON")
+        }
+        var c = Config()
+        func check(_ ok: Bool, _ key: String) throws(Problem) {
+            if !ok { throw Problem(description: "\(source): \(key): \(RawConfig.expectation(key))") }
+        }
+        if let v = raw.device { try check(!v.isEmpty, "device"); c.device = v }
+        if let v = raw.audio {
+            guard let kind = AudioKind(rawValue: v) else { try check(false, "audio"); return (c, []) }
+            c.audio = kind
+        }
+        if let v = raw.state { c.statePath = v.isEmpty ? nil : v }
+        if let v = raw.music { c.music = v }
+        if let v = raw.resume { try check(v == "playing" || v == "paused", "resume"); c.resumePlaying = v == "playing" }
+        if let v = raw.saveInterval { try check(v >= 1 && v <= 300, "saveInterval"); c.saveInterval = v }
+        if let v = raw.volumeMin { try check((0...100).contains(v), "volumeMin"); c.volumeMin = v }
+        if let v = raw.volumeMax { try check((0...100).contains(v), "volumeMax"); c.volumeMax = v }
+        try check(c.volumeMin <= c.volumeMax, "volumeMin")
+        if let v = raw.volumeStep { try check((1...50).contains(v), "volumeStep"); c.volumeStep = v }
+        if let v = raw.seekStep { try check(v > 0 && v <= 600, "seekStep"); c.seekStep = v }
+        if let v = raw.logLevel {
+            guard let level = LogLevel(name: v) else { try check(false, "logLevel"); return (c, []) }
+            c.logLevel = level
+        }
+        let warnings = raw.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" }
+        return (c, warnings)
+    }
+
+    /// The core's settings for this configuration.
+    public var settings: Settings {
+        var s = Settings()
+        s.saveInterval = saveInterval
+        s.volumeMin = volumeMin
+        s.volumeMax = volumeMax
+        s.volumeStep = volumeStep
+        s.seekStep = seekStep
+        s.resumePlaying = resumePlaying
+        return s
+    }
+}
+
+private struct RawConfig: Decodable {
+    var device: String?
+    var audio: String?
+    var state: String?
+    var music: [String]?
+    var resume: String?
+    var saveInterval: Double?
+    var volumeMin: Int?
+    var volumeMax: Int?
+    var volumeStep: Int?
+    var seekStep: Double?
+    var logLevel: String?
+    var unknownKeys: [String] = []
+
+    enum Keys: String, CodingKey, CaseIterable {
+        case device, audio, state, music, resume, saveInterval, volumeMin, volumeMax, volumeStep, seekStep, logLevel
+    }
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    static func expectation(_ key: String) -> String {
+        switch key {
+        case "device": return "must be a non-empty ALSA PCM name such as \"default\" or \"hw:CARD=DAC\""
+        case "audio": return "must be \"alsa\" or \"null\""
+        case "state": return "must be a path (\"\" keeps no state)"
+        case "music": return "must be a list of paths"
+        case "resume": return "must be \"playing\" or \"paused\""
+        case "saveInterval": return "must be seconds from 1 to 300"
+        case "volumeMin", "volumeMax": return "must be 0 to 100, with volumeMin <= volumeMax"
+        case "volumeStep": return "must be 1 to 50"
+        case "seekStep": return "must be seconds above 0, at most 600"
+        case "logLevel": return "must be \"error\", \"warning\", \"info\" or \"debug\""
+        default: return "unexpected value"
+        }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let any = try decoder.container(keyedBy: AnyKey.self)
+        unknownKeys = any.allKeys.map(\.stringValue).filter { Keys(rawValue: $0) == nil }
+        let c = try decoder.container(keyedBy: Keys.self)
+        device = try c.decodeIfPresent(String.self, forKey: .device)
+        audio = try c.decodeIfPresent(String.self, forKey: .audio)
+        state = try c.decodeIfPresent(String.self, forKey: .state)
+        music = try c.decodeIfPresent([String].self, forKey: .music)
+        resume = try c.decodeIfPresent(String.self, forKey: .resume)
+        saveInterval = try c.decodeIfPresent(Double.self, forKey: .saveInterval)
+        volumeMin = try c.decodeIfPresent(Int.self, forKey: .volumeMin)
+        volumeMax = try c.decodeIfPresent(Int.self, forKey: .volumeMax)
+        volumeStep = try c.decodeIfPresent(Int.self, forKey: .volumeStep)
+        seekStep = try c.decodeIfPresent(Double.self, forKey: .seekStep)
+        logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel)
+    }
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns the paths a person names (files, folders, M3U/M3U8 playlists) into queue entries.
+/// Walking and tag reading are I/O, so they live here; what counts as audio and the order of a
+/// folder are the core's rules (`Library`). Problems become messages, never failures.
+public struct LibraryLoader {
+    /// Reads one audio file's info (tags, duration); called on the caller's thread only.
+    public var readInfo: (String) -> TrackInfo
+    /// Deepest folder nesting followed (guards against link loops and runaway trees).
+    public var maxDepth = 32
+
+    /// A loader that reads tags with `readInfo`.
+    public init(readInfo: @escaping (String) -> TrackInfo) {
+        self.readInfo = readInfo
+    }
+
+    /// The tracks named by `paths`, in order: folders sorted by the core's folder order,
+    /// playlists in their own order. Messages name each path that could not be used and why.
+    public func load(_ paths: [String]) -> (tracks: [TrackInfo], messages: [String]) {
+        var tracks: [TrackInfo] = []
+        var messages: [String] = []
+        for raw in paths {
+            let path = absolutePath(raw)
+            if isDirectory(path) {
+                var files: [String] = []
+                var visited = Set<String>()
+                walk(path, depth: 0, into: &files, visited: &visited, messages: &messages)
+                if files.isEmpty { messages.append("no audio files in \(path)") }
+                tracks += Library.folderOrder(files.map(readInfo))
+            } else if !fileExists(path) {
+                messages.append("no such file or folder: \(path)")
+            } else if Library.isPlaylist(path) {
+                tracks += playlist(path, messages: &messages)
+            } else if Library.isAudio(path) {
+                tracks.append(readInfo(path))
+            } else {
+                messages.append("not an audio file or playlist (by its name): \(path)")
+            }
+        }
+        return (tracks, messages)
+    }
+
+    private func playlist(_ path: String, messages: inout [String]) -> [TrackInfo] {
+        let bytes: [UInt8]
+        do { bytes = try readFile(path, limit: 16 << 20) } catch {
+            messages.append("cannot read playlist: \(error)")
+            return []
+        }
+        var result: [TrackInfo] = []
+        for entry in Library.parseM3U(String(decoding: bytes, as: UTF8.self), playlistPath: path) {
+            if !fileExists(entry) {
+                messages.append("playlist \(Paths.fileName(path)): no such file: \(entry)")
+            } else if isDirectory(entry) {
+                var files: [String] = []
+                var visited = Set<String>()
+                walk(entry, depth: 0, into: &files, visited: &visited, messages: &messages)
+                result += Library.folderOrder(files.map(readInfo))
+            } else {
+                result.append(readInfo(entry))
+            }
+        }
+        return result
+    }
+
+    private func walk(_ dir: String, depth: Int, into files: inout [String], visited: inout Set<String>,
+                      messages: inout [String]) {
+        var st = stat()
+        guard stat(dir, &st) == 0 else { return }
+        let identity = "\(st.st_dev):\(st.st_ino)"
+        guard depth <= maxDepth, visited.insert(identity).inserted else { return }
+        let names: [String]
+        do { names = try directoryEntries(dir) } catch {
+            messages.append("cannot read folder: \(error)")
+            return
+        }
+        for name in names where !name.hasPrefix(".") {
+            let path = dir == "/" ? "/" + name : dir + "/" + name
+            if isDirectory(path) {
+                walk(path, depth: depth + 1, into: &files, visited: &visited, messages: &messages)
+            } else if Library.isAudio(path) {
+                files.append(path)
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+
+/// What the runtime needs from an audio engine. Every method returns at once; outcomes come
+/// back as events posted to the runtime.
+public protocol AudioPort: AnyObject {
+    /// Stops whatever plays and starts `path` at `seconds` (or holds there when `paused`).
+    func play(id: UInt64, path: String, from seconds: Double, paused: Bool)
+    /// The track to continue into without a gap.
+    func setNext(id: UInt64, path: String)
+    /// Forget the track to continue into.
+    func clearNext()
+    /// Pause, keeping the position.
+    func pause()
+    /// Resume after a pause.
+    func resume()
+    /// Stop and release the device.
+    func stop()
+    /// Move within the current play.
+    func seek(to seconds: Double)
+    /// Output volume 0–100.
+    func setVolume(_ percent: Int)
+    /// The play and the position actually heard, if something is loaded.
+    func position() -> (id: UInt64, seconds: Double)?
+    /// Stop the engine's threads and release everything.
+    func shutdown()
+}
+
+/// Where the status and messages go (terminal line, log, later the console and displays).
+public protocol StatusSink: AnyObject {
+    /// Shows the current status.
+    func render(_ view: StatusView)
+    /// Tells the user something (also logged).
+    func report(_ message: String)
+}

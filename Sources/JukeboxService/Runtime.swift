@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+import CLinux
+import JukeboxCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one loop that owns `State`: it waits on every source of events (the engine's mailbox,
+/// signals, the terminal), feeds each event to `reduce` and carries out the commands through
+/// the ports. Nothing else mutates the state; the audio threads never wait on this loop.
+public final class Runtime {
+    /// The player state (read it only from the loop thread or after `run` returned).
+    public private(set) var state: State
+    /// Where engine threads post events.
+    public let mailbox: Mailbox
+
+    private let audio: AudioPort
+    private let store: StateStore?
+    private let status: StatusSink
+    private let log: Log
+    private let keyInput: Int32?
+    private var keyDecoder = KeyDecoder()
+    private var timers: [TimerID: Double] = [:]
+    private var pending: [Event] = []
+    private var exitCode: Int32?
+    private var signalFD: Int32 = -1
+    private var lastTick = 0.0
+    private var seedState: UInt64
+
+    /// Wires a runtime. `keyInput` is a terminal fd to read keys from, if any.
+    public init(state: State, audio: AudioPort, store: StateStore?, status: StatusSink, log: Log,
+                keyInput: Int32? = nil, mailbox: Mailbox = Mailbox()) {
+        self.state = state
+        self.mailbox = mailbox
+        self.audio = audio
+        self.store = store
+        self.status = status
+        self.log = log
+        self.keyInput = keyInput
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        seedState = UInt64(truncatingIfNeeded: ts.tv_nsec) ^ UInt64(truncatingIfNeeded: ts.tv_sec) << 20 ^ UInt64(getpid())
+    }
+
+    /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every thread it
+    /// creates later), so that they arrive only through the loop's signalfd. Call before any
+    /// thread is started.
+    public static func blockSignals() {
+        var set = Self.signalSet()
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    private static func signalSet() -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGHUP)
+        return set
+    }
+
+    /// Runs `initial` events, then loops until a command says exit; returns the exit code.
+    public func run(initial: [Event]) -> Int32 {
+        var set = Self.signalSet()
+        signalFD = signalfd(-1, &set, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
+        defer { if signalFD >= 0 { close(signalFD) } }
+        lastTick = monotonicNow()
+        for event in initial { dispatch(event) }
+        while exitCode == nil {
+            waitAndDispatch()
+        }
+        audio.shutdown()
+        return exitCode ?? 0
+    }
+
+    /// Feeds one event (and any it causes) through `reduce` and carries out the commands.
+    public func dispatch(_ event: Event) {
+        pending.append(event)
+        while !pending.isEmpty {
+            let next = pending.removeFirst()
+            let commands = reduce(&state, next)
+            if log.level >= .debug, !isQuiet(next) || !commands.isEmpty {
+                log.debug("\(next) -> \(commands.map(Self.brief))")
+            }
+            for command in commands { perform(command) }
+        }
+    }
+
+    private func isQuiet(_ event: Event) -> Bool {
+        switch event {
+        case .tick, .heard: return true
+        default: return false
+        }
+    }
+
+    private func perform(_ command: Command) {
+        switch command {
+        case .startTrack(let id, let path, let at, let paused): audio.play(id: id, path: path, from: at, paused: paused)
+        case .setNext(let id, let path): audio.setNext(id: id, path: path)
+        case .clearNext: audio.clearNext()
+        case .pauseOutput: audio.pause()
+        case .resumeOutput: audio.resume()
+        case .stopOutput: audio.stop()
+        case .seekOutput(let to): audio.seek(to: to)
+        case .setVolume(let v): audio.setVolume(v)
+        case .persist(let snapshot):
+            guard let store else { return }
+            do {
+                try store.save(snapshot)
+                pending.append(.saved(error: nil))
+            } catch {
+                pending.append(.saved(error: error.description))
+            }
+        case .render(let view): status.render(view)
+        case .report(let message): status.report(message)
+        case .startTimer(let id, let after): timers[id] = monotonicNow() + after
+        case .cancelTimer(let id): timers[id] = nil
+        case .exit(let code): exitCode = code
+        }
+    }
+
+    // Ticks feed the heard position to the core; faster while playing so the status keeps up.
+    private var tickInterval: Double { state.phase == .playing ? 0.25 : 1 }
+
+    private func waitAndDispatch() {
+        let now = monotonicNow()
+        var deadline = lastTick + tickInterval
+        for (_, at) in timers { deadline = min(deadline, at) }
+        let timeoutMs = Int32(max(0, min(1000, (deadline - now) * 1000)).rounded(.up))
+        var fds = [pollfd(fd: mailbox.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0)]
+        if let keyInput, !keyInputClosed { fds.append(pollfd(fd: keyInput, events: Int16(POLLIN), revents: 0)) }
+        let n = poll(&fds, nfds_t(fds.count), timeoutMs)
+        if n < 0 && errno != EINTR { log.error("poll: \(String(cString: strerror(errno)))") }
+        if fds[0].revents != 0 {
+            for event in mailbox.drain() { dispatch(event) }
+        }
+        if fds[1].revents != 0 { readSignals() }
+        if fds.count > 2, fds[2].revents != 0 { readKeys(fds[2].revents) }
+        let after = monotonicNow()
+        for (id, at) in timers where at <= after {
+            timers[id] = nil
+            dispatch(.timerFired(id))
+        }
+        if after - lastTick >= tickInterval * 0.9 {
+            lastTick = after
+            feedHeard()
+            dispatch(.tick(now: after))
+        }
+    }
+
+    private func feedHeard() {
+        if let p = audio.position() { dispatch(.heard(playID: p.id, seconds: p.seconds)) }
+    }
+
+    private func readSignals() {
+        var info = signalfd_siginfo()
+        while read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
+            switch Int32(info.ssi_signo) {
+            case SIGTERM, SIGINT:
+                log.info("signal \(info.ssi_signo == UInt32(SIGTERM) ? "SIGTERM" : "SIGINT"): saving and stopping")
+                feedHeard()
+                dispatch(.quit)
+            case SIGHUP:
+                log.info("SIGHUP: configuration reload is not supported yet; ignored")
+            default:
+                break
+            }
+        }
+    }
+
+    private func readKeys(_ revents: Int16) {
+        guard let fd = keyInput else { return }
+        var buf = [UInt8](repeating: 0, count: 64)
+        let n = read(fd, &buf, buf.count)
+        if n <= 0 {
+            // The terminal went away: stop reading keys rather than spinning on POLLHUP.
+            if n == 0 || (errno != EAGAIN && errno != EINTR) { keyInputClosed = true }
+            return
+        }
+        for key in keyDecoder.feed(Array(buf[0..<n])) {
+            if let event = KeyMap.event(for: key, settings: state.settings, seed: nextSeed()) {
+                feedHeard()
+                dispatch(event)
+            }
+        }
+    }
+
+    private var keyInputClosed = false {
+        didSet { if keyInputClosed { log.warning("terminal input closed; keys are off") } }
+    }
+
+    private func nextSeed() -> UInt64 {
+        var g = SeededGenerator(seed: seedState)
+        seedState = g.next()
+        return seedState
+    }
+
+    static func brief(_ c: Command) -> String {
+        switch c {
+        case .persist(let s): return "persist(\(s.tracks.count) tracks @\(s.position))"
+        case .render: return "render"
+        default: return "\(c)"
+        }
+    }
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+import JukeboxAudio
+import JukeboxCore
+import JukeboxService
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The subcommands: each parses its arguments into a setup and hands it to `Player`.
+enum Commands {
+    static let logLevels = ["error", "warning", "info", "debug"]
+
+    static func play(_ args: [String]) throws(UsageError) -> Int32 {
+        let a = try Arguments(args, options: ["--device", "--audio", "--state", "--volume", "--repeat", "--log-level"],
+                              flags: ["--shuffle", "--help", "-h"], command: "play")
+        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.play) }
+        guard !a.positional.isEmpty else { throw UsageError(message: "play needs at least one file, folder or playlist") }
+        var setup = try common(a)
+        setup.statePath = a.options["--state"].map(absolutePath)
+        setup.settings.exitWhenQueueEnds = true
+        let volume = try a.int("--volume", in: 0...100)
+        let repeatMode = try a.choice("--repeat", ["off", "one", "all"]).flatMap(RepeatMode.init(rawValue:))
+        let shuffle = a.flags.contains("--shuffle")
+        return Player.run(setup) { log in
+            guard let tracks = Player.load(a.positional, log: log) else { return nil }
+            var events: [Event] = []
+            if let volume { events.append(.setVolume(volume)) }
+            if let repeatMode { events.append(.setRepeat(repeatMode)) }
+            if shuffle { events.append(.setShuffle(true, seed: UInt64(truncatingIfNeeded: time(nil)))) }
+            events.append(.replaceQueue(tracks))
+            return events
+        }
+    }
+
+    static func run(_ args: [String]) throws(UsageError) -> Int32 {
+        let a = try Arguments(args, options: ["--config", "--log-level"], flags: ["--help", "-h"], command: "run")
+        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.run) }
+        guard a.positional.isEmpty else { throw UsageError(message: "run takes no paths; put them in the config's \"music\" list") }
+        guard let configPath = a.options["--config"] else { throw UsageError(message: "run needs --config FILE") }
+        let loaded: (config: Config, warnings: [String])
+        do { loaded = try Config.load(path: configPath) } catch {
+            writeAll(2, "jukebox: error: \(error)\n")
+            return 1
+        }
+        let config = loaded.config
+        var setup = PlayerSetup()
+        setup.device = config.device
+        setup.audio = config.audio
+        setup.statePath = config.statePath
+        setup.settings = config.settings
+        setup.logLevel = try a.choice("--log-level", logLevels).flatMap(LogLevel.init(name:)) ?? config.logLevel
+        setup.interactive = false
+        return Player.run(setup) { log in
+            for w in loaded.warnings { log.warning(w) }
+            // Resume first: nothing slow (no folder scan, no tag reading) before the first sample.
+            if let statePath = config.statePath {
+                let result = StateStore(path: statePath).load()
+                for m in result.messages { log.warning(m) }
+                if let snapshot = result.snapshot, !snapshot.tracks.isEmpty {
+                    log.info("resuming \(snapshot.tracks.count) tracks from \(statePath)")
+                    return [.restore(snapshot)]
+                }
+            }
+            guard !config.music.isEmpty else {
+                log.info("nothing queued: add \"music\" paths to the config")
+                return []
+            }
+            guard let tracks = Player.load(config.music, log: log) else { return [] }
+            return config.resumePlaying ? [.replaceQueue(tracks)] : [.add(tracks)]
+        }
+    }
+
+    static func demo(_ args: [String]) throws(UsageError) -> Int32 {
+        let a = try Arguments(args, options: ["--device", "--audio", "--dir", "--log-level"], flags: ["--help", "-h"], command: "demo")
+        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.demo) }
+        guard a.positional.isEmpty else { throw UsageError(message: "demo takes no paths (try: jukebox play PATH)") }
+        var setup = try common(a)
+        setup.settings.exitWhenQueueEnds = true
+        let folder = absolutePath(a.options["--dir"] ?? "/tmp/jukebox-demo")
+        return Player.run(setup) { log in
+            let paths: [String]
+            do { paths = try DemoTracks.make(in: folder) } catch {
+                log.error("cannot make the demo tunes: \(error)")
+                return nil
+            }
+            writeAll(1, "jukebox demo: \(paths.count) tunes in \(folder)\n")
+            guard let tracks = Player.load(paths, log: log) else { return nil }
+            return [.replaceQueue(tracks)]
+        }
+    }
+
+    private static func common(_ a: Arguments) throws(UsageError) -> PlayerSetup {
+        var setup = PlayerSetup()
+        if let device = a.options["--device"] {
+            guard !device.isEmpty else { throw UsageError(message: "--device needs a PCM name") }
+            setup.device = device
+        }
+        if let audio = try a.choice("--audio", ["alsa", "null"]) { setup.audio = Config.AudioKind(rawValue: audio)! }
+        if let level = try a.choice("--log-level", logLevels) { setup.logLevel = LogLevel(name: level)! }
+        return setup
+    }
+
+    private static func help(_ text: String) -> Int32 {
+        writeAll(1, text + "\n")
+        return 0
+    }
+}

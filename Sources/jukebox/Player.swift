@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+import JukeboxAudio
+import JukeboxCore
+import JukeboxService
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one run of the player is wired from.
+struct PlayerSetup {
+    var device = "default"
+    var audio: Config.AudioKind = .alsa
+    var statePath: String?
+    var settings = Settings()
+    var logLevel: LogLevel = .warning
+    /// Use the terminal for keys and the status line when it is one.
+    var interactive = true
+}
+
+/// Wires the live adapters into a runtime and runs it: the part of `main` every subcommand
+/// shares.
+enum Player {
+    /// Runs until the core says exit; `initial` builds the first events once the log exists.
+    static func run(_ setup: PlayerSetup, initial: (Log) -> [Event]?) -> Int32 {
+        Runtime.blockSignals()
+        let log = Log(level: setup.logLevel)
+        guard let events = initial(log) else { return 1 }
+        let output = makeOutput(setup, log: log)
+        let interactive = setup.interactive && Terminal.isInteractive
+        let terminal = interactive ? Terminal(log: log) : nil
+        let status: StatusSink = terminal ?? LogStatus(log: log)
+        let mailbox = Mailbox()
+        let engine = AudioEngine(makeOutput: output) { report in
+            if let event = AudioWiring.event(for: report) { mailbox.post(event) }
+        }
+        var state = State(settings: setup.settings)
+        state.now = monotonicNow()
+        let runtime = Runtime(state: state, audio: engine,
+                              store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
+                              keyInput: interactive ? 0 : nil, mailbox: mailbox)
+        let code = runtime.run(initial: events)
+        terminal?.close()
+        return code
+    }
+
+    /// The output factory: ALSA, or the paced silent output when asked for or when the default
+    /// device is wanted on a machine without any sound card (said once, in one line).
+    static func makeOutput(_ setup: PlayerSetup, log: Log) -> () -> PCMOutput {
+        if setup.audio == .null { return { SilentOutput() } }
+        if setup.device == "default" && !AlsaOutput.hasSoundCard() {
+            log.write(.warning, "no sound card found: playing through a silent output that keeps real time (choose one with --device)")
+            return { SilentOutput() }
+        }
+        let device = setup.device
+        return { AlsaOutput(device: device) }
+    }
+
+    /// Loads `paths` into track info, logging what could not be used; nil (and a message) when
+    /// nothing playable is left.
+    static func load(_ paths: [String], log: Log) -> [TrackInfo]? {
+        let loader = LibraryLoader(readInfo: AudioWiring.trackInfo(path:))
+        let (tracks, messages) = loader.load(paths)
+        for m in messages { log.warning(m) }
+        if tracks.isEmpty {
+            log.error("nothing to play in \(paths.joined(separator: " "))")
+            return nil
+        }
+        return tracks
+    }
+}

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+import JukeboxService
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Thin on purpose: pick the subcommand, map usage errors to exit code 2.
+let args = Array(CommandLine.arguments.dropFirst())
+let code: Int32
+do throws(UsageError) {
+    switch args.first {
+    case "play": code = try Commands.play(Array(args.dropFirst()))
+    case "run": code = try Commands.run(Array(args.dropFirst()))
+    case "demo": code = try Commands.demo(Array(args.dropFirst()))
+    case "--version", "-V", "version":
+        writeAll(1, "jukebox \(jukeboxVersion)\n")
+        code = 0
+    case "--help", "-h", "help":
+        writeAll(1, Help.main + "\n")
+        code = 0
+    case nil:
+        writeAll(2, Help.main + "\n")
+        code = 2
+    case let other?:
+        throw UsageError(message: "unknown command '\(other)' (see: jukebox --help)")
+    }
+} catch {
+    writeAll(2, "jukebox: \(error.message)\n")
+    code = 2
+}
+exit(code)
