@@ -61,7 +61,10 @@ public struct Config: Equatable, Sendable {
         do {
             raw = try JSONDecoder().decode(RawConfig.self, from: Data(bytes))
         } catch let e as DecodingError {
-            if case .typeMismatch(_, let c) = e, let key = c.codingPath.first?.stringValue {
+            if case .typeMismatch(_, let c) = e {
+                guard let key = c.codingPath.first?.stringValue else {
+                    throw Problem(description: "\(source): must be a JSON object, like {\"device\": \"default\"}")
+                }
                 throw Problem(description: "\(source): \(key): \(RawConfig.expectation(key))")
             }
             throw Problem(description: "\(source): not valid JSON (\(StateStore.describe(e)))")

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxService
+import XCTest
+
+final class LibraryLoaderTests: XCTestCase {
+    // Tags come from the file name here ("3-07 x.flac" = disc 3, track 7), so the test needs no codec.
+    let loader = LibraryLoader { path in
+        let name = Paths.stem(path)
+        let parts = name.split(separator: " ").first?.split(separator: "-").compactMap { Int($0) } ?? []
+        return TrackInfo(path: path, trackNumber: parts.count == 2 ? parts[1] : nil, discNumber: parts.count == 2 ? parts[0] : nil)
+    }
+
+    func testFoldersAreWalkedRecursivelyAndSorted() {
+        let dir = TempDir()
+        for name in ["album/2-01 x.flac", "album/1-02 y.mp3", "album/1-01 z.ogg", "album/cover.jpg", "album/.hidden.flac",
+                     "album/sub/track 10.wav", "album/sub/track 9.wav"] {
+            dir.write(name, "")
+        }
+        let (tracks, messages) = loader.load([dir.file("album")])
+        XCTAssertEqual(messages, [])
+        XCTAssertEqual(tracks.map { String($0.path.dropFirst(dir.path.count + 1)) }, [
+            "album/1-01 z.ogg", "album/1-02 y.mp3", "album/2-01 x.flac", "album/sub/track 9.wav", "album/sub/track 10.wav",
+        ])
+    }
+
+    func testPlaylistsKeepTheirOrderAndNameMissingEntries() {
+        let dir = TempDir()
+        dir.write("b.flac", "")
+        dir.write("a.flac", "")
+        let list = dir.write("list.m3u", "#EXTM3U\nb.flac\ngone.flac\na.flac\n")
+        let (tracks, messages) = loader.load([list])
+        XCTAssertEqual(tracks.map(\.path), [dir.file("b.flac"), dir.file("a.flac")])
+        XCTAssertEqual(messages, ["playlist list.m3u: no such file: \(dir.file("gone.flac"))"])
+    }
+
+    func testMissingPathsAndNonAudioFilesAreNamed() {
+        let dir = TempDir()
+        let text = dir.write("notes.txt", "")
+        let (tracks, messages) = loader.load([dir.file("nope"), text, dir.path])
+        XCTAssertEqual(tracks, [])
+        XCTAssertEqual(messages, [
+            "no such file or folder: \(dir.file("nope"))",
+            "not an audio file or playlist (by its name): \(text)",
+            "no audio files in \(dir.path)",
+        ])
+    }
+
+    func testALinkLoopDoesNotHang() throws {
+        let dir = TempDir()
+        dir.write("a/x.flac", "")
+        XCTAssertEqual(symlink(dir.file("a"), dir.file("a/loop")), 0)
+        let (tracks, _) = loader.load([dir.file("a")])
+        XCTAssertEqual(tracks.map(\.path), [dir.file("a/x.flac")])
+    }
+}

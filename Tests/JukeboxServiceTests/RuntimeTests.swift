@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxService
+import Synchronization
+import XCTest
+
+/// An audio port that records calls; on `play` it can post the engine's reports itself.
+final class FakeAudio: AudioPort, @unchecked Sendable {
+    var calls: [String] = []
+    var heard: (id: UInt64, seconds: Double)?
+    var mailbox: Mailbox?
+    var finishImmediately = false
+
+    func play(id: UInt64, path: String, from seconds: Double, paused: Bool) {
+        calls.append("play \(id) \(Paths.fileName(path)) @\(seconds)\(paused ? " paused" : "")")
+        heard = (id, seconds)
+        if finishImmediately, let mailbox {
+            mailbox.post(.trackStarted(playID: id))
+            mailbox.post(.trackFinished(playID: id))
+        }
+    }
+    func setNext(id: UInt64, path: String) { calls.append("next \(id) \(Paths.fileName(path))") }
+    func clearNext() { calls.append("clearNext") }
+    func pause() { calls.append("pause") }
+    func resume() { calls.append("resume") }
+    func stop() { calls.append("stop") }
+    func seek(to seconds: Double) { calls.append("seek \(seconds)") }
+    func setVolume(_ percent: Int) { calls.append("volume \(percent)") }
+    func position() -> (id: UInt64, seconds: Double)? { heard }
+    func shutdown() { calls.append("shutdown") }
+}
+
+final class RecordingStatus: StatusSink {
+    var views: [StatusView] = []
+    var reports: [String] = []
+    func render(_ view: StatusView) { views.append(view) }
+    func report(_ message: String) { reports.append(message) }
+}
+
+final class RuntimeTests: XCTestCase {
+    func testCommandsReachThePortsAndTheStateFile() throws {
+        let dir = TempDir()
+        let audio = FakeAudio()
+        let status = RecordingStatus()
+        let store = StateStore(path: dir.file("state.json"))
+        let runtime = Runtime(state: State(), audio: audio, store: store, status: status, log: Log(level: .error))
+        runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac"), TrackInfo(path: "/m/b.flac")]))
+        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "next 2 b.flac"])
+        XCTAssertEqual(store.load { _ in true }.snapshot?.phase, "playing")
+        XCTAssertEqual(status.views.last?.title, "a")
+
+        audio.heard = (1, 17.5)
+        runtime.dispatch(.heard(playID: 1, seconds: 17.5))
+        runtime.dispatch(.quit)
+        XCTAssertEqual(audio.calls.suffix(1), ["stop"])
+        let saved = store.load { _ in true }.snapshot
+        XCTAssertEqual(saved?.position, 17.5)
+        XCTAssertEqual(saved?.current, 0)
+    }
+
+    func testASaveFailureIsReportedOnceAndPlaybackGoesOn() {
+        let dir = TempDir()
+        dir.write("blocker", "")
+        let audio = FakeAudio()
+        let status = RecordingStatus()
+        let runtime = Runtime(state: State(), audio: audio, store: StateStore(path: dir.file("blocker/state.json")),
+                              status: status, log: Log(level: .error))
+        runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac")]))
+        runtime.dispatch(.pause)
+        XCTAssertEqual(status.reports.count, 1)
+        XCTAssertTrue(status.reports[0].hasPrefix("could not save state: "), status.reports[0])
+        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "pause"])
+    }
+
+    func testTheLoopRunsEngineReportsUntilTheQueueEnds() {
+        var settings = Settings()
+        settings.exitWhenQueueEnds = true
+        let audio = FakeAudio()
+        let mailbox = Mailbox()
+        audio.mailbox = mailbox
+        audio.finishImmediately = true
+        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
+                              log: Log(level: .error), mailbox: mailbox)
+        let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])])
+        XCTAssertEqual(code, 0)
+        XCTAssertEqual(runtime.state.phase, .stopped)
+        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "stop", "shutdown"])
+    }
+
+    func testTheLoopRetriesABusyDeviceOnItsTimer() {
+        var settings = Settings()
+        settings.exitWhenQueueEnds = true
+        settings.deviceRetryInitial = 0.01
+        let audio = BusyThenFreeAudio()
+        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
+                              log: Log(level: .error), mailbox: audio.mailbox)
+        let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")]), .seek(to: 4)])
+        XCTAssertEqual(code, 0)
+        XCTAssertEqual(audio.plays, ["@0.0", "@4.0", "@4.0", "@4.0"], "retries resume at the remembered position")
+    }
+}
+
+/// Answers busy twice, then plays and finishes.
+final class BusyThenFreeAudio: AudioPort, @unchecked Sendable {
+    let mailbox = Mailbox()
+    var plays: [String] = []
+    var busy = 0
+    func play(id: UInt64, path: String, from seconds: Double, paused: Bool) {
+        plays.append("@\(seconds)")
+        if busy < 3 {
+            busy += 1
+            mailbox.post(.deviceUnavailable(reason: "busy"))
+        } else {
+            mailbox.post(.trackStarted(playID: id))
+            mailbox.post(.trackFinished(playID: id))
+        }
+    }
+    func setNext(id: UInt64, path: String) {}
+    func clearNext() {}
+    func pause() {}
+    func resume() {}
+    func stop() {}
+    func seek(to seconds: Double) {}
+    func setVolume(_ percent: Int) {}
+    func position() -> (id: UInt64, seconds: Double)? { nil }
+    func shutdown() {}
+}

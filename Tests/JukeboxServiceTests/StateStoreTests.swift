@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxCore
+import JukeboxService
+import XCTest
+
+final class StateStoreTests: XCTestCase {
+    let tracks = [TrackInfo(path: "/m/a.flac", title: "A", artist: "X", duration: 12.5),
+                  TrackInfo(path: "/m/b.flac", title: "B", trackNumber: 2, discNumber: 1)]
+
+    func testRoundTripKeepsEveryField() throws {
+        let dir = TempDir()
+        let store = StateStore(path: dir.file("state.json"))
+        let snap = Snapshot(tracks: tracks, order: [1, 0], current: 1, position: 61.123456789, phase: "paused",
+                            shuffle: true, shuffleSeed: 99, repeatMode: .one, volume: 42)
+        try store.save(snap)
+        let loaded = store.load { _ in true }
+        XCTAssertEqual(loaded.snapshot, snap)
+        XCTAssertEqual(loaded.messages, [])
+        XCTAssertEqual(dir.list(), ["state.json"], "no temp file left behind")
+    }
+
+    func testMissingFileMeansAnEmptyStartWithoutComplaint() {
+        let dir = TempDir()
+        let loaded = StateStore(path: dir.file("none.json")).load()
+        XCTAssertNil(loaded.snapshot)
+        XCTAssertEqual(loaded.messages, [])
+    }
+
+    func testATornFileIsMovedAsideReportedAndNeverDeleted() throws {
+        let dir = TempDir()
+        let store = StateStore(path: dir.file("state.json"))
+        try store.save(Snapshot(tracks: tracks, current: 0, position: 5, phase: "playing"))
+        let whole = dir.read("state.json")!
+        let torn = String(whole.prefix(whole.count / 2))
+        dir.write("state.json", torn)
+        let loaded = store.load { _ in true }
+        XCTAssertNil(loaded.snapshot)
+        XCTAssertEqual(loaded.messages.count, 1)
+        XCTAssertTrue(loaded.messages[0].contains("is damaged"), loaded.messages[0])
+        XCTAssertTrue(loaded.messages[0].contains("state.json.damaged-1"), loaded.messages[0])
+        XCTAssertEqual(dir.read("state.json.damaged-1"), torn)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.file("state.json")))
+        // A second damaged file does not overwrite the first one kept.
+        dir.write("state.json", "{")
+        _ = store.load()
+        XCTAssertEqual(dir.list(), ["state.json.damaged-1", "state.json.damaged-2"])
+    }
+
+    func testGarbageAndEmptyFilesAreDamagedToo() {
+        for content in ["", "\u{0}\u{1}binary", "[]", "{\"version\": \"x\"}", "{\"tracks\": []}"] {
+            let dir = TempDir()
+            dir.write("state.json", content)
+            let loaded = StateStore(path: dir.file("state.json")).load()
+            XCTAssertNil(loaded.snapshot, content)
+            XCTAssertEqual(loaded.messages.count, 1, content)
+        }
+    }
+
+    func testUnknownFieldsFromANewerVersionDoNotFail() {
+        let dir = TempDir()
+        dir.write("state.json", """
+        {"version": 3, "futureThing": {"a": [1, 2]}, "repeat": "sometimes", "volume": 250,
+         "tracks": [{"path": "/m/a.flac", "title": "A", "rating": 5}, {"path": 7}, {"path": "/m/b.flac", "title": "B"}],
+         "current": 1, "position": 12.5, "phase": "playing", "shuffle": false}
+        """)
+        let loaded = StateStore(path: dir.file("state.json")).load { _ in true }
+        XCTAssertEqual(loaded.snapshot?.tracks.map(\.path), ["/m/a.flac", "/m/b.flac"])
+        XCTAssertEqual(loaded.snapshot?.repeatMode, .off)
+        XCTAssertEqual(loaded.snapshot?.volume, 100)
+        XCTAssertEqual(loaded.snapshot?.position, 12.5)
+        XCTAssertEqual(loaded.messages, ["state file is from a newer jukebox (version 3); reading what this version knows"])
+    }
+
+    func testMissingTracksAreDroppedWithAMessageEach() throws {
+        let dir = TempDir()
+        let store = StateStore(path: dir.file("state.json"))
+        try store.save(Snapshot(tracks: tracks, current: 0, position: 30, phase: "playing"))
+        let loaded = store.load { $0 != "/m/a.flac" }
+        XCTAssertEqual(loaded.snapshot?.tracks.map(\.path), ["/m/b.flac"])
+        XCTAssertEqual(loaded.snapshot?.current, 0)
+        XCTAssertEqual(loaded.snapshot?.position, 0)
+        XCTAssertEqual(loaded.messages, ["dropped from the queue, file is gone: /m/a.flac"])
+    }
+
+    func testSaveCreatesTheFolderAndReportsAnUnwritablePlace() throws {
+        let dir = TempDir()
+        try StateStore(path: dir.file("deep/er/state.json")).save(Snapshot())
+        XCTAssertNotNil(dir.read("deep/er/state.json"))
+        dir.write("blocker", "x")
+        XCTAssertThrowsError(try StateStore(path: dir.file("blocker/state.json")).save(Snapshot())) { error in
+            XCTAssertTrue("\(error)".contains("blocker"), "\(error)")
+        }
+    }
+
+    func testALeftoverTempFileFromACrashIsHarmless() throws {
+        let dir = TempDir()
+        dir.write("state.json.tmp", "{half")
+        let store = StateStore(path: dir.file("state.json"))
+        try store.save(Snapshot(tracks: tracks))
+        XCTAssertEqual(store.load { _ in true }.snapshot?.tracks, tracks)
+        XCTAssertEqual(dir.list(), ["state.json"])
+    }
+}
