@@ -57,7 +57,7 @@ public final class Terminal: StatusSink {
 
     /// Prints a message above the status line.
     public func report(_ message: String) {
-        log.info(message)
+        log.warning(message)
     }
 
     private func aroundLog(_ before: Bool) {
@@ -103,6 +103,6 @@ public final class LogStatus: StatusSink {
         }
     }
 
-    /// Logs the message.
-    public func report(_ message: String) { log.info(message) }
+    /// Logs the message as a warning: reports are things that went wrong.
+    public func report(_ message: String) { log.warning(message) }
 }

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxTestSupport
+import XCTest
+
+/// The built `jukebox` binary, driven as a person or a service manager would.
+final class BinaryTests: XCTestCase {
+    var dir: String!
+
+    override func setUpWithError() throws {
+        dir = NSTemporaryDirectory() + "jukebox-cli-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    func testVersionAndHelpOnEverySubcommand() throws {
+        let version = try Jukebox.run(["--version"])
+        XCTAssertEqual(version.status, 0)
+        XCTAssertTrue(version.stdout.hasPrefix("jukebox "), version.stdout)
+        for sub in [["--help"], ["play", "--help"], ["run", "--help"], ["demo", "--help"]] {
+            let r = try Jukebox.run(sub)
+            XCTAssertEqual(r.status, 0, "\(sub)")
+            XCTAssertTrue(r.stdout.contains("Usage"), "\(sub): \(r.stdout)")
+        }
+    }
+
+    func testUsageErrorsGoToStderrWithExitCodeTwo() throws {
+        let cases: [([String], String)] = [
+            (["frobnicate"], "unknown command 'frobnicate'"),
+            (["play"], "play needs at least one file"),
+            (["play", "--volume", "300", "x.wav"], "--volume must be a whole number from 0 to 100"),
+            (["play", "--bogus", "x.wav"], "unknown option --bogus for 'play'"),
+            (["run"], "run needs --config FILE"),
+            (["play", "--repeat"], "--repeat needs a value"),
+        ]
+        for (args, message) in cases {
+            let r = try Jukebox.run(args)
+            XCTAssertEqual(r.status, 2, "\(args)")
+            XCTAssertTrue(r.stderr.contains(message), "\(args): \(r.stderr)")
+            XCTAssertEqual(r.stdout, "", "\(args)")
+        }
+    }
+
+    func testPlayToARecordingDeviceExitsZeroWithTheSourceAudioBitForBit() throws {
+        let a = dir + "/a.wav", b = dir + "/b.flac", out = dir + "/out.raw"
+        try TestAudio.write(path: a, kind: .wav16, frames: 22_050)
+        try TestAudio.write(path: b, kind: .flac, frames: 30_001)
+        let r = try Jukebox.run(["play", "--device", "file:FILE=\(out),FORMAT=raw", a, b], timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let recorded = try Data(contentsOf: URL(fileURLWithPath: out))
+        let expected = try TestAudio.decode(path: a).bytes + TestAudio.decode(path: b).bytes
+        XCTAssertEqual(recorded.count, expected.count, "frames recorded vs decoded")
+        XCTAssertTrue(recorded.elementsEqual(expected), "recorded audio differs from the decoded source")
+    }
+
+    func testPlaySkipsABadFileNamingItAndPlaysTheRest() throws {
+        let good = dir + "/good.wav", bad = dir + "/bad.flac", out = dir + "/out.raw"
+        try TestAudio.write(path: good, kind: .wav16, frames: 4410)
+        FileManager.default.createFile(atPath: bad, contents: Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }))
+        let r = try Jukebox.run(["play", "--device", "file:FILE=\(out),FORMAT=raw", bad, good], timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("skipped \(bad)"), r.stderr)
+        let recorded = try Data(contentsOf: URL(fileURLWithPath: out))
+        XCTAssertTrue(recorded.elementsEqual(try TestAudio.decode(path: good).bytes))
+    }
+
+    func testPlayWithNothingPlayableSaysWhyAndFails() throws {
+        let r = try Jukebox.run(["play", "--audio", "null", dir + "/missing.flac"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("no such file or folder: \(dir!)/missing.flac"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("nothing to play"), r.stderr)
+    }
+
+    func testRunKilledWithSIGTERMResumesAtTheSavedPositionNextTime() throws {
+        let song = dir + "/song.wav", state = dir + "/state.json", out = dir + "/out.raw"
+        try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 4)
+        let first = dir + "/first.json", second = dir + "/second.json"
+        try #"{"audio": "null", "state": "\#(state)", "music": ["\#(song)"]}"#.write(toFile: first, atomically: true, encoding: .utf8)
+        try #"{"device": "file:FILE=\#(out),FORMAT=raw", "state": "\#(state)"}"#.write(toFile: second, atomically: true, encoding: .utf8)
+
+        // First run: plays in real time through the silent output; stopped mid-track.
+        let daemon = try Jukebox.start(["run", "--config", first])
+        XCTAssertTrue(waitFor(10) { Self.phase(state) == "playing" }, "the first run never saved a playing state")
+        Thread.sleep(forTimeInterval: 1.5)  // the scenario needs real playback time, not synchronisation
+        let killedAt = Date()
+        daemon.process.terminate()
+        let stopped = daemon.wait(timeout: 5)
+        let stopTime = Date().timeIntervalSince(killedAt)
+        XCTAssertEqual(stopped?.status, 0, stopped?.stderr ?? "did not exit")
+        XCTAssertLessThan(stopTime, 5, "SIGTERM took too long")
+        let saved = try XCTUnwrap(Self.snapshot(state))
+        let position = try XCTUnwrap(saved["position"] as? Double)
+        XCTAssertGreaterThan(position, 0.5)
+        XCTAssertLessThan(position, 3.5)
+        XCTAssertEqual(saved["phase"] as? String, "playing")
+
+        // Second run: resumes from the state file through a recording device and plays to the end.
+        let resumed = try Jukebox.start(["run", "--config", second])
+        XCTAssertTrue(waitFor(20) { Self.phase(state) == "stopped" }, "the second run never reached the end")
+        resumed.process.terminate()
+        XCTAssertEqual(resumed.wait(timeout: 5)?.status, 0)
+        let source = try TestAudio.decode(path: song)
+        let startFrame = Int((position * 44_100).rounded())
+        let recorded = try Data(contentsOf: URL(fileURLWithPath: out))
+        let expected = source.bytes(frames: startFrame..<source.frames)
+        XCTAssertEqual(recorded.count, expected.count, "resumed at frame \(recorded.count / 4) from the end, expected \(expected.count / 4)")
+        XCTAssertTrue(recorded.elementsEqual(expected), "resumed audio is not the source from the saved frame")
+    }
+
+    func testRunWithADamagedStateFileKeepsItAndStartsFromTheConfiguredMusic() throws {
+        let song = dir + "/song.wav", state = dir + "/state.json", config = dir + "/c.json"
+        try TestAudio.write(path: song, kind: .wav16, frames: 4410)
+        try "{\"version\": 1, \"tracks\": [".write(toFile: state, atomically: true, encoding: .utf8)
+        try #"{"audio": "null", "state": "\#(state)", "music": ["\#(song)"]}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try Jukebox.start(["run", "--config", config])
+        XCTAssertTrue(waitFor(10) { Self.phase(state) != nil }, "no new state written")
+        daemon.process.terminate()
+        let result = daemon.wait(timeout: 5)
+        XCTAssertEqual(result?.status, 0)
+        XCTAssertTrue(result?.stderr.contains("is damaged") == true, result?.stderr ?? "")
+        XCTAssertEqual(try String(contentsOfFile: state + ".damaged-1", encoding: .utf8), "{\"version\": 1, \"tracks\": [")
+    }
+
+    func testRunWithABadConfigSaysWhatToFix() throws {
+        let config = dir + "/c.json"
+        try #"{"saveInterval": 0}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let r = try Jukebox.run(["run", "--config", config])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("saveInterval: must be seconds from 1 to 300"), r.stderr)
+    }
+
+    static func snapshot(_ path: String) -> [String: Any]? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+
+    static func phase(_ path: String) -> String? {
+        snapshot(path)?["phase"] as? String
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds or `seconds` pass.
+func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    return condition()
+}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+
+/// Runs the `jukebox` executable built beside the test bundle.
+enum Jukebox {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// A started process with its output collected into files (no pipe can fill and block it).
+    final class Running {
+        let process: Process
+        let outPath: String
+        let errPath: String
+
+        init(process: Process, outPath: String, errPath: String) {
+            self.process = process
+            self.outPath = outPath
+            self.errPath = errPath
+        }
+
+        /// Waits for exit; nil (after killing it) when it did not exit in time.
+        func wait(timeout: Double) -> Result? {
+            let end = Date().addingTimeInterval(timeout)
+            while process.isRunning && Date() < end { Thread.sleep(forTimeInterval: 0.01) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return nil
+            }
+            process.waitUntilExit()
+            defer { try? FileManager.default.removeItem(atPath: outPath); try? FileManager.default.removeItem(atPath: errPath) }
+            return Result(status: process.terminationStatus,
+                          stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
+                          stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        }
+    }
+
+    static var binary: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var folder = (exe as NSString).deletingLastPathComponent
+        // The test runner is .build/<triple>/debug/<name>.xctest (a file on Linux).
+        if folder.hasSuffix(".xctest") { folder = (folder as NSString).deletingLastPathComponent }
+        return folder + "/jukebox"
+    }
+
+    static func start(_ args: [String]) throws -> Running {
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw NSError(domain: "jukebox", code: 1, userInfo: [NSLocalizedDescriptionKey: "no jukebox binary at \(binary): run 'swift build' first"])
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = args
+        let base = NSTemporaryDirectory() + "jukebox-out-" + UUID().uuidString
+        FileManager.default.createFile(atPath: base + ".out", contents: nil)
+        FileManager.default.createFile(atPath: base + ".err", contents: nil)
+        p.standardOutput = FileHandle(forWritingAtPath: base + ".out")
+        p.standardError = FileHandle(forWritingAtPath: base + ".err")
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        return Running(process: p, outPath: base + ".out", errPath: base + ".err")
+    }
+
+    static func run(_ args: [String], timeout: Double = 20) throws -> Result {
+        guard let r = try start(args).wait(timeout: timeout) else {
+            throw NSError(domain: "jukebox", code: 2, userInfo: [NSLocalizedDescriptionKey: "jukebox \(args) did not finish in \(timeout) s"])
+        }
+        return r
+    }
+}
