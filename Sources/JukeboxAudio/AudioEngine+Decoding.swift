@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+
+extension AudioEngine {
+    private enum DecodeStep {
+        case exit
+        case open(DecodeJob, serial: UInt64, generation: UInt64, isNext: Bool)
+        case read
+    }
+
+    private struct OpenTrack {
+        var decoder: Decoder
+        var job: DecodeJob
+        var serial: UInt64
+        var generation: UInt64
+        var nextFrame: Int64
+    }
+
+    /// The decoder thread: opens jobs and gapless next tracks and decodes ahead until the queue is full.
+    /// It never holds the lock while in libsndfile.
+    func decoderLoop() {
+        var open: OpenTrack?
+        while true {
+            monitor.lock()
+            let step = nextDecodeStep(&open)
+            monitor.unlock()
+            switch step {
+            case .exit:
+                open?.decoder.close()
+                return
+            case .open(let job, let serial, let generation, let isNext):
+                open = openTrack(job, serial: serial, generation: generation, isNext: isNext)
+            case .read:
+                if let track = open { open = decodeChunk(track) }
+            }
+        }
+    }
+
+    // Called with the lock held; waits until there is something to do.
+    private func nextDecodeStep(_ open: inout OpenTrack?) -> DecodeStep {
+        while true {
+            if state.shutdown { return .exit }
+            if let track = open {
+                let cancelled = state.cancelSerial == track.serial
+                if state.generation != track.generation || cancelled {
+                    track.decoder.close()
+                    open = nil
+                    state.decoderSerial = nil
+                    if cancelled && state.generation == track.generation {
+                        state.cancelSerial = nil
+                        state.decoderPhase = .awaitingNext
+                    } else if state.decoderPhase == .busy {
+                        state.decoderPhase = .idle
+                    }
+                    continue
+                }
+                if state.queuedSeconds >= Self.decodeAheadSeconds {
+                    monitor.wait()
+                    continue
+                }
+                return .read
+            }
+            if let job = state.job {
+                state.job = nil
+                let serial = state.newSerial()
+                state.decoderPhase = .busy
+                state.decoderSerial = serial
+                return .open(job, serial: serial, generation: state.generation, isNext: false)
+            }
+            if state.decoderPhase == .awaitingNext, let next = state.nextSpec, state.nextTakenSerial == nil {
+                let serial = state.newSerial()
+                state.nextTakenSerial = serial
+                state.decoderPhase = .busy
+                state.decoderSerial = serial
+                return .open(DecodeJob(track: next, fromSeconds: 0, announce: true),
+                             serial: serial, generation: state.generation, isNext: true)
+            }
+            monitor.wait()
+        }
+    }
+
+    private func openTrack(_ job: DecodeJob, serial: UInt64, generation: UInt64, isNext: Bool) -> OpenTrack? {
+        var result: Result<OpenTrack, DecodeError>
+        do throws(DecodeError) {
+            let decoder = try Decoder(path: job.track.path)
+            var frame = Int64((job.fromSeconds * Double(decoder.format.sampleRate)).rounded())
+            // Past the end: play nothing and end the track at once instead of failing the seek.
+            if let count = decoder.frameCount { frame = min(frame, count) }
+            if frame > 0 { try decoder.seek(toFrame: frame) }
+            result = .success(OpenTrack(decoder: decoder, job: job, serial: serial, generation: generation, nextFrame: frame))
+        } catch {
+            result = .failure(error)
+        }
+        return monitor.withLock { () -> OpenTrack? in
+            let stillWanted = state.generation == generation && state.cancelSerial != serial
+            switch result {
+            case .success(let track) where stillWanted:
+                return track
+            case .success(let track):
+                track.decoder.close()
+            case .failure(let error) where stillWanted:
+                state.queue.append(.failed(serial: serial, id: job.track.id, reason: error.reason, wasNext: isNext))
+                if isNext {
+                    state.nextSpec = nil
+                    state.nextTakenSerial = nil
+                    state.decoderPhase = .awaitingNext
+                } else {
+                    state.decoderPhase = .idle
+                }
+                state.decoderSerial = nil
+                monitor.broadcast()
+                return nil
+            case .failure:
+                break
+            }
+            // Abandoned while opening: the loop's next pass sees no open track.
+            state.decoderSerial = nil
+            if state.cancelSerial == serial && state.generation == generation {
+                state.cancelSerial = nil
+                state.decoderPhase = .awaitingNext
+            } else if state.decoderPhase == .busy {
+                state.decoderPhase = .idle
+            }
+            return nil
+        }
+    }
+
+    private func decodeChunk(_ track: OpenTrack) -> OpenTrack? {
+        let format = track.decoder.format
+        let capacity = Self.chunkFrames * format.bytesPerFrame
+        var frames = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            frames = track.decoder.read(into: buffer.baseAddress!, frames: Self.chunkFrames)
+            count = max(0, frames) * format.bytesPerFrame
+        }
+        return monitor.withLock { () -> OpenTrack? in
+            // A stale chunk is dropped; the loop then closes the decoder.
+            guard state.generation == track.generation, state.cancelSerial != track.serial else { return track }
+            defer { monitor.broadcast() }
+            if frames > 0 {
+                let chunk = PCMChunk(serial: track.serial, track: track.job.track, format: format,
+                                     startFrame: track.nextFrame, frames: frames, bytes: bytes,
+                                     announce: track.job.announce)
+                state.queue.append(.pcm(chunk))
+                state.queuedSeconds += Double(frames) / Double(format.sampleRate)
+                var advanced = track
+                advanced.nextFrame += Int64(frames)
+                return advanced
+            }
+            // End of file (a read error mid-file also ends the track: play what could be decoded).
+            track.decoder.close()
+            state.queue.append(.trackEnd(serial: track.serial, id: track.job.track.id))
+            state.decoderSerial = nil
+            state.decoderPhase = .awaitingNext
+            return nil
+        }
+    }
+}

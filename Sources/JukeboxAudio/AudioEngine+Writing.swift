@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+
+extension AudioEngine {
+    private enum WriteStep {
+        case exit
+        case flush(release: Bool)
+        case pauseDevice
+        case resumeDevice
+        case item(QueueItem, volume: Int, starts: Bool)
+        case finishIfDrained
+    }
+
+    /// The writer thread's own bookkeeping; only it touches this.
+    private struct Writer {
+        var output: PCMOutput?
+        /// The source format the device is configured for, and the sample type it accepted.
+        var sourceFormat: AudioFormat?
+        var deviceSample = SampleType.int16
+        var generation: UInt64 = 0
+        var devicePaused = false
+        var currentSerial: UInt64?
+        /// Reports held until the frames before them are heard (or the next track continues).
+        var pending: [Report] = []
+        var pendingEnd = false
+        var written: Int64 = 0
+        var firstSampleSent = false
+        var scratch: [UInt8] = []
+
+        var isOpen: Bool { output?.isOpen ?? false }
+    }
+
+    /// The writer thread: takes decoded chunks in order, writes them to the output and reports.
+    /// It never holds the lock while in the output.
+    func writerLoop() {
+        var writer = Writer()
+        while true {
+            monitor.lock()
+            let step = nextWriteStep(&writer)
+            monitor.unlock()
+            switch step {
+            case .exit:
+                writer.output?.close()
+                return
+            case .flush(let release):
+                if release { writer.output?.close() } else { writer.output?.drop() }
+                writer.written = 0
+                writer.devicePaused = false
+                writer.currentSerial = nil
+                writer.pending = []
+                writer.pendingEnd = false
+                if release { writer.sourceFormat = nil }
+            case .pauseDevice:
+                pauseDevice(&writer)
+            case .resumeDevice:
+                resumeDevice(&writer)
+            case .item(.pcm(let chunk), let volume, let starts):
+                write(chunk, volume: volume, starts: starts, &writer)
+            case .item(.trackEnd(_, let id), _, _):
+                writer.pending.append(.finished(id: id))
+                writer.pendingEnd = true
+            case .item(.failed(_, let id, let reason, let wasNext), _, _):
+                if writer.pendingEnd {
+                    writer.pending.append(.failed(id: id, reason: reason))
+                } else {
+                    // Idle before the report, so a caller reacting to it sees the engine idle.
+                    if !wasNext { monitor.withLock { if state.generation == writer.generation { state.becomeIdle(keep: nil) } } }
+                    report(.failed(id: id, reason: reason))
+                }
+            case .finishIfDrained:
+                finishIfDrained(&writer)
+            }
+        }
+    }
+
+    // Called with the lock held; waits until there is something to do.
+    private func nextWriteStep(_ writer: inout Writer) -> WriteStep {
+        while true {
+            if state.shutdown { return .exit }
+            if state.generation != writer.generation {
+                writer.generation = state.generation
+                return .flush(release: !state.active || state.paused)
+            }
+            if state.paused {
+                if writer.isOpen && !writer.devicePaused { return .pauseDevice }
+                monitor.wait()
+                continue
+            }
+            if writer.devicePaused { return .resumeDevice }
+            if !state.queue.isEmpty {
+                let item = state.queue.removeFirst()
+                state.queuedSeconds = max(0, state.queuedSeconds - item.seconds)
+                monitor.broadcast()
+                var starts = false
+                if case .pcm(let chunk) = item, chunk.serial != writer.currentSerial {
+                    writer.currentSerial = chunk.serial
+                    starts = chunk.announce
+                    state.current = chunk.track
+                    state.currentStarted = true
+                    if chunk.serial == state.nextTakenSerial {
+                        state.nextSpec = nil
+                        state.nextTakenSerial = nil
+                    }
+                }
+                return .item(item, volume: state.volume, starts: starts)
+            }
+            if writer.pendingEnd && state.decoderHasNothingComing { return .finishIfDrained }
+            monitor.wait()
+        }
+    }
+
+    private func write(_ chunk: PCMChunk, volume: Int, starts: Bool, _ writer: inout Writer) {
+        if writer.output == nil { writer.output = makeOutput() }
+        guard let output = writer.output else { return }
+        if !output.isOpen || writer.sourceFormat != chunk.format {
+            if output.isOpen {
+                // A new format needs a new stream: let the old one play out first.
+                output.drain()
+                flushPending(&writer)
+                output.close()
+            }
+            writer.written = 0
+            monitor.withLock {
+                state.live = nil
+                state.segments = []
+            }
+            if let error = openDevice(output, for: chunk.format, &writer) {
+                deviceFailed(error, fallback: TrackPoint(track: chunk.track, seconds: Double(chunk.startFrame) / Double(chunk.format.sampleRate)), &writer)
+                return
+            }
+        }
+        flushPending(&writer)
+
+        let samples = chunk.frames * chunk.format.channels
+        let result: Result<Int, OutputError>
+        if writer.deviceSample == chunk.format.sample && volume >= 100 {
+            result = chunk.bytes.withUnsafeBytes { raw in
+                Self.write(output, raw.baseAddress!, frames: chunk.frames)
+            }
+        } else {
+            let deviceSample = writer.deviceSample
+            let needed = samples * deviceSample.bytesPerSample
+            if writer.scratch.count < needed { writer.scratch = [UInt8](repeating: 0, count: needed) }
+            result = writer.scratch.withUnsafeMutableBytes { target in
+                chunk.bytes.withUnsafeBytes { source in
+                    SampleConversion.convert(source.baseAddress!, from: chunk.format.sample, to: deviceSample,
+                                             target.baseAddress!, samples: samples)
+                }
+                if volume < 100 {
+                    SampleConversion.applyGain(SampleConversion.gain(percent: volume), to: target.baseAddress!,
+                                               type: deviceSample, samples: samples)
+                }
+                return Self.write(output, target.baseAddress!, frames: chunk.frames)
+            }
+        }
+        if case .failure(let error) = result {
+            let fallback = TrackPoint(track: chunk.track, seconds: Double(chunk.startFrame) / Double(chunk.format.sampleRate))
+            deviceFailed(error, fallback: fallback, &writer)
+            return
+        }
+        if starts { report(.started(id: chunk.track.id)) }
+        if !writer.firstSampleSent {
+            writer.firstSampleSent = true
+            report(.firstSample)
+        }
+        let delay = Int64(output.delayFrames())
+        let now = monotonicSeconds()
+        let deviceStart = writer.written
+        writer.written += Int64(chunk.frames)
+        let written = writer.written
+        monitor.withLock {
+            guard state.generation == writer.generation else { return }
+            if let last = state.segments.last, last.serial == chunk.serial,
+               last.deviceStart + last.frames == deviceStart, last.trackStartFrame + last.frames == chunk.startFrame {
+                state.segments[state.segments.count - 1].frames += Int64(chunk.frames)
+            } else {
+                state.segments.append(Segment(serial: chunk.serial, track: chunk.track, rate: chunk.format.sampleRate,
+                                              trackStartFrame: chunk.startFrame, deviceStart: deviceStart,
+                                              frames: Int64(chunk.frames)))
+            }
+            state.live = LivePosition(written: written, delay: delay, at: now, rate: chunk.format.sampleRate)
+            let heard = written - delay
+            while state.segments.count > 1 && state.segments[1].deviceStart <= heard {
+                state.segments.removeFirst()
+            }
+        }
+    }
+
+    private static func write(_ output: PCMOutput, _ buffer: UnsafeRawPointer, frames: Int) -> Result<Int, OutputError> {
+        do throws(OutputError) {
+            return .success(try output.write(buffer, frames: frames))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // Tries the source's sample type first (bit-perfect), then the fallbacks the device may take.
+    private func openDevice(_ output: PCMOutput, for format: AudioFormat, _ writer: inout Writer) -> OutputError? {
+        var lastError = OutputError(kind: .unsupported, message: "no sample format accepted")
+        for sample in SampleConversion.candidates(for: format.sample) {
+            do throws(OutputError) {
+                try output.open(format: AudioFormat(sampleRate: format.sampleRate, channels: format.channels, sample: sample))
+                writer.sourceFormat = format
+                writer.deviceSample = sample
+                writer.devicePaused = false
+                return nil
+            } catch {
+                lastError = error
+                if error.kind != .unsupported { break }
+            }
+        }
+        return lastError
+    }
+
+    private func flushPending(_ writer: inout Writer) {
+        let reports = writer.pending
+        writer.pending = []
+        writer.pendingEnd = false
+        for item in reports { report(item) }
+    }
+
+    private func deviceFailed(_ error: OutputError, fallback: TrackPoint, _ writer: inout Writer) {
+        writer.output?.close()
+        writer.sourceFormat = nil
+        writer.devicePaused = false
+        writer.pending = []
+        writer.pendingEnd = false
+        writer.currentSerial = nil
+        writer.written = 0
+        let owned = monitor.withLock { () -> Bool in
+            guard state.generation == writer.generation else { return false }
+            let heard = state.heardPoint(now: monotonicSeconds()) ?? state.frozen ?? fallback
+            state.becomeIdle(keep: heard)
+            writer.generation = state.generation
+            return true
+        }
+        if owned { report(.deviceUnavailable(error)) }
+    }
+
+    private func pauseDevice(_ writer: inout Writer) {
+        guard let output = writer.output else { return }
+        do throws(OutputError) {
+            try output.pause(true)
+            writer.devicePaused = true
+        } catch {
+            // The device cannot hold its audio: drop it and decode again from the frame heard.
+            restartAtHeard(&writer)
+            output.drop()
+        }
+    }
+
+    private func resumeDevice(_ writer: inout Writer) {
+        guard let output = writer.output else { return }
+        do throws(OutputError) {
+            try output.pause(false)
+            writer.devicePaused = false
+        } catch {
+            restartAtHeard(&writer)
+            output.drop()
+            writer.devicePaused = false
+        }
+    }
+
+    private func restartAtHeard(_ writer: inout Writer) {
+        monitor.withLock {
+            guard state.generation == writer.generation else { return }
+            let point = state.heardPoint(now: monotonicSeconds()) ?? state.frozen
+            guard let point else { return }
+            let paused = state.paused
+            if let current = state.current, current != point.track, state.nextSpec == nil { state.nextSpec = current }
+            state.restart(track: point.track, at: point.seconds, announce: !state.currentStarted)
+            state.paused = paused
+            monitor.broadcast()
+        }
+    }
+
+    private func finishIfDrained(_ writer: inout Writer) {
+        writer.output?.drain()
+        let done = monitor.withLock { () -> Bool in
+            guard state.generation == writer.generation, writer.pendingEnd, state.decoderHasNothingComing else { return false }
+            state.becomeIdle(keep: nil)
+            return true
+        }
+        if done { flushPending(&writer) }
+    }
+}

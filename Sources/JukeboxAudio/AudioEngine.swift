@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+import Glibc
+
+/// Plays tracks gaplessly: a decoder thread decodes about 1.5 s ahead into a bounded queue and a writer
+/// thread feeds a `PCMOutput`, keeping count of which device frames belong to which track.
+///
+/// Every command returns at once (it only posts to the threads); outcomes come back through `report`,
+/// called on an engine thread, in the order they happened. Commands that make no sense in the current
+/// state (pause while paused, resume while playing, seek or setNext while idle) are no-ops.
+/// The device is opened when playback starts and closed when the engine becomes idle (stop, end of the
+/// last track, failure, device loss) or when a paused device cannot hold its audio. The engine never
+/// retries a device by itself: after `.deviceUnavailable` it is idle and `position()` keeps the point
+/// to resume from. Call `shutdown()` when done: the threads keep the engine alive until then.
+public final class AudioEngine: @unchecked Sendable {
+    /// An outcome, reported from an engine thread.
+    public enum Report: Sendable, Equatable {
+        /// The first frame of this track was handed to the output (also when it continues gaplessly).
+        /// Not repeated after a seek within the track.
+        case started(id: UInt64)
+        /// The last frame of this track has been heard; when the next track continues gaplessly, the
+        /// last frame was written and `.started` of the next follows at once.
+        case finished(id: UInt64)
+        /// The track could not be opened or sought; `reason` says why (the caller names the file).
+        /// After a failed `play` the engine is idle; after a failed gapless next, the current track ends normally.
+        case failed(id: UInt64, reason: String)
+        /// The output could not be opened or was lost. The engine is idle and holds no device.
+        case deviceUnavailable(OutputError)
+        /// Once per engine lifetime: the first frames were handed to the output (start-up latency).
+        case firstSample
+    }
+
+    /// Seconds of audio decoded ahead of the writer.
+    static let decodeAheadSeconds = 1.5
+    /// Frames per decoded chunk (about 46 ms at 44.1 kHz): small enough to react quickly to commands.
+    static let chunkFrames = 2048
+
+    let monitor = Monitor()
+    var state = EngineState()
+    let makeOutput: () -> PCMOutput
+    let report: @Sendable (Report) -> Void
+    private var threads: [NativeThread] = []
+    private var isShutDown = false
+
+    /// Starts the decoder and writer threads. `makeOutput` is called on the writer thread the first time a
+    /// device is needed (the output object is then reused); `report` receives every outcome.
+    public init(makeOutput: @escaping () -> PCMOutput, report: @escaping @Sendable (Report) -> Void) {
+        self.makeOutput = makeOutput
+        self.report = report
+        threads = [NativeThread { [self] in decoderLoop() }, NativeThread { [self] in writerLoop() }]
+    }
+
+    /// Stops whatever plays, opens `path` at `seconds` and starts it, or leaves it ready but paused (the
+    /// device is then opened on `resume`). Forgets any gapless next track. `id` names the track in reports.
+    public func play(id: UInt64, path: String, from seconds: Double, paused: Bool) {
+        command { state in
+            state.restart(track: TrackRef(id: id, path: path), at: seconds, announce: true)
+            state.nextSpec = nil
+            state.active = true
+            state.paused = paused
+            state.currentStarted = false
+        }
+    }
+
+    /// Sets the track to continue with, without a gap, when the current one ends (replacing an earlier
+    /// choice, even one already decoded ahead). Honoured as long as the current track's `.finished` has
+    /// not been reported; if it comes late, playback continues after a short gap. No-op while idle.
+    public func setNext(id: UInt64, path: String) {
+        command { state in
+            guard state.active else { return }
+            state.cancelTakenNext()
+            state.nextSpec = TrackRef(id: id, path: path)
+        }
+    }
+
+    /// Withdraws the gapless next track unless it has already started.
+    public func clearNext() {
+        command { state in
+            state.cancelTakenNext()
+            state.nextSpec = nil
+        }
+    }
+
+    /// Pauses at the frame heard now; `position()` then stays there. No-op unless playing.
+    public func pause() {
+        command { state in
+            guard state.active, !state.paused else { return }
+            if let point = state.heardPoint(now: monotonicSeconds()) { state.frozen = point }
+            state.paused = true
+        }
+    }
+
+    /// Resumes after `pause()` or a paused `play`. No-op unless paused.
+    public func resume() {
+        command { state in
+            guard state.active, state.paused else { return }
+            state.paused = false
+            // The device stood still while paused: restart the extrapolation clock.
+            state.live?.at = monotonicSeconds()
+        }
+    }
+
+    /// Stops playback, forgets the current and next track and releases the device. Reports nothing.
+    public func stop() {
+        command { state in state.becomeIdle(keep: nil) }
+    }
+
+    /// Moves to `seconds` in the track being heard, keeping the paused state and the next track.
+    /// Sample-exact except Ogg Vorbis (libsndfile may land a few hundred frames off). No-op while idle.
+    public func seek(to seconds: Double) {
+        command { state in
+            guard state.active else { return }
+            let heard = state.heardPoint(now: monotonicSeconds())?.track
+            guard let target = heard ?? state.current else { return }
+            if let current = state.current, current != target, state.nextSpec == nil {
+                // The writer already started the next track but it is not heard yet: keep it as next.
+                state.nextSpec = current
+            }
+            state.restart(track: target, at: seconds, announce: !state.currentStarted)
+        }
+    }
+
+    /// Sets the software gain, 0...100 (clamped), on a cubic curve close to perceived loudness.
+    /// At 100 samples pass untouched (bit-perfect). Applies to audio written from now on.
+    public func setVolume(_ percent: Int) {
+        command { state in state.volume = min(max(percent, 0), 100) }
+    }
+
+    /// The track and second being heard now (frames written minus the device delay, across gapless
+    /// boundaries), the held point while paused or after `.deviceUnavailable`, nil when idle.
+    public func position() -> (id: UInt64, seconds: Double)? {
+        monitor.withLock {
+            if state.active, !state.paused, let point = state.heardPoint(now: monotonicSeconds()) {
+                return (point.track.id, point.seconds)
+            }
+            return state.frozen.map { ($0.track.id, $0.seconds) }
+        }
+    }
+
+    /// Stops both threads and closes the device. Blocks until they have ended; later calls do nothing.
+    /// Must not be called from the `report` closure.
+    public func shutdown() {
+        let first = monitor.withLock { () -> Bool in
+            if isShutDown { return false }
+            isShutDown = true
+            state.shutdown = true
+            monitor.broadcast()
+            return true
+        }
+        guard first else { return }
+        for thread in threads { thread.join() }
+    }
+
+    private func command(_ body: (inout EngineState) -> Void) {
+        monitor.withLock {
+            body(&state)
+            monitor.broadcast()
+        }
+    }
+}

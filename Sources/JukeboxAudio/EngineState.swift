@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+
+/// A track as the caller named it.
+struct TrackRef: Equatable {
+    var id: UInt64
+    var path: String
+}
+
+/// An order to the decoder thread: open `track` at `fromSeconds`.
+struct DecodeJob {
+    var track: TrackRef
+    var fromSeconds: Double
+    /// Whether the writer reports `.started` when its first frames go out (false for a seek).
+    var announce: Bool
+}
+
+/// Decoded frames of one track, in the decoder's format.
+struct PCMChunk {
+    /// Distinguishes two openings of the same track (a seek opens anew).
+    var serial: UInt64
+    var track: TrackRef
+    var format: AudioFormat
+    /// Frame index within the track of the first frame here.
+    var startFrame: Int64
+    var frames: Int
+    var bytes: [UInt8]
+    var announce: Bool
+}
+
+/// What the decoder hands the writer, in playing order.
+enum QueueItem {
+    case pcm(PCMChunk)
+    case trackEnd(serial: UInt64, id: UInt64)
+    case failed(serial: UInt64, id: UInt64, reason: String, wasNext: Bool)
+
+    var serial: UInt64 {
+        switch self {
+        case .pcm(let chunk): chunk.serial
+        case .trackEnd(let serial, _), .failed(let serial, _, _, _): serial
+        }
+    }
+
+    var seconds: Double {
+        guard case .pcm(let chunk) = self else { return 0 }
+        return Double(chunk.frames) / Double(chunk.format.sampleRate)
+    }
+}
+
+/// What the decoder thread is doing.
+enum DecoderPhase {
+    /// Nothing to do until a job arrives.
+    case idle
+    /// Opening or decoding a track.
+    case busy
+    /// Decoded the current track to its end; will continue with the next track if one is set.
+    case awaitingNext
+}
+
+/// A run of device frames belonging to one track.
+struct Segment {
+    var serial: UInt64
+    var track: TrackRef
+    var rate: Int
+    var trackStartFrame: Int64
+    var deviceStart: Int64
+    var frames: Int64
+}
+
+/// The writer's last account of the device: frames written, frames still queued, and when.
+struct LivePosition {
+    var written: Int64
+    var delay: Int64
+    var at: Double
+    var rate: Int
+
+    /// Device frames heard at `now`, extrapolated from the last write (the device keeps playing).
+    func heardFrame(now: Double) -> Int64 {
+        let elapsed = Int64(max(0, now - at) * Double(rate))
+        return min(written, written - delay + elapsed)
+    }
+}
+
+/// A point in a track.
+struct TrackPoint {
+    var track: TrackRef
+    var seconds: Double
+}
+
+/// Everything the caller, the decoder and the writer share; guarded by the engine's monitor.
+struct EngineState {
+    var shutdown = false
+    /// Bumped by every command that discards what is queued (play, stop, seek, device loss).
+    var generation: UInt64 = 0
+    /// A track is loaded (playing or paused).
+    var active = false
+    var paused = false
+    var volume = 100
+
+    var job: DecodeJob?
+    /// The gapless successor the caller asked for; cleared once the writer starts it.
+    var nextSpec: TrackRef?
+    /// The serial the decoder gave `nextSpec` when it took it; nil while not taken.
+    var nextTakenSerial: UInt64?
+    var decoderPhase = DecoderPhase.idle
+    var decoderSerial: UInt64?
+    /// Asks the decoder to abandon this serial (the caller changed the next track).
+    var cancelSerial: UInt64?
+    var serialCounter: UInt64 = 0
+
+    var queue: [QueueItem] = []
+    var queuedSeconds = 0.0
+
+    /// The track the writer last started (target of `seek`).
+    var current: TrackRef?
+    /// Whether `.started` was reported for `current`.
+    var currentStarted = false
+    /// The position to report while nothing live is known (paused, not yet written, device lost).
+    var frozen: TrackPoint?
+    var live: LivePosition?
+    var segments: [Segment] = []
+
+    mutating func newSerial() -> UInt64 {
+        serialCounter += 1
+        return serialCounter
+    }
+
+    mutating func clearQueue() {
+        queue.removeAll()
+        queuedSeconds = 0
+    }
+
+    /// The frame heard now, mapped to its track; nil when nothing has been written since the last reset.
+    func heardPoint(now: Double) -> TrackPoint? {
+        guard let live else { return nil }
+        let frame = live.heardFrame(now: now)
+        guard let segment = segments.last(where: { $0.deviceStart <= frame }) ?? segments.first else { return nil }
+        let inTrack = segment.trackStartFrame + max(0, frame - segment.deviceStart)
+        return TrackPoint(track: segment.track, seconds: Double(inTrack) / Double(segment.rate))
+    }
+
+    /// Nothing more will reach the queue unless a command arrives.
+    var decoderHasNothingComing: Bool {
+        guard queue.isEmpty, job == nil else { return false }
+        switch decoderPhase {
+        case .idle: return true
+        case .busy: return false
+        case .awaitingNext: return nextSpec == nil || nextTakenSerial != nil
+        }
+    }
+
+    /// Discards queued audio and has the decoder reopen `track` at `seconds` (play, seek, pause fallback).
+    mutating func restart(track: TrackRef, at seconds: Double, announce: Bool) {
+        generation += 1
+        job = DecodeJob(track: track, fromSeconds: max(0, seconds), announce: announce)
+        nextTakenSerial = nil
+        cancelSerial = nil
+        clearQueue()
+        if decoderPhase == .awaitingNext { decoderPhase = .idle }
+        current = track
+        frozen = TrackPoint(track: track, seconds: max(0, seconds))
+        live = nil
+        segments = []
+    }
+
+    /// Forgets everything loaded; `keep` stays as the reported position (for a retry after device loss).
+    mutating func becomeIdle(keep: TrackPoint?) {
+        generation += 1
+        job = nil
+        nextSpec = nil
+        nextTakenSerial = nil
+        cancelSerial = nil
+        clearQueue()
+        if decoderPhase == .awaitingNext { decoderPhase = .idle }
+        active = false
+        paused = false
+        current = nil
+        currentStarted = false
+        frozen = keep
+        live = nil
+        segments = []
+    }
+
+    /// Withdraws a next track the decoder already took but the writer has not started.
+    mutating func cancelTakenNext() {
+        guard let serial = nextTakenSerial else { return }
+        queue.removeAll { $0.serial == serial }
+        queuedSeconds = queue.reduce(0) { $0 + $1.seconds }
+        if decoderSerial == serial { cancelSerial = serial }
+        nextTakenSerial = nil
+    }
+}

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+import Glibc
+
+/// A joinable pthread running one closure; the engine needs threads that block in C calls
+/// (libsndfile, snd_pcm_writei), which must never occupy Swift's cooperative pool.
+final class NativeThread {
+    private final class Box {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    private var thread = pthread_t()
+    private var joined = false
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        let rc = pthread_create(&thread, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.body()
+            return nil
+        }, box)
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+    }
+
+    /// Waits for the closure to return; later calls do nothing.
+    func join() {
+        guard !joined else { return }
+        joined = true
+        pthread_join(thread, nil)
+    }
+}

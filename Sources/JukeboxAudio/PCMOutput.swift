@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+
+/// Why an output could not be opened or went away.
+public struct OutputError: Error, Sendable, Equatable {
+    /// The class of failure, which decides what the caller does next.
+    public enum Kind: Sendable, Equatable {
+        /// Another program holds the device; retry when it lets go.
+        case busy
+        /// The device is gone or broken (unplugged, I/O error, unknown name); retry later.
+        case lost
+        /// The device refuses this sample format, rate or channel count.
+        case unsupported
+        /// Anything else.
+        case other
+    }
+
+    /// The class of failure.
+    public var kind: Kind
+    /// What the driver said, readable.
+    public var message: String
+    /// For `.busy`: the name of the process holding the device, when it could be found.
+    public var holder: String?
+
+    /// Creates an error.
+    public init(kind: Kind, message: String, holder: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.holder = holder
+    }
+}
+
+/// A sink for interleaved PCM frames, used from one thread at a time (the engine's writer thread).
+///
+/// Life cycle: `open` → any number of `write`/`pause`/`drop`/`drain` → `close`; `open` again after
+/// `close` is allowed. Every method except `open` is a no-op (or returns 0) when not open.
+public protocol PCMOutput: AnyObject {
+    /// Configures the device for `format`. Throws `.unsupported` when the format is refused (the caller
+    /// may try another), `.busy` / `.lost` / `.other` when the device cannot be had. Closes any previous stream.
+    func open(format: AudioFormat) throws(OutputError)
+    /// Blocks until all `frames` frames of `buf` (in the opened format) are queued; returns the frames
+    /// queued. Throws `.lost` when the device went away (the caller closes it).
+    func write(_ buf: UnsafeRawPointer, frames: Int) throws(OutputError) -> Int
+    /// Frames queued but not yet heard; 0 when unknown or idle.
+    func delayFrames() -> Int
+    /// Pauses (true) or resumes (false) keeping queued frames. Throws `.unsupported` when the device cannot
+    /// pause: the caller then uses `drop()` and rewrites from the heard position.
+    func pause(_ on: Bool) throws(OutputError)
+    /// Discards queued frames at once and leaves the stream ready for new writes.
+    func drop()
+    /// Blocks until queued frames have been heard, then leaves the stream ready for new writes.
+    func drain()
+    /// Releases the device.
+    func close()
+    /// Whether a stream is open.
+    var isOpen: Bool { get }
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+import Glibc
+
+/// A `PCMOutput` that discards audio but keeps real time, as if a ~100 ms device buffer were played out
+/// on CLOCK_MONOTONIC: `write` blocks while the virtual buffer is full. For boards without a sound card
+/// and for demos. Pausing stops the virtual clock. Use from one thread at a time.
+public final class SilentOutput: PCMOutput {
+    private let bufferSeconds: Double
+    private var rate = 0.0
+    private var written = 0.0
+    private var consumedBase = 0.0
+    private var clockStart: Double?
+    private var paused = false
+
+    /// Whether a stream is open.
+    public private(set) var isOpen = false
+
+    /// Creates a closed output whose virtual device buffer holds `bufferSeconds` of audio.
+    public init(bufferSeconds: Double = 0.1) {
+        self.bufferSeconds = bufferSeconds
+    }
+
+    /// Accepts any format with a positive rate and channel count; throws `.unsupported` otherwise.
+    public func open(format: AudioFormat) throws(OutputError) {
+        guard format.sampleRate > 0, format.channels > 0 else {
+            throw OutputError(kind: .unsupported, message: "invalid format \(format)")
+        }
+        rate = Double(format.sampleRate)
+        reset()
+        isOpen = true
+    }
+
+    /// Blocks until the virtual buffer has room for `frames`, then counts them as queued.
+    public func write(_ buf: UnsafeRawPointer, frames: Int) throws(OutputError) -> Int {
+        guard isOpen, frames > 0 else { return 0 }
+        if paused { return 0 }
+        if clockStart == nil { clockStart = monotonicSeconds() }
+        let capacity = max(bufferSeconds * rate, Double(frames))
+        while true {
+            let excess = written + Double(frames) - consumed() - capacity
+            if excess <= 0 { break }
+            sleepSeconds(excess / rate)
+        }
+        written += Double(frames)
+        return frames
+    }
+
+    /// Frames queued in the virtual buffer and not yet "heard".
+    public func delayFrames() -> Int {
+        guard isOpen else { return 0 }
+        return Int((written - consumed()).rounded())
+    }
+
+    /// Stops (true) or restarts (false) the virtual clock; queued frames are kept.
+    public func pause(_ on: Bool) throws(OutputError) {
+        guard isOpen, on != paused else { return }
+        if on {
+            consumedBase = consumed()
+            clockStart = nil
+        } else if written > consumedBase {
+            clockStart = monotonicSeconds()
+        }
+        paused = on
+    }
+
+    /// Forgets queued frames.
+    public func drop() {
+        guard isOpen else { return }
+        reset()
+    }
+
+    /// Sleeps until the queued frames would have been heard.
+    public func drain() {
+        guard isOpen else { return }
+        if !paused { sleepSeconds((written - consumed()) / rate) }
+        reset()
+    }
+
+    /// Closes the virtual device.
+    public func close() {
+        isOpen = false
+        reset()
+    }
+
+    private func reset() {
+        written = 0
+        consumedBase = 0
+        clockStart = nil
+        paused = false
+    }
+
+    // Frames "played" so far; once it catches up with `written` (an underrun) the clock stops, so a
+    // late writer does not earn credit for time nobody was listening.
+    private func consumed() -> Double {
+        guard let start = clockStart else { return consumedBase }
+        let now = monotonicSeconds()
+        let value = consumedBase + (now - start) * rate
+        if value >= written {
+            consumedBase = written
+            clockStart = now
+            return written
+        }
+        return value
+    }
+}

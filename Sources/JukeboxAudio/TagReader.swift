@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+import CSndfile
+import CTagLib
+import Glibc
+
+/// Reads tags with TagLib's C API and the duration with libsndfile.
+///
+/// Must be called from one thread only: TagLib's C binding configures strings globally and is not
+/// thread-safe. Never throws: an unreadable file yields empty tags (all nil).
+public enum TagReader {
+    /// Tags of the file at `path`. Title, artist, album and track number come from TagLib; the disc
+    /// number from TagLib 2's property API when the installed library has it; the duration from
+    /// libsndfile, which also supplies RIFF INFO / AIFF strings when TagLib found no title.
+    public static func read(path: String) -> TrackTags {
+        var tags = TrackTags()
+        readTagLib(path: path, into: &tags)
+        readSndfile(path: path, into: &tags)
+        return tags
+    }
+
+    private static func readTagLib(path: String, into tags: inout TrackTags) {
+        // Caller-owned strings (freed with taglib_free), so nothing accumulates in TagLib's global list.
+        taglib_set_strings_unicode(1)
+        taglib_set_string_management_enabled(0)
+        guard let file = taglib_file_new(path) else { return }
+        defer { taglib_file_free(file) }
+        guard taglib_file_is_valid(file) != 0, let tag = taglib_file_tag(file) else { return }
+        tags.title = take(taglib_tag_title(tag))
+        tags.artist = take(taglib_tag_artist(tag))
+        tags.album = take(taglib_tag_album(tag))
+        let track = taglib_tag_track(tag)
+        tags.trackNumber = track > 0 ? Int(track) : nil
+        tags.discNumber = TagLibProperties.discNumber(file: UnsafeRawPointer(file))
+    }
+
+    private static func readSndfile(path: String, into tags: inout TrackTags) {
+        var info = SF_INFO()
+        guard let handle = sf_open(path, Int32(SFM_READ), &info) else { return }
+        defer { sf_close(handle) }
+        if info.samplerate > 0, info.frames >= 0, info.frames < Int64.max / 2 {
+            tags.durationSeconds = Double(info.frames) / Double(info.samplerate)
+        }
+        guard tags.title == nil else { return }
+        tags.title = sndfileString(handle, SF_STR_TITLE)
+        if tags.artist == nil { tags.artist = sndfileString(handle, SF_STR_ARTIST) }
+        if tags.album == nil { tags.album = sndfileString(handle, SF_STR_ALBUM) }
+        if tags.trackNumber == nil, let text = sndfileString(handle, SF_STR_TRACKNUMBER) {
+            tags.trackNumber = leadingNumber(text)
+        }
+    }
+
+    private static func sndfileString(_ handle: OpaquePointer, _ kind: Int) -> String? {
+        guard let raw = sf_get_string(handle, Int32(kind)) else { return nil }
+        return nonEmpty(String(cString: raw))
+    }
+
+    private static func take(_ raw: UnsafeMutablePointer<CChar>?) -> String? {
+        guard let raw else { return nil }
+        defer { taglib_free(raw) }
+        return nonEmpty(String(cString: raw))
+    }
+
+    static func nonEmpty(_ text: String) -> String? {
+        let trimmed = text.trimmingASCIIWhitespace()
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// The positive integer at the start of "3", "3/12" or " 03 "; nil otherwise.
+    static func leadingNumber(_ text: String) -> Int? {
+        let digits = text.trimmingASCIIWhitespace().prefix { $0.isASCII && $0.isNumber }
+        guard let value = Int(digits), value > 0 else { return nil }
+        return value
+    }
+}
+
+extension String {
+    func trimmingASCIIWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\0" }
+        guard let start = firstIndex(where: { !isSpace($0) }) else { return "" }
+        let end = lastIndex(where: { !isSpace($0) })!
+        return String(self[start...end])
+    }
+}

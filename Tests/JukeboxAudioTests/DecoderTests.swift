@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxAudio
+import JukeboxTestSupport
+import XCTest
+
+final class DecoderTests: XCTestCase {
+    func testEachFormatOpensWithItsNativeSampleTypeAndLength() throws {
+        let scratch = try Scratch()
+        let expected: [(TestAudio.Kind, SampleType, Int)] = [
+            (.wav16, .int16, 44100), (.wav24, .int32, 44100), (.aiff, .int16, 44100), (.flac, .int16, 44100),
+            (.oggVorbis, .float32, 44100), (.opus, .float32, 48000), (.mp3, .float32, 44100),
+        ]
+        for (kind, sample, rate) in expected {
+            let path = try scratch.audio(kind, frames: 12345, sampleRate: rate)
+            let decoder = try Decoder(path: path)
+            XCTAssertEqual(decoder.format, AudioFormat(sampleRate: rate, channels: 2, sample: sample), "\(kind)")
+            XCTAssertEqual(decoder.frameCount, 12345, "\(kind)")
+        }
+    }
+
+    func testReadDeliversTheSourceSamplesAndThenZero() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.flac, frames: 5000, channels: 1)
+        let source = try TestAudio.decode(path: path)
+        let decoder = try Decoder(path: path)
+        var buffer = [UInt8](repeating: 0, count: 6000 * 2)
+        let got = buffer.withUnsafeMutableBytes { decoder.read(into: $0.baseAddress!, frames: 6000) }
+        XCTAssertEqual(got, 5000)
+        XCTAssertEqual(Array(buffer[0..<10000]), source.bytes)
+        XCTAssertEqual(buffer.withUnsafeMutableBytes { decoder.read(into: $0.baseAddress!, frames: 6000) }, 0)
+    }
+
+    func testSeekLandsOnTheExactFrame() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav24, frames: 8000)
+        let source = try TestAudio.decode(path: path)
+        let decoder = try Decoder(path: path)
+        try decoder.seek(toFrame: 3001)
+        var buffer = [UInt8](repeating: 0, count: 100 * 8)
+        XCTAssertEqual(buffer.withUnsafeMutableBytes { decoder.read(into: $0.baseAddress!, frames: 100) }, 100)
+        XCTAssertEqual(buffer[...], source.bytes(frames: 3001..<3101))
+    }
+
+    func testMissingFileSaysSo() {
+        XCTAssertThrowsError(try Decoder(path: "/nonexistent/song.flac")) { error in
+            XCTAssertEqual(error as? DecodeError,
+                           DecodeError(path: "/nonexistent/song.flac", reason: "no such file or directory"))
+        }
+    }
+
+    func testEmptyFileSaysItIsEmpty() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("empty.wav", [])
+        XCTAssertThrowsError(try Decoder(path: path)) { error in
+            XCTAssertEqual((error as? DecodeError)?.reason, "file is empty")
+        }
+    }
+
+    func testRandomBytesAreNotAudio() throws {
+        let scratch = try Scratch()
+        var generator = SystemRandomNumberGenerator()
+        let junk = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        // Bytes that happen to look like an MPEG frame sync could decode as "audio"; keep them out.
+        let cleaned = junk.map { $0 == 0xFF ? 0x00 : $0 }
+        let path = scratch.file("noise.mp3", cleaned)
+        XCTAssertThrowsError(try Decoder(path: path)) { error in
+            XCTAssertEqual((error as? DecodeError)?.reason, "not a recognised audio format")
+        }
+    }
+
+    func testHeaderCutShortIsRejectedWithAReason() throws {
+        let scratch = try Scratch()
+        for kind in [TestAudio.Kind.wav16, .flac, .oggVorbis] {
+            let path = try scratch.audio(kind, frames: 4000)
+            let truncated = scratch.file("cut-\(kind.rawValue).\(kind.fileExtension)", Array(scratch.bytes(path).prefix(20)))
+            XCTAssertThrowsError(try Decoder(path: truncated), "\(kind)") { error in
+                let reason = (error as? DecodeError)?.reason ?? ""
+                XCTAssertTrue(["not a recognised audio format", "malformed or truncated audio file"].contains(reason)
+                              || reason.hasPrefix("damaged audio file ("), "\(kind): \(reason)")
+                XCTAssertEqual((error as? DecodeError)?.path, truncated)
+            }
+        }
+    }
+
+    func testAudioCutShortPlaysWhatIsThere() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 10000)
+        let whole = scratch.bytes(path)
+        let truncated = scratch.file("cut.wav", Array(whole.prefix(whole.count / 2)))
+        let decoder = try Decoder(path: truncated)
+        var buffer = [UInt8](repeating: 0, count: 20000 * 4)
+        var total = 0
+        while true {
+            let got = buffer.withUnsafeMutableBytes { decoder.read(into: $0.baseAddress!, frames: 1000) }
+            if got <= 0 { break }
+            total += got
+        }
+        XCTAssertGreaterThan(total, 4000)
+        XCTAssertLessThan(total, 5100)
+    }
+}

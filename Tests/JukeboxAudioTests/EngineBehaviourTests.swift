@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxAudio
+import JukeboxTestSupport
+import XCTest
+
+/// Engine behaviour against an in-memory output: format negotiation, device loss, volume, commands.
+final class EngineBehaviourTests: XCTestCase {
+    func testRefusedFloatFallsBackToInt32WithTheSameValues() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.oggVorbis, frames: 3000)
+        let source = try TestAudio.decode(path: path)
+        let output = RecordingOutput()
+        output.refused = [.float32]
+        let log = ReportLog()
+        let engine = makeEngine(log) { output }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(log.wait(for: .finished(id: 1)))
+        engine.shutdown()
+        XCTAssertEqual(output.opens, [AudioFormat(sampleRate: 44100, channels: 2, sample: .int32)])
+        let floats = source.bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let ints = output.bytes.withUnsafeBytes { Array($0.bindMemory(to: Int32.self)) }
+        XCTAssertEqual(ints.count, floats.count)
+        for (i, (f, n)) in zip(floats, ints).enumerated() where abs(Double(f) - Double(n) / 2_147_483_648) > 1e-7 {
+            return XCTFail("sample \(i): \(f) became \(n)")
+        }
+    }
+
+    func testDeviceRefusingEveryFormatIsUnavailable() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 3000)
+        let output = RecordingOutput()
+        output.refused = [.int16, .int32, .float32]
+        let log = ReportLog()
+        let engine = makeEngine(log) { output }
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(log.wait { if case .deviceUnavailable(let e) = $0 { e.kind == .unsupported } else { false } })
+        XCTAssertEqual(log.all.count, 1)
+    }
+
+    func testFormatChangeBetweenTracksReopensTheDevice() throws {
+        let scratch = try Scratch()
+        let first = try scratch.audio(.wav16, frames: 3000, name: "a")
+        let second = try scratch.audio(.wav24, frames: 3000, name: "b")
+        let a = try TestAudio.decode(path: first)
+        let b = try TestAudio.decode(path: second)
+        let output = RecordingOutput()
+        let log = ReportLog()
+        let engine = makeEngine(log) { output }
+        engine.play(id: 1, path: first, from: 0, paused: true)
+        engine.setNext(id: 2, path: second)
+        engine.resume()
+        XCTAssertTrue(log.wait(for: .finished(id: 2)))
+        engine.shutdown()
+        XCTAssertEqual(output.opens.map(\.sample), [.int16, .int32])
+        XCTAssertEqual(output.bytes, a.bytes + b.bytes)
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1), .started(id: 2), .finished(id: 2)])
+    }
+
+    func testLostDeviceReportsOnceAndReleasesIt() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 30000)
+        let output = RecordingOutput()
+        output.loseAfterFrames = 10000
+        let log = ReportLog()
+        let engine = makeEngine(log) { output }
+        defer { engine.shutdown() }
+        engine.play(id: 7, path: path, from: 0, paused: false)
+        XCTAssertTrue(log.wait { if case .deviceUnavailable(let e) = $0 { e.kind == .lost } else { false } })
+        XCTAssertEqual(log.tracks.count, 2, "\(log.tracks)")
+        XCTAssertEqual(log.tracks.first, .started(id: 7))
+        XCTAssertFalse(output.isOpen)
+        // The position heard before the loss is kept for the caller's retry (no delay here: all written is heard).
+        let position = try XCTUnwrap(engine.position())
+        XCTAssertEqual(position.id, 7)
+        XCTAssertLessThanOrEqual(position.seconds, 10000.0 / 44100.0)
+        XCTAssertGreaterThan(position.seconds, 0)
+    }
+
+    func testVolumeBelowFullScalesAndFullIsUntouched() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 3000)
+        let source = try TestAudio.decode(path: path)
+        for (volume, gain) in [(100, 1.0), (50, 0.125), (0, 0.0)] {
+            let output = RecordingOutput()
+            let log = ReportLog()
+            let engine = makeEngine(log) { output }
+            engine.setVolume(volume)
+            engine.play(id: 1, path: path, from: 0, paused: false)
+            XCTAssertTrue(log.wait(for: .finished(id: 1)))
+            engine.shutdown()
+            let expected = source.bytes.withUnsafeBytes { $0.bindMemory(to: Int16.self).map { Int16((Double($0) * gain).rounded()) } }
+            let actual = output.bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+            XCTAssertEqual(actual, expected, "volume \(volume)")
+        }
+    }
+
+    func testPausedPlayOpensNoDeviceUntilResume() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 3000)
+        let output = RecordingOutput()
+        let log = ReportLog()
+        let engine = makeEngine(log) { output }
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0.01, paused: true)
+        engine.pause() // no-op: already paused
+        XCTAssertEqual(engine.position()?.id, 1)
+        XCTAssertEqual(engine.position()?.seconds ?? -1, 0.01, accuracy: 1e-9)
+        // Nothing can have been written: the writer waits for resume.
+        XCTAssertFalse(log.wait(timeout: 0.2) { _ in true })
+        XCTAssertTrue(output.opens.isEmpty)
+        engine.resume()
+        XCTAssertTrue(log.wait(for: .finished(id: 1)))
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1)])
+    }
+
+    func testStopReportsNothingAndForgetsThePosition() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 44100 * 2)
+        let log = ReportLog()
+        let engine = makeEngine(log) { SilentOutput() }
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(log.wait(for: .started(id: 1)))
+        engine.stop()
+        XCTAssertNil(engine.position())
+        engine.resume() // no-op while idle
+        engine.seek(to: 1) // no-op while idle
+        XCTAssertFalse(log.wait(timeout: 0.2) { $0 == .finished(id: 1) })
+        XCTAssertEqual(log.tracks, [.started(id: 1)])
+    }
+
+    func testFailedNextIsReportedAfterTheCurrentTrackFinishes() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 3000)
+        let output = RecordingOutput()
+        let log = ReportLog()
+        let engine = makeEngine(log) { output }
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: true)
+        engine.setNext(id: 2, path: scratch.path("missing.wav"))
+        engine.resume()
+        XCTAssertTrue(log.wait { if case .failed = $0 { true } else { false } })
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1), .failed(id: 2, reason: "no such file or directory")])
+    }
+}
+
+/// Pausing mid-track, on a device that can pause and on one that cannot (the Pi headphone jack).
+final class EnginePauseTests: XCTestCase {
+    private func playPauseResume(canPause: Bool) throws -> (output: RecordingOutput, source: TestAudio.Decoded, log: ReportLog) {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 44100 * 2)
+        let source = try TestAudio.decode(path: path)
+        let output = RecordingOutput()
+        output.canPause = canPause
+        output.writeMicroseconds = 10_000
+        let log = ReportLog()
+        let engine = makeEngine(log) { output }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(output.wait { $0.frames >= 10000 })
+        engine.pause()
+        // The pause took effect: held by the device, or (cannot pause) the device was released.
+        XCTAssertTrue(output.wait { canPause ? $0.pauses == [true] : $0.closes == 1 })
+        let held = try XCTUnwrap(engine.position())
+        XCTAssertLessThan(held.seconds, 1.9, "paused too late to test anything")
+        engine.resume()
+        XCTAssertTrue(log.wait(for: .finished(id: 1)))
+        engine.shutdown()
+        return (output, source, log)
+    }
+
+    func testPauseOnADeviceThatCanPauseKeepsEveryFrame() throws {
+        let (output, source, log) = try playPauseResume(canPause: true)
+        XCTAssertEqual(output.pauses, [true, false])
+        XCTAssertEqual(output.opens.count, 1)
+        assertSameAudio(output.bytes, source.bytes[...], bytesPerFrame: 4, "paused and resumed")
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1)])
+    }
+
+    func testPauseOnADeviceThatCannotPauseResumesAtTheHeardFrame() throws {
+        let (output, source, log) = try playPauseResume(canPause: false)
+        // Released while paused, reopened on resume, and decoding restarted at the frame heard:
+        // this output hears every frame at once, so nothing may be lost or repeated.
+        XCTAssertEqual(output.opens.count, 2)
+        assertSameAudio(output.bytes, source.bytes[...], bytesPerFrame: 4, "dropped and rewritten")
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1)])
+    }
+}

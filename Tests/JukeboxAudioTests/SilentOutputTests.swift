@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxAudio
+import JukeboxTestSupport
+import XCTest
+
+/// Real-time behaviour, with `SilentOutput` as the paced device. Lower bounds only: a loaded machine
+/// may be slower, never faster.
+final class SilentOutputTests: XCTestCase {
+    func testWritesArePacedToRealTime() throws {
+        let output = SilentOutput(bufferSeconds: 0.1)
+        try output.open(format: AudioFormat(sampleRate: 8000, channels: 1, sample: .int16))
+        let block = [Int16](repeating: 0, count: 800)
+        let start = Date()
+        for _ in 0..<6 { _ = try block.withUnsafeBytes { try output.write($0.baseAddress!, frames: 800) } }
+        output.drain()
+        // 0.6 s of audio: at least 0.55 s must pass.
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.55)
+    }
+
+    func testEnginePlaysInRealTimeAndPositionFollows() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 22050) // 0.5 s
+        let log = ReportLog()
+        let engine = makeEngine(log) { SilentOutput() }
+        defer { engine.shutdown() }
+        let start = Date()
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(log.wait(for: .started(id: 1)))
+        var last = 0.0
+        while !log.all.contains(.finished(id: 1)), let position = engine.position() {
+            XCTAssertEqual(position.id, 1)
+            XCTAssertGreaterThanOrEqual(position.seconds, last - 1e-9, "position went backwards")
+            XCTAssertLessThanOrEqual(position.seconds, Date().timeIntervalSince(start) + 0.01, "ahead of the clock")
+            last = position.seconds
+            usleep(20_000)
+        }
+        XCTAssertTrue(log.wait(for: .finished(id: 1)))
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.45)
+        XCTAssertGreaterThan(last, 0.2)
+        XCTAssertNil(engine.position())
+    }
+
+    func testPauseHoldsThePositionAndResumeContinues() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 44100 * 2)
+        let log = ReportLog()
+        let engine = makeEngine(log) { SilentOutput() }
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0.5, paused: false)
+        XCTAssertTrue(log.wait(for: .started(id: 1)))
+        engine.pause()
+        let held = try XCTUnwrap(engine.position())
+        XCTAssertEqual(held.id, 1)
+        XCTAssertGreaterThanOrEqual(held.seconds, 0.5)
+        XCTAssertLessThan(held.seconds, 1.5)
+        usleep(150_000)
+        XCTAssertEqual(engine.position()?.seconds, held.seconds)
+        engine.resume()
+        engine.resume() // no-op
+        XCTAssertTrue(log.wait(for: .finished(id: 1)))
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1)])
+    }
+
+    func testSeekMovesThePositionWithoutAnotherStarted() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.wav16, frames: 44100 * 3)
+        let log = ReportLog()
+        let engine = makeEngine(log) { SilentOutput() }
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(log.wait(for: .started(id: 1)))
+        engine.seek(to: 2.8)
+        let position = try XCTUnwrap(engine.position())
+        XCTAssertGreaterThanOrEqual(position.seconds, 2.8)
+        XCTAssertTrue(log.wait(for: .finished(id: 1), timeout: 5))
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1)])
+    }
+}

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxAudio
+import JukeboxTestSupport
+import XCTest
+
+/// Collects engine reports and lets a test wait for one.
+final class ReportLog: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [AudioEngine.Report] = []
+
+    func append(_ report: AudioEngine.Report) {
+        condition.lock()
+        items.append(report)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var all: [AudioEngine.Report] {
+        condition.lock()
+        defer { condition.unlock() }
+        return items
+    }
+
+    /// All reports except `.firstSample`, which arrives once per engine at an engine-chosen moment.
+    var tracks: [AudioEngine.Report] { all.filter { $0 != .firstSample } }
+
+    /// Waits until a report matching `predicate` has arrived; false after `timeout` seconds.
+    @discardableResult
+    func wait(timeout: Double = 15, for predicate: (AudioEngine.Report) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !items.contains(where: predicate) {
+            if !condition.wait(until: deadline) { return items.contains(where: predicate) }
+        }
+        return true
+    }
+
+    @discardableResult
+    func wait(for report: AudioEngine.Report, timeout: Double = 15) -> Bool {
+        wait(timeout: timeout) { $0 == report }
+    }
+}
+
+/// A fresh directory, removed when the test ends.
+final class Scratch {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("jukebox-audio-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// Writes test audio and returns its path.
+    func audio(_ kind: TestAudio.Kind, frames: Int, name: String? = nil, sampleRate: Int? = nil,
+               channels: Int = 2, tags: TestAudio.Tags? = nil) throws -> String {
+        let path = self.path((name ?? "\(kind.rawValue)") + "." + kind.fileExtension)
+        try TestAudio.write(path: path, kind: kind, frames: frames,
+                            sampleRate: sampleRate ?? kind.requiredSampleRate ?? 44100, channels: channels, tags: tags)
+        return path
+    }
+
+    /// Writes `bytes` to a file called `name` and returns its path.
+    func file(_ name: String, _ bytes: [UInt8]) -> String {
+        let path = self.path(name)
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+        return path
+    }
+
+    func bytes(_ path: String) -> [UInt8] {
+        (try? Data(contentsOf: URL(fileURLWithPath: path))).map { [UInt8]($0) } ?? []
+    }
+}
+
+/// An in-memory `PCMOutput` that records what it is given; can refuse formats, refuse to pause, be slow
+/// and lose the device. Every frame written counts as heard at once (delay 0).
+final class RecordingOutput: PCMOutput, @unchecked Sendable {
+    var refused: [SampleType] = []
+    var canPause = true
+    /// Throw `.lost` once this many frames have been written.
+    var loseAfterFrames: Int?
+    /// Microseconds each write takes, so a test can act in the middle of a track.
+    var writeMicroseconds: UInt32 = 0
+    private let condition = NSCondition()
+    private var _opens: [AudioFormat] = []
+    private var _bytes: [UInt8] = []
+    private var _closes = 0
+    private var _pauses: [Bool] = []
+    private var format: AudioFormat?
+    private var framesWritten = 0
+
+    var opens: [AudioFormat] { locked { _opens } }
+    var bytes: [UInt8] { locked { _bytes } }
+    var closes: Int { locked { _closes } }
+    var pauses: [Bool] { locked { _pauses } }
+    var isOpen: Bool { locked { format != nil } }
+
+    /// What a waiting test can look at.
+    struct Snapshot {
+        var opens: Int
+        var closes: Int
+        var pauses: [Bool]
+        var frames: Int
+    }
+
+    /// Waits until `predicate` holds; false after `timeout` seconds.
+    func wait(timeout: Double = 10, until predicate: (Snapshot) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let snapshot = Snapshot(opens: _opens.count, closes: _closes, pauses: _pauses, frames: framesWritten)
+            if predicate(snapshot) { return true }
+            if !condition.wait(until: deadline) { return false }
+        }
+    }
+
+    func open(format: AudioFormat) throws(OutputError) {
+        if refused.contains(format.sample) {
+            throw OutputError(kind: .unsupported, message: "refuses \(format.sample)")
+        }
+        change {
+            _opens.append(format)
+            self.format = format
+        }
+    }
+
+    func write(_ buf: UnsafeRawPointer, frames: Int) throws(OutputError) -> Int {
+        guard let format = locked({ format }) else { return 0 }
+        if let limit = loseAfterFrames, framesWritten + frames > limit {
+            throw OutputError(kind: .lost, message: "unplugged")
+        }
+        if writeMicroseconds > 0 { usleep(writeMicroseconds) }
+        change {
+            _bytes.append(contentsOf: UnsafeRawBufferPointer(start: buf, count: frames * format.bytesPerFrame))
+            framesWritten += frames
+        }
+        return frames
+    }
+
+    func delayFrames() -> Int { 0 }
+
+    func pause(_ on: Bool) throws(OutputError) {
+        guard canPause else { throw OutputError(kind: .unsupported, message: "cannot pause") }
+        change { _pauses.append(on) }
+    }
+
+    func drop() {}
+    func drain() {}
+
+    func close() {
+        change {
+            if format != nil { _closes += 1 }
+            format = nil
+        }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
+    }
+
+    private func change(_ body: () -> Void) {
+        condition.lock()
+        body()
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// Builds an engine whose reports go to `log`.
+func makeEngine(_ log: ReportLog, output: @escaping () -> PCMOutput) -> AudioEngine {
+    AudioEngine(makeOutput: output, report: { log.append($0) })
+}
+
+/// The ALSA file plugin as a recording device: byte-exact, unpaced, no sound card needed.
+func fileDevice(_ path: String) -> String { "file:FILE=\(path),FORMAT=raw" }
+
+/// Asserts two byte arrays are equal, reporting the first differing frame instead of dumping both.
+func assertSameAudio(_ actual: [UInt8], _ expected: ArraySlice<UInt8>, bytesPerFrame: Int, _ message: String,
+                     file: StaticString = #filePath, line: UInt = #line) {
+    let expected = Array(expected)
+    if actual == expected { return }
+    let firstDifference = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        ?? min(actual.count, expected.count)
+    XCTFail("\(message): \(actual.count / bytesPerFrame) frames recorded, \(expected.count / bytesPerFrame) expected, "
+            + "first difference at frame \(firstDifference / bytesPerFrame)", file: file, line: line)
+}

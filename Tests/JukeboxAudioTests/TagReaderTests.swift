@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxAudio
+import JukeboxTestSupport
+import XCTest
+
+final class TagReaderTests: XCTestCase {
+    private let tags = TestAudio.Tags(title: "Blåbær Song", artist: "The Testers", album: "Fixtures", track: 7)
+
+    func testTagsWrittenByLibsndfileAreReadBack() throws {
+        let scratch = try Scratch()
+        for kind in [TestAudio.Kind.flac, .oggVorbis, .opus, .mp3, .wav16, .aiff] {
+            // libsndfile writes ID3 text as Latin-1 (UTF-8 would turn into mojibake), and AIFF has no
+            // album or track chunk: those limits are the writer's, not the reader's.
+            var written = tags
+            if kind == .mp3 { written.title = "Blabaer Song" }
+            let path = try scratch.audio(kind, frames: 48000, tags: written)
+            let read = TagReader.read(path: path)
+            XCTAssertEqual(read.title, written.title, "\(kind)")
+            XCTAssertEqual(read.artist, "The Testers", "\(kind)")
+            XCTAssertEqual(read.album, kind == .aiff ? nil : "Fixtures", "\(kind)")
+            XCTAssertEqual(read.trackNumber, kind == .aiff ? nil : 7, "\(kind)")
+            XCTAssertNil(read.discNumber, "\(kind)")
+        }
+    }
+
+    func testUntaggedFileHasNoTitleButADuration() throws {
+        let scratch = try Scratch()
+        for kind in [TestAudio.Kind.wav16, .flac, .mp3] {
+            let path = try scratch.audio(kind, frames: 22050)
+            let read = TagReader.read(path: path)
+            XCTAssertNil(read.title, "\(kind)")
+            XCTAssertNil(read.trackNumber, "\(kind)")
+            XCTAssertEqual(read.durationSeconds ?? 0, 0.5, accuracy: 0.0001, "\(kind)")
+        }
+    }
+
+    func testDurationIsExactFromLibsndfile() throws {
+        let scratch = try Scratch()
+        let path = try scratch.audio(.opus, frames: 72000, tags: tags)
+        XCTAssertEqual(TagReader.read(path: path).durationSeconds ?? 0, 1.5, accuracy: 0.0001)
+    }
+
+    func testUnreadableFileGivesEmptyTags() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("junk.flac", Array("not audio at all".utf8))
+        XCTAssertEqual(TagReader.read(path: path), TrackTags())
+        XCTAssertEqual(TagReader.read(path: "/nonexistent.mp3"), TrackTags())
+    }
+}
