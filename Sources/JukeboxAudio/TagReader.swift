@@ -10,7 +10,7 @@ import Glibc
 public enum TagReader {
     /// Tags of the file at `path`. Title, artist, album and track number come from TagLib; the disc
     /// number from TagLib 2's property API when the installed library has it; the duration from
-    /// libsndfile, which also supplies RIFF INFO / AIFF strings when TagLib found no title.
+    /// libsndfile, which also supplies RIFF INFO / AIFF strings for each field TagLib left empty.
     public static func read(path: String) -> TrackTags {
         var tags = TrackTags()
         readTagLib(path: path, into: &tags)
@@ -40,8 +40,9 @@ public enum TagReader {
         if info.samplerate > 0, info.frames >= 0, info.frames < Int64.max / 2 {
             tags.durationSeconds = Double(info.frames) / Double(info.samplerate)
         }
-        guard tags.title == nil else { return }
-        tags.title = sndfileString(handle, SF_STR_TITLE)
+        // Field by field: TagLib 2 reads a RIFF INFO title but not every INFO field libsndfile
+        // writes (the track number), so a found title must not stop the fallback.
+        if tags.title == nil { tags.title = sndfileString(handle, SF_STR_TITLE) }
         if tags.artist == nil { tags.artist = sndfileString(handle, SF_STR_ARTIST) }
         if tags.album == nil { tags.album = sndfileString(handle, SF_STR_ALBUM) }
         if tags.trackNumber == nil, let text = sndfileString(handle, SF_STR_TRACKNUMBER) {

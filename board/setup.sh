@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# setup.sh - install what jukebox needs to build, test and run, on Debian 12 (bookworm),
+# Debian 13 (trixie) and Raspberry Pi OS of the same releases.
+#
+# Installs only what is missing (safe to run again), as root or through sudo:
+#   - pkg-config and the C libraries' -dev packages: libasound2-dev (ALSA), libsndfile1-dev,
+#     TagLib's C binding (libtagc0-dev on Debian 12, libtag-c-dev on Debian 13), libgpiod-dev;
+#   - alsa-utils (aplay, arecord: handy to check a sound card);
+#   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
+#     Swift package: install a Swift 6 toolchain from swift.org first (see README).
+set -euo pipefail
+
+say() { printf 'setup: %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    say "need root for: $*  (run as root, or install sudo)" >&2
+    exit 1
+  fi
+}
+
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, TagLib C, libgpiod development files" >&2
+  exit 1
+fi
+
+codename=unknown
+if [ -r /etc/os-release ]; then
+  # shellcheck disable=SC1091
+  . /etc/os-release
+  codename=${VERSION_CODENAME:-unknown}
+fi
+
+wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libgpiod-dev alsa-utils)
+
+# TagLib's C binding changed its package name between Debian 12 and 13.
+if installed libtagc0-dev || installed libtag-c-dev; then
+  :
+elif [ "$codename" = bookworm ] || [ "$codename" = bullseye ]; then
+  wanted+=(libtagc0-dev)
+else
+  wanted+=(libtag-c-dev)
+fi
+
+need_swift=0
+if ! command -v swift >/dev/null 2>&1; then
+  need_swift=1
+fi
+
+missing=()
+for p in "${wanted[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+
+updated=0
+apt_update() {
+  if [ "$updated" -eq 0 ]; then
+    say "apt-get update"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+    updated=1
+  fi
+}
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt_update
+  # On a release newer than we know, fall back to the other TagLib name if ours is absent.
+  for i in "${!missing[@]}"; do
+    if [ "${missing[$i]}" = libtag-c-dev ] && ! apt-cache show libtag-c-dev >/dev/null 2>&1; then
+      missing[$i]=libtagc0-dev
+    fi
+  done
+  say "installing: ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+else
+  say "C libraries and tools already installed"
+fi
+
+if [ "$need_swift" -eq 1 ]; then
+  apt_update
+  if apt-cache show swiftlang >/dev/null 2>&1; then
+    say "installing swiftlang (Swift from Debian)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q swiftlang >/dev/null
+  else
+    say "no 'swift' on PATH and this release ($codename) has no swiftlang package:" >&2
+    say "install a Swift 6 toolchain from swift.org and put its usr/bin on PATH, then run this again" >&2
+    exit 1
+  fi
+fi
+
+say "ready: $(swift --version 2>/dev/null | head -n 1)"
