@@ -61,7 +61,7 @@ public struct KeyDecoder: Sendable {
 /// The player's keyboard controls on a terminal.
 public enum KeyMap {
     /// Help text listing the keys, one line.
-    public static let help = "space pause/resume · n next · p previous · ←/→ seek 10 s · +/- volume · s shuffle · r repeat · q quit"
+    public static let help = "keys: space pause · n/p next/prev · ←/→ seek · +/- vol · s shuffle · r repeat · q quit"
 
     /// The event a key stands for, if any; `seed` feeds shuffle.
     public static func event(for key: Key, settings: Settings, seed: UInt64) -> Event? {

@@ -48,7 +48,7 @@ enum Player {
     static func makeOutput(_ setup: PlayerSetup, log: Log) -> () -> PCMOutput {
         if setup.audio == .null { return { SilentOutput() } }
         if setup.device == "default" && !AlsaOutput.hasSoundCard() {
-            log.write(.warning, "no sound card found: playing through a silent output that keeps real time (choose one with --device)")
+            log.write(.warning, "no sound card: playing silently in real time (--device PCM picks one)")
             return { SilentOutput() }
         }
         let device = setup.device

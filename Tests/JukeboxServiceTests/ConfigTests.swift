@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Foundation
 import JukeboxCore
 import JukeboxService
 import XCTest
@@ -34,6 +35,19 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual([s.saveInterval, s.seekStep], [2, 15])
         XCTAssertEqual([s.volumeMin, s.volumeMax, s.volumeStep], [10, 90, 3])
         XCTAssertFalse(s.resumePlaying)
+    }
+
+    func testTheShippedExampleConfigIsValidAndComplete() throws {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let (c, w) = try Config.load(path: repo.appendingPathComponent("board/config.example.json").path)
+        XCTAssertEqual(w, [])
+        XCTAssertEqual(c.music, ["/srv/music"])
+        let text = try String(contentsOf: repo.appendingPathComponent("board/config.example.json"), encoding: .utf8)
+        for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel"] {
+            XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
+            let readme = try String(contentsOf: repo.appendingPathComponent("README.md"), encoding: .utf8)
+            XCTAssertTrue(readme.contains("| `\(key)` |"), "README does not document \(key)")
+        }
     }
 
     func testEmptyStateMeansNoStateFile() throws {
