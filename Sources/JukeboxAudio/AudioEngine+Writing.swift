@@ -25,6 +25,8 @@ extension AudioEngine {
         var written: Int64 = 0
         var firstSampleSent = false
         var scratch: [UInt8] = []
+        /// After the last track ended by itself, the device stays open until then (see `lingerSeconds`).
+        var lingerUntil: Double?
 
         var isOpen: Bool { output?.isOpen ?? false }
     }
@@ -43,11 +45,8 @@ extension AudioEngine {
                 return
             case .flush(let release):
                 if release { writer.output?.close() } else { writer.output?.drop() }
-                writer.written = 0
-                writer.devicePaused = false
-                writer.currentSerial = nil
-                writer.pending = []
-                writer.pendingEnd = false
+                resetStream(&writer)
+                writer.lingerUntil = nil
                 if release { writer.sourceFormat = nil }
             case .pauseDevice:
                 pauseDevice(&writer)
@@ -104,8 +103,22 @@ extension AudioEngine {
                 return .item(item, volume: state.volume, starts: starts)
             }
             if writer.pendingEnd && state.decoderHasNothingComing { return .finishIfDrained }
+            if let until = writer.lingerUntil {
+                let left = until - monotonicSeconds()
+                if left <= 0 { return .flush(release: true) }
+                monitor.wait(seconds: left)
+                continue
+            }
             monitor.wait()
         }
+    }
+
+    private func resetStream(_ writer: inout Writer) {
+        writer.written = 0
+        writer.devicePaused = false
+        writer.currentSerial = nil
+        writer.pending = []
+        writer.pendingEnd = false
     }
 
     private func write(_ chunk: PCMChunk, volume: Int, starts: Bool, _ writer: inout Writer) {
@@ -115,7 +128,7 @@ extension AudioEngine {
             if output.isOpen {
                 // A new format needs a new stream: let the old one play out first.
                 output.drain()
-                flushPending(&writer)
+                flushPending(&writer, continuing: chunk.track.id)
                 output.close()
             }
             writer.written = 0
@@ -128,7 +141,7 @@ extension AudioEngine {
                 return
             }
         }
-        flushPending(&writer)
+        flushPending(&writer, continuing: chunk.track.id)
 
         let samples = chunk.frames * chunk.format.channels
         let result: Result<Int, OutputError>
@@ -211,11 +224,18 @@ extension AudioEngine {
         return lastError
     }
 
-    private func flushPending(_ writer: inout Writer) {
+    /// Sends the held reports; a held `.finished` names `continuing` as the track that follows.
+    private func flushPending(_ writer: inout Writer, continuing: UInt64?) {
         let reports = writer.pending
         writer.pending = []
         writer.pendingEnd = false
-        for item in reports { report(item) }
+        for item in reports {
+            if case .finished(let id, _) = item {
+                report(.finished(id: id, next: continuing))
+            } else {
+                report(item)
+            }
+        }
     }
 
     private func deviceFailed(_ error: OutputError, fallback: TrackPoint, _ writer: inout Writer) {
@@ -278,8 +298,18 @@ extension AudioEngine {
         let done = monitor.withLock { () -> Bool in
             guard state.generation == writer.generation, writer.pendingEnd, state.decoderHasNothingComing else { return false }
             state.becomeIdle(keep: nil)
+            // Idle without a flush: the drained device stays open for a moment, so a play that
+            // follows at once (a successor the caller named too late) continues on the same stream.
+            writer.generation = state.generation
             return true
         }
-        if done { flushPending(&writer) }
+        guard done else { return }
+        // A successor that failed to open still counts as the one the engine went on with.
+        let failedNext = writer.pending.lazy.compactMap { report -> UInt64? in
+            if case .failed(let id, _) = report { return id } else { return nil }
+        }.first
+        flushPending(&writer, continuing: failedNext)
+        resetStream(&writer)
+        writer.lingerUntil = monotonicSeconds() + Self.lingerSeconds
     }
 }

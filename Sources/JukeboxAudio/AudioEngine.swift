@@ -7,8 +7,9 @@ import Glibc
 /// Every command returns at once (it only posts to the threads); outcomes come back through `report`,
 /// called on an engine thread, in the order they happened. Commands that make no sense in the current
 /// state (pause while paused, resume while playing, seek or setNext while idle) are no-ops.
-/// The device is opened when playback starts and closed when the engine becomes idle (stop, end of the
-/// last track, failure, device loss) or when a paused device cannot hold its audio. The engine never
+/// The device is opened when playback starts and closed when the engine becomes idle (stop, failure,
+/// device loss; half a second after the last track ended by itself) or when a paused device cannot hold
+/// its audio. The engine never
 /// retries a device by itself: after `.deviceUnavailable` it is idle and `position()` keeps the point
 /// to resume from. Call `shutdown()` when done: the threads keep the engine alive until then.
 public final class AudioEngine: @unchecked Sendable {
@@ -18,8 +19,10 @@ public final class AudioEngine: @unchecked Sendable {
         /// Not repeated after a seek within the track.
         case started(id: UInt64)
         /// The last frame of this track has been heard; when the next track continues gaplessly, the
-        /// last frame was written and `.started` of the next follows at once.
-        case finished(id: UInt64)
+        /// last frame was written and `.started` of the next follows at once. `next` names the track
+        /// the engine goes on with (also one that then reports `.failed`), nil when it stops here: a
+        /// successor set too late is not played, and the caller must start it itself.
+        case finished(id: UInt64, next: UInt64? = nil)
         /// The track could not be opened or sought; `reason` says why (the caller names the file).
         /// After a failed `play` the engine is idle; after a failed gapless next, the current track ends normally.
         case failed(id: UInt64, reason: String)
@@ -31,6 +34,9 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Seconds of audio decoded ahead of the writer.
     static let decodeAheadSeconds = 1.5
+    /// Seconds the device stays open after the last track ended by itself, unless `stop()` or a new
+    /// `play` comes first: a play right after the end then needs no reopen.
+    static let lingerSeconds = 0.5
     /// Frames per decoded chunk (about 46 ms at 44.1 kHz): small enough to react quickly to commands.
     static let chunkFrames = 2048
 
@@ -50,11 +56,14 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     /// Stops whatever plays, opens `path` at `seconds` and starts it, or leaves it ready but paused (the
-    /// device is then opened on `resume`). Forgets any gapless next track. `id` names the track in reports.
-    public func play(id: UInt64, path: String, from seconds: Double, paused: Bool) {
+    /// device is then opened on `resume`). Replaces any gapless next track with `next` (set in the same
+    /// step, so even a very short track cannot end before its successor is known). `id` names the track
+    /// in reports.
+    public func play(id: UInt64, path: String, from seconds: Double, paused: Bool,
+                     next: (id: UInt64, path: String)? = nil) {
         command { state in
             state.restart(track: TrackRef(id: id, path: path), at: seconds, announce: true)
-            state.nextSpec = nil
+            state.nextSpec = next.map { TrackRef(id: $0.id, path: $0.path) }
             state.active = true
             state.paused = paused
             state.currentStarted = false

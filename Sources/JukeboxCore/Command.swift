@@ -4,8 +4,9 @@
 /// what happened as a new `Event`; commands never return values.
 public enum Command: Equatable, Sendable {
     /// Stop whatever plays, open `path` and start at `at` seconds (or hold there, `paused`).
-    /// Reports for this play carry `playID`.
-    case startTrack(playID: UInt64, path: String, at: Double, paused: Bool)
+    /// Reports for this play carry `playID`. `next` is the gapless successor, handed over in the
+    /// same order so a short track cannot end before its successor is known.
+    case startTrack(playID: UInt64, path: String, at: Double, paused: Bool, next: NextPlay? = nil)
     /// Decode this track ahead and continue into it without a gap when the current one ends.
     case setNext(playID: UInt64, path: String)
     /// Forget the track to continue with; the engine stops at the end of the current one.
@@ -32,4 +33,18 @@ public enum Command: Equatable, Sendable {
     case cancelTimer(TimerID)
     /// End the program with this exit code (after carrying out the commands before it).
     case exit(code: Int32)
+}
+
+/// A play to continue into without a gap.
+public struct NextPlay: Equatable, Sendable {
+    /// The id its reports will carry.
+    public var playID: UInt64
+    /// The file.
+    public var path: String
+
+    /// Creates a successor.
+    public init(playID: UInt64, path: String) {
+        self.playID = playID
+        self.path = path
+    }
 }

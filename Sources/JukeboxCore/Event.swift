@@ -50,8 +50,9 @@ public enum Event: Equatable, Sendable {
     // MARK: Outcomes from the audio engine (`playID` is the one the start command carried)
     /// The first sample of a play was handed to the device.
     case trackStarted(playID: UInt64)
-    /// A play reached its end.
-    case trackFinished(playID: UInt64)
+    /// A play reached its end; `next` is the play the engine went on with by itself (a gapless
+    /// successor it was handed), nil when it stopped there.
+    case trackFinished(playID: UInt64, next: UInt64?)
     /// A play could not be opened or decoded.
     case trackFailed(playID: UInt64, reason: String)
     /// The sound device could not be opened or was lost; the engine is idle.

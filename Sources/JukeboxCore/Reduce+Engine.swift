@@ -11,13 +11,15 @@ extension State {
             failuresInARow = 0
             retryDelay = settings.deviceRetryInitial
             if case .waitingForDevice = phase { phase = .playing }
-        case .trackFinished(let id):
+        case .trackFinished(let id, let next):
             guard loaded?.playID == id else { return }
             guard let target = autoAdvanceTarget() else {
                 endOfQueue(&step)
                 return
             }
-            if handedNext?.trackID == order[target] {
+            // Only a continuation the engine confirms is trusted: a successor handed too late
+            // was not played, and the core starts it itself.
+            if let next, handedNext?.playID == next, handedNext?.trackID == order[target] {
                 cursor = target
                 advanceIntoHandedNext()
             } else {

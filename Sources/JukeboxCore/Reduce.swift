@@ -82,7 +82,13 @@ extension State {
             let ref = PlayRef(playID: nextPlayID, trackID: wanted)
             nextPlayID += 1
             handedNext = ref
-            step.commands.append(.setNext(playID: ref.playID, path: track.info.path))
+            let next = NextPlay(playID: ref.playID, path: track.info.path)
+            // A play started in this step takes its successor along (one engine command, no race).
+            if case .startTrack(let id, let path, let at, let paused, nil)? = step.commands.last, id == loaded?.playID {
+                step.commands[step.commands.count - 1] = .startTrack(playID: id, path: path, at: at, paused: paused, next: next)
+            } else {
+                step.commands.append(.setNext(playID: ref.playID, path: track.info.path))
+            }
         } else {
             handedNext = nil
             step.commands.append(.clearNext)

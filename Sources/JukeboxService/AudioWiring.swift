@@ -10,7 +10,7 @@ public enum AudioWiring {
     public static func event(for report: AudioEngine.Report) -> Event? {
         switch report {
         case .started(let id): return .trackStarted(playID: id)
-        case .finished(let id): return .trackFinished(playID: id)
+        case .finished(let id, let next): return .trackFinished(playID: id, next: next)
         case .failed(let id, let reason): return .trackFailed(playID: id, reason: reason)
         case .deviceUnavailable(let error): return .deviceUnavailable(reason: describe(error))
         case .firstSample: return nil

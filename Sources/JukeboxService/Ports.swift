@@ -4,8 +4,9 @@ import JukeboxCore
 /// What the runtime needs from an audio engine. Every method returns at once; outcomes come
 /// back as events posted to the runtime.
 public protocol AudioPort: AnyObject {
-    /// Stops whatever plays and starts `path` at `seconds` (or holds there when `paused`).
-    func play(id: UInt64, path: String, from seconds: Double, paused: Bool)
+    /// Stops whatever plays and starts `path` at `seconds` (or holds there when `paused`), with
+    /// `next` as the gapless successor.
+    func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?)
     /// The track to continue into without a gap.
     func setNext(id: UInt64, path: String)
     /// Forget the track to continue into.

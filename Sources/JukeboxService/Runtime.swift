@@ -95,7 +95,8 @@ public final class Runtime {
 
     private func perform(_ command: Command) {
         switch command {
-        case .startTrack(let id, let path, let at, let paused): audio.play(id: id, path: path, from: at, paused: paused)
+        case .startTrack(let id, let path, let at, let paused, let next):
+            audio.play(id: id, path: path, from: at, paused: paused, next: next.map { ($0.playID, $0.path) })
         case .setNext(let id, let path): audio.setNext(id: id, path: path)
         case .clearNext: audio.clearNext()
         case .pauseOutput: audio.pause()

@@ -47,7 +47,7 @@ final class AlsaPlaybackTests: XCTestCase {
             XCTAssertTrue(log.wait(for: .finished(id: 2)))
         }
         assertSameAudio(raw, (a.bytes + b.bytes)[...], bytesPerFrame: a.bytesPerFrame, "A then B")
-        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1), .started(id: 2), .finished(id: 2)])
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1, next: 2), .started(id: 2), .finished(id: 2)])
     }
 
     func testClearNextEndsAfterTheCurrentTrack() throws {

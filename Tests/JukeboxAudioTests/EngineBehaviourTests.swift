@@ -55,7 +55,7 @@ final class EngineBehaviourTests: XCTestCase {
         engine.shutdown()
         XCTAssertEqual(output.opens.map(\.sample), [.int16, .int32])
         XCTAssertEqual(output.bytes, a.bytes + b.bytes)
-        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1), .started(id: 2), .finished(id: 2)])
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1, next: 2), .started(id: 2), .finished(id: 2)])
     }
 
     func testLostDeviceReportsOnceAndReleasesIt() throws {
@@ -142,7 +142,7 @@ final class EngineBehaviourTests: XCTestCase {
         engine.setNext(id: 2, path: scratch.path("missing.wav"))
         engine.resume()
         XCTAssertTrue(log.wait { if case .failed = $0 { true } else { false } })
-        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1), .failed(id: 2, reason: "no such file or directory")])
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1, next: 2), .failed(id: 2, reason: "no such file or directory")])
     }
 }
 

@@ -7,7 +7,7 @@ final class EngineReportTests: XCTestCase {
     func testGaplessContinuationAdvancesWithoutANewStart() {
         let h = CoreHarness(playing(3))
         h.prepare(.heard(playID: 1, seconds: 99.9))
-        h.send(.trackFinished(playID: 1), {
+        h.send(.trackFinished(playID: 1, next: 2), {
             $0.cursor = 1
             $0.position = 0
             $0.loaded = PlayRef(playID: 2, trackID: 2)
@@ -21,6 +21,26 @@ final class EngineReportTests: XCTestCase {
             .render(h.stateWith { $0.cursor = 1; $0.position = 0 }.view),
         ])
         // The engine's start report for the continuation is then a no-op.
+        h.send(.trackStarted(playID: 2), commands: [])
+    }
+
+    func testASuccessorTheEngineDidNotContinueIntoIsStartedExplicitly() {
+        // The engine ran out before the successor reached it (a very short track, a loaded board).
+        let h = CoreHarness(playing(3))
+        h.send(.trackFinished(playID: 1, next: nil), {
+            $0.cursor = 1
+            $0.position = 0
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.nextPlayID = 5
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
+            .persist(h.stateWith { $0.cursor = 1 }.snapshot),
+            .render(h.stateWith { $0.cursor = 1 }.view),
+        ])
+        // The stale successor's reports are then ignored.
         h.send(.trackStarted(playID: 2), commands: [])
     }
 
@@ -46,7 +66,7 @@ final class EngineReportTests: XCTestCase {
             .render(h.stateWith { $0.repeatMode = .one }.view),
         ])
         h.prepare(.heard(playID: 1, seconds: 100))
-        h.send(.trackFinished(playID: 3 - 2), {
+        h.send(.trackFinished(playID: 1, next: 3), {
             $0.position = 0
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 1)
@@ -63,7 +83,7 @@ final class EngineReportTests: XCTestCase {
         settings.exitWhenQueueEnds = true
         let h = CoreHarness(playing(1, settings: settings))
         XCTAssertNil(h.state.handedNext)
-        h.send(.trackFinished(playID: 1), {
+        h.send(.trackFinished(playID: 1, next: nil), {
             $0.phase = .stopped
             $0.position = 0
             $0.loaded = nil
@@ -90,8 +110,7 @@ final class EngineReportTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .report("skipped /music/1.flac: not a recognised audio format"),
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .setNext(playID: 4, path: "/music/3.flac"),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
             .persist(h.stateWith { $0.cursor = 1 }.snapshot),
             .render(h.stateWith { $0.cursor = 1; $0.message = "skipped 1.flac: not a recognised audio format" }.view),
         ])
@@ -101,7 +120,7 @@ final class EngineReportTests: XCTestCase {
 
     func testAFailedSuccessorIsSkippedAfterTheContinuation() {
         let h = CoreHarness(playing(3))
-        h.prepare(.trackFinished(playID: 1))
+        h.prepare(.trackFinished(playID: 1, next: 2))
         let cmds = h.prepare(.trackFailed(playID: 2, reason: "truncated"))
         XCTAssertEqual(h.state.currentTrack?.id, 3)
         XCTAssertEqual(Array(cmds.prefix(2)), [
@@ -140,7 +159,8 @@ final class EngineReportTests: XCTestCase {
         var delays: [Double] = []
         for _ in 0..<5 {
             let start = h.prepare(.timerFired(.deviceRetry))
-            XCTAssertEqual(start.first, .startTrack(playID: h.state.loaded!.playID, path: "/music/1.flac", at: 42.25, paused: false))
+            XCTAssertEqual(start.first, .startTrack(playID: h.state.loaded!.playID, path: "/music/1.flac", at: 42.25, paused: false,
+                                                    next: NextPlay(playID: h.state.handedNext!.playID, path: "/music/2.flac")))
             let cmds = h.prepare(.deviceUnavailable(reason: "busy (held by aplay)"))
             XCTAssertFalse(cmds.contains { if case .report = $0 { return true } else { return false } }, "reported once")
             for case .startTimer(_, let after) in cmds { delays.append(after) }
@@ -171,7 +191,7 @@ final class EngineReportTests: XCTestCase {
         ])
         h.send(.timerFired(.deviceRetry), commands: [])
         let cmds = h.prepare(.play)
-        XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false))
+        XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")))
     }
 
     func testDeviceLostWhilePausedIsQuietAndResumeReopens() {
@@ -179,13 +199,13 @@ final class EngineReportTests: XCTestCase {
         h.prepare(.heard(playID: 1, seconds: 7))
         h.prepare(.pause)
         h.send(.deviceUnavailable(reason: "gone"), { $0.loaded = nil; $0.handedNext = nil }, commands: [])
-        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 3, path: "/music/1.flac", at: 7, paused: false))
+        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 3, path: "/music/1.flac", at: 7, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")))
     }
 
     func testReportsForStalePlaysAreIgnored() {
         let h = CoreHarness(playing(3))
         h.prepare(.next)
-        h.send(.trackFinished(playID: 1), commands: [])
+        h.send(.trackFinished(playID: 1, next: nil), commands: [])
         h.send(.trackFailed(playID: 1, reason: "x"), commands: [])
         h.send(.trackStarted(playID: 2), commands: [])
         h.send(.heard(playID: 1, seconds: 50), commands: [])

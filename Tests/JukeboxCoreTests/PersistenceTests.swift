@@ -54,8 +54,7 @@ final class PersistencePolicyTests: XCTestCase {
         let cmds = h.prepare(.restore(snap))
         XCTAssertEqual(cmds, [
             .setVolume(60),
-            .startTrack(playID: 1, path: "/music/2.flac", at: 33.5, paused: false),
-            .setNext(playID: 2, path: "/music/1.flac"),
+            .startTrack(playID: 1, path: "/music/2.flac", at: 33.5, paused: false, next: NextPlay(playID: 2, path: "/music/1.flac")),
             .render(h.state.view),
         ])
         XCTAssertEqual(h.state.snapshot, snap, "what was read is what would be written")

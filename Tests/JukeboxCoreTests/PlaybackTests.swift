@@ -27,8 +27,7 @@ final class PlaybackTests: XCTestCase {
         e.handedNext = PlayRef(playID: 2, trackID: 2)
         e.nextPlayID = 3
         h.send(.play, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
-            .setNext(playID: 2, path: "/music/2.flac"),
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
             .persist(e.snapshot),
             .render(e.view),
         ])
@@ -74,7 +73,7 @@ final class PlaybackTests: XCTestCase {
         h.send(.stop, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view },
                commands: [.stopOutput, .persist(e.snapshot), .render(e.view)])
         // A report from the play that was stopped changes nothing.
-        h.send(.trackFinished(playID: 1), commands: [])
+        h.send(.trackFinished(playID: 1, next: nil), commands: [])
         h.send(.heard(playID: 1, seconds: 41), commands: [])
     }
 
@@ -86,8 +85,7 @@ final class PlaybackTests: XCTestCase {
         e.handedNext = PlayRef(playID: 4, trackID: 3)
         e.nextPlayID = 5
         h.send(.next, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .setNext(playID: 4, path: "/music/3.flac"),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
             .persist(e.snapshot), .render(e.view),
         ])
     }
@@ -119,8 +117,7 @@ final class PlaybackTests: XCTestCase {
             $0.savedMark = $0.saveMark
             $0.shown = $0.view
         }, commands: [
-            .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false),
-            .setNext(playID: 6, path: "/music/2.flac"),
+            .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
             .persist(h.stateWith { $0.cursor = 0 }.snapshot),
             .render(h.stateWith { $0.cursor = 0 }.view),
         ])
@@ -147,8 +144,7 @@ final class PlaybackTests: XCTestCase {
             $0.savedMark = $0.saveMark
             $0.shown = $0.view
         }, commands: [
-            .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false),
-            .setNext(playID: 6, path: "/music/2.flac"),
+            .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
             .persist(h.stateWith { $0.cursor = 0; $0.position = 0 }.snapshot),
             .render(h.stateWith { $0.cursor = 0; $0.position = 0 }.view),
         ])
@@ -161,8 +157,7 @@ final class PlaybackTests: XCTestCase {
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
             $0.nextPlayID = 5
         }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false),
-            .setNext(playID: 4, path: "/music/2.flac"),
+            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
         ])
         h.prepare(.setRepeat(.all))
         h.prepare(.previous)
@@ -180,8 +175,7 @@ final class PlaybackTests: XCTestCase {
             $0.savedMark = $0.saveMark
             $0.shown = $0.view
         }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: true),
-            .setNext(playID: 4, path: "/music/3.flac"),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: true, next: NextPlay(playID: 4, path: "/music/3.flac")),
             .persist(h.stateWith { $0.cursor = 1 }.snapshot),
             .render(h.stateWith { $0.cursor = 1 }.view),
         ])
@@ -201,8 +195,7 @@ final class PlaybackTests: XCTestCase {
             $0.savedMark = $0.saveMark
             $0.shown = $0.view
         }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .setNext(playID: 4, path: "/music/3.flac"),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
             .persist(h.stateWith { $0.phase = .playing }.snapshot),
             .render(h.stateWith { $0.phase = .playing }.view),
         ])
@@ -234,7 +227,7 @@ final class PlaybackTests: XCTestCase {
         h.send(.seek(to: 20), { $0.position = 20; $0.shown = $0.view },
                commands: [.render(h.stateWith { $0.position = 20 }.view)])
         let cmds = h.prepare(.play)
-        XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 20, paused: false))
+        XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 20, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")))
     }
 }
 

@@ -11,12 +11,12 @@ final class FakeAudio: AudioPort, @unchecked Sendable {
     var mailbox: Mailbox?
     var finishImmediately = false
 
-    func play(id: UInt64, path: String, from seconds: Double, paused: Bool) {
-        calls.append("play \(id) \(Paths.fileName(path)) @\(seconds)\(paused ? " paused" : "")")
+    func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
+        calls.append("play \(id) \(Paths.fileName(path)) @\(seconds)\(paused ? " paused" : "")" + (next.map { " next \($0.id) \(Paths.fileName($0.path))" } ?? ""))
         heard = (id, seconds)
         if finishImmediately, let mailbox {
             mailbox.post(.trackStarted(playID: id))
-            mailbox.post(.trackFinished(playID: id))
+            mailbox.post(.trackFinished(playID: id, next: nil))
         }
     }
     func setNext(id: UInt64, path: String) { calls.append("next \(id) \(Paths.fileName(path))") }
@@ -45,7 +45,7 @@ final class RuntimeTests: XCTestCase {
         let store = StateStore(path: dir.file("state.json"))
         let runtime = Runtime(state: State(), audio: audio, store: store, status: status, log: Log(level: .error))
         runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac"), TrackInfo(path: "/m/b.flac")]))
-        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "next 2 b.flac"])
+        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0 next 2 b.flac"])
         XCTAssertEqual(store.load { _ in true }.snapshot?.phase, "playing")
         XCTAssertEqual(status.views.last?.title, "a")
 
@@ -105,14 +105,14 @@ final class BusyThenFreeAudio: AudioPort, @unchecked Sendable {
     let mailbox = Mailbox()
     var plays: [String] = []
     var busy = 0
-    func play(id: UInt64, path: String, from seconds: Double, paused: Bool) {
+    func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
         plays.append("@\(seconds)")
         if busy < 3 {
             busy += 1
             mailbox.post(.deviceUnavailable(reason: "busy"))
         } else {
             mailbox.post(.trackStarted(playID: id))
-            mailbox.post(.trackFinished(playID: id))
+            mailbox.post(.trackFinished(playID: id, next: nil))
         }
     }
     func setNext(id: UInt64, path: String) {}
