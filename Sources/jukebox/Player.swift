@@ -30,8 +30,14 @@ enum Player {
         let terminal = interactive ? Terminal(log: log) : nil
         let status: StatusSink = terminal ?? LogStatus(log: log)
         let mailbox = Mailbox()
+        let traceStart = setup.logLevel >= .debug
         let engine = AudioEngine(makeOutput: output) { report in
             if let event = AudioWiring.event(for: report) { mailbox.post(event) }
+            // For start-up measurements: one write(2) from the engine thread, comparable with any
+            // other CLOCK_MONOTONIC reading (the benchmark's clock before it started the process).
+            if case .firstSample = report, traceStart {
+                writeAll(2, "jukebox: first sample handed to the output at monotonic \(monotonicNow())\n")
+            }
         }
         var state = State(settings: setup.settings)
         state.now = monotonicNow()
