@@ -17,6 +17,11 @@ public enum Command: Equatable, Sendable {
     case resumeOutput
     /// Stop output and release the device.
     case stopOutput
+    /// Stop output and close the device, then report `Event.deviceReleased(token)` (also when no
+    /// device was open), so whoever waits for the device knows it is free.
+    case releaseDevice(token: UInt64)
+    /// Tell the requester of interruption `id` that the device is free now.
+    case grant(id: String)
     /// Move the current play to `to` seconds.
     case seekOutput(to: Double)
     /// Set the output volume (0–100).

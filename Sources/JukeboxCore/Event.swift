@@ -42,6 +42,12 @@ public enum Event: Equatable, Sendable {
     case move(from: Int, to: Int)
     /// Empty the queue and stop.
     case clear
+    /// Another program or a signal line needs the sound device: release it and keep the place.
+    /// `id` names the interruption (several may overlap; the player resumes after the last ends).
+    /// Every begin is answered by `Command.grant(id)` once the device is free.
+    case interruptBegan(id: String, reason: String)
+    /// The most recent interruption with this `id` is over.
+    case interruptEnded(id: String)
     /// Restore a saved state at start-up (missing tracks already dropped by the shell).
     case restore(Snapshot)
     /// The program should end cleanly (q key, SIGTERM).
@@ -55,8 +61,10 @@ public enum Event: Equatable, Sendable {
     case trackFinished(playID: UInt64, next: UInt64?)
     /// A play could not be opened or decoded.
     case trackFailed(playID: UInt64, reason: String)
-    /// The sound device could not be opened or was lost; the engine is idle.
-    case deviceUnavailable(reason: String)
+    /// The sound device could not be had; the engine is idle and holds no device.
+    case deviceUnavailable(reason: String, problem: DeviceProblem)
+    /// The engine closed the device as asked by `Command.releaseDevice(token:)`.
+    case deviceReleased(token: UInt64)
     /// Where the listener is: seconds into the play `playID` (the frame actually heard).
     case heard(playID: UInt64, seconds: Double)
     /// A state save finished; `error` says why it failed.
@@ -67,4 +75,14 @@ public enum Event: Equatable, Sendable {
     case tick(now: Double)
     /// A timer the core started has expired.
     case timerFired(TimerID)
+}
+
+/// Why the device could not be had: decides whether waiting can help.
+public enum DeviceProblem: String, Equatable, Sendable {
+    /// Another program holds it; waiting helps.
+    case busy
+    /// It is gone (unplugged, powered off, stalled); it may come back.
+    case lost
+    /// It cannot play this track's format; waiting does not help.
+    case unsupported
 }

@@ -3,20 +3,28 @@
 /// Where the player is. One enum, so a phase cannot be half-entered.
 public enum PlayerPhase: Equatable, Sendable {
     /// Nothing plays and the device is released.
-    /// May be followed by: `playing` (play with a non-empty queue).
+    /// May be followed by: `playing` (play with a non-empty queue), `interrupted`.
     case stopped
     /// Audio is being handed to the device.
     /// May be followed by: `paused`, `stopped` (stop, end of queue, nothing playable),
-    /// `waitingForDevice` (the device is busy or gone).
+    /// `waitingForDevice` (the device is busy or gone), `interrupted`.
     case playing
     /// The position is held; resume continues at the same frame.
-    /// May be followed by: `playing`, `stopped`, `waitingForDevice` (resume while the device is busy).
+    /// May be followed by: `playing`, `stopped`, `waitingForDevice` (resume while the device is busy),
+    /// `interrupted`. After `Settings.releaseDelay` in pause the device is closed; resume reopens
+    /// it at the same frame.
     case paused
     /// The player wants to play but cannot have the sound device; it retries by itself with
     /// back-off and plays from the remembered position once the device opens.
-    /// May be followed by: `playing` (device opened), `paused` (pause while waiting),
-    /// `stopped` (stop, queue cleared).
+    /// May be followed by: `playing` (device opened), `paused` (pause while waiting, or the device
+    /// was lost and `Settings.resumeAfterDeviceLoss` is off), `stopped` (stop, queue cleared),
+    /// `interrupted`.
     case waitingForDevice(reason: String)
+    /// Another program has the device (see `Event.interruptBegan`); the device is released and the
+    /// place kept. When the last interruption ends the player goes back to the phase it was in,
+    /// or the one asked for meanwhile (play/pause/stop while interrupted).
+    /// May be followed by: `playing`, `paused`, `stopped` (when the last interruption ends).
+    case interrupted(reason: String)
 
     /// Short name for logs, the status line and the state file.
     public var name: String {
@@ -25,6 +33,7 @@ public enum PlayerPhase: Equatable, Sendable {
         case .playing: return "playing"
         case .paused: return "paused"
         case .waitingForDevice: return "waiting"
+        case .interrupted: return "interrupted"
         }
     }
 }
@@ -33,4 +42,6 @@ public enum PlayerPhase: Equatable, Sendable {
 public enum TimerID: String, Equatable, Hashable, Sendable {
     /// Try opening the sound device again.
     case deviceRetry
+    /// Release the device after a while in pause, so other programs can use it.
+    case releaseDevice
 }

@@ -48,16 +48,25 @@ extension State {
             self.cursor = target
             position = 0
             startCurrent(at: 0, paused: phase != .playing, &step)
-        case .deviceUnavailable(let reason):
+        case .deviceUnavailable(let reason, let problem):
+            if problem == .unsupported, let playID = loaded?.playID, phase == .playing {
+                // Waiting cannot help a format the device refuses: skip the track instead.
+                engineReport(.trackFailed(playID: playID, reason: "the audio device cannot play it (\(reason))"), &step)
+                return
+            }
             loaded = nil
             handedNext = nil
             switch phase {
+            case .playing where problem == .lost && !settings.resumeAfterDeviceLoss:
+                phase = .paused
+                message = "audio device lost: \(reason)"
+                step.commands.append(.report("audio device lost, paused: \(reason)"))
             case .playing, .waitingForDevice:
                 if phase == .playing { step.commands.append(.report("waiting for audio device: \(reason)")) }
                 phase = .waitingForDevice(reason: reason)
                 step.commands.append(.startTimer(.deviceRetry, after: retryDelay))
                 retryDelay = min(retryDelay * 2, settings.deviceRetryMax)
-            case .paused, .stopped:
+            case .paused, .stopped, .interrupted:
                 break  // nothing wants the device now; the next play opens it again
             }
         case .heard(let id, let seconds):
@@ -91,7 +100,7 @@ extension State {
         shuffle = snapshot.shuffle && snapshot.order != nil
         shuffleSeed = snapshot.shuffleSeed
         repeatMode = snapshot.repeatMode
-        volume = clampVolume(snapshot.volume)
+        volume = clampVolume(settings.bootVolume ?? snapshot.volume)
         queueRevision += 1
         step.commands.append(.setVolume(volume))
         switch (snapshot.phase, cursor) {

@@ -10,6 +10,7 @@ extension State {
             switch phase {
             case .playing, .waitingForDevice: pause(&step)
             case .paused, .stopped: play(&step)
+            case .interrupted: afterInterruption == .playing ? pause(&step) : play(&step)
             }
         case .stop: stop(&step)
         case .next:
@@ -56,6 +57,11 @@ extension State {
             }
         case .playing, .waitingForDevice:
             break
+        case .interrupted:
+            if !order.isEmpty {
+                if cursor == nil { cursor = 0; position = 0 }
+                afterInterruption = .playing
+            }
         }
     }
 
@@ -64,11 +70,18 @@ extension State {
         switch phase {
         case .playing:
             phase = .paused
-            step.commands.append(.pauseOutput)
+            if settings.releaseDelay <= 0 {
+                unload(&step)
+            } else {
+                step.commands.append(.pauseOutput)
+                step.commands.append(.startTimer(.releaseDevice, after: settings.releaseDelay))
+            }
         case .waitingForDevice:
             phase = .paused
             retryDelay = settings.deviceRetryInitial
             step.commands.append(.cancelTimer(.deviceRetry))
+        case .interrupted:
+            if afterInterruption == .playing { afterInterruption = .paused }
         case .paused, .stopped:
             break
         }
@@ -76,10 +89,14 @@ extension State {
 
     /// Any phase → stopped at the start of the current track; the device is released.
     mutating func stop(_ step: inout Step) {
+        position = 0
+        if case .interrupted = phase {
+            afterInterruption = .stopped
+            return
+        }
         if case .waitingForDevice = phase { step.commands.append(.cancelTimer(.deviceRetry)) }
         retryDelay = settings.deviceRetryInitial
         phase = .stopped
-        position = 0
         unload(&step)
     }
 
@@ -90,7 +107,8 @@ extension State {
         switch phase {
         case .playing: startCurrent(at: 0, paused: false, &step)
         case .paused: if loaded != nil { startCurrent(at: 0, paused: true, &step) }
-        case .stopped, .waitingForDevice: break  // the retry timer starts the new current track
+        case .stopped, .interrupted: break
+        case .waitingForDevice: break  // the retry timer starts the new current track
         }
     }
 

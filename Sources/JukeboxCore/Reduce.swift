@@ -27,6 +27,8 @@ public func reduce(_ state: inout State, _ event: Event) -> [Command] {
         step.exitCode = 0
     case .trackStarted, .trackFinished, .trackFailed, .deviceUnavailable, .heard:
         state.engineReport(event, &step)
+    case .interruptBegan, .interruptEnded, .deviceReleased:
+        state.interruption(event, &step)
     case .saved(let error):
         if error != state.saveError, let error {
             step.commands.append(.report("could not save state: \(error)"))
@@ -42,6 +44,8 @@ public func reduce(_ state: inout State, _ event: Event) -> [Command] {
         if case .waitingForDevice = state.phase, state.currentTrack != nil {
             state.startCurrent(at: state.position, paused: false, &step)
         }
+    case .timerFired(.releaseDevice):
+        state.releaseAfterPause(&step)
     }
     state.finish(&step)
     return step.commands

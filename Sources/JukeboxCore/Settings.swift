@@ -24,6 +24,14 @@ public struct Settings: Equatable, Sendable {
     /// On restore: play if the saved state was playing (true), or always come back paused.
     public var resumePlaying: Bool = true
 
+    /// Seconds in pause before the device is released for other programs (0: at once).
+    public var releaseDelay: Double = 3
+    /// Whether playback resumes by itself when a lost device (unplugged DAC, HDMI sink off)
+    /// comes back; when off, a lost device pauses the player.
+    public var resumeAfterDeviceLoss = true
+    /// Volume set at start-up, whatever was saved; nil keeps the saved volume.
+    public var bootVolume: Int?
+
     /// Default settings.
     public init() {}
 }

@@ -56,6 +56,17 @@ public struct State: Equatable, Sendable {
     /// The last problem worth showing (a skipped file, a failed save); cleared by an intent.
     public var message: String?
 
+    /// Interruptions in force, oldest first (see `Event.interruptBegan`).
+    public var interruptions: [Interruption] = []
+    /// The phase to return to when the last interruption ends (`playing`, `paused` or `stopped`).
+    public var afterInterruption: PlayerPhase = .stopped
+    /// Interruptions waiting for `Command.grant` until the device is released.
+    public var pendingGrants: [String] = []
+    /// The release the core waits for, if any.
+    public var releaseToken: UInt64?
+    /// Token for the next `releaseDevice`.
+    public var nextReleaseToken: UInt64 = 1
+
     /// The latest monotonic time from `tick`.
     public var now: Double = 0
     /// Id for the next queue entry.
@@ -124,6 +135,15 @@ public struct State: Equatable, Sendable {
         case .playing, .waitingForDevice: return "playing"
         case .paused: return "paused"
         case .stopped: return "stopped"
+        case .interrupted: return State.persistedName(afterInterruption)
+        }
+    }
+
+    static func persistedName(_ phase: PlayerPhase) -> String {
+        switch phase {
+        case .playing, .waitingForDevice: return "playing"
+        case .paused: return "paused"
+        default: return "stopped"
         }
     }
 
@@ -131,5 +151,19 @@ public struct State: Equatable, Sendable {
     public var saveMark: SaveMark {
         SaveMark(queueRevision: queueRevision, currentTrackID: currentTrack?.id, phase: persistedPhase,
                  shuffle: shuffle, repeatMode: repeatMode, volume: volume)
+    }
+}
+
+/// One interruption in force: who asked (an id the shell chose) and why.
+public struct Interruption: Equatable, Sendable {
+    /// The id given with `Event.interruptBegan`.
+    public var id: String
+    /// Why, for the status ("phone call", "chime").
+    public var reason: String
+
+    /// Creates an interruption record.
+    public init(id: String, reason: String) {
+        self.id = id
+        self.reason = reason
     }
 }

@@ -41,6 +41,8 @@ public struct StatusView: Equatable, Sendable {
         repeatMode = state.repeatMode
         if case .waitingForDevice(let reason) = state.phase {
             message = "waiting for audio device: \(reason)"
+        } else if case .interrupted(let reason) = state.phase {
+            message = "interrupted: \(reason)"
         } else {
             message = state.message
         }
@@ -54,9 +56,11 @@ public struct StatusView: Equatable, Sendable {
         case "playing": glyph = "▶"
         case "paused": glyph = "⏸"
         case "waiting": glyph = "…"
+        case "interrupted": glyph = "⏏"
         default: glyph = "■"
         }
         if count == 0 { return "\(glyph) queue empty  vol \(volume)" + (message.map { "  (\($0))" } ?? "") }
+        if index == 0 { return "\(glyph) \(count) tracks queued  vol \(volume)" + (message.map { "  (\($0))" } ?? "") }
         var s = "\(glyph) \(title)"
         if let artist { s += " – \(artist)" }
         s += "  \(elapsed) / \(duration)  [\(index)/\(count)]  vol \(volume)"

@@ -12,8 +12,18 @@ public enum AudioWiring {
         case .started(let id): return .trackStarted(playID: id)
         case .finished(let id, let next): return .trackFinished(playID: id, next: next)
         case .failed(let id, let reason): return .trackFailed(playID: id, reason: reason)
-        case .deviceUnavailable(let error): return .deviceUnavailable(reason: describe(error))
+        case .deviceUnavailable(let error): return .deviceUnavailable(reason: describe(error), problem: problem(error.kind))
         case .firstSample: return nil
+        case .released(let token): return .deviceReleased(token: token)
+        }
+    }
+
+    /// What kind of device problem the core is told about.
+    public static func problem(_ kind: OutputError.Kind) -> DeviceProblem {
+        switch kind {
+        case .busy: return .busy
+        case .unsupported: return .unsupported
+        case .lost, .other: return .lost
         }
     }
 

@@ -28,6 +28,14 @@ public struct Config: Equatable, Sendable {
     public var seekStep: Double = 10
     /// Least severe log level written: `error`, `warning`, `info` or `debug`.
     public var logLevel: LogLevel = .info
+    /// Control socket path; nil: the default (`ControlSocket.defaultPath()`); "" turns it off.
+    public var socketPath: String?
+    /// Seconds in pause before the device is released for other programs (0: at once).
+    public var releaseDelay: Double = 3
+    /// Whether playback resumes by itself when a lost device comes back.
+    public var resumeAfterDeviceLoss = true
+    /// Volume at start-up, whatever was saved; nil keeps the saved volume.
+    public var bootVolume: Int?
 
     /// Output kinds.
     public enum AudioKind: String, Sendable, Equatable {
@@ -89,6 +97,10 @@ public struct Config: Equatable, Sendable {
         try check(c.volumeMin <= c.volumeMax, "volumeMin")
         if let v = raw.volumeStep { try check((1...50).contains(v), "volumeStep"); c.volumeStep = v }
         if let v = raw.seekStep { try check(v > 0 && v <= 600, "seekStep"); c.seekStep = v }
+        if let v = raw.socket { c.socketPath = v }
+        if let v = raw.releaseDelay { try check(v >= 0 && v <= 3600, "releaseDelay"); c.releaseDelay = v }
+        if let v = raw.resumeAfterDeviceLoss { c.resumeAfterDeviceLoss = v }
+        if let v = raw.bootVolume { try check((0...100).contains(v), "bootVolume"); c.bootVolume = v }
         if let v = raw.logLevel {
             guard let level = LogLevel(name: v) else { try check(false, "logLevel"); return (c, []) }
             c.logLevel = level
@@ -106,6 +118,9 @@ public struct Config: Equatable, Sendable {
         s.volumeStep = volumeStep
         s.seekStep = seekStep
         s.resumePlaying = resumePlaying
+        s.releaseDelay = releaseDelay
+        s.resumeAfterDeviceLoss = resumeAfterDeviceLoss
+        s.bootVolume = bootVolume.map { min(max($0, volumeMin), volumeMax) }
         return s
     }
 }
@@ -122,10 +137,15 @@ private struct RawConfig: Decodable {
     var volumeStep: Int?
     var seekStep: Double?
     var logLevel: String?
+    var socket: String?
+    var releaseDelay: Double?
+    var resumeAfterDeviceLoss: Bool?
+    var bootVolume: Int?
     var unknownKeys: [String] = []
 
     enum Keys: String, CodingKey, CaseIterable {
         case device, audio, state, music, resume, saveInterval, volumeMin, volumeMax, volumeStep, seekStep, logLevel
+        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume
     }
 
     struct AnyKey: CodingKey {
@@ -147,6 +167,10 @@ private struct RawConfig: Decodable {
         case "volumeStep": return "must be 1 to 50"
         case "seekStep": return "must be seconds above 0, at most 600"
         case "logLevel": return "must be \"error\", \"warning\", \"info\" or \"debug\""
+        case "socket": return "must be a path (\"\" turns the control socket off)"
+        case "releaseDelay": return "must be seconds from 0 to 3600"
+        case "resumeAfterDeviceLoss": return "must be true or false"
+        case "bootVolume": return "must be 0 to 100 (leave it out to keep the saved volume)"
         default: return "unexpected value"
         }
     }
@@ -166,5 +190,9 @@ private struct RawConfig: Decodable {
         volumeStep = try c.decodeIfPresent(Int.self, forKey: .volumeStep)
         seekStep = try c.decodeIfPresent(Double.self, forKey: .seekStep)
         logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel)
+        socket = try c.decodeIfPresent(String.self, forKey: .socket)
+        releaseDelay = try c.decodeIfPresent(Double.self, forKey: .releaseDelay)
+        resumeAfterDeviceLoss = try c.decodeIfPresent(Bool.self, forKey: .resumeAfterDeviceLoss)
+        bootVolume = try c.decodeIfPresent(Int.self, forKey: .bootVolume)
     }
 }

@@ -17,6 +17,8 @@ public protocol AudioPort: AnyObject {
     func resume()
     /// Stop and release the device.
     func stop()
+    /// Stop, release the device, then report that it is closed (`Event.deviceReleased(token)`).
+    func release(token: UInt64)
     /// Move within the current play.
     func seek(to seconds: Double)
     /// Output volume 0–100.

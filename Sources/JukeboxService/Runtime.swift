@@ -19,6 +19,12 @@ public final class Runtime {
     private let status: StatusSink
     private let log: Log
     private let keyInput: Int32?
+    /// The control socket, if one is open.
+    let control: ControlSocket?
+    /// Clients waiting for `Command.grant(id)`, per interruption id, oldest first.
+    var waitingForGrant: [String: [Int]] = [:]
+    /// Interruptions each client holds (`yield begin`), ended when it disconnects.
+    var heldByClient: [Int: [String]] = [:]
     private var keyDecoder = KeyDecoder()
     private var timers: [TimerID: Double] = [:]
     private var pending: [Event] = []
@@ -29,9 +35,10 @@ public final class Runtime {
 
     /// Wires a runtime. `keyInput` is a terminal fd to read keys from, if any.
     public init(state: State, audio: AudioPort, store: StateStore?, status: StatusSink, log: Log,
-                keyInput: Int32? = nil, mailbox: Mailbox = Mailbox()) {
+                keyInput: Int32? = nil, mailbox: Mailbox = Mailbox(), control: ControlSocket? = nil) {
         self.state = state
         self.mailbox = mailbox
+        self.control = control
         self.audio = audio
         self.store = store
         self.status = status
@@ -79,7 +86,7 @@ public final class Runtime {
         while !pending.isEmpty {
             let next = pending.removeFirst()
             let commands = reduce(&state, next)
-            if log.level >= .debug, !isQuiet(next) || !commands.isEmpty {
+            if log.level == .debug, !isQuiet(next) || !commands.isEmpty {
                 log.debug("\(next) -> \(commands.map(Self.brief))")
             }
             for command in commands { perform(command) }
@@ -102,6 +109,8 @@ public final class Runtime {
         case .pauseOutput: audio.pause()
         case .resumeOutput: audio.resume()
         case .stopOutput: audio.stop()
+        case .releaseDevice(let token): audio.release(token: token)
+        case .grant(let id): grants(id)
         case .seekOutput(let to): audio.seek(to: to)
         case .setVolume(let v): audio.setVolume(v)
         case .persist(let snapshot):
@@ -129,15 +138,18 @@ public final class Runtime {
         for (_, at) in timers { deadline = min(deadline, at) }
         let timeoutMs = Int32(max(0, min(1000, (deadline - now) * 1000)).rounded(.up))
         var fds = [pollfd(fd: mailbox.fd, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0)]
-        if let keyInput, !keyInputClosed { fds.append(pollfd(fd: keyInput, events: Int16(POLLIN), revents: 0)) }
+                   pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: keyInput.flatMap { keyInputClosed ? nil : $0 } ?? -1, events: Int16(POLLIN), revents: 0)]
+        let controlStart = fds.count
+        if let control { fds += control.pollFDs() }
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
         if n < 0 && errno != EINTR { log.error("poll: \(String(cString: strerror(errno)))") }
         if fds[0].revents != 0 {
             for event in mailbox.drain() { dispatch(event) }
         }
         if fds[1].revents != 0 { readSignals() }
-        if fds.count > 2, fds[2].revents != 0 { readKeys(fds[2].revents) }
+        if fds[2].revents != 0 { readKeys(fds[2].revents) }
+        if control != nil { serviceControl(Array(fds[controlStart...])) }
         let after = monotonicNow()
         for (id, at) in timers where at <= after {
             timers[id] = nil
@@ -150,7 +162,7 @@ public final class Runtime {
         }
     }
 
-    private func feedHeard() {
+    func feedHeard() {
         if let p = audio.position() { dispatch(.heard(playID: p.id, seconds: p.seconds)) }
     }
 
@@ -191,7 +203,7 @@ public final class Runtime {
         didSet { if keyInputClosed { log.warning("terminal input closed; keys are off") } }
     }
 
-    private func nextSeed() -> UInt64 {
+    func nextSeed() -> UInt64 {
         var g = SeededGenerator(seed: seedState)
         seedState = g.next()
         return seedState

@@ -11,7 +11,7 @@ enum Commands {
     static let logLevels = ["error", "warning", "info", "debug"]
 
     static func play(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, options: ["--device", "--audio", "--state", "--volume", "--repeat", "--log-level"],
+        let a = try Arguments(args, options: ["--device", "--audio", "--state", "--volume", "--repeat", "--log-level", "--socket"],
                               flags: ["--shuffle", "--help", "-h"], command: "play")
         if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.play) }
         guard !a.positional.isEmpty else { throw UsageError(message: "play needs at least one file, folder or playlist") }
@@ -50,6 +50,7 @@ enum Commands {
         setup.settings = config.settings
         setup.logLevel = try a.choice("--log-level", logLevels).flatMap(LogLevel.init(name:)) ?? config.logLevel
         setup.interactive = false
+        setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
         return Player.run(setup) { log in
             for w in loaded.warnings { log.warning(w) }
             // Resume first: nothing slow (no folder scan, no tag reading) before the first sample.
@@ -71,7 +72,7 @@ enum Commands {
     }
 
     static func demo(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, options: ["--device", "--audio", "--dir", "--log-level"], flags: ["--help", "-h"], command: "demo")
+        let a = try Arguments(args, options: ["--device", "--audio", "--dir", "--log-level", "--socket"], flags: ["--help", "-h"], command: "demo")
         if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.demo) }
         guard a.positional.isEmpty else { throw UsageError(message: "demo takes no paths (try: jukebox play PATH)") }
         var setup = try common(a)
@@ -97,7 +98,57 @@ enum Commands {
         }
         if let audio = try a.choice("--audio", ["alsa", "null"]) { setup.audio = Config.AudioKind(rawValue: audio)! }
         if let level = try a.choice("--log-level", logLevels) { setup.logLevel = LogLevel(name: level)! }
+        if let socket = a.options["--socket"] { setup.socketPath = socket.isEmpty ? nil : absolutePath(socket) }
         return setup
+    }
+
+    static func ctl(_ args: [String]) throws(UsageError) -> Int32 {
+        let a = try Arguments(args, options: ["--socket", "--timeout"], flags: ["--help", "-h"], command: "ctl")
+        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.ctl) }
+        guard !a.positional.isEmpty else { throw UsageError(message: "ctl needs a command (try: jukebox ctl help)") }
+        let path = a.options["--socket"] ?? ControlSocket.defaultPath()
+        let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
+        let client: ControlClient
+        do { client = try ControlClient(path: path) } catch {
+            writeAll(2, "jukebox: no jukebox answers at \(path) (\(error))\n")
+            return 1
+        }
+        guard let reply = client.request(a.positional.joined(separator: " "), timeout: timeout) else {
+            writeAll(2, "jukebox: no reply from \(path) within \(Int(timeout)) s\n")
+            return 1
+        }
+        if reply.hasPrefix("ok") {
+            writeAll(1, String(reply.dropFirst(reply.hasPrefix("ok ") ? 3 : 2)) + "\n")
+            return 0
+        }
+        writeAll(2, "jukebox: \(reply)\n")
+        return 1
+    }
+
+    static func yield(_ args: [String]) throws(UsageError) -> Int32 {
+        let split = args.firstIndex(of: "--")
+        let own = Array(args[..<(split ?? args.endIndex)])
+        let a = try Arguments(own, options: ["--socket", "--reason", "--timeout"], flags: ["--help", "-h"], command: "yield")
+        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.yield) }
+        let program = split.map { Array(args[($0 + 1)...]) } ?? a.positional
+        guard !program.isEmpty else { throw UsageError(message: "yield needs a command: jukebox yield -- CMD ARGS...") }
+        let path = a.options["--socket"] ?? ControlSocket.defaultPath()
+        let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
+        let reason = a.options["--reason"] ?? Paths.fileName(program[0])
+        var client: ControlClient?
+        do { client = try ControlClient(path: path) } catch {
+            writeAll(2, "jukebox: no jukebox answers at \(path); running the command anyway\n")
+        }
+        if let c = client {
+            let reply = c.request("yield begin \(reason)", timeout: timeout)
+            if reply != "ok released" {
+                writeAll(2, "jukebox: the player did not release the device (\(reply ?? "no reply")); running the command anyway\n")
+            }
+        }
+        let status = runProgram(program)
+        // Ending is explicit for a clean reply; closing the connection would end it too.
+        _ = client?.request("yield end", timeout: timeout)
+        return status
     }
 
     private static func help(_ text: String) -> Int32 {

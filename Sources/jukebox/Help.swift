@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 
+import JukeboxService
+
 /// The version printed by `--version`.
 let jukeboxVersion = "0.1.0"
 
@@ -11,6 +13,8 @@ enum Help {
       jukebox play [options] PATH...   play files, folders and M3U playlists in the foreground
       jukebox run --config FILE        run as the daemon: resume from the state file
       jukebox demo [options]           make a few demo tunes and play them
+      jukebox ctl COMMAND...           send a command to the running player (try: ctl help)
+      jukebox yield -- CMD ARGS...     have the player release the sound device while CMD runs
       jukebox --version | --help
 
     Run 'jukebox COMMAND --help' for a command's options.
@@ -32,6 +36,7 @@ enum Help {
       --shuffle           start shuffled
       --repeat MODE       off, one or all (default: off)
       --log-level LEVEL   error, warning, info or debug (default: warning)
+      --socket PATH       control socket ("" for none; default: \(ControlSocket.defaultPath()))
     """
 
     static let run = """
@@ -58,5 +63,33 @@ enum Help {
       --device PCM        ALSA PCM to play to (default: "default")
       --audio alsa|null   null discards audio but keeps real time (default: alsa)
       --dir DIR           where to write the tunes (default: /tmp/jukebox-demo)
+      --socket PATH       control socket ("" for none)
+    """
+
+    static let ctl = """
+    Usage: jukebox ctl [--socket PATH] [--timeout S] COMMAND...
+
+    Sends one command to the running player and prints its reply; exit 1 on an error reply or
+    when no player answers. Commands: status, play, pause, toggle, stop, next, prev,
+    seek [+|-]m:ss, vol [+|-]N, shuffle on|off, repeat off|one|all, interrupt begin [reason]
+    (replies once the sound device is free), interrupt end, help.
+
+    Options:
+      --socket PATH       the player's control socket (default: \(ControlSocket.defaultPath()))
+      --timeout S         seconds to wait for the reply (default: 10)
+    """
+
+    static let yield = """
+    Usage: jukebox yield [--socket PATH] [--reason TEXT] -- CMD ARGS...
+
+    Asks the running player to release the sound device, runs CMD (an argument vector, no
+    shell) once it is free, waits for it, and lets the player resume where it was. Exits with
+    CMD's status. Overlapping yields and interruptions end when the last one ends; if this
+    process dies, the player resumes anyway. With no player running, CMD just runs.
+
+    Options:
+      --socket PATH       the player's control socket (default: \(ControlSocket.defaultPath()))
+      --reason TEXT       shown in the status while CMD runs (default: CMD's name)
+      --timeout S         seconds to wait for the release (default: 10)
     """
 }

@@ -15,6 +15,8 @@ struct PlayerSetup {
     var logLevel: LogLevel = .warning
     /// Use the terminal for keys and the status line when it is one.
     var interactive = true
+    /// Control socket path; nil: none.
+    var socketPath: String? = ControlSocket.defaultPath()
 }
 
 /// Wires the live adapters into a runtime and runs it: the part of `main` every subcommand
@@ -30,7 +32,7 @@ enum Player {
         let terminal = interactive ? Terminal(log: log) : nil
         let status: StatusSink = terminal ?? LogStatus(log: log)
         let mailbox = Mailbox()
-        let traceStart = setup.logLevel >= .debug
+        let traceStart = setup.logLevel == .debug
         let engine = AudioEngine(makeOutput: output) { report in
             if let event = AudioWiring.event(for: report) { mailbox.post(event) }
             // For start-up measurements: one write(2) from the engine thread, comparable with any
@@ -41,9 +43,16 @@ enum Player {
         }
         var state = State(settings: setup.settings)
         state.now = monotonicNow()
+        var control: ControlSocket?
+        if let path = setup.socketPath {
+            do { control = try ControlSocket(path: path) } catch {
+                // Playing matters more than being remote-controlled: say so and go on.
+                log.warning("no control socket: \(error)")
+            }
+        }
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
-                              keyInput: interactive ? 0 : nil, mailbox: mailbox)
+                              keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control)
         let code = runtime.run(initial: events)
         terminal?.close()
         return code

@@ -5,6 +5,8 @@ import Glibc
 #endif
 
 // Thin on purpose: pick the subcommand, map usage errors to exit code 2.
+// A closed log pipe or a vanished socket client must give EPIPE, never kill the player.
+signal(SIGPIPE, SIG_IGN)
 let args = Array(CommandLine.arguments.dropFirst())
 let code: Int32
 do throws(UsageError) {
@@ -12,6 +14,8 @@ do throws(UsageError) {
     case "play": code = try Commands.play(Array(args.dropFirst()))
     case "run": code = try Commands.run(Array(args.dropFirst()))
     case "demo": code = try Commands.demo(Array(args.dropFirst()))
+    case "ctl": code = try Commands.ctl(Array(args.dropFirst()))
+    case "yield": code = try Commands.yield(Array(args.dropFirst()))
     case "--version", "-V", "version":
         writeAll(1, "jukebox \(jukeboxVersion)\n")
         code = 0

@@ -145,7 +145,7 @@ final class EngineReportTests: XCTestCase {
     func testBusyDeviceWaitsAndRetriesWithCappedBackOffThenResumesAtThePosition() {
         let h = CoreHarness(playing(2))
         h.prepare(.heard(playID: 1, seconds: 42.25))
-        h.send(.deviceUnavailable(reason: "busy (held by aplay)"), {
+        h.send(.deviceUnavailable(reason: "busy (held by aplay)", problem: .busy), {
             $0.phase = .waitingForDevice(reason: "busy (held by aplay)")
             $0.loaded = nil
             $0.handedNext = nil
@@ -161,7 +161,7 @@ final class EngineReportTests: XCTestCase {
             let start = h.prepare(.timerFired(.deviceRetry))
             XCTAssertEqual(start.first, .startTrack(playID: h.state.loaded!.playID, path: "/music/1.flac", at: 42.25, paused: false,
                                                     next: NextPlay(playID: h.state.handedNext!.playID, path: "/music/2.flac")))
-            let cmds = h.prepare(.deviceUnavailable(reason: "busy (held by aplay)"))
+            let cmds = h.prepare(.deviceUnavailable(reason: "busy (held by aplay)", problem: .busy))
             XCTAssertFalse(cmds.contains { if case .report = $0 { return true } else { return false } }, "reported once")
             for case .startTimer(_, let after) in cmds { delays.append(after) }
         }
@@ -178,7 +178,7 @@ final class EngineReportTests: XCTestCase {
 
     func testPauseWhileWaitingEndsTheRetriesAndPlayStartsAgain() {
         let h = CoreHarness(playing(2))
-        h.prepare(.deviceUnavailable(reason: "gone"))
+        h.prepare(.deviceUnavailable(reason: "gone", problem: .busy))
         h.send(.pause, {
             $0.phase = .paused
             $0.retryDelay = 0.125
@@ -198,7 +198,7 @@ final class EngineReportTests: XCTestCase {
         let h = CoreHarness(playing(2))
         h.prepare(.heard(playID: 1, seconds: 7))
         h.prepare(.pause)
-        h.send(.deviceUnavailable(reason: "gone"), { $0.loaded = nil; $0.handedNext = nil }, commands: [])
+        h.send(.deviceUnavailable(reason: "gone", problem: .busy), { $0.loaded = nil; $0.handedNext = nil }, commands: [])
         XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 3, path: "/music/1.flac", at: 7, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")))
     }
 

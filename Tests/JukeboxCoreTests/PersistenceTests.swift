@@ -25,7 +25,7 @@ final class PersistencePolicyTests: XCTestCase {
 
     func testWaitingForTheDeviceIsSavedAsPlayingSoNoExtraWriteHappens() {
         let h = CoreHarness(playing(2))
-        let cmds = h.prepare(.deviceUnavailable(reason: "busy"))
+        let cmds = h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
         XCTAssertFalse(cmds.contains { if case .persist = $0 { return true } else { return false } })
         XCTAssertEqual(h.state.snapshot.phase, "playing")
     }

@@ -48,7 +48,7 @@ final class PlaybackTests: XCTestCase {
         var paused = h.state
         paused.phase = .paused
         h.send(.pause, { $0 = paused; $0.savedMark = paused.saveMark; $0.savedPosition = 12.5; $0.shown = paused.view },
-               commands: [.pauseOutput, .persist(paused.snapshot), .render(paused.view)])
+               commands: [.pauseOutput, .startTimer(.releaseDevice, after: 3), .persist(paused.snapshot), .render(paused.view)])
         var resumed = h.state
         resumed.phase = .playing
         h.send(.togglePlayPause, { $0 = resumed; $0.savedMark = resumed.saveMark; $0.shown = resumed.view },

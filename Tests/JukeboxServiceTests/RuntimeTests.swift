@@ -24,6 +24,10 @@ final class FakeAudio: AudioPort, @unchecked Sendable {
     func pause() { calls.append("pause") }
     func resume() { calls.append("resume") }
     func stop() { calls.append("stop") }
+    func release(token: UInt64) {
+        calls.append("release \(token)")
+        mailbox?.post(.deviceReleased(token: token))
+    }
     func seek(to seconds: Double) { calls.append("seek \(seconds)") }
     func setVolume(_ percent: Int) { calls.append("volume \(percent)") }
     func position() -> (id: UInt64, seconds: Double)? { heard }
@@ -109,7 +113,7 @@ final class BusyThenFreeAudio: AudioPort, @unchecked Sendable {
         plays.append("@\(seconds)")
         if busy < 3 {
             busy += 1
-            mailbox.post(.deviceUnavailable(reason: "busy"))
+            mailbox.post(.deviceUnavailable(reason: "busy", problem: .busy))
         } else {
             mailbox.post(.trackStarted(playID: id))
             mailbox.post(.trackFinished(playID: id, next: nil))
@@ -120,6 +124,7 @@ final class BusyThenFreeAudio: AudioPort, @unchecked Sendable {
     func pause() {}
     func resume() {}
     func stop() {}
+    func release(token: UInt64) { mailbox.post(.deviceReleased(token: token)) }
     func seek(to seconds: Double) {}
     func setVolume(_ percent: Int) {}
     func position() -> (id: UInt64, seconds: Double)? { nil }

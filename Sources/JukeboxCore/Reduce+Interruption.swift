@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+
+// Other programs and signal lines taking the sound device: release it, keep the place, and come
+// back by itself when the last interruption ends.
+extension State {
+    mutating func interruption(_ event: Event, _ step: inout Step) {
+        switch event {
+        case .interruptBegan(let id, let reason):
+            if interruptions.isEmpty {
+                switch phase {
+                case .playing, .waitingForDevice: afterInterruption = .playing
+                case .paused: afterInterruption = .paused
+                case .stopped: afterInterruption = .stopped
+                case .interrupted: break
+                }
+                if case .waitingForDevice = phase {
+                    retryDelay = settings.deviceRetryInitial
+                    step.commands.append(.cancelTimer(.deviceRetry))
+                }
+            }
+            interruptions.append(Interruption(id: id, reason: reason))
+            phase = .interrupted(reason: reason)
+            pendingGrants.append(id)
+            loaded = nil
+            handedNext = nil
+            // Always ask the engine, even when the core thinks nothing is open: only the engine
+            // knows when the device is really closed, and the grant must not come before that.
+            if releaseToken == nil {
+                let token = nextReleaseToken
+                nextReleaseToken += 1
+                releaseToken = token
+                step.commands.append(.releaseDevice(token: token))
+            }
+        case .interruptEnded(let id):
+            guard let index = interruptions.lastIndex(where: { $0.id == id }) else {
+                message = "no interruption to end"
+                return
+            }
+            interruptions.remove(at: index)
+            if let pending = pendingGrants.lastIndex(of: id) { pendingGrants.remove(at: pending) }
+            if let latest = interruptions.last {
+                phase = .interrupted(reason: latest.reason)
+                return
+            }
+            switch afterInterruption {
+            case .playing where currentTrack != nil:
+                phase = .playing
+                startCurrent(at: position, paused: false, &step)
+            case .paused where currentTrack != nil:
+                phase = .paused
+            default:
+                phase = .stopped
+            }
+        case .deviceReleased(let token):
+            guard token == releaseToken else { return }
+            releaseToken = nil
+            for id in pendingGrants { step.commands.append(.grant(id: id)) }
+            pendingGrants = []
+        default:
+            break
+        }
+    }
+
+    /// Releases the device after the pause delay, so other programs can use it; resume reopens
+    /// it at the same frame.
+    mutating func releaseAfterPause(_ step: inout Step) {
+        guard phase == .paused, loaded != nil else { return }
+        unload(&step)
+    }
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The client side of the control socket, for `jukebox ctl` and `jukebox yield`: send a line,
+/// wait (bounded) for the reply line.
+public final class ControlClient {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    /// Connects to the socket at `path`; throws when no jukebox listens there.
+    public init(path: String) throws(SystemError) {
+        fd = try ControlSocket.connect(path: path)
+    }
+
+    deinit { close(fd) }
+
+    /// Sends `line` and returns the reply line, or nil when none came within `timeout` seconds
+    /// or the connection closed.
+    public func request(_ line: String, timeout: Double) -> String? {
+        // send(MSG_NOSIGNAL): a player that hung up must give an error here, not a SIGPIPE.
+        let bytes = Array((line + "\n").utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n > 0 { sent += n } else if n < 0 && errno == EINTR { continue } else { return nil }
+        }
+        let deadline = monotonicNow() + timeout
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let reply = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeFirst(newline + 1)
+                return reply
+            }
+            let left = deadline - monotonicNow()
+            if left <= 0 { return nil }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, Int32(min(left, 1) * 1000) + 1) >= 0 || errno == EINTR else { return nil }
+            if p.revents == 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { return nil }
+            buffer += chunk[0..<n]
+        }
+    }
+}
+
+/// Runs a program with an argument vector (never a shell) and waits for it; returns its exit
+/// status (128+N when killed by signal N, 127 when it could not be started).
+public func runProgram(_ argv: [String]) -> Int32 {
+    var pid: pid_t = 0
+    var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
+    cArgs.append(nil)
+    defer { for p in cArgs { free(p) } }
+    // The child must not inherit jukebox's blocked signals: Ctrl-C and SIGTERM must reach it.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+    let rc = posix_spawnp(&pid, argv[0], nil, &attributes, cArgs, environ)
+    guard rc == 0 else {
+        writeAll(2, "jukebox: cannot run \(argv[0]): \(String(cString: strerror(rc)))\n")
+        return 127
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    if status & 0x7F == 0 { return (status >> 8) & 0xFF }
+    return 128 + (status & 0x7F)
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The control socket: a Unix stream socket speaking one command per line, one reply line per
+/// command. It only moves bytes; the loop decides what a line means. Misbehaving clients (lines
+/// too long, never reading, too many of them) are cut off; they can never block the loop.
+public final class ControlSocket {
+    /// A connected client.
+    final class Client {
+        let id: Int
+        let fd: Int32
+        var input: [UInt8] = []
+        var output: [UInt8] = []
+        var discardingLongLine = false
+        var closed = false
+        init(id: Int, fd: Int32) {
+            self.id = id
+            self.fd = fd
+        }
+    }
+
+    /// The socket's path.
+    public let path: String
+    let listenFD: Int32
+    var clients: [Int: Client] = [:]
+    private var nextID = 1
+    /// Most clients at once; more are closed at accept.
+    static let maxClients = 32
+    /// Most unsent reply bytes kept for a client that does not read.
+    static let maxOutput = 64 << 10
+
+    /// The default path: `/run/jukebox/control` for root, else under `$XDG_RUNTIME_DIR` or /tmp.
+    public static func defaultPath() -> String {
+        if getuid() == 0 { return "/run/jukebox/control" }
+        if let dir = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !dir.isEmpty { return dir + "/jukebox/control" }
+        return "/tmp/jukebox-\(getuid())/control"
+    }
+
+    /// Listens at `path` (mode 0660). A stale socket file is replaced; a live one (another
+    /// jukebox answers there) is an error, so two players never steal each other's socket.
+    public init(path: String) throws(SystemError) {
+        self.path = path
+        let folder = Paths.directory(path)
+        if !isDirectory(folder) { try makeDirectories(folder) }
+        guard path.utf8.count < 108 else { throw SystemError(call: "bind", subject: path, errno: ENAMETOOLONG) }
+        if fileExists(path) {
+            if let probe = try? ControlSocket.connect(path: path) {
+                close(probe)
+                throw SystemError(call: "bind (another jukebox is listening)", subject: path, errno: EADDRINUSE)
+            }
+            unlink(path)
+        }
+        let fd = Int32(try sys("socket", path) { Int(socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)) })
+        var addr = ControlSocket.address(path)
+        do {
+            try sys("bind", path) {
+                Int(withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } })
+            }
+            chmod(path, 0o660)
+            try sys("listen", path) { Int(listen(fd, 16)) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        listenFD = fd
+    }
+
+    deinit {
+        for client in clients.values { close(client.fd) }
+        close(listenFD)
+        unlink(path)
+    }
+
+    static func address(_ path: String) -> sockaddr_un {
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            let bytes = Array(path.utf8.prefix(raw.count - 1))
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return addr
+    }
+
+    /// Connects to a listening socket (client side, blocking); the fd is the caller's to close.
+    public static func connect(path: String) throws(SystemError) -> Int32 {
+        let fd = Int32(try sys("socket", path) { Int(socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)) })
+        var addr = address(path)
+        do {
+            try sys("connect", path) {
+                Int(withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } })
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// The fds to poll: the listener and every client (with POLLOUT while replies wait).
+    func pollFDs() -> [pollfd] {
+        var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)]
+        for client in clients.values.sorted(by: { $0.id < $1.id }) {
+            let events = Int16(POLLIN) | (client.output.isEmpty ? 0 : Int16(POLLOUT))
+            fds.append(pollfd(fd: client.fd, events: events, revents: 0))
+        }
+        return fds
+    }
+
+    /// Accepts waiting connections.
+    func acceptAll() {
+        while true {
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 { return }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            if clients.count >= Self.maxClients {
+                writeAll(fd, "error: too many connections\n")
+                close(fd)
+                continue
+            }
+            let client = Client(id: nextID, fd: fd)
+            nextID += 1
+            clients[client.id] = client
+        }
+    }
+
+    /// Reads what a client sent; returns complete lines (over-long ones become nil entries so the
+    /// caller can answer with an error) and whether the client has gone.
+    func read(_ client: Client) -> (lines: [String?], gone: Bool) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var lines: [String?] = []
+        while true {
+            let n = Glibc.read(client.fd, &buffer, buffer.count)
+            if n == 0 { return (lines, true) }
+            if n < 0 { return (lines, errno != EAGAIN && errno != EINTR) }
+            for byte in buffer[0..<n] {
+                if byte == 0x0A {
+                    if client.discardingLongLine {
+                        client.discardingLongLine = false
+                    } else {
+                        if client.input.last == 0x0D { client.input.removeLast() }
+                        lines.append(String(decoding: client.input, as: UTF8.self))
+                    }
+                    client.input.removeAll(keepingCapacity: true)
+                } else if !client.discardingLongLine {
+                    client.input.append(byte)
+                    if client.input.count > ControlCommand.maxLineLength {
+                        client.input.removeAll()
+                        client.discardingLongLine = true
+                        lines.append(nil)
+                    }
+                }
+            }
+            if lines.count > 64 { return (lines, false) }  // leave the rest for the next turn
+        }
+    }
+
+    /// Queues a reply line; a client that lets replies pile up is disconnected.
+    func reply(_ client: Client, _ text: String) {
+        guard !client.closed else { return }
+        client.output += Array((text + "\n").utf8)
+        if client.output.count > Self.maxOutput {
+            client.closed = true
+            return
+        }
+        flush(client)
+    }
+
+    /// Sends what the socket takes now, without blocking.
+    func flush(_ client: Client) {
+        while !client.output.isEmpty {
+            let n = client.output.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n > 0 { client.output.removeFirst(n) } else { break }
+        }
+    }
+
+    /// Closes a client.
+    func drop(_ client: Client) {
+        close(client.fd)
+        clients[client.id] = nil
+    }
+}

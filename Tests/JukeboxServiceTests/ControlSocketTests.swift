@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxCore
+import JukeboxService
+import XCTest
+
+/// The control socket against a running loop (fake audio), driven by real socket clients.
+final class ControlSocketTests: XCTestCase {
+    final class Box: @unchecked Sendable {
+        let runtime: Runtime
+        init(_ r: Runtime) { runtime = r }
+    }
+
+    var dir: TempDir!
+    var audio: FakeAudio!
+    var box: Box!
+    var loop: Thread!
+    var finished: DispatchSemaphore!
+    var path: String { dir.file("control") }
+
+    override func setUpWithError() throws {
+        dir = TempDir()
+        audio = FakeAudio()
+        let mailbox = Mailbox()
+        audio.mailbox = mailbox
+        let control = try ControlSocket(path: dir.file("control"))
+        var state = State()
+        _ = reduce(&state, .add([TrackInfo(path: "/m/a.flac", duration: 100), TrackInfo(path: "/m/b.flac")]))
+        box = Box(Runtime(state: state, audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
+                          mailbox: mailbox, control: control))
+        finished = DispatchSemaphore(value: 0)
+        let box = box!, done = finished!
+        loop = Thread { _ = box.runtime.run(initial: []); done.signal() }
+        loop.start()
+    }
+
+    override func tearDown() {
+        box.runtime.mailbox.post(.quit)
+        XCTAssertEqual(finished.wait(timeout: .now() + 5), .success, "loop did not end")
+    }
+
+    func testCommandsGetReplies() throws {
+        let c = try ControlClient(path: path)
+        XCTAssertEqual(c.request("status", timeout: 5), "ok ■ 2 tracks queued  vol 100")
+        XCTAssertEqual(c.request("play", timeout: 5)?.hasPrefix("ok ▶ a"), true)
+        XCTAssertEqual(c.request("vol 40", timeout: 5)?.contains("vol 40"), true)
+        XCTAssertEqual(c.request("frobnicate", timeout: 5), "error: unknown command \"frobnicate\" (try: help)")
+        XCTAssertEqual(c.request("seek", timeout: 5), "error: usage: seek [+|-]m:ss")
+    }
+
+    func testYieldIsGrantedOnceReleasedAndEndsWhenTheClientDisconnects() throws {
+        let player = try ControlClient(path: path)
+        _ = player.request("play", timeout: 5)
+        var yielder: ControlClient? = try ControlClient(path: path)
+        XCTAssertEqual(yielder?.request("yield begin chime", timeout: 5), "ok released")
+        XCTAssertEqual(player.request("status", timeout: 5)?.contains("interrupted: chime"), true)
+        yielder = nil  // the helper process died without saying "yield end"
+        XCTAssertTrue(waitFor(5) { player.request("status", timeout: 5)?.hasPrefix("ok ▶") == true },
+                      "the interruption did not end with the connection")
+    }
+
+    func testOverLongLinesGarbageAndManyClientsDoNotHurt() throws {
+        let c = try ControlClient(path: path)
+        XCTAssertEqual(c.request(String(repeating: "x", count: 5000), timeout: 5), "error: line longer than 1024 bytes")
+        XCTAssertEqual(c.request("\u{0}\u{7f}\u{1b}[A", timeout: 5)?.hasPrefix("error: unknown command"), true)
+        var many: [ControlClient] = []
+        for _ in 0..<40 { if let extra = try? ControlClient(path: path) { many.append(extra) } }
+        // Beyond the limit clients are refused, but the first one still works.
+        XCTAssertEqual(c.request("status", timeout: 5)?.hasPrefix("ok "), true)
+        let refused = many.filter { $0.request("status", timeout: 2)?.hasPrefix("ok") != true }.count
+        XCTAssertGreaterThan(refused, 0)
+        XCTAssertLessThanOrEqual(many.count - refused, 32)
+    }
+
+    func testASecondPlayerDoesNotStealALiveSocket() {
+        XCTAssertThrowsError(try ControlSocket(path: path)) { XCTAssertTrue("\($0)".contains("another jukebox"), "\($0)") }
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds or `seconds` pass.
+func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    return condition()
+}
