@@ -153,6 +153,8 @@ public final class Runtime {
         let after = monotonicNow()
         for (id, at) in timers where at <= after {
             timers[id] = nil
+            // The core acts on the position (a release keeps it), so it must be the latest.
+            feedHeard()
             dispatch(.timerFired(id))
         }
         if after - lastTick >= tickInterval * 0.9 {

@@ -126,6 +126,36 @@ final class BinaryTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: state + ".damaged-1", encoding: .utf8), "{\"version\": 1, \"tracks\": [")
     }
 
+    func testYieldReleasesTheDeviceRunsTheCommandAndThePlayerResumes() throws {
+        let song = dir + "/song.wav", state = dir + "/state.json", config = dir + "/c.json", socket = dir + "/ctl"
+        try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 6)
+        try #"{"audio": "null", "state": "\#(state)", "music": ["\#(song)"], "socket": "\#(socket)"}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try Jukebox.start(["run", "--config", config])
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        XCTAssertTrue(waitFor(10) { Self.phase(state) == "playing" })
+        let during = dir + "/during.txt"
+        let yield = try Jukebox.run(["yield", "--socket", socket, "--reason", "chime", "--",
+                                     "sh", "-c", "\"$0\" ctl --socket \"$1\" status > \"$2\"; exit 3", Jukebox.binary, socket, during])
+        XCTAssertEqual(yield.status, 3, "yield exits with the command's status: \(yield.stderr)")
+        let seen = try String(contentsOfFile: during, encoding: .utf8)
+        XCTAssertTrue(seen.contains("interrupted: chime"), seen)
+        let after = try Jukebox.run(["ctl", "--socket", socket, "status"])
+        XCTAssertEqual(after.status, 0)
+        XCTAssertTrue(after.stdout.hasPrefix("▶ song"), after.stdout)
+        let bad = try Jukebox.run(["ctl", "--socket", socket, "interrupt", "end"])
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertTrue(bad.stderr.contains("error: no interruption to end"), bad.stderr)
+    }
+
+    func testCtlWithNoPlayerSaysSo() throws {
+        let r = try Jukebox.run(["ctl", "--socket", dir + "/none", "status"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("no jukebox answers at \(dir!)/none"), r.stderr)
+        let y = try Jukebox.run(["yield", "--socket", dir + "/none", "--", "true"])
+        XCTAssertEqual(y.status, 0, "with no player the command still runs")
+    }
+
     func testRunWithABadConfigSaysWhatToFix() throws {
         let config = dir + "/c.json"
         try #"{"saveInterval": 0}"#.write(toFile: config, atomically: true, encoding: .utf8)
