@@ -9,6 +9,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "jukebox", targets: ["jukebox"]),
+        // The fault-injecting ALSA test device (an ioplug plugin libasound loads by path; see README "Tests").
+        .library(name: "JukeboxTestPCM", type: .dynamic, targets: ["JukeboxTestPCM"]),
     ],
     targets: [
         // C libraries from Debian -dev packages, seen through pkg-config.
@@ -32,6 +34,10 @@ let package = Package(
         .target(name: "JukeboxService", dependencies: ["JukeboxCore", "JukeboxAudio", "CLinux"]),
 
         .executableTarget(name: "jukebox", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxAudio"]),
+
+        // The ALSA test device: C, built as libJukeboxTestPCM.so. -DPIC or libasound's dlsym check fails.
+        .target(name: "JukeboxTestPCM", dependencies: ["CALSA"], cSettings: [.define("PIC")],
+                linkerSettings: [.linkedLibrary("asound")]),
 
         // Shared by the tests only: the core harness, a manual clock, test-audio generation.
         .target(name: "JukeboxTestSupport", dependencies: ["JukeboxCore", "CSndfile"]),

@@ -49,6 +49,13 @@ enum BusyHolder {
         return nil
     }
 
+    /// The process whose pid a device's lock file holds (the test device writes its holder's pid there).
+    static func fromLockFile(_ path: String) -> String? {
+        guard let text = readSmallFile(path), let pid = Int32(text.trimmingASCIIWhitespace()), pid > 0 else { return nil }
+        let name = readSmallFile("/proc/\(pid)/comm").map { $0.trimmingASCIIWhitespace() }
+        return name.map { "\($0) (pid \(pid))" } ?? "pid \(pid)"
+    }
+
     private static func paths(matching pattern: String) -> [String] {
         var result = glob_t()
         defer { globfree(&result) }

@@ -4,23 +4,43 @@ import Glibc
 
 /// Plays PCM through an ALSA device (`default`, `hw:CARD=DAC`, `plughw:0`, `file:FILE=/tmp/x.raw,FORMAT=raw`…).
 ///
-/// Opens non-blocking so a busy device fails at once (`.busy`, with the holder when /proc names it),
-/// then writes in blocking mode. Buffer about 200 ms in 4 periods. Underruns and suspends are recovered
-/// inside `write` (bounded); an unplugged or broken device throws `.lost`. Use from one thread at a time.
+/// Opens non-blocking so a busy device fails at once (`.busy`, with the holder when /proc or the
+/// device's lock file names it) and stays non-blocking: writes wait for room in `poll` with a timeout,
+/// so a stalled device cannot block them forever (alsa-lib 1.2.8 can). Buffer about 200 ms in 4
+/// periods. Underruns and suspends are recovered inside `write` (bounded) and counted; an unplugged or
+/// broken device, or one that consumes nothing for `stallTimeout` seconds, throws `.lost`.
+/// Use from one thread at a time.
 public final class AlsaOutput: PCMOutput {
     /// The ALSA device name given at creation.
     public let device: String
+    /// Seconds a device may consume nothing while a write waits before it counts as lost (a stall).
+    public var stallTimeout = 2.0
+    /// Faults met so far, over all streams of this output.
+    public private(set) var counters = DeviceCounters()
+    /// After a failed `write`: frames of that call queued, and frames not heard at the failure.
+    public private(set) var failurePoint: (accepted: Int, unheard: Int)?
+    private let configText: String?
+    private var config: OpaquePointer?
     private var pcm: OpaquePointer?
     private var format: AudioFormat?
     private var canPause = false
     private var devicePaused = false
+    private var pollFds: [pollfd] = []
+    /// The last delay read from the device and when (for the frame heard at a failure).
+    private var lastDelay: (frames: Int, at: Double)?
 
-    /// Creates a closed output for `device`; nothing is opened until `open(format:)`.
-    public init(device: String) {
+    /// Creates a closed output for `device`; nothing is opened until `open(format:)`. With
+    /// `configText` (alsa.conf syntax, e.g. `pcm.x { type … }` and `pcm_type.…`), `device` is looked up
+    /// in that configuration alone (`snd_pcm_open_lconf`) instead of the system's and the user's.
+    public init(device: String, configText: String? = nil) {
         self.device = device
+        self.configText = configText
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        if let config { snd_config_delete(config) }
+    }
 
     /// Whether the machine has at least one sound card (`snd_card_next`).
     public static func hasSoundCard() -> Bool {
@@ -36,9 +56,22 @@ public final class AlsaOutput: PCMOutput {
     public func open(format: AudioFormat) throws(OutputError) {
         close()
         var handle: OpaquePointer?
-        let rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
-        guard rc >= 0, let handle else { throw AlsaErrors.openError(rc, device: device) }
-        snd_pcm_nonblock(handle, 0)
+        let rc: Int32
+        if let configText {
+            if config == nil { config = try Self.loadConfig(configText, device: device) }
+            rc = snd_pcm_open_lconf(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK, config)
+        } else {
+            rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+        }
+        guard rc >= 0, let handle else {
+            var error = AlsaErrors.openError(rc, device: device)
+            if error.kind == .busy, let lock = lockFile(), let holder = BusyHolder.fromLockFile(lock) {
+                error.holder = holder
+            }
+            throw error
+        }
+        // Stay non-blocking (also for ioplug's drain, which reads its own flag): every wait is ours.
+        snd_pcm_nonblock(handle, 1)
         do throws(OutputError) {
             try configure(handle, format)
         } catch {
@@ -48,6 +81,43 @@ public final class AlsaOutput: PCMOutput {
         pcm = handle
         self.format = format
         devicePaused = false
+        lastDelay = nil
+        let count = max(0, Int(snd_pcm_poll_descriptors_count(handle)))
+        pollFds = [pollfd](repeating: pollfd(), count: count)
+        if count > 0 {
+            let got = pollFds.withUnsafeMutableBufferPointer {
+                snd_pcm_poll_descriptors(handle, $0.baseAddress, UInt32(count))
+            }
+            if got < 0 { pollFds = [] }
+        }
+    }
+
+    private static func loadConfig(_ text: String, device: String) throws(OutputError) -> OpaquePointer {
+        var top: OpaquePointer?
+        guard snd_config_top(&top) >= 0, let top else {
+            throw OutputError(kind: .other, message: "\(device): out of memory")
+        }
+        var input: OpaquePointer?
+        var rc = text.withCString { snd_input_buffer_open(&input, $0, -1) }
+        if rc >= 0, let input {
+            rc = snd_config_load(top, input)
+            snd_input_close(input)
+        }
+        guard rc >= 0 else {
+            snd_config_delete(top)
+            throw OutputError(kind: .other, message: "\(device): bad configuration: \(AlsaErrors.text(rc))")
+        }
+        return top
+    }
+
+    /// The `lock` file the device's own configuration names (the test device's), if any.
+    private func lockFile() -> String? {
+        guard let config else { return nil }
+        var node: OpaquePointer?
+        guard snd_config_search(config, "pcm.\(device).lock", &node) >= 0, let node else { return nil }
+        var value: UnsafePointer<CChar>?
+        guard snd_config_get_string(node, &value) >= 0, let value else { return nil }
+        return String(cString: value)
     }
 
     private func configure(_ handle: OpaquePointer, _ format: AudioFormat) throws(OutputError) {
@@ -87,30 +157,94 @@ public final class AlsaOutput: PCMOutput {
         }
     }
 
-    /// Writes all frames, blocking while the device buffer is full. Recovers up to a few xruns or
-    /// suspends per call; throws `.lost` when the device is gone or recovery keeps failing.
+    /// Writes all frames, waiting (in `poll`, never spinning) while the device buffer is full. Recovers
+    /// up to a few xruns or suspends per call and counts them; throws `.lost` when the device is gone,
+    /// recovery keeps failing, or nothing was consumed for `stallTimeout` seconds (`failurePoint` then
+    /// says what was heard).
     public func write(_ buf: UnsafeRawPointer, frames: Int) throws(OutputError) -> Int {
         guard let pcm, let format, frames > 0 else { return 0 }
         if devicePaused { return 0 }
+        failurePoint = nil
         var done = 0
         var recoveries = 0
+        var lastProgress = monotonicSeconds()
         while done < frames {
             let n = snd_pcm_writei(pcm, buf + done * format.bytesPerFrame, snd_pcm_uframes_t(frames - done))
-            if n >= 0 {
+            if n > 0 {
                 done += Int(n)
                 recoveries = 0
+                lastProgress = monotonicSeconds()
+                noteDelay(pcm)
                 continue
             }
-            let code = Int32(n)
-            if code == -EAGAIN { continue }
-            recoveries += 1
-            // snd_pcm_recover handles only -EINTR, -EPIPE and -ESTRPIPE; the rest means the device is gone.
-            guard code == -EINTR || code == -EPIPE || code == -ESTRPIPE, recoveries <= 5,
-                  snd_pcm_recover(pcm, code, 1) >= 0 else {
-                throw AlsaErrors.streamError(code, device: device, doing: "write")
+            let code = n == 0 ? -EAGAIN : Int32(n)
+            if code == -EAGAIN {
+                let waited = monotonicSeconds() - lastProgress
+                if waited >= stallTimeout {
+                    counters.stalls += 1
+                    counters.lost += 1
+                    // The device stood still: what it had not played when it stopped, it never played.
+                    failurePoint = (done, lastDelay?.frames ?? 0)
+                    throw OutputError(kind: .lost, message: "\(device): stalled: nothing played for \(stallTimeout) s")
+                }
+                waitForRoom(pcm, seconds: min(0.25, stallTimeout - waited))
+                noteDelay(pcm)
+                continue
             }
+            if code == -EINTR { continue }
+            recoveries += 1
+            if code == -EPIPE { counters.xruns += 1 }
+            if code == -ESTRPIPE { counters.suspends += 1 }
+            if (code == -EPIPE || code == -ESTRPIPE) && recoveries <= 5 && recover(pcm, code) {
+                counters.recoveries += 1
+                lastProgress = monotonicSeconds()
+                lastDelay = nil
+                continue
+            }
+            // -ENODEV (unplugged), -EIO, -EBADFD or a failed recovery: the device is gone.
+            counters.lost += 1
+            failurePoint = (done, unheardNow(rate: format.sampleRate))
+            throw AlsaErrors.streamError(code, device: device, doing: "write")
         }
         return done
+    }
+
+    // snd_pcm_recover would wait for a resume in an unbounded sleep(1) loop: bounded here.
+    private func recover(_ pcm: OpaquePointer, _ code: Int32) -> Bool {
+        if code == -ESTRPIPE {
+            for _ in 0..<20 {
+                let rc = snd_pcm_resume(pcm)
+                if rc == 0 { return true }
+                if rc != -EAGAIN { break }
+                sleepSeconds(0.05)
+            }
+        }
+        return snd_pcm_prepare(pcm) >= 0
+    }
+
+    /// Sleeps until the device reports room (or an error), or `seconds` pass.
+    private func waitForRoom(_ pcm: OpaquePointer, seconds: Double) {
+        let timeout = Int32(max(1, (seconds * 1000).rounded(.up)))
+        guard !pollFds.isEmpty else { return sleepSeconds(min(seconds, 0.01)) }
+        var fds = pollFds
+        let ready = poll(&fds, nfds_t(fds.count), timeout)
+        guard ready > 0 else { return }
+        var revents: UInt16 = 0
+        _ = snd_pcm_poll_descriptors_revents(pcm, &fds, UInt32(fds.count), &revents)
+        // A descriptor woke us without room (a timer tick on a stalled device): do not spin on it.
+        if revents & UInt16(POLLOUT | POLLERR) == 0 { sleepSeconds(0.005) }
+    }
+
+    private func noteDelay(_ pcm: OpaquePointer) {
+        var delay: snd_pcm_sframes_t = 0
+        if snd_pcm_delay(pcm, &delay) >= 0 { lastDelay = (max(0, Int(delay)), monotonicSeconds()) }
+    }
+
+    /// Frames queued and not yet heard now, from the last delay read (the device played on since).
+    private func unheardNow(rate: Int) -> Int {
+        guard let lastDelay else { return 0 }
+        let played = Int((monotonicSeconds() - lastDelay.at) * Double(rate))
+        return max(0, lastDelay.frames - played)
     }
 
     /// Frames queued and not yet heard (`snd_pcm_delay`); 0 when stopped, underrun or on error.
@@ -151,14 +285,32 @@ public final class AlsaOutput: PCMOutput {
         devicePaused = false
     }
 
-    /// Plays out queued frames (`snd_pcm_drain`, blocking) and prepares the stream for new writes.
+    /// Plays out queued frames (`snd_pcm_drain`, waiting in bounded sleeps) and prepares the stream for
+    /// new writes. Gives up (dropping the rest) when the device consumes nothing for `stallTimeout`.
     public func drain() {
-        guard let pcm else { return }
+        guard let pcm, let format else { return }
         if devicePaused {
             _ = snd_pcm_pause(pcm, 0)
             devicePaused = false
         }
-        snd_pcm_drain(pcm)
+        var rc = snd_pcm_drain(pcm)
+        var least = Int.max
+        var lastProgress = monotonicSeconds()
+        while rc == -EAGAIN {
+            var delay: snd_pcm_sframes_t = 0
+            let left = snd_pcm_delay(pcm, &delay) >= 0 ? max(0, Int(delay)) : 0
+            let now = monotonicSeconds()
+            if left < least {
+                least = left
+                lastProgress = now
+            } else if now - lastProgress >= stallTimeout {
+                counters.stalls += 1
+                break
+            }
+            sleepSeconds(min(0.05, max(0.002, Double(left) / Double(format.sampleRate))))
+            rc = snd_pcm_drain(pcm)
+        }
+        snd_pcm_drop(pcm)
         snd_pcm_prepare(pcm)
     }
 
@@ -168,5 +320,7 @@ public final class AlsaOutput: PCMOutput {
         pcm = nil
         format = nil
         devicePaused = false
+        pollFds = []
+        lastDelay = nil
     }
 }

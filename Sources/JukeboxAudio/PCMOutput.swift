@@ -53,4 +53,17 @@ public protocol PCMOutput: AnyObject {
     func close()
     /// Whether a stream is open.
     var isOpen: Bool { get }
+    /// Faults met so far (default: none counted).
+    var counters: DeviceCounters { get }
+    /// After `write` threw: the frames of that call queued before it failed, and the frames queued
+    /// but not heard at the failure, so the caller can hold the frame really heard. Nil when the
+    /// output cannot tell (the default); the caller then estimates from `delayFrames()`.
+    var failurePoint: (accepted: Int, unheard: Int)? { get }
+}
+
+extension PCMOutput {
+    /// No faults counted.
+    public var counters: DeviceCounters { DeviceCounters() }
+    /// Unknown.
+    public var failurePoint: (accepted: Int, unheard: Int)? { nil }
 }

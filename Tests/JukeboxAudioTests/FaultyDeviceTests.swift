@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxAudio
+import JukeboxTestSupport
+import XCTest
+
+/// The engine and `AlsaOutput` against the fault-injecting test device (`Sources/JukeboxTestPCM`),
+/// through the real libasound: pacing, busy, another program holding the device, unplug and resume,
+/// xrun, suspend, stall, a device that cannot pause. Figures are printed for the record.
+final class FaultyDeviceTests: XCTestCase {
+    private var scratch: Scratch!
+
+    override func setUpWithError() throws {
+        scratch = try Scratch()
+    }
+
+    override func tearDown() {
+        scratch = nil
+    }
+
+    private func device(speed: Double = 1, faults: [TestPCM.Fault] = []) throws -> TestPCM {
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: speed)
+        try pcm.set(faults)
+        return pcm
+    }
+
+    private func engine(_ pcm: TestPCM, _ log: ReportLog, plug: Bool = false) -> AudioEngine {
+        let name = plug ? pcm.plugName : pcm.name
+        let config = pcm.configText
+        return makeEngine(log) { AlsaOutput(device: name, configText: config) }
+    }
+
+    private func finished(_ log: ReportLog, _ id: UInt64, timeout: Double) -> Bool {
+        log.wait(timeout: timeout) { if case .finished(id, _) = $0 { true } else { false } }
+    }
+
+    /// Frames a stream that starts mid-track fades in over (the engine's ramp is 15 ms: 662 frames at 44.1 kHz).
+    private let fadeFrames = 1024
+
+    private func isLost(_ report: AudioEngine.Report) -> Bool {
+        if case .deviceUnavailable(let error) = report { error.kind == .lost } else { false }
+    }
+
+    private func deviceReports(_ log: ReportLog) -> [OutputError] {
+        log.all.compactMap { if case .deviceUnavailable(let error) = $0 { error } else { nil } }
+    }
+
+    /// Waits until the engine reports a position of at least `seconds` heard.
+    private func waitHeard(_ engine: AudioEngine, _ seconds: Double, timeout: Double = 10) -> Bool {
+        TestPCM.wait(timeout: timeout) { (engine.position()?.seconds ?? 0) >= seconds }
+    }
+
+    private func period(_ pcm: TestPCM) -> Int {
+        pcm.events(named: "params").last.flatMap { Int($0.fields["period"] ?? "") } ?? 0
+    }
+
+    // MARK: Pacing and recording
+
+    /// Writes `seconds` of a 16-bit stereo ramp straight to an `AlsaOutput` and drains it: the time
+    /// from the first write to the end of the drain, and whether the recording is the bytes written.
+    private func pace(speed: Double, seconds: Double) throws -> (elapsed: Double, exact: Bool) {
+        let pcm = try device(speed: speed)
+        let output = AlsaOutput(device: pcm.name, configText: pcm.configText)
+        try output.open(format: AudioFormat(sampleRate: 44100, channels: 2, sample: .int16))
+        let frames = Int(seconds * 44100)
+        let bytes = (0..<frames * 4).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+        let start = Date()
+        var done = 0
+        while done < frames {
+            let count = min(2048, frames - done)
+            done += try bytes.withUnsafeBytes { try output.write($0.baseAddress! + done * 4, frames: count) }
+        }
+        output.drain()
+        let elapsed = Date().timeIntervalSince(start)
+        output.close()
+        XCTAssertEqual(output.counters, DeviceCounters())
+        return (elapsed, pcm.recording() == bytes)
+    }
+
+    func testRealTimePacing() throws {
+        let (elapsed, exact) = try pace(speed: 1, seconds: 1)
+        print("jukeboxtest pacing: 1.000 s of audio at speed 1 played in \(String(format: "%.3f", elapsed)) s")
+        XCTAssertGreaterThanOrEqual(elapsed, 0.995)
+        XCTAssertLessThan(elapsed, 1.15)
+        XCTAssertTrue(exact, "recording differs from what was written")
+    }
+
+    func testFastPacing() throws {
+        let (elapsed, exact) = try pace(speed: 10, seconds: 2)
+        print("jukeboxtest pacing: 2.000 s of audio at speed 10 played in \(String(format: "%.3f", elapsed)) s")
+        XCTAssertGreaterThanOrEqual(elapsed, 0.199)
+        XCTAssertLessThan(elapsed, 0.35)
+        XCTAssertTrue(exact, "recording differs from what was written")
+    }
+
+    func testEngineRecordingIsBitExact() throws {
+        let pcm = try device(speed: 10)
+        let path = try scratch.audio(.wav24, frames: 88200)
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(finished(log, 1, timeout: 5))
+        engine.shutdown()
+        assertSameAudio(pcm.recording(), source.bytes[...], bytesPerFrame: 8, "recorded")
+        XCTAssertEqual(engine.counters(), DeviceCounters())
+    }
+
+    func testPlugStacksOnTheDevice() throws {
+        let pcm = try device(speed: 20)
+        let path = try scratch.audio(.oggVorbis, frames: 30000, channels: 1)
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log, plug: true)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(finished(log, 1, timeout: 5), "\(log.all)")
+        engine.shutdown()
+        XCTAssertEqual(pcm.events(named: "params").first?.fields["format"], "FLOAT_LE")
+        assertSameAudio(pcm.recording(), source.bytes[...], bytesPerFrame: 4, "through plug")
+    }
+
+    // MARK: Busy
+
+    func testBusyAtOpenIsReportedAsBusy() throws {
+        let pcm = try device(faults: [.busy])
+        let path = try scratch.audio(.wav16, frames: 4410)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0.05, paused: false)
+        XCTAssertTrue(log.wait { if case .deviceUnavailable = $0 { true } else { false } })
+        XCTAssertEqual(deviceReports(log).map(\.kind), [.busy])
+        XCTAssertEqual(engine.position()?.seconds ?? -1, 0.05, accuracy: 1e-9)
+        try pcm.clear()
+        engine.play(id: 2, path: path, from: 0, paused: false)
+        XCTAssertTrue(finished(log, 2, timeout: 5))
+    }
+
+    func testAnotherProgramHoldingTheDeviceIsNamedAndLetsGo() throws {
+        let pcm = try device(speed: 1)
+        let home = scratch.path("home")
+        try pcm.writeAsoundrc(home: home)
+        // aplay plays one second of silence to the same device (its own recording is appended first).
+        let silence = scratch.file("silence.raw", [UInt8](repeating: 0, count: 44100 * 4))
+        let aplay = Process()
+        aplay.executableURL = URL(fileURLWithPath: "/usr/bin/aplay")
+        aplay.arguments = ["-q", "-D", pcm.name, "-t", "raw", "-f", "S16_LE", "-r", "44100", "-c", "2", silence]
+        aplay.environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
+        try aplay.run()
+        defer { if aplay.isRunning { aplay.terminate() } }
+        XCTAssertTrue(TestPCM.wait(timeout: 5) { pcm.lockHolder == aplay.processIdentifier }, "aplay never opened the device")
+
+        let path = try scratch.audio(.wav16, frames: 22050)
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(log.wait { if case .deviceUnavailable = $0 { true } else { false } })
+        let busy = try XCTUnwrap(deviceReports(log).first)
+        XCTAssertEqual(busy.kind, .busy)
+        XCTAssertEqual(busy.holder, "aplay (pid \(aplay.processIdentifier))")
+        print("jukeboxtest busy: holder reported as \(busy.holder ?? "nil")")
+
+        aplay.waitUntilExit()
+        XCTAssertEqual(aplay.terminationStatus, 0)
+        let aplayBytes = pcm.recording().count
+        // The retry policy is the core's; here the caller just plays again.
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(finished(log, 1, timeout: 5))
+        engine.shutdown()
+        XCTAssertGreaterThanOrEqual(aplayBytes, 44100 * 4)
+        assertSameAudio(Array(pcm.recording()[aplayBytes...]), source.bytes[...], bytesPerFrame: 4, "after aplay")
+    }
+
+    // MARK: Unplug
+
+    func testUnplugMidStreamHoldsTheHeardFrameAndResumesFromIt() throws {
+        let pcm = try device(speed: 1)
+        let path = try scratch.audio(.wav16, frames: 44100 * 3)
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(waitHeard(engine, 0.7))
+        try pcm.set([.unplug])
+        XCTAssertTrue(log.wait(timeout: 5, for: isLost))
+        XCTAssertEqual(deviceReports(log).count, 1)
+        XCTAssertTrue(TestPCM.wait(timeout: 2) { !pcm.events(named: "close").isEmpty }, "device not closed")
+        let held = try XCTUnwrap(engine.position())
+        XCTAssertEqual(held.id, 1)
+        XCTAssertEqual(engine.position()?.seconds, held.seconds, "the held position moves")
+        let unplug = try XCTUnwrap(pcm.events(named: "unplug").first)
+        let lastHeard = unplug.heard / 4 // the first frame the device did not play (stream 1 starts at frame 0)
+        let heldFrame = Int((held.seconds * 44100).rounded())
+        let periodFrames = period(pcm)
+        print("jukeboxtest unplug: device stopped at frame \(lastHeard), engine holds \(heldFrame) "
+              + "(\(heldFrame - lastHeard) frames, period \(periodFrames))")
+        XCTAssertLessThanOrEqual(abs(heldFrame - lastHeard), periodFrames)
+        XCTAssertEqual(engine.counters().lost, 1)
+
+        // Opening fails while unplugged…
+        engine.play(id: 1, path: path, from: held.seconds, paused: false)
+        XCTAssertTrue(TestPCM.wait(timeout: 5) { self.deviceReports(log).count == 2 })
+        XCTAssertEqual(deviceReports(log).last?.kind, .lost)
+        XCTAssertEqual(engine.position()?.seconds ?? -1, held.seconds, accuracy: 1e-9)
+        // …and after replugging the track continues from the held frame.
+        try pcm.clear()
+        let streamOneBytes = pcm.recording().count
+        engine.play(id: 1, path: path, from: held.seconds, paused: false)
+        XCTAssertTrue(finished(log, 1, timeout: 6))
+        engine.shutdown()
+        let recording = pcm.recording()
+        assertSameAudio(Array(recording[..<streamOneBytes]), source.bytes(frames: 0..<(streamOneBytes / 4)),
+                        bytesPerFrame: 4, "before the unplug")
+        // The resumed stream is the rest of the track from the held frame, bit for bit after its fade-in.
+        XCTAssertEqual((recording.count - streamOneBytes) / 4, source.frames - heldFrame)
+        assertSameAudio(Array(recording[(streamOneBytes + fadeFrames * 4)...]),
+                        source.bytes(frames: (heldFrame + fadeFrames)..<source.frames), bytesPerFrame: 4, "after the resume")
+        print("jukeboxtest unplug: resumed at frame \(heldFrame): \(heldFrame - lastHeard) frames after the last heard "
+              + "(negative: repeated), \(streamOneBytes / 4 - lastHeard) frames were queued and never heard")
+    }
+
+    // MARK: Xrun and suspend
+
+    func testXrunIsRecoveredCountedAndLosesNothingWritten() throws {
+        let pcm = try device(speed: 1)
+        let path = try scratch.audio(.wav16, frames: 44100 * 2)
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(waitHeard(engine, 0.5))
+        try pcm.set([.xrun])
+        XCTAssertTrue(finished(log, 1, timeout: 6))
+        engine.shutdown()
+        let xruns = pcm.events(named: "xrun")
+        let underruns = pcm.events(named: "underrun")
+        XCTAssertEqual(xruns.count, 1)
+        let counters = engine.counters()
+        // Natural underruns (a starved machine) count too; the device logs every one.
+        XCTAssertEqual(counters.xruns, xruns.count + underruns.count)
+        XCTAssertEqual(counters.recoveries, counters.xruns)
+        XCTAssertEqual(counters.lost, 0)
+        // The device dropped what it held; the engine neither lost nor repeated a frame it wrote.
+        assertSameAudio(pcm.recording(), source.bytes[...], bytesPerFrame: 4, "across the xrun")
+        XCTAssertEqual(log.tracks.count, 2, "\(log.tracks)")
+        if let xrun = xruns.first {
+            print("jukeboxtest xrun: recovered; the device dropped \((xrun.recorded - xrun.heard) / 4) queued frames; counters \(counters)")
+        }
+    }
+
+    func testSuspendIsResumedWhereItStopped() throws {
+        let pcm = try device(speed: 1)
+        let path = try scratch.audio(.wav16, frames: 44100 * 2)
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(waitHeard(engine, 0.5))
+        try pcm.set([.suspend])
+        XCTAssertTrue(finished(log, 1, timeout: 6))
+        engine.shutdown()
+        XCTAssertEqual(pcm.events(named: "suspend").count, 1)
+        XCTAssertEqual(pcm.events(named: "resume").count, 1)
+        let counters = engine.counters()
+        XCTAssertEqual(counters.suspends, 1)
+        XCTAssertGreaterThanOrEqual(counters.recoveries, 1)
+        XCTAssertEqual(counters.lost, 0)
+        // A resumed device drops nothing: every frame is heard once.
+        assertSameAudio(pcm.recording(), source.bytes[...], bytesPerFrame: 4, "across the suspend")
+        XCTAssertEqual(pcm.events(named: "close").last?.heard, source.bytes.count)
+        XCTAssertEqual(log.tracks.count, 2, "\(log.tracks)")
+        print("jukeboxtest suspend: resumed; counters \(counters)")
+    }
+
+    // MARK: Stall
+
+    func testStalledDeviceIsLostWithinTheBoundWithoutSpinning() throws {
+        let pcm = try device(speed: 1)
+        let path = try scratch.audio(.wav16, frames: 44100 * 5)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(waitHeard(engine, 0.5))
+        let cpuBefore = processCPUSeconds()
+        let start = Date()
+        try pcm.set([.stall])
+        XCTAssertTrue(log.wait(timeout: 6, for: isLost))
+        let detected = Date().timeIntervalSince(start)
+        let cpu = processCPUSeconds() - cpuBefore
+        XCTAssertEqual(deviceReports(log).count, 1)
+        XCTAssertGreaterThanOrEqual(detected, 1.9)
+        XCTAssertLessThan(detected, 3.0)
+        XCTAssertLessThan(cpu, 0.5, "the stalled wait should sleep, not spin")
+        let counters = engine.counters()
+        XCTAssertEqual(counters.stalls, 1)
+        XCTAssertEqual(counters.lost, 1)
+        let stall = try XCTUnwrap(pcm.events(named: "stall").first)
+        let held = try XCTUnwrap(engine.position())
+        let heldFrame = Int((held.seconds * 44100).rounded())
+        print("jukeboxtest stall: lost after \(String(format: "%.3f", detected)) s, process CPU \(String(format: "%.3f", cpu)) s; "
+              + "device stopped at frame \(stall.heard / 4), engine holds \(heldFrame)")
+        XCTAssertLessThanOrEqual(abs(heldFrame - stall.heard / 4), period(pcm))
+        XCTAssertTrue(TestPCM.wait(timeout: 2) { !pcm.events(named: "close").isEmpty }, "device not closed")
+    }
+
+    // MARK: Pause
+
+    func testOutputPausesOnADeviceThatCanAndRefusesOnOneThatCannot() throws {
+        for refuses in [false, true] {
+            let pcm = try TestPCM(directory: scratch.path("device-\(refuses)"), speed: 1)
+            try pcm.set(refuses ? [.nopause] : [])
+            let output = AlsaOutput(device: pcm.name, configText: pcm.configText)
+            try output.open(format: AudioFormat(sampleRate: 44100, channels: 2, sample: .int16))
+            let frames = [UInt8](repeating: 0, count: 4410 * 4)
+            XCTAssertEqual(try frames.withUnsafeBytes { try output.write($0.baseAddress!, frames: 4410) }, 4410)
+            if refuses {
+                XCTAssertThrowsError(try output.pause(true)) { XCTAssertEqual(($0 as? OutputError)?.kind, .unsupported) }
+            } else {
+                try output.pause(true)
+                XCTAssertEqual(pcm.events(named: "pause").count, 1)
+                try output.pause(false)
+            }
+            output.close()
+        }
+    }
+
+    func testPauseOnADeviceThatCannotPauseIsExact() throws {
+        let pcm = try device(speed: 1, faults: [.nopause])
+        let path = try scratch.audio(.wav16, frames: 44100 * 2)
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(waitHeard(engine, 0.5))
+        engine.pause()
+        // Paused once the device stopped (dropped, or played out after a fade) and the engine holds
+        // the frame it stopped at.
+        XCTAssertTrue(TestPCM.wait(timeout: 3) { !pcm.events(named: "stop").isEmpty }, "the device never stopped")
+        let stop = try XCTUnwrap(pcm.events(named: "stop").first)
+        let lastHeard = stop.heard / 4
+        XCTAssertTrue(TestPCM.wait(timeout: 2) {
+            abs(Int(((engine.position()?.seconds ?? 0) * 44100).rounded()) - lastHeard) <= self.period(pcm)
+        }, "held \(String(describing: engine.position())), device stopped at frame \(lastHeard)")
+        let held = try XCTUnwrap(engine.position())
+        engine.resume()
+        XCTAssertTrue(finished(log, 1, timeout: 6))
+        engine.shutdown()
+        let heldFrame = Int((held.seconds * 44100).rounded())
+        let recording = pcm.recording()
+        let opens = pcm.events(named: "params")
+        let differing = differingRanges(recording, source.bytes, bytesPerFrame: 4)
+        print("jukeboxtest nopause: device stopped at frame \(lastHeard), engine held \(heldFrame) "
+              + "(\(heldFrame - lastHeard) frames), \(opens.count) stream(s); frames differing from the source: \(differing)")
+        if opens.count >= 2 {
+            // Dropped and rewritten: the second stream is the rest of the track from the held frame.
+            let secondStart = opens[1].recorded
+            XCTAssertEqual((recording.count - secondStart) / 4, source.frames - heldFrame)
+            assertSameAudio(Array(recording[(secondStart + fadeFrames * 4)...]),
+                            source.bytes(frames: (heldFrame + fadeFrames)..<source.frames), bytesPerFrame: 4, "after the resume")
+        } else {
+            // Kept open (faded out, played out, faded in): nothing lost or repeated, and untouched
+            // away from the fades around the held frame.
+            XCTAssertEqual(recording.count, source.bytes.count)
+            for range in differing {
+                XCTAssertTrue(range.lowerBound >= heldFrame - 2 * fadeFrames && range.upperBound <= heldFrame + 2 * fadeFrames,
+                              "frames \(range) differ, away from the pause at \(heldFrame)")
+            }
+        }
+        XCTAssertEqual(log.tracks.count, 2, "\(log.tracks)")
+    }
+}
+
+/// The frame ranges where `a` and `b` differ (for messages).
+private func differingRanges(_ a: [UInt8], _ b: [UInt8], bytesPerFrame: Int) -> [Range<Int>] {
+    var ranges: [Range<Int>] = []
+    let frames = min(a.count, b.count) / bytesPerFrame
+    var start: Int?
+    for f in 0..<frames {
+        let same = a[(f * bytesPerFrame)..<((f + 1) * bytesPerFrame)] == b[(f * bytesPerFrame)..<((f + 1) * bytesPerFrame)]
+        if !same && start == nil { start = f }
+        if same, let s = start { ranges.append(s..<f); start = nil }
+    }
+    if let s = start { ranges.append(s..<frames) }
+    return ranges
+}
+
+/// CPU seconds (user + system) this process has used.
+private func processCPUSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
