@@ -13,6 +13,8 @@ extension AudioEngine {
         var serial: UInt64
         var generation: UInt64
         var nextFrame: Int64
+        /// Opened as the gapless next track and not a frame decoded yet (a failure then counts as the next's).
+        var isUnstartedNext: Bool
     }
 
     /// The decoder thread: opens jobs and gapless next tracks and decodes ahead until the queue is full.
@@ -86,7 +88,8 @@ extension AudioEngine {
             // Past the end: play nothing and end the track at once instead of failing the seek.
             if let count = decoder.frameCount { frame = min(frame, count) }
             if frame > 0 { try decoder.seek(toFrame: frame) }
-            result = .success(OpenTrack(decoder: decoder, job: job, serial: serial, generation: generation, nextFrame: frame))
+            result = .success(OpenTrack(decoder: decoder, job: job, serial: serial, generation: generation,
+                                        nextFrame: frame, isUnstartedNext: isNext))
         } catch {
             result = .failure(error)
         }
@@ -144,11 +147,22 @@ extension AudioEngine {
                 state.queuedSeconds += Double(frames) / Double(format.sampleRate)
                 var advanced = track
                 advanced.nextFrame += Int64(frames)
+                advanced.isUnstartedNext = false
                 return advanced
             }
-            // End of file (a read error mid-file also ends the track: play what could be decoded).
+            // End of file (a read error mid-file also ends the track: play what could be decoded),
+            // unless the decoder gave up on the file (too slow): that is a failure with its reason.
             track.decoder.close()
-            state.queue.append(.trackEnd(serial: track.serial, id: track.job.track.id))
+            if let failure = track.decoder.failure {
+                state.queue.append(.failed(serial: track.serial, id: track.job.track.id, reason: failure.reason,
+                                           wasNext: track.isUnstartedNext))
+                if track.isUnstartedNext {
+                    state.nextSpec = nil
+                    state.nextTakenSerial = nil
+                }
+            } else {
+                state.queue.append(.trackEnd(serial: track.serial, id: track.job.track.id))
+            }
             state.decoderSerial = nil
             state.decoderPhase = .awaitingNext
             return nil

@@ -15,12 +15,37 @@ public final class Decoder {
     /// Total frames, or nil when libsndfile cannot tell. MP3 without a LAME/Xing frame is an estimate.
     public let frameCount: Int64?
 
+    /// Why decoding stopped, when it gave up on the file (nothing at all decodes, or too slow); nil
+    /// while all is well and after a normal end. Set when `read` returns 0 for that reason.
+    public private(set) var failure: DecodeError?
+
+    /// The bounds this decoder enforces.
+    public let limits: DecodeLimits
+
     private var handle: OpaquePointer?
+    /// Ogg (Vorbis, Opus): libsndfile's `sf_seek` lands on the right frame count but the first few
+    /// hundred frames after it are not the file's audio (and seeks into the last page land elsewhere
+    /// entirely), so `seek` starts earlier and decodes forward.
+    private let seeksWithPreroll: Bool
+    /// The frame the next `read` delivers.
+    private var position: Int64 = 0
+    /// `read` stops here: the header's length plus a second, or what the file size allows.
+    private let frameCap: Int64
+    /// Seconds spent in libsndfile's read calls and the frames they delivered, for the speed check.
+    private var decodeSeconds = 0.0
+    private var decodedFrames: Int64 = 0
+
+    /// Frames decoded and discarded before an Ogg seek target. libsndfile 1.2's first frames after an
+    /// Ogg seek were measured wrong for up to about 1000 frames, and seeks into the last ~4000 frames
+    /// landed elsewhere; 16384 frames cover both with room to spare for about 2-4 ms of decoding on
+    /// x86 (tens of ms on a Pi-class board).
+    public static let oggSeekPrerollFrames: Int64 = 16384
 
     /// Opens `path`. Throws `DecodeError` with a readable reason when the file is missing, empty,
-    /// unreadable or not in a format libsndfile decodes.
-    public init(path: String) throws(DecodeError) {
+    /// unreadable, not in a format libsndfile decodes, or outside `limits` (sample rate, channels).
+    public init(path: String, limits: DecodeLimits = .standard) throws(DecodeError) {
         self.path = path
+        self.limits = limits
         var info = SF_INFO()
         guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
             throw DecodeError(path: path, reason: Self.openFailureReason(path: path))
@@ -29,41 +54,114 @@ public final class Decoder {
             sf_close(handle)
             throw DecodeError(path: path, reason: "no audio in file")
         }
+        guard info.frames != 0 else {
+            sf_close(handle)
+            throw DecodeError(path: path, reason: "no audio in file")
+        }
+        guard limits.sampleRates.contains(Int(info.samplerate)) else {
+            sf_close(handle)
+            throw DecodeError(path: path, reason: "unsupported sample rate \(info.samplerate) Hz "
+                              + "(playable: \(limits.sampleRates.lowerBound)-\(limits.sampleRates.upperBound) Hz)")
+        }
+        guard Int(info.channels) <= limits.maxChannels else {
+            sf_close(handle)
+            throw DecodeError(path: path, reason: "too many channels (\(info.channels), at most \(limits.maxChannels))")
+        }
         self.handle = handle
         self.format = AudioFormat(sampleRate: Int(info.samplerate), channels: Int(info.channels),
                                   sample: Self.sampleType(forSubtype: Int(info.format) & SF_FORMAT_SUBMASK))
-        self.frameCount = info.frames >= 0 && info.frames < Int64.max / 2 ? info.frames : nil
+        let known = info.frames >= 0 && info.frames < Int64.max / 2 ? info.frames : nil
+        self.frameCount = known
+        self.seeksWithPreroll = Int(info.format) & SF_FORMAT_TYPEMASK == SF_FORMAT_OGG
+        var status = stat()
+        let bytes = stat(path, &status) == 0 ? Int64(status.st_size) : Int64(Int32.max)
+        self.frameCap = known.map { $0 + Int64(info.samplerate) }
+            ?? min(Int64.max / 2, max(bytes, 1) * Self.maxFramesPerByte)
     }
+
+    /// No codec libsndfile reads gets near this many frames per byte (FLAC silence reaches a few
+    /// hundred): the cap for files whose length is unknown.
+    static let maxFramesPerByte: Int64 = 4096
 
     deinit { close() }
 
     /// Decodes up to `frames` frames into `buffer` (which must hold `frames * format.bytesPerFrame` bytes).
-    /// Returns the frames decoded; 0 at the end of the file or on a decoding error.
+    /// Returns the frames decoded; 0 at the end of the file, on a decoding error, past the header's
+    /// length (plus a second's grace), when not one frame of the file decodes, or when decoding breaks
+    /// `limits` (in those last two cases `failure` says why).
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
-        guard let handle, frames > 0 else { return 0 }
-        let count = sf_count_t(frames)
+        guard let handle, frames > 0, failure == nil, position < frameCap else { return 0 }
+        let count = sf_count_t(min(Int64(frames), frameCap - position))
+        let started = Self.now()
         let got: sf_count_t
         switch format.sample {
         case .int16: got = sf_readf_short(handle, buffer.assumingMemoryBound(to: Int16.self), count)
         case .int32: got = sf_readf_int(handle, buffer.assumingMemoryBound(to: Int32.self), count)
         case .float32: got = sf_readf_float(handle, buffer.assumingMemoryBound(to: Float.self), count)
         }
-        return Int(got)
+        let delivered = max(0, Int64(got))
+        decodeSeconds += Self.now() - started
+        if delivered == 0 && position == 0 && decodedFrames == 0 {
+            // The header promised audio but not one frame decodes: cut short inside the first frames,
+            // or damaged. Saying so beats an empty track that "plays" in no time.
+            failure = DecodeError(path: path, reason: "no audio could be decoded (truncated or damaged file)")
+            return 0
+        }
+        position += delivered
+        decodedFrames += delivered
+        if decodeSeconds > limits.speedGraceSeconds {
+            let audioSeconds = Double(decodedFrames) / Double(format.sampleRate)
+            if audioSeconds < decodeSeconds * limits.minimumSpeed {
+                failure = DecodeError(path: path, reason: "decoding is too slow to play ("
+                    + Self.seconds(audioSeconds) + " of audio took " + Self.seconds(decodeSeconds) + ")")
+                return 0
+            }
+        }
+        return Int(delivered)
     }
 
-    /// Positions the next `read` at `frame` (clamped to 0). Sample-exact except Ogg Vorbis, where
-    /// libsndfile 1.2 may land a few hundred frames off. Throws when the file cannot seek.
+    /// Positions the next `read` at `frame` (clamped to 0). Sample-exact in every format libsndfile
+    /// reads here: Ogg files (Vorbis, Opus) are sought `oggSeekPrerollFrames` earlier and decoded
+    /// forward to the target. A target past the end leaves the decoder at the end (reads return 0)
+    /// when the format allows it, or throws. Throws when the file cannot seek.
     public func seek(toFrame frame: Int64) throws(DecodeError) {
         guard let handle else { throw DecodeError(path: path, reason: "decoder is closed") }
-        if sf_seek(handle, sf_count_t(max(0, frame)), SEEK_SET) < 0 {
+        let target = max(0, frame)
+        let landing = seeksWithPreroll ? max(0, target - Self.oggSeekPrerollFrames) : target
+        if sf_seek(handle, sf_count_t(landing), SEEK_SET) < 0 {
             throw DecodeError(path: path, reason: "cannot seek: " + String(cString: sf_strerror(handle)))
         }
+        position = landing
+        var left = Int(target - landing)
+        guard left > 0 else { return }
+        let chunk = 4096
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * format.bytesPerFrame, alignment: 16)
+        defer { scratch.deallocate() }
+        while left > 0 {
+            let got = read(into: scratch, frames: min(chunk, left))
+            if got <= 0 { break }  // The file ended first: later reads return 0.
+            left -= got
+        }
+        if let failure { throw failure }
     }
 
     /// Releases the file; later reads return 0. Safe to call more than once.
     public func close() {
         if let handle { sf_close(handle) }
         handle = nil
+    }
+
+    // CPU time of the decoding thread, not wall time: a busy or throttled board must never make
+    // a good file look "too slow to play"; only a file that really costs that much work does.
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) s"
     }
 
     static func sampleType(forSubtype subtype: Int) -> SampleType {
@@ -102,4 +200,30 @@ public final class Decoder {
             return text.isEmpty ? "cannot open audio file" : "damaged audio file (\(text))"
         }
     }
+}
+
+/// Bounds that keep a broken or hostile file from stalling the player; checked by `Decoder`.
+public struct DecodeLimits: Sendable, Equatable {
+    /// Sample rates a file may have; others are refused at open (a 1 Hz "WAV" would play for days).
+    public var sampleRates: ClosedRange<Int>
+    /// The most channels a file may have.
+    public var maxChannels: Int
+    /// Decoding must produce audio at least this many times faster than it plays (audio seconds per
+    /// CPU second of the decoding thread), or the decoder
+    /// gives up (`Decoder.failure`): slower than real time the player could only stutter.
+    public var minimumSpeed: Double
+    /// CPU seconds spent decoding one file before the speed is judged (start-up costs).
+    public var speedGraceSeconds: Double
+
+    /// Creates limits.
+    public init(sampleRates: ClosedRange<Int> = 1000...768_000, maxChannels: Int = 32,
+                minimumSpeed: Double = 1, speedGraceSeconds: Double = 2) {
+        self.sampleRates = sampleRates
+        self.maxChannels = maxChannels
+        self.minimumSpeed = minimumSpeed
+        self.speedGraceSeconds = speedGraceSeconds
+    }
+
+    /// 1 kHz to 768 kHz, up to 32 channels, decoding at least as fast as real time after 2 s.
+    public static let standard = DecodeLimits()
 }

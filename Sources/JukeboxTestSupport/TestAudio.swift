@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import CSndfile
+import Foundation
 import Glibc
 
 /// Writes and reads test audio with libsndfile, so tests need no checked-in media.
@@ -141,10 +142,12 @@ public enum TestAudio {
         return Float(tone + 0.08 * noise)
     }
 
-    /// Writes `frames` frames of the test signal to `path` as `kind`. Throws when libsndfile refuses
-    /// (e.g. Opus at a rate other than 48 kHz).
-    public static func write(path: String, kind: Kind, frames: Int, sampleRate: Int = 44100,
-                             channels: Int = 2, tags: Tags? = nil) throws {
+    /// Writes `frames` frames of the test signal to `path` as `kind`, starting at frame `startFrame` of
+    /// the continuous signal (so a file written from `n` continues exactly where one of `n` frames ended).
+    /// `constantBitRate` asks the lossy encoders for a constant bit rate instead of their default
+    /// (variable for MP3). Throws when libsndfile refuses (e.g. Opus at a rate other than 48 kHz).
+    public static func write(path: String, kind: Kind, frames: Int, startFrame: Int = 0, sampleRate: Int = 44100,
+                             channels: Int = 2, tags: Tags? = nil, constantBitRate: Bool = false) throws {
         if let required = kind.requiredSampleRate, required != sampleRate {
             throw Failure(description: "\(kind) needs a sample rate of \(required) Hz, not \(sampleRate)")
         }
@@ -157,6 +160,15 @@ public enum TestAudio {
         }
         guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw Failure(description: "\(path): " + String(cString: sf_strerror(nil)))
+        }
+        if constantBitRate && !kind.isLossless {
+            var mode = Int32(SF_BITRATE_MODE_CONSTANT)
+            // libsndfile 1.2 returns 0 from the set even when it worked: ask for the mode back.
+            sf_command(file, Int32(SFC_SET_BITRATE_MODE), &mode, Int32(MemoryLayout<Int32>.size))
+            guard sf_command(file, Int32(SFC_GET_BITRATE_MODE), nil, 0) == Int32(SF_BITRATE_MODE_CONSTANT) else {
+                sf_close(file)
+                throw Failure(description: "\(path): libsndfile cannot write \(kind) at a constant bit rate")
+            }
         }
         // Tags must precede the audio for the Ogg, FLAC and MP3 writers.
         if let tags {
@@ -172,7 +184,7 @@ public enum TestAudio {
             let count = min(block, frames - done)
             for f in 0..<count {
                 for c in 0..<channels {
-                    samples[f * channels + c] = signal(frame: done + f, channel: c, sampleRate: sampleRate)
+                    samples[f * channels + c] = signal(frame: startFrame + done + f, channel: c, sampleRate: sampleRate)
                 }
             }
             let wrote = sf_writef_float(file, &samples, sf_count_t(count))
@@ -226,5 +238,68 @@ public enum TestAudio {
         case SF_FORMAT_PCM_24, SF_FORMAT_PCM_32: .int32
         default: .float32
         }
+    }
+
+    /// The samples of `decoded` as floats in -1...1 (int16 / 32768, int32 / 2^31), interleaved.
+    public static func floats(_ decoded: Decoded) -> [Float] {
+        floats(decoded.bytes, type: decoded.sampleType)
+    }
+
+    /// Interleaved little-endian `bytes` of `type` as floats in -1...1.
+    public static func floats(_ bytes: [UInt8], type: SampleType) -> [Float] {
+        bytes.withUnsafeBytes { raw -> [Float] in
+            switch type {
+            case .int16: raw.bindMemory(to: Int16.self).map { Float($0) / 32768 }
+            case .int32: raw.bindMemory(to: Int32.self).map { Float(Double($0) / 2_147_483_648) }
+            case .float32: Array(raw.bindMemory(to: Float.self))
+            }
+        }
+    }
+
+    /// Removes the LAME/Xing info frame (the first MPEG frame, when it holds "Xing" or "Info") from the
+    /// MP3 file at `path`, in place, as an encoder that writes none would have left it; the decoder
+    /// then knows neither the encoder delay nor the padding. Returns false when no info frame was found.
+    public static func stripMP3InfoFrame(path: String) throws -> Bool {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Failure(description: "\(path): cannot read")
+        }
+        var bytes = [UInt8](data)
+        var start = 0
+        // Skip an ID3v2 tag: "ID3", version, flags, then a 28-bit synchsafe size.
+        if bytes.count >= 10, bytes[0] == 0x49, bytes[1] == 0x44, bytes[2] == 0x33 {
+            let size = bytes[6...9].reduce(0) { ($0 << 7) | Int($1 & 0x7F) }
+            start = 10 + size + ((bytes[5] & 0x10) != 0 ? 10 : 0)
+        }
+        guard start + 4 <= bytes.count, bytes[start] == 0xFF, bytes[start + 1] & 0xE0 == 0xE0,
+              let length = mpegFrameLength(bytes[start..<(start + 4)]), start + length <= bytes.count else {
+            return false
+        }
+        let frame = bytes[start..<(start + length)]
+        let isInfo = [Array("Xing".utf8), Array("Info".utf8)].contains { tag in
+            (frame.startIndex...(frame.endIndex - 4)).contains { Array(frame[$0..<($0 + 4)]) == tag }
+        }
+        guard isInfo else { return false }
+        bytes.removeSubrange(start..<(start + length))
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+            throw Failure(description: "\(path): cannot write")
+        }
+        return true
+    }
+
+    // The length in bytes of the MPEG-1/2/2.5 layer III frame whose 4-byte header is `header`.
+    private static func mpegFrameLength(_ header: ArraySlice<UInt8>) -> Int? {
+        let h = Array(header)
+        let version = (h[1] >> 3) & 3          // 3 = MPEG-1, 2 = MPEG-2, 0 = MPEG-2.5
+        let bitrateIndex = Int(h[2] >> 4)
+        let rateIndex = Int((h[2] >> 2) & 3)
+        let padding = Int((h[2] >> 1) & 1)
+        guard version != 1, bitrateIndex > 0, bitrateIndex < 15, rateIndex < 3 else { return nil }
+        let mpeg1 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+        let mpeg2 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+        let baseRates = [44100, 48000, 32000]
+        let rate = baseRates[rateIndex] / (version == 3 ? 1 : version == 2 ? 2 : 4)
+        let kbps = (version == 3 ? mpeg1 : mpeg2)[bitrateIndex]
+        let slots = version == 3 ? 144 : 72
+        return slots * kbps * 1000 / rate + padding
     }
 }
