@@ -27,6 +27,8 @@ extension AudioEngine {
         var scratch: [UInt8] = []
         /// After the last track ended by itself, the device stays open until then (see `lingerSeconds`).
         var lingerUntil: Double?
+        /// Gain, held-back tail and fades (see `FadeState`).
+        var fade = FadeState()
 
         var isOpen: Bool { output?.isOpen ?? false }
     }
@@ -44,17 +46,35 @@ extension AudioEngine {
                 writer.output?.close()
                 return
             case .flush(let release):
-                if release { writer.output?.close() } else { writer.output?.drop() }
+                // Fade out the held-back frames and play them out first, so nothing clicks.
+                let faded = fadeOut(&writer, bookkeeping: false) != nil
+                if release { writer.output?.close() } else if !faded { writer.output?.drop() }
                 resetStream(&writer)
                 writer.lingerUntil = nil
                 if release { writer.sourceFormat = nil }
+                // Acknowledged on any flush: when a play already followed the release, the caller
+                // has resumed and nobody waits for the device any more.
+                let released = monitor.withLock { () -> [UInt64] in
+                    defer { state.releaseTokens = [] }
+                    return state.releaseTokens
+                }
+                for token in released { report(.released(token: token)) }
             case .pauseDevice:
                 pauseDevice(&writer)
             case .resumeDevice:
                 resumeDevice(&writer)
             case .item(.pcm(let chunk), let volume, let starts):
-                write(chunk, volume: volume, starts: starts, &writer)
+                let generation = writer.generation
+                for part in writer.fade.take(chunk, volume: volume, starts: starts) where writer.generation == generation {
+                    write(part.chunk, volume: volume, starts: part.starts, &writer)
+                }
             case .item(.trackEnd(_, let id), _, _):
+                // The track's own end: its held-back frames go out unchanged, before its report.
+                if let tail = writer.fade.takeTail() {
+                    let generation = writer.generation
+                    write(tail.chunk, volume: writer.fade.volume, starts: tail.starts, &writer)
+                    if writer.generation != generation { continue }
+                }
                 writer.pending.append(.finished(id: id))
                 writer.pendingEnd = true
             case .item(.failed(_, let id, let reason, let wasNext), _, _):
@@ -114,6 +134,7 @@ extension AudioEngine {
     }
 
     private func resetStream(_ writer: inout Writer) {
+        writer.fade.reset()
         writer.written = 0
         writer.devicePaused = false
         writer.currentSerial = nil
@@ -143,31 +164,17 @@ extension AudioEngine {
         }
         flushPending(&writer, continuing: chunk.track.id)
 
-        let samples = chunk.frames * chunk.format.channels
-        let result: Result<Int, OutputError>
-        if writer.deviceSample == chunk.format.sample && volume >= 100 {
-            result = chunk.bytes.withUnsafeBytes { raw in
-                Self.write(output, raw.baseAddress!, frames: chunk.frames)
-            }
-        } else {
-            let deviceSample = writer.deviceSample
-            let needed = samples * deviceSample.bytesPerSample
-            if writer.scratch.count < needed { writer.scratch = [UInt8](repeating: 0, count: needed) }
-            result = writer.scratch.withUnsafeMutableBytes { target in
-                chunk.bytes.withUnsafeBytes { source in
-                    SampleConversion.convert(source.baseAddress!, from: chunk.format.sample, to: deviceSample,
-                                             target.baseAddress!, samples: samples)
-                }
-                if volume < 100 {
-                    SampleConversion.applyGain(SampleConversion.gain(percent: volume), to: target.baseAddress!,
-                                               type: deviceSample, samples: samples)
-                }
-                return Self.write(output, target.baseAddress!, frames: chunk.frames)
-            }
+        let applying = writer.fade.prepare(for: chunk, volume: volume)
+        let deviceSample = writer.deviceSample
+        let result = SampleConversion.render(chunk, as: deviceSample, ramp: &writer.fade.gain, applying: applying,
+                                             scratch: &writer.scratch) { buffer in
+            Self.write(output, buffer, frames: chunk.frames)
         }
         if case .failure(let error) = result {
             let fallback = TrackPoint(track: chunk.track, seconds: Double(chunk.startFrame) / Double(chunk.format.sampleRate))
-            deviceFailed(error, fallback: fallback, &writer)
+            // The output may know what was really heard when it failed (written minus delay then).
+            let heard = output.failurePoint.map { writer.written + Int64($0.accepted) - Int64($0.unheard) }
+            deviceFailed(error, fallback: fallback, heardFrame: heard.map { ($0, writer.written, chunk.format.sampleRate) }, &writer)
             return
         }
         if starts { report(.started(id: chunk.track.id)) }
@@ -181,6 +188,7 @@ extension AudioEngine {
         writer.written += Int64(chunk.frames)
         let written = writer.written
         monitor.withLock {
+            state.counters = output.counters
             guard state.generation == writer.generation else { return }
             if let last = state.segments.last, last.serial == chunk.serial,
                last.deviceStart + last.frames == deviceStart, last.trackStartFrame + last.frames == chunk.startFrame {
@@ -238,7 +246,12 @@ extension AudioEngine {
         }
     }
 
-    private func deviceFailed(_ error: OutputError, fallback: TrackPoint, _ writer: inout Writer) {
+    /// `heardFrame`: the device frame heard at the failure, frames written before the failed chunk (which
+    /// starts at `fallback`) and its rate, when the output could tell.
+    private func deviceFailed(_ error: OutputError, fallback: TrackPoint,
+                              heardFrame: (frame: Int64, written: Int64, rate: Int)? = nil, _ writer: inout Writer) {
+        let counters = writer.output?.counters
+        writer.fade.reset()
         writer.output?.close()
         writer.sourceFormat = nil
         writer.devicePaused = false
@@ -247,8 +260,17 @@ extension AudioEngine {
         writer.currentSerial = nil
         writer.written = 0
         let owned = monitor.withLock { () -> Bool in
+            if let counters { state.counters = counters }
             guard state.generation == writer.generation else { return false }
-            let heard = state.heardPoint(now: monotonicSeconds()) ?? state.frozen ?? fallback
+            var heard = state.heardPoint(now: monotonicSeconds()) ?? state.frozen ?? fallback
+            if let exact = heardFrame {
+                if exact.frame >= exact.written {
+                    heard = TrackPoint(track: fallback.track,
+                                       seconds: fallback.seconds + Double(exact.frame - exact.written) / Double(exact.rate))
+                } else if let point = state.point(atDeviceFrame: max(0, exact.frame)) {
+                    heard = point
+                }
+            }
             state.becomeIdle(keep: heard)
             writer.generation = state.generation
             return true
@@ -258,6 +280,14 @@ extension AudioEngine {
 
     private func pauseDevice(_ writer: inout Writer) {
         guard let output = writer.output else { return }
+        if let end = fadeOut(&writer, bookkeeping: true) {
+            // Faded out and played out: the device holds nothing, so there is nothing to pause. The
+            // position held is where the sound stopped (up to one device buffer after `pause()`).
+            writer.devicePaused = true
+            writer.fade.drainedForPause = true
+            monitor.withLock { if state.generation == writer.generation { state.frozen = end } }
+            return
+        }
         do throws(OutputError) {
             try output.pause(true)
             writer.devicePaused = true
@@ -270,6 +300,12 @@ extension AudioEngine {
 
     private func resumeDevice(_ writer: inout Writer) {
         guard let output = writer.output else { return }
+        if writer.fade.drainedForPause {
+            writer.fade.drainedForPause = false
+            writer.fade.fadeInNext = true
+            writer.devicePaused = false
+            return
+        }
         do throws(OutputError) {
             try output.pause(false)
             writer.devicePaused = false
@@ -311,5 +347,30 @@ extension AudioEngine {
         flushPending(&writer, continuing: failedNext)
         resetStream(&writer)
         writer.lingerUntil = monotonicSeconds() + Self.lingerSeconds
+    }
+
+    /// Writes the held-back tail ramped down to silence and plays it out (`drain`); returns the track
+    /// point just after it, nil when there was nothing to fade (no tail, device closed or paused).
+    /// With `bookkeeping` the frames count as heard (pause); without, they belong to a generation
+    /// already discarded (stop, seek, skip) and only go to the device.
+    private func fadeOut(_ writer: inout Writer, bookkeeping: Bool) -> TrackPoint? {
+        guard let output = writer.output, output.isOpen, !writer.devicePaused,
+              let (tail, starts) = writer.fade.takeTail() else {
+            _ = writer.fade.takeTail()
+            return nil
+        }
+        writer.fade.fadingOut = true
+        defer { writer.fade.fadingOut = false }
+        if bookkeeping {
+            let generation = writer.generation
+            write(tail, volume: writer.fade.volume, starts: starts, &writer)
+            guard writer.generation == generation else { return nil }
+        } else if writer.sourceFormat == tail.format {
+            let applying = writer.fade.prepare(for: tail, volume: 0)
+            _ = SampleConversion.render(tail, as: writer.deviceSample, ramp: &writer.fade.gain, applying: applying,
+                                        scratch: &writer.scratch) { Self.write(output, $0, frames: tail.frames) }
+        }
+        output.drain()
+        return TrackPoint(track: tail.track, seconds: Double(tail.startFrame + Int64(tail.frames)) / Double(tail.format.sampleRate))
     }
 }

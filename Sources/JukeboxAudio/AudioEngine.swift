@@ -30,6 +30,8 @@ public final class AudioEngine: @unchecked Sendable {
         case deviceUnavailable(OutputError)
         /// Once per engine lifetime: the first frames were handed to the output (start-up latency).
         case firstSample
+        /// The device asked for by `release(token:)` is closed (or none was open).
+        case released(token: UInt64)
     }
 
     /// Seconds of audio decoded ahead of the writer.
@@ -44,12 +46,17 @@ public final class AudioEngine: @unchecked Sendable {
     var state = EngineState()
     let makeOutput: () -> PCMOutput
     let report: @Sendable (Report) -> Void
+    /// The hardware volume, when one is used instead of the software gain.
+    let mixer: AlsaMixer?
     private var threads: [NativeThread] = []
     private var isShutDown = false
 
     /// Starts the decoder and writer threads. `makeOutput` is called on the writer thread the first time a
-    /// device is needed (the output object is then reused); `report` receives every outcome.
-    public init(makeOutput: @escaping () -> PCMOutput, report: @escaping @Sendable (Report) -> Void) {
+    /// device is needed (the output object is then reused); `report` receives every outcome. With a
+    /// `mixer`, `setVolume` sets that control and the samples stay untouched (see `setVolume`).
+    public init(makeOutput: @escaping () -> PCMOutput, mixer: AlsaMixer? = nil,
+                report: @escaping @Sendable (Report) -> Void) {
+        self.mixer = mixer
         self.makeOutput = makeOutput
         self.report = report
         threads = [NativeThread { [self] in decoderLoop() }, NativeThread { [self] in writerLoop() }]
@@ -113,6 +120,15 @@ public final class AudioEngine: @unchecked Sendable {
         command { state in state.becomeIdle(keep: nil) }
     }
 
+    /// Like `stop()`, then reports `.released(token)` once the device is really closed, so a caller
+    /// can tell another program the device is free. Reported even when no device was open.
+    public func release(token: UInt64) {
+        command { state in
+            state.becomeIdle(keep: nil)
+            state.releaseTokens.append(token)
+        }
+    }
+
     /// Moves to `seconds` in the track being heard, keeping the paused state and the next track.
     /// Sample-exact except Ogg Vorbis (libsndfile may land a few hundred frames off). No-op while idle.
     public func seek(to seconds: Double) {
@@ -128,10 +144,26 @@ public final class AudioEngine: @unchecked Sendable {
         }
     }
 
-    /// Sets the software gain, 0...100 (clamped), on a cubic curve close to perceived loudness.
-    /// At 100 samples pass untouched (bit-perfect). Applies to audio written from now on.
+    /// Sets the volume, 0...100 (clamped), on ALSA's mapped-volume curve (`VolumeCurve`): 0 is
+    /// silence, 100 is full scale.
+    ///
+    /// Without a mixer this is the software gain: at 100 samples pass untouched (bit-perfect); any
+    /// change is applied to audio written from now on, ramped over at most 15 ms (`GainRamp`), never
+    /// as a step. With a mixer the control is set at once on the caller's thread (a few ioctls) and
+    /// the software gain stays at 100; if the mixer fails (its card went away) the software gain takes
+    /// this value instead, so the volume keeps working, and the mixer is tried again next time.
     public func setVolume(_ percent: Int) {
-        command { state in state.volume = min(max(percent, 0), 100) }
+        let p = min(max(percent, 0), 100)
+        var software = p
+        if let mixer {
+            do throws(MixerError) {
+                try mixer.set(percent: p)
+                software = 100
+            } catch {
+                software = p
+            }
+        }
+        command { state in state.volume = software }
     }
 
     /// The track and second being heard now (frames written minus the device delay, across gapless
@@ -143,6 +175,12 @@ public final class AudioEngine: @unchecked Sendable {
             }
             return state.frozen.map { ($0.track.id, $0.seconds) }
         }
+    }
+
+    /// Device faults the output met and recovered from or lost to (for diagnostics), as the writer
+    /// last saw them; zero for outputs that count nothing.
+    public func counters() -> DeviceCounters {
+        monitor.withLock { state.counters }
     }
 
     /// Stops both threads and closes the device. Blocks until they have ended; later calls do nothing.

@@ -95,6 +95,10 @@ struct EngineState {
     var active = false
     var paused = false
     var volume = 100
+    /// `release(token:)` calls the writer acknowledges after its next flush closes the device.
+    var releaseTokens: [UInt64] = []
+    /// The output's fault counters as the writer last saw them.
+    var counters = DeviceCounters()
 
     var job: DecodeJob?
     /// The gapless successor the caller asked for; cleared once the writer starts it.
@@ -132,7 +136,11 @@ struct EngineState {
     /// The frame heard now, mapped to its track; nil when nothing has been written since the last reset.
     func heardPoint(now: Double) -> TrackPoint? {
         guard let live else { return nil }
-        let frame = live.heardFrame(now: now)
+        return point(atDeviceFrame: live.heardFrame(now: now))
+    }
+
+    /// Device frame `frame` mapped to its track; nil when nothing has been written since the last reset.
+    func point(atDeviceFrame frame: Int64) -> TrackPoint? {
         guard let segment = segments.last(where: { $0.deviceStart <= frame }) ?? segments.first else { return nil }
         let inTrack = segment.trackStartFrame + max(0, frame - segment.deviceStart)
         return TrackPoint(track: segment.track, seconds: Double(inTrack) / Double(segment.rate))

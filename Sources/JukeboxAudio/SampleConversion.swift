@@ -31,8 +31,10 @@ enum SampleConversion {
         }
     }
 
-    /// Scales `samples` samples of type `type` in place by `gain` (0...1).
+    /// Scales `samples` samples of type `type` in place by a constant `gain` (0...1), rounding to
+    /// nearest without dither and never clipping or wrapping. At 1 nothing changes.
     static func applyGain(_ gain: Double, to buffer: UnsafeMutableRawPointer, type: SampleType, samples: Int) {
+        guard gain != 1 else { return }
         for i in 0..<samples {
             switch type {
             case .int16:
@@ -48,11 +50,73 @@ enum SampleConversion {
         }
     }
 
-    /// The linear gain for a volume in percent: a cubic curve, close to perceived loudness
-    /// (50 % ≈ -18 dB, 10 % = -60 dB); 0 is silence, 100 is unity.
+    /// Applies `ramp` to `frames` interleaved frames in place, one gain step per frame.
+    ///
+    /// Per sample: a gain of exactly 1 leaves the sample untouched, exactly 0 writes 0 (digital
+    /// silence, no dither); otherwise int16 gets TPDF dither of ±1 LSB before rounding (its rounding
+    /// error would be audible as distortion on quiet passages), int32 is rounded to nearest (its
+    /// error lies far below any DAC's noise) and float32 is scaled. Results are clamped, so nothing
+    /// wraps; with gain ≤ 1 only the dither can reach past full scale.
+    static func applyRamp(_ ramp: inout GainRamp, to buffer: UnsafeMutableRawPointer, type: SampleType,
+                          frames: Int, channels: Int) {
+        switch type {
+        case .int16:
+            let p = buffer.assumingMemoryBound(to: Int16.self)
+            for f in 0..<frames {
+                let g = ramp.advance()
+                if g == 1 { continue }
+                for i in f * channels..<(f + 1) * channels {
+                    if g == 0 { p[i] = 0; continue }
+                    let v = (Double(p[i]) * g + ramp.dither.next()).rounded()
+                    p[i] = Int16(min(max(v, -32768), 32767))
+                }
+            }
+        case .int32:
+            let p = buffer.assumingMemoryBound(to: Int32.self)
+            for f in 0..<frames {
+                let g = ramp.advance()
+                if g == 1 { continue }
+                for i in f * channels..<(f + 1) * channels {
+                    let v = (Double(p[i]) * g).rounded()
+                    p[i] = Int32(min(max(v, -2_147_483_648), 2_147_483_647))
+                }
+            }
+        case .float32:
+            let p = buffer.assumingMemoryBound(to: Float.self)
+            for f in 0..<frames {
+                let g = ramp.advance()
+                if g == 1 { continue }
+                let gf = Float(g)
+                for i in f * channels..<(f + 1) * channels { p[i] *= gf }
+            }
+        }
+    }
+
+    /// Calls `body` with `chunk`'s frames as `device` samples, with `ramp` applied when `applying`.
+    /// Passes the chunk's own bytes when nothing changes (bit-perfect); otherwise works in `scratch`.
+    static func render<R>(_ chunk: PCMChunk, as device: SampleType, ramp: inout GainRamp, applying: Bool,
+                          scratch: inout [UInt8], _ body: (UnsafeRawPointer) -> R) -> R {
+        if device == chunk.format.sample && !applying {
+            return chunk.bytes.withUnsafeBytes { body($0.baseAddress!) }
+        }
+        let samples = chunk.frames * chunk.format.channels
+        let needed = samples * device.bytesPerSample
+        if scratch.count < needed { scratch = [UInt8](repeating: 0, count: needed) }
+        return scratch.withUnsafeMutableBytes { target in
+            chunk.bytes.withUnsafeBytes { source in
+                convert(source.baseAddress!, from: chunk.format.sample, to: device, target.baseAddress!, samples: samples)
+            }
+            if applying {
+                ramp.apply(to: target.baseAddress!, type: device, frames: chunk.frames, channels: chunk.format.channels)
+            }
+            return body(target.baseAddress!)
+        }
+    }
+
+    /// The linear gain for a volume in percent (`VolumeCurve.gain(percent:)`): ALSA's mapped-volume
+    /// cubic curve over 60 dB; 0 is silence, 100 is unity.
     static func gain(percent: Int) -> Double {
-        let p = Double(min(max(percent, 0), 100)) / 100
-        return p * p * p
+        VolumeCurve.gain(percent: percent)
     }
 
     private static func store(_ value: Double, as type: SampleType, into target: UnsafeMutableRawPointer, at i: Int) {

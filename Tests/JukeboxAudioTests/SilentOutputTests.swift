@@ -50,6 +50,8 @@ final class SilentOutputTests: XCTestCase {
         engine.play(id: 1, path: path, from: 0.5, paused: false)
         XCTAssertTrue(log.wait(for: .started(id: 1)))
         engine.pause()
+        // The pause fades out and plays out the device buffer (~200 ms); then the position holds.
+        usleep(400_000)
         let held = try XCTUnwrap(engine.position())
         XCTAssertEqual(held.id, 1)
         XCTAssertGreaterThanOrEqual(held.seconds, 0.5)

@@ -2,6 +2,7 @@
 import Foundation
 import JukeboxCore
 import JukeboxService
+import JukeboxTestSupport
 import XCTest
 
 /// The control socket against a running loop (fake audio), driven by real socket clients.
@@ -75,14 +76,4 @@ final class ControlSocketTests: XCTestCase {
     func testASecondPlayerDoesNotStealALiveSocket() {
         XCTAssertThrowsError(try ControlSocket(path: path)) { XCTAssertTrue("\($0)".contains("another jukebox"), "\($0)") }
     }
-}
-
-/// Polls `condition` every 20 ms until it holds or `seconds` pass.
-func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-    let end = Date().addingTimeInterval(seconds)
-    while Date() < end {
-        if condition() { return true }
-        Thread.sleep(forTimeInterval: 0.02)
-    }
-    return condition()
 }
