@@ -47,7 +47,8 @@ extension AudioEngine {
                 return
             case .flush(let release):
                 // Fade out the held-back frames and play them out first, so nothing clicks.
-                let faded = fadeOut(&writer, bookkeeping: false) != nil
+                let end = fadeOut(&writer, bookkeeping: false)
+                let faded = end != nil
                 if release { writer.output?.close() } else if !faded { writer.output?.drop() }
                 resetStream(&writer)
                 writer.lingerUntil = nil
@@ -58,7 +59,8 @@ extension AudioEngine {
                     defer { state.releaseTokens = [] }
                     return state.releaseTokens
                 }
-                for token in released { report(.released(token: token)) }
+                let heard = end.map { HeardPoint(id: $0.track.id, seconds: $0.seconds) }
+                for token in released { report(.released(token: token, heard: heard)) }
             case .pauseDevice:
                 pauseDevice(&writer)
             case .resumeDevice:

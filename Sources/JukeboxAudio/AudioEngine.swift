@@ -30,8 +30,10 @@ public final class AudioEngine: @unchecked Sendable {
         case deviceUnavailable(OutputError)
         /// Once per engine lifetime: the first frames were handed to the output (start-up latency).
         case firstSample
-        /// The device asked for by `release(token:)` is closed (or none was open).
-        case released(token: UInt64)
+        /// The device asked for by `release(token:)` is closed (or none was open); `heard` is where
+        /// the sound stopped when the release itself played out a fade (it lags the call by up to a
+        /// device buffer), nil when nothing was playing.
+        case released(token: UInt64, heard: HeardPoint?)
     }
 
     /// Seconds of audio decoded ahead of the writer.
@@ -120,8 +122,9 @@ public final class AudioEngine: @unchecked Sendable {
         command { state in state.becomeIdle(keep: nil) }
     }
 
-    /// Like `stop()`, then reports `.released(token)` once the device is really closed, so a caller
-    /// can tell another program the device is free. Reported even when no device was open.
+    /// Like `stop()`, then reports `.released(token:heard:)` once the device is really closed, so a
+    /// caller can tell another program the device is free and resume later at the exact frame.
+    /// Reported even when no device was open.
     public func release(token: UInt64) {
         command { state in
             state.becomeIdle(keep: nil)
@@ -202,5 +205,19 @@ public final class AudioEngine: @unchecked Sendable {
             body(&state)
             monitor.broadcast()
         }
+    }
+}
+
+/// A point in a play: its id and the second heard.
+public struct HeardPoint: Sendable, Equatable {
+    /// The play's id (as given to `play`/`setNext`).
+    public var id: UInt64
+    /// Seconds into the track.
+    public var seconds: Double
+
+    /// Creates a point.
+    public init(id: UInt64, seconds: Double) {
+        self.id = id
+        self.seconds = seconds
     }
 }

@@ -63,8 +63,9 @@ public enum Event: Equatable, Sendable {
     case trackFailed(playID: UInt64, reason: String)
     /// The sound device could not be had; the engine is idle and holds no device.
     case deviceUnavailable(reason: String, problem: DeviceProblem)
-    /// The engine closed the device as asked by `Command.releaseDevice(token:)`.
-    case deviceReleased(token: UInt64)
+    /// The engine closed the device as asked by `Command.releaseDevice(token:)`; `heard` is where
+    /// the sound really stopped (a release plays out a short fade after the request).
+    case deviceReleased(token: UInt64, heard: PlayPosition?)
     /// Where the listener is: seconds into the play `playID` (the frame actually heard).
     case heard(playID: UInt64, seconds: Double)
     /// A state save finished; `error` says why it failed.
@@ -85,4 +86,18 @@ public enum DeviceProblem: String, Equatable, Sendable {
     case lost
     /// It cannot play this track's format; waiting does not help.
     case unsupported
+}
+
+/// A point in a play, as the engine reports it.
+public struct PlayPosition: Equatable, Sendable {
+    /// The play's id.
+    public var playID: UInt64
+    /// Seconds into its track.
+    public var seconds: Double
+
+    /// Creates a position.
+    public init(playID: UInt64, seconds: Double) {
+        self.playID = playID
+        self.seconds = seconds
+    }
 }

@@ -21,16 +21,9 @@ extension State {
             interruptions.append(Interruption(id: id, reason: reason))
             phase = .interrupted(reason: reason)
             pendingGrants.append(id)
-            loaded = nil
-            handedNext = nil
             // Always ask the engine, even when the core thinks nothing is open: only the engine
             // knows when the device is really closed, and the grant must not come before that.
-            if releaseToken == nil {
-                let token = nextReleaseToken
-                nextReleaseToken += 1
-                releaseToken = token
-                step.commands.append(.releaseDevice(token: token))
-            }
+            release(&step)
         case .interruptEnded(let id):
             guard let index = interruptions.lastIndex(where: { $0.id == id }) else {
                 message = "no interruption to end"
@@ -51,9 +44,12 @@ extension State {
             default:
                 phase = .stopped
             }
-        case .deviceReleased(let token):
+        case .deviceReleased(let token, let heard):
             guard token == releaseToken else { return }
             releaseToken = nil
+            // Where the fade-out really ended, unless a new play has started meanwhile.
+            if let heard, heard.playID == releasedPlay, loaded == nil { position = heard.seconds }
+            releasedPlay = nil
             for id in pendingGrants { step.commands.append(.grant(id: id)) }
             pendingGrants = []
         default:
@@ -65,6 +61,19 @@ extension State {
     /// it at the same frame.
     mutating func releaseAfterPause(_ step: inout Step) {
         guard phase == .paused, loaded != nil else { return }
-        unload(&step)
+        release(&step)
+    }
+
+    /// Has the engine close the device and report where the sound stopped (one release at a time;
+    /// later requests share the one under way).
+    mutating func release(_ step: inout Step) {
+        if let playID = loaded?.playID { releasedPlay = playID }
+        loaded = nil
+        handedNext = nil
+        guard releaseToken == nil else { return }
+        let token = nextReleaseToken
+        nextReleaseToken += 1
+        releaseToken = token
+        step.commands.append(.releaseDevice(token: token))
     }
 }

@@ -71,7 +71,7 @@ extension State {
         case .playing:
             phase = .paused
             if settings.releaseDelay <= 0 {
-                unload(&step)
+                release(&step)
             } else {
                 step.commands.append(.pauseOutput)
                 step.commands.append(.startTimer(.releaseDevice, after: settings.releaseDelay))

@@ -64,6 +64,8 @@ public struct State: Equatable, Sendable {
     public var pendingGrants: [String] = []
     /// The release the core waits for, if any.
     public var releaseToken: UInt64?
+    /// The play that release let go of: its report of where the sound stopped updates `position`.
+    public var releasedPlay: UInt64?
     /// Token for the next `releaseDevice`.
     public var nextReleaseToken: UInt64 = 1
 

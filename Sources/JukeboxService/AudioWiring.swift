@@ -14,7 +14,8 @@ public enum AudioWiring {
         case .failed(let id, let reason): return .trackFailed(playID: id, reason: reason)
         case .deviceUnavailable(let error): return .deviceUnavailable(reason: describe(error), problem: problem(error.kind))
         case .firstSample: return nil
-        case .released(let token): return .deviceReleased(token: token)
+        case .released(let token, let heard):
+            return .deviceReleased(token: token, heard: heard.map { PlayPosition(playID: $0.id, seconds: $0.seconds) })
         }
     }
 

@@ -224,6 +224,41 @@ final class FaultyDeviceTests: XCTestCase {
               + "(negative: repeated), \(streamOneBytes / 4 - lastHeard) frames were queued and never heard")
     }
 
+    // MARK: Release for another program (interruptions, release on pause)
+
+    func testReleaseReportsWhereTheSoundStoppedAndResumingThereRepeatsAndSkipsNothing() throws {
+        let pcm = try device(speed: 1)
+        let path = try scratch.audio(.wav16, frames: 44100 * 3)
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(waitHeard(engine, 0.6))
+        let asked = try XCTUnwrap(engine.position())
+        engine.release(token: 7)
+        var heard: HeardPoint?
+        XCTAssertTrue(log.wait(timeout: 5) { report in
+            if case .released(7, let point) = report { heard = point; return true } else { return false }
+        })
+        XCTAssertTrue(TestPCM.wait(timeout: 2) { !pcm.events(named: "close").isEmpty }, "device not closed")
+        let stopped = try XCTUnwrap(heard)
+        XCTAssertEqual(stopped.id, 1)
+        // The device played everything it was given (the buffer and a 15 ms fade), and closed.
+        let streamOneFrames = pcm.recording().count / 4
+        let stoppedFrame = Int((stopped.seconds * 44100).rounded())
+        print("jukeboxtest release: asked at frame \(Int(asked.seconds * 44100)), sound stopped at frame \(stoppedFrame), "
+              + "device received \(streamOneFrames) frames")
+        XCTAssertEqual(stoppedFrame, streamOneFrames, "the reported stop is the last frame the device played")
+        engine.play(id: 2, path: path, from: stopped.seconds, paused: false)
+        XCTAssertTrue(finished(log, 2, timeout: 6))
+        engine.shutdown()
+        let recording = pcm.recording()
+        XCTAssertEqual(recording.count / 4, source.frames, "resumed at the stop frame: nothing repeated or skipped")
+        assertSameAudio(Array(recording[((streamOneFrames + fadeFrames) * 4)...]),
+                        source.bytes(frames: (streamOneFrames + fadeFrames)..<source.frames), bytesPerFrame: 4, "after the resume")
+    }
+
     // MARK: Xrun and suspend
 
     func testXrunIsRecoveredCountedAndLosesNothingWritten() throws {

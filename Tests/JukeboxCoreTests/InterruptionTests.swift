@@ -13,12 +13,19 @@ final class InterruptionTests: XCTestCase {
             $0.phase = .interrupted(reason: "chime")
             $0.pendingGrants = ["yield-1"]
             $0.releaseToken = 1
+            $0.releasedPlay = 1
             $0.nextReleaseToken = 2
             $0.loaded = nil
             $0.handedNext = nil
             $0.shown = $0.view
         }, commands: [.releaseDevice(token: 1), .render(h.stateWith { $0.phase = .interrupted(reason: "chime") }.view)])
-        h.send(.deviceReleased(token: 1), { $0.releaseToken = nil; $0.pendingGrants = [] }, commands: [.grant(id: "yield-1")])
+        // The release played out a fade: the sound stopped a little after the request.
+        h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 31.6)), {
+            $0.releaseToken = nil
+            $0.releasedPlay = nil
+            $0.pendingGrants = []
+            $0.position = 31.6
+        }, commands: [.grant(id: "yield-1")])
         h.send(.interruptEnded(id: "yield-1"), {
             $0.interruptions = []
             $0.phase = .playing
@@ -27,7 +34,7 @@ final class InterruptionTests: XCTestCase {
             $0.nextPlayID = 5
             $0.shown = $0.view
         }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 31.4159, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .startTrack(playID: 3, path: "/music/1.flac", at: 31.6, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
             .render(h.stateWith { $0.phase = .playing }.view),
         ])
     }
@@ -42,7 +49,7 @@ final class InterruptionTests: XCTestCase {
             $0.pendingGrants = ["manual", "yield-7"]
             $0.shown = $0.view
         }, commands: [.render(h.stateWith { $0.phase = .interrupted(reason: "doorbell") }.view)])
-        h.send(.deviceReleased(token: 1), { $0.releaseToken = nil; $0.pendingGrants = [] },
+        h.send(.deviceReleased(token: 1, heard: nil), { $0.releaseToken = nil; $0.releasedPlay = nil; $0.pendingGrants = [] },
                commands: [.grant(id: "manual"), .grant(id: "yield-7")])
         h.send(.interruptEnded(id: "manual"), {
             $0.interruptions = [Interruption(id: "yield-7", reason: "doorbell")]
@@ -58,7 +65,7 @@ final class InterruptionTests: XCTestCase {
         h.prepare(.pause)
         h.prepare(.interruptBegan(id: "manual", reason: "tts"))
         XCTAssertEqual(h.state.afterInterruption, .paused)
-        h.prepare(.deviceReleased(token: 1))
+        h.prepare(.deviceReleased(token: 1, heard: nil))
         XCTAssertEqual(h.prepare(.interruptEnded(id: "manual")).filter { if case .startTrack = $0 { return true } else { return false } }, [])
         XCTAssertEqual(h.state.phase, .paused)
 
@@ -66,7 +73,7 @@ final class InterruptionTests: XCTestCase {
         h.send(.play, { $0.afterInterruption = .playing; $0.savedMark = $0.saveMark }, commands: [
             .persist(h.stateWith { $0.afterInterruption = .playing }.snapshot),
         ])
-        h.prepare(.deviceReleased(token: 2))
+        h.prepare(.deviceReleased(token: 2, heard: nil))
         h.prepare(.interruptEnded(id: "manual"))
         XCTAssertEqual(h.state.phase, .playing)
     }
@@ -79,7 +86,7 @@ final class InterruptionTests: XCTestCase {
         ])
         h.prepare(.stop)
         XCTAssertEqual(h.state.afterInterruption, .stopped)
-        h.prepare(.deviceReleased(token: 1))
+        h.prepare(.deviceReleased(token: 1, heard: nil))
         let cmds = h.prepare(.interruptEnded(id: "manual"))
         XCTAssertEqual(h.state.phase, .stopped)
         XCTAssertFalse(cmds.contains { if case .startTrack = $0 { return true } else { return false } })
@@ -114,7 +121,14 @@ final class InterruptionTests: XCTestCase {
         h.prepare(.heard(playID: 1, seconds: 12.000022675736961))
         let pause = h.prepare(.pause)
         XCTAssertEqual(Array(pause.prefix(2)), [.pauseOutput, .startTimer(.releaseDevice, after: 3)])
-        h.send(.timerFired(.releaseDevice), { $0.loaded = nil; $0.handedNext = nil }, commands: [.stopOutput])
+        h.send(.timerFired(.releaseDevice), {
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.releaseToken = 1
+            $0.releasedPlay = 1
+            $0.nextReleaseToken = 2
+        }, commands: [.releaseDevice(token: 1)])
+        h.send(.deviceReleased(token: 1, heard: nil), { $0.releaseToken = nil; $0.releasedPlay = nil }, commands: [])
         let resume = h.prepare(.play)
         XCTAssertEqual(resume.first, .startTrack(playID: 3, path: "/music/1.flac", at: 12.000022675736961, paused: false,
                                                  next: NextPlay(playID: 4, path: "/music/2.flac")))
@@ -126,8 +140,26 @@ final class InterruptionTests: XCTestCase {
         var settings = Settings()
         settings.releaseDelay = 0
         let h = CoreHarness(playing(2, settings: settings))
-        XCTAssertEqual(h.prepare(.pause).first, .stopOutput)
+        h.prepare(.heard(playID: 1, seconds: 8))
+        XCTAssertEqual(h.prepare(.pause).first, .releaseDevice(token: 1))
         XCTAssertNil(h.state.loaded)
+        // The fade-out played on a little; resume starts where the sound really stopped.
+        h.prepare(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 8.215)))
+        XCTAssertEqual(h.state.position, 8.215)
+        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 3, path: "/music/1.flac", at: 8.215, paused: false,
+                                                           next: NextPlay(playID: 4, path: "/music/2.flac")))
+    }
+
+    func testAReleaseReportArrivingAfterANewPlayDoesNotMoveIt() {
+        var settings = Settings()
+        settings.releaseDelay = 0
+        let h = CoreHarness(playing(2, settings: settings))
+        h.prepare(.pause)
+        h.prepare(.play)
+        h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 0.2)), {
+            $0.releaseToken = nil
+            $0.releasedPlay = nil
+        }, commands: [])
     }
 
     func testALostDevicePausesWhenResumingAfterLossIsOff() {

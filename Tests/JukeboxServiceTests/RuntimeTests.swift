@@ -26,7 +26,7 @@ final class FakeAudio: AudioPort, @unchecked Sendable {
     func stop() { calls.append("stop") }
     func release(token: UInt64) {
         calls.append("release \(token)")
-        mailbox?.post(.deviceReleased(token: token))
+        mailbox?.post(.deviceReleased(token: token, heard: nil))
     }
     func seek(to seconds: Double) { calls.append("seek \(seconds)") }
     func setVolume(_ percent: Int) { calls.append("volume \(percent)") }
@@ -124,7 +124,7 @@ final class BusyThenFreeAudio: AudioPort, @unchecked Sendable {
     func pause() {}
     func resume() {}
     func stop() {}
-    func release(token: UInt64) { mailbox.post(.deviceReleased(token: token)) }
+    func release(token: UInt64) { mailbox.post(.deviceReleased(token: token, heard: nil)) }
     func seek(to seconds: Double) {}
     func setVolume(_ percent: Int) {}
     func position() -> (id: UInt64, seconds: Double)? { nil }
