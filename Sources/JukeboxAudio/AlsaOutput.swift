@@ -112,7 +112,15 @@ public final class AlsaOutput: PCMOutput {
 
     /// The `lock` file the device's own configuration names (the test device's), if any.
     private func lockFile() -> String? {
-        guard let config else { return nil }
+        if let config { return Self.lockFile(in: config, device: device) }
+        // A device defined in ~/.asoundrc or /etc/asound.conf: look in the global configuration.
+        var top: OpaquePointer?
+        guard snd_config_update_ref(&top) >= 0, let top else { return nil }
+        defer { snd_config_unref(top) }
+        return Self.lockFile(in: top, device: device)
+    }
+
+    private static func lockFile(in config: OpaquePointer, device: String) -> String? {
         var node: OpaquePointer?
         guard snd_config_search(config, "pcm.\(device).lock", &node) >= 0, let node else { return nil }
         var value: UnsafePointer<CChar>?

@@ -36,6 +36,10 @@ public struct Config: Equatable, Sendable {
     public var resumeAfterDeviceLoss = true
     /// Volume at start-up, whatever was saved; nil keeps the saved volume.
     public var bootVolume: Int?
+    /// ALSA mixer control to set the volume with ("PCM", "Master", "Digital"...); nil: software gain.
+    public var mixer: String?
+    /// Card whose mixer holds `mixer`: a name (`DAC`), a number, or `default`.
+    public var mixerCard = "default"
 
     /// Output kinds.
     public enum AudioKind: String, Sendable, Equatable {
@@ -101,6 +105,8 @@ public struct Config: Equatable, Sendable {
         if let v = raw.releaseDelay { try check(v >= 0 && v <= 3600, "releaseDelay"); c.releaseDelay = v }
         if let v = raw.resumeAfterDeviceLoss { c.resumeAfterDeviceLoss = v }
         if let v = raw.bootVolume { try check((0...100).contains(v), "bootVolume"); c.bootVolume = v }
+        if let v = raw.mixer { c.mixer = v.isEmpty ? nil : v }
+        if let v = raw.mixerCard { try check(!v.isEmpty, "mixerCard"); c.mixerCard = v }
         if let v = raw.logLevel {
             guard let level = LogLevel(name: v) else { try check(false, "logLevel"); return (c, []) }
             c.logLevel = level
@@ -141,11 +147,13 @@ private struct RawConfig: Decodable {
     var releaseDelay: Double?
     var resumeAfterDeviceLoss: Bool?
     var bootVolume: Int?
+    var mixer: String?
+    var mixerCard: String?
     var unknownKeys: [String] = []
 
     enum Keys: String, CodingKey, CaseIterable {
         case device, audio, state, music, resume, saveInterval, volumeMin, volumeMax, volumeStep, seekStep, logLevel
-        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume
+        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume, mixer, mixerCard
     }
 
     struct AnyKey: CodingKey {
@@ -171,6 +179,8 @@ private struct RawConfig: Decodable {
         case "releaseDelay": return "must be seconds from 0 to 3600"
         case "resumeAfterDeviceLoss": return "must be true or false"
         case "bootVolume": return "must be 0 to 100 (leave it out to keep the saved volume)"
+        case "mixer": return "must be a mixer control name such as \"PCM\" or \"Master\" (\"\" for software volume)"
+        case "mixerCard": return "must be a card name, number or \"default\""
         default: return "unexpected value"
         }
     }
@@ -194,5 +204,7 @@ private struct RawConfig: Decodable {
         releaseDelay = try c.decodeIfPresent(Double.self, forKey: .releaseDelay)
         resumeAfterDeviceLoss = try c.decodeIfPresent(Bool.self, forKey: .resumeAfterDeviceLoss)
         bootVolume = try c.decodeIfPresent(Int.self, forKey: .bootVolume)
+        mixer = try c.decodeIfPresent(String.self, forKey: .mixer)
+        mixerCard = try c.decodeIfPresent(String.self, forKey: .mixerCard)
     }
 }

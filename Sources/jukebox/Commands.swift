@@ -50,6 +50,7 @@ enum Commands {
         setup.settings = config.settings
         setup.logLevel = try a.choice("--log-level", logLevels).flatMap(LogLevel.init(name:)) ?? config.logLevel
         setup.interactive = false
+        setup.mixer = config.mixer.map { (config.mixerCard, $0) }
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
         return Player.run(setup) { log in
             for w in loaded.warnings { log.warning(w) }

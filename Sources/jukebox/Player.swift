@@ -17,6 +17,8 @@ struct PlayerSetup {
     var interactive = true
     /// Control socket path; nil: none.
     var socketPath: String? = ControlSocket.defaultPath()
+    /// Mixer control for the volume (with its card); nil: software gain.
+    var mixer: (card: String, control: String)?
 }
 
 /// Wires the live adapters into a runtime and runs it: the part of `main` every subcommand
@@ -33,7 +35,14 @@ enum Player {
         let status: StatusSink = terminal ?? LogStatus(log: log)
         let mailbox = Mailbox()
         let traceStart = setup.logLevel == .debug
-        let engine = AudioEngine(makeOutput: output) { report in
+        var mixer: AlsaMixer?
+        if let wanted = setup.mixer {
+            do { mixer = try AlsaMixer(card: wanted.card, control: wanted.control) } catch {
+                // The volume still works, in software; the message lists the controls there are.
+                log.warning("mixer: \(error); using software volume")
+            }
+        }
+        let engine = AudioEngine(makeOutput: output, mixer: mixer) { report in
             if let event = AudioWiring.event(for: report) { mailbox.post(event) }
             // For start-up measurements: one write(2) from the engine thread, comparable with any
             // other CLOCK_MONOTONIC reading (the benchmark's clock before it started the process).

@@ -46,7 +46,7 @@ enum Jukebox {
         return folder + "/jukebox"
     }
 
-    static func start(_ args: [String]) throws -> Running {
+    static func start(_ args: [String], home: String? = nil) throws -> Running {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw NSError(domain: "jukebox", code: 1, userInfo: [NSLocalizedDescriptionKey: "no jukebox binary at \(binary): run 'swift build' first"])
         }
@@ -59,12 +59,18 @@ enum Jukebox {
         p.standardOutput = FileHandle(forWritingAtPath: base + ".out")
         p.standardError = FileHandle(forWritingAtPath: base + ".err")
         p.standardInput = FileHandle.nullDevice
+        if let home {
+            // ALSA reads ~/.asoundrc: this is how a test hands the binary its test device.
+            var env = ProcessInfo.processInfo.environment
+            env["HOME"] = home
+            p.environment = env
+        }
         try p.run()
         return Running(process: p, outPath: base + ".out", errPath: base + ".err")
     }
 
-    static func run(_ args: [String], timeout: Double = 20) throws -> Result {
-        guard let r = try start(args).wait(timeout: timeout) else {
+    static func run(_ args: [String], timeout: Double = 20, home: String? = nil) throws -> Result {
+        guard let r = try start(args, home: home).wait(timeout: timeout) else {
             throw NSError(domain: "jukebox", code: 2, userInfo: [NSLocalizedDescriptionKey: "jukebox \(args) did not finish in \(timeout) s"])
         }
         return r
