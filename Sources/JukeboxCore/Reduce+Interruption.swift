@@ -48,7 +48,11 @@ extension State {
             guard token == releaseToken else { return }
             releaseToken = nil
             // Where the fade-out really ended, unless a new play has started meanwhile.
-            if let heard, heard.playID == releasedPlay, loaded == nil { position = heard.seconds }
+            if let heard, heard.playID == releasedPlay, loaded == nil {
+                position = heard.seconds
+                // The exact place to come back to: worth a write, so a power cut now loses nothing.
+                step.forceSave = true
+            }
             releasedPlay = nil
             for id in pendingGrants { step.commands.append(.grant(id: id)) }
             pendingGrants = []

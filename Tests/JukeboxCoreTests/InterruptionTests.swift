@@ -25,7 +25,8 @@ final class InterruptionTests: XCTestCase {
             $0.releasedPlay = nil
             $0.pendingGrants = []
             $0.position = 31.6
-        }, commands: [.grant(id: "yield-1")])
+            $0.savedPosition = 31.6
+        }, commands: [.grant(id: "yield-1"), .persist(h.stateWith { $0.position = 31.6 }.snapshot)])
         h.send(.interruptEnded(id: "yield-1"), {
             $0.interruptions = []
             $0.phase = .playing
