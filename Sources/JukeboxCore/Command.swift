@@ -32,10 +32,12 @@ public enum Command: Equatable, Sendable {
     case render(StatusView)
     /// Tell the user and the log this message.
     case report(String)
-    /// Fire `Event.timerFired(id)` after `after` seconds, replacing a pending timer of that id.
+    /// Fire `Event.timerFired(id, at:)` after `after` seconds, replacing a pending timer of that id.
     case startTimer(TimerID, after: Double)
     /// Cancel a pending timer (no-op when none is pending).
     case cancelTimer(TimerID)
+    /// Run this program (an argument vector, never through a shell) and do not wait for it.
+    case runProgram([String])
     /// End the program with this exit code (after carrying out the commands before it).
     case exit(code: Int32)
 }

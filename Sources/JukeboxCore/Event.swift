@@ -53,6 +53,14 @@ public enum Event: Equatable, Sendable {
     /// The program should end cleanly (q key, SIGTERM).
     case quit
 
+    // MARK: Board inputs (times are the kernel's event timestamps, CLOCK_MONOTONIC seconds)
+    /// A button line changed level (`pressed` after active-low is applied); bouncy, raw.
+    case buttonEdge(Button, pressed: Bool, at: Double)
+    /// The rotary encoder's lines after an edge on either of them.
+    case encoderEdge(a: Bool, b: Bool, at: Double)
+    /// A key from a Linux input device (`value` 1 down, 2 autorepeat, 0 up).
+    case mediaKey(code: Int, value: Int, at: Double)
+
     // MARK: Outcomes from the audio engine (`playID` is the one the start command carried)
     /// The first sample of a play was handed to the device.
     case trackStarted(playID: UInt64)
@@ -75,7 +83,7 @@ public enum Event: Equatable, Sendable {
     /// The monotonic clock read `now` seconds.
     case tick(now: Double)
     /// A timer the core started has expired.
-    case timerFired(TimerID)
+    case timerFired(TimerID, at: Double)
 }
 
 /// Why the device could not be had: decides whether waiting can help.

@@ -39,9 +39,15 @@ public enum PlayerPhase: Equatable, Sendable {
 }
 
 /// Timers the core asks the shell to run; their expiry comes back as `Event.timerFired`.
-public enum TimerID: String, Equatable, Hashable, Sendable {
+public enum TimerID: Equatable, Hashable, Sendable {
     /// Try opening the sound device again.
     case deviceRetry
     /// Release the device after a while in pause, so other programs can use it.
     case releaseDevice
+    /// A button's bounce window ended: settle on its latest level.
+    case debounce(Button)
+    /// A button held long enough for its long or hold action (and each hold repeat).
+    case gesture(Button)
+    /// A button's double-press window ended: its single press counts.
+    case doubleTap(Button)
 }

@@ -7,48 +7,57 @@
 /// engine a new gapless successor, whether to save, and whether the status changed.
 public func reduce(_ state: inout State, _ event: Event) -> [Command] {
     var step = Step()
-    switch event {
-    case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy:
-        state.message = nil
-        state.intent(event, &step)
-    case .setVolume, .changeVolume, .setShuffle, .toggleShuffle, .setRepeat, .cycleRepeat:
-        state.message = nil
-        state.modeChange(event, &step)
-    case .add, .replaceQueue, .remove, .move, .clear:
-        state.message = nil
-        state.queueChange(event, &step)
-    case .restore(let snapshot):
-        state.restore(snapshot, &step)
-    case .quit:
-        step.forceSave = true
-        if state.loaded != nil { step.commands.append(.stopOutput) }
-        state.loaded = nil
-        state.handedNext = nil
-        step.exitCode = 0
-    case .trackStarted, .trackFinished, .trackFailed, .deviceUnavailable, .heard:
-        state.engineReport(event, &step)
-    case .interruptBegan, .interruptEnded, .deviceReleased:
-        state.interruption(event, &step)
-    case .saved(let error):
-        if error != state.saveError, let error {
-            step.commands.append(.report("could not save state: \(error)"))
-        }
-        state.saveError = error
-    case .tick(let now):
-        state.now = now
-        if state.phase == .playing, now - state.savedAt >= state.settings.saveInterval,
-           state.position != state.savedPosition {
-            step.forceSave = true
-        }
-    case .timerFired(.deviceRetry):
-        if case .waitingForDevice = state.phase, state.currentTrack != nil {
-            state.startCurrent(at: state.position, paused: false, &step)
-        }
-    case .timerFired(.releaseDevice):
-        state.releaseAfterPause(&step)
-    }
+    state.apply(event, &step)
     state.finish(&step)
     return step.commands
+}
+
+extension State {
+    /// Applies one event without the after-step bookkeeping, so gestures can reuse intents.
+    mutating func apply(_ event: Event, _ step: inout Step) {
+        switch event {
+        case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy:
+            message = nil
+            intent(event, &step)
+        case .setVolume, .changeVolume, .setShuffle, .toggleShuffle, .setRepeat, .cycleRepeat:
+            message = nil
+            modeChange(event, &step)
+        case .add, .replaceQueue, .remove, .move, .clear:
+            message = nil
+            queueChange(event, &step)
+        case .restore(let snapshot):
+            restore(snapshot, &step)
+        case .quit:
+            step.forceSave = true
+            if loaded != nil { step.commands.append(.stopOutput) }
+            loaded = nil
+            handedNext = nil
+            step.exitCode = 0
+        case .trackStarted, .trackFinished, .trackFailed, .deviceUnavailable, .heard:
+            engineReport(event, &step)
+        case .interruptBegan, .interruptEnded, .deviceReleased:
+            interruption(event, &step)
+        case .buttonEdge, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),
+             .timerFired(.doubleTap, _):
+            input(event, &step)
+        case .saved(let error):
+            if error != saveError, let error {
+                step.commands.append(.report("could not save state: \(error)"))
+            }
+            saveError = error
+        case .tick(let now):
+            self.now = now
+            if phase == .playing, now - savedAt >= settings.saveInterval, position != savedPosition {
+                step.forceSave = true
+            }
+        case .timerFired(.deviceRetry, _):
+            if case .waitingForDevice = phase, currentTrack != nil {
+                startCurrent(at: position, paused: false, &step)
+            }
+        case .timerFired(.releaseDevice, _):
+            releaseAfterPause(&step)
+        }
+    }
 }
 
 /// What one `reduce` call is collecting.

@@ -32,6 +32,21 @@ public struct Settings: Equatable, Sendable {
     /// Volume set at start-up, whatever was saved; nil keeps the saved volume.
     public var bootVolume: Int?
 
+    /// What each button's gestures do.
+    public var buttons: [Button: ButtonBinding] = ButtonBinding.defaults
+    /// Two-button chords.
+    public var chords: [Chord] = []
+    /// Seconds after an accepted edge during which a button's bounces are ignored.
+    public var debounce: Double = 0.02
+    /// Seconds within which a second press makes a double press (for buttons with one).
+    public var doublePressWindow: Double = 0.35
+    /// What the power button's long press runs (an argument vector, no shell).
+    public var powerCommand: [String] = ["systemctl", "poweroff"]
+    /// Quadrature transitions per encoder detent (1, 2 or 4, by encoder model).
+    public var encoderStepsPerDetent = 4
+    /// Faster turns move the volume further per detent.
+    public var encoderAcceleration = true
+
     /// Default settings.
     public init() {}
 }

@@ -69,6 +69,11 @@ public struct State: Equatable, Sendable {
     /// Token for the next `releaseDevice`.
     public var nextReleaseToken: UInt64 = 1
 
+    /// Every button's debounce and gesture state.
+    public var buttons: [Button: ButtonState] = [:]
+    /// The rotary encoder's decoder.
+    public var encoderState = EncoderState()
+
     /// The latest monotonic time from `tick`.
     public var now: Double = 0
     /// Id for the next queue entry.

@@ -46,6 +46,31 @@ public final class ControlClient {
     }
 }
 
+/// Starts a program with an argument vector (never a shell) and does not wait; the loop reaps
+/// it later (`reapChildren`). Returns the pid, or nil (with the reason) when it could not start.
+public func startProgram(_ argv: [String]) -> (pid: pid_t?, error: String?) {
+    guard !argv.isEmpty else { return (nil, "empty command") }
+    var pid: pid_t = 0
+    var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
+    cArgs.append(nil)
+    defer { for p in cArgs { free(p) } }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+    let rc = posix_spawnp(&pid, argv[0], nil, &attributes, cArgs, environ)
+    return rc == 0 ? (pid, nil) : (nil, String(cString: strerror(rc)))
+}
+
+/// Collects every child that has ended, so started programs never linger as zombies.
+public func reapChildren() {
+    var status: Int32 = 0
+    while waitpid(-1, &status, WNOHANG) > 0 {}
+}
+
 /// Runs a program with an argument vector (never a shell) and waits for it; returns its exit
 /// status (128+N when killed by signal N, 127 when it could not be started).
 public func runProgram(_ argv: [String]) -> Int32 {

@@ -126,6 +126,8 @@ public final class Runtime {
         case .startTimer(let id, let after): timers[id] = monotonicNow() + after
         case .cancelTimer(let id): timers[id] = nil
         case .exit(let code): exitCode = code
+        case .runProgram(let argv):
+            if let error = startProgram(argv).error { status.report("cannot run \(argv.first ?? ""): \(error)") }
         }
     }
 
@@ -150,12 +152,13 @@ public final class Runtime {
         if fds[1].revents != 0 { readSignals() }
         if fds[2].revents != 0 { readKeys(fds[2].revents) }
         if control != nil { serviceControl(Array(fds[controlStart...])) }
+        reapChildren()
         let after = monotonicNow()
         for (id, at) in timers where at <= after {
             timers[id] = nil
             // The core acts on the position (a release keeps it), so it must be the latest.
             feedHeard()
-            dispatch(.timerFired(id))
+            dispatch(.timerFired(id, at: after))
         }
         if after - lastTick >= tickInterval * 0.9 {
             lastTick = after

@@ -158,7 +158,7 @@ final class EngineReportTests: XCTestCase {
         ])
         var delays: [Double] = []
         for _ in 0..<5 {
-            let start = h.prepare(.timerFired(.deviceRetry))
+            let start = h.prepare(.timerFired(.deviceRetry, at: 0))
             XCTAssertEqual(start.first, .startTrack(playID: h.state.loaded!.playID, path: "/music/1.flac", at: 42.25, paused: false,
                                                     next: NextPlay(playID: h.state.handedNext!.playID, path: "/music/2.flac")))
             let cmds = h.prepare(.deviceUnavailable(reason: "busy (held by aplay)", problem: .busy))
@@ -166,7 +166,7 @@ final class EngineReportTests: XCTestCase {
             for case .startTimer(_, let after) in cmds { delays.append(after) }
         }
         XCTAssertEqual(delays, [0.25, 0.5, 1, 1, 1])
-        h.prepare(.timerFired(.deviceRetry))
+        h.prepare(.timerFired(.deviceRetry, at: 0))
         let id = h.state.loaded!.playID
         h.send(.trackStarted(playID: id), {
             $0.phase = .playing
@@ -189,7 +189,7 @@ final class EngineReportTests: XCTestCase {
             .persist(h.stateWith { $0.phase = .paused }.snapshot),
             .render(h.stateWith { $0.phase = .paused }.view),
         ])
-        h.send(.timerFired(.deviceRetry), commands: [])
+        h.send(.timerFired(.deviceRetry, at: 0), commands: [])
         let cmds = h.prepare(.play)
         XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")))
     }

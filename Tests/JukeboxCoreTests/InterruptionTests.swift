@@ -122,7 +122,7 @@ final class InterruptionTests: XCTestCase {
         h.prepare(.heard(playID: 1, seconds: 12.000022675736961))
         let pause = h.prepare(.pause)
         XCTAssertEqual(Array(pause.prefix(2)), [.pauseOutput, .startTimer(.releaseDevice, after: 3)])
-        h.send(.timerFired(.releaseDevice), {
+        h.send(.timerFired(.releaseDevice, at: 0), {
             $0.loaded = nil
             $0.handedNext = nil
             $0.releaseToken = 1
@@ -134,7 +134,7 @@ final class InterruptionTests: XCTestCase {
         XCTAssertEqual(resume.first, .startTrack(playID: 3, path: "/music/1.flac", at: 12.000022675736961, paused: false,
                                                  next: NextPlay(playID: 4, path: "/music/2.flac")))
         // A release timer that fires after the player resumed does nothing.
-        h.send(.timerFired(.releaseDevice), commands: [])
+        h.send(.timerFired(.releaseDevice, at: 0), commands: [])
     }
 
     func testAReleaseDelayOfZeroReleasesAtOnce() {
