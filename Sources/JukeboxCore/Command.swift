@@ -30,6 +30,8 @@ public enum Command: Equatable, Sendable {
     case persist(Snapshot)
     /// Show this status (terminal, display, console).
     case render(StatusView)
+    /// Show this frame on the panel.
+    case show(DisplayFrame)
     /// Tell the user and the log this message.
     case report(String)
     /// Fire `Event.timerFired(id, at:)` after `after` seconds, replacing a pending timer of that id.

@@ -96,6 +96,8 @@ extension State {
 
     mutating func setVolume(_ requested: Int, _ step: inout Step) {
         let v = clampVolume(requested)
+        // Show the overlay even at a limit, so a press visibly did something.
+        if settings.display != nil { volumeShownUntil = now + settings.volumeOverlaySeconds }
         guard v != volume else { return }
         volume = v
         step.commands.append(.setVolume(v))

@@ -84,6 +84,20 @@ extension State {
             shown = view
             step.commands.append(.render(view))
         }
+        if let layout = settings.display {
+            let title = currentTrack?.info.title
+            if title != titleShown { titleShown = title; titleSince = now }
+            if message != messageShown {
+                messageShown = message
+                messageSince = now
+                messageUntil = message == nil ? 0 : now + settings.messageSeconds
+            }
+            let frame = DisplayFrame.make(self, layout: layout)
+            if frame != shownFrame {
+                shownFrame = frame
+                step.commands.append(.show(frame))
+            }
+        }
         if let code = step.exitCode { step.commands.append(.exit(code: code)) }
     }
 

@@ -47,6 +47,15 @@ public struct Settings: Equatable, Sendable {
     /// Faster turns move the volume further per detent.
     public var encoderAcceleration = true
 
+    /// The panel to draw frames for; nil: no panel.
+    public var display: PanelLayout?
+    /// Seconds the volume overlay stays after a change.
+    public var volumeOverlaySeconds: Double = 2
+    /// Seconds a message (a skipped file...) stays on the panel.
+    public var messageSeconds: Double = 6
+    /// Seconds the boot splash shows.
+    public var splashSeconds: Double = 1.5
+
     /// Default settings.
     public init() {}
 }

@@ -74,6 +74,23 @@ public struct State: Equatable, Sendable {
     /// The rotary encoder's decoder.
     public var encoderState = EncoderState()
 
+    /// The panel frame shown last (for panels configured in `Settings.display`).
+    public var shownFrame: DisplayFrame?
+    /// Until when the boot splash shows.
+    public var splashUntil: Double = 0
+    /// Until when the volume overlay shows (a moment after each change).
+    public var volumeShownUntil: Double = 0
+    /// Until when `message` shows on the panel.
+    public var messageUntil: Double = 0
+    /// When the shown message appeared (its scrolling starts then).
+    public var messageSince: Double = 0
+    /// The title scrolling on the panel and since when (a new title starts at its beginning).
+    public var titleShown: String?
+    /// See `titleShown`.
+    public var titleSince: Double = 0
+    /// The message the panel timing was set for.
+    public var messageShown: String?
+
     /// The latest monotonic time from `tick`.
     public var now: Double = 0
     /// Id for the next queue entry.

@@ -36,3 +36,10 @@ public protocol StatusSink: AnyObject {
     /// Tells the user something (also logged).
     func report(_ message: String)
 }
+
+/// A panel (I2C display, simulator, terminal view). `show` must not block the loop for more than
+/// a few milliseconds; a failing panel reports through its own counters, never by throwing here.
+public protocol DisplaySink: AnyObject {
+    /// Draws this frame (only what changed reaches the hardware).
+    func show(_ frame: DisplayFrame)
+}

@@ -21,6 +21,8 @@ public final class Runtime {
     private let keyInput: Int32?
     /// The control socket, if one is open.
     let control: ControlSocket?
+    /// The panel, if any.
+    let display: DisplaySink?
     /// Clients waiting for `Command.grant(id)`, per interruption id, oldest first.
     var waitingForGrant: [String: [Int]] = [:]
     /// Interruptions each client holds (`yield begin`), ended when it disconnects.
@@ -35,7 +37,9 @@ public final class Runtime {
 
     /// Wires a runtime. `keyInput` is a terminal fd to read keys from, if any.
     public init(state: State, audio: AudioPort, store: StateStore?, status: StatusSink, log: Log,
-                keyInput: Int32? = nil, mailbox: Mailbox = Mailbox(), control: ControlSocket? = nil) {
+                keyInput: Int32? = nil, mailbox: Mailbox = Mailbox(), control: ControlSocket? = nil,
+                display: DisplaySink? = nil) {
+        self.display = display
         self.state = state
         self.mailbox = mailbox
         self.control = control
@@ -122,6 +126,7 @@ public final class Runtime {
                 pending.append(.saved(error: error.description))
             }
         case .render(let view): status.render(view)
+        case .show(let frame): display?.show(frame)
         case .report(let message): status.report(message)
         case .startTimer(let id, let after): timers[id] = monotonicNow() + after
         case .cancelTimer(let id): timers[id] = nil
@@ -132,7 +137,8 @@ public final class Runtime {
     }
 
     // Ticks feed the heard position to the core; faster while playing so the status keeps up.
-    private var tickInterval: Double { state.phase == .playing ? 0.25 : 1 }
+    // A panel scrolls text whatever the phase.
+    private var tickInterval: Double { state.phase == .playing || state.settings.display != nil ? 0.25 : 1 }
 
     private func waitAndDispatch() {
         let now = monotonicNow()

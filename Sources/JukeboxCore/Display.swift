@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+
+/// The text grid of a panel: an HD44780 (16x2, 20x4) or a graphic OLED drawn as text rows.
+public struct PanelLayout: Equatable, Sendable {
+    /// Characters per row.
+    public var columns: Int
+    /// Rows of text.
+    public var rows: Int
+    /// Whether the panel can draw a progress bar under the text (OLED).
+    public var graphic: Bool
+
+    /// A layout.
+    public init(columns: Int, rows: Int, graphic: Bool) {
+        self.columns = columns
+        self.rows = rows
+        self.graphic = graphic
+    }
+
+    /// HD44780 16x2.
+    public static let lcd16x2 = PanelLayout(columns: 16, rows: 2, graphic: false)
+    /// HD44780 20x4.
+    public static let lcd20x4 = PanelLayout(columns: 20, rows: 4, graphic: false)
+    /// SSD1306/SH1106 128x64 with a 6x8 font.
+    public static let oled128x64 = PanelLayout(columns: 21, rows: 8, graphic: true)
+}
+
+/// Exactly what a panel should show: `rows` strings of exactly `columns` characters (already
+/// scrolled and padded; glyphs as the Unicode characters in `DisplayFrame.Glyph`), and for
+/// graphic panels a progress bar. The driver only draws it.
+public struct DisplayFrame: Equatable, Sendable {
+    /// The text, one string per row, each exactly as wide as the panel.
+    public var rows: [String]
+    /// Progress through the track, 0...1, for panels that draw a bar; nil for none.
+    public var progress: Double?
+    /// The row the progress bar replaces (graphic panels).
+    public var progressRow: Int?
+
+    /// A frame.
+    public init(rows: [String], progress: Double? = nil, progressRow: Int? = nil) {
+        self.rows = rows
+        self.progress = progress
+        self.progressRow = progressRow
+    }
+
+    /// The symbols frames use; drivers map them to CGRAM glyphs or font glyphs.
+    public enum Glyph {
+        public static let play: Character = "▶"
+        public static let pause: Character = "⏸"
+        public static let stop: Character = "■"
+        public static let shuffle: Character = "⇄"
+        public static let repeatAll: Character = "↻"
+        public static let repeatOne: Character = "①"
+        public static let block: Character = "█"
+        public static let waiting: Character = "…"
+    }
+
+    /// Characters per second a too-long row scrolls by.
+    public static let scrollSpeed = 3.0
+    /// Seconds a too-long row rests at its start before scrolling.
+    public static let scrollPause = 1.5
+
+    /// What `state` looks like on a panel of `layout` at `state.now`.
+    public static func make(_ state: State, layout: PanelLayout) -> DisplayFrame {
+        let w = layout.columns
+        let now = state.now
+        var lines: [String] = []
+        var progress: Double?
+        var progressRow: Int?
+        let track = state.currentTrack
+
+        if now < state.splashUntil {
+            lines = ["jukebox", "starting…"]
+        } else if now < state.volumeShownUntil {
+            let filled = (state.volume * (w - 4) + 50) / 100
+            lines = ["Volume", String(repeating: Glyph.block, count: filled) + String(repeating: " ", count: w - 4 - filled) + pad3(state.volume)]
+        } else if case .waitingForDevice(let reason) = state.phase {
+            lines = ["Waiting for", "audio device", reason]
+        } else if case .interrupted(let reason) = state.phase {
+            lines = ["Interrupted", reason]
+        } else if state.queue.isEmpty {
+            lines = ["jukebox", "queue empty"]
+        } else {
+            let title = track?.info.title ?? state.queue[0].info.title
+            let glyph: Character
+            switch state.phase {
+            case .playing: glyph = Glyph.play
+            case .paused: glyph = Glyph.pause
+            default: glyph = Glyph.stop
+            }
+            var marks = ""
+            if state.shuffle { marks.append(Glyph.shuffle) }
+            if state.repeatMode == .all { marks.append(Glyph.repeatAll) }
+            if state.repeatMode == .one { marks.append(Glyph.repeatOne) }
+            let times = TimeFormat.clock(track == nil ? nil : state.position) + "/" + TimeFormat.clock(track?.info.duration)
+            let status = spread(String(glyph) + " " + times, marks, width: w)
+            let message = now < state.messageUntil ? state.message : nil
+            if layout.rows <= 2 {
+                lines = [scroll(title, width: w, since: state.titleSince, now: now), message.map { scroll($0, width: w, since: state.messageSince, now: now) } ?? status]
+            } else {
+                lines = [scroll(title, width: w, since: state.titleSince, now: now),
+                         scroll(track?.info.artist ?? "", width: w, since: state.titleSince, now: now)]
+                if layout.rows >= 4 { lines.append(scroll(track?.info.album ?? "", width: w, since: state.titleSince, now: now)) }
+                if let message { lines.append(scroll(message, width: w, since: state.messageSince, now: now)) }
+                if layout.graphic, let duration = track?.info.duration, duration > 0 {
+                    while lines.count < layout.rows - 3 { lines.append("") }
+                    progressRow = lines.count
+                    progress = min(1, max(0, state.position / duration))
+                    lines.append("")
+                }
+                while lines.count < layout.rows - 1 { lines.append("") }
+                lines.append(status)
+                if layout.graphic { lines[lines.count - 1] = spread(String(glyph) + " " + times, marks + " " + pad3(state.volume), width: w) }
+            }
+        }
+        let rows = (0..<layout.rows).map { i in i < lines.count ? fit(lines[i], width: w) : String(repeating: " ", count: w) }
+        return DisplayFrame(rows: rows, progress: progress, progressRow: progressRow)
+    }
+
+    /// `text` cut or padded to exactly `width` characters.
+    static func fit(_ text: String, width: Int) -> String {
+        let count = text.count
+        if count >= width { return String(text.prefix(width)) }
+        return text + String(repeating: " ", count: width - count)
+    }
+
+    /// `left` and `right` at the two ends of a row of `width`.
+    static func spread(_ left: String, _ right: String, width: Int) -> String {
+        let gap = width - left.count - right.count
+        if gap < 1 { return fit(left, width: width) }
+        return left + String(repeating: " ", count: gap) + right
+    }
+
+    static func pad3(_ n: Int) -> String {
+        let s = String(n)
+        return String(repeating: " ", count: max(0, 3 - s.count)) + s
+    }
+
+    /// A row that fits stays put; a longer one rests, then scrolls as a loop (with a gap).
+    static func scroll(_ text: String, width: Int, since: Double, now: Double) -> String {
+        guard text.count > width else { return fit(text, width: width) }
+        let loop = Array(text + "   ")
+        let elapsed = now - since - scrollPause
+        guard elapsed > 0 else { return fit(text, width: width) }
+        let offset = Int(elapsed * scrollSpeed) % loop.count
+        return String((0..<width).map { loop[(offset + $0) % loop.count] })
+    }
+}
