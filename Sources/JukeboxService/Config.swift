@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 import FoundationEssentials
 import JukeboxCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The daemon's configuration, read from a JSON file. Every key is optional; the README lists
 /// each with its default. Unknown keys are reported (a typo should not pass silently) but do not
@@ -40,6 +43,8 @@ public struct Config: Equatable, Sendable {
     public var mixer: String?
     /// Card whose mixer holds `mixer`: a name (`DAC`), a number, or `default`.
     public var mixerCard = "default"
+    /// Buttons, encoder, input devices and display (with the board profile merged in).
+    public var hardware = BoardConfig()
 
     /// Output kinds.
     public enum AudioKind: String, Sendable, Equatable {
@@ -59,12 +64,35 @@ public struct Config: Equatable, Sendable {
     }
 
     /// Reads and validates a configuration file; unknown keys come back as warnings.
+    /// Folders searched for board profiles: beside the config, the install location, and the
+    /// repository's `board/profiles` (for running from a checkout).
+    public static func profileFolders(configPath: String) -> [String] {
+        var folders = [Paths.directory(absolutePath(configPath)) + "/profiles", "/usr/local/share/jukebox/profiles"]
+        // A binary built in a checkout lives at .build/<triple>/<configuration>/jukebox.
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        if n > 0 {
+            let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            folders.append(Paths.resolve("../../../board/profiles", against: Paths.directory(exe)))
+        }
+        return folders
+    }
+
     public static func load(path: String) throws(Problem) -> (config: Config, warnings: [String]) {
         let bytes: [UInt8]
         do { bytes = try readFile(path, limit: 1 << 20) } catch {
             throw Problem(description: "cannot read config: \(error)")
         }
-        return try parse(bytes, source: path)
+        var (config, warnings) = try parse(bytes, source: path)
+        if let board = config.hardware.board, !board.isEmpty {
+            // "board" names a profile; the config's own hardware keys override it.
+            let profile = try BoardConfig.profile(board, folders: profileFolders(configPath: path))
+            var own = config.hardware
+            own.board = profile.board ?? board
+            config.hardware = own.over(profile)
+        }
+        try config.hardware.validate(source: path)
+        return (config, warnings)
     }
 
     /// Parses configuration JSON; `source` names it in messages.
@@ -111,6 +139,10 @@ public struct Config: Equatable, Sendable {
             guard let level = LogLevel(name: v) else { try check(false, "logLevel"); return (c, []) }
             c.logLevel = level
         }
+        do { c.hardware = try JSONDecoder().decode(BoardConfig.self, from: Data(bytes)) } catch {
+            throw Problem(description: "\(source): buttons, encoder, gpio, display or input: \(StateStore.describe(error))")
+        }
+        try c.hardware.validate(source: source)
         let warnings = raw.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" }
         return (c, warnings)
     }
@@ -118,6 +150,7 @@ public struct Config: Equatable, Sendable {
     /// The core's settings for this configuration.
     public var settings: Settings {
         var s = Settings()
+        hardware.apply(to: &s)
         s.saveInterval = saveInterval
         s.volumeMin = volumeMin
         s.volumeMax = volumeMax
@@ -187,7 +220,7 @@ private struct RawConfig: Decodable {
 
     init(from decoder: any Decoder) throws {
         let any = try decoder.container(keyedBy: AnyKey.self)
-        unknownKeys = any.allKeys.map(\.stringValue).filter { Keys(rawValue: $0) == nil }
+        unknownKeys = any.allKeys.map(\.stringValue).filter { Keys(rawValue: $0) == nil && !BoardConfig.keys.contains($0) }
         let c = try decoder.container(keyedBy: Keys.self)
         device = try c.decodeIfPresent(String.self, forKey: .device)
         audio = try c.decodeIfPresent(String.self, forKey: .audio)

@@ -42,12 +42,46 @@ final class ConfigTests: XCTestCase {
         let (c, w) = try Config.load(path: repo.appendingPathComponent("board/config.example.json").path)
         XCTAssertEqual(w, [])
         XCTAssertEqual(c.music, ["/srv/music"])
+        // The pi4 profile, with the config's own button line on top.
+        XCTAssertEqual(c.hardware.board, "Raspberry Pi 4")
+        XCTAssertEqual(c.hardware.gpio?.chip, "pinctrl-bcm2711")
+        XCTAssertEqual(c.hardware.buttons?["play"], "GPIO17")
+        XCTAssertEqual(c.hardware.buttons?["next"], "GPIO27")
+        XCTAssertEqual(c.hardware.encoder?.a, "GPIO5")
+        XCTAssertEqual(c.settings.display, .lcd16x2)
         let text = try String(contentsOf: repo.appendingPathComponent("board/config.example.json"), encoding: .utf8)
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
-                    "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard"] {
+                    "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
+                    "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
             let readme = try String(contentsOf: repo.appendingPathComponent("README.md"), encoding: .utf8)
             XCTAssertTrue(readme.contains("| `\(key)` |"), "README does not document \(key)")
+        }
+    }
+
+    func testEveryBoardProfileLoadsAndUsesTheSameHeaderLines() throws {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let folder = repo.appendingPathComponent("board/profiles").path
+        for name in ["pi-zero-2w", "pi3", "pi4", "pi5"] {
+            let p = try BoardConfig.profile(name, folders: [folder])
+            try p.validate(source: name)
+            XCTAssertEqual(p.buttons?["play"], "GPIO17", name)
+            XCTAssertNotNil(p.gpio?.chip, name)
+        }
+        XCTAssertEqual(try BoardConfig.profile("pi5", folders: [folder]).gpio?.chip, "pinctrl-rp1", "the Pi 5's header is found by label")
+        XCTAssertThrowsError(try BoardConfig.profile("pi9", folders: [folder])) { XCTAssertTrue("\($0)".contains("board profile \"pi9\" not found"), "\($0)") }
+    }
+
+    func testHardwareMistakesSayWhatToFix() {
+        let cases: [(String, String)] = [
+            (#"{"buttons": {"jump": "GPIO4"}}"#, #"c.json: buttons: unknown role "jump""#),
+            (#"{"gpio": {"bias": "up"}}"#, #"c.json: gpio.bias: must be "pull-up", "pull-down" or "none""#),
+            (#"{"encoder": {"a": "GPIO5", "b": "GPIO6", "stepsPerDetent": 3}}"#, "c.json: encoder.stepsPerDetent: must be 1, 2 or 4"),
+            (#"{"display": {"type": "vfd"}}"#, #"c.json: display.type: must be"#),
+            (#"{"display": {"type": "ssd1306", "address": 300}}"#, "c.json: display.address: must be a 7-bit address"),
+        ]
+        for (text, message) in cases {
+            XCTAssertThrowsError(try parse(text), text) { XCTAssertTrue("\($0)".hasPrefix(message), "\($0)") }
         }
     }
 
