@@ -43,3 +43,14 @@ public protocol DisplaySink: AnyObject {
     /// Draws this frame (only what changed reaches the hardware).
     func show(_ frame: DisplayFrame)
 }
+
+/// Something with file descriptors that produce events: GPIO line requests, input devices.
+/// The loop polls `fds` and calls `read(fd:)` when one is readable; a source never blocks.
+public protocol EventSource: AnyObject {
+    /// Descriptors to poll (may change between calls, e.g. after a hot-plug).
+    var fds: [Int32] { get }
+    /// Reads what is ready on `fd` (one of `fds`) and returns the events it stands for.
+    func read(fd: Int32) -> [Event]
+    /// Called about once a second: reopen what went away (hot-plug); report problems once.
+    func maintain()
+}

@@ -23,6 +23,9 @@ public final class Runtime {
     let control: ControlSocket?
     /// The panel, if any.
     let display: DisplaySink?
+    /// Buttons, encoder, input devices.
+    let sources: [EventSource]
+    private var lastMaintain = 0.0
     /// Clients waiting for `Command.grant(id)`, per interruption id, oldest first.
     var waitingForGrant: [String: [Int]] = [:]
     /// Interruptions each client holds (`yield begin`), ended when it disconnects.
@@ -38,8 +41,9 @@ public final class Runtime {
     /// Wires a runtime. `keyInput` is a terminal fd to read keys from, if any.
     public init(state: State, audio: AudioPort, store: StateStore?, status: StatusSink, log: Log,
                 keyInput: Int32? = nil, mailbox: Mailbox = Mailbox(), control: ControlSocket? = nil,
-                display: DisplaySink? = nil) {
+                display: DisplaySink? = nil, sources: [EventSource] = []) {
         self.display = display
+        self.sources = sources
         self.state = state
         self.mailbox = mailbox
         self.control = control
@@ -148,6 +152,14 @@ public final class Runtime {
         var fds = [pollfd(fd: mailbox.fd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: keyInput.flatMap { keyInputClosed ? nil : $0 } ?? -1, events: Int16(POLLIN), revents: 0)]
+        let sourceStart = fds.count
+        var owners: [EventSource] = []
+        for source in sources {
+            for fd in source.fds {
+                fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
+                owners.append(source)
+            }
+        }
         let controlStart = fds.count
         if let control { fds += control.pollFDs() }
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
@@ -157,9 +169,18 @@ public final class Runtime {
         }
         if fds[1].revents != 0 { readSignals() }
         if fds[2].revents != 0 { readKeys(fds[2].revents) }
+        for (i, source) in owners.enumerated() where fds[sourceStart + i].revents != 0 {
+            let events = source.read(fd: fds[sourceStart + i].fd)
+            if !events.isEmpty { feedHeard() }
+            for event in events { dispatch(event) }
+        }
         if control != nil { serviceControl(Array(fds[controlStart...])) }
         reapChildren()
         let after = monotonicNow()
+        if after - lastMaintain >= 1 {
+            lastMaintain = after
+            for source in sources { source.maintain() }
+        }
         for (id, at) in timers where at <= after {
             timers[id] = nil
             // The core acts on the position (a release keeps it), so it must be the latest.

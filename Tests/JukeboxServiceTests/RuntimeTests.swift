@@ -130,3 +130,41 @@ final class BusyThenFreeAudio: AudioPort, @unchecked Sendable {
     func position() -> (id: UInt64, seconds: Double)? { nil }
     func shutdown() {}
 }
+
+/// A source whose fd is a pipe: each byte written becomes a media-key press.
+final class PipeSource: EventSource {
+    let readEnd: Int32
+    let writeEnd: Int32
+    var maintained = 0
+    init() {
+        var p: [Int32] = [0, 0]
+        pipe(&p)
+        readEnd = p[0]
+        writeEnd = p[1]
+    }
+    deinit { close(readEnd); close(writeEnd) }
+    var fds: [Int32] { [readEnd] }
+    func read(fd: Int32) -> [Event] {
+        var b: UInt8 = 0
+        guard Glibc.read(fd, &b, 1) == 1 else { return [] }
+        return [.mediaKey(code: Int(b), value: 1, at: 0)]
+    }
+    func maintain() { maintained += 1 }
+}
+
+final class EventSourceTests: XCTestCase {
+    func testTheLoopFeedsSourceEventsToTheCore() {
+        var settings = Settings()
+        settings.exitWhenQueueEnds = true
+        let source = PipeSource()
+        let audio = FakeAudio()
+        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
+                              log: Log(level: .error), sources: [source])
+        var stop = UInt8(MediaKey.stopCD), next = UInt8(MediaKey.nextSong)
+        _ = write(source.writeEnd, &next, 1)  // next on the last track ends the queue
+        _ = write(source.writeEnd, &stop, 1)
+        let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])])
+        XCTAssertEqual(code, 0)
+        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "stop", "shutdown"])
+    }
+}
