@@ -15,6 +15,7 @@ enum Help {
       jukebox demo [options]           make a few demo tunes and play them
       jukebox ctl COMMAND...           send a command to the running player (try: ctl help)
       jukebox yield -- CMD ARGS...     have the player release the sound device while CMD runs
+      jukebox probe tone|gpio|i2c|display|input   bring-up tools for a new box
       jukebox --version | --help
 
     Run 'jukebox COMMAND --help' for a command's options.
@@ -91,5 +92,16 @@ enum Help {
       --socket PATH       the player's control socket (default: \(ControlSocket.defaultPath()))
       --reason TEXT       shown in the status while CMD runs (default: CMD's name)
       --timeout S         seconds to wait for the release (default: 10)
+    """
+
+    static let probe = """
+    Usage: jukebox probe SUBJECT [options]
+
+      tone [--device PCM] [--seconds N] [--frequency HZ]   a test tone on the sound device
+      gpio [--watch] [--chip CHIP] [--lines L,L...]          list GPIO chips and lines; watch edges
+                                                             with timestamps to see bounce
+      i2c [--bus BUS]                                        scan an I2C bus for devices
+      display [--type T] [--bus BUS] [--address A]           a test pattern and text on the display
+      input [--watch]                                        list input devices; watch key events
     """
 }
