@@ -29,11 +29,14 @@ let package = Package(
 
         // Adapters.
         .target(name: "JukeboxAudio", dependencies: ["CALSA", "CSndfile", "CTagLib"]),
+        // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
+        .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
+        .target(name: "JukeboxBoard", dependencies: ["CInput", "CLinux"]),
 
         // The imperative shell: runtime loop, persistence, configuration, terminal.
         .target(name: "JukeboxService", dependencies: ["JukeboxCore", "JukeboxAudio", "CLinux"]),
 
-        .executableTarget(name: "jukebox", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxAudio"]),
+        .executableTarget(name: "jukebox", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxAudio", "JukeboxBoard"]),
 
         // The ALSA test device: C, built as libJukeboxTestPCM.so. -DPIC or libasound's dlsym check fails.
         .target(name: "JukeboxTestPCM", dependencies: ["CALSA"], cSettings: [.define("PIC")],
@@ -45,6 +48,7 @@ let package = Package(
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxTestSupport", "CALSA", "CSndfile"]),
         .testTarget(name: "JukeboxServiceTests", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxTestSupport"]),
+        .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxTestSupport", "JukeboxCore"]),
     ]
 )

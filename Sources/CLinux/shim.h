@@ -6,3 +6,14 @@
 #include <signal.h>
 #include <termios.h>
 #include <sys/ioctl.h>
+// I2C through /dev/i2c-N (JukeboxBoard/I2CBus.swift).
+#include <linux/i2c.h>
+#include <linux/i2c-dev.h>
+
+// ioctl is variadic in C; these fixed signatures import the same way on every Swift version.
+static inline int clinux_ioctl_long(int fd, unsigned long request, unsigned long arg) {
+    return ioctl(fd, request, arg);
+}
+static inline int clinux_ioctl_ptr(int fd, unsigned long request, void *arg) {
+    return ioctl(fd, request, arg);
+}

@@ -47,9 +47,9 @@ public struct DisplayFrame: Equatable, Sendable {
         public static let play: Character = "▶"
         public static let pause: Character = "⏸"
         public static let stop: Character = "■"
-        public static let shuffle: Character = "⇄"
-        public static let repeatAll: Character = "↻"
-        public static let repeatOne: Character = "①"
+        public static let shuffle: Character = "🔀"
+        public static let repeatAll: Character = "🔁"
+        public static let repeatOne: Character = "🔂"
         public static let block: Character = "█"
         public static let waiting: Character = "…"
     }

@@ -42,6 +42,10 @@ public protocol StatusSink: AnyObject {
 public protocol DisplaySink: AnyObject {
     /// Draws this frame (only what changed reaches the hardware).
     func show(_ frame: DisplayFrame)
+    /// Lets the panel finish timed work (an init sequence's waits, a retry, a re-init).
+    func tick(now: Double)
+    /// When the panel next needs `tick`, if sooner than the loop's own tick.
+    var nextDeadline: Double? { get }
 }
 
 /// Something with file descriptors that produce events: GPIO line requests, input devices.

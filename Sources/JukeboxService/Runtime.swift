@@ -148,6 +148,7 @@ public final class Runtime {
         let now = monotonicNow()
         var deadline = lastTick + tickInterval
         for (_, at) in timers { deadline = min(deadline, at) }
+        if let panel = display?.nextDeadline { deadline = min(deadline, panel) }
         let timeoutMs = Int32(max(0, min(1000, (deadline - now) * 1000)).rounded(.up))
         var fds = [pollfd(fd: mailbox.fd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
@@ -177,6 +178,7 @@ public final class Runtime {
         if control != nil { serviceControl(Array(fds[controlStart...])) }
         reapChildren()
         let after = monotonicNow()
+        display?.tick(now: after)
         if after - lastMaintain >= 1 {
             lastMaintain = after
             for source in sources { source.maintain() }

@@ -13,6 +13,9 @@ public final class Terminal: StatusSink {
     private var raw = false
     private var line = ""
     private let log: Log
+    /// Lines drawn above the status line (a simulated panel), and how many are on screen now.
+    private var block: [String] = []
+    private var drawn = 0
 
     /// Whether both stdin and stdout are terminals (keys and a live status line make sense).
     public static var isInteractive: Bool { isatty(0) == 1 && isatty(1) == 1 }
@@ -42,9 +45,28 @@ public final class Terminal: StatusSink {
             tcsetattr(input, TCSANOW, &saved)
             raw = false
         }
-        emit("\r\u{1B}[2K" + line + "\n")
+        draw()
+        emit("\n")
         line = ""
+        block = []
+        drawn = 0
         log.aroundWrite = nil
+    }
+
+    /// Shows `lines` (a simulated panel) above the status line, redrawn in place.
+    public func setBlock(_ lines: [String]) {
+        guard lines != block else { return }
+        block = lines
+        draw()
+    }
+
+    // Moves up over what was drawn, then redraws the block and the status line.
+    private func draw() {
+        var out = "\r" + (drawn > 0 ? "\u{1B}[\(drawn)A" : "")
+        for l in block { out += "\u{1B}[2K" + l + "\n" }
+        out += "\u{1B}[2K" + line
+        drawn = block.count
+        emit(out)
     }
 
     deinit { close() }
@@ -52,7 +74,7 @@ public final class Terminal: StatusSink {
     /// Redraws the status line, cut to the terminal's width.
     public func render(_ view: StatusView) {
         line = Self.fit(view.line, width: Self.width())
-        emit("\r\u{1B}[2K" + line)
+        draw()
     }
 
     /// Prints a message above the status line.
@@ -61,7 +83,13 @@ public final class Terminal: StatusSink {
     }
 
     private func aroundLog(_ before: Bool) {
-        emit(before ? "\r\u{1B}[2K" : line)
+        if before {
+            // Clear the block and the status line; the message prints there, then they come back below it.
+            emit("\r" + (drawn > 0 ? "\u{1B}[\(drawn)A" : "") + "\u{1B}[J")
+            drawn = 0
+        } else {
+            draw()
+        }
     }
 
     private func emit(_ s: String) {

@@ -51,6 +51,7 @@ enum Commands {
         setup.logLevel = try a.choice("--log-level", logLevels).flatMap(LogLevel.init(name:)) ?? config.logLevel
         setup.interactive = false
         setup.mixer = config.mixer.map { (config.mixerCard, $0) }
+        setup.hardware = config.hardware
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
         return Player.run(setup) { log in
             for w in loaded.warnings { log.warning(w) }
@@ -73,11 +74,18 @@ enum Commands {
     }
 
     static func demo(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, options: ["--device", "--audio", "--dir", "--log-level", "--socket"], flags: ["--help", "-h"], command: "demo")
+        let a = try Arguments(args, options: ["--device", "--audio", "--dir", "--log-level", "--socket", "--panel"], flags: ["--help", "-h"], command: "demo")
         if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.demo) }
         guard a.positional.isEmpty else { throw UsageError(message: "demo takes no paths (try: jukebox play PATH)") }
         var setup = try common(a)
         setup.settings.exitWhenQueueEnds = true
+        switch try a.choice("--panel", ["16x2", "20x4", "oled"]) {
+        case "16x2"?: setup.terminalPanel = .lcd16x2
+        case "20x4"?: setup.terminalPanel = .lcd20x4
+        case "oled"?: setup.terminalPanel = .oled128x64
+        default: break
+        }
+        setup.settings.display = setup.terminalPanel
         let folder = absolutePath(a.options["--dir"] ?? "/tmp/jukebox-demo")
         return Player.run(setup) { log in
             let paths: [String]

@@ -19,6 +19,10 @@ struct PlayerSetup {
     var socketPath: String? = ControlSocket.defaultPath()
     /// Mixer control for the volume (with its card); nil: software gain.
     var mixer: (card: String, control: String)?
+    /// Buttons, encoder, input devices, display.
+    var hardware = BoardConfig()
+    /// A simulated panel drawn in the terminal (`demo --panel`).
+    var terminalPanel: PanelLayout?
 }
 
 /// Wires the live adapters into a runtime and runs it: the part of `main` every subcommand
@@ -59,9 +63,18 @@ enum Player {
                 log.warning("no control socket: \(error)")
             }
         }
+        if setup.hardware.display != nil || setup.terminalPanel != nil {
+            state.splashUntil = state.now + state.settings.splashSeconds
+        }
+        var panel = PanelSink.make(setup.hardware.display, log: log)
+        if let layout = setup.terminalPanel {
+            panel = PanelSink.simulated(layout, log: log) { lines in terminal?.setBlock(lines) }
+            if terminal == nil { log.warning("--panel draws in a terminal only") }
+        }
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
-                              keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control)
+                              keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
+                              sources: BoardSources.make(setup.hardware, log: log))
         let code = runtime.run(initial: events)
         terminal?.close()
         return code

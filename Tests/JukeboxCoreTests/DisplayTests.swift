@@ -22,9 +22,9 @@ final class DisplayTests: XCTestCase {
         XCTAssertEqual(shown(h), ["Song 1          ", "▶ 1:23/1:40     "])
         h.prepare(.setRepeat(.all))
         h.prepare(.toggleShuffle(seed: 1))
-        XCTAssertEqual(shown(h)[1], "▶ 1:23/1:40   ⇄↻")
+        XCTAssertEqual(shown(h)[1], "▶ 1:23/1:40   🔀🔁")
         h.prepare(.pause)
-        XCTAssertEqual(shown(h)[1], "⏸ 1:23/1:40   ⇄↻")
+        XCTAssertEqual(shown(h)[1], "⏸ 1:23/1:40   🔀🔁")
     }
 
     func testALongTitleRestsThenScrollsAsALoop() {

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+import CLinux
+import Glibc
+
+/// Why an I2C bus could not be opened or a transfer failed.
+public struct I2CError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The class of failure.
+    public enum Kind: Sendable, Equatable {
+        /// No `/dev/i2c-N` by that number, path or adapter name; the message lists the buses there are.
+        case noSuchBus
+        /// The device node exists but this user may not open it (group `i2c`, udev rule).
+        case permissionDenied
+        /// Nothing acknowledged its address (not connected, wrong address, no power).
+        case noDevice
+        /// A kernel driver has claimed the address.
+        case busy
+        /// Any other failure (bus error, timeout, bus closed).
+        case failed
+    }
+
+    /// The class of failure.
+    public var kind: Kind
+    /// One readable line saying what is wrong and what to do.
+    public var message: String
+
+    /// Creates an error.
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Something I2C writes go through: the real bus (`I2CBus`) or a simulator.
+public protocol I2CTransport: AnyObject {
+    /// Writes `bytes` to the device at 7-bit `address` as one transaction (START, address, bytes,
+    /// STOP). Throws `.noDevice` when nothing acknowledges, other kinds on bus failures.
+    func write(address: UInt8, bytes: [UInt8]) throws(I2CError)
+}
+
+/// One I2C adapter through the kernel's `i2c-dev` interface (`/dev/i2c-N`).
+///
+/// Transfers are synchronous: a write of n bytes takes about (n + 1) × 90 µs at 100 kHz. Not
+/// thread-safe: one owner (the display link) uses it. `close()` is idempotent; `deinit` closes.
+public final class I2CBus: I2CTransport {
+    /// The device node opened, e.g. `/dev/i2c-1`.
+    public let path: String
+    private var fd: Int32
+    private var selected: UInt8?
+
+    /// An adapter the system has: its number (`/dev/i2c-N`) and the kernel's name for it.
+    public struct Adapter: Sendable, Equatable {
+        public var number: Int
+        public var name: String
+        public var path: String { "/dev/i2c-\(number)" }
+    }
+
+    /// Opens `/dev/i2c-<number>`.
+    public convenience init(number: Int) throws(I2CError) {
+        try self.init(path: "/dev/i2c-\(number)")
+    }
+
+    /// Opens a device node. Throws `.noSuchBus` (listing the buses there are) or `.permissionDenied`.
+    public init(path: String) throws(I2CError) {
+        self.path = path
+        let fd = I2CErrno.retrying { Glibc.open(path, O_RDWR | O_CLOEXEC) }
+        guard fd >= 0 else { throw I2CErrno.openError(errno, path: path) }
+        self.fd = fd
+    }
+
+    /// Opens the first adapter whose kernel name contains `name` (case-insensitive), e.g. `bcm2835`
+    /// or `i2c@7e804000`. Throws `.noSuchBus` listing the adapters there are.
+    public convenience init(adapterNamed name: String) throws(I2CError) {
+        let all = Self.adapters()
+        guard let found = all.first(where: { $0.name.lowercased().contains(name.lowercased()) }) else {
+            throw I2CError(kind: .noSuchBus, message: "no I2C adapter named \"\(name)\"; \(I2CErrno.listing(all))")
+        }
+        try self.init(path: found.path)
+    }
+
+    deinit { close() }
+
+    /// The adapters in `/sys/class/i2c-dev` (empty when module `i2c-dev` is not loaded), by number.
+    public static func adapters(sysfs: String = "/sys/class/i2c-dev") -> [Adapter] {
+        guard let dir = opendir(sysfs) else { return [] }
+        defer { closedir(dir) }
+        var found: [Adapter] = []
+        while let entry = readdir(dir) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard entryName.hasPrefix("i2c-"), let number = Int(entryName.dropFirst(4)) else { continue }
+            let name = I2CErrno.readLine("\(sysfs)/\(entryName)/name") ?? "?"
+            found.append(Adapter(number: number, name: name))
+        }
+        return found.sorted { $0.number < $1.number }
+    }
+
+    /// See `I2CTransport.write`. The address is selected with `I2C_SLAVE` only when it changes.
+    public func write(address: UInt8, bytes: [UInt8]) throws(I2CError) {
+        guard fd >= 0 else { throw I2CError(kind: .failed, message: "\(path): bus is closed") }
+        try select(address)
+        let written = bytes.withUnsafeBytes { raw in
+            I2CErrno.retrying { Glibc.write(fd, raw.baseAddress, raw.count) }
+        }
+        if written < 0 { throw I2CErrno.transferError(errno, path: path, address: address) }
+        if written != bytes.count {
+            throw I2CError(kind: .failed, message: "\(path): 0x\(I2CErrno.hex(address)): short write (\(written) of \(bytes.count) bytes)")
+        }
+    }
+
+    /// What answered during a `scan()`.
+    public struct ScanResult: Sendable, Equatable {
+        /// Addresses that acknowledged.
+        public var answering: [UInt8]
+        /// Addresses a kernel driver has claimed (`UU` in i2cdetect); not probed.
+        public var claimed: [UInt8]
+    }
+
+    /// Probes 0x08…0x77 like `i2cdetect`'s default: an SMBus read-byte at 0x30–0x37 and 0x50–0x5F
+    /// (a quick write there can corrupt some EEPROMs), an SMBus quick write elsewhere (read-byte when
+    /// the adapter cannot do quick writes). Writes no data to any device. Takes ≈ 10–20 ms at 100 kHz.
+    public func scan() throws(I2CError) -> ScanResult {
+        guard fd >= 0 else { throw I2CError(kind: .failed, message: "\(path): bus is closed") }
+        var funcs: UInt = 0
+        let canQuick = clinux_ioctl_ptr(fd, UInt(I2C_FUNCS), &funcs) == 0 && funcs & UInt(I2C_FUNC_SMBUS_QUICK) != 0
+        var result = ScanResult(answering: [], claimed: [])
+        for address in UInt8(0x08)...UInt8(0x77) {
+            if clinux_ioctl_long(fd, UInt(I2C_SLAVE), UInt(address)) < 0 {
+                if errno == EBUSY { result.claimed.append(address); continue }
+                throw I2CErrno.transferError(errno, path: path, address: address)
+            }
+            selected = address
+            let readByte = (0x30...0x37).contains(address) || (0x50...0x5F).contains(address) || !canQuick
+            var args = i2c_smbus_ioctl_data()
+            var data = i2c_smbus_data()
+            let rc: Int32 = withUnsafeMutablePointer(to: &data) { dataPointer in
+                if readByte {
+                    args.read_write = UInt8(I2C_SMBUS_READ)
+                    args.size = UInt32(I2C_SMBUS_BYTE)
+                    args.data = dataPointer
+                } else {
+                    args.read_write = UInt8(I2C_SMBUS_WRITE)
+                    args.size = UInt32(I2C_SMBUS_QUICK)
+                    args.data = nil
+                }
+                args.command = 0
+                return clinux_ioctl_ptr(fd, UInt(I2C_SMBUS), &args)
+            }
+            if rc >= 0 { result.answering.append(address) }
+        }
+        return result
+    }
+
+    /// Closes the device node; later writes throw `.failed`. Safe to call twice.
+    public func close() {
+        if fd >= 0 { _ = Glibc.close(fd) }
+        fd = -1
+        selected = nil
+    }
+
+    private func select(_ address: UInt8) throws(I2CError) {
+        guard selected != address else { return }
+        guard address < 0x80 else {
+            throw I2CError(kind: .failed, message: "0x\(I2CErrno.hex(address)) is not a 7-bit I2C address")
+        }
+        if clinux_ioctl_long(fd, UInt(I2C_SLAVE), UInt(address)) < 0 {
+            throw I2CErrno.transferError(errno, path: path, address: address)
+        }
+        selected = address
+    }
+}
+
+// The one place where errno values from i2c-dev become `I2CError`s.
+enum I2CErrno {
+    static func hex(_ value: UInt8) -> String {
+        let digits = String(value, radix: 16, uppercase: false)
+        return digits.count < 2 ? "0" + digits : digits
+    }
+
+    static func text(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    /// Retries a call interrupted by a signal, at most 8 times.
+    static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
+        var result = call()
+        var tries = 0
+        while result < 0, errno == EINTR, tries < 8 {
+            result = call()
+            tries += 1
+        }
+        return result
+    }
+
+    static func listing(_ adapters: [I2CBus.Adapter]) -> String {
+        if adapters.isEmpty {
+            return "there are no I2C buses (load module i2c-dev; on a Pi set dtparam=i2c_arm=on in config.txt)"
+        }
+        return "buses: " + adapters.map { "\($0.path) (\($0.name))" }.joined(separator: ", ")
+    }
+
+    static func openError(_ code: Int32, path: String) -> I2CError {
+        switch code {
+        case ENOENT, ENODEV, ENXIO:
+            return I2CError(kind: .noSuchBus, message: "no I2C bus \(path); \(listing(I2CBus.adapters()))")
+        case EACCES, EPERM:
+            return I2CError(kind: .permissionDenied,
+                            message: "\(path): permission denied (add the user to group i2c, or install a udev rule giving /dev/i2c-* to that group)")
+        default:
+            return I2CError(kind: .failed, message: "\(path): \(text(code))")
+        }
+    }
+
+    static func transferError(_ code: Int32, path: String, address: UInt8) -> I2CError {
+        switch code {
+        case ENXIO, EREMOTEIO, ENODEV:
+            return I2CError(kind: .noDevice, message: "\(path): no device answers at 0x\(hex(address))")
+        case EBUSY:
+            return I2CError(kind: .busy, message: "\(path): 0x\(hex(address)) is claimed by a kernel driver")
+        case ETIMEDOUT, EAGAIN:
+            return I2CError(kind: .failed, message: "\(path): 0x\(hex(address)): bus timeout (check wiring and pull-ups)")
+        default:
+            return I2CError(kind: .failed, message: "\(path): 0x\(hex(address)): \(text(code))")
+        }
+    }
+
+    static func readLine(_ path: String) -> String? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { _ = Glibc.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 256)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        return String(decoding: bytes[0..<count], as: UTF8.self).split(separator: "\n").first.map(String.init)
+    }
+}

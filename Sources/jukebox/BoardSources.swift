@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+import JukeboxBoard
+import JukeboxCore
+import JukeboxService
+
+/// The configured buttons, encoder and input devices as the runtime's event sources. They only
+/// translate: GPIO edges become `buttonEdge`/`encoderEdge`, keys become `mediaKey`; what an edge
+/// means (debounce, gestures, detents) is decided in the core.
+enum BoardSources {
+    static func make(_ hardware: BoardConfig, log: Log) -> [EventSource] {
+        var sources: [EventSource] = []
+        if let gpio = GPIOSource(hardware, log: log) { sources.append(gpio) }
+        if let input = hardware.input, !input.isEmpty { sources.append(InputSource(input, log: log)) }
+        return sources
+    }
+}
+
+/// Buttons and the rotary encoder on GPIO lines. A missing chip or a busy line is reported once
+/// and retried every few seconds (hot-plugged HATs, a service that starts before a module loads).
+final class GPIOSource: EventSource {
+    enum Role { case button(Button), encoderA, encoderB }
+
+    private let specs: [GPIOLineSpec]
+    private let roles: [Role]
+    private let debounceMicroseconds: Int
+    private let log: Log
+    private var lines: GPIOLines?
+    private var a = false, b = false
+    private var lastAttempt = -1e9
+    private var lastError: String?
+
+    init?(_ hardware: BoardConfig, log: Log) {
+        var specs: [GPIOLineSpec] = []
+        var roles: [Role] = []
+        let bias: GPIOLineSpec.Bias
+        switch hardware.gpio?.bias {
+        case "pull-down"?: bias = .pullDown
+        case "none"?: bias = .none
+        default: bias = .pullUp
+        }
+        let activeLow = hardware.gpio?.activeLow ?? true
+        func spec(_ line: String) -> GPIOLineSpec {
+            // "CHIP:OFFSET" or a line name ("GPIO17"), on the configured chip if one is named.
+            if let colon = line.lastIndex(of: ":"), let offset = Int(line[line.index(after: colon)...]) {
+                return GPIOLineSpec(chip: String(line[..<colon]), offset: offset, bias: bias, activeLow: activeLow)
+            }
+            return GPIOLineSpec(chip: hardware.gpio?.chip, name: line, bias: bias, activeLow: activeLow)
+        }
+        for (role, line) in (hardware.buttons ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard let button = Button(rawValue: role) else { continue }
+            specs.append(spec(line))
+            roles.append(.button(button))
+        }
+        if let encoder = hardware.encoder {
+            specs += [spec(encoder.a), spec(encoder.b)]
+            roles += [.encoderA, .encoderB]
+            if let push = encoder.push {
+                specs.append(spec(push))
+                roles.append(.button(.encoderPush))
+            }
+        }
+        guard !specs.isEmpty else { return nil }
+        self.specs = specs
+        self.roles = roles
+        self.debounceMicroseconds = (hardware.gpio?.debounceMs ?? 20) * 1000
+        self.log = log
+        open()
+    }
+
+    private func open() {
+        lastAttempt = monotonicNow()
+        do {
+            let opened = try GPIOLines.open(specs, debounceMicroseconds: debounceMicroseconds)
+            lines = opened
+            lastError = nil
+            log.info("gpio: \(specs.count) lines (libgpiod \(GPIOChips.libgpiodVersion), \(opened.kernelDebounce ? "kernel" : "software") debounce)")
+        } catch {
+            if error.description != lastError { log.warning("gpio: \(error); buttons are off, retrying") }
+            lastError = error.description
+        }
+    }
+
+    var fds: [Int32] { lines?.fds ?? [] }
+
+    func read(fd: Int32) -> [Event] {
+        guard let lines else { return [] }
+        let edges: [GPIOEdge]
+        do { edges = try lines.readEdges() } catch {
+            log.warning("gpio: \(error); buttons are off, retrying")
+            lastError = error.description
+            lines.close()
+            self.lines = nil
+            return []
+        }
+        return edges.compactMap { edge -> Event? in
+            guard roles.indices.contains(edge.line) else { return nil }
+            switch roles[edge.line] {
+            case .button(let button): return .buttonEdge(button, pressed: edge.rising, at: edge.time)
+            case .encoderA:
+                a = edge.rising
+                return .encoderEdge(a: a, b: b, at: edge.time)
+            case .encoderB:
+                b = edge.rising
+                return .encoderEdge(a: a, b: b, at: edge.time)
+            }
+        }
+    }
+
+    func maintain() {
+        if lines == nil && monotonicNow() - lastAttempt >= 5 { open() }
+    }
+}
+
+/// Media keys from Linux input devices; devices that come and go (USB, Bluetooth) are reopened.
+final class InputSource: EventSource {
+    private let devices: InputDevices
+    private let log: Log
+
+    init(_ names: [String], log: Log) {
+        let selectors: [InputSelector] = names.map { n in
+            n == "*" ? .anyWithMediaKeys : n.hasPrefix("/") ? .path(n) : .name(n)
+        }
+        devices = InputDevices(selectors)
+        self.log = log
+        maintain()
+        if devices.opened.isEmpty { log.info("input: no device yet for \(names.joined(separator: ", ")); watching for one") }
+    }
+
+    var fds: [Int32] { devices.fds }
+
+    func read(fd: Int32) -> [Event] {
+        let batch = devices.read()
+        for gone in batch.lost { log.info("input: \(gone.name) went away (\(gone.error ?? "closed"))") }
+        return batch.keys.map { .mediaKey(code: $0.code, value: $0.value, at: $0.time) }
+    }
+
+    func maintain() {
+        for added in devices.rescan() { log.info("input: \(added.name) (\(added.path))") }
+    }
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+import JukeboxBoard
+import JukeboxCore
+import JukeboxService
+
+/// The configured panel as the runtime's `DisplaySink`: frames go to a `DisplayLink`, which
+/// throttles, retries with back-off and reports a failing panel once (playback never waits).
+final class PanelSink: DisplaySink {
+    let link: DisplayLink
+    let log: Log
+    /// Draws the panel in the terminal too (the demo's simulated panel).
+    let mirror: ((PanelFrame) -> Void)?
+
+    init(link: DisplayLink, log: Log, mirror: ((PanelFrame) -> Void)? = nil) {
+        self.link = link
+        self.log = log
+        self.mirror = mirror
+    }
+
+    func show(_ frame: DisplayFrame) {
+        let panel = PanelFrame(rows: frame.rows, progress: frame.progress, progressRow: frame.progressRow)
+        note(link.show(panel, now: monotonicNow()))
+        mirror?(panel)
+    }
+
+    func tick(now: Double) {
+        note(link.tick(now: now))
+        mirror?(PanelFrame(rows: []))
+    }
+
+    var nextDeadline: Double? { link.nextDeadline }
+
+    private func note(_ report: DisplayLink.Report?) {
+        switch report {
+        case .failed(let error)?: log.warning("display: \(error) (playback goes on; retrying with back-off)")
+        case .recovered?: log.info("display: working again")
+        case nil: break
+        }
+    }
+
+    /// A panel driven through its simulator (the exact bytes a real one would get), drawn with
+    /// `draw` as a person would see it: the demo's panel.
+    static func simulated(_ layout: PanelLayout, log: Log, draw: @escaping ([String]) -> Void) -> PanelSink {
+        if layout.graphic {
+            let sim = SSD1306Simulator(controller: .ssd1306, address: 0x3C)
+            let driver = SSD1306(transport: sim, controller: .ssd1306, address: 0x3C)
+            return PanelSink(link: DisplayLink(driver: driver, minInterval: 0.2), log: log) { _ in
+                draw(PanelSnapshot(oled: sim).halfBlocks().split(separator: "\n").map(String.init))
+            }
+        }
+        let geometry: PanelGeometry = layout.rows == 4 ? .lcd20x4 : .lcd16x2
+        let sim = HD44780Simulator(address: 0x27, geometry: geometry)
+        let driver = HD44780(transport: sim, address: 0x27, geometry: geometry)
+        return PanelSink(link: DisplayLink(driver: driver), log: log) { _ in
+            draw(PanelSnapshot.boxed(sim.rows).split(separator: "\n").map(String.init))
+        }
+    }
+
+    /// The panel for `config`, or nil (with a message) when none is configured or the bus is absent:
+    /// a missing display is reported and retried by the link, never fatal.
+    static func make(_ config: BoardConfig.Display?, log: Log) -> PanelSink? {
+        guard let config else { return nil }
+        let busName = config.bus ?? "/dev/i2c-1"
+        let transport: I2CTransport
+        do {
+            if let n = Int(busName) { transport = try I2CBus(number: n) } else if busName.hasPrefix("/") {
+                transport = try I2CBus(path: busName)
+            } else {
+                transport = try I2CBus(adapterNamed: busName)
+            }
+        } catch {
+            log.warning("display: \(error); no display (playback goes on)")
+            return nil
+        }
+        let driver: PanelDriver
+        switch config.type {
+        case "hd44780-20x4": driver = HD44780(transport: transport, address: UInt8(config.address ?? 0x27), geometry: .lcd20x4)
+        case "ssd1306": driver = SSD1306(transport: transport, controller: .ssd1306, address: UInt8(config.address ?? 0x3C))
+        case "sh1106": driver = SSD1306(transport: transport, controller: .sh1106, address: UInt8(config.address ?? 0x3C))
+        default: driver = HD44780(transport: transport, address: UInt8(config.address ?? 0x27), geometry: .lcd16x2)
+        }
+        let oled = config.type == "ssd1306" || config.type == "sh1106"
+        return PanelSink(link: DisplayLink(driver: driver, minInterval: oled ? 0.2 : 0.1), log: log)
+    }
+}
