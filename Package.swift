@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "JukeboxBoard", dependencies: ["CInput", "CLinux"]),
 
         // The imperative shell: runtime loop, persistence, configuration, terminal.
-        .target(name: "JukeboxService", dependencies: ["JukeboxCore", "JukeboxAudio", "CLinux"]),
+        .target(name: "JukeboxService", dependencies: ["JukeboxCore", "JukeboxAudio", "JukeboxBoard", "CLinux"]),
 
         .executableTarget(name: "jukebox", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxAudio", "JukeboxBoard"]),
 
@@ -47,7 +47,7 @@ let package = Package(
 
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxTestSupport", "CALSA", "CSndfile"]),
-        .testTarget(name: "JukeboxServiceTests", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxTestSupport"]),
+        .testTarget(name: "JukeboxServiceTests", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxBoard", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxTestSupport", "JukeboxCore"]),
     ]

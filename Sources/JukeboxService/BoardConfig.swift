@@ -41,6 +41,13 @@ public struct BoardConfig: Equatable, Sendable, Decodable {
         public var bus: String?
         /// 7-bit address (decimal in JSON: 39 = 0x27, 63 = 0x3F, 60 = 0x3C).
         public var address: Int?
+
+        /// A display entry.
+        public init(type: String, bus: String? = nil, address: Int? = nil) {
+            self.type = type
+            self.bus = bus
+            self.address = address
+        }
     }
 
     /// Board name, for messages.

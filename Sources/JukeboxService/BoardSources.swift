@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 import JukeboxBoard
 import JukeboxCore
-import JukeboxService
 
 /// The configured buttons, encoder and input devices as the runtime's event sources. They only
 /// translate: GPIO edges become `buttonEdge`/`encoderEdge`, keys become `mediaKey`; what an edge
 /// means (debounce, gestures, detents) is decided in the core.
-enum BoardSources {
-    static func make(_ hardware: BoardConfig, log: Log) -> [EventSource] {
+public enum BoardSources {
+    /// The sources for `hardware` (none when nothing is configured).
+    public static func make(_ hardware: BoardConfig, log: Log) -> [EventSource] {
         var sources: [EventSource] = []
         if let gpio = GPIOSource(hardware, log: log) { sources.append(gpio) }
         if let input = hardware.input, !input.isEmpty { sources.append(InputSource(input, log: log)) }
@@ -17,8 +17,9 @@ enum BoardSources {
 
 /// Buttons and the rotary encoder on GPIO lines. A missing chip or a busy line is reported once
 /// and retried every few seconds (hot-plugged HATs, a service that starts before a module loads).
-final class GPIOSource: EventSource {
-    enum Role { case button(Button), encoderA, encoderB }
+public final class GPIOSource: EventSource {
+    /// What a line is for.
+    public enum Role: Equatable, Sendable { case button(Button), encoderA, encoderB }
 
     private let specs: [GPIOLineSpec]
     private let roles: [Role]
@@ -29,7 +30,8 @@ final class GPIOSource: EventSource {
     private var lastAttempt = -1e9
     private var lastError: String?
 
-    init?(_ hardware: BoardConfig, log: Log) {
+    /// Lines for the configured buttons and encoder; nil when none are configured.
+    public init?(_ hardware: BoardConfig, log: Log) {
         var specs: [GPIOLineSpec] = []
         var roles: [Role] = []
         let bias: GPIOLineSpec.Bias
@@ -80,9 +82,18 @@ final class GPIOSource: EventSource {
         }
     }
 
-    var fds: [Int32] { lines?.fds ?? [] }
+    /// Lines already opened (tests feed them through `GPIOEventFeed`).
+    public init(lines: GPIOLines, roles: [Role], log: Log) {
+        self.specs = lines.specs
+        self.roles = roles
+        self.debounceMicroseconds = 0
+        self.log = log
+        self.lines = lines
+    }
 
-    func read(fd: Int32) -> [Event] {
+    public var fds: [Int32] { lines?.fds ?? [] }
+
+    public func read(fd: Int32) -> [Event] {
         guard let lines else { return [] }
         let edges: [GPIOEdge]
         do { edges = try lines.readEdges() } catch {
@@ -106,17 +117,18 @@ final class GPIOSource: EventSource {
         }
     }
 
-    func maintain() {
+    public func maintain() {
         if lines == nil && monotonicNow() - lastAttempt >= 5 { open() }
     }
 }
 
 /// Media keys from Linux input devices; devices that come and go (USB, Bluetooth) are reopened.
-final class InputSource: EventSource {
+public final class InputSource: EventSource {
     private let devices: InputDevices
     private let log: Log
 
-    init(_ names: [String], log: Log) {
+    /// Devices for the config's `input` list (`"*"`: any with media keys).
+    public init(_ names: [String], log: Log) {
         let selectors: [InputSelector] = names.map { n in
             n == "*" ? .anyWithMediaKeys : n.hasPrefix("/") ? .path(n) : .name(n)
         }
@@ -126,15 +138,15 @@ final class InputSource: EventSource {
         if devices.opened.isEmpty { log.info("input: no device yet for \(names.joined(separator: ", ")); watching for one") }
     }
 
-    var fds: [Int32] { devices.fds }
+    public var fds: [Int32] { devices.fds }
 
-    func read(fd: Int32) -> [Event] {
+    public func read(fd: Int32) -> [Event] {
         let batch = devices.read()
         for gone in batch.lost { log.info("input: \(gone.name) went away (\(gone.error ?? "closed"))") }
         return batch.keys.map { .mediaKey(code: $0.code, value: $0.value, at: $0.time) }
     }
 
-    func maintain() {
+    public func maintain() {
         for added in devices.rescan() { log.info("input: \(added.name) (\(added.path))") }
     }
 }

@@ -1,34 +1,35 @@
 // SPDX-License-Identifier: MIT
 import JukeboxBoard
 import JukeboxCore
-import JukeboxService
 
 /// The configured panel as the runtime's `DisplaySink`: frames go to a `DisplayLink`, which
 /// throttles, retries with back-off and reports a failing panel once (playback never waits).
-final class PanelSink: DisplaySink {
-    let link: DisplayLink
+public final class PanelSink: DisplaySink {
+    /// The throttling, retrying link to the driver.
+    public let link: DisplayLink
     let log: Log
     /// Draws the panel in the terminal too (the demo's simulated panel).
     let mirror: ((PanelFrame) -> Void)?
 
-    init(link: DisplayLink, log: Log, mirror: ((PanelFrame) -> Void)? = nil) {
+    /// A sink drawing through `link`; `mirror` also gets each frame (a terminal view).
+    public init(link: DisplayLink, log: Log, mirror: ((PanelFrame) -> Void)? = nil) {
         self.link = link
         self.log = log
         self.mirror = mirror
     }
 
-    func show(_ frame: DisplayFrame) {
+    public func show(_ frame: DisplayFrame) {
         let panel = PanelFrame(rows: frame.rows, progress: frame.progress, progressRow: frame.progressRow)
         note(link.show(panel, now: monotonicNow()))
         mirror?(panel)
     }
 
-    func tick(now: Double) {
+    public func tick(now: Double) {
         note(link.tick(now: now))
         mirror?(PanelFrame(rows: []))
     }
 
-    var nextDeadline: Double? { link.nextDeadline }
+    public var nextDeadline: Double? { link.nextDeadline }
 
     private func note(_ report: DisplayLink.Report?) {
         switch report {
@@ -40,7 +41,7 @@ final class PanelSink: DisplaySink {
 
     /// A panel driven through its simulator (the exact bytes a real one would get), drawn with
     /// `draw` as a person would see it: the demo's panel.
-    static func simulated(_ layout: PanelLayout, log: Log, draw: @escaping ([String]) -> Void) -> PanelSink {
+    public static func simulated(_ layout: PanelLayout, log: Log, draw: @escaping ([String]) -> Void) -> PanelSink {
         if layout.graphic {
             let sim = SSD1306Simulator(controller: .ssd1306, address: 0x3C)
             let driver = SSD1306(transport: sim, controller: .ssd1306, address: 0x3C)
@@ -58,7 +59,7 @@ final class PanelSink: DisplaySink {
 
     /// The panel for `config`, or nil (with a message) when none is configured or the bus is absent:
     /// a missing display is reported and retried by the link, never fatal.
-    static func make(_ config: BoardConfig.Display?, log: Log) -> PanelSink? {
+    public static func make(_ config: BoardConfig.Display?, log: Log) -> PanelSink? {
         guard let config else { return nil }
         let busName = config.bus ?? "/dev/i2c-1"
         let transport: I2CTransport

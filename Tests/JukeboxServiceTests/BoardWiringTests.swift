@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxBoard
+import JukeboxCore
+import JukeboxService
+import JukeboxTestSupport
+import Synchronization
+import XCTest
+
+/// Buttons and panels through the same paths as on a board: GPIO edge records through libgpiod's
+/// read path into the loop and the core; frames into the panel driver and its simulator.
+final class BoardWiringTests: XCTestCase {
+    /// Records when `play` was called, so the test can time edge → command.
+    final class TimedAudio: AudioPort, @unchecked Sendable {
+        let plays = Mutex<[(path: String, at: Double)]>([])
+        func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
+            let now = monotonicNow()
+            plays.withLock { $0.append((Paths.fileName(path), now)) }
+        }
+        func setNext(id: UInt64, path: String) {}
+        func clearNext() {}
+        func pause() {}
+        func resume() {}
+        func stop() {}
+        func release(token: UInt64) {}
+        func seek(to seconds: Double) {}
+        func setVolume(_ percent: Int) {}
+        func position() -> (id: UInt64, seconds: Double)? { nil }
+        func shutdown() {}
+    }
+
+    final class Box: @unchecked Sendable {
+        let runtime: Runtime
+        init(_ r: Runtime) { runtime = r }
+    }
+
+    func testAPressOnTheNextLineReachesTheCoreAndTheEngineOnce() throws {
+        let feed = try GPIOEventFeed([GPIOLineSpec(name: "GPIO27")])
+        let source = GPIOSource(lines: feed.lines, roles: [.button(.next)], log: Log(level: .error))
+        let audio = TimedAudio()
+        let runtime = Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
+                              sources: [source])
+        let box = Box(runtime), done = DispatchSemaphore(value: 0)
+        let loop = Thread {
+            _ = box.runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac"), TrackInfo(path: "/m/b.flac")])])
+            done.signal()
+        }
+        loop.start()
+        XCTAssertTrue(waitFor(5) { audio.plays.withLock { $0.count } == 1 })
+        // A bouncy press (active-low line: falling = pressed); next also has a hold action, so its
+        // short press acts on release: a bouncy release 150 ms later.
+        let t = UInt64(monotonicNow() * 1e9)
+        try feed.feed([(0, false, t), (0, true, t + 800_000), (0, false, t + 1_500_000)])
+        Thread.sleep(forTimeInterval: 0.15)  // the person holds the button; not synchronisation
+        let releasedAt = monotonicNow()
+        try feed.feed([(0, true, t + 150_000_000), (0, false, t + 150_900_000), (0, true, t + 151_500_000)])
+        XCTAssertTrue(waitFor(5) { audio.plays.withLock { $0.count } == 2 }, "the press did not skip")
+        let latency = (audio.plays.withLock { $0.count > 1 ? $0[1].at : .nan }) - releasedAt
+        print("jukebox gpio: edge written → startTrack at the engine port: \(String(format: "%.2f", latency * 1000)) ms")
+        runtime.mailbox.post(.quit)
+        XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(audio.plays.withLock { $0.map(\.path) }, ["a.flac", "b.flac"], "one skip for one bouncy press")
+    }
+
+    func testAFailingPanelNeverStopsPlayback() throws {
+        let sim = HD44780Simulator()
+        sim.failure = I2CError(kind: .noDevice, message: "no device answers at 0x27")
+        let panel = PanelSink(link: DisplayLink(driver: HD44780(transport: sim)), log: Log(level: .error))
+        let audio = FakeAudio()
+        var settings = Settings()
+        settings.display = .lcd16x2
+        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
+                              log: Log(level: .error), display: panel)
+        runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac")]))
+        for t in stride(from: 0.0, to: 3.0, by: 0.1) { panel.tick(now: monotonicNow() + t) }
+        runtime.dispatch(.pause)
+        XCTAssertEqual(audio.calls.prefix(2), ["play 1 a.flac @0.0", "pause"])
+        if case .failed = panel.link.state {} else { XCTFail("the link should report the panel as failed: \(panel.link.state)") }
+        // The panel comes back: the next frames reach it.
+        sim.failure = nil
+        XCTAssertTrue(waitFor(5) {
+            panel.tick(now: monotonicNow() + 60)
+            runtime.dispatch(.play)
+            return sim.rows.first?.hasPrefix("a") == true
+        }, "the panel did not recover: \(sim.rows)")
+    }
+
+    func testAMissingBusIsReportedAndThereIsNoPanel() {
+        XCTAssertNil(PanelSink.make(BoardConfig.Display(type: "hd44780-16x2", bus: "/dev/i2c-99", address: 39), log: Log(level: .error)))
+    }
+}
