@@ -117,7 +117,7 @@ public struct DisplayFrame: Equatable, Sendable {
     }
 
     /// `text` cut or padded to exactly `width` characters.
-    static func fit(_ text: String, width: Int) -> String {
+    public static func fit(_ text: String, width: Int) -> String {
         let count = text.count
         if count >= width { return String(text.prefix(width)) }
         return text + String(repeating: " ", count: width - count)

@@ -1,8 +1,148 @@
 // SPDX-License-Identifier: MIT
+import JukeboxBoard
+import JukeboxCore
+import JukeboxService
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The board probes (gpio, i2c, display, input); filled in with the board adapters.
+/// `jukebox probe gpio|i2c|display|input`: see what the board has before writing a config.
 enum ProbeBoard {
     static func run(_ what: String, _ args: [String]) throws(UsageError) -> Int32 {
-        throw UsageError(message: "unknown probe '\(what)' (tone, gpio, i2c, display, input)")
+        switch what {
+        case "gpio": return try gpio(args)
+        case "i2c": return try i2c(args)
+        case "display": return try display(args)
+        case "input": return try input(args)
+        default: throw UsageError(message: "unknown probe '\(what)' (tone, gpio, i2c, display, input)")
+        }
+    }
+
+    static func gpio(_ args: [String]) throws(UsageError) -> Int32 {
+        let a = try Arguments(args, options: ["--lines", "--chip"], flags: ["--watch"], command: "probe gpio")
+        writeAll(1, "libgpiod \(GPIOChips.libgpiodVersion) (\(GPIOChips.kernelDebounce ? "kernel debounce available" : "software debounce only"))\n")
+        if !a.flags.contains("--watch") {
+            let chips = GPIOChips.list()
+            if chips.isEmpty { writeAll(1, "no GPIO chips in /dev (a board needs gpiochip devices; see board/WIRING.md)\n") }
+            for chip in chips {
+                writeAll(1, "\(chip.path)  \(chip.label)  \(chip.lineCount) lines" + (chip.error.map { "  (\($0))" } ?? "") + "\n")
+                for line in chip.lines where !line.name.isEmpty || line.used {
+                    writeAll(1, "  \(line.offset)\t\(line.name)" + (line.used ? "\tused by \(line.consumer)" : "") + "\n")
+                }
+            }
+            return 0
+        }
+        guard let list = a.options["--lines"] else { throw UsageError(message: "probe gpio --watch needs --lines GPIO17,GPIO27,...") }
+        let names = list.split(separator: ",").map(String.init)
+        let specs = names.map { GPIOLineSpec(chip: a.options["--chip"], name: $0) }
+        let lines: GPIOLines
+        do { lines = try GPIOLines.open(specs, consumer: "jukebox-probe") } catch {
+            writeAll(2, "jukebox: \(error)\n")
+            return 1
+        }
+        writeAll(1, "watching \(names.joined(separator: ", ")) (pull-up, active-low); Ctrl-C ends\n")
+        var last: [Int: UInt64] = [:]
+        while true {
+            var fds = lines.fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard poll(&fds, nfds_t(fds.count), -1) > 0 || errno == EINTR else { return 1 }
+            let edges: [GPIOEdge]
+            do { edges = try lines.readEdges() } catch {
+                writeAll(2, "jukebox: \(error)\n")
+                return 1
+            }
+            for edge in edges {
+                // The gap since the line's previous edge: bounce shows as gaps of a few ms or less.
+                let gap = last[edge.line].map { "  +" + fixed(Double(edge.timestampNs &- $0) / 1e6, 3) + " ms" } ?? ""
+                last[edge.line] = edge.timestampNs
+                writeAll(1, fixed(edge.time, 6) + "  " + "\(names[edge.line]) \(edge.rising ? "pressed " : "released")\(gap)\n")
+            }
+        }
+    }
+
+    static func i2c(_ args: [String]) throws(UsageError) -> Int32 {
+        let a = try Arguments(args, options: ["--bus"], flags: [], command: "probe i2c")
+        let adapters = I2CBus.adapters()
+        guard let bus = a.options["--bus"] else {
+            if adapters.isEmpty { writeAll(1, "no I2C buses (/dev/i2c-N); on a Pi: dtparam=i2c_arm=on in config.txt and the i2c-dev module\n") }
+            for adapter in adapters { writeAll(1, "\(adapter.path)  \(adapter.name)\n") }
+            if !adapters.isEmpty { writeAll(1, "scan one with: jukebox probe i2c --bus /dev/i2c-N\n") }
+            return 0
+        }
+        do {
+            let i2c = try Int(bus).map { n throws(I2CError) in try I2CBus(number: n) } ?? I2CBus(path: bus)
+            defer { i2c.close() }
+            let result = try i2c.scan()
+            if result.answering.isEmpty { writeAll(1, "no device answers on \(i2c.path)\n") }
+            for address in result.answering {
+                let hint: String
+                switch address {
+                case 0x27, 0x3F: hint = "  (an HD44780 backpack: PCF8574 / PCF8574A)"
+                case 0x3C, 0x3D: hint = "  (an SSD1306 / SH1106 OLED)"
+                default: hint = ""
+                }
+                writeAll(1, "0x" + (address < 16 ? "0" : "") + String(address, radix: 16, uppercase: true) + hint + "\n")
+            }
+            return 0
+        } catch {
+            writeAll(2, "jukebox: \(error)\n")
+            return 1
+        }
+    }
+
+    static func display(_ args: [String]) throws(UsageError) -> Int32 {
+        let a = try Arguments(args, options: ["--type", "--bus", "--address"], flags: [], command: "probe display")
+        let type = try a.choice("--type", ["hd44780-16x2", "hd44780-20x4", "ssd1306", "sh1106"]) ?? "hd44780-16x2"
+        let address = try a.int("--address", in: 3...119)
+        let log = Log(level: .warning)
+        let config = BoardConfig.Display(type: type, bus: a.options["--bus"], address: address)
+        guard let sink = PanelSink.make(config, log: log) else { return 1 }
+        let layout: PanelLayout = type == "hd44780-20x4" ? .lcd20x4 : type.hasPrefix("hd44780") ? .lcd16x2 : .oled128x64
+        let pattern = ["jukebox probe", "0123456789ABCDEFGHIJ", "▶⏸■🔀🔁🔂♪ äöüß é", String(repeating: "█", count: layout.columns)]
+        let rows = (0..<layout.rows).map { DisplayFrame.fit(pattern[$0 % pattern.count], width: layout.columns) }
+        let frame = DisplayFrame(rows: rows, progress: layout.graphic ? 0.5 : nil, progressRow: layout.graphic ? 5 : nil)
+        // The init sequence has waits: tick until the frame is out or a few seconds have passed.
+        let end = monotonicNow() + 3
+        sink.show(frame)
+        while monotonicNow() < end && sink.link.framesSent == 0 {
+            usleep(10_000)
+            sink.tick(now: monotonicNow())
+            sink.show(frame)
+        }
+        if sink.link.framesSent == 0 {
+            writeAll(2, "jukebox: the display did not take the test pattern (\(sink.link.state))\n")
+            return 1
+        }
+        writeAll(1, "test pattern sent (\(sink.link.bytesSent) bytes); it should read:\n" + rows.joined(separator: "\n") + "\n")
+        return 0
+    }
+
+    static func input(_ args: [String]) throws(UsageError) -> Int32 {
+        let a = try Arguments(args, options: [], flags: ["--watch"], command: "probe input")
+        let devices = InputDevices.list()
+        if devices.isEmpty { writeAll(1, "no input devices readable in /dev/input (group input?)\n") }
+        for d in devices {
+            writeAll(1, "\(d.path)  \(d.name)" + (d.hasMediaKeys ? "  [media keys]" : "") + (d.error.map { "  (\($0))" } ?? "") + "\n")
+        }
+        guard a.flags.contains("--watch") else { return 0 }
+        let watched = InputDevices([.anyWithMediaKeys])
+        watched.rescan()
+        writeAll(1, "watching \(watched.opened.count) device(s) with media keys; Ctrl-C ends\n")
+        while true {
+            var fds = watched.fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&fds, nfds_t(fds.count), 1000)
+            for key in watched.read().keys {
+                writeAll(1, fixed(key.time, 6) + "  key \(key.code) \(["up", "down", "repeat"][min(2, max(0, key.value))])\n")
+            }
+            watched.rescan()
+        }
+    }
+
+    /// `value` with `digits` decimals (no Foundation formatting in the shipped binary).
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let n = Int((abs(value) * scale).rounded())
+        let whole = n / Int(scale), fraction = String(n % Int(scale))
+        return (value < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: digits - fraction.count) + fraction
     }
 }
