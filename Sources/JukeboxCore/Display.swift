@@ -74,7 +74,10 @@ public struct DisplayFrame: Equatable, Sendable {
             let filled = (state.volume * (w - 4) + 50) / 100
             lines = ["Volume", String(repeating: Glyph.block, count: filled) + String(repeating: " ", count: w - 4 - filled) + pad3(state.volume)]
         } else if case .waitingForDevice(let reason) = state.phase {
-            lines = ["Waiting for", "audio device", reason]
+            // Why matters most to whoever stands in front of the box: small panels scroll it.
+            lines = layout.rows <= 2
+                ? ["Waiting: audio", scroll(reason, width: w, since: state.messageSince, now: now)]
+                : ["Waiting for", "audio device", scroll(reason, width: w, since: state.messageSince, now: now)]
         } else if case .interrupted(let reason) = state.phase {
             lines = ["Interrupted", reason]
         } else if state.queue.isEmpty {

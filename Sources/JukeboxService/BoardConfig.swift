@@ -41,12 +41,15 @@ public struct BoardConfig: Equatable, Sendable, Decodable {
         public var bus: String?
         /// 7-bit address (decimal in JSON: 39 = 0x27, 63 = 0x3F, 60 = 0x3C).
         public var address: Int?
+        /// HD44780 backpack wiring: `"standard"`, `"mjkdz"` or `"rs=0,rw=1,e=2,bl=3,d4=4,d5=5,d6=6,d7=7"`.
+        public var pins: String?
 
         /// A display entry.
-        public init(type: String, bus: String? = nil, address: Int? = nil) {
+        public init(type: String, bus: String? = nil, address: Int? = nil, pins: String? = nil) {
             self.type = type
             self.bus = bus
             self.address = address
+            self.pins = pins
         }
     }
 

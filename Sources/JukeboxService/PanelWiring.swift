@@ -73,12 +73,24 @@ public final class PanelSink: DisplaySink {
             log.warning("display: \(error); no display (playback goes on)")
             return nil
         }
+        let pins: HD44780Pins
+        switch config.pins {
+        case nil, "standard"?: pins = .standard
+        case "mjkdz"?: pins = .mjkdz
+        case let spec?:
+            guard let parsed = HD44780Pins(spec: spec) else {
+                log.warning("display: pins \"\(spec)\" is not a mapping like rs=0,rw=1,e=2,bl=3,d4=4,d5=5,d6=6,d7=7; using the standard one")
+                pins = .standard
+                break
+            }
+            pins = parsed
+        }
         let driver: PanelDriver
         switch config.type {
-        case "hd44780-20x4": driver = HD44780(transport: transport, address: UInt8(config.address ?? 0x27), geometry: .lcd20x4)
+        case "hd44780-20x4": driver = HD44780(transport: transport, address: UInt8(config.address ?? 0x27), geometry: .lcd20x4, pins: pins)
         case "ssd1306": driver = SSD1306(transport: transport, controller: .ssd1306, address: UInt8(config.address ?? 0x3C))
         case "sh1106": driver = SSD1306(transport: transport, controller: .sh1106, address: UInt8(config.address ?? 0x3C))
-        default: driver = HD44780(transport: transport, address: UInt8(config.address ?? 0x27), geometry: .lcd16x2)
+        default: driver = HD44780(transport: transport, address: UInt8(config.address ?? 0x27), geometry: .lcd16x2, pins: pins)
         }
         let oled = config.type == "ssd1306" || config.type == "sh1106"
         return PanelSink(link: DisplayLink(driver: driver, minInterval: oled ? 0.2 : 0.1), log: log)

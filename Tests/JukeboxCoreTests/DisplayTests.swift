@@ -64,7 +64,7 @@ final class DisplayTests: XCTestCase {
         let h = panel(.lcd16x2)
         h.prepare(.play)
         h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
-        XCTAssertEqual(shown(h), ["Waiting for     ", "audio device    "])
+        XCTAssertEqual(shown(h), ["Waiting: audio  ", "busy            "])
         let i = panel(.lcd20x4)
         i.prepare(.play)
         i.prepare(.interruptBegan(id: "manual", reason: "doorbell"))
