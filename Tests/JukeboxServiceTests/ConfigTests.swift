@@ -67,6 +67,11 @@ final class ConfigTests: XCTestCase {
             try p.validate(source: name)
             XCTAssertEqual(p.buttons?["play"], "GPIO17", name)
             XCTAssertNotNil(p.gpio?.chip, name)
+            // The profile's wiring table names a header pin for every line it uses.
+            let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/\(name).json"))) as? [String: Any]
+            let wired = ((json?["wiring"] as? [[String: Any]]) ?? []).compactMap { $0["line"] as? String }
+            let used = Array((p.buttons ?? [:]).values) + [p.encoder?.a, p.encoder?.b, p.encoder?.push].compactMap { $0 }
+            for line in used { XCTAssertTrue(wired.contains(line), "\(name): \(line) has no header pin in its wiring table") }
         }
         XCTAssertEqual(try BoardConfig.profile("pi5", folders: [folder]).gpio?.chip, "pinctrl-rp1", "the Pi 5's header is found by label")
         XCTAssertThrowsError(try BoardConfig.profile("pi9", folders: [folder])) { XCTAssertTrue("\($0)".contains("board profile \"pi9\" not found"), "\($0)") }
