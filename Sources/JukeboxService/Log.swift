@@ -38,21 +38,70 @@ public final class Log {
     /// Called before a line is written and after, so a terminal status line can be cleared
     /// and redrawn around it.
     public var aroundWrite: ((Bool) -> Void)?
+    /// Also called with every line written (the console's `events` stream).
+    public var observer: ((LogLevel, String) -> Void)?
+    /// The last lines written, oldest first (for the console's `log`), at most `keep`.
+    public private(set) var recent: [String] = []
+    /// How many lines `recent` keeps.
+    public let keep: Int
+    private var repeated: (message: String, severity: LogLevel, count: Int, since: Double)?
+    private let clock: () -> Double
 
-    /// A log at `level`.
-    public init(level: LogLevel = .info) {
+    /// A log at `level`; `clock` (monotonic seconds) dates the in-memory lines.
+    public init(level: LogLevel = .info, keep: Int = 200, clock: @escaping () -> Double = monotonicNow) {
         self.level = level
+        self.keep = keep
+        self.clock = clock
         self.journalPrefix = isatty(2) == 0
     }
 
-    /// Writes `message` at `severity` when the level lets it through.
+    /// Writes `message` at `severity` when the level lets it through. The same message again
+    /// and again (a device that keeps failing) is written once, then summarised with a count
+    /// when something else is logged or a minute has passed, so the journal never floods.
     public func write(_ severity: LogLevel, _ message: String) {
         guard severity >= level else { return }
+        let now = clock()
+        if var r = repeated, r.message == message, r.severity == severity {
+            r.count += 1
+            repeated = r
+            if now - r.since < 60 { return }
+            emit(severity, "\(message) (repeated \(r.count) times in \(Int(now - r.since)) s)")
+            repeated = (message, severity, 0, now)
+            return
+        }
+        flushRepeats()
+        repeated = (message, severity, 0, now)
+        emit(severity, message)
+    }
+
+    /// Writes the pending "(repeated N times)" summary, if any.
+    public func flushRepeats() {
+        guard let r = repeated, r.count > 0 else { return }
+        repeated = nil
+        emit(r.severity, "previous message repeated \(r.count) more time\(r.count == 1 ? "" : "s")")
+    }
+
+    private func emit(_ severity: LogLevel, _ message: String) {
         aroundWrite?(true)
         let prefix = journalPrefix ? "<\(severity.rawValue)>" : (severity == .error ? "jukebox: error: " : severity == .warning ? "jukebox: warning: " : "jukebox: ")
-        let line = prefix + message + "\n"
-        writeAll(2, line)
+        writeAll(2, prefix + message + "\n")
         aroundWrite?(false)
+        let name: String
+        switch severity {
+        case .error: name = "error"
+        case .warning: name = "warning"
+        case .info: name = "info"
+        case .debug: name = "debug"
+        }
+        recent.append(Self.stamp(clock()) + " " + name + ": " + message)
+        if recent.count > keep { recent.removeFirst(recent.count - keep) }
+        observer?(severity, message)
+    }
+
+    static func stamp(_ seconds: Double) -> String {
+        let t = Int(seconds)
+        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "[\(two(t / 3600 % 100)):\(two(t / 60 % 60)):\(two(t % 60))]"
     }
 
     /// Convenience for `.error`.

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+import JukeboxService
+import XCTest
+
+final class LogTests: XCTestCase {
+    func testARepeatedErrorIsLoggedOnceWithACount() {
+        var now = 100.0
+        let log = Log(level: .info, keep: 10) { now }
+        for _ in 0..<50 { log.warning("device busy") }
+        XCTAssertEqual(log.recent.count, 1)
+        log.info("device free")
+        XCTAssertEqual(log.recent.map { String($0.dropFirst(11)) }, [
+            "warning: device busy", "warning: previous message repeated 49 more times", "info: device free",
+        ])
+        // A message that keeps repeating for minutes is summarised once a minute.
+        for _ in 0..<3 { log.warning("device lost"); now += 30 }
+        log.warning("device lost")
+        XCTAssertTrue(log.recent.last!.hasSuffix("warning: device lost (repeated 2 times in 60 s)"), log.recent.last!)
+    }
+
+    func testTheRingKeepsTheLastLinesAndTheLevelFilters() {
+        let log = Log(level: .warning, keep: 3) { 0 }
+        for i in 0..<5 { log.error("e\(i)") }
+        log.info("hidden")
+        XCTAssertEqual(log.recent.map { String($0.dropFirst(11)) }, ["error: e2", "error: e3", "error: e4"])
+    }
+}
