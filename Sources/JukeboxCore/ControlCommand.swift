@@ -18,12 +18,31 @@ public enum ControlCommand: Equatable, Sendable {
     case yieldEnd
     /// List the commands.
     case help
+    /// The status as one JSON object (for scripts).
+    case statusJSON
+    /// A page of the queue (1-based, 20 entries a page).
+    case queue(page: Int)
+    /// Append a file, folder or playlist.
+    case add(path: String)
+    /// Replace the queue with a folder or playlist and play it.
+    case load(path: String)
+    /// Save the state now.
+    case save
+    /// Versions, uptime, memory and CPU, the sound device and its counters, the board, the state file.
+    case diag
+    /// The last `count` log lines.
+    case log(count: Int)
+    /// Stream events (buttons, device, phases) until the next line or key.
+    case events
+    /// The program's version.
+    case version
 
     /// The commands, one per line, for `help`.
     public static let helpText = """
-    status · play · pause · toggle · stop · next · prev · seek [+|-]m:ss · vol [+|-]N
-    shuffle on|off · repeat off|one|all · interrupt begin [reason] · interrupt end
-    yield begin [reason] · yield end · help
+    status [--json] · play · pause · toggle · stop · next · prev · seek [+|-]m:ss · vol [+|-]N
+    shuffle on|off · repeat off|one|all · queue [page] · add PATH · load FOLDER|PLAYLIST · clear · save
+    interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
+    diag · log [N] · events · version · help
     """
 
     /// Longest line accepted, in bytes.
@@ -39,7 +58,30 @@ public enum ControlCommand: Equatable, Sendable {
             rest.isEmpty ? .success(c) : .failure(ControlError("\(verb) takes no arguments"))
         }
         switch verb {
-        case "status": return none(.status)
+        case "status":
+            if rest == ["--json"] { return .success(.statusJSON) }
+            return none(.status)
+        case "queue":
+            guard rest.count <= 1, let page = rest.isEmpty ? 1 : Int(rest[0]), page >= 1 else {
+                return .failure(ControlError("usage: queue [page]"))
+            }
+            return .success(.queue(page: page))
+        case "add", "load":
+            // The rest of the line is the path, spaces and all.
+            let afterVerb = line.drop { $0 == " " || $0 == "\t" }.dropFirst(verb.count)
+            let path = Substring(afterVerb).trimmingSpaces()
+            guard !path.isEmpty else { return .failure(ControlError("usage: \(verb) PATH")) }
+            return .success(verb == "add" ? .add(path: path) : .load(path: path))
+        case "clear": return none(.intent(.clear))
+        case "save": return none(.save)
+        case "diag": return none(.diag)
+        case "events": return none(.events)
+        case "version": return none(.version)
+        case "log":
+            guard rest.count <= 1, let n = rest.isEmpty ? 20 : Int(rest[0]), (1...1000).contains(n) else {
+                return .failure(ControlError("usage: log [N] (1-1000)"))
+            }
+            return .success(.log(count: n))
         case "help", "?": return none(.help)
         case "play": return none(.intent(.play))
         case "pause": return none(.intent(.pause))

@@ -52,6 +52,8 @@ public enum Event: Equatable, Sendable {
     case restore(Snapshot)
     /// The program should end cleanly (q key, SIGTERM).
     case quit
+    /// Save the state now (console `save`).
+    case saveRequested
 
     // MARK: Board inputs (times are the kernel's event timestamps, CLOCK_MONOTONIC seconds)
     /// A button line changed level (`pressed` after active-low is applied); bouncy, raw.

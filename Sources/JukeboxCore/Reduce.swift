@@ -40,6 +40,8 @@ extension State {
         case .buttonEdge, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),
              .timerFired(.doubleTap, _):
             input(event, &step)
+        case .saveRequested:
+            step.forceSave = true
         case .saved(let error):
             if error != saveError, let error {
                 step.commands.append(.report("could not save state: \(error)"))

@@ -16,16 +16,33 @@ public final class ControlClient {
 
     deinit { close(fd) }
 
-    /// Sends `line` and returns the reply line, or nil when none came within `timeout` seconds
-    /// or the connection closed.
-    public func request(_ line: String, timeout: Double) -> String? {
+    /// Sends one line; false when the player hung up.
+    public func send(_ line: String) -> Bool {
         // send(MSG_NOSIGNAL): a player that hung up must give an error here, not a SIGPIPE.
         let bytes = Array((line + "\n").utf8)
         var sent = 0
         while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n > 0 { sent += n } else if n < 0 && errno == EINTR { continue } else { return nil }
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n > 0 { sent += n } else if n < 0 && errno == EINTR { continue } else { return false }
         }
+        return true
+    }
+
+    /// Sends `line` and returns the reply: any continuation lines (they start with two spaces)
+    /// and the final `ok …`/`error: …` line, joined with newlines; nil when it did not come within
+    /// `timeout` seconds or the connection closed.
+    public func request(_ line: String, timeout: Double) -> String? {
+        guard send(line) else { return nil }
+        var lines: [String] = []
+        while let reply = readLine(timeout: timeout) {
+            lines.append(reply)
+            if !reply.hasPrefix("  ") { return lines.joined(separator: "\n") }
+        }
+        return nil
+    }
+
+    /// Reads one more line (an `events` stream), nil on timeout or close.
+    public func readLine(timeout: Double) -> String? {
         let deadline = monotonicNow() + timeout
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {

@@ -111,3 +111,8 @@ public func writeAll(_ fd: Int32, _ text: String) {
         if n > 0 { bytes = bytes.dropFirst(n) } else if n < 0 && errno == EINTR { continue } else { return }
     }
 }
+
+/// A small text file (a /proc entry) or nil.
+func readFileText(_ path: String) -> String? {
+    (try? readFile(path, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) }
+}

@@ -31,6 +31,11 @@ extension Runtime {
             control.reply(client, "error: line longer than \(ControlCommand.maxLineLength) bytes")
             return
         }
+        if eventClients.remove(client.id) != nil {
+            // Any line ends an `events` stream (and is not a command).
+            control.reply(client, "ok events ended")
+            return
+        }
         if line.allSatisfy({ $0 == " " || $0 == "\t" }) { return }
         switch ControlCommand.parse(line, seed: nextSeed()) {
         case .failure(let error):
@@ -45,6 +50,9 @@ extension Runtime {
             dispatch(event)
             // The status line carries the core's message when the intent could not be done.
             control.reply(client, "ok " + StatusView(state).line)
+        case .success(.events):
+            eventClients.insert(client.id)
+            control.reply(client, "ok streaming events; send any line to stop")
         case .success(.interruptBegin(let reason)):
             beginInterruption(id: "manual", reason: reason, client: client)
         case .success(.interruptEnd):
@@ -57,6 +65,8 @@ extension Runtime {
             let id = "yield-\(client.id)"
             if let at = heldByClient[client.id]?.lastIndex(of: id) { heldByClient[client.id]?.remove(at: at) }
             endInterruption(id: id, client: client, control)
+        case .success(let command):
+            for reply in answer(command) ?? ["error: not available here"] { control.reply(client, reply) }
         }
     }
 
@@ -74,6 +84,117 @@ extension Runtime {
         } else {
             control.reply(client, "error: no interruption to end")
         }
+    }
+
+    /// The reply lines for commands that only read or load (shared by the socket and the console);
+    /// nil for the ones that need the client (interruptions, events).
+    func answer(_ command: ControlCommand) -> [String]? {
+        switch command {
+        case .statusJSON:
+            feedHeard()
+            return ["ok " + statusJSON()]
+        case .queue(let page):
+            let perPage = 20
+            let pages = max(1, (state.queue.count + perPage - 1) / perPage)
+            guard page <= pages else { return ["error: there " + (pages == 1 ? "is 1 page" : "are \(pages) pages")] }
+            let current = state.currentTrack?.id
+            let lines = state.queue.enumerated().dropFirst((page - 1) * perPage).prefix(perPage).map { i, t in
+                (t.id == current ? "> " : "  ") + "\(i + 1). \(t.info.title)" + (t.info.artist.map { " – \($0)" } ?? "")
+                    + "  " + TimeFormat.clock(t.info.duration)
+            }
+            return lines.map { "  " + $0 } + ["ok queue page \(page)/\(pages), \(state.queue.count) tracks"]
+        case .add(let path), .load(let path):
+            guard let loadTracks else { return ["error: this player cannot load files"] }
+            let (tracks, messages) = loadTracks([path])
+            guard !tracks.isEmpty else { return ["error: " + (messages.first ?? "nothing to play in \(path)")] }
+            if case .load = command { dispatch(.replaceQueue(tracks)) } else { dispatch(.add(tracks)) }
+            return messages.map { "  " + $0 } + ["ok \(tracks.count) track\(tracks.count == 1 ? "" : "s") " + (command == .add(path: path) ? "added" : "loaded")]
+        case .save:
+            feedHeard()
+            dispatch(.saveRequested)
+            guard let lastSave else { return ["error: no state file is configured"] }
+            return [lastSave.error.map { "error: \($0)" } ?? "ok saved to \(statePath ?? "")"]
+        case .log(let count):
+            return log.recent.suffix(count).map { "  " + $0 } + ["ok \(min(count, log.recent.count)) lines"]
+        case .version:
+            return ["ok " + version]
+        case .diag:
+            feedHeard()
+            return diagLines().map { "  " + $0 } + ["ok"]
+        case .help:
+            return ["ok " + ControlCommand.helpText.split(separator: "\n").joined(separator: " · ")]
+        default:
+            return nil
+        }
+    }
+
+    func statusJSON() -> String {
+        let track = state.currentTrack
+        func q(_ s: String) -> String {
+            var out = "\""
+            for u in s.unicodeScalars {
+                switch u {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                default:
+                    if u.value < 0x20 { out += "\\u00" + (u.value < 16 ? "0" : "") + String(u.value, radix: 16) } else { out.unicodeScalars.append(u) }
+                }
+            }
+            return out + "\""
+        }
+        func num(_ d: Double?) -> String { d.map { $0.isFinite ? String($0) : "null" } ?? "null" }
+        var fields = ["\"phase\":" + q(state.phase.name)]
+        fields.append("\"title\":" + (track.map { q($0.info.title) } ?? "null"))
+        fields.append("\"artist\":" + (track?.info.artist.map(q) ?? "null"))
+        fields.append("\"album\":" + (track?.info.album.map(q) ?? "null"))
+        fields.append("\"path\":" + (track.map { q($0.info.path) } ?? "null"))
+        fields.append("\"position\":" + num(track == nil ? nil : state.position))
+        fields.append("\"duration\":" + num(track?.info.duration))
+        fields.append("\"index\":" + (state.cursor.map { String($0 + 1) } ?? "null"))
+        fields.append("\"count\":\(state.queue.count)")
+        fields.append("\"volume\":\(state.volume)")
+        fields.append("\"shuffle\":\(state.shuffle)")
+        fields.append("\"repeat\":" + q(state.repeatMode.rawValue))
+        fields.append("\"message\":" + (StatusView(state).message.map(q) ?? "null"))
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    func diagLines() -> [String] {
+        var lines = [version, "uptime \(TimeFormat.clock(monotonicNow() - startedAt))"]
+        if let status = readFileText("/proc/self/status") {
+            let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ") }
+            lines.append("memory \(rss ?? "?") resident")
+        }
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        lines.append("cpu \(Int(cpu * 1000)) ms since start")
+        lines.append("player " + StatusView(state).line)
+        lines += diagnostics?() ?? []
+        lines.append("state file \(statePath ?? "none")" + (lastSave.map { s in
+            ", last save \(Int(monotonicNow() - s.at)) s ago: " + (s.error ?? "ok")
+        } ?? ", not saved yet"))
+        lines.append("control clients \(control?.clients.count ?? 0)")
+        return lines
+    }
+
+    /// Sends an event to every client streaming `events`.
+    func streamEvent(_ event: Event) {
+        guard let control else { return }
+        let text: String
+        switch event {
+        case .buttonEdge(let b, let pressed, let at): text = "button \(b.rawValue) \(pressed ? "down" : "up") at \(at)"
+        case .encoderEdge(let a, let b, _): text = "encoder a=\(a ? 1 : 0) b=\(b ? 1 : 0)"
+        case .mediaKey(let code, let value, _): text = "key \(code) \(value)"
+        case .deviceUnavailable(let reason, let problem): text = "device \(problem.rawValue): \(reason)"
+        case .trackStarted, .trackFinished, .trackFailed: text = "engine \(event)"
+        case .interruptBegan(let id, let reason): text = "interrupt begin \(id): \(reason)"
+        case .interruptEnded(let id): text = "interrupt end \(id)"
+        default: text = "\(event)".prefix(120) + ""
+        }
+        let line = "event \(TimeFormat.clock(monotonicNow() - startedAt)) \(text) → \(state.phase.name)"
+        for id in eventClients { if let client = control.clients[id] { control.reply(client, line) } }
     }
 
     /// Carries out `Command.grant(id)`: the first client waiting for that interruption learns the

@@ -17,7 +17,7 @@ public final class Runtime {
     private let audio: AudioPort
     private let store: StateStore?
     private let status: StatusSink
-    private let log: Log
+    let log: Log
     private let keyInput: Int32?
     /// The control socket, if one is open.
     let control: ControlSocket?
@@ -25,6 +25,20 @@ public final class Runtime {
     let display: DisplaySink?
     /// Buttons, encoder, input devices.
     let sources: [EventSource]
+    /// Reads files, folders and playlists for `add`/`load` (tags are I/O).
+    public var loadTracks: (([String]) -> (tracks: [TrackInfo], messages: [String]))?
+    /// Lines about the adapters for `diag` (device, counters, board).
+    public var diagnostics: (() -> [String])?
+    /// The version and build for `version` and `diag`.
+    public var version = "jukebox"
+    /// When the loop started (monotonic), for uptime.
+    let startedAt = monotonicNow()
+    /// The path of the state file, for `diag`.
+    var statePath: String? { store?.path }
+    /// The last save: when (monotonic) and its error.
+    var lastSave: (at: Double, error: String?)?
+    /// Clients streaming `events`.
+    var eventClients: Set<Int> = []
     private var lastMaintain = 0.0
     /// Clients waiting for `Command.grant(id)`, per interruption id, oldest first.
     var waitingForGrant: [String: [Int]] = [:]
@@ -94,6 +108,7 @@ public final class Runtime {
         while !pending.isEmpty {
             let next = pending.removeFirst()
             let commands = reduce(&state, next)
+            if !eventClients.isEmpty, !isQuiet(next) { streamEvent(next) }
             if log.level == .debug, !isQuiet(next) || !commands.isEmpty {
                 log.debug("\(next) -> \(commands.map(Self.brief))")
             }
@@ -125,8 +140,10 @@ public final class Runtime {
             guard let store else { return }
             do {
                 try store.save(snapshot)
+                lastSave = (monotonicNow(), nil)
                 pending.append(.saved(error: nil))
             } catch {
+                lastSave = (monotonicNow(), error.description)
                 pending.append(.saved(error: error.description))
             }
         case .render(let view): status.render(view)

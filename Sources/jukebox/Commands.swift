@@ -112,7 +112,19 @@ enum Commands {
     }
 
     static func ctl(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, options: ["--socket", "--timeout"], flags: ["--help", "-h"], command: "ctl")
+        // ctl's own options come first; from the first word on, everything is the command
+        // (so `jukebox ctl status --json` passes --json to the player).
+        var own: [String] = []
+        var rest = args[...]
+        while let first = rest.first, first.hasPrefix("-") {
+            own.append(first)
+            rest = rest.dropFirst()
+            if first == "--socket" || first == "--timeout", let value = rest.first {
+                own.append(value)
+                rest = rest.dropFirst()
+            }
+        }
+        let a = try Arguments(own + (rest.isEmpty ? [] : ["--"]) + rest, options: ["--socket", "--timeout"], flags: ["--help", "-h"], command: "ctl")
         if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.ctl) }
         guard !a.positional.isEmpty else { throw UsageError(message: "ctl needs a command (try: jukebox ctl help)") }
         let path = a.options["--socket"] ?? ControlSocket.defaultPath()
@@ -126,11 +138,19 @@ enum Commands {
             writeAll(2, "jukebox: no reply from \(path) within \(Int(timeout)) s\n")
             return 1
         }
-        if reply.hasPrefix("ok") {
-            writeAll(1, String(reply.dropFirst(reply.hasPrefix("ok ") ? 3 : 2)) + "\n")
+        var lines = reply.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let last = lines.removeLast()
+        for line in lines { writeAll(1, String(line.dropFirst(2)) + "\n") }
+        if last.hasPrefix("ok") {
+            let text = String(last.dropFirst(last.hasPrefix("ok ") ? 3 : 2))
+            if !text.isEmpty { writeAll(1, text + "\n") }
+            if a.positional == ["events"] {
+                // Stream until the player closes or the user interrupts.
+                while let line = client.readLine(timeout: 3600) { writeAll(1, line + "\n") }
+            }
             return 0
         }
-        writeAll(2, "jukebox: \(reply)\n")
+        writeAll(2, "jukebox: \(last)\n")
         return 1
     }
 

@@ -71,10 +71,28 @@ enum Player {
             panel = PanelSink.simulated(layout, log: log) { lines in terminal?.setBlock(lines) }
             if terminal == nil { log.warning("--panel draws in a terminal only") }
         }
+        let sources = BoardSources.make(setup.hardware, log: log)
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
-                              sources: BoardSources.make(setup.hardware, log: log))
+                              sources: sources)
+        runtime.version = "jukebox \(jukeboxVersion)"
+        runtime.loadTracks = { paths in LibraryLoader(readInfo: AudioWiring.trackInfo(path:)).load(paths) }
+        let device = setup.audio == .null ? "null (silent, paced)" : setup.device
+        runtime.diagnostics = { [weak panel] in
+            let c = engine.counters()
+            var lines = ["audio device \(device): xruns \(c.xruns), suspends \(c.suspends), recoveries \(c.recoveries), "
+                         + "stalls \(c.stalls), lost \(c.lost)"]
+            lines.append("mixer " + (mixer.map { "\($0.device) \($0.control)" } ?? "none (software volume)"))
+            if let panel {
+                let l = panel.link
+                lines.append("display \(l.state): \(l.framesSent) frames, \(l.bytesSent) bytes, \(l.framesDropped) dropped, \(l.errorCount) errors")
+            } else {
+                lines.append("display none")
+            }
+            lines.append("inputs \(sources.map { "\(type(of: $0)) (\($0.fds.count) fds)" }.joined(separator: ", "))")
+            return lines
+        }
         let code = runtime.run(initial: events)
         terminal?.close()
         return code

@@ -59,6 +59,9 @@ final class GaplessBoundaryTests: XCTestCase {
         let b = try TestAudio.decode(path: second)
         let c = try TestAudio.decode(path: third)
         let output = RecordingOutput()
+        // Each write takes 50 ms, so B lasts ~250 ms: time for the test to name C as B's successor
+        // after `.started(2)` even on a loaded machine (the engine holds one successor at a time).
+        output.writeMicroseconds = 50_000
         let log = ReportLog()
         let engine = makeEngine(log) { output }
         engine.play(id: 1, path: first, from: 0, paused: true, next: (id: 2, path: second))

@@ -217,6 +217,18 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(parse("yield begin chime"), .success(.yieldBegin(reason: "chime")))
         XCTAssertEqual(parse("yield end"), .success(.yieldEnd))
         XCTAssertEqual(parse("help"), .success(.help))
+        XCTAssertEqual(parse("status --json"), .success(.statusJSON))
+        XCTAssertEqual(parse("queue"), .success(.queue(page: 1)))
+        XCTAssertEqual(parse("queue 3"), .success(.queue(page: 3)))
+        XCTAssertEqual(parse("add /music/My Album"), .success(.add(path: "/music/My Album")))
+        XCTAssertEqual(parse("load  /music/list.m3u "), .success(.load(path: "/music/list.m3u")))
+        XCTAssertEqual(parse("clear"), .success(.intent(.clear)))
+        XCTAssertEqual(parse("save"), .success(.save))
+        XCTAssertEqual(parse("diag"), .success(.diag))
+        XCTAssertEqual(parse("log"), .success(.log(count: 20)))
+        XCTAssertEqual(parse("log 5"), .success(.log(count: 5)))
+        XCTAssertEqual(parse("events"), .success(.events))
+        XCTAssertEqual(parse("version"), .success(.version))
     }
 
     func testMistakesSayWhatIsExpected() {
@@ -227,6 +239,9 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(parse("shuffle maybe"), .failure(ControlError("usage: shuffle on|off")))
         XCTAssertEqual(parse("repeat twice"), .failure(ControlError("usage: repeat off|one|all")))
         XCTAssertEqual(parse("interrupt"), .failure(ControlError("usage: interrupt begin [reason] | interrupt end")))
+        XCTAssertEqual(parse("queue zero"), .failure(ControlError("usage: queue [page]")))
+        XCTAssertEqual(parse("add"), .failure(ControlError("usage: add PATH")))
+        XCTAssertEqual(parse("log 0"), .failure(ControlError("usage: log [N] (1-1000)")))
         XCTAssertEqual(parse("\u{1}\u{2}garbage"), .failure(ControlError("unknown command \"\u{1}\u{2}garbage\" (try: help)")))
     }
 }

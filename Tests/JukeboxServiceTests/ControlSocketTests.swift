@@ -49,6 +49,31 @@ final class ControlSocketTests: XCTestCase {
         XCTAssertEqual(c.request("seek", timeout: 5), "error: usage: seek [+|-]m:ss")
     }
 
+    func testReadingCommandsAnswerWithContinuationLinesAndAFinalStatus() throws {
+        let c = try ControlClient(path: path)
+        XCTAssertEqual(c.request("queue", timeout: 5), "    1. a  1:40\n    2. b  --:--\nok queue page 1/1, 2 tracks")
+        XCTAssertEqual(c.request("queue 2", timeout: 5), "error: there is 1 page")
+        let json = try XCTUnwrap(c.request("status --json", timeout: 5))
+        XCTAssertTrue(json.hasPrefix("ok {\"phase\":\"stopped\",\"title\":null"), json)
+        XCTAssertTrue(json.contains("\"count\":2,\"volume\":100,\"shuffle\":false,\"repeat\":\"off\""), json)
+        let diag = try XCTUnwrap(c.request("diag", timeout: 5))
+        XCTAssertTrue(diag.contains("  uptime "), diag)
+        XCTAssertTrue(diag.contains("  state file none"), diag)
+        XCTAssertTrue(diag.hasSuffix("\nok"), diag)
+        XCTAssertEqual(c.request("save", timeout: 5), "error: no state file is configured")
+        XCTAssertEqual(c.request("add /nonexistent", timeout: 5), "error: this player cannot load files")
+    }
+
+    func testEventsStreamUntilTheNextLine() throws {
+        let watcher = try ControlClient(path: path)
+        XCTAssertEqual(watcher.request("events", timeout: 5), "ok streaming events; send any line to stop")
+        let c = try ControlClient(path: path)
+        _ = c.request("play", timeout: 5)
+        let event = try XCTUnwrap(watcher.readLine(timeout: 5))
+        XCTAssertTrue(event.hasPrefix("event ") && event.hasSuffix("play → playing"), event)
+        XCTAssertEqual(watcher.request("", timeout: 5)?.components(separatedBy: "\n").last, "ok events ended")
+    }
+
     func testYieldIsGrantedOnceReleasedAndEndsWhenTheClientDisconnects() throws {
         let player = try ControlClient(path: path)
         _ = player.request("play", timeout: 5)
