@@ -146,7 +146,9 @@ public final class AlsaOutput: PCMOutput {
         try check(snd_pcm_hw_params_set_format(handle, params, Self.alsaFormat(format.sample)), "sample format \(format.sample) refused")
         try check(snd_pcm_hw_params_set_channels(handle, params, UInt32(format.channels)), "\(format.channels) channels refused")
         try check(snd_pcm_hw_params_set_rate(handle, params, UInt32(format.sampleRate), 0), "rate \(format.sampleRate) Hz refused")
-        var bufferTime: UInt32 = 200_000
+        // 160 ms: enough to ride out a busy Pi Zero, short enough that a fade-out plus the buffer
+        // playing out fits the 200 ms a clean stop may take.
+        var bufferTime: UInt32 = 160_000
         var dir: Int32 = 0
         try check(snd_pcm_hw_params_set_buffer_time_near(handle, params, &bufferTime, &dir), "buffer time refused")
         var periodTime: UInt32 = bufferTime / 4

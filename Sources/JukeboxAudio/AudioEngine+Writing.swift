@@ -43,6 +43,9 @@ extension AudioEngine {
             monitor.unlock()
             switch step {
             case .exit:
+                // A clean end (SIGTERM, quit) fades out what is playing instead of cutting it: the
+                // held-back tail goes out ramped down, the device plays out its buffer, then closes.
+                _ = fadeOut(&writer, bookkeeping: false)
                 writer.output?.close()
                 return
             case .flush(let release):

@@ -98,4 +98,29 @@ final class InterruptionScenarioTests: XCTestCase {
         XCTAssertNotEqual(openers.dropFirst().first, player)
         XCTAssertEqual(openers.last, player)
     }
+
+    func testSIGTERMFadesOutSavesAndExits() throws {
+        let (daemon, state) = try startPlayer(releaseDelay: 3)
+        XCTAssertTrue(waitFor(5) { self.pcm.recording().count > 44_100 * 4 / 2 }, "not playing")
+        let start = Date()
+        daemon.process.terminate()
+        let result = daemon.wait(timeout: 5)
+        let took = Date().timeIntervalSince(start)
+        print("jukebox sigterm: process gone \(Int(took * 1000)) ms after SIGTERM (fade and device buffer included)")
+        XCTAssertEqual(result?.status, 0)
+        XCTAssertLessThan(took, 2, "SIGTERM must end the player promptly")
+        XCTAssertEqual(Self.phase(state), "playing", "saved as playing, to resume at boot")
+        // The last 15 ms the device received ramp down to silence: no click at the stop.
+        let bytes = pcm.recording()
+        let samples = stride(from: 0, to: bytes.count - 3, by: 4).map { Int(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) }
+        let end = samples.suffix(20).map(abs).max() ?? 0
+        let before = samples.dropLast(2000).suffix(2000).map(abs).max() ?? 0
+        XCTAssertLessThan(end * 20, before, "the end is not faded: last \(end), before \(before)")
+    }
+
+    static func phase(_ path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path),
+              let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
+        return json["phase"] as? String
+    }
 }
