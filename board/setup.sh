@@ -8,6 +8,7 @@
 #   - pkg-config and the C libraries' -dev packages: libasound2-dev (ALSA), libsndfile1-dev,
 #     TagLib's C binding (libtagc0-dev on Debian 12, libtag-c-dev on Debian 13), libgpiod-dev;
 #   - alsa-utils (aplay, arecord: handy to check a sound card);
+#   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README).
 set -euo pipefail
@@ -42,6 +43,7 @@ if [ -r /etc/os-release ]; then
 fi
 
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libgpiod-dev alsa-utils)
+command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
 if installed libtagc0-dev || installed libtag-c-dev; then
@@ -76,7 +78,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   # On a release newer than we know, fall back to the other TagLib name if ours is absent.
   for i in "${!missing[@]}"; do
     if [ "${missing[$i]}" = libtag-c-dev ] && ! apt-cache show libtag-c-dev >/dev/null 2>&1; then
-      missing[$i]=libtagc0-dev
+      missing[i]=libtagc0-dev
     fi
   done
   say "installing: ${missing[*]}"

@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <termios.h>
 #include <sys/ioctl.h>
+// openpty: the serial console's tests drive it through a pty.
+#include <pty.h>
 // I2C through /dev/i2c-N (JukeboxBoard/I2CBus.swift).
 #include <linux/i2c.h>
 #include <linux/i2c-dev.h>

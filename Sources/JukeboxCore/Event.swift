@@ -54,6 +54,8 @@ public enum Event: Equatable, Sendable {
     case quit
     /// Save the state now (console `save`).
     case saveRequested
+    /// The configuration was reloaded (SIGHUP): new policy, same queue and playback.
+    case reconfigured(Settings)
 
     // MARK: Board inputs (times are the kernel's event timestamps, CLOCK_MONOTONIC seconds)
     /// A button line changed level (`pressed` after active-low is applied); bouncy, raw.

@@ -42,6 +42,16 @@ extension State {
             input(event, &step)
         case .saveRequested:
             step.forceSave = true
+        case .reconfigured(let new):
+            let displayChanged = new.display != settings.display
+            settings = new
+            if displayChanged { shownFrame = nil }
+            // A narrower volume range applies at once.
+            let clamped = clampVolume(volume)
+            if clamped != volume {
+                volume = clamped
+                step.commands.append(.setVolume(clamped))
+            }
         case .saved(let error):
             if error != saveError, let error {
                 step.commands.append(.report("could not save state: \(error)"))

@@ -32,9 +32,14 @@ public final class ControlSocket {
     /// Most unsent reply bytes kept for a client that does not read.
     static let maxOutput = 64 << 10
 
-    /// The default path: `/run/jukebox/control` for root, else under `$XDG_RUNTIME_DIR` or /tmp.
+    /// The default path: the service's `$RUNTIME_DIRECTORY/control` (systemd sets it), else
+    /// `/run/jukebox/control` for root or when the service's socket is there, else under
+    /// `$XDG_RUNTIME_DIR` or /tmp.
     public static func defaultPath() -> String {
-        if getuid() == 0 { return "/run/jukebox/control" }
+        if let dir = getenv("RUNTIME_DIRECTORY").map({ String(cString: $0) }), !dir.isEmpty {
+            return (dir.split(separator: ":").first.map(String.init) ?? dir) + "/control"
+        }
+        if getuid() == 0 || fileExists("/run/jukebox/control") { return "/run/jukebox/control" }
         if let dir = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !dir.isEmpty { return dir + "/jukebox/control" }
         return "/tmp/jukebox-\(getuid())/control"
     }

@@ -29,6 +29,13 @@ public final class Runtime {
     public var loadTracks: (([String]) -> (tracks: [TrackInfo], messages: [String]))?
     /// Lines about the adapters for `diag` (device, counters, board).
     public var diagnostics: (() -> [String])?
+    /// Tells systemd about readiness, status and liveness (a no-op outside a `Type=notify` unit).
+    public var notifier: SystemdNotifier?
+    private var readySent = false
+    private var sawStart = false
+    private var lastPing = 0.0
+    /// Re-reads the configuration for SIGHUP: the new settings, or nil after logging why not.
+    public var reload: (() -> Settings?)?
     /// The version and build for `version` and `diag`.
     public var version = "jukebox"
     /// When the loop started (monotonic), for uptime.
@@ -96,10 +103,33 @@ public final class Runtime {
         lastTick = monotonicNow()
         for event in initial { dispatch(event) }
         while exitCode == nil {
+            reportLiveness()
             waitAndDispatch()
         }
+        notifier?.stopping()
         audio.shutdown()
         return exitCode ?? 0
+    }
+
+    /// READY once the state is loaded and audio plays (or knowingly waits, or nothing is meant to
+    /// play); watchdog pings from the loop itself, so a hung loop gets the service restarted.
+    private func reportLiveness() {
+        guard let notifier else { return }
+        if !readySent && (state.phase != .playing || sawStart) {
+            readySent = true
+            notifier.ready()
+            log.debug("READY after \(Int((monotonicNow() - startedAt) * 1000)) ms")
+        }
+        if let interval = notifier.watchdogInterval, monotonicNow() - lastPing >= interval / 2 {
+            lastPing = monotonicNow()
+            notifier.watchdogPing()
+        }
+    }
+
+    static func systemdStatus(_ view: StatusView) -> String {
+        if let message = view.message, view.phase == "waiting" || view.phase == "interrupted" { return message }
+        if view.count == 0 { return "\(view.phase): queue empty" }
+        return "\(view.phase): \(view.title)" + (view.artist.map { " – \($0)" } ?? "")
     }
 
     /// Feeds one event (and any it causes) through `reduce` and carries out the commands.
@@ -107,12 +137,14 @@ public final class Runtime {
         pending.append(event)
         while !pending.isEmpty {
             let next = pending.removeFirst()
+            if case .trackStarted = next { sawStart = true }
             let commands = reduce(&state, next)
             if !eventClients.isEmpty, !isQuiet(next) { streamEvent(next) }
             if log.level == .debug, !isQuiet(next) || !commands.isEmpty {
                 log.debug("\(next) -> \(commands.map(Self.brief))")
             }
             for command in commands { perform(command) }
+            if !readySent { reportLiveness() }
         }
     }
 
@@ -146,7 +178,9 @@ public final class Runtime {
                 lastSave = (monotonicNow(), error.description)
                 pending.append(.saved(error: error.description))
             }
-        case .render(let view): status.render(view)
+        case .render(let view):
+            status.render(view)
+            notifier?.status(Self.systemdStatus(view))
         case .show(let frame): display?.show(frame)
         case .report(let message): status.report(message)
         case .startTimer(let id, let after): timers[id] = monotonicNow() + after
@@ -226,7 +260,16 @@ public final class Runtime {
                 feedHeard()
                 dispatch(.quit)
             case SIGHUP:
-                log.info("SIGHUP: configuration reload is not supported yet; ignored")
+                guard let reload else {
+                    log.info("SIGHUP: this player has no configuration file to reload")
+                    break
+                }
+                notifier?.reloading()
+                if let settings = reload() {
+                    dispatch(.reconfigured(settings))
+                    log.info("SIGHUP: configuration reloaded")
+                }
+                notifier?.readyAgain()
             default:
                 break
             }

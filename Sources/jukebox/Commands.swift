@@ -53,6 +53,26 @@ enum Commands {
         setup.mixer = config.mixer.map { (config.mixerCard, $0) }
         setup.hardware = config.hardware
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
+        setup.reload = { log in
+            // Policy (volume limits, timings, buttons' gestures, the panel layout) applies at once;
+            // what needs reopening the device or the board says so and waits for a restart.
+            let fresh: (config: Config, warnings: [String])
+            do { fresh = try Config.load(path: configPath) } catch {
+                log.error("SIGHUP: \(error); keeping the running configuration")
+                return nil
+            }
+            for w in fresh.warnings { log.warning(w) }
+            let c = fresh.config
+            if c.device != config.device || c.audio != config.audio || c.mixer != config.mixer || c.mixerCard != config.mixerCard {
+                log.warning("SIGHUP: the sound device or mixer changed; that takes effect at the next restart")
+            }
+            if c.hardware != config.hardware || c.socketPath != config.socketPath || c.statePath != config.statePath {
+                log.warning("SIGHUP: buttons, display, socket or state file changed; that takes effect at the next restart")
+            }
+            var settings = c.settings
+            settings.display = config.hardware.layout
+            return settings
+        }
         return Player.run(setup) { log in
             for w in loaded.warnings { log.warning(w) }
             // Resume first: nothing slow (no folder scan, no tag reading) before the first sample.

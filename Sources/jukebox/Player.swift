@@ -23,6 +23,8 @@ struct PlayerSetup {
     var hardware = BoardConfig()
     /// A simulated panel drawn in the terminal (`demo --panel`).
     var terminalPanel: PanelLayout?
+    /// Re-reads the configuration (SIGHUP); nil for players without a config file.
+    var reload: ((Log) -> Settings?)?
 }
 
 /// Wires the live adapters into a runtime and runs it: the part of `main` every subcommand
@@ -77,6 +79,8 @@ enum Player {
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
                               sources: sources)
         runtime.version = "jukebox \(jukeboxVersion)"
+        runtime.notifier = SystemdNotifier()
+        if let reload = setup.reload { runtime.reload = { reload(log) } }
         runtime.loadTracks = { paths in LibraryLoader(readInfo: AudioWiring.trackInfo(path:)).load(paths) }
         let device = setup.audio == .null ? "null (silent, paced)" : setup.device
         runtime.diagnostics = { [weak panel] in

@@ -151,6 +151,31 @@ final class BinaryTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("error: no interruption to end"), bad.stderr)
     }
 
+    func testSIGHUPReloadsTheConfigurationWithoutStoppingPlayback() throws {
+        let song = dir + "/song.wav", config = dir + "/c.json", socket = dir + "/ctl"
+        try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 6)
+        func write(max: Int) throws {
+            try #"{"audio": "null", "state": "", "music": ["\#(song)"], "socket": "\#(socket)", "volumeMax": \#(max)}"#
+                .write(toFile: config, atomically: true, encoding: .utf8)
+        }
+        try write(max: 100)
+        let daemon = try Jukebox.start(["run", "--config", config])
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        XCTAssertTrue(waitFor(10) { (try? Jukebox.run(["ctl", "--socket", socket, "status"]))?.stdout.hasPrefix("▶") == true })
+        _ = try Jukebox.run(["ctl", "--socket", socket, "vol", "90"])
+        try write(max: 50)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        XCTAssertTrue(waitFor(5) { (try? Jukebox.run(["ctl", "--socket", socket, "status"]))?.stdout.contains("vol 50") == true },
+                      "the new volume limit did not apply")
+        let after = try Jukebox.run(["ctl", "--socket", socket, "status"]).stdout
+        XCTAssertTrue(after.hasPrefix("▶ song"), "still playing: \(after)")
+        // A broken config on reload keeps the running one.
+        try "{not json".write(toFile: config, atomically: true, encoding: .utf8)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        XCTAssertTrue(waitFor(5) { (try? Jukebox.run(["ctl", "--socket", socket, "log", "5"]))?.stdout.contains("keeping the running configuration") == true })
+        XCTAssertTrue(try Jukebox.run(["ctl", "--socket", socket, "status"]).stdout.hasPrefix("▶"))
+    }
+
     func testCtlWithNoPlayerSaysSo() throws {
         let r = try Jukebox.run(["ctl", "--socket", dir + "/none", "status"])
         XCTAssertEqual(r.status, 1)

@@ -245,3 +245,25 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(parse("\u{1}\u{2}garbage"), .failure(ControlError("unknown command \"\u{1}\u{2}garbage\" (try: help)")))
     }
 }
+
+final class ReconfigureTests: XCTestCase {
+    func testANewConfigurationAppliesWithoutTouchingPlayback() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.setVolume(90))
+        var settings = h.state.settings
+        settings.volumeMax = 60
+        settings.saveInterval = 2
+        h.send(.reconfigured(settings), {
+            $0.settings = settings
+            $0.volume = 60
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .setVolume(60),
+            .persist(h.stateWith { $0.settings = settings; $0.volume = 60 }.snapshot),
+            .render(h.stateWith { $0.volume = 60 }.view),
+        ])
+        XCTAssertEqual(h.state.phase, .playing)
+        XCTAssertEqual(h.state.loaded, PlayRef(playID: 1, trackID: 1), "the engine's play is untouched")
+    }
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# check-unit.sh - fails when systemd/jukebox.service or board/install.sh regress. Needs no running
+# systemd and no root (board/test.sh runs it):
+#   1. `systemd-analyze verify` of the unit, warnings included, in a throwaway root that holds the
+#      unit's executables as stubs and the host's own units (so sysinit.target and the rest resolve):
+#      the unit is checked exactly as written, not a copy with another ExecStart;
+#   2. `systemd-analyze security --offline=true`: exposure at most 2.5 (score printed);
+#   3. board/install.sh and its --uninstall into a staging root (--root, --binary: no build, no
+#      users, no systemctl), and shellcheck of board/*.sh when shellcheck is installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+unit=systemd/jukebox.service
+max=2.5
+fail() { printf 'check-unit: FAIL: %s\n' "$*" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# 1. verify
+vroot=$tmp/verify
+mkdir -p "$vroot/etc/systemd/system" "$vroot/usr/lib/systemd"
+cp -a /usr/lib/systemd/system "$vroot/usr/lib/systemd/"
+sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' "$unit" | sort -u | while read -r exe; do
+  mkdir -p "$vroot$(dirname "$exe")"
+  printf '#!/bin/sh\n' > "$vroot$exe"
+  chmod 755 "$vroot$exe"
+done
+cp "$unit" "$vroot/etc/systemd/system/"
+# Exit status 0 still allows warnings (an unknown key is only "ignoring"): any output fails.
+out=$(systemd-analyze verify --man=no --root="$vroot" jukebox.service 2>&1) || fail "systemd-analyze verify: $out"
+[ -z "$out" ] || fail "systemd-analyze verify: $out"
+echo "check-unit: systemd-analyze verify $unit: clean"
+
+# 2. security
+report=$(systemd-analyze security --offline=true "$unit" 2>&1) || true
+score=$(printf '%s\n' "$report" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+[ -n "$score" ] || fail "no score from systemd-analyze security: $report"
+echo "check-unit: systemd-analyze security $unit: exposure $score (at most $max)"
+awk -v s="$score" -v m="$max" 'BEGIN { exit !(s <= m) }' \
+  || fail "exposure $score is over $max: $(printf '%s\n' "$report" | grep '✗')"
+
+# 3. install.sh into a staging root
+sroot=$tmp/stage
+printf '#!/bin/sh\necho jukebox\n' > "$tmp/jukebox"
+chmod 755 "$tmp/jukebox"
+bash board/install.sh --root "$sroot" --binary "$tmp/jukebox" --board pi4 > "$tmp/install.log" \
+  || fail "install.sh: $(cat "$tmp/install.log")"
+for f in usr/local/bin/jukebox etc/systemd/system/jukebox.service etc/jukebox/config.json \
+  usr/local/share/jukebox/profiles/pi4.json etc/udev/rules.d/99-jukebox.rules \
+  etc/polkit-1/rules.d/50-jukebox-power.rules; do
+  [ -e "$sroot/$f" ] || fail "install.sh did not install /$f"
+done
+grep -q '"board": "pi4"' "$sroot/etc/jukebox/config.json" || fail "install.sh --board pi4: not in the config"
+echo '{"music": ["/mine"]}' > "$sroot/etc/jukebox/config.json"
+bash board/install.sh --root "$sroot" --binary "$tmp/jukebox" > "$tmp/install.log" || fail "install.sh again"
+grep -q /mine "$sroot/etc/jukebox/config.json" || fail "install.sh overwrote an existing config"
+bash board/install.sh --root "$sroot" --uninstall > "$tmp/install.log" || fail "install.sh --uninstall"
+left=$(cd "$sroot" && find . -type f | sort | tr '\n' ' ')
+[ "$left" = "./etc/jukebox/config.json " ] || fail "after --uninstall, expected only the config, found: $left"
+echo "check-unit: install.sh, again, --uninstall into a staging root: ok"
+
+if command -v shellcheck >/dev/null 2>&1; then
+  shellcheck board/*.sh || fail "shellcheck board/*.sh"
+  echo "check-unit: shellcheck board/*.sh: clean"
+fi

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# install.sh - install jukebox as a system service (systemd/jukebox.service), or remove it.
+# Safe to run again: an update rebuilds, reinstalls and restarts; the config is never overwritten.
+#
+#   sudo env PATH="$PATH" board/install.sh [--board NAME]   build and install, enable and start
+#   sudo board/install.sh --uninstall                         stop, disable, remove (keeps config and state)
+#
+# Options:
+#   --board NAME     name a board profile (board/profiles/NAME.json) in a new config; without it the
+#                    config uses no buttons, encoder or display
+#   --binary PATH    install this jukebox binary instead of building one (skips setup.sh and the build)
+#   --root DIR       install the files under DIR (a staging root); skips users, udev and systemctl
+#   --dry-run        print every step, change nothing
+#
+# What it does (as root): board/setup.sh; a release build (static Swift stdlib); installs
+#   /usr/local/bin/jukebox                     the binary
+#   /etc/systemd/system/jukebox.service        the unit
+#   /etc/jukebox/config.json                   a default config, only if there is none
+#   /usr/local/share/jukebox/profiles/*.json   the board profiles
+#   /etc/udev/rules.d/99-jukebox.rules         GPIO and I2C for groups gpio and i2c
+#   /etc/polkit-1/rules.d/50-jukebox-power.rules   lets user jukebox power off and reboot
+# creates groups gpio and i2c and the system user jukebox (no login, home /var/lib/jukebox) in
+# groups audio gpio i2c input dialout, the folder /srv/music, then enables and starts the service
+# when systemd runs (PID 1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+say() { printf 'install: %s\n' "$*"; }
+die() { say "$*" >&2; exit 1; }
+
+uninstall=0
+dry=0
+board=""
+binary=""
+root=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --uninstall) uninstall=1 ;;
+    --dry-run) dry=1 ;;
+    --board) [ $# -ge 2 ] || die "--board needs a NAME"; board=$2; shift ;;
+    --board=*) board=${1#--board=} ;;
+    --binary) [ $# -ge 2 ] || die "--binary needs a PATH"; binary=$2; shift ;;
+    --binary=*) binary=${1#--binary=} ;;
+    --root) [ $# -ge 2 ] || die "--root needs a DIR"; root=$2; shift ;;
+    --root=*) root=${1#--root=} ;;
+    -h|--help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument: $1 (try --help)" ;;
+  esac
+  shift
+done
+root=${root%/}
+
+if [ -n "$board" ] && [ ! -f "board/profiles/$board.json" ]; then
+  names=""
+  for f in board/profiles/*.json; do names="$names $(basename "$f" .json)"; done
+  die "no board profile '$board'; there are:$names"
+fi
+if [ -n "$binary" ] && [ ! -x "$binary" ]; then
+  die "--binary $binary is not an executable file"
+fi
+
+# Root is needed for the real thing; a dry run or a staging root needs none.
+if [ "$dry" -eq 0 ] && [ -z "$root" ] && [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || die "run as root (or install sudo)"
+  say "not root: running again through sudo"
+  exec sudo env "PATH=$PATH" bash "$0" "$@"
+fi
+
+# Runs a command, or only prints it in a dry run.
+run() {
+  printf '  +'; printf ' %q' "$@"; printf '\n'
+  if [ "$dry" -eq 0 ]; then "$@"; fi
+}
+
+# systemd as PID 1 (the test sd_booted() uses); never in a staging root.
+systemd_running() { [ -z "$root" ] && [ -d /run/systemd/system ]; }
+
+bin=/usr/local/bin/jukebox
+unit=/etc/systemd/system/jukebox.service
+config=/etc/jukebox/config.json
+share=/usr/local/share/jukebox
+udev_rule=/etc/udev/rules.d/99-jukebox.rules
+polkit_rule=/etc/polkit-1/rules.d/50-jukebox-power.rules
+
+reload_udev() {
+  if [ -n "$root" ]; then
+    say "staging root: udev not reloaded"
+  elif command -v udevadm >/dev/null 2>&1 && [ -d /run/udev ]; then
+    run udevadm control --reload
+    run udevadm trigger --action=add --subsystem-match=gpio --subsystem-match=i2c-dev
+  else
+    say "udev is not running: the rule applies from the next boot"
+  fi
+}
+
+if [ "$uninstall" -eq 1 ]; then
+  say "removing the jukebox service"
+  if systemd_running; then
+    if [ -e "$root$unit" ]; then run systemctl disable --now jukebox.service; fi
+  else
+    say "systemd is not running (not PID 1): nothing to stop or disable"
+  fi
+  for f in "$unit" "$bin" "$udev_rule" "$polkit_rule"; do
+    if [ -e "$root$f" ]; then run rm -f "$root$f"; fi
+  done
+  if [ -d "$root$share" ]; then run rm -rf "$root$share"; fi
+  if systemd_running; then run systemctl daemon-reload; fi
+  if [ -n "$root" ] || [ "$dry" -eq 1 ] || [ -e /etc/udev/rules.d ]; then reload_udev; fi
+  say "kept: /etc/jukebox (config), /var/lib/jukebox (state), /srv/music, the user jukebox and groups gpio, i2c"
+  say "  remove them by hand if wanted: rm -r /etc/jukebox /var/lib/jukebox; userdel jukebox"
+  exit 0
+fi
+
+# 1. Build tools and libraries, and the binary.
+if [ -z "$binary" ]; then
+  say "checking build dependencies (board/setup.sh)"
+  run bash board/setup.sh
+  say "building a release binary (static Swift standard library: ~3 MiB less memory, no Swift runtime needed on the board)"
+  build=(swift build -c release --static-swift-stdlib --product jukebox)
+  # Under sudo, build as the user who asked, so the checkout's .build stays theirs.
+  if [ "$(id -u)" -eq 0 ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
+    build=(runuser -u "$SUDO_USER" -- env "PATH=$PATH" "${build[@]}")
+  fi
+  if ! run "${build[@]}"; then
+    # A toolchain without the static standard library (swift_static) still builds, linked dynamically.
+    say "the static build failed: building with the shared Swift runtime instead"
+    build=("${build[@]/--static-swift-stdlib/}")
+    run "${build[@]}"
+  fi
+  if [ "$dry" -eq 1 ]; then
+    binary="$repo/.build/release/jukebox"
+  else
+    binary="$("${build[@]}" --show-bin-path)/jukebox"
+  fi
+fi
+
+# 2. Users and groups (the unit's SupplementaryGroups must all exist, or the service cannot start).
+if [ -n "$root" ]; then
+  say "staging root: users and groups not created"
+else
+  for g in audio gpio i2c input dialout; do
+    if ! getent group "$g" >/dev/null; then
+      say "creating group $g"
+      run groupadd --system "$g"
+    fi
+  done
+  if ! getent passwd jukebox >/dev/null; then
+    say "creating system user jukebox (no login, home /var/lib/jukebox)"
+    run useradd --system --user-group --home-dir /var/lib/jukebox --no-create-home \
+      --shell /usr/sbin/nologin --comment "jukebox music player" jukebox
+  fi
+  say "user jukebox in groups audio gpio i2c input dialout"
+  run usermod --append --groups audio,gpio,i2c,input,dialout jukebox
+  run install -d -o jukebox -g jukebox -m 0750 /var/lib/jukebox
+fi
+
+# 3. Files.
+say "installing $bin"
+run install -D -m 0755 "$binary" "$root$bin"
+say "installing $unit"
+run install -D -m 0644 systemd/jukebox.service "$root$unit"
+say "installing board profiles to $share/profiles"
+run install -d -m 0755 "$root$share/profiles"
+run install -m 0644 board/profiles/*.json "$root$share/profiles/"
+say "installing $udev_rule"
+run install -D -m 0644 board/99-jukebox.rules "$root$udev_rule"
+say "installing $polkit_rule (power button: user jukebox may power off)"
+run install -D -m 0644 board/50-jukebox-power.rules "$root$polkit_rule"
+if [ -z "$root" ] && ! command -v pkcheck >/dev/null 2>&1 && [ ! -x /usr/lib/polkit-1/polkitd ]; then
+  say "warning: polkit is not installed, so the power button cannot power off: apt-get install polkitd"
+fi
+
+if [ -e "$root$config" ]; then
+  say "keeping $config (it exists)"
+else
+  say "writing a default $config (music in /srv/music${board:+, board $board})"
+  run install -d -m 0755 "$root/etc/jukebox"
+  board_line=""
+  if [ -n "$board" ]; then board_line="  \"board\": \"$board\","$'\n'; fi
+  text="{
+  \"device\": \"default\",
+  \"audio\": \"alsa\",
+  \"state\": \"/var/lib/jukebox/state.json\",
+  \"music\": [\"/srv/music\"],
+  \"socket\": \"/run/jukebox/control\",
+  \"resume\": \"playing\",
+  \"logLevel\": \"info\",
+  \"bootVolume\": 40,
+${board_line}  \"powerCommand\": [\"systemctl\", \"poweroff\"]
+}"
+  if [ "$dry" -eq 1 ]; then
+    printf '%s\n' "$text" | sed 's/^/      /'
+  else
+    (umask 022 && printf '%s\n' "$text" > "$root$config")
+  fi
+fi
+if [ ! -d "$root/srv/music" ]; then
+  say "creating /srv/music (put the music there, readable by user jukebox)"
+  run install -d -m 0755 "$root/srv/music"
+fi
+
+reload_udev
+
+# 4. The service.
+if systemd_running; then
+  run systemctl daemon-reload
+  run systemctl enable jukebox.service
+  # restart, not start: an update must run the new binary.
+  run systemctl restart jukebox.service
+  say "started; see: systemctl status jukebox; journalctl -u jukebox -f"
+else
+  say "systemd is not running (not PID 1${root:+, or a staging root}): skipped daemon-reload, enable and start"
+  say "  on the board: systemctl daemon-reload && systemctl enable --now jukebox"
+fi
+say "done"
