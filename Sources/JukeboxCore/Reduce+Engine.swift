@@ -96,7 +96,7 @@ extension State {
         let ids = queue.map(\.id)
         order = (snapshot.order ?? Array(ids.indices)).map { ids[$0] }
         cursor = snapshot.current.flatMap { cur in order.firstIndex(of: ids[cur]) }
-        position = cursor == nil ? 0 : snapshot.position
+        position = cursor == nil ? 0 : max(0, snapshot.position - settings.resumeRewind)
         shuffle = snapshot.shuffle && snapshot.order != nil
         shuffleSeed = snapshot.shuffleSeed
         repeatMode = snapshot.repeatMode

@@ -31,6 +31,8 @@ public struct Settings: Equatable, Sendable {
     public var resumeAfterDeviceLoss = true
     /// Volume set at start-up, whatever was saved; nil keeps the saved volume.
     public var bootVolume: Int?
+    /// Seconds to go back when resuming at start-up (to pick up the thread of an audiobook).
+    public var resumeRewind: Double = 0
 
     /// What each button's gestures do.
     public var buttons: [Button: ButtonBinding] = ButtonBinding.defaults

@@ -43,6 +43,8 @@ public struct Config: Equatable, Sendable {
     public var mixer: String?
     /// Card whose mixer holds `mixer`: a name (`DAC`), a number, or `default`.
     public var mixerCard = "default"
+    /// Seconds to go back when resuming at start-up.
+    public var resumeRewind: Double = 0
     /// Buttons, encoder, input devices and display (with the board profile merged in).
     public var hardware = BoardConfig()
 
@@ -134,6 +136,7 @@ public struct Config: Equatable, Sendable {
         if let v = raw.resumeAfterDeviceLoss { c.resumeAfterDeviceLoss = v }
         if let v = raw.bootVolume { try check((0...100).contains(v), "bootVolume"); c.bootVolume = v }
         if let v = raw.mixer { c.mixer = v.isEmpty ? nil : v }
+        if let v = raw.resumeRewind { try check(v >= 0 && v <= 600, "resumeRewind"); c.resumeRewind = v }
         if let v = raw.mixerCard { try check(!v.isEmpty, "mixerCard"); c.mixerCard = v }
         if let v = raw.logLevel {
             guard let level = LogLevel(name: v) else { try check(false, "logLevel"); return (c, []) }
@@ -158,6 +161,7 @@ public struct Config: Equatable, Sendable {
         s.seekStep = seekStep
         s.resumePlaying = resumePlaying
         s.releaseDelay = releaseDelay
+        s.resumeRewind = resumeRewind
         s.resumeAfterDeviceLoss = resumeAfterDeviceLoss
         s.bootVolume = bootVolume.map { min(max($0, volumeMin), volumeMax) }
         return s
@@ -182,11 +186,12 @@ private struct RawConfig: Decodable {
     var bootVolume: Int?
     var mixer: String?
     var mixerCard: String?
+    var resumeRewind: Double?
     var unknownKeys: [String] = []
 
     enum Keys: String, CodingKey, CaseIterable {
         case device, audio, state, music, resume, saveInterval, volumeMin, volumeMax, volumeStep, seekStep, logLevel
-        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume, mixer, mixerCard
+        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume, mixer, mixerCard, resumeRewind
     }
 
     struct AnyKey: CodingKey {
@@ -214,6 +219,7 @@ private struct RawConfig: Decodable {
         case "bootVolume": return "must be 0 to 100 (leave it out to keep the saved volume)"
         case "mixer": return "must be a mixer control name such as \"PCM\" or \"Master\" (\"\" for software volume)"
         case "mixerCard": return "must be a card name, number or \"default\""
+        case "resumeRewind": return "must be seconds from 0 to 600"
         default: return "unexpected value"
         }
     }
@@ -239,5 +245,6 @@ private struct RawConfig: Decodable {
         bootVolume = try c.decodeIfPresent(Int.self, forKey: .bootVolume)
         mixer = try c.decodeIfPresent(String.self, forKey: .mixer)
         mixerCard = try c.decodeIfPresent(String.self, forKey: .mixerCard)
+        resumeRewind = try c.decodeIfPresent(Double.self, forKey: .resumeRewind)
     }
 }

@@ -72,6 +72,17 @@ final class PersistencePolicyTests: XCTestCase {
         XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 1, path: "/music/1.flac", at: 10, paused: false))
     }
 
+    func testRestoreCanRewindAFewSeconds() {
+        var settings = Settings()
+        settings.resumeRewind = 5
+        let h = CoreHarness(State(settings: settings))
+        XCTAssertEqual(h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 33, phase: "playing"))).dropFirst().first,
+                       .startTrack(playID: 1, path: "/music/1.flac", at: 28, paused: false))
+        let early = CoreHarness(State(settings: settings))
+        early.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: "paused")))
+        XCTAssertEqual(early.state.position, 0)
+    }
+
     func testRestoreKeepsTheShuffleOrder() {
         let snap = Snapshot(tracks: [info(1), info(2), info(3)], order: [2, 0, 1], current: 0, position: 1,
                             phase: "paused", shuffle: true, shuffleSeed: 5)
