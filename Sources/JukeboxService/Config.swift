@@ -45,6 +45,10 @@ public struct Config: Equatable, Sendable {
     public var mixerCard = "default"
     /// Seconds to go back when resuming at start-up.
     public var resumeRewind: Double = 0
+    /// The serial console's TTY (`/dev/ttyAMA0`, `/dev/ttyS0`, `/dev/ttyGS0`); nil: none.
+    public var console: String?
+    /// The serial console's speed (8N1).
+    public var consoleBaud = 115200
     /// Buttons, encoder, input devices and display (with the board profile merged in).
     public var hardware = BoardConfig()
 
@@ -136,6 +140,8 @@ public struct Config: Equatable, Sendable {
         if let v = raw.resumeAfterDeviceLoss { c.resumeAfterDeviceLoss = v }
         if let v = raw.bootVolume { try check((0...100).contains(v), "bootVolume"); c.bootVolume = v }
         if let v = raw.mixer { c.mixer = v.isEmpty ? nil : v }
+        if let v = raw.console { c.console = v.isEmpty ? nil : v }
+        if let v = raw.consoleBaud { try check([9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600].contains(v), "consoleBaud"); c.consoleBaud = v }
         if let v = raw.resumeRewind { try check(v >= 0 && v <= 600, "resumeRewind"); c.resumeRewind = v }
         if let v = raw.mixerCard { try check(!v.isEmpty, "mixerCard"); c.mixerCard = v }
         if let v = raw.logLevel {
@@ -187,11 +193,13 @@ private struct RawConfig: Decodable {
     var mixer: String?
     var mixerCard: String?
     var resumeRewind: Double?
+    var console: String?
+    var consoleBaud: Int?
     var unknownKeys: [String] = []
 
     enum Keys: String, CodingKey, CaseIterable {
         case device, audio, state, music, resume, saveInterval, volumeMin, volumeMax, volumeStep, seekStep, logLevel
-        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume, mixer, mixerCard, resumeRewind
+        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume, mixer, mixerCard, resumeRewind, console, consoleBaud
     }
 
     struct AnyKey: CodingKey {
@@ -220,6 +228,8 @@ private struct RawConfig: Decodable {
         case "mixer": return "must be a mixer control name such as \"PCM\" or \"Master\" (\"\" for software volume)"
         case "mixerCard": return "must be a card name, number or \"default\""
         case "resumeRewind": return "must be seconds from 0 to 600"
+        case "console": return "must be a TTY path such as \"/dev/ttyAMA0\" (\"\" for none)"
+        case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
         default: return "unexpected value"
         }
     }
@@ -246,5 +256,7 @@ private struct RawConfig: Decodable {
         mixer = try c.decodeIfPresent(String.self, forKey: .mixer)
         mixerCard = try c.decodeIfPresent(String.self, forKey: .mixerCard)
         resumeRewind = try c.decodeIfPresent(Double.self, forKey: .resumeRewind)
+        console = try c.decodeIfPresent(String.self, forKey: .console)
+        consoleBaud = try c.decodeIfPresent(Int.self, forKey: .consoleBaud)
     }
 }

@@ -181,7 +181,10 @@ extension Runtime {
 
     /// Sends an event to every client streaming `events`.
     func streamEvent(_ event: Event) {
-        guard let control else { return }
+        guard let control else {
+            if consoleStreaming { console?.print("event \(event)") }
+            return
+        }
         let text: String
         switch event {
         case .buttonEdge(let b, let pressed, let at): text = "button \(b.rawValue) \(pressed ? "down" : "up") at \(at)"
@@ -195,6 +198,7 @@ extension Runtime {
         }
         let line = "event \(TimeFormat.clock(monotonicNow() - startedAt)) \(text) → \(state.phase.name)"
         for id in eventClients { if let client = control.clients[id] { control.reply(client, line) } }
+        if consoleStreaming { console?.print(line) }
     }
 
     /// Carries out `Command.grant(id)`: the first client waiting for that interruption learns the
@@ -203,6 +207,7 @@ extension Runtime {
         guard var queue = waitingForGrant[id], !queue.isEmpty else { return }
         let clientID = queue.removeFirst()
         waitingForGrant[id] = queue.isEmpty ? nil : queue
+        if clientID == Self.consoleID { grantConsole(); return }
         if let control, let client = control.clients[clientID] {
             control.reply(client, "ok released")
         }

@@ -46,6 +46,10 @@ public final class Runtime {
     var lastSave: (at: Double, error: String?)?
     /// Clients streaming `events`.
     var eventClients: Set<Int> = []
+    /// The serial console, if one is configured.
+    public var console: SerialConsole?
+    /// Whether the console streams `events`.
+    var consoleStreaming = false
     private var lastMaintain = 0.0
     /// Clients waiting for `Command.grant(id)`, per interruption id, oldest first.
     var waitingForGrant: [String: [Int]] = [:]
@@ -139,7 +143,7 @@ public final class Runtime {
             let next = pending.removeFirst()
             if case .trackStarted = next { sawStart = true }
             let commands = reduce(&state, next)
-            if !eventClients.isEmpty, !isQuiet(next) { streamEvent(next) }
+            if !eventClients.isEmpty || consoleStreaming, !isQuiet(next) { streamEvent(next) }
             if log.level == .debug, !isQuiet(next) || !commands.isEmpty {
                 log.debug("\(next) -> \(commands.map(Self.brief))")
             }
@@ -212,6 +216,8 @@ public final class Runtime {
                 owners.append(source)
             }
         }
+        let consoleIndex = fds.count
+        fds.append(pollfd(fd: console?.fd ?? -1, events: Int16(POLLIN) | (console?.wantsWrite == true ? Int16(POLLOUT) : 0), revents: 0))
         let controlStart = fds.count
         if let control { fds += control.pollFDs() }
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
@@ -227,12 +233,17 @@ public final class Runtime {
             for event in events { dispatch(event) }
         }
         if control != nil { serviceControl(Array(fds[controlStart...])) }
+        if let console, fds[consoleIndex].revents != 0 {
+            if fds[consoleIndex].revents & Int16(POLLOUT) != 0 { console.flush() }
+            if fds[consoleIndex].revents & ~Int16(POLLOUT) != 0 { serviceConsole(console) }
+        }
         reapChildren()
         let after = monotonicNow()
         display?.tick(now: after)
         if after - lastMaintain >= 1 {
             lastMaintain = after
             for source in sources { source.maintain() }
+            maintainConsole()
         }
         for (id, at) in timers where at <= after {
             timers[id] = nil

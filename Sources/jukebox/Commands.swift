@@ -52,6 +52,7 @@ enum Commands {
         setup.interactive = false
         setup.mixer = config.mixer.map { (config.mixerCard, $0) }
         setup.hardware = config.hardware
+        setup.console = config.console.map { ($0, config.consoleBaud) }
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
         setup.reload = { log in
             // Policy (volume limits, timings, buttons' gestures, the panel layout) applies at once;

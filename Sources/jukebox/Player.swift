@@ -23,6 +23,8 @@ struct PlayerSetup {
     var hardware = BoardConfig()
     /// A simulated panel drawn in the terminal (`demo --panel`).
     var terminalPanel: PanelLayout?
+    /// The serial console (path, baud), if any.
+    var console: (path: String, baud: Int)?
     /// Re-reads the configuration (SIGHUP); nil for players without a config file.
     var reload: ((Log) -> Settings?)?
 }
@@ -80,6 +82,17 @@ enum Player {
                               sources: sources)
         runtime.version = "jukebox \(jukeboxVersion)"
         runtime.notifier = SystemdNotifier()
+        if let wanted = setup.console {
+            do {
+                let console = try SerialConsole(path: wanted.path, baud: wanted.baud)
+                console.print("jukebox \(jukeboxVersion): type help")
+                console.prompt()
+                runtime.console = console
+            } catch {
+                // The player plays without its console; a technician sees why in the journal.
+                log.warning("console: \(error); no serial console")
+            }
+        }
         if let reload = setup.reload { runtime.reload = { reload(log) } }
         runtime.loadTracks = { paths in LibraryLoader(readInfo: AudioWiring.trackInfo(path:)).load(paths) }
         let device = setup.audio == .null ? "null (silent, paced)" : setup.device

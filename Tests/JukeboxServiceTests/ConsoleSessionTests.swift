@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxCore
+@testable import JukeboxService
+import JukeboxTestSupport
+import XCTest
+
+/// A technician's session on the serial console, through a pty, against the running loop.
+final class ConsoleSessionTests: XCTestCase {
+    final class Box: @unchecked Sendable {
+        let runtime: Runtime
+        init(_ r: Runtime) { runtime = r }
+    }
+
+    func testEveryCommandAnswersOnTheConsoleAndGarbageDoesNoHarm() throws {
+        let pty = try SerialConsoleTests.PTY()
+        defer { pty.closeAll() }
+        let console = try SerialConsole(path: pty.slavePath, baud: 115200)
+        let audio = FakeAudio()
+        let mailbox = Mailbox()
+        audio.mailbox = mailbox
+        let runtime = Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .info),
+                              mailbox: mailbox)
+        runtime.console = console
+        runtime.version = "jukebox test"
+        console.prompt()
+        let box = Box(runtime), done = DispatchSemaphore(value: 0)
+        Thread { _ = box.runtime.run(initial: [.add([TrackInfo(path: "/m/a.flac", duration: 90), TrackInfo(path: "/m/b.flac")])]); done.signal() }.start()
+
+        func ask(_ line: String) -> String {
+            pty.clearScreen()
+            pty.type(line + "\r")
+            return pty.waitForScreen(endingWith: "jukebox> ")
+        }
+        XCTAssertTrue(ask("help").contains("status [--json]"))
+        XCTAssertTrue(ask("play").contains("▶ a  0:00 / 1:30  [1/2]  vol 100"))
+        XCTAssertTrue(ask("vol 40").contains("vol 40"))
+        XCTAssertTrue(ask("seek 1:00").contains("1:00 / 1:30"))
+        XCTAssertTrue(ask("next").contains("▶ b"))
+        XCTAssertTrue(ask("shuffle on").contains("shuffle"))
+        XCTAssertTrue(ask("repeat all").contains("repeat all"))
+        XCTAssertTrue(ask("queue").contains("2 tracks"))
+        XCTAssertTrue(ask("status").contains("▶ b"))
+        XCTAssertTrue(ask("diag").contains("uptime"))
+        XCTAssertTrue(ask("version").contains("jukebox test"))
+        XCTAssertTrue(ask("log 3").contains("lines"))
+        XCTAssertTrue(ask("pause").contains("⏸"))
+        XCTAssertTrue(ask("toggle").contains("▶"))
+        XCTAssertTrue(ask("prev").contains("▶"))
+        let interrupted = ask("interrupt begin doorbell")
+        XCTAssertTrue(interrupted.contains("released"), interrupted)
+        XCTAssertTrue(ask("interrupt end").contains("▶"))
+        XCTAssertTrue(ask("yield begin").contains("error: yield belongs to `jukebox yield`"))
+        XCTAssertTrue(ask("frobnicate").contains("error: unknown command"))
+        XCTAssertTrue(ask("stop").contains("■"))
+        XCTAssertTrue(ask("clear").contains("queue empty"))
+        // Events stream until a key is pressed.
+        pty.clearScreen()
+        pty.type("events\r")
+        _ = pty.waitForScreen(endingWith: "press any key to stop\r\n")
+        runtime.mailbox.post(.play)
+        XCTAssertTrue(waitFor(3) { pty.read().contains("event ") })
+        pty.type("x")
+        XCTAssertTrue(pty.waitForScreen(endingWith: "jukebox> ").contains("events ended"))
+        // A wrong baud rate looks like this: garbage, then the console still answers.
+        var rng = SystemRandomNumberGenerator()
+        pty.type((0..<3000).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        pty.type("\u{15}\r")  // Ctrl-U, Enter
+        XCTAssertTrue(ask("version").contains("jukebox test"))
+        runtime.mailbox.post(.quit)
+        XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+    }
+}
