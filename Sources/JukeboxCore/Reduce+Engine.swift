@@ -4,6 +4,23 @@
 // and going. Reports about a play the core no longer cares about (stale ids) are no-ops.
 extension State {
     mutating func engineReport(_ event: Event, _ step: inout Step) {
+        if let chime = chimePlay {
+            switch event {
+            case .trackFinished(chime, _), .trackFailed(chime, _), .deviceUnavailable:
+                // The chime is over (or could not sound): the track it stood in front of starts.
+                chimePlay = nil
+                let at = afterChime ?? position
+                afterChime = nil
+                if case .trackFailed = event { step.commands.append(.report("startup chime could not be played")) }
+                if case .deviceUnavailable = event { break }
+                if phase == .playing { startCurrent(at: at, paused: false, &step) }
+                return
+            case .trackStarted(chime), .heard(chime, _):
+                return
+            default:
+                break
+            }
+        }
         switch event {
         case .trackStarted(let id):
             if handedNext?.playID == id { advanceIntoHandedNext() }

@@ -150,6 +150,18 @@ extension State {
     /// Starts the current track in the engine from `at` seconds.
     mutating func startCurrent(at seconds: Double, paused: Bool, _ step: inout Step) {
         guard let track = currentTrack else { return }
+        if let chime = settings.chime, !chimePlayed, !paused {
+            // The first playback after start is preceded by the chime: it sounds only once the
+            // device really opens, at the volume already set, and the track follows it.
+            chimePlayed = true
+            chimePlay = nextPlayID
+            nextPlayID += 1
+            afterChime = seconds
+            loaded = nil
+            handedNext = nil
+            step.commands.append(.startTrack(playID: chimePlay!, path: chime, at: 0, paused: false))
+            return
+        }
         let ref = PlayRef(playID: nextPlayID, trackID: track.id)
         nextPlayID += 1
         loaded = ref

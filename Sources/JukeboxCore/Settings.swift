@@ -31,6 +31,8 @@ public struct Settings: Equatable, Sendable {
     public var resumeAfterDeviceLoss = true
     /// Volume set at start-up, whatever was saved; nil keeps the saved volume.
     public var bootVolume: Int?
+    /// A sound file played once before the first playback after start (a "ready" sound); nil: none.
+    public var chime: String?
     /// Seconds to go back when resuming at start-up (to pick up the thread of an audiobook).
     public var resumeRewind: Double = 0
 

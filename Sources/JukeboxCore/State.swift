@@ -69,6 +69,13 @@ public struct State: Equatable, Sendable {
     /// Token for the next `releaseDevice`.
     public var nextReleaseToken: UInt64 = 1
 
+    /// Whether the startup chime has had its turn.
+    public var chimePlayed = false
+    /// The chime's play while it sounds.
+    public var chimePlay: UInt64?
+    /// Where the current track starts once the chime has played.
+    public var afterChime: Double?
+
     /// Every button's debounce and gesture state.
     public var buttons: [Button: ButtonState] = [:]
     /// The rotary encoder's decoder.

@@ -45,6 +45,8 @@ public struct Config: Equatable, Sendable {
     public var mixerCard = "default"
     /// Seconds to go back when resuming at start-up.
     public var resumeRewind: Double = 0
+    /// A sound played once before the first playback after start; nil: none.
+    public var chime: String?
     /// The serial console's TTY (`/dev/ttyAMA0`, `/dev/ttyS0`, `/dev/ttyGS0`); nil: none.
     public var console: String?
     /// The serial console's speed (8N1).
@@ -141,6 +143,7 @@ public struct Config: Equatable, Sendable {
         if let v = raw.bootVolume { try check((0...100).contains(v), "bootVolume"); c.bootVolume = v }
         if let v = raw.mixer { c.mixer = v.isEmpty ? nil : v }
         if let v = raw.console { c.console = v.isEmpty ? nil : v }
+        if let v = raw.chime { c.chime = v.isEmpty ? nil : v }
         if let v = raw.consoleBaud { try check([9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600].contains(v), "consoleBaud"); c.consoleBaud = v }
         if let v = raw.resumeRewind { try check(v >= 0 && v <= 600, "resumeRewind"); c.resumeRewind = v }
         if let v = raw.mixerCard { try check(!v.isEmpty, "mixerCard"); c.mixerCard = v }
@@ -168,6 +171,7 @@ public struct Config: Equatable, Sendable {
         s.resumePlaying = resumePlaying
         s.releaseDelay = releaseDelay
         s.resumeRewind = resumeRewind
+        s.chime = chime
         s.resumeAfterDeviceLoss = resumeAfterDeviceLoss
         s.bootVolume = bootVolume.map { min(max($0, volumeMin), volumeMax) }
         return s
@@ -195,11 +199,12 @@ private struct RawConfig: Decodable {
     var resumeRewind: Double?
     var console: String?
     var consoleBaud: Int?
+    var chime: String?
     var unknownKeys: [String] = []
 
     enum Keys: String, CodingKey, CaseIterable {
         case device, audio, state, music, resume, saveInterval, volumeMin, volumeMax, volumeStep, seekStep, logLevel
-        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume, mixer, mixerCard, resumeRewind, console, consoleBaud
+        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume, mixer, mixerCard, resumeRewind, console, consoleBaud, chime
     }
 
     struct AnyKey: CodingKey {
@@ -229,6 +234,7 @@ private struct RawConfig: Decodable {
         case "mixerCard": return "must be a card name, number or \"default\""
         case "resumeRewind": return "must be seconds from 0 to 600"
         case "console": return "must be a TTY path such as \"/dev/ttyAMA0\" (\"\" for none)"
+        case "chime": return "must be the path of a sound file (\"\" for none)"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
         default: return "unexpected value"
         }
@@ -258,5 +264,6 @@ private struct RawConfig: Decodable {
         resumeRewind = try c.decodeIfPresent(Double.self, forKey: .resumeRewind)
         console = try c.decodeIfPresent(String.self, forKey: .console)
         consoleBaud = try c.decodeIfPresent(Int.self, forKey: .consoleBaud)
+        chime = try c.decodeIfPresent(String.self, forKey: .chime)
     }
 }

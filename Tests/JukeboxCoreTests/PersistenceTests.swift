@@ -106,3 +106,48 @@ final class PersistencePolicyTests: XCTestCase {
         XCTAssertEqual(Snapshot(tracks: [info(1)], current: 0).keepingTracks { _ in false }, Snapshot())
     }
 }
+
+final class ChimeTests: XCTestCase {
+    func chimeState() -> State {
+        var settings = Settings()
+        settings.chime = "/usr/share/jukebox/ready.wav"
+        settings.bootVolume = 30
+        return State(settings: settings)
+    }
+
+    func testTheChimePlaysFirstAtTheBootVolumeThenTheResumedTrack() {
+        let h = CoreHarness(chimeState())
+        let boot = h.prepare(.restore(Snapshot(tracks: [info(1), info(2)], current: 0, position: 40, phase: "playing")))
+        XCTAssertEqual(Array(boot.prefix(2)), [.setVolume(30), .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false)])
+        XCTAssertEqual(h.prepare(.trackStarted(playID: 1)).filter { if case .startTrack = $0 { return true } else { return false } }, [])
+        let after = h.prepare(.trackFinished(playID: 1, next: nil))
+        XCTAssertEqual(after.first, .startTrack(playID: 2, path: "/music/1.flac", at: 40, paused: false, next: NextPlay(playID: 3, path: "/music/2.flac")))
+        // Only once: a later stop and play goes straight to the music.
+        h.prepare(.stop)
+        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 4, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 5, path: "/music/2.flac")))
+    }
+
+    func testAChimeThatCannotPlayIsSkippedWithAMessage() {
+        let h = CoreHarness(chimeState())
+        h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")))
+        let cmds = h.prepare(.trackFailed(playID: 1, reason: "no such file"))
+        XCTAssertEqual(Array(cmds.prefix(2)), [.report("startup chime could not be played"),
+                                               .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false)])
+    }
+
+    func testABusyDeviceAtBootWaitsAndThenPlaysTheMusic() {
+        let h = CoreHarness(chimeState())
+        h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")))
+        h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        XCTAssertEqual(h.state.phase, .waitingForDevice(reason: "busy"))
+        XCTAssertEqual(h.prepare(.timerFired(.deviceRetry, at: 1)).first, .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false))
+    }
+
+    func testResumingPausedWaitsForPlayBeforeTheChime() {
+        var s = chimeState()
+        s.settings.resumePlaying = false
+        let h = CoreHarness(s)
+        XCTAssertEqual(h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing"))), [.setVolume(30), .render(h.state.view)])
+        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false))
+    }
+}
