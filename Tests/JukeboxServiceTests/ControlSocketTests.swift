@@ -98,6 +98,28 @@ final class ControlSocketTests: XCTestCase {
         XCTAssertLessThanOrEqual(many.count - refused, 32)
     }
 
+    func testAClientThatNeverReadsIsCutOffAndOthersCarryOn() throws {
+        let lazy = try ControlClient(path: path)
+        XCTAssertTrue(lazy.send("events"))
+        // Thousands of events the lazy client never reads: its queue hits the bound and it is dropped.
+        for i in 0..<30000 { box.runtime.mailbox.post(.mediaKey(code: 30 + i % 2, value: 1, at: 0)) }
+        let c = try ControlClient(path: path)
+        XCTAssertTrue(waitFor(10) { c.request("diag", timeout: 5)?.contains("control clients 1") == true },
+                      "the lazy client was not dropped")
+        XCTAssertEqual(c.request("status", timeout: 5)?.hasPrefix("ok "), true)
+    }
+
+    func testRandomGarbageGetsErrorsNeverACrash() throws {
+        var rng = SeededGenerator(seed: 1234)
+        for _ in 0..<20 {
+            let c = try ControlClient(path: path)
+            let junk = (0..<Int(rng.next() % 3000)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            _ = c.send(String(decoding: junk, as: UTF8.self))
+        }
+        let c = try ControlClient(path: path)
+        XCTAssertEqual(c.request("status", timeout: 5)?.hasPrefix("ok "), true)
+    }
+
     func testASecondPlayerDoesNotStealALiveSocket() {
         XCTAssertThrowsError(try ControlSocket(path: path)) { XCTAssertTrue("\($0)".contains("another jukebox"), "\($0)") }
     }
