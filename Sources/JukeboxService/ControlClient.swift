@@ -91,21 +91,9 @@ public func reapChildren() {
 /// Runs a program with an argument vector (never a shell) and waits for it; returns its exit
 /// status (128+N when killed by signal N, 127 when it could not be started).
 public func runProgram(_ argv: [String]) -> Int32 {
-    var pid: pid_t = 0
-    var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
-    cArgs.append(nil)
-    defer { for p in cArgs { free(p) } }
-    // The child must not inherit jukebox's blocked signals: Ctrl-C and SIGTERM must reach it.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var none = sigset_t()
-    sigemptyset(&none)
-    posix_spawnattr_setsigmask(&attributes, &none)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-    let rc = posix_spawnp(&pid, argv[0], nil, &attributes, cArgs, environ)
-    guard rc == 0 else {
-        writeAll(2, "jukebox: cannot run \(argv[0]): \(String(cString: strerror(rc)))\n")
+    let started = startProgram(argv)
+    guard let pid = started.pid else {
+        writeAll(2, "jukebox: cannot run \(argv.first ?? ""): \(started.error ?? "unknown error")\n")
         return 127
     }
     var status: Int32 = 0
