@@ -76,17 +76,7 @@ public enum GPIOChips {
 
     /// `/dev/gpiochip*` paths in numeric order (gpiochip2 before gpiochip10).
     static func chipPaths(in directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var numbered: [(Int, String)] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            guard name.hasPrefix("gpiochip"), let number = Int(name.dropFirst("gpiochip".count)) else { continue }
-            numbered.append((number, directory + "/" + name))
-        }
-        return numbered.sorted { $0.0 < $1.0 }.map(\.1)
+        numberedDevices(in: directory, prefix: "gpiochip")
     }
 
     /// "gpiochip0 [pinctrl-bcm2711] 58 lines, gpiochip1 [raspberrypi-exp-gpio] 8 lines" or "none".

@@ -49,19 +49,25 @@ public struct InputError: Error, Sendable, Equatable, CustomStringConvertible {
         case notFound
         /// The device exists but this user cannot read it (group `input`).
         case permissionDenied
+        /// Anything else (`errno` says what).
         case failed
     }
 
+    /// The class of failure.
     public var kind: Kind
+    /// One readable line saying what to do.
     public var message: String
+    /// errno of the failing call, or 0.
     public var errno: Int32
 
+    /// Creates an error.
     public init(kind: Kind, message: String, errno: Int32 = 0) {
         self.kind = kind
         self.message = message
         self.errno = errno
     }
 
+    /// The message.
     public var description: String { message }
 }
 
@@ -244,18 +250,9 @@ public final class InputDevices {
         return Device(info: info, canonical: canonical(path), fd: fd)
     }
 
+    /// `/dev/input/event*` paths in numeric order.
     static func eventPaths(in directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var numbered: [(Int, String)] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            guard name.hasPrefix("event"), let number = Int(name.dropFirst("event".count)) else { continue }
-            numbered.append((number, directory + "/" + name))
-        }
-        return numbered.sorted { $0.0 < $1.0 }.map(\.1)
+        numberedDevices(in: directory, prefix: "event")
     }
 
     /// The path with symlinks resolved (by-id links and eventN name the same device), or itself.
