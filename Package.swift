@@ -11,6 +11,10 @@ let package = Package(
         .executable(name: "jukebox", targets: ["jukebox"]),
         // The fault-injecting ALSA test device (an ioplug plugin libasound loads by path; see README "Tests").
         .library(name: "JukeboxTestPCM", type: .dynamic, targets: ["JukeboxTestPCM"]),
+        // Figures anyone can regenerate (README "Performance and reliability").
+        .executable(name: "jukebox-bench", targets: ["JukeboxBench"]),
+        // The parsers under libFuzzer (`-sanitize=fuzzer`) or, in a plain build, randomized.
+        .executable(name: "jukebox-fuzz", targets: ["JukeboxFuzz"]),
     ],
     targets: [
         // C libraries from Debian -dev packages, seen through pkg-config.
@@ -42,13 +46,21 @@ let package = Package(
         .target(name: "JukeboxTestPCM", dependencies: ["CALSA"], cSettings: [.define("PIC")],
                 linkerSettings: [.linkedLibrary("asound")]),
 
-        // Shared by the tests only: the core harness, a manual clock, test-audio generation.
-        .target(name: "JukeboxTestSupport", dependencies: ["JukeboxCore", "CSndfile"]),
+        // Test audio, the test device's driver, polling waits: no XCTest, so the benchmark uses them too.
+        .target(name: "JukeboxFixtures", dependencies: ["CSndfile"]),
+        // Shared by the tests only: the core harness (XCTest) plus the fixtures.
+        .target(name: "JukeboxTestSupport", dependencies: ["JukeboxCore", "JukeboxFixtures"]),
+
+        .executableTarget(name: "JukeboxBench", dependencies: [
+            "JukeboxService", "JukeboxCore", "JukeboxAudio", "JukeboxBoard", "JukeboxFixtures", "CLinux", "CSndfile"]),
+        .executableTarget(name: "JukeboxFuzz", dependencies: ["JukeboxService", "JukeboxCore"]),
 
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxTestSupport", "CALSA", "CSndfile"]),
         .testTarget(name: "JukeboxServiceTests", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxBoard", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxTestSupport", "JukeboxCore"]),
+        // Power-cut and fault-soak runs of the binary: minutes long, run once by board/test.sh.
+        .testTarget(name: "JukeboxReliabilityTests", dependencies: ["JukeboxTestSupport", "JukeboxCore"]),
     ]
 )

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+@_exported import JukeboxFixtures
 import JukeboxCore
 import XCTest
 

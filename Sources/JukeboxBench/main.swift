@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: MIT
+// jukebox-bench: prints the figures of README "Performance and reliability" (placeholder).
+print("{}")
