@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
 import CLinux
 import JukeboxCore
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Events posted from other threads (the audio engine) to the loop: a short locked append plus
 /// an eventfd the loop polls, so the poster never waits for the loop.
-public final class Mailbox: Sendable {
-    private let events = Mutex<[Event]>([])
+///
+/// The lock is a pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer intercepts
+/// pthread locks, while the standard library's futex-based Mutex is not instrumented and every
+/// post/drain pair would be reported as a race (board/sanitize.sh thread).
+public final class Mailbox: @unchecked Sendable {
+    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var events: [Event] = []
     /// The fd that becomes readable when events are waiting.
     public let fd: Int32
 
@@ -17,13 +21,20 @@ public final class Mailbox: Sendable {
     public init() {
         fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         precondition(fd >= 0, "eventfd failed")
+        pthread_mutex_init(lock, nil)
     }
 
-    deinit { close(fd) }
+    deinit {
+        close(fd)
+        pthread_mutex_destroy(lock)
+        lock.deallocate()
+    }
 
     /// Posts an event; safe from any thread, never blocks on the loop.
     public func post(_ event: Event) {
-        events.withLock { $0.append(event) }
+        pthread_mutex_lock(lock)
+        events.append(event)
+        pthread_mutex_unlock(lock)
         var one: UInt64 = 1
         _ = write(fd, &one, 8)
     }
@@ -32,9 +43,10 @@ public final class Mailbox: Sendable {
     public func drain() -> [Event] {
         var counter: UInt64 = 0
         _ = read(fd, &counter, 8)
-        return events.withLock { pending in
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
-        }
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        let pending = events
+        events.removeAll(keepingCapacity: true)
+        return pending
     }
 }

@@ -104,7 +104,12 @@ final class FaultyDeviceTests: XCTestCase {
         XCTAssertTrue(finished(log, 1, timeout: 5))
         engine.shutdown()
         assertSameAudio(pcm.recording(), source.bytes[...], bytesPerFrame: 8, "recorded")
-        XCTAssertEqual(engine.counters(), DeviceCounters())
+        // A starved writer (a loaded machine, a sanitizer build) may meet a real underrun at 10x
+        // speed: it must be recovered in place, never turn into a lost device or a gap.
+        let counters = engine.counters()
+        XCTAssertEqual(counters.recoveries, counters.xruns + counters.suspends, "\(counters)")
+        XCTAssertEqual(counters.lost, 0, "\(counters)")
+        XCTAssertEqual(counters.stalls, 0, "\(counters)")
     }
 
     func testPlugStacksOnTheDevice() throws {

@@ -38,6 +38,10 @@ final class ControlSocketTests: XCTestCase {
     override func tearDown() {
         box.runtime.mailbox.post(.quit)
         XCTAssertEqual(finished.wait(timeout: .now() + 5), .success, "loop did not end")
+        // XCTest keeps every test case object until the run ends: drop the runtime with the test.
+        box = nil
+        loop = nil
+        audio = nil
     }
 
     func testCommandsGetReplies() throws {

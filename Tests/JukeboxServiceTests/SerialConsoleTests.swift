@@ -79,6 +79,8 @@ final class SerialConsoleTests: XCTestCase {
     override func tearDown() {
         console?.close()
         pty?.closeAll()
+        console = nil
+        pty = nil
     }
 
     /// Reads from the console until `count` inputs arrived or it stays quiet for `quiet` seconds.

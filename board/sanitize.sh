@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# sanitize.sh - builds the package and its tests with a sanitizer and runs the test suite under it
+# (the reliability tests excepted: they run once, unsanitized, in board/test.sh).
+#
+#   bash board/sanitize.sh address     AddressSanitizer on the tests, then LeakSanitizer on the
+#                                      jukebox binary (demo, play, SIGTERM; board/lsan.supp)
+#   bash board/sanitize.sh thread      ThreadSanitizer (board/tsan.supp)
+#
+# Leaks are checked on the binary, not in the test process: XCTest on Linux holds every test case
+# object until exit and leaks its own bookkeeping, which would bury a real leak.
+#
+# Builds into .build/sanitize-KIND. Programs outside the test process (aplay in the interruption
+# tests) cannot load an instrumented ALSA plugin, so the test device comes from a plain build
+# (.build/debug/libJukeboxTestPCM.so, built here if missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+kind=${1:-address}
+case "$kind" in
+  address|thread) ;;
+  *) echo "usage: bash board/sanitize.sh address|thread" >&2; exit 2 ;;
+esac
+scratch=".build/sanitize-$kind"
+
+swift build --product JukeboxTestPCM
+plugin="$(swift build --product JukeboxTestPCM --show-bin-path)/libJukeboxTestPCM.so"
+
+echo "sanitize: building with -sanitize=$kind into $scratch"
+swift build --build-tests --sanitize="$kind" --scratch-path "$scratch"
+
+export JUKEBOX_TEST_PCM_LIB="$PWD/${plugin#"$PWD"/}"
+export LSAN_OPTIONS="suppressions=$PWD/board/lsan.supp:print_suppressions=0"
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=0"
+export TSAN_OPTIONS="suppressions=$PWD/board/tsan.supp:halt_on_error=0:second_deadlock_stack=1"
+
+echo "sanitize: running the tests under -sanitize=$kind"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+swift test --skip-build --sanitize="$kind" --scratch-path "$scratch" --skip JukeboxReliabilityTests 2>&1 | tee "$log" || status=$?
+# A report does not always change the exit status (TSan with halt_on_error=0): count them.
+reports=$(grep -c -E '^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Thread|Leak)Sanitizer)' "$log" || true)
+if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then
+  echo "sanitize: $kind FAILED (exit $status, $reports sanitizer report line(s))" >&2
+  exit 1
+fi
+
+if [ "$kind" = address ]; then
+  echo "sanitize: leak check of the jukebox binary"
+  bin="$(swift build --sanitize=address --scratch-path "$scratch" --show-bin-path)/jukebox"
+  work=$(mktemp -d)
+  trap 'rm -f "$log"; rm -rf "$work"' EXIT
+  export ASAN_OPTIONS="detect_leaks=1:exitcode=23"
+  # demo: makes its tunes, plays, takes control commands, ends on SIGTERM (the service's way out).
+  "$bin" demo --audio null --dir "$work/tunes" --socket "$work/sock" >"$work/demo.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
+  for c in next "seek 0:01" pause play "vol 50" status queue diag previous; do
+    "$bin" ctl --socket "$work/sock" $c >/dev/null 2>&1 || true
+  done
+  kill -TERM "$pid"
+  demo=0; wait "$pid" || demo=$?
+  # play: every tune to the end through a saved state file, then a normal exit.
+  play=0; "$bin" play --audio null --state "$work/state.json" "$work"/tunes/* >"$work/play.out" 2>&1 || play=$?
+  if [ "$demo" -ne 0 ] || [ "$play" -ne 0 ]; then
+    cat "$work/demo.out" "$work/play.out" >&2
+    echo "sanitize: leak check FAILED (demo exit $demo, play exit $play; 23 = leaks)" >&2
+    exit 1
+  fi
+fi
+echo "sanitize: $kind clean"
