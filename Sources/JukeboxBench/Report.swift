@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+
+/// Everything one run measured, printed as a table for people and as one JSON object for tools.
+struct Report {
+    var machine: [String: Any] = [:]
+    var quick = false
+    var playback: [PlaybackCost] = []
+    var resume: [(format: BenchFormat, ms: Samples)] = []
+    var processFloor: Samples?
+    var button: Samples?
+    var buttonToSound: Samples?
+    var library: [LibraryRate] = []
+    var stateWrites: [StateWrites] = []
+    var liveStateWrites: LiveStateWrites?
+    var gapless: [GaplessResult] = []
+    var failures: [String] = []
+    var seconds = 0.0
+
+    /// The product brief's targets, as printed next to the figures.
+    static let targets: [String: String] = [
+        "rss": "under 16 MiB while playing (MPD: 56 MiB)",
+        "cpu": "at most 0.75x MPD's CPU per minute of audio (MPD is not measured here: ours and the decode-only floor)",
+        "firstSample": "first sample within 50 ms of process start when resuming",
+        "gapless": "zero samples missing, repeated or shifted at a track boundary",
+        "powerCut": "at most 5 s of position lost to a power cut",
+    ]
+
+    /// Targets the figures miss (empty when all are met or not measured).
+    var missed: [String] {
+        var out: [String] = []
+        if let worst = playback.map(\.peakRssKiB).max(), worst >= 16 * 1024 { out.append("rss") }
+        if resume.contains(where: { $0.ms.median > 0.050 }) { out.append("firstSample") }
+        if gapless.contains(where: { !$0.identical || $0.lagBefore != 0 || $0.lagAfter != 0 }) { out.append("gapless") }
+        if stateWrites.contains(where: { $0.maxPositionLost > 5.0 + 0.25 }) { out.append("powerCut") }
+        return out
+    }
+
+    /// The JSON object (keys sorted when printed).
+    var json: [String: Any] {
+        var out: [String: Any] = ["machine": machine, "quick": quick, "targets": Self.targets,
+                                  "targetsMissed": missed, "failures": failures, "benchSeconds": round(seconds, 1)]
+        out["playback"] = playback.map { p -> [String: Any] in
+            ["format": p.format.rawValue, "rssMiB": round(Double(p.rssKiB) / 1024, 2),
+             "peakRssMiB": round(Double(p.peakRssKiB) / 1024, 2), "anonRssMiB": round(Double(p.anonKiB) / 1024, 2), "sharedSwiftRuntime": p.sharedSwiftRuntime,
+             "cpuSecondsPerAudioMinute": round(p.cpuPerAudioMinute, 4),
+             "decodeOnlyCpuSecondsPerAudioMinute": round(p.decodeOnlyPerAudioMinute, 4),
+             "startupAndExitCpuSeconds": round(p.startupCpu, 4)]
+        }
+        out["resumeFirstSampleMs"] = Dictionary(uniqueKeysWithValues: resume.map { ($0.format.rawValue, $0.ms.json(scale: 1000, digits: 1)) })
+        if let processFloor { out["processStartToExitOfVersionMs"] = processFloor.json(scale: 1000, digits: 1) }
+        if let button { out["buttonEdgeToEnginePortMs"] = button.json(scale: 1000, digits: 3) }
+        if let buttonToSound { out["buttonEdgeToNewTrackFirstFramesMs"] = buttonToSound.json(scale: 1000, digits: 2) }
+        out["library"] = ["files": LibraryBench.fileDescription,
+                          "folders": library.map { l -> [String: Any] in
+                              ["tracks": l.tracks, "seconds": l.seconds.json(digits: 3), "tracksPerSecond": round(l.tracksPerSecond, 0)]
+                          }]
+        out["stateWrites"] = stateWrites.map { s -> [String: Any] in
+            ["queueLength": s.queueLength, "simulatedHours": round(s.hours, 2), "writesPerHour": round(s.writesPerHour, 1),
+             "bytesPerHour": round(s.bytesPerHour, 0), "bytesPerWrite": s.writes > 0 ? s.bytes / s.writes : 0,
+             "saveCpuSecondsPerHour": round(s.saveCPU / s.hours, 3), "saveWallMs": s.saveWall.json(scale: 1000, digits: 2), "maxPositionLostSeconds": round(s.maxPositionLost, 2)]
+        }
+        if let l = liveStateWrites {
+            out["stateWritesLive"] = ["audioSeconds": l.seconds, "writes": l.writes, "writeTimesSeconds": l.times.map { round($0, 2) },
+                                      "finalBytes": l.finalBytes]
+        }
+        out["gapless"] = gapless.map { g -> [String: Any] in
+            ["format": g.format.rawValue, "expectedFrames": g.expectedFrames, "recordedFrames": g.recordedFrames,
+             "missingOrExtraFrames": g.frameError, "bitExact": g.identical,
+             "firstDifferentFrame": g.firstDifference.map { $0 as Any } ?? NSNull(),
+             "lagBeforeFrames": g.lagBefore, "lagAfterFrames": g.lagAfter,
+             "boundaryPeakError": round(Double(g.boundaryPeakError), 5), "elsewherePeakError": round(Double(g.elsewherePeakError), 5)]
+        }
+        return sanitized(out) as! [String: Any]
+    }
+
+    /// The JSON text, one object, keys sorted.
+    func jsonText() throws -> String {
+        let data = try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .prettyPrinted])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The readable table.
+    var table: String {
+        var lines: [String] = []
+        func row(_ cells: [String], _ widths: [Int]) -> String {
+            zip(cells, widths).map { $0.count >= $1 ? $0 + " " : $0 + String(repeating: " ", count: $1 - $0.count) }
+                .joined().trimmingCharacters(in: .whitespaces)
+        }
+        let m = machine
+        lines.append("jukebox-bench\(quick ? " (quick mode: shorter runs, fewer repeats)" : "")")
+        lines.append("machine: \(m["cpu"] ?? "?"), \(m["cores"] ?? "?") cores, \(m["os"] ?? "?"), kernel \(m["kernel"] ?? "?")")
+        lines.append("binary:  \(m["binary"] ?? "?") (\(m["build"] ?? "?")); \(m["toolchain"] ?? "")")
+        if let start = m["loadAverageAtStart"] as? [Double], let end = m["loadAverageAtEnd"] as? [Double] {
+            let cores = m["cores"] as? Int ?? 1
+            lines.append(String(format: "load average at start %.2f, at end %.2f", start.first ?? .nan, end.first ?? .nan)
+                         + ((start.first ?? 0) > Double(cores) || (end.first ?? 0) > Double(cores)
+                            ? " (busier than the cores: latency figures include waiting for a CPU)" : ""))
+        }
+        lines.append("")
+        if !playback.isEmpty {
+            lines.append("Playback (the real binary; RSS at real time on the test device, CPU unpaced to libasound's file PCM)")
+            let w = [12, 9, 10, 10, 11, 19, 9]
+            lines.append(row(["format", "RSS MiB", "peak MiB", "anon MiB", "CPU s/min", "decode-only s/min", "x decode"], w))
+            for p in playback {
+                lines.append(row([p.format.label, String(format: "%.1f", Double(p.rssKiB) / 1024),
+                                  String(format: "%.1f", Double(p.peakRssKiB) / 1024), String(format: "%.1f", Double(p.anonKiB) / 1024), String(format: "%.3f", p.cpuPerAudioMinute),
+                                  String(format: "%.3f", p.decodeOnlyPerAudioMinute), String(format: "%.1f", p.overDecode)], w))
+            }
+            let shared = playback.contains { $0.sharedSwiftRuntime }
+            lines.append("  Swift runtime: \(shared ? "libswiftCore.so mapped (a shared-runtime build, or a test device plugin that links it)" : "linked in (no libswiftCore.so mapped)")"
+                         + String(format: "; start-up + exit: %.3f CPU s", Samples(playback.map(\.startupCpu)).median))
+            lines.append("  target: RSS \(Self.targets["rss"]!); CPU \(Self.targets["cpu"]!)")
+            lines.append("")
+        }
+        if !resume.isEmpty {
+            lines.append("Resume from a state file: process start -> first sample handed to the device (ms)")
+            let w = [12, 10, 10, 10, 6]
+            lines.append(row(["format", "median", "min", "max", "runs"], w))
+            for r in resume {
+                lines.append(row([r.format.label, String(format: "%.1f", r.ms.median * 1000), String(format: "%.1f", r.ms.min * 1000),
+                                  String(format: "%.1f", r.ms.max * 1000), "\(r.ms.values.count)"], w))
+            }
+            if let f = processFloor {
+                lines.append(String(format: "  for scale: `jukebox --version` from spawn to exit: median %.1f ms, min %.1f ms (%d runs)",
+                                    f.median * 1000, f.min * 1000, f.values.count))
+            }
+            lines.append("  target: \(Self.targets["firstSample"]!)")
+            lines.append("")
+        }
+        if let button {
+            lines.append(String(format: "Button: GPIO edge record -> command at the engine port: median %.3f ms, p95 %.3f ms, max %.3f ms (%d presses)",
+                                button.median * 1000, button.p95 * 1000, button.max * 1000, button.values.count))
+            if let b = buttonToSound {
+                lines.append(String(format: "  with the real AudioEngine (paced silent output): edge -> the new track's first frames handed to the output: median %.1f ms, p95 %.1f ms, max %.1f ms",
+                                    b.median * 1000, b.p95 * 1000, b.max * 1000))
+            }
+            lines.append("")
+        }
+        if !library.isEmpty {
+            lines.append("Library load (LibraryLoader + tag reading; files: \(LibraryBench.fileDescription); warm page cache)")
+            for l in library {
+                lines.append(String(format: "  %5d tracks: %.3f s (median of %d), %.0f tracks/s", l.tracks, l.seconds.median,
+                                    l.seconds.values.count, l.tracksPerSecond))
+            }
+            lines.append("")
+        }
+        if !stateWrites.isEmpty {
+            lines.append("State file per hour of playback (core with a manual clock, each write through the real StateStore)")
+            for s in stateWrites {
+                lines.append(String(format: "  queue of %d: %.0f writes/h, %.1f KiB/h (%d bytes per write), %.2f CPU s/h saving; at most %.2f s of position lost",
+                                    s.queueLength, s.writesPerHour, s.bytesPerHour / 1024, s.writes > 0 ? s.bytes / s.writes : 0,
+                                    s.saveCPU / s.hours, s.maxPositionLost))
+                lines.append(String(format: "    one save (encode, write, fsync file and folder, rename) takes median %.1f ms, p95 %.1f ms, max %.1f ms of the loop's time here",
+                                    s.saveWall.median * 1000, s.saveWall.p95 * 1000, s.saveWall.max * 1000))
+            }
+            if let l = liveStateWrites {
+                lines.append(String(format: "  check, the real binary playing %.0f s in real time: %d writes (inotify), at ", l.seconds, l.writes)
+                             + l.times.map { String(format: "%.1f", $0) }.joined(separator: ", ") + " s after start")
+            }
+            lines.append("  target: \(Self.targets["powerCut"]!)")
+            lines.append("")
+        }
+        if !gapless.isEmpty {
+            lines.append("Gapless: one signal cut into two files, `jukebox play A B` to the file PCM, compared with the decode")
+            let w = [12, 12, 12, 10, 12, 12, 16]
+            lines.append(row(["format", "frames", "missing/extra", "bit-exact", "lag before", "lag after", "peak err join/else"], w))
+            for g in gapless {
+                lines.append(row([g.format.label, "\(g.recordedFrames)", "\(g.frameError)", g.identical ? "yes" : "NO (frame \(g.firstDifference ?? -1))",
+                                  "\(g.lagBefore)", "\(g.lagAfter)",
+                                  String(format: "%.4f/%.4f", g.boundaryPeakError, g.elsewherePeakError)], w))
+            }
+            lines.append("  target: \(Self.targets["gapless"]!)")
+            lines.append("")
+        }
+        for f in failures { lines.append("FAILED: \(f)") }
+        lines.append(missed.isEmpty ? "All measured targets met." : "Targets missed: \(missed.joined(separator: ", "))")
+        lines.append(String(format: "(%.0f s)", seconds))
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// NaN and infinity become null (JSON has neither).
+private func sanitized(_ value: Any) -> Any {
+    switch value {
+    case let d as Double: return d.isFinite ? d : NSNull()
+    case let dict as [String: Any]: return dict.mapValues(sanitized)
+    case let array as [Any]: return array.map(sanitized)
+    default: return value
+    }
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import Glibc
+import JukeboxFixtures
+import JukeboxCore
+import JukeboxService
+
+/// State file writes during one hour of uninterrupted playback, and the most position a power cut
+/// could lose.
+///
+/// Why simulated: an hour of real playback does not fit in a benchmark of a few minutes, and what
+/// decides a write is the core alone (`reduce`: a change of track, phase or mode, or `saveInterval`
+/// seconds of playing). So the core is driven with a manual clock exactly as the runtime loop
+/// drives it while playing (`heard` then `tick` every 0.25 s; `trackFinished`/`trackStarted` at
+/// each gapless boundary; `saved` after each write), and every `persist` it orders is written with
+/// the real `StateStore` (temp file, fsync, rename, folder fsync) to a real file, whose size is
+/// counted. The queue: tracks of 3:45 with realistic paths and tags (an album of 16, or a whole
+/// library of 2,000 queued from a folder), default settings.
+struct StateWrites {
+    /// Tracks in the queue.
+    var queueLength: Int
+    /// Hours of playback simulated.
+    var hours: Double
+    /// `StateStore.save` calls.
+    var writes: Int
+    /// Bytes of JSON written (each write replaces the whole file).
+    var bytes: Int
+    /// The largest stretch of audio (seconds) between two writes while playing: what a power cut at
+    /// the worst moment loses.
+    var maxPositionLost: Double
+    /// CPU seconds this thread spent in `StateStore.save` (encoding and writing).
+    var saveCPU: Double
+    /// Wall seconds of each `StateStore.save` (encoding, write, two fsyncs, rename): how long the
+    /// runtime loop, which saves synchronously, is busy with one save on this machine's disk.
+    var saveWall: Samples
+
+    var writesPerHour: Double { Double(writes) / hours }
+    var bytesPerHour: Double { Double(bytes) / hours }
+}
+
+enum StateWritesBench {
+    static func measure(queueLength: Int, in ws: Workspace) throws -> StateWrites {
+        let store = StateStore(path: ws.path("state-hour-\(queueLength)/state.json"))
+        let trackSeconds = 225.0, step = 0.25
+        let tracks = (0..<queueLength).map { (i: Int) -> TrackInfo in
+            let album = "An Album With A Longer Name \(i / 16)", number = i % 16 + 1
+            return TrackInfo(path: "/srv/music/Some Artist/\(album)/\(number < 10 ? "0" : "")\(number) A Song Title Number \(i).flac",
+                             title: "A Song Title Number \(i)", artist: "Some Artist", album: album,
+                             trackNumber: number, discNumber: 1, duration: trackSeconds)
+        }
+        var saveCPU = 0.0
+        var saveWall: [Double] = []
+        var state = State()
+        var now = 1000.0
+        state.now = now
+        var playID: UInt64?, nextID: UInt64?
+        var writes = 0, bytes = 0
+        var audioTime = 0.0, lastSaveAt = 0.0, maxGap = 0.0
+        var position = 0.0
+        var pending: [Event] = [.replaceQueue(tracks)]
+        func run(_ events: [Event]) throws {
+            var queue = events
+            while !queue.isEmpty {
+                let event = queue.removeFirst()
+                for command in reduce(&state, event) {
+                    switch command {
+                    case .startTrack(let id, _, let at, _, let next):
+                        playID = id
+                        nextID = next?.playID
+                        position = at
+                        queue.append(.trackStarted(playID: id))
+                    case .setNext(let id, _): nextID = id
+                    case .clearNext: nextID = nil
+                    case .persist(let snapshot):
+                        let before = threadCPU(), started = monotonicNow()
+                        do { try store.save(snapshot) } catch { throw BenchError("state store: \(error)") }
+                        saveWall.append(monotonicNow() - started)
+                        saveCPU += threadCPU() - before
+                        writes += 1
+                        bytes += (try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int) ?? 0
+                        if state.phase == .playing { maxGap = max(maxGap, audioTime - lastSaveAt) }
+                        lastSaveAt = audioTime
+                        queue.append(.saved(error: nil))
+                    default: break
+                    }
+                }
+            }
+        }
+        try run(pending)
+        let hour = 3600.0
+        while audioTime < hour {
+            now += step
+            audioTime += step
+            position += step
+            pending = []
+            if position >= trackSeconds, let current = playID {
+                position -= trackSeconds
+                pending.append(.trackFinished(playID: current, next: nextID))
+                if let next = nextID {
+                    playID = next
+                    nextID = nil
+                    pending.append(.trackStarted(playID: next))
+                }
+            }
+            if let id = playID { pending.append(.heard(playID: id, seconds: position)) }
+            pending.append(.tick(now: now))
+            try run(pending)
+        }
+        maxGap = max(maxGap, audioTime - lastSaveAt)
+        return StateWrites(queueLength: queueLength, hours: audioTime / hour, writes: writes, bytes: bytes, maxPositionLost: maxGap, saveCPU: saveCPU,
+                           saveWall: Samples(saveWall))
+    }
+}
+
+/// The real binary's state file writes during a short real-time play, watched with inotify: a
+/// check that the runtime carries out the core's saves as the simulation assumes (one write per
+/// change of track or phase, then one every `saveInterval` = 5 s while playing), not more.
+struct LiveStateWrites {
+    /// Seconds of audio played.
+    var seconds: Double
+    /// Renames onto the state file (each is one complete write).
+    var writes: Int
+    /// Seconds after the process started at which each write landed.
+    var times: [Double]
+    /// Size of the state file at the end, in bytes.
+    var finalBytes: Int
+}
+
+extension StateWritesBench {
+    static func live(seconds: Double, in ws: Workspace) throws -> LiveStateWrites {
+        let folder = ws.path("state-live")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let statePath = folder + "/state.json"
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else { throw BenchError("inotify_init1: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard inotify_add_watch(fd, folder, UInt32(IN_MOVED_TO)) >= 0 else {
+            throw BenchError("inotify_add_watch \(folder): \(String(cString: strerror(errno)))")
+        }
+        let file = try ws.audio(.flac, seconds: seconds)
+        let child = try ws.start(["play", "--device", ws.realTimeDevice, "--socket", "", "--volume", "100",
+                                  "--state", statePath, file])
+        var times: [Double] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        func drain() {
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                guard n > 0 else { return }
+                var offset = 0
+                while offset + MemoryLayout<inotify_event>.size <= n {
+                    let (mask, nameLength) = buffer.withUnsafeBytes { raw -> (UInt32, Int) in
+                        let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                        return (event.mask, Int(event.len))
+                    }
+                    let nameStart = offset + MemoryLayout<inotify_event>.size
+                    let name = String(decoding: buffer[nameStart..<(nameStart + nameLength)].prefix { $0 != 0 }, as: UTF8.self)
+                    if mask & UInt32(IN_MOVED_TO) != 0 && name == "state.json" { times.append(monotonicNow() - child.spawnedAt) }
+                    offset = nameStart + nameLength
+                }
+            }
+        }
+        // Polled every 20 ms: the times need no more precision than that, the count is exact.
+        _ = waitFor(seconds + 20) {
+            drain()
+            return child.poll()
+        }
+        drain()
+        guard child.status == 0 else {
+            throw BenchError("live state writes: play exited \(child.status.map(String.init) ?? "late"): \(child.stderr.suffix(600))")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: statePath)[.size] as? Int) ?? 0
+        return LiveStateWrites(seconds: seconds, writes: times.count, times: times, finalBytes: size)
+    }
+}
