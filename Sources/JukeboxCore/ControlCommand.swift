@@ -96,7 +96,7 @@ public enum ControlCommand: Equatable, Sendable {
             return .success(.intent(t.relative ? .seekBy(t.seconds) : .seek(to: t.seconds)))
         case "vol", "volume":
             guard rest.count == 1, let n = Int(rest[0].hasPrefix("+") ? String(rest[0].dropFirst()) : rest[0]),
-                  abs(n) <= 100 else {
+                  (-100...100).contains(n) else {  // not abs(n): abs(Int.min) traps
                 return .failure(ControlError("usage: vol [+|-]N (0-100)"))
             }
             let relative = rest[0].hasPrefix("+") || rest[0].hasPrefix("-")

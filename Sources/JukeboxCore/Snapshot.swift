@@ -93,12 +93,15 @@ public struct Snapshot: Equatable, Sendable, Codable {
     // Repairs what a hand-edited or damaged file can hold, so the core never sees an
     // index out of range.
     mutating func normalise() {
-        if let o = order, Set(o).count != tracks.count || o.contains(where: { !tracks.indices.contains($0) }) {
+        // A permutation: as many entries as tracks (duplicates would play a track twice), all distinct, all in range.
+        if let o = order, o.count != tracks.count || Set(o).count != tracks.count || o.contains(where: { !tracks.indices.contains($0) }) {
             order = nil
         }
         if let c = current, !tracks.indices.contains(c) { current = nil }
         if tracks.isEmpty { current = nil }
         if !position.isFinite || position < 0 { position = 0 }
+        // A length below zero would let a seek clamp the position below zero: unknown instead.
+        for i in tracks.indices where tracks[i].duration.map({ !$0.isFinite || $0 < 0 }) == true { tracks[i].duration = nil }
         if !["playing", "paused", "stopped"].contains(phase) { phase = "stopped" }
         volume = min(max(volume, 0), 100)
     }

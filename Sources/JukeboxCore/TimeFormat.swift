@@ -2,11 +2,14 @@
 
 /// How times are written for people: on the status line, the console and displays.
 public enum TimeFormat {
-    /// `m:ss` below an hour, `h:mm:ss` from an hour, `--:--` when unknown or not finite.
+    /// `m:ss` below an hour, `h:mm:ss` from an hour, `--:--` when unknown, not finite or past `Int.max` s.
     /// Seconds are truncated, so 59.9 s shows as 0:59 until a full minute is heard.
     public static func clock(_ seconds: Double?) -> String {
-        guard let seconds, seconds.isFinite, seconds >= 0 else { return "--:--" }
-        let total = Int(seconds)
+        // Int(exactly:), not Int(_:): a time past Int.max (a hand-edited state file, `seek 1e20`
+        // on a track of unknown length) would trap.
+        guard let seconds, seconds.isFinite, seconds >= 0, let total = Int(exactly: seconds.rounded(.towardZero)) else {
+            return "--:--"
+        }
         let h = total / 3600, m = (total % 3600) / 60, s = total % 60
         func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
         return h > 0 ? "\(h):\(two(m)):\(two(s))" : "\(m):\(two(s))"

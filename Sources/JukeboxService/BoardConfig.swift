@@ -150,7 +150,10 @@ public struct BoardConfig: Equatable, Sendable, Decodable {
         do { bytes = try readFile(path, limit: 1 << 20) } catch {
             throw Config.Problem(description: "cannot read board profile: \(error)")
         }
-        do { return try JSONDecoder().decode(BoardConfig.self, from: Data(bytes)) } catch {
+        do {
+            if let problem = JSONText.problem(bytes) { throw JSONTextError(problem: problem) }
+            return try JSONDecoder().decode(BoardConfig.self, from: Data(bytes))
+        } catch {
             throw Config.Problem(description: "\(path): not a valid board profile (\(StateStore.describe(error)))")
         }
     }

@@ -106,6 +106,7 @@ public struct Config: Equatable, Sendable {
     /// Parses configuration JSON; `source` names it in messages.
     public static func parse(_ bytes: [UInt8], source: String) throws(Problem) -> (config: Config, warnings: [String]) {
         let raw: RawConfig
+        if let problem = JSONText.problem(bytes) { throw Problem(description: "\(source): not valid JSON (\(problem))") }
         do {
             raw = try JSONDecoder().decode(RawConfig.self, from: Data(bytes))
         } catch let e as DecodingError {

@@ -40,6 +40,7 @@ public struct StateStore: Sendable {
         }
         let snapshot: Snapshot
         do {
+            if let problem = JSONText.problem(bytes) { throw JSONTextError(problem: problem) }
             snapshot = try JSONDecoder().decode(Snapshot.self, from: Data(bytes))
         } catch {
             let aside = moveAside()
@@ -80,6 +81,7 @@ public struct StateStore: Sendable {
     }
 
     static func describe(_ error: any Error) -> String {
+        if let e = error as? JSONTextError { return "not valid JSON: \(e.problem)" }
         if let e = error as? DecodingError {
             switch e {
             case .dataCorrupted(let c): return "not valid JSON" + (c.codingPath.isEmpty ? "" : " at \(c.codingPath.map(\.stringValue).joined(separator: "."))")

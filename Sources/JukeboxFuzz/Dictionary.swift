@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+
+/// Tokens each parser cares about: the randomized mode splices them into inputs, and
+/// `jukebox-fuzz dict HARNESS` prints them for libFuzzer's `-dict=`.
+extension Harness {
+    var tokens: [String] {
+        switch self {
+        case .command, .runtime:
+            return ["status", "--json", "play", "pause", "toggle", "stop", "next", "prev", "previous", "seek",
+                    "vol", "volume", "shuffle", "on", "off", "repeat", "one", "all", "queue", "add", "load", "clear",
+                    "save", "interrupt", "yield", "begin", "end", "diag", "log", "events", "version", "help", "?",
+                    " ", "\t", "\r", "\n", "\r\n", "+", "-", ":", ".", "0", "1", "59", "60", "1:00", "1:59:59.5",
+                    "100", "101", "-100", "1000", "1001", "9223372036854775807", "-9223372036854775808",
+                    "9223372036854775808", "99999999999999999999", "1e308", "0.000001",
+                    "\u{1B}", "\u{1B}[", "\u{1B}[A", "\u{1B}O", "\u{1B}[1;5C", "\u{03}", "\u{15}", "\u{7F}", "\u{08}",
+                    "\u{00}", "é", "€", "😀", "\u{85}", "\u{2028}"]
+        case .config:
+            return ["{", "}", "[", "]", "\"", ":", ",", "null", "true", "false", "0", "-1", "1e400", "-0",
+                    "9223372036854775808", "0.5", "\"device\"", "\"audio\"", "\"alsa\"", "\"null\"", "\"state\"",
+                    "\"music\"", "\"resume\"", "\"playing\"", "\"paused\"", "\"saveInterval\"", "\"volumeMin\"",
+                    "\"volumeMax\"", "\"volumeStep\"", "\"seekStep\"", "\"logLevel\"", "\"debug\"", "\"socket\"",
+                    "\"releaseDelay\"", "\"resumeAfterDeviceLoss\"", "\"bootVolume\"", "\"mixer\"", "\"mixerCard\"",
+                    "\"resumeRewind\"", "\"console\"", "\"consoleBaud\"", "115200", "\"chime\"", "\"board\"",
+                    "\"gpio\"", "\"chip\"", "\"bias\"", "\"pull-up\"", "\"activeLow\"", "\"debounceMs\"",
+                    "\"buttons\"", "\"playPause\"", "\"next\"", "\"encoder\"", "\"a\"", "\"b\"", "\"push\"",
+                    "\"stepsPerDetent\"", "\"acceleration\"", "\"input\"", "\"*\"", "\"display\"", "\"type\"",
+                    "\"ssd1306\"", "\"hd44780-16x2\"", "\"terminal\"", "\"bus\"", "\"address\"", "39", "\"pins\"",
+                    "\"powerCommand\"", "\\u0000", "\\ud800", "\\\"", "\"\""]
+        case .state:
+            return ["{", "}", "[", "]", "\"", ":", ",", "null", "true", "false", "0", "-1", "1", "2", "1e400",
+                    "1e300", "-0", "NaN", "9223372036854775807", "18446744073709551616", "0.5", "\"version\"",
+                    "\"tracks\"", "\"order\"", "\"current\"", "\"position\"", "\"phase\"", "\"playing\"", "\"paused\"",
+                    "\"stopped\"", "\"shuffle\"", "\"shuffleSeed\"", "\"repeat\"", "\"one\"", "\"all\"", "\"volume\"",
+                    "\"path\"", "\"title\"", "\"artist\"", "\"album\"", "\"trackNumber\"", "\"discNumber\"",
+                    "\"duration\"", "\"/m/a.flac\"", "\"\"", "\\u0000", "\\ud800"]
+        }
+    }
+
+    /// Inputs the randomized mode builds from scratch (besides mutating the corpus).
+    func generate(_ random: inout SplitMix) -> [UInt8] {
+        let words = tokens
+        var out: [UInt8] = []
+        switch self {
+        case .command, .runtime:
+            for _ in 0..<random.below(12) {
+                out += Array(words[random.below(words.count)].utf8)
+                out.append(random.below(4) == 0 ? 0x0A : 0x20)
+            }
+        case .config, .state:
+            // A JSON-ish object: keys and values from the dictionary, now and then a nested one.
+            out += Array("{".utf8)
+            for i in 0..<random.below(8) {
+                if i > 0 { out += Array(",".utf8) }
+                out += Array(words.filter { $0.hasPrefix("\"") }[random.below(words.filter { $0.hasPrefix("\"") }.count)].utf8)
+                out += Array(":".utf8)
+                switch random.below(5) {
+                case 0: out += Array("[\(words[random.below(words.count)]),{\"path\":\"/m/x\",\"duration\":\(words[random.below(words.count)])}]".utf8)
+                case 1: out += Array("{\(words[random.below(words.count)]):\(words[random.below(words.count)])}".utf8)
+                default: out += Array(words[random.below(words.count)].utf8)
+                }
+            }
+            out += Array("}".utf8)
+        }
+        return out
+    }
+}
