@@ -156,6 +156,19 @@ public final class AlsaOutput: PCMOutput {
         try check(snd_pcm_hw_params_set_period_time_near(handle, params, &periodTime, &dir), "period time refused")
         try check(snd_pcm_hw_params(handle, params), "hardware parameters refused")
         canPause = snd_pcm_hw_params_can_pause(params) != 0
+        // Start the stream only once half the buffer (80 ms) is queued. ALSA's default starts it
+        // at the first frame, i.e. with one decoded chunk (~30 ms) queued, so a slow next decode
+        // underran at every open although the buffer holds 160 ms (seen by board/hil as a gap
+        // 31 ms into a bit-exact loopback recording). drain() starts a stream that holds less.
+        var bufferSize: snd_pcm_uframes_t = 0
+        var sw: OpaquePointer?
+        if snd_pcm_hw_params_get_buffer_size(params, &bufferSize) == 0, snd_pcm_sw_params_malloc(&sw) == 0, let sw {
+            defer { snd_pcm_sw_params_free(sw) }
+            if snd_pcm_sw_params_current(handle, sw) == 0,
+               snd_pcm_sw_params_set_start_threshold(handle, sw, bufferSize / 2) == 0 {
+                _ = snd_pcm_sw_params(handle, sw)
+            }
+        }
         try check(snd_pcm_prepare(handle), "prepare failed", kind: .lost)
     }
 

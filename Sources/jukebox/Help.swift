@@ -105,5 +105,9 @@ enum Help {
       i2c [--bus BUS]                                        scan an I2C bus for devices
       display [--type T] [--bus BUS] [--address A]           a test pattern and text on the display
       input [--watch]                                        list input devices; watch key events
+      replay-i2c [--panel P] [--address A] [--pins standard|mjkdz] FILE
+                                                             show the screen a recorded I2C byte log
+                                                             (lines `27 W 0c 08 ...`) draws on panel P
+                                                             (hd44780-16x2|hd44780-20x4|ssd1306|sh1106)
     """
 }

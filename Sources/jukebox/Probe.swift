@@ -16,6 +16,7 @@ enum Probe {
             writeAll(1, Help.probe + "\n")
             return 0
         case "tone": return try tone(rest)
+        case "replay-i2c": return try ProbeReplay.run(rest)
         default:
             return try ProbeBoard.run(what, rest)
         }

@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The initramfs guest's scenarios, run as root in a chroot of the host's / (read-only) by
+# board/hil/guest/init: real kernel devices (snd-aloop, snd-dummy, gpio-sim, i2c-hil), the real
+# jukebox binary. Prints `HIL-RESULT PASS name` or `HIL-RESULT FAIL name` with what was expected
+# and seen; board/hil/run.sh counts them.
+#   scenarios.sh JUKEBOX_BIN HIL_CACHE [SCENARIO...]
+set -uo pipefail
+JB=$1
+CACHE=$2
+shift 2
+ONLY="$*"
+HERE=$(cd "$(dirname "$0")" && pwd)
+PCMCMP="$CACHE/tools/pcmcmp"
+W=/tmp/w
+mkdir -p "$W"
+RATE=44100
+# shellcheck source=board/hil/guest/lib.sh
+. "$HERE/lib.sh"
+
+# Fixtures (made on the host by prepare.sh): a.flac + b.wav = src.raw, music/, chime*.wav.
+F="$CACHE/fixtures"
+
+t=$(date +%s%N); "$JB" --version >/dev/null; echo "HIL-TIMING jukebox --version: $((($(date +%s%N) - t) / 1000000)) ms"
+
+want() { [ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
+# ---- Audio: bit-exact and gapless through hw:Loopback -----------------------------------------
+if want audio; then
+  begin audio
+  # An underrun (the emulated CPU starved on a busy host) inserts silence: that is timing, not the
+  # data path, so it is retried (at most 3 attempts, each one reported); any other difference fails.
+  for attempt in 1 2 3; do
+    rm -f "$W/rec.raw"
+    arecord -q -D hw:Loopback,1,0 -f S16_LE -r $RATE -c 2 -t raw "$W/rec.raw" 2>"$W/arecord.err" &
+    rec=$!
+    wait_for 10 pcm_state Loopback 1c RUNNING || note "arecord never started: $(cat "$W/arecord.err")"
+    timeout 60 "$JB" play --device hw:Loopback,0,0 --volume 100 "$F/a.flac" "$F/b.wav" </dev/null >"$W/play.out" 2>&1
+    rc=$?
+    kill -INT $rec; wait $rec
+    [ $rc -eq 0 ] || note "jukebox play exited $rc: $(tail -n 5 "$W/play.out")"
+    cmp=$("$PCMCMP" find "$F/src.raw" "$W/rec.raw" $RATE) && break
+    detail "attempt $attempt: $cmp"
+    [[ "$cmp" == gap:* ]] || break
+  done
+  [[ "$cmp" == bit-exact* ]] || note "expected a.flac+b.wav bit-exact and gapless in the recording; seen: $cmp"
+  DETAILS=("$cmp (attempt $attempt)" "${DETAILS[@]}")
+  finish
+fi
+
+# ---- Devices for the service scenarios ----------------------------------------------------------
+sim_setup GPIO17 GPIO27 GPIO22 GPIO23 GPIO24
+i2c_clear
+
+# A jukebox daemon with CONFIG ($1: extra JSON members); its socket is $W/ctl.
+DAEMONS=0
+start_daemon() {
+  DAEMONS=$((DAEMONS + 1))
+  DLOG="$W/daemon-$DAEMONS.log"
+  rm -f "$W/state.json" "$W/ctl"
+  cat > "$W/config.json" <<EOF
+{"state": "$W/state.json", "music": ["$F/music"], "socket": "$W/ctl", "logLevel": "debug",
+ "releaseDelay": 1, "volumeStep": 5, $1}
+EOF
+  "$JB" run --config "$W/config.json" >"$DLOG" 2>&1 &
+  JPID=$!
+  wait_for 30 status_is playing || note "daemon never played: $(tail -n 5 "$DLOG")"
+}
+stop_daemon() {
+  kill -TERM "$JPID" 2>/dev/null
+  wait "$JPID" 2>/dev/null
+}
+
+# ---- Buttons: gpio-sim lines -> libgpiod -> jukebox; and the HD44780 it drives ------------------
+if want buttons || want display-hd44780; then
+  start_daemon '"device": "hw:Dummy,0,0", "gpio": {"bias": "pull-up", "activeLow": true, "debounceMs": 50},
+ "buttons": {"play": "GPIO17", "next": "GPIO27", "previous": "GPIO22", "volumeUp": "GPIO23", "volumeDown": "GPIO24"},
+ "display": {"type": "hd44780-16x2", "bus": "jukebox-hil", "address": 39}'
+  if want buttons; then
+    begin buttons
+    v0=$(json_field volume)
+    press GPIO17; expect_status 5 phase paused "play pressed once"
+    press GPIO17; expect_status 5 phase playing "play pressed again"
+    press GPIO27; expect_status 5 index 2 "next pressed"
+    press GPIO22; expect_status 5 index 1 "previous pressed (under 3 s heard)"
+    press GPIO24; expect_status 5 volume $((v0 - 5)) "volume down pressed"
+    press GPIO23; expect_status 5 volume "$v0" "volume up pressed"
+    # Bounce: five edges within a few ms on press and three on release make one "next".
+    sim_bounce GPIO27 down; hold_for 0.15; sim_bounce GPIO27 up
+    expect_status 5 index 2 "next pressed with bounce"
+    settle 1; expect_status 1 index 2 "still one next after the bounce settled"
+    sim_line GPIO17 down; hold_for 1.2; sim_line GPIO17 up
+    expect_status 5 phase stopped "play held 1.2 s (long press: stop)"
+    finish
+  fi
+  if want display-hd44780; then
+    begin display-hd44780
+    ctl play
+    wait_for 10 status_is playing
+    settle 1.5
+    t1=$(json_field title); i2c_log > "$W/hd44780.log"; t2=$(json_field title)
+    screen=$("$JB" probe replay-i2c --panel hd44780-16x2 --address 39 "$W/hd44780.log" 2>&1)
+    detail "screen (title before/after the snapshot: $t1/$t2):"; detail "$screen"
+    expect_screen "$screen" 1 "($(printf '%-16s' "$t1")|$(printf '%-16s' "$t2"))"
+    expect_screen "$screen" 2 '▶ [0-9]:[0-9]{2}/1:00 +'
+    finish
+  fi
+  stop_daemon
+fi
+
+# ---- Interruption: the real kernel's EBUSY, release on pause, yield; and the SSD1306 ------------
+if want interruption || want display-ssd1306; then
+  i2c_clear
+  start_daemon '"device": "hw:Loopback,0,0", "display": {"type": "ssd1306", "bus": "jukebox-hil", "address": 60}'
+  if want interruption; then
+    begin interruption
+    out=$(aplay -D hw:Loopback,0,0 "$F/chime-short.wav" 2>&1) && note "aplay played while jukebox held the device"
+    grep -q "Device or resource busy" <<<"$out" || note "expected aplay to fail with 'Device or resource busy' while jukebox plays; seen: $out"
+    ctl pause
+    wait_for 10 pcm_state Loopback 0p closed || note "device not released 1 s after pause (releaseDelay 1): $(pcm_status Loopback 0p)"
+    # A long sound, stopped once jukebox has been seen waiting: aplay's exit is the cue to resume.
+    aplay -q -D hw:Loopback,0,0 "$F/music/Track 3.wav" 2>"$W/aplay.err" &
+    apid=$!
+    wait_for 10 pcm_state Loopback 0p RUNNING || note "aplay did not take the released device: $(cat "$W/aplay.err")"
+    ctl play
+    wait_for 10 status_matches '"message":"waiting for audio device:[^"]*busy[^"]*aplay' \
+      || note "expected status 'waiting for audio device: … busy (held by aplay …)'; seen: $(status_json)"
+    detail "while aplay held it: $(json_field message); aplay while jukebox played: $(tail -n 1 <<<"$out")"
+    kill -TERM $apid; wait $apid
+    wait_for 10 status_is playing || note "jukebox did not resume by itself after aplay exited; seen: $(status_json)"
+    wait_for 10 pcm_owner_is Loopback 0p "$JPID" || note "device not reopened by jukebox: $(pcm_status Loopback 0p)"
+    grep -q "busy" "$DLOG" || note "the daemon log never said busy"
+    out=$(timeout 30 "$JB" yield --socket "$W/ctl" -- aplay -D hw:Loopback,0,0 "$F/chime-short.wav" 2>&1)
+    rc=$?
+    [ $rc -eq 0 ] || note "jukebox yield -- aplay exited $rc: $out"
+    wait_for 10 status_is playing || note "not playing after yield; seen: $(status_json)"
+    wait_for 10 pcm_owner_is Loopback 0p "$JPID" || note "device not reopened by jukebox after yield: $(pcm_status Loopback 0p)"
+    finish
+  fi
+  if want display-ssd1306; then
+    begin display-ssd1306
+    wait_for 10 status_is playing
+    settle 1.5
+    t1=$(json_field title); i2c_log > "$W/ssd1306.log"; t2=$(json_field title)
+    screen=$("$JB" probe replay-i2c --panel ssd1306 --address 60 "$W/ssd1306.log" 2>&1)
+    detail "screen (▒: pixels that are no character, e.g. the progress bar; title before/after: $t1/$t2):"; detail "$screen"
+    expect_screen "$screen" 1 "($(printf '%-21s' "$t1")|$(printf '%-21s' "$t2"))"
+    expect_screen "$screen" 6 '▒{21}'
+    expect_screen "$screen" 8 '▶ [0-9]:[0-9]{2}/1:00 +100'
+    finish
+  fi
+  stop_daemon
+fi
+summary
+cp "$W"/*.log "$W"/*.json /tmp/out/ 2>/dev/null || true

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# run.sh - hardware in the loop: jukebox on real kernel devices in QEMU guests running Debian's own
+# kernel. Prepares what is missing in the cache (board/hil/prepare.sh), then runs the scenarios and
+# prints `N passed, N failed` as its last line; exit 1 when anything failed. Needs root (apt, the
+# image); see board/hil/README.md.
+#
+#   bash board/hil/run.sh [SCENARIO...]        all, or some of: audio buttons display-hd44780
+#                                              interruption display-ssd1306 service power-cut
+# Environment:
+#   JUKEBOX_BIN=PATH     the jukebox binary to test (default: built here, debug, dynamically linked
+#                        against the Swift runtime: the same kind board/test.sh just unit-tested)
+#   HIL_CACHE=DIR        cache (default /var/tmp/jukebox-hil)
+#   HIL_ACCEL=tcg|kvm    default: kvm only when the CPU has vmx/svm and it is not a PVM guest
+set -euo pipefail
+HIL_DIR=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HIL_DIR/../.." && pwd)
+HIL_CACHE=${HIL_CACHE:-/var/tmp/jukebox-hil}
+ONLY=("$@")
+mkdir -p "$HIL_CACHE"
+# shellcheck source=board/hil/prepare.sh
+. "$HIL_DIR/prepare.sh"
+# shellcheck source=board/hil/systemd.sh
+. "$HIL_DIR/systemd.sh"
+
+[ "$(id -u)" -eq 0 ] || { hil_log "run as root (apt-get, modules, disk image)"; exit 2; }
+t_start=$(date +%s)
+
+# ---- Prepare ------------------------------------------------------------------------------------
+hil_resolve_kernel
+hil_log "kernel: linux-image-$HIL_ABI $HIL_KVER"
+hil_prepare_packages
+hil_prepare_kernel
+hil_prepare_modules
+hil_prepare_initramfs
+hil_prepare_tools
+hil_prepare_fixtures
+
+if [ -z "${JUKEBOX_BIN:-}" ]; then
+  hil_log "building jukebox (debug) in $HIL_CACHE/build"
+  (cd "$REPO" && swift build --product jukebox --scratch-path "$HIL_CACHE/build" >"$HIL_CACHE/build.log" 2>&1) \
+    || { tail -n 30 "$HIL_CACHE/build.log" >&2; exit 1; }
+  JUKEBOX_BIN="$HIL_CACHE/build/debug/jukebox"
+fi
+JUKEBOX_BIN=$(readlink -f "$JUKEBOX_BIN")
+[ -x "$JUKEBOX_BIN" ] || { hil_log "no jukebox binary at $JUKEBOX_BIN"; exit 1; }
+
+want() { [ ${#ONLY[@]} -eq 0 ] || [[ " ${ONLY[*]} " == *" $1 "* ]]; }
+if want service || want power-cut; then hil_prepare_image "$JUKEBOX_BIN"; fi
+t_prepared=$(date +%s)
+hil_log "prepared in $((t_prepared - t_start)) s"
+
+# ---- QEMU ---------------------------------------------------------------------------------------
+accel=${HIL_ACCEL:-}
+if [ -z "$accel" ]; then
+  accel=tcg
+  if [ -w /dev/kvm ] && grep -Eqw 'vmx|svm' /proc/cpuinfo && [ ! -d /sys/module/kvm_pvm ]; then accel=kvm; fi
+fi
+cpu=max
+[ "$accel" = kvm ] && cpu=host
+HIL_QEMU=(qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 2 -nographic -no-reboot -nodefaults
+  -kernel "$HIL_CACHE/kernel/vmlinux" -initrd "$HIL_CACHE/initramfs.cpio")
+
+PASSED=0
+FAILED=0
+# Reads the guest's HIL-RESULT lines from a console log into the totals and prints them.
+hil_count() {
+  local log=$1 line
+  while IFS= read -r line; do
+    case "$line" in
+      "HIL-RESULT PASS "*) PASSED=$((PASSED + 1)) ;;
+      "HIL-RESULT FAIL "*) FAILED=$((FAILED + 1)) ;;
+    esac
+  done < <(tr -d '\r' < "$log")
+}
+
+# ---- The initramfs guest: audio, buttons, displays, interruption ---------------------------------
+guest_scenarios=()
+for s in audio buttons display-hd44780 interruption display-ssd1306; do want "$s" && guest_scenarios+=("$s"); done
+if [ ${#guest_scenarios[@]} -gt 0 ]; then
+  out="$HIL_CACHE/out"
+  rm -rf "$out" && mkdir -p "$out"
+  # The guest's /tmp is its own tmpfs: the binary goes in through the writable share.
+  cp "$JUKEBOX_BIN" "$out/jukebox"
+  args="/tmp/out/jukebox,$HIL_CACHE$(printf ',%s' "${guest_scenarios[@]}")"
+  hil_log "guest 1 (initramfs, host / over 9p): ${guest_scenarios[*]}"
+  t0=$(date +%s)
+  timeout 300 "${HIL_QEMU[@]}" -m 512 \
+    -append "console=ttyS0 quiet loglevel=3 hil.script=$HIL_DIR/guest/scenarios.sh hil.args=$args" \
+    -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+    -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+    -fsdev local,id=out,path="$out",security_model=none \
+    -device virtio-9p-pci,fsdev=out,mount_tag=out \
+    -serial file:"$out/console.log" || true
+  tr -d '\r' < "$out/console.log" | grep -E '^(HIL-RESULT|  |HIL-INIT-FAILED)' || true
+  if ! grep -q 'HIL-SUMMARY' "$out/console.log"; then
+    hil_log "guest 1 did not finish; console tail:"
+    tail -n 30 "$out/console.log" >&2
+    FAILED=$((FAILED + 1))
+  fi
+  hil_count "$out/console.log"
+  hil_log "guest 1: $(($(date +%s) - t0)) s"
+fi
+
+# ---- The systemd guest: service and power cut -----------------------------------------------------
+if want service || want power-cut; then
+  hil_run_systemd_guest
+fi
+
+hil_log "prepare $((t_prepared - t_start)) s, run $(($(date +%s) - t_prepared)) s"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# systemd.sh (sourced by run.sh): the systemd guest. An mmdebstrapped Debian 12 with systemd and
+# udev, booted from the same initramfs (hil.mode=systemd mounts /dev/vda and switch_roots).
+# Three boots of one disk (a copy of the cached image, so it persists between them):
+#   1 install  board/install.sh --binary (as a user would), config adjusted for the test box
+#              (device hw:Loopback, console /dev/ttyS1), plays, clean poweroff (saves state)
+#   2 boot     jukebox starts at boot as user jukebox, READY, autoplays from the state file;
+#              the guest checks systemd and the control socket, the host the serial console
+#              (QEMU's second UART); then the host kills QEMU mid-track: the power cut
+#   3 resume   after the power cut: position within the save interval of where it was cut
+# The guest side is board/hil/guest/service.sh, read from the checkout over 9p.
+
+HIL_IMAGE_VERSION=3
+HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,libasound2,libsndfile1,libtagc0,libgpiod2,alsa-utils
+
+# The Debian root (mmdebstrap: ~30 s here against ~3 min for debootstrap; cached on its own).
+hil_prepare_rootfs() {
+  local key="mmdebstrap bookworm minbase $HIL_GUEST_PACKAGES" r="$HIL_CACHE/rootfs"
+  hil_valid rootfs "$key" && return 0
+  hil_log "mmdebstrap bookworm (systemd guest)"
+  rm -rf "$r"
+  mmdebstrap --variant=minbase --include="$HIL_GUEST_PACKAGES" bookworm "$r" \
+    http://deb.debian.org/debian >"$HIL_CACHE/mmdebstrap.log" 2>&1 \
+    || { tail -n 20 "$HIL_CACHE/mmdebstrap.log" >&2; return 1; }
+  # First-boot work done once here instead of at every run's first boot (~30 s under TCG).
+  systemd-machine-id-setup --root="$r" >/dev/null 2>&1
+  chroot "$r" systemd-hwdb update
+  chroot "$r" ldconfig
+  chroot "$r" journalctl --update-catalog 2>/dev/null || true
+  touch "$r/etc/.updated" "$r/var/.updated"
+  local u
+  for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer \
+    systemd-timesyncd.service dpkg-db-backup.timer; do
+    [ -e "$r/lib/systemd/system/$u" ] && ln -sf /dev/null "$r/etc/systemd/system/$u"
+  done
+  hil_stamp rootfs "$key"
+}
+
+# hil_prepare_image BIN: the ext4 image with the kernel's modules, the Swift runtime BIN links to
+# (none for a static build), the test units; jukebox itself is installed in the guest by install.sh.
+hil_prepare_image() {
+  local bin=$1 libs
+  hil_prepare_rootfs
+  libs=$(ldd "$bin" | awk '$3 ~ /^\/opt\// {print $3}' | sort)
+  local key="$HIL_IMAGE_VERSION $HIL_ABI $HIL_KVER $(cat "$HIL_CACHE/stamps/modules") $(echo "$libs" | sha256sum | cut -c1-16)"
+  hil_valid image "$key" && return 0
+  hil_log "systemd image: modules, Swift runtime ($(echo "$libs" | grep -c . || true) libraries), units"
+  local r="$HIL_CACHE/rootfs" k="$HIL_CACHE/kernel/root" m f
+  rm -rf "$r/lib/modules" && mkdir -p "$r/lib/modules/$HIL_ABI/extra"
+  cp "$k/lib/modules/$HIL_ABI"/modules.{order,builtin,builtin.modinfo} "$r/lib/modules/$HIL_ABI/"
+  for m in snd-aloop snd-dummy i2c-dev 9p 9pnet_virtio configfs virtio_blk ext4 virtio_pci virtio_console; do
+    for f in $(modprobe -d "$k" -S "$HIL_ABI" --show-depends "$m" | awk '$1 == "insmod" {print $2}'); do
+      mkdir -p "$r/$(dirname "${f#"$k"}")"
+      cp "$f" "$r/${f#"$k"}"
+    done
+  done
+  cp "$HIL_CACHE/modules"/{irq_sim,gpio-sim,i2c-hil}.ko "$r/lib/modules/$HIL_ABI/extra/"
+  depmod -b "$r" "$HIL_ABI"
+  printf 'snd-aloop\nsnd-dummy\ni2c-dev\ngpio-sim\ni2c-hil\n' > "$r/etc/modules-load.d/hil.conf"
+  printf 'options snd-aloop pcm_substreams=1\noptions snd-dummy pcm_substreams=1\n' > "$r/etc/modprobe.d/hil.conf"
+  # The Swift runtime of a dynamically linked binary, at the path its RUNPATH names.
+  rm -rf "$r/opt"
+  for f in $libs; do install -D -m 0644 "$f" "$r$f"; done
+  echo jukebox-hil > "$r/etc/hostname"
+  echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' > "$r/etc/fstab"
+  # The guest's test driver: mounts the checkout (ro) and the run folder (rw), runs service.sh.
+  cat > "$r/etc/systemd/system/hil-guest.service" <<'EOF'
+[Unit]
+Description=jukebox HIL guest driver
+After=local-fs.target systemd-modules-load.service
+[Service]
+Type=simple
+ExecStart=/bin/sh -c 'modprobe 9pnet_virtio; mkdir -p /mnt/repo /mnt/out; mount -t 9p -o trans=virtio,version=9p2000.L,ro repo /mnt/repo && mount -t 9p -o trans=virtio,version=9p2000.L out /mnt/out && exec /bin/bash "$(cat /mnt/out/service-script)"'
+StandardOutput=tty
+StandardError=tty
+TTYPath=/dev/ttyS0
+[Install]
+WantedBy=multi-user.target
+EOF
+  ln -sf /etc/systemd/system/hil-guest.service "$r/etc/systemd/system/multi-user.target.wants/hil-guest.service"
+  # What a power cut left on disk, copied before jukebox can overwrite it (for the power-cut check).
+  cat > "$r/etc/systemd/system/hil-snapshot.service" <<'EOF'
+[Unit]
+Description=jukebox HIL: copy the state file as found at boot
+DefaultDependencies=no
+After=local-fs.target
+Before=jukebox.service
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'cp /var/lib/jukebox/state.json /run/hil-state-at-boot.json 2>/dev/null || true'
+[Install]
+WantedBy=multi-user.target
+EOF
+  ln -sf /etc/systemd/system/hil-snapshot.service "$r/etc/systemd/system/multi-user.target.wants/hil-snapshot.service"
+  # No login prompt on the console: the driver writes its results there.
+  ln -sf /dev/null "$r/etc/systemd/system/serial-getty@ttyS0.service"
+  ln -sf /dev/null "$r/etc/systemd/system/getty@tty1.service"
+  rm -f "$HIL_CACHE/base.img"
+  mkfs.ext4 -q -F -L hilroot -d "$r" "$HIL_CACHE/base.img" 1200M >/dev/null
+  hil_stamp image "$key"
+}
+
+# Boots the disk $HIL_CACHE/sd/run.img once; extra QEMU arguments follow. Console in $1.
+hil_boot_systemd() {
+  local console=$1
+  shift
+  timeout 300 "${HIL_QEMU[@]}" -m 512 -pidfile "$HIL_CACHE/sd/qemu.pid" \
+    -append "console=ttyS0 quiet loglevel=3 hil.mode=systemd systemd.show_status=0 rw" \
+    -drive file="$HIL_CACHE/sd/run.img",format=raw,if=virtio,cache=writeback \
+    -fsdev local,id=repo,path="$REPO",security_model=none,readonly=on \
+    -device virtio-9p-pci,fsdev=repo,mount_tag=repo \
+    -fsdev local,id=out,path="$HIL_CACHE/sd",security_model=none \
+    -device virtio-9p-pci,fsdev=out,mount_tag=out \
+    -serial file:"$console" \
+    -chardev socket,id=ttyS1,path="$HIL_CACHE/sd/ttyS1.sock",server=on,wait=off -serial chardev:ttyS1 "$@"
+}
+
+# Prints and counts the HIL-RESULT lines of a console log.
+hil_results() {
+  tr -d '\r' < "$1" | grep -E '^(HIL-RESULT|  )' || true
+  hil_count "$1"
+}
+
+hil_run_systemd_guest() {
+  local sd="$HIL_CACHE/sd" t0 qpid pos_cut line
+  rm -rf "$sd" && mkdir -p "$sd/music"
+  cp --sparse=always "$HIL_CACHE/base.img" "$sd/run.img"
+  cp "$JUKEBOX_BIN" "$sd/jukebox"
+  cp "$HIL_CACHE/fixtures/music"/*.wav "$sd/music/"
+  echo "/mnt/repo/board/hil/guest/service.sh" > "$sd/service-script"
+
+  hil_log "systemd guest, boot 1: install.sh"
+  t0=$(date +%s)
+  echo install > "$sd/phase"
+  hil_boot_systemd "$sd/console-1.log" || true
+  hil_results "$sd/console-1.log"
+  grep -q '^HIL-PHASE-DONE install' "$sd/console-1.log" || { hil_log "boot 1 did not finish:"; tail -n 30 "$sd/console-1.log" >&2; FAILED=$((FAILED + 1)); return; }
+  hil_log "boot 1: $(($(date +%s) - t0)) s"
+
+  hil_log "systemd guest, boot 2: start at boot, console, socket; then the power cut"
+  t0=$(date +%s)
+  echo boot > "$sd/phase"
+  hil_boot_systemd "$sd/console-2.log" 2>"$sd/qemu-2.err" &
+  qpid=$!
+  # The guest says when jukebox is READY; only then is the UART worth talking to.
+  local end=$(($(date +%s) + 180))
+  while ! grep -q '^HIL-SERIAL-GO' "$sd/console-2.log" 2>/dev/null; do
+    if [ "$(date +%s)" -gt "$end" ] || ! kill -0 $qpid 2>/dev/null; then break; fi
+    sleep 0.2
+  done
+  local transcript pass=1 why=()
+  transcript=$("$HIL_CACHE/tools/hilserial" "$sd/ttyS1.sock" 30 status "status --json" 2>&1) || { pass=0; why+=("no answer on the serial console"); }
+  grep -q '▶ Track' <<<"$transcript" || { pass=0; why+=("expected a status line '▶ Track …' on the serial console"); }
+  grep -q '"phase":"playing"' <<<"$transcript" || { pass=0; why+=("expected phase playing in 'status --json' on the serial console"); }
+  if [ $pass = 1 ]; then
+    echo "HIL-RESULT PASS serial-console: $(grep -m1 '▶' <<<"$transcript")"; PASSED=$((PASSED + 1))
+  else
+    echo "HIL-RESULT FAIL serial-console"; FAILED=$((FAILED + 1))
+    for line in "${why[@]}"; do echo "  expected/seen: $line"; done
+    echo "  console transcript:"; sed 's/^/  | /' <<<"$transcript"
+  fi
+  # The power cut: the position just before, then QEMU killed (no shutdown, no sync).
+  pos_cut=$("$HIL_CACHE/tools/hilserial" "$sd/ttyS1.sock" 10 "status --json" 2>/dev/null | grep -o '"position":[0-9.]*' | cut -d: -f2)
+  kill -KILL "$(cat "$sd/qemu.pid")" 2>/dev/null || true
+  wait $qpid 2>/dev/null || true
+  hil_results "$sd/console-2.log"
+  hil_log "boot 2: $(($(date +%s) - t0)) s (position at the cut: ${pos_cut:-?} s)"
+
+  hil_log "systemd guest, boot 3: after the power cut"
+  t0=$(date +%s)
+  echo resume > "$sd/phase"
+  echo "${pos_cut:-}" > "$sd/position-at-cut"
+  hil_boot_systemd "$sd/console-3.log" || true
+  hil_results "$sd/console-3.log"
+  grep -q '^HIL-PHASE-DONE resume' "$sd/console-3.log" || { hil_log "boot 3 did not finish:"; tail -n 30 "$sd/console-3.log" >&2; FAILED=$((FAILED + 1)); }
+  hil_log "boot 3: $(($(date +%s) - t0)) s"
+}
