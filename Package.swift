@@ -61,6 +61,8 @@ let package = Package(
         .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxTestSupport", "JukeboxCore"]),
         // Power-cut and fault-soak runs of the binary: minutes long, run once by board/test.sh.
-        .testTarget(name: "JukeboxReliabilityTests", dependencies: ["JukeboxTestSupport", "JukeboxCore"]),
+        // The GPIO button soak runs a Runtime in-process (no uinput or GPIO chip reaches the binary).
+        .testTarget(name: "JukeboxReliabilityTests", dependencies: [
+            "JukeboxTestSupport", "JukeboxCore", "JukeboxService", "JukeboxBoard", "JukeboxAudio"]),
     ]
 )

@@ -89,6 +89,8 @@ extension State {
 
     /// Any phase → stopped at the start of the current track; the device is released.
     mutating func stop(_ step: inout Step) {
+        // Saved even when already stopped: the rewind is a jump a power cut must not undo.
+        if position != 0 { step.forceSave = true }
         position = 0
         if case .interrupted = phase {
             afterInterruption = .stopped
@@ -102,6 +104,9 @@ extension State {
 
     /// Makes order index `target` current at 0 s, keeping the phase.
     mutating func go(to target: Int, _ step: inout Step) {
+        // Back to the start of the same track is a jump like a seek: saved at once (another track
+        // is saved anyway).
+        if position != 0 { step.forceSave = true }
         cursor = target
         position = 0
         switch phase {
@@ -124,6 +129,9 @@ extension State {
         guard let track = currentTrack, seconds.isFinite else { return }
         var target = max(0, seconds)
         if let duration = track.info.duration { target = min(target, duration) }
+        // A jump is not playback: saved at once, or a power cut within the save interval (or any
+        // time later while paused) would resume where the player was before it.
+        if target != position { step.forceSave = true }
         position = target
         if loaded != nil && (phase == .playing || phase == .paused) {
             step.commands.append(.seekOutput(to: target))

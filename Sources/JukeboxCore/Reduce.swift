@@ -34,7 +34,15 @@ extension State {
             handedNext = nil
             step.exitCode = 0
         case .trackStarted, .trackFinished, .trackFailed, .deviceUnavailable, .heard:
+            let before = (track: currentTrack?.id, position: position)
             engineReport(event, &step)
+            // The same track over again from its start (repeat one) is a jump back, like a seek:
+            // saved at once, or a power cut then resumes near its end.
+            switch event {
+            case .trackStarted, .trackFinished:
+                if currentTrack?.id == before.track && position == 0 && before.position > 0 { step.forceSave = true }
+            default: break
+            }
         case .interruptBegan, .interruptEnded, .deviceReleased:
             interruption(event, &step)
         case .buttonEdge, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),

@@ -77,6 +77,7 @@ enum Commands {
         return Player.run(setup) { log in
             for w in loaded.warnings { log.warning(w) }
             // Resume first: nothing slow (no folder scan, no tag reading) before the first sample.
+            var modes: [Event] = []
             if let statePath = config.statePath {
                 let result = StateStore(path: statePath).load()
                 for m in result.messages { log.warning(m) }
@@ -84,13 +85,15 @@ enum Commands {
                     log.info("resuming \(snapshot.tracks.count) tracks from \(statePath)")
                     return [.restore(snapshot)]
                 }
+                // An emptied queue still keeps its volume, shuffle and repeat for the music below.
+                if let snapshot = result.snapshot { modes = [.restore(snapshot)] }
             }
             guard !config.music.isEmpty else {
                 log.info("nothing queued: add \"music\" paths to the config")
-                return []
+                return modes
             }
-            guard let tracks = Player.load(config.music, log: log) else { return [] }
-            return config.resumePlaying ? [.replaceQueue(tracks)] : [.add(tracks)]
+            guard let tracks = Player.load(config.music, log: log) else { return modes }
+            return modes + (config.resumePlaying ? [.replaceQueue(tracks)] : [.add(tracks)])
         }
     }
 

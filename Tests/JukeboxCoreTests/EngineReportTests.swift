@@ -66,14 +66,17 @@ final class EngineReportTests: XCTestCase {
             .render(h.stateWith { $0.repeatMode = .one }.view),
         ])
         h.prepare(.heard(playID: 1, seconds: 100))
+        // Starting over is a jump back: saved at once, so a power cut does not resume at the end.
         h.send(.trackFinished(playID: 1, next: 3), {
             $0.position = 0
+            $0.savedPosition = 0
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 1)
             $0.nextPlayID = 5
             $0.shown = $0.view
         }, commands: [
             .setNext(playID: 4, path: "/music/1.flac"),
+            .persist(h.stateWith { $0.position = 0 }.snapshot),
             .render(h.stateWith { $0.position = 0 }.view),
         ])
     }

@@ -127,8 +127,10 @@ final class PlaybackTests: XCTestCase {
         let h = CoreHarness(playing(3))
         h.prepare(.next)
         h.prepare(.heard(playID: 3, seconds: 3.5))
-        h.send(.previous, { $0.position = 0; $0.shown = $0.view },
-               commands: [.seekOutput(to: 0), .render(h.stateWith { $0.position = 0 }.view)])
+        // A restart is a jump: saved at once, so a power cut cannot undo it.
+        h.send(.previous, { $0.position = 0; $0.savedPosition = 0; $0.shown = $0.view },
+               commands: [.seekOutput(to: 0), .persist(h.stateWith { $0.position = 0 }.snapshot),
+                          .render(h.stateWith { $0.position = 0 }.view)])
     }
 
     func testPreviousWithinThreeSecondsGoesBack() {
@@ -203,12 +205,16 @@ final class PlaybackTests: XCTestCase {
 
     func testSeekIsClampedToTheTrack() {
         let h = CoreHarness(playing(2))
-        h.send(.seek(to: 250), { $0.position = 100; $0.shown = $0.view },
-               commands: [.seekOutput(to: 100), .render(h.stateWith { $0.position = 100 }.view)])
-        h.send(.seekBy(-130), { $0.position = 0; $0.shown = $0.view },
-               commands: [.seekOutput(to: 0), .render(h.stateWith { $0.position = 0 }.view)])
-        h.send(.seekBy(30), { $0.position = 30; $0.shown = $0.view },
-               commands: [.seekOutput(to: 30), .render(h.stateWith { $0.position = 30 }.view)])
+        // Every seek is saved at once (a jump, not playback: see the power-cut tests).
+        h.send(.seek(to: 250), { $0.position = 100; $0.savedPosition = 100; $0.shown = $0.view },
+               commands: [.seekOutput(to: 100), .persist(h.stateWith { $0.position = 100 }.snapshot),
+                          .render(h.stateWith { $0.position = 100 }.view)])
+        h.send(.seekBy(-130), { $0.position = 0; $0.savedPosition = 0; $0.shown = $0.view },
+               commands: [.seekOutput(to: 0), .persist(h.stateWith { $0.position = 0 }.snapshot),
+                          .render(h.stateWith { $0.position = 0 }.view)])
+        h.send(.seekBy(30), { $0.position = 30; $0.savedPosition = 30; $0.shown = $0.view },
+               commands: [.seekOutput(to: 30), .persist(h.stateWith { $0.position = 30 }.snapshot),
+                          .render(h.stateWith { $0.position = 30 }.view)])
         h.send(.seek(to: .nan), commands: [])
     }
 
@@ -217,15 +223,17 @@ final class PlaybackTests: XCTestCase {
         _ = reduce(&s, .add([info(1, duration: nil)]))
         _ = reduce(&s, .play)
         let h = CoreHarness(s)
-        h.send(.seek(to: 5000), { $0.position = 5000; $0.shown = $0.view },
-               commands: [.seekOutput(to: 5000), .render(h.stateWith { $0.position = 5000 }.view)])
+        h.send(.seek(to: 5000), { $0.position = 5000; $0.savedPosition = 5000; $0.shown = $0.view },
+               commands: [.seekOutput(to: 5000), .persist(h.stateWith { $0.position = 5000 }.snapshot),
+                          .render(h.stateWith { $0.position = 5000 }.view)])
     }
 
     func testSeekWhileStoppedSetsWherePlayStarts() {
         let h = CoreHarness(playing(2))
         h.prepare(.stop)
-        h.send(.seek(to: 20), { $0.position = 20; $0.shown = $0.view },
-               commands: [.render(h.stateWith { $0.position = 20 }.view)])
+        // Saved although stopped: nothing else would save it before the next play.
+        h.send(.seek(to: 20), { $0.position = 20; $0.savedPosition = 20; $0.shown = $0.view },
+               commands: [.persist(h.stateWith { $0.position = 20 }.snapshot), .render(h.stateWith { $0.position = 20 }.view)])
         let cmds = h.prepare(.play)
         XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 20, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")))
     }

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One client connection to the player's control socket, speaking its line protocol directly
+/// (spawning `jukebox ctl` per command would cost more than the commands, and hundreds are sent).
+///
+/// A reply is every line up to and including the first that starts with `ok` or `error:`
+/// (lines before it are indented continuation lines).
+final class ControlConnection {
+    private let fd: Int32
+    private var pending: [UInt8] = []
+
+    /// Connects to the socket at `path`; nil when nothing answers there (yet).
+    init?(path: String) {
+        let s = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard s >= 0 else { return nil }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { close(s); return nil }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        let ok = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(s, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard ok == 0 else { close(s); return nil }
+        fd = s
+    }
+
+    deinit { close(fd) }
+
+    /// Sends one line without waiting for the answer (the kill may come before it).
+    func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            done += n
+        }
+    }
+
+    /// Sends `line` and returns the reply's lines, or nil when none came within `timeout`
+    /// seconds or the connection closed.
+    func ask(_ line: String, timeout: Double = 5) -> [String]? {
+        send(line)
+        return reply(timeout: timeout)
+    }
+
+    /// The next complete reply.
+    func reply(timeout: Double = 5) -> [String]? {
+        var lines: [String] = []
+        let end = Date().addingTimeInterval(timeout)
+        while true {
+            while let nl = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<nl], as: UTF8.self)
+                pending.removeSubrange(...nl)
+                lines.append(line)
+                if line.hasPrefix("ok") || line.hasPrefix("error:") { return lines }
+            }
+            let left = end.timeIntervalSinceNow
+            if left <= 0 { return nil }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, Int32(left * 1000) + 1) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { return nil }
+            pending += buffer[..<n]
+        }
+    }
+
+    /// `status --json`, decoded.
+    func status(timeout: Double = 5) -> PlayerStatus? {
+        guard let last = ask("status --json", timeout: timeout)?.last, last.hasPrefix("ok ") else { return nil }
+        return PlayerStatus(json: String(last.dropFirst(3)))
+    }
+
+    /// Waits for the player's socket to answer; the connection, or nil after `timeout`.
+    static func waitForPlayer(at path: String, timeout: Double) -> ControlConnection? {
+        let end = Date().addingTimeInterval(timeout)
+        repeat {
+            if let c = ControlConnection(path: path), c.ask("version", timeout: 2) != nil { return c }
+            usleep(20_000)
+        } while Date() < end
+        return nil
+    }
+}
+
+/// The fields of `status --json` the tests look at.
+struct PlayerStatus: Equatable {
+    var phase: String
+    var path: String?
+    var position: Double?
+    var index: Int?
+    var count: Int
+    var volume: Int
+    var shuffle: Bool
+    var repeatMode: String
+    var message: String?
+
+    init?(json: String) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+              let phase = object["phase"] as? String, let count = object["count"] as? Int else { return nil }
+        self.phase = phase
+        path = object["path"] as? String
+        position = object["position"] as? Double
+        index = object["index"] as? Int
+        self.count = count
+        volume = object["volume"] as? Int ?? -1
+        shuffle = object["shuffle"] as? Bool ?? false
+        repeatMode = object["repeat"] as? String ?? ""
+        message = object["message"] as? String
+    }
+}

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+
+/// The environment variables that scale the reliability runs up from their CI defaults
+/// (a few minutes on a 2-core machine) to long runs.
+enum Knobs {
+    /// `JUKEBOX_POWER_CUTS`: SIGKILLs in the power-cut run (default 200).
+    static var powerCuts: Int { int("JUKEBOX_POWER_CUTS") ?? 200 }
+    /// `JUKEBOX_POWER_CUT_PLAYERS`: players killed in parallel, each with its own state and device (default 5).
+    static var powerCutPlayers: Int { max(1, int("JUKEBOX_POWER_CUT_PLAYERS") ?? 5) }
+    /// `JUKEBOX_SOAK_HOURS`: hours of audio the soak plays (default 0.25: 45 s of wall time at 20x
+    /// if it played all the time; with the random pauses, faults and underruns about 100 s).
+    static var soakHours: Double { double("JUKEBOX_SOAK_HOURS") ?? 0.25 }
+    /// `JUKEBOX_BUTTON_SOAK_SECONDS`: wall seconds of random GPIO button presses in-process (default 20).
+    static var buttonSoakSeconds: Double { double("JUKEBOX_BUTTON_SOAK_SECONDS") ?? 20 }
+    /// `JUKEBOX_SOAK_SPEED`: how many times faster than real time the soak's test device consumes
+    /// (default 20: faster, and the device's ~160 ms buffer lasts too few wall milliseconds for the
+    /// writer thread, so it underruns by itself).
+    static var soakSpeed: Double { double("JUKEBOX_SOAK_SPEED") ?? 20 }
+    /// `JUKEBOX_RELIABILITY_SEED`: the random seed (default: from the clock; always printed, so a
+    /// failing run can be repeated).
+    static var seed: UInt64 {
+        if let text = ProcessInfo.processInfo.environment["JUKEBOX_RELIABILITY_SEED"], let s = UInt64(text) { return s }
+        return UInt64(Date().timeIntervalSince1970 * 1000)
+    }
+
+    private static func int(_ name: String) -> Int? {
+        ProcessInfo.processInfo.environment[name].flatMap { Int($0) }
+    }
+
+    private static func double(_ name: String) -> Double? {
+        ProcessInfo.processInfo.environment[name].flatMap { Double($0) }
+    }
+}
+
+/// SplitMix64: a small seeded generator, so a run is repeatable from its printed seed.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// What `/proc` says about a process: resident memory and open file descriptors.
+enum ProcessProbe {
+    /// VmRSS in KiB, nil when the process is gone.
+    static func rssKiB(_ pid: Int32) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
+        return line.split(separator: " ").compactMap { Int($0) }.first
+    }
+
+    /// The open descriptors and what they point at (for a report when the count moves).
+    static func fds(_ pid: Int32) -> [String] {
+        let dir = "/proc/\(pid)/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        return names.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { name in
+            name + " → " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + name)) ?? "?")
+        }
+    }
+}
+
+/// Figures for the printed summaries.
+enum Figures {
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return .nan }
+        let s = values.sorted()
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+
+    static func format(_ value: Double, _ digits: Int = 3) -> String { String(format: "%.\(digits)f", value) }
+}
