@@ -63,6 +63,6 @@ left=$(cd "$sroot" && find . -type f | sort | tr '\n' ' ')
 echo "check-unit: install.sh, again, --uninstall into a staging root: ok"
 
 if command -v shellcheck >/dev/null 2>&1; then
-  shellcheck board/*.sh || fail "shellcheck board/*.sh"
-  echo "check-unit: shellcheck board/*.sh: clean"
+  shellcheck board/*.sh board/hil/*.sh board/hil/guest/*.sh || fail "shellcheck board/*.sh board/hil"
+  echo "check-unit: shellcheck board/*.sh board/hil: clean"
 fi

@@ -58,7 +58,8 @@ if [ "$kind" = address ]; then
   pid=$!
   for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
   for c in next "seek 0:01" pause play "vol 50" status queue diag previous; do
-    "$bin" ctl --socket "$work/sock" $c >/dev/null 2>&1 || true
+    read -r -a words <<<"$c"
+    "$bin" ctl --socket "$work/sock" "${words[@]}" >/dev/null 2>&1 || true
   done
   kill -TERM "$pid"
   demo=0; wait "$pid" || demo=$?

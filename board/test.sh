@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test.sh - the whole test suite, from a fresh Debian 12/13 machine: installs what is needed
-# (board/setup.sh), builds, runs every unit and end-to-end test, then builds and tests the
-# package again with Debian 13's Swift 6.0.3 in a trixie chroot (board/trixie-chroot.sh; needs
-# root; skipped on a trixie host, where the first run already used that toolchain), and checks
-# systemd/jukebox.service (board/check-unit.sh: systemd-analyze verify, security score <= 2.5).
+# test.sh - the whole test suite, from a fresh Debian 12/13 machine (it is what CI runs):
+#   1. installs what is needed (board/setup.sh) and checks systemd/jukebox.service (check-unit.sh);
+#   2. builds and runs every unit and end-to-end test;
+#   3. the reliability tests: 200+ power cuts (SIGKILL) and a compressed fault soak;
+#   4. the parsers under libFuzzer for a bounded time (board/fuzz.sh);
+#   5. the suite under ThreadSanitizer and AddressSanitizer, and a leak check of the binary
+#      (board/sanitize.sh);
+#   6. a quick run of the benchmark (board/bench.sh --quick) as a smoke test;
+#   7. hardware in the loop: the binary on real kernel devices in QEMU guests (board/hil/run.sh;
+#      needs root);
+#   8. builds and tests again with Debian 13's Swift 6.0.3 in a trixie chroot (board/trixie-chroot.sh;
+#      needs root; skipped on a trixie host, where step 2 already used that toolchain).
 #
-#   bash board/test.sh                 everything
-#   JUKEBOX_SKIP_TRIXIE=1 bash board/test.sh   skip the Debian 13 chroot build
+#   bash board/test.sh                   everything
+#   JUKEBOX_SKIP_TRIXIE=1 JUKEBOX_SKIP_HIL=1 JUKEBOX_SKIP_SANITIZERS=1 JUKEBOX_SKIP_FUZZ=1 \
+#   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 bash board/test.sh     any subset of the long steps
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,11 +27,51 @@ bash board/check-unit.sh
 
 echo "test: swift build and test ($(swift --version 2>/dev/null | head -n 1))"
 swift build --build-tests
-swift test --skip-build
+swift test --skip-build --skip JukeboxReliabilityTests
+
+skip() { [ "${1:-0}" = 1 ]; }
+
+if skip "${JUKEBOX_SKIP_RELIABILITY:-0}"; then
+  echo "test: reliability tests skipped (JUKEBOX_SKIP_RELIABILITY=1)"
+else
+  echo "test: reliability (power cuts, fault soak)"
+  swift test --skip-build --filter JukeboxReliabilityTests
+fi
+
+if skip "${JUKEBOX_SKIP_FUZZ:-0}"; then
+  echo "test: fuzzing skipped (JUKEBOX_SKIP_FUZZ=1)"
+else
+  echo "test: fuzzing the parsers"
+  FUZZ_SECONDS=${FUZZ_SECONDS:-30} bash board/fuzz.sh
+fi
+
+if skip "${JUKEBOX_SKIP_SANITIZERS:-0}"; then
+  echo "test: sanitizers skipped (JUKEBOX_SKIP_SANITIZERS=1)"
+else
+  echo "test: sanitizers"
+  bash board/sanitize.sh thread
+  bash board/sanitize.sh address
+fi
+
+if skip "${JUKEBOX_SKIP_BENCH:-0}"; then
+  echo "test: benchmark smoke run skipped (JUKEBOX_SKIP_BENCH=1)"
+else
+  echo "test: benchmark smoke run"
+  bash board/bench.sh --quick
+fi
+
+if skip "${JUKEBOX_SKIP_HIL:-0}"; then
+  echo "test: hardware in the loop skipped (JUKEBOX_SKIP_HIL=1)"
+elif [ "$(id -u)" -ne 0 ]; then
+  echo "test: hardware in the loop skipped (needs root)"
+else
+  echo "test: hardware in the loop (QEMU)"
+  JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" bash board/hil/run.sh
+fi
 
 # shellcheck disable=SC1091
 codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
-if [ "${JUKEBOX_SKIP_TRIXIE:-0}" = 1 ]; then
+if skip "${JUKEBOX_SKIP_TRIXIE:-0}"; then
   echo "test: Debian 13 build skipped (JUKEBOX_SKIP_TRIXIE=1)"
 elif [ "$codename" = trixie ]; then
   echo "test: host is Debian 13 already; no chroot needed"
@@ -31,6 +79,6 @@ elif [ "$(id -u)" -ne 0 ]; then
   echo "test: Debian 13 build skipped (needs root for the chroot)"
 else
   echo "test: build and test with Debian 13's swiftlang in a trixie chroot"
-  bash board/trixie-chroot.sh bash -c 'swift --version 2>&1 | head -n 1 && swift build --build-tests --scratch-path /root/trixie-build && swift test --skip-build --scratch-path /root/trixie-build'
+  bash board/trixie-chroot.sh bash -c 'swift --version 2>&1 | head -n 1 && swift build --build-tests --scratch-path /root/trixie-build && swift test --skip-build --skip JukeboxReliabilityTests --scratch-path /root/trixie-build'
 fi
 echo "test: all passed"

@@ -76,7 +76,8 @@ hil_prepare_kernel() {
 # gpio-sim and irq_sim from Debian's source of the same version, plus i2c-hil.
 hil_prepare_modules() {
   local src="$HIL_DIR/modules" m="$HIL_CACHE/modules"
-  local key="$HIL_ABI $HIL_KVER $(cat "$src"/* | sha256sum | cut -c1-16)"
+  local key
+  key="$HIL_ABI $HIL_KVER $(cat "$src"/* | sha256sum | cut -c1-16)"
   hil_valid modules "$key" && return 0
   hil_log "building gpio-sim, irq_sim, i2c-hil against linux-headers-$HIL_ABI"
   rm -rf "$m" && mkdir -p "$m"
@@ -118,7 +119,8 @@ hil_module_list() {
 }
 
 hil_prepare_initramfs() {
-  local key="$HIL_ABI $HIL_KVER $(cat "$HIL_DIR/guest/init" "$HIL_CACHE/stamps/modules" | sha256sum | cut -c1-16) $HIL_KMODS $HIL_KMODS_SYSTEMD"
+  local key
+  key="$HIL_ABI $HIL_KVER $(cat "$HIL_DIR/guest/init" "$HIL_CACHE/stamps/modules" | sha256sum | cut -c1-16) $HIL_KMODS $HIL_KMODS_SYSTEMD"
   hil_valid initramfs "$key" && return 0
   hil_log "initramfs: busybox + modules"
   local r="$HIL_CACHE/initramfs.d" f

@@ -43,7 +43,8 @@ hil_prepare_image() {
   local bin=$1 libs
   hil_prepare_rootfs
   libs=$(ldd "$bin" | awk '$3 ~ /^\/opt\// {print $3}' | sort)
-  local key="$HIL_IMAGE_VERSION $HIL_ABI $HIL_KVER $(cat "$HIL_CACHE/stamps/modules") $(echo "$libs" | sha256sum | cut -c1-16)"
+  local key
+  key="$HIL_IMAGE_VERSION $HIL_ABI $HIL_KVER $(cat "$HIL_CACHE/stamps/modules") $(echo "$libs" | sha256sum | cut -c1-16)"
   hil_valid image "$key" && return 0
   hil_log "systemd image: modules, Swift runtime ($(echo "$libs" | grep -c . || true) libraries), units"
   local r="$HIL_CACHE/rootfs" k="$HIL_CACHE/kernel/root" m f
@@ -158,7 +159,9 @@ hil_run_systemd_guest() {
   else
     echo "HIL-RESULT FAIL serial-console"; FAILED=$((FAILED + 1))
     for line in "${why[@]}"; do echo "  expected/seen: $line"; done
-    echo "  console transcript:"; sed 's/^/  | /' <<<"$transcript"
+    echo "  console transcript:"
+    # shellcheck disable=SC2001  # a prefix on every line
+    sed 's/^/  | /' <<<"$transcript"
   fi
   # The power cut: the position just before, then QEMU killed (no shutdown, no sync).
   pos_cut=$("$HIL_CACHE/tools/hilserial" "$sd/ttyS1.sock" 10 "status --json" 2>/dev/null | grep -o '"position":[0-9.]*' | cut -d: -f2)
