@@ -81,13 +81,15 @@ for s in audio buttons display-hd44780 interruption display-ssd1306; do want "$s
 if [ ${#guest_scenarios[@]} -gt 0 ]; then
   out="$HIL_CACHE/out"
   rm -rf "$out" && mkdir -p "$out"
-  # The guest's /tmp is its own tmpfs: the binary goes in through the writable share.
+  # The guest's /tmp is its own tmpfs: the binary and the guest scripts go in through the writable
+  # share (a checkout under /tmp, as CI makes, would be hidden there).
   cp "$JUKEBOX_BIN" "$out/jukebox"
+  cp -r "$HIL_DIR/guest" "$out/guest"
   args="/tmp/out/jukebox,$HIL_CACHE$(printf ',%s' "${guest_scenarios[@]}")"
   hil_log "guest 1 (initramfs, host / over 9p): ${guest_scenarios[*]}"
   t0=$(date +%s)
   timeout 300 "${HIL_QEMU[@]}" -m 512 \
-    -append "console=ttyS0 quiet loglevel=3 hil.script=$HIL_DIR/guest/scenarios.sh hil.args=$args" \
+    -append "console=ttyS0 quiet loglevel=3 hil.script=/tmp/out/guest/scenarios.sh hil.args=$args" \
     -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
     -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
     -fsdev local,id=out,path="$out",security_model=none \
