@@ -68,25 +68,9 @@ enum GaplessBench {
     }
 
     /// The lag in -1500...1500 for which recorded frames `at..<at+length` (channel 0 of a stereo
-    /// recording) best match the source signal, by normalised cross-correlation; positive = late.
+    /// recording) best match the source signal; positive = late.
     static func bestLag(_ recorded: [Float], sampleRate: Int, at: Int, length: Int) -> Int {
-        let lags = -1500...1500
-        let frames = recorded.count / 2
-        let x = (0..<length).map { at + $0 < frames && at + $0 >= 0 ? Double(recorded[(at + $0) * 2]) : 0 }
-        let origin = at - lags.upperBound
-        let source = (0..<(length + lags.count)).map { Double(TestAudio.signal(frame: origin + $0, channel: 0, sampleRate: sampleRate)) }
-        var best = (lag: 0, score: -Double.infinity)
-        for lag in lags {
-            var dot = 0.0, energy = 0.0
-            let offset = lags.upperBound - lag
-            for i in 0..<length {
-                let s = source[offset + i]
-                dot += x[i] * s
-                energy += s * s
-            }
-            let score = energy > 0 ? dot / energy.squareRoot() : 0
-            if score > best.score { best = (lag, score) }
-        }
-        return best.lag
+        TestAudio.bestLag(recorded, channels: 2, sampleRate: sampleRate, at: at, sourceAt: at, length: length,
+                          lags: -1500...1500)
     }
 }

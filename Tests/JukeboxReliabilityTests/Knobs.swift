@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+import JukeboxCore
 
 /// The environment variables that scale the reliability runs up from their CI defaults
 /// (a few minutes on a 2-core machine) to long runs.
@@ -33,20 +34,8 @@ enum Knobs {
     }
 }
 
-/// SplitMix64: a small seeded generator, so a run is repeatable from its printed seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The core's seeded generator (SplitMix64), so a run is repeatable from its printed seed.
+typealias SeededRandom = SeededGenerator
 
 /// What `/proc` says about a process: resident memory and open file descriptors.
 enum ProcessProbe {
