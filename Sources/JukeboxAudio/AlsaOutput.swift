@@ -55,21 +55,7 @@ public final class AlsaOutput: PCMOutput {
     /// Throws `.busy`, `.lost`, `.unsupported` (format, rate or channels refused) or `.other`.
     public func open(format: AudioFormat) throws(OutputError) {
         close()
-        var handle: OpaquePointer?
-        let rc: Int32
-        if let configText {
-            if config == nil { config = try Self.loadConfig(configText, device: device) }
-            rc = snd_pcm_open_lconf(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK, config)
-        } else {
-            rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
-        }
-        guard rc >= 0, let handle else {
-            var error = AlsaErrors.openError(rc, device: device)
-            if error.kind == .busy, let lock = lockFile(), let holder = BusyHolder.fromLockFile(lock) {
-                error.holder = holder
-            }
-            throw error
-        }
+        let handle = try openHandle()
         // Stay non-blocking (also for ioplug's drain, which reads its own flag): every wait is ours.
         snd_pcm_nonblock(handle, 1)
         do throws(OutputError) {
@@ -90,6 +76,41 @@ public final class AlsaOutput: PCMOutput {
             }
             if got < 0 { pollFds = [] }
         }
+    }
+
+    /// Opens the device non-blocking and closes it at once: the cheap check a waiting player makes
+    /// before it reopens and decodes a track. Nil when it opened; else the error `open` would throw.
+    public func probe() -> OutputError? {
+        guard pcm == nil else { return nil }
+        do throws(OutputError) {
+            snd_pcm_close(try openHandle())
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// `snd_pcm_open` non-blocking, in the given configuration or the system's.
+    private func openHandle() throws(OutputError) -> OpaquePointer {
+        var handle: OpaquePointer?
+        let rc: Int32
+        if let configText {
+            if config == nil { config = try Self.loadConfig(configText, device: device) }
+            rc = snd_pcm_open_lconf(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK, config)
+        } else {
+            rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+        }
+        guard rc >= 0, let handle else { throw openError(rc) }
+        return handle
+    }
+
+    /// The error for a failed `snd_pcm_open`, naming the holder of a busy device when it can.
+    private func openError(_ rc: Int32) -> OutputError {
+        var error = AlsaErrors.openError(rc, device: device)
+        if error.kind == .busy, let lock = lockFile(), let holder = BusyHolder.fromLockFile(lock) {
+            error.holder = holder
+        }
+        return error
     }
 
     private static func loadConfig(_ text: String, device: String) throws(OutputError) -> OpaquePointer {

@@ -4,6 +4,7 @@ extension AudioEngine {
     private enum WriteStep {
         case exit
         case flush(release: Bool)
+        case probe
         case pauseDevice
         case resumeDevice
         case item(QueueItem, volume: Int, starts: Bool)
@@ -64,6 +65,11 @@ extension AudioEngine {
                 }
                 let heard = end.map { HeardPoint(id: $0.track.id, seconds: $0.seconds) }
                 for token in released { report(.released(token: token, heard: heard)) }
+            case .probe:
+                // A device kept open (lingering after an end) is ours: free for the next play.
+                let problem = writer.isOpen ? nil : makeOutputOnce(&writer).probe()
+                let stillIdle = monitor.withLock { !state.active }
+                if stillIdle { report(problem.map { .deviceUnavailable($0) } ?? .deviceAvailable) }
             case .pauseDevice:
                 pauseDevice(&writer)
             case .resumeDevice:
@@ -86,8 +92,7 @@ extension AudioEngine {
                 if writer.pendingEnd {
                     writer.pending.append(.failed(id: id, reason: reason))
                 } else {
-                    // Idle before the report, so a caller reacting to it sees the engine idle.
-                    if !wasNext { monitor.withLock { if state.generation == writer.generation { state.becomeIdle(keep: nil) } } }
+                    if !wasNext { idleAfterFailedPlay(&writer) }
                     report(.failed(id: id, reason: reason))
                 }
             case .finishIfDrained:
@@ -103,6 +108,10 @@ extension AudioEngine {
             if state.generation != writer.generation {
                 writer.generation = state.generation
                 return .flush(release: !state.active || state.paused)
+            }
+            if state.probeRequested {
+                state.probeRequested = false
+                if !state.active { return .probe }
             }
             if state.paused {
                 if writer.isOpen && !writer.devicePaused { return .pauseDevice }
@@ -147,9 +156,16 @@ extension AudioEngine {
         writer.pendingEnd = false
     }
 
+    /// The output, made on first use (on this thread, as `makeOutput` requires).
+    private func makeOutputOnce(_ writer: inout Writer) -> PCMOutput {
+        if let output = writer.output { return output }
+        let output = makeOutput()
+        writer.output = output
+        return output
+    }
+
     private func write(_ chunk: PCMChunk, volume: Int, starts: Bool, _ writer: inout Writer) {
-        if writer.output == nil { writer.output = makeOutput() }
-        guard let output = writer.output else { return }
+        let output = makeOutputOnce(&writer)
         if !output.isOpen || writer.sourceFormat != chunk.format {
             if output.isOpen {
                 // A new format needs a new stream: let the old one play out first.
@@ -332,6 +348,23 @@ extension AudioEngine {
             state.paused = paused
             monitor.broadcast()
         }
+    }
+
+    /// A play failed before any of its frames were written (a file that cannot be decoded). The
+    /// engine goes idle before the report, so a caller reacting to it sees it idle, but without a
+    /// flush: the device stays open for `lingerSeconds` as after a natural end, and the play the
+    /// caller starts next (the track after the skipped one) continues the same stream, with no
+    /// reopen and nothing dropped, across any number of skipped files.
+    private func idleAfterFailedPlay(_ writer: inout Writer) {
+        let owned = monitor.withLock { () -> Bool in
+            guard state.generation == writer.generation else { return false }
+            state.becomeIdle(keep: nil)
+            writer.generation = state.generation
+            return true
+        }
+        guard owned else { return }
+        resetStream(&writer)
+        writer.lingerUntil = writer.isOpen ? monotonicSeconds() + Self.lingerSeconds : nil
     }
 
     private func finishIfDrained(_ writer: inout Writer) {

@@ -28,6 +28,9 @@ public final class AudioEngine: @unchecked Sendable {
         case failed(id: UInt64, reason: String)
         /// The output could not be opened or was lost. The engine is idle and holds no device.
         case deviceUnavailable(OutputError)
+        /// A `probe()` found the device free (a probe that could not have it reports
+        /// `.deviceUnavailable`).
+        case deviceAvailable
         /// Once per engine lifetime: the first frames were handed to the output (start-up latency).
         case firstSample
         /// The device asked for by `release(token:)` is closed (or none was open); `heard` is where
@@ -130,6 +133,14 @@ public final class AudioEngine: @unchecked Sendable {
             state.becomeIdle(keep: nil)
             state.releaseTokens.append(token)
         }
+    }
+
+    /// While idle: checks on the writer thread whether the device could be opened now (opened and
+    /// closed at once, nothing decoded) and reports `.deviceAvailable` or `.deviceUnavailable`. A
+    /// probe that finds the engine playing again (a `play` came first) reports nothing: that play
+    /// answers for the device.
+    public func probe() {
+        command { state in state.probeRequested = true }
     }
 
     /// Moves to `seconds` in the track being heard, keeping the paused state and the next track.

@@ -99,6 +99,8 @@ struct EngineState {
     var releaseTokens: [UInt64] = []
     /// The output's fault counters as the writer last saw them.
     var counters = DeviceCounters()
+    /// `probe()` was called and the writer has not answered yet.
+    var probeRequested = false
 
     var job: DecodeJob?
     /// The gapless successor the caller asked for; cleared once the writer starts it.

@@ -51,6 +51,10 @@ public protocol PCMOutput: AnyObject {
     func drain()
     /// Releases the device.
     func close()
+    /// While closed: whether the device could be opened now, by opening and closing it at once
+    /// (nothing configured, nothing decoded). Nil when it could; the error `open` would meet
+    /// (`.busy` with its holder, `.lost`) when not.
+    func probe() -> OutputError?
     /// Whether a stream is open.
     var isOpen: Bool { get }
     /// Faults met so far (default: none counted).
@@ -62,6 +66,8 @@ public protocol PCMOutput: AnyObject {
 }
 
 extension PCMOutput {
+    /// Always available (outputs that no other program can hold).
+    public func probe() -> OutputError? { nil }
     /// No faults counted.
     public var counters: DeviceCounters { DeviceCounters() }
     /// Unknown.

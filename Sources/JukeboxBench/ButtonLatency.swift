@@ -94,6 +94,7 @@ private final class TimedAudioPort: AudioPort, @unchecked Sendable {
     func resume() { engine?.resume() }
     func stop() { engine?.stop() }
     func release(token: UInt64) { engine?.release(token: token) }
+    func probe() { engine?.probe() }
     func seek(to seconds: Double) { engine?.seek(to: seconds) }
     func setVolume(_ percent: Int) { engine?.setVolume(percent) }
     func position() -> (id: UInt64, seconds: Double)? { engine?.position() }

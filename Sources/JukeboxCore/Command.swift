@@ -20,6 +20,9 @@ public enum Command: Equatable, Sendable {
     /// Stop output and close the device, then report `Event.deviceReleased(token)` (also when no
     /// device was open), so whoever waits for the device knows it is free.
     case releaseDevice(token: UInt64)
+    /// Check whether the idle engine could open the device now (open and close it, nothing decoded);
+    /// the answer comes back as `Event.deviceAvailable` or `Event.deviceUnavailable`.
+    case probeDevice
     /// Tell the requester of interruption `id` that the device is free now.
     case grant(id: String)
     /// Move the current play to `to` seconds.

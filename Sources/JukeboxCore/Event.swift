@@ -75,6 +75,9 @@ public enum Event: Equatable, Sendable {
     case trackFailed(playID: UInt64, reason: String)
     /// The sound device could not be had; the engine is idle and holds no device.
     case deviceUnavailable(reason: String, problem: DeviceProblem)
+    /// A probe (`Command.probeDevice`) found the sound device free; a probe that could not have it
+    /// reports `deviceUnavailable` instead.
+    case deviceAvailable
     /// The engine closed the device as asked by `Command.releaseDevice(token:)`; `heard` is where
     /// the sound really stopped (a release plays out a short fade after the request).
     case deviceReleased(token: UInt64, heard: PlayPosition?)

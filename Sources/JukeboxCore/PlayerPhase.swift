@@ -14,8 +14,10 @@ public enum PlayerPhase: Equatable, Sendable {
     /// `interrupted`. After `Settings.releaseDelay` in pause the device is closed; resume reopens
     /// it at the same frame.
     case paused
-    /// The player wants to play but cannot have the sound device; it retries by itself with
-    /// back-off and plays from the remembered position once the device opens.
+    /// The player wants to play but cannot have the sound device; it probes the device by itself
+    /// (`Command.probeDevice`, at most `Settings.deviceRetryMax` apart) and plays from the
+    /// remembered position once the device is free. Skips, seeks and failed tracks while waiting
+    /// keep it waiting for the device (never paused), so a probe is always due.
     /// May be followed by: `playing` (device opened), `paused` (pause while waiting, or the device
     /// was lost and `Settings.resumeAfterDeviceLoss` is off), `stopped` (stop, queue cleared),
     /// `interrupted`.
@@ -40,7 +42,7 @@ public enum PlayerPhase: Equatable, Sendable {
 
 /// Timers the core asks the shell to run; their expiry comes back as `Event.timerFired`.
 public enum TimerID: Equatable, Hashable, Sendable {
-    /// Try opening the sound device again.
+    /// Probe the sound device again.
     case deviceRetry
     /// Release the device after a while in pause, so other programs can use it.
     case releaseDevice

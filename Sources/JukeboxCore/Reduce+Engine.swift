@@ -42,7 +42,7 @@ extension State {
             } else {
                 cursor = target
                 position = 0
-                startCurrent(at: 0, paused: phase != .playing, &step)
+                startCurrent(at: 0, paused: !wantsSound, &step)
             }
         case .trackFailed(let id, let reason):
             guard loaded?.playID == id, let track = currentTrack else { return }
@@ -64,7 +64,13 @@ extension State {
             }
             self.cursor = target
             position = 0
-            startCurrent(at: 0, paused: phase != .playing, &step)
+            // Waiting wants sound too: a paused start would open nothing, report nothing, and leave
+            // the player waiting with no probe due (the wedge the fault soak found).
+            startCurrent(at: 0, paused: !wantsSound, &step)
+        case .deviceAvailable:
+            if case .waitingForDevice = phase, loaded == nil, currentTrack != nil {
+                startCurrent(at: position, paused: false, &step)
+            }
         case .deviceUnavailable(let reason, let problem):
             if problem == .unsupported, let playID = loaded?.playID, phase == .playing {
                 // Waiting cannot help a format the device refuses: skip the track instead.
@@ -90,6 +96,14 @@ extension State {
             if loaded?.playID == id { position = seconds }
         default:
             break
+        }
+    }
+
+    /// Whether the player wants the device to sound: playing, or waiting for the device to play.
+    var wantsSound: Bool {
+        switch phase {
+        case .playing, .waitingForDevice: return true
+        case .paused, .stopped, .interrupted: return false
         }
     }
 

@@ -113,7 +113,10 @@ extension State {
         case .playing: startCurrent(at: 0, paused: false, &step)
         case .paused: if loaded != nil { startCurrent(at: 0, paused: true, &step) }
         case .stopped, .interrupted: break
-        case .waitingForDevice: break  // the retry timer starts the new current track
+        case .waitingForDevice:
+            // With a play in flight (the device was free at the last probe) the new track replaces
+            // it; otherwise the next probe starts it.
+            if loaded != nil { startCurrent(at: 0, paused: false, &step) }
         }
     }
 
@@ -133,7 +136,11 @@ extension State {
         // time later while paused) would resume where the player was before it.
         if target != position { step.forceSave = true }
         position = target
-        if loaded != nil && (phase == .playing || phase == .paused) {
+        guard loaded != nil else { return }
+        if case .waitingForDevice = phase {
+            // A play in flight opens at the old place: start it again at the new one.
+            startCurrent(at: target, paused: false, &step)
+        } else if phase == .playing || phase == .paused {
             step.commands.append(.seekOutput(to: target))
         }
     }

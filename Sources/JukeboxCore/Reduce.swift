@@ -33,7 +33,7 @@ extension State {
             loaded = nil
             handedNext = nil
             step.exitCode = 0
-        case .trackStarted, .trackFinished, .trackFailed, .deviceUnavailable, .heard:
+        case .trackStarted, .trackFinished, .trackFailed, .deviceUnavailable, .deviceAvailable, .heard:
             let before = (track: currentTrack?.id, position: position)
             engineReport(event, &step)
             // The same track over again from its start (repeat one) is a jump back, like a seek:
@@ -71,8 +71,10 @@ extension State {
                 step.forceSave = true
             }
         case .timerFired(.deviceRetry, _):
-            if case .waitingForDevice = phase, currentTrack != nil {
-                startCurrent(at: position, paused: false, &step)
+            // Probe first (cheap: an open and a close); the track is opened and decoded only once
+            // the device is free. A play already in flight answers by itself.
+            if case .waitingForDevice = phase, currentTrack != nil, loaded == nil {
+                step.commands.append(.probeDevice)
             }
         case .timerFired(.releaseDevice, _):
             releaseAfterPause(&step)

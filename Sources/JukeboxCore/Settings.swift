@@ -15,10 +15,12 @@ public struct Settings: Equatable, Sendable {
     public var volumeMin: Int = 0
     /// The highest volume a user can set.
     public var volumeMax: Int = 100
-    /// First retry delay after the device could not be opened (seconds); doubles per failure.
+    /// First wait (seconds) before probing a device that could not be opened; doubles per failure.
+    /// A probe only opens and closes the device (no decoding), so its cost does not grow with the wait.
     public var deviceRetryInitial: Double = 0.125
-    /// The longest wait between device retries (seconds).
-    public var deviceRetryMax: Double = 1
+    /// The longest wait between device probes (seconds): a device freed by another program is
+    /// noticed within this time (plus the open).
+    public var deviceRetryMax: Double = 0.25
     /// Whether the program ends (exit code 0) when the queue has played to its end.
     public var exitWhenQueueEnds: Bool = false
     /// On restore: play if the saved state was playing (true), or always come back paused.

@@ -94,6 +94,7 @@ final class SilentAudio: AudioPort {
         heard = nil
         mailbox.post(.deviceReleased(token: token, heard: nil))
     }
+    func probe() { mailbox.post(.deviceAvailable) }
     func seek(to seconds: Double) { if let h = heard { heard = (h.id, seconds) } }
     func setVolume(_ percent: Int) {}
     func position() -> (id: UInt64, seconds: Double)? { heard }

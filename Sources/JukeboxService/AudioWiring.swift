@@ -13,6 +13,7 @@ public enum AudioWiring {
         case .finished(let id, let next): return .trackFinished(playID: id, next: next)
         case .failed(let id, let reason): return .trackFailed(playID: id, reason: reason)
         case .deviceUnavailable(let error): return .deviceUnavailable(reason: describe(error), problem: problem(error.kind))
+        case .deviceAvailable: return .deviceAvailable
         case .firstSample: return nil
         case .released(let token, let heard):
             return .deviceReleased(token: token, heard: heard.map { PlayPosition(playID: $0.id, seconds: $0.seconds) })

@@ -19,6 +19,9 @@ public protocol AudioPort: AnyObject {
     func stop()
     /// Stop, release the device, then report that it is closed (`Event.deviceReleased(token)`).
     func release(token: UInt64)
+    /// While idle: check whether the device could be opened now (reported as
+    /// `Event.deviceAvailable` or `Event.deviceUnavailable`).
+    func probe()
     /// Move within the current play.
     func seek(to seconds: Double)
     /// Output volume 0–100.

@@ -169,6 +169,7 @@ public final class Runtime {
         case .resumeOutput: audio.resume()
         case .stopOutput: audio.stop()
         case .releaseDevice(let token): audio.release(token: token)
+        case .probeDevice: audio.probe()
         case .grant(let id): grants(id)
         case .seekOutput(let to): audio.seek(to: to)
         case .setVolume(let v): audio.setVolume(v)

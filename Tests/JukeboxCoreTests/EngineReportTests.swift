@@ -145,7 +145,7 @@ final class EngineReportTests: XCTestCase {
         XCTAssertFalse(cmds.contains { if case .startTrack = $0 { return true } else { return false } })
     }
 
-    func testBusyDeviceWaitsAndRetriesWithCappedBackOffThenResumesAtThePosition() {
+    func testBusyDeviceIsProbedWithCappedBackOffAndTheTrackReopensOnlyOnceItIsFree() {
         let h = CoreHarness(playing(2))
         h.prepare(.heard(playID: 1, seconds: 42.25))
         h.send(.deviceUnavailable(reason: "busy (held by aplay)", problem: .busy), {
@@ -159,24 +159,88 @@ final class EngineReportTests: XCTestCase {
             .startTimer(.deviceRetry, after: 0.125),
             .render(h.stateWith { $0.phase = .waitingForDevice(reason: "busy (held by aplay)") }.view),
         ])
+        // Each probe is an open and a close: no track is opened or decoded while the device is busy,
+        // and the probes stay at most 0.25 s apart however long the wait (a freed device is noticed
+        // within 0.3 s).
         var delays: [Double] = []
         for _ in 0..<5 {
-            let start = h.prepare(.timerFired(.deviceRetry, at: 0))
-            XCTAssertEqual(start.first, .startTrack(playID: h.state.loaded!.playID, path: "/music/1.flac", at: 42.25, paused: false,
-                                                    next: NextPlay(playID: h.state.handedNext!.playID, path: "/music/2.flac")))
+            h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice])
             let cmds = h.prepare(.deviceUnavailable(reason: "busy (held by aplay)", problem: .busy))
             XCTAssertFalse(cmds.contains { if case .report = $0 { return true } else { return false } }, "reported once")
             for case .startTimer(_, let after) in cmds { delays.append(after) }
         }
-        XCTAssertEqual(delays, [0.25, 0.5, 1, 1, 1])
-        h.prepare(.timerFired(.deviceRetry, at: 0))
-        let id = h.state.loaded!.playID
-        h.send(.trackStarted(playID: id), {
+        XCTAssertEqual(delays, [0.25, 0.25, 0.25, 0.25, 0.25])
+        h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice])
+        h.send(.deviceAvailable, {
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.nextPlayID = 5
+        }, commands: [.startTrack(playID: 3, path: "/music/1.flac", at: 42.25, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac"))])
+        h.send(.trackStarted(playID: 3), {
             $0.phase = .playing
             $0.failuresInARow = 0
             $0.retryDelay = 0.125
             $0.shown = $0.view
         }, commands: [.render(h.stateWith { $0.phase = .playing }.view)])
+        // A late probe answer changes nothing.
+        h.send(.deviceAvailable, commands: [])
+    }
+
+    /// The wedge the fault soak found: the player waited for the device, a probe found it free, the
+    /// track failed to open (a bad file), and the skip started the next track *paused* because the
+    /// phase was not `playing`. A paused start opens no device and reports nothing, so no probe was
+    /// ever due again: silent until the plug was pulled.
+    func testATrackThatFailsWhileWaitingForTheDeviceSkipsToTheNextOneStillWantingSound() {
+        let h = CoreHarness(playing(3))
+        h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        h.prepare(.timerFired(.deviceRetry, at: 0))
+        h.prepare(.deviceAvailable)
+        XCTAssertEqual(h.state.loaded, PlayRef(playID: 3, trackID: 1))
+        h.send(.trackFailed(playID: 3, reason: "not a recognised audio format"), {
+            $0.failuresInARow = 1
+            $0.message = "skipped 1.flac: not a recognised audio format"
+            $0.cursor = 1
+            $0.loaded = PlayRef(playID: 5, trackID: 2)
+            $0.handedNext = PlayRef(playID: 6, trackID: 3)
+            $0.nextPlayID = 7
+            $0.savedMark = $0.saveMark
+            $0.shown = $0.view
+        }, commands: [
+            .report("skipped /music/1.flac: not a recognised audio format"),
+            .startTrack(playID: 5, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/3.flac")),
+            .persist(h.stateWith { $0.cursor = 1 }.snapshot),
+            .render(h.stateWith { $0.cursor = 1; $0.message = "skipped 1.flac: not a recognised audio format" }.view),
+        ])
+        // Still busy: back to probing.
+        let cmds = h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        XCTAssertTrue(cmds.contains(.startTimer(.deviceRetry, after: 0.25)), "\(cmds)")
+    }
+
+    /// Same wedge through the end of a track: a play started while waiting that ends at once (a
+    /// resume point at the very end) must start its successor wanting sound.
+    func testATrackThatEndsWhileWaitingStartsItsSuccessorUnpaused() {
+        let h = CoreHarness(playing(3))
+        h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        h.prepare(.timerFired(.deviceRetry, at: 0))
+        h.prepare(.deviceAvailable)
+        let cmds = h.prepare(.trackFinished(playID: 3, next: nil))
+        XCTAssertEqual(cmds.first, .startTrack(playID: 5, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/3.flac")))
+    }
+
+    /// A skip or a seek while a play is in flight after a probe replaces that play: the engine must
+    /// not open the old track while the core shows the new one.
+    func testSkipAndSeekWhileAPlayIsInFlightAfterAProbeRestartIt() {
+        let h = CoreHarness(playing(3))
+        h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        h.prepare(.timerFired(.deviceRetry, at: 0))
+        h.prepare(.deviceAvailable)
+        XCTAssertEqual(h.prepare(.next).first, .startTrack(playID: 5, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/3.flac")))
+        XCTAssertEqual(h.prepare(.seek(to: 20)).first, .startTrack(playID: 7, path: "/music/2.flac", at: 20, paused: false, next: NextPlay(playID: 8, path: "/music/3.flac")))
+        // With no play in flight a skip only moves the cursor: the next probe starts it.
+        h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        let skip = h.prepare(.next)
+        XCTAssertFalse(skip.contains { if case .startTrack = $0 { return true } else { return false } }, "\(skip)")
+        XCTAssertEqual(h.state.currentTrack?.id, 3)
     }
 
     func testPauseWhileWaitingEndsTheRetriesAndPlayStartsAgain() {

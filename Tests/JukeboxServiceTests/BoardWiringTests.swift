@@ -23,6 +23,7 @@ final class BoardWiringTests: XCTestCase {
         func resume() {}
         func stop() {}
         func release(token: UInt64) {}
+        func probe() {}
         func seek(to seconds: Double) {}
         func setVolume(_ percent: Int) {}
         func position() -> (id: UInt64, seconds: Double)? { nil }

@@ -28,6 +28,10 @@ final class FakeAudio: AudioPort, @unchecked Sendable {
         calls.append("release \(token)")
         mailbox?.post(.deviceReleased(token: token, heard: nil))
     }
+    func probe() {
+        calls.append("probe")
+        mailbox?.post(.deviceAvailable)
+    }
     func seek(to seconds: Double) { calls.append("seek \(seconds)") }
     func setVolume(_ percent: Int) { calls.append("volume \(percent)") }
     func position() -> (id: UInt64, seconds: Double)? { heard }
@@ -91,7 +95,7 @@ final class RuntimeTests: XCTestCase {
         XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "stop", "shutdown"])
     }
 
-    func testTheLoopRetriesABusyDeviceOnItsTimer() {
+    func testTheLoopProbesABusyDeviceOnItsTimerAndReopensTheTrackOnlyWhenItIsFree() {
         var settings = Settings()
         settings.exitWhenQueueEnds = true
         settings.deviceRetryInitial = 0.01
@@ -100,24 +104,28 @@ final class RuntimeTests: XCTestCase {
                               log: Log(level: .error), mailbox: audio.mailbox)
         let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")]), .seek(to: 4)])
         XCTAssertEqual(code, 0)
-        XCTAssertEqual(audio.plays, ["@0.0", "@4.0", "@4.0", "@4.0"], "retries resume at the remembered position")
+        XCTAssertEqual(audio.plays, ["@0.0", "@4.0"], "probes while busy; the play after them resumes at the remembered position")
+        XCTAssertEqual(audio.probes, 3)
     }
 }
 
-/// Answers busy twice, then plays and finishes.
+/// Answers busy at the first play and the first two probes, then plays and finishes.
 final class BusyThenFreeAudio: AudioPort, @unchecked Sendable {
     let mailbox = Mailbox()
     var plays: [String] = []
-    var busy = 0
+    var probes = 0
     func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
         plays.append("@\(seconds)")
-        if busy < 3 {
-            busy += 1
+        if plays.count == 1 {
             mailbox.post(.deviceUnavailable(reason: "busy", problem: .busy))
         } else {
             mailbox.post(.trackStarted(playID: id))
             mailbox.post(.trackFinished(playID: id, next: nil))
         }
+    }
+    func probe() {
+        probes += 1
+        mailbox.post(probes < 3 ? .deviceUnavailable(reason: "busy", problem: .busy) : .deviceAvailable)
     }
     func setNext(id: UInt64, path: String) {}
     func clearNext() {}
