@@ -31,8 +31,11 @@ let package = Package(
         // The functional core: standard library only.
         .target(name: "JukeboxCore"),
 
+        // libasound's own messages, routed to the log (its handler is variadic: C only).
+        .target(name: "CAlsaMessages", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
+
         // Adapters.
-        .target(name: "JukeboxAudio", dependencies: ["CALSA", "CSndfile", "CTagLib"]),
+        .target(name: "JukeboxAudio", dependencies: ["CALSA", "CSndfile", "CTagLib", "CAlsaMessages"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "JukeboxBoard", dependencies: ["CInput", "CLinux"]),

@@ -5,7 +5,7 @@ import JukeboxCore
 import Glibc
 #endif
 
-/// Events posted from other threads (the audio engine) to the loop: a short locked append plus
+/// Events (and log lines) posted from other threads (the audio engine) to the loop: a short locked append plus
 /// an eventfd the loop polls, so the poster never waits for the loop.
 ///
 /// The lock is a pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer intercepts
@@ -14,6 +14,7 @@ import Glibc
 public final class Mailbox: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var events: [Event] = []
+    private var lines: [(LogLevel, String)] = []
     /// The fd that becomes readable when events are waiting.
     public let fd: Int32
 
@@ -37,6 +38,25 @@ public final class Mailbox: @unchecked Sendable {
         pthread_mutex_unlock(lock)
         var one: UInt64 = 1
         _ = write(fd, &one, 8)
+    }
+
+    /// Posts a log line from another thread (the log itself is the loop's); safe from any thread,
+    /// never blocks on the loop.
+    public func postLog(_ severity: LogLevel, _ message: String) {
+        pthread_mutex_lock(lock)
+        lines.append((severity, message))
+        pthread_mutex_unlock(lock)
+        var one: UInt64 = 1
+        _ = write(fd, &one, 8)
+    }
+
+    /// Takes every waiting log line, oldest first (loop thread).
+    public func drainLog() -> [(LogLevel, String)] {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        let pending = lines
+        lines.removeAll(keepingCapacity: true)
+        return pending
     }
 
     /// Takes every waiting event, oldest first (loop thread).

@@ -224,6 +224,7 @@ public final class Runtime {
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
         if n < 0 && errno != EINTR { log.error("poll: \(String(cString: strerror(errno)))") }
         if fds[0].revents != 0 {
+            for (severity, line) in mailbox.drainLog() { log.write(severity, line) }
             for event in mailbox.drain() { dispatch(event) }
         }
         if fds[1].revents != 0 { readSignals() }

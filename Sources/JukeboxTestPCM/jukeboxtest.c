@@ -82,6 +82,7 @@ typedef struct {
 	char *control_path;
 	double speed;
 	int record_fd, lock_fd, log_fd, timer_fd;
+	int locked; /* lock_fd holds the flock and our pid */
 
 	/* control file */
 	unsigned flags;
@@ -498,8 +499,13 @@ static void jt_free(jt_t *t)
 		close(t->log_fd);
 	if (t->timer_fd >= 0)
 		close(t->timer_fd);
-	if (t->lock_fd >= 0)
+	if (t->lock_fd >= 0) {
+		/* The pid names the holder only while the lock is held: a stale one would blame this
+		 * process for a later, injected "busy". */
+		if (t->locked)
+			(void)!ftruncate(t->lock_fd, 0);
 		close(t->lock_fd); /* releases the flock */
+	}
 	free(t->control_path);
 	free(t);
 }
@@ -598,6 +604,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(jukeboxtest)
 			jt_free(t);
 			return -EBUSY;
 		}
+		t->locked = 1;
 		char pid[32];
 		int len = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
 		if (ftruncate(t->lock_fd, 0) == 0)

@@ -42,6 +42,8 @@ enum Player {
         let terminal = interactive ? Terminal(log: log) : nil
         let status: StatusSink = terminal ?? LogStatus(log: log)
         let mailbox = Mailbox()
+        // libasound's own lines (a missing card at every probe) go to the log: once, then counted.
+        AlsaMessages.route { mailbox.postLog(.warning, $0) }
         let traceStart = setup.logLevel == .debug
         var mixer: AlsaMixer?
         if let wanted = setup.mixer {

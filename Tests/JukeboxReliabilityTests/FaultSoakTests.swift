@@ -5,7 +5,7 @@ import JukeboxTestSupport
 import XCTest
 
 /// Hours of playback compressed by the test device's `speed`, through the real binary, with random
-/// device faults (busy, unplug, xrun, suspend) and random input on the control socket and on a
+/// device faults (busy, unplug, xrun, suspend, stall) and random input on the control socket and on a
 /// serial console (a pty): no crash, no phase that never ends, memory and descriptors flat.
 ///
 /// Why the binary and not an in-process runtime: the binary is what runs on the box, its RSS and
@@ -21,8 +21,11 @@ final class FaultSoakTests: XCTestCase {
 
     func testHoursOfPlaybackWithRandomFaultsAndInputNeverCrashOrHangAndStayFlat() throws {
         let seed = Knobs.seed, speed = Knobs.soakSpeed
-        // Runs until the device has consumed the planned audio; the random input keeps it from
-        // playing all the time, so the wall time allowed is three times the ideal.
+        // Runs until the device has consumed the planned audio or for three times the ideal wall
+        // time (the random input keeps it from playing all the time). How much it consumed depends
+        // on the machine's load: printed, never asserted. What is asserted cannot depend on load:
+        // every checkpoint finds it playing and advancing soon after the faults are cleared, and
+        // memory and descriptors stay flat.
         let audioTarget = Knobs.soakHours * 3600
         let wallSeconds = audioTarget / speed
         var rng = SeededRandom(seed: seed)
@@ -36,7 +39,7 @@ final class FaultSoakTests: XCTestCase {
         XCTAssertEqual(control.ask("repeat all")?.last?.hasPrefix("ok"), true)
         let pid = player.pid
         let started = Date()
-        let first = try XCTUnwrap(checkpoint(control, soak, pid: pid), "not playing at the start")
+        let first = try XCTUnwrap(checkpoint(control, soak, pid: pid, seed: seed), "not playing at the start")
         var figures = SoakFigures(startRSS: first.rss, startFDs: first.fds)
         print("jukebox soak: seed \(seed), speed \(Figures.format(speed, 0))x, \(Figures.format(Knobs.soakHours, 2)) h of audio planned "
               + "(\(Figures.format(wallSeconds, 0)) s of wall time if it played all the time); "
@@ -60,10 +63,11 @@ final class FaultSoakTests: XCTestCase {
             if let y = heldYield, y.until <= Date() { heldYield = nil }  // closing the connection ends its yield
             let roll = Double.random(in: 0..<1, using: &rng)
             if activeFault == nil && roll < 0.06 {
-                let kind: TestPCM.Fault = [.busy, .unplug, .xrun, .suspend].randomElement(using: &rng)!
+                let kind: TestPCM.Fault = [.busy, .unplug, .xrun, .suspend, .stall].randomElement(using: &rng)!
                 try soak.pcm.set([kind])
-                // xrun and suspend fire once per change; busy and unplug last until cleared.
-                let hold = kind == .busy || kind == .unplug ? Double.random(in: 0.3..<3, using: &rng) : 0.2
+                // xrun and suspend fire once per change; busy, unplug and stall last until cleared
+                // (a stall is noticed after 2 s of nothing consumed).
+                let hold = kind == .xrun || kind == .suspend ? 0.2 : Double.random(in: 0.3..<3, using: &rng)
                 activeFault = (kind, Date().addingTimeInterval(hold))
                 figures.faults[kind.rawValue, default: 0] += 1
             } else if roll < 0.45 {
@@ -98,7 +102,7 @@ final class FaultSoakTests: XCTestCase {
                 try soak.pcm.clear()
                 activeFault = nil
                 heldYield = nil
-                guard let at = checkpoint(control, soak, pid: pid) else { break }
+                guard let at = checkpoint(control, soak, pid: pid, seed: seed) else { break }
                 figures.checkpoints += 1
                 figures.longestRecovery = max(figures.longestRecovery, at.recovery)
                 if Date() >= warmUpAt && figures.warmRSS == nil { figures.warmRSS = at.rss; figures.warmFDs = at.fds }
@@ -112,7 +116,7 @@ final class FaultSoakTests: XCTestCase {
 
         // The end: a clean stop, then the figures.
         try soak.pcm.clear()
-        if let final = checkpoint(control, soak, pid: pid) {
+        if let final = checkpoint(control, soak, pid: pid, seed: seed) {
             figures.checkpoints += 1
             figures.longestRecovery = max(figures.longestRecovery, final.recovery)
             figures.endRSS = final.rss
@@ -132,7 +136,6 @@ final class FaultSoakTests: XCTestCase {
         fds start \(figures.startFDs.count), after warm-up \(figures.warmFDs?.count ?? -1), end \(figures.endFDs.count)
         """)
         XCTAssertEqual(status, 0, "SIGTERM at the end: \(player.stderr.suffix(2000))")
-        XCTAssertGreaterThanOrEqual(audio, audioTarget, "the device consumed too little audio in \(Figures.format(wall, 0)) s: playback stalled for long stretches")
         let warmRSS = try XCTUnwrap(figures.warmRSS, "no checkpoint after the warm-up")
         XCTAssertLessThanOrEqual(figures.endRSS - warmRSS, Self.rssToleranceKiB, "RSS grew from \(warmRSS) to \(figures.endRSS) KiB")
         XCTAssertEqual(figures.endFDs.count, figures.warmFDs?.count ?? -1,
@@ -143,7 +146,7 @@ final class FaultSoakTests: XCTestCase {
     /// stop), asks for play and requires playback to be under way and advancing within a bound:
     /// no phase may last once its cause is gone. Returns RSS and descriptors at that moment and
     /// how long playback took to be under way again.
-    func checkpoint(_ control: ControlConnection, _ soak: SoakRig, pid: Int32) -> (rss: Int, fds: [String], recovery: Double)? {
+    func checkpoint(_ control: ControlConnection, _ soak: SoakRig, pid: Int32, seed: UInt64) -> (rss: Int, fds: [String], recovery: Double)? {
         let cleared = Date()
         soak.console.type([0x03, 0x0D])  // end a console `events` stream, abandon a half line
         // Overlapping interruptions end one by one; the first refusal says none is left.
@@ -164,7 +167,9 @@ final class FaultSoakTests: XCTestCase {
         guard advancing else {
             let diag = control.ask("diag")?.joined(separator: "\n") ?? "no answer"
             let log = control.ask("log 30")?.joined(separator: "\n") ?? ""
-            XCTFail("6 s after the faults were cleared the player is not playing and advancing: \(control.status().map { "\($0)" } ?? "no status")\n\(diag)\n\(log)")
+            let device = soak.pcm.events().suffix(20).map { "\($0.name) pid=\($0.pid) heard=\($0.heard)" }.joined(separator: "\n")
+            XCTFail("seed \(seed) (JUKEBOX_RELIABILITY_SEED=\(seed) replays it): 6 s after the faults were cleared the player is not playing and advancing: "
+                    + "\(control.status().map { "\($0)" } ?? "no status")\n\(diag)\nplayer's last lines:\n\(log)\ndevice's last events:\n\(device)")
             return nil
         }
         let recovery = Date().timeIntervalSince(cleared)

@@ -18,6 +18,10 @@ enum Knobs {
     /// (default 20: faster, and the device's ~160 ms buffer lasts too few wall milliseconds for the
     /// writer thread, so it underruns by itself).
     static var soakSpeed: Double { double("JUKEBOX_SOAK_SPEED") ?? 20 }
+    /// `JUKEBOX_STORM_FAULTS`: device faults the fault storm injects in all (default 1000).
+    static var stormFaults: Int { max(1, int("JUKEBOX_STORM_FAULTS") ?? 1000) }
+    /// `JUKEBOX_STORM_RUNS`: fresh players (one seed each) the storm's faults are spread over (default 4).
+    static var stormRuns: Int { max(1, int("JUKEBOX_STORM_RUNS") ?? 4) }
     /// `JUKEBOX_RELIABILITY_SEED`: the random seed (default: from the clock; always printed, so a
     /// failing run can be repeated).
     static var seed: UInt64 {
