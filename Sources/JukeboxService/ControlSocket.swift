@@ -164,10 +164,11 @@ public final class ControlSocket {
         }
     }
 
-    /// Queues a reply line; a client that lets replies pile up is disconnected.
+    /// Queues a reply line, made inert (`DisplayText.inert`: a newline in a title cannot forge a
+    /// second line); a client that lets replies pile up is disconnected.
     func reply(_ client: Client, _ text: String) {
         guard !client.closed else { return }
-        client.output += Array((text + "\n").utf8)
+        client.output += Array((DisplayText.inert(text) + "\n").utf8)
         if client.output.count > Self.maxOutput {
             client.closed = true
             return

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -82,6 +83,8 @@ public final class Log {
     }
 
     private func emit(_ severity: LogLevel, _ message: String) {
+        // One line per message, whatever a file name or tag in it holds.
+        let message = DisplayText.inert(message)
         aroundWrite?(true)
         let prefix = journalPrefix ? "<\(severity.rawValue)>" : (severity == .error ? "jukebox: error: " : severity == .warning ? "jukebox: warning: " : "jukebox: ")
         writeAll(2, prefix + message + "\n")

@@ -130,19 +130,7 @@ extension Runtime {
 
     func statusJSON() -> String {
         let track = state.currentTrack
-        func q(_ s: String) -> String {
-            var out = "\""
-            for u in s.unicodeScalars {
-                switch u {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                default:
-                    if u.value < 0x20 { out += "\\u00" + (u.value < 16 ? "0" : "") + String(u.value, radix: 16) } else { out.unicodeScalars.append(u) }
-                }
-            }
-            return out + "\""
-        }
+        let q = JSONText.quoted
         func num(_ d: Double?) -> String { d.map { $0.isFinite ? String($0) : "null" } ?? "null" }
         var fields = ["\"phase\":" + q(state.phase.name)]
         fields.append("\"title\":" + (track.map { q($0.info.title) } ?? "null"))

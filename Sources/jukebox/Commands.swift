@@ -162,7 +162,8 @@ enum Commands {
             writeAll(2, "jukebox: no reply from \(path) within \(Int(timeout)) s\n")
             return 1
         }
-        var lines = reply.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // Whatever answers there, nothing it sends reaches the terminal raw.
+        var lines = reply.split(separator: "\n", omittingEmptySubsequences: false).map(DisplayText.inert)
         let last = lines.removeLast()
         for line in lines { writeAll(1, String(line.dropFirst(2)) + "\n") }
         if last.hasPrefix("ok") {
