@@ -41,25 +41,65 @@ public final class ControlClient {
         return nil
     }
 
-    /// Reads one more line (an `events` stream), nil on timeout or close.
+    /// Reads one more line, nil on timeout or close.
     public func readLine(timeout: Double) -> String? {
         let deadline = monotonicNow() + timeout
         while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let reply = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeFirst(newline + 1)
-                return reply
-            }
+            if let line = takeLine() { return line }
             let left = deadline - monotonicNow()
             if left <= 0 { return nil }
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, Int32(min(left, 1) * 1000) + 1) >= 0 || errno == EINTR else { return nil }
-            if p.revents == 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { return nil }
-            buffer += chunk[0..<n]
+            if p.revents != 0 && !receive() { return nil }
         }
+    }
+
+    /// How a stream ended.
+    public enum StreamEnd: Equatable, Sendable {
+        /// The player closed the connection.
+        case closed
+        /// A line (Enter) arrived on the input.
+        case inputLine
+    }
+
+    /// Hands each line the player sends (an `events` stream) to `each` until the player closes
+    /// the connection or a line arrives on `input` (stdin). An input that ends (EOF, /dev/null)
+    /// is no line: the stream goes on.
+    public func stream(until input: Int32, _ each: (String) -> Void) -> StreamEnd {
+        var inputOpen = true
+        while true {
+            while let line = takeLine() { each(line) }
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: inputOpen ? input : -1, events: Int16(POLLIN), revents: 0)]
+            guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { return .closed }
+            if fds[1].revents != 0 {
+                var bytes = [UInt8](repeating: 0, count: 256)
+                let n = read(input, &bytes, bytes.count)
+                if n <= 0 { inputOpen = n < 0 && errno == EINTR } else if bytes[0..<n].contains(0x0A) { return .inputLine }
+            }
+            if fds[0].revents != 0 && !receive() {
+                while let line = takeLine() { each(line) }
+                return .closed
+            }
+        }
+    }
+
+    /// The next complete line already received, if any.
+    private func takeLine() -> String? {
+        guard let newline = buffer.firstIndex(of: 0x0A) else { return nil }
+        let line = String(decoding: buffer[..<newline], as: UTF8.self)
+        buffer.removeFirst(newline + 1)
+        return line
+    }
+
+    /// Reads what the socket has; false when the player closed the connection.
+    private func receive() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = read(fd, &chunk, chunk.count)
+        if n < 0 && errno == EINTR { return true }
+        if n <= 0 { return false }
+        buffer += chunk[0..<n]
+        return true
     }
 }
 

@@ -167,25 +167,14 @@ extension Runtime {
         return lines
     }
 
-    /// Sends an event to every client streaming `events`.
+    /// Sends an event to every client streaming `events` and to the console when it streams:
+    /// `event 04:47:43.250 button next down → playing` (wall-clock time of day, then what happened
+    /// and the phase after it).
     func streamEvent(_ event: Event) {
-        guard let control else {
-            if consoleStreaming { console?.print("event \(event)") }
-            return
+        let line = "event \(wallClockText(wallClockNow(), dateAndTime: false)) \(event.summary) → \(state.phase.name)"
+        if let control {
+            for id in eventClients { if let client = control.clients[id] { control.reply(client, line) } }
         }
-        let text: String
-        switch event {
-        case .buttonEdge(let b, let pressed, let at): text = "button \(b.rawValue) \(pressed ? "down" : "up") at \(at)"
-        case .encoderEdge(let a, let b, _): text = "encoder a=\(a ? 1 : 0) b=\(b ? 1 : 0)"
-        case .mediaKey(let code, let value, _): text = "key \(code) \(value)"
-        case .deviceUnavailable(let reason, let problem): text = "device \(problem.rawValue): \(reason)"
-        case .trackStarted, .trackFinished, .trackFailed: text = "engine \(event)"
-        case .interruptBegan(let id, let reason): text = "interrupt begin \(id): \(reason)"
-        case .interruptEnded(let id): text = "interrupt end \(id)"
-        default: text = "\(event)".prefix(120) + ""
-        }
-        let line = "event \(TimeFormat.clock(monotonicNow() - startedAt)) \(text) → \(state.phase.name)"
-        for id in eventClients { if let client = control.clients[id] { control.reply(client, line) } }
         if consoleStreaming { console?.print(line) }
     }
 

@@ -170,8 +170,13 @@ enum Commands {
             let text = String(last.dropFirst(last.hasPrefix("ok ") ? 3 : 2))
             if !text.isEmpty { writeAll(1, text + "\n") }
             if a.positional == ["events"] {
-                // Stream until the player closes or the user interrupts.
-                while let line = client.readLine(timeout: 3600) { writeAll(1, line + "\n") }
+                // Stream until the player closes or a line (Enter) comes on stdin; the player
+                // answers that line with `ok events ended`, perhaps after a last event or two.
+                let show = { (line: String) in writeAll(1, DisplayText.inert(line) + "\n") }
+                if client.stream(until: 0, show) == .inputLine, client.send("") {
+                    while let line = client.readLine(timeout: timeout), !line.hasPrefix("ok") { show(line) }
+                    writeAll(1, "events ended\n")
+                }
             }
             return 0
         }

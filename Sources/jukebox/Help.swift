@@ -73,9 +73,13 @@ enum Help {
     Usage: jukebox ctl [--socket PATH] [--timeout S] COMMAND...
 
     Sends one command to the running player and prints its reply; exit 1 on an error reply or
-    when no player answers. Commands: status, play, pause, toggle, stop, next, prev,
-    seek [+|-]m:ss, vol [+|-]N, shuffle on|off, repeat off|one|all, interrupt begin [reason]
-    (replies once the sound device is free), interrupt end, help.
+    when no player answers. Commands: status [--json], play, pause, toggle, stop, next, prev,
+    seek [+|-]m:ss, vol [+|-]N, shuffle on|off, repeat off|one|all, queue [page], add PATH,
+    load PATH, clear, save, interrupt begin [reason] (replies once the sound device is free),
+    interrupt end, diag, log [N], version, help. `events` prints a line per event
+    (`event 04:47:43.250 button next down → playing`, local time) until you press Enter (a line
+    on stdin) or the player stops. Text from files and tags is shown with control characters
+    replaced by U+FFFD; `status --json` escapes them instead.
 
     Options:
       --socket PATH       the player's control socket (default: \(ControlSocket.defaultPath()))

@@ -4,39 +4,8 @@ import JukeboxTestSupport
 import XCTest
 
 /// File names and tags come from anywhere: what the binary prints about them stays inert.
-final class UntrustedTextTests: XCTestCase {
-    var dir: String!
-    var socket: String { dir + "/ctl" }
+final class UntrustedTextTests: DaemonTestCase {
     static let evilTitle = "Evil\nok ▶ Fake Song\u{1B}]0;owned\u{7}\u{1B}[2J\u{9B}1m"
-
-    override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "jukebox-text-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: dir)
-    }
-
-    /// A daemon playing `music` silently with its control socket in the test's folder.
-    func startDaemon(_ music: [String]) throws -> Jukebox.Running {
-        let config = dir + "/c.json"
-        let object: [String: Any] = ["audio": "null", "state": "", "music": music, "socket": socket]
-        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
-        let daemon = try Jukebox.start(["run", "--config", config])
-        XCTAssertTrue(waitFor(10) { (try? ctl("status"))?.stdout.hasPrefix("▶") == true }, "the daemon never played")
-        return daemon
-    }
-
-    func ctl(_ words: String...) throws -> Jukebox.Result {
-        try Jukebox.run(["ctl", "--socket", socket] + words)
-    }
-
-    static func assertInert(_ text: String, lines: Int, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertEqual(text.unicodeScalars.filter { $0 == "\n" }.count, lines, text.debugDescription, file: file, line: line)
-        let controls = text.unicodeScalars.filter { $0 != "\n" && ($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) }
-        XCTAssertEqual(controls.count, 0, text.debugDescription, file: file, line: line)
-    }
 
     func testAFileNameWithANewlineAndEscapesNeitherForgesAReplyLineNorReachesTheTerminal() throws {
         let song = dir + "/" + Self.evilTitle + ".wav"

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxTestSupport
+import XCTest
+
+/// A test folder, a daemon playing silently with its control socket there, and `ctl` against it.
+class DaemonTestCase: XCTestCase {
+    var dir: String!
+    var socket: String { dir + "/ctl" }
+
+    override func setUpWithError() throws {
+        dir = NSTemporaryDirectory() + "jukebox-cli-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    /// A daemon playing `music` silently, once it plays.
+    func startDaemon(_ music: [String]) throws -> Jukebox.Running {
+        let config = dir + "/c.json"
+        let object: [String: Any] = ["audio": "null", "state": "", "music": music, "socket": socket]
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
+        let daemon = try Jukebox.start(["run", "--config", config])
+        XCTAssertTrue(waitFor(10) { (try? ctl("status"))?.stdout.hasPrefix("▶") == true }, "the daemon never played")
+        return daemon
+    }
+
+    /// `jukebox ctl --socket SOCKET WORDS...`.
+    func ctl(_ words: String...) throws -> Jukebox.Result {
+        try Jukebox.run(["ctl", "--socket", socket] + words)
+    }
+
+    /// `text` has `lines` newlines and no other control character (C0, DEL, C1).
+    static func assertInert(_ text: String, lines: Int, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(text.unicodeScalars.filter { $0 == "\n" }.count, lines, text.debugDescription, file: file, line: line)
+        let controls = text.unicodeScalars.filter { $0 != "\n" && ($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) }
+        XCTAssertEqual(controls.count, 0, text.debugDescription, file: file, line: line)
+    }
+}
