@@ -9,9 +9,27 @@ public final class ControlClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
+    /// The reply to a connection the player has no room for (every slot taken).
+    public static let noRoomReply = "error: too many connections"
+
     /// Connects to the socket at `path`; throws when no jukebox listens there.
     public init(path: String) throws(SystemError) {
         fd = try ControlSocket.connect(path: path)
+    }
+
+    /// Connects to `path` and sends `line`: the client and the reply (nil when none came within
+    /// `timeout`). When the player has no room, it tries again every 0.2 s until idle clients
+    /// have had time to be dropped (`ControlSocket.defaultIdleLimit` plus its loop's second)
+    /// or `timeout` passed, whichever is later. Throws when no jukebox listens there.
+    public static func connect(path: String, request line: String, timeout: Double) throws(SystemError) -> (client: ControlClient, reply: String?) {
+        let deadline = monotonicNow() + max(timeout, ControlSocket.defaultIdleLimit + 2)
+        while true {
+            let client = try ControlClient(path: path)
+            let reply = client.request(line, timeout: timeout)
+            if reply != noRoomReply || monotonicNow() >= deadline { return (client, reply) }
+            var pause = timespec(tv_sec: 0, tv_nsec: 200_000_000)
+            nanosleep(&pause, nil)
+        }
     }
 
     deinit { close(fd) }
@@ -32,7 +50,8 @@ public final class ControlClient {
     /// and the final `ok …`/`error: …` line, joined with newlines; nil when it did not come within
     /// `timeout` seconds or the connection closed.
     public func request(_ line: String, timeout: Double) -> String? {
-        guard send(line) else { return nil }
+        // A player with no room has already answered and hung up: the send fails, the answer is there.
+        _ = send(line)
         var lines: [String] = []
         while let reply = readLine(timeout: timeout) {
             lines.append(reply)

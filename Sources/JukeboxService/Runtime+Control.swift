@@ -19,11 +19,18 @@ extension Runtime {
                 if gone { client.closed = true }
             }
         }
+        for client in control.idleClients() where !holdsSomething(client.id) { client.closed = true }
         for client in control.clients.values where client.closed {
             control.drop(client)
             // A helper that went away cannot end its interruption: end it for it.
             for id in heldByClient.removeValue(forKey: client.id) ?? [] { dispatch(.interruptEnded(id: id)) }
         }
+    }
+
+    /// Whether a client streams `events`, holds a yield or waits for an interruption's grant:
+    /// such a client is silent on purpose and never dropped as idle.
+    private func holdsSomething(_ id: Int) -> Bool {
+        eventClients.contains(id) || heldByClient[id]?.isEmpty == false || waitingForGrant.values.contains { $0.contains(id) }
     }
 
     private func handle(_ line: String?, from client: ControlSocket.Client, _ control: ControlSocket) {

@@ -153,12 +153,12 @@ enum Commands {
         guard !a.positional.isEmpty else { throw UsageError(message: "ctl needs a command (try: jukebox ctl help)") }
         let path = a.options["--socket"] ?? ControlSocket.defaultPath()
         let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
-        let client: ControlClient
-        do { client = try ControlClient(path: path) } catch {
+        let client: ControlClient, answer: String?
+        do { (client, answer) = try ControlClient.connect(path: path, request: a.positional.joined(separator: " "), timeout: timeout) } catch {
             writeAll(2, "jukebox: no jukebox answers at \(path) (\(error))\n")
             return 1
         }
-        guard let reply = client.request(a.positional.joined(separator: " "), timeout: timeout) else {
+        guard let reply = answer else {
             writeAll(2, "jukebox: no reply from \(path) within \(Int(timeout)) s\n")
             return 1
         }
@@ -195,11 +195,11 @@ enum Commands {
         let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
         let reason = a.options["--reason"] ?? Paths.fileName(program[0])
         var client: ControlClient?
-        do { client = try ControlClient(path: path) } catch {
+        var reply: String?
+        do { (client, reply) = try ControlClient.connect(path: path, request: "yield begin \(reason)", timeout: timeout) } catch {
             writeAll(2, "jukebox: no jukebox answers at \(path); running the command anyway\n")
         }
-        if let c = client {
-            let reply = c.request("yield begin \(reason)", timeout: timeout)
+        if client != nil {
             if reply != "ok released" {
                 writeAll(2, "jukebox: the player did not release the device (\(reply ?? "no reply")); running the command anyway\n")
             }

@@ -34,4 +34,19 @@ final class CtlTests: DaemonTestCase {
         XCTAssertTrue(lines.contains { $0.range(of: " track started \\(play [0-9]+\\) → playing$", options: .regularExpression) != nil },
                       result.stdout)
     }
+
+    func testCtlGetsInWhenSilentConnectionsHoldEverySlot() throws {
+        let song = dir + "/song.wav"
+        try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 60)
+        let daemon = try startDaemon([song])
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        let silent = (0..<40).compactMap { _ in Self.silentConnection(socket) }
+        defer { silent.forEach { close($0) } }
+        // They take all 32 slots (the rest are refused) and never say a word.
+        let started = Date()
+        let r = try Jukebox.run(["ctl", "--socket", socket, "status"], timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("▶ song"), r.stdout)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "ctl waited longer than the idle limit and a loop turn")
+    }
 }

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import JukeboxTestSupport
 import XCTest
 
@@ -30,6 +33,22 @@ class DaemonTestCase: XCTestCase {
     /// `jukebox ctl --socket SOCKET WORDS...`.
     func ctl(_ words: String...) throws -> Jukebox.Result {
         try Jukebox.run(["ctl", "--socket", socket] + words)
+    }
+
+    /// A connection to `path` that says nothing (the fd is the caller's to close), or nil.
+    static func silentConnection(_ path: String) -> Int32? {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in path.utf8.enumerated() { raw[i] = b }
+        }
+        let ok = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if ok == 0 { return fd }
+        close(fd)
+        return nil
     }
 
     /// `text` has `lines` newlines and no other control character (C0, DEL, C1).
