@@ -12,8 +12,8 @@ enum Commands {
 
     static func play(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: ["--device", "--audio", "--state", "--volume", "--repeat", "--log-level", "--socket"],
-                              flags: ["--shuffle", "--help", "-h"], command: "play")
-        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.play) }
+                              flags: ["--shuffle"], command: "play")
+        if a.wantsHelp { return help(Help.play) }
         guard !a.positional.isEmpty else { throw UsageError(message: "play needs at least one file, folder or playlist") }
         var setup = try common(a)
         setup.statePath = a.options["--state"].map(absolutePath)
@@ -33,8 +33,8 @@ enum Commands {
     }
 
     static func run(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, options: ["--config", "--log-level"], flags: ["--help", "-h"], command: "run")
-        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.run) }
+        let a = try Arguments(args, options: ["--config", "--log-level"], flags: [], command: "run")
+        if a.wantsHelp { return help(Help.run) }
         guard a.positional.isEmpty else { throw UsageError(message: "run takes no paths; put them in the config's \"music\" list") }
         guard let configPath = a.options["--config"] else { throw UsageError(message: "run needs --config FILE") }
         let loaded: (config: Config, warnings: [String])
@@ -98,8 +98,8 @@ enum Commands {
     }
 
     static func demo(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, options: ["--device", "--audio", "--dir", "--log-level", "--socket", "--panel"], flags: ["--help", "-h"], command: "demo")
-        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.demo) }
+        let a = try Arguments(args, options: ["--device", "--audio", "--dir", "--log-level", "--socket", "--panel"], flags: [], command: "demo")
+        if a.wantsHelp { return help(Help.demo) }
         guard a.positional.isEmpty else { throw UsageError(message: "demo takes no paths (try: jukebox play PATH)") }
         var setup = try common(a)
         setup.settings.exitWhenQueueEnds = true
@@ -148,8 +148,8 @@ enum Commands {
                 rest = rest.dropFirst()
             }
         }
-        let a = try Arguments(own + (rest.isEmpty ? [] : ["--"]) + rest, options: ["--socket", "--timeout"], flags: ["--help", "-h"], command: "ctl")
-        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.ctl) }
+        let a = try Arguments(own + (rest.isEmpty ? [] : ["--"]) + rest, options: ["--socket", "--timeout"], flags: [], command: "ctl")
+        if a.wantsHelp { return help(Help.ctl) }
         guard !a.positional.isEmpty else { throw UsageError(message: "ctl needs a command (try: jukebox ctl help)") }
         let path = a.options["--socket"] ?? ControlSocket.defaultPath()
         let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
@@ -187,8 +187,8 @@ enum Commands {
     static func yield(_ args: [String]) throws(UsageError) -> Int32 {
         let split = args.firstIndex(of: "--")
         let own = Array(args[..<(split ?? args.endIndex)])
-        let a = try Arguments(own, options: ["--socket", "--reason", "--timeout"], flags: ["--help", "-h"], command: "yield")
-        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.yield) }
+        let a = try Arguments(own, options: ["--socket", "--reason", "--timeout"], flags: [], command: "yield")
+        if a.wantsHelp { return help(Help.yield) }
         let program = split.map { Array(args[($0 + 1)...]) } ?? a.positional
         guard !program.isEmpty else { throw UsageError(message: "yield needs a command: jukebox yield -- CMD ARGS...") }
         let path = a.options["--socket"] ?? ControlSocket.defaultPath()
@@ -210,7 +210,8 @@ enum Commands {
         return status
     }
 
-    private static func help(_ text: String) -> Int32 {
+    /// Prints a command's help; exit code 0.
+    static func help(_ text: String) -> Int32 {
         writeAll(1, text + "\n")
         return 0
     }
