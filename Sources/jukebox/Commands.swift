@@ -110,7 +110,15 @@ enum Commands {
         default: break
         }
         setup.settings.display = setup.terminalPanel
-        let folder = absolutePath(a.options["--dir"] ?? "/tmp/jukebox-demo")
+        // No fixed name in /tmp another user could have planted: a new private folder, removed
+        // at the end, unless the user names one.
+        let named = a.options["--dir"].map(absolutePath)
+        let folder: String
+        do { folder = try named ?? DemoTracks.makePrivateFolder() } catch {
+            writeAll(2, "jukebox: error: cannot make the demo tunes: \(error)\n")
+            return 1
+        }
+        defer { if named == nil { DemoTracks.remove(from: folder) } }
         return Player.run(setup) { log in
             let paths: [String]
             do { paths = try DemoTracks.make(in: folder) } catch {

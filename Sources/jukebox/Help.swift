@@ -63,7 +63,8 @@ enum Help {
     Options:
       --device PCM        ALSA PCM to play to (default: "default")
       --audio alsa|null   null discards audio but keeps real time (default: alsa)
-      --dir DIR           where to write the tunes (default: /tmp/jukebox-demo)
+      --dir DIR           where to write the tunes (default: a new private folder
+                          $TMPDIR/jukebox-demo-XXXXXX, removed at the end)
       --panel 16x2|20x4|oled   also show a simulated display (the exact bytes a real
                           HD44780 or SSD1306 would get, decoded) above the status line
       --socket PATH       control socket ("" for none)
