@@ -12,8 +12,10 @@ public final class ControlClient {
     /// The reply to a connection the player has no room for (every slot taken).
     public static let noRoomReply = "error: too many connections"
 
-    /// Connects to the socket at `path`; throws when no jukebox listens there.
+    /// Connects to the socket at `path`; throws when no jukebox listens there, or when `path` is
+    /// in the fallback folder and that is not this user's private folder (`SocketFolder.check`).
     public init(path: String) throws(SystemError) {
+        try SocketFolder.check(socket: path, create: false)
         fd = try ControlSocket.connect(path: path)
     }
 

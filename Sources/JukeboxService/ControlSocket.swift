@@ -42,24 +42,26 @@ public final class ControlSocket {
 
     /// The default path: the service's `$RUNTIME_DIRECTORY/control` (systemd sets it), else
     /// `/run/jukebox/control` for root or when the service's socket is there, else under
-    /// `$XDG_RUNTIME_DIR` or /tmp.
+    /// `$XDG_RUNTIME_DIR`, else in `SocketFolder.fallback()` (used only when private).
     public static func defaultPath() -> String {
         if let dir = getenv("RUNTIME_DIRECTORY").map({ String(cString: $0) }), !dir.isEmpty {
             return (dir.split(separator: ":").first.map(String.init) ?? dir) + "/control"
         }
         if getuid() == 0 || fileExists("/run/jukebox/control") { return "/run/jukebox/control" }
         if let dir = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !dir.isEmpty { return dir + "/jukebox/control" }
-        return "/tmp/jukebox-\(getuid())/control"
+        return SocketFolder.fallback() + "/control"
     }
 
     /// Listens at `path` (mode 0660). A stale socket file is replaced; a live one (another
-    /// jukebox answers there) is an error, so two players never steal each other's socket.
+    /// jukebox answers there) is an error, so two players never steal each other's socket. In
+    /// the fallback folder, only when that folder is private (`SocketFolder.check`).
     /// `idleLimit` and `clock` (monotonic seconds) decide when a silent client counts as idle.
     public init(path: String, idleLimit: Double = ControlSocket.defaultIdleLimit,
                 clock: @escaping () -> Double = monotonicNow) throws(SystemError) {
         self.path = path
         self.idleLimit = idleLimit
         self.clock = clock
+        try SocketFolder.check(socket: path, create: true)
         let folder = Paths.directory(path)
         if !isDirectory(folder) { try makeDirectories(folder) }
         guard path.utf8.count < 108 else { throw SystemError(call: "bind", subject: path, errno: ENAMETOOLONG) }

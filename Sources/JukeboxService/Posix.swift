@@ -13,10 +13,12 @@ public struct SystemError: Error, Equatable, CustomStringConvertible, Sendable {
     public var subject: String
     /// errno at the failure.
     public var errno: Int32
+    /// Why, when errno's text would not say it (a check of ours, not a failed call).
+    public var reason: String? = nil
 
     /// The reason as a person reads it: `rename /a → /b: No space left on device`.
     public var description: String {
-        "\(call) \(subject): \(String(cString: strerror(errno)))"
+        "\(call) \(subject): \(reason ?? String(cString: strerror(errno)))"
     }
 }
 

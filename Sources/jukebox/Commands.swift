@@ -163,7 +163,7 @@ enum Commands {
         let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
         let client: ControlClient, answer: String?
         do { (client, answer) = try ControlClient.connect(path: path, request: a.positional.joined(separator: " "), timeout: timeout) } catch {
-            writeAll(2, "jukebox: no jukebox answers at \(path) (\(error))\n")
+            writeAll(2, "jukebox: " + unreachable(path, error) + "\n")
             return 1
         }
         guard let reply = answer else {
@@ -205,7 +205,7 @@ enum Commands {
         var client: ControlClient?
         var reply: String?
         do { (client, reply) = try ControlClient.connect(path: path, request: "yield begin \(reason)", timeout: timeout) } catch {
-            writeAll(2, "jukebox: no jukebox answers at \(path); running the command anyway\n")
+            writeAll(2, "jukebox: " + unreachable(path, error) + "; running the command anyway\n")
         }
         if client != nil {
             if reply != "ok released" {
@@ -216,6 +216,11 @@ enum Commands {
         // Ending is explicit for a clean reply; closing the connection would end it too.
         _ = client?.request("yield end", timeout: timeout)
         return status
+    }
+
+    /// Why there is no player to talk to at `path`.
+    private static func unreachable(_ path: String, _ error: SystemError) -> String {
+        error.call == SocketFolder.refusing ? "\(error)" : "no jukebox answers at \(path) (\(error))"
     }
 
     /// Prints a command's help; exit code 0.

@@ -9,11 +9,13 @@ import XCTest
 /// A test folder, a daemon playing silently with its control socket there, and `ctl` against it.
 class DaemonTestCase: XCTestCase {
     var dir: String!
-    var socket: String { dir + "/ctl" }
+    /// The daemon's control socket (a test may move it before `startDaemon`).
+    var socket: String!
 
     override func setUpWithError() throws {
         dir = NSTemporaryDirectory() + "jukebox-cli-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        socket = dir + "/ctl"
     }
 
     override func tearDown() {

@@ -53,14 +53,20 @@ enum Jukebox {
 
     /// Starts the binary; `environment` adds (or, with nil, removes) variables; `stdin` is
     /// /dev/null unless given (a pipe a test writes lines to).
+    /// `asUser`: run as that uid and gid (through setpriv; the tests must run as root for it).
     static func start(_ args: [String], home: String? = nil, environment: [String: String?] = [:],
-                      stdin: FileHandle? = nil) throws -> Running {
+                      stdin: FileHandle? = nil, asUser: UInt32? = nil) throws -> Running {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw NSError(domain: "jukebox", code: 1, userInfo: [NSLocalizedDescriptionKey: "no jukebox binary at \(binary): run 'swift build' first"])
         }
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = args
+        if let uid = asUser {
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            p.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", binary] + args
+        } else {
+            p.executableURL = URL(fileURLWithPath: binary)
+            p.arguments = args
+        }
         let base = NSTemporaryDirectory() + "jukebox-out-" + UUID().uuidString
         FileManager.default.createFile(atPath: base + ".out", contents: nil)
         FileManager.default.createFile(atPath: base + ".err", contents: nil)
@@ -76,8 +82,9 @@ enum Jukebox {
         return Running(process: p, outPath: base + ".out", errPath: base + ".err")
     }
 
-    static func run(_ args: [String], timeout: Double = 20, home: String? = nil, environment: [String: String?] = [:]) throws -> Result {
-        guard let r = try start(args, home: home, environment: environment).wait(timeout: timeout) else {
+    static func run(_ args: [String], timeout: Double = 20, home: String? = nil, environment: [String: String?] = [:],
+                    asUser: UInt32? = nil) throws -> Result {
+        guard let r = try start(args, home: home, environment: environment, asUser: asUser).wait(timeout: timeout) else {
             throw NSError(domain: "jukebox", code: 2, userInfo: [NSLocalizedDescriptionKey: "jukebox \(args) did not finish in \(timeout) s"])
         }
         return r
