@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxBoard
+import JukeboxCore
 import JukeboxService
 #if canImport(Glibc)
 import Glibc
@@ -37,7 +38,7 @@ enum ProbeReplay {
             rows = textGrid(sim)
         }
         let bytes = writes.reduce(0) { $0 + $1.count }
-        writeAll(1, rows.map { "|" + $0 + "|" }.joined(separator: "\n") + "\n(\(writes.count) writes, \(bytes) bytes to 0x\(String(address, radix: 16)))\n")
+        writeAll(1, rows.map { "|" + DisplayText.inert($0) + "|" }.joined(separator: "\n") + "\n(\(writes.count) writes, \(bytes) bytes to 0x\(String(address, radix: 16)))\n")
         return 0
     }
 

@@ -69,12 +69,13 @@ final class SocketFolderBinaryTests: DaemonTestCase {
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
         chmod(socket, 0o666)
         let environment: [String: String?] = ["TMPDIR": dir, "XDG_RUNTIME_DIR": nil, "RUNTIME_DIRECTORY": nil]
-
-        let status = try Jukebox.run(["ctl", "status"], environment: environment, asUser: asUser)
+        // Named, as the default would be: a jukebox service on this machine (/run/jukebox/control)
+        // would otherwise be the default for everyone.
+        let status = try Jukebox.run(["ctl", "--socket", socket, "status"], environment: environment, asUser: asUser)
         XCTAssertEqual(status.status, 1)
         XCTAssertEqual(status.stdout, "", "the planted player answered")
         XCTAssertTrue(status.stderr.hasPrefix("jukebox: refusing the socket folder \(planted): "), status.stderr)
-        let yield = try Jukebox.run(["yield", "--", "true"], environment: environment, asUser: asUser)
+        let yield = try Jukebox.run(["yield", "--socket", socket, "--", "true"], environment: environment, asUser: asUser)
         XCTAssertEqual(yield.status, 0, "the command runs anyway")
         XCTAssertTrue(yield.stderr.contains("refusing the socket folder \(planted): "), yield.stderr)
         XCTAssertTrue(try ctl("status").stdout.hasPrefix("▶ song"), "the planted player was never interrupted")
