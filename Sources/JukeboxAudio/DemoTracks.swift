@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 import CSndfile
-import CTagLib
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Makes the demo's music: a few short tagged tunes synthesised on the spot, written with
-/// libsndfile in three formats and tagged with TagLib, so `jukebox demo` needs no network and
+/// Makes the demo's music: a few short tagged tunes synthesised on the spot, written and tagged
+/// with libsndfile in three formats, so `jukebox demo` needs no network and
 /// the repository ships no audio.
 public enum DemoTracks {
     /// One demo tune.
@@ -31,7 +30,9 @@ public enum DemoTracks {
     ]
 
     /// Writes the demo tunes into `folder` (created if missing) and returns their paths in play
-    /// order. Existing files are rewritten, so a damaged earlier demo heals itself.
+    /// order. Existing files are replaced, so a damaged earlier demo heals itself. No symlink is
+    /// ever followed: each name is unlinked and created anew (`O_CREAT|O_EXCL|O_NOFOLLOW`), so a
+    /// link another user planted under a tune's name goes and its target is never written.
     public static func make(in folder: String) throws(DecodeError) -> [String] {
         if mkdir(folder, 0o755) != 0 && errno != EEXIST {
             throw DecodeError(path: folder, reason: "cannot create folder: \(String(cString: strerror(errno)))")
@@ -40,10 +41,26 @@ public enum DemoTracks {
         for tune in tunes {
             let path = folder + "/" + tune.file
             try write(tune, to: path)
-            tag(path, title: tune.title)
             paths.append(path)
         }
         return paths
+    }
+
+    /// A new folder for the tunes that only this user can enter: `mkdtemp` (mode 0700) under
+    /// `$TMPDIR`, else /tmp, named `jukebox-demo-XXXXXX`.
+    public static func makePrivateFolder() throws(DecodeError) -> String {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        var template = Array((base + "/jukebox-demo-XXXXXX").utf8CString)
+        guard mkdtemp(&template) != nil else {
+            throw DecodeError(path: base, reason: "cannot create a folder: \(String(cString: strerror(errno)))")
+        }
+        return String(cString: template)
+    }
+
+    /// Removes the tunes `make` wrote into `folder`, then the folder if that left it empty.
+    public static func remove(from folder: String) {
+        for tune in tunes { unlink(folder + "/" + tune.file) }
+        rmdir(folder)
     }
 
     static func write(_ tune: Tune, to path: String) throws(DecodeError) {
@@ -52,13 +69,20 @@ public enum DemoTracks {
         info.samplerate = Int32(rate)
         info.channels = 2
         info.format = tune.format
-        guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
+        unlink(path)  // a planted link goes, its target stays untouched
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DecodeError(path: path, reason: "cannot create: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard let file = sf_open_fd(fd, Int32(SFM_WRITE), &info, 0) else {
             throw DecodeError(path: path, reason: String(cString: sf_strerror(nil)))
         }
         defer { sf_close(file) }
-        // RIFF INFO strings for players that read WAV tags only from there.
+        // Tags through libsndfile, written with the audio into the file opened above (Vorbis
+        // comments in FLAC and Ogg, RIFF INFO in WAV; TagLib reads all three): tagging by path
+        // afterwards would open the name again, and that name could be a link by then.
         sf_set_string(file, Int32(SF_STR_TITLE), tune.title)
         sf_set_string(file, Int32(SF_STR_ARTIST), "jukebox demo")
+        sf_set_string(file, Int32(SF_STR_ALBUM), "Demo Tunes")
         var samples: [Float] = []
         for (midi, beats) in tune.notes {
             let frequency = 440 * pow(2, Double(midi - 69) / 12)
@@ -78,15 +102,5 @@ public enum DemoTracks {
         if written != samples.count / 2 {
             throw DecodeError(path: path, reason: String(cString: sf_strerror(file)))
         }
-    }
-
-    static func tag(_ path: String, title: String) {
-        guard let file = taglib_file_new(path) else { return }
-        defer { taglib_file_free(file) }
-        guard let tag = taglib_file_tag(file) else { return }
-        taglib_tag_set_title(tag, title)
-        taglib_tag_set_artist(tag, "jukebox demo")
-        taglib_tag_set_album(tag, "Demo Tunes")
-        taglib_file_save(file)
     }
 }

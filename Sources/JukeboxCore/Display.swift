@@ -119,8 +119,9 @@ public struct DisplayFrame: Equatable, Sendable {
         return DisplayFrame(rows: rows, progress: progress, progressRow: progressRow)
     }
 
-    /// `text` cut or padded to exactly `width` characters.
+    /// `text` made inert (`DisplayText.inert`), cut or padded to exactly `width` characters.
     public static func fit(_ text: String, width: Int) -> String {
+        let text = DisplayText.inert(text)
         let count = text.count
         if count >= width { return String(text.prefix(width)) }
         return text + String(repeating: " ", count: width - count)
@@ -140,6 +141,7 @@ public struct DisplayFrame: Equatable, Sendable {
 
     /// A row that fits stays put; a longer one rests, then scrolls as a loop (with a gap).
     static func scroll(_ text: String, width: Int, since: Double, now: Double) -> String {
+        let text = DisplayText.inert(text)  // before counting: `\r\n` is one Character, two replacements
         guard text.count > width else { return fit(text, width: width) }
         let loop = Array(text + "   ")
         let elapsed = now - since - scrollPause

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 
 /// What a person should see about the player right now: computed from `State` by the core,
-/// drawn by whichever screen the shell has (terminal line, console, display).
+/// drawn by whichever screen the shell has (terminal line, console, display). Its text fields
+/// are inert (`DisplayText.inert`): a tag or a file name cannot break a line or send escapes.
 public struct StatusView: Equatable, Sendable {
     /// "playing", "paused", "stopped" or "waiting".
     public var phase: String
@@ -30,8 +31,8 @@ public struct StatusView: Equatable, Sendable {
     public init(_ state: State) {
         phase = state.phase.name
         let track = state.currentTrack
-        title = track?.info.title ?? ""
-        artist = track?.info.artist
+        title = DisplayText.inert(track?.info.title ?? "")
+        artist = track?.info.artist.map(DisplayText.inert)
         elapsed = TimeFormat.clock(track == nil ? nil : state.position)
         duration = TimeFormat.clock(track?.info.duration)
         index = state.cursor.map { $0 + 1 } ?? 0
@@ -39,6 +40,7 @@ public struct StatusView: Equatable, Sendable {
         volume = state.volume
         shuffle = state.shuffle
         repeatMode = state.repeatMode
+        let message: String?
         if case .waitingForDevice(let reason) = state.phase {
             message = "waiting for audio device: \(reason)"
         } else if case .interrupted(let reason) = state.phase {
@@ -46,6 +48,7 @@ public struct StatusView: Equatable, Sendable {
         } else {
             message = state.message
         }
+        self.message = message.map(DisplayText.inert)
     }
 
     /// One line for a terminal or console:

@@ -137,21 +137,5 @@ enum ConfigRender {
 
     static func list(_ items: [String]) -> String { "[" + items.map(q).joined(separator: ", ") + "]" }
 
-    static func q(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            default:
-                if u.value < 0x20 {
-                    let hex = String(u.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out + "\""
-    }
+    static func q(_ s: String) -> String { JSONText.quoted(s) }
 }

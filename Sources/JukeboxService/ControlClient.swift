@@ -9,9 +9,29 @@ public final class ControlClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to the socket at `path`; throws when no jukebox listens there.
+    /// The reply to a connection the player has no room for (every slot taken).
+    public static let noRoomReply = "error: too many connections"
+
+    /// Connects to the socket at `path`; throws when no jukebox listens there, or when `path` is
+    /// in the fallback folder and that is not this user's private folder (`SocketFolder.check`).
     public init(path: String) throws(SystemError) {
+        try SocketFolder.check(socket: path, create: false)
         fd = try ControlSocket.connect(path: path)
+    }
+
+    /// Connects to `path` and sends `line`: the client and the reply (nil when none came within
+    /// `timeout`). When the player has no room, it tries again every 0.2 s until idle clients
+    /// have had time to be dropped (`ControlSocket.defaultIdleLimit` plus its loop's second)
+    /// or `timeout` passed, whichever is later. Throws when no jukebox listens there.
+    public static func connect(path: String, request line: String, timeout: Double) throws(SystemError) -> (client: ControlClient, reply: String?) {
+        let deadline = monotonicNow() + max(timeout, ControlSocket.defaultIdleLimit + 2)
+        while true {
+            let client = try ControlClient(path: path)
+            let reply = client.request(line, timeout: timeout)
+            if reply != noRoomReply || monotonicNow() >= deadline { return (client, reply) }
+            var pause = timespec(tv_sec: 0, tv_nsec: 200_000_000)
+            nanosleep(&pause, nil)
+        }
     }
 
     deinit { close(fd) }
@@ -32,7 +52,8 @@ public final class ControlClient {
     /// and the final `ok …`/`error: …` line, joined with newlines; nil when it did not come within
     /// `timeout` seconds or the connection closed.
     public func request(_ line: String, timeout: Double) -> String? {
-        guard send(line) else { return nil }
+        // A player with no room has already answered and hung up: the send fails, the answer is there.
+        _ = send(line)
         var lines: [String] = []
         while let reply = readLine(timeout: timeout) {
             lines.append(reply)
@@ -41,25 +62,65 @@ public final class ControlClient {
         return nil
     }
 
-    /// Reads one more line (an `events` stream), nil on timeout or close.
+    /// Reads one more line, nil on timeout or close.
     public func readLine(timeout: Double) -> String? {
         let deadline = monotonicNow() + timeout
         while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let reply = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeFirst(newline + 1)
-                return reply
-            }
+            if let line = takeLine() { return line }
             let left = deadline - monotonicNow()
             if left <= 0 { return nil }
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, Int32(min(left, 1) * 1000) + 1) >= 0 || errno == EINTR else { return nil }
-            if p.revents == 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { return nil }
-            buffer += chunk[0..<n]
+            if p.revents != 0 && !receive() { return nil }
         }
+    }
+
+    /// How a stream ended.
+    public enum StreamEnd: Equatable, Sendable {
+        /// The player closed the connection.
+        case closed
+        /// A line (Enter) arrived on the input.
+        case inputLine
+    }
+
+    /// Hands each line the player sends (an `events` stream) to `each` until the player closes
+    /// the connection or a line arrives on `input` (stdin). An input that ends (EOF, /dev/null)
+    /// is no line: the stream goes on.
+    public func stream(until input: Int32, _ each: (String) -> Void) -> StreamEnd {
+        var inputOpen = true
+        while true {
+            while let line = takeLine() { each(line) }
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: inputOpen ? input : -1, events: Int16(POLLIN), revents: 0)]
+            guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { return .closed }
+            if fds[1].revents != 0 {
+                var bytes = [UInt8](repeating: 0, count: 256)
+                let n = read(input, &bytes, bytes.count)
+                if n <= 0 { inputOpen = n < 0 && errno == EINTR } else if bytes[0..<n].contains(0x0A) { return .inputLine }
+            }
+            if fds[0].revents != 0 && !receive() {
+                while let line = takeLine() { each(line) }
+                return .closed
+            }
+        }
+    }
+
+    /// The next complete line already received, if any.
+    private func takeLine() -> String? {
+        guard let newline = buffer.firstIndex(of: 0x0A) else { return nil }
+        let line = String(decoding: buffer[..<newline], as: UTF8.self)
+        buffer.removeFirst(newline + 1)
+        return line
+    }
+
+    /// Reads what the socket has; false when the player closed the connection.
+    private func receive() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = read(fd, &chunk, chunk.count)
+        if n < 0 && errno == EINTR { return true }
+        if n <= 0 { return false }
+        buffer += chunk[0..<n]
+        return true
     }
 }
 

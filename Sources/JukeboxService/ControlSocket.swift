@@ -16,9 +16,12 @@ public final class ControlSocket {
         var output: [UInt8] = []
         var discardingLongLine = false
         var closed = false
-        init(id: Int, fd: Int32) {
+        /// When it last sent a byte (or connected), on the socket's clock.
+        var lastHeard: Double
+        init(id: Int, fd: Int32, now: Double) {
             self.id = id
             self.fd = fd
+            lastHeard = now
         }
     }
 
@@ -31,23 +34,34 @@ public final class ControlSocket {
     static let maxClients = 32
     /// Most unsent reply bytes kept for a client that does not read.
     static let maxOutput = 64 << 10
+    /// Seconds a client may send nothing before `idleClients` names it (by default).
+    public static let defaultIdleLimit = 10.0
+    /// Seconds a client may send nothing before `idleClients` names it.
+    public let idleLimit: Double
+    private let clock: () -> Double
 
     /// The default path: the service's `$RUNTIME_DIRECTORY/control` (systemd sets it), else
     /// `/run/jukebox/control` for root or when the service's socket is there, else under
-    /// `$XDG_RUNTIME_DIR` or /tmp.
+    /// `$XDG_RUNTIME_DIR`, else in `SocketFolder.fallback()` (used only when private).
     public static func defaultPath() -> String {
         if let dir = getenv("RUNTIME_DIRECTORY").map({ String(cString: $0) }), !dir.isEmpty {
             return (dir.split(separator: ":").first.map(String.init) ?? dir) + "/control"
         }
         if getuid() == 0 || fileExists("/run/jukebox/control") { return "/run/jukebox/control" }
         if let dir = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !dir.isEmpty { return dir + "/jukebox/control" }
-        return "/tmp/jukebox-\(getuid())/control"
+        return SocketFolder.fallback() + "/control"
     }
 
     /// Listens at `path` (mode 0660). A stale socket file is replaced; a live one (another
-    /// jukebox answers there) is an error, so two players never steal each other's socket.
-    public init(path: String) throws(SystemError) {
+    /// jukebox answers there) is an error, so two players never steal each other's socket. In
+    /// the fallback folder, only when that folder is private (`SocketFolder.check`).
+    /// `idleLimit` and `clock` (monotonic seconds) decide when a silent client counts as idle.
+    public init(path: String, idleLimit: Double = ControlSocket.defaultIdleLimit,
+                clock: @escaping () -> Double = monotonicNow) throws(SystemError) {
         self.path = path
+        self.idleLimit = idleLimit
+        self.clock = clock
+        try SocketFolder.check(socket: path, create: true)
         let folder = Paths.directory(path)
         if !isDirectory(folder) { try makeDirectories(folder) }
         guard path.utf8.count < 108 else { throw SystemError(call: "bind", subject: path, errno: ENAMETOOLONG) }
@@ -123,11 +137,11 @@ public final class ControlSocket {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             if clients.count >= Self.maxClients {
-                writeAll(fd, "error: too many connections\n")
+                writeAll(fd, ControlClient.noRoomReply + "\n")
                 close(fd)
                 continue
             }
-            let client = Client(id: nextID, fd: fd)
+            let client = Client(id: nextID, fd: fd, now: clock())
             nextID += 1
             clients[client.id] = client
         }
@@ -142,6 +156,7 @@ public final class ControlSocket {
             let n = Glibc.read(client.fd, &buffer, buffer.count)
             if n == 0 { return (lines, true) }
             if n < 0 { return (lines, errno != EAGAIN && errno != EINTR) }
+            client.lastHeard = clock()
             for byte in buffer[0..<n] {
                 if byte == 0x0A {
                     if client.discardingLongLine {
@@ -164,10 +179,11 @@ public final class ControlSocket {
         }
     }
 
-    /// Queues a reply line; a client that lets replies pile up is disconnected.
+    /// Queues a reply line, made inert (`DisplayText.inert`: a newline in a title cannot forge a
+    /// second line); a client that lets replies pile up is disconnected.
     func reply(_ client: Client, _ text: String) {
         guard !client.closed else { return }
-        client.output += Array((text + "\n").utf8)
+        client.output += Array((DisplayText.inert(text) + "\n").utf8)
         if client.output.count > Self.maxOutput {
             client.closed = true
             return
@@ -181,6 +197,14 @@ public final class ControlSocket {
             let n = client.output.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n > 0 { client.output.removeFirst(n) } else { break }
         }
+    }
+
+    /// Clients that have sent nothing for `idleLimit` seconds. The loop drops those that hold
+    /// nothing (no `events` stream, no yield or interruption), so silent connections cannot keep
+    /// all `maxClients` slots from `jukebox ctl`.
+    func idleClients() -> [Client] {
+        let now = clock()
+        return clients.values.filter { now - $0.lastHeard >= idleLimit }
     }
 
     /// Closes a client.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 
 /// A check of JSON text that JSONDecoder must never see: Swift 6.0's FoundationEssentials
 /// (Debian 13's swiftlang 6.0.3) traps in a `try!` instead of throwing when an object key is not
@@ -6,7 +7,7 @@
 /// damaged state file would crash the player at every start). The rules are JSON's own
 /// (RFC 8259: UTF-8 text; in strings, control characters escaped, `\u` surrogates paired), so
 /// valid files pass untouched.
-enum JSONText {
+public enum JSONText {
     /// What is wrong with `bytes` as JSON text, or nil when its encoding and strings are sound.
     static func problem(_ bytes: [UInt8]) -> String? {
         var utf8 = UTF8()
@@ -60,6 +61,26 @@ enum JSONText {
             }
         }
         return nil
+    }
+}
+
+extension JSONText {
+    /// `text` as a JSON string literal, quotes included: `"` and `\` escaped, and every control
+    /// character (`DisplayText.isControl`: C0, DEL and C1, which JSON itself only requires for
+    /// C0) as `\uXXXX`, so the reply stays one inert line and decodes to exactly `text`.
+    public static func quoted(_ text: String) -> String {
+        var out = "\""
+        for u in text.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where DisplayText.isControl(u):
+                let hex = String(u.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out + "\""
     }
 }
 

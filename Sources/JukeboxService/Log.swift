@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,18 +41,23 @@ public final class Log {
     public var aroundWrite: ((Bool) -> Void)?
     /// Also called with every line written (the console's `events` stream).
     public var observer: ((LogLevel, String) -> Void)?
-    /// The last lines written, oldest first (for the console's `log`), at most `keep`.
+    /// The last lines written, oldest first (for `log` on the console and the socket), at most
+    /// `keep`, each stamped with the local wall-clock time: `[2026-12-01 04:47:43] info: …`.
     public private(set) var recent: [String] = []
     /// How many lines `recent` keeps.
     public let keep: Int
     private var repeated: (message: String, severity: LogLevel, count: Int, since: Double)?
     private let clock: () -> Double
+    private let wallClock: () -> Double
 
-    /// A log at `level`; `clock` (monotonic seconds) dates the in-memory lines.
-    public init(level: LogLevel = .info, keep: Int = 200, clock: @escaping () -> Double = monotonicNow) {
+    /// A log at `level`; `clock` (monotonic seconds) times the repeat summaries, `wallClock`
+    /// (seconds since the epoch) stamps the lines kept in `recent`.
+    public init(level: LogLevel = .info, keep: Int = 200, clock: @escaping () -> Double = monotonicNow,
+                wallClock: @escaping () -> Double = wallClockNow) {
         self.level = level
         self.keep = keep
         self.clock = clock
+        self.wallClock = wallClock
         self.journalPrefix = isatty(2) == 0
     }
 
@@ -82,6 +88,8 @@ public final class Log {
     }
 
     private func emit(_ severity: LogLevel, _ message: String) {
+        // One line per message, whatever a file name or tag in it holds.
+        let message = DisplayText.inert(message)
         aroundWrite?(true)
         let prefix = journalPrefix ? "<\(severity.rawValue)>" : (severity == .error ? "jukebox: error: " : severity == .warning ? "jukebox: warning: " : "jukebox: ")
         writeAll(2, prefix + message + "\n")
@@ -93,15 +101,9 @@ public final class Log {
         case .info: name = "info"
         case .debug: name = "debug"
         }
-        recent.append(Self.stamp(clock()) + " " + name + ": " + message)
+        recent.append("[" + wallClockText(wallClock()) + "] " + name + ": " + message)
         if recent.count > keep { recent.removeFirst(recent.count - keep) }
         observer?(severity, message)
-    }
-
-    static func stamp(_ seconds: Double) -> String {
-        let t = Int(seconds)
-        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "[\(two(t / 3600 % 100)):\(two(t / 60 % 60)):\(two(t % 60))]"
     }
 
     /// Convenience for `.error`.

@@ -13,10 +13,12 @@ public struct SystemError: Error, Equatable, CustomStringConvertible, Sendable {
     public var subject: String
     /// errno at the failure.
     public var errno: Int32
+    /// Why, when errno's text would not say it (a check of ours, not a failed call).
+    public var reason: String? = nil
 
     /// The reason as a person reads it: `rename /a → /b: No space left on device`.
     public var description: String {
-        "\(call) \(subject): \(String(cString: strerror(errno)))"
+        "\(call) \(subject): \(reason ?? String(cString: strerror(errno)))"
     }
 }
 
@@ -38,6 +40,30 @@ public func monotonicNow() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Seconds since the epoch on CLOCK_REALTIME: for time stamps people read, never for intervals.
+public func wallClockNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// `seconds` since the epoch as local time, `2026-12-01 04:47:43` (`dateAndTime`) or `04:47:43.250`
+/// (time of day with milliseconds).
+public func wallClockText(_ seconds: Double, dateAndTime: Bool = true) -> String {
+    var t = time_t(seconds.rounded(.down))
+    var parts = tm()
+    localtime_r(&t, &parts)
+    func pad(_ v: Int32, _ width: Int = 2) -> String {
+        let s = String(v)
+        return String(repeating: "0", count: max(0, width - s.count)) + s
+    }
+    let time = pad(parts.tm_hour) + ":" + pad(parts.tm_min) + ":" + pad(parts.tm_sec)
+    guard dateAndTime else {
+        return time + "." + pad(Int32((seconds - seconds.rounded(.down)) * 1000), 3)
+    }
+    return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1) + "-" + pad(parts.tm_mday) + " " + time
 }
 
 /// Whether a path exists (any kind of file).

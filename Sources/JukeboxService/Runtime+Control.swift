@@ -19,11 +19,18 @@ extension Runtime {
                 if gone { client.closed = true }
             }
         }
+        for client in control.idleClients() where !holdsSomething(client.id) { client.closed = true }
         for client in control.clients.values where client.closed {
             control.drop(client)
             // A helper that went away cannot end its interruption: end it for it.
             for id in heldByClient.removeValue(forKey: client.id) ?? [] { dispatch(.interruptEnded(id: id)) }
         }
+    }
+
+    /// Whether a client streams `events`, holds a yield or waits for an interruption's grant:
+    /// such a client is silent on purpose and never dropped as idle.
+    private func holdsSomething(_ id: Int) -> Bool {
+        eventClients.contains(id) || heldByClient[id]?.isEmpty == false || waitingForGrant.values.contains { $0.contains(id) }
     }
 
     private func handle(_ line: String?, from client: ControlSocket.Client, _ control: ControlSocket) {
@@ -130,19 +137,7 @@ extension Runtime {
 
     func statusJSON() -> String {
         let track = state.currentTrack
-        func q(_ s: String) -> String {
-            var out = "\""
-            for u in s.unicodeScalars {
-                switch u {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                default:
-                    if u.value < 0x20 { out += "\\u00" + (u.value < 16 ? "0" : "") + String(u.value, radix: 16) } else { out.unicodeScalars.append(u) }
-                }
-            }
-            return out + "\""
-        }
+        let q = JSONText.quoted
         func num(_ d: Double?) -> String { d.map { $0.isFinite ? String($0) : "null" } ?? "null" }
         var fields = ["\"phase\":" + q(state.phase.name)]
         fields.append("\"title\":" + (track.map { q($0.info.title) } ?? "null"))
@@ -179,25 +174,14 @@ extension Runtime {
         return lines
     }
 
-    /// Sends an event to every client streaming `events`.
+    /// Sends an event to every client streaming `events` and to the console when it streams:
+    /// `event 04:47:43.250 button next down → playing` (wall-clock time of day, then what happened
+    /// and the phase after it).
     func streamEvent(_ event: Event) {
-        guard let control else {
-            if consoleStreaming { console?.print("event \(event)") }
-            return
+        let line = "event \(wallClockText(wallClockNow(), dateAndTime: false)) \(event.summary) → \(state.phase.name)"
+        if let control {
+            for id in eventClients { if let client = control.clients[id] { control.reply(client, line) } }
         }
-        let text: String
-        switch event {
-        case .buttonEdge(let b, let pressed, let at): text = "button \(b.rawValue) \(pressed ? "down" : "up") at \(at)"
-        case .encoderEdge(let a, let b, _): text = "encoder a=\(a ? 1 : 0) b=\(b ? 1 : 0)"
-        case .mediaKey(let code, let value, _): text = "key \(code) \(value)"
-        case .deviceUnavailable(let reason, let problem): text = "device \(problem.rawValue): \(reason)"
-        case .trackStarted, .trackFinished, .trackFailed: text = "engine \(event)"
-        case .interruptBegan(let id, let reason): text = "interrupt begin \(id): \(reason)"
-        case .interruptEnded(let id): text = "interrupt end \(id)"
-        default: text = "\(event)".prefix(120) + ""
-        }
-        let line = "event \(TimeFormat.clock(monotonicNow() - startedAt)) \(text) → \(state.phase.name)"
-        for id in eventClients { if let client = control.clients[id] { control.reply(client, line) } }
         if consoleStreaming { console?.print(line) }
     }
 

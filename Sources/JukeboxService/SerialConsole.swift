@@ -196,22 +196,17 @@ public final class SerialConsole {
 
     // MARK: Output
 
-    /// Queues `text` and a line end (CRLF; lone LFs inside become CRLF too) and writes what the
-    /// terminal takes now. Control characters other than tab and newline are left out, so a tag
-    /// cannot send escape sequences to the terminal. If the prompt is on screen, the text appears
-    /// above it and the prompt and the line being typed are redrawn.
+    /// Queues `text` and a line end (CRLF; LFs and CRLFs inside become CRLF too) and writes what
+    /// the terminal takes now. Each line is made inert (`DisplayText.inert`), so a tag cannot
+    /// send escape sequences to the terminal. If the prompt is on screen, the text appears above
+    /// it and the prompt and the line being typed are redrawn.
     public func print(_ text: String) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x0A: bytes += [0x0D, 0x0A]
-            case 0x09: bytes.append(0x09)
-            case 0x00..<0x20, 0x7F...0x9F: continue
-            default: bytes += Array(String(scalar).utf8)
-            }
+        for line in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = line.last == "\r" ? line.dropLast() : line
+            bytes += Array(DisplayText.inert(String(String.UnicodeScalarView(line))).utf8) + [0x0D, 0x0A]
         }
-        bytes += [0x0D, 0x0A]
         if atPrompt && !streaming {
             enqueue(Array("\r\u{1B}[K".utf8) + bytes + Array(Self.promptText.utf8) + editor.line)
         } else {

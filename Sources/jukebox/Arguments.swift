@@ -7,10 +7,15 @@ struct UsageError: Error {
 
 /// Splits `args` into `--name value` options, `--flag` switches and positional words, checking
 /// each against what the subcommand accepts. `--name=value` works too; `--` ends options.
+/// `--help` and `-h` are accepted by every command (`wantsHelp`).
 struct Arguments {
     var options: [String: String] = [:]
     var flags: Set<String> = []
     var positional: [String] = []
+    /// The flags every command takes.
+    static let helpFlags: Set<String> = ["--help", "-h"]
+    /// Whether `--help` or `-h` was given: the command prints its help and does nothing else.
+    var wantsHelp: Bool { !flags.isDisjoint(with: Self.helpFlags) }
 
     init(_ args: [String], options allowed: Set<String>, flags allowedFlags: Set<String>, command: String) throws(UsageError) {
         var i = 0
@@ -28,7 +33,7 @@ struct Arguments {
                 name = String(a[..<eq])
                 inline = String(a[a.index(after: eq)...])
             }
-            if allowedFlags.contains(name) {
+            if allowedFlags.contains(name) || Self.helpFlags.contains(name) {
                 guard inline == nil else { throw UsageError(message: "\(name) takes no value") }
                 flags.insert(name)
             } else if allowed.contains(name) {

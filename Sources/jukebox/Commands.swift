@@ -12,8 +12,8 @@ enum Commands {
 
     static func play(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: ["--device", "--audio", "--state", "--volume", "--repeat", "--log-level", "--socket"],
-                              flags: ["--shuffle", "--help", "-h"], command: "play")
-        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.play) }
+                              flags: ["--shuffle"], command: "play")
+        if a.wantsHelp { return help(Help.play) }
         guard !a.positional.isEmpty else { throw UsageError(message: "play needs at least one file, folder or playlist") }
         var setup = try common(a)
         setup.statePath = a.options["--state"].map(absolutePath)
@@ -33,8 +33,8 @@ enum Commands {
     }
 
     static func run(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, options: ["--config", "--log-level"], flags: ["--help", "-h"], command: "run")
-        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.run) }
+        let a = try Arguments(args, options: ["--config", "--log-level"], flags: [], command: "run")
+        if a.wantsHelp { return help(Help.run) }
         guard a.positional.isEmpty else { throw UsageError(message: "run takes no paths; put them in the config's \"music\" list") }
         guard let configPath = a.options["--config"] else { throw UsageError(message: "run needs --config FILE") }
         let loaded: (config: Config, warnings: [String])
@@ -98,8 +98,8 @@ enum Commands {
     }
 
     static func demo(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, options: ["--device", "--audio", "--dir", "--log-level", "--socket", "--panel"], flags: ["--help", "-h"], command: "demo")
-        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.demo) }
+        let a = try Arguments(args, options: ["--device", "--audio", "--dir", "--log-level", "--socket", "--panel"], flags: [], command: "demo")
+        if a.wantsHelp { return help(Help.demo) }
         guard a.positional.isEmpty else { throw UsageError(message: "demo takes no paths (try: jukebox play PATH)") }
         var setup = try common(a)
         setup.settings.exitWhenQueueEnds = true
@@ -110,7 +110,15 @@ enum Commands {
         default: break
         }
         setup.settings.display = setup.terminalPanel
-        let folder = absolutePath(a.options["--dir"] ?? "/tmp/jukebox-demo")
+        // No fixed name in /tmp another user could have planted: a new private folder, removed
+        // at the end, unless the user names one.
+        let named = a.options["--dir"].map(absolutePath)
+        let folder: String
+        do { folder = try named ?? DemoTracks.makePrivateFolder() } catch {
+            writeAll(2, "jukebox: error: cannot make the demo tunes: \(error)\n")
+            return 1
+        }
+        defer { if named == nil { DemoTracks.remove(from: folder) } }
         return Player.run(setup) { log in
             let paths: [String]
             do { paths = try DemoTracks.make(in: folder) } catch {
@@ -148,29 +156,35 @@ enum Commands {
                 rest = rest.dropFirst()
             }
         }
-        let a = try Arguments(own + (rest.isEmpty ? [] : ["--"]) + rest, options: ["--socket", "--timeout"], flags: ["--help", "-h"], command: "ctl")
-        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.ctl) }
+        let a = try Arguments(own + (rest.isEmpty ? [] : ["--"]) + rest, options: ["--socket", "--timeout"], flags: [], command: "ctl")
+        if a.wantsHelp { return help(Help.ctl) }
         guard !a.positional.isEmpty else { throw UsageError(message: "ctl needs a command (try: jukebox ctl help)") }
         let path = a.options["--socket"] ?? ControlSocket.defaultPath()
         let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
-        let client: ControlClient
-        do { client = try ControlClient(path: path) } catch {
-            writeAll(2, "jukebox: no jukebox answers at \(path) (\(error))\n")
+        let client: ControlClient, answer: String?
+        do { (client, answer) = try ControlClient.connect(path: path, request: a.positional.joined(separator: " "), timeout: timeout) } catch {
+            writeAll(2, "jukebox: " + unreachable(path, error) + "\n")
             return 1
         }
-        guard let reply = client.request(a.positional.joined(separator: " "), timeout: timeout) else {
+        guard let reply = answer else {
             writeAll(2, "jukebox: no reply from \(path) within \(Int(timeout)) s\n")
             return 1
         }
-        var lines = reply.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // Whatever answers there, nothing it sends reaches the terminal raw.
+        var lines = reply.split(separator: "\n", omittingEmptySubsequences: false).map(DisplayText.inert)
         let last = lines.removeLast()
         for line in lines { writeAll(1, String(line.dropFirst(2)) + "\n") }
         if last.hasPrefix("ok") {
             let text = String(last.dropFirst(last.hasPrefix("ok ") ? 3 : 2))
             if !text.isEmpty { writeAll(1, text + "\n") }
             if a.positional == ["events"] {
-                // Stream until the player closes or the user interrupts.
-                while let line = client.readLine(timeout: 3600) { writeAll(1, line + "\n") }
+                // Stream until the player closes or a line (Enter) comes on stdin; the player
+                // answers that line with `ok events ended`, perhaps after a last event or two.
+                let show = { (line: String) in writeAll(1, DisplayText.inert(line) + "\n") }
+                if client.stream(until: 0, show) == .inputLine, client.send("") {
+                    while let line = client.readLine(timeout: timeout), !line.hasPrefix("ok") { show(line) }
+                    writeAll(1, "events ended\n")
+                }
             }
             return 0
         }
@@ -181,19 +195,19 @@ enum Commands {
     static func yield(_ args: [String]) throws(UsageError) -> Int32 {
         let split = args.firstIndex(of: "--")
         let own = Array(args[..<(split ?? args.endIndex)])
-        let a = try Arguments(own, options: ["--socket", "--reason", "--timeout"], flags: ["--help", "-h"], command: "yield")
-        if a.flags.contains("--help") || a.flags.contains("-h") { return help(Help.yield) }
+        let a = try Arguments(own, options: ["--socket", "--reason", "--timeout"], flags: [], command: "yield")
+        if a.wantsHelp { return help(Help.yield) }
         let program = split.map { Array(args[($0 + 1)...]) } ?? a.positional
         guard !program.isEmpty else { throw UsageError(message: "yield needs a command: jukebox yield -- CMD ARGS...") }
         let path = a.options["--socket"] ?? ControlSocket.defaultPath()
         let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
         let reason = a.options["--reason"] ?? Paths.fileName(program[0])
         var client: ControlClient?
-        do { client = try ControlClient(path: path) } catch {
-            writeAll(2, "jukebox: no jukebox answers at \(path); running the command anyway\n")
+        var reply: String?
+        do { (client, reply) = try ControlClient.connect(path: path, request: "yield begin \(reason)", timeout: timeout) } catch {
+            writeAll(2, "jukebox: " + unreachable(path, error) + "; running the command anyway\n")
         }
-        if let c = client {
-            let reply = c.request("yield begin \(reason)", timeout: timeout)
+        if client != nil {
             if reply != "ok released" {
                 writeAll(2, "jukebox: the player did not release the device (\(reply ?? "no reply")); running the command anyway\n")
             }
@@ -204,7 +218,13 @@ enum Commands {
         return status
     }
 
-    private static func help(_ text: String) -> Int32 {
+    /// Why there is no player to talk to at `path`.
+    private static func unreachable(_ path: String, _ error: SystemError) -> String {
+        error.call == SocketFolder.refusing ? "\(error)" : "no jukebox answers at \(path) (\(error))"
+    }
+
+    /// Prints a command's help; exit code 0.
+    static func help(_ text: String) -> Int32 {
         writeAll(1, text + "\n")
         return 0
     }

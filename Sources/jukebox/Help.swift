@@ -15,7 +15,7 @@ enum Help {
       jukebox demo [options]           make a few demo tunes and play them
       jukebox ctl COMMAND...           send a command to the running player (try: ctl help)
       jukebox yield -- CMD ARGS...     have the player release the sound device while CMD runs
-      jukebox probe tone|gpio|i2c|display|input   bring-up tools for a new box
+      jukebox probe SUBJECT [options]  bring-up tools: tone, gpio, i2c, display, input, replay-i2c
       jukebox --version | --help
 
     Run 'jukebox COMMAND --help' for a command's options.
@@ -63,7 +63,8 @@ enum Help {
     Options:
       --device PCM        ALSA PCM to play to (default: "default")
       --audio alsa|null   null discards audio but keeps real time (default: alsa)
-      --dir DIR           where to write the tunes (default: /tmp/jukebox-demo)
+      --dir DIR           where to write the tunes (default: a new private folder
+                          $TMPDIR/jukebox-demo-XXXXXX, removed at the end)
       --panel 16x2|20x4|oled   also show a simulated display (the exact bytes a real
                           HD44780 or SSD1306 would get, decoded) above the status line
       --socket PATH       control socket ("" for none)
@@ -73,9 +74,13 @@ enum Help {
     Usage: jukebox ctl [--socket PATH] [--timeout S] COMMAND...
 
     Sends one command to the running player and prints its reply; exit 1 on an error reply or
-    when no player answers. Commands: status, play, pause, toggle, stop, next, prev,
-    seek [+|-]m:ss, vol [+|-]N, shuffle on|off, repeat off|one|all, interrupt begin [reason]
-    (replies once the sound device is free), interrupt end, help.
+    when no player answers. Commands: status [--json], play, pause, toggle, stop, next, prev,
+    seek [+|-]m:ss, vol [+|-]N, shuffle on|off, repeat off|one|all, queue [page], add PATH,
+    load PATH, clear, save, interrupt begin [reason] (replies once the sound device is free),
+    interrupt end, diag, log [N], version, help. `events` prints a line per event
+    (`event 04:47:43.250 button next down → playing`, local time) until you press Enter (a line
+    on stdin) or the player stops. Text from files and tags is shown with control characters
+    replaced by U+FFFD; `status --json` escapes them instead.
 
     Options:
       --socket PATH       the player's control socket (default: \(ControlSocket.defaultPath()))
@@ -96,18 +101,73 @@ enum Help {
       --timeout S         seconds to wait for the release (default: 10)
     """
 
-    static let probe = """
-    Usage: jukebox probe SUBJECT [options]
+    /// One `probe` subject: its options and what it does (its own `--help`, and a line of `probe --help`).
+    struct ProbeSubject {
+        var name: String
+        var options: String
+        var summary: String
+        var details: String
+    }
 
-      tone [--device PCM] [--seconds N] [--frequency HZ]   a test tone on the sound device
-      gpio [--watch] [--chip CHIP] [--lines L,L...]          list GPIO chips and lines; watch edges
-                                                             with timestamps to see bounce
-      i2c [--bus BUS]                                        scan an I2C bus for devices
-      display [--type T] [--bus BUS] [--address A]           a test pattern and text on the display
-      input [--watch]                                        list input devices; watch key events
-      replay-i2c [--panel P] [--address A] [--pins standard|mjkdz] FILE
-                                                             show the screen a recorded I2C byte log
-                                                             (lines `27 W 0c 08 ...`) draws on panel P
-                                                             (hd44780-16x2|hd44780-20x4|ssd1306|sh1106)
-    """
+    static let probeSubjects = [
+        ProbeSubject(name: "tone", options: "[--device PCM] [--seconds N] [--frequency HZ]",
+                     summary: "a test tone on the sound device",
+                     details: """
+                     Options:
+                       --device PCM        ALSA PCM to play to (default: "default")
+                       --seconds N         1-60 (default: 2)
+                       --frequency HZ      20-20000 (default: 440)
+                     """),
+        ProbeSubject(name: "gpio", options: "[--watch] [--chip CHIP] [--lines L,L...]",
+                     summary: "list GPIO chips and lines; watch edges with timestamps to see bounce",
+                     details: """
+                     Without --watch: the chips, their lines' names and who uses them.
+                     Options:
+                       --watch             print each edge of --lines with its time and the gap to
+                                           the line's previous edge (pull-up, active-low); Ctrl-C ends
+                       --lines L,L...      line names (GPIO17) or CHIP:OFFSET, for --watch
+                       --chip CHIP         the chip's label or path (default: found by line name)
+                     """),
+        ProbeSubject(name: "i2c", options: "[--bus BUS]",
+                     summary: "list I2C buses; scan one for devices",
+                     details: """
+                     Options:
+                       --bus BUS           a bus number, path (/dev/i2c-1) or adapter name to scan
+                                           for answering addresses (like i2cdetect)
+                     """),
+        ProbeSubject(name: "display", options: "[--type T] [--bus BUS] [--address A]",
+                     summary: "a test pattern and text on the display",
+                     details: """
+                     Options:
+                       --type T            hd44780-16x2 (default), hd44780-20x4, ssd1306 or sh1106
+                       --bus BUS           the I2C bus (number, path or adapter name)
+                       --address A         the panel's address in decimal (39 = 0x27, 60 = 0x3C)
+                     """),
+        ProbeSubject(name: "input", options: "[--watch]",
+                     summary: "list input devices; watch key events",
+                     details: """
+                     Options:
+                       --watch             print the keys of every device with media keys; Ctrl-C ends
+                     """),
+        ProbeSubject(name: "replay-i2c", options: "[--panel P] [--address A] [--pins standard|mjkdz] FILE",
+                     summary: "show the screen a recorded I2C byte log draws",
+                     details: """
+                     FILE has one message a line: `27 W 0c 08 ...` (address, W or R, bytes in hex).
+                     Options:
+                       --panel P           hd44780-16x2 (default), hd44780-20x4, ssd1306 or sh1106
+                       --address A         the panel's address in decimal (default: 39 or 60)
+                       --pins P            the HD44780 backpack's wiring: standard (default) or mjkdz
+                     """),
+    ]
+
+    static var probe: String {
+        "Usage: jukebox probe SUBJECT [options]\n\nBring-up tools for a new box:\n\n"
+            + probeSubjects.map { "  \($0.name) \($0.options)\n      \($0.summary)" }.joined(separator: "\n")
+            + "\n\nRun 'jukebox probe SUBJECT --help' for one subject's options."
+    }
+
+    /// The help of `probe NAME`, nil for an unknown subject.
+    static func probe(_ name: String) -> String? {
+        probeSubjects.first { $0.name == name }.map { "Usage: jukebox probe \($0.name) \($0.options)\n\n\($0.summary.prefix(1).uppercased() + $0.summary.dropFirst()).\n\n\($0.details)" }
+    }
 }

@@ -9,7 +9,7 @@ import Glibc
 /// `jukebox probe …`: bring-up tools for a new box, each one small and direct.
 enum Probe {
     static func run(_ args: [String]) throws(UsageError) -> Int32 {
-        guard let what = args.first else { throw UsageError(message: "probe needs a subject: tone, gpio, i2c, display, input (see: jukebox probe --help)") }
+        guard let what = args.first else { throw UsageError(message: "probe needs a subject: \(subjects) (see: jukebox probe --help)") }
         let rest = Array(args.dropFirst())
         switch what {
         case "--help", "-h":
@@ -22,9 +22,18 @@ enum Probe {
         }
     }
 
+    /// The subjects, for messages.
+    static var subjects: String { Help.probeSubjects.map(\.name).joined(separator: ", ") }
+
+    /// Prints `probe NAME --help`; exit code 0.
+    static func subjectHelp(_ name: String) -> Int32 {
+        Commands.help(Help.probe(name) ?? Help.probe)
+    }
+
     /// A sine on the device: the quickest "does this box make sound" check.
     static func tone(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: ["--device", "--seconds", "--frequency"], flags: [], command: "probe tone")
+        if a.wantsHelp { return subjectHelp("tone") }
         let device = a.options["--device"] ?? "default"
         let seconds = Double(try a.int("--seconds", in: 1...60) ?? 2)
         let frequency = Double(try a.int("--frequency", in: 20...20000) ?? 440)

@@ -14,20 +14,21 @@ enum ProbeBoard {
         case "i2c": return try i2c(args)
         case "display": return try display(args)
         case "input": return try input(args)
-        default: throw UsageError(message: "unknown probe '\(what)' (tone, gpio, i2c, display, input)")
+        default: throw UsageError(message: "unknown probe '\(what)' (\(Probe.subjects))")
         }
     }
 
     static func gpio(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: ["--lines", "--chip"], flags: ["--watch"], command: "probe gpio")
+        if a.wantsHelp { return Probe.subjectHelp("gpio") }
         writeAll(1, "libgpiod \(GPIOChips.libgpiodVersion) (\(GPIOChips.kernelDebounce ? "kernel debounce available" : "software debounce only"))\n")
         if !a.flags.contains("--watch") {
             let chips = GPIOChips.list()
             if chips.isEmpty { writeAll(1, "no GPIO chips in /dev (a board needs gpiochip devices; see board/WIRING.md)\n") }
             for chip in chips {
-                writeAll(1, "\(chip.path)  \(chip.label)  \(chip.lineCount) lines" + (chip.error.map { "  (\($0))" } ?? "") + "\n")
+                say("\(chip.path)  \(chip.label)  \(chip.lineCount) lines" + (chip.error.map { "  (\($0))" } ?? ""))
                 for line in chip.lines where !line.name.isEmpty || line.used {
-                    writeAll(1, "  \(line.offset)\t\(line.name)" + (line.used ? "\tused by \(line.consumer)" : "") + "\n")
+                    say("  \(line.offset)  \(line.name)" + (line.used ? "  used by \(line.consumer)" : ""))
                 }
             }
             return 0
@@ -61,10 +62,11 @@ enum ProbeBoard {
 
     static func i2c(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: ["--bus"], flags: [], command: "probe i2c")
+        if a.wantsHelp { return Probe.subjectHelp("i2c") }
         let adapters = I2CBus.adapters()
         guard let bus = a.options["--bus"] else {
             if adapters.isEmpty { writeAll(1, "no I2C buses (/dev/i2c-N); on a Pi: dtparam=i2c_arm=on in config.txt and the i2c-dev module\n") }
-            for adapter in adapters { writeAll(1, "\(adapter.path)  \(adapter.name)\n") }
+            for adapter in adapters { say("\(adapter.path)  \(adapter.name)") }
             if !adapters.isEmpty { writeAll(1, "scan one with: jukebox probe i2c --bus /dev/i2c-N\n") }
             return 0
         }
@@ -91,6 +93,7 @@ enum ProbeBoard {
 
     static func display(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: ["--type", "--bus", "--address"], flags: [], command: "probe display")
+        if a.wantsHelp { return Probe.subjectHelp("display") }
         let type = try a.choice("--type", ["hd44780-16x2", "hd44780-20x4", "ssd1306", "sh1106"]) ?? "hd44780-16x2"
         let address = try a.int("--address", in: 3...119)
         let log = Log(level: .warning)
@@ -118,10 +121,11 @@ enum ProbeBoard {
 
     static func input(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: [], flags: ["--watch"], command: "probe input")
+        if a.wantsHelp { return Probe.subjectHelp("input") }
         let devices = InputDevices.list()
         if devices.isEmpty { writeAll(1, "no input devices readable in /dev/input (group input?)\n") }
         for d in devices {
-            writeAll(1, "\(d.path)  \(d.name)" + (d.hasMediaKeys ? "  [media keys]" : "") + (d.error.map { "  (\($0))" } ?? "") + "\n")
+            say("\(d.path)  \(d.name)" + (d.hasMediaKeys ? "  [media keys]" : "") + (d.error.map { "  (\($0))" } ?? ""))
         }
         guard a.flags.contains("--watch") else { return 0 }
         let watched = InputDevices([.anyWithMediaKeys])
@@ -135,6 +139,11 @@ enum ProbeBoard {
             }
             watched.rescan()
         }
+    }
+
+    /// Prints one line of names the kernel got from hardware (a USB device names itself), inert.
+    static func say(_ line: String) {
+        writeAll(1, DisplayText.inert(line) + "\n")
     }
 
     /// `value` with `digits` decimals (no Foundation formatting in the shipped binary).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxBoard
+import JukeboxCore
 import JukeboxService
 #if canImport(Glibc)
 import Glibc
@@ -14,6 +15,7 @@ enum ProbeReplay {
     /// bytes in hex). Prints the panel's rows between `|` marks; exit 1 when the log cannot be read.
     static func run(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: ["--panel", "--address", "--pins"], flags: [], command: "probe replay-i2c")
+        if a.wantsHelp { return Probe.subjectHelp("replay-i2c") }
         let panel = try a.choice("--panel", ["hd44780-16x2", "hd44780-20x4", "ssd1306", "sh1106"]) ?? "hd44780-16x2"
         let pins = try a.choice("--pins", ["standard", "mjkdz"]) ?? "standard"
         guard a.positional.count == 1 else { throw UsageError(message: "probe replay-i2c needs one log FILE") }
@@ -36,7 +38,7 @@ enum ProbeReplay {
             rows = textGrid(sim)
         }
         let bytes = writes.reduce(0) { $0 + $1.count }
-        writeAll(1, rows.map { "|" + $0 + "|" }.joined(separator: "\n") + "\n(\(writes.count) writes, \(bytes) bytes to 0x\(String(address, radix: 16)))\n")
+        writeAll(1, rows.map { "|" + DisplayText.inert($0) + "|" }.joined(separator: "\n") + "\n(\(writes.count) writes, \(bytes) bytes to 0x\(String(address, radix: 16)))\n")
         return 0
     }
 

@@ -20,10 +20,16 @@ final class BinaryTests: XCTestCase {
         let version = try Jukebox.run(["--version"])
         XCTAssertEqual(version.status, 0)
         XCTAssertTrue(version.stdout.hasPrefix("jukebox "), version.stdout)
-        for sub in [["--help"], ["play", "--help"], ["run", "--help"], ["demo", "--help"]] {
-            let r = try Jukebox.run(sub)
-            XCTAssertEqual(r.status, 0, "\(sub)")
-            XCTAssertTrue(r.stdout.contains("Usage"), "\(sub): \(r.stdout)")
+        let commands = [[], ["play"], ["run"], ["demo"], ["ctl"], ["yield"], ["probe"]]
+        let probes = ["tone", "gpio", "i2c", "display", "input", "replay-i2c"].map { ["probe", $0] }
+        for sub in commands + probes {
+            for flag in ["--help", "-h"] {
+                let r = try Jukebox.run(sub + [flag])
+                XCTAssertEqual(r.status, 0, "\(sub) \(flag): \(r.stderr)")
+                XCTAssertTrue(r.stdout.hasPrefix("Usage: jukebox " + sub.joined(separator: " ")) || sub.isEmpty, "\(sub): \(r.stdout)")
+                XCTAssertTrue(r.stdout.contains("Usage"), "\(sub): \(r.stdout)")
+                XCTAssertEqual(r.stderr, "", "\(sub)")
+            }
         }
     }
 

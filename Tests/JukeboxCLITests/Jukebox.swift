@@ -21,6 +21,9 @@ enum Jukebox {
             self.errPath = errPath
         }
 
+        /// What it has written to stdout so far.
+        var stdoutSoFar: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
+
         /// Waits for exit; nil (after killing it) when it did not exit in time.
         func wait(timeout: Double) -> Result? {
             let end = Date().addingTimeInterval(timeout)
@@ -38,7 +41,9 @@ enum Jukebox {
         }
     }
 
+    /// The binary beside the test bundle, or `$JUKEBOX_BINARY` (to run the tests against another build).
     static var binary: String {
+        if let other = ProcessInfo.processInfo.environment["JUKEBOX_BINARY"], !other.isEmpty { return other }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var folder = (exe as NSString).deletingLastPathComponent
         // The test runner is .build/<triple>/debug/<name>.xctest (a file on Linux).
@@ -46,31 +51,40 @@ enum Jukebox {
         return folder + "/jukebox"
     }
 
-    static func start(_ args: [String], home: String? = nil) throws -> Running {
+    /// Starts the binary; `environment` adds (or, with nil, removes) variables; `stdin` is
+    /// /dev/null unless given (a pipe a test writes lines to).
+    /// `asUser`: run as that uid and gid (through setpriv; the tests must run as root for it).
+    static func start(_ args: [String], home: String? = nil, environment: [String: String?] = [:],
+                      stdin: FileHandle? = nil, asUser: UInt32? = nil) throws -> Running {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw NSError(domain: "jukebox", code: 1, userInfo: [NSLocalizedDescriptionKey: "no jukebox binary at \(binary): run 'swift build' first"])
         }
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = args
+        if let uid = asUser {
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            p.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", binary] + args
+        } else {
+            p.executableURL = URL(fileURLWithPath: binary)
+            p.arguments = args
+        }
         let base = NSTemporaryDirectory() + "jukebox-out-" + UUID().uuidString
         FileManager.default.createFile(atPath: base + ".out", contents: nil)
         FileManager.default.createFile(atPath: base + ".err", contents: nil)
         p.standardOutput = FileHandle(forWritingAtPath: base + ".out")
         p.standardError = FileHandle(forWritingAtPath: base + ".err")
-        p.standardInput = FileHandle.nullDevice
-        if let home {
-            // ALSA reads ~/.asoundrc: this is how a test hands the binary its test device.
-            var env = ProcessInfo.processInfo.environment
-            env["HOME"] = home
-            p.environment = env
-        }
+        p.standardInput = stdin ?? FileHandle.nullDevice
+        var env = ProcessInfo.processInfo.environment
+        // ALSA reads ~/.asoundrc: this is how a test hands the binary its test device.
+        if let home { env["HOME"] = home }
+        for (name, value) in environment { env[name] = value }
+        p.environment = env
         try p.run()
         return Running(process: p, outPath: base + ".out", errPath: base + ".err")
     }
 
-    static func run(_ args: [String], timeout: Double = 20, home: String? = nil) throws -> Result {
-        guard let r = try start(args, home: home).wait(timeout: timeout) else {
+    static func run(_ args: [String], timeout: Double = 20, home: String? = nil, environment: [String: String?] = [:],
+                    asUser: UInt32? = nil) throws -> Result {
+        guard let r = try start(args, home: home, environment: environment, asUser: asUser).wait(timeout: timeout) else {
             throw NSError(domain: "jukebox", code: 2, userInfo: [NSLocalizedDescriptionKey: "jukebox \(args) did not finish in \(timeout) s"])
         }
         return r

@@ -17,14 +17,21 @@ final class ControlSocketTests: XCTestCase {
     var box: Box!
     var loop: Thread!
     var finished: DispatchSemaphore!
-    var path: String { dir.file("control") }
+    var path: String!
 
     override func setUpWithError() throws {
         dir = TempDir()
+        try startLoop()
+    }
+
+    /// A loop with two tracks queued, its socket at `path` (named `name` in the test's folder:
+    /// a stopped loop's socket may live on with its thread).
+    func startLoop(named name: String = "control", idleLimit: Double = ControlSocket.defaultIdleLimit) throws {
+        path = dir.file(name)
         audio = FakeAudio()
         let mailbox = Mailbox()
         audio.mailbox = mailbox
-        let control = try ControlSocket(path: dir.file("control"))
+        let control = try ControlSocket(path: path, idleLimit: idleLimit)
         var state = State()
         _ = reduce(&state, .add([TrackInfo(path: "/m/a.flac", duration: 100), TrackInfo(path: "/m/b.flac")]))
         box = Box(Runtime(state: state, audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
@@ -36,12 +43,42 @@ final class ControlSocketTests: XCTestCase {
     }
 
     override func tearDown() {
+        stopLoop()
+    }
+
+    func stopLoop() {
         box.runtime.mailbox.post(.quit)
         XCTAssertEqual(finished.wait(timeout: .now() + 5), .success, "loop did not end")
         // XCTest keeps every test case object until the run ends: drop the runtime with the test.
         box = nil
         loop = nil
         audio = nil
+    }
+
+    func testIdleClientsAreDroppedSoANewOneGetsInWhileStreamingAndYieldingOnesStay() throws {
+        stopLoop()
+        try startLoop(named: "idle", idleLimit: 2)
+        let watcher = try ControlClient(path: path)
+        XCTAssertEqual(watcher.request("events", timeout: 5), "ok streaming events; send any line to stop")
+        let yielder = try ControlClient(path: path)
+        XCTAssertEqual(yielder.request("yield begin chime", timeout: 5), "ok released")
+        // 30 silent connections take the other slots: the next one is refused.
+        let silent = try (0..<30).map { _ in try ControlClient(path: path) }
+        XCTAssertEqual(try ControlClient(path: path).request("status", timeout: 5), ControlClient.noRoomReply)
+        // Once they have been silent for the limit they are dropped, and a newcomer gets in.
+        XCTAssertTrue(waitFor(10) { (try? ControlClient(path: path))?.request("status", timeout: 2)?.hasPrefix("ok ") == true },
+                      "no room for a new client after the idle limit")
+        let c = try ControlClient(path: path)
+        XCTAssertTrue(waitFor(10) { c.request("diag", timeout: 2)?.contains("control clients 3") == true },
+                      "only the watcher, the yielder and this client should be left")
+        XCTAssertTrue(silent.allSatisfy { $0.request("status", timeout: 2) == nil }, "silent clients were closed")
+        // Both were silent far longer than the limit, and both still hold what they held.
+        XCTAssertEqual(c.request("status", timeout: 5)?.contains("interrupted: chime"), true)
+        _ = c.request("vol 50", timeout: 5)
+        var seen: [String] = []
+        while seen.last?.contains("volume 50") != true, seen.count < 10, let line = watcher.readLine(timeout: 5) { seen.append(line) }
+        XCTAssertEqual(seen.last?.contains("volume 50"), true, "the watcher still streams: \(seen)")
+        XCTAssertEqual(yielder.request("yield end", timeout: 5)?.hasPrefix("ok "), true)
     }
 
     func testCommandsGetReplies() throws {

@@ -230,9 +230,9 @@ final class SerialConsoleTests: XCTestCase {
                        "vol\r\u{1B}[Ktrack changed\r\njukebox> vol".suffix(32))
     }
 
-    func testPrintUsesCRLFAndLeavesOutControlCharacters() {
+    func testPrintUsesCRLFAndReplacesControlCharacters() {
         console.print("a\u{1B}[2Jb\nc\r\nd\u{85}e\tf")
-        XCTAssertEqual(pty.waitForScreen(endingWith: "f\r\n"), "a[2Jb\r\nc\r\nde\tf\r\n")
+        XCTAssertEqual(pty.waitForScreen(endingWith: "f\r\n"), "a\u{FFFD}[2Jb\r\nc\r\nd\u{FFFD}e\u{FFFD}f\r\n")
     }
 
     // MARK: Streaming

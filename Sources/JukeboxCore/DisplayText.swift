@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+
+/// Text from outside (file names, tags, a reason a client typed, a device's error) made inert
+/// before anyone sees it. Control characters in such text split line-based replies (a title
+/// `Evil\nok ▶ Fake` forged a reply line) and reach terminals as escape sequences, so every
+/// reply, status line, console line, log line and display row goes through `inert`.
+public enum DisplayText {
+    /// What a control character is shown as: U+FFFD, the replacement character.
+    public static let replacement: Unicode.Scalar = "\u{FFFD}"
+
+    /// Whether `scalar` is a control character: C0 (U+0000–U+001F, tab and newline included),
+    /// DEL (U+007F) or C1 (U+0080–U+009F).
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// `text` with every control character replaced by `replacement`, one for one; everything
+    /// else (any language, emoji, the player's glyphs) is kept. Idempotent.
+    public static func inert<S: StringProtocol>(_ text: S) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return String(text) }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars { out.append(isControl(scalar) ? replacement : scalar) }
+        return String(out)
+    }
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+
+extension Event {
+    /// The event in a few words for people watching `events` (`button next down`,
+    /// `track started (play 3)`, `seek +0:10`): no Swift dump, no track list. Text from outside
+    /// (reasons) is included as it is; whoever shows the line makes it inert.
+    public var summary: String {
+        switch self {
+        case .play: return "play"
+        case .pause: return "pause"
+        case .togglePlayPause: return "toggle"
+        case .stop: return "stop"
+        case .next: return "next"
+        case .previous: return "previous"
+        case .seek(let to): return "seek to " + TimeFormat.clock(to)
+        case .seekBy(let by): return "seek " + (by < 0 ? "-" : "+") + TimeFormat.clock(abs(by))
+        case .setVolume(let v): return "volume \(v)"
+        case .changeVolume(let by): return "volume " + (by < 0 ? "\(by)" : "+\(by)")
+        case .setShuffle(let on, _): return "shuffle " + (on ? "on" : "off")
+        case .toggleShuffle: return "shuffle toggle"
+        case .setRepeat(let mode): return "repeat \(mode.rawValue)"
+        case .cycleRepeat: return "repeat cycle"
+        case .add(let tracks): return "add " + Self.count(tracks.count)
+        case .replaceQueue(let tracks): return "load " + Self.count(tracks.count)
+        case .remove(let at): return "remove \(at + 1)"
+        case .move(let from, let to): return "move \(from + 1) to \(to + 1)"
+        case .clear: return "clear"
+        case .interruptBegan(let id, let reason): return "interrupt begin \(id): \(reason)"
+        case .interruptEnded(let id): return "interrupt end \(id)"
+        case .restore(let snapshot): return "restore " + Self.count(snapshot.tracks.count)
+        case .quit: return "quit"
+        case .saveRequested: return "save"
+        case .reconfigured: return "configuration reloaded"
+        case .buttonEdge(let button, let pressed, _): return "button \(button.rawValue) " + (pressed ? "down" : "up")
+        case .encoderEdge(let a, let b, _): return "encoder a=\(a ? 1 : 0) b=\(b ? 1 : 0)"
+        case .mediaKey(let code, let value, _): return "key \(code) " + (value == 0 ? "up" : value == 2 ? "repeat" : "down")
+        case .trackStarted(let id): return "track started (play \(id))"
+        case .trackFinished(let id, let next): return "track finished (play \(id))" + (next.map { ", play \($0) follows" } ?? "")
+        case .trackFailed(let id, let reason): return "track failed (play \(id)): \(reason)"
+        case .deviceUnavailable(let reason, let problem): return "device \(problem.rawValue): \(reason)"
+        case .deviceAvailable: return "device available"
+        case .deviceReleased: return "device released"
+        case .saved(let error): return error.map { "save failed: \($0)" } ?? "saved"
+        case .timerFired(let id, _): return "timer " + Self.name(id)
+        case .tick: return "tick"
+        case .heard(let id, let seconds): return "heard " + TimeFormat.clock(seconds) + " (play \(id))"
+        }
+    }
+
+    private static func count(_ n: Int) -> String { n == 1 ? "1 track" : "\(n) tracks" }
+
+    private static func name(_ timer: TimerID) -> String {
+        switch timer {
+        case .deviceRetry: return "device retry"
+        case .releaseDevice: return "release device"
+        case .debounce(let b): return "debounce \(b.rawValue)"
+        case .gesture(let b): return "gesture \(b.rawValue)"
+        case .doubleTap(let b): return "double tap \(b.rawValue)"
+        }
+    }
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import JukeboxTestSupport
+import XCTest
+
+/// A test folder, a daemon playing silently with its control socket there, and `ctl` against it.
+class DaemonTestCase: XCTestCase {
+    var dir: String!
+    /// The daemon's control socket (a test may move it before `startDaemon`).
+    var socket: String!
+
+    override func setUpWithError() throws {
+        dir = NSTemporaryDirectory() + "jukebox-cli-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        socket = dir + "/ctl"
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    /// A daemon playing `music` silently, once it plays.
+    func startDaemon(_ music: [String]) throws -> Jukebox.Running {
+        let config = dir + "/c.json"
+        let object: [String: Any] = ["audio": "null", "state": "", "music": music, "socket": socket]
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
+        let daemon = try Jukebox.start(["run", "--config", config])
+        XCTAssertTrue(waitFor(10) { (try? ctl("status"))?.stdout.hasPrefix("▶") == true }, "the daemon never played")
+        return daemon
+    }
+
+    /// `jukebox ctl --socket SOCKET WORDS...`.
+    func ctl(_ words: String...) throws -> Jukebox.Result {
+        try Jukebox.run(["ctl", "--socket", socket] + words)
+    }
+
+    /// A connection to `path` that says nothing (the fd is the caller's to close), or nil.
+    static func silentConnection(_ path: String) -> Int32? {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in path.utf8.enumerated() { raw[i] = b }
+        }
+        let ok = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if ok == 0 { return fd }
+        close(fd)
+        return nil
+    }
+
+    /// `text` has `lines` newlines and no other control character (C0, DEL, C1).
+    static func assertInert(_ text: String, lines: Int, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(text.unicodeScalars.filter { $0 == "\n" }.count, lines, text.debugDescription, file: file, line: line)
+        let controls = text.unicodeScalars.filter { $0 != "\n" && ($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) }
+        XCTAssertEqual(controls.count, 0, text.debugDescription, file: file, line: line)
+    }
+}

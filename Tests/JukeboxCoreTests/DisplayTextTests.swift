@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxTestSupport
+import XCTest
+
+/// Tags and file names come from anywhere: whatever they hold, what the core shows is inert.
+final class DisplayTextTests: XCTestCase {
+    static let evil = "Evil\nok ▶ Fake Song\u{1B}]0;owned\u{7}\u{1B}[2J\r\u{9B}31m\u{7F}"
+
+    func testControlCharactersAreReplacedOneForOneAndTheRestIsKept() {
+        XCTAssertEqual(DisplayText.inert("a\u{0}b\tc\u{1B}d\u{7F}e\u{85}f\u{9F}g"), "a�b�c�d�e�f�g")
+        XCTAssertEqual(DisplayText.inert("\r\n"), "��", "a CRLF is two controls, not one")
+        let fine = "Ünïcödé ▶⏸ 🔀 日本語 \u{A0}nbsp \\ \" é"
+        XCTAssertEqual(DisplayText.inert(fine), fine)
+        XCTAssertEqual(DisplayText.inert(DisplayText.inert(Self.evil)), DisplayText.inert(Self.evil))
+    }
+
+    func testTheStatusLineOfAnEvilTagIsOneLineWithoutEscapes() {
+        var s = State()
+        _ = reduce(&s, .add([TrackInfo(path: "/m/x.flac", title: Self.evil, artist: "Band\u{1B}[31m", duration: 10)]))
+        _ = reduce(&s, .play)
+        let view = StatusView(s)
+        for text in [view.line, view.title, view.artist ?? ""] {
+            XCTAssertFalse(text.unicodeScalars.contains(where: DisplayText.isControl), text.debugDescription)
+        }
+        XCTAssertTrue(view.line.hasPrefix("▶ Evil�ok ▶ Fake Song�]0;owned��[2J��31m� – Band�[31m  0:00 / 0:10"), view.line)
+    }
+
+    func testAnInterruptionReasonIsInertToo() {
+        var s = State()
+        _ = reduce(&s, .add([TrackInfo(path: "/m/x.flac", duration: 10)]))
+        _ = reduce(&s, .interruptBegan(id: "manual", reason: "bell\n\u{1B}[2J"))
+        XCTAssertEqual(StatusView(s).message, "interrupted: bell��[2J")
+    }
+
+    func testPanelRowsOfAnEvilTagAreInertAndExactlyAsWideAsThePanel() {
+        for layout in [PanelLayout.lcd16x2, .lcd20x4, .oled128x64] {
+            var settings = Settings()
+            settings.display = layout
+            var s = State(settings: settings)
+            _ = reduce(&s, .add([TrackInfo(path: "/m/x.flac", title: "\r\n\u{1B}[2J", artist: Self.evil, album: Self.evil, duration: 10)]))
+            _ = reduce(&s, .play)
+            for now in [0.0, 3, 7.5] {
+                let frame = DisplayFrame.make(s, layout: layout)
+                for row in frame.rows {
+                    XCTAssertEqual(row.count, layout.columns, "\(layout) \(row.debugDescription)")
+                    XCTAssertFalse(row.unicodeScalars.contains(where: DisplayText.isControl), "\(layout) at \(now): \(row.debugDescription)")
+                }
+                _ = reduce(&s, .tick(now: now))
+            }
+            XCTAssertEqual(DisplayFrame.make(s, layout: layout).rows[0].prefix(6), "���[2J")
+        }
+    }
+}
