@@ -54,14 +54,14 @@ final class RuntimeTests: XCTestCase {
         let runtime = Runtime(state: State(), audio: audio, store: store, status: status, log: Log(level: .error))
         runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac"), TrackInfo(path: "/m/b.flac")]))
         XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0 next 2 b.flac"])
-        XCTAssertEqual(store.load { _ in true }.snapshot?.phase, "playing")
+        XCTAssertEqual(store.load().snapshot?.phase, "playing")
         XCTAssertEqual(status.views.last?.title, "a")
 
         audio.heard = (1, 17.5)
         runtime.dispatch(.heard(playID: 1, seconds: 17.5))
         runtime.dispatch(.quit)
         XCTAssertEqual(audio.calls.suffix(1), ["stop"])
-        let saved = store.load { _ in true }.snapshot
+        let saved = store.load().snapshot
         XCTAssertEqual(saved?.position, 17.5)
         XCTAssertEqual(saved?.current, 0)
     }
