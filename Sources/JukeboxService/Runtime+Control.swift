@@ -174,7 +174,7 @@ extension Runtime {
         lines += diagnostics?() ?? []
         lines.append("state file \(statePath ?? "none")" + (lastSave.map { s in
             ", last save \(Int(monotonicNow() - s.at)) s ago: " + (s.error ?? "ok")
-        } ?? ", not saved yet"))
+        } ?? ", not saved yet") + (state.stateUnreadable.map { ", not saving: it cannot be read (\($0))" } ?? ""))
         lines.append("control clients \(control?.clients.count ?? 0)")
         return lines
     }

@@ -83,10 +83,11 @@ enum Commands {
                 for m in result.messages { log.warning(m) }
                 if let snapshot = result.snapshot, !snapshot.tracks.isEmpty {
                     log.info("resuming \(snapshot.tracks.count) tracks from \(statePath)")
-                    return [.restore(snapshot)]
+                    return StartUp.events(for: result)
                 }
-                // An emptied queue still keeps its volume, shuffle and repeat for the music below.
-                if let snapshot = result.snapshot { modes = [.restore(snapshot)] }
+                // An emptied queue still keeps its volume, shuffle and repeat for the music below;
+                // a file that cannot be read stays as it is while that music plays unsaved.
+                modes = StartUp.events(for: result)
             }
             guard !config.music.isEmpty else {
                 log.info("nothing queued: add \"music\" paths to the config")

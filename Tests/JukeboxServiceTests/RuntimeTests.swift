@@ -92,7 +92,8 @@ final class RuntimeTests: XCTestCase {
         let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])])
         XCTAssertEqual(code, 0)
         XCTAssertEqual(runtime.state.phase, .stopped)
-        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "stop", "shutdown"])
+        // The start volume reaches the engine before anything plays.
+        XCTAssertEqual(audio.calls, ["volume 100", "play 1 a.flac @0.0", "stop", "shutdown"])
     }
 
     func testTheLoopProbesABusyDeviceOnItsTimerAndReopensTheTrackOnlyWhenItIsFree() {
@@ -173,6 +174,6 @@ final class EventSourceTests: XCTestCase {
         _ = write(source.writeEnd, &stop, 1)
         let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])])
         XCTAssertEqual(code, 0)
-        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "stop", "shutdown"])
+        XCTAssertEqual(audio.calls, ["volume 100", "play 1 a.flac @0.0", "stop", "shutdown"])
     }
 }
