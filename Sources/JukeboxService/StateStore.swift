@@ -69,6 +69,30 @@ public struct StateStore: Sendable {
         return Loaded(snapshot: file.snapshot, messages: messages)
     }
 
+    /// Takes the state file's lock for the rest of the process's life: `flock` on `FILE.lock`
+    /// beside it (opened with `O_NOFOLLOW`, so a planted symlink cannot redirect it), so that two
+    /// players never both write one state file. The lock goes with the process, however it ends.
+    /// Throws `.held` (with the holder's pid when known) when another process has it.
+    public func lock() throws(StateLockError) {
+        let folder = Paths.directory(path)
+        do { if !isDirectory(folder) { try makeDirectories(folder) } } catch { throw .failed(error) }
+        let lockPath = path + ".lock"
+        let fd: Int32
+        do { fd = Int32(try sys("open", lockPath) { Int(open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)) }) } catch {
+            throw .failed(error)
+        }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let busy = errno == EWOULDBLOCK
+            let failure = SystemError(call: "flock", subject: lockPath, errno: errno)
+            let holder = (try? readFile(lockPath, limit: 64)).flatMap { String(decoding: $0, as: UTF8.self).split(separator: "\n").first.map(String.init) }
+            close(fd)
+            throw busy ? .held(path: path, pid: holder) : .failed(failure)
+        }
+        // Who holds it, for the message the next one gives; the descriptor stays open on purpose.
+        ftruncate(fd, 0)
+        writeAll(fd, "\(getpid())\n")
+    }
+
     /// Writes `snapshot` atomically; throws with the failing call and path.
     public func save(_ snapshot: Snapshot) throws(SystemError) {
         let encoder = JSONEncoder()
@@ -107,6 +131,24 @@ public struct StateStore: Sendable {
             }
         }
         return "unreadable"
+    }
+}
+
+/// Why `StateStore.lock` failed.
+public enum StateLockError: Error, CustomStringConvertible {
+    /// Another process holds the lock: another player uses this state file.
+    case held(path: String, pid: String?)
+    /// The lock file could not be made or locked.
+    case failed(SystemError)
+
+    public var description: String {
+        switch self {
+        case .held(let path, let pid):
+            return "another jukebox is using the state file \(path)" + (pid.map { " (pid \($0))" } ?? "")
+                + "; stop it first, or give this one its own state file"
+        case .failed(let error):
+            return "cannot lock the state file: \(error)"
+        }
     }
 }
 

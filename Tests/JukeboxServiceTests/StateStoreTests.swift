@@ -124,6 +124,25 @@ final class StateStoreTests: XCTestCase {
         XCTAssertEqual(dir.list(), ["state.json"], "neither moved nor copied")
     }
 
+    func testTheLockIsHeldForTheProcessAndRefusesASecondHolder() throws {
+        let dir = TempDir()
+        let store = StateStore(path: dir.file("sub/state.json"))
+        try store.lock()
+        XCTAssertEqual(dir.read("sub/state.json.lock"), "\(getpid())\n")
+        // flock locks belong to the open file: a second open in another process (the next player)
+        // is refused; here a child process stands in for it.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        child.arguments = ["--nonblock", dir.file("sub/state.json.lock"), "true"]
+        try child.run()
+        child.waitUntilExit()
+        XCTAssertEqual(child.terminationStatus, 1, "the lock is not held")
+        // A symlink in its place is not followed.
+        let other = StateStore(path: dir.file("other.json"))
+        symlink(dir.file("sub/state.json.lock"), dir.file("other.json.lock"))
+        XCTAssertThrowsError(try other.lock()) { XCTAssertTrue("\($0)".contains("cannot lock"), "\($0)") }
+    }
+
     func testSaveCreatesTheFolderAndReportsAnUnwritablePlace() throws {
         let dir = TempDir()
         try StateStore(path: dir.file("deep/er/state.json")).save(Snapshot())
