@@ -32,7 +32,9 @@ enum Help {
     Options:
       --device PCM        ALSA PCM to play to (default: "default"; e.g. hw:CARD=DAC, plughw:1,0)
       --audio alsa|null   null discards audio but keeps real time (default: alsa)
-      --state FILE        save queue and position to FILE while playing (default: none)
+      --state FILE        save queue and position to FILE while playing (default: none); when
+                          FILE's queue is the same paths (same files, same order), resume at
+                          its track and position instead of starting over
       --volume N          start volume 0-100 (default: 100, bit-perfect)
       --shuffle           start shuffled
       --repeat MODE       off, one or all (default: off)
