@@ -153,7 +153,7 @@ public final class Runtime {
     public func dispatch(_ event: Event) {
         pending.append(event)
         while !pending.isEmpty {
-            let next = pending.removeFirst()
+            let next = explained(pending.removeFirst())
             if case .trackStarted = next { sawStart = true }
             let commands = reduce(&state, next)
             if !eventClients.isEmpty || consoleStreaming, !isQuiet(next) { streamEvent(next) }
@@ -163,6 +163,15 @@ public final class Runtime {
             for command in commands { perform(command) }
             if !readySent && !startingUp { reportLiveness() }
         }
+    }
+
+    // A play that failed because its folder is not there (a stick pulled, a share gone) is not
+    // the track's fault: skipping would run through the whole queue and lose the place. The core
+    // hears that the music is missing instead, and waits for it.
+    private func explained(_ event: Event) -> Event {
+        guard case .trackFailed(let id, _) = event, state.loaded?.playID == id, let track = state.currentTrack,
+              let folder = StartUp.missingFolder(of: track.info.path) else { return event }
+        return .musicMissing(folder)
     }
 
     private func isQuiet(_ event: Event) -> Bool {

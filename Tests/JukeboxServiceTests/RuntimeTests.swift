@@ -80,6 +80,30 @@ final class RuntimeTests: XCTestCase {
         XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "pause"])
     }
 
+    func testAPlayFailingBecauseItsFolderIsGoneWaitsForTheMusicInsteadOfSkipping() {
+        let dir = TempDir()
+        let audio = FakeAudio()
+        let status = RecordingStatus()
+        let runtime = Runtime(state: State(), audio: audio, store: nil, status: status, log: Log(level: .error))
+        let stick = dir.file("usb")
+        runtime.dispatch(.replaceQueue([TrackInfo(path: stick + "/album/a.flac"), TrackInfo(path: stick + "/album/b.flac"),
+                                        TrackInfo(path: dir.file("c.flac"))]))
+        runtime.dispatch(.trackFailed(playID: 1, reason: "No such file or directory"))
+        XCTAssertEqual(runtime.state.phase, .waitingForMusic)
+        XCTAssertEqual(runtime.state.musicMissing, stick)
+        XCTAssertEqual(runtime.state.currentTrack?.info.path, stick + "/album/a.flac", "the place is kept")
+        XCTAssertEqual(status.reports, ["waiting for music: \(stick) is not there"])
+        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0 next 2 b.flac", "stop"])
+
+        // A file gone from a folder that is there is the file's problem: skipped when reached.
+        let other = Runtime(state: State(), audio: FakeAudio(), store: nil, status: RecordingStatus(), log: Log(level: .error))
+        other.dispatch(.replaceQueue([TrackInfo(path: dir.file("gone.flac")), TrackInfo(path: dir.file("c.flac"))]))
+        other.dispatch(.trackFailed(playID: 1, reason: "No such file or directory"))
+        XCTAssertEqual(other.state.phase, .playing)
+        XCTAssertEqual(other.state.currentTrack?.info.path, dir.file("c.flac"))
+        XCTAssertNil(other.state.musicMissing)
+    }
+
     func testTheLoopRunsEngineReportsUntilTheQueueEnds() {
         var settings = Settings()
         settings.exitWhenQueueEnds = true
