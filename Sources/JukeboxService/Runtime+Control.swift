@@ -112,6 +112,7 @@ extension Runtime {
         case .save:
             feedHeard()
             dispatch(.saveRequested)
+            if let reason = state.stateUnreadable { return ["error: not saving: the state file cannot be read (\(reason))"] }
             guard let lastSave else { return ["error: no state file is configured"] }
             return [lastSave.error.map { "error: \($0)" } ?? "ok saved to \(statePath ?? "")"]
         case .log(let count):

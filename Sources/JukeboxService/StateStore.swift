@@ -12,7 +12,8 @@ import Glibc
 /// Read: every entry is kept whether its file is there or not (a stick not mounted yet is no
 /// reason to forget the queue). A file that cannot be parsed is moved aside (never deleted) and
 /// reported, and the player starts empty; one with wrong values is copied aside and its valid
-/// part used; one that cannot be read at all is left alone and must not be written over.
+/// part used (and saved over it once the copy is made); one that cannot be read at all is left
+/// alone and must not be written over.
 public struct StateStore: Sendable {
     /// Path of the state file.
     public let path: String
@@ -62,6 +63,9 @@ public struct StateStore: Sendable {
         }
         if !file.problems.isEmpty {
             let copy = copyAside(bytes)
+            // With the original kept aside, the repaired file replaces it: the next start reads
+            // it clean instead of making another copy.
+            if copy != nil { try? save(file.snapshot) }
             messages.append("state file \(path) has values this version cannot use (\(file.problems.prefix(10).joined(separator: "; "))"
                             + (file.problems.count > 10 ? "; \(file.problems.count - 10) more" : "") + "); "
                             + (copy.map { "copied it to \($0); " } ?? "could not copy it aside; ") + "using the rest")

@@ -103,7 +103,8 @@ final class StartStateTests: XCTestCase {
         XCTAssertTrue(status().contains("not saving"), status())
         let diag = try Jukebox.run(["ctl", "--socket", dir + "/ctl", "diag"]).stdout
         XCTAssertTrue(diag.contains("not saving"), diag)
-        _ = try Jukebox.run(["ctl", "--socket", dir + "/ctl", "save"])
+        let save = try Jukebox.run(["ctl", "--socket", dir + "/ctl", "save"])
+        XCTAssertTrue(save.stderr.contains("error: not saving: the state file cannot be read"), save.stderr)
         let result = stop(daemon)
         XCTAssertEqual(result?.status, 0)
         XCTAssertTrue(result?.stderr.contains("cannot read the state file \(state)") == true, result?.stderr ?? "")

@@ -108,7 +108,10 @@ final class StateStoreTests: XCTestCase {
             XCTAssertTrue(message.contains("tracks[1]: not a track") && message.contains(problem), "\(fields): \(message)")
             XCTAssertTrue(message.contains("copied it to \(dir.file("state.json.damaged-1"))"), message)
             XCTAssertEqual(dir.read("state.json.damaged-1"), text, "the original, byte for byte")
-            XCTAssertEqual(dir.read("state.json"), text, "the file itself stays until the next save")
+            let again = StateStore(path: dir.file("state.json")).load()
+            XCTAssertEqual(again.snapshot, expected, fields)
+            XCTAssertEqual(again.messages, [], "repaired in place: no second copy at the next start")
+            XCTAssertEqual(dir.list(), ["state.json", "state.json.damaged-1"])
         }
     }
 
