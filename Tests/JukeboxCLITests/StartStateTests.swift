@@ -111,6 +111,24 @@ final class StartStateTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: state), "/proc/self/mem", "the state file was replaced")
     }
 
+    func testAStateFileReadableAgainIsResumedAndSavedFromThen() throws {
+        let song = dir + "/song.wav", other = dir + "/other.wav", state = dir + "/state.json"
+        try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 6)
+        try TestAudio.write(path: other, kind: .wav16, frames: 44_100 * 6)
+        try FileManager.default.createSymbolicLink(atPath: state, withDestinationPath: "/proc/self/mem")
+        let daemon = try Jukebox.start(["run", "--config", config(#""state": "\#(state)", "music": ["\#(song)"]"#)])
+        XCTAssertTrue(waitFor(10) { status().contains("not saving") }, status())
+        // The place the file holds comes back (a card that answered late): written beside, renamed in.
+        let saved = #"{"version": 1, "tracks": [{"path": "\#(other)", "title": "other"}], "current": 0, "position": 2, "phase": "paused"}"#
+        try saved.write(toFile: dir + "/next.json", atomically: true, encoding: .utf8)
+        XCTAssertEqual(rename(dir + "/next.json", state), 0)
+        XCTAssertTrue(waitFor(5) { status().hasPrefix("⏸ other  0:02") }, status())
+        XCTAssertFalse(status().contains("not saving"), status())
+        XCTAssertEqual(try Jukebox.run(["ctl", "--socket", dir + "/ctl", "save"]).stdout, "saved to \(state)\n")
+        XCTAssertEqual(stop(daemon)?.status, 0)
+        XCTAssertEqual(BinaryTests.snapshot(state)?["phase"] as? String, "paused")
+    }
+
     func testMusicMissingAtStartWaitsKeepsThePlaceAndResumesWhenItAppears() throws {
         let usb = dir + "/usb", staging = dir + "/staging", state = dir + "/state.json"
         let a = usb + "/album/a.wav", b = usb + "/album/b.wav"
