@@ -78,6 +78,9 @@ public struct DisplayFrame: Equatable, Sendable {
             lines = layout.rows <= 2
                 ? ["Waiting: audio", scroll(reason, width: w, since: state.messageSince, now: now)]
                 : ["Waiting for", "audio device", scroll(reason, width: w, since: state.messageSince, now: now)]
+        } else if case .waitingForMusic = state.phase, let folder = state.musicMissing {
+            let why = scroll("\(folder) is not there", width: w, since: state.messageSince, now: now)
+            lines = layout.rows <= 2 ? ["Waiting: music", why] : ["Waiting for", "music", why]
         } else if case .interrupted(let reason) = state.phase {
             lines = ["Interrupted", reason]
         } else if state.queue.isEmpty {

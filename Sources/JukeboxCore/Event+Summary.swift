@@ -30,6 +30,10 @@ extension Event {
         case .restore(let snapshot): return "restore " + Self.count(snapshot.tracks.count)
         case .quit: return "quit"
         case .saveRequested: return "save"
+        case .started: return "started"
+        case .musicMissing(let folder): return "music missing: \(folder)"
+        case .musicAppeared: return "music appeared"
+        case .stateFileUnreadable(let reason): return reason.map { "state file unreadable: \($0)" } ?? "state file readable"
         case .reconfigured: return "configuration reloaded"
         case .buttonEdge(let button, let pressed, _): return "button \(button.rawValue) " + (pressed ? "down" : "up")
         case .encoderEdge(let a, let b, _): return "encoder a=\(a ? 1 : 0) b=\(b ? 1 : 0)"

@@ -48,8 +48,23 @@ public enum Event: Equatable, Sendable {
     case interruptBegan(id: String, reason: String)
     /// The most recent interruption with this `id` is over.
     case interruptEnded(id: String)
-    /// Restore a saved state at start-up (missing tracks already dropped by the shell).
+    /// The player has just started; the shell sends it once, before anything else. The start-up
+    /// volume applies whatever a state file says or lacks: `Settings.bootVolume` when set, else
+    /// the current volume, kept within `volumeMin`–`volumeMax`; the engine is told.
+    case started
+    /// Restore a saved state at start-up (every entry of the file; a track whose file is gone is
+    /// skipped when it is reached, and the music not being there is `musicMissing`).
     case restore(Snapshot)
+    /// The current track's folder is not there (a USB stick or a network share not mounted yet);
+    /// the payload is the outermost folder of its path that is absent, for people. Nothing is
+    /// opened until `musicAppeared`: a play waits, and the queue and the place are kept.
+    case musicMissing(String)
+    /// The folder the player waited for (`State.awaitedMusicFolder`) is there: it resumes where it
+    /// was if it wanted to play. A no-op when no music is missing.
+    case musicAppeared
+    /// The state file cannot be read (`reason`: EACCES, EIO...), or can be read again (nil).
+    /// While it cannot, nothing is saved over it; the status says so.
+    case stateFileUnreadable(String?)
     /// The program should end cleanly (q key, SIGTERM).
     case quit
     /// Save the state now (console `save`).

@@ -7,7 +7,8 @@ public enum PlayerPhase: Equatable, Sendable {
     case stopped
     /// Audio is being handed to the device.
     /// May be followed by: `paused`, `stopped` (stop, end of queue, nothing playable),
-    /// `waitingForDevice` (the device is busy or gone), `interrupted`.
+    /// `waitingForDevice` (the device is busy or gone), `waitingForMusic` (its folder went away),
+    /// `interrupted`.
     case playing
     /// The position is held; resume continues at the same frame.
     /// May be followed by: `playing`, `stopped`, `waitingForDevice` (resume while the device is busy),
@@ -22,6 +23,11 @@ public enum PlayerPhase: Equatable, Sendable {
     /// was lost and `Settings.resumeAfterDeviceLoss` is off), `stopped` (stop, queue cleared),
     /// `interrupted`.
     case waitingForDevice(reason: String)
+    /// The player wants to play but the current track's folder is not there (`State.musicMissing`:
+    /// a USB stick or a share not mounted yet); nothing is opened, so nothing is skipped or
+    /// dropped, and it plays from the remembered position once the shell reports the music back.
+    /// May be followed by: `playing` (`Event.musicAppeared`), `paused`, `stopped`, `interrupted`.
+    case waitingForMusic
     /// Another program has the device (see `Event.interruptBegan`); the device is released and the
     /// place kept. When the last interruption ends the player goes back to the phase it was in,
     /// or the one asked for meanwhile (play/pause/stop while interrupted).
@@ -34,7 +40,7 @@ public enum PlayerPhase: Equatable, Sendable {
         case .stopped: return "stopped"
         case .playing: return "playing"
         case .paused: return "paused"
-        case .waitingForDevice: return "waiting"
+        case .waitingForDevice, .waitingForMusic: return "waiting"
         case .interrupted: return "interrupted"
         }
     }

@@ -89,7 +89,7 @@ extension State {
                 phase = .waitingForDevice(reason: reason)
                 step.commands.append(.startTimer(.deviceRetry, after: retryDelay))
                 retryDelay = min(retryDelay * 2, settings.deviceRetryMax)
-            case .paused, .stopped, .interrupted:
+            case .paused, .stopped, .interrupted, .waitingForMusic:
                 break  // nothing wants the device now; the next play opens it again
             }
         case .heard(let id, let seconds):
@@ -102,7 +102,7 @@ extension State {
     /// Whether the player wants the device to sound: playing, or waiting for the device to play.
     var wantsSound: Bool {
         switch phase {
-        case .playing, .waitingForDevice: return true
+        case .playing, .waitingForDevice, .waitingForMusic: return true
         case .paused, .stopped, .interrupted: return false
         }
     }

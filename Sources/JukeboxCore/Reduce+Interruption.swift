@@ -8,7 +8,7 @@ extension State {
         case .interruptBegan(let id, let reason):
             if interruptions.isEmpty {
                 switch phase {
-                case .playing, .waitingForDevice: afterInterruption = .playing
+                case .playing, .waitingForDevice, .waitingForMusic: afterInterruption = .playing
                 case .paused: afterInterruption = .paused
                 case .stopped: afterInterruption = .stopped
                 case .interrupted: break

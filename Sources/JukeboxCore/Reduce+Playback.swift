@@ -8,7 +8,7 @@ extension State {
         case .pause: pause(&step)
         case .togglePlayPause:
             switch phase {
-            case .playing, .waitingForDevice: pause(&step)
+            case .playing, .waitingForDevice, .waitingForMusic: pause(&step)
             case .paused, .stopped: play(&step)
             case .interrupted: afterInterruption == .playing ? pause(&step) : play(&step)
             }
@@ -55,7 +55,7 @@ extension State {
             } else {
                 startCurrent(at: position, paused: false, &step)
             }
-        case .playing, .waitingForDevice:
+        case .playing, .waitingForDevice, .waitingForMusic:
             break
         case .interrupted:
             if !order.isEmpty {
@@ -65,7 +65,8 @@ extension State {
         }
     }
 
-    /// playing → paused (output paused, position kept); waiting → paused (retries end).
+    /// playing → paused (output paused, position kept); waiting → paused (retries end; the
+    /// wait for music becomes a pause there).
     mutating func pause(_ step: inout Step) {
         switch phase {
         case .playing:
@@ -80,6 +81,8 @@ extension State {
             phase = .paused
             retryDelay = settings.deviceRetryInitial
             step.commands.append(.cancelTimer(.deviceRetry))
+        case .waitingForMusic:
+            phase = .paused
         case .interrupted:
             if afterInterruption == .playing { afterInterruption = .paused }
         case .paused, .stopped:
@@ -117,6 +120,7 @@ extension State {
             // With a play in flight (the device was free at the last probe) the new track replaces
             // it; otherwise the next probe starts it.
             if loaded != nil { startCurrent(at: 0, paused: false, &step) }
+        case .waitingForMusic: break  // the music's return starts the new current track
         }
     }
 

@@ -14,6 +14,8 @@ extension State {
             queueRevision += 1
         case .replaceQueue(let infos):
             stop(&step)
+            // Other music: whether it is there shows when it plays.
+            musicMissing = nil
             queue = makeTracks(infos)
             queueRevision += 1
             order = shuffle ? queue.map(\.id).shuffled(seed: derivedSeed()) : queue.map(\.id)
@@ -40,6 +42,7 @@ extension State {
             queueRevision += 1
         case .clear:
             stop(&step)
+            musicMissing = nil
             queue = []
             order = []
             cursor = nil

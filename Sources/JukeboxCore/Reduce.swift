@@ -27,6 +27,8 @@ extension State {
             queueChange(event, &step)
         case .restore(let snapshot):
             restore(snapshot, &step)
+        case .started, .musicMissing, .musicAppeared, .stateFileUnreadable:
+            startUp(event, &step)
         case .quit:
             step.forceSave = true
             if loaded != nil { step.commands.append(.stopOutput) }
@@ -95,7 +97,9 @@ extension State {
     mutating func finish(_ step: inout Step) {
         syncNext(&step)
         let mark = saveMark
-        if step.forceSave || mark != savedMark {
+        // A state file that cannot be read is never written over (it may hold the only copy of
+        // the place); what changed meanwhile is saved once it can be read again.
+        if stateUnreadable == nil, step.forceSave || mark != savedMark {
             savedMark = mark
             savedPosition = position
             savedAt = now
@@ -157,9 +161,16 @@ extension State {
         return repeatMode == .all ? 0 : nil
     }
 
-    /// Starts the current track in the engine from `at` seconds.
+    /// Starts the current track in the engine from `at` seconds; while the music is not there,
+    /// opens nothing and (unless `paused`) waits for it instead.
     mutating func startCurrent(at seconds: Double, paused: Bool, _ step: inout Step) {
         guard let track = currentTrack else { return }
+        if musicMissing != nil {
+            // Opening a file that is not there would skip it and lose the place, track by track.
+            unload(&step)
+            if !paused { phase = .waitingForMusic }
+            return
+        }
         if let chime = settings.chime, !chimePlayed, !paused {
             // The first playback after start is preceded by the chime: it sounds only once the
             // device really opens, at the volume already set, and the track follows it.

@@ -51,29 +51,19 @@ public struct Snapshot: Equatable, Sendable, Codable {
         case volume
     }
 
-    /// Decodes leniently; only `version` and `tracks` must be readable.
+    /// Decodes leniently; only `version` and `tracks` must be readable (see `SnapshotFile`).
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        version = try c.decode(Int.self, forKey: .version)
-        tracks = try c.decode([LenientTrack].self, forKey: .tracks).compactMap(\.info)
-        order = (try? c.decodeIfPresent([Int].self, forKey: .order)) ?? nil
-        current = (try? c.decodeIfPresent(Int.self, forKey: .current)) ?? nil
-        position = (try? c.decodeIfPresent(Double.self, forKey: .position)) ?? 0
-        phase = (try? c.decodeIfPresent(String.self, forKey: .phase)) ?? "stopped"
-        shuffle = (try? c.decodeIfPresent(Bool.self, forKey: .shuffle)) ?? false
-        shuffleSeed = (try? c.decodeIfPresent(UInt64.self, forKey: .shuffleSeed)) ?? 0
-        repeatMode = (try? c.decodeIfPresent(RepeatMode.self, forKey: .repeatMode)) ?? .off
-        volume = (try? c.decodeIfPresent(Int.self, forKey: .volume)) ?? 100
-        normalise()
+        self = try SnapshotFile(from: decoder).snapshot
     }
 
-    /// The snapshot with only the tracks for which `keep` is true; order and current follow.
-    /// When the current track is dropped, the next kept one in play order becomes current at 0 s.
-    public func keepingTracks(where keep: (TrackInfo) -> Bool) -> Snapshot {
+    /// The snapshot with only the entries at the indices for which `keep` is true; order and
+    /// current follow. When the current entry goes, the next kept one in play order becomes
+    /// current at 0 s.
+    public func keepingTracks(at keep: (Int) -> Bool) -> Snapshot {
         var kept: [Int: Int] = [:]  // old index -> new index
         var result = self
         result.tracks = []
-        for (i, t) in tracks.enumerated() where keep(t) {
+        for (i, t) in tracks.enumerated() where keep(i) {
             kept[i] = result.tracks.count
             result.tracks.append(t)
         }
@@ -86,24 +76,85 @@ public struct Snapshot: Equatable, Sendable, Codable {
             result.current = after ?? oldOrder.lazy.compactMap { kept[$0] }.first
             result.position = 0
         }
-        result.normalise()
+        var ignored: [String] = []
+        result.normalise(&ignored)
         return result
     }
 
     // Repairs what a hand-edited or damaged file can hold, so the core never sees an
-    // index out of range.
-    mutating func normalise() {
+    // index out of range; says what it repaired in `problems`.
+    mutating func normalise(_ problems: inout [String]) {
         // A permutation: as many entries as tracks (duplicates would play a track twice), all distinct, all in range.
         if let o = order, o.count != tracks.count || Set(o).count != tracks.count || o.contains(where: { !tracks.indices.contains($0) }) {
             order = nil
+            problems.append("order: not a play order of the \(tracks.count) tracks")
         }
-        if let c = current, !tracks.indices.contains(c) { current = nil }
-        if tracks.isEmpty { current = nil }
-        if !position.isFinite || position < 0 { position = 0 }
+        if let c = current, !tracks.indices.contains(c) {
+            current = nil
+            problems.append("current: \(c) is not one of the \(tracks.count) tracks")
+        }
+        if !position.isFinite || position < 0 {
+            position = 0
+            problems.append("position: not a number of seconds")
+        }
         // A length below zero would let a seek clamp the position below zero: unknown instead.
-        for i in tracks.indices where tracks[i].duration.map({ !$0.isFinite || $0 < 0 }) == true { tracks[i].duration = nil }
-        if !["playing", "paused", "stopped"].contains(phase) { phase = "stopped" }
-        volume = min(max(volume, 0), 100)
+        for i in tracks.indices where tracks[i].duration.map({ !$0.isFinite || $0 < 0 }) == true {
+            tracks[i].duration = nil
+            problems.append("tracks[\(i)].duration: not a length")
+        }
+        if !["playing", "paused", "stopped"].contains(phase) {
+            phase = "stopped"
+            problems.append("phase: not playing, paused or stopped")
+        }
+        if !(0...100).contains(volume) {
+            volume = min(max(volume, 0), 100)
+            problems.append("volume: not 0 to 100")
+        }
+    }
+}
+
+/// A state file as read: the snapshot that can be used and what could not be.
+///
+/// A field with a wrong type or an out-of-range value falls back to its default, an entry of
+/// `tracks` that is not a track is left out, and indexes (`current`, `order`) keep pointing at the
+/// same tracks; each such repair is listed in `problems`. Unknown fields are ignored. In a file
+/// from a newer version nothing counts as a problem: its values may be new ones.
+public struct SnapshotFile: Decodable, Sendable {
+    /// Everything valid in the file.
+    public var snapshot: Snapshot
+    /// What was repaired or left out, one item per field or entry (`"tracks[1]: not a track"`).
+    public var problems: [String]
+
+    /// Decodes leniently; only `version` and `tracks` must be readable.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Snapshot.CodingKeys.self)
+        var problems: [String] = []
+        // Absent or null: the default, silently. Present with a wrong type: the default, noted.
+        func field<T: Decodable>(_ key: Snapshot.CodingKeys, _ expected: String) -> T? {
+            guard c.contains(key), (try? c.decodeNil(forKey: key)) != true else { return nil }
+            if let value = try? c.decode(T.self, forKey: key) { return value }
+            problems.append("\(key.stringValue): not \(expected)")
+            return nil
+        }
+        let version = try c.decode(Int.self, forKey: .version)
+        let entries = try c.decode([LenientTrack].self, forKey: .tracks).map(\.info)
+        for (i, entry) in entries.enumerated() where entry == nil { problems.append("tracks[\(i)]: not a track") }
+        var snapshot = Snapshot(
+            version: version,
+            // A stand-in keeps the indexes of the file until the entries that are not tracks go.
+            tracks: entries.map { $0 ?? TrackInfo(path: "/") },
+            order: field(.order, "a list of track indexes"),
+            current: field(.current, "a track index"),
+            position: field(.position, "a number of seconds") ?? 0,
+            phase: field(.phase, "playing, paused or stopped") ?? "stopped",
+            shuffle: field(.shuffle, "true or false") ?? false,
+            shuffleSeed: field(.shuffleSeed, "a seed") ?? 0,
+            repeatMode: field(.repeatMode, "off, one or all") ?? .off,
+            volume: field(.volume, "a volume") ?? 100)
+        snapshot.normalise(&problems)
+        if entries.contains(nil) { snapshot = snapshot.keepingTracks { entries[$0] != nil } }
+        self.snapshot = snapshot
+        self.problems = version > Snapshot.currentVersion ? [] : problems
     }
 }
 

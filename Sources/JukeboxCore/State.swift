@@ -55,6 +55,14 @@ public struct State: Equatable, Sendable {
     public var repeatMode: RepeatMode = .off
     /// The last problem worth showing (a skipped file, a failed save); cleared by an intent.
     public var message: String?
+    /// The outermost folder of the current track's path that is not there (a USB stick or a
+    /// network share not mounted yet), as the shell reported it; nil when the music is there.
+    /// While set nothing is opened: a play waits (`PlayerPhase.waitingForMusic`), nothing is
+    /// skipped or dropped.
+    public var musicMissing: String?
+    /// Why the state file cannot be read, as the shell reported it; while set nothing is saved,
+    /// so the file is kept as it is (see `Event.stateFileUnreadable`).
+    public var stateUnreadable: String?
 
     /// Interruptions in force, oldest first (see `Event.interruptBegan`).
     public var interruptions: [Interruption] = []
@@ -163,7 +171,7 @@ public struct State: Equatable, Sendable {
     /// The phase as the state file names it (waiting counts as playing: it wants to play).
     public var persistedPhase: String {
         switch phase {
-        case .playing, .waitingForDevice: return "playing"
+        case .playing, .waitingForDevice, .waitingForMusic: return "playing"
         case .paused: return "paused"
         case .stopped: return "stopped"
         case .interrupted: return State.persistedName(afterInterruption)
@@ -172,10 +180,18 @@ public struct State: Equatable, Sendable {
 
     static func persistedName(_ phase: PlayerPhase) -> String {
         switch phase {
-        case .playing, .waitingForDevice: return "playing"
+        case .playing, .waitingForDevice, .waitingForMusic: return "playing"
         case .paused: return "paused"
         default: return "stopped"
         }
+    }
+
+    /// The folder whose appearance ends the wait for music (the current track's), while the
+    /// music is missing; the shell probes it (at most once a second) and reports
+    /// `Event.musicAppeared`.
+    public var awaitedMusicFolder: String? {
+        guard musicMissing != nil, let track = currentTrack else { return nil }
+        return Paths.directory(track.info.path)
     }
 
     /// The fields of this state whose change triggers an immediate save.

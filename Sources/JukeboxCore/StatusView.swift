@@ -24,7 +24,7 @@ public struct StatusView: Equatable, Sendable {
     public var shuffle: Bool
     /// Repeat mode.
     public var repeatMode: RepeatMode
-    /// Why the player waits, or the last problem, if any.
+    /// Why the player waits, or the last problem, or that nothing is saved, if any.
     public var message: String?
 
     /// The view of `state`.
@@ -41,12 +41,14 @@ public struct StatusView: Equatable, Sendable {
         shuffle = state.shuffle
         repeatMode = state.repeatMode
         let message: String?
-        if case .waitingForDevice(let reason) = state.phase {
-            message = "waiting for audio device: \(reason)"
-        } else if case .interrupted(let reason) = state.phase {
-            message = "interrupted: \(reason)"
-        } else {
-            message = state.message
+        let music = state.musicMissing.map(State.waitingForMusic)
+        switch state.phase {
+        case .waitingForDevice(let reason): message = "waiting for audio device: \(reason)"
+        case .interrupted(let reason): message = "interrupted: \(reason)"
+        case .waitingForMusic: message = music
+        default:
+            message = state.message ?? music
+                ?? state.stateUnreadable.map { "not saving: the state file cannot be read (\($0))" }
         }
         self.message = message.map(DisplayText.inert)
     }

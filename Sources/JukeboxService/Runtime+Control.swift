@@ -119,6 +119,7 @@ extension Runtime {
         case .save:
             feedHeard()
             dispatch(.saveRequested)
+            if let reason = state.stateUnreadable { return ["error: not saving: the state file cannot be read (\(reason))"] }
             guard let lastSave else { return ["error: no state file is configured"] }
             return [lastSave.error.map { "error: \($0)" } ?? "ok saved to \(statePath ?? "")"]
         case .log(let count):
@@ -169,7 +170,7 @@ extension Runtime {
         lines += diagnostics?() ?? []
         lines.append("state file \(statePath ?? "none")" + (lastSave.map { s in
             ", last save \(Int(monotonicNow() - s.at)) s ago: " + (s.error ?? "ok")
-        } ?? ", not saved yet"))
+        } ?? ", not saved yet") + (state.stateUnreadable.map { ", not saving: it cannot be read (\($0))" } ?? ""))
         lines.append("control clients \(control?.clients.count ?? 0)")
         return lines
     }

@@ -32,6 +32,8 @@ public final class Runtime {
     /// Tells systemd about readiness, status and liveness (a no-op outside a `Type=notify` unit).
     public var notifier: SystemdNotifier?
     private var readySent = false
+    private var startingUp = false
+    private var startView: StatusView?
     private var sawStart = false
     private var lastPing = 0.0
     /// Re-reads the configuration for SIGHUP: the new settings, or nil after logging why not.
@@ -99,13 +101,19 @@ public final class Runtime {
         return set
     }
 
-    /// Runs `initial` events, then loops until a command says exit; returns the exit code.
+    /// Runs `Event.started`, then the `initial` events, then loops until a command says exit;
+    /// returns the exit code.
     public func run(initial: [Event]) -> Int32 {
         var set = Self.signalSet()
         signalFD = signalfd(-1, &set, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
         defer { if signalFD >= 0 { close(signalFD) } }
         lastTick = monotonicNow()
-        for event in initial { dispatch(event) }
+        // The start is one step to the outside: READY and the first status come once the state
+        // is loaded, not for the empty player the first of these events sees.
+        startingUp = true
+        for event in [.started] + initial { dispatch(event) }
+        startingUp = false
+        if let view = startView { show(view) }
         while exitCode == nil {
             reportLiveness()
             waitAndDispatch()
@@ -130,6 +138,11 @@ public final class Runtime {
         }
     }
 
+    private func show(_ view: StatusView) {
+        status.render(view)
+        notifier?.status(Self.systemdStatus(view))
+    }
+
     static func systemdStatus(_ view: StatusView) -> String {
         if let message = view.message, view.phase == "waiting" || view.phase == "interrupted" { return message }
         if view.count == 0 { return "\(view.phase): queue empty" }
@@ -140,7 +153,7 @@ public final class Runtime {
     public func dispatch(_ event: Event) {
         pending.append(event)
         while !pending.isEmpty {
-            let next = pending.removeFirst()
+            let next = explained(pending.removeFirst())
             if case .trackStarted = next { sawStart = true }
             let commands = reduce(&state, next)
             if !eventClients.isEmpty || consoleStreaming, !isQuiet(next) { streamEvent(next) }
@@ -148,8 +161,17 @@ public final class Runtime {
                 log.debug("\(next) -> \(commands.map(Self.brief))")
             }
             for command in commands { perform(command) }
-            if !readySent { reportLiveness() }
+            if !readySent && !startingUp { reportLiveness() }
         }
+    }
+
+    // A play that failed because its folder is not there (a stick pulled, a share gone) is not
+    // the track's fault: skipping would run through the whole queue and lose the place. The core
+    // hears that the music is missing instead, and waits for it.
+    private func explained(_ event: Event) -> Event {
+        guard case .trackFailed(let id, _) = event, state.loaded?.playID == id, let track = state.currentTrack,
+              let folder = StartUp.missingFolder(of: track.info.path) else { return event }
+        return .musicMissing(folder)
     }
 
     private func isQuiet(_ event: Event) -> Bool {
@@ -184,8 +206,7 @@ public final class Runtime {
                 pending.append(.saved(error: error.description))
             }
         case .render(let view):
-            status.render(view)
-            notifier?.status(Self.systemdStatus(view))
+            if startingUp { startView = view } else { show(view) }
         case .show(let frame): display?.show(frame)
         case .report(let message): status.report(message)
         case .startTimer(let id, let after): timers[id] = monotonicNow() + after
@@ -246,6 +267,7 @@ public final class Runtime {
             lastMaintain = after
             for source in sources { source.maintain() }
             maintainConsole()
+            probeWhatTheCoreWaitsFor()
         }
         for (id, at) in timers where at <= after {
             timers[id] = nil
@@ -257,6 +279,22 @@ public final class Runtime {
             lastTick = after
             feedHeard()
             dispatch(.tick(now: after))
+        }
+    }
+
+    // At most once a second: the music's folder (a stick mounted, a share up) and a state file
+    // that could not be read. A stat and an open are cheap; inotify would need a watch per
+    // missing level of the path and still a probe for network shares.
+    private func probeWhatTheCoreWaitsFor() {
+        if let folder = state.awaitedMusicFolder, isDirectory(folder) { dispatch(.musicAppeared) }
+        if state.stateUnreadable != nil, let store {
+            let loaded = store.load()
+            guard loaded.unreadable == nil else { return }
+            for m in loaded.messages { log.warning(m) }
+            log.info("the state file \(store.path) can be read again")
+            // The place it holds wins over what played meanwhile; then saving resumes.
+            for event in StartUp.events(for: loaded, restoreEmpty: false) { dispatch(event) }
+            dispatch(.stateFileUnreadable(nil))
         }
     }
 

@@ -5,12 +5,15 @@ import JukeboxCore
 import Glibc
 #endif
 
-/// The JSON state file: written atomically and power-cut safe, read leniently.
+/// The JSON state file: written atomically and power-cut safe, read leniently, never lost.
 ///
 /// Write: a temp file beside the target, `fsync`, `rename` over the target, `fsync` of the
 /// folder, so after a power cut the file is either the old or the new one, never a mix.
-/// Read: a file that cannot be parsed is moved aside (never deleted) and reported, and the
-/// player starts empty; tracks whose files are gone are dropped with a message.
+/// Read: every entry is kept whether its file is there or not (a stick not mounted yet is no
+/// reason to forget the queue). A file that cannot be parsed is moved aside (never deleted) and
+/// reported, and the player starts empty; one with wrong values is copied aside and its valid
+/// part used (and saved over it once the copy is made); one that cannot be read at all is left
+/// alone and must not be written over.
 public struct StateStore: Sendable {
     /// Path of the state file.
     public let path: String
@@ -22,26 +25,31 @@ public struct StateStore: Sendable {
 
     /// What loading found.
     public struct Loaded: Equatable, Sendable {
-        /// The snapshot to restore, or nil when there was none or it was unreadable.
+        /// The snapshot to restore, or nil when there was none or it was unusable.
         public var snapshot: Snapshot?
-        /// Things to tell the user (dropped tracks, a moved-aside file).
+        /// Things to tell the user (a moved-aside or copied file, a file that cannot be read).
         public var messages: [String]
+        /// Why the file cannot be read (EACCES, EIO...); nil when it could be, or there is none.
+        /// The file is kept as it is: nothing may be saved over it until it can be read.
+        public var unreadable: String?
     }
 
     /// Reads the state file. Never throws: every problem becomes a message and, at worst, an
-    /// empty start. `exists` decides whether a track's file is still there.
-    public func load(exists: (String) -> Bool = fileExists) -> Loaded {
+    /// empty start.
+    public func load() -> Loaded {
         let bytes: [UInt8]
         do {
             bytes = try readFile(path, limit: 256 << 20)
         } catch {
             if error.errno == ENOENT { return Loaded(snapshot: nil, messages: []) }
-            return Loaded(snapshot: nil, messages: ["cannot read state file: \(error)"])
+            return Loaded(snapshot: nil, messages: [
+                "cannot read the state file \(path) (\(error)); keeping it as it is and not saving until it can be read",
+            ], unreadable: "\(error)")
         }
-        let snapshot: Snapshot
+        let file: SnapshotFile
         do {
             if let problem = JSONText.problem(bytes) { throw JSONTextError(problem: problem) }
-            snapshot = try JSONDecoder().decode(Snapshot.self, from: Data(bytes))
+            file = try JSONDecoder().decode(SnapshotFile.self, from: Data(bytes))
         } catch {
             let aside = moveAside()
             return Loaded(snapshot: nil, messages: [
@@ -50,14 +58,43 @@ public struct StateStore: Sendable {
             ])
         }
         var messages: [String] = []
-        if snapshot.version > Snapshot.currentVersion {
-            messages.append("state file is from a newer jukebox (version \(snapshot.version)); reading what this version knows")
+        if file.snapshot.version > Snapshot.currentVersion {
+            messages.append("state file is from a newer jukebox (version \(file.snapshot.version)); reading what this version knows")
         }
-        let missing = snapshot.tracks.filter { !exists($0.path) }
-        for track in missing.prefix(10) { messages.append("dropped from the queue, file is gone: \(track.path)") }
-        if missing.count > 10 { messages.append("... and \(missing.count - 10) more missing files") }
-        let kept = missing.isEmpty ? snapshot : snapshot.keepingTracks { exists($0.path) }
-        return Loaded(snapshot: kept, messages: messages)
+        if !file.problems.isEmpty {
+            let copy = copyAside(bytes)
+            // With the original kept aside, the repaired file replaces it: the next start reads
+            // it clean instead of making another copy.
+            if copy != nil { try? save(file.snapshot) }
+            messages.append("state file \(path) has values this version cannot use (\(file.problems.prefix(10).joined(separator: "; "))"
+                            + (file.problems.count > 10 ? "; \(file.problems.count - 10) more" : "") + "); "
+                            + (copy.map { "copied it to \($0); " } ?? "could not copy it aside; ") + "using the rest")
+        }
+        return Loaded(snapshot: file.snapshot, messages: messages)
+    }
+
+    /// Takes the state file's lock for the rest of the process's life: `flock` on `FILE.lock`
+    /// beside it (opened with `O_NOFOLLOW`, so a planted symlink cannot redirect it), so that two
+    /// players never both write one state file. The lock goes with the process, however it ends.
+    /// Throws `.held` (with the holder's pid when known) when another process has it.
+    public func lock() throws(StateLockError) {
+        let folder = Paths.directory(path)
+        do { if !isDirectory(folder) { try makeDirectories(folder) } } catch { throw .failed(error) }
+        let lockPath = path + ".lock"
+        let fd: Int32
+        do { fd = Int32(try sys("open", lockPath) { Int(open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)) }) } catch {
+            throw .failed(error)
+        }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let busy = errno == EWOULDBLOCK
+            let failure = SystemError(call: "flock", subject: lockPath, errno: errno)
+            let holder = (try? readFile(lockPath, limit: 64)).flatMap { String(decoding: $0, as: UTF8.self).split(separator: "\n").first.map(String.init) }
+            close(fd)
+            throw busy ? .held(path: path, pid: holder) : .failed(failure)
+        }
+        // Who holds it, for the message the next one gives; the descriptor stays open on purpose.
+        ftruncate(fd, 0)
+        writeAll(fd, "\(getpid())\n")
     }
 
     /// Writes `snapshot` atomically; throws with the failing call and path.
@@ -71,13 +108,19 @@ public struct StateStore: Sendable {
 
     // A file that fails to parse is kept for a person to look at, never deleted.
     private func moveAside() -> String? {
-        for n in 1...1000 {
-            let candidate = "\(path).damaged-\(n)"
-            if !fileExists(candidate) {
-                return rename(path, candidate) == 0 ? candidate : nil
-            }
-        }
-        return nil
+        guard let candidate = freeDamagedName() else { return nil }
+        return rename(path, candidate) == 0 ? candidate : nil
+    }
+
+    // A file with wrong values is copied: what is valid in it is used and saved over it later.
+    private func copyAside(_ bytes: [UInt8]) -> String? {
+        guard let candidate = freeDamagedName() else { return nil }
+        do { try writeAtomically(bytes, to: candidate) } catch { return nil }
+        return candidate
+    }
+
+    private func freeDamagedName() -> String? {
+        (1...1000).lazy.map { "\(self.path).damaged-\($0)" }.first { !fileExists($0) }
     }
 
     static func describe(_ error: any Error) -> String {
@@ -92,6 +135,24 @@ public struct StateStore: Sendable {
             }
         }
         return "unreadable"
+    }
+}
+
+/// Why `StateStore.lock` failed.
+public enum StateLockError: Error, CustomStringConvertible {
+    /// Another process holds the lock: another player uses this state file.
+    case held(path: String, pid: String?)
+    /// The lock file could not be made or locked.
+    case failed(SystemError)
+
+    public var description: String {
+        switch self {
+        case .held(let path, let pid):
+            return "another jukebox is using the state file \(path)" + (pid.map { " (pid \($0))" } ?? "")
+                + "; stop it first, or give this one its own state file"
+        case .failed(let error):
+            return "cannot lock the state file: \(error)"
+        }
     }
 }
 

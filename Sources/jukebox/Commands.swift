@@ -21,14 +21,24 @@ enum Commands {
         let volume = try a.int("--volume", in: 0...100)
         let repeatMode = try a.choice("--repeat", ["off", "one", "all"]).flatMap(RepeatMode.init(rawValue:))
         let shuffle = a.flags.contains("--shuffle")
+        let statePath = setup.statePath
         return Player.run(setup) { log in
             guard let tracks = Player.load(a.positional, log: log) else { return nil }
-            var events: [Event] = []
-            if let volume { events.append(.setVolume(volume)) }
-            if let repeatMode { events.append(.setRepeat(repeatMode)) }
-            if shuffle { events.append(.setShuffle(true, seed: UInt64(truncatingIfNeeded: time(nil)))) }
-            events.append(.replaceQueue(tracks))
-            return events
+            var options: [Event] = []
+            if let volume { options.append(.setVolume(volume)) }
+            if let repeatMode { options.append(.setRepeat(repeatMode)) }
+            if shuffle { options.append(.setShuffle(true, seed: UInt64(truncatingIfNeeded: time(nil)))) }
+            guard let statePath else { return options + [.replaceQueue(tracks)] }
+            let loaded = StateStore(path: statePath).load()
+            for m in loaded.messages { log.warning(m) }
+            // The saved queue is the same paths in the same order: resume its place (the options
+            // given still apply); any other queue starts from its beginning.
+            if let saved = loaded.snapshot, saved.tracks.map(\.path) == tracks.map(\.path) {
+                log.info("resuming the saved place in \(statePath)")
+                return StartUp.events(for: loaded) + [.play] + options
+            }
+            let unreadable: [Event] = loaded.unreadable.map { [.stateFileUnreadable($0)] } ?? []
+            return unreadable + options + [.replaceQueue(tracks)]
         }
     }
 
@@ -83,10 +93,11 @@ enum Commands {
                 for m in result.messages { log.warning(m) }
                 if let snapshot = result.snapshot, !snapshot.tracks.isEmpty {
                     log.info("resuming \(snapshot.tracks.count) tracks from \(statePath)")
-                    return [.restore(snapshot)]
+                    return StartUp.events(for: result)
                 }
-                // An emptied queue still keeps its volume, shuffle and repeat for the music below.
-                if let snapshot = result.snapshot { modes = [.restore(snapshot)] }
+                // An emptied queue still keeps its volume, shuffle and repeat for the music below;
+                // a file that cannot be read stays as it is while that music plays unsaved.
+                modes = StartUp.events(for: result)
             }
             guard !config.music.isEmpty else {
                 log.info("nothing queued: add \"music\" paths to the config")

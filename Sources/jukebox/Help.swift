@@ -32,7 +32,9 @@ enum Help {
     Options:
       --device PCM        ALSA PCM to play to (default: "default"; e.g. hw:CARD=DAC, plughw:1,0)
       --audio alsa|null   null discards audio but keeps real time (default: alsa)
-      --state FILE        save queue and position to FILE while playing (default: none)
+      --state FILE        save queue and position to FILE while playing (default: none); when
+                          FILE's queue is the same paths (same files, same order), resume at
+                          its track and position instead of starting over
       --volume N          start volume 0-100 (default: 100, bit-perfect)
       --shuffle           start shuffled
       --repeat MODE       off, one or all (default: off)
@@ -45,8 +47,10 @@ enum Help {
 
     The daemon form: needs no terminal, resumes queue and position from the state file, saves
     them on every change and every few seconds while playing, and on SIGTERM. When the state
-    file holds no queue it queues the config's "music" paths. Keys of the JSON config file
-    are listed in the README ("Configuration").
+    file holds no queue it queues the config's "music" paths. Music whose folder is not there
+    yet (a stick or share not mounted) is waited for, keeping the queue and the place; a state
+    file that cannot be read is never written over; one player per state file. Keys of the
+    JSON config file are listed in the README ("Configuration").
 
     Options:
       --config FILE       the JSON configuration (required)

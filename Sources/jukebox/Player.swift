@@ -36,6 +36,17 @@ enum Player {
     static func run(_ setup: PlayerSetup, initial: (Log) -> [Event]?) -> Int32 {
         Runtime.blockSignals()
         let log = Log(level: setup.logLevel)
+        if let path = setup.statePath {
+            // Before the file is read: one player per state file, for the whole of its life.
+            do { try StateStore(path: path).lock() } catch {
+                if case .held = error {
+                    log.error("\(error)")
+                    return 1
+                }
+                // A read-only place still plays (saves will fail and say so).
+                log.warning("\(error); not protected against a second player")
+            }
+        }
         guard let events = initial(log) else { return 1 }
         let output = makeOutput(setup, log: log)
         let interactive = setup.interactive && Terminal.isInteractive

@@ -215,7 +215,8 @@ final class FuzzRegressionTests: XCTestCase {
         for (name, bytes) in try files("state") {
             let path = dir.file("state.json")
             FileManager.default.createFile(atPath: path, contents: Data(bytes))
-            let loaded = StateStore(path: path).load(exists: { !$0.contains("gone") })
+            try? FileManager.default.removeItem(atPath: path + ".damaged-1")  // a copy of wrong values from the file before
+            let loaded = StateStore(path: path).load()
             guard let snapshot = loaded.snapshot else {
                 XCTAssertEqual(loaded.messages.count, 1, name)
                 XCTAssertTrue(loaded.messages.first?.contains("\(path) is damaged (") == true, "\(name): \(loaded.messages)")
@@ -226,7 +227,7 @@ final class FuzzRegressionTests: XCTestCase {
             Self.checkSnapshot(snapshot, name)
             let saved = StateStore(path: dir.file("again.json"))
             try saved.save(snapshot)
-            XCTAssertEqual(saved.load(exists: { _ in true }).snapshot, snapshot, "\(name): does not reload equal")
+            XCTAssertEqual(saved.load().snapshot, snapshot, "\(name): does not reload equal")
             var state = State()
             _ = reduce(&state, .restore(snapshot))
             Self.checkCore(state, name)

@@ -54,14 +54,14 @@ final class RuntimeTests: XCTestCase {
         let runtime = Runtime(state: State(), audio: audio, store: store, status: status, log: Log(level: .error))
         runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac"), TrackInfo(path: "/m/b.flac")]))
         XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0 next 2 b.flac"])
-        XCTAssertEqual(store.load { _ in true }.snapshot?.phase, "playing")
+        XCTAssertEqual(store.load().snapshot?.phase, "playing")
         XCTAssertEqual(status.views.last?.title, "a")
 
         audio.heard = (1, 17.5)
         runtime.dispatch(.heard(playID: 1, seconds: 17.5))
         runtime.dispatch(.quit)
         XCTAssertEqual(audio.calls.suffix(1), ["stop"])
-        let saved = store.load { _ in true }.snapshot
+        let saved = store.load().snapshot
         XCTAssertEqual(saved?.position, 17.5)
         XCTAssertEqual(saved?.current, 0)
     }
@@ -80,6 +80,30 @@ final class RuntimeTests: XCTestCase {
         XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "pause"])
     }
 
+    func testAPlayFailingBecauseItsFolderIsGoneWaitsForTheMusicInsteadOfSkipping() {
+        let dir = TempDir()
+        let audio = FakeAudio()
+        let status = RecordingStatus()
+        let runtime = Runtime(state: State(), audio: audio, store: nil, status: status, log: Log(level: .error))
+        let stick = dir.file("usb")
+        runtime.dispatch(.replaceQueue([TrackInfo(path: stick + "/album/a.flac"), TrackInfo(path: stick + "/album/b.flac"),
+                                        TrackInfo(path: dir.file("c.flac"))]))
+        runtime.dispatch(.trackFailed(playID: 1, reason: "No such file or directory"))
+        XCTAssertEqual(runtime.state.phase, .waitingForMusic)
+        XCTAssertEqual(runtime.state.musicMissing, stick)
+        XCTAssertEqual(runtime.state.currentTrack?.info.path, stick + "/album/a.flac", "the place is kept")
+        XCTAssertEqual(status.reports, ["waiting for music: \(stick) is not there"])
+        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0 next 2 b.flac", "stop"])
+
+        // A file gone from a folder that is there is the file's problem: skipped when reached.
+        let other = Runtime(state: State(), audio: FakeAudio(), store: nil, status: RecordingStatus(), log: Log(level: .error))
+        other.dispatch(.replaceQueue([TrackInfo(path: dir.file("gone.flac")), TrackInfo(path: dir.file("c.flac"))]))
+        other.dispatch(.trackFailed(playID: 1, reason: "No such file or directory"))
+        XCTAssertEqual(other.state.phase, .playing)
+        XCTAssertEqual(other.state.currentTrack?.info.path, dir.file("c.flac"))
+        XCTAssertNil(other.state.musicMissing)
+    }
+
     func testTheLoopRunsEngineReportsUntilTheQueueEnds() {
         var settings = Settings()
         settings.exitWhenQueueEnds = true
@@ -92,7 +116,8 @@ final class RuntimeTests: XCTestCase {
         let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])])
         XCTAssertEqual(code, 0)
         XCTAssertEqual(runtime.state.phase, .stopped)
-        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "stop", "shutdown"])
+        // The start volume reaches the engine before anything plays.
+        XCTAssertEqual(audio.calls, ["volume 100", "play 1 a.flac @0.0", "stop", "shutdown"])
     }
 
     func testTheLoopProbesABusyDeviceOnItsTimerAndReopensTheTrackOnlyWhenItIsFree() {
@@ -173,6 +198,6 @@ final class EventSourceTests: XCTestCase {
         _ = write(source.writeEnd, &stop, 1)
         let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])])
         XCTAssertEqual(code, 0)
-        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "stop", "shutdown"])
+        XCTAssertEqual(audio.calls, ["volume 100", "play 1 a.flac @0.0", "stop", "shutdown"])
     }
 }

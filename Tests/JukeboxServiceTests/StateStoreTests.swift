@@ -14,7 +14,7 @@ final class StateStoreTests: XCTestCase {
         let snap = Snapshot(tracks: tracks, order: [1, 0], current: 1, position: 61.123456789, phase: "paused",
                             shuffle: true, shuffleSeed: 99, repeatMode: .one, volume: 42)
         try store.save(snap)
-        let loaded = store.load { _ in true }
+        let loaded = store.load()
         XCTAssertEqual(loaded.snapshot, snap)
         XCTAssertEqual(loaded.messages, [])
         XCTAssertEqual(dir.list(), ["state.json"], "no temp file left behind")
@@ -34,7 +34,7 @@ final class StateStoreTests: XCTestCase {
         let whole = dir.read("state.json")!
         let torn = String(whole.prefix(whole.count / 2))
         dir.write("state.json", torn)
-        let loaded = store.load { _ in true }
+        let loaded = store.load()
         XCTAssertNil(loaded.snapshot)
         XCTAssertEqual(loaded.messages.count, 1)
         XCTAssertTrue(loaded.messages[0].contains("is damaged"), loaded.messages[0])
@@ -62,25 +62,88 @@ final class StateStoreTests: XCTestCase {
         dir.write("state.json", """
         {"version": 3, "futureThing": {"a": [1, 2]}, "repeat": "sometimes", "volume": 250,
          "tracks": [{"path": "/m/a.flac", "title": "A", "rating": 5}, {"path": 7}, {"path": "/m/b.flac", "title": "B"}],
-         "current": 1, "position": 12.5, "phase": "playing", "shuffle": false}
+         "current": 2, "position": 12.5, "phase": "playing", "shuffle": false}
         """)
-        let loaded = StateStore(path: dir.file("state.json")).load { _ in true }
+        let loaded = StateStore(path: dir.file("state.json")).load()
         XCTAssertEqual(loaded.snapshot?.tracks.map(\.path), ["/m/a.flac", "/m/b.flac"])
+        XCTAssertEqual(loaded.snapshot?.current, 1, "still /m/b.flac")
         XCTAssertEqual(loaded.snapshot?.repeatMode, .off)
         XCTAssertEqual(loaded.snapshot?.volume, 100)
         XCTAssertEqual(loaded.snapshot?.position, 12.5)
         XCTAssertEqual(loaded.messages, ["state file is from a newer jukebox (version 3); reading what this version knows"])
+        XCTAssertEqual(dir.list(), ["state.json"], "values a newer version wrote are no damage")
     }
 
-    func testMissingTracksAreDroppedWithAMessageEach() throws {
+    func testTracksWhoseFilesAreGoneAreKeptInTheQueue() throws {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
-        try store.save(Snapshot(tracks: tracks, current: 0, position: 30, phase: "playing"))
-        let loaded = store.load { $0 != "/m/a.flac" }
-        XCTAssertEqual(loaded.snapshot?.tracks.map(\.path), ["/m/b.flac"])
-        XCTAssertEqual(loaded.snapshot?.current, 0)
-        XCTAssertEqual(loaded.snapshot?.position, 0)
-        XCTAssertEqual(loaded.messages, ["dropped from the queue, file is gone: /m/a.flac"])
+        let snap = Snapshot(tracks: tracks, current: 0, position: 30, phase: "playing")
+        try store.save(snap)
+        let loaded = store.load()
+        XCTAssertEqual(loaded.snapshot, snap, "/m does not exist here: every entry and the place are kept")
+        XCTAssertEqual(loaded.messages, [])
+    }
+
+    func testWrongTypesAndOutOfRangeValuesAreReportedCopiedAsideAndTheValidPartKept() {
+        let head = #"{"version": 1, "tracks": [{"path": "/m/a.flac", "title": "A"}, {"path": 42}, {"path": "/m/b.flac", "title": "B"}], "#
+        let ab = [TrackInfo(path: "/m/a.flac", title: "A"), TrackInfo(path: "/m/b.flac", title: "B")]
+        let cases: [(String, String, Snapshot)] = [
+            (#""current": "3", "position": 7"#, "current: not a track index",
+             Snapshot(tracks: ab, position: 7)),
+            (#""current": 2, "position": "lots""#, "position: not a number of seconds",
+             Snapshot(tracks: ab, current: 1)),
+            (#""current": 99, "position": 7"#, "current: 99 is not one of the 3 tracks",
+             Snapshot(tracks: ab, position: 7)),
+            (#""current": 1, "position": 7, "volume": 101"#, "volume: not 0 to 100",
+             Snapshot(tracks: ab, current: 1, position: 0)),
+        ]
+        for (fields, problem, expected) in cases {
+            let dir = TempDir()
+            let text = head + fields + "}"
+            dir.write("state.json", text)
+            let loaded = StateStore(path: dir.file("state.json")).load()
+            XCTAssertEqual(loaded.snapshot, expected, fields)
+            XCTAssertEqual(loaded.messages.count, 1, fields)
+            let message = loaded.messages.first ?? ""
+            XCTAssertTrue(message.contains("tracks[1]: not a track") && message.contains(problem), "\(fields): \(message)")
+            XCTAssertTrue(message.contains("copied it to \(dir.file("state.json.damaged-1"))"), message)
+            XCTAssertEqual(dir.read("state.json.damaged-1"), text, "the original, byte for byte")
+            let again = StateStore(path: dir.file("state.json")).load()
+            XCTAssertEqual(again.snapshot, expected, fields)
+            XCTAssertEqual(again.messages, [], "repaired in place: no second copy at the next start")
+            XCTAssertEqual(dir.list(), ["state.json", "state.json.damaged-1"])
+        }
+    }
+
+    func testAFileThatCannotBeReadIsLeftAloneAndSaidSo() {
+        let dir = TempDir()
+        // Reading /proc/self/mem from its start fails with EIO, even for root.
+        symlink("/proc/self/mem", dir.file("state.json"))
+        let loaded = StateStore(path: dir.file("state.json")).load()
+        XCTAssertNil(loaded.snapshot)
+        XCTAssertTrue(loaded.unreadable?.contains("Input/output error") == true, "\(loaded)")
+        XCTAssertEqual(loaded.messages.count, 1)
+        XCTAssertTrue(loaded.messages[0].hasPrefix("cannot read the state file \(dir.file("state.json")) ("), loaded.messages[0])
+        XCTAssertEqual(dir.list(), ["state.json"], "neither moved nor copied")
+    }
+
+    func testTheLockIsHeldForTheProcessAndRefusesASecondHolder() throws {
+        let dir = TempDir()
+        let store = StateStore(path: dir.file("sub/state.json"))
+        try store.lock()
+        XCTAssertEqual(dir.read("sub/state.json.lock"), "\(getpid())\n")
+        // flock locks belong to the open file: a second open in another process (the next player)
+        // is refused; here a child process stands in for it.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        child.arguments = ["--nonblock", dir.file("sub/state.json.lock"), "true"]
+        try child.run()
+        child.waitUntilExit()
+        XCTAssertEqual(child.terminationStatus, 1, "the lock is not held")
+        // A symlink in its place is not followed.
+        let other = StateStore(path: dir.file("other.json"))
+        symlink(dir.file("sub/state.json.lock"), dir.file("other.json.lock"))
+        XCTAssertThrowsError(try other.lock()) { XCTAssertTrue("\($0)".contains("cannot lock"), "\($0)") }
     }
 
     func testSaveCreatesTheFolderAndReportsAnUnwritablePlace() throws {
@@ -98,7 +161,7 @@ final class StateStoreTests: XCTestCase {
         dir.write("state.json.tmp", "{half")
         let store = StateStore(path: dir.file("state.json"))
         try store.save(Snapshot(tracks: tracks))
-        XCTAssertEqual(store.load { _ in true }.snapshot?.tracks, tracks)
+        XCTAssertEqual(store.load().snapshot?.tracks, tracks)
         XCTAssertEqual(dir.list(), ["state.json"])
     }
 }

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+
+// What a start meets: the volume limits before the first sample, music whose folder is not
+// there yet, a state file that cannot be read. None of them may cost the saved place.
+extension State {
+    mutating func startUp(_ event: Event, _ step: inout Step) {
+        switch event {
+        case .started:
+            volume = clampVolume(settings.bootVolume ?? volume)
+            step.commands.append(.setVolume(volume))
+            // Nothing was read or changed by a person: no reason to write the state file (a
+            // restore may follow, and an empty queue must never be saved over it first).
+            savedMark?.volume = volume
+        case .musicMissing(let folder):
+            if musicMissing != folder { step.commands.append(.report(Self.waitingForMusic(folder))) }
+            musicMissing = folder
+            switch phase {
+            case .playing:
+                unload(&step)
+                phase = .waitingForMusic
+            case .waitingForDevice:
+                retryDelay = settings.deviceRetryInitial
+                step.commands.append(.cancelTimer(.deviceRetry))
+                phase = .waitingForMusic
+            case .paused:
+                unload(&step)
+            case .stopped, .interrupted, .waitingForMusic:
+                break
+            }
+        case .musicAppeared:
+            guard let folder = musicMissing else { return }
+            musicMissing = nil
+            step.commands.append(.report("music is there: \(folder)"))
+            if phase == .waitingForMusic {
+                phase = .playing
+                startCurrent(at: position, paused: false, &step)
+            }
+        case .stateFileUnreadable(let reason):
+            let before = stateUnreadable
+            stateUnreadable = reason
+            if reason == nil, before != nil {
+                step.commands.append(.report("the state file can be read again: saving"))
+                step.forceSave = true
+            }
+        default:
+            break
+        }
+    }
+
+    /// What the status, the panel and the log say while the music is not there.
+    static func waitingForMusic(_ folder: String) -> String {
+        "waiting for music: \(folder) is not there"
+    }
+}
