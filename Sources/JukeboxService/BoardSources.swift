@@ -120,6 +120,14 @@ public final class GPIOSource: EventSource {
     public func maintain() {
         if lines == nil && monotonicNow() - lastAttempt >= 5 { open() }
     }
+
+    public func level(of button: Button) -> Bool? {
+        guard let lines, let line = roles.firstIndex(of: .button(button)) else { return nil }
+        do { return try lines.level(line) } catch {
+            log.warning("gpio: \(error)")
+            return nil
+        }
+    }
 }
 
 /// Media keys from Linux input devices; devices that come and go (USB, Bluetooth) are reopened.
