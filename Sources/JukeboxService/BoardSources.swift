@@ -3,8 +3,9 @@ import JukeboxBoard
 import JukeboxCore
 
 /// The configured buttons, encoder and input devices as the runtime's event sources. They only
-/// translate: GPIO edges become `buttonEdge`/`encoderEdge`, keys become `mediaKey`; what an edge
-/// means (debounce, gestures, detents) is decided in the core.
+/// translate: GPIO edges become `buttonEdge`/`encoderEdge`, keys become `mediaKey`, and a button's
+/// line is read when the core asks (`level(of:)`); what an edge means (debounce, gestures,
+/// detents) is decided in the core.
 public enum BoardSources {
     /// The sources for `hardware` (none when nothing is configured).
     public static func make(_ hardware: BoardConfig, log: Log) -> [EventSource] {
