@@ -126,6 +126,23 @@ final class BoardWiringTests: XCTestCase {
         XCTAssertEqual(loop.quit(), ["play a.flac", "pause"], "no long press (stop) after the release")
     }
 
+    func testAButtonWithoutALineToReadSettlesOnItsLastEdge() throws {
+        let feed = try GPIOEventFeed([GPIOLineSpec(name: "GPIO27")])
+        let source = GPIOSource(lines: feed.lines, roles: [.button(.next)], log: Log(level: .error))
+        let runtime = Runtime(state: State(), audio: FakeAudio(), store: nil, status: RecordingStatus(), log: Log(level: .error),
+                              sources: [source])
+        // Stop has no line here (a simulated press): its level read answers nil.
+        runtime.dispatch(.buttonEdge(.stop, pressed: true, at: 1.000))
+        runtime.dispatch(.buttonEdge(.stop, pressed: false, at: 1.010))
+        runtime.dispatch(.timerFired(.debounce(.stop), at: 1.020))
+        XCTAssertEqual(runtime.state.buttons[.stop]?.pressed, false)
+        XCTAssertEqual(runtime.state.buttons[.stop]?.settling, true, "the release opened a window of its own")
+        // Next has one: its level is the line's.
+        runtime.dispatch(.buttonEdge(.next, pressed: true, at: 2.000))
+        runtime.dispatch(.timerFired(.debounce(.next), at: 2.020))
+        XCTAssertEqual(runtime.state.buttons[.next]?.pressed, false, "the fed line was never pressed")
+    }
+
     func testAFailingPanelNeverStopsPlayback() throws {
         let sim = HD44780Simulator()
         sim.failure = I2CError(kind: .noDevice, message: "no device answers at 0x27")
