@@ -30,6 +30,7 @@ struct jb_gpio_request {
     size_t nfds;
     int fds[JB_GPIO_MAX_LINES];
     bool adopted;                                   // fds made by the caller, not libgpiod
+    bool fed_high[JB_GPIO_MAX_LINES];               // adopted: each line's physical level, as fed
 #if JB_GPIOD_V1
     struct gpiod_line *handles[JB_GPIO_MAX_LINES]; // owned by the chip; released one by one
 #else
@@ -49,10 +50,15 @@ static int set_nonblocking(int fd) {
     return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
+// Active-low, for edges and levels alike (lines are requested active-high).
+static bool active(const jb_gpio_request *r, size_t index, bool high) {
+    return r->lines[index].active_low ? !high : high;
+}
+
 // Every edge goes through here: line index, active-low, timestamp.
 static void emit(const jb_gpio_request *r, jb_gpio_edge *out, unsigned index, bool rising, uint64_t ns) {
     out->index = index;
-    out->rising = r->lines[index].active_low ? !rising : rising;
+    out->rising = active(r, index, rising);
     out->timestamp_ns = ns;
 }
 
@@ -166,6 +172,11 @@ int jb_gpio_request_read(jb_gpio_request *r, size_t fd_index, jb_gpio_edge *edge
         emit(r, &edges[i], (unsigned)fd_index, events[i].event_type == GPIOD_LINE_EVENT_RISING_EDGE, ns);
     }
     return count;
+}
+
+// The physical level of a chip's line: GPIOHANDLE_GET_LINE_VALUES_IOCTL on its event fd.
+static int read_level(jb_gpio_request *r, size_t index) {
+    return gpiod_line_get_value(r->handles[index]);
 }
 
 size_t jb_gpio_encode_kernel_event(unsigned offset, bool rising, uint64_t timestamp_ns, uint32_t seqno,
@@ -318,6 +329,12 @@ int jb_gpio_request_read(jb_gpio_request *r, size_t fd_index, jb_gpio_edge *edge
     return kept;
 }
 
+// The physical level of a chip's line: GPIO_V2_LINE_GET_VALUES_IOCTL on the request's fd
+// (enum gpiod_line_value: GPIOD_LINE_VALUE_ERROR is -1, then 0 inactive, 1 active).
+static int read_level(jb_gpio_request *r, size_t index) {
+    return (int)gpiod_line_request_get_value(r->request, r->lines[index].offset);
+}
+
 size_t jb_gpio_encode_kernel_event(unsigned offset, bool rising, uint64_t timestamp_ns, uint32_t seqno,
                                    void *buf, size_t cap) {
     struct gpio_v2_line_event data;
@@ -340,15 +357,29 @@ size_t jb_gpio_request_get_fds(jb_gpio_request *r, int *fds, size_t max) {
     return r->nfds;
 }
 
+int jb_gpio_request_get_value(jb_gpio_request *r, size_t index) {
+    if (index >= r->n) { errno = EINVAL; return -1; }
+    int high = r->adopted ? r->fed_high[index] : read_level(r, index);
+    if (high < 0) return -1;
+    return active(r, index, high != 0);
+}
+
 jb_gpio_request *jb_gpio_request_adopt(const int *fds, size_t nfds, const jb_gpio_line_config *lines, size_t n) {
     if (nfds != (jb_gpio_fd_per_line() ? n : 1)) { errno = EINVAL; return NULL; }
     jb_gpio_request *r = new_request(lines, n);
     if (!r) return NULL;
     r->adopted = true;
+    for (size_t i = 0; i < n; i++) r->fed_high[i] = lines[i].active_low; // released
     for (size_t i = 0; i < nfds; i++) {
         r->fds[i] = fds[i];
         r->nfds = i + 1;
         if (set_nonblocking(fds[i]) < 0) { int e = errno; jb_gpio_request_release(r); errno = e; return NULL; }
     }
     return r;
+}
+
+int jb_gpio_request_feed_level(jb_gpio_request *r, size_t index, bool high) {
+    if (!r->adopted || index >= r->n) { errno = EINVAL; return -1; }
+    r->fed_high[index] = high;
+    return 0;
 }

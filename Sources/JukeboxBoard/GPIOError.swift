@@ -74,8 +74,8 @@ enum GPIOErrors {
         }
     }
 
-    /// A read from a request's fd failed.
-    static func read(_ code: Int32, what: String) -> GPIOError {
-        GPIOError(kind: .failed, message: "\(what): read edges: \(text(code))", errno: code)
+    /// A read from a request's fd (`"edges"`) or of a line's `"level"` failed.
+    static func read(_ code: Int32, what: String, reading: String = "edges") -> GPIOError {
+        GPIOError(kind: .failed, message: "\(what): read \(reading): \(text(code))", errno: code)
     }
 }

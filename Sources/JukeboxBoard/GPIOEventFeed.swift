@@ -56,10 +56,32 @@ public final class GPIOEventFeed {
         return Array(bytes.prefix(size))
     }
 
-    /// Writes physical edges (`rising`: the pin went high) as the kernel would deliver them.
-    public func feed(_ edges: [(line: Int, rising: Bool, timestampNs: UInt64)]) throws(GPIOError) {
+    /// Writes physical edges (`rising`: the pin went high) as the kernel would deliver them, and
+    /// leaves each line at the level of its last edge (what `GPIOLines.level` reads).
+    ///
+    /// `kernelQueue`: as if nobody read during these edges and the kernel kept only that many a
+    /// line, dropping the newer ones, as uAPI v1 (libgpiod 1.6) does with its 16-record FIFO. The
+    /// level follows every edge, dropped or not, so the last edge read is not the line's level.
+    /// (uAPI v2 drops the oldest instead: this is v1's worst case whatever the libgpiod.)
+    public func feed(_ edges: [(line: Int, rising: Bool, timestampNs: UInt64)], kernelQueue: Int? = nil) throws(GPIOError) {
+        var queued: [Int: Int] = [:]
         for edge in edges {
+            try setLevel(line: edge.line, high: edge.rising)
+            queued[edge.line, default: 0] += 1
+            if let kernelQueue, queued[edge.line, default: 0] > kernelQueue {
+                seqno &+= 1  // the kernel numbers the edges it drops too
+                continue
+            }
             try write(record(line: edge.line, rising: edge.rising, timestampNs: edge.timestampNs), line: edge.line)
+        }
+    }
+
+    /// Sets the physical level of line `line` (`high`: the pin is high) without an edge, as
+    /// `GPIOLines.level` will read it (through `jb_gpio_request_get_value`, which answers a fed
+    /// request's level in place of libgpiod's read of a chip's line).
+    public func setLevel(line: Int, high: Bool) throws(GPIOError) {
+        guard let (handle, index) = lines.place(line), jb_gpio_request_feed_level(handle, index, high) == 0 else {
+            throw GPIOError(kind: .failed, message: "feed level: line \(line) is not open", errno: EBADF)
         }
     }
 

@@ -185,6 +185,27 @@ public final class GPIOLines {
             .map(\.element)
     }
 
+    /// Whether line `line` (its position in `specs`) is active now (after active-low), read from the
+    /// line itself, not from its edges: the kernel queues 16 edges a line and drops what does not
+    /// fit, so after a long burst the last edge read need not be the line's level. Throws when the
+    /// read fails or the lines are closed.
+    public func level(_ line: Int) throws(GPIOError) -> Bool {
+        guard let (handle, index) = place(line) else {
+            throw GPIOError(kind: .invalid, message: "line \(line) is not open", errno: EBADF)
+        }
+        let value = jb_gpio_request_get_value(handle, index)
+        if value < 0 { throw GPIOErrors.read(errno, what: specs[line].label, reading: "level") }
+        return value == 1
+    }
+
+    /// The request holding line `line` and the line's index in it; nil after `close()`.
+    func place(_ line: Int) -> (handle: OpaquePointer, index: Int)? {
+        for request in requests {
+            if let index = request.lines.firstIndex(of: line) { return (request.handle, index) }
+        }
+        return nil
+    }
+
     /// Releases the lines and closes the chips. Idempotent.
     public func close() {
         for request in requests { jb_gpio_request_release(request.handle) }

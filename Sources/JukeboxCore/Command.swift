@@ -41,6 +41,8 @@ public enum Command: Equatable, Sendable {
     case startTimer(TimerID, after: Double)
     /// Cancel a pending timer (no-op when none is pending).
     case cancelTimer(TimerID)
+    /// Read the level of this button's line now and report it as `Event.buttonLevel`.
+    case readLevel(Button)
     /// Run this program (an argument vector, never through a shell) and do not wait for it.
     case runProgram([String])
     /// End the program with this exit code (after carrying out the commands before it).

@@ -36,6 +36,8 @@ extension Event {
         case .stateFileUnreadable(let reason): return reason.map { "state file unreadable: \($0)" } ?? "state file readable"
         case .reconfigured: return "configuration reloaded"
         case .buttonEdge(let button, let pressed, _): return "button \(button.rawValue) " + (pressed ? "down" : "up")
+        case .buttonLevel(let button, let pressed, _):
+            return "button \(button.rawValue) level " + (pressed.map { $0 ? "down" : "up" } ?? "unknown")
         case .encoderEdge(let a, let b, _): return "encoder a=\(a ? 1 : 0) b=\(b ? 1 : 0)"
         case .mediaKey(let code, let value, _): return "key \(code) " + (value == 0 ? "up" : value == 2 ? "repeat" : "down")
         case .trackStarted(let id): return "track started (play \(id))"

@@ -75,6 +75,9 @@ public enum Event: Equatable, Sendable {
     // MARK: Board inputs (times are the kernel's event timestamps, CLOCK_MONOTONIC seconds)
     /// A button line changed level (`pressed` after active-low is applied); bouncy, raw.
     case buttonEdge(Button, pressed: Bool, at: Double)
+    /// The level of a button's line, read because the core asked (`Command.readLevel`); nil when
+    /// it could not be read (no such line, the lines are closed, the read failed).
+    case buttonLevel(Button, pressed: Bool?, at: Double)
     /// The rotary encoder's lines after an edge on either of them.
     case encoderEdge(a: Bool, b: Bool, at: Double)
     /// A key from a Linux input device (`value` 1 down, 2 autorepeat, 0 up).

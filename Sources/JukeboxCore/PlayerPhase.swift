@@ -52,7 +52,7 @@ public enum TimerID: Equatable, Hashable, Sendable {
     case deviceRetry
     /// Release the device after a while in pause, so other programs can use it.
     case releaseDevice
-    /// A button's bounce window ended: settle on its latest level.
+    /// A button's bounce window ended: read its line's level and settle on it.
     case debounce(Button)
     /// A button held long enough for its long or hold action (and each hold repeat).
     case gesture(Button)

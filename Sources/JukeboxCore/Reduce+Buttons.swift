@@ -2,22 +2,22 @@
 
 // Buttons, the rotary encoder and media keys: debounce from edge timestamps, gestures (press,
 // short, long, hold-to-repeat, double, chord), quadrature decoding. Every timing decision is here,
-// driven by the times the shell reports; the shell only delivers edges and runs timers.
+// driven by the times the shell reports; the shell only delivers edges, runs timers and reads a
+// line's level when asked.
 extension State {
     mutating func input(_ event: Event, _ step: inout Step) {
         switch event {
         case .buttonEdge(let button, let pressed, let at):
             edge(button, level: pressed, at: at, &step)
+        case .buttonLevel(let button, let pressed, let at):
+            settle(button, read: pressed, at: at, &step)
         case .encoderEdge(let a, let b, let at):
             encoder(a: a, b: b, at: at, &step)
         case .mediaKey(let code, let value, _):
             mediaKey(code: code, value: value, &step)
-        case .timerFired(.debounce(let button), let at):
-            var b = buttons[button] ?? ButtonState()
-            b.settling = false
-            buttons[button] = b
-            // The line settled somewhere else than the last accepted edge: accept that now.
-            if b.level != b.pressed { accept(button, pressed: b.level, at: at, &step) }
+        case .timerFired(.debounce(let button), _):
+            buttons[button, default: ButtonState()].settling = false
+            step.commands.append(.readLevel(button))
         case .timerFired(.gesture(let button), _):
             gestureTimer(button, &step)
         case .timerFired(.doubleTap(let button), _):
@@ -35,13 +35,28 @@ extension State {
     }
 
     // Leading-edge debounce: the first edge acts at once (no added latency); edges inside the
-    // window after it are only remembered, and when the window ends the latest level wins.
+    // window after it are only remembered, and when the window ends the line's level is read and
+    // wins (`settle`).
     mutating func edge(_ button: Button, level: Bool, at: Double, _ step: inout Step) {
         var b = buttons[button] ?? ButtonState()
         b.level = level
         buttons[button] = b
         guard !b.settling, level != b.pressed else { return }
         accept(button, pressed: level, at: at, &step)
+    }
+
+    // The window is over and the line's level was read. The level read wins over the last edge
+    // received: the kernel queues 16 edges a line and drops what does not fit (uAPI v1 the newest),
+    // so after a burst of bounce the last edge received need not be where the line settled. When
+    // the line settled somewhere else than the accepted state, that is accepted now (in a window
+    // of its own, ended by another read). A line that could not be read leaves the last edge to
+    // decide; a read that comes after a new window opened is left to that window.
+    mutating func settle(_ button: Button, read: Bool?, at: Double, _ step: inout Step) {
+        var b = buttons[button] ?? ButtonState()
+        guard !b.settling else { return }
+        if let read { b.level = read }
+        buttons[button] = b
+        if b.level != b.pressed { accept(button, pressed: b.level, at: at, &step) }
     }
 
     mutating func accept(_ button: Button, pressed: Bool, at: Double, _ step: inout Step) {

@@ -47,7 +47,7 @@ extension State {
             }
         case .interruptBegan, .interruptEnded, .deviceReleased:
             interruption(event, &step)
-        case .buttonEdge, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),
+        case .buttonEdge, .buttonLevel, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),
              .timerFired(.doubleTap, _):
             input(event, &step)
         case .saveRequested:

@@ -3,8 +3,9 @@ import JukeboxBoard
 import JukeboxCore
 
 /// The configured buttons, encoder and input devices as the runtime's event sources. They only
-/// translate: GPIO edges become `buttonEdge`/`encoderEdge`, keys become `mediaKey`; what an edge
-/// means (debounce, gestures, detents) is decided in the core.
+/// translate: GPIO edges become `buttonEdge`/`encoderEdge`, keys become `mediaKey`, and a button's
+/// line is read when the core asks (`level(of:)`); what an edge means (debounce, gestures,
+/// detents) is decided in the core.
 public enum BoardSources {
     /// The sources for `hardware` (none when nothing is configured).
     public static func make(_ hardware: BoardConfig, log: Log) -> [EventSource] {
@@ -119,6 +120,14 @@ public final class GPIOSource: EventSource {
 
     public func maintain() {
         if lines == nil && monotonicNow() - lastAttempt >= 5 { open() }
+    }
+
+    public func level(of button: Button) -> Bool? {
+        guard let lines, let line = roles.firstIndex(of: .button(button)) else { return nil }
+        do { return try lines.level(line) } catch {
+            log.warning("gpio: \(error)")
+            return nil
+        }
     }
 }
 

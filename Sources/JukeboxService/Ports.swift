@@ -60,4 +60,12 @@ public protocol EventSource: AnyObject {
     func read(fd: Int32) -> [Event]
     /// Called about once a second: reopen what went away (hot-plug); report problems once.
     func maintain()
+    /// Whether `button`'s line is active now, read from the line; nil when this source has no such
+    /// line or cannot read it.
+    func level(of button: Button) -> Bool?
+}
+
+extension EventSource {
+    /// No buttons here.
+    public func level(of button: Button) -> Bool? { nil }
 }

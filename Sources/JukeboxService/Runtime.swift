@@ -211,6 +211,9 @@ public final class Runtime {
         case .report(let message): status.report(message)
         case .startTimer(let id, let after): timers[id] = monotonicNow() + after
         case .cancelTimer(let id): timers[id] = nil
+        case .readLevel(let button):
+            let level = sources.lazy.compactMap { $0.level(of: button) }.first
+            pending.append(.buttonLevel(button, pressed: level, at: monotonicNow()))
         case .exit(let code): exitCode = code
         case .runProgram(let argv):
             if let error = startProgram(argv).error { status.report("cannot run \(argv.first ?? ""): \(error)") }

@@ -70,6 +70,30 @@ final class GPIOLinesTests: XCTestCase {
         XCTAssertEqual(edges.map(\.rising), input.map { !$0.rising }, "active-low by default")
     }
 
+    func testABurstLongerThanTheKernelQueueLosesItsLastEdgesButTheLevelReadIsTheLines() throws {
+        let feed = try GPIOEventFeed([GPIOLineSpec(offset: 17), GPIOLineSpec(offset: 22, bias: .pullDown, activeLow: false)])
+        XCTAssertEqual(try feed.lines.level(0), false, "a fed active-low line starts released (high)")
+        XCTAssertEqual(try feed.lines.level(1), false, "a fed active-high line starts released (low)")
+        // A press with 41 edges of bounce, ending low (pressed); the kernel keeps the first 16.
+        let burst = (0..<41).map { (line: 0, rising: $0 % 2 == 1, timestampNs: us(UInt64($0) * 50)) }
+        try feed.feed(burst, kernelQueue: 16)
+        let edges = try feed.lines.readEdges()
+        XCTAssertEqual(edges.count, 16)
+        XCTAssertEqual(edges.map(\.timestampNs), burst.prefix(16).map(\.timestampNs))
+        XCTAssertEqual(edges.last?.rising, false, "the last edge read says released")
+        XCTAssertEqual(try feed.lines.level(0), true, "the line says pressed")
+        XCTAssertEqual(try feed.lines.level(1), false)
+        // Active-low is applied to levels as to edges; a level can change without an edge.
+        try feed.setLevel(line: 1, high: true)
+        XCTAssertEqual(try feed.lines.level(1), true)
+        try feed.setLevel(line: 0, high: true)
+        XCTAssertEqual(try feed.lines.level(0), false)
+        XCTAssertEqual(try feed.lines.readEdges(), [])
+        feed.lines.close()
+        XCTAssertThrowsError(try feed.lines.level(0)) { XCTAssertEqual(($0 as? GPIOError)?.errno, EBADF) }
+        XCTAssertThrowsError(try feed.setLevel(line: 0, high: false))
+    }
+
     func testNothingWaitingReturnsAtOnce() throws {
         let feed = try GPIOEventFeed([GPIOLineSpec(offset: 17)])
         let start = Date()

@@ -10,18 +10,21 @@ import XCTest
 /// Buttons and panels through the same paths as on a board: GPIO edge records through libgpiod's
 /// read path into the loop and the core; frames into the panel driver and its simulator.
 final class BoardWiringTests: XCTestCase {
-    /// Records when `play` was called, so the test can time edge → command.
+    /// Records when `play` was called, so the test can time edge → command, and the transport
+    /// calls in order.
     final class TimedAudio: AudioPort, @unchecked Sendable {
         let plays = Mutex<[(path: String, at: Double)]>([])
+        let calls = Mutex<[String]>([])
         func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
             let now = monotonicNow()
             plays.withLock { $0.append((Paths.fileName(path), now)) }
+            calls.withLock { $0.append("play \(Paths.fileName(path))") }
         }
         func setNext(id: UInt64, path: String) {}
         func clearNext() {}
-        func pause() {}
-        func resume() {}
-        func stop() {}
+        func pause() { calls.withLock { $0.append("pause") } }
+        func resume() { calls.withLock { $0.append("resume") } }
+        func stop() { calls.withLock { $0.append("stop") } }
         func release(token: UInt64) {}
         func probe() {}
         func seek(to seconds: Double) {}
@@ -61,6 +64,84 @@ final class BoardWiringTests: XCTestCase {
         runtime.mailbox.post(.quit)
         XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(audio.plays.withLock { $0.map(\.path) }, ["a.flac", "b.flac"], "one skip for one bouncy press")
+    }
+
+    /// The loop on its own thread with one fed button line, playing a.flac.
+    final class Loop {
+        let feed: GPIOEventFeed
+        let audio = TimedAudio()
+        let box: Box
+        let done = DispatchSemaphore(value: 0)
+
+        init(_ button: Button) throws {
+            feed = try GPIOEventFeed([GPIOLineSpec(name: "GPIO17")])
+            let source = GPIOSource(lines: feed.lines, roles: [.button(button)], log: Log(level: .error))
+            box = Box(Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
+                              sources: [source]))
+            let (box, done) = (box, done)
+            Thread {
+                _ = box.runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac"), TrackInfo(path: "/m/b.flac")])])
+                done.signal()
+            }.start()
+        }
+
+        /// The transport calls so far (not the `stop` that quitting makes); ends the loop.
+        func quit() -> [String] {
+            let calls = audio.calls.withLock { $0 }
+            box.runtime.mailbox.post(.quit)
+            XCTAssertEqual(done.wait(timeout: .now() + 5), .success, "the loop did not end")
+            return calls
+        }
+    }
+
+    /// `count` edges of contact bounce on line 0 from `start`, 100 µs apart, alternating from
+    /// `first` (physical: false = low = pressed on an active-low line); an odd count ends at `first`.
+    func bounce(_ count: Int, first: Bool, from start: UInt64) -> [(line: Int, rising: Bool, timestampNs: UInt64)] {
+        (0..<count).map { (0, $0 % 2 == 0 ? first : !first, start + UInt64($0) * 100_000) }
+    }
+
+    func testABurstOnPressLongerThanTheKernelQueueTogglesPlayOnceOnRelease() throws {
+        let loop = try Loop(.play)
+        XCTAssertTrue(waitFor(5) { loop.audio.calls.withLock { $0 } == ["play a.flac"] })
+        // 41 edges on press: the kernel keeps the first 16, whose last says released; the line is low.
+        let t = UInt64(monotonicNow() * 1e9)
+        try loop.feed.feed(bounce(41, first: false, from: t), kernelQueue: 16)
+        Thread.sleep(forTimeInterval: 0.3)  // the person holds the button; not synchronisation
+        XCTAssertEqual(loop.audio.calls.withLock { $0 }, ["play a.flac"], "nothing toggles while play is held")
+        try loop.feed.feed(bounce(3, first: true, from: t + 300_000_000))
+        XCTAssertTrue(waitFor(5) { loop.audio.calls.withLock { $0.count } >= 2 }, "the release did not pause")
+        Thread.sleep(forTimeInterval: 0.2)  // the release's window ends and its level is read
+        XCTAssertEqual(loop.quit(), ["play a.flac", "pause"], "one toggle for one press")
+    }
+
+    func testBurstsOnPressAndReleaseLongerThanTheKernelQueueNeverMakeALongPress() throws {
+        let loop = try Loop(.play)
+        XCTAssertTrue(waitFor(5) { loop.audio.calls.withLock { $0 } == ["play a.flac"] })
+        let t = UInt64(monotonicNow() * 1e9)
+        try loop.feed.feed(bounce(41, first: false, from: t), kernelQueue: 16)
+        Thread.sleep(forTimeInterval: 0.3)
+        // 41 edges on release: the 16 kept end pressed (low); the line is high: released.
+        try loop.feed.feed(bounce(41, first: true, from: t + 300_000_000), kernelQueue: 16)
+        XCTAssertTrue(waitFor(5) { loop.audio.calls.withLock { $0.count } >= 2 }, "the release did not pause")
+        Thread.sleep(forTimeInterval: 1.2)  // past play's 0.8 s long press
+        XCTAssertEqual(loop.quit(), ["play a.flac", "pause"], "no long press (stop) after the release")
+    }
+
+    func testAButtonWithoutALineToReadSettlesOnItsLastEdge() throws {
+        let feed = try GPIOEventFeed([GPIOLineSpec(name: "GPIO27")])
+        let source = GPIOSource(lines: feed.lines, roles: [.button(.next)], log: Log(level: .error))
+        let runtime = Runtime(state: State(), audio: FakeAudio(), store: nil, status: RecordingStatus(), log: Log(level: .error),
+                              sources: [source])
+        // Stop has no line here (a simulated press): its level read answers nil.
+        runtime.dispatch(.buttonEdge(.stop, pressed: true, at: 1.000))
+        runtime.dispatch(.buttonEdge(.stop, pressed: false, at: 1.010))
+        runtime.dispatch(.timerFired(.debounce(.stop), at: 1.020))
+        XCTAssertEqual(runtime.state.buttons[.stop]?.pressed, false)
+        XCTAssertEqual(runtime.state.buttons[.stop]?.settling, true, "the release opened a window of its own")
+        // Next has one: its level is the line's.
+        runtime.dispatch(.buttonEdge(.next, pressed: true, at: 2.000))
+        runtime.dispatch(.timerFired(.debounce(.next), at: 2.020))
+        XCTAssertEqual(runtime.state.buttons[.next]?.pressed, false, "the fed line was never pressed")
     }
 
     func testAFailingPanelNeverStopsPlayback() throws {

@@ -82,6 +82,11 @@ size_t jb_gpio_request_get_fds(jb_gpio_request *request, int *fds, size_t max);
 /// Reads the edges waiting on fd number `fd_index` (0 ..< count from jb_gpio_request_get_fds), up
 /// to `max` (<= JB_GPIO_MAX_LINES). Returns the count, 0 when none is waiting, -1 with errno.
 int jb_gpio_request_read(jb_gpio_request *request, size_t fd_index, jb_gpio_edge *edges, size_t max);
+/// The level line `index` (its position in the request) has now, after active-low: 1 active, 0
+/// inactive, -1 with errno. It reads the line itself (libgpiod 1.6: gpiod_line_get_value; 2.x:
+/// gpiod_line_request_get_value), so it is right when edges were lost: the kernel queues 16 edges a
+/// line and drops what does not fit. An adopted request answers the level last fed for the line.
+int jb_gpio_request_get_value(jb_gpio_request *request, size_t index);
 
 // Feeding edges without a chip (tests, simulated buttons).
 
@@ -95,6 +100,10 @@ jb_gpio_request *jb_gpio_request_adopt(const int *fds, size_t nfds, const jb_gpi
 /// `rising` is the physical edge. Returns the record size, or 0 when `cap` is too small.
 size_t jb_gpio_encode_kernel_event(unsigned offset, bool rising, uint64_t timestamp_ns, uint32_t seqno,
                                    void *buf, size_t cap);
+/// Sets the physical level (`high`: the pin is high) that jb_gpio_request_get_value reports for line
+/// `index` of an adopted request (a line starts released: high when active-low). 0, or -1 with
+/// EINVAL for a chip's request or an index out of range.
+int jb_gpio_request_feed_level(jb_gpio_request *request, size_t index, bool high);
 
 // ---------------------------------------------------------------- evdev (evdev.c)
 

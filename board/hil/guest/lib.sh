@@ -101,13 +101,15 @@ declare -A SIM_OFFSET
 sim_line() {
   if [ "$2" = down ]; then echo pull-down; else echo pull-up; fi > "$SIM_SYSFS/sim_gpio${SIM_OFFSET[$1]}/pull"
 }
-# Contact bounce: the line chatters (5 edges) and settles at LEVEL; notes when the stimulus took
-# longer than the test config's 50 ms debounce window (then it was not a bounce but separate presses).
+# sim_bounce NAME LEVEL [EDGES]: contact bounce: the line chatters (EDGES writes, odd, default 5)
+# and settles at LEVEL; notes when the stimulus took longer than the test config's 50 ms debounce
+# window (then it was not a bounce but separate presses).
 sim_bounce() {
-  local f="$SIM_SYSFS/sim_gpio${SIM_OFFSET[$1]}/pull" other=pull-up last=pull-down us
+  local f="$SIM_SYSFS/sim_gpio${SIM_OFFSET[$1]}/pull" other=pull-up last=pull-down us n=${3:-5} levels=()
   if [ "$2" = up ]; then other=pull-down; last=pull-up; fi
-  us=$("$CACHE/tools/hilgpio" "$f" $last $other $last $other $last)
-  detail "bounce $1 $2: 5 edges in $us us"
+  while [ ${#levels[@]} -lt $((n - 1)) ]; do levels+=("$last" "$other"); done
+  us=$("$CACHE/tools/hilgpio" "$f" "${levels[@]}" "$last")
+  detail "bounce $1 $2: $n edges in $us us"
   [ "$us" -lt 40000 ] || note "the bounce stimulus took $us us, not well within the 50 ms debounce window (host too slow?)"
 }
 press() { sim_line "$1" down; hold_for 0.1; sim_line "$1" up; }
