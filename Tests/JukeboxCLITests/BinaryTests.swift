@@ -4,17 +4,7 @@ import JukeboxTestSupport
 import XCTest
 
 /// The built `jukebox` binary, driven as a person or a service manager would.
-final class BinaryTests: XCTestCase {
-    var dir: String!
-
-    override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "jukebox-cli-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class BinaryTests: ScratchTestCase {
 
     func testVersionAndHelpOnEverySubcommand() throws {
         let version = try Jukebox.run(["--version"])

@@ -7,19 +7,13 @@ import JukeboxTestSupport
 import XCTest
 
 /// A test folder, a daemon playing silently with its control socket there, and `ctl` against it.
-class DaemonTestCase: XCTestCase {
-    var dir: String!
+class DaemonTestCase: ScratchTestCase {
     /// The daemon's control socket (a test may move it before `startDaemon`).
     var socket: String!
 
     override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "jukebox-cli-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try super.setUpWithError()
         socket = dir + "/ctl"
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: dir)
     }
 
     /// A daemon playing `music` silently, once it plays.

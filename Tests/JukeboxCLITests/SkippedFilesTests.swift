@@ -11,17 +11,7 @@ import XCTest
 /// The defect this pins: a play that failed closed the device; the good track after it opened a
 /// new stream, so the recording held only the audio after the last skipped file (seen in 6 of 10
 /// runs of good, damaged FLAC, random bytes, good).
-final class SkippedFilesTests: XCTestCase {
-    var dir: String!
-
-    override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "jukebox-skip-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class SkippedFilesTests: ScratchTestCase {
 
     /// Every kind of file the bad-media tests meet that cannot play at all.
     enum Bad: String, CaseIterable {

@@ -5,17 +5,7 @@ import XCTest
 
 /// Start-up never destroys the saved place, and the volume limits hold from the first second:
 /// the real binary against state files a box meets at boot.
-final class StartStateTests: XCTestCase {
-    var dir: String!
-
-    override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "jukebox-start-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class StartStateTests: ScratchTestCase {
 
     func config(_ fields: String) -> String {
         let path = dir + "/c-\(UUID().uuidString).json"
