@@ -69,6 +69,7 @@ extension State {
             startCurrent(at: 0, paused: !wantsSound, &step)
         case .deviceAvailable:
             if case .waitingForDevice = phase, loaded == nil, currentTrack != nil {
+                step.commands.append(.cancelTimer(.deviceRetry))
                 startCurrent(at: position, paused: false, &step)
             }
         case .deviceUnavailable(let reason, let problem):
@@ -98,6 +99,10 @@ extension State {
             break
         }
     }
+
+    /// Seconds a probe's answer may take before the core probes again (the answer comes from the
+    /// engine's writer thread, which may be finishing a drain).
+    static let probeAnswerTimeout = 2.5
 
     /// Whether the player wants the device to sound: playing, or waiting for the device to play.
     var wantsSound: Bool {

@@ -77,6 +77,9 @@ extension State {
             // the device is free. A play already in flight answers by itself.
             if case .waitingForDevice = phase, currentTrack != nil, loaded == nil {
                 step.commands.append(.probeDevice)
+                // Its answer restarts this timer; should an answer never come, the wait still
+                // cannot outlive its cause: probe again a moment later.
+                step.commands.append(.startTimer(.deviceRetry, after: State.probeAnswerTimeout))
             }
         case .timerFired(.releaseDevice, _):
             releaseAfterPause(&step)

@@ -164,18 +164,19 @@ final class EngineReportTests: XCTestCase {
         // within 0.3 s).
         var delays: [Double] = []
         for _ in 0..<5 {
-            h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice])
+            h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
             let cmds = h.prepare(.deviceUnavailable(reason: "busy (held by aplay)", problem: .busy))
             XCTAssertFalse(cmds.contains { if case .report = $0 { return true } else { return false } }, "reported once")
             for case .startTimer(_, let after) in cmds { delays.append(after) }
         }
         XCTAssertEqual(delays, [0.25, 0.25, 0.25, 0.25, 0.25])
-        h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice])
+        h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
         h.send(.deviceAvailable, {
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
             $0.nextPlayID = 5
-        }, commands: [.startTrack(playID: 3, path: "/music/1.flac", at: 42.25, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac"))])
+        }, commands: [.cancelTimer(.deviceRetry),
+                      .startTrack(playID: 3, path: "/music/1.flac", at: 42.25, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac"))])
         h.send(.trackStarted(playID: 3), {
             $0.phase = .playing
             $0.failuresInARow = 0
@@ -184,6 +185,16 @@ final class EngineReportTests: XCTestCase {
         }, commands: [.render(h.stateWith { $0.phase = .playing }.view)])
         // A late probe answer changes nothing.
         h.send(.deviceAvailable, commands: [])
+    }
+
+    /// A probe whose answer is lost (it cannot happen with the real engine, which answers every
+    /// probe made while it is idle) still cannot leave the player waiting forever: the probe
+    /// timer is already running again.
+    func testAProbeWithoutAnAnswerIsRepeated() {
+        let h = CoreHarness(playing(2))
+        h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
+        h.send(.timerFired(.deviceRetry, at: 2.5), commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
     }
 
     /// The wedge the fault soak found: the player waited for the device, a probe found it free, the

@@ -140,8 +140,8 @@ final class ChimeTests: XCTestCase {
         h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")))
         h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
         XCTAssertEqual(h.state.phase, .waitingForDevice(reason: "busy"))
-        XCTAssertEqual(h.prepare(.timerFired(.deviceRetry, at: 1)), [.probeDevice])
-        XCTAssertEqual(h.prepare(.deviceAvailable).first, .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false))
+        XCTAssertEqual(h.prepare(.timerFired(.deviceRetry, at: 1)), [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
+        XCTAssertEqual(h.prepare(.deviceAvailable).prefix(2), [.cancelTimer(.deviceRetry), .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false)])
     }
 
     func testResumingPausedWaitsForPlayBeforeTheChime() {

@@ -120,6 +120,17 @@ final class RuntimeTests: XCTestCase {
         XCTAssertEqual(audio.calls, ["volume 100", "play 1 a.flac @0.0", "stop", "shutdown"])
     }
 
+    func testALostDeviceResumesAtTheFrameTheEngineHeldNotAtTheLastTick() {
+        var settings = Settings()
+        settings.exitWhenQueueEnds = true
+        settings.deviceRetryInitial = 0.01
+        let audio = LostThenBackAudio()
+        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
+                              log: Log(level: .error), mailbox: audio.mailbox)
+        XCTAssertEqual(runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])]), 0)
+        XCTAssertEqual(audio.plays, ["@0.0", "@12.5"])
+    }
+
     func testTheLoopProbesABusyDeviceOnItsTimerAndReopensTheTrackOnlyWhenItIsFree() {
         var settings = Settings()
         settings.exitWhenQueueEnds = true
@@ -132,6 +143,35 @@ final class RuntimeTests: XCTestCase {
         XCTAssertEqual(audio.plays, ["@0.0", "@4.0"], "probes while busy; the play after them resumes at the remembered position")
         XCTAssertEqual(audio.probes, 3)
     }
+}
+
+/// Loses the device 12.5 s into the first play (holding that frame, as the engine does), then
+/// plays and finishes.
+final class LostThenBackAudio: AudioPort, @unchecked Sendable {
+    let mailbox = Mailbox()
+    var plays: [String] = []
+    var held: (id: UInt64, seconds: Double)?
+    func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
+        plays.append("@\(seconds)")
+        if plays.count == 1 {
+            held = (id, 12.5)
+            mailbox.post(.deviceUnavailable(reason: "unplugged", problem: .lost))
+        } else {
+            mailbox.post(.trackStarted(playID: id))
+            mailbox.post(.trackFinished(playID: id, next: nil))
+        }
+    }
+    func probe() { mailbox.post(.deviceAvailable) }
+    func setNext(id: UInt64, path: String) {}
+    func clearNext() {}
+    func pause() {}
+    func resume() {}
+    func stop() {}
+    func release(token: UInt64) { mailbox.post(.deviceReleased(token: token, heard: nil)) }
+    func seek(to seconds: Double) {}
+    func setVolume(_ percent: Int) {}
+    func position() -> (id: UInt64, seconds: Double)? { held }
+    func shutdown() {}
 }
 
 /// Answers busy at the first play and the first two probes, then plays and finishes.
