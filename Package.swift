@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 import PackageDescription
 
-/// Module map (see README "Layout"): a pure core with every decision, adapter modules that do
+/// Module map (see README "How it is built" and docs/ARCHITECTURE.md): a pure core with every decision, adapter modules that do
 /// I/O and report outcomes, a service that owns the state and runs the loop, one executable.
 let package = Package(
     name: "jukebox",
