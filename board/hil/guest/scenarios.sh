@@ -132,7 +132,10 @@ if want interruption || want display-ssd1306; then
       || note "expected status 'waiting for audio device: … busy (held by aplay …)'; seen: $(status_json)"
     detail "while aplay held it: $(json_field message); aplay while jukebox played: $(tail -n 1 <<<"$out")"
     kill -TERM $apid; wait $apid
+    freed=$(date +%s%N)
     wait_for 10 status_is playing || note "jukebox did not resume by itself after aplay exited; seen: $(status_json)"
+    # Printed, not asserted (TCG timing): the player probes a waiting device every 0.25 s.
+    detail "playing again $(( ($(date +%s%N) - freed) / 1000000 )) ms after aplay exited (status polled through ctl)"
     wait_for 10 pcm_owner_is Loopback 0p "$JPID" || note "device not reopened by jukebox: $(pcm_status Loopback 0p)"
     grep -q "busy" "$DLOG" || note "the daemon log never said busy"
     out=$(timeout 30 "$JB" yield --socket "$W/ctl" -- aplay -D hw:Loopback,0,0 "$F/chime-short.wav" 2>&1)
