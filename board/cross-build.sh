@@ -9,7 +9,7 @@
 #
 #   arm64  cross-compiled: an arm64 sysroot made with `mmdebstrap --arch=arm64 --variant=extract`
 #          (libc6-dev, the -dev packages jukebox uses and swiftlang for its aarch64 runtime, so the
-#          Swift versions match; sndfile-programs for the tests under qemu) and a Swift SDK bundle assembled from board/cross/ (target
+#          Swift versions match) and a Swift SDK bundle assembled from board/cross/ (target
 #          aarch64-unknown-linux-gnu, linked with lld).
 #   amd64  built natively in the trixie chroot.
 #
@@ -52,9 +52,8 @@ out=$(realpath "$out")
 mirror=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
 security=${TRIXIE_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 sysroot=$cache/arm64-sysroot
-# Build: libc, the compiler's C/C++ runtime, the -dev packages, swiftlang (its aarch64 Swift runtime).
-# Tests under qemu (board/emulate-arm64.sh): sndfile-programs (sndfile-convert, the reference decode).
-sysroot_packages=libc6-dev,libgcc-14-dev,libstdc++-14-dev,libasound2-dev,libsndfile1-dev,libtag-c-dev,libgpiod-dev,swiftlang,sndfile-programs
+# libc, the compiler's C/C++ runtime, the -dev packages, swiftlang (its aarch64 Swift runtime).
+sysroot_packages=libc6-dev,libgcc-14-dev,libstdc++-14-dev,libasound2-dev,libsndfile1-dev,libtag-c-dev,libgpiod-dev,swiftlang
 chroot_dir=/var/tmp/jukebox-trixie   # board/trixie-chroot.sh's default
 
 ensure_mmdebstrap() {
@@ -108,8 +107,11 @@ in_trixie() { bash board/trixie-chroot.sh --bind "$cache" "$@"; }
 build() { # build ARCH
   local arch=$1 t0=$SECONDS scratch=/root/cross-build/$1 cmd
   cmd=(swift build -c release --static-swift-stdlib --product jukebox --scratch-path "$scratch"
-       -Xlinker --strip-all)
-  if [ "$arch" = arm64 ]; then
+       -Xlinker --strip-all -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now)
+  if [ "$arch" = amd64 ]; then
+    # lld as for arm64: GNU ld drops the RELRO segment of this link (lintian: hardening-no-relro).
+    cmd+=(-Xswiftc -use-ld=lld)
+  else
     ensure_sysroot
     make_sdk
     cmd=(env "PKG_CONFIG_SYSROOT_DIR=$sysroot"
