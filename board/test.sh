@@ -14,7 +14,8 @@
 #   8. packages: release binaries cross-built for arm64 and amd64 with Debian 13's Swift
 #      (board/cross-build.sh), both .debs made and checked by lintian (board/package.sh), and the
 #      arm64 binary run under qemu-aarch64: version, bit-exact FLAC and MP3, state resumed
-#      (board/emulate-arm64.sh; needs root);
+#      (board/emulate-arm64.sh), the amd64 .deb installed, upgraded, removed and purged with apt
+#      in a fresh trixie root (board/test-deb-chroot.sh); needs root;
 #   9. builds and tests again with Debian 13's Swift 6.0.3 in a trixie chroot (board/trixie-chroot.sh;
 #      needs root; skipped on a trixie host, where step 2 already used that toolchain).
 #
@@ -81,10 +82,11 @@ elif [ "$(id -u)" -ne 0 ]; then
 elif [ "$(uname -m)" != x86_64 ]; then
   echo "test: packages skipped (cross-building needs an x86-64 machine)"
 else
-  echo "test: packages: arm64 and amd64 cross-built, .debs and lintian, the arm64 binary under qemu-aarch64"
+  echo "test: packages: arm64 and amd64 cross-built, .debs and lintian, arm64 under qemu-aarch64, apt life cycle in a chroot"
   packages_t0=$SECONDS
   bash board/package.sh
   bash board/emulate-arm64.sh
+  bash board/test-deb-chroot.sh
   echo "test: packages took $((SECONDS - packages_t0)) s"
 fi
 
