@@ -56,12 +56,13 @@ sysroot=$cache/arm64-sysroot
 sysroot_packages=libc6-dev,libgcc-14-dev,libstdc++-14-dev,libasound2-dev,libsndfile1-dev,libtag-c-dev,libgpiod-dev,swiftlang
 chroot_dir=/var/tmp/jukebox-trixie   # board/trixie-chroot.sh's default
 
-ensure_mmdebstrap() {
-  command -v mmdebstrap >/dev/null 2>&1 && return 0
-  say "apt-get install mmdebstrap"
+ensure_tool() { # ensure_tool COMMAND PACKAGE
+  command -v "$1" >/dev/null 2>&1 && return 0
+  say "apt-get install $2"
   DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends mmdebstrap >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$2" >/dev/null
 }
+ensure_mmdebstrap() { ensure_tool mmdebstrap mmdebstrap; }
 
 # The arm64 sysroot: made once into a .part folder, renamed when complete.
 ensure_sysroot() {
@@ -131,6 +132,7 @@ build() { # build ARCH
   say "$arch: $out/$arch/jukebox ($(du -h "$out/$arch/jukebox" | cut -f1)) in $((SECONDS - t0)) s: $(file -b "$out/$arch/jukebox" | cut -d, -f1-2)"
 }
 
+ensure_tool file file
 t_all=$SECONDS
 for a in "${arches[@]}"; do build "$a"; done
 say "done in $((SECONDS - t_all)) s (repository: $repo)"

@@ -13,7 +13,7 @@
 #
 #   sudo bash board/emulate-arm64.sh [BINARY]     (default: $CROSS_CACHE/out/arm64/jukebox)
 #
-# Installs qemu-user-static, sox and libsox-fmt-mp3 with apt-get when missing (sox makes the test
+# Installs qemu-user-static, sox, libsox-fmt-mp3 and file with apt-get when missing (sox makes the test
 # audio). Needs no binfmt_misc: qemu-aarch64-static is called directly with -L SYSROOT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,7 @@ bin=$(realpath "${1:-$cache/out/arm64/jukebox}")
 [ -e "$sysroot/.jukebox-sysroot-done" ] || fail "no arm64 sysroot in $sysroot: run board/cross-build.sh --arch arm64"
 
 missing=()
-for p in qemu-user-static sox libsox-fmt-mp3; do
+for p in qemu-user-static sox libsox-fmt-mp3 file; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
