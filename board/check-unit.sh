@@ -61,8 +61,12 @@ bash board/install.sh --root "$sroot" --uninstall > "$tmp/install.log" || fail "
 left=$(cd "$sroot" && find . -type f | sort | tr '\n' ' ')
 [ "$left" = "./etc/jukebox/config.json " ] || fail "after --uninstall, expected only the config, found: $left"
 echo "check-unit: install.sh, again, --uninstall into a staging root: ok"
+msg=$(JUKEBOX_ARCH=armhf bash board/install.sh --dry-run 2>&1) && fail "install.sh on armhf did not refuse"
+printf '%s\n' "$msg" | grep -q 'not supported. Debian has no Swift' || fail "install.sh on armhf: $msg"
+echo "check-unit: install.sh refuses 32-bit ARM: ok"
 
 if command -v shellcheck >/dev/null 2>&1; then
   shellcheck board/*.sh board/hil/*.sh board/hil/guest/*.sh || fail "shellcheck board/*.sh board/hil"
-  echo "check-unit: shellcheck board/*.sh board/hil: clean"
+  shellcheck -s sh board/deb/postinst board/deb/prerm board/deb/postrm || fail "shellcheck board/deb maintainer scripts"
+  echo "check-unit: shellcheck board/*.sh board/hil board/deb: clean"
 fi

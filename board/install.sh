@@ -53,6 +53,14 @@ while [ $# -gt 0 ]; do
 done
 root=${root%/}
 
+# 32-bit ARM: Debian has no Swift there (no swiftlang for armhf or armel), so jukebox can be neither
+# built nor run. uname -m alone is not enough: 32-bit Raspberry Pi OS often runs a 64-bit kernel.
+machine_arch=${JUKEBOX_ARCH:-$( (dpkg --print-architecture 2>/dev/null || uname -m) | head -n 1)}
+case "$machine_arch" in
+  armhf|armel|arm|armv6l|armv7l|armv8l)
+    die "this system is 32-bit ARM ($machine_arch): not supported. Debian has no Swift toolchain or runtime for 32-bit ARM, so jukebox cannot be built or run on 32-bit Raspberry Pi OS, nor at all on the armv6 boards (Pi 1, original Pi Zero / Zero W). On a Pi Zero 2 W, 3, 4 or 5 install 64-bit Raspberry Pi OS (trixie) and the arm64 .deb (see README)." ;;
+esac
+
 if [ -n "$board" ] && [ ! -f "board/profiles/$board.json" ]; then
   names=""
   for f in board/profiles/*.json; do names="$names $(basename "$f" .json)"; done

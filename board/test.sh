@@ -11,12 +11,18 @@
 #   6. a quick run of the benchmark (board/bench.sh --quick) as a smoke test;
 #   7. hardware in the loop: the binary on real kernel devices in QEMU guests (board/hil/run.sh;
 #      needs root);
-#   8. builds and tests again with Debian 13's Swift 6.0.3 in a trixie chroot (board/trixie-chroot.sh;
+#   8. packages: release binaries cross-built for arm64 and amd64 with Debian 13's Swift
+#      (board/cross-build.sh), both .debs made and checked by lintian (board/package.sh), and the
+#      arm64 binary run under qemu-aarch64: version, bit-exact FLAC and MP3, state resumed
+#      (board/emulate-arm64.sh), the amd64 .deb installed, upgraded, removed and purged with apt
+#      in a fresh trixie root (board/test-deb-chroot.sh); needs root;
+#   9. builds and tests again with Debian 13's Swift 6.0.3 in a trixie chroot (board/trixie-chroot.sh;
 #      needs root; skipped on a trixie host, where step 2 already used that toolchain).
 #
 #   bash board/test.sh                   everything
 #   JUKEBOX_SKIP_TRIXIE=1 JUKEBOX_SKIP_HIL=1 JUKEBOX_SKIP_SANITIZERS=1 JUKEBOX_SKIP_FUZZ=1 \
-#   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 bash board/test.sh     any subset of the long steps
+#   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 JUKEBOX_SKIP_PACKAGES=1 bash board/test.sh
+#                                        any subset of the long steps
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,6 +73,21 @@ elif [ "$(id -u)" -ne 0 ]; then
 else
   echo "test: hardware in the loop (QEMU)"
   JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" bash board/hil/run.sh
+fi
+
+if skip "${JUKEBOX_SKIP_PACKAGES:-0}"; then
+  echo "test: packages skipped (JUKEBOX_SKIP_PACKAGES=1)"
+elif [ "$(id -u)" -ne 0 ]; then
+  echo "test: packages skipped (needs root for the chroot and mmdebstrap)"
+elif [ "$(uname -m)" != x86_64 ]; then
+  echo "test: packages skipped (cross-building needs an x86-64 machine)"
+else
+  echo "test: packages: arm64 and amd64 cross-built, .debs and lintian, arm64 under qemu-aarch64, apt life cycle in a chroot"
+  packages_t0=$SECONDS
+  bash board/package.sh
+  bash board/emulate-arm64.sh
+  bash board/test-deb-chroot.sh
+  echo "test: packages took $((SECONDS - packages_t0)) s"
 fi
 
 # shellcheck disable=SC1091

@@ -22,6 +22,8 @@
 #   bash board/trixie-chroot.sh [--dir DIR] [--] [COMMAND...]
 #
 #   --dir DIR   where the chroot lives (default /var/tmp/jukebox-trixie)
+#   --bind DIR  also bind-mount the host folder DIR at the same path inside (repeatable;
+#               board/cross-build.sh uses it for its sysroot and SDK cache)
 #   COMMAND     run in /src inside the chroot; default:
 #                 swift build --build-tests --scratch-path /root/trixie-build
 #
@@ -61,10 +63,12 @@ usage() {
 
 # ---------------------------------------------------------------- arguments
 CHROOT_DIR=$DEFAULT_DIR
+BINDS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) [ $# -ge 2 ] || die "--dir needs a value"; CHROOT_DIR=$2; shift 2 ;;
     --dir=*) CHROOT_DIR=${1#--dir=}; shift ;;
+    --bind) [ $# -ge 2 ] || die "--bind needs a folder"; BINDS+=("$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     --) shift; break ;;
     *) break ;;
@@ -303,6 +307,11 @@ if [ $((SECONDS - T_START)) -gt 5 ]; then
 fi
 
 do_mount "$CHROOT_DIR/src" --bind "$REPO_DIR"
+for b in "${BINDS[@]}"; do
+  [ -d "$b" ] || die "--bind $b: not a folder"
+  case "$b" in /*) ;; *) die "--bind $b: give an absolute path" ;; esac
+  do_mount "$CHROOT_DIR$b" --bind "$b"
+done
 
 log "running in $CHROOT_DIR:/src: ${COMMAND[*]}"
 set +e

@@ -72,10 +72,11 @@ public struct Config: Equatable, Sendable {
     }
 
     /// Reads and validates a configuration file; unknown keys come back as warnings.
-    /// Folders searched for board profiles: beside the config, the install location, and the
-    /// repository's `board/profiles` (for running from a checkout).
+    /// Folders searched for board profiles: beside the config, the install locations (install.sh's
+    /// /usr/local, the .deb's /usr), and the repository's `board/profiles` (for running from a checkout).
     public static func profileFolders(configPath: String) -> [String] {
-        var folders = [Paths.directory(absolutePath(configPath)) + "/profiles", "/usr/local/share/jukebox/profiles"]
+        var folders = [Paths.directory(absolutePath(configPath)) + "/profiles", "/usr/local/share/jukebox/profiles",
+                       "/usr/share/jukebox/profiles"]
         // A binary built in a checkout lives at .build/<triple>/<configuration>/jukebox.
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
