@@ -7,6 +7,12 @@ import Synchronization
 /// player's log shows them once and counts repeats like any other line.
 public enum AlsaMessages {
     private static let sink = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// Messages already passed on: how many repeats were held back since, and when it was passed on.
+    private static let seen = Mutex<[String: (held: Int, at: Double)]>([:])
+    /// A message repeats at most this often (seconds), with the count of repeats held back. A
+    /// drain loop alternates two messages, which the log's own "repeated" summary (for
+    /// consecutive lines) would not catch.
+    static let repeatInterval = 60.0
 
     /// Sends every later libasound message to `receive`, called on the thread that called ALSA
     /// (the engine's writer, the loop for the mixer): it must only hand the text on. Control
@@ -17,7 +23,22 @@ public enum AlsaMessages {
             guard let text else { return }
             let message = String(decoding: Array(String(cString: text).utf8).map { $0 < 0x20 || $0 == 0x7F ? UInt8(ascii: "?") : $0 },
                                  as: UTF8.self)
-            AlsaMessages.sink.withLock { $0 }?(message)
+            if let line = AlsaMessages.admit(message, now: monotonicSeconds()) { AlsaMessages.sink.withLock { $0 }?(line) }
+        }
+    }
+
+    /// The line to pass on for `message` at `now`, or nil while a repeat is held back.
+    static func admit(_ message: String, now: Double) -> String? {
+        seen.withLock { seen in
+            if let last = seen[message], now - last.at < repeatInterval {
+                seen[message] = (last.held + 1, last.at)
+                return nil
+            }
+            let held = seen[message]?.held ?? 0
+            // Bounded: device names come from configuration, and each may bring its own text.
+            if seen.count >= 64 { seen.removeAll() }
+            seen[message] = (0, now)
+            return held > 0 ? message + " (repeated \(held) times since)" : message
         }
     }
 
