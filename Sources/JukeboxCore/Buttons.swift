@@ -111,6 +111,9 @@ public struct ButtonState: Equatable, Sendable {
     public var consumed = false
     /// A short press waits to see whether a second one follows.
     public var tapPending = false
+    /// When the line's level was last read (the clock of the edges' kernel timestamps): edges
+    /// stamped before it are already accounted for by that read.
+    public var readAt: Double?
 
     /// A released button.
     public init() {}

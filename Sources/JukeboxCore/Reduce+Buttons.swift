@@ -39,6 +39,10 @@ extension State {
     // wins (`settle`).
     mutating func edge(_ button: Button, level: Bool, at: Double, _ step: inout Step) {
         var b = buttons[button] ?? ButtonState()
+        // An edge from before the last level read reached the loop late (a busy or slow board
+        // read the burst in pieces): the read already saw where the line went after it, so it is
+        // old news, not a new press or release (that was a second toggle under load).
+        if let readAt = b.readAt, at <= readAt { return }
         b.level = level
         buttons[button] = b
         guard !b.settling, level != b.pressed else { return }
@@ -54,7 +58,10 @@ extension State {
     mutating func settle(_ button: Button, read: Bool?, at: Double, _ step: inout Step) {
         var b = buttons[button] ?? ButtonState()
         guard !b.settling else { return }
-        if let read { b.level = read }
+        if let read {
+            b.level = read
+            b.readAt = at
+        }
         buttons[button] = b
         if b.level != b.pressed { accept(button, pressed: b.level, at: at, &step) }
     }

@@ -73,7 +73,10 @@ final class ButtonTests: XCTestCase {
             h.send(.timerFired(.debounce(.stop), at: 1.020), { $0.buttons[.stop]?.settling = false },
                    commands: [.readLevel(.stop)])
             // The line reads released; a line that cannot be read leaves the last edge to decide.
-            h.send(.buttonLevel(.stop, pressed: read, at: 1.020), { $0.buttons[.stop] = button(false, settling: true) },
+            h.send(.buttonLevel(.stop, pressed: read, at: 1.020), {
+                $0.buttons[.stop] = button(false, settling: true)
+                if read != nil { $0.buttons[.stop]?.readAt = 1.020 }
+            },
                    commands: [.startTimer(.debounce(.stop), after: 0.02)])
         }
     }
@@ -83,7 +86,7 @@ final class ButtonTests: XCTestCase {
         h.prepare(.buttonEdge(.stop, pressed: true, at: 1.000))
         XCTAssertEqual(h.state.phase, .stopped)
         h.prepare(.timerFired(.debounce(.stop), at: 1.020))
-        h.send(.buttonLevel(.stop, pressed: true, at: 1.020), commands: [])
+        h.send(.buttonLevel(.stop, pressed: true, at: 1.020), { $0.buttons[.stop]?.readAt = 1.020 }, commands: [])
         h.send(.buttonLevel(.stop, pressed: nil, at: 1.021), commands: [])
     }
 
@@ -110,13 +113,15 @@ final class ButtonTests: XCTestCase {
         h.send(.timerFired(.debounce(.play), at: at + 0.02), file: file, line: line,
                { $0.buttons[.play]?.settling = false }, commands: [.readLevel(.play)])
         h.send(.buttonLevel(.play, pressed: true, at: at + 0.02), file: file, line: line,
-               { $0.buttons[.play]?.level = true }, commands: [])
+               { $0.buttons[.play]?.level = true; $0.buttons[.play]?.readAt = at + 0.02 }, commands: [])
     }
 
     /// The first edge of a release: play's tap pauses.
     func releasePlay(_ h: CoreHarness, at: Double, file: StaticString = #filePath, line: UInt = #line) {
         var paused = h.state
-        paused.buttons[.play] = button(false, settling: true)
+        paused.buttons[.play]?.pressed = false
+        paused.buttons[.play]?.level = false
+        paused.buttons[.play]?.settling = true
         paused.phase = .paused
         paused.savedMark = paused.saveMark
         paused.savedPosition = paused.position
@@ -136,9 +141,31 @@ final class ButtonTests: XCTestCase {
         h.send(.buttonEdge(.play, pressed: true, at: 1.3005), { $0.buttons[.play]?.level = true }, commands: [])
         h.send(.buttonEdge(.play, pressed: false, at: 1.301), { $0.buttons[.play]?.level = false }, commands: [])
         h.send(.timerFired(.debounce(.play), at: 1.32), { $0.buttons[.play]?.settling = false }, commands: [.readLevel(.play)])
-        h.send(.buttonLevel(.play, pressed: false, at: 1.32), commands: [])
-        XCTAssertEqual(h.state.buttons[.play], ButtonState(), "settled released")
+        h.send(.buttonLevel(.play, pressed: false, at: 1.32), { $0.buttons[.play]?.readAt = 1.32 }, commands: [])
+        XCTAssertEqual(h.state.buttons[.play], settledReleased(readAt: 1.32))
         XCTAssertEqual(h.state.phase, .paused, "toggled exactly once")
+    }
+
+    func settledReleased(readAt: Double) -> ButtonState {
+        var b = ButtonState()
+        b.readAt = readAt
+        return b
+    }
+
+    /// Seen in the VM under load: the loop read a burst in pieces, the window ended and the level
+    /// was read (pressed) before the rest of the burst reached the core; those late edges, stamped
+    /// before the read, counted as a new release and press: two toggles for one press. Edges
+    /// stamped before the last read are old news.
+    func testEdgesStampedBeforeTheLevelReadAreOldNewsNotANewPress() {
+        let h = CoreHarness(playing(2))
+        pressPlayWithABurst(h, at: 1)
+        // The rest of the press burst arrives late, stamped 1.0016…1.0030, after the read at 1.02.
+        for i in 16..<31 {
+            h.send(.buttonEdge(.play, pressed: i % 2 == 0, at: 1 + Double(i) * 0.0001), commands: [])
+        }
+        XCTAssertEqual(h.state.phase, .playing, "nothing toggles while the button is held")
+        releasePlay(h, at: 1.3)
+        XCTAssertEqual(h.state.phase, .paused, "one toggle for one press")
     }
 
     func testBurstsOnPressAndReleaseLongerThanTheKernelQueueNeverMakeALongPress() {
@@ -151,8 +178,9 @@ final class ButtonTests: XCTestCase {
             h.send(edge, { $0.buttons[.play]?.level = i % 2 == 1 }, commands: [])
         }
         h.send(.timerFired(.debounce(.play), at: 1.32), { $0.buttons[.play]?.settling = false }, commands: [.readLevel(.play)])
-        h.send(.buttonLevel(.play, pressed: false, at: 1.32), { $0.buttons[.play]?.level = false }, commands: [])
-        XCTAssertEqual(h.state.buttons[.play], ButtonState(), "settled released")
+        h.send(.buttonLevel(.play, pressed: false, at: 1.32), { $0.buttons[.play]?.level = false; $0.buttons[.play]?.readAt = 1.32 },
+               commands: [])
+        XCTAssertEqual(h.state.buttons[.play], settledReleased(readAt: 1.32))
         // The long-press deadline passes (a timer the shell failed to cancel fires too): no stop.
         h.send(.timerFired(.gesture(.play), at: 2.2), commands: [])
         h.send(.tick(now: 3), { $0.now = 3 }, commands: [])
