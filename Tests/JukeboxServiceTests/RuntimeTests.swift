@@ -124,7 +124,7 @@ final class RuntimeTests: XCTestCase {
         var settings = Settings()
         settings.exitWhenQueueEnds = true
         settings.deviceRetryInitial = 0.01
-        let audio = LostThenBackAudio()
+        let audio = FailingDeviceAudio(.lost, heldAt: 12.5)
         let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
                               log: Log(level: .error), mailbox: audio.mailbox)
         XCTAssertEqual(runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])]), 0)
@@ -135,7 +135,7 @@ final class RuntimeTests: XCTestCase {
         var settings = Settings()
         settings.exitWhenQueueEnds = true
         settings.deviceRetryInitial = 0.01
-        let audio = BusyThenFreeAudio()
+        let audio = FailingDeviceAudio(.busy, busyProbes: 2)
         let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
                               log: Log(level: .error), mailbox: audio.mailbox)
         let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")]), .seek(to: 4)])
@@ -145,23 +145,33 @@ final class RuntimeTests: XCTestCase {
     }
 }
 
-/// Loses the device 12.5 s into the first play (holding that frame, as the engine does), then
-/// plays and finishes.
-final class LostThenBackAudio: AudioPort, @unchecked Sendable {
+/// Fails the first play because of the device (`problem`; holding `heldAt` as the engine holds the
+/// frame heard), answers `busyProbes` probes busy, then plays and finishes.
+final class FailingDeviceAudio: AudioPort, @unchecked Sendable {
     let mailbox = Mailbox()
+    let problem: DeviceProblem, heldAt: Double?, busyProbes: Int
     var plays: [String] = []
+    var probes = 0
     var held: (id: UInt64, seconds: Double)?
+    init(_ problem: DeviceProblem, heldAt: Double? = nil, busyProbes: Int = 0) {
+        self.problem = problem
+        self.heldAt = heldAt
+        self.busyProbes = busyProbes
+    }
     func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
         plays.append("@\(seconds)")
         if plays.count == 1 {
-            held = (id, 12.5)
-            mailbox.post(.deviceUnavailable(reason: "unplugged", problem: .lost))
+            held = heldAt.map { (id, $0) }
+            mailbox.post(.deviceUnavailable(reason: "\(problem)", problem: problem))
         } else {
             mailbox.post(.trackStarted(playID: id))
             mailbox.post(.trackFinished(playID: id, next: nil))
         }
     }
-    func probe() { mailbox.post(.deviceAvailable) }
+    func probe() {
+        probes += 1
+        mailbox.post(probes <= busyProbes ? .deviceUnavailable(reason: "busy", problem: .busy) : .deviceAvailable)
+    }
     func setNext(id: UInt64, path: String) {}
     func clearNext() {}
     func pause() {}
@@ -171,36 +181,6 @@ final class LostThenBackAudio: AudioPort, @unchecked Sendable {
     func seek(to seconds: Double) {}
     func setVolume(_ percent: Int) {}
     func position() -> (id: UInt64, seconds: Double)? { held }
-    func shutdown() {}
-}
-
-/// Answers busy at the first play and the first two probes, then plays and finishes.
-final class BusyThenFreeAudio: AudioPort, @unchecked Sendable {
-    let mailbox = Mailbox()
-    var plays: [String] = []
-    var probes = 0
-    func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
-        plays.append("@\(seconds)")
-        if plays.count == 1 {
-            mailbox.post(.deviceUnavailable(reason: "busy", problem: .busy))
-        } else {
-            mailbox.post(.trackStarted(playID: id))
-            mailbox.post(.trackFinished(playID: id, next: nil))
-        }
-    }
-    func probe() {
-        probes += 1
-        mailbox.post(probes < 3 ? .deviceUnavailable(reason: "busy", problem: .busy) : .deviceAvailable)
-    }
-    func setNext(id: UInt64, path: String) {}
-    func clearNext() {}
-    func pause() {}
-    func resume() {}
-    func stop() {}
-    func release(token: UInt64) { mailbox.post(.deviceReleased(token: token, heard: nil)) }
-    func seek(to seconds: Double) {}
-    func setVolume(_ percent: Int) {}
-    func position() -> (id: UInt64, seconds: Double)? { nil }
     func shutdown() {}
 }
 
