@@ -25,14 +25,12 @@ repo=$(pwd)
 say() { printf 'cross-build: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
-arches=(arm64 amd64)
+# shellcheck source=board/cross/arches.sh
+. board/cross/arches.sh
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --arch) [ $# -ge 2 ] || die "--arch needs arm64, amd64 or all"; case "$2" in
-              all) arches=(arm64 amd64) ;; arm64|amd64) arches=("$2") ;;
-              *) die "--arch $2: only arm64 and amd64 (Debian has no Swift for armhf: see README)" ;;
-            esac; shift ;;
+    --arch) [ $# -ge 2 ] || die "--arch needs arm64, amd64 or all"; choose_arches "$2"; shift ;;
     --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift ;;
     -h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;

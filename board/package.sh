@@ -21,17 +21,15 @@ cd "$(dirname "$0")/.."
 say() { printf 'package: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
-arches=(arm64 amd64)
+# shellcheck source=board/cross/arches.sh
+. board/cross/arches.sh
 cache=${CROSS_CACHE:-/var/tmp/jukebox-cross}
 out=""
 version=""
 build=1
 while [ $# -gt 0 ]; do
   case "$1" in
-    --arch) [ $# -ge 2 ] || die "--arch needs arm64, amd64 or all"; case "$2" in
-              all) arches=(arm64 amd64) ;; arm64|amd64) arches=("$2") ;;
-              *) die "--arch $2: only arm64 and amd64 (Debian has no Swift for armhf: see README)" ;;
-            esac; shift ;;
+    --arch) [ $# -ge 2 ] || die "--arch needs arm64, amd64 or all"; choose_arches "$2"; shift ;;
     --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift ;;
     --version) [ $# -ge 2 ] || die "--version needs a version"; version=$2; shift ;;
     --no-build) build=0 ;;

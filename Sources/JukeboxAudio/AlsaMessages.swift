@@ -15,14 +15,14 @@ public enum AlsaMessages {
     static let repeatInterval = 60.0
 
     /// Sends every later libasound message to `receive`, called on the thread that called ALSA
-    /// (the engine's writer, the loop for the mixer): it must only hand the text on. Control
-    /// characters are replaced, since device names come from configuration.
+    /// (the engine's writer, the loop for the mixer): it must only hand the text on. The text is
+    /// as libasound wrote it (device names come from configuration): whoever shows it makes it
+    /// inert (the log does).
     public static func route(to receive: @escaping @Sendable (String) -> Void) {
         sink.withLock { $0 = receive }
         jukebox_alsa_route_messages { text in
             guard let text else { return }
-            let message = String(decoding: Array(String(cString: text).utf8).map { $0 < 0x20 || $0 == 0x7F ? UInt8(ascii: "?") : $0 },
-                                 as: UTF8.self)
+            let message = String(cString: text)
             if let line = AlsaMessages.admit(message, now: monotonicSeconds()) { AlsaMessages.sink.withLock { $0 }?(line) }
         }
     }

@@ -12,8 +12,12 @@ final class AlsaMessagesTests: XCTestCase {
         let song = dir + "/song.wav"
         try TestAudio.write(path: song, kind: .wav16, frames: 4410)
         let player = try Jukebox.start(["play", "--device", "hw:CARD=NoSuchCard", song])
-        // Long enough for several probes (at most 0.25 s apart).
-        Thread.sleep(forTimeInterval: 1.5)
+        let waiting = waitFor(10) {
+            ((try? String(contentsOfFile: player.errPath, encoding: .utf8)) ?? "").contains("waiting for audio device")
+        }
+        XCTAssertTrue(waiting, "the player never said it waits for the device")
+        // Then a stretch of waiting to observe (not synchronisation): four or more probes, 0.25 s apart.
+        Thread.sleep(forTimeInterval: 1.2)
         kill(player.process.processIdentifier, SIGTERM)
         let r = try XCTUnwrap(player.wait(timeout: 10))
         XCTAssertFalse(r.stderr.contains("ALSA lib "), "libasound printed by itself:\n\(r.stderr)")

@@ -120,26 +120,25 @@ final class RuntimeTests: XCTestCase {
         XCTAssertEqual(audio.calls, ["volume 100", "play 1 a.flac @0.0", "stop", "shutdown"])
     }
 
-    func testALostDeviceResumesAtTheFrameTheEngineHeldNotAtTheLastTick() {
+    /// Runs a loop over `audio` until the queue ends (device probes 0.01 s apart); its exit code.
+    func runUntilTheQueueEnds(_ audio: FailingDeviceAudio, _ initial: [Event]) -> Int32 {
         var settings = Settings()
         settings.exitWhenQueueEnds = true
         settings.deviceRetryInitial = 0.01
-        let audio = FailingDeviceAudio(.lost, heldAt: 12.5)
         let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
                               log: Log(level: .error), mailbox: audio.mailbox)
-        XCTAssertEqual(runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])]), 0)
+        return runtime.run(initial: initial)
+    }
+
+    func testALostDeviceResumesAtTheFrameTheEngineHeldNotAtTheLastTick() {
+        let audio = FailingDeviceAudio(.lost, heldAt: 12.5)
+        XCTAssertEqual(runUntilTheQueueEnds(audio, [.replaceQueue([TrackInfo(path: "/m/a.flac")])]), 0)
         XCTAssertEqual(audio.plays, ["@0.0", "@12.5"])
     }
 
     func testTheLoopProbesABusyDeviceOnItsTimerAndReopensTheTrackOnlyWhenItIsFree() {
-        var settings = Settings()
-        settings.exitWhenQueueEnds = true
-        settings.deviceRetryInitial = 0.01
         let audio = FailingDeviceAudio(.busy, busyProbes: 2)
-        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
-                              log: Log(level: .error), mailbox: audio.mailbox)
-        let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")]), .seek(to: 4)])
-        XCTAssertEqual(code, 0)
+        XCTAssertEqual(runUntilTheQueueEnds(audio, [.replaceQueue([TrackInfo(path: "/m/a.flac")]), .seek(to: 4)]), 0)
         XCTAssertEqual(audio.plays, ["@0.0", "@4.0"], "probes while busy; the play after them resumes at the remembered position")
         XCTAssertEqual(audio.probes, 3)
     }
