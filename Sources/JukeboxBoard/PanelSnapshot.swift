@@ -14,6 +14,15 @@ public struct PanelSnapshot: Sendable, Equatable {
 
     public static func == (a: Self, b: Self) -> Bool { a.width == b.width && a.height == b.height && a.pixels == b.pixels }
 
+    /// Any picture, white on black (tests draw known patterns with it).
+    init(width: Int, height: Int, pixels: [Pixel]) {
+        precondition(pixels.count == width * height, "a picture has width × height pixels")
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+        palette = [(0, 0, 0), (0, 0, 0), (235, 245, 255)]
+    }
+
     /// The 128×64 pixels of an OLED (white on black).
     public init(oled: SSD1306Simulator) {
         width = 128
@@ -97,6 +106,27 @@ public struct PanelSnapshot: Sendable, Equatable {
                 let top = lit(x, y), bottom = y + 1 < height && lit(x, y + 1)
                 return top ? (bottom ? "█" : "▀") : (bottom ? "▄" : " ")
             }))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Unicode braille: 2×4 pixels per character (U+2800 + dot bits), so the 128×64 OLED is 64×16
+    /// characters and fits, boxed, in an 80×24 terminal (half blocks need 128×32).
+    public func braille() -> String {
+        // The dot bit of each pixel in a 2×4 cell, by row then column (Unicode's dot numbering:
+        // 1-2-3 down the left column, 4-5-6 down the right, 7 and 8 added below them later).
+        let bits: [[UInt32]] = [[0x01, 0x08], [0x02, 0x10], [0x04, 0x20], [0x40, 0x80]]
+        var lines: [String] = []
+        for top in stride(from: 0, to: height, by: 4) {
+            var line = String.UnicodeScalarView()
+            for left in stride(from: 0, to: width, by: 2) {
+                var dots: UInt32 = 0
+                for dy in 0..<4 where top + dy < height {
+                    for dx in 0..<2 where left + dx < width && lit(left + dx, top + dy) { dots |= bits[dy][dx] }
+                }
+                line.append(Unicode.Scalar(0x2800 + dots)!)
+            }
+            lines.append(String(line))
         }
         return lines.joined(separator: "\n")
     }

@@ -46,7 +46,8 @@ public final class PanelSink: DisplaySink {
             let sim = SSD1306Simulator(controller: .ssd1306, address: 0x3C)
             let driver = SSD1306(transport: sim, controller: .ssd1306, address: 0x3C)
             return PanelSink(link: DisplayLink(driver: driver, minInterval: 0.2), log: log) { _ in
-                draw(PanelSnapshot(oled: sim).halfBlocks().split(separator: "\n").map(String.init))
+                draw(PanelSnapshot.boxed(PanelSnapshot(oled: sim).braille().split(separator: "\n").map(String.init))
+                    .split(separator: "\n").map(String.init))
             }
         }
         let geometry: PanelGeometry = layout.rows == 4 ? .lcd20x4 : .lcd16x2

@@ -44,6 +44,27 @@ final class DisplaySnapshotTests: XCTestCase {
         XCTAssertTrue(PanelSnapshot(oled: oledSim).pbmText().hasPrefix("P1\n128 64\n"))
     }
 
+    /// The demo's OLED in a terminal: braille, 2×4 pixels a character, boxed in 66×18 (fits 80×24);
+    /// every character's dots are exactly the lit pixels of its cell.
+    func testBrailleDrawsTheOledIn64By16CharactersDotForDot() throws {
+        // A known pattern: lit pixels at (0,0), (1,3), (127,63), and the whole cell at (10..11, 4..7).
+        var pixels = [PanelSnapshot.Pixel](repeating: .background, count: 128 * 64)
+        for (x, y) in [(0, 0), (1, 3), (127, 63)] { pixels[y * 128 + x] = .lit }
+        for y in 4..<8 { for x in 10..<12 { pixels[y * 128 + x] = .lit } }
+        let lines = PanelSnapshot(width: 128, height: 64, pixels: pixels).braille().split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 16)
+        XCTAssertEqual(lines.map { $0.unicodeScalars.count }, Array(repeating: 64, count: 16))
+        func cell(_ column: Int, _ row: Int) -> UInt32 { Array(lines[row].unicodeScalars)[column].value - 0x2800 }
+        XCTAssertEqual(cell(0, 0), 0x01 | 0x80, "dot 1 (0,0) and dot 8 (1,3)")
+        XCTAssertEqual(cell(63, 15), 0x80, "dot 8: the bottom-right pixel")
+        XCTAssertEqual(cell(5, 1), 0xFF, "a full cell")
+        let lit = lines.joined().unicodeScalars.reduce(0) { $0 + ($1.value - 0x2800).nonzeroBitCount }
+        XCTAssertEqual(lit, 3 + 8, "no other dot")
+        let boxed = PanelSnapshot.boxed(lines).split(separator: "\n")
+        XCTAssertEqual(boxed.count, 18)
+        XCTAssertTrue(boxed.allSatisfy { $0.count == 66 }, "fits an 80-column terminal")
+    }
+
     /// Walks the chunks (checking each CRC), inflates the stored blocks (checking Adler-32) and
     /// returns the size; the data must be one filter byte plus width bytes per row.
     static func decode(_ png: [UInt8]) throws -> (width: Int, height: Int) {
