@@ -4,9 +4,10 @@ import PackageDescription
 
 /// Module map (see README "How it is built" and docs/ARCHITECTURE.md): a pure core with every decision, adapter modules that do
 /// I/O and report outcomes, a service that owns the state and runs the loop, one executable.
+/// Linux only (Debian 12 and 13, glibc): it speaks to ALSA, the GPIO character device, i2c-dev and
+/// systemd, so no other platform is declared and sources import Glibc without guards.
 let package = Package(
     name: "jukebox",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "jukebox", targets: ["jukebox"]),
         // The fault-injecting ALSA test device (an ioplug plugin libasound loads by path; see README "Tests").

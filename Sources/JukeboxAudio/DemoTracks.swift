@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 import CSndfile
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Makes the demo's music: a few short tagged tunes synthesised on the spot, written and tagged
 /// with libsndfile in three formats, so `jukebox demo` needs no network and
@@ -54,7 +52,7 @@ public enum DemoTracks {
         guard mkdtemp(&template) != nil else {
             throw DecodeError(path: base, reason: "cannot create a folder: \(String(cString: strerror(errno)))")
         }
-        return String(cString: template)
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Removes the tunes `make` wrote into `folder`, then the folder if that left it empty.

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The command line of both builds: harness selection, `dict`, and the randomized mode's options.
 enum CLI {

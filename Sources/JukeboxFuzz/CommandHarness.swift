@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 import JukeboxService
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The control language: the same bytes arrive as socket lines and as keystrokes on the serial
 /// console; every line is parsed, rendered back, and carried out on a small player.

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 import JukeboxService
 
 /// The configuration loader: any bytes give a configuration with warnings or one clear problem.

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// In the randomized mode, keeps the input being run so that a crash (a trap, a failed property)
 /// leaves it in a file, as libFuzzer does with its `crash-…` files. The signal handler only calls

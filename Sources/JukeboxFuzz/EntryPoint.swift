@@ -6,9 +6,7 @@
 // calls into LibFuzzer.swift; hence `@main` here rather than a main.swift, whose top-level code
 // SwiftPM's fuzzer build (-parse-as-library) refuses even inside an inactive `#if`.
 #if !LIBFUZZER
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The randomized mode's entry point.
 @main

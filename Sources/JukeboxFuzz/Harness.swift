@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// One parser under test. `run` feeds it one input and stops the process (so a fuzzer keeps the
 /// input as a crasher) when the parser crashes or breaks one of its properties.

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #if LIBFUZZER
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The harness libFuzzer runs; chosen by `LLVMFuzzerInitialize` from the command line.
 nonisolated(unsafe) var selectedHarness = Harness.command

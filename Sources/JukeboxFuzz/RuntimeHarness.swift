@@ -2,9 +2,7 @@
 import Foundation
 import JukeboxCore
 import JukeboxService
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// How the running player answers control lines: one `Runtime` loop (fake audio, a state file
 /// in the private folder) runs for the whole process; each input is sent on a fresh control

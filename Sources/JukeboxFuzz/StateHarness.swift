@@ -2,9 +2,7 @@
 import Foundation
 import JukeboxCore
 import JukeboxService
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The state file loader: any file gives a snapshot the core can restore, or an empty start with
 /// a message naming the problem; a loaded snapshot re-encodes and reloads equal.

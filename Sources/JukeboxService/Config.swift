@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 import FoundationEssentials
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The daemon's configuration, read from a JSON file. Every key is optional; the README lists
 /// each with its default. Unknown keys are reported (a typo should not pass silently) but do not

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The client side of the control socket, for `jukebox ctl` and `jukebox yield`: send a line,
 /// wait (bounded) for the reply line.

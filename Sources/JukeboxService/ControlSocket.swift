@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The control socket: a Unix stream socket speaking one command per line, one reply line per
 /// command. It only moves bytes; the loop decides what a line means. Misbehaving clients (lines

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Turns the paths a person names (files, folders, M3U/M3U8 playlists) into queue entries.
 /// Walking and tag reading are I/O, so they live here; what counts as audio and the order of a

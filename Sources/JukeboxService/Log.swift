@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Severity of a log line; journald reads the `<N>` prefix as the priority.
 public enum LogLevel: Int, Comparable, Sendable {

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CLinux
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Events (and log lines) posted from other threads (the audio engine) to the loop: a short locked append plus
 /// an eventfd the loop polls, so the poster never waits for the loop.

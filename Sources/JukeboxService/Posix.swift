@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: MIT
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A failed system call: which call, on what, and errno's text.
 public struct SystemError: Error, Equatable, CustomStringConvertible, Sendable {

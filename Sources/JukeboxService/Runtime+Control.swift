@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 // The control socket's side of the loop: lines in, events to the core, replies out. What a line
 // means is the core's grammar (`ControlCommand`); this only routes.

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CLinux
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The one loop that owns `State`: it waits on every source of events (the engine's mailbox,
 /// signals, the terminal), feeds each event to `reduce` and carries out the commands through

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CLinux
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A control session on a serial line (a UART such as /dev/ttyAMA0, a USB gadget /dev/ttyGS0,
 /// or a pty): a prompt, line editing as picocom, screen and minicom users expect, lines out to

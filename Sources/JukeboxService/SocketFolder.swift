@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The folder the control socket falls back to when there is no runtime directory:
 /// `$TMPDIR/jukebox-UID` (`/tmp/jukebox-UID`). Anyone can create that name in a shared /tmp

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 import FoundationEssentials
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The JSON state file: written atomically and power-cut safe, read leniently, never lost.
 ///

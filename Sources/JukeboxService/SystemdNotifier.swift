@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: MIT
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Tells systemd how the service is doing (`Type=notify`): the notify protocol spoken directly,
 /// one datagram per message to the AF_UNIX socket named by `$NOTIFY_SOCKET` (no libsystemd).

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CLinux
 import JukeboxCore
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The foreground player's terminal: single-key input (raw mode, restored on close) and one
 /// status line redrawn in place; messages print above it.

@@ -2,9 +2,7 @@
 import JukeboxAudio
 import JukeboxCore
 import JukeboxService
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The subcommands: each parses its arguments into a setup and hands it to `Player`.
 enum Commands {

@@ -2,9 +2,7 @@
 import JukeboxAudio
 import JukeboxCore
 import JukeboxService
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// What one run of the player is wired from.
 struct PlayerSetup {

@@ -2,9 +2,7 @@
 import JukeboxAudio
 import JukeboxCore
 import JukeboxService
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// `jukebox probe …`: bring-up tools for a new box, each one small and direct.
 enum Probe {

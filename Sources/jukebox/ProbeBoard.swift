@@ -2,9 +2,7 @@
 import JukeboxBoard
 import JukeboxCore
 import JukeboxService
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// `jukebox probe gpio|i2c|display|input`: see what the board has before writing a config.
 enum ProbeBoard {

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxService
-#if canImport(Glibc)
 import Glibc
-#endif
 
 // Thin on purpose: pick the subcommand, map usage errors to exit code 2.
 // A closed log pipe or a vanished socket client must give EPIPE, never kill the player.

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#endif
 import JukeboxTestSupport
 import XCTest
 

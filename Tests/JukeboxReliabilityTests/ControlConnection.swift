@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// One client connection to the player's control socket, speaking its line protocol directly
 /// (spawning `jukebox ctl` per command would cost more than the commands, and hundreds are sent).
