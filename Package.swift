@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "JukeboxAudio", dependencies: ["CALSA", "CSndfile", "CTagLib", "CAlsaMessages"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
-        .target(name: "JukeboxBoard", dependencies: ["CInput", "CLinux"]),
+        .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "CInput", "CLinux"]),
 
         // The imperative shell: runtime loop, persistence, configuration, terminal.
         .target(name: "JukeboxService", dependencies: ["JukeboxCore", "JukeboxAudio", "JukeboxBoard", "CLinux"]),
@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxTestSupport", "CALSA", "CSndfile"]),
         .testTarget(name: "JukeboxServiceTests", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxBoard", "JukeboxTestSupport"]),
-        .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxTestSupport"]),
+        .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxTestSupport", "JukeboxCore"]),
         // Power-cut and fault-soak runs of the binary: minutes long, run once by board/test.sh.
         // The GPIO button soak runs a Runtime in-process (no uinput or GPIO chip reaches the binary).

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 
 /// The built-in 6×8 pixel font: printable ASCII, Latin-1 (accented letters composed from a base
 /// letter and a drawn accent), arrows and every `PanelGlyph`. 128 pixels hold 21 characters.

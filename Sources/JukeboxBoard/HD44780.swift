@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 import Glibc
 
 /// An HD44780 character LCD (16x2, 20x4) in 4-bit mode behind a PCF8574 I2C expander.
@@ -13,7 +14,7 @@ import Glibc
 /// changed cells are sent: per row, runs of changed cells (gaps of one cell are bridged), each run
 /// after a set-address command, all of a row in one I2C write (4 expander bytes per HD44780 byte).
 public final class HD44780: PanelDriver {
-    public let geometry: PanelGeometry
+    public let geometry: PanelLayout
     /// The expander's 7-bit address (0x27 PCF8574, 0x3F PCF8574A).
     public let address: UInt8
     public let pins: HD44780Pins
@@ -41,7 +42,7 @@ public final class HD44780: PanelDriver {
 
     /// A driver for a panel of `geometry` (`.lcd16x2`, `.lcd20x4`) at `address` on `transport`.
     /// Sends nothing until the first `update`.
-    public init(transport: I2CTransport, address: UInt8 = 0x27, geometry: PanelGeometry = .lcd16x2,
+    public init(transport: I2CTransport, address: UInt8 = 0x27, geometry: PanelLayout = .lcd16x2,
                 pins: HD44780Pins = .standard) {
         self.transport = transport
         self.address = address
@@ -60,7 +61,7 @@ public final class HD44780: PanelDriver {
         try send([pins.byte(nibble: 0, rs: false, e: false, backlight: on)])
     }
 
-    public func update(_ frame: PanelFrame, now: Double) throws(I2CError) -> PanelUpdate {
+    public func update(_ frame: DisplayFrame, now: Double) throws(I2CError) -> PanelUpdate {
         if phase == .ready, reinitInterval > 0, now - initialisedAt >= reinitInterval {
             phase = .cold(powerWait: false)
         }
@@ -69,7 +70,7 @@ public final class HD44780: PanelDriver {
     }
 
     /// The transliterated cell codes and CGRAM glyphs a frame needs (pure; for tests and the demo).
-    static func encode(_ frame: PanelFrame, geometry: PanelGeometry, loaded: [HD44780Glyph?])
+    static func encode(_ frame: DisplayFrame, geometry: PanelLayout, loaded: [HD44780Glyph?])
         -> (cells: [[UInt8]], slots: [HD44780Glyph?]) {
         let grid = frame.grid(geometry)
         var wanted: [HD44780Glyph] = []
@@ -142,7 +143,7 @@ public final class HD44780: PanelDriver {
         return now + 0.005
     }
 
-    private func draw(_ frame: PanelFrame) throws(I2CError) -> PanelUpdate {
+    private func draw(_ frame: DisplayFrame) throws(I2CError) -> PanelUpdate {
         let (cells, newSlots) = Self.encode(frame, geometry: geometry, loaded: slots)
         var bytes = 0, writes = 0
         var glyphBytes: [UInt8] = []

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 
 /// How the PCF8574 expander's pins P0–P7 are wired to the HD44780 (bit numbers 0–7).
 public struct HD44780Pins: Sendable, Equatable {

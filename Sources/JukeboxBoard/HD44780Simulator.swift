@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 
 /// A PCF8574 + HD44780 that decodes the exact bytes written to it: pin states, E falling edges
 /// latching nibbles (D4–D7 only, as wired), 8-bit mode after power-on and 4-bit mode after
@@ -7,7 +8,7 @@
 /// Timing is not modelled (every instruction completes at once).
 public final class HD44780Simulator: I2CTransport {
     public let address: UInt8
-    public let geometry: PanelGeometry
+    public let geometry: PanelLayout
     public let pins: HD44780Pins
 
     /// Every write received, in order (payload bytes, without the address).
@@ -29,7 +30,7 @@ public final class HD44780Simulator: I2CTransport {
     private var increment = true
     private var shift = 0
 
-    public init(address: UInt8 = 0x27, geometry: PanelGeometry = .lcd16x2, pins: HD44780Pins = .standard) {
+    public init(address: UInt8 = 0x27, geometry: PanelLayout = .lcd16x2, pins: HD44780Pins = .standard) {
         self.address = address
         self.geometry = geometry
         self.pins = pins

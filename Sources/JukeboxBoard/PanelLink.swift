@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 
 /// A panel's link to the runtime loop: throttles frames, retries a missing or failing panel with
 /// back-off, and reports a failure and a recovery once each.
@@ -39,7 +40,7 @@ public final class DisplayLink {
     public private(set) var framesDropped = 0
     public private(set) var bytesSent = 0
 
-    private var current: PanelFrame?
+    private var current: DisplayFrame?
     private var pending = false
     private var lastUpdate = -Double.infinity
     private var initRetryAt: Double?
@@ -57,7 +58,7 @@ public final class DisplayLink {
 
     /// Takes the frame to show now or as soon as the throttle allows; returns a report when the
     /// panel failed or recovered.
-    public func show(_ frame: PanelFrame, now: Double) -> Report? {
+    public func show(_ frame: DisplayFrame, now: Double) -> Report? {
         if frame == current, !pending { return tick(now: now) }
         if pending { framesDropped += 1 }
         current = frame

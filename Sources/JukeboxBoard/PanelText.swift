@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 
 /// Character folding shared by the panels: one character in, one character out (rows keep their
 /// width). Accented Latin letters lose their accent, typographic punctuation becomes ASCII.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 
 /// A 128x64 monochrome OLED on I2C: SSD1306 (horizontal addressing with column/page windows) or
 /// SH1106 (132-column RAM, page addressing only, visible area from `columnOffset`).
@@ -21,7 +22,7 @@ public final class SSD1306: PanelDriver {
     public let controller: Controller
     /// 7-bit address: 0x3C, or 0x3D when the module's address jumper is moved.
     public let address: UInt8
-    public let geometry = PanelGeometry.oled128x64
+    public let geometry = PanelLayout.oled128x64
     /// Seconds between periodic re-initialisations; 0 turns them off.
     public var reinitInterval: Double = 300
     /// The contrast (0x81 command) sent at init; `setContrast` changes it at once.
@@ -63,7 +64,7 @@ public final class SSD1306: PanelDriver {
         try send([0x00, 0x81, value])
     }
 
-    public func update(_ frame: PanelFrame, now: Double) throws(I2CError) -> PanelUpdate {
+    public func update(_ frame: DisplayFrame, now: Double) throws(I2CError) -> PanelUpdate {
         var bytes = 0, writes = 0
         if let at = initialisedAt, reinitInterval > 0, now - at >= reinitInterval { invalidate() }
         if initialisedAt == nil {
@@ -137,9 +138,9 @@ public enum OLEDRenderer {
     /// The framebuffer for a frame: 8 text rows of 21 characters (row r on page r) and, when
     /// `progress` is set, a bar on `progressRow` (default the last row): an outline at x 1…126,
     /// y 1…6 of that row, its interior (124 columns) filled from the left.
-    public static func render(_ frame: PanelFrame) -> [UInt8] {
+    public static func render(_ frame: DisplayFrame) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 1024)
-        let geometry = PanelGeometry.oled128x64
+        let geometry = PanelLayout.oled128x64
         let barRow = frame.progress == nil ? nil : min(max(frame.progressRow ?? geometry.rows - 1, 0), geometry.rows - 1)
         for (row, cells) in frame.grid(geometry).enumerated() where row != barRow {
             for (column, character) in cells.enumerated() {

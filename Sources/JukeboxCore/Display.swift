@@ -25,7 +25,7 @@ public struct PanelLayout: Equatable, Sendable {
 }
 
 /// Exactly what a panel should show: `rows` strings of exactly `columns` characters (already
-/// scrolled and padded; glyphs as the Unicode characters in `DisplayFrame.Glyph`), and for
+/// scrolled and padded; glyphs as the Unicode characters of `PanelGlyph`), and for
 /// graphic panels a progress bar. The driver only draws it.
 public struct DisplayFrame: Equatable, Sendable {
     /// The text, one string per row, each exactly as wide as the panel.
@@ -40,18 +40,6 @@ public struct DisplayFrame: Equatable, Sendable {
         self.rows = rows
         self.progress = progress
         self.progressRow = progressRow
-    }
-
-    /// The symbols frames use; drivers map them to CGRAM glyphs or font glyphs.
-    public enum Glyph {
-        public static let play: Character = "▶"
-        public static let pause: Character = "⏸"
-        public static let stop: Character = "■"
-        public static let shuffle: Character = "🔀"
-        public static let repeatAll: Character = "🔁"
-        public static let repeatOne: Character = "🔂"
-        public static let block: Character = "█"
-        public static let waiting: Character = "…"
     }
 
     /// Characters per second a too-long row scrolls by.
@@ -72,7 +60,7 @@ public struct DisplayFrame: Equatable, Sendable {
             lines = ["jukebox", "starting…"]
         } else if now < state.volumeShownUntil {
             let filled = (state.volume * (w - 4) + 50) / 100
-            lines = ["Volume", String(repeating: Glyph.block, count: filled) + String(repeating: " ", count: w - 4 - filled) + pad3(state.volume)]
+            lines = ["Volume", String(repeating: PanelGlyph.full.rawValue, count: filled) + String(repeating: " ", count: w - 4 - filled) + pad3(state.volume)]
         } else if case .waitingForDevice(let reason) = state.phase {
             // Why matters most to whoever stands in front of the box: small panels scroll it.
             lines = layout.rows <= 2
@@ -89,14 +77,14 @@ public struct DisplayFrame: Equatable, Sendable {
             let title = track?.info.title ?? state.queue[0].info.title
             let glyph: Character
             switch state.phase {
-            case .playing: glyph = Glyph.play
-            case .paused: glyph = Glyph.pause
-            default: glyph = Glyph.stop
+            case .playing: glyph = PanelGlyph.play.rawValue
+            case .paused: glyph = PanelGlyph.pause.rawValue
+            default: glyph = PanelGlyph.stop.rawValue
             }
             var marks = ""
-            if state.shuffle { marks.append(Glyph.shuffle) }
-            if state.repeatMode == .all { marks.append(Glyph.repeatAll) }
-            if state.repeatMode == .one { marks.append(Glyph.repeatOne) }
+            if state.shuffle { marks.append(PanelGlyph.shuffle.rawValue) }
+            if state.repeatMode == .all { marks.append(PanelGlyph.repeatAll.rawValue) }
+            if state.repeatMode == .one { marks.append(PanelGlyph.repeatOne.rawValue) }
             let times = TimeFormat.clock(track == nil ? nil : state.position) + "/" + TimeFormat.clock(track?.info.duration)
             let status = spread(String(glyph) + " " + times, marks, width: w)
             let message = now < state.messageUntil ? state.message : nil

@@ -34,9 +34,10 @@ public struct BoardConfig: Equatable, Sendable, Decodable {
 
     /// The I2C display.
     public struct Display: Equatable, Sendable, Decodable {
-        /// `hd44780-16x2`, `hd44780-20x4`, `ssd1306`, `sh1106`, or `terminal` (a simulated panel
-        /// drawn in the terminal, for the demo).
+        /// A `DisplayType` name (`hd44780-16x2`, `ssd1306`, …); checked by `validate`.
         public var type: String
+        /// `type` as a `DisplayType`; nil for a name that `validate` rejects.
+        public var kind: DisplayType? { DisplayType(rawValue: type) }
         /// `/dev/i2c-1`, a bus number, or an adapter name.
         public var bus: String?
         /// 7-bit address (decimal in JSON: 39 = 0x27, 63 = 0x3F, 60 = 0x3C).
@@ -110,8 +111,8 @@ public struct BoardConfig: Equatable, Sendable, Decodable {
             throw Config.Problem(description: "\(source): encoder.stepsPerDetent: must be 1, 2 or 4")
         }
         if let d = display {
-            guard ["hd44780-16x2", "hd44780-20x4", "ssd1306", "sh1106", "terminal"].contains(d.type) else {
-                throw Config.Problem(description: "\(source): display.type: must be \"hd44780-16x2\", \"hd44780-20x4\", \"ssd1306\", \"sh1106\" or \"terminal\"")
+            guard DisplayType(rawValue: d.type) != nil else {
+                throw Config.Problem(description: "\(source): display.type: must be \(DisplayType.quotedNames())")
             }
             if let a = d.address, !(0x03...0x77).contains(a) {
                 throw Config.Problem(description: "\(source): display.address: must be a 7-bit address (3-119; 39 is 0x27)")
@@ -122,13 +123,7 @@ public struct BoardConfig: Equatable, Sendable, Decodable {
 
     /// The panel layout for the configured display, if any.
     public var layout: PanelLayout? {
-        switch display?.type {
-        case "hd44780-16x2"?: return .lcd16x2
-        case "hd44780-20x4"?: return .lcd20x4
-        case "ssd1306"?, "sh1106"?: return .oled128x64
-        case "terminal"?: return .lcd20x4
-        default: return nil
-        }
+        display?.kind?.layout
     }
 
     /// Applies the policy parts (debounce, encoder, power command) to the core's settings.

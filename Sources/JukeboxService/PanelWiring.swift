@@ -9,24 +9,23 @@ public final class PanelSink: DisplaySink {
     public let link: DisplayLink
     let log: Log
     /// Draws the panel in the terminal too (the demo's simulated panel).
-    let mirror: ((PanelFrame) -> Void)?
+    let mirror: ((DisplayFrame) -> Void)?
 
     /// A sink drawing through `link`; `mirror` also gets each frame (a terminal view).
-    public init(link: DisplayLink, log: Log, mirror: ((PanelFrame) -> Void)? = nil) {
+    public init(link: DisplayLink, log: Log, mirror: ((DisplayFrame) -> Void)? = nil) {
         self.link = link
         self.log = log
         self.mirror = mirror
     }
 
     public func show(_ frame: DisplayFrame) {
-        let panel = PanelFrame(rows: frame.rows, progress: frame.progress, progressRow: frame.progressRow)
-        note(link.show(panel, now: monotonicNow()))
-        mirror?(panel)
+        note(link.show(frame, now: monotonicNow()))
+        mirror?(frame)
     }
 
     public func tick(now: Double) {
         note(link.tick(now: now))
-        mirror?(PanelFrame(rows: []))
+        mirror?(DisplayFrame(rows: []))
     }
 
     public var nextDeadline: Double? { link.nextDeadline }
@@ -50,7 +49,7 @@ public final class PanelSink: DisplaySink {
                     .split(separator: "\n").map(String.init))
             }
         }
-        let geometry: PanelGeometry = layout.rows == 4 ? .lcd20x4 : .lcd16x2
+        let geometry: PanelLayout = layout.rows == 4 ? .lcd20x4 : .lcd16x2
         let sim = HD44780Simulator(address: 0x27, geometry: geometry)
         let driver = HD44780(transport: sim, address: 0x27, geometry: geometry)
         return PanelSink(link: DisplayLink(driver: driver), log: log) { _ in
@@ -60,8 +59,9 @@ public final class PanelSink: DisplaySink {
 
     /// The panel for `config`, or nil (with a message) when none is configured or the bus is absent:
     /// a missing display is reported and retried by the link, never fatal.
+    /// A `terminal` display is no I2C panel: nil (the caller draws it with `simulated`).
     public static func make(_ config: BoardConfig.Display?, log: Log) -> PanelSink? {
-        guard let config else { return nil }
+        guard let config, config.kind != .terminal else { return nil }
         let busName = config.bus ?? "/dev/i2c-1"
         let transport: I2CTransport
         do {
@@ -87,13 +87,13 @@ public final class PanelSink: DisplaySink {
             pins = parsed
         }
         let driver: PanelDriver
-        switch config.type {
-        case "hd44780-20x4": driver = HD44780(transport: transport, address: UInt8(config.address ?? 0x27), geometry: .lcd20x4, pins: pins)
-        case "ssd1306": driver = SSD1306(transport: transport, controller: .ssd1306, address: UInt8(config.address ?? 0x3C))
-        case "sh1106": driver = SSD1306(transport: transport, controller: .sh1106, address: UInt8(config.address ?? 0x3C))
-        default: driver = HD44780(transport: transport, address: UInt8(config.address ?? 0x27), geometry: .lcd16x2, pins: pins)
+        let kind = config.kind ?? .hd44780x16x2
+        switch kind {
+        case .ssd1306, .sh1106:
+            driver = SSD1306(transport: transport, controller: kind == .sh1106 ? .sh1106 : .ssd1306, address: UInt8(config.address ?? 0x3C))
+        case .hd44780x16x2, .hd44780x20x4, .terminal:  // (terminal: returned above)
+            driver = HD44780(transport: transport, address: UInt8(config.address ?? 0x27), geometry: kind == .hd44780x20x4 ? .lcd20x4 : .lcd16x2, pins: pins)
         }
-        let oled = config.type == "ssd1306" || config.type == "sh1106"
-        return PanelSink(link: DisplayLink(driver: driver, minInterval: oled ? 0.2 : 0.1), log: log)
+        return PanelSink(link: DisplayLink(driver: driver, minInterval: kind.layout.graphic ? 0.2 : 0.1), log: log)
     }
 }

@@ -108,7 +108,7 @@ public func absolutePath(_ path: String) -> String {
     if path.hasPrefix("/") { return path }
     var buf = [CChar](repeating: 0, count: Int(PATH_MAX))
     guard getcwd(&buf, buf.count) != nil else { return path }
-    let cwd = String(cString: buf)
+    let cwd = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     return resolveDots(cwd + "/" + path)
 }
 

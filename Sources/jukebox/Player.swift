@@ -82,7 +82,9 @@ enum Player {
             state.splashUntil = state.now + state.settings.splashSeconds
         }
         var panel = PanelSink.make(setup.hardware.display, log: log)
-        if let layout = setup.terminalPanel {
+        // `"display": {"type": "terminal"}` is the demo's simulated panel, chosen in the config.
+        let terminalLayout = setup.terminalPanel ?? (setup.hardware.display?.kind == .terminal ? DisplayType.terminal.layout : nil)
+        if let layout = terminalLayout {
             panel = PanelSink.simulated(layout, log: log) { lines in terminal?.setBlock(lines) }
             if terminal == nil { log.warning("--panel draws in a terminal only") }
         }

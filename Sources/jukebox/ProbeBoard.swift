@@ -92,12 +92,12 @@ enum ProbeBoard {
     static func display(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: ["--type", "--bus", "--address"], flags: [], command: "probe display")
         if a.wantsHelp { return Probe.subjectHelp("display") }
-        let type = try a.choice("--type", ["hd44780-16x2", "hd44780-20x4", "ssd1306", "sh1106"]) ?? "hd44780-16x2"
+        let type = try a.choice("--type", DisplayType.panels.map(\.rawValue)) ?? DisplayType.hd44780x16x2.rawValue
         let address = try a.int("--address", in: 3...119)
         let log = Log(level: .warning)
         let config = BoardConfig.Display(type: type, bus: a.options["--bus"], address: address)
         guard let sink = PanelSink.make(config, log: log) else { return 1 }
-        let layout: PanelLayout = type == "hd44780-20x4" ? .lcd20x4 : type.hasPrefix("hd44780") ? .lcd16x2 : .oled128x64
+        let layout = config.kind?.layout ?? .lcd16x2
         let pattern = ["jukebox probe", "0123456789ABCDEFGHIJ", "▶⏸■🔀🔁🔂♪ äöüß é", String(repeating: "█", count: layout.columns)]
         let rows = (0..<layout.rows).map { DisplayFrame.fit(pattern[$0 % pattern.count], width: layout.columns) }
         let frame = DisplayFrame(rows: rows, progress: layout.graphic ? 0.5 : nil, progressRow: layout.graphic ? 5 : nil)

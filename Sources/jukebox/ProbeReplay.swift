@@ -14,24 +14,24 @@ enum ProbeReplay {
     static func run(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: ["--panel", "--address", "--pins"], flags: [], command: "probe replay-i2c")
         if a.wantsHelp { return Probe.subjectHelp("replay-i2c") }
-        let panel = try a.choice("--panel", ["hd44780-16x2", "hd44780-20x4", "ssd1306", "sh1106"]) ?? "hd44780-16x2"
+        let panel = DisplayType(rawValue: try a.choice("--panel", DisplayType.panels.map(\.rawValue)) ?? "") ?? .hd44780x16x2
         let pins = try a.choice("--pins", ["standard", "mjkdz"]) ?? "standard"
         guard a.positional.count == 1 else { throw UsageError(message: "probe replay-i2c needs one log FILE") }
         guard let text = readText(a.positional[0]) else {
             writeAll(2, "jukebox: cannot read \(a.positional[0])\n")
             return 1
         }
-        let lcd = panel.hasPrefix("hd44780")
+        let lcd = !panel.layout.graphic
         let address = UInt8(try a.int("--address", in: 3...119) ?? (lcd ? 0x27 : 0x3C))
         let writes = parse(text, address: address)
         let rows: [String]
         if lcd {
-            let sim = HD44780Simulator(address: address, geometry: panel == "hd44780-20x4" ? .lcd20x4 : .lcd16x2,
+            let sim = HD44780Simulator(address: address, geometry: panel.layout,
                                        pins: pins == "mjkdz" ? .mjkdz : .standard)
             for bytes in writes { try? sim.write(address: address, bytes: bytes) }
             rows = sim.rows
         } else {
-            let sim = SSD1306Simulator(controller: panel == "sh1106" ? .sh1106 : .ssd1306, address: address)
+            let sim = SSD1306Simulator(controller: panel == .sh1106 ? .sh1106 : .ssd1306, address: address)
             for bytes in writes { try? sim.write(address: address, bytes: bytes) }
             rows = textGrid(sim)
         }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 @testable import JukeboxBoard
+import JukeboxCore
 import XCTest
 
 /// The link the runtime drives: throttling, back-off, one report per failure and recovery.
@@ -9,7 +10,7 @@ final class DisplayLinkTests: XCTestCase {
         let sim = SSD1306Simulator()
         sim.failure = I2CError(kind: .noDevice, message: "/dev/i2c-1: no device answers at 0x3c")
         let link = DisplayLink(driver: SSD1306(transport: sim), minInterval: 0.2)
-        let frame = PanelFrame(rows: ["Hello"])
+        let frame = DisplayFrame(rows: ["Hello"])
         XCTAssertEqual(link.show(frame, now: 0), .failed(sim.failure!))
         XCTAssertEqual(link.nextDeadline, 1)
         XCTAssertNil(link.tick(now: 0.5))
@@ -17,7 +18,7 @@ final class DisplayLinkTests: XCTestCase {
         XCTAssertNil(link.tick(now: 1))
         XCTAssertEqual(link.errorCount, 2)
         XCTAssertEqual(link.nextDeadline, 3)
-        XCTAssertNil(link.show(PanelFrame(rows: ["Hello again"]), now: 2))
+        XCTAssertNil(link.show(DisplayFrame(rows: ["Hello again"]), now: 2))
         XCTAssertEqual(link.errorCount, 2)
         for now in [3.0, 7, 15, 31, 61] { _ = link.tick(now: now) }
         XCTAssertEqual(link.errorCount, 7)
@@ -32,7 +33,7 @@ final class DisplayLinkTests: XCTestCase {
     func testFramesFasterThanTheLimitAreDroppedAndTheLatestShown() throws {
         let sim = HD44780Simulator()
         let link = DisplayLink(driver: HD44780(transport: sim), minInterval: 0.1)
-        XCTAssertNil(link.show(PanelFrame(rows: ["0:00"]), now: 0))
+        XCTAssertNil(link.show(DisplayFrame(rows: ["0:00"]), now: 0))
         // Initialisation: each wait comes back as the next deadline.
         var now = 0.0
         while let next = link.nextDeadline, sim.rows[0] != "0:00            " {
@@ -41,9 +42,9 @@ final class DisplayLinkTests: XCTestCase {
         }
         XCTAssertEqual(link.state, .connected)
         XCTAssertEqual(link.framesSent, 1)
-        XCTAssertNil(link.show(PanelFrame(rows: ["0:01"]), now: now + 0.01))
-        XCTAssertNil(link.show(PanelFrame(rows: ["0:02"]), now: now + 0.02))
-        XCTAssertNil(link.show(PanelFrame(rows: ["0:03"]), now: now + 0.03))
+        XCTAssertNil(link.show(DisplayFrame(rows: ["0:01"]), now: now + 0.01))
+        XCTAssertNil(link.show(DisplayFrame(rows: ["0:02"]), now: now + 0.02))
+        XCTAssertNil(link.show(DisplayFrame(rows: ["0:03"]), now: now + 0.03))
         XCTAssertEqual(sim.rows[0], "0:00            ")
         XCTAssertEqual(link.framesDropped, 2)
         XCTAssertEqual(link.nextDeadline!, now + 0.1, accuracy: 1e-9)
@@ -56,7 +57,7 @@ final class DisplayLinkTests: XCTestCase {
         let sim = HD44780Simulator()
         let lcd = HD44780(transport: sim)
         let link = DisplayLink(driver: lcd)
-        _ = link.show(PanelFrame(rows: ["Idle"]), now: 0)
+        _ = link.show(DisplayFrame(rows: ["Idle"]), now: 0)
         var now = 0.0
         while let next = link.nextDeadline, now < 130 {
             now = next

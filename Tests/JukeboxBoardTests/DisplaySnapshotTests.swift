@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 @testable import JukeboxBoard
+import JukeboxCore
 import XCTest
 
 /// Snapshots of simulated panels: PNG files that decode, PBM, terminal renderings.
@@ -12,12 +13,12 @@ final class DisplaySnapshotTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: Self.folder, withIntermediateDirectories: true)
         let oledSim = SSD1306Simulator()
         let oled = SSD1306(transport: oledSim)
-        _ = try oled.update(PanelFrame(rows: ["Morning Bell", "The Band", "", "▶ 1:23 / 4:56", "", "🔀 🔁  🔈▁▂▃▄▅",
+        _ = try oled.update(DisplayFrame(rows: ["Morning Bell", "The Band", "", "▶ 1:23 / 4:56", "", "🔀 🔁  🔈▁▂▃▄▅",
                                               "Ärger über Straße", ""], progress: 0.29), now: 0)
         let lcdSim = HD44780Simulator()
         let lcd = HD44780(transport: lcdSim)
         var now = 0.0
-        while case .initialising(let at) = try lcd.update(PanelFrame(rows: ["Morning Bell    ", "▶ 1:23 / 4:56 🔀"]), now: now) { now = at }
+        while case .initialising(let at) = try lcd.update(DisplayFrame(rows: ["Morning Bell    ", "▶ 1:23 / 4:56 🔀"]), now: now) { now = at }
 
         for (name, snapshot, size) in [("oled.png", PanelSnapshot(oled: oledSim), (512, 256)),
                                        ("lcd16x2.png", PanelSnapshot(lcd: lcdSim), (99 * 4, 21 * 4))] {

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 @testable import JukeboxBoard
+import JukeboxCore
 import XCTest
 
 /// The HD44780 driver through the simulator: what a person would see, and the bytes it costs.
 final class HD44780Tests: XCTestCase {
     /// Runs updates until the panel is initialised, jumping the clock to each requested time.
     @discardableResult
-    func drive(_ lcd: HD44780, _ frame: PanelFrame, now: inout Double) throws -> PanelUpdate {
+    func drive(_ lcd: HD44780, _ frame: DisplayFrame, now: inout Double) throws -> PanelUpdate {
         for _ in 0..<10 {
             let result = try lcd.update(frame, now: now)
             guard case .initialising(let at) = result else { return result }
@@ -21,7 +22,7 @@ final class HD44780Tests: XCTestCase {
         let sim = HD44780Simulator()
         let lcd = HD44780(transport: sim)
         var now = 100.0
-        let first = PanelFrame(rows: ["Morning Bell    ", "▶ 1:23 / 4:56   "])
+        let first = DisplayFrame(rows: ["Morning Bell    ", "▶ 1:23 / 4:56   "])
         try drive(lcd, first, now: &now)
         XCTAssertEqual(sim.rows, ["Morning Bell    ", "▶ 1:23 / 4:56   "])
         XCTAssertTrue(sim.fourBit)
@@ -36,21 +37,21 @@ final class HD44780Tests: XCTestCase {
         now += 1
         let initAndFull = sim.writes.count
         XCTAssertEqual(initAndFull, 0)
-        try drive(lcd, PanelFrame(rows: ["Evening Bell    ", "⏸ 2:34 / 4:56   "]), now: &now)
+        try drive(lcd, DisplayFrame(rows: ["Evening Bell    ", "⏸ 2:34 / 4:56   "]), now: &now)
         // After the clear only the non-blank cells go out: glyph load, row 0, row 1.
         XCTAssertEqual(sim.writes.suffix(3).map(\.count), [36, (1 + 12) * 4, (1 + 13) * 4])
         XCTAssertEqual(sim.rows, ["Evening Bell    ", "⏸ 2:34 / 4:56   "])
 
         sim.resetCounters()
-        let tick = try lcd.update(PanelFrame(rows: ["Evening Bell    ", "⏸ 2:35 / 4:56   "]), now: now + 1)
+        let tick = try lcd.update(DisplayFrame(rows: ["Evening Bell    ", "⏸ 2:35 / 4:56   "]), now: now + 1)
         XCTAssertEqual(tick, .sent(bytes: 8, writes: 1))
         XCTAssertEqual(sim.bytesReceived, 8)
         XCTAssertEqual(sim.rows, ["Evening Bell    ", "⏸ 2:35 / 4:56   "])
-        XCTAssertEqual(try lcd.update(PanelFrame(rows: ["Evening Bell    ", "⏸ 2:35 / 4:56   "]), now: now + 2), .unchanged)
+        XCTAssertEqual(try lcd.update(DisplayFrame(rows: ["Evening Bell    ", "⏸ 2:35 / 4:56   "]), now: now + 2), .unchanged)
 
         // Every cell different: two rows of address + 16 characters, 4 expander bytes each.
-        _ = try lcd.update(PanelFrame(rows: [String(repeating: "A", count: 16), String(repeating: "A", count: 16)]), now: now + 3)
-        let full = try lcd.update(PanelFrame(rows: [String(repeating: "B", count: 16), String(repeating: "B", count: 16)]), now: now + 4)
+        _ = try lcd.update(DisplayFrame(rows: [String(repeating: "A", count: 16), String(repeating: "A", count: 16)]), now: now + 3)
+        let full = try lcd.update(DisplayFrame(rows: [String(repeating: "B", count: 16), String(repeating: "B", count: 16)]), now: now + 4)
         XCTAssertEqual(full, .sent(bytes: 136, writes: 2))
         print("I2C bytes per update, HD44780 16x2: full redraw 136 in 2 writes (+36 per newly loaded CGRAM glyph), one-cell change 8")
     }
@@ -58,7 +59,7 @@ final class HD44780Tests: XCTestCase {
     func testInitialisationWaitsAreReturnedNotSlept() throws {
         let sim = HD44780Simulator()
         let lcd = HD44780(transport: sim)
-        let frame = PanelFrame(rows: ["Hi"])
+        let frame = DisplayFrame(rows: ["Hi"])
         guard case .initialising(let powerUp) = try lcd.update(frame, now: 10) else { return XCTFail() }
         XCTAssertEqual(powerUp - 10, 0.050, accuracy: 1e-9) // > 40 ms after power-on
         XCTAssertEqual(sim.writes.count, 1) // backlight on, all other pins low
@@ -80,7 +81,7 @@ final class HD44780Tests: XCTestCase {
         let sim = HD44780Simulator()
         let lcd = HD44780(transport: sim)
         var now = 0.0
-        try drive(lcd, PanelFrame(rows: ["Ärger é è à ç ß\\", "~ñöü° Straße…“x”"]), now: &now)
+        try drive(lcd, DisplayFrame(rows: ["Ärger é è à ç ß\\", "~ñöü° Straße…“x”"]), now: &now)
         XCTAssertEqual(sim.rows, ["Arger e e a c β\\", "-ñöü° Straβe.\"x\""])
         XCTAssertEqual(sim.ddram[14], 0xE2) // ß → β
         XCTAssertEqual(sim.ddram[0x40 + 2], 0xEF) // ö
@@ -95,11 +96,11 @@ final class HD44780Tests: XCTestCase {
         let sim = HD44780Simulator()
         let lcd = HD44780(transport: sim)
         var now = 0.0
-        try drive(lcd, PanelFrame(rows: ["▶⏸■🔀🔁🔂🔈♪▁▂█▌", ""]), now: &now)
+        try drive(lcd, DisplayFrame(rows: ["▶⏸■🔀🔁🔂🔈♪▁▂█▌", ""]), now: &now)
         XCTAssertEqual(sim.rows[0], "▶⏸■🔀🔁🔂🔈♪__█|    ")
         // The next frame reuses loaded slots and loads only what is new.
         sim.resetCounters()
-        guard case .sent = try lcd.update(PanelFrame(rows: ["▶ ▁▂▃", ""]), now: now + 1) else { return XCTFail() }
+        guard case .sent = try lcd.update(DisplayFrame(rows: ["▶ ▁▂▃", ""]), now: now + 1) else { return XCTFail() }
         XCTAssertEqual(sim.rows[0], "▶ ▁▂▃           ")
         XCTAssertEqual(sim.writes.first?.count, 3 * 36) // three new glyphs in one write
     }
@@ -108,15 +109,15 @@ final class HD44780Tests: XCTestCase {
         let sim = HD44780Simulator()
         let lcd = HD44780(transport: sim)
         var now = 0.0
-        let frame = PanelFrame(rows: ["Morning Bell", "1:23"])
+        let frame = DisplayFrame(rows: ["Morning Bell", "1:23"])
         try drive(lcd, frame, now: &now)
         // A glitch latches one stray nibble: from now on every byte is split wrongly.
         let pins = HD44780Pins.standard
         sim.glitch([pins.byte(nibble: 0x5, rs: true, e: true, backlight: true), pins.byte(nibble: 0x5, rs: true, e: false, backlight: true)])
-        _ = try lcd.update(PanelFrame(rows: ["Morning Bell", "1:24"]), now: now + 1)
+        _ = try lcd.update(DisplayFrame(rows: ["Morning Bell", "1:24"]), now: now + 1)
         XCTAssertNotEqual(sim.rows, ["Morning Bell    ", "1:24            "])
         now += 60
-        try drive(lcd, PanelFrame(rows: ["Morning Bell", "1:25"]), now: &now)
+        try drive(lcd, DisplayFrame(rows: ["Morning Bell", "1:25"]), now: &now)
         XCTAssertEqual(sim.rows, ["Morning Bell    ", "1:25            "])
     }
 
@@ -124,13 +125,13 @@ final class HD44780Tests: XCTestCase {
         let sim = HD44780Simulator()
         let lcd = HD44780(transport: sim)
         var now = 0.0
-        try drive(lcd, PanelFrame(rows: ["One"]), now: &now)
+        try drive(lcd, DisplayFrame(rows: ["One"]), now: &now)
         sim.failure = I2CError(kind: .noDevice, message: "no device answers at 0x27")
-        XCTAssertThrowsError(try lcd.update(PanelFrame(rows: ["Two"]), now: now + 1))
+        XCTAssertThrowsError(try lcd.update(DisplayFrame(rows: ["Two"]), now: now + 1))
         sim.failure = nil
         now += 2
-        XCTAssertEqual(try lcd.update(PanelFrame(rows: ["Two"]), now: now), .initialising(retryAt: now + 0.05))
-        try drive(lcd, PanelFrame(rows: ["Two"]), now: &now)
+        XCTAssertEqual(try lcd.update(DisplayFrame(rows: ["Two"]), now: now), .initialising(retryAt: now + 0.05))
+        try drive(lcd, DisplayFrame(rows: ["Two"]), now: &now)
         XCTAssertEqual(sim.rows, ["Two             ", "                "])
     }
 
@@ -139,7 +140,7 @@ final class HD44780Tests: XCTestCase {
         let lcd = HD44780(transport: sim, geometry: .lcd20x4)
         var now = 0.0
         let rows = ["Row zero is here ok.", "Row one, second line", "Row two: third line!", "Row three: the last."]
-        try drive(lcd, PanelFrame(rows: rows), now: &now)
+        try drive(lcd, DisplayFrame(rows: rows), now: &now)
         XCTAssertEqual(sim.rows, rows)
         XCTAssertEqual(sim.ddram[0x00], UInt8(ascii: "R"))
         XCTAssertEqual(sim.ddram[0x40 + 4], UInt8(ascii: "o"))
@@ -156,7 +157,7 @@ final class HD44780Tests: XCTestCase {
         let sim = HD44780Simulator(address: 0x3F, pins: .mjkdz)
         let lcd = HD44780(transport: sim, address: 0x3F, pins: .mjkdz)
         var now = 0.0
-        try drive(lcd, PanelFrame(rows: ["mjkdz backpack", "ok"]), now: &now)
+        try drive(lcd, DisplayFrame(rows: ["mjkdz backpack", "ok"]), now: &now)
         XCTAssertEqual(sim.rows, ["mjkdz backpack  ", "ok              "])
         try lcd.setBacklight(false)
         XCTAssertFalse(sim.backlightOn)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 @testable import JukeboxBoard
+import JukeboxCore
 import XCTest
 
 /// The OLED drivers through the simulators: pixels a person would see, bytes per update.
@@ -26,7 +27,7 @@ final class SSD1306Tests: XCTestCase {
         let sim = SSD1306Simulator()
         sim.scramble()
         let oled = SSD1306(transport: sim)
-        _ = try oled.update(PanelFrame(rows: rows), now: 0)
+        _ = try oled.update(DisplayFrame(rows: rows), now: 0)
         XCTAssertTrue(sim.displayOn)
         XCTAssertTrue(sim.chargePump)
         XCTAssertEqual(sim.contrast, 0xCF)
@@ -42,7 +43,7 @@ final class SSD1306Tests: XCTestCase {
     func testProgressBarPixels() throws {
         let sim = SSD1306Simulator()
         let oled = SSD1306(transport: sim)
-        _ = try oled.update(PanelFrame(rows: ["Title"], progress: 0.5), now: 0)
+        _ = try oled.update(DisplayFrame(rows: ["Title"], progress: 0.5), now: 0)
         let top = 56
         // Outline x 1…126, y 1…6 of the last row; 62 of 124 interior columns filled.
         XCTAssertTrue(sim.pixel(x: 1, y: top + 3))
@@ -61,19 +62,19 @@ final class SSD1306Tests: XCTestCase {
     func testOnlyChangedPagesAreSentAndTheFiguresPerUpdate() throws {
         let sim = SSD1306Simulator()
         let oled = SSD1306(transport: sim)
-        let full = try oled.update(PanelFrame(rows: rows, progress: 0.5), now: 0)
+        let full = try oled.update(DisplayFrame(rows: rows, progress: 0.5), now: 0)
         // Init (1 + 25 commands), window (7), 1 024 pixels + control byte.
         XCTAssertEqual(full, .sent(bytes: 26 + 7 + 1025, writes: 3))
         sim.resetCounters()
-        let tick = try oled.update(PanelFrame(rows: rows, progress: 0.51), now: 1)
+        let tick = try oled.update(DisplayFrame(rows: rows, progress: 0.51), now: 1)
         XCTAssertEqual(tick, .sent(bytes: 7 + 2, writes: 2)) // one column of one page
         XCTAssertEqual(sim.writes, [[0x00, 0x21, 64, 64, 0x22, 7, 7], [0x40, 0x7E]])
         sim.resetCounters()
         var changed = rows
         changed[3] = "▶ 1:24 / 4:56"
-        let clock = try oled.update(PanelFrame(rows: changed, progress: 0.51), now: 2)
+        let clock = try oled.update(DisplayFrame(rows: changed, progress: 0.51), now: 2)
         XCTAssertEqual(clock, .sent(bytes: 7 + 1 + 5, writes: 2)) // the columns of one character that differ
-        XCTAssertEqual(try oled.update(PanelFrame(rows: changed, progress: 0.51), now: 3), .unchanged)
+        XCTAssertEqual(try oled.update(DisplayFrame(rows: changed, progress: 0.51), now: 3), .unchanged)
         assertText(sim, row: 3, "▶ 1:24 / 4:56")
         print("I2C bytes per update, SSD1306: full frame 1032 (+26 init), progress-bar tick 9, one character 13")
     }
@@ -82,16 +83,16 @@ final class SSD1306Tests: XCTestCase {
         let sim = SSD1306Simulator(controller: .sh1106)
         sim.scramble(seed: 7)
         let oled = SSD1306(transport: sim, controller: .sh1106)
-        guard case .sent(let bytes, _) = try oled.update(PanelFrame(rows: rows, progress: 0.25), now: 0) else { return XCTFail() }
+        guard case .sent(let bytes, _) = try oled.update(DisplayFrame(rows: rows, progress: 0.25), now: 0) else { return XCTFail() }
         XCTAssertEqual(sim.unsupported, [])
         XCTAssertTrue(sim.chargePump)
         for (row, text) in rows.enumerated().dropLast() { assertText(sim, row: row, text.padding(21)) }
         // RAM columns 0, 1, 130, 131 are outside the picture and keep their garbage.
-        let pixels = OLEDRenderer.render(PanelFrame(rows: rows, progress: 0.25))
+        let pixels = OLEDRenderer.render(DisplayFrame(rows: rows, progress: 0.25))
         XCTAssertEqual(sim.ram[3 * 132 + 2 + 1], pixels[3 * 128 + 1])
         XCTAssertEqual(sim.writes[1], [0x00, 0xB0, 0x02, 0x10])
         sim.resetCounters()
-        let tick = try oled.update(PanelFrame(rows: rows, progress: 0.26), now: 1)
+        let tick = try oled.update(DisplayFrame(rows: rows, progress: 0.26), now: 1)
         XCTAssertEqual(tick, .sent(bytes: 4 + 2, writes: 2))
         let column: UInt8 = 33 + 2
         XCTAssertEqual(sim.writes[0], [0x00, 0xB7, column & 0x0F, 0x10 | column >> 4])
@@ -101,12 +102,12 @@ final class SSD1306Tests: XCTestCase {
     func testContrastAndErrors() throws {
         let sim = SSD1306Simulator(address: 0x3D)
         let wrong = SSD1306(transport: sim)
-        XCTAssertThrowsError(try wrong.update(PanelFrame(rows: ["x"]), now: 0)) { error in
+        XCTAssertThrowsError(try wrong.update(DisplayFrame(rows: ["x"]), now: 0)) { error in
             XCTAssertEqual((error as? I2CError)?.kind, .noDevice)
             XCTAssertTrue("\(error)".contains("0x3c"), "\(error)")
         }
         let oled = SSD1306(transport: sim, address: 0x3D)
-        _ = try oled.update(PanelFrame(rows: ["x"]), now: 0)
+        _ = try oled.update(DisplayFrame(rows: ["x"]), now: 0)
         try oled.setContrast(0x10)
         XCTAssertEqual(sim.contrast, 0x10)
     }

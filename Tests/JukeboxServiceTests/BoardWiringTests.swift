@@ -167,6 +167,14 @@ final class BoardWiringTests: XCTestCase {
         }, "the panel did not recover: \(sim.rows)")
     }
 
+    /// `terminal` is the demo's simulated panel: no I2C bus is opened for it (the player draws it).
+    func testATerminalDisplayOpensNoBus() {
+        XCTAssertNil(PanelSink.make(BoardConfig.Display(type: "terminal"), log: Log(level: .error)))
+        var config = BoardConfig()
+        config.display = BoardConfig.Display(type: "terminal")
+        XCTAssertEqual(config.layout, .lcd20x4)
+    }
+
     func testAMissingBusIsReportedAndThereIsNoPanel() {
         XCTAssertNil(PanelSink.make(BoardConfig.Display(type: "hd44780-16x2", bus: "/dev/i2c-99", address: 39), log: Log(level: .error)))
     }

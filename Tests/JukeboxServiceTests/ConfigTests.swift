@@ -82,7 +82,7 @@ final class ConfigTests: XCTestCase {
             (#"{"buttons": {"jump": "GPIO4"}}"#, #"c.json: buttons: unknown role "jump""#),
             (#"{"gpio": {"bias": "up"}}"#, #"c.json: gpio.bias: must be "pull-up", "pull-down" or "none""#),
             (#"{"encoder": {"a": "GPIO5", "b": "GPIO6", "stepsPerDetent": 3}}"#, "c.json: encoder.stepsPerDetent: must be 1, 2 or 4"),
-            (#"{"display": {"type": "vfd"}}"#, #"c.json: display.type: must be"#),
+            (#"{"display": {"type": "vfd"}}"#, #"c.json: display.type: must be "hd44780-16x2", "hd44780-20x4", "ssd1306", "sh1106" or "terminal""#),
             (#"{"display": {"type": "ssd1306", "address": 300}}"#, "c.json: display.address: must be a 7-bit address"),
         ]
         for (text, message) in cases {
