@@ -64,7 +64,7 @@ public enum GPIOChips {
     public static func list(directory: String = "/dev", lines: Bool = true) -> [GPIOChipInfo] {
         chipPaths(in: directory).map { path in
             let chip: GPIOChip
-            do throws(GPIOError) {
+            do throws(DeviceError) {
                 chip = try GPIOChip(path: path, chipsForMessages: "")
             } catch {
                 return GPIOChipInfo(path: path, name: "", label: "", lineCount: 0, lines: [], error: error.message)
@@ -98,7 +98,7 @@ final class GPIOChip {
     private(set) var handle: OpaquePointer?
 
     /// Opens `path`; `chipsForMessages` is the "chips here" list for a not-found error.
-    init(path: String, chipsForMessages: @autoclosure () -> String) throws(GPIOError) {
+    init(path: String, chipsForMessages: @autoclosure () -> String) throws(DeviceError) {
         guard let handle = jb_gpio_chip_open(path) else {
             let code = errno
             throw GPIOErrors.open(code, path: path, chips: code == ENOENT || code == ENOTTY || code == ENODEV ? chipsForMessages() : "")

@@ -16,7 +16,7 @@ public final class GPIOEventFeed {
     private var seqno: UInt32 = 0
 
     /// Makes lines for `specs`; each line's offset is `spec.offset` or its position.
-    public init(_ specs: [GPIOLineSpec]) throws(GPIOError) {
+    public init(_ specs: [GPIOLineSpec]) throws(DeviceError) {
         let offsets = specs.enumerated().map { $0.element.offset ?? $0.offset }
         let pipeCount = jb_gpio_fd_per_line() ? specs.count : 1
         var readers: [Int32] = [], writers: [Int32] = []
@@ -25,7 +25,7 @@ public final class GPIOEventFeed {
             guard pipe(&ends) == 0 else {
                 let code = errno
                 (readers + writers).forEach { _ = Glibc.close($0) }
-                throw GPIOError(kind: .failed, message: "pipe: \(GPIOErrors.text(code))", errno: code)
+                throw DeviceError(kind: .failed, message: "pipe: \(GPIOErrors.text(code))", errno: code)
             }
             ends.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
             readers.append(ends[0])
@@ -37,7 +37,7 @@ public final class GPIOEventFeed {
         guard let handle = jb_gpio_request_adopt(readers, readers.count, configs, configs.count) else {
             let code = errno
             (readers + writers).forEach { _ = Glibc.close($0) }
-            throw GPIOError(kind: .invalid, message: "cannot feed \(specs.count) lines: \(GPIOErrors.text(code))", errno: code)
+            throw DeviceError(kind: .invalid, message: "cannot feed \(specs.count) lines: \(GPIOErrors.text(code))", errno: code)
         }
         let resolved = offsets.map { GPIOLines.Resolved(chipPath: "(fed)", chipLabel: "fed", offset: $0, name: "") }
         lines = GPIOLines(specs: specs, resolved: resolved, chips: [],
@@ -63,7 +63,7 @@ public final class GPIOEventFeed {
     /// line, dropping the newer ones, as uAPI v1 (libgpiod 1.6) does with its 16-record FIFO. The
     /// level follows every edge, dropped or not, so the last edge read is not the line's level.
     /// (uAPI v2 drops the oldest instead: this is v1's worst case whatever the libgpiod.)
-    public func feed(_ edges: [(line: Int, rising: Bool, timestampNs: UInt64)], kernelQueue: Int? = nil) throws(GPIOError) {
+    public func feed(_ edges: [(line: Int, rising: Bool, timestampNs: UInt64)], kernelQueue: Int? = nil) throws(DeviceError) {
         var queued: [Int: Int] = [:]
         for edge in edges {
             try setLevel(line: edge.line, high: edge.rising)
@@ -79,15 +79,15 @@ public final class GPIOEventFeed {
     /// Sets the physical level of line `line` (`high`: the pin is high) without an edge, as
     /// `GPIOLines.level` will read it (through `jb_gpio_request_get_value`, which answers a fed
     /// request's level in place of libgpiod's read of a chip's line).
-    public func setLevel(line: Int, high: Bool) throws(GPIOError) {
+    public func setLevel(line: Int, high: Bool) throws(DeviceError) {
         guard let (handle, index) = lines.place(line), jb_gpio_request_feed_level(handle, index, high) == 0 else {
-            throw GPIOError(kind: .failed, message: "feed level: line \(line) is not open", errno: EBADF)
+            throw DeviceError(kind: .failed, message: "feed level: line \(line) is not open", errno: EBADF)
         }
     }
 
     /// Writes raw bytes into the fd that carries line `line`'s records (malformed input).
-    public func write(_ bytes: [UInt8], line: Int) throws(GPIOError) {
-        guard !writers.isEmpty else { throw GPIOError(kind: .failed, message: "feed write: the feed is closed", errno: EBADF) }
+    public func write(_ bytes: [UInt8], line: Int) throws(DeviceError) {
+        guard !writers.isEmpty else { throw DeviceError(kind: .failed, message: "feed write: the feed is closed", errno: EBADF) }
         let fd = writers[writers.count == 1 ? 0 : line]
         var done = 0
         while done < bytes.count {
@@ -95,7 +95,7 @@ public final class GPIOEventFeed {
             if n < 0 {
                 if errno == EINTR { continue }
                 let code = errno
-                throw GPIOError(kind: .failed, message: "feed write: \(GPIOErrors.text(code))", errno: code)
+                throw DeviceError(kind: .failed, message: "feed write: \(GPIOErrors.text(code))", errno: code)
             }
             done += n
         }

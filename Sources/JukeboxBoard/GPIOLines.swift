@@ -102,10 +102,10 @@ public final class GPIOLines {
     /// Opens every line of `specs` as an input with both edges, and asks the kernel for a
     /// `debounceMicroseconds` debounce where it can (see `kernelDebounce`). `consumer` is the name
     /// other programs see (`gpioinfo`). `directory` holds the chip devices.
-    /// Throws `.chipNotFound`/`.lineNotFound` naming what exists, `.busy` naming the holder,
+    /// Throws `.notFound` naming what exists, `.busy` naming the holder,
     /// `.permissionDenied` saying what to install, `.invalid` for an incomplete spec.
     public static func open(_ specs: [GPIOLineSpec], consumer: String = "jukebox", debounceMicroseconds: Int = 0,
-                            directory: String = "/dev") throws(GPIOError) -> GPIOLines {
+                            directory: String = "/dev") throws(DeviceError) -> GPIOLines {
         var resolver = Resolver(directory: directory)
         var places: [(chip: GPIOChip, offset: Int)] = []
         for spec in specs { places.append(try resolver.resolve(spec)) }
@@ -157,7 +157,7 @@ public final class GPIOLines {
     /// Every edge waiting on every fd, oldest first (merged across fds by timestamp; on one line the
     /// kernel's order is kept). Returns [] when none is waiting; never blocks. Throws when a read
     /// fails (the chip went away); the lines stay open until `close()`.
-    public func readEdges() throws(GPIOError) -> [GPIOEdge] {
+    public func readEdges() throws(DeviceError) -> [GPIOEdge] {
         var edges: [GPIOEdge] = []
         var buffer = [jb_gpio_edge](repeating: jb_gpio_edge(), count: Int(JB_GPIO_MAX_LINES))
         for request in requests {
@@ -189,9 +189,9 @@ public final class GPIOLines {
     /// line itself, not from its edges: the kernel queues 16 edges a line and drops what does not
     /// fit, so after a long burst the last edge read need not be the line's level. Throws when the
     /// read fails or the lines are closed.
-    public func level(_ line: Int) throws(GPIOError) -> Bool {
+    public func level(_ line: Int) throws(DeviceError) -> Bool {
         guard let (handle, index) = place(line) else {
-            throw GPIOError(kind: .invalid, message: "line \(line) is not open", errno: EBADF)
+            throw DeviceError(kind: .invalid, message: "line \(line) is not open", errno: EBADF)
         }
         let value = jb_gpio_request_get_value(handle, index)
         if value < 0 { throw GPIOErrors.read(errno, what: specs[line].label, reading: "level") }
@@ -225,23 +225,23 @@ public final class GPIOLines {
 private struct Resolver {
     let directory: String
     var open: [String: GPIOChip] = [:]
-    var scanned: [(path: String, chip: GPIOChip?, error: GPIOError?)]? = nil
+    var scanned: [(path: String, chip: GPIOChip?, error: DeviceError?)]? = nil
 
     init(directory: String) { self.directory = directory }
 
-    mutating func resolve(_ spec: GPIOLineSpec) throws(GPIOError) -> (chip: GPIOChip, offset: Int) {
+    mutating func resolve(_ spec: GPIOLineSpec) throws(DeviceError) -> (chip: GPIOChip, offset: Int) {
         if spec.offset == nil && (spec.name ?? "").isEmpty {
-            throw GPIOError(kind: .invalid, message: "a GPIO line needs an offset or a name (\(spec.chip ?? "no chip"))")
+            throw DeviceError(kind: .invalid, message: "a GPIO line needs an offset or a name (\(spec.chip ?? "no chip"))")
         }
         if let offset = spec.offset, offset < 0 {
-            throw GPIOError(kind: .invalid, message: "\(spec.label): offsets start at 0")
+            throw DeviceError(kind: .invalid, message: "\(spec.label): offsets start at 0")
         }
         if let offset = spec.offset {
             let chip: GPIOChip
             if let wanted = spec.chip { chip = try self.chip(wanted) }
             else { chip = try headerChip() }
             guard offset < chip.lineCount else {
-                throw GPIOError(kind: .lineNotFound, message: "\(spec.label): \(chip.name) [\(chip.label)] has \(chip.lineCount) "
+                throw DeviceError(kind: .notFound, message: "\(spec.label): \(chip.name) [\(chip.label)] has \(chip.lineCount) "
                                 + "lines (offsets 0-\(chip.lineCount - 1))")
             }
             return (chip, offset)
@@ -250,7 +250,7 @@ private struct Resolver {
         if let wanted = spec.chip {
             let chip = try self.chip(wanted)
             guard let offset = chip.find(name) else {
-                throw GPIOError(kind: .lineNotFound, message: "no line named \(name) on \(chip.name) [\(chip.label)]", errno: ENOENT)
+                throw DeviceError(kind: .notFound, message: "no line named \(name) on \(chip.name) [\(chip.label)]", errno: ENOENT)
             }
             return (chip, offset)
         }
@@ -259,12 +259,12 @@ private struct Resolver {
             if let chip = entry.chip, let offset = chip.find(name) { return (chip, offset) }
         }
         if let denied = all.first(where: { $0.error?.kind == .permissionDenied })?.error { throw denied }
-        throw GPIOError(kind: .lineNotFound, message: "no GPIO line named \(name); chips here: \(GPIOChips.summary(directory: directory))",
+        throw DeviceError(kind: .notFound, message: "no GPIO line named \(name); chips here: \(GPIOChips.summary(directory: directory))",
                         errno: ENOENT)
     }
 
     /// A chip by path (`/…`), device name (`gpiochip0`) or label.
-    private mutating func chip(_ wanted: String) throws(GPIOError) -> GPIOChip {
+    private mutating func chip(_ wanted: String) throws(DeviceError) -> GPIOChip {
         let isName = wanted.hasPrefix("gpiochip") && Int(wanted.dropFirst("gpiochip".count)) != nil
         if wanted.hasPrefix("/") || isName {
             let path = isName ? directory + "/" + wanted : wanted
@@ -277,26 +277,26 @@ private struct Resolver {
         let all = try scan()
         if let chip = all.lazy.compactMap(\.chip).first(where: { $0.label == wanted }) { return chip }
         if let denied = all.first(where: { $0.error?.kind == .permissionDenied })?.error { throw denied }
-        throw GPIOError(kind: .chipNotFound, message: "no gpiochip with label \(wanted); chips here: \(GPIOChips.summary(directory: directory))",
+        throw DeviceError(kind: .notFound, message: "no gpiochip with label \(wanted); chips here: \(GPIOChips.summary(directory: directory))",
                         errno: ENOENT)
     }
 
-    private mutating func headerChip() throws(GPIOError) -> GPIOChip {
+    private mutating func headerChip() throws(DeviceError) -> GPIOChip {
         let all = try scan()
         for label in GPIOChips.headerLabels {
             if let chip = all.lazy.compactMap(\.chip).first(where: { $0.label == label }) { return chip }
         }
         if let denied = all.first(where: { $0.error?.kind == .permissionDenied })?.error { throw denied }
-        throw GPIOError(kind: .chipNotFound, message: "no Raspberry Pi header chip (\(GPIOChips.headerLabels.joined(separator: ", "))); "
+        throw DeviceError(kind: .notFound, message: "no Raspberry Pi header chip (\(GPIOChips.headerLabels.joined(separator: ", "))); "
                         + "name the chip; chips here: \(GPIOChips.summary(directory: directory))", errno: ENOENT)
     }
 
-    private mutating func scan() throws(GPIOError) -> [(path: String, chip: GPIOChip?, error: GPIOError?)] {
+    private mutating func scan() throws(DeviceError) -> [(path: String, chip: GPIOChip?, error: DeviceError?)] {
         if let scanned { return scanned }
-        var result: [(path: String, chip: GPIOChip?, error: GPIOError?)] = []
+        var result: [(path: String, chip: GPIOChip?, error: DeviceError?)] = []
         for path in GPIOChips.chipPaths(in: directory) {
             if let chip = open[path] { result.append((path, chip, nil)); continue }
-            do throws(GPIOError) {
+            do throws(DeviceError) {
                 let chip = try GPIOChip(path: path, chipsForMessages: "")
                 open[path] = chip
                 result.append((path, chip, nil))

@@ -56,12 +56,12 @@ public final class HD44780: PanelDriver {
     }
 
     /// Switches the backlight with one expander write. Throws like `update`.
-    public func setBacklight(_ on: Bool) throws(I2CError) {
+    public func setBacklight(_ on: Bool) throws(DeviceError) {
         backlight = on
         try send([pins.byte(nibble: 0, rs: false, e: false, backlight: on)])
     }
 
-    public func update(_ frame: DisplayFrame, now: Double) throws(I2CError) -> PanelUpdate {
+    public func update(_ frame: DisplayFrame, now: Double) throws(DeviceError) -> PanelUpdate {
         if phase == .ready, reinitInterval > 0, now - initialisedAt >= reinitInterval {
             phase = .cold(powerWait: false)
         }
@@ -103,7 +103,7 @@ public final class HD44780: PanelDriver {
     }
 
     // Runs the next step of the initialisation; returns when to come back, nil once ready.
-    private func initialise(now: Double) throws(I2CError) -> Double? {
+    private func initialise(now: Double) throws(DeviceError) -> Double? {
         switch phase {
         case .ready:
             return nil
@@ -137,13 +137,13 @@ public final class HD44780: PanelDriver {
         }
     }
 
-    private func firstNibble(now: Double) throws(I2CError) -> Double {
+    private func firstNibble(now: Double) throws(DeviceError) -> Double {
         try send(nibbles([0x3]))
         phase = .firstNibble(until: now + 0.005)
         return now + 0.005
     }
 
-    private func draw(_ frame: DisplayFrame) throws(I2CError) -> PanelUpdate {
+    private func draw(_ frame: DisplayFrame) throws(DeviceError) -> PanelUpdate {
         let (cells, newSlots) = Self.encode(frame, geometry: geometry, loaded: slots)
         var bytes = 0, writes = 0
         var glyphBytes: [UInt8] = []
@@ -203,7 +203,7 @@ public final class HD44780: PanelDriver {
         }
     }
 
-    private func send(_ bytes: [UInt8]) throws(I2CError) {
+    private func send(_ bytes: [UInt8]) throws(DeviceError) {
         do {
             try transport.write(address: address, bytes: bytes)
         } catch {

@@ -14,7 +14,7 @@ public final class HD44780Simulator: I2CTransport {
     /// Every write received, in order (payload bytes, without the address).
     public private(set) var writes: [[UInt8]] = []
     /// When set, writes throw this error (a disconnected or failing panel).
-    public var failure: I2CError?
+    public var failure: DeviceError?
 
     public private(set) var ddram = [UInt8](repeating: 0x20, count: 0x80)
     public private(set) var cgram = [UInt8](repeating: 0, count: 64)
@@ -42,10 +42,10 @@ public final class HD44780Simulator: I2CTransport {
     /// Forgets the write log (the panel state stays).
     public func resetCounters() { writes = [] }
 
-    public func write(address: UInt8, bytes: [UInt8]) throws(I2CError) {
+    public func write(address: UInt8, bytes: [UInt8]) throws(DeviceError) {
         if let failure { throw failure }
         guard address == self.address else {
-            throw I2CError(kind: .noDevice, message: "simulated bus: no device answers at 0x\(I2CErrno.hex(address))")
+            throw DeviceError(kind: .noDevice, message: "simulated bus: no device answers at 0x\(I2CErrno.hex(address))")
         }
         writes.append(bytes)
         for byte in bytes { pins(byte) }

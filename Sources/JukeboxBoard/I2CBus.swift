@@ -2,41 +2,11 @@
 import CLinux
 import Glibc
 
-/// Why an I2C bus could not be opened or a transfer failed.
-public struct I2CError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The class of failure.
-    public enum Kind: Sendable, Equatable {
-        /// No `/dev/i2c-N` by that number, path or adapter name; the message lists the buses there are.
-        case noSuchBus
-        /// The device node exists but this user may not open it (group `i2c`, udev rule).
-        case permissionDenied
-        /// Nothing acknowledged its address (not connected, wrong address, no power).
-        case noDevice
-        /// A kernel driver has claimed the address.
-        case busy
-        /// Any other failure (bus error, timeout, bus closed).
-        case failed
-    }
-
-    /// The class of failure.
-    public var kind: Kind
-    /// One readable line saying what is wrong and what to do.
-    public var message: String
-
-    /// Creates an error.
-    public init(kind: Kind, message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { message }
-}
-
 /// Something I2C writes go through: the real bus (`I2CBus`) or a simulator.
 public protocol I2CTransport: AnyObject {
     /// Writes `bytes` to the device at 7-bit `address` as one transaction (START, address, bytes,
     /// STOP). Throws `.noDevice` when nothing acknowledges, other kinds on bus failures.
-    func write(address: UInt8, bytes: [UInt8]) throws(I2CError)
+    func write(address: UInt8, bytes: [UInt8]) throws(DeviceError)
 }
 
 /// One I2C adapter through the kernel's `i2c-dev` interface (`/dev/i2c-N`).
@@ -57,12 +27,12 @@ public final class I2CBus: I2CTransport {
     }
 
     /// Opens `/dev/i2c-<number>`.
-    public convenience init(number: Int) throws(I2CError) {
+    public convenience init(number: Int) throws(DeviceError) {
         try self.init(path: "/dev/i2c-\(number)")
     }
 
-    /// Opens a device node. Throws `.noSuchBus` (listing the buses there are) or `.permissionDenied`.
-    public init(path: String) throws(I2CError) {
+    /// Opens a device node. Throws `.notFound` (listing the buses there are) or `.permissionDenied`.
+    public init(path: String) throws(DeviceError) {
         self.path = path
         let fd = I2CErrno.retrying { Glibc.open(path, O_RDWR | O_CLOEXEC) }
         guard fd >= 0 else { throw I2CErrno.openError(errno, path: path) }
@@ -70,11 +40,11 @@ public final class I2CBus: I2CTransport {
     }
 
     /// Opens the first adapter whose kernel name contains `name` (case-insensitive), e.g. `bcm2835`
-    /// or `i2c@7e804000`. Throws `.noSuchBus` listing the adapters there are.
-    public convenience init(adapterNamed name: String) throws(I2CError) {
+    /// or `i2c@7e804000`. Throws `.notFound` listing the adapters there are.
+    public convenience init(adapterNamed name: String) throws(DeviceError) {
         let all = Self.adapters()
         guard let found = all.first(where: { $0.name.lowercased().contains(name.lowercased()) }) else {
-            throw I2CError(kind: .noSuchBus, message: "no I2C adapter named \"\(name)\"; \(I2CErrno.listing(all))")
+            throw DeviceError(kind: .notFound, message: "no I2C adapter named \"\(name)\"; \(I2CErrno.listing(all))")
         }
         try self.init(path: found.path)
     }
@@ -98,15 +68,15 @@ public final class I2CBus: I2CTransport {
     }
 
     /// See `I2CTransport.write`. The address is selected with `I2C_SLAVE` only when it changes.
-    public func write(address: UInt8, bytes: [UInt8]) throws(I2CError) {
-        guard fd >= 0 else { throw I2CError(kind: .failed, message: "\(path): bus is closed") }
+    public func write(address: UInt8, bytes: [UInt8]) throws(DeviceError) {
+        guard fd >= 0 else { throw DeviceError(kind: .failed, message: "\(path): bus is closed") }
         try select(address)
         let written = bytes.withUnsafeBytes { raw in
             I2CErrno.retrying { Glibc.write(fd, raw.baseAddress, raw.count) }
         }
         if written < 0 { throw I2CErrno.transferError(errno, path: path, address: address) }
         if written != bytes.count {
-            throw I2CError(kind: .failed, message: "\(path): 0x\(I2CErrno.hex(address)): short write (\(written) of \(bytes.count) bytes)")
+            throw DeviceError(kind: .failed, message: "\(path): 0x\(I2CErrno.hex(address)): short write (\(written) of \(bytes.count) bytes)")
         }
     }
 
@@ -121,8 +91,8 @@ public final class I2CBus: I2CTransport {
     /// Probes 0x08…0x77 like `i2cdetect`'s default: an SMBus read-byte at 0x30–0x37 and 0x50–0x5F
     /// (a quick write there can corrupt some EEPROMs), an SMBus quick write elsewhere (read-byte when
     /// the adapter cannot do quick writes). Writes no data to any device. Takes ≈ 10–20 ms at 100 kHz.
-    public func scan() throws(I2CError) -> ScanResult {
-        guard fd >= 0 else { throw I2CError(kind: .failed, message: "\(path): bus is closed") }
+    public func scan() throws(DeviceError) -> ScanResult {
+        guard fd >= 0 else { throw DeviceError(kind: .failed, message: "\(path): bus is closed") }
         var funcs: UInt = 0
         let canQuick = clinux_ioctl_ptr(fd, UInt(I2C_FUNCS), &funcs) == 0 && funcs & UInt(I2C_FUNC_SMBUS_QUICK) != 0
         var result = ScanResult(answering: [], claimed: [])
@@ -160,10 +130,10 @@ public final class I2CBus: I2CTransport {
         selected = nil
     }
 
-    private func select(_ address: UInt8) throws(I2CError) {
+    private func select(_ address: UInt8) throws(DeviceError) {
         guard selected != address else { return }
         guard address < 0x80 else {
-            throw I2CError(kind: .failed, message: "0x\(I2CErrno.hex(address)) is not a 7-bit I2C address")
+            throw DeviceError(kind: .failed, message: "0x\(I2CErrno.hex(address)) is not a 7-bit I2C address")
         }
         if clinux_ioctl_long(fd, UInt(I2C_SLAVE), UInt(address)) < 0 {
             throw I2CErrno.transferError(errno, path: path, address: address)
@@ -172,7 +142,7 @@ public final class I2CBus: I2CTransport {
     }
 }
 
-// The one place where errno values from i2c-dev become `I2CError`s.
+// The one place where errno values from i2c-dev become `DeviceError`s.
 enum I2CErrno {
     static func hex(_ value: UInt8) -> String {
         let digits = String(value, radix: 16, uppercase: false)
@@ -199,28 +169,28 @@ enum I2CErrno {
         return "buses: " + adapters.map { "\($0.path) (\($0.name))" }.joined(separator: ", ")
     }
 
-    static func openError(_ code: Int32, path: String) -> I2CError {
+    static func openError(_ code: Int32, path: String) -> DeviceError {
         switch code {
         case ENOENT, ENODEV, ENXIO:
-            return I2CError(kind: .noSuchBus, message: "no I2C bus \(path); \(listing(I2CBus.adapters()))")
+            return DeviceError(kind: .notFound, message: "no I2C bus \(path); \(listing(I2CBus.adapters()))")
         case EACCES, EPERM:
-            return I2CError(kind: .permissionDenied,
+            return DeviceError(kind: .permissionDenied,
                             message: "\(path): permission denied (add the user to group i2c, or install a udev rule giving /dev/i2c-* to that group)")
         default:
-            return I2CError(kind: .failed, message: "\(path): \(text(code))")
+            return DeviceError(kind: .failed, message: "\(path): \(text(code))")
         }
     }
 
-    static func transferError(_ code: Int32, path: String, address: UInt8) -> I2CError {
+    static func transferError(_ code: Int32, path: String, address: UInt8) -> DeviceError {
         switch code {
         case ENXIO, EREMOTEIO, ENODEV:
-            return I2CError(kind: .noDevice, message: "\(path): no device answers at 0x\(hex(address))")
+            return DeviceError(kind: .noDevice, message: "\(path): no device answers at 0x\(hex(address))")
         case EBUSY:
-            return I2CError(kind: .busy, message: "\(path): 0x\(hex(address)) is claimed by a kernel driver")
+            return DeviceError(kind: .busy, message: "\(path): 0x\(hex(address)) is claimed by a kernel driver")
         case ETIMEDOUT, EAGAIN:
-            return I2CError(kind: .failed, message: "\(path): 0x\(hex(address)): bus timeout (check wiring and pull-ups)")
+            return DeviceError(kind: .failed, message: "\(path): 0x\(hex(address)): bus timeout (check wiring and pull-ups)")
         default:
-            return I2CError(kind: .failed, message: "\(path): 0x\(hex(address)): \(text(code))")
+            return DeviceError(kind: .failed, message: "\(path): 0x\(hex(address)): \(text(code))")
         }
     }
 

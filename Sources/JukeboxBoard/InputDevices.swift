@@ -42,35 +42,6 @@ public struct InputDeviceInfo: Sendable, Equatable {
     public var hasMediaKeys: Bool { !mediaKeys.isEmpty }
 }
 
-/// Why input devices could not be opened.
-public struct InputError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
-        /// No device by that name or path; `message` lists the devices that exist.
-        case notFound
-        /// The device exists but this user cannot read it (group `input`).
-        case permissionDenied
-        /// Anything else (`errno` says what).
-        case failed
-    }
-
-    /// The class of failure.
-    public var kind: Kind
-    /// One readable line saying what to do.
-    public var message: String
-    /// errno of the failing call, or 0.
-    public var errno: Int32
-
-    /// Creates an error.
-    public init(kind: Kind, message: String, errno: Int32 = 0) {
-        self.kind = kind
-        self.message = message
-        self.errno = errno
-    }
-
-    /// The message.
-    public var description: String { message }
-}
-
 /// What one `read()` found.
 public struct InputBatch: Sendable, Equatable {
     /// Key events of all devices, each device's in order.
@@ -109,7 +80,7 @@ public final class InputDevices {
 
     /// Opens every selected device now; throws when a selector matches nothing (`.notFound` listing
     /// the devices here, `.permissionDenied` when the match may be among unreadable devices).
-    public static func open(_ selectors: [InputSelector], directory: String = "/dev/input") throws(InputError) -> InputDevices {
+    public static func open(_ selectors: [InputSelector], directory: String = "/dev/input") throws(DeviceError) -> InputDevices {
         let devices = InputDevices(selectors, directory: directory)
         devices.rescan()
         guard let first = devices.missing.first else { return devices }
@@ -196,7 +167,7 @@ public final class InputDevices {
     /// Every `eventN` device in `directory`, in numeric order; unreadable ones with `error` set.
     public static func list(directory: String = "/dev/input") -> [InputDeviceInfo] {
         eventPaths(in: directory).map { path in
-            do throws(InputError) {
+            do throws(DeviceError) {
                 let device = try openDevice(path)
                 _ = Glibc.close(device.fd)
                 return device.info
@@ -234,7 +205,7 @@ public final class InputDevices {
 
     /// Opens a device non-blocking, reads its name and media keys, and puts its clock on
     /// CLOCK_MONOTONIC (best effort: older kernels keep CLOCK_REALTIME).
-    private static func openDevice(_ path: String) throws(InputError) -> Device {
+    private static func openDevice(_ path: String) throws(DeviceError) -> Device {
         let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw InputErrors.open(errno, path: path) }
         var name = [CChar](repeating: 0, count: 256)
@@ -263,25 +234,25 @@ public final class InputDevices {
     }
 }
 
-// The one place where errno values from evdev become `InputError`s.
+// The one place where errno values from evdev become `DeviceError`s.
 enum InputErrors {
     static let permissionHint = "add the user to group input (usermod -aG input USER; Debian's udev gives /dev/input/event* to it)"
 
-    static func open(_ code: Int32, path: String) -> InputError {
+    static func open(_ code: Int32, path: String) -> DeviceError {
         switch code {
         case EACCES, EPERM:
-            return InputError(kind: .permissionDenied, message: "\(path): permission denied: \(permissionHint)", errno: code)
+            return DeviceError(kind: .permissionDenied, message: "\(path): permission denied: \(permissionHint)", errno: code)
         case ENOENT, ENODEV, ENXIO:
-            return InputError(kind: .notFound, message: "\(path): no such input device", errno: code)
+            return DeviceError(kind: .notFound, message: "\(path): no such input device", errno: code)
         case ENOTTY, EINVAL:
-            return InputError(kind: .notFound, message: "\(path): not an input event device", errno: code)
+            return DeviceError(kind: .notFound, message: "\(path): not an input event device", errno: code)
         default:
-            return InputError(kind: .failed, message: "\(path): \(String(cString: strerror(code)))", errno: code)
+            return DeviceError(kind: .failed, message: "\(path): \(String(cString: strerror(code)))", errno: code)
         }
     }
 
     /// A selector that matched nothing, with what is there instead.
-    static func missing(_ selector: InputSelector, directory: String) -> InputError {
+    static func missing(_ selector: InputSelector, directory: String) -> DeviceError {
         let all = InputDevices.list(directory: directory)
         let readable = all.filter { $0.error == nil }
         let here = readable.isEmpty ? "none" : readable.map { "'\($0.name)' (\($0.path))" }.joined(separator: ", ")
@@ -295,10 +266,10 @@ enum InputErrors {
         }
         let unreadable = all.filter { $0.error?.hasSuffix(permissionHint) == true }
         if !unreadable.isEmpty && readable.isEmpty {
-            return InputError(kind: .permissionDenied, message: "no \(selector) among the readable devices; "
+            return DeviceError(kind: .permissionDenied, message: "no \(selector) among the readable devices; "
                               + "\(unreadable.map(\.path).joined(separator: ", ")): permission denied: \(permissionHint)", errno: EACCES)
         }
         let more = unreadable.isEmpty ? "" : "; unreadable: \(unreadable.map(\.path).joined(separator: ", "))"
-        return InputError(kind: .notFound, message: "no \(selector) in \(directory); devices here: \(here)\(more)", errno: ENOENT)
+        return DeviceError(kind: .notFound, message: "no \(selector) in \(directory); devices here: \(here)\(more)", errno: ENOENT)
     }
 }

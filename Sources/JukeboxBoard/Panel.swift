@@ -21,7 +21,7 @@ public protocol PanelDriver: AnyObject {
     /// The text grid the frames should have.
     var geometry: PanelLayout { get }
     /// Brings the panel towards showing `frame` at monotonic time `now` (seconds).
-    func update(_ frame: DisplayFrame, now: Double) throws(I2CError) -> PanelUpdate
+    func update(_ frame: DisplayFrame, now: Double) throws(DeviceError) -> PanelUpdate
     /// Forgets what the panel shows; the next `update` initialises it again and redraws everything.
     func invalidate()
 }

@@ -17,13 +17,13 @@ public final class DisplayLink {
         case connecting
         case connected
         /// The last attempt failed with this error; retrying with back-off.
-        case failed(I2CError)
+        case failed(DeviceError)
     }
 
     /// A change worth one log line.
     public enum Report: Sendable, Equatable {
         /// The panel stopped answering (or never did); later failures are only counted.
-        case failed(I2CError)
+        case failed(DeviceError)
         /// It answers again after a failure.
         case recovered
     }

@@ -59,12 +59,12 @@ public final class SSD1306: PanelDriver {
     }
 
     /// Sets the contrast (0–255) with one write. Throws like `update`.
-    public func setContrast(_ value: UInt8) throws(I2CError) {
+    public func setContrast(_ value: UInt8) throws(DeviceError) {
         contrast = value
         try send([0x00, 0x81, value])
     }
 
-    public func update(_ frame: DisplayFrame, now: Double) throws(I2CError) -> PanelUpdate {
+    public func update(_ frame: DisplayFrame, now: Double) throws(DeviceError) -> PanelUpdate {
         var bytes = 0, writes = 0
         if let at = initialisedAt, reinitInterval > 0, now - at >= reinitInterval { invalidate() }
         if initialisedAt == nil {
@@ -119,7 +119,7 @@ public final class SSD1306: PanelDriver {
         return writes
     }
 
-    private func send(_ bytes: [UInt8]) throws(I2CError) {
+    private func send(_ bytes: [UInt8]) throws(DeviceError) {
         do {
             try transport.write(address: address, bytes: bytes)
         } catch {

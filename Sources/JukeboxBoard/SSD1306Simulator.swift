@@ -10,7 +10,7 @@ public final class SSD1306Simulator: I2CTransport {
     /// Every write received, in order (payload bytes).
     public private(set) var writes: [[UInt8]] = []
     /// When set, writes throw this error.
-    public var failure: I2CError?
+    public var failure: DeviceError?
     /// Commands the controller does not have (an SH1106 given 0x20/0x21/0x22, say).
     public private(set) var unsupported: [UInt8] = []
 
@@ -47,10 +47,10 @@ public final class SSD1306Simulator: I2CTransport {
         }
     }
 
-    public func write(address: UInt8, bytes: [UInt8]) throws(I2CError) {
+    public func write(address: UInt8, bytes: [UInt8]) throws(DeviceError) {
         if let failure { throw failure }
         guard address == self.address else {
-            throw I2CError(kind: .noDevice, message: "simulated bus: no device answers at 0x\(I2CErrno.hex(address))")
+            throw DeviceError(kind: .noDevice, message: "simulated bus: no device answers at 0x\(I2CErrno.hex(address))")
         }
         writes.append(bytes)
         var index = 0

@@ -69,7 +69,7 @@ enum ProbeBoard {
             return 0
         }
         do {
-            let i2c = try Int(bus).map { n throws(I2CError) in try I2CBus(number: n) } ?? I2CBus(path: bus)
+            let i2c = try Int(bus).map { n throws(DeviceError) in try I2CBus(number: n) } ?? I2CBus(path: bus)
             defer { i2c.close() }
             let result = try i2c.scan()
             if result.answering.isEmpty { writeAll(1, "no device answers on \(i2c.path)\n") }

@@ -15,7 +15,7 @@ final class GPIOChipsTests: XCTestCase {
 
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
 
-    private func openError(_ specs: [GPIOLineSpec]) -> GPIOError? {
+    private func openError(_ specs: [GPIOLineSpec]) -> DeviceError? {
         do {
             let lines = try GPIOLines.open(specs, directory: dir)
             lines.close()
@@ -33,19 +33,19 @@ final class GPIOChipsTests: XCTestCase {
 
     func testAMissingLabelSaysWhichChipsExist() {
         let error = openError([GPIOLineSpec(chip: "pinctrl-rp1", offset: 17)])
-        XCTAssertEqual(error?.kind, .chipNotFound)
+        XCTAssertEqual(error?.kind, .notFound)
         XCTAssertEqual(error?.message, "no gpiochip with label pinctrl-rp1; chips here: none (no \(dir)/gpiochip*)")
     }
 
     func testAMissingLineNameSaysSo() {
         let error = openError([GPIOLineSpec(name: "GPIO17")])
-        XCTAssertEqual(error?.kind, .lineNotFound)
+        XCTAssertEqual(error?.kind, .notFound)
         XCTAssertEqual(error?.message, "no GPIO line named GPIO17; chips here: none (no \(dir)/gpiochip*)")
     }
 
     func testAnOffsetWithoutAChipLooksForThePiHeaderBank() {
         let error = openError([GPIOLineSpec(offset: 17)])
-        XCTAssertEqual(error?.kind, .chipNotFound)
+        XCTAssertEqual(error?.kind, .notFound)
         XCTAssertTrue(error?.message.hasPrefix("no Raspberry Pi header chip (pinctrl-rp1, pinctrl-bcm2711, pinctrl-bcm2835)") == true,
                       error?.message ?? "")
     }
@@ -53,7 +53,7 @@ final class GPIOChipsTests: XCTestCase {
     func testAMissingChipPathOrNumber() {
         XCTAssertEqual(openError([GPIOLineSpec(chip: dir + "/gpiochip9", offset: 1)])?.message,
                        "\(dir)/gpiochip9: no such gpiochip; chips here: none (no \(dir)/gpiochip*)")
-        XCTAssertEqual(openError([GPIOLineSpec(chip: "gpiochip4", offset: 1)])?.kind, .chipNotFound)
+        XCTAssertEqual(openError([GPIOLineSpec(chip: "gpiochip4", offset: 1)])?.kind, .notFound)
     }
 
     func testAFileThatIsNotAChipIsListedWithItsErrorAndRefused() {
@@ -63,9 +63,9 @@ final class GPIOChipsTests: XCTestCase {
         XCTAssertEqual(chips.first?.path, dir + "/gpiochip0")
         XCTAssertTrue(chips.first?.error?.contains("not a GPIO chip") == true, chips.first?.error ?? "no error")
         let error = openError([GPIOLineSpec(chip: "gpiochip0", offset: 0)])
-        XCTAssertEqual(error?.kind, .chipNotFound)
+        XCTAssertEqual(error?.kind, .notFound)
         XCTAssertTrue(error?.message.hasPrefix("\(dir)/gpiochip0: not a GPIO chip; chips here: \(dir)/gpiochip0 (") == true, error?.message ?? "")
-        XCTAssertEqual(openError([GPIOLineSpec(chip: "pinctrl-bcm2711", offset: 4)])?.kind, .chipNotFound)
+        XCTAssertEqual(openError([GPIOLineSpec(chip: "pinctrl-bcm2711", offset: 4)])?.kind, .notFound)
     }
 
     func testASpecNeedsAnOffsetOrAName() {
@@ -75,7 +75,7 @@ final class GPIOChipsTests: XCTestCase {
 
     func testRequestFailuresNameTheHolderAndWhatToInstall() {
         XCTAssertEqual(GPIOErrors.request(EBUSY, line: "GPIO17", who: "foo"),
-                       GPIOError(kind: .busy, message: "line GPIO17 is used by 'foo'", errno: EBUSY))
+                       DeviceError(kind: .busy, message: "line GPIO17 is used by 'foo'", errno: EBUSY))
         XCTAssertEqual(GPIOErrors.request(EBUSY, line: "GPIO17", who: "").message,
                        "line GPIO17 is used by another user (no consumer name)")
         let denied = GPIOErrors.open(EACCES, path: "/dev/gpiochip0", chips: "")

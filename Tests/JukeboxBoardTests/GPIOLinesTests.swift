@@ -90,7 +90,7 @@ final class GPIOLinesTests: XCTestCase {
         XCTAssertEqual(try feed.lines.level(0), false)
         XCTAssertEqual(try feed.lines.readEdges(), [])
         feed.lines.close()
-        XCTAssertThrowsError(try feed.lines.level(0)) { XCTAssertEqual(($0 as? GPIOError)?.errno, EBADF) }
+        XCTAssertThrowsError(try feed.lines.level(0)) { XCTAssertEqual(($0 as? DeviceError)?.errno, EBADF) }
         XCTAssertThrowsError(try feed.setLevel(line: 0, high: false))
     }
 
@@ -115,7 +115,7 @@ final class GPIOLinesTests: XCTestCase {
         let record = feed.record(line: 0, rising: true, timestampNs: us(1))
         try feed.write(Array(record.prefix(record.count / 2)), line: 0)
         XCTAssertThrowsError(try feed.lines.readEdges()) { error in
-            XCTAssertEqual((error as? GPIOError)?.errno, EIO)
+            XCTAssertEqual((error as? DeviceError)?.errno, EIO)
         }
     }
 

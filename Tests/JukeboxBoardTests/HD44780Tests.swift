@@ -126,7 +126,7 @@ final class HD44780Tests: XCTestCase {
         let lcd = HD44780(transport: sim)
         var now = 0.0
         try drive(lcd, DisplayFrame(rows: ["One"]), now: &now)
-        sim.failure = I2CError(kind: .noDevice, message: "no device answers at 0x27")
+        sim.failure = DeviceError(kind: .noDevice, message: "no device answers at 0x27")
         XCTAssertThrowsError(try lcd.update(DisplayFrame(rows: ["Two"]), now: now + 1))
         sim.failure = nil
         now += 2

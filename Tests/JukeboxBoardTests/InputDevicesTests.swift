@@ -104,22 +104,22 @@ final class InputDevicesTests: XCTestCase {
         try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         XCTAssertThrowsError(try InputDevices.open([.name("Flirc")], directory: dir)) { error in
-            XCTAssertEqual(error as? InputError, InputError(kind: .notFound,
+            XCTAssertEqual(error as? DeviceError, DeviceError(kind: .notFound,
                 message: "no input device named like 'Flirc' in \(dir); devices here: none", errno: ENOENT))
         }
         XCTAssertThrowsError(try InputDevices.open([.path(dir + "/event3")], directory: dir)) { error in
-            XCTAssertEqual((error as? InputError)?.kind, .notFound)
-            XCTAssertEqual((error as? InputError)?.message, "\(dir)/event3: no such input device; devices here: none")
+            XCTAssertEqual((error as? DeviceError)?.kind, .notFound)
+            XCTAssertEqual((error as? DeviceError)?.message, "\(dir)/event3: no such input device; devices here: none")
         }
         XCTAssertThrowsError(try InputDevices.open([.anyWithMediaKeys], directory: dir)) { error in
-            XCTAssertEqual((error as? InputError)?.message, "no input device with media keys in \(dir); devices here: none")
+            XCTAssertEqual((error as? DeviceError)?.message, "no input device with media keys in \(dir); devices here: none")
         }
         // A file that is not an input device: listed with its error, not matched.
         _ = FileManager.default.createFile(atPath: dir + "/event0", contents: Data())
         XCTAssertEqual(InputDevices.list(directory: dir).map(\.path), [dir + "/event0"])
         XCTAssertNotNil(InputDevices.list(directory: dir).first?.error)
         XCTAssertThrowsError(try InputDevices.open([.path(dir + "/event0")], directory: dir)) { error in
-            XCTAssertEqual((error as? InputError)?.message.hasPrefix("\(dir)/event0: not an input event device"), true)
+            XCTAssertEqual((error as? DeviceError)?.message.hasPrefix("\(dir)/event0: not an input event device"), true)
         }
         // Tolerant use: nothing there yet, a rescan on a timer opens it later.
         let later = InputDevices([.name("Flirc")], directory: dir)

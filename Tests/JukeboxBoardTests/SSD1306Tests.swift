@@ -103,7 +103,7 @@ final class SSD1306Tests: XCTestCase {
         let sim = SSD1306Simulator(address: 0x3D)
         let wrong = SSD1306(transport: sim)
         XCTAssertThrowsError(try wrong.update(DisplayFrame(rows: ["x"]), now: 0)) { error in
-            XCTAssertEqual((error as? I2CError)?.kind, .noDevice)
+            XCTAssertEqual((error as? DeviceError)?.kind, .noDevice)
             XCTAssertTrue("\(error)".contains("0x3c"), "\(error)")
         }
         let oled = SSD1306(transport: sim, address: 0x3D)

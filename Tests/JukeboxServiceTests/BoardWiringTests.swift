@@ -146,7 +146,7 @@ final class BoardWiringTests: XCTestCase {
 
     func testAFailingPanelNeverStopsPlayback() throws {
         let sim = HD44780Simulator()
-        sim.failure = I2CError(kind: .noDevice, message: "no device answers at 0x27")
+        sim.failure = DeviceError(kind: .noDevice, message: "no device answers at 0x27")
         let panel = PanelSink(link: DisplayLink(driver: HD44780(transport: sim)), log: Log(level: .error))
         let audio = FakeAudio()
         var settings = Settings()
