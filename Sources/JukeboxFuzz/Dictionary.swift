@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 
 /// Tokens each parser cares about: the randomized mode splices them into inputs, and
 /// `jukebox-fuzz dict HARNESS` prints them for libFuzzer's `-dict=`.
@@ -37,7 +38,7 @@ extension Harness {
     }
 
     /// Inputs the randomized mode builds from scratch (besides mutating the corpus).
-    func generate(_ random: inout SplitMix) -> [UInt8] {
+    func generate(_ random: inout SeededGenerator) -> [UInt8] {
         let words = tokens
         var out: [UInt8] = []
         switch self {

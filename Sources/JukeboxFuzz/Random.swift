@@ -1,17 +1,8 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 
-/// A small seeded generator (SplitMix64): the same seed gives the same run.
-struct SplitMix {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// The fuzzer draws from the core's seeded generator (SplitMix64): the same seed gives the same run.
+extension SeededGenerator {
     /// A number in 0..<n (n > 0).
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
 }
@@ -19,7 +10,7 @@ struct SplitMix {
 /// Mutations in the spirit of libFuzzer's: flips, interesting bytes, insertions, deletions,
 /// copies, dictionary tokens and splices with another input.
 enum Mutator {
-    static func mutate(_ input: [UInt8], tokens: [String], other: [UInt8], maxLength: Int, _ random: inout SplitMix) -> [UInt8] {
+    static func mutate(_ input: [UInt8], tokens: [String], other: [UInt8], maxLength: Int, _ random: inout SeededGenerator) -> [UInt8] {
         var data = input
         for _ in 0...random.below(4) {
             let at = data.isEmpty ? 0 : random.below(data.count + 1)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JukeboxCore
 import Foundation
 
 /// The randomized mode: replays a corpus, then runs seeded random inputs (mutated corpus files
@@ -38,7 +39,7 @@ struct RandomRun {
         print("jukebox-fuzz \(harness.rawValue): replayed \(corpus.count) corpus files, all passed")
         if options.replayOnly { return 0 }
 
-        var random = SplitMix(state: options.seed)
+        var random = SeededGenerator(seed: options.seed)
         var runs = 0, accepted = 0
         var longest = 0.0
         let deadline = start + options.seconds

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxAudio
+import JukeboxCore
 import JukeboxTestSupport
 import XCTest
 

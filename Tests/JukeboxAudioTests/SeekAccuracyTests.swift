@@ -3,6 +3,7 @@ import CSndfile
 import Foundation
 import JukeboxAudio
 import JukeboxTestSupport
+import JukeboxCore  // SeededGenerator: the random seek targets are the same every run
 import XCTest
 
 /// Seeks measured against the whole decode: after `Decoder.seek(toFrame:)` the next frames read must be
@@ -188,19 +189,6 @@ final class RawSndfile {
             done += got
         }
         return Array(bytes[0..<(done * channels * type.bytesPerSample)])
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so the random seek targets are the same every run.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -267,7 +267,7 @@ final class SerialConsoleTests: XCTestCase {
     // MARK: Robustness
 
     func testRandomGarbageNeverCrashesAndLinesStayBounded() {
-        var random = SplitMix64(seed: 0x5EED_C0DE)
+        var random = SeededGenerator(seed: 0x5EED_C0DE)
         console.prompt()
         var lines = 0
         var total = 0
@@ -418,15 +418,3 @@ final class SerialConsoleTests: XCTestCase {
     }
 }
 
-/// A small seeded generator, so the garbage test is the same on every run.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
