@@ -90,7 +90,6 @@ void jb_gpio_chip_close(jb_gpio_chip *c) {
 
 int jb_gpio_api_major(void) { return 1; }
 const char *jb_gpio_library_version(void) { return gpiod_version_string(); }
-bool jb_gpio_kernel_debounce(void) { return false; }
 bool jb_gpio_fd_per_line(void) { return true; }
 
 int jb_gpio_chip_get_info(jb_gpio_chip *c, jb_gpio_chip_info *out) {
@@ -118,8 +117,7 @@ int jb_gpio_chip_find_line(jb_gpio_chip *c, const char *name) {
 
 jb_gpio_request *jb_gpio_request_lines(jb_gpio_chip *c, const char *consumer,
                                        const jb_gpio_line_config *lines, size_t n,
-                                       unsigned long debounce_us, size_t *failed_line) {
-    (void)debounce_us; // v1 has no kernel debounce: the core debounces from the timestamps
+                                       size_t *failed_line) {
     *failed_line = n;
     jb_gpio_request *r = new_request(lines, n);
     if (!r) return NULL;
@@ -195,7 +193,6 @@ size_t jb_gpio_encode_kernel_event(unsigned offset, bool rising, uint64_t timest
 
 int jb_gpio_api_major(void) { return 2; }
 const char *jb_gpio_library_version(void) { return gpiod_api_version(); }
-bool jb_gpio_kernel_debounce(void) { return true; }
 bool jb_gpio_fd_per_line(void) { return false; }
 
 int jb_gpio_chip_get_info(jb_gpio_chip *c, jb_gpio_chip_info *out) {
@@ -240,7 +237,7 @@ static enum gpiod_line_bias v2_bias(int bias) {
 
 jb_gpio_request *jb_gpio_request_lines(jb_gpio_chip *c, const char *consumer,
                                        const jb_gpio_line_config *lines, size_t n,
-                                       unsigned long debounce_us, size_t *failed_line) {
+                                       size_t *failed_line) {
     *failed_line = n;
     jb_gpio_request *r = new_request(lines, n);
     if (!r) return NULL;
@@ -258,7 +255,9 @@ jb_gpio_request *jb_gpio_request_lines(jb_gpio_chip *c, const char *consumer,
             gpiod_line_settings_set_event_clock(settings, GPIOD_LINE_CLOCK_MONOTONIC) < 0) {
             e = errno; *failed_line = i; goto fail;
         }
-        gpiod_line_settings_set_debounce_period_us(settings, debounce_us);
+        // No kernel debounce (period 0, the default): the kernel's debounce reports an edge only
+        // once the line has been stable for the period, which delays every press by it. The core
+        // debounces from the raw edges' timestamps instead, so the first edge acts at once.
         unsigned offset = lines[i].offset;
         if (gpiod_line_config_add_line_settings(line_config, &offset, 1, settings) < 0) {
             e = errno; *failed_line = i; goto fail;

@@ -55,9 +55,6 @@ public enum GPIOChips {
     public static var libgpiodAPI: Int { Int(jb_gpio_api_major()) }
     /// libgpiod's version string.
     public static var libgpiodVersion: String { String(cString: jb_gpio_library_version()) }
-    /// Whether the kernel can debounce requested lines (libgpiod 2). Without it the core debounces
-    /// from the edge timestamps.
-    public static var kernelDebounce: Bool { jb_gpio_kernel_debounce() }
 
     /// Every `gpiochip*` device in `directory`, in numeric order, with their lines when `lines`.
     /// Chips that cannot be opened are listed with `error` set; no chips gives an empty list.

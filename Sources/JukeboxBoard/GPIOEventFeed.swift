@@ -41,7 +41,7 @@ public final class GPIOEventFeed {
         }
         let resolved = offsets.map { GPIOLines.Resolved(chipPath: "(fed)", chipLabel: "fed", offset: $0, name: "") }
         lines = GPIOLines(specs: specs, resolved: resolved, chips: [],
-                          requests: [(handle, Array(specs.indices), GPIOLines.fds(of: handle))], kernelDebounce: false)
+                          requests: [(handle, Array(specs.indices), GPIOLines.fds(of: handle))])
         self.writers = writers
         self.offsets = offsets
     }

@@ -91,20 +91,17 @@ public final class GPIOLines {
     /// The specs given to `open`, and where each was found (same order).
     public let specs: [GPIOLineSpec]
     public let resolved: [Resolved]
-    /// Whether the kernel debounces these lines (libgpiod 2 with a debounce period); when false the
-    /// edges are raw and the core debounces from their timestamps.
-    public let kernelDebounce: Bool
-
     private var chips: [GPIOChip]
     /// One request per chip; `lines[i]` is the spec index of the request's line i.
     private var requests: [(handle: OpaquePointer, lines: [Int], fds: [Int32])]
 
-    /// Opens every line of `specs` as an input with both edges, and asks the kernel for a
-    /// `debounceMicroseconds` debounce where it can (see `kernelDebounce`). `consumer` is the name
+    /// Opens every line of `specs` as an input with both edges, raw: no kernel debounce on either
+    /// libgpiod version (the core debounces from the edges' timestamps, so the first edge of a
+    /// press acts at once; the kernel's would hold it until the line is stable). `consumer` is the name
     /// other programs see (`gpioinfo`). `directory` holds the chip devices.
     /// Throws `.notFound` naming what exists, `.busy` naming the holder,
     /// `.permissionDenied` saying what to install, `.invalid` for an incomplete spec.
-    public static func open(_ specs: [GPIOLineSpec], consumer: String = "jukebox", debounceMicroseconds: Int = 0,
+    public static func open(_ specs: [GPIOLineSpec], consumer: String = "jukebox",
                             directory: String = "/dev") throws(DeviceError) -> GPIOLines {
         var resolver = Resolver(directory: directory)
         var places: [(chip: GPIOChip, offset: Int)] = []
@@ -119,8 +116,7 @@ public final class GPIOLines {
             let configs = group.lines.map { jb_gpio_line_config(offset: UInt32(places[$0].offset), bias: specs[$0].cBias,
                                                                  active_low: specs[$0].activeLow) }
             var failed = 0
-            guard let handle = jb_gpio_request_lines(group.chip.handle, consumer, configs, configs.count,
-                                                     UInt(max(0, debounceMicroseconds)), &failed) else {
+            guard let handle = jb_gpio_request_lines(group.chip.handle, consumer, configs, configs.count, &failed) else {
                 let code = errno
                 for r in requests { jb_gpio_request_release(r.handle) }
                 let culprit = failed < group.lines.count ? [group.lines[failed]] : group.lines
@@ -135,17 +131,15 @@ public final class GPIOLines {
             Resolved(chipPath: place.chip.path, chipLabel: place.chip.label, offset: place.offset,
                      name: place.chip.lineInfo(place.offset)?.name ?? "")
         }
-        return GPIOLines(specs: specs, resolved: resolved, chips: groups.map(\.chip), requests: requests,
-                         kernelDebounce: jb_gpio_kernel_debounce() && debounceMicroseconds > 0)
+        return GPIOLines(specs: specs, resolved: resolved, chips: groups.map(\.chip), requests: requests)
     }
 
     init(specs: [GPIOLineSpec], resolved: [Resolved], chips: [GPIOChip],
-         requests: [(handle: OpaquePointer, lines: [Int], fds: [Int32])], kernelDebounce: Bool) {
+         requests: [(handle: OpaquePointer, lines: [Int], fds: [Int32])]) {
         self.specs = specs
         self.resolved = resolved
         self.chips = chips
         self.requests = requests
-        self.kernelDebounce = kernelDebounce
     }
 
     deinit { close() }

@@ -24,7 +24,6 @@ public final class GPIOSource: EventSource {
 
     private let specs: [GPIOLineSpec]
     private let roles: [Role]
-    private let debounceMicroseconds: Int
     private let log: Log
     private var lines: GPIOLines?
     private var a = false, b = false
@@ -65,7 +64,6 @@ public final class GPIOSource: EventSource {
         guard !specs.isEmpty else { return nil }
         self.specs = specs
         self.roles = roles
-        self.debounceMicroseconds = (hardware.gpio?.debounceMs ?? 20) * 1000
         self.log = log
         open()
     }
@@ -73,10 +71,9 @@ public final class GPIOSource: EventSource {
     private func open() {
         lastAttempt = monotonicNow()
         do {
-            let opened = try GPIOLines.open(specs, debounceMicroseconds: debounceMicroseconds)
-            lines = opened
+            lines = try GPIOLines.open(specs)
             lastError = nil
-            log.info("gpio: \(specs.count) lines (libgpiod \(GPIOChips.libgpiodVersion), \(opened.kernelDebounce ? "kernel" : "software") debounce)")
+            log.info("gpio: \(specs.count) lines (libgpiod \(GPIOChips.libgpiodVersion); raw edges, debounced by jukebox)")
         } catch {
             if error.description != lastError { log.warning("gpio: \(error); buttons are off, retrying") }
             lastError = error.description
@@ -87,7 +84,6 @@ public final class GPIOSource: EventSource {
     public init(lines: GPIOLines, roles: [Role], log: Log) {
         self.specs = lines.specs
         self.roles = roles
-        self.debounceMicroseconds = 0
         self.log = log
         self.lines = lines
     }

@@ -19,7 +19,7 @@ enum ProbeBoard {
     static func gpio(_ args: [String]) throws(UsageError) -> Int32 {
         let a = try Arguments(args, options: ["--lines", "--chip"], flags: ["--watch"], command: "probe gpio")
         if a.wantsHelp { return Probe.subjectHelp("gpio") }
-        writeAll(1, "libgpiod \(GPIOChips.libgpiodVersion) (\(GPIOChips.kernelDebounce ? "kernel debounce available" : "software debounce only"))\n")
+        writeAll(1, "libgpiod \(GPIOChips.libgpiodVersion) (raw edges; jukebox debounces from their timestamps)\n")
         if !a.flags.contains("--watch") {
             let chips = GPIOChips.list()
             if chips.isEmpty { writeAll(1, "no GPIO chips in /dev (a board needs gpiochip devices; see board/WIRING.md)\n") }

@@ -51,8 +51,6 @@ typedef struct jb_gpio_edge {
 int jb_gpio_api_major(void);
 /// libgpiod's version string ("1.6.3", "2.2.1").
 const char *jb_gpio_library_version(void);
-/// Whether requests can ask the kernel to debounce (libgpiod 2 only).
-bool jb_gpio_kernel_debounce(void);
 /// Whether a request has one fd per line (libgpiod 1.6) or one fd for all its lines (libgpiod 2).
 bool jb_gpio_fd_per_line(void);
 
@@ -67,14 +65,14 @@ int jb_gpio_chip_get_line_info(jb_gpio_chip *chip, unsigned offset, jb_gpio_line
 /// The offset of the line named `name` on this chip, or -1 with errno (ENOENT: no such line).
 int jb_gpio_chip_find_line(jb_gpio_chip *chip, const char *name);
 
-/// Requests `n` lines of `chip` as inputs with both edges (and, with libgpiod 2 and
-/// `debounce_us` > 0, kernel debounce). The chip must stay open while the request lives.
+/// Requests `n` lines of `chip` as inputs with both edges, raw (no kernel debounce: the core
+/// debounces from the edges' timestamps). The chip must stay open while the request lives.
 /// NULL with errno on failure (EBUSY: a line is in use; EACCES/EPERM; EINVAL: the kernel refused
 /// a setting, e.g. bias before Linux 5.5); `*failed_line` is the index of the line that failed, or
 /// `n` when the request as a whole failed. Every fd is non-blocking.
 jb_gpio_request *jb_gpio_request_lines(jb_gpio_chip *chip, const char *consumer,
                                        const jb_gpio_line_config *lines, size_t n,
-                                       unsigned long debounce_us, size_t *failed_line);
+                                       size_t *failed_line);
 /// Releases the lines and closes the fds.
 void jb_gpio_request_release(jb_gpio_request *request);
 /// The fds to poll: one per line (libgpiod 1.6) or one (libgpiod 2). Returns how many.
