@@ -29,8 +29,13 @@ public enum Command: Equatable, Sendable {
     case seekOutput(to: Double)
     /// Set the output volume (0–100).
     case setVolume(Int)
-    /// Save this snapshot (atomically); the outcome comes back as `Event.saved`.
+    /// Save this snapshot (atomically), queue and place: the queue (tracks, order, shuffle)
+    /// changed since the last save, or nothing was saved yet. The outcome comes back as `Event.saved`.
     case persist(Snapshot)
+    /// Save only this snapshot's place (current track, position, phase, repeat, volume): its queue
+    /// is the one the last `persist` carried, so rewriting it would only wear the card. The
+    /// outcome comes back as `Event.saved`.
+    case persistPlace(Snapshot)
     /// Show this status (terminal, display, console).
     case render(StatusView)
     /// Show this frame on the panel.

@@ -59,6 +59,7 @@ extension Event {
         switch timer {
         case .deviceRetry: return "device retry"
         case .releaseDevice: return "release device"
+        case .saveVolume: return "save volume"
         case .debounce(let b): return "debounce \(b.rawValue)"
         case .gesture(let b): return "gesture \(b.rawValue)"
         case .doubleTap(let b): return "double tap \(b.rawValue)"

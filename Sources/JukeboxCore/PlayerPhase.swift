@@ -58,4 +58,7 @@ public enum TimerID: Equatable, Hashable, Sendable {
     case gesture(Button)
     /// A button's double-press window ended: its single press counts.
     case doubleTap(Button)
+    /// A volume knob or button has been still for `State.volumeSaveDelay`: save the volume now
+    /// (an encoder spin is one write, not one per detent).
+    case saveVolume
 }

@@ -49,7 +49,11 @@ extension State {
             interruption(event, &step)
         case .buttonEdge, .buttonLevel, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),
              .timerFired(.doubleTap, _):
+            step.byHand = true
             input(event, &step)
+        case .timerFired(.saveVolume, _):
+            // `finish` finds the volume unsaved and saves it.
+            break
         case .saveRequested:
             step.forceSave = true
         case .reconfigured(let new):
@@ -92,6 +96,8 @@ struct Step {
     var commands: [Command] = []
     var forceSave = false
     var exitCode: Int32?
+    /// The event came from a button, knob or media key (which may turn the volume detent by detent).
+    var byHand = false
 }
 
 extension State {
@@ -103,10 +109,18 @@ extension State {
         // A state file that cannot be read is never written over (it may hold the only copy of
         // the place); what changed meanwhile is saved once it can be read again.
         if stateUnreadable == nil, step.forceSave || mark != savedMark {
-            savedMark = mark
-            savedPosition = position
-            savedAt = now
-            step.commands.append(.persist(snapshot))
+            if !step.forceSave, step.byHand, let saved = savedMark, mark.sameExceptVolume(saved) {
+                // A knob turned (or a volume button repeating): one save once it is still, not
+                // one per detent. Each change pushes the timer back.
+                step.commands.append(.startTimer(.saveVolume, after: State.volumeSaveDelay))
+            } else {
+                // The queue file is rewritten only when the queue changed; otherwise only the place.
+                let queueChanged = savedMark.map { $0.queueRevision != mark.queueRevision || $0.shuffle != mark.shuffle } ?? true
+                savedMark = mark
+                savedPosition = position
+                savedAt = now
+                step.commands.append(queueChanged ? .persist(snapshot) : .persistPlace(snapshot))
+            }
         }
         let view = StatusView(self)
         if view != shown {

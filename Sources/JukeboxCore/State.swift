@@ -29,6 +29,13 @@ public struct SaveMark: Equatable, Sendable {
     public var repeatMode: RepeatMode
     /// Volume when saved.
     public var volume: Int
+
+    /// Whether only the volume differs from `other`.
+    func sameExceptVolume(_ other: SaveMark) -> Bool {
+        var copy = other
+        copy.volume = volume
+        return copy == self
+    }
 }
 
 /// Everything the player knows. Owned by one loop; changed only by `reduce`.
@@ -132,6 +139,9 @@ public struct State: Equatable, Sendable {
     public var saveError: String?
     /// The status last rendered.
     public var shown: StatusView?
+
+    /// How long a volume knob or button must be still before the volume is saved (seconds).
+    public static let volumeSaveDelay = 1.0
 
     /// An empty, stopped player.
     public init(settings: Settings = Settings()) {

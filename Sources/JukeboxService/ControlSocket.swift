@@ -14,6 +14,11 @@ public final class ControlSocket {
         var output: [UInt8] = []
         var discardingLongLine = false
         var closed = false
+        /// Not read (nor polled) while a reply it is owed waits for a worker: its next lines stay
+        /// in the socket, so replies keep the order of the lines.
+        var paused = false
+        /// The client ended its side while paused: closed once its replies are sent.
+        var ended = false
         /// When it last sent a byte (or connected), on the socket's clock.
         var lastHeard: Double
         init(id: Int, fd: Int32, now: Double) {
@@ -122,7 +127,9 @@ public final class ControlSocket {
         var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)]
         for client in clients.values.sorted(by: { $0.id < $1.id }) {
             let events = Int16(POLLIN) | (client.output.isEmpty ? 0 : Int16(POLLOUT))
-            fds.append(pollfd(fd: client.fd, events: events, revents: 0))
+            // A paused client is left out (-1: poll skips it), or a hang-up would wake the loop
+            // again and again until its reply is ready.
+            fds.append(pollfd(fd: client.paused ? -1 : client.fd, events: events, revents: 0))
         }
         return fds
     }

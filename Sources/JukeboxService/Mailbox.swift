@@ -3,7 +3,7 @@ import CLinux
 import JukeboxCore
 import Glibc
 
-/// Events (and log lines) posted from other threads (the audio engine) to the loop: a short locked append plus
+/// Events, log lines and worker results posted from other threads (the audio engine, the shell's workers) to the loop: a short locked append plus
 /// an eventfd the loop polls, so the poster never waits for the loop.
 ///
 /// The lock is a pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer intercepts
@@ -13,6 +13,15 @@ public final class Mailbox: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var events: [Event] = []
     private var lines: [(LogLevel, String)] = []
+    private var results: [Result] = []
+
+    /// What the shell's own workers (`StateWriter`, `TagReaderThread`) hand back to the loop.
+    public enum Result: Sendable {
+        /// Saves up to number `through` are on disk (or failed with `error`).
+        case saved(through: UInt64, error: String?)
+        /// The tracks request `id` named, and what could not be used.
+        case tracksRead(id: Int, tracks: [TrackInfo], messages: [String])
+    }
     /// The fd that becomes readable when events are waiting.
     public let fd: Int32
 
@@ -46,6 +55,24 @@ public final class Mailbox: @unchecked Sendable {
         pthread_mutex_unlock(lock)
         var one: UInt64 = 1
         _ = write(fd, &one, 8)
+    }
+
+    /// Posts a worker's result; safe from any thread, never blocks on the loop.
+    public func post(result: Result) {
+        pthread_mutex_lock(lock)
+        results.append(result)
+        pthread_mutex_unlock(lock)
+        var one: UInt64 = 1
+        _ = write(fd, &one, 8)
+    }
+
+    /// Takes every waiting worker result, oldest first (loop thread).
+    public func drainResults() -> [Result] {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        let pending = results
+        results.removeAll(keepingCapacity: true)
+        return pending
     }
 
     /// Takes every waiting log line, oldest first (loop thread).

@@ -60,16 +60,25 @@ extension Runtime {
         case .success(.yieldBegin), .success(.yieldEnd):
             console.print("error: yield belongs to `jukebox yield`; use interrupt begin / interrupt end here")
         case .success(let command):
-            for reply in answer(command) ?? ["error: not available here"] {
-                // The console shows the text itself: no protocol prefixes.
-                if reply.hasPrefix("  ") { console.print(String(reply.dropFirst(2))) } else if reply.hasPrefix("ok ") {
-                    console.print(String(reply.dropFirst(3)))
-                } else if reply != "ok" {
-                    console.print(reply)
-                }
-            }
+            // Read from a worker (tags, a save): printed with a new prompt once it is there.
+            if answerLater(command, { lines in
+                Self.print(lines, on: console)
+                console.prompt()
+            }) { return }
+            Self.print(answer(command) ?? ["error: not available here"], on: console)
         }
         console.prompt()
+    }
+
+    // The console shows the text itself: no protocol prefixes.
+    private static func print(_ replies: [String], on console: SerialConsole) {
+        for reply in replies {
+            if reply.hasPrefix("  ") { console.print(String(reply.dropFirst(2))) } else if reply.hasPrefix("ok ") {
+                console.print(String(reply.dropFirst(3)))
+            } else if reply != "ok" {
+                console.print(reply)
+            }
+        }
     }
 
     /// A grant for the console: the device is free.

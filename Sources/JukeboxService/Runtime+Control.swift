@@ -13,13 +13,17 @@ extension Runtime {
             if fd.revents & Int16(POLLOUT) != 0 { control.flush(client) }
             if fd.revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 {
                 let (lines, gone) = control.read(client)
-                for line in lines { handle(line, from: client, control) }
-                if gone { client.closed = true }
+                for line in lines {
+                    if client.paused { clientBacklog[client.id, default: []].append(line) } else { handle(line, from: client, control) }
+                }
+                // Its replies still owed are sent first.
+                if gone { if client.paused { client.ended = true } else { client.closed = true } }
             }
         }
         for client in control.idleClients() where !holdsSomething(client.id) { client.closed = true }
         for client in control.clients.values where client.closed {
             control.drop(client)
+            clientBacklog[client.id] = nil
             // A helper that went away cannot end its interruption: end it for it.
             for id in heldByClient.removeValue(forKey: client.id) ?? [] { dispatch(.interruptEnded(id: id)) }
         }
@@ -29,6 +33,33 @@ extension Runtime {
     /// such a client is silent on purpose and never dropped as idle.
     private func holdsSomething(_ id: Int) -> Bool {
         eventClients.contains(id) || heldByClient[id]?.isEmpty == false || waitingForGrant.values.contains { $0.contains(id) }
+            || control?.clients[id]?.paused == true
+    }
+
+    // Sends `lines` to the client once the saves handed over since `since` are on disk (an `ok`
+    // then means the change survives a power cut); its next lines wait until then.
+    private func replyAfterSaves(since: UInt64, _ client: ControlSocket.Client, _ control: ControlSocket,
+                                 _ lines: @escaping (_ error: String?) -> [String]) {
+        client.paused = true
+        afterSaves(since: since) { [weak self, weak control] error in
+            guard let self, let control else { return }
+            self.resume(client.id, control, with: lines(error))
+        }
+    }
+
+    // Sends a paused client the reply it waited for, then handles the lines that came meanwhile
+    // (until one of them pauses it again).
+    private func resume(_ id: Int, _ control: ControlSocket, with lines: [String]) {
+        guard let client = control.clients[id] else { clientBacklog[id] = nil; return }
+        for line in lines { control.reply(client, line) }
+        client.paused = false
+        var held = clientBacklog.removeValue(forKey: id) ?? []
+        while !held.isEmpty, !client.paused { handle(held.removeFirst(), from: client, control) }
+        if client.paused {
+            clientBacklog[id, default: []].insert(contentsOf: held, at: 0)
+        } else if client.ended {
+            client.closed = true
+        }
     }
 
     private func handle(_ line: String?, from client: ControlSocket.Client, _ control: ControlSocket) {
@@ -52,9 +83,11 @@ extension Runtime {
             control.reply(client, "ok " + StatusView(state).line)
         case .success(.intent(let event)):
             feedHeard()
+            let before = saveNumber
             dispatch(event)
             // The status line carries the core's message when the intent could not be done.
-            control.reply(client, "ok " + StatusView(state).line)
+            let line = "ok " + StatusView(state).line
+            replyAfterSaves(since: before, client, control) { _ in [line] }
         case .success(.events):
             eventClients.insert(client.id)
             control.reply(client, "ok streaming events; send any line to stop")
@@ -71,6 +104,14 @@ extension Runtime {
             if let at = heldByClient[client.id]?.lastIndex(of: id) { heldByClient[client.id]?.remove(at: at) }
             endInterruption(id: id, client: client, control)
         case .success(let command):
+            let id = client.id
+            // Its reply comes from a worker: the client's next lines wait for it.
+            client.paused = true
+            if answerLater(command, { [weak self, weak control] lines in
+                guard let self, let control else { return }
+                self.resume(id, control, with: lines)
+            }) { return }
+            client.paused = false
             for reply in answer(command) ?? ["error: not available here"] { control.reply(client, reply) }
         }
     }
@@ -108,18 +149,11 @@ extension Runtime {
                     + "  " + TimeFormat.clock(t.info.duration)
             }
             return lines.map { "  " + $0 } + ["ok queue page \(page)/\(pages), \(state.queue.count) tracks"]
-        case .add(let path), .load(let path):
-            guard let loadTracks else { return ["error: this player cannot load files"] }
-            let (tracks, messages) = loadTracks([path])
-            guard !tracks.isEmpty else { return ["error: " + (messages.first ?? "nothing to play in \(path)")] }
-            if case .load = command { dispatch(.replaceQueue(tracks)) } else { dispatch(.add(tracks)) }
-            return messages.map { "  " + $0 } + ["ok \(tracks.count) track\(tracks.count == 1 ? "" : "s") " + (command == .add(path: path) ? "added" : "loaded")]
+        case .add, .load:
+            return ["error: this player cannot load files"]
         case .save:
-            feedHeard()
-            dispatch(.saveRequested)
             if let reason = state.stateUnreadable { return ["error: not saving: the state file cannot be read (\(reason))"] }
-            guard let lastSave else { return ["error: no state file is configured"] }
-            return [lastSave.error.map { "error: \($0)" } ?? "ok saved to \(statePath ?? "")"]
+            return ["error: no state file is configured"]
         case .log(let count):
             return log.recent.suffix(count).map { "  " + $0 } + ["ok \(min(count, log.recent.count)) lines"]
         case .version:
@@ -131,6 +165,35 @@ extension Runtime {
             return ["ok " + ControlCommand.helpText.split(separator: "\n").joined(separator: " · ")]
         default:
             return nil
+        }
+    }
+
+    /// Starts the commands whose answer waits for a worker (`add`/`load`: the tag reader, then the
+    /// save; `save`: the writer), without blocking the loop; `reply` gets the lines later, on the
+    /// loop. False for every other command, and when the player cannot do it (then `answer` says why).
+    func answerLater(_ command: ControlCommand, _ reply: @escaping ([String]) -> Void) -> Bool {
+        switch command {
+        case .add(let path), .load(let path):
+            let replace = command == .load(path: path)
+            return readTracks([path]) { [weak self] tracks, messages in
+                guard let self else { return }
+                guard !tracks.isEmpty else { return reply(["error: " + (messages.first ?? "nothing to play in \(path)")]) }
+                let before = saveNumber
+                dispatch(replace ? .replaceQueue(tracks) : .add(tracks))
+                let lines = messages.map { "  " + $0 } + ["ok \(tracks.count) track\(tracks.count == 1 ? "" : "s") " + (replace ? "loaded" : "added")]
+                afterSaves(since: before) { _ in reply(lines) }
+            }
+        case .save:
+            guard writer != nil, state.stateUnreadable == nil else { return false }
+            feedHeard()
+            let before = saveNumber
+            dispatch(.saveRequested)
+            afterSaves(since: before) { [weak self] error in
+                reply([error.map { "error: \($0)" } ?? "ok saved to \(self?.statePath ?? "")"])
+            }
+            return true
+        default:
+            return false
         }
     }
 

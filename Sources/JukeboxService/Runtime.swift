@@ -14,6 +14,18 @@ public final class Runtime {
 
     private let audio: AudioPort
     private let store: StateStore?
+    /// Writes the core's saves off the loop (nil without a state file).
+    let writer: StateWriter?
+    /// Reads tags for `add`/`load` off the loop (started at the first request).
+    private var tagReader: TagReaderThread?
+    private var nextReadID = 1
+    private var readWaiters: [Int: (_ tracks: [TrackInfo], _ messages: [String]) -> Void] = [:]
+    /// Saves up to this number are finished (written or failed).
+    private var savedThrough: UInt64 = 0
+    private var saveWaiters: [(through: UInt64, then: (_ error: String?) -> Void)] = []
+    /// Lines from a socket client that arrived while its previous reply waits for a save: handled
+    /// once that reply is sent, so replies keep the order of the lines.
+    var clientBacklog: [Int: [String?]] = [:]
     private let status: StatusSink
     let log: Log
     private let keyInput: Int32?
@@ -23,8 +35,9 @@ public final class Runtime {
     let display: DisplaySink?
     /// Buttons, encoder, input devices.
     let sources: [EventSource]
-    /// Reads files, folders and playlists for `add`/`load` (tags are I/O).
-    public var loadTracks: (([String]) -> (tracks: [TrackInfo], messages: [String]))?
+    /// Reads files, folders and playlists for `add`/`load` (tags are I/O); runs on a thread of
+    /// its own, never on the loop.
+    public var loadTracks: (@Sendable ([String]) -> (tracks: [TrackInfo], messages: [String]))?
     /// Lines about the adapters for `diag` (device, counters, board).
     public var diagnostics: (() -> [String])?
     /// Tells systemd about readiness, status and liveness (a no-op outside a `Type=notify` unit).
@@ -74,12 +87,18 @@ public final class Runtime {
         self.control = control
         self.audio = audio
         self.store = store
+        self.writer = store.map { StateWriter(store: $0, mailbox: mailbox) }
         self.status = status
         self.log = log
         self.keyInput = keyInput
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         seedState = UInt64(truncatingIfNeeded: ts.tv_nsec) ^ UInt64(truncatingIfNeeded: ts.tv_sec) << 20 ^ UInt64(getpid())
+    }
+
+    deinit {
+        tagReader?.finish()
+        writer?.finish()
     }
 
     /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every thread it
@@ -117,6 +136,9 @@ public final class Runtime {
             waitAndDispatch()
         }
         notifier?.stopping()
+        // The last save (the quit's) is on disk before the process ends.
+        tagReader?.finish()
+        writer?.finish()
         audio.shutdown()
         return exitCode ?? 0
     }
@@ -193,16 +215,8 @@ public final class Runtime {
         case .grant(let id): grants(id)
         case .seekOutput(let to): audio.seek(to: to)
         case .setVolume(let v): audio.setVolume(v)
-        case .persist(let snapshot):
-            guard let store else { return }
-            do {
-                try store.save(snapshot)
-                lastSave = (monotonicNow(), nil)
-                pending.append(.saved(error: nil))
-            } catch {
-                lastSave = (monotonicNow(), error.description)
-                pending.append(.saved(error: error.description))
-            }
+        case .persist(let snapshot): writer?.submit(snapshot, queueChanged: true)
+        case .persistPlace(let snapshot): writer?.submit(snapshot, queueChanged: false)
         case .render(let view):
             if startingUp { startView = view } else { show(view) }
         case .show(let frame): display?.show(frame)
@@ -247,6 +261,7 @@ public final class Runtime {
         if n < 0 && errno != EINTR { log.error("poll: \(String(cString: strerror(errno)))") }
         if fds[0].revents != 0 {
             for (severity, line) in mailbox.drainLog() { log.write(severity, line) }
+            for result in mailbox.drainResults() { settle(result) }
             for event in mailbox.drain() {
                 // The engine, idle by now, holds the exact frame heard when the device failed: the
                 // core must have it before it stops listening to that play's positions.
@@ -302,6 +317,52 @@ public final class Runtime {
             for event in StartUp.events(for: loaded, restoreEmpty: false) { dispatch(event) }
             dispatch(.stateFileUnreadable(nil))
         }
+    }
+
+    // A worker's result: a save finished (the core hears it; whoever waits for it is answered), or
+    // the tracks of an `add`/`load` were read.
+    private func settle(_ result: Mailbox.Result) {
+        switch result {
+        case .saved(let through, let error):
+            savedThrough = max(savedThrough, through)
+            lastSave = (monotonicNow(), error)
+            dispatch(.saved(error: error))
+            let due = saveWaiters.filter { $0.through <= savedThrough }
+            saveWaiters.removeAll { $0.through <= savedThrough }
+            for waiter in due { waiter.then(error) }
+        case .tracksRead(let id, let tracks, let messages):
+            readWaiters.removeValue(forKey: id)?(tracks, messages)
+        }
+    }
+
+    /// Calls `then` once every save handed to the writer since number `since` is finished, with
+    /// the error of the write that finished it; at once when there is none.
+    func afterSaves(since: UInt64, _ then: @escaping (_ error: String?) -> Void) {
+        guard let writer, writer.lastNumber > since, writer.lastNumber > savedThrough else { return then(nil) }
+        saveWaiters.append((writer.lastNumber, then))
+    }
+
+    /// Waits until the writer has finished every save handed over, then takes its results as
+    /// the loop would. For tests and tools that call `dispatch` without running the loop; the
+    /// loop itself never waits.
+    public func waitForSaves() {
+        writer?.waitUntilIdle()
+        for result in mailbox.drainResults() { settle(result) }
+    }
+
+    /// The number of the last save handed to the writer (0 without one).
+    var saveNumber: UInt64 { writer?.lastNumber ?? 0 }
+
+    /// Reads `paths` off the loop and calls `then` on the loop with what was found; false when
+    /// this player cannot load files.
+    func readTracks(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String]) -> Void) -> Bool {
+        guard let loadTracks else { return false }
+        if tagReader == nil { tagReader = TagReaderThread(mailbox: mailbox, load: loadTracks) }
+        let id = nextReadID
+        nextReadID += 1
+        readWaiters[id] = then
+        tagReader?.read(paths, id: id)
+        return true
     }
 
     func feedHeard() {
@@ -363,6 +424,7 @@ public final class Runtime {
     static func brief(_ c: Command) -> String {
         switch c {
         case .persist(let s): return "persist(\(s.tracks.count) tracks @\(s.position))"
+        case .persistPlace(let s): return "persistPlace(@\(s.position))"
         case .render: return "render"
         default: return "\(c)"
         }

@@ -5,6 +5,14 @@ import Glibc
 
 /// The JSON state file: written atomically and power-cut safe, read leniently, never lost.
 ///
+/// Two files: the queue file (`FILE`, the whole `Snapshot`, rewritten only when the queue changes)
+/// and the place sidecar (`FILE.place`, ~150 bytes: current track, position, phase, repeat,
+/// volume), which names the queue file it belongs to by a hash of that file's bytes. Each write of
+/// the queue file carries a fresh random `writeID`, so its bytes (and hash) never repeat and a
+/// sidecar left from an earlier queue file can never match a later one. A sidecar that does not
+/// match (a power cut between the two writes, a state file from an older version, a hand-copied
+/// file) is ignored, and the queue file's own place is used, which was current when it was written.
+///
 /// Write: a temp file beside the target, `fsync`, `rename` over the target, `fsync` of the
 /// folder, so after a power cut the file is either the old or the new one, never a mix.
 /// Read: every entry is kept whether its file is there or not (a stick not mounted yet is no
@@ -13,8 +21,13 @@ import Glibc
 /// part used (and saved over it once the copy is made); one that cannot be read at all is left
 /// alone and must not be written over.
 public struct StateStore: Sendable {
-    /// Path of the state file.
+    /// Path of the state file (the queue file).
     public let path: String
+    /// Path of the place sidecar beside it.
+    public var placePath: String { path + ".place" }
+    /// Test hook: called before each `fsync` of a write (a test blocks it on a gate, the benchmark
+    /// slows it down); nil in the player.
+    public var beforeSync: (@Sendable () -> Void)?
 
     /// A store for the file at `path` (its folder is created on first save).
     public init(path: String) {
@@ -56,19 +69,64 @@ public struct StateStore: Sendable {
             ])
         }
         var messages: [String] = []
+        var snapshot = file.snapshot
         if file.snapshot.version > Snapshot.currentVersion {
             messages.append("state file is from a newer jukebox (version \(file.snapshot.version)); reading what this version knows")
+        }
+        // The newer place, when the sidecar belongs to this very queue file.
+        switch loadPlace(queueHash: Self.hash(bytes), tracks: snapshot.tracks.count) {
+        case .matching(let place): place.apply(to: &snapshot)
+        case .damaged(let message): messages.append(message)
+        case .none: break
         }
         if !file.problems.isEmpty {
             let copy = copyAside(bytes)
             // With the original kept aside, the repaired file replaces it: the next start reads
             // it clean instead of making another copy.
-            if copy != nil { try? save(file.snapshot) }
+            if copy != nil { _ = try? save(snapshot) }
             messages.append("state file \(path) has values this version cannot use (\(file.problems.prefix(10).joined(separator: "; "))"
                             + (file.problems.count > 10 ? "; \(file.problems.count - 10) more" : "") + "); "
                             + (copy.map { "copied it to \($0); " } ?? "could not copy it aside; ") + "using the rest")
         }
-        return Loaded(snapshot: file.snapshot, messages: messages)
+        return Loaded(snapshot: snapshot, messages: messages)
+    }
+
+    private enum PlaceRead {
+        case none
+        case matching(PlaceFile)
+        case damaged(String)
+    }
+
+    // The sidecar, if it belongs to the queue file with this hash. Absent, unreadable or from
+    // another queue file: nothing (the queue file's own place stands). Not a valid sidecar: moved
+    // aside, never deleted, and said so.
+    private func loadPlace(queueHash: UInt64, tracks: Int) -> PlaceRead {
+        guard let bytes = try? readFile(placePath, limit: 64 << 10) else { return .none }
+        guard let place = PlaceFile.decode(bytes, tracks: tracks) else {
+            let aside = freeDamagedName(for: placePath).flatMap { rename(placePath, $0) == 0 ? $0 : nil }
+            return .damaged("place file \(placePath) is damaged; " + (aside.map { "moved it to \($0); " } ?? "")
+                            + "resuming at the place saved with the queue")
+        }
+        return place.queue == PlaceFile.hex(queueHash) ? .matching(place) : .none
+    }
+
+    /// The hash a place sidecar names its queue file by: 64-bit FNV-1a of the file's bytes.
+    public static func hash(_ bytes: [UInt8]) -> UInt64 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return h
+    }
+
+    /// The hash of the queue file on disk when its queue (tracks, order, shuffle) is `snapshot`'s,
+    /// so a place can be saved against it without rewriting it; nil when there is none or it
+    /// holds another queue. Reads and parses the whole file: once per start, on the writer thread.
+    public func queueFileHash(matching snapshot: Snapshot) -> UInt64? {
+        guard let bytes = try? readFile(path, limit: 256 << 20), JSONText.problem(bytes) == nil,
+              let file = try? JSONDecoder().decode(SnapshotFile.self, from: Data(bytes)), file.problems.isEmpty else { return nil }
+        let s = file.snapshot
+        guard s.tracks == snapshot.tracks, s.order == snapshot.order, s.shuffle == snapshot.shuffle,
+              s.shuffleSeed == snapshot.shuffleSeed else { return nil }
+        return Self.hash(bytes)
     }
 
     /// Takes the state file's lock for the rest of the process's life: `flock` on `FILE.lock`
@@ -95,30 +153,42 @@ public struct StateStore: Sendable {
         writeAll(fd, "\(getpid())\n")
     }
 
-    /// Writes `snapshot` atomically; throws with the failing call and path.
-    public func save(_ snapshot: Snapshot) throws(SystemError) {
+    /// Writes `snapshot` atomically as the queue file (queue and place), with a fresh `writeID`;
+    /// returns the hash a place sidecar names it by. Throws with the failing call and path.
+    @discardableResult
+    public func save(_ snapshot: Snapshot) throws(SystemError) -> UInt64 {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data: Data
-        do { data = try encoder.encode(snapshot) } catch { throw SystemError(call: "encode", subject: path, errno: EINVAL) }
-        try writeAtomically(Array(data) + [0x0A], to: path)
+        do { data = try encoder.encode(QueueFile(snapshot: snapshot, writeID: UInt64.random(in: 1...UInt64.max))) } catch {
+            throw SystemError(call: "encode", subject: path, errno: EINVAL)
+        }
+        let bytes = Array(data) + [0x0A]
+        try writeAtomically(bytes, to: path, beforeSync: beforeSync)
+        return Self.hash(bytes)
+    }
+
+    /// Writes `snapshot`'s place atomically to the sidecar, naming the queue file (by `queueHash`)
+    /// that holds its queue. Throws with the failing call and path.
+    public func savePlace(_ snapshot: Snapshot, queueHash: UInt64) throws(SystemError) {
+        try writeAtomically(PlaceFile(snapshot, queueHash: queueHash).bytes(), to: placePath, beforeSync: beforeSync)
     }
 
     // A file that fails to parse is kept for a person to look at, never deleted.
     private func moveAside() -> String? {
-        guard let candidate = freeDamagedName() else { return nil }
+        guard let candidate = freeDamagedName(for: path) else { return nil }
         return rename(path, candidate) == 0 ? candidate : nil
     }
 
     // A file with wrong values is copied: what is valid in it is used and saved over it later.
     private func copyAside(_ bytes: [UInt8]) -> String? {
-        guard let candidate = freeDamagedName() else { return nil }
+        guard let candidate = freeDamagedName(for: path) else { return nil }
         do { try writeAtomically(bytes, to: candidate) } catch { return nil }
         return candidate
     }
 
-    private func freeDamagedName() -> String? {
-        (1...1000).lazy.map { "\(self.path).damaged-\($0)" }.first { !fileExists($0) }
+    private func freeDamagedName(for file: String) -> String? {
+        (1...1000).lazy.map { "\(file).damaged-\($0)" }.first { !fileExists($0) }
     }
 
     static func describe(_ error: any Error) -> String {
@@ -156,7 +226,8 @@ public enum StateLockError: Error, CustomStringConvertible {
 
 /// Writes `bytes` to `path` so that a crash or power cut at any moment leaves either the old or
 /// the new content: temp file in the same folder, fsync, rename, fsync of the folder.
-public func writeAtomically(_ bytes: [UInt8], to path: String) throws(SystemError) {
+/// `beforeSync` is a test hook called before each `fsync`.
+public func writeAtomically(_ bytes: [UInt8], to path: String, beforeSync: (() -> Void)? = nil) throws(SystemError) {
     let folder = Paths.directory(path)
     if !isDirectory(folder) { try makeDirectories(folder) }
     // One fixed name: one writer per state file, and a leftover from a crash is simply overwritten.
@@ -170,6 +241,7 @@ public func writeAtomically(_ bytes: [UInt8], to path: String) throws(SystemErro
             }
             offset += n
         }
+        beforeSync?()
         try sys("fsync", temp) { Int(fsync(fd)) }
         try sys("close", temp) { Int(close(fd)) }
     } catch {
@@ -186,6 +258,7 @@ public func writeAtomically(_ bytes: [UInt8], to path: String) throws(SystemErro
     // Without this the rename itself may not survive a power cut.
     let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if dirfd >= 0 {
+        beforeSync?()
         fsync(dirfd)
         close(dirfd)
     }

@@ -48,3 +48,14 @@ public final class CoreHarness {
         return lines.joined(separator: "\n")
     }
 }
+
+public extension Command {
+    /// The snapshot a `persist` or `persistPlace` saves; nil for every other command (so a test
+    /// that no save happens covers both).
+    var savedSnapshot: Snapshot? {
+        switch self {
+        case .persist(let snapshot), .persistPlace(let snapshot): return snapshot
+        default: return nil
+        }
+    }
+}

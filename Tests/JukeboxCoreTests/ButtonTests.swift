@@ -10,7 +10,7 @@ final class ButtonTests: XCTestCase {
     func actions(_ commands: [Command]) -> [Command] {
         commands.filter {
             switch $0 {
-            case .render, .persist, .startTimer, .cancelTimer, .setNext, .clearNext: return false
+            case .render, .persist, .persistPlace, .startTimer, .cancelTimer, .setNext, .clearNext: return false
             default: return true
             }
         }
@@ -128,7 +128,7 @@ final class ButtonTests: XCTestCase {
         paused.shown = paused.view
         h.send(.buttonEdge(.play, pressed: false, at: at), file: file, line: line, { $0 = paused }, commands: [
             .startTimer(.debounce(.play), after: 0.02), .cancelTimer(.gesture(.play)),
-            .pauseOutput, .startTimer(.releaseDevice, after: 3), .persist(paused.snapshot), .render(paused.view),
+            .pauseOutput, .startTimer(.releaseDevice, after: 3), .persistPlace(paused.snapshot), .render(paused.view),
         ])
     }
 

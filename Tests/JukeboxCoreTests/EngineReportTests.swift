@@ -17,7 +17,7 @@ final class EngineReportTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .setNext(playID: 3, path: "/music/3.flac"),
-            .persist(h.stateWith { $0.cursor = 1; $0.position = 0 }.snapshot),
+            .persistPlace(h.stateWith { $0.cursor = 1; $0.position = 0 }.snapshot),
             .render(h.stateWith { $0.cursor = 1; $0.position = 0 }.view),
         ])
         // The engine's start report for the continuation is then a no-op.
@@ -37,7 +37,7 @@ final class EngineReportTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persist(h.stateWith { $0.cursor = 1 }.snapshot),
+            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot),
             .render(h.stateWith { $0.cursor = 1 }.view),
         ])
         // The stale successor's reports are then ignored.
@@ -62,7 +62,7 @@ final class EngineReportTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .setNext(playID: 3, path: "/music/1.flac"),
-            .persist(h.stateWith { $0.repeatMode = .one }.snapshot),
+            .persistPlace(h.stateWith { $0.repeatMode = .one }.snapshot),
             .render(h.stateWith { $0.repeatMode = .one }.view),
         ])
         h.prepare(.heard(playID: 1, seconds: 100))
@@ -76,7 +76,7 @@ final class EngineReportTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .setNext(playID: 4, path: "/music/1.flac"),
-            .persist(h.stateWith { $0.position = 0 }.snapshot),
+            .persistPlace(h.stateWith { $0.position = 0 }.snapshot),
             .render(h.stateWith { $0.position = 0 }.view),
         ])
     }
@@ -94,7 +94,7 @@ final class EngineReportTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .stopOutput,
-            .persist(h.stateWith { $0.phase = .stopped }.snapshot),
+            .persistPlace(h.stateWith { $0.phase = .stopped }.snapshot),
             .render(h.stateWith { $0.phase = .stopped }.view),
             .exit(code: 0),
         ])
@@ -114,7 +114,7 @@ final class EngineReportTests: XCTestCase {
         }, commands: [
             .report("skipped /music/1.flac: not a recognised audio format"),
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persist(h.stateWith { $0.cursor = 1 }.snapshot),
+            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot),
             .render(h.stateWith { $0.cursor = 1; $0.message = "skipped 1.flac: not a recognised audio format" }.view),
         ])
         // A successful start resets the failure count.
@@ -219,7 +219,7 @@ final class EngineReportTests: XCTestCase {
         }, commands: [
             .report("skipped /music/1.flac: not a recognised audio format"),
             .startTrack(playID: 5, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/3.flac")),
-            .persist(h.stateWith { $0.cursor = 1 }.snapshot),
+            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot),
             .render(h.stateWith { $0.cursor = 1; $0.message = "skipped 1.flac: not a recognised audio format" }.view),
         ])
         // Still busy: back to probing.
@@ -264,7 +264,7 @@ final class EngineReportTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .cancelTimer(.deviceRetry),
-            .persist(h.stateWith { $0.phase = .paused }.snapshot),
+            .persistPlace(h.stateWith { $0.phase = .paused }.snapshot),
             .render(h.stateWith { $0.phase = .paused }.view),
         ])
         h.send(.timerFired(.deviceRetry, at: 0), commands: [])

@@ -26,7 +26,7 @@ final class InterruptionTests: XCTestCase {
             $0.pendingGrants = []
             $0.position = 31.6
             $0.savedPosition = 31.6
-        }, commands: [.grant(id: "yield-1"), .persist(h.stateWith { $0.position = 31.6 }.snapshot)])
+        }, commands: [.grant(id: "yield-1"), .persistPlace(h.stateWith { $0.position = 31.6 }.snapshot)])
         h.send(.interruptEnded(id: "yield-1"), {
             $0.interruptions = []
             $0.phase = .playing
@@ -72,7 +72,7 @@ final class InterruptionTests: XCTestCase {
 
         h.prepare(.interruptBegan(id: "manual", reason: "tts"))
         h.send(.play, { $0.afterInterruption = .playing; $0.savedMark = $0.saveMark }, commands: [
-            .persist(h.stateWith { $0.afterInterruption = .playing }.snapshot),
+            .persistPlace(h.stateWith { $0.afterInterruption = .playing }.snapshot),
         ])
         h.prepare(.deviceReleased(token: 2, heard: nil))
         h.prepare(.interruptEnded(id: "manual"))
@@ -83,7 +83,7 @@ final class InterruptionTests: XCTestCase {
         let h = CoreHarness(playing(3))
         h.prepare(.interruptBegan(id: "manual", reason: "x"))
         h.send(.next, { $0.cursor = 1; $0.savedMark = $0.saveMark; $0.shown = $0.view }, commands: [
-            .persist(h.stateWith { $0.cursor = 1 }.snapshot), .render(h.stateWith { $0.cursor = 1 }.view),
+            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot), .render(h.stateWith { $0.cursor = 1 }.view),
         ])
         h.prepare(.stop)
         XCTAssertEqual(h.state.afterInterruption, .stopped)
@@ -260,7 +260,7 @@ final class ReconfigureTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .setVolume(60),
-            .persist(h.stateWith { $0.settings = settings; $0.volume = 60 }.snapshot),
+            .persistPlace(h.stateWith { $0.settings = settings; $0.volume = 60 }.snapshot),
             .render(h.stateWith { $0.volume = 60 }.view),
         ])
         XCTAssertEqual(h.state.phase, .playing)

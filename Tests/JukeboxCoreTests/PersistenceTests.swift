@@ -9,9 +9,35 @@ final class PersistencePolicyTests: XCTestCase {
         var saves: [Double] = []
         for second in 1...16 {
             h.prepare(.heard(playID: 1, seconds: Double(second)))
-            for case .persist(let snap) in h.prepare(.tick(now: Double(second))) { saves.append(snap.position) }
+            for snap in h.prepare(.tick(now: Double(second))).compactMap(\.savedSnapshot) { saves.append(snap.position) }
         }
         XCTAssertEqual(saves, [5, 10, 15])
+    }
+
+    func testTheQueueIsRewrittenOnlyWhenItChangesOtherwiseOnlyThePlace() {
+        let h = CoreHarness(playing(3))
+        func saves(_ event: Event) -> [Command] { h.prepare(event).filter { $0.savedSnapshot != nil } }
+        XCTAssertEqual(saves(.next), [.persistPlace(h.state.snapshot)], "a new current track is a place")
+        XCTAssertEqual(saves(.pause), [.persistPlace(h.state.snapshot)])
+        XCTAssertEqual(saves(.setRepeat(.all)), [.persistPlace(h.state.snapshot)])
+        XCTAssertEqual(saves(.setVolume(40)), [.persistPlace(h.state.snapshot)], "a volume asked for by name is saved at once")
+        XCTAssertEqual(saves(.add([info(9)])), [.persist(h.state.snapshot)], "the queue changed")
+        XCTAssertEqual(saves(.setShuffle(true, seed: 7)), [.persist(h.state.snapshot)], "the order changed")
+        XCTAssertEqual(saves(.clear), [.persist(h.state.snapshot)])
+    }
+
+    func testAnEncoderSpinIsOneSaveOnceTheKnobIsStill() {
+        var settings = Settings()
+        settings.encoderAcceleration = false
+        let h = CoreHarness(playing(1, settings: settings))
+        let cw: [(Bool, Bool)] = [(false, true), (false, false), (true, false), (true, true)]
+        var t = 1.0, commands: [Command] = []
+        for _ in 0..<10 { for (a, b) in cw { t += 0.01; commands += h.prepare(.encoderEdge(a: a, b: b, at: t)) } }
+        XCTAssertNotEqual(h.state.volume, 100, "the knob turned the volume")
+        XCTAssertFalse(commands.contains { $0.savedSnapshot != nil }, "no save while it turns")
+        XCTAssertTrue(commands.contains(.startTimer(.saveVolume, after: State.volumeSaveDelay)), "each detent pushes the save back")
+        XCTAssertEqual(h.prepare(.timerFired(.saveVolume, at: t + 1)).filter { $0.savedSnapshot != nil }, [.persistPlace(h.state.snapshot)])
+        XCTAssertEqual(h.prepare(.timerFired(.saveVolume, at: t + 2)).filter { $0.savedSnapshot != nil }, [], "nothing left to save")
     }
 
     func testNothingIsWrittenWhilePausedOrStopped() {
@@ -19,14 +45,14 @@ final class PersistencePolicyTests: XCTestCase {
         h.prepare(.heard(playID: 1, seconds: 3))
         h.prepare(.pause)
         for second in 1...30 {
-            XCTAssertFalse(h.prepare(.tick(now: Double(second))).contains { if case .persist = $0 { return true } else { return false } })
+            XCTAssertFalse(h.prepare(.tick(now: Double(second))).contains { $0.savedSnapshot != nil })
         }
     }
 
     func testWaitingForTheDeviceIsSavedAsPlayingSoNoExtraWriteHappens() {
         let h = CoreHarness(playing(2))
         let cmds = h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
-        XCTAssertFalse(cmds.contains { if case .persist = $0 { return true } else { return false } })
+        XCTAssertFalse(cmds.contains { $0.savedSnapshot != nil })
         XCTAssertEqual(h.state.snapshot.phase, "playing")
     }
 
@@ -37,7 +63,7 @@ final class PersistencePolicyTests: XCTestCase {
         var expected = h.state.snapshot
         expected.position = 12.75
         XCTAssertEqual(cmds.filter { if case .render = $0 { return false } else { return true } },
-                       [.stopOutput, .clearNext, .persist(expected), .exit(code: 0)].filter { $0 != .clearNext })
+                       [.stopOutput, .clearNext, .persistPlace(expected), .exit(code: 0)].filter { $0 != .clearNext })
     }
 
     func testASaveErrorIsReportedOnceUntilItChanges() {

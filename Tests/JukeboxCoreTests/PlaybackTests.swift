@@ -28,7 +28,7 @@ final class PlaybackTests: XCTestCase {
         e.nextPlayID = 3
         h.send(.play, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persist(e.snapshot),
+            .persistPlace(e.snapshot),
             .render(e.view),
         ])
     }
@@ -48,11 +48,11 @@ final class PlaybackTests: XCTestCase {
         var paused = h.state
         paused.phase = .paused
         h.send(.pause, { $0 = paused; $0.savedMark = paused.saveMark; $0.savedPosition = 12.5; $0.shown = paused.view },
-               commands: [.pauseOutput, .startTimer(.releaseDevice, after: 3), .persist(paused.snapshot), .render(paused.view)])
+               commands: [.pauseOutput, .startTimer(.releaseDevice, after: 3), .persistPlace(paused.snapshot), .render(paused.view)])
         var resumed = h.state
         resumed.phase = .playing
         h.send(.togglePlayPause, { $0 = resumed; $0.savedMark = resumed.saveMark; $0.shown = resumed.view },
-               commands: [.resumeOutput, .persist(resumed.snapshot), .render(resumed.view)])
+               commands: [.resumeOutput, .persistPlace(resumed.snapshot), .render(resumed.view)])
     }
 
     func testPauseWhenStoppedAndPlayWhenPlayingAreNoOps() {
@@ -71,7 +71,7 @@ final class PlaybackTests: XCTestCase {
         e.loaded = nil
         e.handedNext = nil
         h.send(.stop, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view },
-               commands: [.stopOutput, .persist(e.snapshot), .render(e.view)])
+               commands: [.stopOutput, .persistPlace(e.snapshot), .render(e.view)])
         // A report from the play that was stopped changes nothing.
         h.send(.trackFinished(playID: 1, next: nil), commands: [])
         h.send(.heard(playID: 1, seconds: 41), commands: [])
@@ -86,7 +86,7 @@ final class PlaybackTests: XCTestCase {
         e.nextPlayID = 5
         h.send(.next, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persist(e.snapshot), .render(e.view),
+            .persistPlace(e.snapshot), .render(e.view),
         ])
     }
 
@@ -100,7 +100,7 @@ final class PlaybackTests: XCTestCase {
         e.loaded = nil
         e.handedNext = nil
         h.send(.next, { $0 = e; $0.savedMark = e.saveMark; $0.shown = e.view },
-               commands: [.stopOutput, .persist(e.snapshot), .render(e.view)])
+               commands: [.stopOutput, .persistPlace(e.snapshot), .render(e.view)])
     }
 
     func testNextOnTheLastTrackWithRepeatAllWraps() {
@@ -118,7 +118,7 @@ final class PlaybackTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
-            .persist(h.stateWith { $0.cursor = 0 }.snapshot),
+            .persistPlace(h.stateWith { $0.cursor = 0 }.snapshot),
             .render(h.stateWith { $0.cursor = 0 }.view),
         ])
     }
@@ -129,7 +129,7 @@ final class PlaybackTests: XCTestCase {
         h.prepare(.heard(playID: 3, seconds: 3.5))
         // A restart is a jump: saved at once, so a power cut cannot undo it.
         h.send(.previous, { $0.position = 0; $0.savedPosition = 0; $0.shown = $0.view },
-               commands: [.seekOutput(to: 0), .persist(h.stateWith { $0.position = 0 }.snapshot),
+               commands: [.seekOutput(to: 0), .persistPlace(h.stateWith { $0.position = 0 }.snapshot),
                           .render(h.stateWith { $0.position = 0 }.view)])
     }
 
@@ -147,7 +147,7 @@ final class PlaybackTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
-            .persist(h.stateWith { $0.cursor = 0; $0.position = 0 }.snapshot),
+            .persistPlace(h.stateWith { $0.cursor = 0; $0.position = 0 }.snapshot),
             .render(h.stateWith { $0.cursor = 0; $0.position = 0 }.view),
         ])
     }
@@ -178,7 +178,7 @@ final class PlaybackTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: true, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persist(h.stateWith { $0.cursor = 1 }.snapshot),
+            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot),
             .render(h.stateWith { $0.cursor = 1 }.view),
         ])
     }
@@ -187,7 +187,7 @@ final class PlaybackTests: XCTestCase {
         let h = CoreHarness(playing(3))
         h.prepare(.stop)
         h.send(.next, { $0.cursor = 1; $0.savedMark = $0.saveMark; $0.shown = $0.view }, commands: [
-            .persist(h.stateWith { $0.cursor = 1 }.snapshot), .render(h.stateWith { $0.cursor = 1 }.view),
+            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot), .render(h.stateWith { $0.cursor = 1 }.view),
         ])
         h.send(.play, {
             $0.phase = .playing
@@ -198,7 +198,7 @@ final class PlaybackTests: XCTestCase {
             $0.shown = $0.view
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persist(h.stateWith { $0.phase = .playing }.snapshot),
+            .persistPlace(h.stateWith { $0.phase = .playing }.snapshot),
             .render(h.stateWith { $0.phase = .playing }.view),
         ])
     }
@@ -207,13 +207,13 @@ final class PlaybackTests: XCTestCase {
         let h = CoreHarness(playing(2))
         // Every seek is saved at once (a jump, not playback: see the power-cut tests).
         h.send(.seek(to: 250), { $0.position = 100; $0.savedPosition = 100; $0.shown = $0.view },
-               commands: [.seekOutput(to: 100), .persist(h.stateWith { $0.position = 100 }.snapshot),
+               commands: [.seekOutput(to: 100), .persistPlace(h.stateWith { $0.position = 100 }.snapshot),
                           .render(h.stateWith { $0.position = 100 }.view)])
         h.send(.seekBy(-130), { $0.position = 0; $0.savedPosition = 0; $0.shown = $0.view },
-               commands: [.seekOutput(to: 0), .persist(h.stateWith { $0.position = 0 }.snapshot),
+               commands: [.seekOutput(to: 0), .persistPlace(h.stateWith { $0.position = 0 }.snapshot),
                           .render(h.stateWith { $0.position = 0 }.view)])
         h.send(.seekBy(30), { $0.position = 30; $0.savedPosition = 30; $0.shown = $0.view },
-               commands: [.seekOutput(to: 30), .persist(h.stateWith { $0.position = 30 }.snapshot),
+               commands: [.seekOutput(to: 30), .persistPlace(h.stateWith { $0.position = 30 }.snapshot),
                           .render(h.stateWith { $0.position = 30 }.view)])
         h.send(.seek(to: .nan), commands: [])
     }
@@ -224,7 +224,7 @@ final class PlaybackTests: XCTestCase {
         _ = reduce(&s, .play)
         let h = CoreHarness(s)
         h.send(.seek(to: 5000), { $0.position = 5000; $0.savedPosition = 5000; $0.shown = $0.view },
-               commands: [.seekOutput(to: 5000), .persist(h.stateWith { $0.position = 5000 }.snapshot),
+               commands: [.seekOutput(to: 5000), .persistPlace(h.stateWith { $0.position = 5000 }.snapshot),
                           .render(h.stateWith { $0.position = 5000 }.view)])
     }
 
@@ -233,7 +233,7 @@ final class PlaybackTests: XCTestCase {
         h.prepare(.stop)
         // Saved although stopped: nothing else would save it before the next play.
         h.send(.seek(to: 20), { $0.position = 20; $0.savedPosition = 20; $0.shown = $0.view },
-               commands: [.persist(h.stateWith { $0.position = 20 }.snapshot), .render(h.stateWith { $0.position = 20 }.view)])
+               commands: [.persistPlace(h.stateWith { $0.position = 20 }.snapshot), .render(h.stateWith { $0.position = 20 }.view)])
         let cmds = h.prepare(.play)
         XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 20, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")))
     }

@@ -143,7 +143,7 @@ final class QueueTests: XCTestCase {
         let h = CoreHarness(queued(1, settings: settings))
         h.send(.setVolume(95), { $0.volume = 80; $0.savedMark = $0.saveMark; $0.shown = $0.view }, commands: [
             .setVolume(80),
-            .persist(h.stateWith { $0.volume = 80 }.snapshot),
+            .persistPlace(h.stateWith { $0.volume = 80 }.snapshot),
             .render(h.stateWith { $0.volume = 80 }.view),
         ])
         h.prepare(.changeVolume(by: -100))

@@ -27,7 +27,7 @@ final class StartTests: XCTestCase {
 
     func testTheStartIsNotWrittenOverTheStateFileBeforeTheRestore() {
         let h = CoreHarness(State(settings: settings(max: 60)))
-        XCTAssertFalse(h.prepare(.started).contains { if case .persist = $0 { return true } else { return false } })
+        XCTAssertFalse(h.prepare(.started).contains { $0.savedSnapshot != nil })
         let snap = Snapshot(tracks: [info(1)], current: 0, position: 3, phase: "paused", volume: 90)
         XCTAssertEqual(h.prepare(.restore(snap)).first, .setVolume(60))
         XCTAssertEqual(h.state.volume, 60)
@@ -71,9 +71,9 @@ final class StartTests: XCTestCase {
         XCTAssertEqual(h.state.phase, .paused)
         XCTAssertEqual(h.state.view.message, "waiting for music: /media/usb is not there")
         let waiting = h.state.with { $0.phase = .waitingForMusic; $0.savedMark = $0.saveMark; $0.shown = StatusView($0) }
-        h.send(.play, { $0 = waiting }, commands: [.persist(waiting.snapshot), .render(StatusView(waiting))])
+        h.send(.play, { $0 = waiting }, commands: [.persistPlace(waiting.snapshot), .render(StatusView(waiting))])
         let paused = h.state.with { $0.phase = .paused; $0.savedMark = $0.saveMark; $0.shown = StatusView($0) }
-        h.send(.pause, { $0 = paused }, commands: [.persist(paused.snapshot), .render(StatusView(paused))])
+        h.send(.pause, { $0 = paused }, commands: [.persistPlace(paused.snapshot), .render(StatusView(paused))])
         h.send(.musicAppeared, { $0.musicMissing = nil; $0.shown = StatusView($0) },
                commands: [.report("music is there: /media/usb"), .render(StatusView(h.state.with { $0.musicMissing = nil }))])
     }
@@ -101,7 +101,7 @@ final class StartTests: XCTestCase {
         }, commands: [.render(StatusView(h.state.with { $0.stateUnreadable = "read /s.json: Input/output error" }))])
         XCTAssertEqual(h.state.view.message, "not saving: the state file cannot be read (read /s.json: Input/output error)")
         for event: Event in [.add([info(1)]), .play, .setVolume(40), .saveRequested, .quit] {
-            XCTAssertFalse(h.prepare(event).contains { if case .persist = $0 { return true } else { return false } }, "\(event)")
+            XCTAssertFalse(h.prepare(event).contains { $0.savedSnapshot != nil }, "\(event)")
         }
         let again = h.prepare(.stateFileUnreadable(nil))
         XCTAssertEqual(Array(again.prefix(2)), [.report("the state file can be read again: saving"), .persist(h.state.snapshot)])

@@ -17,7 +17,7 @@ final class PositionJumpTests: XCTestCase {
 
     /// The position the commands saved, nil when they saved nothing.
     func saved(_ commands: [Command]) -> Double? {
-        commands.lazy.compactMap { if case .persist(let snapshot) = $0 { return snapshot.position } else { return nil } }.last
+        commands.lazy.compactMap { $0.savedSnapshot?.position }.last
     }
 
     func testEveryJumpIsSavedAtOnceInEveryPhase() {

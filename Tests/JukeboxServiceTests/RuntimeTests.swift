@@ -54,6 +54,7 @@ final class RuntimeTests: XCTestCase {
         let runtime = Runtime(state: State(), audio: audio, store: store, status: status, log: Log(level: .error))
         runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac"), TrackInfo(path: "/m/b.flac")]))
         XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0 next 2 b.flac"])
+        runtime.waitForSaves()
         XCTAssertEqual(store.load().snapshot?.phase, "playing")
         XCTAssertEqual(status.views.last?.title, "a")
 
@@ -61,6 +62,7 @@ final class RuntimeTests: XCTestCase {
         runtime.dispatch(.heard(playID: 1, seconds: 17.5))
         runtime.dispatch(.quit)
         XCTAssertEqual(audio.calls.suffix(1), ["stop"])
+        runtime.waitForSaves()
         let saved = store.load().snapshot
         XCTAssertEqual(saved?.position, 17.5)
         XCTAssertEqual(saved?.current, 0)
@@ -74,7 +76,9 @@ final class RuntimeTests: XCTestCase {
         let runtime = Runtime(state: State(), audio: audio, store: StateStore(path: dir.file("blocker/state.json")),
                               status: status, log: Log(level: .error))
         runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac")]))
+        runtime.waitForSaves()
         runtime.dispatch(.pause)
+        runtime.waitForSaves()
         XCTAssertEqual(status.reports.count, 1)
         XCTAssertTrue(status.reports[0].hasPrefix("could not save state: "), status.reports[0])
         XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "pause"])

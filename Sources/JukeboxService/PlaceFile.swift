@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+import FoundationEssentials
+import JukeboxCore
+
+/// The place sidecar (`FILE.place`): the part of the state that changes while music plays, small
+/// enough (~150 bytes) to write every few seconds, and tied to the queue file it indexes into.
+///
+/// `{"current":3,"phase":"playing","position":61.5,"queue":"9c1e…","repeat":"off","version":1,"volume":60}`
+/// `queue` is `StateStore.hash` of the queue file's bytes, in hex; `current` indexes its `tracks`.
+struct PlaceFile: Codable, Equatable {
+    /// The format version this build writes.
+    static let currentVersion = 1
+
+    var version: Int
+    var queue: String
+    var current: Int?
+    var position: Double
+    var phase: String
+    var repeatMode: RepeatMode
+    var volume: Int
+
+    enum CodingKeys: String, CodingKey {
+        case version, queue, current, position, phase
+        case repeatMode = "repeat"
+        case volume
+    }
+
+    init(_ snapshot: Snapshot, queueHash: UInt64) {
+        version = Self.currentVersion
+        queue = Self.hex(queueHash)
+        current = snapshot.current
+        position = snapshot.position
+        phase = snapshot.phase
+        repeatMode = snapshot.repeatMode
+        volume = snapshot.volume
+    }
+
+    static func hex(_ hash: UInt64) -> String {
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    func bytes() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding these plain fields cannot fail.
+        return Array((try? encoder.encode(self)) ?? Data()) + [0x0A]
+    }
+
+    /// The sidecar in `bytes` when it is whole and its values fit a queue of `tracks` entries;
+    /// nil when it is not (torn, hand-edited, from another format). A newer version's sidecar is
+    /// read like the queue file is: what this version knows.
+    static func decode(_ bytes: [UInt8], tracks: Int) -> PlaceFile? {
+        guard JSONText.problem(bytes) == nil, let place = try? JSONDecoder().decode(PlaceFile.self, from: Data(bytes)) else { return nil }
+        guard place.current.map({ (0..<tracks).contains($0) }) ?? true, place.position.isFinite, place.position >= 0,
+              ["playing", "paused", "stopped"].contains(place.phase), (0...100).contains(place.volume) else { return nil }
+        return place
+    }
+
+    func apply(to snapshot: inout Snapshot) {
+        snapshot.current = current
+        snapshot.position = position
+        snapshot.phase = phase
+        snapshot.repeatMode = repeatMode
+        snapshot.volume = volume
+    }
+}
+
+/// What the queue file holds: the snapshot's fields and `writeID`, a random number new with each
+/// write, so that no two writes of the queue file have the same bytes (see `StateStore`).
+struct QueueFile: Encodable {
+    var snapshot: Snapshot
+    var writeID: UInt64
+
+    private enum Key: String, CodingKey { case writeID }
+
+    func encode(to encoder: any Encoder) throws {
+        try snapshot.encode(to: encoder)
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(writeID, forKey: .writeID)
+    }
+}

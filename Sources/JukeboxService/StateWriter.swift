@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+
+/// Carries out the core's saves on a thread of its own, so the loop never waits on the card.
+///
+/// Only the newest snapshot is written: saves handed over while one is being written replace each
+/// other, and the next write takes the last. What to write is the core's decision (`persist`:
+/// the queue file; `persistPlace`: the small place sidecar), with one rule kept here because only
+/// the writer knows what is on disk: a place is written only against the queue file that holds
+/// its queue. Until the queue file on disk is known to hold it (a failed write, or the first save
+/// after a start), the queue file is written whole instead. Each finished write is posted to the
+/// loop as `Mailbox.Result.saved`, numbered so the loop can answer whoever waits for it.
+public final class StateWriter: @unchecked Sendable {
+    /// The store written to.
+    public let store: StateStore
+    private let mailbox: Mailbox
+    private let thread = ServiceThread()
+    // Shared with the thread, under its mutex.
+    private var latest: Snapshot?
+    private var queueDirty = false
+    private var queueHash: UInt64?
+    private var lookedForQueueFile = false
+    private var handedOver: UInt64 = 0
+    private var stopping = false
+    private var finished: UInt64 = 0
+
+    /// Starts the writer's thread.
+    public init(store: StateStore, mailbox: Mailbox) {
+        self.store = store
+        self.mailbox = mailbox
+        thread.start { [self] in run() }
+    }
+
+    /// Hands over a save and returns its number (loop thread). `queueChanged`: the queue file
+    /// must be rewritten (`Command.persist`), not just the place (`Command.persistPlace`).
+    @discardableResult
+    public func submit(_ snapshot: Snapshot, queueChanged: Bool) -> UInt64 {
+        thread.locked {
+            latest = snapshot
+            if queueChanged { queueDirty = true }
+            handedOver += 1
+            thread.signal()
+            return handedOver
+        }
+    }
+
+    /// The number of the last save handed over.
+    public var lastNumber: UInt64 { thread.locked { handedOver } }
+
+    /// Waits until every save handed over so far is finished (tests and tools; never the loop).
+    public func waitUntilIdle() {
+        thread.locked {
+            while finished < handedOver { thread.wait() }
+        }
+    }
+
+    /// Writes what is still pending, then ends the thread (waits for it).
+    public func finish() {
+        thread.locked {
+            stopping = true
+            thread.signal()
+        }
+        thread.join()
+    }
+
+    private func run() {
+        while let job = next() {
+            var failure: String?
+            var wroteQueue: UInt64?
+            let hash = job.whole ? nil : job.hash ?? lookUpQueueFile(job.snapshot)
+            do {
+                if let hash {
+                    try store.savePlace(job.snapshot, queueHash: hash)
+                } else {
+                    wroteQueue = try store.save(job.snapshot)
+                }
+            } catch {
+                failure = error.description
+            }
+            thread.locked {
+                if let wroteQueue { queueHash = wroteQueue }
+                // The queue file on disk is not this queue: the next save writes it whole again.
+                if failure != nil && hash == nil { queueDirty = true; queueHash = nil }
+            }
+            mailbox.post(result: .saved(through: job.number, error: failure))
+            thread.locked {
+                finished = job.number
+                thread.signal()
+            }
+        }
+    }
+
+    private func next() -> (snapshot: Snapshot, whole: Bool, hash: UInt64?, number: UInt64)? {
+        thread.locked {
+            while latest == nil && !stopping { thread.wait() }
+            guard let snapshot = latest else { return nil }
+            latest = nil
+            let whole = queueDirty
+            queueDirty = false
+            return (snapshot, whole, queueHash, handedOver)
+        }
+    }
+
+    // After a start the queue file on disk is the one the core restored from (its place is
+    // then saved beside it), unless the start changed the queue: checked once, by reading it.
+    private func lookUpQueueFile(_ snapshot: Snapshot) -> UInt64? {
+        let looked = thread.locked { () -> Bool in
+            defer { lookedForQueueFile = true }
+            return lookedForQueueFile
+        }
+        return looked ? nil : store.queueFileHash(matching: snapshot)
+    }
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+
+/// Runs `add`/`load` (a folder walk and a tag read per file, seconds for a large folder on an SD
+/// card) on a thread of its own, one request at a time, in order; each result is posted to the
+/// loop as `Mailbox.Result.tracksRead`, which turns it into `Event.add` or `Event.replaceQueue`.
+public final class TagReaderThread: @unchecked Sendable {
+    private let load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])
+    private let mailbox: Mailbox
+    private let thread = ServiceThread()
+    // Shared with the thread, under its mutex.
+    private var requests: [(id: Int, paths: [String])] = []
+    private var stopping = false
+
+    /// Starts the thread; `load` turns paths into tracks (`LibraryLoader.load`) and runs on it.
+    public init(mailbox: Mailbox, load: @escaping @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) {
+        self.mailbox = mailbox
+        self.load = load
+        thread.start { [self] in run() }
+    }
+
+    /// Queues a request; its result carries `id`.
+    public func read(_ paths: [String], id: Int) {
+        thread.locked {
+            requests.append((id, paths))
+            thread.signal()
+        }
+    }
+
+    /// Drops what is queued, lets the request in hand finish, and ends the thread.
+    public func finish() {
+        thread.locked {
+            stopping = true
+            requests.removeAll()
+            thread.signal()
+        }
+        thread.join()
+    }
+
+    private func run() {
+        while let request = next() {
+            let (tracks, messages) = load(request.paths)
+            mailbox.post(result: .tracksRead(id: request.id, tracks: tracks, messages: messages))
+        }
+    }
+
+    private func next() -> (id: Int, paths: [String])? {
+        thread.locked {
+            while requests.isEmpty && !stopping { thread.wait() }
+            return stopping ? nil : requests.removeFirst()
+        }
+    }
+}
