@@ -13,7 +13,7 @@
 # Options:
 #   --quick          shorter runs, fewer repeats, no 2,000-track folder
 #   --json FILE      also write the JSON object to FILE
-#   --only LIST      some of playback,resume,button,library,state,gapless
+#   --only LIST      some of playback,resume,button,library,state,loop,gapless
 # Environment:
 #   JUKEBOX_BENCH_BUILD   the build folder (default /tmp/build-bench-rel; keep it for a warm build)
 set -euo pipefail

@@ -12,19 +12,26 @@ import JukeboxService
 /// decides a write is the core alone (`reduce`: a change of track, phase or mode, or `saveInterval`
 /// seconds of playing). So the core is driven with a manual clock exactly as the runtime loop
 /// drives it while playing (`heard` then `tick` every 0.25 s; `trackFinished`/`trackStarted` at
-/// each gapless boundary; `saved` after each write), and every `persist` it orders is written with
+/// each gapless boundary; `saved` after each write), and every save it orders is written with
 /// the real `StateStore` (temp file, fsync, rename, folder fsync) to a real file, whose size is
-/// counted. The queue: tracks of 3:45 with realistic paths and tags (an album of 16, or a whole
+/// counted: `persist` rewrites the queue file, `persistPlace` only the place sidecar beside it, as
+/// `StateWriter` does. `singleFile` writes the whole state at every save instead, as the layout
+/// before the sidecar did (the "before" figure). The queue: tracks of 3:45 with realistic paths and tags (an album of 16, or a whole
 /// library of 2,000 queued from a folder), default settings.
 struct StateWrites {
     /// Tracks in the queue.
     var queueLength: Int
+    /// Whether every save rewrote the whole state (the layout before the place sidecar).
+    var singleFile = false
     /// Hours of playback simulated.
     var hours: Double
     /// `StateStore.save` calls.
     var writes: Int
-    /// Bytes of JSON written (each write replaces the whole file).
+    /// Bytes of JSON written (each write replaces a whole file: the queue file or the sidecar).
     var bytes: Int
+    /// The same writes counted in 4 KiB pages (what a flash translation layer writes at least per
+    /// file write, before the file system's own metadata).
+    var pages: Int
     /// The largest stretch of audio (seconds) between two writes while playing: what a power cut at
     /// the worst moment loses.
     var maxPositionLost: Double
@@ -39,8 +46,9 @@ struct StateWrites {
 }
 
 enum StateWritesBench {
-    static func measure(queueLength: Int, in ws: Workspace) throws -> StateWrites {
-        let store = StateStore(path: ws.path("state-hour-\(queueLength)/state.json"))
+    static func measure(queueLength: Int, singleFile: Bool = false, in ws: Workspace) throws -> StateWrites {
+        let store = StateStore(path: ws.path("state-hour-\(queueLength)\(singleFile ? "-single" : "")/state.json"))
+        var queueHash: UInt64?
         let trackSeconds = 225.0, step = 0.25
         let tracks = (0..<queueLength).map { (i: Int) -> TrackInfo in
             let album = "An Album With A Longer Name \(i / 16)", number = i % 16 + 1
@@ -54,7 +62,7 @@ enum StateWritesBench {
         var now = 1000.0
         state.now = now
         var playID: UInt64?, nextID: UInt64?
-        var writes = 0, bytes = 0
+        var writes = 0, bytes = 0, pages = 0
         var audioTime = 0.0, lastSaveAt = 0.0, maxGap = 0.0
         var position = 0.0
         var pending: [Event] = [.replaceQueue(tracks)]
@@ -71,13 +79,23 @@ enum StateWritesBench {
                         queue.append(.trackStarted(playID: id))
                     case .setNext(let id, _): nextID = id
                     case .clearNext: nextID = nil
-                    case .persist(let snapshot):
+                    case .persist(let snapshot), .persistPlace(let snapshot):
                         let before = threadCPU(), started = monotonicNow()
-                        do { try store.save(snapshot) } catch { throw BenchError("state store: \(error)") }
+                        var written = store.path
+                        do {
+                            if case .persistPlace = command, !singleFile, let queueHash {
+                                try store.savePlace(snapshot, queueHash: queueHash)
+                                written = store.placePath
+                            } else {
+                                queueHash = try store.save(snapshot)
+                            }
+                        } catch { throw BenchError("state store: \(error)") }
                         saveWall.append(monotonicNow() - started)
                         saveCPU += threadCPU() - before
                         writes += 1
-                        bytes += (try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int) ?? 0
+                        let size = (try? FileManager.default.attributesOfItem(atPath: written)[.size] as? Int) ?? 0
+                        bytes += size
+                        pages += (size + 4095) / 4096
                         if state.phase == .playing { maxGap = max(maxGap, audioTime - lastSaveAt) }
                         lastSaveAt = audioTime
                         queue.append(.saved(error: nil))
@@ -107,8 +125,8 @@ enum StateWritesBench {
             try run(pending)
         }
         maxGap = max(maxGap, audioTime - lastSaveAt)
-        return StateWrites(queueLength: queueLength, hours: audioTime / hour, writes: writes, bytes: bytes, maxPositionLost: maxGap, saveCPU: saveCPU,
-                           saveWall: Samples(saveWall))
+        return StateWrites(queueLength: queueLength, singleFile: singleFile, hours: audioTime / hour, writes: writes, bytes: bytes, pages: pages,
+                           maxPositionLost: maxGap, saveCPU: saveCPU, saveWall: Samples(saveWall))
     }
 }
 
@@ -118,7 +136,7 @@ enum StateWritesBench {
 struct LiveStateWrites {
     /// Seconds of audio played.
     var seconds: Double
-    /// Renames onto the state file (each is one complete write).
+    /// Renames onto the state file or its place sidecar (each is one complete write).
     var writes: Int
     /// Seconds after the process started at which each write landed.
     var times: [Double]
@@ -154,7 +172,9 @@ extension StateWritesBench {
                     }
                     let nameStart = offset + MemoryLayout<inotify_event>.size
                     let name = String(decoding: buffer[nameStart..<(nameStart + nameLength)].prefix { $0 != 0 }, as: UTF8.self)
-                    if mask & UInt32(IN_MOVED_TO) != 0 && name == "state.json" { times.append(monotonicNow() - child.spawnedAt) }
+                    if mask & UInt32(IN_MOVED_TO) != 0 && (name == "state.json" || name == "state.json.place") {
+                        times.append(monotonicNow() - child.spawnedAt)
+                    }
                     offset = nameStart + nameLength
                 }
             }

@@ -15,6 +15,8 @@ struct Samples {
     var max: Double { values.max() ?? .nan }
     /// The 95th percentile (linear interpolation); NaN when empty.
     var p95: Double { quantile(0.95) }
+    /// The 99th percentile (linear interpolation); NaN when empty.
+    var p99: Double { quantile(0.99) }
 
     /// The `q` quantile (0...1) with linear interpolation between ranks.
     func quantile(_ q: Double) -> Double {

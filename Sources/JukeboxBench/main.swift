@@ -15,7 +15,7 @@ Runs the jukebox binary without a sound card and prints a table, then one JSON o
   --quick          shorter runs and fewer repeats (a smoke test, ~30 s)
   --build TEXT     how the binary was built, for the report (e.g. "release, --static-swift-stdlib")
   --toolchain TEXT the Swift toolchain, for the report
-  --only LIST      some of: playback,resume,button,library,state,gapless
+  --only LIST      some of: playback,resume,button,library,state,loop,gapless
 Exit status: 0 when every section ran, 1 when one failed, 2 on a usage error.
 """
 
@@ -27,7 +27,7 @@ struct Options {
     var quick = false
     var build = "unknown"
     var toolchain = ""
-    var only: Set<String> = ["playback", "resume", "button", "library", "state", "gapless"]
+    var only: Set<String> = ["playback", "resume", "button", "library", "state", "loop", "gapless"]
 
     init(_ args: [String]) throws {
         var rest = args[...]
@@ -146,8 +146,14 @@ func main() -> Int32 {
         for count in q ? [200] : [200, 2000] { report.library.append(try LibraryBench.measure(tracks: count, repeats: q ? 1 : 3, in: ws)) }
     }
     section("state") {
-        for length in q ? [16] : [16, 2000] { report.stateWrites.append(try StateWritesBench.measure(queueLength: length, in: ws)) }
+        for length in q ? [16] : [16, 2000] {
+            report.stateWrites.append(try StateWritesBench.measure(queueLength: length, singleFile: true, in: ws))
+            report.stateWrites.append(try StateWritesBench.measure(queueLength: length, in: ws))
+        }
         if !q { report.liveStateWrites = try StateWritesBench.live(seconds: 12, in: ws) }
+    }
+    section("loop") {
+        report.loopStall = try LoopStallBench.measure(presses: q ? 12 : 60, fsyncDelay: 0.5, in: ws)
     }
     section("gapless") {
         for format in BenchFormat.allCases { report.gapless.append(try GaplessBench.measure(format, in: ws)) }

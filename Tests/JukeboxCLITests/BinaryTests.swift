@@ -188,9 +188,9 @@ final class BinaryTests: ScratchTestCase {
         XCTAssertTrue(r.stderr.contains("saveInterval: must be seconds from 1 to 300"), r.stderr)
     }
 
+    /// The saved state: the queue file with its place sidecar laid over it.
     static func snapshot(_ path: String) -> [String: Any]? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        SavedStateFile.read(path)
     }
 
     static func phase(_ path: String) -> String? {

@@ -119,8 +119,6 @@ final class InterruptionScenarioTests: XCTestCase {
     }
 
     static func phase(_ path: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: path),
-              let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
-        return json["phase"] as? String
+        SavedStateFile.read(path)?["phase"] as? String
     }
 }

@@ -25,7 +25,7 @@ final class PowerCutPlayer: @unchecked Sendable {
     private var errOffset = 0
     private var cut = 0
     private var steps: [String] = []
-    private var lastTemp = ""
+    private var lastTemps: Set<String> = []
 
     init(index: Int, root: String, library: PowerCutLibrary, seed: UInt64, results: PowerCutResults) throws {
         self.index = index
@@ -108,15 +108,16 @@ final class PowerCutPlayer: @unchecked Sendable {
 
         // The file the cut left behind; a temp file means the cut fell inside a save's write.
         // (Counted once: a leftover stays until the next save replaces it.)
-        if let attributes = try? FileManager.default.attributesOfItem(atPath: statePath + ".tmp") {
-            let stamp = "\(attributes[.systemFileNumber] ?? 0) \(attributes[.modificationDate] ?? 0)"
-            if stamp != lastTemp { results.update { $0.killsInsideAWrite += 1 } }
-            lastTemp = stamp
+        for temp in [statePath + ".tmp", statePath + ".place.tmp"] {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: temp) else { continue }
+            let stamp = "\(temp) \(attributes[.systemFileNumber] ?? 0) \(attributes[.modificationDate] ?? 0)"
+            if !lastTemps.contains(stamp) { results.update { $0.killsInsideAWrite += 1 } }
+            lastTemps.insert(stamp)
         }
         let damaged = ((try? FileManager.default.contentsOfDirectory(atPath: stateFolder)) ?? []).filter { $0.contains("damaged") }
         if !damaged.isEmpty { fail("the power cut left a damaged state file: \(damaged)") }
-        // The queue and the modes are in the state file itself (where the place is kept is the
-        // store's business: it is checked below through the restarted player).
+        // The queue and the modes, as the files left say (the queue file and its place sidecar);
+        // the position is checked below through the restarted player.
         guard let saved = SavedState(path: statePath) else { fail("no readable state file after the kill"); return false }
         if saved.tracks != expected {
             fail("saved queue \(saved.tracks.map(PowerCutLibrary.title)) is not \(expected.map(PowerCutLibrary.title))")
@@ -260,10 +261,9 @@ struct SavedState {
     var shuffle: Bool
     var repeatMode: String
 
+    /// The queue file with its place sidecar laid over it (`SavedStateFile`).
     init?(path: String) {
-        guard let data = FileManager.default.contents(atPath: path),
-              let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-              let tracks = json["tracks"] as? [[String: Any]] else { return nil }
+        guard let json = SavedStateFile.read(path), let tracks = json["tracks"] as? [[String: Any]] else { return nil }
         self.tracks = tracks.compactMap { $0["path"] as? String }
         volume = json["volume"] as? Int ?? -1
         shuffle = json["shuffle"] as? Bool ?? false
