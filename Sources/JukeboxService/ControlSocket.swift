@@ -14,10 +14,8 @@ public final class ControlSocket {
         var output: [UInt8] = []
         var discardingLongLine = false
         var closed = false
-        /// Not read (nor polled) while a reply it is owed waits for a worker: its next lines stay
-        /// in the socket, so replies keep the order of the lines.
-        var paused = false
-        /// The client ended its side while paused: closed once its replies are sent.
+        /// The client ended its side while replies were still owed to it: it is closed once they
+        /// are sent, and not read meanwhile.
         var ended = false
         /// When it last sent a byte (or connected), on the socket's clock.
         var lastHeard: Double
@@ -126,10 +124,10 @@ public final class ControlSocket {
     func pollFDs() -> [pollfd] {
         var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)]
         for client in clients.values.sorted(by: { $0.id < $1.id }) {
-            let events = Int16(POLLIN) | (client.output.isEmpty ? 0 : Int16(POLLOUT))
-            // A paused client is left out (-1: poll skips it), or a hang-up would wake the loop
-            // again and again until its reply is ready.
-            fds.append(pollfd(fd: client.paused ? -1 : client.fd, events: events, revents: 0))
+            let events = (client.ended ? 0 : Int16(POLLIN)) | (client.output.isEmpty ? 0 : Int16(POLLOUT))
+            // An ended client with nothing to send is left out (-1: poll skips it), or its end of
+            // file would wake the loop again and again until its replies are ready.
+            fds.append(pollfd(fd: client.ended && client.output.isEmpty ? -1 : client.fd, events: events, revents: 0))
         }
         return fds
     }

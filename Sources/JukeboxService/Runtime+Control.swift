@@ -4,6 +4,12 @@ import Glibc
 
 // The control socket's side of the loop: lines in, events to the core, replies out. What a line
 // means is the core's grammar (`ControlCommand`); this only routes.
+/// A reply owed to a socket client; `lines` is nil until it is ready.
+final class ReplySlot {
+    var lines: [String]?
+    init(lines: [String]? = nil) { self.lines = lines }
+}
+
 extension Runtime {
     func serviceControl(_ fds: [pollfd]) {
         guard let control else { return }
@@ -11,86 +17,99 @@ extension Runtime {
         for fd in fds.dropFirst() where fd.revents != 0 {
             guard let client = control.clients.values.first(where: { $0.fd == fd.fd }) else { continue }
             if fd.revents & Int16(POLLOUT) != 0 { control.flush(client) }
+            if client.ended {
+                if fd.revents & (Int16(POLLHUP) | Int16(POLLERR)) != 0 { client.closed = true }
+                continue
+            }
             if fd.revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 {
                 let (lines, gone) = control.read(client)
-                for line in lines {
-                    if client.paused { clientBacklog[client.id, default: []].append(line) } else { handle(line, from: client, control) }
-                }
-                // Its replies still owed are sent first.
-                if gone { if client.paused { client.ended = true } else { client.closed = true } }
+                for line in lines { handle(line, from: client, control) }
+                // Replies it is still owed (waiting for a save or the tag reader) are sent first.
+                if gone { if replySlots[client.id]?.isEmpty == false { client.ended = true } else { client.closed = true } }
             }
         }
         for client in control.idleClients() where !holdsSomething(client.id) { client.closed = true }
         for client in control.clients.values where client.closed {
             control.drop(client)
-            clientBacklog[client.id] = nil
+            replySlots[client.id] = nil
             // A helper that went away cannot end its interruption: end it for it.
             for id in heldByClient.removeValue(forKey: client.id) ?? [] { dispatch(.interruptEnded(id: id)) }
         }
     }
 
-    /// Whether a client streams `events`, holds a yield or waits for an interruption's grant:
-    /// such a client is silent on purpose and never dropped as idle.
+    /// Whether a client streams `events`, holds a yield, waits for an interruption's grant or is
+    /// owed a reply: such a client is silent on purpose and never dropped as idle.
     private func holdsSomething(_ id: Int) -> Bool {
         eventClients.contains(id) || heldByClient[id]?.isEmpty == false || waitingForGrant.values.contains { $0.contains(id) }
-            || control?.clients[id]?.paused == true
+            || replySlots[id]?.isEmpty == false
     }
 
-    // Sends `lines` to the client once the saves handed over since `since` are on disk (an `ok`
-    // then means the change survives a power cut); its next lines wait until then.
-    private func replyAfterSaves(since: UInt64, _ client: ControlSocket.Client, _ control: ControlSocket,
-                                 _ lines: @escaping (_ error: String?) -> [String]) {
-        client.paused = true
-        afterSaves(since: since) { [weak self, weak control] error in
-            guard let self, let control else { return }
-            self.resume(client.id, control, with: lines(error))
+    // A reply line for the client, after the replies it is still owed (replies keep the order of
+    // the lines, although a later line may be handled before an earlier one is answered).
+    private func send(_ client: ControlSocket.Client, _ line: String) {
+        if replySlots[client.id]?.isEmpty == false {
+            replySlots[client.id]?.append(ReplySlot(lines: [line]))
+        } else {
+            control?.reply(client, line)
         }
     }
 
-    // Sends a paused client the reply it waited for, then handles the lines that came meanwhile
-    // (until one of them pauses it again).
-    private func resume(_ id: Int, _ control: ControlSocket, with lines: [String]) {
-        guard let client = control.clients[id] else { clientBacklog[id] = nil; return }
-        for line in lines { control.reply(client, line) }
-        client.paused = false
-        var held = clientBacklog.removeValue(forKey: id) ?? []
-        while !held.isEmpty, !client.paused { handle(held.removeFirst(), from: client, control) }
-        if client.paused {
-            clientBacklog[id, default: []].insert(contentsOf: held, at: 0)
-        } else if client.ended {
-            client.closed = true
+    // A place in the client's reply order for an answer that comes later; `fill` it then.
+    private func reserveReply(_ client: ControlSocket.Client) -> ReplySlot {
+        let slot = ReplySlot()
+        replySlots[client.id, default: []].append(slot)
+        return slot
+    }
+
+    private func fill(_ slot: ReplySlot, _ lines: [String], clientID id: Int) {
+        slot.lines = lines
+        guard let control, let client = control.clients[id] else { replySlots[id] = nil; return }
+        while let first = replySlots[id]?.first, let ready = first.lines {
+            replySlots[id]?.removeFirst()
+            for line in ready { control.reply(client, line) }
         }
+        if replySlots[id]?.isEmpty == true {
+            replySlots[id] = nil
+            if client.ended { client.closed = true }
+        }
+    }
+
+    // Sends `lines` to the client once the saves handed over since `since` are on disk: an `ok`
+    // to a change means it survives a power cut. The loop does not wait; the client's reply does.
+    private func replyAfterSaves(since: UInt64, _ client: ControlSocket.Client, _ lines: @escaping (_ error: String?) -> [String]) {
+        let slot = reserveReply(client), id = client.id
+        afterSaves(since: since) { [weak self] error in self?.fill(slot, lines(error), clientID: id) }
     }
 
     private func handle(_ line: String?, from client: ControlSocket.Client, _ control: ControlSocket) {
         guard let line else {
-            control.reply(client, "error: line longer than \(ControlCommand.maxLineLength) bytes")
+            send(client, "error: line longer than \(ControlCommand.maxLineLength) bytes")
             return
         }
         if eventClients.remove(client.id) != nil {
             // Any line ends an `events` stream (and is not a command).
-            control.reply(client, "ok events ended")
+            send(client, "ok events ended")
             return
         }
         if line.allSatisfy({ $0 == " " || $0 == "\t" }) { return }
         switch ControlCommand.parse(line, seed: nextSeed()) {
         case .failure(let error):
-            control.reply(client, "error: \(error.message)")
+            send(client, "error: \(error.message)")
         case .success(.help):
-            control.reply(client, "ok " + ControlCommand.helpText.split(separator: "\n").joined(separator: " · "))
+            send(client, "ok " + ControlCommand.helpText.split(separator: "\n").joined(separator: " · "))
         case .success(.status):
             feedHeard()
-            control.reply(client, "ok " + StatusView(state).line)
+            send(client, "ok " + StatusView(state).line)
         case .success(.intent(let event)):
             feedHeard()
             let before = saveNumber
             dispatch(event)
             // The status line carries the core's message when the intent could not be done.
             let line = "ok " + StatusView(state).line
-            replyAfterSaves(since: before, client, control) { _ in [line] }
+            replyAfterSaves(since: before, client) { _ in [line] }
         case .success(.events):
             eventClients.insert(client.id)
-            control.reply(client, "ok streaming events; send any line to stop")
+            send(client, "ok streaming events; send any line to stop")
         case .success(.interruptBegin(let reason)):
             beginInterruption(id: "manual", reason: reason, client: client)
         case .success(.interruptEnd):
@@ -104,15 +123,12 @@ extension Runtime {
             if let at = heldByClient[client.id]?.lastIndex(of: id) { heldByClient[client.id]?.remove(at: at) }
             endInterruption(id: id, client: client, control)
         case .success(let command):
-            let id = client.id
-            // Its reply comes from a worker: the client's next lines wait for it.
-            client.paused = true
-            if answerLater(command, { [weak self, weak control] lines in
-                guard let self, let control else { return }
-                self.resume(id, control, with: lines)
-            }) { return }
-            client.paused = false
-            for reply in answer(command) ?? ["error: not available here"] { control.reply(client, reply) }
+            // Its reply may come from a worker: it keeps its place among the client's replies.
+            let slot = reserveReply(client), id = client.id
+            if answerLater(command, { [weak self] lines in self?.fill(slot, lines, clientID: id) }) { return }
+            replySlots[id]?.removeLast()
+            if replySlots[id]?.isEmpty == true { replySlots[id] = nil }
+            for reply in answer(command) ?? ["error: not available here"] { send(client, reply) }
         }
     }
 
@@ -126,9 +142,9 @@ extension Runtime {
         let before = state.interruptions.count
         dispatch(.interruptEnded(id: id))
         if state.interruptions.count < before {
-            control.reply(client, "ok " + StatusView(state).line)
+            send(client, "ok " + StatusView(state).line)
         } else {
-            control.reply(client, "error: no interruption to end")
+            send(client, "error: no interruption to end")
         }
     }
 

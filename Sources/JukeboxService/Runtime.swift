@@ -23,9 +23,8 @@ public final class Runtime {
     /// Saves up to this number are finished (written or failed).
     private var savedThrough: UInt64 = 0
     private var saveWaiters: [(through: UInt64, then: (_ error: String?) -> Void)] = []
-    /// Lines from a socket client that arrived while its previous reply waits for a save: handled
-    /// once that reply is sent, so replies keep the order of the lines.
-    var clientBacklog: [Int: [String?]] = [:]
+    /// Replies owed to each socket client, in the order of its lines (see `ReplySlot`).
+    var replySlots: [Int: [ReplySlot]] = [:]
     private let status: StatusSink
     let log: Log
     private let keyInput: Int32?

@@ -31,13 +31,18 @@ final class BlockedStoreTests: XCTestCase {
         XCTAssertEqual(other.request("vol 30", timeout: 0.5), nil, "a change is answered only once it is saved")
         XCTAssertTrue(waitFor(5) { audio.calls.contains("volume 30") }, "but handled at once: \(audio.calls)")
         XCTAssertNil(c.readLine(timeout: 0.2), "nor is the play answered before its save")
+        // Lines sent behind an unanswered one are handled at once too; their replies keep the order.
+        XCTAssertTrue(c.send("vol 20") && c.send("status"))
+        XCTAssertTrue(waitFor(5) { audio.calls.contains("volume 20") }, "handled behind an unanswered line: \(audio.calls)")
         gate.open()
         XCTAssertEqual(c.readLine(timeout: 5)?.hasPrefix("ok ▶ a"), true)
+        XCTAssertEqual(c.readLine(timeout: 5)?.contains("vol 20"), true)
+        XCTAssertEqual(c.readLine(timeout: 5)?.hasPrefix("ok ▶ a"), true, "the status, last")
         XCTAssertEqual(other.readLine(timeout: 5)?.contains("vol 30"), true)
         box.runtime.mailbox.post(.quit)
         XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
         stopped = true
-        XCTAssertEqual(store.load().snapshot?.volume, 30)
+        XCTAssertEqual(store.load().snapshot?.volume, 20)
     }
 
     func testAddReadsTagsOffTheLoop() throws {
