@@ -47,14 +47,18 @@ struct PlaceFile: Codable, Equatable {
         return Array((try? encoder.encode(self)) ?? Data()) + [0x0A]
     }
 
-    /// The sidecar in `bytes` when it is whole and its values fit a queue of `tracks` entries;
-    /// nil when it is not (torn, hand-edited, from another format). A newer version's sidecar is
-    /// read like the queue file is: what this version knows.
-    static func decode(_ bytes: [UInt8], tracks: Int) -> PlaceFile? {
-        guard JSONText.problem(bytes) == nil, let place = try? JSONDecoder().decode(PlaceFile.self, from: Data(bytes)) else { return nil }
-        guard place.current.map({ (0..<tracks).contains($0) }) ?? true, place.position.isFinite, place.position >= 0,
-              ["playing", "paused", "stopped"].contains(place.phase), (0...100).contains(place.volume) else { return nil }
-        return place
+    /// The sidecar in `bytes` when it is whole; nil when it is not (torn, hand-edited, from
+    /// another format). Unknown fields (a newer version's) are ignored.
+    static func decode(_ bytes: [UInt8]) -> PlaceFile? {
+        guard JSONText.problem(bytes) == nil else { return nil }
+        return try? JSONDecoder().decode(PlaceFile.self, from: Data(bytes))
+    }
+
+    /// Whether its values can be used with a queue of `tracks` entries (only meaningful for the
+    /// queue file it names: another queue may be shorter).
+    func fits(tracks: Int) -> Bool {
+        (current.map { (0..<tracks).contains($0) } ?? true) && position.isFinite && position >= 0
+            && ["playing", "paused", "stopped"].contains(phase) && (0...100).contains(volume)
     }
 
     func apply(to snapshot: inout Snapshot) {

@@ -98,16 +98,18 @@ public struct StateStore: Sendable {
     }
 
     // The sidecar, if it belongs to the queue file with this hash. Absent, unreadable or from
-    // another queue file: nothing (the queue file's own place stands). Not a valid sidecar: moved
-    // aside, never deleted, and said so.
+    // another queue file: nothing (the queue file's own place stands). Not a valid sidecar, or
+    // values that do not fit the queue it names: moved aside, never deleted, and said so.
     private func loadPlace(queueHash: UInt64, tracks: Int) -> PlaceRead {
         guard let bytes = try? readFile(placePath, limit: 64 << 10) else { return .none }
-        guard let place = PlaceFile.decode(bytes, tracks: tracks) else {
+        let place = PlaceFile.decode(bytes)
+        if let place, place.queue != PlaceFile.hex(queueHash) { return .none }
+        guard let place, place.fits(tracks: tracks) else {
             let aside = freeDamagedName(for: placePath).flatMap { rename(placePath, $0) == 0 ? $0 : nil }
             return .damaged("place file \(placePath) is damaged; " + (aside.map { "moved it to \($0); " } ?? "")
                             + "resuming at the place saved with the queue")
         }
-        return place.queue == PlaceFile.hex(queueHash) ? .matching(place) : .none
+        return .matching(place)
     }
 
     /// The hash a place sidecar names its queue file by: 64-bit FNV-1a of the file's bytes.

@@ -41,12 +41,12 @@ final class TornWriteTests: XCTestCase {
         return player.stderr
     }
 
-    /// A state file written by the player itself: second track, 12 s, paused. It ends with a
-    /// volume change, which rewrites the whole file (a store may keep the place in a smaller file
-    /// beside it between such changes); so this one file holds everything.
+    /// A state file written by the player itself: second track, 12 s, paused. It ends with shuffle
+    /// on and off, which rewrite the queue file with the place (a volume change alone goes to the
+    /// place sidecar beside it); so this one file holds everything.
     func goodStateFile() throws -> Data {
         try withPlayer { c in
-            for line in ["next", "seek 0:12", "pause", "vol 90"] {
+            for line in ["next", "seek 0:12", "pause", "vol 90", "shuffle on", "shuffle off"] {
                 XCTAssertEqual(c.ask(line)?.last?.hasPrefix("ok"), true, line)
             }
         }
@@ -71,6 +71,8 @@ final class TornWriteTests: XCTestCase {
         let log = try withPlayer { c in
             assertResumesTheGoodState(c)
             XCTAssertEqual(c.ask("vol 40")?.last?.hasPrefix("ok"), true)
+            // The next write of the queue file (the order changed) renames its own temp file.
+            XCTAssertEqual(c.ask("shuffle on")?.last?.hasPrefix("ok"), true)
             XCTAssertFalse(FileManager.default.fileExists(atPath: statePath + ".tmp"), "the next save renames its own temp file")
             XCTAssertEqual(SavedState(path: statePath)?.volume, 40)
         }
@@ -90,8 +92,9 @@ final class TornWriteTests: XCTestCase {
         let log = try withPlayer { c in
             assertResumesTheGoodState(c)
             XCTAssertNotEqual(c.status()?.volume, 7)
-            // The next write of the state file replaces the leftover (a volume change rewrites it).
+            // The next write of the state file replaces the leftover (a change of the order rewrites it).
             XCTAssertEqual(c.ask("vol 41")?.last?.hasPrefix("ok"), true)
+            XCTAssertEqual(c.ask("shuffle on")?.last?.hasPrefix("ok"), true)
             XCTAssertFalse(FileManager.default.fileExists(atPath: statePath + ".tmp"))
             XCTAssertEqual(SavedState(path: statePath)?.tracks, music)
             XCTAssertEqual(SavedState(path: statePath)?.volume, 41)
@@ -117,7 +120,8 @@ final class TornWriteTests: XCTestCase {
                     let s = c.status()
                     XCTAssertEqual(s?.path, music[0], "cut at \(cut)")
                     XCTAssertEqual(s?.count, 2, "cut at \(cut)")
-                    XCTAssertEqual(SavedState(path: statePath)?.tracks, music, "cut at \(cut)")
+                    // Written by the state writer's thread, soon after.
+                    XCTAssertTrue(waitFor(5) { SavedState(path: statePath)?.tracks == music }, "cut at \(cut)")
                 }
             }
             if parses {

@@ -72,11 +72,14 @@ final class PlaceFileTests: XCTestCase {
     }
 
     func testADamagedPlaceIsMovedAsideAndTheQueueFilesPlaceUsed() throws {
-        for damage in ["{\"queue\": \"", "", "{\"version\":1,\"queue\":\"x\",\"current\":7,\"position\":1,\"phase\":\"playing\",\"repeat\":\"off\",\"volume\":5}"] {
+        for damage in ["{\"queue\": \"", "", "out of range"] {
             let dir = TempDir()
             let store = StateStore(path: dir.file("state.json"))
             let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: "playing")
-            try store.save(saved)
+            let hash = String(try store.save(saved), radix: 16)
+            let outOfRange = "{\"version\":1,\"queue\":\"\(String(repeating: "0", count: 16 - hash.count) + hash)\",\"current\":7,"
+                + "\"position\":1,\"phase\":\"playing\",\"repeat\":\"off\",\"volume\":5}"
+            let damage = damage == "out of range" ? outOfRange : damage
             dir.write("state.json.place", damage)
             let loaded = store.load()
             XCTAssertEqual(loaded.snapshot, saved, damage)
@@ -85,6 +88,20 @@ final class PlaceFileTests: XCTestCase {
             XCTAssertEqual(dir.read("state.json.place.damaged-1"), damage, "kept for a person to look at")
             XCTAssertEqual(dir.list(), ["state.json", "state.json.place.damaged-1"])
         }
+    }
+
+    func testAStalePlaceFromALongerQueueIsNoDamage() throws {
+        // A power cut after the queue file shrank and before the next place save: the sidecar
+        // still points at track 3 of the old queue, which this queue does not have.
+        let dir = TempDir()
+        let store = StateStore(path: dir.file("state.json"))
+        try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 10), queueHash: try store.save(Snapshot(tracks: tracks)))
+        let shorter = Snapshot(tracks: Array(tracks.prefix(1)), current: 0, position: 4, phase: "paused")
+        try store.save(shorter)
+        let loaded = store.load()
+        XCTAssertEqual(loaded.snapshot, shorter)
+        XCTAssertEqual(loaded.messages, [])
+        XCTAssertEqual(dir.list(), ["state.json", "state.json.place"])
     }
 
     func testAQueueFileThatIsGoneTakesNothingWithIt() throws {
