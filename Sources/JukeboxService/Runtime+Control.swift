@@ -4,12 +4,6 @@ import Glibc
 
 // The control socket's side of the loop: lines in, events to the core, replies out. What a line
 // means is the core's grammar (`ControlCommand`); this only routes.
-/// A reply owed to a socket client; `lines` is nil until it is ready.
-final class ReplySlot {
-    var lines: [String]?
-    init(lines: [String]? = nil) { self.lines = lines }
-}
-
 extension Runtime {
     func serviceControl(_ fds: [pollfd]) {
         guard let control else { return }
@@ -274,4 +268,11 @@ extension Runtime {
             control.reply(client, "ok released")
         }
     }
+}
+
+/// A reply owed to a socket client, in its place among the client's replies; `lines` is nil until
+/// it is ready (a save or the tag reader is still at work).
+final class ReplySlot {
+    var lines: [String]?
+    init(lines: [String]? = nil) { self.lines = lines }
 }

@@ -135,8 +135,9 @@ public final class Runtime {
             waitAndDispatch()
         }
         notifier?.stopping()
-        // The last save (the quit's) is on disk before the process ends.
-        tagReader?.finish()
+        // The last save (the quit's) is on disk before the process ends; a folder still being
+        // read is not waited for.
+        tagReader?.finish(waiting: false)
         writer?.finish()
         audio.shutdown()
         return exitCode ?? 0

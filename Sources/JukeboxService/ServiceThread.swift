@@ -63,4 +63,11 @@ final class ServiceThread: @unchecked Sendable {
         joined = true
         pthread_join(thread, nil)
     }
+
+    /// Lets the thread end by itself, unwaited for (the process may end first).
+    func detach() {
+        guard started, !joined else { return }
+        joined = true
+        pthread_detach(thread)
+    }
 }

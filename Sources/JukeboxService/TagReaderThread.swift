@@ -27,14 +27,15 @@ public final class TagReaderThread: @unchecked Sendable {
         }
     }
 
-    /// Drops what is queued, lets the request in hand finish, and ends the thread.
-    public func finish() {
+    /// Drops what is queued and ends the thread after the request in hand; `waiting` for that
+    /// (tests), or not (the player quitting: a large folder must not hold up its exit).
+    public func finish(waiting: Bool = true) {
         thread.locked {
             stopping = true
             requests.removeAll()
             thread.signal()
         }
-        thread.join()
+        if waiting { thread.join() } else { thread.detach() }
     }
 
     private func run() {
