@@ -147,7 +147,8 @@ func main() -> Int32 {
     }
     section("state") {
         for length in q ? [16] : [16, 2000] {
-            report.stateWrites.append(try StateWritesBench.measure(queueLength: length, singleFile: true, in: ws))
+            // The layout before the sidecar, for the comparison (left out of the quick run).
+            if !q { report.stateWrites.append(try StateWritesBench.measure(queueLength: length, singleFile: true, in: ws)) }
             report.stateWrites.append(try StateWritesBench.measure(queueLength: length, in: ws))
         }
         if !q { report.liveStateWrites = try StateWritesBench.live(seconds: 12, in: ws) }
