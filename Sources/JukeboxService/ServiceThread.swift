@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A joinable pthread running one closure, and the mutex and condition variable its owner shares
 /// with it. The shell's workers (the state writer, the tag reader) block in file system calls,
