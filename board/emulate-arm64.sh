@@ -95,8 +95,11 @@ sleep 4
 kill -TERM "$pid"
 wait "$pid" || fail "play --state exited with status $? on SIGTERM"
 [ -s "$work/state.json" ] || fail "no state file written"
-position=$(grep -o '"position"[^,}]*' "$work/state.json" | head -n 1 | sed 's/.*: *//')
-[ -n "$position" ] || fail "no position in the state file: $(cat "$work/state.json")"
+# The place (position among it) is in the sidecar beside the queue file once it has been saved there.
+place="$work/state.json"
+[ -s "$work/state.json.place" ] && place="$work/state.json.place"
+position=$(grep -o '"position"[^,}]*' "$place" | head -n 1 | sed 's/.*: *//')
+[ -n "$position" ] || fail "no position in the state file: $(cat "$place")"
 awk -v p="$position" 'BEGIN { exit !(p > 0.5 && p < 5.9) }' || fail "saved position $position s is not within the 6 s track"
 play_to_file "$work/resume.rec.raw" --state "$work/state.json" "$work/a.flac" || fail "resumed play exited with status $?"
 # The recording is the decode from the resume frame on (4 bytes a frame; no padding at the end).

@@ -89,7 +89,7 @@ After=local-fs.target
 Before=jukebox.service
 [Service]
 Type=oneshot
-ExecStart=/bin/sh -c 'cp /var/lib/jukebox/state.json /run/hil-state-at-boot.json 2>/dev/null || true'
+ExecStart=/bin/sh -c 'cp /var/lib/jukebox/state.json /run/hil-state-at-boot.json 2>/dev/null; cp /var/lib/jukebox/state.json.place /run/hil-place-at-boot.json 2>/dev/null || true'
 [Install]
 WantedBy=multi-user.target
 EOF

@@ -91,7 +91,9 @@ resume)
   wait_for 30 playing || note "expected it to play on after the power cut; seen '$(prop StatusText)'"
   json=$(status_json)
   pos=$(field position "$json")
-  saved=$(cat /run/hil-state-at-boot.json 2>/dev/null)
+  # The position is in the place sidecar once one was saved beside the queue file (while playing,
+  # every save but the first), else in the queue file itself.
+  saved=$(cat /run/hil-place-at-boot.json 2>/dev/null || cat /run/hil-state-at-boot.json 2>/dev/null)
   spos=$(grep -o '"position" *: *[0-9.]*' <<<"$saved" | grep -o '[0-9.]*$')
   interval=$(grep -o '"saveInterval": *[0-9]*' "$CONFIG" | grep -o '[0-9]*$' || true)
   interval=${interval:-5}
