@@ -261,13 +261,14 @@ public final class Runtime {
         if n < 0 && errno != EINTR { log.error("poll: \(String(cString: strerror(errno)))") }
         if fds[0].revents != 0 {
             for (severity, line) in mailbox.drainLog() { log.write(severity, line) }
-            for result in mailbox.drainResults() { settle(result) }
             for event in mailbox.drain() {
                 // The engine, idle by now, holds the exact frame heard when the device failed: the
                 // core must have it before it stops listening to that play's positions.
                 if case .deviceUnavailable = event { feedHeard() }
                 dispatch(event)
             }
+            // After `drain` has reset the eventfd: a result posted meanwhile wakes the next poll.
+            for result in mailbox.drainResults() { settle(result) }
         }
         if fds[1].revents != 0 { readSignals() }
         if fds[2].revents != 0 { readKeys(fds[2].revents) }
