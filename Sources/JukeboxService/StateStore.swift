@@ -101,7 +101,15 @@ public struct StateStore: Sendable {
     // another queue file: nothing (the queue file's own place stands). Not a valid sidecar, or
     // values that do not fit the queue it names: moved aside, never deleted, and said so.
     private func loadPlace(queueHash: UInt64, tracks: Int) -> PlaceRead {
-        guard let bytes = try? readFile(placePath, limit: 64 << 10) else { return .none }
+        let bytes: [UInt8]
+        do { bytes = try readFile(placePath, limit: 64 << 10) } catch {
+            if error.errno == ENOENT { return .none }
+            // It may hold a newer place than the queue file: kept aside (a rename needs no read)
+            // rather than written over by the next place save.
+            let aside = freeDamagedName(for: placePath).flatMap { rename(placePath, $0) == 0 ? $0 : nil }
+            return .damaged("cannot read the place file \(placePath) (\(error)); " + (aside.map { "moved it to \($0); " } ?? "")
+                            + "resuming at the place saved with the queue")
+        }
         let place = PlaceFile.decode(bytes)
         if let place, place.queue != PlaceFile.hex(queueHash) { return .none }
         guard let place, place.fits(tracks: tracks) else {

@@ -90,6 +90,19 @@ final class PlaceFileTests: XCTestCase {
         }
     }
 
+    func testAPlaceThatCannotBeReadIsKeptAsideNotWrittenOver() throws {
+        let dir = TempDir()
+        let store = StateStore(path: dir.file("state.json"))
+        let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: "playing")
+        try store.save(saved)
+        // Reading /proc/self/mem from its start fails with EIO, even for root.
+        symlink("/proc/self/mem", dir.file("state.json.place"))
+        let loaded = store.load()
+        XCTAssertEqual(loaded.snapshot, saved)
+        XCTAssertTrue(loaded.messages.first?.contains("cannot read the place file") == true, "\(loaded.messages)")
+        XCTAssertEqual(dir.list(), ["state.json", "state.json.place.damaged-1"])
+    }
+
     func testAStalePlaceFromALongerQueueIsNoDamage() throws {
         // A power cut after the queue file shrank and before the next place save: the sidecar
         // still points at track 3 of the old queue, which this queue does not have.
