@@ -150,7 +150,7 @@ EOF
 hil_boot_systemd() {
   local console=$1
   shift
-  timeout 480 "${HIL_QEMU[@]}" -m 512 -pidfile "$HIL_CACHE/sd/qemu.pid" \
+  timeout 600 "${HIL_QEMU[@]}" -m 512 -pidfile "$HIL_CACHE/sd/qemu.pid" \
     -append "console=ttyS0 quiet loglevel=3 hil.mode=systemd systemd.show_status=0 rw" \
     -drive file="$HIL_CACHE/sd/run.img",format=raw,if=virtio,cache=writeback \
     -fsdev local,id=repo,path="$REPO",security_model=none,readonly=on \
