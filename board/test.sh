@@ -9,13 +9,14 @@
 #   5. the suite under ThreadSanitizer and AddressSanitizer, and a leak check of the binary
 #      (board/sanitize.sh);
 #   6. a quick run of the benchmark (board/bench.sh --quick) as a smoke test;
-#   7. hardware in the loop: the binary on real kernel devices in QEMU guests (board/hil/run.sh;
-#      needs root);
-#   8. packages: release binaries cross-built for arm64 and amd64 with Debian 13's Swift
+#   7. packages: release binaries cross-built for arm64 and amd64 with Debian 13's Swift
 #      (board/cross-build.sh), both .debs made and checked by lintian (board/package.sh), and the
 #      arm64 binary run under qemu-aarch64: version, bit-exact FLAC and MP3, state resumed
 #      (board/emulate-arm64.sh), the amd64 .deb installed, upgraded, removed and purged with apt
 #      in a fresh trixie root (board/test-deb-chroot.sh); needs root;
+#   8. hardware in the loop: the debug binary on real kernel devices in a QEMU guest, and the
+#      amd64 .deb of step 7 installed with apt in a systemd guest: service, power cut, upgrade,
+#      purge (board/hil/run.sh; needs root; without step 7's .deb only the first guest runs);
 #   9. builds and tests again with Debian 13's Swift 6.0.3 in a trixie chroot (board/trixie-chroot.sh;
 #      needs root; skipped on a trixie host, where step 2 already used that toolchain).
 #
@@ -66,15 +67,7 @@ else
   bash board/bench.sh --quick
 fi
 
-if skip "${JUKEBOX_SKIP_HIL:-0}"; then
-  echo "test: hardware in the loop skipped (JUKEBOX_SKIP_HIL=1)"
-elif [ "$(id -u)" -ne 0 ]; then
-  echo "test: hardware in the loop skipped (needs root)"
-else
-  echo "test: hardware in the loop (QEMU)"
-  JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" bash board/hil/run.sh
-fi
-
+deb=""
 if skip "${JUKEBOX_SKIP_PACKAGES:-0}"; then
   echo "test: packages skipped (JUKEBOX_SKIP_PACKAGES=1)"
 elif [ "$(id -u)" -ne 0 ]; then
@@ -88,6 +81,20 @@ else
   bash board/emulate-arm64.sh
   bash board/test-deb-chroot.sh
   echo "test: packages took $((SECONDS - packages_t0)) s"
+  version=$(sed -n 's/^let jukeboxVersion = "\([^"]*\)"$/\1/p' Sources/jukebox/Help.swift)
+  deb="${CROSS_CACHE:-/var/tmp/jukebox-cross}/debs/jukebox_${version}_amd64.deb"
+fi
+
+if skip "${JUKEBOX_SKIP_HIL:-0}"; then
+  echo "test: hardware in the loop skipped (JUKEBOX_SKIP_HIL=1)"
+elif [ "$(id -u)" -ne 0 ]; then
+  echo "test: hardware in the loop skipped (needs root)"
+elif [ -n "$deb" ]; then
+  echo "test: hardware in the loop (QEMU): guest 1, and $(basename "$deb") in the systemd guest"
+  JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" JUKEBOX_DEB=$deb bash board/hil/run.sh
+else
+  echo "test: hardware in the loop (QEMU): guest 1 only; the systemd guest installs step 7's .deb (skipped)"
+  JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" bash board/hil/run.sh audio buttons display-hd44780 interruption display-ssd1306
 fi
 
 # shellcheck disable=SC1091

@@ -7,10 +7,14 @@
 # image); see board/hil/README.md.
 #
 #   bash board/hil/run.sh [SCENARIO...]        all, or some of: audio buttons display-hd44780
-#                                              interruption display-ssd1306 service power-cut
+#                                              interruption display-ssd1306; naming any of install-sh
+#                                              deb-install service-boot serial-console power-cut
+#                                              deb-upgrade deb-purge (or service) runs all of those
 # Environment:
-#   JUKEBOX_BIN=PATH     the jukebox binary to test (default: built here, debug, dynamically linked
-#                        against the Swift runtime: the same kind board/test.sh just unit-tested)
+#   JUKEBOX_BIN=PATH     the jukebox binary guest 1 tests (default: built here, debug, dynamically
+#                        linked against the Swift runtime: the same kind board/test.sh unit-tested)
+#   JUKEBOX_DEB=PATH     the amd64 .deb the systemd guest installs (default: the newest in
+#                        /var/tmp/jukebox-cross/debs, made by board/package.sh --arch amd64 if none)
 #   HIL_CACHE=DIR        cache (default /var/tmp/jukebox-hil)
 #   HIL_ACCEL=tcg|kvm    default: kvm only when the CPU has vmx/svm and it is not a PVM guest
 set -euo pipefail
@@ -37,17 +41,24 @@ hil_prepare_initramfs
 hil_prepare_tools
 hil_prepare_fixtures
 
-if [ -z "${JUKEBOX_BIN:-}" ]; then
+want() { [ ${#ONLY[@]} -eq 0 ] || [[ " ${ONLY[*]} " == *" $1 "* ]]; }
+guest_scenarios=()
+for s in audio buttons display-hd44780 interruption display-ssd1306; do want "$s" && guest_scenarios+=("$s"); done
+
+if [ ${#guest_scenarios[@]} -gt 0 ] && [ -z "${JUKEBOX_BIN:-}" ]; then
   hil_log "building jukebox (debug) in $HIL_CACHE/build"
   (cd "$REPO" && swift build --product jukebox --scratch-path "$HIL_CACHE/build" >"$HIL_CACHE/build.log" 2>&1) \
     || { tail -n 30 "$HIL_CACHE/build.log" >&2; exit 1; }
   JUKEBOX_BIN="$HIL_CACHE/build/debug/jukebox"
 fi
-JUKEBOX_BIN=$(readlink -f "$JUKEBOX_BIN")
-[ -x "$JUKEBOX_BIN" ] || { hil_log "no jukebox binary at $JUKEBOX_BIN"; exit 1; }
-
-want() { [ ${#ONLY[@]} -eq 0 ] || [[ " ${ONLY[*]} " == *" $1 "* ]]; }
-if want service || want power-cut; then hil_prepare_image "$JUKEBOX_BIN"; fi
+if [ ${#guest_scenarios[@]} -gt 0 ]; then
+  JUKEBOX_BIN=$(readlink -f "$JUKEBOX_BIN")
+  [ -x "$JUKEBOX_BIN" ] || { hil_log "no jukebox binary at $JUKEBOX_BIN"; exit 1; }
+fi
+if hil_want_systemd; then
+  hil_resolve_deb
+  hil_prepare_image
+fi
 t_prepared=$(date +%s)
 hil_log "prepared in $((t_prepared - t_start)) s"
 
@@ -76,8 +87,6 @@ hil_count() {
 }
 
 # ---- The initramfs guest: audio, buttons, displays, interruption ---------------------------------
-guest_scenarios=()
-for s in audio buttons display-hd44780 interruption display-ssd1306; do want "$s" && guest_scenarios+=("$s"); done
 if [ ${#guest_scenarios[@]} -gt 0 ]; then
   out="$HIL_CACHE/out"
   rm -rf "$out" && mkdir -p "$out"
@@ -105,8 +114,8 @@ if [ ${#guest_scenarios[@]} -gt 0 ]; then
   hil_log "guest 1: $(($(date +%s) - t0)) s"
 fi
 
-# ---- The systemd guest: service and power cut -----------------------------------------------------
-if want service || want power-cut; then
+# ---- The systemd guest: install.sh, the .deb, service, power cut, upgrade, purge ------------------
+if hil_want_systemd; then
   hil_run_systemd_guest
 fi
 

@@ -1,26 +1,68 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
-# systemd.sh (sourced by run.sh): the systemd guest. An mmdebstrapped Debian 12 with systemd and
-# udev, booted from the same initramfs (hil.mode=systemd mounts /dev/vda and switch_roots).
+# systemd.sh (sourced by run.sh): the systemd guest. An mmdebstrapped Debian 13 (trixie) with
+# systemd, udev and the amd64 .deb's dependencies (the guest is offline), booted from the same
+# initramfs (hil.mode=systemd mounts /dev/vda and switch_roots) on Debian 12's kernel (the one the
+# out-of-tree modules are built for: a trixie userland runs on it).
 # Three boots of one disk (a copy of the cached image, so it persists between them):
-#   1 install  board/install.sh --binary (as a user would), config adjusted for the test box
-#              (device hw:Loopback, console /dev/ttyS1), plays, clean poweroff (saves state)
+#   1 install  install-sh: board/install.sh --binary (the package's binary) as a user would, the
+#              service starts; --uninstall. deb-install: `apt install ./jukebox_V_amd64.deb`, the
+#              conffile edited for the test box (device hw:Loopback, console /dev/ttyS1), plays,
+#              clean poweroff (saves state)
 #   2 boot     jukebox starts at boot as user jukebox, READY, autoplays from the state file;
 #              the guest checks systemd and the control socket, the host the serial console
 #              (QEMU's second UART); then the host kills QEMU mid-track: the power cut
-#   3 resume   after the power cut: position within the save interval of where it was cut
+#   3 resume   after the power cut: position within the save interval of where it was cut; then
+#              deb-upgrade (`apt install` of the same package rebuilt as V+hil1: restarted, state
+#              and conffile kept, plays on) and deb-purge (`apt purge`: all gone)
 # The guest side is board/hil/guest/service.sh, read from the checkout over 9p.
 
-HIL_IMAGE_VERSION=3
-HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,libasound2,libsndfile1,libtagc0,libgpiod2,alsa-utils
+HIL_IMAGE_VERSION=5
+# The test box's own packages; the .deb's Depends and Recommends are added (hil_deb_packages).
+HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,alsa-utils
+HIL_SYSTEMD_SCENARIOS="install-sh deb-install service-boot serial-console power-cut deb-upgrade deb-purge"
+
+# True when any systemd-guest scenario is asked for (they share one disk and run together).
+hil_want_systemd() {
+  local s
+  for s in service $HIL_SYSTEMD_SCENARIOS; do want "$s" && return 0; done
+  return 1
+}
+
+# Sets HIL_DEB: $JUKEBOX_DEB, else the newest amd64 .deb board/package.sh made, else one made now.
+hil_resolve_deb() {
+  local debs=${CROSS_CACHE:-/var/tmp/jukebox-cross}/debs
+  HIL_DEB=${JUKEBOX_DEB:-$(find "$debs" -maxdepth 1 -name 'jukebox_*_amd64.deb' -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-)}
+  if [ -z "$HIL_DEB" ]; then
+    hil_log "no amd64 .deb in $debs: making one (board/package.sh --arch amd64)"
+    bash "$REPO/board/package.sh" --arch amd64 >"$HIL_CACHE/package.log" 2>&1 \
+      || { tail -n 30 "$HIL_CACHE/package.log" >&2; return 1; }
+    HIL_DEB=$(find "$debs" -maxdepth 1 -name 'jukebox_*_amd64.deb' -printf '%T@ %p\n' | sort -n | tail -n 1 | cut -d' ' -f2-)
+  fi
+  HIL_DEB=$(readlink -f "$HIL_DEB")
+  if [ ! -f "$HIL_DEB" ] || [ "$(dpkg-deb -f "$HIL_DEB" Architecture)" != amd64 ]; then
+    hil_log "JUKEBOX_DEB=$HIL_DEB is not an amd64 .deb"
+    return 1
+  fi
+  hil_log "package: $(basename "$HIL_DEB")"
+}
+
+# The packages the .deb names in Depends and Recommends (first of alternatives, no versions), so
+# `apt install ./….deb` finds everything installed, as on a box that is online.
+hil_deb_packages() {
+  { dpkg-deb -f "$HIL_DEB" Depends; dpkg-deb -f "$HIL_DEB" Recommends; } | tr ',' '\n' \
+    | sed 's/|.*//; s/(.*//; s/:any//; s/[[:space:]]//g' | grep . | paste -sd, -
+}
 
 # The Debian root (mmdebstrap: ~30 s here against ~3 min for debootstrap; cached on its own).
 hil_prepare_rootfs() {
-  local key="mmdebstrap bookworm minbase $HIL_GUEST_PACKAGES" r="$HIL_CACHE/rootfs"
+  local pkgs key r="$HIL_CACHE/rootfs"
+  pkgs=$(printf '%s,%s\n' "$HIL_GUEST_PACKAGES" "$(hil_deb_packages)" | tr ',' '\n' | sort -u | paste -sd, -)
+  key="mmdebstrap trixie minbase $pkgs"
   hil_valid rootfs "$key" && return 0
-  hil_log "mmdebstrap bookworm (systemd guest)"
+  hil_log "mmdebstrap trixie (systemd guest): $pkgs"
   rm -rf "$r"
-  mmdebstrap --variant=minbase --include="$HIL_GUEST_PACKAGES" bookworm "$r" \
+  mmdebstrap --variant=minbase --include="$pkgs" trixie "$r" \
     http://deb.debian.org/debian >"$HIL_CACHE/mmdebstrap.log" 2>&1 \
     || { tail -n 20 "$HIL_CACHE/mmdebstrap.log" >&2; return 1; }
   # First-boot work done once here instead of at every run's first boot (~30 s under TCG).
@@ -32,21 +74,19 @@ hil_prepare_rootfs() {
   local u
   for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer \
     systemd-timesyncd.service dpkg-db-backup.timer; do
-    [ -e "$r/lib/systemd/system/$u" ] && ln -sf /dev/null "$r/etc/systemd/system/$u"
+    [ -e "$r/usr/lib/systemd/system/$u" ] && ln -sf /dev/null "$r/etc/systemd/system/$u"
   done
   hil_stamp rootfs "$key"
 }
 
-# hil_prepare_image BIN: the ext4 image with the kernel's modules, the Swift runtime BIN links to
-# (none for a static build), the test units; jukebox itself is installed in the guest by install.sh.
+# The ext4 image: the root, the kernel's modules and ours, the test units. jukebox itself is
+# installed in the guest (install.sh, then the .deb), never here.
 hil_prepare_image() {
-  local bin=$1 libs
   hil_prepare_rootfs
-  libs=$(ldd "$bin" | awk '$3 ~ /^\/opt\// {print $3}' | sort)
   local key
-  key="$HIL_IMAGE_VERSION $HIL_ABI $HIL_KVER $(cat "$HIL_CACHE/stamps/modules") $(echo "$libs" | sha256sum | cut -c1-16)"
+  key="$HIL_IMAGE_VERSION $HIL_ABI $HIL_KVER $(cat "$HIL_CACHE/stamps/modules" "$HIL_CACHE/stamps/rootfs" | sha256sum | cut -c1-16)"
   hil_valid image "$key" && return 0
-  hil_log "systemd image: modules, Swift runtime ($(echo "$libs" | grep -c . || true) libraries), units"
+  hil_log "systemd image: modules, units"
   local r="$HIL_CACHE/rootfs" k="$HIL_CACHE/kernel/root" m f
   rm -rf "$r/lib/modules" && mkdir -p "$r/lib/modules/$HIL_ABI/extra"
   cp "$k/lib/modules/$HIL_ABI"/modules.{order,builtin,builtin.modinfo} "$r/lib/modules/$HIL_ABI/"
@@ -60,9 +100,6 @@ hil_prepare_image() {
   depmod -b "$r" "$HIL_ABI"
   printf 'snd-aloop\nsnd-dummy\ni2c-dev\ngpio-sim\ni2c-hil\n' > "$r/etc/modules-load.d/hil.conf"
   printf 'options snd-aloop pcm_substreams=1\noptions snd-dummy pcm_substreams=1\n' > "$r/etc/modprobe.d/hil.conf"
-  # The Swift runtime of a dynamically linked binary, at the path its RUNPATH names.
-  rm -rf "$r/opt"
-  for f in $libs; do install -D -m 0644 "$f" "$r$f"; done
   echo jukebox-hil > "$r/etc/hostname"
   echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' > "$r/etc/fstab"
   # The guest's test driver: mounts the checkout (ro) and the run folder (rw), runs service.sh.
@@ -94,6 +131,13 @@ ExecStart=/bin/sh -c 'cp /var/lib/jukebox/state.json /run/hil-state-at-boot.json
 WantedBy=multi-user.target
 EOF
   ln -sf /etc/systemd/system/hil-snapshot.service "$r/etc/systemd/system/multi-user.target.wants/hil-snapshot.service"
+  # Generators this box has no use for (no GPT auto-mounts, TPM, SSH, SysV scripts, hibernation,
+  # gettys): each one is a process every daemon-reload starts, ~1 s apiece under TCG, and
+  # install.sh and the package's scripts reload 6 times (14 s a reload with all 11 here).
+  mkdir -p "$r/etc/systemd/system-generators"
+  for u in debug getty gpt-auto hibernate-resume rc-local run ssh system-update sysv tpm2; do
+    ln -sf /dev/null "$r/etc/systemd/system-generators/systemd-$u-generator"
+  done
   # No login prompt on the console: the driver writes its results there.
   ln -sf /dev/null "$r/etc/systemd/system/serial-getty@ttyS0.service"
   ln -sf /dev/null "$r/etc/systemd/system/getty@tty1.service"
@@ -106,7 +150,7 @@ EOF
 hil_boot_systemd() {
   local console=$1
   shift
-  timeout 300 "${HIL_QEMU[@]}" -m 512 -pidfile "$HIL_CACHE/sd/qemu.pid" \
+  timeout 600 "${HIL_QEMU[@]}" -m 512 -pidfile "$HIL_CACHE/sd/qemu.pid" \
     -append "console=ttyS0 quiet loglevel=3 hil.mode=systemd systemd.show_status=0 rw" \
     -drive file="$HIL_CACHE/sd/run.img",format=raw,if=virtio,cache=writeback \
     -fsdev local,id=repo,path="$REPO",security_model=none,readonly=on \
@@ -127,11 +171,22 @@ hil_run_systemd_guest() {
   local sd="$HIL_CACHE/sd" t0 qpid pos_cut line
   rm -rf "$sd" && mkdir -p "$sd/music"
   cp --sparse=always "$HIL_CACHE/base.img" "$sd/run.img"
-  cp "$JUKEBOX_BIN" "$sd/jukebox"
   cp "$HIL_CACHE/fixtures/music"/*.wav "$sd/music/"
   echo "/mnt/repo/board/hil/guest/service.sh" > "$sd/service-script"
+  # The package, the same package rebuilt with a higher version (dpkg-deb: the very files of
+  # HIL_DEB, whichever build that is), and its binary for install.sh (the debug build links
+  # Debian 12's libgpiod2, which trixie does not have).
+  local v pkg="$sd/pkg"
+  v=$(dpkg-deb -f "$HIL_DEB" Version)
+  cp "$HIL_DEB" "$sd/jukebox_${v}_amd64.deb"
+  dpkg-deb -R "$HIL_DEB" "$pkg"
+  sed -i "s/^Version: .*/Version: $v+hil1/" "$pkg/DEBIAN/control"
+  dpkg-deb --root-owner-group -Zgzip -z1 --build "$pkg" "$sd/jukebox_${v}+hil1_amd64.deb" >/dev/null
+  cp "$pkg/usr/bin/jukebox" "$sd/jukebox"
+  rm -rf "$pkg"
+  printf '%s\n' "$v" > "$sd/deb-version"
 
-  hil_log "systemd guest, boot 1: install.sh"
+  hil_log "systemd guest, boot 1: install.sh, then apt install ./jukebox_${v}_amd64.deb"
   t0=$(date +%s)
   echo install > "$sd/phase"
   hil_boot_systemd "$sd/console-1.log" || true
@@ -170,7 +225,7 @@ hil_run_systemd_guest() {
   hil_results "$sd/console-2.log"
   hil_log "boot 2: $(($(date +%s) - t0)) s (position at the cut: ${pos_cut:-?} s)"
 
-  hil_log "systemd guest, boot 3: after the power cut"
+  hil_log "systemd guest, boot 3: after the power cut; upgrade to $v+hil1, purge"
   t0=$(date +%s)
   echo resume > "$sd/phase"
   echo "${pos_cut:-}" > "$sd/position-at-cut"
