@@ -30,6 +30,8 @@ extension AudioEngine {
         var lingerUntil: Double?
         /// Gain, held-back tail and fades (see `FadeState`).
         var fade = FadeState()
+        /// What the device holds and has not played (see `WriteHistory`).
+        var history = WriteHistory()
 
         var isOpen: Bool { output?.isOpen ?? false }
     }
@@ -120,9 +122,23 @@ extension AudioEngine {
             }
             if writer.devicePaused { return .resumeDevice }
             if !state.queue.isEmpty {
-                let item = state.queue.removeFirst()
+                var item = state.queue.removeFirst()
                 state.queuedSeconds = max(0, state.queuedSeconds - item.seconds)
-                monitor.broadcast()
+                if case .pcm(var chunk) = item {
+                    // The chunks that follow in the same opening go out in the same write: each
+                    // device call can wake a sound server's client thread (pulse), so fewer is cheaper.
+                    while chunk.frames < Self.writeBlockFrames, case .pcm(let more)? = state.queue.first,
+                          more.serial == chunk.serial, more.format == chunk.format,
+                          more.startFrame == chunk.startFrame + Int64(chunk.frames) {
+                        state.queue.removeFirst()
+                        state.queuedSeconds = max(0, state.queuedSeconds - QueueItem.pcm(more).seconds)
+                        chunk.bytes += more.bytes
+                        chunk.frames += more.frames
+                    }
+                    item = .pcm(chunk)
+                }
+                // Only the decoder waits for room, and only once the queue ran low.
+                if state.decoderFull && state.queuedSeconds < Self.refillBelowSeconds { monitor.broadcast() }
                 var starts = false
                 if case .pcm(let chunk) = item, chunk.serial != writer.currentSerial {
                     writer.currentSerial = chunk.serial
@@ -149,6 +165,7 @@ extension AudioEngine {
 
     private func resetStream(_ writer: inout Writer) {
         writer.fade.reset()
+        writer.history.reset()
         writer.written = 0
         writer.devicePaused = false
         writer.currentSerial = nil
@@ -174,6 +191,7 @@ extension AudioEngine {
                 output.close()
             }
             writer.written = 0
+            writer.history.reset()
             monitor.withLock {
                 state.live = nil
                 state.segments = []
@@ -208,6 +226,7 @@ extension AudioEngine {
         let deviceStart = writer.written
         writer.written += Int64(chunk.frames)
         let written = writer.written
+        writer.history.remember(chunk, at: deviceStart, keepBytes: output.cutMethod == .rewind, heard: written - delay)
         monitor.withLock {
             state.counters = output.counters
             guard state.generation == writer.generation else { return }
@@ -280,6 +299,7 @@ extension AudioEngine {
         writer.pendingEnd = false
         writer.currentSerial = nil
         writer.written = 0
+        writer.history.reset()
         let owned = monitor.withLock { () -> Bool in
             if let counters { state.counters = counters }
             guard state.generation == writer.generation else { return false }
@@ -301,6 +321,13 @@ extension AudioEngine {
 
     private func pauseDevice(_ writer: inout Writer) {
         guard let output = writer.output else { return }
+        if output.isOpen, output.cutMethod != .drain, let end = cutQueued(output, &writer, bookkeeping: true) {
+            // A long device buffer was cut short where the sound stopped. What was queued after that
+            // point is gone, so the track is decoded again from there (and the device released)
+            // like on a device that cannot pause; resuming fades in at that frame.
+            restartAtHeard(&writer, at: end)
+            return
+        }
         if let end = fadeOut(&writer, bookkeeping: true) {
             // Faded out and played out: the device holds nothing, so there is nothing to pause. The
             // position held is where the sound stopped (up to one device buffer after `pause()`).
@@ -337,10 +364,10 @@ extension AudioEngine {
         }
     }
 
-    private func restartAtHeard(_ writer: inout Writer) {
+    private func restartAtHeard(_ writer: inout Writer, at exact: TrackPoint? = nil) {
         monitor.withLock {
             guard state.generation == writer.generation else { return }
-            let point = state.heardPoint(now: monotonicSeconds()) ?? state.frozen
+            let point = exact ?? state.heardPoint(now: monotonicSeconds()) ?? state.frozen
             guard let point else { return }
             let paused = state.paused
             if let current = state.current, current != point.track, state.nextSpec == nil { state.nextSpec = current }
@@ -392,6 +419,10 @@ extension AudioEngine {
     /// With `bookkeeping` the frames count as heard (pause); without, they belong to a generation
     /// already discarded (stop, seek, skip) and only go to the device.
     private func fadeOut(_ writer: inout Writer, bookkeeping: Bool) -> TrackPoint? {
+        if let output = writer.output, output.isOpen, !writer.devicePaused, output.cutMethod != .drain,
+           let end = cutQueued(output, &writer, bookkeeping: bookkeeping) {
+            return end
+        }
         guard let output = writer.output, output.isOpen, !writer.devicePaused,
               let (tail, starts) = writer.fade.takeTail() else {
             _ = writer.fade.takeTail()
@@ -410,5 +441,73 @@ extension AudioEngine {
         }
         output.drain()
         return TrackPoint(track: tail.track, seconds: Double(tail.startFrame + Int64(tail.frames)) / Double(tail.format.sampleRate))
+    }
+
+    /// Takes back what a long device buffer holds, so a command is heard at once: on a device that
+    /// rewinds, all but `rewindKeepSeconds` are taken back and the first frames taken back are
+    /// written again faded out (then played out: about 25 ms); on one that only drops, the sound
+    /// stops at once at the frame the device had reached (no fade). Returns the track point where the
+    /// sound stops (nothing after it is heard or counted); nil when there was too little to cut
+    /// (the caller then fades the held-back tail as on a short buffer).
+    private func cutQueued(_ output: PCMOutput, _ writer: inout Writer, bookkeeping: Bool) -> TrackPoint? {
+        guard let format = writer.sourceFormat else { return nil }
+        let rate = format.sampleRate
+        switch output.cutMethod {
+        case .drain:
+            return nil
+        case .drop:
+            let heard = max(0, writer.written - Int64(output.delayFrames()))
+            guard let point = writer.history.point(atDeviceFrame: heard) else { return nil }
+            output.drop()
+            _ = writer.fade.takeTail()
+            writer.fade.reset()
+            takeBack(to: heard, &writer, bookkeeping: bookkeeping)
+            return point
+        case .rewind:
+            let fadeFrames = GainRamp.frames(rate: rate)
+            let keep = Int(Double(rate) * Self.rewindKeepSeconds)
+            let rewound = output.rewind(keeping: keep, atLeast: fadeFrames)
+            guard rewound > 0 else { return nil }
+            let from = writer.written - Int64(rewound)
+            _ = writer.fade.takeTail()
+            guard let faded = writer.history.frames(from: from, count: fadeFrames) else {
+                // Not held (cannot happen while the history covers the buffer): stop where it is.
+                output.drop()
+                let point = writer.history.point(atDeviceFrame: from)
+                writer.fade.reset()
+                takeBack(to: from, &writer, bookkeeping: bookkeeping)
+                return point
+            }
+            takeBack(to: from, &writer, bookkeeping: bookkeeping)
+            writer.fade.fadingOut = true
+            defer { writer.fade.fadingOut = false }
+            if bookkeeping {
+                write(faded, volume: writer.fade.volume, starts: false, &writer)
+            } else {
+                let applying = writer.fade.prepare(for: faded, volume: 0)
+                _ = SampleConversion.render(faded, as: writer.deviceSample, ramp: &writer.fade.gain, applying: applying,
+                                            scratch: &writer.scratch) { Self.write(output, $0, frames: faded.frames) }
+            }
+            output.drain()
+            return TrackPoint(track: faded.track,
+                              seconds: Double(faded.startFrame + Int64(faded.frames)) / Double(faded.format.sampleRate))
+        }
+    }
+
+    /// Forgets what was written from device frame `frame` on (taken back from the device).
+    private func takeBack(to frame: Int64, _ writer: inout Writer, bookkeeping: Bool) {
+        writer.written = frame
+        writer.history.truncate(at: frame)
+        guard bookkeeping else { return }
+        monitor.withLock {
+            guard state.generation == writer.generation else { return }
+            state.segments.removeAll { $0.deviceStart >= frame }
+            if let last = state.segments.last, last.deviceStart + last.frames > frame {
+                state.segments[state.segments.count - 1].frames = frame - last.deviceStart
+            }
+            if let live = state.live {
+                state.live = LivePosition(written: frame, delay: 0, at: monotonicSeconds(), rate: live.rate)
+            }
+        }
     }
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Glibc
 
-/// Plays tracks gaplessly: a decoder thread decodes about 1.5 s ahead into a bounded queue and a writer
+/// Plays tracks gaplessly: a decoder thread decodes up to a second ahead into a bounded queue and a writer
 /// thread feeds a `PCMOutput`, keeping count of which device frames belong to which track.
 ///
 /// Every command returns at once (it only posts to the threads); outcomes come back through `report`,
@@ -39,13 +39,21 @@ public final class AudioEngine: @unchecked Sendable {
         case released(token: UInt64, heard: HeardPoint?)
     }
 
-    /// Seconds of audio decoded ahead of the writer.
-    static let decodeAheadSeconds = 1.5
+    /// Seconds of audio decoded ahead of the writer (besides what the device buffer holds).
+    static let decodeAheadSeconds = 1.0
+    /// Once the queue is full the decoder sleeps until it holds less than this, then decodes up to
+    /// `decodeAheadSeconds` in one burst: it wakes twice a second, not once a chunk.
+    static let refillBelowSeconds = 0.5
+    /// Frames left queued ahead of the play point when a cut rewinds the device (10 ms): what the
+    /// hardware may already have fetched.
+    static let rewindKeepSeconds = 0.010
     /// Seconds the device stays open after the last track ended by itself, unless `stop()` or a new
     /// `play` comes first: a play right after the end then needs no reopen.
     static let lingerSeconds = 0.5
     /// Frames per decoded chunk (about 46 ms at 44.1 kHz): small enough to react quickly to commands.
     static let chunkFrames = 2048
+    /// Frames the writer joins into one write when the queue holds them (about 186 ms at 44.1 kHz).
+    static let writeBlockFrames = 8192
 
     let monitor = Monitor()
     var state = EngineState()

@@ -115,6 +115,8 @@ struct EngineState {
 
     var queue: [QueueItem] = []
     var queuedSeconds = 0.0
+    /// The decoder filled the queue and sleeps until it falls below `refillBelowSeconds`.
+    var decoderFull = false
 
     /// The track the writer last started (target of `seek`).
     var current: TrackRef?
@@ -133,6 +135,7 @@ struct EngineState {
     mutating func clearQueue() {
         queue.removeAll()
         queuedSeconds = 0
+        decoderFull = false
     }
 
     /// The frame heard now, mapped to its track; nil when nothing has been written since the last reset.
