@@ -28,6 +28,8 @@ public final class AlsaOutput: PCMOutput {
     private var pollFds: [pollfd] = []
     /// The last delay read from the device and when (for the frame heard at a failure).
     private var lastDelay: (frames: Int, at: Double)?
+    /// Readable while the engine has a command for the writer (see `setInterrupt`); -1: none.
+    private var interruptFD: Int32 = -1
     /// The device buffer of the open stream, in frames.
     public private(set) var bufferFrames = 0
     /// How queued frames are taken back from the open stream (see `CutMethod`).
@@ -36,7 +38,7 @@ public final class AlsaOutput: PCMOutput {
     /// The device buffer asked for: about a second (the driver may round it).
     static let bufferMicroseconds: UInt32 = 1_000_000
     /// Periods per buffer (the pulse plugin wants at least 3; it asks for data once a period).
-    static let periodsPerBuffer: UInt32 = 4
+    static let periodsPerBuffer: UInt32 = 3
     /// Seconds queued before a stream starts (or half the buffer, if less).
     static let startSeconds = 0.08
 
@@ -250,7 +252,11 @@ public final class AlsaOutput: PCMOutput {
         }
     }
 
-    /// Writes all frames, waiting (in `poll`, never spinning) while the device buffer is full. Recovers
+    /// Makes a waiting `write` return early while `fd` is readable.
+    public func setInterrupt(_ fd: Int32) { interruptFD = fd }
+
+    /// Writes all frames, waiting (in `poll`, never spinning) while the device buffer is full; returns
+    /// early (fewer frames) when the interrupt descriptor is readable. Recovers
     /// up to a few xruns or suspends per call and counts them; throws `.lost` when the device is gone,
     /// recovery keeps failing, or nothing was consumed for `stallTimeout` seconds (`failurePoint` then
     /// says what was heard).
@@ -280,7 +286,8 @@ public final class AlsaOutput: PCMOutput {
                     failurePoint = (done, lastDelay?.frames ?? 0)
                     throw OutputError(kind: .lost, message: "\(device): stalled: nothing played for \(stallTimeout) s")
                 }
-                waitForRoom(pcm, seconds: min(0.25, stallTimeout - waited))
+                // Room comes once half the buffer is free (avail_min): about half a second.
+                if waitForRoom(pcm, seconds: min(1, stallTimeout - waited)) { return done }
                 noteDelay(pcm)
                 continue
             }
@@ -315,17 +322,24 @@ public final class AlsaOutput: PCMOutput {
         return snd_pcm_prepare(pcm) >= 0
     }
 
-    /// Sleeps until the device reports room (or an error), or `seconds` pass.
-    private func waitForRoom(_ pcm: OpaquePointer, seconds: Double) {
+    /// Sleeps until the device reports room (or an error), or `seconds` pass; true when the interrupt
+    /// descriptor woke it.
+    private func waitForRoom(_ pcm: OpaquePointer, seconds: Double) -> Bool {
         let timeout = Int32(max(1, (seconds * 1000).rounded(.up)))
-        guard !pollFds.isEmpty else { return sleepSeconds(min(seconds, 0.01)) }
+        guard !pollFds.isEmpty else {
+            sleepSeconds(min(seconds, 0.01))
+            return false
+        }
         var fds = pollFds
+        if interruptFD >= 0 { fds.append(pollfd(fd: interruptFD, events: Int16(POLLIN), revents: 0)) }
         let ready = poll(&fds, nfds_t(fds.count), timeout)
-        guard ready > 0 else { return }
+        guard ready > 0 else { return false }
+        if interruptFD >= 0, fds[fds.count - 1].revents != 0 { return true }
         var revents: UInt16 = 0
-        _ = snd_pcm_poll_descriptors_revents(pcm, &fds, UInt32(fds.count), &revents)
+        _ = snd_pcm_poll_descriptors_revents(pcm, &fds, UInt32(pollFds.count), &revents)
         // A descriptor woke us without room (a timer tick on a stalled device): do not spin on it.
         if revents & UInt16(POLLOUT | POLLERR) == 0 { sleepSeconds(0.005) }
+        return false
     }
 
     private func noteDelay(_ pcm: OpaquePointer) {

@@ -32,6 +32,8 @@ extension AudioEngine {
         var fade = FadeState()
         /// What the device holds and has not played (see `WriteHistory`).
         var history = WriteHistory()
+        /// The last write returned early for a command: the rest of that step is not written.
+        var interrupted = false
 
         var isOpen: Bool { output?.isOpen ?? false }
     }
@@ -78,7 +80,8 @@ extension AudioEngine {
                 resumeDevice(&writer)
             case .item(.pcm(let chunk), let volume, let starts):
                 let generation = writer.generation
-                for part in writer.fade.take(chunk, volume: volume, starts: starts) where writer.generation == generation {
+                for part in writer.fade.take(chunk, volume: volume, starts: starts)
+                    where writer.generation == generation && !writer.interrupted {
                     write(part.chunk, volume: volume, starts: part.starts, &writer)
                 }
             case .item(.trackEnd(_, let id), _, _):
@@ -105,7 +108,9 @@ extension AudioEngine {
 
     // Called with the lock held; waits until there is something to do.
     private func nextWriteStep(_ writer: inout Writer) -> WriteStep {
+        writer.interrupted = false
         while true {
+            clearWriterInterrupt()
             if state.shutdown { return .exit }
             if state.generation != writer.generation {
                 writer.generation = state.generation
@@ -177,6 +182,7 @@ extension AudioEngine {
     private func makeOutputOnce(_ writer: inout Writer) -> PCMOutput {
         if let output = writer.output { return output }
         let output = makeOutput()
+        output.setInterrupt(interruptPipe.read)
         writer.output = output
         return output
     }
@@ -215,6 +221,14 @@ extension AudioEngine {
             let heard = output.failurePoint.map { writer.written + Int64($0.accepted) - Int64($0.unheard) }
             deviceFailed(error, fallback: fallback, heardFrame: heard.map { ($0, writer.written, chunk.format.sampleRate) }, &writer)
             return
+        }
+        // A command cut the write short: only what went out is counted; the step ends here.
+        let accepted = (try? result.get()) ?? chunk.frames
+        var chunk = chunk
+        if accepted < chunk.frames {
+            writer.interrupted = true
+            guard accepted > 0 else { return }
+            chunk = chunk.frames(0..<accepted)
         }
         if starts { report(.started(id: chunk.track.id)) }
         if !writer.firstSampleSent {
@@ -395,6 +409,21 @@ extension AudioEngine {
     }
 
     private func finishIfDrained(_ writer: inout Writer) {
+        // The device plays out its long buffer; a command meanwhile is taken at once (the next
+        // step cuts what is queued), so only the last few milliseconds are waited out in `drain`.
+        if let output = writer.output, output.isOpen, let rate = writer.sourceFormat?.sampleRate {
+            let generation = writer.generation
+            while true {
+                let left = Double(output.delayFrames()) / Double(rate)
+                if left < Self.playOutSlackSeconds { break }
+                let interrupted = monitor.withLock { () -> Bool in
+                    let changed = { self.state.generation != generation || self.state.shutdown || self.state.paused }
+                    if !changed() { monitor.wait(seconds: left - Self.playOutSlackSeconds * 0.8) }
+                    return changed()
+                }
+                if interrupted { return }
+            }
+        }
         writer.output?.drain()
         let done = monitor.withLock { () -> Bool in
             guard state.generation == writer.generation, writer.pendingEnd, state.decoderHasNothingComing else { return false }

@@ -47,11 +47,15 @@ public final class AudioEngine: @unchecked Sendable {
     /// Frames left queued ahead of the play point when a cut rewinds the device (10 ms): what the
     /// hardware may already have fetched.
     static let rewindKeepSeconds = 0.010
+    /// At the end of the queue the writer waits for commands while the device plays out, and blocks
+    /// in `drain` only for the last 50 ms.
+    static let playOutSlackSeconds = 0.05
     /// Seconds the device stays open after the last track ended by itself, unless `stop()` or a new
     /// `play` comes first: a play right after the end then needs no reopen.
     static let lingerSeconds = 0.5
-    /// Frames per decoded chunk (about 46 ms at 44.1 kHz): small enough to react quickly to commands.
-    static let chunkFrames = 2048
+    /// Frames per decoded chunk (about 93 ms at 44.1 kHz): small enough to react quickly to
+    /// commands (the decoder looks at them between chunks), large enough to keep per-chunk work rare.
+    static let chunkFrames = 4096
     /// Frames the writer joins into one write when the queue holds them (about 186 ms at 44.1 kHz).
     static let writeBlockFrames = 8192
 
@@ -63,6 +67,9 @@ public final class AudioEngine: @unchecked Sendable {
     let mixer: AlsaMixer?
     private var threads: [NativeThread] = []
     private var isShutDown = false
+    /// A pipe made readable by commands the writer must see at once (play, seek, pause, stop,
+    /// release, shutdown): a write waiting for room in a long device buffer returns early.
+    let interruptPipe: (read: Int32, write: Int32)
 
     /// Starts the decoder and writer threads. `makeOutput` is called on the writer thread the first time a
     /// device is needed (the output object is then reused); `report` receives every outcome. With a
@@ -72,6 +79,13 @@ public final class AudioEngine: @unchecked Sendable {
         self.mixer = mixer
         self.makeOutput = makeOutput
         self.report = report
+        var fds: [Int32] = [-1, -1]
+        precondition(pipe(&fds) == 0, "pipe failed")
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        interruptPipe = (fds[0], fds[1])
         threads = [NativeThread { [self] in decoderLoop() }, NativeThread { [self] in writerLoop() }]
     }
 
@@ -81,7 +95,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// in reports.
     public func play(id: UInt64, path: String, from seconds: Double, paused: Bool,
                      next: (id: UInt64, path: String)? = nil) {
-        command { state in
+        command(interrupting: true) { state in
             state.restart(track: TrackRef(id: id, path: path), at: seconds, announce: true)
             state.nextSpec = next.map { TrackRef(id: $0.id, path: $0.path) }
             state.active = true
@@ -111,7 +125,7 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Pauses at the frame heard now; `position()` then stays there. No-op unless playing.
     public func pause() {
-        command { state in
+        command(interrupting: true) { state in
             guard state.active, !state.paused else { return }
             if let point = state.heardPoint(now: monotonicSeconds()) { state.frozen = point }
             state.paused = true
@@ -130,14 +144,14 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Stops playback, forgets the current and next track and releases the device. Reports nothing.
     public func stop() {
-        command { state in state.becomeIdle(keep: nil) }
+        command(interrupting: true) { state in state.becomeIdle(keep: nil) }
     }
 
     /// Like `stop()`, then reports `.released(token:heard:)` once the device is really closed, so a
     /// caller can tell another program the device is free and resume later at the exact frame.
     /// Reported even when no device was open.
     public func release(token: UInt64) {
-        command { state in
+        command(interrupting: true) { state in
             state.becomeIdle(keep: nil)
             state.releaseTokens.append(token)
         }
@@ -154,7 +168,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// Moves to `seconds` in the track being heard, keeping the paused state and the next track.
     /// Sample-exact except Ogg Vorbis (libsndfile may land a few hundred frames off). No-op while idle.
     public func seek(to seconds: Double) {
-        command { state in
+        command(interrupting: true) { state in
             guard state.active else { return }
             let heard = state.heardPoint(now: monotonicSeconds())?.track
             guard let target = heard ?? state.current else { return }
@@ -212,18 +226,39 @@ public final class AudioEngine: @unchecked Sendable {
             if isShutDown { return false }
             isShutDown = true
             state.shutdown = true
+            interruptWriter()
             monitor.broadcast()
             return true
         }
         guard first else { return }
         for thread in threads { thread.join() }
+        close(interruptPipe.read)
+        close(interruptPipe.write)
     }
 
-    private func command(_ body: (inout EngineState) -> Void) {
+    private func command(interrupting: Bool = false, _ body: (inout EngineState) -> Void) {
         monitor.withLock {
             body(&state)
+            if interrupting { interruptWriter() }
             monitor.broadcast()
         }
+    }
+
+    // Called with the lock held.
+    private func interruptWriter() {
+        guard !state.writerInterrupted else { return }
+        state.writerInterrupted = true
+        var byte: UInt8 = 1
+        _ = Glibc.write(interruptPipe.write, &byte, 1)
+    }
+
+    /// Called by the writer with the lock held, before it looks at the state: every command so far
+    /// is about to be seen, so the pipe is emptied.
+    func clearWriterInterrupt() {
+        guard state.writerInterrupted else { return }
+        state.writerInterrupted = false
+        var bytes = [UInt8](repeating: 0, count: 16)
+        while read(interruptPipe.read, &bytes, bytes.count) > 0 {}
     }
 }
 

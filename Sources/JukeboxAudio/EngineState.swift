@@ -89,6 +89,8 @@ struct TrackPoint {
 /// Everything the caller, the decoder and the writer share; guarded by the engine's monitor.
 struct EngineState {
     var shutdown = false
+    /// A command made the interrupt pipe readable and the writer has not looked yet.
+    var writerInterrupted = false
     /// Bumped by every command that discards what is queued (play, stop, seek, device loss).
     var generation: UInt64 = 0
     /// A track is loaded (playing or paused).

@@ -50,8 +50,12 @@ public protocol PCMOutput: AnyObject {
     /// may try another), `.busy` / `.lost` / `.other` when the device cannot be had. Closes any previous stream.
     func open(format: AudioFormat) throws(OutputError)
     /// Blocks until all `frames` frames of `buf` (in the opened format) are queued; returns the frames
-    /// queued. Throws `.lost` when the device went away (the caller closes it).
+    /// queued, fewer when the interrupt descriptor (`setInterrupt`) became readable while it waited.
+    /// Throws `.lost` when the device went away (the caller closes it).
     func write(_ buf: UnsafeRawPointer, frames: Int) throws(OutputError) -> Int
+    /// A descriptor that, while readable, makes a waiting `write` return early (the engine's
+    /// commands: a long device buffer must not keep them waiting). Default: ignored.
+    func setInterrupt(_ fd: Int32)
     /// Frames queued but not yet heard; 0 when unknown or idle.
     func delayFrames() -> Int
     /// Pauses (true) or resumes (false) keeping queued frames. Throws `.unsupported` when the device cannot
@@ -85,6 +89,8 @@ public protocol PCMOutput: AnyObject {
 extension PCMOutput {
     /// Always available (outputs that no other program can hold).
     public func probe() -> OutputError? { nil }
+    /// Writes are never interrupted.
+    public func setInterrupt(_ fd: Int32) {}
     /// Cannot take frames back.
     public var cutMethod: CutMethod { .drain }
     /// Cannot take frames back.
