@@ -48,8 +48,8 @@ extension AudioEngine {
             monitor.unlock()
             switch step {
             case .exit:
-                // A clean end (SIGTERM, quit) fades out what is playing instead of cutting it: the
-                // held-back tail goes out ramped down, the device plays out its buffer, then closes.
+                // A clean end (SIGTERM, quit) is cut like a stop: faded out at once on a device that
+                // rewinds, dropped on one that cannot, faded after a short buffer elsewhere.
                 _ = fadeOut(&writer, bookkeeping: false)
                 writer.output?.close()
                 return
@@ -79,6 +79,10 @@ extension AudioEngine {
             case .resumeDevice:
                 resumeDevice(&writer)
             case .item(.pcm(let chunk), let volume, let starts):
+                if volume != writer.fade.volume, let output = writer.output, output.isOpen,
+                   output.cutMethod == .rewind, !writer.devicePaused {
+                    rewrite(at: volume, output, &writer)
+                }
                 let generation = writer.generation
                 for part in writer.fade.take(chunk, volume: volume, starts: starts)
                     where writer.generation == generation && !writer.interrupted {
@@ -537,6 +541,32 @@ extension AudioEngine {
             if let live = state.live {
                 state.live = LivePosition(written: frame, delay: 0, at: monotonicSeconds(), rate: live.rate)
             }
+        }
+    }
+
+    /// A volume change on a device that rewinds is heard at once, not after the long buffer: what
+    /// is queued beyond `rewindKeepSeconds` is taken back and written again from the history, the
+    /// gain ramping from the old volume to the new one (`GainRamp`, no step). Elsewhere it applies
+    /// to frames written from now on.
+    private func rewrite(at volume: Int, _ output: PCMOutput, _ writer: inout Writer) {
+        guard let format = writer.sourceFormat else { return }
+        let end = writer.written
+        let keep = Int(Double(format.sampleRate) * Self.rewindKeepSeconds)
+        let rewound = output.rewind(keeping: keep, atLeast: 1)
+        guard rewound > 0 else { return }
+        let from = end - Int64(rewound)
+        var parts: [PCMChunk] = []
+        var position = from
+        while position < end, let part = writer.history.frames(from: position, count: Int(end - position)) {
+            parts.append(part)
+            position += Int64(part.frames)
+        }
+        takeBack(to: from, &writer, bookkeeping: true)
+        // The frames taken back were written at the old volume: the ramp starts from there.
+        writer.fade.gain.jump(to: VolumeCurve.gain(percent: writer.fade.volume))
+        let generation = writer.generation
+        for part in parts where writer.generation == generation && !writer.interrupted {
+            write(part, volume: volume, starts: false, &writer)
         }
     }
 }

@@ -199,7 +199,8 @@ public final class AudioEngine: @unchecked Sendable {
                 software = p
             }
         }
-        command { state in state.volume = software }
+        // Interrupting: on a device that rewinds, the writer rewrites its queued audio at once.
+        command(interrupting: true) { state in state.volume = software }
     }
 
     /// The track and second being heard now (frames written minus the device delay, across gapless
