@@ -86,7 +86,8 @@ public final class AudioEngine: @unchecked Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         }
         interruptPipe = (fds[0], fds[1])
-        threads = [NativeThread { [self] in decoderLoop() }, NativeThread { [self] in writerLoop() }]
+        threads = [NativeThread(name: "jukebox-decode") { [self] in decoderLoop() },
+                   NativeThread(name: "jukebox-write") { [self] in writerLoop() }]
     }
 
     /// Stops whatever plays, opens `path` at `seconds` and starts it, or leaves it ready but paused (the
