@@ -200,10 +200,13 @@ public final class AlsaOutput: PCMOutput {
         // Start the stream only once `startSeconds` are queued. ALSA's default starts it at the first
         // frame, i.e. with one decoded chunk (~46 ms) queued, so a slow next decode underran at every
         // open (seen by board/hil as a gap 31 ms into a bit-exact loopback recording). drain() starts
-        // a stream that holds less. The writer sleeps until half the buffer is free (avail_min), so it
-        // wakes about twice a buffer, not once a period.
+        // a stream that holds less. On a kernel-backed PCM the writer sleeps until half the buffer is
+        // free (avail_min), so it wakes about twice a buffer, not once a period. An external plugin
+        // keeps avail_min at a period: pulse's poll reports room once a period is free, and with a
+        // larger avail_min libasound would refuse that room (EAGAIN) while poll kept waking the writer.
         let start = min(bufferSize / 2, snd_pcm_uframes_t(Self.startSeconds * Double(format.sampleRate)))
-        let availMin = max(periodSize, bufferSize / 2)
+        let cut = Self.cutMethod(of: handle)
+        let availMin = cut == .rewind ? max(periodSize, bufferSize / 2) : periodSize
         var sw: OpaquePointer?
         if bufferSize > 0, snd_pcm_sw_params_malloc(&sw) == 0, let sw {
             defer { snd_pcm_sw_params_free(sw) }
@@ -213,7 +216,7 @@ public final class AlsaOutput: PCMOutput {
                 _ = snd_pcm_sw_params(handle, sw)
             }
         }
-        self.cutMethod = Self.cutMethod(of: handle)
+        self.cutMethod = cut
         try check(snd_pcm_prepare(handle), "prepare failed", kind: .lost)
     }
 
