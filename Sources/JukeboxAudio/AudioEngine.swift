@@ -56,8 +56,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// Frames per decoded chunk (about 93 ms at 44.1 kHz): small enough to react quickly to
     /// commands (the decoder looks at them between chunks), large enough to keep per-chunk work rare.
     static let chunkFrames = 4096
-    /// Frames the writer joins into one write when the queue holds them (about 186 ms at 44.1 kHz).
-    static let writeBlockFrames = 8192
+    /// Frames the writer joins into one write when the queue holds them (about 372 ms at 44.1 kHz:
+    /// more than a period, so one write fills what the device asks for).
+    static let writeBlockFrames = 16384
 
     let monitor = Monitor()
     var state = EngineState()
