@@ -8,6 +8,7 @@ extension AudioEngine {
         case pauseDevice
         case resumeDevice
         case item(QueueItem, volume: Int, starts: Bool)
+        case rest(volume: Int)
         case finishIfDrained
     }
 
@@ -32,8 +33,11 @@ extension AudioEngine {
         var fade = FadeState()
         /// What the device holds and has not played (see `WriteHistory`).
         var history = WriteHistory()
-        /// The last write returned early for a command: the rest of that step is not written.
+        /// The last write returned early for a command: the rest of that step waits in `rest`.
         var interrupted = false
+        /// What an interrupted step had still to write, in order; written next unless the command
+        /// discards it (a new generation or a pause resets the stream).
+        var rest: [(chunk: PCMChunk, starts: Bool)] = []
 
         var isOpen: Bool { output?.isOpen ?? false }
     }
@@ -83,11 +87,17 @@ extension AudioEngine {
                    output.cutMethod == .rewind, !writer.devicePaused {
                     rewrite(at: volume, output, &writer)
                 }
-                let generation = writer.generation
-                for part in writer.fade.take(chunk, volume: volume, starts: starts)
-                    where writer.generation == generation && !writer.interrupted {
-                    write(part.chunk, volume: volume, starts: part.starts, &writer)
+                let parts = writer.fade.take(chunk, volume: volume, starts: starts)
+                // A rewrite cut short by another command left its rest first: these follow it.
+                if writer.interrupted { writer.rest += parts } else { writeParts(parts, volume: volume, &writer) }
+            case .rest(let volume):
+                let pending = writer.rest
+                writer.rest = []
+                if volume != writer.fade.volume, let output = writer.output, output.isOpen,
+                   output.cutMethod == .rewind, !writer.devicePaused {
+                    rewrite(at: volume, output, &writer)
                 }
+                if writer.interrupted { writer.rest += pending } else { writeParts(pending, volume: volume, &writer) }
             case .item(.trackEnd(_, let id), _, _):
                 // The track's own end: its held-back frames go out unchanged, before its report.
                 if let tail = writer.fade.takeTail() {
@@ -130,6 +140,7 @@ extension AudioEngine {
                 continue
             }
             if writer.devicePaused { return .resumeDevice }
+            if !writer.rest.isEmpty { return .rest(volume: state.volume) }
             if !state.queue.isEmpty {
                 var item = state.queue.removeFirst()
                 state.queuedSeconds = max(0, state.queuedSeconds - item.seconds)
@@ -175,6 +186,7 @@ extension AudioEngine {
     private func resetStream(_ writer: inout Writer) {
         writer.fade.reset()
         writer.history.reset()
+        writer.rest = []
         writer.written = 0
         writer.devicePaused = false
         writer.currentSerial = nil
@@ -226,11 +238,12 @@ extension AudioEngine {
             deviceFailed(error, fallback: fallback, heardFrame: heard.map { ($0, writer.written, chunk.format.sampleRate) }, &writer)
             return
         }
-        // A command cut the write short: only what went out is counted; the step ends here.
+        // A command cut the write short: only what went out is counted; the rest waits (`rest`).
         let accepted = (try? result.get()) ?? chunk.frames
         var chunk = chunk
         if accepted < chunk.frames {
             writer.interrupted = true
+            writer.rest = [(chunk.frames(accepted..<chunk.frames), accepted == 0 && starts)]
             guard accepted > 0 else { return }
             chunk = chunk.frames(0..<accepted)
         }
@@ -290,6 +303,20 @@ extension AudioEngine {
         return lastError
     }
 
+    /// Writes `parts` in order; when a command interrupts one, what is left of it and the parts
+    /// after it wait in `writer.rest`.
+    private func writeParts(_ parts: [(chunk: PCMChunk, starts: Bool)], volume: Int, _ writer: inout Writer) {
+        let generation = writer.generation
+        writer.interrupted = false
+        for (index, part) in parts.enumerated() where writer.generation == generation {
+            write(part.chunk, volume: volume, starts: part.starts, &writer)
+            if writer.interrupted {
+                writer.rest += parts[(index + 1)...]
+                return
+            }
+        }
+    }
+
     /// Sends the held reports; a held `.finished` names `continuing` as the track that follows.
     private func flushPending(_ writer: inout Writer, continuing: UInt64?) {
         let reports = writer.pending
@@ -318,6 +345,7 @@ extension AudioEngine {
         writer.currentSerial = nil
         writer.written = 0
         writer.history.reset()
+        writer.rest = []
         let owned = monitor.withLock { () -> Bool in
             if let counters { state.counters = counters }
             guard state.generation == writer.generation else { return false }
@@ -564,9 +592,7 @@ extension AudioEngine {
         takeBack(to: from, &writer, bookkeeping: true)
         // The frames taken back were written at the old volume: the ramp starts from there.
         writer.fade.gain.jump(to: VolumeCurve.gain(percent: writer.fade.volume))
-        let generation = writer.generation
-        for part in parts where writer.generation == generation && !writer.interrupted {
-            write(part, volume: volume, starts: false, &writer)
-        }
+        writeParts(parts.map { ($0, false) }, volume: volume, &writer)
+        writer.fade.volume = volume
     }
 }

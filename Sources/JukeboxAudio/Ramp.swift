@@ -93,8 +93,9 @@ struct FadeState {
     var fadeInNext = true
     /// The device was played out for a pause (not paused): resuming just writes on, fading in.
     var drainedForPause = false
-    /// The volume of the last chunk taken (for writing the tail at a track's end).
-    private(set) var volume = 100
+    /// The volume of the last chunk taken (for writing the tail at a track's end), or of the
+    /// audio last rewritten at a new volume.
+    var volume = 100
     /// While true the gain heads for 0 (the tail being faded out).
     var fadingOut = false
 
