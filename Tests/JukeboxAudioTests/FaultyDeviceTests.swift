@@ -269,6 +269,22 @@ final class FaultyDeviceTests: XCTestCase {
                         source.bytes(frames: (stoppedFrame + fadeFrames)..<source.frames), bytesPerFrame: 4, "after the resume")
     }
 
+    func testAVolumeChangeInterruptsTheWriteButLosesOrRepeatsNoFrame() throws {
+        let pcm = try device(speed: 4)
+        let path = try scratch.audio(.wav16, frames: 44100 * 3)
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(waitHeard(engine, 0.3))
+        // The writer waits in the full device buffer: the command wakes it mid-write.
+        engine.setVolume(50)
+        XCTAssertTrue(finished(log, 1, timeout: 10))
+        engine.shutdown()
+        XCTAssertEqual(pcm.recording().count / 4, source.frames, "every frame written once across the interrupted write")
+    }
+
     // MARK: Xrun and suspend
 
     func testXrunIsRecoveredCountedAndLosesNothingWritten() throws {
