@@ -3,7 +3,7 @@
 #
 # bench.sh - regenerate the figures of README "Performance and reliability".
 #
-#   board/bench.sh [--quick] [--json FILE] [--only SECTION,...]
+#   board/bench.sh [--quick] [--json FILE] [--only SECTION,...] [--vs-mpd [FILE]]
 #
 # Builds a release jukebox the way board/install.sh does (static Swift standard library) and
 # jukebox-bench, compiles the ALSA test device with cc, then runs jukebox-bench: it plays through
@@ -13,9 +13,13 @@
 # Options:
 #   --quick          shorter runs, fewer repeats, no 2,000-track folder
 #   --json FILE      also write the JSON object to FILE
-#   --only LIST      some of playback,resume,button,library,state,loop,gapless
+#   --only LIST      some of playback,resume,button,library,state,loop,gapless,idle
+#   --vs-mpd [FILE]  then, when MPD is installed, MPD and this jukebox side by side in one run:
+#                    ../shared/bench/side-by-side.sh (paced CPU through ALSA's pulse plugin, RSS,
+#                    PSS, idle CPU; ~6 minutes); its JSON to FILE (default: beside --json, or not kept)
 # Environment:
 #   JUKEBOX_BENCH_BUILD   the build folder (default /tmp/build-bench-rel; keep it for a warm build)
+#   JUKEBOX_SIDE_BY_SIDE  the side-by-side script (default: ../shared/bench/side-by-side.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,14 +27,20 @@ say() { printf 'bench: %s\n' "$*" >&2; }
 die() { say "$*"; exit 2; }
 
 args=()
+vs_mpd=0
+vs_mpd_json=
+json=
 while [ $# -gt 0 ]; do
   case "$1" in
+    --vs-mpd)
+      vs_mpd=1
+      if [ $# -ge 2 ] && [ "${2#-}" = "$2" ]; then vs_mpd_json=$(realpath -m "$2"); shift; fi ;;
     --quick) args+=(--quick) ;;
-    --json) [ $# -ge 2 ] || die "--json needs a FILE"; args+=(--json "$(realpath -m "$2")"); shift ;;
-    --json=*) args+=(--json "$(realpath -m "${1#--json=}")") ;;
+    --json) [ $# -ge 2 ] || die "--json needs a FILE"; json=$(realpath -m "$2"); args+=(--json "$json"); shift ;;
+    --json=*) json=$(realpath -m "${1#--json=}"); args+=(--json "$json") ;;
     --only) [ $# -ge 2 ] || die "--only needs a LIST"; args+=(--only "$2"); shift ;;
     --only=*) args+=(--only "${1#--only=}") ;;
-    -h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac
   shift
@@ -59,5 +69,23 @@ fi
 
 toolchain=$(swift --version 2>/dev/null | head -n 1)
 say "running jukebox-bench"
-exec "$bin/jukebox-bench" --jukebox "$bin/jukebox" --test-pcm "$plugin" \
-  --build "release, --static-swift-stdlib (as board/install.sh)" --toolchain "$toolchain" ${args[@]+"${args[@]}"}
+status=0
+"$bin/jukebox-bench" --jukebox "$bin/jukebox" --test-pcm "$plugin" \
+  --build "release, --static-swift-stdlib (as board/install.sh)" --toolchain "$toolchain" ${args[@]+"${args[@]}"} || status=$?
+
+if [ "$vs_mpd" = 1 ]; then
+  harness=${JUKEBOX_SIDE_BY_SIDE:-$(pwd)/../shared/bench/side-by-side.sh}
+  if ! command -v mpd >/dev/null 2>&1; then
+    say "--vs-mpd: MPD is not installed (apt-get install mpd): side by side skipped"
+  elif [ ! -f "$harness" ]; then
+    say "--vs-mpd: no side-by-side script at $harness (set JUKEBOX_SIDE_BY_SIDE): skipped"
+  else
+    if [ -z "$vs_mpd_json" ] && [ -n "$json" ]; then vs_mpd_json="${json%.json}-vs-mpd.json"; fi
+    say "MPD and jukebox side by side ($harness; $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
+    # Windows under 10 s: the control socket drops a client silent for 10 s, and the script keeps
+    # its connection open and silent through each window.
+    bash "$harness" "$bin/jukebox" --sections paced,idle --window 9 --window-short 9 \
+      ${vs_mpd_json:+--out "$vs_mpd_json"} || status=$?
+  fi
+fi
+exit "$status"

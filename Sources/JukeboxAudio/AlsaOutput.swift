@@ -6,8 +6,8 @@ import Glibc
 ///
 /// Opens non-blocking so a busy device fails at once (`.busy`, with the holder when /proc or the
 /// device's lock file names it) and stays non-blocking: writes wait for room in `poll` with a timeout,
-/// so a stalled device cannot block them forever (alsa-lib 1.2.8 can). Buffer about 200 ms in 4
-/// periods. Underruns and suspends are recovered inside `write` (bounded) and counted; an unplugged or
+/// so a stalled device cannot block them forever (alsa-lib 1.2.8 can). Buffer about a second in 4
+/// periods, refilled when half of it is free; commands cut it short (`rewind`, `drop`). Underruns and suspends are recovered inside `write` (bounded) and counted; an unplugged or
 /// broken device, or one that consumes nothing for `stallTimeout` seconds, throws `.lost`.
 /// Use from one thread at a time.
 public final class AlsaOutput: PCMOutput {
@@ -28,6 +28,19 @@ public final class AlsaOutput: PCMOutput {
     private var pollFds: [pollfd] = []
     /// The last delay read from the device and when (for the frame heard at a failure).
     private var lastDelay: (frames: Int, at: Double)?
+    /// Readable while the engine has a command for the writer (see `setInterrupt`); -1: none.
+    private var interruptFD: Int32 = -1
+    /// The device buffer of the open stream, in frames.
+    public private(set) var bufferFrames = 0
+    /// How queued frames are taken back from the open stream (see `CutMethod`).
+    public private(set) var cutMethod = CutMethod.drain
+
+    /// The device buffer asked for: about a second (the driver may round it).
+    static let bufferMicroseconds: UInt32 = 1_000_000
+    /// Periods per buffer (the pulse plugin wants at least 3; it asks for data once a period).
+    static let periodsPerBuffer: UInt32 = 3
+    /// Seconds queued before a stream starts (or half the buffer, if less).
+    static let startSeconds = 0.08
 
     /// Creates a closed output for `device`; nothing is opened until `open(format:)`. With
     /// `configText` (alsa.conf syntax, e.g. `pcm.x { type … }` and `pcm_type.…`), `device` is looked up
@@ -167,30 +180,71 @@ public final class AlsaOutput: PCMOutput {
         try check(snd_pcm_hw_params_set_format(handle, params, Self.alsaFormat(format.sample)), "sample format \(format.sample) refused")
         try check(snd_pcm_hw_params_set_channels(handle, params, UInt32(format.channels)), "\(format.channels) channels refused")
         try check(snd_pcm_hw_params_set_rate(handle, params, UInt32(format.sampleRate), 0), "rate \(format.sampleRate) Hz refused")
-        // 160 ms: enough to ride out a busy Pi Zero, short enough that a fade-out plus the buffer
-        // playing out fits the 200 ms a clean stop may take.
-        var bufferTime: UInt32 = 160_000
+        // A long buffer (about a second) lets every layer sleep long: the writer refills it a few
+        // times a second, and a sound server behind a plugin (pulse) is asked for data as rarely.
+        // Commands do not wait for it: `cut` rewinds or drops what is queued (see `cut`).
+        var bufferTime = Self.bufferMicroseconds
         var dir: Int32 = 0
         try check(snd_pcm_hw_params_set_buffer_time_near(handle, params, &bufferTime, &dir), "buffer time refused")
-        var periodTime: UInt32 = bufferTime / 4
+        var periodTime: UInt32 = bufferTime / Self.periodsPerBuffer
         dir = 0
         try check(snd_pcm_hw_params_set_period_time_near(handle, params, &periodTime, &dir), "period time refused")
         try check(snd_pcm_hw_params(handle, params), "hardware parameters refused")
         canPause = snd_pcm_hw_params_can_pause(params) != 0
-        // Start the stream only once half the buffer (80 ms) is queued. ALSA's default starts it
-        // at the first frame, i.e. with one decoded chunk (~30 ms) queued, so a slow next decode
-        // underran at every open although the buffer holds 160 ms (seen by board/hil as a gap
-        // 31 ms into a bit-exact loopback recording). drain() starts a stream that holds less.
         var bufferSize: snd_pcm_uframes_t = 0
+        var periodSize: snd_pcm_uframes_t = 0
+        _ = snd_pcm_hw_params_get_buffer_size(params, &bufferSize)
+        dir = 0
+        _ = snd_pcm_hw_params_get_period_size(params, &periodSize, &dir)
+        self.bufferFrames = Int(bufferSize)
+        // Start the stream only once `startSeconds` are queued. ALSA's default starts it at the first
+        // frame, i.e. with one decoded chunk (~46 ms) queued, so a slow next decode underran at every
+        // open (seen by board/hil as a gap 31 ms into a bit-exact loopback recording). drain() starts
+        // a stream that holds less. On a kernel-backed PCM the writer sleeps until half the buffer is
+        // free (avail_min), so it wakes about twice a buffer, not once a period. An external plugin
+        // keeps avail_min at a period: pulse's poll reports room once a period is free, and with a
+        // larger avail_min libasound would refuse that room (EAGAIN) while poll kept waking the writer.
+        let start = min(bufferSize / 2, snd_pcm_uframes_t(Self.startSeconds * Double(format.sampleRate)))
+        let cut = Self.cutMethod(of: handle)
+        let availMin = cut == .rewind ? max(periodSize, bufferSize / 2) : periodSize
         var sw: OpaquePointer?
-        if snd_pcm_hw_params_get_buffer_size(params, &bufferSize) == 0, snd_pcm_sw_params_malloc(&sw) == 0, let sw {
+        if bufferSize > 0, snd_pcm_sw_params_malloc(&sw) == 0, let sw {
             defer { snd_pcm_sw_params_free(sw) }
             if snd_pcm_sw_params_current(handle, sw) == 0,
-               snd_pcm_sw_params_set_start_threshold(handle, sw, bufferSize / 2) == 0 {
+               snd_pcm_sw_params_set_start_threshold(handle, sw, max(1, start)) == 0,
+               snd_pcm_sw_params_set_avail_min(handle, sw, availMin) == 0 {
                 _ = snd_pcm_sw_params(handle, sw)
             }
         }
+        self.cutMethod = cut
         try check(snd_pcm_prepare(handle), "prepare failed", kind: .lost)
+    }
+
+    /// Kernel-backed PCMs (and ALSA's own plugins over them) take back queued frames for real with
+    /// `snd_pcm_rewind`. An external plugin (`ioplug`: pulse, PipeWire, the test device) has already
+    /// passed written frames on, and its rewind only moves a pointer: those and the rest are cut
+    /// with `snd_pcm_drop`. (A `plug` over an external plugin would lie about rewinding; such
+    /// stacks are not used here.)
+    private static func cutMethod(of handle: OpaquePointer) -> CutMethod {
+        switch snd_pcm_type(handle) {
+        case SND_PCM_TYPE_HW, SND_PCM_TYPE_DMIX, SND_PCM_TYPE_PLUG, SND_PCM_TYPE_SOFTVOL, SND_PCM_TYPE_HOOKS,
+             SND_PCM_TYPE_LINEAR, SND_PCM_TYPE_ROUTE, SND_PCM_TYPE_RATE:
+            return .rewind
+        default:
+            return .drop
+        }
+    }
+
+    /// Takes back queued frames, leaving about `keeping` frames ahead of the play point, when at
+    /// least `atLeast` can be taken; returns the frames taken back (0 when the device cannot rewind
+    /// or holds too little).
+    public func rewind(keeping: Int, atLeast: Int) -> Int {
+        guard let pcm, cutMethod == .rewind, !devicePaused else { return 0 }
+        let rewindable = Int(snd_pcm_rewindable(pcm))
+        guard rewindable - keeping >= max(1, atLeast) else { return 0 }
+        let done = Int(snd_pcm_rewind(pcm, snd_pcm_uframes_t(rewindable - keeping)))
+        lastDelay = nil
+        return max(0, done)
     }
 
     static func alsaFormat(_ sample: SampleType) -> snd_pcm_format_t {
@@ -201,7 +255,11 @@ public final class AlsaOutput: PCMOutput {
         }
     }
 
-    /// Writes all frames, waiting (in `poll`, never spinning) while the device buffer is full. Recovers
+    /// Makes a waiting `write` return early while `fd` is readable.
+    public func setInterrupt(_ fd: Int32) { interruptFD = fd }
+
+    /// Writes all frames, waiting (in `poll`, never spinning) while the device buffer is full; returns
+    /// early (fewer frames) when the interrupt descriptor is readable. Recovers
     /// up to a few xruns or suspends per call and counts them; throws `.lost` when the device is gone,
     /// recovery keeps failing, or nothing was consumed for `stallTimeout` seconds (`failurePoint` then
     /// says what was heard).
@@ -215,10 +273,10 @@ public final class AlsaOutput: PCMOutput {
         while done < frames {
             let n = snd_pcm_writei(pcm, buf + done * format.bytesPerFrame, snd_pcm_uframes_t(frames - done))
             if n > 0 {
+                // No delay read here: the caller reads it once per write, and a wait below notes it.
                 done += Int(n)
                 recoveries = 0
                 lastProgress = monotonicSeconds()
-                noteDelay(pcm)
                 continue
             }
             let code = n == 0 ? -EAGAIN : Int32(n)
@@ -231,7 +289,8 @@ public final class AlsaOutput: PCMOutput {
                     failurePoint = (done, lastDelay?.frames ?? 0)
                     throw OutputError(kind: .lost, message: "\(device): stalled: nothing played for \(stallTimeout) s")
                 }
-                waitForRoom(pcm, seconds: min(0.25, stallTimeout - waited))
+                // Room comes once half the buffer is free (avail_min): about half a second.
+                if waitForRoom(pcm, seconds: min(1, stallTimeout - waited)) { return done }
                 noteDelay(pcm)
                 continue
             }
@@ -266,17 +325,24 @@ public final class AlsaOutput: PCMOutput {
         return snd_pcm_prepare(pcm) >= 0
     }
 
-    /// Sleeps until the device reports room (or an error), or `seconds` pass.
-    private func waitForRoom(_ pcm: OpaquePointer, seconds: Double) {
+    /// Sleeps until the device reports room (or an error), or `seconds` pass; true when the interrupt
+    /// descriptor woke it.
+    private func waitForRoom(_ pcm: OpaquePointer, seconds: Double) -> Bool {
         let timeout = Int32(max(1, (seconds * 1000).rounded(.up)))
-        guard !pollFds.isEmpty else { return sleepSeconds(min(seconds, 0.01)) }
+        guard !pollFds.isEmpty else {
+            sleepSeconds(min(seconds, 0.01))
+            return false
+        }
         var fds = pollFds
+        if interruptFD >= 0 { fds.append(pollfd(fd: interruptFD, events: Int16(POLLIN), revents: 0)) }
         let ready = poll(&fds, nfds_t(fds.count), timeout)
-        guard ready > 0 else { return }
+        guard ready > 0 else { return false }
+        if interruptFD >= 0, fds[fds.count - 1].revents != 0 { return true }
         var revents: UInt16 = 0
-        _ = snd_pcm_poll_descriptors_revents(pcm, &fds, UInt32(fds.count), &revents)
+        _ = snd_pcm_poll_descriptors_revents(pcm, &fds, UInt32(pollFds.count), &revents)
         // A descriptor woke us without room (a timer tick on a stalled device): do not spin on it.
         if revents & UInt16(POLLOUT | POLLERR) == 0 { sleepSeconds(0.005) }
+        return false
     }
 
     private func noteDelay(_ pcm: OpaquePointer) {
@@ -296,6 +362,8 @@ public final class AlsaOutput: PCMOutput {
         guard let pcm else { return 0 }
         var delay: snd_pcm_sframes_t = 0
         guard snd_pcm_delay(pcm, &delay) >= 0 else { return 0 }
+        // Also the last delay known, for the frame heard if a later write fails.
+        lastDelay = (max(0, Int(delay)), monotonicSeconds())
         return max(0, Int(delay))
     }
 
@@ -366,5 +434,7 @@ public final class AlsaOutput: PCMOutput {
         devicePaused = false
         pollFds = []
         lastDelay = nil
+        bufferFrames = 0
+        cutMethod = .drain
     }
 }

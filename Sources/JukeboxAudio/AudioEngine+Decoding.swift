@@ -55,10 +55,12 @@ extension AudioEngine {
                     }
                     continue
                 }
-                if state.queuedSeconds >= Self.decodeAheadSeconds {
+                if state.queuedSeconds >= Self.decodeAheadSeconds { state.decoderFull = true }
+                if state.decoderFull && state.queuedSeconds >= Self.refillBelowSeconds {
                     monitor.wait()
                     continue
                 }
+                state.decoderFull = false
                 return .read
             }
             if let job = state.job {

@@ -8,6 +8,7 @@ extension AudioEngine {
         case pauseDevice
         case resumeDevice
         case item(QueueItem, volume: Int, starts: Bool)
+        case rest(volume: Int)
         case finishIfDrained
     }
 
@@ -30,6 +31,13 @@ extension AudioEngine {
         var lingerUntil: Double?
         /// Gain, held-back tail and fades (see `FadeState`).
         var fade = FadeState()
+        /// What the device holds and has not played (see `WriteHistory`).
+        var history = WriteHistory()
+        /// The last write returned early for a command: the rest of that step waits in `rest`.
+        var interrupted = false
+        /// What an interrupted step had still to write, in order; written next unless the command
+        /// discards it (a new generation or a pause resets the stream).
+        var rest: [(chunk: PCMChunk, starts: Bool)] = []
 
         var isOpen: Bool { output?.isOpen ?? false }
     }
@@ -44,8 +52,8 @@ extension AudioEngine {
             monitor.unlock()
             switch step {
             case .exit:
-                // A clean end (SIGTERM, quit) fades out what is playing instead of cutting it: the
-                // held-back tail goes out ramped down, the device plays out its buffer, then closes.
+                // A clean end (SIGTERM, quit) is cut like a stop: faded out at once on a device that
+                // rewinds, dropped on one that cannot, faded after a short buffer elsewhere.
                 _ = fadeOut(&writer, bookkeeping: false)
                 writer.output?.close()
                 return
@@ -75,10 +83,21 @@ extension AudioEngine {
             case .resumeDevice:
                 resumeDevice(&writer)
             case .item(.pcm(let chunk), let volume, let starts):
-                let generation = writer.generation
-                for part in writer.fade.take(chunk, volume: volume, starts: starts) where writer.generation == generation {
-                    write(part.chunk, volume: volume, starts: part.starts, &writer)
+                if volume != writer.fade.volume, let output = writer.output, output.isOpen,
+                   output.cutMethod == .rewind, !writer.devicePaused {
+                    rewrite(at: volume, output, &writer)
                 }
+                let parts = writer.fade.take(chunk, volume: volume, starts: starts)
+                // A rewrite cut short by another command left its rest first: these follow it.
+                if writer.interrupted { writer.rest += parts } else { writeParts(parts, volume: volume, &writer) }
+            case .rest(let volume):
+                let pending = writer.rest
+                writer.rest = []
+                if volume != writer.fade.volume, let output = writer.output, output.isOpen,
+                   output.cutMethod == .rewind, !writer.devicePaused {
+                    rewrite(at: volume, output, &writer)
+                }
+                if writer.interrupted { writer.rest += pending } else { writeParts(pending, volume: volume, &writer) }
             case .item(.trackEnd(_, let id), _, _):
                 // The track's own end: its held-back frames go out unchanged, before its report.
                 if let tail = writer.fade.takeTail() {
@@ -103,7 +122,9 @@ extension AudioEngine {
 
     // Called with the lock held; waits until there is something to do.
     private func nextWriteStep(_ writer: inout Writer) -> WriteStep {
+        writer.interrupted = false
         while true {
+            clearWriterInterrupt()
             if state.shutdown { return .exit }
             if state.generation != writer.generation {
                 writer.generation = state.generation
@@ -119,10 +140,25 @@ extension AudioEngine {
                 continue
             }
             if writer.devicePaused { return .resumeDevice }
+            if !writer.rest.isEmpty { return .rest(volume: state.volume) }
             if !state.queue.isEmpty {
-                let item = state.queue.removeFirst()
+                var item = state.queue.removeFirst()
                 state.queuedSeconds = max(0, state.queuedSeconds - item.seconds)
-                monitor.broadcast()
+                if case .pcm(var chunk) = item {
+                    // The chunks that follow in the same opening go out in the same write: each
+                    // device call can wake a sound server's client thread (pulse), so fewer is cheaper.
+                    while chunk.frames < Self.writeBlockFrames, case .pcm(let more)? = state.queue.first,
+                          more.serial == chunk.serial, more.format == chunk.format,
+                          more.startFrame == chunk.startFrame + Int64(chunk.frames) {
+                        state.queue.removeFirst()
+                        state.queuedSeconds = max(0, state.queuedSeconds - QueueItem.pcm(more).seconds)
+                        chunk.bytes += more.bytes
+                        chunk.frames += more.frames
+                    }
+                    item = .pcm(chunk)
+                }
+                // Only the decoder waits for room, and only once the queue ran low.
+                if state.decoderFull && state.queuedSeconds < Self.refillBelowSeconds { monitor.broadcast() }
                 var starts = false
                 if case .pcm(let chunk) = item, chunk.serial != writer.currentSerial {
                     writer.currentSerial = chunk.serial
@@ -149,6 +185,8 @@ extension AudioEngine {
 
     private func resetStream(_ writer: inout Writer) {
         writer.fade.reset()
+        writer.history.reset()
+        writer.rest = []
         writer.written = 0
         writer.devicePaused = false
         writer.currentSerial = nil
@@ -160,6 +198,7 @@ extension AudioEngine {
     private func makeOutputOnce(_ writer: inout Writer) -> PCMOutput {
         if let output = writer.output { return output }
         let output = makeOutput()
+        output.setInterrupt(interruptPipe.read)
         writer.output = output
         return output
     }
@@ -174,6 +213,7 @@ extension AudioEngine {
                 output.close()
             }
             writer.written = 0
+            writer.history.reset()
             monitor.withLock {
                 state.live = nil
                 state.segments = []
@@ -198,6 +238,15 @@ extension AudioEngine {
             deviceFailed(error, fallback: fallback, heardFrame: heard.map { ($0, writer.written, chunk.format.sampleRate) }, &writer)
             return
         }
+        // A command cut the write short: only what went out is counted; the rest waits (`rest`).
+        let accepted = (try? result.get()) ?? chunk.frames
+        var chunk = chunk
+        if accepted < chunk.frames {
+            writer.interrupted = true
+            writer.rest = [(chunk.frames(accepted..<chunk.frames), accepted == 0 && starts)]
+            guard accepted > 0 else { return }
+            chunk = chunk.frames(0..<accepted)
+        }
         if starts { report(.started(id: chunk.track.id)) }
         if !writer.firstSampleSent {
             writer.firstSampleSent = true
@@ -208,6 +257,7 @@ extension AudioEngine {
         let deviceStart = writer.written
         writer.written += Int64(chunk.frames)
         let written = writer.written
+        writer.history.remember(chunk, at: deviceStart, keepBytes: output.cutMethod == .rewind, heard: written - delay)
         monitor.withLock {
             state.counters = output.counters
             guard state.generation == writer.generation else { return }
@@ -253,6 +303,20 @@ extension AudioEngine {
         return lastError
     }
 
+    /// Writes `parts` in order; when a command interrupts one, what is left of it and the parts
+    /// after it wait in `writer.rest`.
+    private func writeParts(_ parts: [(chunk: PCMChunk, starts: Bool)], volume: Int, _ writer: inout Writer) {
+        let generation = writer.generation
+        writer.interrupted = false
+        for (index, part) in parts.enumerated() where writer.generation == generation {
+            write(part.chunk, volume: volume, starts: part.starts, &writer)
+            if writer.interrupted {
+                writer.rest += parts[(index + 1)...]
+                return
+            }
+        }
+    }
+
     /// Sends the held reports; a held `.finished` names `continuing` as the track that follows.
     private func flushPending(_ writer: inout Writer, continuing: UInt64?) {
         let reports = writer.pending
@@ -280,6 +344,8 @@ extension AudioEngine {
         writer.pendingEnd = false
         writer.currentSerial = nil
         writer.written = 0
+        writer.history.reset()
+        writer.rest = []
         let owned = monitor.withLock { () -> Bool in
             if let counters { state.counters = counters }
             guard state.generation == writer.generation else { return false }
@@ -301,6 +367,13 @@ extension AudioEngine {
 
     private func pauseDevice(_ writer: inout Writer) {
         guard let output = writer.output else { return }
+        if output.isOpen, output.cutMethod != .drain, let end = cutQueued(output, &writer, bookkeeping: true) {
+            // A long device buffer was cut short where the sound stopped. What was queued after that
+            // point is gone, so the track is decoded again from there (and the device released)
+            // like on a device that cannot pause; resuming fades in at that frame.
+            restartAtHeard(&writer, at: end)
+            return
+        }
         if let end = fadeOut(&writer, bookkeeping: true) {
             // Faded out and played out: the device holds nothing, so there is nothing to pause. The
             // position held is where the sound stopped (up to one device buffer after `pause()`).
@@ -337,10 +410,10 @@ extension AudioEngine {
         }
     }
 
-    private func restartAtHeard(_ writer: inout Writer) {
+    private func restartAtHeard(_ writer: inout Writer, at exact: TrackPoint? = nil) {
         monitor.withLock {
             guard state.generation == writer.generation else { return }
-            let point = state.heardPoint(now: monotonicSeconds()) ?? state.frozen
+            let point = exact ?? state.heardPoint(now: monotonicSeconds()) ?? state.frozen
             guard let point else { return }
             let paused = state.paused
             if let current = state.current, current != point.track, state.nextSpec == nil { state.nextSpec = current }
@@ -368,6 +441,21 @@ extension AudioEngine {
     }
 
     private func finishIfDrained(_ writer: inout Writer) {
+        // The device plays out its long buffer; a command meanwhile is taken at once (the next
+        // step cuts what is queued), so only the last few milliseconds are waited out in `drain`.
+        if let output = writer.output, output.isOpen, let rate = writer.sourceFormat?.sampleRate {
+            let generation = writer.generation
+            while true {
+                let left = Double(output.delayFrames()) / Double(rate)
+                if left < Self.playOutSlackSeconds { break }
+                let interrupted = monitor.withLock { () -> Bool in
+                    let changed = { self.state.generation != generation || self.state.shutdown || self.state.paused }
+                    if !changed() { monitor.wait(seconds: left - Self.playOutSlackSeconds * 0.8) }
+                    return changed()
+                }
+                if interrupted { return }
+            }
+        }
         writer.output?.drain()
         let done = monitor.withLock { () -> Bool in
             guard state.generation == writer.generation, writer.pendingEnd, state.decoderHasNothingComing else { return false }
@@ -392,6 +480,10 @@ extension AudioEngine {
     /// With `bookkeeping` the frames count as heard (pause); without, they belong to a generation
     /// already discarded (stop, seek, skip) and only go to the device.
     private func fadeOut(_ writer: inout Writer, bookkeeping: Bool) -> TrackPoint? {
+        if let output = writer.output, output.isOpen, !writer.devicePaused, output.cutMethod != .drain,
+           let end = cutQueued(output, &writer, bookkeeping: bookkeeping) {
+            return end
+        }
         guard let output = writer.output, output.isOpen, !writer.devicePaused,
               let (tail, starts) = writer.fade.takeTail() else {
             _ = writer.fade.takeTail()
@@ -410,5 +502,97 @@ extension AudioEngine {
         }
         output.drain()
         return TrackPoint(track: tail.track, seconds: Double(tail.startFrame + Int64(tail.frames)) / Double(tail.format.sampleRate))
+    }
+
+    /// Takes back what a long device buffer holds, so a command is heard at once: on a device that
+    /// rewinds, all but `rewindKeepSeconds` are taken back and the first frames taken back are
+    /// written again faded out (then played out: about 25 ms); on one that only drops, the sound
+    /// stops at once at the frame the device had reached (no fade). Returns the track point where the
+    /// sound stops (nothing after it is heard or counted); nil when there was too little to cut
+    /// (the caller then fades the held-back tail as on a short buffer).
+    private func cutQueued(_ output: PCMOutput, _ writer: inout Writer, bookkeeping: Bool) -> TrackPoint? {
+        guard let format = writer.sourceFormat else { return nil }
+        let rate = format.sampleRate
+        switch output.cutMethod {
+        case .drain:
+            return nil
+        case .drop:
+            let heard = max(0, writer.written - Int64(output.delayFrames()))
+            guard let point = writer.history.point(atDeviceFrame: heard) else { return nil }
+            output.drop()
+            _ = writer.fade.takeTail()
+            writer.fade.reset()
+            takeBack(to: heard, &writer, bookkeeping: bookkeeping)
+            return point
+        case .rewind:
+            let fadeFrames = GainRamp.frames(rate: rate)
+            let keep = Int(Double(rate) * Self.rewindKeepSeconds)
+            let rewound = output.rewind(keeping: keep, atLeast: fadeFrames)
+            guard rewound > 0 else { return nil }
+            let from = writer.written - Int64(rewound)
+            _ = writer.fade.takeTail()
+            guard let faded = writer.history.frames(from: from, count: fadeFrames) else {
+                // Not held (cannot happen while the history covers the buffer): stop where it is.
+                output.drop()
+                let point = writer.history.point(atDeviceFrame: from)
+                writer.fade.reset()
+                takeBack(to: from, &writer, bookkeeping: bookkeeping)
+                return point
+            }
+            takeBack(to: from, &writer, bookkeeping: bookkeeping)
+            writer.fade.fadingOut = true
+            defer { writer.fade.fadingOut = false }
+            if bookkeeping {
+                write(faded, volume: writer.fade.volume, starts: false, &writer)
+            } else {
+                let applying = writer.fade.prepare(for: faded, volume: 0)
+                _ = SampleConversion.render(faded, as: writer.deviceSample, ramp: &writer.fade.gain, applying: applying,
+                                            scratch: &writer.scratch) { Self.write(output, $0, frames: faded.frames) }
+            }
+            output.drain()
+            return TrackPoint(track: faded.track,
+                              seconds: Double(faded.startFrame + Int64(faded.frames)) / Double(faded.format.sampleRate))
+        }
+    }
+
+    /// Forgets what was written from device frame `frame` on (taken back from the device).
+    private func takeBack(to frame: Int64, _ writer: inout Writer, bookkeeping: Bool) {
+        writer.written = frame
+        writer.history.truncate(at: frame)
+        guard bookkeeping else { return }
+        monitor.withLock {
+            guard state.generation == writer.generation else { return }
+            state.segments.removeAll { $0.deviceStart >= frame }
+            if let last = state.segments.last, last.deviceStart + last.frames > frame {
+                state.segments[state.segments.count - 1].frames = frame - last.deviceStart
+            }
+            if let live = state.live {
+                state.live = LivePosition(written: frame, delay: 0, at: monotonicSeconds(), rate: live.rate)
+            }
+        }
+    }
+
+    /// A volume change on a device that rewinds is heard at once, not after the long buffer: what
+    /// is queued beyond `rewindKeepSeconds` is taken back and written again from the history, the
+    /// gain ramping from the old volume to the new one (`GainRamp`, no step). Elsewhere it applies
+    /// to frames written from now on.
+    private func rewrite(at volume: Int, _ output: PCMOutput, _ writer: inout Writer) {
+        guard let format = writer.sourceFormat else { return }
+        let end = writer.written
+        let keep = Int(Double(format.sampleRate) * Self.rewindKeepSeconds)
+        let rewound = output.rewind(keeping: keep, atLeast: 1)
+        guard rewound > 0 else { return }
+        let from = end - Int64(rewound)
+        var parts: [PCMChunk] = []
+        var position = from
+        while position < end, let part = writer.history.frames(from: position, count: Int(end - position)) {
+            parts.append(part)
+            position += Int64(part.frames)
+        }
+        takeBack(to: from, &writer, bookkeeping: true)
+        // The frames taken back were written at the old volume: the ramp starts from there.
+        writer.fade.gain.jump(to: VolumeCurve.gain(percent: writer.fade.volume))
+        writeParts(parts.map { ($0, false) }, volume: volume, &writer)
+        writer.fade.volume = volume
     }
 }

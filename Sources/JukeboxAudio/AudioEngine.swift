@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Glibc
 
-/// Plays tracks gaplessly: a decoder thread decodes about 1.5 s ahead into a bounded queue and a writer
+/// Plays tracks gaplessly: a decoder thread decodes up to a second ahead into a bounded queue and a writer
 /// thread feeds a `PCMOutput`, keeping count of which device frames belong to which track.
 ///
 /// Every command returns at once (it only posts to the threads); outcomes come back through `report`,
@@ -39,13 +39,26 @@ public final class AudioEngine: @unchecked Sendable {
         case released(token: UInt64, heard: HeardPoint?)
     }
 
-    /// Seconds of audio decoded ahead of the writer.
-    static let decodeAheadSeconds = 1.5
+    /// Seconds of audio decoded ahead of the writer (besides what the device buffer holds).
+    static let decodeAheadSeconds = 1.0
+    /// Once the queue is full the decoder sleeps until it holds less than this, then decodes up to
+    /// `decodeAheadSeconds` in one burst: it wakes twice a second, not once a chunk.
+    static let refillBelowSeconds = 0.5
+    /// Frames left queued ahead of the play point when a cut rewinds the device (10 ms): what the
+    /// hardware may already have fetched.
+    static let rewindKeepSeconds = 0.010
+    /// At the end of the queue the writer waits for commands while the device plays out, and blocks
+    /// in `drain` only for the last 50 ms.
+    static let playOutSlackSeconds = 0.05
     /// Seconds the device stays open after the last track ended by itself, unless `stop()` or a new
     /// `play` comes first: a play right after the end then needs no reopen.
     static let lingerSeconds = 0.5
-    /// Frames per decoded chunk (about 46 ms at 44.1 kHz): small enough to react quickly to commands.
-    static let chunkFrames = 2048
+    /// Frames per decoded chunk (about 93 ms at 44.1 kHz): small enough to react quickly to
+    /// commands (the decoder looks at them between chunks), large enough to keep per-chunk work rare.
+    static let chunkFrames = 4096
+    /// Frames the writer joins into one write when the queue holds them (about 372 ms at 44.1 kHz:
+    /// more than a period, so one write fills what the device asks for).
+    static let writeBlockFrames = 16384
 
     let monitor = Monitor()
     var state = EngineState()
@@ -55,6 +68,9 @@ public final class AudioEngine: @unchecked Sendable {
     let mixer: AlsaMixer?
     private var threads: [NativeThread] = []
     private var isShutDown = false
+    /// A pipe made readable by commands the writer must see at once (play, seek, pause, stop,
+    /// release, shutdown): a write waiting for room in a long device buffer returns early.
+    let interruptPipe: (read: Int32, write: Int32)
 
     /// Starts the decoder and writer threads. `makeOutput` is called on the writer thread the first time a
     /// device is needed (the output object is then reused); `report` receives every outcome. With a
@@ -64,7 +80,15 @@ public final class AudioEngine: @unchecked Sendable {
         self.mixer = mixer
         self.makeOutput = makeOutput
         self.report = report
-        threads = [NativeThread { [self] in decoderLoop() }, NativeThread { [self] in writerLoop() }]
+        var fds: [Int32] = [-1, -1]
+        precondition(pipe(&fds) == 0, "pipe failed")
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        interruptPipe = (fds[0], fds[1])
+        threads = [NativeThread(name: "jukebox-decode") { [self] in decoderLoop() },
+                   NativeThread(name: "jukebox-write") { [self] in writerLoop() }]
     }
 
     /// Stops whatever plays, opens `path` at `seconds` and starts it, or leaves it ready but paused (the
@@ -73,7 +97,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// in reports.
     public func play(id: UInt64, path: String, from seconds: Double, paused: Bool,
                      next: (id: UInt64, path: String)? = nil) {
-        command { state in
+        command(interrupting: true) { state in
             state.restart(track: TrackRef(id: id, path: path), at: seconds, announce: true)
             state.nextSpec = next.map { TrackRef(id: $0.id, path: $0.path) }
             state.active = true
@@ -103,7 +127,7 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Pauses at the frame heard now; `position()` then stays there. No-op unless playing.
     public func pause() {
-        command { state in
+        command(interrupting: true) { state in
             guard state.active, !state.paused else { return }
             if let point = state.heardPoint(now: monotonicSeconds()) { state.frozen = point }
             state.paused = true
@@ -122,14 +146,14 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Stops playback, forgets the current and next track and releases the device. Reports nothing.
     public func stop() {
-        command { state in state.becomeIdle(keep: nil) }
+        command(interrupting: true) { state in state.becomeIdle(keep: nil) }
     }
 
     /// Like `stop()`, then reports `.released(token:heard:)` once the device is really closed, so a
     /// caller can tell another program the device is free and resume later at the exact frame.
     /// Reported even when no device was open.
     public func release(token: UInt64) {
-        command { state in
+        command(interrupting: true) { state in
             state.becomeIdle(keep: nil)
             state.releaseTokens.append(token)
         }
@@ -146,7 +170,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// Moves to `seconds` in the track being heard, keeping the paused state and the next track.
     /// Sample-exact except Ogg Vorbis (libsndfile may land a few hundred frames off). No-op while idle.
     public func seek(to seconds: Double) {
-        command { state in
+        command(interrupting: true) { state in
             guard state.active else { return }
             let heard = state.heardPoint(now: monotonicSeconds())?.track
             guard let target = heard ?? state.current else { return }
@@ -177,7 +201,8 @@ public final class AudioEngine: @unchecked Sendable {
                 software = p
             }
         }
-        command { state in state.volume = software }
+        // Interrupting: on a device that rewinds, the writer rewrites its queued audio at once.
+        command(interrupting: true) { state in state.volume = software }
     }
 
     /// The track and second being heard now (frames written minus the device delay, across gapless
@@ -204,18 +229,39 @@ public final class AudioEngine: @unchecked Sendable {
             if isShutDown { return false }
             isShutDown = true
             state.shutdown = true
+            interruptWriter()
             monitor.broadcast()
             return true
         }
         guard first else { return }
         for thread in threads { thread.join() }
+        close(interruptPipe.read)
+        close(interruptPipe.write)
     }
 
-    private func command(_ body: (inout EngineState) -> Void) {
+    private func command(interrupting: Bool = false, _ body: (inout EngineState) -> Void) {
         monitor.withLock {
             body(&state)
+            if interrupting { interruptWriter() }
             monitor.broadcast()
         }
+    }
+
+    // Called with the lock held.
+    private func interruptWriter() {
+        guard !state.writerInterrupted else { return }
+        state.writerInterrupted = true
+        var byte: UInt8 = 1
+        _ = Glibc.write(interruptPipe.write, &byte, 1)
+    }
+
+    /// Called by the writer with the lock held, before it looks at the state: every command so far
+    /// is about to be seen, so the pipe is emptied.
+    func clearWriterInterrupt() {
+        guard state.writerInterrupted else { return }
+        state.writerInterrupted = false
+        var bytes = [UInt8](repeating: 0, count: 16)
+        while read(interruptPipe.read, &bytes, bytes.count) > 0 {}
     }
 }
 

@@ -33,6 +33,8 @@ public final class Decoder {
     private let frameCap: Int64
     /// Seconds spent in libsndfile's read calls and the frames they delivered, for the speed check.
     private var decodeSeconds = 0.0
+    /// The thread CPU clock after the previous `read` (or the opening).
+    private var lastClock: Double
     private var decodedFrames: Int64 = 0
 
     /// Frames decoded and discarded before an Ogg seek target. libsndfile 1.2's first frames after an
@@ -77,6 +79,7 @@ public final class Decoder {
         let bytes = stat(path, &status) == 0 ? Int64(status.st_size) : Int64(Int32.max)
         self.frameCap = known.map { $0 + Int64(info.samplerate) }
             ?? min(Int64.max / 2, max(bytes, 1) * Self.maxFramesPerByte)
+        self.lastClock = Self.now()
     }
 
     /// No codec libsndfile reads gets near this many frames per byte (FLAC silence reaches a few
@@ -92,7 +95,6 @@ public final class Decoder {
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let handle, frames > 0, failure == nil, position < frameCap else { return 0 }
         let count = sf_count_t(min(Int64(frames), frameCap - position))
-        let started = Self.now()
         let got: sf_count_t
         switch format.sample {
         case .int16: got = sf_readf_short(handle, buffer.assumingMemoryBound(to: Int16.self), count)
@@ -100,7 +102,11 @@ public final class Decoder {
         case .float32: got = sf_readf_float(handle, buffer.assumingMemoryBound(to: Float.self), count)
         }
         let delivered = max(0, Int64(got))
-        decodeSeconds += Self.now() - started
+        // One clock read per call (a system call): the decoding thread's CPU time since the last
+        // one, i.e. this read and the little the thread did in between, never its sleep.
+        let clock = Self.now()
+        decodeSeconds += clock - lastClock
+        lastClock = clock
         if delivered == 0 && position == 0 && decodedFrames == 0 {
             // The header promised audio but not one frame decodes: cut short inside the first frames,
             // or damaged. Saying so beats an empty track that "plays" in no time.

@@ -89,6 +89,8 @@ struct TrackPoint {
 /// Everything the caller, the decoder and the writer share; guarded by the engine's monitor.
 struct EngineState {
     var shutdown = false
+    /// A command made the interrupt pipe readable and the writer has not looked yet.
+    var writerInterrupted = false
     /// Bumped by every command that discards what is queued (play, stop, seek, device loss).
     var generation: UInt64 = 0
     /// A track is loaded (playing or paused).
@@ -115,6 +117,8 @@ struct EngineState {
 
     var queue: [QueueItem] = []
     var queuedSeconds = 0.0
+    /// The decoder filled the queue and sleeps until it falls below `refillBelowSeconds`.
+    var decoderFull = false
 
     /// The track the writer last started (target of `seek`).
     var current: TrackRef?
@@ -133,6 +137,7 @@ struct EngineState {
     mutating func clearQueue() {
         queue.removeAll()
         queuedSeconds = 0
+        decoderFull = false
     }
 
     /// The frame heard now, mapped to its track; nil when nothing has been written since the last reset.

@@ -12,8 +12,18 @@ final class NativeThread {
     private var thread = pthread_t()
     private var joined = false
 
-    init(_ body: @escaping @Sendable () -> Void) {
-        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    /// Starts `body` on a new thread called `name` (at most 15 bytes: it shows in /proc and top).
+    init(name: String, _ body: @escaping @Sendable () -> Void) {
+        let short = String(name.utf8.prefix(15)) ?? "jukebox"
+        let box = Unmanaged.passRetained(Box {
+            // The thread names itself (pthread_setname_np is not visible from Swift on Glibc).
+            let fd = open("/proc/thread-self/comm", O_WRONLY)
+            if fd >= 0 {
+                _ = short.withCString { Glibc.write(fd, $0, strlen($0)) }
+                close(fd)
+            }
+            body()
+        }).toOpaque()
         let rc = pthread_create(&thread, nil, { raw in
             let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
             box.body()

@@ -29,6 +29,18 @@ public struct OutputError: Error, Sendable, Equatable {
     }
 }
 
+/// How an output takes back frames it has queued but not yet played, when a command (pause, seek,
+/// skip, stop) must be heard at once.
+public enum CutMethod: Sendable, Equatable {
+    /// It cannot: the engine fades out its held-back frames and lets the device play out what it
+    /// holds (a short buffer only: test doubles, the silent output).
+    case drain
+    /// `rewind(keeping:)` takes queued frames back; the engine writes a short fade-out in their place.
+    case rewind
+    /// Only `drop()`: the sound stops at once (no fade), at the frame the device had reached.
+    case drop
+}
+
 /// A sink for interleaved PCM frames, used from one thread at a time (the engine's writer thread).
 ///
 /// Life cycle: `open` → any number of `write`/`pause`/`drop`/`drain` → `close`; `open` again after
@@ -38,8 +50,12 @@ public protocol PCMOutput: AnyObject {
     /// may try another), `.busy` / `.lost` / `.other` when the device cannot be had. Closes any previous stream.
     func open(format: AudioFormat) throws(OutputError)
     /// Blocks until all `frames` frames of `buf` (in the opened format) are queued; returns the frames
-    /// queued. Throws `.lost` when the device went away (the caller closes it).
+    /// queued, fewer when the interrupt descriptor (`setInterrupt`) became readable while it waited.
+    /// Throws `.lost` when the device went away (the caller closes it).
     func write(_ buf: UnsafeRawPointer, frames: Int) throws(OutputError) -> Int
+    /// A descriptor that, while readable, makes a waiting `write` return early (the engine's
+    /// commands: a long device buffer must not keep them waiting). Default: ignored.
+    func setInterrupt(_ fd: Int32)
     /// Frames queued but not yet heard; 0 when unknown or idle.
     func delayFrames() -> Int
     /// Pauses (true) or resumes (false) keeping queued frames. Throws `.unsupported` when the device cannot
@@ -57,6 +73,11 @@ public protocol PCMOutput: AnyObject {
     func probe() -> OutputError?
     /// Whether a stream is open.
     var isOpen: Bool { get }
+    /// How queued frames are taken back (default: `.drain`).
+    var cutMethod: CutMethod { get }
+    /// Takes back queued frames, leaving about `keeping` ahead of the play point, when at least
+    /// `atLeast` can be taken; returns how many (default: 0, cannot).
+    func rewind(keeping: Int, atLeast: Int) -> Int
     /// Faults met so far (default: none counted).
     var counters: DeviceCounters { get }
     /// After `write` threw: the frames of that call queued before it failed, and the frames queued
@@ -68,6 +89,12 @@ public protocol PCMOutput: AnyObject {
 extension PCMOutput {
     /// Always available (outputs that no other program can hold).
     public func probe() -> OutputError? { nil }
+    /// Writes are never interrupted.
+    public func setInterrupt(_ fd: Int32) {}
+    /// Cannot take frames back.
+    public var cutMethod: CutMethod { .drain }
+    /// Cannot take frames back.
+    public func rewind(keeping: Int, atLeast: Int) -> Int { 0 }
     /// No faults counted.
     public var counters: DeviceCounters { DeviceCounters() }
     /// Unknown.

@@ -93,8 +93,9 @@ struct FadeState {
     var fadeInNext = true
     /// The device was played out for a pause (not paused): resuming just writes on, fading in.
     var drainedForPause = false
-    /// The volume of the last chunk taken (for writing the tail at a track's end).
-    private(set) var volume = 100
+    /// The volume of the last chunk taken (for writing the tail at a track's end), or of the
+    /// audio last rewritten at a new volume.
+    var volume = 100
     /// While true the gain heads for 0 (the tail being faded out).
     var fadingOut = false
 
@@ -103,8 +104,19 @@ struct FadeState {
     mutating func take(_ chunk: PCMChunk, volume: Int, starts: Bool) -> [(chunk: PCMChunk, starts: Bool)] {
         self.volume = volume
         var out: [(chunk: PCMChunk, starts: Bool)] = []
-        if let tail { out.append((tail, tailStarts)) }
         let keep = min(chunk.frames, GainRamp.frames(rate: chunk.format.sampleRate))
+        if var joined = tail, keep < chunk.frames, joined.serial == chunk.serial, joined.format == chunk.format,
+           joined.startFrame + Int64(joined.frames) == chunk.startFrame {
+            // The tail and the chunk's head are one run of the same opening: one write, not two.
+            let head = chunk.frames - keep
+            joined.bytes += chunk.bytes[0..<head * chunk.format.bytesPerFrame]
+            joined.frames += head
+            out.append((joined, tailStarts))
+            tail = chunk.frames(head..<chunk.frames)
+            tailStarts = false
+            return out
+        }
+        if let tail { out.append((tail, tailStarts)) }
         if keep < chunk.frames {
             out.append((chunk.frames(0..<chunk.frames - keep), starts))
             tail = chunk.frames(chunk.frames - keep..<chunk.frames)

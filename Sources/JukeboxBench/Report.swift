@@ -15,6 +15,7 @@ struct Report {
     var liveStateWrites: LiveStateWrites?
     var loopStall: LoopStallBench.Result?
     var gapless: [GaplessResult] = []
+    var idle: [IdleWakeups] = []
     var failures: [String] = []
     var seconds = 0.0
 
@@ -27,6 +28,7 @@ struct Report {
         "powerCut": "at most 5 s of position lost to a power cut",
         "stateBytes": "at most 1 MiB written per hour of play with a 2,000-track queue",
         "loopStall": "button edges and socket commands handled within 5 ms while every fsync of the state store takes 500 ms",
+        "idle": "no periodic wake-ups while paused or stopped (the loop sleeps in poll without a timeout)",
     ]
 
     /// Targets the figures miss (empty when all are met or not measured).
@@ -38,6 +40,8 @@ struct Report {
         if stateWrites.contains(where: { $0.maxPositionLost > 5.0 + 0.25 }) { out.append("powerCut") }
         if stateWrites.contains(where: { !$0.singleFile && $0.queueLength >= 2000 && $0.bytesPerHour > 1024 * 1024 }) { out.append("stateBytes") }
         if let l = loopStall, l.all.max > 0.005 { out.append("loopStall") }
+        // Under one wake-up a second: a command or a stray signal in the window, never a timer.
+        if idle.contains(where: { $0.phase != "playing" && $0.wakeupsPerSecond >= 1 }) { out.append("idle") }
         return out
     }
 
@@ -54,6 +58,10 @@ struct Report {
         }
         out["resumeFirstSampleMs"] = Dictionary(uniqueKeysWithValues: resume.map { ($0.format.rawValue, $0.ms.json(scale: 1000, digits: 1)) })
         if let processFloor { out["processStartToExitOfVersionMs"] = processFloor.json(scale: 1000, digits: 1) }
+        out["idle"] = idle.map { i -> [String: Any] in
+            ["phase": i.phase, "wakeupsPerSecond": round(i.wakeupsPerSecond, 2),
+             "wakeupsPerSecondPerThread": i.perThread.mapValues { round($0, 2) }, "cpuSecondsPerMinute": round(i.cpuPerMinute, 4)]
+        }
         if let button { out["buttonEdgeToEnginePortMs"] = button.json(scale: 1000, digits: 3) }
         if let buttonToSound { out["buttonEdgeToNewTrackFirstFramesMs"] = buttonToSound.json(scale: 1000, digits: 2) }
         out["library"] = ["files": LibraryBench.fileDescription,
@@ -195,6 +203,15 @@ struct Report {
                                   String(format: "%.4f/%.4f", g.boundaryPeakError, g.elsewherePeakError)], w))
             }
             lines.append("  target: \(Self.targets["gapless"]!)")
+            lines.append("")
+        }
+        if !idle.isEmpty {
+            lines.append("Wake-ups: `jukebox run` on the test device at real time, all threads (context switches per second)")
+            for i in idle {
+                let threads = i.perThread.sorted { $0.key < $1.key }.map { String(format: "%@ %.1f", $0.key, $0.value) }.joined(separator: ", ")
+                lines.append(String(format: "  %-8@ %6.2f /s  (%@)  CPU %.4f s/min", i.phase, i.wakeupsPerSecond, threads, i.cpuPerMinute))
+            }
+            lines.append("  target: \(Self.targets["idle"]!)")
             lines.append("")
         }
         for f in failures { lines.append("FAILED: \(f)") }

@@ -15,7 +15,7 @@ Runs the jukebox binary without a sound card and prints a table, then one JSON o
   --quick          shorter runs and fewer repeats (a smoke test, ~30 s)
   --build TEXT     how the binary was built, for the report (e.g. "release, --static-swift-stdlib")
   --toolchain TEXT the Swift toolchain, for the report
-  --only LIST      some of: playback,resume,button,library,state,loop,gapless
+  --only LIST      some of: playback,resume,button,library,state,loop,gapless,idle
 Exit status: 0 when every section ran, 1 when one failed, 2 on a usage error.
 """
 
@@ -27,7 +27,7 @@ struct Options {
     var quick = false
     var build = "unknown"
     var toolchain = ""
-    var only: Set<String> = ["playback", "resume", "button", "library", "state", "loop", "gapless"]
+    var only: Set<String> = ["playback", "resume", "button", "library", "state", "loop", "gapless", "idle"]
 
     init(_ args: [String]) throws {
         var rest = args[...]
@@ -158,6 +158,9 @@ func main() -> Int32 {
     }
     section("gapless") {
         for format in BenchFormat.allCases { report.gapless.append(try GaplessBench.measure(format, in: ws)) }
+    }
+    section("idle") {
+        report.idle = try IdleBench.measure(seconds: q ? 3 : 10, in: ws)
     }
     report.seconds = Date().timeIntervalSince(started)
     report.machine["loadAverageAtEnd"] = loadAverage()

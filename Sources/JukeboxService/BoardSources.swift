@@ -118,6 +118,9 @@ public final class GPIOSource: EventSource {
         if lines == nil && monotonicNow() - lastAttempt >= 5 { open() }
     }
 
+    /// While the lines are not open (retried every 5 s).
+    public var needsMaintenance: Bool { lines == nil }
+
     public func level(of button: Button) -> Bool? {
         guard let lines, let line = roles.firstIndex(of: .button(button)) else { return nil }
         do { return try lines.level(line) } catch {
@@ -154,4 +157,7 @@ public final class InputSource: EventSource {
     public func maintain() {
         for added in devices.rescan() { log.info("input: \(added.name) (\(added.path))") }
     }
+
+    /// Always: devices come and go (USB, Bluetooth) and are found by a rescan once a second.
+    public var needsMaintenance: Bool { true }
 }

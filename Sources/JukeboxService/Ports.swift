@@ -38,6 +38,14 @@ public protocol StatusSink: AnyObject {
     func render(_ view: StatusView)
     /// Tells the user something (also logged).
     func report(_ message: String)
+    /// Whether it shows the position as it moves (a terminal's status line): the loop then feeds
+    /// it four times a second while playing, else once a second (the periodic save).
+    var showsTime: Bool { get }
+}
+
+extension StatusSink {
+    /// Only changes of track and phase are shown.
+    public var showsTime: Bool { false }
 }
 
 /// A panel (I2C display, simulator, terminal view). `show` must not block the loop for more than
@@ -58,8 +66,12 @@ public protocol EventSource: AnyObject {
     var fds: [Int32] { get }
     /// Reads what is ready on `fd` (one of `fds`) and returns the events it stands for.
     func read(fd: Int32) -> [Event]
-    /// Called about once a second: reopen what went away (hot-plug); report problems once.
+    /// Called about once a second while `needsMaintenance`: reopen what went away (hot-plug);
+    /// report problems once.
     func maintain()
+    /// Whether `maintain` has something to look for (a line or device not open); while false the
+    /// loop does not wake for it.
+    var needsMaintenance: Bool { get }
     /// Whether `button`'s line is active now, read from the line; nil when this source has no such
     /// line or cannot read it.
     func level(of button: Button) -> Bool?
@@ -68,4 +80,6 @@ public protocol EventSource: AnyObject {
 extension EventSource {
     /// No buttons here.
     public func level(of button: Button) -> Bool? { nil }
+    /// A source that does not say is looked after once a second.
+    public var needsMaintenance: Bool { true }
 }

@@ -31,6 +31,14 @@ extension Runtime {
         }
     }
 
+    /// When the next silent client counts as idle (on the socket's clock, monotonic), nil when no
+    /// client can be dropped: the loop wakes for that and for nothing else about clients.
+    func nextIdleClientDeadline() -> Double? {
+        guard let control else { return nil }
+        return control.clients.values.filter { !$0.closed && !holdsSomething($0.id) }
+            .map { $0.lastHeard + control.idleLimit }.min()
+    }
+
     /// Whether a client streams `events`, holds a yield, waits for an interruption's grant or is
     /// owed a reply: such a client is silent on purpose and never dropped as idle.
     private func holdsSomething(_ id: Int) -> Bool {

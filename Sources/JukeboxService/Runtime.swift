@@ -232,16 +232,50 @@ public final class Runtime {
         }
     }
 
-    // Ticks feed the heard position to the core; faster while playing so the status keeps up.
-    // A panel scrolls text whatever the phase.
-    private var tickInterval: Double { state.phase == .playing || state.settings.display != nil ? 0.25 : 1 }
+    // Ticks feed the heard position to the core while it moves (the status and the periodic save
+    // keep up), and a panel's scrolling text. A paused or stopped player without a panel has
+    // nothing that changes with time: it gets no ticks, and the loop sleeps until an event or a
+    // timer that is really due (see `nextDeadline`).
+    private var tickInterval: Double? {
+        if state.settings.display != nil || (state.phase == .playing && status.showsTime) { return 0.25 }
+        return state.phase == .playing ? 1 : nil
+    }
+
+    /// While playing, when the periodic save falls due and no tick has looked since (nil once one
+    /// has: if the core did not save then, e.g. the position did not move, the ticks go on as usual).
+    private var saveTickDue: Double? {
+        guard state.phase == .playing else { return nil }
+        let due = state.savedAt + state.settings.saveInterval
+        return lastTick < due ? due : nil
+    }
+
+    /// When the loop must wake without an event: the next tick, core timer, panel step, watchdog
+    /// ping, idle client to drop or one-a-second check of something that went away; nil: never.
+    private func nextDeadline() -> Double? {
+        var deadlines: [Double] = Array(timers.values)
+        if let tickInterval { deadlines.append(lastTick + tickInterval) }
+        // The periodic save is decided on a tick: one falls due exactly then, not up to a tick late.
+        if let save = saveTickDue { deadlines.append(save) }
+        if let panel = display?.nextDeadline { deadlines.append(panel) }
+        if let interval = notifier?.watchdogInterval { deadlines.append(lastPing + interval / 2) }
+        if let idle = nextIdleClientDeadline() { deadlines.append(idle) }
+        if needsMaintenance { deadlines.append(lastMaintain + 1) }
+        return deadlines.min()
+    }
+
+    /// Something is missing that only a look once a second finds back: a GPIO chip or an input
+    /// device that may be plugged in, a serial console to reopen, the music folder or a readable
+    /// state file the core waits for.
+    private var needsMaintenance: Bool {
+        sources.contains { $0.needsMaintenance }
+            || (console.map { $0.failed != nil && $0.path != nil } ?? false)
+            || state.awaitedMusicFolder != nil || state.stateUnreadable != nil
+    }
 
     private func waitAndDispatch() {
         let now = monotonicNow()
-        var deadline = lastTick + tickInterval
-        for (_, at) in timers { deadline = min(deadline, at) }
-        if let panel = display?.nextDeadline { deadline = min(deadline, panel) }
-        let timeoutMs = Int32(max(0, min(1000, (deadline - now) * 1000)).rounded(.up))
+        let deadline = nextDeadline()
+        let timeoutMs = deadline.map { Int32(max(0, min(Double(Int32.max), ($0 - now) * 1000)).rounded(.up)) } ?? -1
         var fds = [pollfd(fd: mailbox.fd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: keyInput.flatMap { keyInputClosed ? nil : $0 } ?? -1, events: Int16(POLLIN), revents: 0)]
@@ -285,7 +319,7 @@ public final class Runtime {
         reapChildren()
         let after = monotonicNow()
         display?.tick(now: after)
-        if after - lastMaintain >= 1 {
+        if after - lastMaintain >= 1 && needsMaintenance {
             lastMaintain = after
             for source in sources { source.maintain() }
             maintainConsole()
@@ -297,7 +331,9 @@ public final class Runtime {
             feedHeard()
             dispatch(.timerFired(id, at: after))
         }
-        if after - lastTick >= tickInterval * 0.9 {
+        // Without ticks (paused, stopped) the first pass after a long sleep still brings `now` up to date.
+        let saveDue = saveTickDue.map { after >= $0 } ?? false
+        if after - lastTick >= (tickInterval ?? 1) * 0.9 || saveDue {
             lastTick = after
             feedHeard()
             dispatch(.tick(now: after))

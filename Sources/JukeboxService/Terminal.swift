@@ -6,6 +6,9 @@ import Glibc
 /// The foreground player's terminal: single-key input (raw mode, restored on close) and one
 /// status line redrawn in place; messages print above it.
 public final class Terminal: StatusSink {
+    /// The status line shows the position.
+    public var showsTime: Bool { true }
+
     private let input: Int32
     private var saved = termios()
     private var raw = false

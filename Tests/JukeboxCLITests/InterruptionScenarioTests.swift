@@ -99,23 +99,22 @@ final class InterruptionScenarioTests: XCTestCase {
         XCTAssertEqual(openers.last, player)
     }
 
-    func testSIGTERMFadesOutSavesAndExits() throws {
+    func testSIGTERMCutsTheSoundSavesAndExits() throws {
         let (daemon, state) = try startPlayer(releaseDelay: 3)
         XCTAssertTrue(waitFor(5) { self.pcm.recording().count > 44_100 * 4 / 2 }, "not playing")
         let start = Date()
         daemon.process.terminate()
         let result = daemon.wait(timeout: 5)
         let took = Date().timeIntervalSince(start)
-        print("jukebox sigterm: process gone \(Int(took * 1000)) ms after SIGTERM (fade and device buffer included)")
+        print("jukebox sigterm: process gone \(Int(took * 1000)) ms after SIGTERM")
         XCTAssertEqual(result?.status, 0)
         XCTAssertLessThan(took, 2, "SIGTERM must end the player promptly")
         XCTAssertEqual(Self.phase(state), "playing", "saved as playing, to resume at boot")
-        // The last 15 ms the device received ramp down to silence: no click at the stop.
-        let bytes = pcm.recording()
-        let samples = stride(from: 0, to: bytes.count - 3, by: 4).map { Int(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) }
-        let end = samples.suffix(20).map(abs).max() ?? 0
-        let before = samples.dropLast(2000).suffix(2000).map(abs).max() ?? 0
-        XCTAssertLessThan(end * 20, before, "the end is not faded: last \(end), before \(before)")
+        // The test device cannot rewind: the player drops what it holds (its buffer is a second
+        // long, full from the start) instead of letting it play out, so the sound stops at once
+        // and the process goes well within that second. (A device that rewinds gets a 15 ms
+        // fade-out instead; the fade itself: RampEngineTests.)
+        XCTAssertLessThan(took, 0.8, "the queued second was played out instead of dropped")
     }
 
     static func phase(_ path: String) -> String? {

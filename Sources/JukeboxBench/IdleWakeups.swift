@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import Glibc
+import JukeboxFixtures
+import JukeboxService
+
+/// How often the idle player's threads wake, and its CPU, while playing, paused and stopped.
+struct IdleWakeups {
+    /// What the player was doing.
+    var phase: String
+    /// Context switches of all its threads per second (voluntary + involuntary, from
+    /// /proc/PID/task/*/status): each one a wake-up from a sleep or a preemption.
+    var wakeupsPerSecond: Double
+    /// The same, per thread name (the loop is named like the binary; the engine threads too).
+    var perThread: [String: Double]
+    /// CPU seconds (user + system) per minute of wall time.
+    var cpuPerMinute: Double
+}
+
+enum IdleBench {
+    /// `jukebox run` with a control socket on the test device at real time: a track playing, then
+    /// paused, then stopped, each watched for `seconds`. Commands go through the control socket
+    /// (one connection each) before each window, never during it.
+    static func measure(seconds: Double, in ws: Workspace) throws -> [IdleWakeups] {
+        let file = try ws.audio(.flac, seconds: 60)
+        let socket = ws.path("idle.sock"), config = ws.path("idle.config.json")
+        try """
+        {"device": "\(ws.realTimeDevice)", "state": "\(ws.path("idle-state.json"))", "socket": "\(socket)", "releaseDelay": 300}
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let child = try ws.start(["run", "--config", config])
+        defer {
+            child.send(SIGTERM)
+            _ = try? child.wait(timeout: 10)
+        }
+        func command(_ line: String) throws {
+            var reply: String?
+            _ = waitFor(10) {
+                reply = try? ControlClient.connect(path: socket, request: line, timeout: 5).reply
+                return reply != nil
+            }
+            guard let reply, reply.hasPrefix("ok") else { throw BenchError("idle: `\(line)` answered \(reply ?? "nothing")") }
+        }
+        try command("add \(file)")
+        try command("play")
+        var results: [IdleWakeups] = []
+        for (phase, line) in [("playing", nil), ("paused", "pause"), ("stopped", "stop")] as [(String, String?)] {
+            if let line { try command(line) }
+            usleep(1_000_000)  // let the command's own work (cut, release) finish before the window
+            let before = threads(child.pid), cpu0 = child.cpuNow() ?? 0, t0 = monotonicNow()
+            usleep(useconds_t(seconds * 1_000_000))  // the window itself
+            let after = threads(child.pid), cpu1 = child.cpuNow() ?? 0, wall = monotonicNow() - t0
+            var perThread: [String: Double] = [:]
+            for (tid, a) in after {
+                let b = before[tid]?.switches ?? 0
+                perThread[a.name, default: 0] += Double(a.switches - b) / wall
+            }
+            results.append(IdleWakeups(phase: phase, wakeupsPerSecond: perThread.values.reduce(0, +),
+                                       perThread: perThread, cpuPerMinute: (cpu1 - cpu0) / wall * 60))
+        }
+        return results
+    }
+
+    /// Context switches so far per thread id, with the thread's name.
+    static func threads(_ pid: pid_t) -> [String: (name: String, switches: Int)] {
+        let dir = "/proc/\(pid)/task"
+        var out: [String: (name: String, switches: Int)] = [:]
+        for tid in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
+            guard let text = try? String(contentsOfFile: "\(dir)/\(tid)/status", encoding: .utf8) else { continue }
+            var name = "?", switches = 0
+            for line in text.split(separator: "\n") {
+                let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                guard words.count >= 2 else { continue }
+                if words[0] == "Name:" { name = String(words[1]) }
+                if words[0] == "voluntary_ctxt_switches:" || words[0] == "nonvoluntary_ctxt_switches:" { switches += Int(words[1]) ?? 0 }
+            }
+            out[tid] = (name, switches)
+        }
+        return out
+    }
+}
