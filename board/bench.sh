@@ -82,9 +82,7 @@ if [ "$vs_mpd" = 1 ]; then
   else
     if [ -z "$vs_mpd_json" ] && [ -n "$json" ]; then vs_mpd_json="${json%.json}-vs-mpd.json"; fi
     say "MPD and jukebox side by side ($harness; $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
-    # Windows under 10 s: the control socket drops a client silent for 10 s, and the script keeps
-    # its connection open and silent through each window.
-    bash "$harness" "$bin/jukebox" --sections paced,idle --window 9 --window-short 9 \
+    bash "$harness" "$bin/jukebox" --sections paced,idle \
       ${vs_mpd_json:+--out "$vs_mpd_json"} || status=$?
   fi
 fi

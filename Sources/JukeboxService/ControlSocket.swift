@@ -35,9 +35,10 @@ public final class ControlSocket {
     static let maxClients = 32
     /// Most unsent reply bytes kept for a client that does not read.
     static let maxOutput = 64 << 10
-    /// Seconds a client may send nothing before `idleClients` names it (by default).
+    /// Seconds a client may stall mid-line, or be silent before its slot may go to a newcomer
+    /// when all are taken (by default).
     public static let defaultIdleLimit = 10.0
-    /// Seconds a client may send nothing before `idleClients` names it.
+    /// Seconds a client may stall mid-line, or be silent before its slot may go to a newcomer.
     public let idleLimit: Double
     private let clock: () -> Double
 
@@ -56,7 +57,8 @@ public final class ControlSocket {
     /// Listens at `path` (mode 0660). A stale socket file is replaced; a live one (another
     /// jukebox answers there) is an error, so two players never steal each other's socket. In
     /// the fallback folder, only when that folder is private (`SocketFolder.check`).
-    /// `idleLimit` and `clock` (monotonic seconds) decide when a silent client counts as idle.
+    /// `idleLimit` and `clock` (monotonic seconds) decide when a silent client counts as stalled or
+    /// may give its slot up.
     public init(path: String, idleLimit: Double = ControlSocket.defaultIdleLimit,
                 clock: @escaping () -> Double = monotonicNow) throws(SystemError) {
         self.path = path
@@ -132,17 +134,30 @@ public final class ControlSocket {
         return fds
     }
 
-    /// Accepts waiting connections.
-    func acceptAll() {
+    /// Accepts waiting connections. A client silent between commands keeps its connection for as
+    /// long as it likes (phone apps, monitors and benchmarks hold one open) while there is room;
+    /// with every slot taken, a newcomer gets the slot of the client silent longest, provided it has
+    /// been silent for `idleLimit` and `evictable` says it holds nothing. Otherwise the newcomer is
+    /// told there is no room. Returns the ids of the clients closed to make room.
+    @discardableResult
+    func acceptAll(evictable: (Client) -> Bool = { _ in true }) -> [Int] {
+        var evicted: [Int] = []
         while true {
             let fd = accept(listenFD, nil, nil)
-            if fd < 0 { return }
+            if fd < 0 { return evicted }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             if clients.count >= Self.maxClients {
-                writeAll(fd, ControlClient.noRoomReply + "\n")
-                close(fd)
-                continue
+                let now = clock()
+                let victim = clients.values.filter { !$0.closed && now - $0.lastHeard >= idleLimit && evictable($0) }
+                    .min { $0.lastHeard < $1.lastHeard }
+                guard let victim else {
+                    writeAll(fd, ControlClient.noRoomReply + "\n")
+                    close(fd)
+                    continue
+                }
+                drop(victim)
+                evicted.append(victim.id)
             }
             let client = Client(id: nextID, fd: fd, now: clock())
             nextID += 1
@@ -202,12 +217,17 @@ public final class ControlSocket {
         }
     }
 
-    /// Clients that have sent nothing for `idleLimit` seconds. The loop drops those that hold
-    /// nothing (no `events` stream, no yield or interruption), so silent connections cannot keep
-    /// all `maxClients` slots from `jukebox ctl`.
-    func idleClients() -> [Client] {
+    /// Clients that began a line and then sent nothing for `idleLimit` seconds: a peer that
+    /// trickles a line (or died mid-line) is dropped even while there is room. Silence between
+    /// lines is not a fault (see `acceptAll`).
+    func stalledClients() -> [Client] {
         let now = clock()
-        return clients.values.filter { now - $0.lastHeard >= idleLimit }
+        return clients.values.filter { !$0.input.isEmpty && now - $0.lastHeard >= idleLimit }
+    }
+
+    /// When the next client that began a line counts as stalled, nil when none has.
+    func nextStallDeadline() -> Double? {
+        clients.values.filter { !$0.closed && !$0.input.isEmpty }.map { $0.lastHeard + idleLimit }.min()
     }
 
     /// Closes a client.

@@ -7,7 +7,9 @@ import Glibc
 extension Runtime {
     func serviceControl(_ fds: [pollfd]) {
         guard let control else { return }
-        if fds[0].revents != 0 { control.acceptAll() }
+        if fds[0].revents != 0 {
+            for id in control.acceptAll(evictable: { !holdsSomething($0.id) }) { replySlots[id] = nil }
+        }
         for fd in fds.dropFirst() where fd.revents != 0 {
             guard let client = control.clients.values.first(where: { $0.fd == fd.fd }) else { continue }
             if fd.revents & Int16(POLLOUT) != 0 { control.flush(client) }
@@ -22,7 +24,7 @@ extension Runtime {
                 if gone { if replySlots[client.id]?.isEmpty == false { client.ended = true } else { client.closed = true } }
             }
         }
-        for client in control.idleClients() where !holdsSomething(client.id) { client.closed = true }
+        for client in control.stalledClients() { client.closed = true }
         for client in control.clients.values where client.closed {
             control.drop(client)
             replySlots[client.id] = nil
@@ -31,16 +33,12 @@ extension Runtime {
         }
     }
 
-    /// When the next silent client counts as idle (on the socket's clock, monotonic), nil when no
-    /// client can be dropped: the loop wakes for that and for nothing else about clients.
-    func nextIdleClientDeadline() -> Double? {
-        guard let control else { return nil }
-        return control.clients.values.filter { !$0.closed && !holdsSomething($0.id) }
-            .map { $0.lastHeard + control.idleLimit }.min()
-    }
+    /// When the next client that stopped mid-line counts as stalled (on the socket's clock,
+    /// monotonic), nil when none did: the loop wakes for that and for nothing else about clients.
+    func nextIdleClientDeadline() -> Double? { control?.nextStallDeadline() }
 
     /// Whether a client streams `events`, holds a yield, waits for an interruption's grant or is
-    /// owed a reply: such a client is silent on purpose and never dropped as idle.
+    /// owed a reply: such a client is silent on purpose and never gives its slot to a newcomer.
     private func holdsSomething(_ id: Int) -> Bool {
         eventClients.contains(id) || heldByClient[id]?.isEmpty == false || waitingForGrant.values.contains { $0.contains(id) }
             || replySlots[id]?.isEmpty == false

@@ -55,23 +55,27 @@ final class ControlSocketTests: XCTestCase {
         audio = nil
     }
 
-    func testIdleClientsAreDroppedSoANewOneGetsInWhileStreamingAndYieldingOnesStay() throws {
+    func testSilentClientsKeepTheirSlotsUntilANewcomerNeedsOneWhileStreamingAndYieldingOnesStay() throws {
         stopLoop()
         try startLoop(named: "idle", idleLimit: 2)
         let watcher = try ControlClient(path: path)
         XCTAssertEqual(watcher.request("events", timeout: 5), "ok streaming events; send any line to stop")
         let yielder = try ControlClient(path: path)
         XCTAssertEqual(yielder.request("yield begin chime", timeout: 5), "ok released")
-        // 30 silent connections take the other slots: the next one is refused.
+        // 30 silent connections take the other slots: the next one is refused while they are fresh.
         let silent = try (0..<30).map { _ in try ControlClient(path: path) }
         XCTAssertEqual(try ControlClient(path: path).request("status", timeout: 5), ControlClient.noRoomReply)
-        // Once they have been silent for the limit they are dropped, and a newcomer gets in.
-        XCTAssertTrue(waitFor(10) { (try? ControlClient(path: path))?.request("status", timeout: 2)?.hasPrefix("ok ") == true },
-                      "no room for a new client after the idle limit")
-        let c = try ControlClient(path: path)
-        XCTAssertTrue(waitFor(10) { c.request("diag", timeout: 2)?.contains("control clients 3") == true },
-                      "only the watcher, the yielder and this client should be left")
-        XCTAssertTrue(silent.allSatisfy { $0.request("status", timeout: 2) == nil }, "silent clients were closed")
+        // Once they have been silent for the limit, a newcomer takes the slot of the one silent longest.
+        var newcomer: ControlClient?
+        XCTAssertTrue(waitFor(10) {
+            guard let c = try? ControlClient(path: path), c.request("status", timeout: 2)?.hasPrefix("ok ") == true else { return false }
+            newcomer = c
+            return true
+        }, "no room for a new client after the idle limit")
+        let c = try XCTUnwrap(newcomer)
+        XCTAssertEqual(c.request("diag", timeout: 5)?.contains("control clients 32"), true, "one slot changed hands, no more")
+        let kept = silent.filter { $0.request("status", timeout: 2)?.hasPrefix("ok ") == true }
+        XCTAssertEqual(kept.count, 29, "exactly one silent client gave its slot up")
         // Both were silent far longer than the limit, and both still hold what they held.
         XCTAssertEqual(c.request("status", timeout: 5)?.contains("interrupted: chime"), true)
         _ = c.request("vol 50", timeout: 5)
@@ -79,6 +83,22 @@ final class ControlSocketTests: XCTestCase {
         while seen.last?.contains("volume 50") != true, seen.count < 10, let line = watcher.readLine(timeout: 5) { seen.append(line) }
         XCTAssertEqual(seen.last?.contains("volume 50"), true, "the watcher still streams: \(seen)")
         XCTAssertEqual(yielder.request("yield end", timeout: 5)?.hasPrefix("ok "), true)
+    }
+
+    /// A peer that begins a line and stops (a trickle, or one that died mid-line) is dropped after
+    /// the limit even with room to spare; one silent between lines is kept.
+    func testAClientStalledMidLineIsDroppedAndOneSilentBetweenLinesIsKept() throws {
+        stopLoop()
+        try startLoop(named: "stall", idleLimit: 1)
+        let quiet = try ControlClient(path: path)
+        XCTAssertEqual(quiet.request("status", timeout: 5)?.hasPrefix("ok "), true)
+        let staller = try ControlSocket.connect(path: path)
+        defer { close(staller) }
+        XCTAssertEqual(write(staller, "stat", 4), 4)  // a line begun, never ended
+        let observer = try ControlClient(path: path)
+        XCTAssertTrue(waitFor(10) { observer.request("diag", timeout: 2)?.contains("control clients 2") == true },
+                      "the stalled client should be dropped")
+        XCTAssertEqual(quiet.request("status", timeout: 5)?.hasPrefix("ok "), true, "silent between lines, well past the limit, and kept")
     }
 
     func testCommandsGetReplies() throws {
