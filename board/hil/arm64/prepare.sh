@@ -205,7 +205,7 @@ a64_prepare_rootfs() {
 
 # The kernel modules the image loads (snd-aloop for the sound card, 9p for the shared folder).
 A64_IMAGE_MODULES="snd-aloop 9p 9pnet_virtio configfs"
-A64_IMAGE_VERSION=1
+A64_IMAGE_VERSION=2
 a64_prepare_image() {
   local deps=$1 key r="$A64_CACHE/rootfs" k="$A64_CACHE/kernel/root" f
   a64_prepare_rootfs "$deps"
@@ -222,7 +222,9 @@ a64_prepare_image() {
   printf 'snd-aloop\n' > "$r/etc/modules-load.d/hil.conf"
   printf 'options snd-aloop pcm_substreams=1\n' > "$r/etc/modprobe.d/hil.conf"
   echo jukebox-hil-arm64 > "$r/etc/hostname"
-  echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' > "$r/etc/fstab"
+  # The initramfs mounts / read-write; naming /dev/vda in fstab made boot wait for udev to announce
+  # it (75 s of a 2-minute boot under TCG).
+  echo '# / is mounted by the initramfs (board/hil/arm64/init)' > "$r/etc/fstab"
   # The driver: the run folder over 9p, then its guest.sh. Output on the virtio console (hvc0):
   # the PL011 UART (ttyAMA0, as on a Pi) is jukebox's serial console.
   cat > "$r/etc/systemd/system/hil-guest.service" <<'EOF'
@@ -254,7 +256,7 @@ WantedBy=multi-user.target
 EOF
   ln -sf /etc/systemd/system/hil-snapshot.service "$r/etc/systemd/system/multi-user.target.wants/hil-snapshot.service"
   # No getty on either console: the driver writes to hvc0, jukebox owns ttyAMA0.
-  for f in serial-getty@hvc0.service serial-getty@ttyAMA0.service getty@tty1.service; do
+  for f in serial-getty@hvc0.service serial-getty@ttyAMA0.service getty@tty1.service getty-static.service; do
     ln -sf /dev/null "$r/etc/systemd/system/$f"
   done
   rm -f "$A64_CACHE/base.img"
