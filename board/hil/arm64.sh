@@ -43,6 +43,7 @@ a64_prepare_kernel
 a64_prepare_initramfs
 a64_prepare_tools
 a64_prepare_fixtures
+a64_prepare_gpiosim
 a64_prepare_image "$(a64_deb_depends "$deb")"
 t_prepared=$SECONDS
 a64_log "prepared in $((t_prepared - t_start)) s"

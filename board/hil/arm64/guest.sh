@@ -10,7 +10,8 @@
 #            noise (an underrun is retried up to 3 times); then it plays the 60 s tone, says
 #            HIL-CUT-GO and waits for the host to read the UART and kill QEMU (the power cut)
 #   resume   after the power cut: the state file found at boot holds a position within the save
-#            interval before the one the host read, and the service plays on from there
+#            interval before the one the host read, and the service plays on from there; then a
+#            gpio-sim line named GPIO17 as the play button: a press pauses, a press plays
 # Prints `HIL-RESULT PASS|FAIL name` lines, with what was expected and seen.
 set -uo pipefail
 OUT=/mnt/out
@@ -141,6 +142,36 @@ resume)
   [ "$(field index "$json")" = 3 ] || note "expected to resume in track 3 (the tone), seen $json"
   awk -v p="${pos:-0}" -v s="${spos:-0}" 'BEGIN { exit !(p >= s) }' || note "expected to play on from $spos s, seen position $pos ($json)"
   finish "cut at $cut s, state file at boot $spos s (lost $(awk -v c="$cut" -v r="${spos:-0}" 'BEGIN { printf "%.1f", c - r }') s, save interval $interval s), playing track $(field index "$json") at $pos s"
+
+  # gpio-sim (built out of tree for this kernel): a line named GPIO17, pulled up (a released
+  # button); the config names it as the play button; presses are pulls to ground, real edge
+  # events through libgpiod. The package's udev rule gives /dev/gpiochipN to group gpio.
+  begin gpio-button
+  c=/sys/kernel/config/gpio-sim/hil chip="" owner=""
+  if ! modprobe gpio-sim 2>"$W/modprobe.err"; then
+    note "modprobe gpio-sim: $(cat "$W/modprobe.err")"
+  else
+    mkdir -p "$c/bank0/line0" && echo 1 > "$c/bank0/num_lines" && echo GPIO17 > "$c/bank0/line0/name" && echo 1 > "$c/live"
+    chip=$(cat "$c/bank0/chip_name" 2>/dev/null)
+    pull="/sys/devices/platform/$(cat "$c/dev_name" 2>/dev/null)/$chip/sim_gpio0/pull"
+    [ -w "$pull" ] || note "no gpio-sim line at $pull"
+    echo pull-up > "$pull"
+    udevadm settle -t 30
+    owner=$(stat -c '%G %a' "/dev/$chip" 2>&1)
+    [ "$owner" = "gpio 660" ] || note "expected /dev/$chip group gpio mode 660 (the package's udev rule), seen $owner"
+    sed -i 's|"logLevel": "info",|"logLevel": "info",\n  "buttons": {"play": "GPIO17"},|' "$CONFIG"
+    systemctl restart jukebox.service || note "restart with the button config failed"
+    wait_for 60 playing || note "expected playing after the restart; seen '$(prop StatusText)'"
+    phase() { [ "$(field phase "$(status_json)")" = "$1" ]; }
+    # Held with bash's own timed read: an external sleep can stretch past the 1 s long press here.
+    mkfifo "$W/hold" && exec {hold}<>"$W/hold"
+    press() { echo pull-down > "$pull"; read -r -t 0.3 -u "$hold" _; echo pull-up > "$pull"; }
+    press
+    wait_for 10 phase paused || note "GPIO17 pressed: expected phase paused, seen $(status_json)"
+    press
+    wait_for 10 phase playing || note "GPIO17 pressed again: expected phase playing, seen $(status_json)"
+  fi
+  finish "gpio-sim chip $chip ($(cat "$c/dev_name" 2>/dev/null), /dev/$chip $owner): GPIO17 press → paused, press → playing"
   done_phase
   systemctl --force --force poweroff
   ;;

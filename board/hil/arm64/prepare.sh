@@ -15,6 +15,10 @@
 #   tools      pcmcmp and hilserial for the host (cc); pcmcmp and hilctl for the guest,
 #              cross-compiled with the trixie chroot's clang against the arm64 sysroot
 #   fixtures   the test noise (pcmcmp gen) as a.flac + b.wav, and a 60 s tone
+#   gpio-sim   gpio-sim and irq_sim (Debian's arm64 kernel has neither) from trixie's linux-source
+#              of the same version, cross-built out of tree against linux-headers-<abi>-arm64 in a
+#              small amd64 trixie build root (gcc-aarch64-linux-gnu 14, the kernel's own compiler,
+#              and the x86-64 linux-kbuild tools)
 #   rootfs     mmdebstrap --arch=arm64 trixie minbase + systemd, udev, alsa-utils and the .deb's
 #              Depends (so that `apt install ./jukebox_…_arm64.deb` in the guest needs no network)
 #   image      the rootfs + snd-aloop and 9p modules, test units, as an ext4 image (mkfs.ext4 -d)
@@ -169,6 +173,47 @@ a64_prepare_fixtures() {
   a64_stamp fixtures "$key"
 }
 
+# gpio-sim + irq_sim for the arm64 kernel. irq_sim is built-in code made a module: it needs a
+# licence, and irq_to_desc is not exported (generic_handle_irq looks the descriptor up itself);
+# the same patch as board/hil/prepare.sh applies to amd64's 6.1.
+A64_GPIO_VERSION=1
+a64_prepare_gpiosim() {
+  local g="$A64_CACHE/gpio" kv=${A64_ABI%-arm64} key rkey
+  key="$A64_GPIO_VERSION $A64_ABI $A64_KVER"
+  a64_valid gpiosim "$key" && return 0
+  a64_log "gpio-sim for $A64_ABI: linux-source, headers, an amd64 trixie build root with the arm64 cross compiler"
+  local t0=$SECONDS
+  rkey="mmdebstrap trixie amd64 make,gcc,gcc-aarch64-linux-gnu,linux-kbuild-$kv,xz-utils,libc6-dev,bc"
+  if ! a64_valid kbuild-root "$rkey"; then
+    rm -rf "$g/root"
+    mkdir -p "$g"
+    mmdebstrap --variant=minbase --include="${rkey#mmdebstrap trixie amd64 }" --dpkgopt=force-unsafe-io \
+      --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+      trixie "$g/root" "$A64_MIRROR" >"$g/mmdebstrap.log" 2>&1 || { tail -n 20 "$g/mmdebstrap.log" >&2; return 1; }
+    a64_stamp kbuild-root "$rkey"
+  fi
+  rm -rf "$g/debs" "$g/root/build" && mkdir -p "$g/debs" "$g/root/build"
+  (cd "$g/debs" && a64_apt apt-get download -q "linux-source-$(echo "$A64_ABI" | cut -d. -f1-2)=$A64_KVER" \
+    "linux-headers-$A64_ABI=$A64_KVER" "linux-headers-$kv-common=$A64_KVER" >"$g/download.log" 2>&1) \
+    || { tail -n 10 "$g/download.log" >&2; return 1; }
+  dpkg -x "$g/debs/linux-headers-${A64_ABI}_"*.deb "$g/root"
+  dpkg -x "$g/debs/linux-headers-${kv}-common_"*.deb "$g/root"
+  local top
+  top=$(basename "$g/debs"/linux-source-*.deb | cut -d_ -f1)
+  dpkg-deb --fsys-tarfile "$g/debs"/linux-source-*.deb | tar -xO "./usr/src/$top.tar.xz" \
+    | tar -xJ -C "$g/root/build" --strip-components=3 "$top/drivers/gpio/gpio-sim.c" "$top/kernel/irq/irq_sim.c"
+  rm -rf "$g/debs"
+  sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' "$g/root/build/irq_sim.c"
+  grep -q 'generic_handle_irq(irqnum)' "$g/root/build/irq_sim.c" || { a64_log "irq_sim.c changed upstream: patch did not apply"; return 1; }
+  printf '\n#include <linux/module.h>\nMODULE_LICENSE("GPL");\n' >> "$g/root/build/irq_sim.c"
+  echo 'obj-m += gpio-sim.o irq_sim.o' > "$g/root/build/Kbuild"
+  chroot "$g/root" make -C "/usr/src/linux-headers-$A64_ABI" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
+    M=/build modules >"$g/build.log" 2>&1 || { tail -n 30 "$g/build.log" >&2; return 1; }
+  mkdir -p "$g/ko" && cp "$g/root/build"/{gpio-sim,irq_sim}.ko "$g/ko/"
+  a64_log "gpio-sim: $((SECONDS - t0)) s"
+  a64_stamp gpiosim "$key"
+}
+
 # The package's Depends, as package names (what the image must hold for an offline install).
 a64_deb_depends() {
   dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/^ *//; s/[ (].*//' | grep . | sort -u | paste -sd, -
@@ -205,11 +250,11 @@ a64_prepare_rootfs() {
 
 # The kernel modules the image loads (snd-aloop for the sound card, 9p for the shared folder).
 A64_IMAGE_MODULES="snd-aloop 9p 9pnet_virtio configfs"
-A64_IMAGE_VERSION=2
+A64_IMAGE_VERSION=3
 a64_prepare_image() {
   local deps=$1 key r="$A64_CACHE/rootfs" k="$A64_CACHE/kernel/root" f
   a64_prepare_rootfs "$deps"
-  key="$A64_IMAGE_VERSION $A64_ABI $A64_KVER $(sha256sum < "$A64_CACHE/stamps/rootfs" | cut -c1-16) $A64_IMAGE_MODULES"
+  key="$A64_IMAGE_VERSION $A64_ABI $A64_KVER $(cat "$A64_CACHE/stamps/rootfs" "$A64_CACHE/stamps/gpiosim" | sha256sum | cut -c1-16) $A64_IMAGE_MODULES"
   a64_valid image "$key" && return 0
   a64_log "image: modules, test units, ext4"
   rm -rf "$r/usr/lib/modules" && mkdir -p "$r/usr/lib/modules/$A64_ABI"
@@ -218,6 +263,7 @@ a64_prepare_image() {
   for f in $(a64_modules $A64_IMAGE_MODULES); do
     install -D -m 0644 "$f" "$r/usr/lib/modules/$A64_ABI/${f#*/"$A64_ABI"/}"
   done
+  install -D -m 0644 -t "$r/usr/lib/modules/$A64_ABI/extra" "$A64_CACHE/gpio/ko"/{gpio-sim,irq_sim}.ko
   depmod -b "$r" "$A64_ABI"
   printf 'snd-aloop\n' > "$r/etc/modules-load.d/hil.conf"
   printf 'options snd-aloop pcm_substreams=1\n' > "$r/etc/modprobe.d/hil.conf"
