@@ -8,7 +8,8 @@
 #      pointed at hw:Loopback,0,0: READY (service-ready), and what it plays recorded from
 #      hw:Loopback,1,0 bit for bit (audio-bit-exact); the host reads `status` on the PL011 UART
 #      (jukebox's serial console on ttyAMA0: serial-console) and kills QEMU mid-track (SIGKILL)
-#   2  after the power cut: the position kept within the save interval (power-cut)
+#   2  after the power cut: the position kept within the save interval (power-cut); gpio-sim
+#      (cross-built for this kernel) as the play button: press pauses, press plays (gpio-button)
 # Prints `N passed, N failed` as its last line; exit 1 when anything failed. See board/hil/README.md.
 #
 #   sudo bash board/hil/arm64.sh [DEB]   (default: the newest $CROSS_CACHE/debs/jukebox_*_arm64.deb)
@@ -26,6 +27,9 @@ A64_MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
 # shellcheck source=board/hil/arm64/prepare.sh
 . "$A64_DIR/prepare.sh"
 
+# All in one function: bash reads a script as it runs, and this one runs for minutes (an edit or a
+# checkout meanwhile would otherwise change what it executes).
+main() {
 [ "$(id -u)" -eq 0 ] || { a64_log "run as root (apt-get, mmdebstrap, binfmt)"; exit 2; }
 deb=${1:-$(find "$A64_CROSS/debs" -maxdepth 1 -name 'jukebox_*_arm64.deb' -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-)}
 [ -f "${deb:-}" ] || { a64_log "no arm64 .deb: run board/package.sh --arch arm64"; exit 1; }
@@ -138,3 +142,5 @@ fi
 a64_log "prepare $((t_prepared - t_start)) s, run $((SECONDS - t_prepared)) s"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
+}
+main "$@"
