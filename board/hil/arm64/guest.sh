@@ -161,6 +161,8 @@ resume)
     [ "$owner" = "gpio 660" ] || note "expected /dev/$chip group gpio mode 660 (the package's udev rule), seen $owner"
     sed -i 's|"logLevel": "info",|"logLevel": "info",\n  "buttons": {"play": "GPIO17"},|' "$CONFIG"
     systemctl restart jukebox.service || note "restart with the button config failed"
+    # The tone may have played to the end of the queue meanwhile (stopped): play it again.
+    playing || "$OUT/tools/hilctl" "$SOCK" play >/dev/null
     wait_for 60 playing || note "expected playing after the restart; seen '$(prop StatusText)'"
     phase() { [ "$(field phase "$(status_json)")" = "$1" ]; }
     # Held with bash's own timed read: an external sleep can stretch past the 1 s long press here.
