@@ -66,7 +66,7 @@ printf '%s\n' "$msg" | grep -q 'not supported. Debian has no Swift' || fail "ins
 echo "check-unit: install.sh refuses 32-bit ARM: ok"
 
 if command -v shellcheck >/dev/null 2>&1; then
-  shellcheck -x board/*.sh board/hil/*.sh board/hil/guest/*.sh || fail "shellcheck board/*.sh board/hil"
+  shellcheck -x board/*.sh board/hil/*.sh board/hil/guest/*.sh board/hil/arm64/*.sh board/hil/arm64/init || fail "shellcheck board/*.sh board/hil"
   shellcheck -s sh board/deb/postinst board/deb/prerm board/deb/postrm || fail "shellcheck board/deb maintainer scripts"
   echo "check-unit: shellcheck board/*.sh board/hil board/deb: clean"
 fi

@@ -13,7 +13,9 @@
 #      (board/cross-build.sh), both .debs made and checked by lintian (board/package.sh), and the
 #      arm64 binary run under qemu-aarch64: version, bit-exact FLAC and MP3, state resumed
 #      (board/emulate-arm64.sh), the amd64 .deb installed, upgraded, removed and purged with apt
-#      in a fresh trixie root (board/test-deb-chroot.sh); needs root;
+#      in a fresh trixie root (board/test-deb-chroot.sh), and the arm64 .deb installed with apt in
+#      an emulated arm64 machine running Debian 13 (qemu-system-aarch64): READY, bit-exact to
+#      hw:Loopback, serial console, power cut, a gpio-sim button (board/hil/arm64.sh); needs root;
 #   8. hardware in the loop: the debug binary on real kernel devices in a QEMU guest, and the
 #      amd64 .deb of step 7 installed with apt in a systemd guest: service, power cut, upgrade,
 #      purge (board/hil/run.sh; needs root; without step 7's .deb only the first guest runs);
@@ -23,7 +25,8 @@
 #   bash board/test.sh                   everything
 #   JUKEBOX_SKIP_TRIXIE=1 JUKEBOX_SKIP_HIL=1 JUKEBOX_SKIP_SANITIZERS=1 JUKEBOX_SKIP_FUZZ=1 \
 #   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 JUKEBOX_SKIP_PACKAGES=1 bash board/test.sh
-#                                        any subset of the long steps
+#                                        any subset of the long steps (JUKEBOX_SKIP_ARM64_GUEST=1:
+#                                        step 7 without the emulated arm64 machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,6 +83,12 @@ else
   bash board/package.sh
   bash board/emulate-arm64.sh
   bash board/test-deb-chroot.sh
+  if skip "${JUKEBOX_SKIP_ARM64_GUEST:-0}"; then
+    echo "test: arm64 guest skipped (JUKEBOX_SKIP_ARM64_GUEST=1)"
+  else
+    echo "test: the arm64 .deb in an emulated arm64 machine (qemu-system-aarch64, Debian 13)"
+    bash board/hil/arm64.sh
+  fi
   echo "test: packages took $((SECONDS - packages_t0)) s"
   version=$(sed -n 's/^let jukeboxVersion = "\([^"]*\)"$/\1/p' Sources/jukebox/Help.swift)
   deb="${CROSS_CACHE:-/var/tmp/jukebox-cross}/debs/jukebox_${version}_amd64.deb"
