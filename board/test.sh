@@ -12,8 +12,10 @@
 #   7. packages: release binaries cross-built for arm64 and amd64 with Debian 13's Swift
 #      (board/cross-build.sh), both .debs made and checked by lintian (board/package.sh), and the
 #      arm64 binary run under qemu-aarch64: version, bit-exact FLAC and MP3, state resumed
-#      (board/emulate-arm64.sh), the amd64 .deb installed, upgraded, removed and purged with apt
-#      in a fresh trixie root (board/test-deb-chroot.sh); needs root;
+#      (board/emulate-arm64.sh), the test suite (all but the reliability runs) cross-built for
+#      arm64 and run in an arm64 root through binfmt_misc and qemu-aarch64 (board/test-arm64.sh),
+#      the amd64 .deb installed, upgraded, removed and purged with apt in a fresh trixie root
+#      (board/test-deb-chroot.sh); needs root;
 #   8. hardware in the loop: the debug binary on real kernel devices in a QEMU guest, and the
 #      amd64 .deb of step 7 installed with apt in a systemd guest: service, power cut, upgrade,
 #      purge (board/hil/run.sh; needs root; without step 7's .deb only the first guest runs);
@@ -75,10 +77,11 @@ elif [ "$(id -u)" -ne 0 ]; then
 elif [ "$(uname -m)" != x86_64 ]; then
   echo "test: packages skipped (cross-building needs an x86-64 machine)"
 else
-  echo "test: packages: arm64 and amd64 cross-built, .debs and lintian, arm64 under qemu-aarch64, apt life cycle in a chroot"
+  echo "test: packages: arm64 and amd64 cross-built, .debs and lintian, arm64 under qemu-aarch64, arm64 test suite, apt life cycle in a chroot"
   packages_t0=$SECONDS
   bash board/package.sh
   bash board/emulate-arm64.sh
+  bash board/test-arm64.sh
   bash board/test-deb-chroot.sh
   echo "test: packages took $((SECONDS - packages_t0)) s"
   version=$(sed -n 's/^let jukeboxVersion = "\([^"]*\)"$/\1/p' Sources/jukebox/Help.swift)
