@@ -387,12 +387,20 @@ final class SerialConsoleTests: XCTestCase {
 
     func testEverySupportedBaudRateIsSet() throws {
         console.close()  // it holds the line exclusively
+        // qemu-user 7.2 (Debian 12's, which board/test-arm64.sh runs the arm64 tests with, setting
+        // JUKEBOX_QEMU_USER=1) has no B921600 in its termios translation: the kernel is handed B0.
+        // Nothing in jukebox can change that, so only that read-back is left out there.
+        let qemuUser = ProcessInfo.processInfo.environment["JUKEBOX_QEMU_USER"] == "1"
         for baud in SerialConsole.baudRates {
             let c = try SerialConsole(path: pty.slavePath, baud: baud)
             var t = termios()
             XCTAssertEqual(tcgetattr(c.fd, &t), 0)
-            XCTAssertEqual(cfgetospeed(&t), SerialConsole.speed(baud), "\(baud)")
-            XCTAssertEqual(cfgetispeed(&t), SerialConsole.speed(baud), "\(baud)")
+            if qemuUser && baud == 921_600 {
+                print("skipped: the read-back of 921600 baud (qemu-user does not translate B921600)")
+            } else {
+                XCTAssertEqual(cfgetospeed(&t), SerialConsole.speed(baud), "\(baud)")
+                XCTAssertEqual(cfgetispeed(&t), SerialConsole.speed(baud), "\(baud)")
+            }
             XCTAssertEqual(t.c_lflag & tcflag_t(ECHO | ICANON | ISIG), 0)
             XCTAssertEqual(t.c_iflag & tcflag_t(ICRNL | IXON), 0)
             XCTAssertEqual(t.c_cflag & tcflag_t(CSIZE | PARENB | CSTOPB | CLOCAL | CREAD), tcflag_t(CS8 | CLOCAL | CREAD))
