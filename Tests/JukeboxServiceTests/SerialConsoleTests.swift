@@ -317,13 +317,15 @@ final class SerialConsoleTests: XCTestCase {
     }
 
     func testOutputToATerminalThatNeverReadsStaysBoundedAndNeverBlocks() {
-        let started = monotonicNow()
+        // Never blocks: the line is non-blocking (a blocked write would hang this test, which the
+        // runner's timeout catches); how long the prints take is the machine's (2.9 s under
+        // qemu-aarch64), so it is not bounded here.
+        XCTAssertNotEqual(fcntl(console.fd, F_GETFL) & O_NONBLOCK, 0, "the console's descriptor may block")
         for i in 0..<3000 {
             console.print("line \(i) " + String(repeating: "x", count: 90))
             XCTAssertLessThanOrEqual(console.pendingOutput, SerialConsole.maxOutput)
         }
         console.flush()
-        XCTAssertLessThan(monotonicNow() - started, 2)
         XCTAssertTrue(console.wantsWrite)
         XCTAssertGreaterThan(console.droppedBytes, 0)
         XCTAssertNil(console.failed)
