@@ -132,6 +132,11 @@ grep -q '^flags:.*F' "$binfmt/qemu-aarch64" \
   || die "qemu-aarch64 is registered without flag F ($(grep flags "$binfmt/qemu-aarch64")): it cannot run inside a root"
 
 # The root: sysroot over the extra programs, a fresh writable layer; then the system mounts.
+# Mounts left by a run that was killed go first (rm stays on its own file system anyway).
+if mountpoint -q "$run/root"; then
+  say "stale mounts from an earlier run under $run/root: unmounting"
+  umount -R "$run/root" 2>/dev/null || umount -R -l "$run/root"
+fi
 rm -rf --one-file-system "$run"
 mkdir -p "$run/upper" "$run/work" "$run/root"
 mount -t overlay overlay -o "lowerdir=$sysroot:$extra,upperdir=$run/upper,workdir=$run/work" "$run/root"
