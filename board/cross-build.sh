@@ -41,89 +41,28 @@ done
 [ "$(id -u)" -eq 0 ] || die "run as root (mmdebstrap and chroot need it)"
 [ "$(uname -m)" = x86_64 ] || die "this builds from an x86-64 machine; this one is $(uname -m)"
 
-cache=${CROSS_CACHE:-/var/tmp/jukebox-cross}
-case "$cache" in /?*) ;; *) die "CROSS_CACHE must be an absolute path" ;; esac
+# shellcheck source=board/cross/sdk.sh
+. board/cross/sdk.sh
 out=${out:-$cache/out}
-mkdir -p "$cache" "$out"
-cache=$(realpath "$cache")
+mkdir -p "$out"
 out=$(realpath "$out")
-mirror=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
-security=${TRIXIE_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-sysroot=$cache/arm64-sysroot
-# libc, the compiler's C/C++ runtime, the -dev packages, swiftlang (its aarch64 Swift runtime).
-sysroot_packages=libc6-dev,libgcc-14-dev,libstdc++-14-dev,libasound2-dev,libsndfile1-dev,libtag-c-dev,libgpiod-dev,swiftlang
-chroot_dir=/var/tmp/jukebox-trixie   # board/trixie-chroot.sh's default
-
-ensure_tool() { # ensure_tool COMMAND PACKAGE
-  command -v "$1" >/dev/null 2>&1 && return 0
-  say "apt-get install $2"
-  DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$2" >/dev/null
-}
-ensure_mmdebstrap() { ensure_tool mmdebstrap mmdebstrap; }
-
-# The arm64 sysroot: made once into a .part folder, renamed when complete.
-ensure_sysroot() {
-  if [ "$(cat "$sysroot/.jukebox-sysroot-done" 2>/dev/null)" = "$sysroot_packages" ]; then
-    say "reusing the arm64 sysroot $sysroot"
-    return 0
-  fi
-  ensure_mmdebstrap
-  rm -rf --one-file-system "$sysroot.part"
-  say "mmdebstrap --arch=arm64 --variant=extract trixie $sysroot (~2.6 GB, a few minutes)"
-  local t0=$SECONDS
-  mmdebstrap --arch=arm64 --variant=extract --include="$sysroot_packages" \
-    trixie "$sysroot.part" \
-    "deb $mirror trixie main" "deb $mirror trixie-updates main" "deb $security trixie-security main" \
-    || die "mmdebstrap of the arm64 sysroot failed (see above)"
-  [ -e "$sysroot.part/usr/libexec/swift/lib/swift_static/linux/static-stdlib-args.lnk" ] \
-    || die "the sysroot has no static Swift runtime (usr/libexec/swift/lib/swift_static)"
-  # Extract mode runs no maintainer scripts: make the merged-/usr links (ld-linux-aarch64.so.1 is
-  # looked up in /lib by the binary and by libc.so's linker script).
-  local d
-  for d in bin sbin lib; do
-    [ -e "$sysroot.part/$d" ] || ln -s "usr/$d" "$sysroot.part/$d"
-  done
-  rm -rf --one-file-system "$sysroot"
-  mv "$sysroot.part" "$sysroot"
-  printf '%s\n' "$sysroot_packages" > "$sysroot/.jukebox-sysroot-done"
-  say "arm64 sysroot ready in $((SECONDS - t0)) s ($(du -sh "$sysroot" | cut -f1))"
-}
-
-# The Swift SDK bundle: board/cross/ plus a link to the sysroot (its paths are relative to it).
-make_sdk() {
-  local bundle=$cache/sdk/jukebox-arm64.artifactbundle
-  rm -rf "$cache/sdk"
-  mkdir -p "$bundle/jukebox-arm64"
-  cp board/cross/info.json "$bundle/"
-  cp board/cross/swift-sdk.json board/cross/toolset.json "$bundle/jukebox-arm64/"
-  ln -s "$sysroot" "$bundle/jukebox-arm64/sysroot"
-  say "Swift SDK bundle: $bundle"
-}
-
-in_trixie() { bash board/trixie-chroot.sh --bind "$cache" "$@"; }
 
 build() { # build ARCH
-  local arch=$1 t0=$SECONDS scratch=/root/cross-build/$1 cmd
-  cmd=(swift build -c release --static-swift-stdlib --product jukebox --scratch-path "$scratch"
-       -Xlinker --strip-all -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now)
+  local arch=$1 t0=$SECONDS args rc=0 bin_dir
+  args=(-c release --static-swift-stdlib --product jukebox --scratch-path "/root/cross-build/$arch"
+        -Xlinker --strip-all -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now)
   if [ "$arch" = amd64 ]; then
     # lld as for arm64: GNU ld drops the RELRO segment of this link (lintian: hardening-no-relro).
-    cmd+=(-Xswiftc -use-ld=lld)
+    args+=(-Xswiftc -use-ld=lld)
+    say "$arch: swift build ${args[*]}"
+    in_trixie swift build "${args[@]}" || rc=$?
+    [ "$rc" -eq 0 ] || die "$arch: the build failed (status $rc, see above)"
+    bin_dir=$(in_trixie swift build "${args[@]}" --show-bin-path 2>/dev/null | tail -n 1)
   else
-    ensure_sysroot
-    make_sdk
-    cmd=(env "PKG_CONFIG_SYSROOT_DIR=$sysroot"
-         "PKG_CONFIG_PATH=$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot/usr/share/pkgconfig"
-         "${cmd[@]}" --swift-sdks-path "$cache/sdk" --swift-sdk jukebox-arm64)
+    arm64_swift_build "${args[@]}" || rc=$?
+    [ "$rc" -eq 0 ] || die "$arch: the build failed (status $rc, see above)"
+    bin_dir=$(arm64_swift_build "${args[@]}" --show-bin-path)
   fi
-  say "$arch: ${cmd[*]}"
-  # "Could not read SDKSettings.json" is printed once per compile and is harmless: filtered.
-  local rc=0
-  in_trixie "${cmd[@]}" > >(grep -v 'Could not read SDKSettings.json' >&2) 2>&1 || rc=$?
-  [ "$rc" -eq 0 ] || die "$arch: the build failed (status $rc, see above)"
-  local bin_dir
-  bin_dir=$(in_trixie "${cmd[@]}" --show-bin-path 2>/dev/null | tail -n 1)
   mkdir -p "$out/$arch"
   cp "$chroot_dir$bin_dir/jukebox" "$out/$arch/jukebox.new"
   mv "$out/$arch/jukebox.new" "$out/$arch/jukebox"

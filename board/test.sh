@@ -12,10 +12,12 @@
 #   7. packages: release binaries cross-built for arm64 and amd64 with Debian 13's Swift
 #      (board/cross-build.sh), both .debs made and checked by lintian (board/package.sh), and the
 #      arm64 binary run under qemu-aarch64: version, bit-exact FLAC and MP3, state resumed
-#      (board/emulate-arm64.sh), the amd64 .deb installed, upgraded, removed and purged with apt
-#      in a fresh trixie root (board/test-deb-chroot.sh), and the arm64 .deb installed with apt in
-#      an emulated arm64 machine running Debian 13 (qemu-system-aarch64): READY, bit-exact to
-#      hw:Loopback, serial console, power cut, a gpio-sim button (board/hil/arm64.sh); needs root;
+#      (board/emulate-arm64.sh), the test suite (all but the reliability runs) cross-built for
+#      arm64 and run in an arm64 root through binfmt_misc and qemu-aarch64 (board/test-arm64.sh),
+#      the amd64 .deb installed, upgraded, removed and purged with apt in a fresh trixie root
+#      (board/test-deb-chroot.sh), and the arm64 .deb installed with apt in an emulated arm64
+#      machine running Debian 13 (qemu-system-aarch64): READY, bit-exact to hw:Loopback, serial
+#      console, power cut, a gpio-sim button (board/hil/arm64.sh); needs root;
 #   8. hardware in the loop: the debug binary on real kernel devices in a QEMU guest, and the
 #      amd64 .deb of step 7 installed with apt in a systemd guest: service, power cut, upgrade,
 #      purge (board/hil/run.sh; needs root; without step 7's .deb only the first guest runs);
@@ -24,9 +26,9 @@
 #
 #   bash board/test.sh                   everything
 #   JUKEBOX_SKIP_TRIXIE=1 JUKEBOX_SKIP_HIL=1 JUKEBOX_SKIP_SANITIZERS=1 JUKEBOX_SKIP_FUZZ=1 \
-#   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 JUKEBOX_SKIP_PACKAGES=1 bash board/test.sh
-#                                        any subset of the long steps (JUKEBOX_SKIP_ARM64_GUEST=1:
-#                                        step 7 without the emulated arm64 machine)
+#   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 JUKEBOX_SKIP_PACKAGES=1 JUKEBOX_SKIP_ARM64_TESTS=1 \
+#   JUKEBOX_SKIP_ARM64_GUEST=1 bash board/test.sh
+#                                        any subset of the long steps
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -78,10 +80,15 @@ elif [ "$(id -u)" -ne 0 ]; then
 elif [ "$(uname -m)" != x86_64 ]; then
   echo "test: packages skipped (cross-building needs an x86-64 machine)"
 else
-  echo "test: packages: arm64 and amd64 cross-built, .debs and lintian, arm64 under qemu-aarch64, apt life cycle in a chroot"
+  echo "test: packages: arm64 and amd64 cross-built, .debs and lintian, arm64 under qemu-aarch64, arm64 test suite, apt life cycle in a chroot"
   packages_t0=$SECONDS
   bash board/package.sh
   bash board/emulate-arm64.sh
+  if skip "${JUKEBOX_SKIP_ARM64_TESTS:-0}"; then
+    echo "test: arm64 test suite skipped (JUKEBOX_SKIP_ARM64_TESTS=1)"
+  else
+    bash board/test-arm64.sh
+  fi
   bash board/test-deb-chroot.sh
   if skip "${JUKEBOX_SKIP_ARM64_GUEST:-0}"; then
     echo "test: arm64 guest skipped (JUKEBOX_SKIP_ARM64_GUEST=1)"

@@ -23,6 +23,10 @@ public final class HD44780: PanelDriver {
     /// Whether the backlight is on; `setBacklight` switches it at once, otherwise the next write does.
     public private(set) var backlight = true
 
+    /// The one in-call wait (150 µs between the first nibbles 3); a test puts a recorder here to
+    /// see every wait without timing the call.
+    var pause: (_ microseconds: UInt32) -> Void = { _ = usleep($0) }
+
     private let transport: I2CTransport
     private var phase = Phase.cold(powerWait: true)
     private var shown: [[UInt8]]?
@@ -120,7 +124,7 @@ public final class HD44780: PanelDriver {
         case .firstNibble(let until):
             if now < until { return until }
             try send(nibbles([0x3]))
-            usleep(150)
+            pause(150)
             var bytes = nibbles([0x3, 0x2])
             for command: UInt8 in [0x28, 0x08, 0x01] { bytes += byteNibbles(command, data: false) }
             try send(bytes)

@@ -8,10 +8,12 @@ final class DemoTests: DaemonTestCase {
     /// Runs the demo until its tunes are written and queued, then stops it; its stdout.
     func runDemo(_ args: [String], environment: [String: String?] = [:], whilePlaying: () throws -> Void = {}) throws -> String {
         let demo = try Jukebox.start(["demo", "--audio", "null", "--socket", socket] + args, environment: environment)
-        XCTAssertTrue(waitFor(20) { (try? ctl("status"))?.stdout.hasPrefix("▶") == true }, "the demo never played")
+        // Generous: the demo synthesises and encodes its tunes first (Vorbis too), which takes
+        // a second here and far longer where floating point is emulated (qemu-aarch64).
+        XCTAssertTrue(waitFor(180) { (try? ctl("status"))?.stdout.hasPrefix("▶") == true }, "the demo never played")
         try whilePlaying()
         demo.process.terminate()
-        let result = try XCTUnwrap(demo.wait(timeout: 5), "the demo did not stop on SIGTERM")
+        let result = try XCTUnwrap(demo.wait(timeout: 30), "the demo did not stop on SIGTERM")
         XCTAssertEqual(result.status, 0, result.stderr)
         return result.stdout
     }

@@ -317,13 +317,15 @@ final class SerialConsoleTests: XCTestCase {
     }
 
     func testOutputToATerminalThatNeverReadsStaysBoundedAndNeverBlocks() {
-        let started = monotonicNow()
+        // Never blocks: the line is non-blocking (a blocked write would hang this test, which the
+        // runner's timeout catches); how long the prints take is the machine's (2.9 s under
+        // qemu-aarch64), so it is not bounded here.
+        XCTAssertNotEqual(fcntl(console.fd, F_GETFL) & O_NONBLOCK, 0, "the console's descriptor may block")
         for i in 0..<3000 {
             console.print("line \(i) " + String(repeating: "x", count: 90))
             XCTAssertLessThanOrEqual(console.pendingOutput, SerialConsole.maxOutput)
         }
         console.flush()
-        XCTAssertLessThan(monotonicNow() - started, 2)
         XCTAssertTrue(console.wantsWrite)
         XCTAssertGreaterThan(console.droppedBytes, 0)
         XCTAssertNil(console.failed)
@@ -387,12 +389,20 @@ final class SerialConsoleTests: XCTestCase {
 
     func testEverySupportedBaudRateIsSet() throws {
         console.close()  // it holds the line exclusively
+        // qemu-user 7.2 (Debian 12's, which board/test-arm64.sh runs the arm64 tests with, setting
+        // JUKEBOX_QEMU_USER=1) has no B921600 in its termios translation: the kernel is handed B0.
+        // Nothing in jukebox can change that, so only that read-back is left out there.
+        let qemuUser = ProcessInfo.processInfo.environment["JUKEBOX_QEMU_USER"] == "1"
         for baud in SerialConsole.baudRates {
             let c = try SerialConsole(path: pty.slavePath, baud: baud)
             var t = termios()
             XCTAssertEqual(tcgetattr(c.fd, &t), 0)
-            XCTAssertEqual(cfgetospeed(&t), SerialConsole.speed(baud), "\(baud)")
-            XCTAssertEqual(cfgetispeed(&t), SerialConsole.speed(baud), "\(baud)")
+            if qemuUser && baud == 921_600 {
+                print("skipped: the read-back of 921600 baud (qemu-user does not translate B921600)")
+            } else {
+                XCTAssertEqual(cfgetospeed(&t), SerialConsole.speed(baud), "\(baud)")
+                XCTAssertEqual(cfgetispeed(&t), SerialConsole.speed(baud), "\(baud)")
+            }
             XCTAssertEqual(t.c_lflag & tcflag_t(ECHO | ICANON | ISIG), 0)
             XCTAssertEqual(t.c_iflag & tcflag_t(ICRNL | IXON), 0)
             XCTAssertEqual(t.c_cflag & tcflag_t(CSIZE | PARENB | CSTOPB | CLOCAL | CREAD), tcflag_t(CS8 | CLOCAL | CREAD))
