@@ -6,7 +6,13 @@ import XCTest
 
 /// An audio port that records calls; on `play` it can post the engine's reports itself.
 final class FakeAudio: AudioPort, @unchecked Sendable {
-    var calls: [String] = []
+    /// The calls so far, in order. The loop's thread appends while a test may read (`waitFor`), so
+    /// the list is behind a lock.
+    var calls: [String] {
+        get { recorded.withLock { $0 } }
+        set { recorded.withLock { $0 = newValue } }
+    }
+    private let recorded = Mutex<[String]>([])
     var heard: (id: UInt64, seconds: Double)?
     var mailbox: Mailbox?
     var finishImmediately = false
