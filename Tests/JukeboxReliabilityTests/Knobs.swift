@@ -51,6 +51,14 @@ enum ProcessProbe {
     }
 
     /// The open descriptors and what they point at (for a report when the count moves).
+    /// The descriptors that must not change over a run: all but the track files, which are open
+    /// only while a track is decoded (the decoder reads up to a second ahead, so near a track's
+    /// end its file is already closed while the track still plays).
+    static func lasting(_ fds: [String]) -> [String] {
+        let audio = [".wav", ".flac", ".mp3", ".ogg", ".opus", ".aiff"]
+        return fds.filter { fd in !audio.contains { fd.hasSuffix($0) } }
+    }
+
     static func fds(_ pid: Int32) -> [String] {
         let dir = "/proc/\(pid)/fd"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
