@@ -12,9 +12,9 @@
 #   7. packages: release binaries cross-built for arm64 and amd64 with Debian 13's Swift
 #      (board/cross-build.sh), both .debs made and checked by lintian (board/package.sh), and the
 #      arm64 binary run under qemu-aarch64: version, bit-exact FLAC and MP3, state resumed
-#      (board/emulate-arm64.sh), the test suite (all but the reliability runs) cross-built for
-#      arm64 and run in an arm64 root through binfmt_misc and qemu-aarch64 (board/test-arm64.sh),
-#      the amd64 .deb installed, upgraded, removed and purged with apt in a fresh trixie root
+#      (board/emulate-arm64.sh), with JUKEBOX_ARM64_TESTS=1 the test suite (all but the
+#      reliability runs) cross-built for arm64 and run in an arm64 root through binfmt_misc and
+#      qemu-aarch64 (board/test-arm64.sh), the amd64 .deb installed, upgraded, removed and purged with apt in a fresh trixie root
 #      (board/test-deb-chroot.sh), and the arm64 .deb installed with apt in an emulated arm64
 #      machine running Debian 13 (qemu-system-aarch64): READY, bit-exact to hw:Loopback, serial
 #      console, power cut, a gpio-sim button (board/hil/arm64.sh); needs root;
@@ -27,9 +27,11 @@
 #
 #   bash board/test.sh                   everything
 #   JUKEBOX_SKIP_TRIXIE=1 JUKEBOX_SKIP_HIL=1 JUKEBOX_SKIP_SANITIZERS=1 JUKEBOX_SKIP_FUZZ=1 \
-#   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 JUKEBOX_SKIP_PACKAGES=1 JUKEBOX_SKIP_ARM64_TESTS=1 \
+#   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 JUKEBOX_SKIP_PACKAGES=1 \
 #   JUKEBOX_SKIP_ARM64_GUEST=1 bash board/test.sh
 #                                        any subset of the long steps
+#   JUKEBOX_ARM64_TESTS=1 bash board/test.sh
+#                                        also the arm64 test suite of step 7 (opt-in: too long for CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -86,11 +88,13 @@ else
   packages_t0=$SECONDS
   bash board/package.sh
   bash board/emulate-arm64.sh
-  if skip "${JUKEBOX_SKIP_ARM64_TESTS:-0}"; then
-    echo "test: arm64 test suite skipped (JUKEBOX_SKIP_ARM64_TESTS=1)"
-  else
+  if [ "${JUKEBOX_ARM64_TESTS:-0}" = 1 ]; then
     bash board/test-arm64.sh
     arm64_suite_ran=1
+  else
+    # Opt-in for now: under emulation on a 2-core machine the suite took 16 min to build and
+    # 24 min to run (loaded), which would take the whole run far past its 45-minute budget.
+    echo "test: arm64 test suite not run (JUKEBOX_ARM64_TESTS=1 runs board/test-arm64.sh here)"
   fi
   bash board/test-deb-chroot.sh
   if skip "${JUKEBOX_SKIP_ARM64_GUEST:-0}"; then
