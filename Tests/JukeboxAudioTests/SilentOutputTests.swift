@@ -50,9 +50,18 @@ final class SilentOutputTests: XCTestCase {
         engine.play(id: 1, path: path, from: 0.5, paused: false)
         XCTAssertTrue(log.wait(for: .started(id: 1)))
         engine.pause()
-        // The pause fades out and plays out the device buffer (~200 ms); then the position holds.
-        usleep(400_000)
-        let held = try XCTUnwrap(engine.position())
+        // The pause fades out and plays out what the output holds; then the position holds. How
+        // long that takes depends on the machine (a sanitizer build under load took over 400 ms),
+        // so wait for two readings 150 ms apart to agree rather than for a fixed time.
+        var stable: (id: UInt64, seconds: Double)?
+        XCTAssertTrue(waitFor(10) {
+            let first = engine.position()
+            usleep(150_000)
+            let second = engine.position()
+            if let first, let second, first.seconds == second.seconds { stable = second }
+            return stable != nil
+        }, "the position never came to rest after pause")
+        let held = try XCTUnwrap(stable)
         XCTAssertEqual(held.id, 1)
         XCTAssertGreaterThanOrEqual(held.seconds, 0.5)
         XCTAssertLessThan(held.seconds, 1.5)

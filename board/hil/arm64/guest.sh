@@ -83,7 +83,7 @@ install)
   mkdir -p /srv/music && cp "$OUT/music"/* /srv/music/
   attempt=1 audio=""
   while :; do
-    rm -f /var/lib/jukebox/state.json
+    rm -f /var/lib/jukebox/state.json /var/lib/jukebox/state.json.place
     arecord -q -D hw:Loopback,1,0 -f S16_LE -r 44100 -c 2 -t raw "$W/rec.raw" 2>"$W/arecord.err" &
     rec=$!
     t=$(up)
@@ -128,7 +128,9 @@ resume)
   wait_for 60 playing || note "expected it to play on after the power cut; seen '$(prop StatusText)'"
   json=$(status_json)
   pos=$(field position "$json")
-  saved=$(cat /run/hil-state-at-boot.json 2>/dev/null)
+  # The position is in the place sidecar once one was saved beside the queue file (while playing,
+  # every save but the first), else in the queue file itself.
+  saved=$(cat /run/hil-place-at-boot.json 2>/dev/null || cat /run/hil-state-at-boot.json 2>/dev/null)
   spos=$(grep -o '"position" *: *[0-9.]*' <<<"$saved" | grep -o '[0-9.]*$')
   interval=$(grep -o '"saveInterval": *[0-9]*' "$CONFIG" | grep -o '[0-9]*$' || true)
   interval=${interval:-5}

@@ -250,7 +250,7 @@ a64_prepare_rootfs() {
 
 # The kernel modules the image loads (snd-aloop for the sound card, 9p for the shared folder).
 A64_IMAGE_MODULES="snd-aloop 9p 9pnet_virtio configfs"
-A64_IMAGE_VERSION=3
+A64_IMAGE_VERSION=4
 a64_prepare_image() {
   local deps=$1 key r="$A64_CACHE/rootfs" k="$A64_CACHE/kernel/root" f
   a64_prepare_rootfs "$deps"
@@ -296,7 +296,7 @@ After=local-fs.target
 Before=jukebox.service
 [Service]
 Type=oneshot
-ExecStart=/bin/sh -c 'cp /var/lib/jukebox/state.json /run/hil-state-at-boot.json 2>/dev/null || true'
+ExecStart=/bin/sh -c 'cp /var/lib/jukebox/state.json /run/hil-state-at-boot.json 2>/dev/null; cp /var/lib/jukebox/state.json.place /run/hil-place-at-boot.json 2>/dev/null || true'
 [Install]
 WantedBy=multi-user.target
 EOF
