@@ -107,7 +107,9 @@ final class ButtonSoakTests: XCTestCase {
         fds start \(start.fds.count), after warm-up \(warm?.fds.count ?? -1), end \(end?.fds.count ?? -1)
         """)
         // The presses reached the core (read after the loop ended: no race with it).
-        if presses["volumeUp", default: 0] + presses["volumeDown", default: 0] > 0 {
+        // The volume starts at 100, so up presses alone may change nothing (seed 1796130267849:
+        // volumeUp 3, no volumeDown); a down press always does.
+        if presses["volumeDown", default: 0] > 0 {
             XCTAssertGreaterThan(seen.volumes.count, 1, "volume presses never changed the volume")
         }
         if presses["mute", default: 0] > 0 { XCTAssertTrue(seen.phases.contains("interrupted"), "mute never interrupted: \(seen.phases)") }
