@@ -136,6 +136,7 @@ extension AudioEngine {
             }
             if state.paused {
                 if writer.isOpen && !writer.devicePaused { return .pauseDevice }
+                state.pauseSettling = false // nothing sounds: the held point is final
                 monitor.wait()
                 continue
             }
@@ -379,12 +380,30 @@ extension AudioEngine {
             // position held is where the sound stopped (up to one device buffer after `pause()`).
             writer.devicePaused = true
             writer.fade.drainedForPause = true
-            monitor.withLock { if state.generation == writer.generation { state.frozen = end } }
+            monitor.withLock {
+                guard state.generation == writer.generation else { return }
+                state.frozen = end
+                state.pauseSettling = false
+            }
             return
         }
         do throws(OutputError) {
             try output.pause(true)
             writer.devicePaused = true
+            monitor.withLock {
+                guard state.generation == writer.generation else { return }
+                // The sound stopped now, not when `pause()` was called: hold that frame, and make
+                // it where the extrapolation restarts on resume, so the position never goes back.
+                if var live = state.live {
+                    let now = monotonicSeconds()
+                    let heard = live.heardFrame(now: now)
+                    live.delay = live.written - heard
+                    live.at = now
+                    state.live = live
+                    if let point = state.point(atDeviceFrame: heard) { state.frozen = point }
+                }
+                state.pauseSettling = false
+            }
         } catch {
             // The device cannot hold its audio: drop it and decode again from the frame heard.
             restartAtHeard(&writer)

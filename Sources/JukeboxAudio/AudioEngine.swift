@@ -125,12 +125,15 @@ public final class AudioEngine: @unchecked Sendable {
         }
     }
 
-    /// Pauses at the frame heard now; `position()` then stays there. No-op unless playing.
+    /// Pauses where the sound stops: at once on a device that pauses or rewinds, after a short
+    /// fade and what the device holds on one that only drains. Until then `position()` follows the
+    /// sound; then it stays where the sound stopped (it never goes back). No-op unless playing.
     public func pause() {
         command(interrupting: true) { state in
             guard state.active, !state.paused else { return }
             if let point = state.heardPoint(now: monotonicSeconds()) { state.frozen = point }
             state.paused = true
+            state.pauseSettling = true
         }
     }
 
@@ -139,6 +142,7 @@ public final class AudioEngine: @unchecked Sendable {
         command { state in
             guard state.active, state.paused else { return }
             state.paused = false
+            state.pauseSettling = false
             // The device stood still while paused: restart the extrapolation clock.
             state.live?.at = monotonicSeconds()
         }
@@ -209,7 +213,8 @@ public final class AudioEngine: @unchecked Sendable {
     /// boundaries), the held point while paused or after `.deviceUnavailable`, nil when idle.
     public func position() -> (id: UInt64, seconds: Double)? {
         monitor.withLock {
-            if state.active, !state.paused, let point = state.heardPoint(now: monotonicSeconds()) {
+            if state.active, !state.paused || state.pauseSettling,
+               let point = state.heardPoint(now: monotonicSeconds()) {
                 return (point.track.id, point.seconds)
             }
             return state.frozen.map { ($0.track.id, $0.seconds) }

@@ -126,6 +126,9 @@ struct EngineState {
     var currentStarted = false
     /// The position to report while nothing live is known (paused, not yet written, device lost).
     var frozen: TrackPoint?
+    /// `pause()` was called and the writer has not yet stopped the sound: on a device that only
+    /// drains, what it holds is still being heard (faded out), so the position keeps following it.
+    var pauseSettling = false
     var live: LivePosition?
     var segments: [Segment] = []
 
@@ -173,6 +176,7 @@ struct EngineState {
         if decoderPhase == .awaitingNext { decoderPhase = .idle }
         current = track
         frozen = TrackPoint(track: track, seconds: max(0, seconds))
+        pauseSettling = false
         live = nil
         segments = []
     }
@@ -191,6 +195,7 @@ struct EngineState {
         current = nil
         currentStarted = false
         frozen = keep
+        pauseSettling = false
         live = nil
         segments = []
     }

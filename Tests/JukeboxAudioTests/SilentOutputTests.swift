@@ -50,17 +50,20 @@ final class SilentOutputTests: XCTestCase {
         engine.play(id: 1, path: path, from: 0.5, paused: false)
         XCTAssertTrue(log.wait(for: .started(id: 1)))
         engine.pause()
-        // The pause fades out and plays out what the output holds; then the position holds. How
-        // long that takes depends on the machine (a sanitizer build under load took over 400 ms),
-        // so wait for two readings 150 ms apart to agree rather than for a fixed time.
+        // The pause fades out and plays out what the output holds; the position follows that sound
+        // (never back) and then holds. How long that takes depends on the machine (a sanitizer build
+        // under load took over 400 ms), so wait for two readings 150 ms apart to agree.
+        var readings: [Double] = []
         var stable: (id: UInt64, seconds: Double)?
         XCTAssertTrue(waitFor(10) {
             let first = engine.position()
             usleep(150_000)
             let second = engine.position()
+            readings += [first, second].compactMap { $0?.seconds }
             if let first, let second, first.seconds == second.seconds { stable = second }
             return stable != nil
         }, "the position never came to rest after pause")
+        XCTAssertEqual(readings, readings.sorted(), "the position went back while the pause settled")
         let held = try XCTUnwrap(stable)
         XCTAssertEqual(held.id, 1)
         XCTAssertGreaterThanOrEqual(held.seconds, 0.5)
