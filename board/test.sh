@@ -4,7 +4,8 @@
 # test.sh - the whole test suite, from a fresh Debian 12/13 machine (it is what CI runs):
 #   1. installs what is needed (board/setup.sh) and checks systemd/jukebox.service (check-unit.sh);
 #   2. builds and runs every unit and end-to-end test;
-#   3. the reliability tests: 200+ power cuts (SIGKILL) and a compressed fault soak;
+#   3. the reliability tests: 200+ power cuts (SIGKILL) and a compressed fault soak (beside
+#      steps 2 and 4-6: they mostly wait on real time);
 #   4. the parsers under libFuzzer for a bounded time (board/fuzz.sh);
 #   5. the suite under ThreadSanitizer and AddressSanitizer, and a leak check of the binary
 #      (board/sanitize.sh);
@@ -40,18 +41,34 @@ bash board/setup.sh
 echo "test: systemd unit"
 bash board/check-unit.sh
 
-echo "test: swift build and test ($(swift --version 2>/dev/null | head -n 1))"
-swift build --build-tests
-swift test --skip-build --skip JukeboxReliabilityTests
-
 skip() { [ "${1:-0}" = 1 ]; }
 
+echo "test: swift build and test ($(swift --version 2>/dev/null | head -n 1))"
+swift build --build-tests
+
+# The reliability tests spend minutes waiting on real time (power cuts, a fault storm) at a load
+# near 0.2, so they run beside steps 2 and 4-6 instead of after them; their log is shown when they
+# are awaited, after the benchmark. They run the test bundle directly, not through `swift test`,
+# which would hold the .build lock the other steps' `swift build` calls need.
+reliability_pid=""
+reliability_log=""
 if skip "${JUKEBOX_SKIP_RELIABILITY:-0}"; then
   echo "test: reliability tests skipped (JUKEBOX_SKIP_RELIABILITY=1)"
 else
-  echo "test: reliability (power cuts, fault soak)"
-  swift test --skip-build --filter JukeboxReliabilityTests
+  bundle="$(swift build --show-bin-path)/jukeboxPackageTests.xctest"
+  classes=$(swift test list --skip-build | sed -n 's|^\(JukeboxReliabilityTests\.[A-Za-z0-9_]*\)/.*|\1|p' | sort -u | paste -sd, -)
+  [ -n "$classes" ] || { echo "test: no reliability tests found in $bundle" >&2; exit 1; }
+  reliability_log=$(mktemp /var/tmp/jukebox-reliability.XXXXXX)
+  echo "test: reliability (power cuts, fault soak) started beside the next steps: ${classes//JukeboxReliabilityTests./}"
+  # Its own session, so that an early exit stops it and every player it started.
+  setsid "$bundle" "$classes" >"$reliability_log" 2>&1 &
+  reliability_pid=$!
+  # shellcheck disable=SC2064  # the pid and log are fixed now
+  trap "kill -- -$reliability_pid 2>/dev/null || true; rm -f '$reliability_log'" EXIT
 fi
+t0=$SECONDS
+swift test --skip-build --skip JukeboxReliabilityTests
+echo "test: unit and end-to-end tests took $((SECONDS - t0)) s"
 
 if skip "${JUKEBOX_SKIP_FUZZ:-0}"; then
   echo "test: fuzzing skipped (JUKEBOX_SKIP_FUZZ=1)"
@@ -75,8 +92,21 @@ else
   bash board/bench.sh --quick
 fi
 
+if [ -n "$reliability_pid" ]; then
+  t0=$SECONDS
+  status=0
+  wait "$reliability_pid" || status=$?
+  trap - EXIT
+  echo "test: reliability (power cuts, fault soak): its log (waited $((SECONDS - t0)) s for it)"
+  cat "$reliability_log"
+  rm -f "$reliability_log"
+  [ "$status" -eq 0 ] || { echo "test: reliability tests FAILED (exit $status)" >&2; exit 1; }
+fi
+
 deb=""
 arm64_suite_ran=0
+arm64_pid=""
+arm64_log=""
 if skip "${JUKEBOX_SKIP_PACKAGES:-0}"; then
   echo "test: packages skipped (JUKEBOX_SKIP_PACKAGES=1)"
 elif [ "$(id -u)" -ne 0 ]; then
@@ -100,10 +130,16 @@ else
   if skip "${JUKEBOX_SKIP_ARM64_GUEST:-0}"; then
     echo "test: arm64 guest skipped (JUKEBOX_SKIP_ARM64_GUEST=1)"
   else
-    echo "test: the arm64 .deb in an emulated arm64 machine (qemu-system-aarch64, Debian 13)"
-    bash board/hil/arm64.sh
+    # One emulated CPU keeps one core busy for 10-20 minutes: the amd64 guests (step 8) and the
+    # Debian 13 build (step 9) use the other core meanwhile. Its log is shown when it is awaited.
+    arm64_log=$(mktemp /var/tmp/jukebox-arm64-guest.XXXXXX)
+    echo "test: the arm64 .deb in an emulated arm64 machine (qemu-system-aarch64, Debian 13), beside steps 8 and 9"
+    setsid bash board/hil/arm64.sh >"$arm64_log" 2>&1 &
+    arm64_pid=$!
+    # shellcheck disable=SC2064  # the pid and log are fixed now
+    trap "kill -- -$arm64_pid 2>/dev/null || true; rm -f '$arm64_log'" EXIT
   fi
-  echo "test: packages took $((SECONDS - packages_t0)) s"
+  echo "test: packages took $((SECONDS - packages_t0)) s (the arm64 guest goes on)"
   version=$(sed -n 's/^let jukeboxVersion = "\([^"]*\)"$/\1/p' Sources/jukebox/Help.swift)
   deb="${CROSS_CACHE:-/var/tmp/jukebox-cross}/debs/jukebox_${version}_amd64.deb"
 fi
@@ -136,5 +172,15 @@ elif [ "$(id -u)" -ne 0 ]; then
 else
   echo "test: build and test with Debian 13's swiftlang in a trixie chroot"
   bash board/trixie-chroot.sh bash -c 'swift --version 2>&1 | head -n 1 && swift build --build-tests --scratch-path /root/trixie-build && swift test --skip-build --skip JukeboxReliabilityTests --scratch-path /root/trixie-build'
+fi
+if [ -n "$arm64_pid" ]; then
+  t0=$SECONDS
+  status=0
+  wait "$arm64_pid" || status=$?
+  trap - EXIT
+  echo "test: the arm64 .deb in an emulated arm64 machine: its log (waited $((SECONDS - t0)) s for it)"
+  cat "$arm64_log"
+  rm -f "$arm64_log"
+  [ "$status" -eq 0 ] || { echo "test: arm64 guest FAILED (exit $status)" >&2; exit 1; }
 fi
 echo "test: all passed"

@@ -17,6 +17,7 @@ set -euo pipefail
 hil_log() { printf 'hil: %s\n' "$*" >&2; }
 
 # Installs the Debian packages that are missing (one apt-get call; update only when needed).
+# Waits for the dpkg lock: board/test.sh runs the arm64 guest and the amd64 guests side by side.
 hil_apt() {
   local missing=() p
   for p in "$@"; do
@@ -24,9 +25,9 @@ hil_apt() {
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   hil_log "installing ${missing[*]}"
-  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >"$HIL_CACHE/apt.log" 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >"$HIL_CACHE/apt.log" 2>&1 \
+  if ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >"$HIL_CACHE/apt.log" 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >"$HIL_CACHE/apt.log" 2>&1 \
       || { tail -n 20 "$HIL_CACHE/apt.log" >&2; return 1; }
   fi
 }
@@ -36,7 +37,7 @@ hil_resolve_kernel() {
   local dep
   dep=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
   if [ -z "$dep" ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 update -q >/dev/null
     dep=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
   fi
   [ -n "$dep" ] || { hil_log "cannot resolve the kernel ABI from linux-image-amd64"; return 1; }

@@ -28,6 +28,7 @@ a64_valid() { [ -f "$A64_CACHE/stamps/$1" ] && [ "$(cat "$A64_CACHE/stamps/$1")"
 a64_stamp() { mkdir -p "$A64_CACHE/stamps"; printf '%s' "$2" > "$A64_CACHE/stamps/$1"; }
 
 # Installs the host packages that are missing (one apt-get call; update only when needed).
+# Waits for the dpkg lock: board/test.sh runs the arm64 guest and the amd64 guests side by side.
 a64_apt_host() {
   local missing=() p
   for p in "$@"; do
@@ -35,9 +36,9 @@ a64_apt_host() {
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   a64_log "installing ${missing[*]}"
-  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >"$A64_CACHE/apt.log" 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >"$A64_CACHE/apt.log" 2>&1 \
+  if ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >"$A64_CACHE/apt.log" 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >"$A64_CACHE/apt.log" 2>&1 \
       || { tail -n 20 "$A64_CACHE/apt.log" >&2; return 1; }
   fi
 }
