@@ -43,6 +43,11 @@ final class Workspace {
     let home: String
     /// The ALSA PCM that consumes in real time like a sound card (the fault-injecting test device, no faults).
     let realTimeDevice = "bench_rt"
+    /// The same device at real time, also recording every byte written (`recordingPath`) and logging
+    /// each start and stop with its CLOCK_MONOTONIC time (`recordingLogPath`): the command latency section.
+    let recordingDevice = "bench_rec"
+    var recordingPath: String { path("rec.raw") }
+    var recordingLogPath: String { path("rec.log") }
     private var audioFiles: [String: String] = [:]
 
     /// Makes the folder under `$TMPDIR` and the asoundrc; `testPCMLibrary` is libJukeboxTestPCM.so.
@@ -61,6 +66,13 @@ final class Workspace {
             type jukeboxtest
             lock "\(root)/rt.lock"
             log "\(root)/rt.log"
+            speed 1
+        }
+        pcm.\(recordingDevice) {
+            type jukeboxtest
+            record "\(root)/rec.raw"
+            lock "\(root)/rec.lock"
+            log "\(root)/rec.log"
             speed 1
         }
 

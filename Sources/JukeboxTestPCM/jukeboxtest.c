@@ -42,7 +42,10 @@
  *
  * Log file: appended, one line per event: `EVENT key=value ...`, always with `pid=`, `heard=`
  * (byte offset in the record file of the next frame the device would have played: everything
- * before it was "heard") and `recorded=` (the record file's size as far as this stream wrote it).
+ * before it was "heard"), `recorded=` (the record file's size as far as this stream wrote it) and
+ * `t=` (CLOCK_MONOTONIC seconds when `heard` was read). The clock runs from a start (or unpause,
+ * resume, unstall) to the next stop, pause, underrun, xrun, suspend, unplug, stall or close, so
+ * with the recording the log tells when each recorded frame was played, to within one frame.
  * Events: open, params (also format=, rate=, channels=, period=, buffer= in frames), start, stop,
  * pause, unpause, underrun, xrun, suspend, resume, unplug, stall, unstall, close.
  *
@@ -117,29 +120,39 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Frames consumed since prepare, never more than were received. */
-static uint64_t consumed(const jt_t *t)
+/* Frames consumed by `now` since prepare (not capped at the frames received). */
+static uint64_t consumed_at(const jt_t *t, uint64_t now)
 {
 	uint64_t c = t->pos0;
-	if (t->clock_on && t->io.rate > 0) {
-		double elapsed = (double)(now_ns() - t->t0_ns) * 1e-9;
+	if (t->clock_on && t->io.rate > 0 && now > t->t0_ns) {
+		double elapsed = (double)(now - t->t0_ns) * 1e-9;
 		c += (uint64_t)(elapsed * t->io.rate * t->speed);
 	}
 	return c;
+}
+
+static uint64_t consumed(const jt_t *t)
+{
+	return consumed_at(t, now_ns());
 }
 
 static void jt_log(jt_t *t, const char *event, const char *extra)
 {
 	if (t->log_fd < 0)
 		return;
-	uint64_t c = consumed(t);
+	/* `heard` and `t` are read at the same instant: while the clock runs, the frame at `heard`
+	 * is consumed at `t` and each later one 1/(rate*speed) s after it (the benchmark's latency
+	 * figures rest on this). */
+	uint64_t now = now_ns();
+	uint64_t c = consumed_at(t, now);
 	if (c > t->written)
 		c = t->written;
 	char line[512];
-	int n = snprintf(line, sizeof line, "%s pid=%d heard=%" PRIu64 " recorded=%" PRIu64 "%s%s\n",
+	int n = snprintf(line, sizeof line, "%s pid=%d heard=%" PRIu64 " recorded=%" PRIu64 " t=%" PRIu64 ".%09" PRIu64 "%s%s\n",
 			 event, (int)getpid(),
 			 t->rec_base + t->prepare_bytes + c * t->frame_bytes,
-			 t->rec_base + t->rec_bytes, extra ? " " : "", extra ? extra : "");
+			 t->rec_base + t->rec_bytes, now / 1000000000ull, now % 1000000000ull,
+			 extra ? " " : "", extra ? extra : "");
 	if (n > 0)
 		(void)!write(t->log_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
