@@ -24,10 +24,13 @@ import JukeboxService
 /// - while silent (resume): the first non-silent frame played.
 /// The figure therefore includes the socket, the loop, the engine, reopening the device where the
 /// player released it (resume) and decoding; it says nothing of an analogue stage after the device.
-/// The test device drops (`CutMethod.drop`, like pulse); a kernel-backed device (hw, plughw,
-/// dmix) rewinds instead and is not available here. From the same recording: whether resume
-/// continues at the frame after the last one heard (what was dropped is neither heard nor
-/// counted), whether a seek lands on its frame and whether next starts the next track at frame 0.
+/// Two devices: the test device itself, on which the player drops (`CutMethod.drop`, as on pulse),
+/// and `plug` over it (`Workspace.rewindingDevice`), on which the player rewinds, keeps 10 ms and
+/// fades over 15 ms as on hw, plughw and dmix; the test device takes rewound frames back like a
+/// kernel-backed device and overwrites them in the recording. No real sound card is measured. From
+/// the same recording: whether resume continues at the frame after the last one heard (what was
+/// cut is neither heard nor counted), whether a seek lands on its frame and whether next starts
+/// the next track at frame 0 (the index is read where the level is full, past any fade).
 /// Pauses between commands wait for the device log to show the previous command's effect (never
 /// only a sleep), and each command's change is looked for only up to the next command.
 struct CommandLatency {
@@ -54,7 +57,8 @@ struct CommandLatency {
     var exact: [(what: String, held: Int, of: Int, misses: [String])]
     /// Commands whose change was not seen before the next command (each a line).
     var unseen: [String]
-    /// How the device cuts (`drop` for the test device).
+    /// The PCM played to and how the player cuts on it: `drop` or `rewind`.
+    var device: String
     var cut: String
     /// The device's frames a second.
     var rate: Int
@@ -67,8 +71,9 @@ enum CommandLatencyBench {
     /// The target, also in `Report.targets`.
     static let targetSeconds = 0.030
 
-    /// `reps` repetitions of pause, resume, seek and next, then `reps` volume changes (100 ↔ 50).
-    static func measure(reps: Int, in ws: Workspace) throws -> CommandLatency {
+    /// `reps` repetitions of pause, resume, seek and next, then `reps` volume changes (100 ↔ 50),
+    /// played to `device`; `rewinds`: the player rewinds on it (else it drops).
+    static func measure(reps: Int, device: String, rewinds: Bool, in ws: Workspace) throws -> CommandLatency {
         let seconds = 20.0
         let tracks = try (0..<2).map { n -> String in
             let path = ws.path("latency-\(n).wav")
@@ -80,7 +85,7 @@ enum CommandLatencyBench {
         let socket = ws.path("latency.sock")
         try? FileManager.default.removeItem(atPath: ws.recordingPath)
         try? FileManager.default.removeItem(atPath: ws.recordingLogPath)
-        let child = try ws.start(["play", "--device", ws.recordingDevice, "--socket", socket, "--volume", "100"] + queue)
+        let child = try ws.start(["play", "--device", device, "--socket", socket, "--volume", "100"] + queue)
         defer {
             child.send(SIGTERM)
             _ = try? child.wait(timeout: 10)
@@ -93,7 +98,7 @@ enum CommandLatencyBench {
         var unseen: [String] = []
         /// Sends `line` and returns when the device shows its effect (`then`: a stop, then a start
         /// after it) and `settle` more seconds have passed.
-        func command(_ action: String, _ line: String, seekFrame: Int? = nil, then effect: [String], settle: Double) throws {
+        func command(_ action: String, _ line: String, seekFrame: Int? = nil, then effect: [String], settle: Double = 0.4) throws {
             let client: ControlClient
             do { client = try ControlClient(path: socket) } catch { throw BenchError("latency: socket: \(error)") }
             let at = monotonicNow()
@@ -114,19 +119,22 @@ enum CommandLatencyBench {
         usleep(1_000_000)  // a full device buffer, as in steady playback
         for rep in 0..<reps {
             try command("pause", "pause", then: ["stop"], settle: 0.3)
-            try command("resume", "play", then: ["start"], settle: 0.7)
+            try command("resume", "play", then: ["start"])
             let target = 5 + rep % 4
-            try command("seek", "seek 0:0\(target)", seekFrame: target * rate, then: ["stop", "start"], settle: 0.7)
-            try command("next", "next", then: ["stop", "start"], settle: 0.7)
+            try command("seek", "seek 0:0\(target)", seekFrame: target * rate, then: ["stop", "start"])
+            try command("next", "next", then: ["stop", "start"])
         }
         for rep in 0..<reps {
             // A drop-only device applies a new gain to what is written after the command: allow a
             // full buffer (1 s) to be heard before the next change.
-            try command("volume", rep % 2 == 0 ? "vol 50" : "vol 100", then: [], settle: 1.4)
+            try command("volume", rep % 2 == 0 ? "vol 50" : "vol 100", then: [], settle: rewinds ? 0.4 : 1.3)
         }
         child.send(SIGTERM)
         _ = try child.wait(timeout: 10)
-        return try analyse(sent: sent, unseen: unseen, recording: ws.recordingPath, log: log)
+        var result = try analyse(sent: sent, unseen: unseen, recording: ws.recordingPath, log: log)
+        result.device = device
+        result.cut = rewinds ? "rewind" : "drop"
+        return result
     }
 
     /// 16-bit stereo WAV: left `marker`, right the frame index (wrapping at 16 bits).
@@ -257,8 +265,8 @@ enum CommandLatencyBench {
             return right(f) &- Int16(truncatingIfNeeded: (f - s.from) / s.frameBytes)
         }
         // The first non-silent frame played in [from, until): its time and stretch.
-        func firstSound(from t: Double, until: Double) -> (at: Double, stretch: Int)? {
-            for (i, s) in played.enumerated() where s.end > t && s.start < until {
+        func firstSound(from t: Double, until: Double, after stretch: Int = -1) -> (at: Double, stretch: Int)? {
+            for (i, s) in played.enumerated() where i > stretch && s.end > t && s.start < until {
                 var f = s.frame(at: t)
                 while f < s.to, left(f) == 0 { f += s.frameBytes }
                 if f < s.to, s.time(f) < until { return (s.time(f), i) }
@@ -308,6 +316,8 @@ enum CommandLatencyBench {
                     index = right(f)
                     f += s.frameBytes
                 }
+                // The cut frame: where the level changed (a fade) or the device stopped (a drop).
+                let cutFrame = f
                 if changed == nil && s.ending != "stop" && s.ending != "close" {
                     unseen.append(String(format: "%@ at %.3f: the device met %@ first", c.action, c.at, s.ending))
                     continue
@@ -315,7 +325,10 @@ enum CommandLatencyBench {
                 if changed == nil {
                     changed = s.end
                     shows[c.action, default: []].insert("the sound stopped (drop)")
-                    if c.action == "pause" { lastHeardIndex = (right(s.to - s.frameBytes), left(s.to - s.frameBytes)) }
+                }
+                if c.action == "pause" {
+                    // A fade plays on the frames that follow (index unreadable at low level) up to the stop.
+                    lastHeardIndex = (right(cutFrame - s.frameBytes) &+ Int16(truncatingIfNeeded: (s.to - cutFrame) / s.frameBytes), level)
                 }
                 guard let at = changed, at < until else {
                     unseen.append(String(format: "%@ at %.3f: no change before the next command", c.action, c.at))
@@ -323,7 +336,7 @@ enum CommandLatencyBench {
                 }
                 changes[c.action, default: []].append(at - c.at)
                 // Seek and next: when the new audio came, and where it started.
-                if c.action == "seek" || c.action == "next", let new = firstSound(from: at, until: until) {
+                if c.action == "seek" || c.action == "next", let new = firstSound(from: at, until: until, after: i) {
                     news[c.action, default: []].append(new.at - c.at)
                     let stretch = played[new.stretch]
                     if c.action == "seek", let target = c.seekFrame {
@@ -354,6 +367,6 @@ enum CommandLatencyBench {
         }
         let checks = ["resume continues at the frame after the last one heard", "a seek lands on its frame",
                       "next starts the other track at frame 0"].compactMap { what in exact[what].map { (what, $0.of - $0.misses.count, $0.of, $0.misses) } }
-        return CommandLatency(actions: actions, exact: checks, unseen: unseen, cut: "drop", rate: rate)
+        return CommandLatency(actions: actions, exact: checks, unseen: unseen, device: "", cut: "", rate: rate)
     }
 }

@@ -46,6 +46,9 @@ final class Workspace {
     /// The same device at real time, also recording every byte written (`recordingPath`) and logging
     /// each start and stop with its CLOCK_MONOTONIC time (`recordingLogPath`): the command latency section.
     let recordingDevice = "bench_rec"
+    /// `plug` over `recordingDevice`: the player sees a PCM it rewinds (as on hw, plughw, dmix),
+    /// and the test device takes the frames back (see jukeboxtest.c, "Rewinds").
+    let rewindingDevice = "bench_rec_plug"
     var recordingPath: String { path("rec.raw") }
     var recordingLogPath: String { path("rec.log") }
     private var audioFiles: [String: String] = [:]
@@ -74,6 +77,10 @@ final class Workspace {
             lock "\(root)/rec.lock"
             log "\(root)/rec.log"
             speed 1
+        }
+        pcm.\(rewindingDevice) {
+            type plug
+            slave.pcm "\(recordingDevice)"
         }
 
         """

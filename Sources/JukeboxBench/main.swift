@@ -143,7 +143,9 @@ func main() -> Int32 {
         report.buttonToSound = try ButtonBench.measure(presses: q ? 10 : 40, engineFile: try ws.audio(.flac, seconds: 30)).started
     }
     section("latency") {
-        report.commandLatency = try CommandLatencyBench.measure(reps: q ? 3 : 10, in: ws)
+        for (device, rewinds) in [(ws.recordingDevice, false), (ws.rewindingDevice, true)] {
+            report.commandLatency.append(try CommandLatencyBench.measure(reps: q ? 3 : 10, device: device, rewinds: rewinds, in: ws))
+        }
     }
     section("library") {
         for count in q ? [200] : [200, 2000] { report.library.append(try LibraryBench.measure(tracks: count, repeats: q ? 1 : 3, in: ws)) }
