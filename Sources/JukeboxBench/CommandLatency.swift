@@ -250,7 +250,7 @@ enum CommandLatencyBench {
     static func analyse(sent: [(action: String, at: Double, seekFrame: Int?)], unseen: [String],
                         recording path: String, log: DeviceLog) throws -> CommandLatency {
         let bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
-        let played = try played(log.events())
+        let played = try Self.played(log.events())
         func sample(_ offset: Int) -> Int16 {
             guard offset >= 0, offset + 1 < bytes.count else { return 0 }
             return Int16(bitPattern: UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8)
