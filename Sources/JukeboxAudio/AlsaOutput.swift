@@ -223,8 +223,9 @@ public final class AlsaOutput: PCMOutput {
     /// Kernel-backed PCMs (and ALSA's own plugins over them) take back queued frames for real with
     /// `snd_pcm_rewind`. An external plugin (`ioplug`: pulse, PipeWire, the test device) has already
     /// passed written frames on, and its rewind only moves a pointer: those and the rest are cut
-    /// with `snd_pcm_drop`. (A `plug` over an external plugin would lie about rewinding; such
-    /// stacks are not used here.)
+    /// with `snd_pcm_drop`. (A `plug` over an external plugin rewinds only if that plugin follows its
+    /// pointer going back: pulse does not; the test device does, and the benchmark stacks `plug`
+    /// on it to stand in for a kernel-backed device.)
     private static func cutMethod(of handle: OpaquePointer) -> CutMethod {
         switch snd_pcm_type(handle) {
         case SND_PCM_TYPE_HW, SND_PCM_TYPE_DMIX, SND_PCM_TYPE_PLUG, SND_PCM_TYPE_SOFTVOL, SND_PCM_TYPE_HOOKS,
@@ -240,6 +241,12 @@ public final class AlsaOutput: PCMOutput {
     /// or holds too little).
     public func rewind(keeping: Int, atLeast: Int) -> Int {
         guard let pcm, cutMethod == .rewind, !devicePaused else { return 0 }
+        // snd_pcm_rewindable counts from the play pointer libasound last read, which may be up to
+        // half a buffer old (the writer sleeps until half is free): snd_pcm_avail reads it afresh.
+        // Without this, a plugin that does not clamp the rewind itself (ioplug under plug: the
+        // test device) took back frames already played, so they were heard twice after a pause
+        // (jukebox-bench latency: 54 to 10358 frames), and the 10 ms kept ahead were not kept.
+        _ = snd_pcm_avail(pcm)
         let rewindable = Int(snd_pcm_rewindable(pcm))
         guard rewindable - keeping >= max(1, atLeast) else { return 0 }
         let done = Int(snd_pcm_rewind(pcm, snd_pcm_uframes_t(rewindable - keeping)))

@@ -10,6 +10,7 @@ struct Report {
     var processFloor: Samples?
     var button: Samples?
     var buttonToSound: Samples?
+    var commandLatency: [CommandLatency] = []
     var library: [LibraryRate] = []
     var stateWrites: [StateWrites] = []
     var liveStateWrites: LiveStateWrites?
@@ -27,6 +28,7 @@ struct Report {
         "gapless": "zero samples missing, repeated or shifted at a track boundary",
         "powerCut": "at most 5 s of position lost to a power cut",
         "stateBytes": "at most 1 MiB written per hour of play with a 2,000-track queue",
+        "commandLatency": "at most 30 ms (p95 of each action) from a control command to the first changed frame at a device that rewinds or drops: pause, resume, seek, next, volume",
         "loopStall": "button edges and socket commands handled within 5 ms while every fsync of the state store takes 500 ms",
         "idle": "no periodic wake-ups while paused or stopped (the loop sleeps in poll without a timeout)",
     ]
@@ -40,6 +42,7 @@ struct Report {
         if stateWrites.contains(where: { $0.maxPositionLost > 5.0 + 0.25 }) { out.append("powerCut") }
         if stateWrites.contains(where: { !$0.singleFile && $0.queueLength >= 2000 && $0.bytesPerHour > 1024 * 1024 }) { out.append("stateBytes") }
         if let l = loopStall, l.all.max > 0.005 { out.append("loopStall") }
+        if commandLatency.contains(where: { $0.actions.contains { !$0.met } }) { out.append("commandLatency") }
         // Under one wake-up a second: a command or a stray signal in the window, never a timer.
         if idle.contains(where: { $0.phase != "playing" && $0.wakeupsPerSecond >= 1 }) { out.append("idle") }
         return out
@@ -64,6 +67,21 @@ struct Report {
         }
         if let button { out["buttonEdgeToEnginePortMs"] = button.json(scale: 1000, digits: 3) }
         if let buttonToSound { out["buttonEdgeToNewTrackFirstFramesMs"] = buttonToSound.json(scale: 1000, digits: 2) }
+        out["commandToFirstChangedFrame"] = commandLatency.map { c -> [String: Any] in
+            [
+                "device": c.device, "cut": c.cut,
+                "actions": Dictionary(uniqueKeysWithValues: c.actions.map { a -> (String, Any) in
+                    var entry = a.change.json(scale: 1000, digits: 2)
+                    entry["sent"] = a.sent
+                    entry["met"] = a.met
+                    entry["shows"] = a.shows.sorted()
+                    if let n = a.newSound { entry["newAudioMs"] = n.json(scale: 1000, digits: 2) }
+                    return (a.name, entry)
+                }),
+                "frameExact": c.exact.map { ["check": $0.what, "held": $0.held, "of": $0.of, "misses": $0.misses] as [String: Any] },
+                "unseen": c.unseen,
+            ]
+        }
         out["library"] = ["files": LibraryBench.fileDescription,
                           "folders": library.map { l -> [String: Any] in
                               ["tracks": l.tracks, "seconds": l.seconds.json(digits: 3), "tracksPerSecond": round(l.tracksPerSecond, 0)]
@@ -156,6 +174,34 @@ struct Report {
                 lines.append(String(format: "  with the real AudioEngine (paced silent output): edge -> the new track's first frames handed to the output: median %.1f ms, p95 %.1f ms, max %.1f ms",
                                     b.median * 1000, b.p95 * 1000, b.max * 1000))
             }
+            lines.append("")
+        }
+        for c in commandLatency {
+            let how = c.cut == "rewind" ? "`plug` over the test device: the player rewinds (as on hw, plughw, dmix)"
+                : "the test device: the player drops (as on pulse, PipeWire)"
+            lines.append("Command -> first changed frame at the device, ms (`jukebox play`, control socket; \(how); real time)")
+            let w = [8, 9, 9, 9, 6, 8, 40]
+            lines.append(row(["action", "median", "p95", "max", "reps", "target", "how it shows at the device"], w))
+            for a in c.actions {
+                lines.append(row([a.name, String(format: "%.1f", a.change.median * 1000), String(format: "%.1f", a.change.p95 * 1000),
+                                  String(format: "%.1f", a.change.max * 1000), "\(a.change.values.count)/\(a.sent)", a.met ? "met" : "MISSED",
+                                  a.shows.sorted().joined(separator: "; ")], w))
+                if let n = a.newSound {
+                    lines.append(String(format: "  %@: the new audio from median %.1f ms, max %.1f ms after the command", a.name, n.median * 1000, n.max * 1000))
+                }
+                if a.name == "volume" && c.cut == "drop" {
+                    lines.append("  volume: a device that only drops gets the new gain in frames written after the command, heard after what it holds (up to 1 s); only a rewinding device rewrites its queue")
+                }
+            }
+            for e in c.exact {
+                lines.append("  frame-exact: \(e.what): \(e.held)/\(e.of)" + (e.misses.isEmpty ? "" : " (off by " + e.misses.joined(separator: ", ") + ")"))
+            }
+            for u in c.unseen { lines.append("  not seen: \(u)") }
+            lines.append("")
+        }
+        if !commandLatency.isEmpty {
+            lines.append("  a device that can neither rewind nor drop (none of ALSA's; the silent output) gets no cut: the change is heard after the buffer it holds")
+            lines.append("  target: \(Self.targets["commandLatency"]!)")
             lines.append("")
         }
         if !library.isEmpty {

@@ -43,6 +43,14 @@ final class Workspace {
     let home: String
     /// The ALSA PCM that consumes in real time like a sound card (the fault-injecting test device, no faults).
     let realTimeDevice = "bench_rt"
+    /// The same device at real time, also recording every byte written (`recordingPath`) and logging
+    /// each start and stop with its CLOCK_MONOTONIC time (`recordingLogPath`): the command latency section.
+    let recordingDevice = "bench_rec"
+    /// `plug` over `recordingDevice`: the player sees a PCM it rewinds (as on hw, plughw, dmix),
+    /// and the test device takes the frames back (see jukeboxtest.c, "Rewinds").
+    let rewindingDevice = "bench_rec_plug"
+    var recordingPath: String { path("rec.raw") }
+    var recordingLogPath: String { path("rec.log") }
     private var audioFiles: [String: String] = [:]
 
     /// Makes the folder under `$TMPDIR` and the asoundrc; `testPCMLibrary` is libJukeboxTestPCM.so.
@@ -62,6 +70,17 @@ final class Workspace {
             lock "\(root)/rt.lock"
             log "\(root)/rt.log"
             speed 1
+        }
+        pcm.\(recordingDevice) {
+            type jukeboxtest
+            record "\(root)/rec.raw"
+            lock "\(root)/rec.lock"
+            log "\(root)/rec.log"
+            speed 1
+        }
+        pcm.\(rewindingDevice) {
+            type plug
+            slave.pcm "\(recordingDevice)"
         }
 
         """

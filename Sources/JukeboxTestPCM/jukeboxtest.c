@@ -11,7 +11,8 @@
  *     pcm_type.jukeboxtest { lib "/abs/path/.build/debug/libJukeboxTestPCM.so" }
  *     pcm.faulty {
  *         type jukeboxtest
- *         record  "/tmp/faulty.raw"      # every byte received is appended here (never truncated)
+ *         record  "/tmp/faulty.raw"      # every byte received is appended here (never truncated;
+ *                                        # frames taken back by a rewind are overwritten)
  *         control "/tmp/faulty.control"  # faults, see below (a missing file means "ok")
  *         lock    "/tmp/faulty.lock"     # exclusive like hw: a second opener gets -EBUSY
  *         log     "/tmp/faulty.log"      # one line per event, see below
@@ -42,9 +43,17 @@
  *
  * Log file: appended, one line per event: `EVENT key=value ...`, always with `pid=`, `heard=`
  * (byte offset in the record file of the next frame the device would have played: everything
- * before it was "heard") and `recorded=` (the record file's size as far as this stream wrote it).
+ * before it was "heard"), `recorded=` (the record file's size as far as this stream wrote it) and
+ * `t=` (CLOCK_MONOTONIC seconds when `heard` was read). The clock runs from a start (or unpause,
+ * resume, unstall) to the next stop, pause, underrun, xrun, suspend, unplug, stall or close, so
+ * with the recording the log tells when each recorded frame was played, to within one frame.
  * Events: open, params (also format=, rate=, channels=, period=, buffer= in frames), start, stop,
- * pause, unpause, underrun, xrun, suspend, resume, unplug, stall, unstall, close.
+ * pause, unpause, underrun, xrun, suspend, resume, unplug, stall, unstall, close, rewind (frames=).
+ *
+ * Rewinds: ioplug lets an application (or a `plug` stacked on the device) move its pointer back
+ * over frames written but not yet played. The device takes those frames back like a kernel-backed
+ * one (never any it already played) and the next frames written overwrite them in the recording,
+ * so the recording stays what the device played, in order, up to each stop's `heard`.
  *
  * Pitfalls (see the hardware notes): an ioplug's `pointer` decides underruns itself and any
  * negative return there becomes an xrun, so -ENODEV comes from `transfer` and the state.
@@ -80,8 +89,10 @@ enum {
 typedef struct {
 	snd_pcm_ioplug_t io;
 	char *control_path;
+	char *record_path;
 	double speed;
 	int record_fd, lock_fd, log_fd, timer_fd;
+	int rewrite_fd; /* the recording without O_APPEND, to overwrite frames taken back */
 	int locked; /* lock_fd holds the flock and our pid */
 
 	/* control file */
@@ -117,29 +128,39 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Frames consumed since prepare, never more than were received. */
-static uint64_t consumed(const jt_t *t)
+/* Frames consumed by `now` since prepare (not capped at the frames received). */
+static uint64_t consumed_at(const jt_t *t, uint64_t now)
 {
 	uint64_t c = t->pos0;
-	if (t->clock_on && t->io.rate > 0) {
-		double elapsed = (double)(now_ns() - t->t0_ns) * 1e-9;
+	if (t->clock_on && t->io.rate > 0 && now > t->t0_ns) {
+		double elapsed = (double)(now - t->t0_ns) * 1e-9;
 		c += (uint64_t)(elapsed * t->io.rate * t->speed);
 	}
 	return c;
+}
+
+static uint64_t consumed(const jt_t *t)
+{
+	return consumed_at(t, now_ns());
 }
 
 static void jt_log(jt_t *t, const char *event, const char *extra)
 {
 	if (t->log_fd < 0)
 		return;
-	uint64_t c = consumed(t);
+	/* `heard` and `t` are read at the same instant: while the clock runs, the frame at `heard`
+	 * is consumed at `t` and each later one 1/(rate*speed) s after it (the benchmark's latency
+	 * figures rest on this). */
+	uint64_t now = now_ns();
+	uint64_t c = consumed_at(t, now);
 	if (c > t->written)
 		c = t->written;
 	char line[512];
-	int n = snprintf(line, sizeof line, "%s pid=%d heard=%" PRIu64 " recorded=%" PRIu64 "%s%s\n",
+	int n = snprintf(line, sizeof line, "%s pid=%d heard=%" PRIu64 " recorded=%" PRIu64 " t=%" PRIu64 ".%09" PRIu64 "%s%s\n",
 			 event, (int)getpid(),
 			 t->rec_base + t->prepare_bytes + c * t->frame_bytes,
-			 t->rec_base + t->rec_bytes, extra ? " " : "", extra ? extra : "");
+			 t->rec_base + t->rec_bytes, (uint64_t)(now / 1000000000ull), (uint64_t)(now % 1000000000ull),
+			 extra ? " " : "", extra ? extra : "");
 	if (n > 0)
 		(void)!write(t->log_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
@@ -312,10 +333,32 @@ static snd_pcm_sframes_t jt_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		return -ENODEV;
 	const char *buf = (const char *)areas[0].addr + (areas[0].first + areas[0].step * offset) / 8;
 	size_t bytes = size * t->frame_bytes;
+	/* A rewind (snd_pcm_rewind, e.g. through `plug`) moved the application pointer back: the
+	 * frames from there on are taken back as on a kernel-backed device, never below what was
+	 * played, and the recording overwrites them. */
+	uint64_t appl = (uint64_t)io->appl_ptr;
+	if (appl < t->written && t->written - appl <= io->buffer_size) {
+		uint64_t c = consumed(t);
+		uint64_t back = t->written - (appl > c ? appl : c);
+		if (back > 0) {
+			char extra[48];
+			t->written -= back;
+			snprintf(extra, sizeof extra, "frames=%" PRIu64, back);
+			jt_log(t, "rewind", extra);
+		}
+	}
+	/* Where this chunk goes in the recording: the end, unless a rewind took frames back. */
+	uint64_t at = t->prepare_bytes + t->written * t->frame_bytes;
 	if (t->record_fd >= 0) {
+		int rewriting = at < t->rec_bytes;
+		if (rewriting && t->rewrite_fd < 0 &&
+		    (t->rewrite_fd = open(t->record_path, O_WRONLY | O_CLOEXEC)) < 0)
+			return -EIO;
 		size_t done = 0;
 		while (done < bytes) {
-			ssize_t n = write(t->record_fd, buf + done, bytes - done);
+			ssize_t n = rewriting
+				? pwrite(t->rewrite_fd, buf + done, bytes - done, (off_t)(t->rec_base + at + done))
+				: write(t->record_fd, buf + done, bytes - done);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n <= 0)
@@ -324,7 +367,8 @@ static snd_pcm_sframes_t jt_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		}
 	}
 	t->written += size;
-	t->rec_bytes += bytes;
+	if (at + bytes > t->rec_bytes)
+		t->rec_bytes = at + bytes;
 	return (snd_pcm_sframes_t)size;
 }
 
@@ -495,6 +539,8 @@ static void jt_free(jt_t *t)
 {
 	if (t->record_fd >= 0)
 		close(t->record_fd);
+	if (t->rewrite_fd >= 0)
+		close(t->rewrite_fd);
 	if (t->log_fd >= 0)
 		close(t->log_fd);
 	if (t->timer_fd >= 0)
@@ -507,6 +553,7 @@ static void jt_free(jt_t *t)
 		close(t->lock_fd); /* releases the flock */
 	}
 	free(t->control_path);
+	free(t->record_path);
 	free(t);
 }
 
@@ -578,7 +625,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(jukeboxtest)
 	jt_t *t = calloc(1, sizeof *t);
 	if (!t)
 		return -ENOMEM;
-	t->record_fd = t->lock_fd = t->log_fd = t->timer_fd = -1;
+	t->record_fd = t->rewrite_fd = t->lock_fd = t->log_fd = t->timer_fd = -1;
 	t->speed = speed;
 	if (control && !(t->control_path = strdup(control))) {
 		jt_free(t);
@@ -611,6 +658,10 @@ SND_PCM_PLUGIN_DEFINE_FUNC(jukeboxtest)
 			(void)!pwrite(t->lock_fd, pid, (size_t)len, 0);
 	}
 	if (record) {
+		if (!(t->record_path = strdup(record))) {
+			jt_free(t);
+			return -ENOMEM;
+		}
 		t->record_fd = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (t->record_fd < 0) {
 			err = -errno;
