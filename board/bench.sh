@@ -8,7 +8,7 @@
 # Builds a release jukebox the way board/install.sh does (static Swift standard library) and
 # jukebox-bench, compiles the ALSA test device with cc, then runs jukebox-bench: it plays through
 # the test device and libasound's file PCM (no sound card needed) and prints a table and one JSON
-# object. About 2-3 minutes on a 2-core machine with a warm build; --quick takes ~30 s (CI smoke test).
+# object. About 2-3 minutes on a 2-core machine with a warm build; --quick takes about a minute (CI smoke test).
 #
 # Options:
 #   --quick          shorter runs, fewer repeats, no 2,000-track folder

@@ -12,7 +12,7 @@ Runs the jukebox binary without a sound card and prints a table, then one JSON o
   --jukebox PATH   the binary to measure (default: jukebox next to this program)
   --test-pcm PATH  libJukeboxTestPCM.so (default: next to this program, or $JUKEBOX_TEST_PCM_LIB)
   --json FILE      also write the JSON object to FILE
-  --quick          shorter runs and fewer repeats (a smoke test, ~30 s)
+  --quick          shorter runs and fewer repeats (a smoke test, about a minute)
   --build TEXT     how the binary was built, for the report (e.g. "release, --static-swift-stdlib")
   --toolchain TEXT the Swift toolchain, for the report
   --only LIST      some of: playback,resume,button,latency,library,state,loop,gapless,idle
