@@ -108,6 +108,12 @@ enum Player {
         }
         if let reload = setup.reload { runtime.reload = { reload(log) } }
         runtime.loadTracks = { paths in LibraryLoader(readInfo: AudioWiring.trackInfo(path:)).load(paths) }
+        runtime.releaseColdPages = { [log] in
+            let start = monotonicNow()
+            let released = ColdPages.release()
+            let ms = Int(((monotonicNow() - start) * 1000).rounded())
+            log.debug("released \(released.kib) KiB of cold pages in \(released.runs) runs (\(ms) ms)")
+        }
         let device = setup.audio == .null ? "null (silent, paced)" : setup.device
         runtime.diagnostics = { [weak panel] in
             let c = engine.counters()
