@@ -19,3 +19,65 @@ static inline int clinux_ioctl_long(int fd, unsigned long request, unsigned long
 static inline int clinux_ioctl_ptr(int fd, unsigned long request, void *arg) {
     return ioctl(fd, request, arg);
 }
+
+// The loaded objects' read-only segments, for JukeboxService/ColdPages.swift. dl_iterate_phdr is
+// declared only under _GNU_SOURCE, so it is reached here under a name of its own, with the leading
+// fields of struct dl_phdr_info that glibc has filled since 2.2.4.
+#include <elf.h>
+#include <link.h>
+#include <stdint.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+struct clinux_phdr_info {
+    ElfW(Addr) addr;
+    const char *name;
+    const ElfW(Phdr) *phdr;
+    ElfW(Half) phnum;
+};
+extern int clinux_dl_iterate_phdr(int (*callback)(struct clinux_phdr_info *, size_t, void *), void *data)
+    __asm__("dl_iterate_phdr");
+
+/// Called with the whole pages [start, end) of one segment; its return value is ignored.
+typedef void (*clinux_segment_fn)(uintptr_t start, uintptr_t end, void *context);
+
+struct clinux_segments {
+    clinux_segment_fn fn;
+    void *context;
+    uintptr_t page;
+};
+
+static inline int clinux_segments_of(struct clinux_phdr_info *info, size_t size, void *data) {
+    struct clinux_segments *s = (struct clinux_segments *)data;
+    (void)size;
+    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    for (ElfW(Half) i = 0; i < info->phnum; i++) {
+        const ElfW(Phdr) *p = &info->phdr[i];
+        if (p->p_type == PT_LOAD && vdso != 0 && info->addr + p->p_vaddr == vdso) return 0;
+        if (p->p_type != PT_DYNAMIC) continue;
+        // Text relocations: the loader writes into read-only segments (while it loads the object).
+        for (const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->addr + p->p_vaddr); d->d_tag != DT_NULL; d++) {
+            if (d->d_tag == DT_TEXTREL) return 0;
+            if (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_TEXTREL)) return 0;
+        }
+    }
+    for (ElfW(Half) i = 0; i < info->phnum; i++) {
+        const ElfW(Phdr) *p = &info->phdr[i];
+        if (p->p_type != PT_LOAD || (p->p_flags & PF_W)) continue;
+        // Only the pages wholly inside the part backed by the file.
+        uintptr_t from = info->addr + p->p_vaddr;
+        uintptr_t to = from + (p->p_filesz < p->p_memsz ? p->p_filesz : p->p_memsz);
+        from = (from + s->page - 1) / s->page * s->page;
+        to = to / s->page * s->page;
+        if (to > from) s->fn(from, to, s->context);
+    }
+    return 0;
+}
+
+/// Calls `fn` with every read-only (non-writable) loadable segment of every loaded object except
+/// the vDSO and objects with text relocations. The dynamic loader holds its lock meanwhile, so no
+/// object is unmapped (by a dlclose on another thread) while `fn` runs; `fn` must not dlopen.
+static inline void clinux_each_readonly_segment(clinux_segment_fn fn, void *context) {
+    struct clinux_segments s = { fn, context, (uintptr_t)sysconf(_SC_PAGESIZE) };
+    clinux_dl_iterate_phdr(clinux_segments_of, &s);
+}

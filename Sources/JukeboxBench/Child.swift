@@ -94,6 +94,17 @@ final class Child {
         return (rss, peak, anon)
     }
 
+    /// Proportional set size now (KiB), from /proc/PID/smaps_rollup: each shared page counted as
+    /// its share among the processes that map it; nil once gone.
+    func pss() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") {
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            if words.count >= 2, words[0] == "Pss:" { return Int(words[1]) }
+        }
+        return nil
+    }
+
     /// CPU seconds (user + system) so far, from /proc/PID/stat; nil once gone.
     func cpuNow() -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

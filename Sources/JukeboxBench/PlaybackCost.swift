@@ -12,6 +12,9 @@ struct PlaybackCost {
     var rssKiB: Int
     /// Median RssAnon (KiB) over the same samples: the process's own memory, without mapped files.
     var anonKiB: Int
+    /// Median PSS (KiB) over the same samples: shared library pages counted as this process's
+    /// share of them (/proc/PID/smaps_rollup).
+    var pssKiB: Int
     /// VmHWM (KiB): the highest resident size the process ever had, read at the last sample.
     var peakRssKiB: Int
     /// Whether the process mapped a shared Swift runtime (libswiftCore.so): false for a
@@ -46,12 +49,13 @@ enum PlaybackBench {
     static func measure(_ format: BenchFormat, plan: PlaybackPlan, in ws: Workspace) throws -> PlaybackCost {
         let rssFile = try ws.audio(format, seconds: plan.rssSeconds)
         let child = try ws.start(["play", "--device", ws.realTimeDevice, "--socket", "", "--volume", "100", rssFile])
-        var rss: [Int] = [], anon: [Int] = [], peak = 0, shared = false, checkedMaps = false
+        var rss: [Int] = [], anon: [Int] = [], pss: [Int] = [], peak = 0, shared = false, checkedMaps = false
         while !child.poll() {
             if let m = child.memory() {
                 if monotonicNow() - child.spawnedAt >= 1 {
                     rss.append(m.rss)
                     anon.append(m.anon)
+                    if let p = child.pss() { pss.append(p) }
                 }
                 peak = max(peak, m.peak)
                 if !checkedMaps, monotonicNow() - child.spawnedAt >= 0.5,
@@ -86,7 +90,8 @@ enum PlaybackBench {
         for _ in 0..<plan.repeats { decode = min(decode, try decodeOnlyCPU(long)) }
         let minutes = (plan.longSeconds - plan.shortSeconds) / 60
         return PlaybackCost(format: format, rssKiB: Int(Samples(rss.map(Double.init)).median),
-                            anonKiB: Int(Samples(anon.map(Double.init)).median), peakRssKiB: peak,
+                            anonKiB: Int(Samples(anon.map(Double.init)).median),
+                            pssKiB: pss.isEmpty ? 0 : Int(Samples(pss.map(Double.init)).median), peakRssKiB: peak,
                             sharedSwiftRuntime: shared, cpuPerAudioMinute: (longCPU - shortCPU) / minutes,
                             startupCpu: shortCPU, decodeOnlyPerAudioMinute: decode / (plan.longSeconds / 60))
     }

@@ -54,7 +54,7 @@ struct Report {
                                   "targetsMissed": missed, "failures": failures, "benchSeconds": round(seconds, 1)]
         out["playback"] = playback.map { p -> [String: Any] in
             ["format": p.format.rawValue, "rssMiB": round(Double(p.rssKiB) / 1024, 2),
-             "peakRssMiB": round(Double(p.peakRssKiB) / 1024, 2), "anonRssMiB": round(Double(p.anonKiB) / 1024, 2), "sharedSwiftRuntime": p.sharedSwiftRuntime,
+             "peakRssMiB": round(Double(p.peakRssKiB) / 1024, 2), "anonRssMiB": round(Double(p.anonKiB) / 1024, 2), "pssMiB": round(Double(p.pssKiB) / 1024, 2), "sharedSwiftRuntime": p.sharedSwiftRuntime,
              "cpuSecondsPerAudioMinute": round(p.cpuPerAudioMinute, 4),
              "decodeOnlyCpuSecondsPerAudioMinute": round(p.decodeOnlyPerAudioMinute, 4),
              "startupAndExitCpuSeconds": round(p.startupCpu, 4)]
@@ -139,11 +139,12 @@ struct Report {
         lines.append("")
         if !playback.isEmpty {
             lines.append("Playback (the real binary; RSS at real time on the test device, CPU unpaced to libasound's file PCM)")
-            let w = [12, 9, 10, 10, 11, 19, 9]
-            lines.append(row(["format", "RSS MiB", "peak MiB", "anon MiB", "CPU s/min", "decode-only s/min", "x decode"], w))
+            let w = [12, 9, 10, 10, 9, 11, 19, 9]
+            lines.append(row(["format", "RSS MiB", "peak MiB", "anon MiB", "PSS MiB", "CPU s/min", "decode-only s/min", "x decode"], w))
             for p in playback {
                 lines.append(row([p.format.label, String(format: "%.1f", Double(p.rssKiB) / 1024),
-                                  String(format: "%.1f", Double(p.peakRssKiB) / 1024), String(format: "%.1f", Double(p.anonKiB) / 1024), String(format: "%.3f", p.cpuPerAudioMinute),
+                                  String(format: "%.1f", Double(p.peakRssKiB) / 1024), String(format: "%.1f", Double(p.anonKiB) / 1024),
+                                  String(format: "%.1f", Double(p.pssKiB) / 1024), String(format: "%.3f", p.cpuPerAudioMinute),
                                   String(format: "%.3f", p.decodeOnlyPerAudioMinute), String(format: "%.1f", p.overDecode)], w))
             }
             let shared = playback.contains { $0.sharedSwiftRuntime }

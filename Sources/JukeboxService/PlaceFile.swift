@@ -40,11 +40,33 @@ struct PlaceFile: Codable, Equatable {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
+    /// One line of JSON, keys sorted (as `JSONEncoder` with `.sortedKeys` wrote it; `decode` reads
+    /// both). Written by hand: this runs every few seconds while playing, and `JSONEncoder` would
+    /// keep about a megabyte of its code resident for it (issue 13). A position that is not
+    /// finite gives the empty line `JSONEncoder` gave, which no reader takes for a place.
     func bytes() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        // Encoding these plain fields cannot fail.
-        return Array((try? encoder.encode(self)) ?? Data()) + [0x0A]
+        guard position.isFinite else { return [0x0A] }
+        var out = "{"
+        if let current { out += "\"current\":\(current)," }
+        out += "\"phase\":" + Self.quoted(phase) + ",\"position\":\(position),\"queue\":" + Self.quoted(queue)
+            + ",\"repeat\":" + Self.quoted(repeatMode.rawValue) + ",\"version\":\(version),\"volume\":\(volume)}\n"
+        return Array(out.utf8)
+    }
+
+    /// `text` as a JSON string.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 
     /// The sidecar in `bytes` when it is whole; nil when it is not (torn, hand-edited, from

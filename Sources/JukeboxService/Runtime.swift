@@ -39,6 +39,9 @@ public final class Runtime {
     public var loadTracks: (@Sendable ([String]) -> (tracks: [TrackInfo], messages: [String]))?
     /// Lines about the adapters for `diag` (device, counters, board).
     public var diagnostics: (() -> [String])?
+    /// Gives back memory that start-up or a batch of tags touched once (`ColdPages.release`); called
+    /// after each track start and after each batch of tags read, when most of that is done with.
+    public var releaseColdPages: (() -> Void)?
     /// Tells systemd about readiness, status and liveness (a no-op outside a `Type=notify` unit).
     public var notifier: SystemdNotifier?
     private var readySent = false
@@ -172,9 +175,14 @@ public final class Runtime {
     /// Feeds one event (and any it causes) through `reduce` and carries out the commands.
     public func dispatch(_ event: Event) {
         pending.append(event)
+        var started = false
+        defer { if started { releaseColdPages?() } }
         while !pending.isEmpty {
             let next = explained(pending.removeFirst())
-            if case .trackStarted = next { sawStart = true }
+            if case .trackStarted = next {
+                sawStart = true
+                started = true
+            }
             let commands = reduce(&state, next)
             if !eventClients.isEmpty || consoleStreaming, !isQuiet(next) { streamEvent(next) }
             if log.level == .debug, !isQuiet(next) || !commands.isEmpty {
@@ -369,6 +377,7 @@ public final class Runtime {
             for waiter in due { waiter.then(error) }
         case .tracksRead(let id, let tracks, let messages):
             readWaiters.removeValue(forKey: id)?(tracks, messages)
+            releaseColdPages?()
         }
     }
 

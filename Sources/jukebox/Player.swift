@@ -108,6 +108,12 @@ enum Player {
         }
         if let reload = setup.reload { runtime.reload = { reload(log) } }
         runtime.loadTracks = { paths in LibraryLoader(readInfo: AudioWiring.trackInfo(path:)).load(paths) }
+        runtime.releaseColdPages = { [log] in
+            let start = monotonicNow()
+            let released = ColdPages.release()
+            let ms = Int(((monotonicNow() - start) * 1000).rounded())
+            log.debug("released \(released.kib) KiB of cold pages in \(released.runs) runs (\(ms) ms)")
+        }
         let device = setup.audio == .null ? "null (silent, paced)" : setup.device
         runtime.diagnostics = { [weak panel] in
             let c = engine.counters()
@@ -145,6 +151,9 @@ enum Player {
     static func load(_ paths: [String], log: Log) -> [TrackInfo]? {
         let loader = LibraryLoader(readInfo: AudioWiring.trackInfo(path:))
         let (tracks, messages) = loader.load(paths)
+        // TagLib's code and tables are done with until the next `add`: given back before the
+        // device is opened, so start-up and playing do not add up to one peak (bench: 16.9 -> 13.9 MiB).
+        ColdPages.release()
         for m in messages { log.warning(m) }
         if tracks.isEmpty {
             log.error("nothing to play in \(paths.joined(separator: " "))")

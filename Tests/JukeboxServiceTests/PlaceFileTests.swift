@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxCore
-import JukeboxService
+@testable import JukeboxService
 import XCTest
 
 /// The two-file layout: the queue file rewritten only with the queue, the place in a small
@@ -29,6 +29,49 @@ final class PlaceFileTests: XCTestCase {
         XCTAssertEqual(store.load().snapshot, later)
         XCTAssertEqual(dir.list(), ["state.json", "state.json.place"])
         XCTAssertTrue(queueBytes?.contains("\"writeID\" : ") == true, queueBytes ?? "")
+    }
+
+    /// The sidecar is written by hand (JSONEncoder's code would stay resident): it must say what
+    /// JSONEncoder said, for any place.
+    func testTheHandWrittenPlaceSaysWhatJSONEncoderSaid() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        print("PlaceFileTests seed \(seed)")
+        var rng = SplitMix(seed)
+        let phases = ["playing", "paused", "stopped", "odd \"quoted\" \\ phase\u{01}\n", "é♪"]
+        let positions: [Double] = [0, 1, 61.5, 123.25, 1e-7, 5e-324, 1e20, 3600.000001, .greatestFiniteMagnitude]
+        for i in 0..<200 {
+            var snapshot = Snapshot(tracks: tracks)
+            snapshot.current = i % 7 == 0 ? nil : Int(rng.next() % 5000)
+            snapshot.position = i < positions.count ? positions[i] : Double(rng.next() % 10_000_000) / 1000
+            snapshot.phase = phases[Int(rng.next() % UInt64(phases.count))]
+            snapshot.repeatMode = RepeatMode.allCases[Int(rng.next() % 3)]
+            snapshot.volume = Int(rng.next() % 101)
+            let place = PlaceFile(snapshot, queueHash: rng.next())
+            let bytes = place.bytes()
+            XCTAssertEqual(bytes.last, 0x0A)
+            XCTAssertEqual(PlaceFile.decode(bytes), place, String(decoding: bytes, as: UTF8.self))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let ours = try JSONSerialization.jsonObject(with: Data(bytes)) as? NSDictionary
+            let theirs = try JSONSerialization.jsonObject(with: encoder.encode(place)) as? NSDictionary
+            XCTAssertEqual(ours, theirs, String(decoding: bytes, as: UTF8.self))
+        }
+        var broken = PlaceFile(Snapshot(tracks: tracks), queueHash: 1)
+        broken.position = .nan
+        XCTAssertEqual(broken.bytes(), [0x0A], "as JSONEncoder, which refuses it")
+        XCTAssertNil(PlaceFile.decode(broken.bytes()))
+    }
+
+    private struct SplitMix {
+        var state: UInt64
+        init(_ seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
     }
 
     func testAPlaceFromAnotherQueueFileIsIgnoredAndTheQueueFilesOwnPlaceUsed() throws {
