@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# bench.sh - regenerate the figures of README "Performance and reliability".
+# bench.sh - regenerate the figures of docs/TESTING.md "Performance and reliability".
 #
 #   board/bench.sh [--quick] [--json FILE] [--only SECTION,...] [--vs-mpd [FILE]]
 #

@@ -50,7 +50,7 @@ final class SeekAccuracyTests: XCTestCase {
                 }
                 // The slowest seek is printed, not bounded: its time is the machine's (1.7 s for an
                 // Opus seek under qemu-aarch64, 20 ms here); how fast a seek is heard is the
-                // benchmark's figure (README "Performance and reliability").
+                // benchmark's figure (docs/TESTING.md "Performance and reliability").
                 let line = "seek \(kind.rawValue), \(frames) frames, \(list.count) seeks: "
                     + "sf_seek \(Self.summary(rawErrors)); Decoder.seek \(Self.summary(errors))"
                     + String(format: ", slowest %.1f ms", worstMillis)
