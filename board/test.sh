@@ -43,6 +43,30 @@ bash board/check-unit.sh
 
 skip() { [ "${1:-0}" = 1 ]; }
 
+# A step that runs beside the next ones: in its own session, so that an early exit stops it and
+# everything it started; its output kept in a private file (mktemp) until it is awaited.
+beside_pid="" beside_log="" beside_name=""
+start_beside() { # NAME COMMAND...
+  beside_name=$1
+  shift
+  beside_log=$(mktemp /var/tmp/jukebox-beside.XXXXXX)
+  setsid "$@" >"$beside_log" 2>&1 &
+  beside_pid=$!
+  # The group, and the process itself in case it has not reached setsid yet.
+  trap 'kill -- -"$beside_pid" 2>/dev/null || kill "$beside_pid" 2>/dev/null || true; rm -f "$beside_log"' EXIT
+}
+await_beside() {
+  [ -n "$beside_pid" ] || return 0
+  local t0=$SECONDS status=0
+  wait "$beside_pid" || status=$?
+  trap - EXIT
+  echo "test: $beside_name: its log (waited $((SECONDS - t0)) s for it)"
+  cat "$beside_log"
+  rm -f "$beside_log"
+  beside_pid=""
+  [ "$status" -eq 0 ] || { echo "test: $beside_name FAILED (exit $status)" >&2; exit 1; }
+}
+
 echo "test: swift build and test ($(swift --version 2>/dev/null | head -n 1))"
 swift build --build-tests
 
@@ -50,21 +74,14 @@ swift build --build-tests
 # near 0.2, so they run beside steps 2 and 4-6 instead of after them; their log is shown when they
 # are awaited, after the benchmark. They run the test bundle directly, not through `swift test`,
 # which would hold the .build lock the other steps' `swift build` calls need.
-reliability_pid=""
-reliability_log=""
 if skip "${JUKEBOX_SKIP_RELIABILITY:-0}"; then
   echo "test: reliability tests skipped (JUKEBOX_SKIP_RELIABILITY=1)"
 else
   bundle="$(swift build --show-bin-path)/jukeboxPackageTests.xctest"
   classes=$(swift test list --skip-build | sed -n 's|^\(JukeboxReliabilityTests\.[A-Za-z0-9_]*\)/.*|\1|p' | sort -u | paste -sd, -)
   [ -n "$classes" ] || { echo "test: no reliability tests found in $bundle" >&2; exit 1; }
-  reliability_log=$(mktemp /var/tmp/jukebox-reliability.XXXXXX)
   echo "test: reliability (power cuts, fault soak) started beside the next steps: ${classes//JukeboxReliabilityTests./}"
-  # Its own session, so that an early exit stops it and every player it started.
-  setsid "$bundle" "$classes" >"$reliability_log" 2>&1 &
-  reliability_pid=$!
-  # shellcheck disable=SC2064  # the pid and log are fixed now
-  trap "kill -- -$reliability_pid 2>/dev/null || true; rm -f '$reliability_log'" EXIT
+  start_beside "reliability (power cuts, fault soak)" "$bundle" "$classes"
 fi
 t0=$SECONDS
 swift test --skip-build --skip JukeboxReliabilityTests
@@ -92,21 +109,10 @@ else
   bash board/bench.sh --quick
 fi
 
-if [ -n "$reliability_pid" ]; then
-  t0=$SECONDS
-  status=0
-  wait "$reliability_pid" || status=$?
-  trap - EXIT
-  echo "test: reliability (power cuts, fault soak): its log (waited $((SECONDS - t0)) s for it)"
-  cat "$reliability_log"
-  rm -f "$reliability_log"
-  [ "$status" -eq 0 ] || { echo "test: reliability tests FAILED (exit $status)" >&2; exit 1; }
-fi
+await_beside
 
 deb=""
 arm64_suite_ran=0
-arm64_pid=""
-arm64_log=""
 if skip "${JUKEBOX_SKIP_PACKAGES:-0}"; then
   echo "test: packages skipped (JUKEBOX_SKIP_PACKAGES=1)"
 elif [ "$(id -u)" -ne 0 ]; then
@@ -132,12 +138,8 @@ else
   else
     # One emulated CPU keeps one core busy for 10-20 minutes: the amd64 guests (step 8) and the
     # Debian 13 build (step 9) use the other core meanwhile. Its log is shown when it is awaited.
-    arm64_log=$(mktemp /var/tmp/jukebox-arm64-guest.XXXXXX)
     echo "test: the arm64 .deb in an emulated arm64 machine (qemu-system-aarch64, Debian 13), beside steps 8 and 9"
-    setsid bash board/hil/arm64.sh >"$arm64_log" 2>&1 &
-    arm64_pid=$!
-    # shellcheck disable=SC2064  # the pid and log are fixed now
-    trap "kill -- -$arm64_pid 2>/dev/null || true; rm -f '$arm64_log'" EXIT
+    start_beside "the arm64 .deb in an emulated arm64 machine" bash board/hil/arm64.sh
   fi
   echo "test: packages took $((SECONDS - packages_t0)) s (the arm64 guest goes on)"
   version=$(sed -n 's/^let jukeboxVersion = "\([^"]*\)"$/\1/p' Sources/jukebox/Help.swift)
@@ -173,14 +175,5 @@ else
   echo "test: build and test with Debian 13's swiftlang in a trixie chroot"
   bash board/trixie-chroot.sh bash -c 'swift --version 2>&1 | head -n 1 && swift build --build-tests --scratch-path /root/trixie-build && swift test --skip-build --skip JukeboxReliabilityTests --scratch-path /root/trixie-build'
 fi
-if [ -n "$arm64_pid" ]; then
-  t0=$SECONDS
-  status=0
-  wait "$arm64_pid" || status=$?
-  trap - EXIT
-  echo "test: the arm64 .deb in an emulated arm64 machine: its log (waited $((SECONDS - t0)) s for it)"
-  cat "$arm64_log"
-  rm -f "$arm64_log"
-  [ "$status" -eq 0 ] || { echo "test: arm64 guest FAILED (exit $status)" >&2; exit 1; }
-fi
+await_beside
 echo "test: all passed"

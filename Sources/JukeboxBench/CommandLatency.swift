@@ -177,17 +177,8 @@ enum CommandLatencyBench {
         /// Its events so far.
         func events() -> [Event] {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-            return text.split(separator: "\n").compactMap { line in
-                let words = line.split(separator: " ")
-                guard let first = words.first else { return nil }
-                var fields: [String: String] = [:]
-                for word in words.dropFirst() {
-                    let parts = word.split(separator: "=", maxSplits: 1)
-                    if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
-                }
-                guard Int32(fields["pid"] ?? "") == pid else { return nil }
-                return Event(name: String(first), heard: Int(fields["heard"] ?? "") ?? 0,
-                             time: fields["t"].flatMap(Double.init), fields: fields)
+            return TestPCM.events(inLog: text).filter { $0.pid == pid }.map {
+                Event(name: $0.name, heard: $0.heard, time: $0.fields["t"].flatMap(Double.init), fields: $0.fields)
             }
         }
 

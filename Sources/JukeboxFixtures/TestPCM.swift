@@ -116,7 +116,12 @@ public final class TestPCM: @unchecked Sendable {
     /// The event log so far.
     public func events() -> [Event] {
         guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { line in
+        return Self.events(inLog: text)
+    }
+
+    /// The events of a device log's text: one a line, `name key=value ...`.
+    public static func events(inLog text: String) -> [Event] {
+        text.split(separator: "\n").compactMap { line in
             let words = line.split(separator: " ")
             guard let first = words.first else { return nil }
             var fields: [String: String] = [:]
