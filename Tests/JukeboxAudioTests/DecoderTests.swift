@@ -42,6 +42,35 @@ final class DecoderTests: XCTestCase {
         XCTAssertEqual(buffer[...], source.bytes(frames: 3001..<3101))
     }
 
+    /// The CPU a seek costs (libFLAC searching the file: 80-170 ms a seek under qemu-aarch64) is not
+    /// decoding: dozens of seeks on a slow board must not make a good file "too slow to play". The
+    /// test's clock stands for the thread's CPU time: each seek costs 5 s of it, each read 10 ms.
+    func testSeeksAreNotChargedToTheDecodingSpeed() throws {
+        final class Clock { var now = 0.0 }
+        let scratch = try Scratch()
+        let path = try scratch.audio(.flac, frames: 44_100)
+        let source = try TestAudio.decode(path: path)
+        let clock = Clock()
+        let decoder = try Decoder(path: path, limits: DecodeLimits(minimumSpeed: 1, speedGraceSeconds: 0),
+                                  cpuClock: { clock.now })
+        var buffer = [UInt8](repeating: 0, count: 4096 * decoder.format.bytesPerFrame)
+        for target in [0, 30_000, 5, 40_000, 12_345, 0, 39_999] {
+            clock.now += 5
+            try decoder.seek(toFrame: Int64(target))
+            clock.now += 0.01
+            let got = buffer.withUnsafeMutableBytes { decoder.read(into: $0.baseAddress!, frames: 4096) }
+            XCTAssertEqual(got, min(4096, 44_100 - target), "after the seek to \(target): \(decoder.failure?.reason ?? "")")
+            XCTAssertEqual(buffer[0..<(got * decoder.format.bytesPerFrame)],
+                           source.bytes(frames: target..<(target + got)), "after the seek to \(target)")
+        }
+        XCTAssertNil(decoder.failure)
+        // Slow reads still fail: 4096 frames (0.09 s of audio) for 1 s of decoding.
+        clock.now += 1
+        XCTAssertEqual(buffer.withUnsafeMutableBytes { decoder.read(into: $0.baseAddress!, frames: 4096) }, 0)
+        XCTAssertTrue(decoder.failure?.reason.hasPrefix("decoding is too slow to play (") == true,
+                      decoder.failure?.reason ?? "no failure")
+    }
+
     func testMissingFileSaysSo() {
         XCTAssertThrowsError(try Decoder(path: "/nonexistent/song.flac")) { error in
             XCTAssertEqual(error as? DecodeError,
