@@ -11,28 +11,28 @@
 #      (board/sanitize.sh);
 #   6. a quick run of the benchmark (board/bench.sh --quick) as a smoke test;
 #   7. packages: release binaries cross-built for arm64 and amd64 with Debian 13's Swift
-#      (board/cross-build.sh), both .debs made and checked by lintian (board/package.sh), and the
+#      (board/cross-build.sh), both .debs made and checked by lintian (board/package.sh), the
 #      arm64 binary run under qemu-aarch64: version, bit-exact FLAC and MP3, state resumed
-#      (board/emulate-arm64.sh), with JUKEBOX_ARM64_TESTS=1 the test suite (all but the
-#      reliability runs) cross-built for arm64 and run in an arm64 root through binfmt_misc and
-#      qemu-aarch64 (board/test-arm64.sh), the amd64 .deb installed, upgraded, removed and purged with apt in a fresh trixie root
-#      (board/test-deb-chroot.sh), and the arm64 .deb installed with apt in an emulated arm64
-#      machine running Debian 13 (qemu-system-aarch64): READY, bit-exact to hw:Loopback, serial
-#      console, power cut, a gpio-sim button (board/hil/arm64.sh); needs root;
+#      (board/emulate-arm64.sh), the amd64 .deb installed, upgraded, removed and purged with apt in
+#      a fresh trixie root (board/test-deb-chroot.sh); then, beside steps 8-10, the arm64 .deb
+#      installed with apt in an emulated arm64 machine running Debian 13 (qemu-system-aarch64):
+#      READY, bit-exact to hw:Loopback, serial console, power cut, a gpio-sim button
+#      (board/hil/arm64.sh); needs root;
 #   8. hardware in the loop: the debug binary on real kernel devices in a QEMU guest, and the
 #      amd64 .deb of step 7 installed with apt in a systemd guest: service, power cut, upgrade,
 #      purge (board/hil/run.sh; needs root; without step 7's .deb only the first guest runs);
-#   9. builds and tests again with Debian 13's Swift 6.0.3 in a trixie chroot (board/trixie-chroot.sh;
+#   9. the test suite (all but the reliability runs) cross-built for arm64 with Debian 13's Swift
+#      and run in an arm64 root through binfmt_misc and qemu-aarch64 (board/test-arm64.sh; needs
+#      step 7's sysroot);
+#  10. builds and tests again with Debian 13's Swift 6.0.3 in a trixie chroot (board/trixie-chroot.sh;
 #      needs root; skipped on a trixie host, where step 2 already used that toolchain, and when
-#      step 7 ran the arm64 suite, which that toolchain built and trixie's libraries ran).
+#      step 9 ran, which that toolchain built and trixie's libraries ran).
 #
 #   bash board/test.sh                   everything
 #   JUKEBOX_SKIP_TRIXIE=1 JUKEBOX_SKIP_HIL=1 JUKEBOX_SKIP_SANITIZERS=1 JUKEBOX_SKIP_FUZZ=1 \
 #   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 JUKEBOX_SKIP_PACKAGES=1 \
-#   JUKEBOX_SKIP_ARM64_GUEST=1 bash board/test.sh
+#   JUKEBOX_SKIP_ARM64_GUEST=1 JUKEBOX_SKIP_ARM64_TESTS=1 bash board/test.sh
 #                                        any subset of the long steps
-#   JUKEBOX_ARM64_TESTS=1 bash board/test.sh
-#                                        also the arm64 test suite of step 7 (opt-in: too long for CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -112,6 +112,7 @@ fi
 await_beside
 
 deb=""
+packages_ran=0
 arm64_suite_ran=0
 if skip "${JUKEBOX_SKIP_PACKAGES:-0}"; then
   echo "test: packages skipped (JUKEBOX_SKIP_PACKAGES=1)"
@@ -120,25 +121,18 @@ elif [ "$(id -u)" -ne 0 ]; then
 elif [ "$(uname -m)" != x86_64 ]; then
   echo "test: packages skipped (cross-building needs an x86-64 machine)"
 else
-  echo "test: packages: arm64 and amd64 cross-built, .debs and lintian, arm64 under qemu-aarch64, arm64 test suite, apt life cycle in a chroot"
+  echo "test: packages: arm64 and amd64 cross-built, .debs and lintian, arm64 under qemu-aarch64, apt life cycle in a chroot"
   packages_t0=$SECONDS
+  packages_ran=1
   bash board/package.sh
   bash board/emulate-arm64.sh
-  if [ "${JUKEBOX_ARM64_TESTS:-0}" = 1 ]; then
-    bash board/test-arm64.sh
-    arm64_suite_ran=1
-  else
-    # Opt-in for now: under emulation on a 2-core machine the suite took 16 min to build and
-    # 24 min to run (loaded), which would take the whole run far past its 45-minute budget.
-    echo "test: arm64 test suite not run (JUKEBOX_ARM64_TESTS=1 runs board/test-arm64.sh here)"
-  fi
   bash board/test-deb-chroot.sh
   if skip "${JUKEBOX_SKIP_ARM64_GUEST:-0}"; then
     echo "test: arm64 guest skipped (JUKEBOX_SKIP_ARM64_GUEST=1)"
   else
-    # One emulated CPU keeps one core busy for 10-20 minutes: the amd64 guests (step 8) and the
-    # Debian 13 build (step 9) use the other core meanwhile. Its log is shown when it is awaited.
-    echo "test: the arm64 .deb in an emulated arm64 machine (qemu-system-aarch64, Debian 13), beside steps 8 and 9"
+    # One emulated CPU keeps one core busy for 5-10 minutes: the amd64 guests (step 8) and the
+    # arm64 suite (step 9) use the other core meanwhile. Its log is shown when it is awaited.
+    echo "test: the arm64 .deb in an emulated arm64 machine (qemu-system-aarch64, Debian 13), beside steps 8-10"
     start_beside "the arm64 .deb in an emulated arm64 machine" bash board/hil/arm64.sh
   fi
   echo "test: packages took $((SECONDS - packages_t0)) s (the arm64 guest goes on)"
@@ -158,6 +152,18 @@ else
   JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" bash board/hil/run.sh audio buttons display-hd44780 interruption display-ssd1306
 fi
 
+if [ "$packages_ran" = 0 ]; then
+  echo "test: arm64 test suite skipped (it uses the packages step's sysroot and Swift SDK)"
+elif skip "${JUKEBOX_SKIP_ARM64_TESTS:-0}"; then
+  echo "test: arm64 test suite skipped (JUKEBOX_SKIP_ARM64_TESTS=1)"
+else
+  # About 9 minutes on 2 cores from nothing (build 4, run 5 in 4 processes: the tests mostly wait
+  # on real time, so 4 processes fit 2 cores), beside the arm64 guest if that is still running.
+  echo "test: the test suite cross-built for arm64 and run under qemu-aarch64 (board/test-arm64.sh)"
+  bash board/test-arm64.sh
+  arm64_suite_ran=1
+fi
+
 # shellcheck disable=SC1091
 codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 if skip "${JUKEBOX_SKIP_TRIXIE:-0}"; then
@@ -168,7 +174,7 @@ elif [ "$arm64_suite_ran" = 1 ]; then
   # The arm64 suite was built by Debian 13's swiftlang 6.0.3 and ran against trixie's libraries
   # (libgpiod 2 among them), and step 7 built the amd64 release with it: running the same suite
   # again on amd64 would repeat that, for minutes of a CI run.
-  echo "test: Debian 13 build and test covered by step 7 (the suite built by swiftlang 6.0.3, run on arm64 against trixie's libraries; the amd64 release built with it)"
+  echo "test: Debian 13 build and test covered by step 9 (the suite built by swiftlang 6.0.3, run on arm64 against trixie's libraries; the amd64 release built with it)"
 elif [ "$(id -u)" -ne 0 ]; then
   echo "test: Debian 13 build skipped (needs root for the chroot)"
 else
