@@ -158,8 +158,8 @@ mkdir -p "$root$sdk_bundle/jukebox-arm64"
 ln -s / "$root$sdk_bundle/jukebox-arm64/sysroot"
 
 in_root() {
-  # JUKEBOX_QEMU_USER: the one limitation of the emulation a test allows for (SerialConsoleTests:
-  # qemu-user 7.2 does not translate 921600 baud).
+  # JUKEBOX_QEMU_USER: the two limitations of the emulation a test allows for (qemu-user 7.2 does
+  # not translate 921600 baud: SerialConsoleTests; it ignores madvise: ColdPagesTests).
   chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin \
     JUKEBOX_QEMU_USER=1 "$@"
 }

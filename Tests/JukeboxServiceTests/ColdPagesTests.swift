@@ -7,6 +7,15 @@ import JukeboxTestSupport
 import XCTest
 
 final class ColdPagesTests: XCTestCase {
+    /// qemu-user 7.2 (the arm64 suite's emulator, `JUKEBOX_QEMU_USER=1`) answers `madvise` with
+    /// success and does nothing, and /proc/self/pagemap there is the emulator's own: what these
+    /// tests measure does not happen under it. A real kernel runs them: the host's, the arm64 guest's.
+    private func skipUnderQemuUser() throws {
+        if ProcessInfo.processInfo.environment["JUKEBOX_QEMU_USER"] == "1" {
+            throw XCTSkip("qemu-user ignores madvise: nothing is released under emulation")
+        }
+    }
+
     func testRunsLeaveOutPrivateCopies() {
         let present: UInt64 = 1 << 63, swapped: UInt64 = 1 << 62, file: UInt64 = 1 << 61
         let entries: [UInt64] = [present | file, 0, present | file, present, present | file, swapped, 0, present | file]
@@ -21,6 +30,7 @@ final class ColdPagesTests: XCTestCase {
     /// copy (as a debugger's breakpoint does) keeps its contents. Without the guard MADV_DONTNEED
     /// would put the file's byte back.
     func testAPrivateCopyInALoadedLibrarySurvivesAndTheProcessGoesOn() throws {
+        try skipUnderQemuUser()
         // libc's first mapping starts with its ELF header, in a read-only segment; EI_PAD (bytes
         // 9–15 of e_ident) is read by nobody after loading.
         let first = try XCTUnwrap(mappings().first { $0.path.hasSuffix("/libc.so.6") })
@@ -50,17 +60,22 @@ final class ColdPagesTests: XCTestCase {
     }
 
     /// Code that was resident and is not used between two looks is released: the test binary's own
-    /// text shrinks.
+    /// text shrinks. How much comes straight back depends on the build and on what other threads
+    /// run meanwhile (an AddressSanitizer build kept 59%, a plain one under half), so only the
+    /// direction is asserted.
     func testResidentCodeShrinks() throws {
+        try skipUnderQemuUser()
         let program = try XCTUnwrap(mappings().first { $0.perms == "r-xp" && $0.path.hasSuffix(".xctest") })
         let before = try XCTUnwrap(residentKiB(start: program.start))
-        ColdPages.release()
+        let released = ColdPages.release()
         let after = try XCTUnwrap(residentKiB(start: program.start))
-        XCTAssertLessThan(after, before / 2, "before \(before) KiB, after \(after) KiB")
+        XCTAssertGreaterThan(released.kib, 0)
+        XCTAssertLessThan(after, before, "before \(before) KiB, after \(after) KiB")
     }
 
     /// A file mapping that is no loaded ELF object (a data file, a locale archive) is left alone.
     func testAMappedDataFileIsNotTouched() throws {
+        try skipUnderQemuUser()
         let dir = TempDir()
         let path = dir.write("data.bin", String(repeating: "x", count: 65536))
         let fd = open(path, O_RDONLY)
