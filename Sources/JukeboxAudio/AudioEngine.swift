@@ -47,6 +47,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// Frames left queued ahead of the play point when a cut rewinds the device (10 ms): what the
     /// hardware may already have fetched.
     static let rewindKeepSeconds = 0.010
+    /// A volume change on a device that only drops cuts what is queued only when more than this is
+    /// (20 ms): less is heard about as soon, without the cut's moment of silence.
+    static let minimumCutSeconds = 0.020
     /// At the end of the queue the writer waits for commands while the device plays out, and blocks
     /// in `drain` only for the last 50 ms.
     static let playOutSlackSeconds = 0.05

@@ -20,7 +20,9 @@ import JukeboxService
 /// that is not what the device would have played without it:
 /// - while playing (pause, seek, next, volume): the first frame whose left channel leaves the
 ///   level before the command (a fade or gain change) or whose index does not follow, or, when the
-///   device stopped first (a drop), the frame that would have played at the stop;
+///   device stopped first (a drop), the frame that would have played at the stop; for volume on a
+///   device that drops, the first frame played at the new gain after the drop (the stop alone is
+///   silence, not the change asked for);
 /// - while silent (resume): the first non-silent frame played.
 /// The figure therefore includes the socket, the loop, the engine, reopening the device where the
 /// player released it (resume) and decoding; it says nothing of an analogue stage after the device.
@@ -125,9 +127,8 @@ enum CommandLatencyBench {
             try command("next", "next", then: ["stop", "start"])
         }
         for rep in 0..<reps {
-            // A drop-only device applies a new gain to what is written after the command: allow a
-            // full buffer (1 s) to be heard before the next change.
-            try command("volume", rep % 2 == 0 ? "vol 50" : "vol 100", then: [], settle: rewinds ? 0.4 : 1.3)
+            // On a drop-only device the change drops and restarts it: wait for that, as for a seek.
+            try command("volume", rep % 2 == 0 ? "vol 50" : "vol 100", then: rewinds ? [] : ["stop", "start"], settle: 0.4)
         }
         child.send(SIGTERM)
         _ = try child.wait(timeout: 10)
@@ -313,9 +314,10 @@ enum CommandLatencyBench {
                     unseen.append(String(format: "%@ at %.3f: the device met %@ first", c.action, c.at, s.ending))
                     continue
                 }
-                if changed == nil {
+                let dropped = changed == nil
+                if dropped {
                     changed = s.end
-                    shows[c.action, default: []].insert("the sound stopped (drop)")
+                    shows[c.action, default: []].insert(c.action == "volume" ? "the new gain after a drop" : "the sound stopped (drop)")
                 }
                 if c.action == "pause" {
                     // A fade plays on the frames that follow (index unreadable at low level) up to the stop.
@@ -323,6 +325,16 @@ enum CommandLatencyBench {
                 }
                 guard let at = changed, at < until else {
                     unseen.append(String(format: "%@ at %.3f: no change before the next command", c.action, c.at))
+                    continue
+                }
+                // A volume change on a device that drops is heard when the audio comes back at the
+                // new gain, not when the sound stops for the cut.
+                if c.action == "volume" && dropped {
+                    guard let new = firstSound(from: at, until: until, after: i) else {
+                        unseen.append(String(format: "volume at %.3f: no sound after the drop before the next command", c.at))
+                        continue
+                    }
+                    changes[c.action, default: []].append(new.at - c.at)
                     continue
                 }
                 changes[c.action, default: []].append(at - c.at)
