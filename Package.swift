@@ -75,6 +75,7 @@ let package = Package(
             "CLinux", "CSndfile"]),
         .executableTarget(name: "JukeboxFuzz", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem"]),
 
+        .testTarget(name: "JukeboxSystemTests", dependencies: ["JukeboxSystem"]),
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxTestSupport", "CALSA", "CSndfile"]),
         // No adapter and no C library but Linux's own headers: see JukeboxService.
