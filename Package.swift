@@ -32,41 +32,62 @@ let package = Package(
         // The functional core: standard library only.
         .target(name: "JukeboxCore"),
 
+        // The system helpers every adapter and the shell share (clocks, EINTR, files, directories,
+        // `SystemError`, threads, a monitor): Glibc only, so the service needs no adapter for them.
+        .target(name: "JukeboxSystem"),
+
         // libasound's own messages, routed to the log (its handler is variadic: C only).
         .target(name: "CAlsaMessages", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
 
         // Adapters.
-        .target(name: "JukeboxAudio", dependencies: ["CALSA", "CSndfile", "CTagLib", "CAlsaMessages"]),
+        .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
-        .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "CInput", "CLinux"]),
+        .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "JukeboxSystem", "CInput", "CLinux"]),
 
-        // The imperative shell: runtime loop, persistence, configuration, terminal.
-        .target(name: "JukeboxService", dependencies: ["JukeboxCore", "JukeboxAudio", "JukeboxBoard", "CLinux"]),
+        // The imperative shell: runtime loop, persistence, configuration, terminal. It reaches the
+        // adapters only through its ports (Ports.swift): no ALSA, libsndfile, TagLib or libgpiod in
+        // its build (board/check-modules.sh fails if one comes back).
+        .target(name: "JukeboxService", dependencies: ["JukeboxCore", "JukeboxSystem", "CLinux"]),
 
-        .executableTarget(name: "jukebox", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxAudio", "JukeboxBoard"]),
+        // The composition root's wiring: the adapters behind the service's ports (AudioEngine as
+        // AudioPort, GPIO and input devices as EventSources, the panel as DisplaySink). Shared by the
+        // executable, the benchmark and the tests that run the real adapters in a loop.
+        .target(name: "JukeboxApp", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard"]),
+
+        .executableTarget(name: "jukebox", dependencies: [
+            "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard"]),
 
         // The ALSA test device: C, built as libJukeboxTestPCM.so. -DPIC or libasound's dlsym check fails.
         .target(name: "JukeboxTestPCM", dependencies: ["CALSA"], cSettings: [.define("PIC")],
                 linkerSettings: [.linkedLibrary("asound")]),
 
-        // Test audio, the test device's driver, polling waits: no XCTest, so the benchmark uses them too.
-        .target(name: "JukeboxFixtures", dependencies: ["CSndfile"]),
+        // The polling wait of the tests and the benchmark: no C library, so the service's tests use it.
+        .target(name: "JukeboxWaiting"),
+        // Test audio, the test device's driver, and (re-exported) the wait: no XCTest, so the
+        // benchmark uses them too.
+        .target(name: "JukeboxFixtures", dependencies: ["JukeboxWaiting", "CSndfile"]),
         // Shared by the tests only: the core harness (XCTest) plus the fixtures.
         .target(name: "JukeboxTestSupport", dependencies: ["JukeboxCore", "JukeboxFixtures"]),
 
         .executableTarget(name: "JukeboxBench", dependencies: [
-            "JukeboxService", "JukeboxCore", "JukeboxAudio", "JukeboxBoard", "JukeboxFixtures", "CLinux", "CSndfile"]),
-        .executableTarget(name: "JukeboxFuzz", dependencies: ["JukeboxService", "JukeboxCore"]),
+            "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "JukeboxFixtures",
+            "CLinux", "CSndfile"]),
+        .executableTarget(name: "JukeboxFuzz", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem"]),
 
+        .testTarget(name: "JukeboxSystemTests", dependencies: ["JukeboxSystem"]),
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxTestSupport", "CALSA", "CSndfile"]),
-        .testTarget(name: "JukeboxServiceTests", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxBoard", "JukeboxTestSupport"]),
+        // No adapter and no C library but Linux's own headers: see JukeboxService.
+        .testTarget(name: "JukeboxServiceTests", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxWaiting", "CLinux"]),
+        // The wiring with the real adapters: GPIO edges through libgpiod's read path into a loop, panels.
+        .testTarget(name: "JukeboxAppTests", dependencies: [
+            "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxTestSupport", "JukeboxCore"]),
         // Power-cut and fault-soak runs of the binary: minutes long, run once by board/test.sh.
         // The GPIO button soak runs a Runtime in-process (no uinput or GPIO chip reaches the binary).
         .testTarget(name: "JukeboxReliabilityTests", dependencies: [
-            "JukeboxTestSupport", "JukeboxCore", "JukeboxService", "JukeboxBoard", "JukeboxAudio"]),
+            "JukeboxTestSupport", "JukeboxCore", "JukeboxSystem", "JukeboxService", "JukeboxApp", "JukeboxBoard", "JukeboxAudio"]),
     ]
 )

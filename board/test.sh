@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # test.sh - the whole test suite, from a fresh Debian 12/13 machine (it is what CI runs):
-#   1. installs what is needed (board/setup.sh) and checks systemd/jukebox.service (check-unit.sh);
+#   1. installs what is needed (board/setup.sh), checks systemd/jukebox.service (check-unit.sh) and
+#      the module graph's one-way arrows (check-modules.sh: the service reaches no adapter and no
+#      ALSA, libsndfile, TagLib or libgpiod);
 #   2. builds and runs every unit and end-to-end test;
 #   3. the reliability tests: 200+ power cuts (SIGKILL) and a compressed fault soak (beside
 #      steps 2 and 4-6: they mostly wait on real time);
@@ -40,6 +42,9 @@ bash board/setup.sh
 
 echo "test: systemd unit"
 bash board/check-unit.sh
+
+echo "test: module graph"
+bash board/check-modules.sh
 
 skip() { [ "${1:-0}" = 1 ]; }
 

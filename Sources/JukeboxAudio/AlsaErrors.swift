@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CALSA
 import Glibc
+import JukeboxSystem
 
 // The one place where ALSA return codes become `OutputError`s.
 enum AlsaErrors {
@@ -38,11 +39,11 @@ enum AlsaErrors {
 enum BusyHolder {
     static func find() -> String? {
         for status in paths(matching: "/proc/asound/card*/pcm*p/sub*/status") {
-            guard let text = readSmallFile(status) else { continue }
+            guard let text = readFileText(status) else { continue }
             for line in text.split(separator: "\n") where line.hasPrefix("owner_pid") {
                 guard let pid = Int32(line.split(separator: ":").last.map { String($0).trimmingASCIIWhitespace() } ?? ""),
                       pid > 0, pid != getpid() else { continue }
-                let name = readSmallFile("/proc/\(pid)/comm").map { $0.trimmingASCIIWhitespace() }
+                let name = readFileText("/proc/\(pid)/comm").map { $0.trimmingASCIIWhitespace() }
                 return name.map { "\($0) (pid \(pid))" } ?? "pid \(pid)"
             }
         }
@@ -51,8 +52,8 @@ enum BusyHolder {
 
     /// The process whose pid a device's lock file holds (the test device writes its holder's pid there).
     static func fromLockFile(_ path: String) -> String? {
-        guard let text = readSmallFile(path), let pid = Int32(text.trimmingASCIIWhitespace()), pid > 0 else { return nil }
-        let name = readSmallFile("/proc/\(pid)/comm").map { $0.trimmingASCIIWhitespace() }
+        guard let text = readFileText(path), let pid = Int32(text.trimmingASCIIWhitespace()), pid > 0 else { return nil }
+        let name = readFileText("/proc/\(pid)/comm").map { $0.trimmingASCIIWhitespace() }
         return name.map { "\($0) (pid \(pid))" } ?? "pid \(pid)"
     }
 
@@ -62,15 +63,4 @@ enum BusyHolder {
         guard glob(pattern, 0, nil, &result) == 0 else { return [] }
         return (0..<Int(result.gl_pathc)).compactMap { result.gl_pathv[$0].map { String(cString: $0) } }
     }
-}
-
-/// The first 4 KiB of a (proc) file as text, or nil.
-func readSmallFile(_ path: String) -> String? {
-    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { Glibc.close(fd) }
-    var bytes = [UInt8](repeating: 0, count: 4096)
-    let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-    guard count > 0 else { return nil }
-    return String(decoding: bytes[0..<count], as: UTF8.self)
 }

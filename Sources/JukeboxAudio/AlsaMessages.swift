@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import CAlsaMessages
+import JukeboxSystem
 import Synchronization
 
 /// libasound's own diagnostics ("Cannot get card index for Loopback", "Unknown PCM …"), which it
@@ -23,7 +24,7 @@ public enum AlsaMessages {
         jukebox_alsa_route_messages { text in
             guard let text else { return }
             let message = String(cString: text)
-            if let line = AlsaMessages.admit(message, now: monotonicSeconds()) { AlsaMessages.sink.withLock { $0 }?(line) }
+            if let line = AlsaMessages.admit(message, now: monotonicNow()) { AlsaMessages.sink.withLock { $0 }?(line) }
         }
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CALSA
 import Glibc
+import JukeboxSystem
 
 /// Why a mixer control could not be opened or set.
 public struct MixerError: Error, Sendable, Equatable, CustomStringConvertible {

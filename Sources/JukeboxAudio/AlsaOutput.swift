@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CALSA
 import Glibc
+import JukeboxSystem
 
 /// Plays PCM through an ALSA device (`default`, `hw:CARD=DAC`, `plughw:0`, `file:FILE=/tmp/x.raw,FORMAT=raw`…).
 ///
@@ -276,19 +277,19 @@ public final class AlsaOutput: PCMOutput {
         failurePoint = nil
         var done = 0
         var recoveries = 0
-        var lastProgress = monotonicSeconds()
+        var lastProgress = monotonicNow()
         while done < frames {
             let n = snd_pcm_writei(pcm, buf + done * format.bytesPerFrame, snd_pcm_uframes_t(frames - done))
             if n > 0 {
                 // No delay read here: the caller reads it once per write, and a wait below notes it.
                 done += Int(n)
                 recoveries = 0
-                lastProgress = monotonicSeconds()
+                lastProgress = monotonicNow()
                 continue
             }
             let code = n == 0 ? -EAGAIN : Int32(n)
             if code == -EAGAIN {
-                let waited = monotonicSeconds() - lastProgress
+                let waited = monotonicNow() - lastProgress
                 if waited >= stallTimeout {
                     counters.stalls += 1
                     counters.lost += 1
@@ -307,7 +308,7 @@ public final class AlsaOutput: PCMOutput {
             if code == -ESTRPIPE { counters.suspends += 1 }
             if (code == -EPIPE || code == -ESTRPIPE) && recoveries <= 5 && recover(pcm, code) {
                 counters.recoveries += 1
-                lastProgress = monotonicSeconds()
+                lastProgress = monotonicNow()
                 lastDelay = nil
                 continue
             }
@@ -354,13 +355,13 @@ public final class AlsaOutput: PCMOutput {
 
     private func noteDelay(_ pcm: OpaquePointer) {
         var delay: snd_pcm_sframes_t = 0
-        if snd_pcm_delay(pcm, &delay) >= 0 { lastDelay = (max(0, Int(delay)), monotonicSeconds()) }
+        if snd_pcm_delay(pcm, &delay) >= 0 { lastDelay = (max(0, Int(delay)), monotonicNow()) }
     }
 
     /// Frames queued and not yet heard now, from the last delay read (the device played on since).
     private func unheardNow(rate: Int) -> Int {
         guard let lastDelay else { return 0 }
-        let played = Int((monotonicSeconds() - lastDelay.at) * Double(rate))
+        let played = Int((monotonicNow() - lastDelay.at) * Double(rate))
         return max(0, lastDelay.frames - played)
     }
 
@@ -370,7 +371,7 @@ public final class AlsaOutput: PCMOutput {
         var delay: snd_pcm_sframes_t = 0
         guard snd_pcm_delay(pcm, &delay) >= 0 else { return 0 }
         // Also the last delay known, for the frame heard if a later write fails.
-        lastDelay = (max(0, Int(delay)), monotonicSeconds())
+        lastDelay = (max(0, Int(delay)), monotonicNow())
         return max(0, Int(delay))
     }
 
@@ -414,11 +415,11 @@ public final class AlsaOutput: PCMOutput {
         }
         var rc = snd_pcm_drain(pcm)
         var least = Int.max
-        var lastProgress = monotonicSeconds()
+        var lastProgress = monotonicNow()
         while rc == -EAGAIN {
             var delay: snd_pcm_sframes_t = 0
             let left = snd_pcm_delay(pcm, &delay) >= 0 ? max(0, Int(delay)) : 0
-            let now = monotonicSeconds()
+            let now = monotonicNow()
             if left < least {
                 least = left
                 lastProgress = now

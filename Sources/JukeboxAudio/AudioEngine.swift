@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Glibc
+import JukeboxSystem
 
 /// Plays tracks gaplessly: a decoder thread decodes up to a second ahead into a bounded queue and a writer
 /// thread feeds a `PCMOutput`, keeping count of which device frames belong to which track.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CSndfile
 import Glibc
+import JukeboxSystem
 
 /// Decodes one audio file with libsndfile (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3) into interleaved PCM.
 ///
@@ -199,11 +200,11 @@ public final class Decoder {
     private static func openFailureReason(path: String) -> String {
         var status = stat()
         if stat(path, &status) != 0 {
-            return String(cString: strerror(errno)).lowercased()
+            return errnoText(errno).lowercased()
         }
         if (status.st_mode & S_IFMT) == S_IFDIR { return "is a directory" }
         if status.st_size == 0 { return "file is empty" }
-        if access(path, R_OK) != 0 { return String(cString: strerror(errno)).lowercased() }
+        if access(path, R_OK) != 0 { return errnoText(errno).lowercased() }
         // The file exists and is readable, so libsndfile's "does not exist" (code 7, seen when the MPEG
         // probe gives up) and "unimplemented format" (18) both mean it is not audio we know.
         switch Int(sf_error(nil)) {

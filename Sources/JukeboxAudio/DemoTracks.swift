@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CSndfile
 import Glibc
+import JukeboxSystem
 
 /// Makes the demo's music: a few short tagged tunes synthesised on the spot, written and tagged
 /// with libsndfile in three formats, so `jukebox demo` needs no network and
@@ -33,7 +34,7 @@ public enum DemoTracks {
     /// link another user planted under a tune's name goes and its target is never written.
     public static func make(in folder: String) throws(DecodeError) -> [String] {
         if mkdir(folder, 0o755) != 0 && errno != EEXIST {
-            throw DecodeError(path: folder, reason: "cannot create folder: \(String(cString: strerror(errno)))")
+            throw DecodeError(path: folder, reason: "cannot create folder: \(errnoText(errno))")
         }
         var paths: [String] = []
         for tune in tunes {
@@ -50,7 +51,7 @@ public enum DemoTracks {
         let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
         var template = Array((base + "/jukebox-demo-XXXXXX").utf8CString)
         guard mkdtemp(&template) != nil else {
-            throw DecodeError(path: base, reason: "cannot create a folder: \(String(cString: strerror(errno)))")
+            throw DecodeError(path: base, reason: "cannot create a folder: \(errnoText(errno))")
         }
         return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
@@ -69,7 +70,7 @@ public enum DemoTracks {
         info.format = tune.format
         unlink(path)  // a planted link goes, its target stays untouched
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw DecodeError(path: path, reason: "cannot create: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw DecodeError(path: path, reason: "cannot create: \(errnoText(errno))") }
         defer { close(fd) }
         guard let file = sf_open_fd(fd, Int32(SFM_WRITE), &info, 0) else {
             throw DecodeError(path: path, reason: String(cString: sf_strerror(nil)))

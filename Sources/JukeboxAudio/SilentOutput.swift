@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Glibc
+import JukeboxSystem
 
 /// A `PCMOutput` that discards audio but keeps real time, as if a ~100 ms device buffer were played out
 /// on CLOCK_MONOTONIC: `write` blocks while the virtual buffer is full. For boards without a sound card
@@ -34,7 +35,7 @@ public final class SilentOutput: PCMOutput {
     public func write(_ buf: UnsafeRawPointer, frames: Int) throws(OutputError) -> Int {
         guard isOpen, frames > 0 else { return 0 }
         if paused { return 0 }
-        if clockStart == nil { clockStart = monotonicSeconds() }
+        if clockStart == nil { clockStart = monotonicNow() }
         let capacity = max(bufferSeconds * rate, Double(frames))
         while true {
             let excess = written + Double(frames) - consumed() - capacity
@@ -58,7 +59,7 @@ public final class SilentOutput: PCMOutput {
             consumedBase = consumed()
             clockStart = nil
         } else if written > consumedBase {
-            clockStart = monotonicSeconds()
+            clockStart = monotonicNow()
         }
         paused = on
     }
@@ -93,7 +94,7 @@ public final class SilentOutput: PCMOutput {
     // late writer does not earn credit for time nobody was listening.
     private func consumed() -> Double {
         guard let start = clockStart else { return consumedBase }
-        let now = monotonicSeconds()
+        let now = monotonicNow()
         let value = consumedBase + (now - start) * rate
         if value >= written {
             consumedBase = written

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+import JukeboxApp
 import JukeboxAudio
 import JukeboxBoard
 import JukeboxCore
 import JukeboxFixtures
 import JukeboxService
+import JukeboxSystem
 import Synchronization
 
 /// Time from a button edge entering the program to the command reaching the audio engine's port.

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import JukeboxFixtures
 import JukeboxService
+import JukeboxSystem
 
 /// One run of the `jukebox` binary, started with `posix_spawn` so the benchmark knows the exact
 /// CLOCK_MONOTONIC instant before the process existed and gets its own `rusage` from `wait4`

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import JukeboxFixtures
 import JukeboxService
+import JukeboxSystem
 
 /// Time from a control command (pause, resume, seek, next, volume) to the first frame the audio
 /// device plays differently because of it, measured on the device's own clock.

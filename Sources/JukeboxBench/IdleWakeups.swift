@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import JukeboxFixtures
 import JukeboxService
+import JukeboxSystem
 
 /// How often the idle player's threads wake, and its CPU, while playing, paused and stopped.
 struct IdleWakeups {

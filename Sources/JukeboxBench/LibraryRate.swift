@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+import JukeboxApp
 import JukeboxFixtures
 import JukeboxService
+import JukeboxSystem
 
 /// How fast the library loader turns a folder into a queue: the service's `LibraryLoader` with the
 /// player's own tag reader (`AudioWiring.trackInfo`: TagLib tags, libsndfile length), as `play DIR`

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+import JukeboxApp
 import JukeboxBoard
 import JukeboxCore
 import JukeboxFixtures
 import JukeboxService
+import JukeboxSystem
 import Synchronization
 
 /// How long the runtime loop takes to act on a button edge or a socket command while the state

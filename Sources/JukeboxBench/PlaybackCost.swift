@@ -3,6 +3,7 @@ import CSndfile
 import Foundation
 import Glibc
 import JukeboxService
+import JukeboxSystem
 
 /// Memory and CPU of the real binary playing one format, next to libsndfile's bare decode cost.
 struct PlaybackCost {

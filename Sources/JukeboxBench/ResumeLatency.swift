@@ -4,6 +4,7 @@ import Glibc
 import JukeboxCore
 import JukeboxFixtures
 import JukeboxService
+import JukeboxSystem
 
 /// Time from process start to the first sample when `jukebox run` resumes from a state file.
 ///

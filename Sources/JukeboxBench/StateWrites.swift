@@ -4,6 +4,7 @@ import Glibc
 import JukeboxFixtures
 import JukeboxCore
 import JukeboxService
+import JukeboxSystem
 
 /// State file writes during one hour of uninterrupted playback, and the most position a power cut
 /// could lose.

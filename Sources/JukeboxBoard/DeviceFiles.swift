@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: MIT
-import Glibc
+import JukeboxSystem
 
 /// Device files named PREFIX + number in `directory` (`gpiochip3`, `event12`), in numeric order
 /// (2 before 10); an unreadable directory gives none.
 func numberedDevices(in directory: String, prefix: String) -> [String] {
-    guard let dir = opendir(directory) else { return [] }
-    defer { closedir(dir) }
     var numbered: [(Int, String)] = []
-    while let entry = readdir(dir) {
-        let name = withUnsafePointer(to: entry.pointee.d_name) {
-            $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-        }
+    for name in (try? directoryEntries(directory)) ?? [] {
         guard name.hasPrefix(prefix), let number = Int(name.dropFirst(prefix.count)) else { continue }
         numbered.append((number, directory + "/" + name))
     }

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 import Glibc
+import JukeboxSystem
 
 // The one place where errno values from the GPIO shim become `DeviceError`s.
 enum GPIOErrors {
     static let permissionHint = "add the user to group gpio and install the udev rule board/99-jukebox.rules "
         + "(SUBSYSTEM==\"gpio\", KERNEL==\"gpiochip*\", GROUP=\"gpio\", MODE=\"0660\"; Raspberry Pi OS has it)"
-
-    static func text(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     /// A chip device that could not be opened.
     static func open(_ code: Int32, path: String, chips: String) -> DeviceError {
@@ -18,7 +17,7 @@ enum GPIOErrors {
         case ENOTTY, ENODEV, EINVAL:
             return DeviceError(kind: .notFound, message: "\(path): not a GPIO chip; chips here: \(chips)", errno: code)
         default:
-            return DeviceError(kind: .failed, message: "\(path): \(text(code))", errno: code)
+            return DeviceError(kind: .failed, message: "\(path): \(errnoText(code))", errno: code)
         }
     }
 
@@ -32,14 +31,14 @@ enum GPIOErrors {
             return DeviceError(kind: .permissionDenied, message: "line \(line): permission denied: \(permissionHint)", errno: code)
         case EINVAL, EOPNOTSUPP:
             return DeviceError(kind: .invalid, message: "line \(line): the kernel refused the settings "
-                             + "(\(text(code)); bias needs Linux 5.5 or later)", errno: code)
+                             + "(\(errnoText(code)); bias needs Linux 5.5 or later)", errno: code)
         default:
-            return DeviceError(kind: .failed, message: "line \(line): request failed: \(text(code))", errno: code)
+            return DeviceError(kind: .failed, message: "line \(line): request failed: \(errnoText(code))", errno: code)
         }
     }
 
     /// A read from a request's fd (`"edges"`) or of a line's `"level"` failed.
     static func read(_ code: Int32, what: String, reading: String = "edges") -> DeviceError {
-        DeviceError(kind: .failed, message: "\(what): read \(reading): \(text(code))", errno: code)
+        DeviceError(kind: .failed, message: "\(what): read \(reading): \(errnoText(code))", errno: code)
     }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CInput
 import Glibc
+import JukeboxSystem
 
 /// Edges without a chip: `GPIOLines` whose fds are pipes, fed with the kernel's own records
 /// (`struct gpioevent_data` for libgpiod 1.6, `struct gpio_v2_line_event` for libgpiod 2) and read
@@ -25,7 +26,7 @@ public final class GPIOEventFeed {
             guard pipe(&ends) == 0 else {
                 let code = errno
                 (readers + writers).forEach { _ = Glibc.close($0) }
-                throw DeviceError(kind: .failed, message: "pipe: \(GPIOErrors.text(code))", errno: code)
+                throw DeviceError(kind: .failed, message: "pipe: \(errnoText(code))", errno: code)
             }
             ends.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
             readers.append(ends[0])
@@ -37,7 +38,7 @@ public final class GPIOEventFeed {
         guard let handle = jb_gpio_request_adopt(readers, readers.count, configs, configs.count) else {
             let code = errno
             (readers + writers).forEach { _ = Glibc.close($0) }
-            throw DeviceError(kind: .invalid, message: "cannot feed \(specs.count) lines: \(GPIOErrors.text(code))", errno: code)
+            throw DeviceError(kind: .invalid, message: "cannot feed \(specs.count) lines: \(errnoText(code))", errno: code)
         }
         let resolved = offsets.map { GPIOLines.Resolved(chipPath: "(fed)", chipLabel: "fed", offset: $0, name: "") }
         lines = GPIOLines(specs: specs, resolved: resolved, chips: [],
@@ -95,7 +96,7 @@ public final class GPIOEventFeed {
             if n < 0 {
                 if errno == EINTR { continue }
                 let code = errno
-                throw DeviceError(kind: .failed, message: "feed write: \(GPIOErrors.text(code))", errno: code)
+                throw DeviceError(kind: .failed, message: "feed write: \(errnoText(code))", errno: code)
             }
             done += n
         }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CLinux
 import Glibc
+import JukeboxSystem
 
 /// Something I2C writes go through: the real bus (`I2CBus`) or a simulator.
 public protocol I2CTransport: AnyObject {
@@ -34,7 +35,7 @@ public final class I2CBus: I2CTransport {
     /// Opens a device node. Throws `.notFound` (listing the buses there are) or `.permissionDenied`.
     public init(path: String) throws(DeviceError) {
         self.path = path
-        let fd = I2CErrno.retrying { Glibc.open(path, O_RDWR | O_CLOEXEC) }
+        let fd = retryingEINTR { Glibc.open(path, O_RDWR | O_CLOEXEC) }
         guard fd >= 0 else { throw I2CErrno.openError(errno, path: path) }
         self.fd = fd
     }
@@ -53,15 +54,10 @@ public final class I2CBus: I2CTransport {
 
     /// The adapters in `/sys/class/i2c-dev` (empty when module `i2c-dev` is not loaded), by number.
     public static func adapters(sysfs: String = "/sys/class/i2c-dev") -> [Adapter] {
-        guard let dir = opendir(sysfs) else { return [] }
-        defer { closedir(dir) }
         var found: [Adapter] = []
-        while let entry = readdir(dir) {
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+        for entryName in (try? directoryEntries(sysfs)) ?? [] {
             guard entryName.hasPrefix("i2c-"), let number = Int(entryName.dropFirst(4)) else { continue }
-            let name = I2CErrno.readLine("\(sysfs)/\(entryName)/name") ?? "?"
+            let name = readFileText("\(sysfs)/\(entryName)/name", limit: 4096)?.split(separator: "\n").first.map(String.init) ?? "?"
             found.append(Adapter(number: number, name: name))
         }
         return found.sorted { $0.number < $1.number }
@@ -72,7 +68,7 @@ public final class I2CBus: I2CTransport {
         guard fd >= 0 else { throw DeviceError(kind: .failed, message: "\(path): bus is closed") }
         try select(address)
         let written = bytes.withUnsafeBytes { raw in
-            I2CErrno.retrying { Glibc.write(fd, raw.baseAddress, raw.count) }
+            retryingEINTR { Glibc.write(fd, raw.baseAddress, raw.count) }
         }
         if written < 0 { throw I2CErrno.transferError(errno, path: path, address: address) }
         if written != bytes.count {
@@ -149,19 +145,6 @@ enum I2CErrno {
         return digits.count < 2 ? "0" + digits : digits
     }
 
-    static func text(_ code: Int32) -> String { String(cString: strerror(code)) }
-
-    /// Retries a call interrupted by a signal, at most 8 times.
-    static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
-        var result = call()
-        var tries = 0
-        while result < 0, errno == EINTR, tries < 8 {
-            result = call()
-            tries += 1
-        }
-        return result
-    }
-
     static func listing(_ adapters: [I2CBus.Adapter]) -> String {
         if adapters.isEmpty {
             return "there are no I2C buses (load module i2c-dev; on a Pi set dtparam=i2c_arm=on in config.txt)"
@@ -177,7 +160,7 @@ enum I2CErrno {
             return DeviceError(kind: .permissionDenied,
                             message: "\(path): permission denied (add the user to group i2c, or install a udev rule giving /dev/i2c-* to that group)")
         default:
-            return DeviceError(kind: .failed, message: "\(path): \(text(code))")
+            return DeviceError(kind: .failed, message: "\(path): \(errnoText(code))")
         }
     }
 
@@ -190,17 +173,7 @@ enum I2CErrno {
         case ETIMEDOUT, EAGAIN:
             return DeviceError(kind: .failed, message: "\(path): 0x\(hex(address)): bus timeout (check wiring and pull-ups)")
         default:
-            return DeviceError(kind: .failed, message: "\(path): 0x\(hex(address)): \(text(code))")
+            return DeviceError(kind: .failed, message: "\(path): 0x\(hex(address)): \(errnoText(code))")
         }
-    }
-
-    static func readLine(_ path: String) -> String? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { _ = Glibc.close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 256)
-        let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        return String(decoding: bytes[0..<count], as: UTF8.self).split(separator: "\n").first.map(String.init)
     }
 }

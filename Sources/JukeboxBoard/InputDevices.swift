@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CInput
 import Glibc
+import JukeboxSystem
 
 /// Which evdev device(s) to read.
 public enum InputSelector: Sendable, Equatable, CustomStringConvertible {
@@ -142,7 +143,7 @@ public final class InputDevices {
                 let code = errno
                 if code == EINTR { continue }
                 if code == EAGAIN { break }
-                lostReason = String(cString: strerror(code))
+                lostReason = errnoText(code)
                 break
             }
             if let lostReason {
@@ -247,7 +248,7 @@ enum InputErrors {
         case ENOTTY, EINVAL:
             return DeviceError(kind: .notFound, message: "\(path): not an input event device", errno: code)
         default:
-            return DeviceError(kind: .failed, message: "\(path): \(String(cString: strerror(code)))", errno: code)
+            return DeviceError(kind: .failed, message: "\(path): \(errnoText(code))", errno: code)
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import JukeboxCore
 import JukeboxService
 import Glibc
+import JukeboxSystem
 
 /// How the running player answers control lines: one `Runtime` loop (fake audio, a state file
 /// in the private folder) runs for the whole process; each input is sent on a fresh control

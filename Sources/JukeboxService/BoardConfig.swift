@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import FoundationEssentials
 import JukeboxCore
+import JukeboxSystem
 
 /// The hardware part of the configuration: which GPIO lines are which buttons, the rotary
 /// encoder, input devices for media keys, the I2C display. It may come from a board profile

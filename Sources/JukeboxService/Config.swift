@@ -2,6 +2,7 @@
 import FoundationEssentials
 import JukeboxCore
 import Glibc
+import JukeboxSystem
 
 /// The daemon's configuration, read from a JSON file. Every key is optional; the README lists
 /// each with its default. Unknown keys are reported (a typo should not pass silently) but do not

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Glibc
+import JukeboxSystem
 
 /// The client side of the control socket, for `jukebox ctl` and `jukebox yield`: send a line,
 /// wait (bounded) for the reply line.
@@ -138,7 +139,7 @@ public func startProgram(_ argv: [String]) -> (pid: pid_t?, error: String?) {
     posix_spawnattr_setsigmask(&attributes, &none)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
     let rc = posix_spawnp(&pid, argv[0], nil, &attributes, cArgs, environ)
-    return rc == 0 ? (pid, nil) : (nil, String(cString: strerror(rc)))
+    return rc == 0 ? (pid, nil) : (nil, errnoText(rc))
 }
 
 /// Collects every child that has ended, so started programs never linger as zombies.

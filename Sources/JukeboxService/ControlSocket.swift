@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 import Glibc
+import JukeboxSystem
 
 /// The control socket: a Unix stream socket speaking one command per line, one reply line per
 /// command. It only moves bytes; the loop decides what a line means. Misbehaving clients (lines

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 import Glibc
+import JukeboxSystem
 
 /// Turns the paths a person names (files, folders, M3U/M3U8 playlists) into queue entries.
 /// Walking and tag reading are I/O, so they live here; what counts as audio and the order of a

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 import Glibc
+import JukeboxSystem
 
 /// Severity of a log line; journald reads the `<N>` prefix as the priority.
 public enum LogLevel: Int, Comparable, Sendable {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 import Glibc
+import JukeboxSystem
 
 // The control socket's side of the loop: lines in, events to the core, replies out. What a line
 // means is the core's grammar (`ControlCommand`); this only routes.

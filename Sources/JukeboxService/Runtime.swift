@@ -2,6 +2,7 @@
 import CLinux
 import JukeboxCore
 import Glibc
+import JukeboxSystem
 
 /// The one loop that owns `State`: it waits on every source of events (the engine's mailbox,
 /// signals, the terminal), feeds each event to `reduce` and carries out the commands through
@@ -300,7 +301,7 @@ public final class Runtime {
         let controlStart = fds.count
         if let control { fds += control.pollFDs() }
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
-        if n < 0 && errno != EINTR { log.error("poll: \(String(cString: strerror(errno)))") }
+        if n < 0 && errno != EINTR { log.error("poll: \(errnoText(errno))") }
         if fds[0].revents != 0 {
             for (severity, line) in mailbox.drainLog() { log.write(severity, line) }
             for event in mailbox.drain() {

@@ -2,6 +2,7 @@
 import CLinux
 import JukeboxCore
 import Glibc
+import JukeboxSystem
 
 /// A control session on a serial line (a UART such as /dev/ttyAMA0, a USB gadget /dev/ttyGS0,
 /// or a pty): a prompt, line editing as picocom, screen and minicom users expect, lines out to

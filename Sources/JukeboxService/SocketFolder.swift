@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 import Glibc
+import JukeboxSystem
 
 /// The folder the control socket falls back to when there is no runtime directory:
 /// `$TMPDIR/jukebox-UID` (`/tmp/jukebox-UID`). Anyone can create that name in a shared /tmp
@@ -20,7 +21,7 @@ public enum SocketFolder {
     /// be a folder itself (no link), owned by the user and closed to everyone else (mode 0700).
     public static func problem(_ folder: String) -> String? {
         var st = stat()
-        guard lstat(folder, &st) == 0 else { return String(cString: strerror(errno)) }
+        guard lstat(folder, &st) == 0 else { return errnoText(errno) }
         if (st.st_mode & S_IFMT) != S_IFDIR { return (st.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : "not a folder" }
         if st.st_uid != getuid() { return "owned by uid \(st.st_uid), not \(getuid())" }
         let mode = st.st_mode & 0o7777

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
+import JukeboxSystem
 
 /// The facts a start (or a state file readable again) gives the core, from what the shell read
 /// and looked at: the core decides what follows from them.

@@ -2,6 +2,7 @@
 import FoundationEssentials
 import JukeboxCore
 import Glibc
+import JukeboxSystem
 
 /// The JSON state file: written atomically and power-cut safe, read leniently, never lost.
 ///

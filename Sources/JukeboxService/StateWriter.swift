@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
+import JukeboxSystem
 
 /// Carries out the core's saves on a thread of its own, so the loop never waits on the card.
 ///
@@ -14,8 +15,9 @@ public final class StateWriter: @unchecked Sendable {
     /// The store written to.
     public let store: StateStore
     private let mailbox: Mailbox
-    private let thread = ServiceThread()
-    // Shared with the thread, under its mutex.
+    private let monitor = Monitor()
+    private var thread: NativeThread?
+    // Shared with the thread, under the monitor.
     private var latest: Snapshot?
     private var queueDirty = false
     private var queueHash: UInt64?
@@ -28,39 +30,39 @@ public final class StateWriter: @unchecked Sendable {
     public init(store: StateStore, mailbox: Mailbox) {
         self.store = store
         self.mailbox = mailbox
-        thread.start { [self] in run() }
+        thread = NativeThread(name: "jukebox-state") { [self] in run() }
     }
 
     /// Hands over a save and returns its number (loop thread). `queueChanged`: the queue file
     /// must be rewritten (`Command.persist`), not just the place (`Command.persistPlace`).
     @discardableResult
     public func submit(_ snapshot: Snapshot, queueChanged: Bool) -> UInt64 {
-        thread.locked {
+        monitor.withLock {
             latest = snapshot
             if queueChanged { queueDirty = true }
             handedOver += 1
-            thread.signal()
+            monitor.broadcast()
             return handedOver
         }
     }
 
     /// The number of the last save handed over.
-    public var lastNumber: UInt64 { thread.locked { handedOver } }
+    public var lastNumber: UInt64 { monitor.withLock { handedOver } }
 
     /// Waits until every save handed over so far is finished (tests and tools; never the loop).
     public func waitUntilIdle() {
-        thread.locked {
-            while finished < handedOver { thread.wait() }
+        monitor.withLock {
+            while finished < handedOver { monitor.wait() }
         }
     }
 
     /// Writes what is still pending, then ends the thread (waits for it).
     public func finish() {
-        thread.locked {
+        monitor.withLock {
             stopping = true
-            thread.signal()
+            monitor.broadcast()
         }
-        thread.join()
+        thread?.join()
     }
 
     private func run() {
@@ -77,22 +79,22 @@ public final class StateWriter: @unchecked Sendable {
             } catch {
                 failure = error.description
             }
-            thread.locked {
+            monitor.withLock {
                 if let wroteQueue { queueHash = wroteQueue }
                 // The queue file on disk is not this queue: the next save writes it whole again.
                 if failure != nil && hash == nil { queueDirty = true; queueHash = nil }
             }
             mailbox.post(result: .saved(through: job.number, error: failure))
-            thread.locked {
+            monitor.withLock {
                 finished = job.number
-                thread.signal()
+                monitor.broadcast()
             }
         }
     }
 
     private func next() -> (snapshot: Snapshot, whole: Bool, hash: UInt64?, number: UInt64)? {
-        thread.locked {
-            while latest == nil && !stopping { thread.wait() }
+        monitor.withLock {
+            while latest == nil && !stopping { monitor.wait() }
             guard let snapshot = latest else { return nil }
             latest = nil
             let whole = queueDirty
@@ -104,7 +106,7 @@ public final class StateWriter: @unchecked Sendable {
     // After a start the queue file on disk is the one the core restored from (its place is
     // then saved beside it), unless the start changed the queue: checked once, by reading it.
     private func lookUpQueueFile(_ snapshot: Snapshot) -> UInt64? {
-        let looked = thread.locked { () -> Bool in
+        let looked = monitor.withLock { () -> Bool in
             defer { lookedForQueueFile = true }
             return lookedForQueueFile
         }

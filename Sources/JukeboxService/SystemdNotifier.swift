@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Glibc
+import JukeboxSystem
 
 /// Tells systemd how the service is doing (`Type=notify`): the notify protocol spoken directly,
 /// one datagram per message to the AF_UNIX socket named by `$NOTIFY_SOCKET` (no libsystemd).
@@ -73,9 +74,7 @@ public final class SystemdNotifier {
     /// `RELOADING=1` with `MONOTONIC_USEC` (systemd 253+ needs it for `Type=notify-reload`; older
     /// versions ignore it): a reload (SIGHUP) has begun. Follow with `readyAgain()`.
     public func reloading() {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        let usec = UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000
+        let usec = UInt64(monotonicNow() * 1_000_000)
         send("RELOADING=1\nMONOTONIC_USEC=\(usec)")
     }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
+import JukeboxSystem
 
 /// Runs `add`/`load` (a folder walk and a tag read per file, seconds for a large folder on an SD
 /// card) on a thread of its own, one request at a time, in order; each result is posted to the
@@ -7,8 +8,9 @@ import JukeboxCore
 public final class TagReaderThread: @unchecked Sendable {
     private let load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])
     private let mailbox: Mailbox
-    private let thread = ServiceThread()
-    // Shared with the thread, under its mutex.
+    private let monitor = Monitor()
+    private var thread: NativeThread?
+    // Shared with the thread, under the monitor.
     private var requests: [(id: Int, paths: [String])] = []
     private var stopping = false
 
@@ -16,26 +18,26 @@ public final class TagReaderThread: @unchecked Sendable {
     public init(mailbox: Mailbox, load: @escaping @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) {
         self.mailbox = mailbox
         self.load = load
-        thread.start { [self] in run() }
+        thread = NativeThread(name: "jukebox-tags") { [self] in run() }
     }
 
     /// Queues a request; its result carries `id`.
     public func read(_ paths: [String], id: Int) {
-        thread.locked {
+        monitor.withLock {
             requests.append((id, paths))
-            thread.signal()
+            monitor.broadcast()
         }
     }
 
     /// Drops what is queued and ends the thread after the request in hand; `waiting` for that
     /// (tests), or not (the player quitting: a large folder must not hold up its exit).
     public func finish(waiting: Bool = true) {
-        thread.locked {
+        monitor.withLock {
             stopping = true
             requests.removeAll()
-            thread.signal()
+            monitor.broadcast()
         }
-        if waiting { thread.join() } else { thread.detach() }
+        if waiting { thread?.join() } else { thread?.detach() }
     }
 
     private func run() {
@@ -46,8 +48,8 @@ public final class TagReaderThread: @unchecked Sendable {
     }
 
     private func next() -> (id: Int, paths: [String])? {
-        thread.locked {
-            while requests.isEmpty && !stopping { thread.wait() }
+        monitor.withLock {
+            while requests.isEmpty && !stopping { monitor.wait() }
             return stopping ? nil : requests.removeFirst()
         }
     }

@@ -2,6 +2,7 @@
 import CLinux
 import JukeboxCore
 import Glibc
+import JukeboxSystem
 
 /// The foreground player's terminal: single-key input (raw mode, restored on close) and one
 /// status line redrawn in place; messages print above it.

@@ -3,6 +3,7 @@ import JukeboxAudio
 import JukeboxCore
 import JukeboxService
 import Glibc
+import JukeboxSystem
 
 /// The subcommands: each parses its arguments into a setup and hands it to `Player`.
 enum Commands {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
+import JukeboxApp
 import JukeboxAudio
 import JukeboxCore
 import JukeboxService
 import Glibc
+import JukeboxSystem
 
 /// What one run of the player is wired from.
 struct PlayerSetup {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
+import JukeboxApp
 import JukeboxAudio
 import JukeboxCore
 import JukeboxService
 import Glibc
+import JukeboxSystem
 
 /// `jukebox probe …`: bring-up tools for a new box, each one small and direct.
 enum Probe {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
+import JukeboxApp
 import JukeboxBoard
 import JukeboxCore
 import JukeboxService
 import Glibc
+import JukeboxSystem
 
 /// `jukebox probe gpio|i2c|display|input`: see what the board has before writing a config.
 enum ProbeBoard {

@@ -3,6 +3,7 @@ import JukeboxBoard
 import JukeboxCore
 import JukeboxService
 import Glibc
+import JukeboxSystem
 
 /// `jukebox probe replay-i2c`: feeds a recorded I2C byte log through the display simulators and
 /// prints what the panel would show. The hardware-in-the-loop tests record what the kernel's I2C

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JukeboxService
 import Glibc
+import JukeboxSystem
 
 // Thin on purpose: pick the subcommand, map usage errors to exit code 2.
 // A closed log pipe or a vanished socket client must give EPIPE, never kill the player.

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+import JukeboxApp
 import JukeboxAudio
 import JukeboxBoard
 import JukeboxCore
 import JukeboxService
+import JukeboxSystem
 import JukeboxTestSupport
 import XCTest
 

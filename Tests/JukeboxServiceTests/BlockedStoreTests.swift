@@ -2,7 +2,7 @@
 import Foundation
 import JukeboxCore
 import JukeboxService
-import JukeboxTestSupport
+import JukeboxWaiting
 import XCTest
 
 /// The loop never waits on the disk or the tag reader: with the state store held at its fsync,

@@ -2,7 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxCore
-import JukeboxTestSupport
+import JukeboxWaiting
 @testable import JukeboxService
 import XCTest
 

@@ -2,7 +2,7 @@
 import Foundation
 import JukeboxCore
 @testable import JukeboxService
-import JukeboxTestSupport
+import JukeboxWaiting
 import XCTest
 
 /// A technician's session on the serial console, through a pty, against the running loop.

@@ -2,7 +2,7 @@
 import Foundation
 import JukeboxCore
 import JukeboxService
-import JukeboxTestSupport
+import JukeboxWaiting
 import XCTest
 
 /// The control socket against a running loop (fake audio), driven by real socket clients.

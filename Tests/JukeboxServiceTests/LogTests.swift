@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxService
+import JukeboxSystem
 import XCTest
 
 final class LogTests: XCTestCase {

@@ -3,6 +3,7 @@ import CLinux
 import Glibc
 import JukeboxCore
 @testable import JukeboxService
+import JukeboxSystem
 import XCTest
 
 /// The serial console through a real pty: the test holds the master side and behaves like

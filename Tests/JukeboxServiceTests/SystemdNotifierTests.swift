@@ -2,6 +2,7 @@
 import JukeboxCore
 import Foundation
 @testable import JukeboxService
+import JukeboxSystem
 import XCTest
 
 /// The notify protocol against real datagram sockets standing in for systemd's.

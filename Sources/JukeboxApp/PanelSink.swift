@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 import JukeboxBoard
 import JukeboxCore
+import JukeboxService
+import JukeboxSystem
 
 /// The configured panel as the runtime's `DisplaySink`: frames go to a `DisplayLink`, which
 /// throttles, retries with back-off and reports a failing panel once (playback never waits).

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+import JukeboxApp
 import JukeboxBoard
 import JukeboxCore
 import JukeboxService
+import JukeboxSystem
 import JukeboxTestSupport
 import Synchronization
 import XCTest
@@ -42,7 +44,7 @@ final class BoardWiringTests: XCTestCase {
         let feed = try GPIOEventFeed([GPIOLineSpec(name: "GPIO27")])
         let source = GPIOSource(lines: feed.lines, roles: [.button(.next)], log: Log(level: .error))
         let audio = TimedAudio()
-        let runtime = Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
+        let runtime = Runtime(state: State(), audio: audio, store: nil, status: LogStatus(log: Log(level: .error)), log: Log(level: .error),
                               sources: [source])
         let box = Box(runtime), done = DispatchSemaphore(value: 0)
         let loop = Thread {
@@ -76,7 +78,7 @@ final class BoardWiringTests: XCTestCase {
         init(_ button: Button) throws {
             feed = try GPIOEventFeed([GPIOLineSpec(name: "GPIO17")])
             let source = GPIOSource(lines: feed.lines, roles: [.button(button)], log: Log(level: .error))
-            box = Box(Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
+            box = Box(Runtime(state: State(), audio: audio, store: nil, status: LogStatus(log: Log(level: .error)), log: Log(level: .error),
                               sources: [source]))
             let (box, done) = (box, done)
             Thread {
@@ -130,7 +132,7 @@ final class BoardWiringTests: XCTestCase {
     func testAButtonWithoutALineToReadSettlesOnItsLastEdge() throws {
         let feed = try GPIOEventFeed([GPIOLineSpec(name: "GPIO27")])
         let source = GPIOSource(lines: feed.lines, roles: [.button(.next)], log: Log(level: .error))
-        let runtime = Runtime(state: State(), audio: FakeAudio(), store: nil, status: RecordingStatus(), log: Log(level: .error),
+        let runtime = Runtime(state: State(), audio: TimedAudio(), store: nil, status: LogStatus(log: Log(level: .error)), log: Log(level: .error),
                               sources: [source])
         // Stop has no line here (a simulated press): its level read answers nil.
         runtime.dispatch(.buttonEdge(.stop, pressed: true, at: 1.000))
@@ -148,15 +150,15 @@ final class BoardWiringTests: XCTestCase {
         let sim = HD44780Simulator()
         sim.failure = DeviceError(kind: .noDevice, message: "no device answers at 0x27")
         let panel = PanelSink(link: DisplayLink(driver: HD44780(transport: sim)), log: Log(level: .error))
-        let audio = FakeAudio()
+        let audio = TimedAudio()
         var settings = Settings()
         settings.display = .lcd16x2
-        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
+        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: LogStatus(log: Log(level: .error)),
                               log: Log(level: .error), display: panel)
         runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac")]))
         for t in stride(from: 0.0, to: 3.0, by: 0.1) { panel.tick(now: monotonicNow() + t) }
         runtime.dispatch(.pause)
-        XCTAssertEqual(audio.calls.prefix(2), ["play 1 a.flac @0.0", "pause"])
+        XCTAssertEqual(audio.calls.withLock { Array($0.prefix(2)) }, ["play a.flac", "pause"])
         if case .failed = panel.link.state {} else { XCTFail("the link should report the panel as failed: \(panel.link.state)") }
         // The panel comes back: the next frames reach it.
         sim.failure = nil

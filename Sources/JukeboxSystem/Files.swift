@@ -1,67 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Glibc
 
-/// A failed system call: which call, on what, and errno's text.
-public struct SystemError: Error, Equatable, CustomStringConvertible, Sendable {
-    /// The call that failed, e.g. "rename".
-    public var call: String
-    /// What it was called on (a path), if anything.
-    public var subject: String
-    /// errno at the failure.
-    public var errno: Int32
-    /// Why, when errno's text would not say it (a check of ours, not a failed call).
-    public var reason: String? = nil
-
-    /// The reason as a person reads it: `rename /a → /b: No space left on device`.
-    public var description: String {
-        "\(call) \(subject): \(reason ?? String(cString: strerror(errno)))"
-    }
-}
-
-/// The one place the service calls into libc: retries EINTR (bounded) and turns -1 into a
-/// typed error naming the call and its subject.
-@discardableResult
-func sys(_ call: String, _ subject: String = "", _ body: () -> Int) throws(SystemError) -> Int {
-    for _ in 0..<100 {
-        let r = body()
-        if r != -1 { return r }
-        if errno == EINTR { continue }
-        throw SystemError(call: call, subject: subject, errno: errno)
-    }
-    throw SystemError(call: call, subject: subject, errno: EINTR)
-}
-
-/// Seconds on CLOCK_MONOTONIC (never jumps with the wall clock).
-public func monotonicNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
-/// Seconds since the epoch on CLOCK_REALTIME: for time stamps people read, never for intervals.
-public func wallClockNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
-/// `seconds` since the epoch as local time, `2026-12-01 04:47:43` (`dateAndTime`) or `04:47:43.250`
-/// (time of day with milliseconds).
-public func wallClockText(_ seconds: Double, dateAndTime: Bool = true) -> String {
-    var t = time_t(seconds.rounded(.down))
-    var parts = tm()
-    localtime_r(&t, &parts)
-    func pad(_ v: Int32, _ width: Int = 2) -> String {
-        let s = String(v)
-        return String(repeating: "0", count: max(0, width - s.count)) + s
-    }
-    let time = pad(parts.tm_hour) + ":" + pad(parts.tm_min) + ":" + pad(parts.tm_sec)
-    guard dateAndTime else {
-        return time + "." + pad(Int32((seconds - seconds.rounded(.down)) * 1000), 3)
-    }
-    return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1) + "-" + pad(parts.tm_mday) + " " + time
-}
-
 /// Whether a path exists (any kind of file).
 public func fileExists(_ path: String) -> Bool {
     access(path, F_OK) == 0
@@ -134,7 +73,8 @@ public func writeAll(_ fd: Int32, _ text: String) {
     }
 }
 
-/// A small text file (a /proc entry) or nil.
-func readFileText(_ path: String) -> String? {
-    (try? readFile(path, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) }
+/// A small text file (a /proc or sysfs entry, a lock file) as UTF-8, or nil when it cannot be read
+/// or is longer than `limit` bytes.
+public func readFileText(_ path: String, limit: Int = 1 << 20) -> String? {
+    (try? readFile(path, limit: limit)).map { String(decoding: $0, as: UTF8.self) }
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 import JukeboxBoard
 import JukeboxCore
+import JukeboxService
+import JukeboxSystem
 
 /// The configured buttons, encoder and input devices as the runtime's event sources. They only
 /// translate: GPIO edges become `buttonEdge`/`encoderEdge`, keys become `mediaKey`, and a button's

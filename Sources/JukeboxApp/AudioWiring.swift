@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 import JukeboxAudio
 import JukeboxCore
+import JukeboxService
+import JukeboxSystem
 
 extension AudioEngine: AudioPort {}
 

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# check-modules.sh - fails when the module graph loses its one-way arrows (docs/ARCHITECTURE.md
+# section 1: Core <- Service <- App -> Audio/Board). Needs no build and no root (board/test.sh
+# runs it): from `swift package describe`, the closure of each target's dependencies must hold
+# none of the targets listed against it:
+#   - JukeboxService and JukeboxServiceTests: no adapter and no C library but Linux's own headers
+#     (no ALSA, libsndfile, TagLib or libgpiod: the service builds and is tested without them);
+#   - JukeboxAudio, JukeboxBoard: not the service or the wiring (adapters know only their own vocabulary
+#     and the core's display words);
+#   - JukeboxCore: nothing at all; JukeboxSystem: nothing but Glibc.
+#
+#   bash board/check-modules.sh           the closure check
+#   sudo bash board/check-modules.sh --build
+#                                         also builds JukeboxServiceTests (and so JukeboxService)
+#                                         from nothing with the ALSA, libsndfile, TagLib and libgpiod
+#                                         headers hidden (a private mount namespace; minutes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fail() { printf 'check-modules: FAIL: %s\n' "$*" >&2; exit 1; }
+
+adapters="JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput JukeboxFixtures JukeboxTestSupport JukeboxTestPCM"
+rules=(
+  "JukeboxService:$adapters"
+  "JukeboxServiceTests:$adapters"
+  "JukeboxAudio:JukeboxService JukeboxApp JukeboxBoard JukeboxCore"
+  "JukeboxBoard:JukeboxService JukeboxApp JukeboxAudio"
+  "JukeboxCore:*"
+  "JukeboxSystem:*"
+)
+
+described=$(swift package describe --type text 2>/dev/null) || fail "swift package describe failed"
+
+# NAME: DEP DEP ... for every target, from the text description's Targets section.
+edges=$(printf '%s\n' "$described" | awk '
+  /^Targets:/ { t = 1; next }
+  t && /^    Name: / { name = $2; deps[name] = ""; order[++n] = name; inDeps = 0; next }
+  t && /^    Target dependencies:/ { inDeps = 1; next }
+  t && inDeps && /^        [^ ]/ { deps[name] = deps[name] " " $1; next }
+  t && /^    [^ ]/ { inDeps = 0 }
+  END { for (i = 1; i <= n; i++) print order[i] ":" deps[order[i]] }')
+[ -n "$edges" ] || fail "no targets in swift package describe's output"
+
+deps_of() { printf '%s\n' "$edges" | sed -n "s/^$1: *//p"; }
+
+# The transitive closure of a target's dependencies (the target itself left out).
+closure() {
+  local todo=("$1") seen=" " t d
+  printf '%s\n' "$edges" | grep -q "^$1:" || fail "no target $1"
+  while [ "${#todo[@]}" -gt 0 ]; do
+    t=${todo[0]}
+    todo=("${todo[@]:1}")
+    for d in $(deps_of "$t"); do
+      case "$seen" in *" $d "*) ;; *) seen="$seen$d "; todo+=("$d") ;; esac
+    done
+  done
+  printf '%s\n' "$seen" | xargs
+}
+
+for rule in "${rules[@]}"; do
+  target=${rule%%:*}
+  banned=${rule#*:}
+  reach=$(closure "$target")
+  if [ "$banned" = "*" ]; then
+    [ -z "$reach" ] || fail "$target must depend on nothing of this package, depends on: $reach"
+  else
+    for b in $banned; do
+      case " $reach " in *" $b "*) fail "$target reaches $b (its closure: $reach)" ;; esac
+    done
+  fi
+  echo "check-modules: $target -> ${reach:-(nothing)}"
+done
+
+[ "${1:-}" = --build ] || exit 0
+
+# The same, proven by a compiler: a build from nothing where the adapters' headers do not exist.
+[ "$(id -u)" -eq 0 ] || fail "--build needs root (a private mount namespace hides the headers)"
+scratch=$(mktemp -d /var/tmp/jukebox-check-modules.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+mkdir "$scratch/empty"
+: > "$scratch/empty-file"
+hide=()
+for h in /usr/include/alsa /usr/include/taglib /usr/include/sndfile.h /usr/include/gpiod.h; do
+  [ -e "$h" ] || continue
+  if [ -d "$h" ]; then hide+=("$scratch/empty:$h"); else hide+=("$scratch/empty-file:$h"); fi
+done
+echo "check-modules: building JukeboxServiceTests from nothing with these hidden: ${hide[*]#*:}"
+# In the namespace: hide, check they are hidden, build, then list what was compiled. SwiftPM
+# plans every target's .build folder; only what was compiled has a module or an object file.
+# shellcheck disable=SC2016  # expanded by the inner shell
+unshare --mount --propagation private bash -euc '
+  scratch=$1; shift
+  for pair in "$@"; do
+    mount --bind "${pair%%:*}" "${pair#*:}"
+    h=${pair#*:}
+    if [ -d "$h" ]; then [ -z "$(ls -A "$h")" ]; else [ ! -s "$h" ]; fi
+  done
+  swift build -j 2 --target JukeboxServiceTests --scratch-path "$scratch/build" >"$scratch/build.log" 2>&1 \
+    || { tail -n 40 "$scratch/build.log"; exit 1; }
+  built=$(cd "$scratch/build/debug/Modules" && ls -- *.swiftmodule | sed "s/[.]swiftmodule\$//" | xargs)
+  echo "check-modules: compiled: $built"
+  for m in JukeboxAudio JukeboxBoard JukeboxApp; do case " $built " in *" $m "*) exit 1 ;; esac; done
+  [ -z "$(find "$scratch/build/debug/CInput.build" "$scratch/build/debug/CAlsaMessages.build" -name "*.o")" ]
+' check-modules "$scratch" "${hide[@]}" || fail "JukeboxServiceTests did not build without the adapters' headers"
+echo "check-modules: JukeboxServiceTests built without ALSA, libsndfile, TagLib or libgpiod headers"
