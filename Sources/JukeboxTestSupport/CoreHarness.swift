@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 @_exported import JukeboxFixtures
 import JukeboxCore
+import Foundation
 import XCTest
 
 /// Drives `reduce` one event at a time and asserts, for every event, the whole new state and the
@@ -27,13 +28,35 @@ public final class CoreHarness {
         if actual != expected {
             XCTFail("state after \(event) differs:\n" + Self.diff(expected, actual), file: file, line: line)
         }
+        if produced != commands || actual != expected {
+            print("what happened, as Swift (check it before taking it):\n" + Self.source(from: state, to: actual, produced))
+        }
         state = actual
     }
 
     /// Feeds `event` and returns the commands without asserting (for setting up a scene).
     @discardableResult
-    public func prepare(_ event: Event) -> [Command] {
-        reduce(&state, event)
+    public func prepare(_ event: Event, file: StaticString = #filePath, line: UInt = #line) -> [Command] {
+        let before = state
+        let produced = reduce(&state, event)
+        Self.record(file: file, line: line, Self.source(from: before, to: state, produced))
+        return produced
+    }
+
+    /// The change and the commands of one step as the arguments of a `send`.
+    public static func source(from before: State, to after: State, _ commands: [Command]) -> String {
+        let change = CoreSource.change(from: before, to: after)
+        var s = change.isEmpty ? "" : "{\n" + change.map { "    " + $0 + "\n" }.joined() + "}, "
+        s += commands.isEmpty ? "commands: []" : "commands: [\n" + commands.map { "    " + CoreSource.of($0) + ",\n" }.joined() + "]"
+        return s
+    }
+
+    static func record(file: StaticString, line: UInt, _ text: String) {
+        guard let path = ProcessInfo.processInfo.environment["JUKEBOX_HARNESS_RECORD"],
+              let handle = FileHandle(forWritingAtPath: path) else { return }
+        handle.seekToEndOfFile()
+        handle.write(Data(("@@ \(file):\(line)\n" + text + "\n").utf8))
+        handle.closeFile()
     }
 
     /// Field-by-field description of how two states differ.

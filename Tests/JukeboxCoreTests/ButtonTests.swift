@@ -345,12 +345,3 @@ final class ButtonTests: XCTestCase {
         XCTAssertEqual(h.prepare(.mediaKey(code: 30 /* KEY_A */, value: 1, at: 6)), [])
     }
 }
-
-/// A button's state: `pressed` as accepted, `level` as last seen (by default the same).
-func button(_ pressed: Bool, level: Bool? = nil, settling: Bool = false) -> ButtonState {
-    var b = ButtonState()
-    b.pressed = pressed
-    b.level = level ?? pressed
-    b.settling = settling
-    return b
-}
