@@ -36,14 +36,33 @@ final class PersistencePolicyTests: XCTestCase {
         XCTAssertNotEqual(h.state.volume, 100, "the knob turned the volume")
         XCTAssertFalse(commands.contains { $0.savedSnapshot != nil }, "no save while it turns")
         XCTAssertTrue(commands.contains(.startTimer(.saveVolume, after: State.volumeSaveDelay)), "each detent pushes the save back")
-        XCTAssertEqual(h.prepare(.timerFired(.saveVolume, at: t + 1)).filter { $0.savedSnapshot != nil }, [.persistPlace(h.state.snapshot)])
-        XCTAssertEqual(h.prepare(.timerFired(.saveVolume, at: t + 2)).filter { $0.savedSnapshot != nil }, [], "nothing left to save")
+        h.send(.timerFired(.saveVolume, at: t + 1), {
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 55)
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 55)),
+        ])
+        h.send(.timerFired(.saveVolume, at: t + 2), commands: [])
     }
 
     func testNothingIsWrittenWhilePausedOrStopped() {
         let h = CoreHarness(playing(2))
-        h.prepare(.heard(playID: 1, seconds: 3))
-        h.prepare(.pause)
+        h.send(.heard(playID: 1, seconds: 3), {
+            $0.position = 3
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:03")
+        }, commands: [
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:03")),
+        ])
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedPosition = 3
+            $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "0:03")
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 3, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:03")),
+        ])
         for second in 1...30 {
             XCTAssertFalse(h.prepare(.tick(now: Double(second))).contains { $0.savedSnapshot != nil })
         }
@@ -51,19 +70,39 @@ final class PersistencePolicyTests: XCTestCase {
 
     func testWaitingForTheDeviceIsSavedAsPlayingSoNoExtraWriteHappens() {
         let h = CoreHarness(playing(2))
-        let cmds = h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
-        XCTAssertFalse(cmds.contains { $0.savedSnapshot != nil })
+        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
+            $0.phase = .waitingForDevice(reason: "busy")
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.retryDelay = 0.25
+            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")
+        }, commands: [
+            .report("waiting for audio device: busy"),
+            .startTimer(.deviceRetry, after: 0.125),
+            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")),
+        ])
         XCTAssertEqual(h.state.snapshot.phase, "playing")
     }
 
     func testQuitSavesTheHeardPositionReleasesTheDeviceAndExits() {
         let h = CoreHarness(playing(2))
-        h.prepare(.heard(playID: 1, seconds: 12.75))
-        let cmds = h.prepare(.quit)
+        h.send(.heard(playID: 1, seconds: 12.75), {
+            $0.position = 12.75
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")
+        }, commands: [
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")),
+        ])
+        h.send(.quit, {
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedPosition = 12.75
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.75, phase: "playing")),
+            .exit(code: 0),
+        ])
         var expected = h.state.snapshot
         expected.position = 12.75
-        XCTAssertEqual(cmds.filter { if case .render = $0 { return false } else { return true } },
-                       [.stopOutput, .clearNext, .persistPlace(expected), .exit(code: 0)].filter { $0 != .clearNext })
     }
 
     func testASaveErrorIsReportedOnceUntilItChanges() {
@@ -77,11 +116,26 @@ final class PersistencePolicyTests: XCTestCase {
         let snap = Snapshot(tracks: [info(1), info(2)], current: 1, position: 33.5, phase: "playing",
                             repeatMode: .all, volume: 60)
         let h = CoreHarness()
-        let cmds = h.prepare(.restore(snap))
-        XCTAssertEqual(cmds, [
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
+            $0.order = [1, 2]
+            $0.cursor = 1
+            $0.phase = .playing
+            $0.position = 33.5
+            $0.volume = 60
+            $0.repeatMode = .all
+            $0.nextTrackID = 3
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 2)
+            $0.handedNext = PlayRef(playID: 2, trackID: 1)
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", repeat: .all, volume: 60)
+            $0.savedPosition = 33.5
+            $0.shown = status("playing", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 60, repeat: .all)
+        }, commands: [
             .setVolume(60),
             .startTrack(playID: 1, path: "/music/2.flac", at: 33.5, paused: false, next: NextPlay(playID: 2, path: "/music/1.flac")),
-            .render(h.state.view),
+            .render(status("playing", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 60, repeat: .all)),
         ])
         XCTAssertEqual(h.state.snapshot, snap, "what was read is what would be written")
     }
@@ -91,21 +145,72 @@ final class PersistencePolicyTests: XCTestCase {
         settings.resumePlaying = false
         let h = CoreHarness(State(settings: settings))
         let snap = Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "playing")
-        let cmds = h.prepare(.restore(snap))
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.position = 10
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedPosition = 10
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")
+        }, commands: [
+            .setVolume(100),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")),
+        ])
         XCTAssertEqual(h.state.phase, .paused)
         XCTAssertEqual(h.state.position, 10)
-        XCTAssertEqual(cmds, [.setVolume(100), .render(h.state.view)])
-        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 1, path: "/music/1.flac", at: 10, paused: false))
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:10")
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 10, paused: false, next: nil),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:10")),
+        ])
     }
 
     func testRestoreCanRewindAFewSeconds() {
         var settings = Settings()
         settings.resumeRewind = 5
         let h = CoreHarness(State(settings: settings))
-        XCTAssertEqual(h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 33, phase: "playing"))).dropFirst().first,
-                       .startTrack(playID: 1, path: "/music/1.flac", at: 28, paused: false))
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 33, phase: "playing")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.position = 28
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedPosition = 28
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:28")
+        }, commands: [
+            .setVolume(100),
+            .startTrack(playID: 1, path: "/music/1.flac", at: 28, paused: false, next: nil),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:28")),
+        ])
         let early = CoreHarness(State(settings: settings))
-        early.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: "paused")))
+        early.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: "paused")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 1)
+        }, commands: [
+            .setVolume(100),
+            .render(status("paused", song: 1, index: 1, of: 1)),
+        ])
         XCTAssertEqual(early.state.position, 0)
     }
 
@@ -113,7 +218,23 @@ final class PersistencePolicyTests: XCTestCase {
         let snap = Snapshot(tracks: [info(1), info(2), info(3)], order: [2, 0, 1], current: 0, position: 1,
                             phase: "paused", shuffle: true, shuffleSeed: 5)
         let h = CoreHarness()
-        h.prepare(.restore(snap))
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
+            $0.order = [3, 1, 2]
+            $0.cursor = 1
+            $0.phase = .paused
+            $0.position = 1
+            $0.shuffle = true
+            $0.shuffleSeed = 5
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", shuffle: true)
+            $0.savedPosition = 1
+            $0.shown = status("paused", song: 1, index: 2, of: 3, elapsed: "0:01", shuffle: true)
+        }, commands: [
+            .setVolume(100),
+            .render(status("paused", song: 1, index: 2, of: 3, elapsed: "0:01", shuffle: true)),
+        ])
         XCTAssertEqual(h.state.order, [3, 1, 2])
         XCTAssertEqual(h.state.cursor, 1)
         XCTAssertEqual(h.state.snapshot, snap)
@@ -143,38 +264,179 @@ final class ChimeTests: XCTestCase {
 
     func testTheChimePlaysFirstAtTheBootVolumeThenTheResumedTrack() {
         let h = CoreHarness(chimeState())
-        let boot = h.prepare(.restore(Snapshot(tracks: [info(1), info(2)], current: 0, position: 40, phase: "playing")))
-        XCTAssertEqual(Array(boot.prefix(2)), [.setVolume(30), .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false)])
-        XCTAssertEqual(h.prepare(.trackStarted(playID: 1)).filter { if case .startTrack = $0 { return true } else { return false } }, [])
-        let after = h.prepare(.trackFinished(playID: 1, next: nil))
-        XCTAssertEqual(after.first, .startTrack(playID: 2, path: "/music/1.flac", at: 40, paused: false, next: NextPlay(playID: 3, path: "/music/2.flac")))
+        h.send(.restore(Snapshot(tracks: [info(1), info(2)], current: 0, position: 40, phase: "playing")), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
+            $0.order = [1, 2]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.position = 40
+            $0.volume = 30
+            $0.chimePlayed = true
+            $0.chimePlay = 1
+            $0.afterChime = 40
+            $0.nextTrackID = 3
+            $0.nextPlayID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedPosition = 40
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:40", volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false, next: nil),
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:40", volume: 30)),
+        ])
+        h.send(.trackStarted(playID: 1), commands: [])
+        h.send(.trackFinished(playID: 1, next: nil), {
+            $0.chimePlay = nil
+            $0.afterChime = nil
+            $0.nextPlayID = 4
+            $0.loaded = PlayRef(playID: 2, trackID: 1)
+            $0.handedNext = PlayRef(playID: 3, trackID: 2)
+        }, commands: [
+            .startTrack(playID: 2, path: "/music/1.flac", at: 40, paused: false, next: NextPlay(playID: 3, path: "/music/2.flac")),
+        ])
         // Only once: a later stop and play goes straight to the music.
-        h.prepare(.stop)
-        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 4, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 5, path: "/music/2.flac")))
+        h.send(.stop, {
+            $0.phase = .stopped
+            $0.position = 0
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped", volume: 30)
+            $0.savedPosition = 0
+            $0.shown = status("stopped", song: 1, index: 1, of: 2, volume: 30)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, volume: 30)),
+            .render(status("stopped", song: 1, index: 1, of: 2, volume: 30)),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 6
+            $0.loaded = PlayRef(playID: 4, trackID: 1)
+            $0.handedNext = PlayRef(playID: 5, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 30)
+        }, commands: [
+            .startTrack(playID: 4, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 5, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 30)),
+            .render(status("playing", song: 1, index: 1, of: 2, volume: 30)),
+        ])
     }
 
     func testAChimeThatCannotPlayIsSkippedWithAMessage() {
         let h = CoreHarness(chimeState())
-        h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")))
-        let cmds = h.prepare(.trackFailed(playID: 1, reason: "no such file"))
-        XCTAssertEqual(Array(cmds.prefix(2)), [.report("startup chime could not be played"),
-                                               .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false)])
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.position = 5
+            $0.volume = 30
+            $0.chimePlayed = true
+            $0.chimePlay = 1
+            $0.afterChime = 5
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedPosition = 5
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false, next: nil),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
+        ])
+        h.send(.trackFailed(playID: 1, reason: "no such file"), {
+            $0.chimePlay = nil
+            $0.afterChime = nil
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 2, trackID: 1)
+        }, commands: [
+            .report("startup chime could not be played"),
+            .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false, next: nil),
+        ])
     }
 
     func testABusyDeviceAtBootWaitsAndThenPlaysTheMusic() {
         let h = CoreHarness(chimeState())
-        h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")))
-        h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.position = 5
+            $0.volume = 30
+            $0.chimePlayed = true
+            $0.chimePlay = 1
+            $0.afterChime = 5
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedPosition = 5
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false, next: nil),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
+        ])
+        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
+            $0.phase = .waitingForDevice(reason: "busy")
+            $0.chimePlay = nil
+            $0.afterChime = nil
+            $0.retryDelay = 0.25
+            $0.shown = status("waiting", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30, message: "waiting for audio device: busy")
+        }, commands: [
+            .report("waiting for audio device: busy"),
+            .startTimer(.deviceRetry, after: 0.125),
+            .render(status("waiting", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30, message: "waiting for audio device: busy")),
+        ])
         XCTAssertEqual(h.state.phase, .waitingForDevice(reason: "busy"))
-        XCTAssertEqual(h.prepare(.timerFired(.deviceRetry, at: 1)), [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
-        XCTAssertEqual(h.prepare(.deviceAvailable).prefix(2), [.cancelTimer(.deviceRetry), .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false)])
+        h.send(.timerFired(.deviceRetry, at: 1), commands: [
+            .probeDevice,
+            .startTimer(.deviceRetry, after: 2.5),
+        ])
+        h.send(.deviceAvailable, {
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 2, trackID: 1)
+        }, commands: [
+            .cancelTimer(.deviceRetry),
+            .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false, next: nil),
+        ])
     }
 
     func testResumingPausedWaitsForPlayBeforeTheChime() {
         var s = chimeState()
         s.settings.resumePlaying = false
         let h = CoreHarness(s)
-        XCTAssertEqual(h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing"))), [.setVolume(30), .render(h.state.view)])
-        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false))
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.position = 5
+            $0.volume = 30
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", volume: 30)
+            $0.savedPosition = 5
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.chimePlayed = true
+            $0.chimePlay = 1
+            $0.afterChime = 5
+            $0.nextPlayID = 2
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
+        }, commands: [
+            .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false, next: nil),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing", volume: 30)),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
+        ])
     }
 }

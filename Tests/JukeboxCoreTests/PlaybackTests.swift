@@ -58,13 +58,30 @@ final class PlaybackTests: XCTestCase {
     func testPauseWhenStoppedAndPlayWhenPlayingAreNoOps() {
         let h = CoreHarness(queued(2))
         h.send(.pause, commands: [])
-        h.prepare(.play)
+        h.send(.play, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+        ])
         h.send(.play, commands: [])
     }
 
     func testStopRewindsAndReleasesTheDevice() {
         let h = CoreHarness(playing(2))
-        h.prepare(.heard(playID: 1, seconds: 40))
+        h.send(.heard(playID: 1, seconds: 40), {
+            $0.position = 40
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:40")
+        }, commands: [
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:40")),
+        ])
         var e = h.state
         e.phase = .stopped
         e.position = 0
@@ -92,7 +109,18 @@ final class PlaybackTests: XCTestCase {
 
     func testNextOnTheLastTrackWithRepeatOffStopsAndRewinds() {
         let h = CoreHarness(playing(2))
-        h.prepare(.next)
+        h.send(.next, {
+            $0.cursor = 1
+            $0.nextPlayID = 4
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 2)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: nil),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 2)),
+        ])
         var e = h.state
         e.phase = .stopped
         e.cursor = 0
@@ -105,8 +133,26 @@ final class PlaybackTests: XCTestCase {
 
     func testNextOnTheLastTrackWithRepeatAllWraps() {
         let h = CoreHarness(playing(2))
-        h.prepare(.setRepeat(.all))
-        h.prepare(.next)
+        h.send(.setRepeat(.all), {
+            $0.repeatMode = .all
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, repeat: .all)
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", repeatMode: .all)),
+            .render(status("playing", song: 1, index: 1, of: 2, repeat: .all)),
+        ])
+        h.send(.next, {
+            $0.cursor = 1
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 1)
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", repeat: .all)
+            $0.shown = status("playing", song: 2, index: 2, of: 2, repeat: .all)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/1.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing", repeatMode: .all)),
+            .render(status("playing", song: 2, index: 2, of: 2, repeat: .all)),
+        ])
         XCTAssertEqual(h.state.cursor, 1)
         XCTAssertEqual(h.state.handedNext?.trackID, 1, "repeat all hands the first track as successor")
         h.send(.next, {
@@ -125,8 +171,24 @@ final class PlaybackTests: XCTestCase {
 
     func testPreviousAfterThreeSecondsRestartsTheTrack() {
         let h = CoreHarness(playing(3))
-        h.prepare(.next)
-        h.prepare(.heard(playID: 3, seconds: 3.5))
+        h.send(.next, {
+            $0.cursor = 1
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3)),
+        ])
+        h.send(.heard(playID: 3, seconds: 3.5), {
+            $0.position = 3.5
+            $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "0:03")
+        }, commands: [
+            .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:03")),
+        ])
         // A restart is a jump: saved at once, so a power cut cannot undo it.
         h.send(.previous, { $0.position = 0; $0.savedPosition = 0; $0.shown = $0.view },
                commands: [.seekOutput(to: 0), .persistPlace(h.stateWith { $0.position = 0 }.snapshot),
@@ -135,8 +197,24 @@ final class PlaybackTests: XCTestCase {
 
     func testPreviousWithinThreeSecondsGoesBack() {
         let h = CoreHarness(playing(3))
-        h.prepare(.next)
-        h.prepare(.heard(playID: 3, seconds: 2.9))
+        h.send(.next, {
+            $0.cursor = 1
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3)),
+        ])
+        h.send(.heard(playID: 3, seconds: 2.9), {
+            $0.position = 2.9
+            $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "0:02")
+        }, commands: [
+            .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:02")),
+        ])
         h.send(.previous, {
             $0.cursor = 0
             $0.position = 0
@@ -161,14 +239,41 @@ final class PlaybackTests: XCTestCase {
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
         ])
-        h.prepare(.setRepeat(.all))
-        h.prepare(.previous)
+        h.send(.setRepeat(.all), {
+            $0.repeatMode = .all
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.shown = status("playing", song: 1, index: 1, of: 3, repeat: .all)
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing", repeatMode: .all)),
+            .render(status("playing", song: 1, index: 1, of: 3, repeat: .all)),
+        ])
+        h.send(.previous, {
+            $0.cursor = 2
+            $0.nextPlayID = 7
+            $0.loaded = PlayRef(playID: 5, trackID: 3)
+            $0.handedNext = PlayRef(playID: 6, trackID: 1)
+            $0.savedMark = mark(revision: 1, current: 3, phase: "playing", repeat: .all)
+            $0.shown = status("playing", song: 3, index: 3, of: 3, repeat: .all)
+        }, commands: [
+            .startTrack(playID: 5, path: "/music/3.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/1.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 2, phase: "playing", repeatMode: .all)),
+            .render(status("playing", song: 3, index: 3, of: 3, repeat: .all)),
+        ])
         XCTAssertEqual(h.state.currentTrack?.id, 3)
     }
 
     func testSkipWhilePausedLoadsTheTrackPausedAtZero() {
         let h = CoreHarness(playing(3))
-        h.prepare(.pause)
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 3)
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 3)),
+        ])
         h.send(.next, {
             $0.cursor = 1
             $0.loaded = PlayRef(playID: 3, trackID: 2)
@@ -185,7 +290,17 @@ final class PlaybackTests: XCTestCase {
 
     func testSkipWhileStoppedOnlyMovesTheCursor() {
         let h = CoreHarness(playing(3))
-        h.prepare(.stop)
+        h.send(.stop, {
+            $0.phase = .stopped
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.shown = status("stopped", song: 1, index: 1, of: 3)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0)),
+            .render(status("stopped", song: 1, index: 1, of: 3)),
+        ])
         h.send(.next, { $0.cursor = 1; $0.savedMark = $0.saveMark; $0.shown = $0.view }, commands: [
             .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot), .render(h.stateWith { $0.cursor = 1 }.view),
         ])
@@ -230,12 +345,32 @@ final class PlaybackTests: XCTestCase {
 
     func testSeekWhileStoppedSetsWherePlayStarts() {
         let h = CoreHarness(playing(2))
-        h.prepare(.stop)
+        h.send(.stop, {
+            $0.phase = .stopped
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.shown = status("stopped", song: 1, index: 1, of: 2)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
+            .render(status("stopped", song: 1, index: 1, of: 2)),
+        ])
         // Saved although stopped: nothing else would save it before the next play.
         h.send(.seek(to: 20), { $0.position = 20; $0.savedPosition = 20; $0.shown = $0.view },
                commands: [.persistPlace(h.stateWith { $0.position = 20 }.snapshot), .render(h.stateWith { $0.position = 20 }.view)])
-        let cmds = h.prepare(.play)
-        XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 20, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")))
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:20")
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 20, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 20, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:20")),
+        ])
     }
 }
 

@@ -27,9 +27,30 @@ final class StartTests: XCTestCase {
 
     func testTheStartIsNotWrittenOverTheStateFileBeforeTheRestore() {
         let h = CoreHarness(State(settings: settings(max: 60)))
-        XCTAssertFalse(h.prepare(.started).contains { $0.savedSnapshot != nil })
+        h.send(.started, {
+            $0.volume = 60
+            $0.savedMark = mark(revision: 0, current: nil, phase: "stopped", volume: 60)
+            $0.shown = status("stopped", volume: 60)
+        }, commands: [
+            .setVolume(60),
+            .render(status("stopped", volume: 60)),
+        ])
         let snap = Snapshot(tracks: [info(1)], current: 0, position: 3, phase: "paused", volume: 90)
-        XCTAssertEqual(h.prepare(.restore(snap)).first, .setVolume(60))
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.position = 3
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", volume: 60)
+            $0.savedPosition = 3
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:03", volume: 60)
+        }, commands: [
+            .setVolume(60),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:03", volume: 60)),
+        ])
         XCTAssertEqual(h.state.volume, 60)
     }
 
@@ -39,8 +60,22 @@ final class StartTests: XCTestCase {
         h.send(.musicMissing("/music"), { $0.musicMissing = "/music"; $0.shown = StatusView($0) },
                commands: [.report("waiting for music: /music is not there"), .render(StatusView(h.state.with { $0.musicMissing = "/music" }))])
         let before = h.state
-        let cmds = h.prepare(.restore(snap))
-        XCTAssertEqual(cmds, [.setVolume(70), .render(h.state.view)], "nothing is opened")
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
+            $0.order = [1, 2]
+            $0.cursor = 1
+            $0.phase = .waitingForMusic
+            $0.position = 33.5
+            $0.volume = 70
+            $0.nextTrackID = 3
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", volume: 70)
+            $0.savedPosition = 33.5
+            $0.shown = status("waiting", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 70, message: "waiting for music: /music is not there")
+        }, commands: [
+            .setVolume(70),
+            .render(status("waiting", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 70, message: "waiting for music: /music is not there")),
+        ])
         XCTAssertEqual(h.state.phase, .waitingForMusic)
         XCTAssertEqual(h.state.snapshot, snap, "every entry and the place: nothing for a save to lose")
         XCTAssertEqual(h.state.awaitedMusicFolder, "/music")
@@ -66,8 +101,28 @@ final class StartTests: XCTestCase {
 
     func testPausedWhileTheMusicIsMissingPlayWaitsAndPauseStopsWaiting() {
         let h = CoreHarness()
-        h.prepare(.musicMissing("/media/usb"))
-        h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "paused")))
+        h.send(.musicMissing("/media/usb"), {
+            $0.musicMissing = "/media/usb"
+            $0.shown = status("stopped", message: "waiting for music: /media/usb is not there")
+        }, commands: [
+            .report("waiting for music: /media/usb is not there"),
+            .render(status("stopped", message: "waiting for music: /media/usb is not there")),
+        ])
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "paused")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.position = 10
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedPosition = 10
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")
+        }, commands: [
+            .setVolume(100),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")),
+        ])
         XCTAssertEqual(h.state.phase, .paused)
         XCTAssertEqual(h.state.view.message, "waiting for music: /media/usb is not there")
         let waiting = h.state.with { $0.phase = .waitingForMusic; $0.savedMark = $0.saveMark; $0.shown = StatusView($0) }
@@ -103,8 +158,15 @@ final class StartTests: XCTestCase {
         for event: Event in [.add([info(1)]), .play, .setVolume(40), .saveRequested, .quit] {
             XCTAssertFalse(h.prepare(event).contains { $0.savedSnapshot != nil }, "\(event)")
         }
-        let again = h.prepare(.stateFileUnreadable(nil))
-        XCTAssertEqual(Array(again.prefix(2)), [.report("the state file can be read again: saving"), .persist(h.state.snapshot)])
+        h.send(.stateFileUnreadable(nil), {
+            $0.stateUnreadable = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 40)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 40)
+        }, commands: [
+            .report("the state file can be read again: saving"),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 40)),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 40)),
+        ])
     }
 }
 
