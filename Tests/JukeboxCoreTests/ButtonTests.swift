@@ -91,19 +91,50 @@ final class ButtonTests: XCTestCase {
 
     func testBounceOnPressAndReleaseGivesOneAction() {
         let h = CoreHarness(playing(3))
-        var all: [Command] = []
         // A chattering press: down, up, down within 3 ms; a chattering release 120 ms later.
-        for (level, t) in [(true, 5.000), (false, 5.001), (true, 5.003)] {
-            all += h.prepare(.buttonEdge(.next, pressed: level, at: t))
-        }
-        all += h.prepare(.timerFired(.debounce(.next), at: 5.020))
-        for (level, t) in [(false, 5.120), (true, 5.121), (false, 5.124)] {
-            all += h.prepare(.buttonEdge(.next, pressed: level, at: t))
-        }
-        all += h.prepare(.timerFired(.debounce(.next), at: 5.140))
-        let starts = all.filter { if case .startTrack = $0 { return true } else { return false } }
-        XCTAssertEqual(starts.count, 1, "one next, not a double skip: \(starts)")
-        XCTAssertEqual(h.state.currentTrack?.id, 2)
+        h.send(.buttonEdge(.next, pressed: true, at: 5.000), {
+            $0.buttons[.next] = button(true, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.next), after: 0.02),
+            .startTimer(.gesture(.next), after: 0.8),
+        ])
+        h.send(.buttonEdge(.next, pressed: false, at: 5.001), {
+            $0.buttons[.next] = button(true, level: false, settling: true)
+        }, commands: [])
+        h.send(.buttonEdge(.next, pressed: true, at: 5.003), {
+            $0.buttons[.next] = button(true, settling: true)
+        }, commands: [])
+        h.send(.timerFired(.debounce(.next), at: 5.020), {
+            $0.buttons[.next] = button(true)
+        }, commands: [
+            .readLevel(.next),
+        ])
+        h.send(.buttonEdge(.next, pressed: false, at: 5.120), {
+            $0.cursor = 1
+            $0.buttons[.next] = button(false, settling: true)
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
+        }, commands: [
+            .startTimer(.debounce(.next), after: 0.02),
+            .cancelTimer(.gesture(.next)),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3)),
+        ])
+        h.send(.buttonEdge(.next, pressed: true, at: 5.121), {
+            $0.buttons[.next] = button(false, level: true, settling: true)
+        }, commands: [])
+        h.send(.buttonEdge(.next, pressed: false, at: 5.124), {
+            $0.buttons[.next] = button(false, settling: true)
+        }, commands: [])
+        h.send(.timerFired(.debounce(.next), at: 5.140), {
+            $0.buttons[.next] = button(false)
+        }, commands: [
+            .readLevel(.next),
+        ])
         XCTAssertEqual(h.state.buttons[.next], ButtonState(), "settled released")
     }
 
@@ -602,26 +633,84 @@ final class ButtonTests: XCTestCase {
             .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
         ])
         // One clockwise detent (4 transitions) with bounce between two neighbouring states.
-        let cw: [(Bool, Bool)] = [(false, true), (false, false), (false, true), (true, true), (true, false), (false, false)]
-        var t = 1.0
-        for (a, b) in cw { h.prepare(.encoderEdge(a: a, b: b, at: t)); t += 0.002 }
-        XCTAssertEqual(h.state.volume, 55)
+        h.send(.encoderEdge(a: false, b: true, at: 1.000), {
+            $0.encoderState = encoder(ab: 1, steps: 1)
+        }, commands: [])
+        h.send(.encoderEdge(a: false, b: false, at: 1.002), {
+            $0.encoderState = encoder()
+        }, commands: [])
+        h.send(.encoderEdge(a: false, b: true, at: 1.004), {
+            $0.encoderState = encoder(ab: 1, steps: 1)
+        }, commands: [])
+        h.send(.encoderEdge(a: true, b: true, at: 1.006), {
+            $0.encoderState = encoder(ab: 3, steps: 2)
+        }, commands: [])
+        h.send(.encoderEdge(a: true, b: false, at: 1.008), {
+            $0.encoderState = encoder(ab: 2, steps: 3)
+        }, commands: [])
+        h.send(.encoderEdge(a: false, b: false, at: 1.010), {
+            $0.volume = 55
+            $0.encoderState = encoder(lastDetentAt: 1.01)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 55)
+        }, commands: [
+            .setVolume(55),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 55)),
+        ])
         // A jump over a state (both lines changed at once) counts nothing.
-        h.send(.encoderEdge(a: true, b: true, at: t), {
+        h.send(.encoderEdge(a: true, b: true, at: 1.012), {
             $0.encoderState = encoder(ab: 3, lastDetentAt: 1.01)
         }, commands: [
             .startTimer(.saveVolume, after: 1),
         ])
         XCTAssertEqual(h.state.encoderState.steps, 0)
-        h.send(.encoderEdge(a: false, b: false, at: t + 0.01), {
+        h.send(.encoderEdge(a: false, b: false, at: 1.022), {
             $0.encoderState = encoder(lastDetentAt: 1.01)
         }, commands: [
             .startTimer(.saveVolume, after: 1),
         ])
         // Two counter-clockwise detents.
-        let ccw: [(Bool, Bool)] = [(true, false), (true, true), (false, true), (false, false)]
-        for _ in 0..<2 { for (a, b) in ccw { t += 0.05; h.prepare(.encoderEdge(a: a, b: b, at: t)) } }
-        XCTAssertEqual(h.state.volume, 45)
+        h.send(.encoderEdge(a: true, b: false, at: 1.072), {
+            $0.encoderState = encoder(ab: 2, steps: -1, lastDetentAt: 1.01)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.encoderEdge(a: true, b: true, at: 1.122), {
+            $0.encoderState = encoder(ab: 3, steps: -2, lastDetentAt: 1.01)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.encoderEdge(a: false, b: true, at: 1.172), {
+            $0.encoderState = encoder(ab: 1, steps: -3, lastDetentAt: 1.01)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.encoderEdge(a: false, b: false, at: 1.222), {
+            $0.volume = 50
+            $0.encoderState = encoder(lastDetentAt: 1.222)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
+        }, commands: [
+            .setVolume(50),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
+        ])
+        h.send(.encoderEdge(a: true, b: false, at: 1.272), {
+            $0.encoderState = encoder(ab: 2, steps: -1, lastDetentAt: 1.222)
+        }, commands: [])
+        h.send(.encoderEdge(a: true, b: true, at: 1.322), {
+            $0.encoderState = encoder(ab: 3, steps: -2, lastDetentAt: 1.222)
+        }, commands: [])
+        h.send(.encoderEdge(a: false, b: true, at: 1.372), {
+            $0.encoderState = encoder(ab: 1, steps: -3, lastDetentAt: 1.222)
+        }, commands: [])
+        h.send(.encoderEdge(a: false, b: false, at: 1.422), {
+            $0.volume = 45
+            $0.encoderState = encoder(lastDetentAt: 1.422)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 45)
+        }, commands: [
+            .setVolume(45),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 45)),
+        ])
     }
 
     func testEncodersWithTwoTransitionsPerDetentAndAcceleration() {
@@ -637,13 +726,62 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 20)),
             .render(status("playing", song: 1, index: 1, of: 1, volume: 20)),
         ])
-        let cw: [(Bool, Bool)] = [(false, true), (true, true), (true, false), (false, false)]
-        // Slow: a detent every 0.3 s moves 5 each; fast: 20 ms apart moves 4× that.
-        var t = 0.0
-        for (i, (a, b)) in cw.enumerated() { t += i % 2 == 0 ? 0.3 : 0.01; h.prepare(.encoderEdge(a: a, b: b, at: t)) }
-        XCTAssertEqual(h.state.volume, 30)
-        for (a, b) in cw { t += 0.01; h.prepare(.encoderEdge(a: a, b: b, at: t)) }
-        XCTAssertEqual(h.state.volume, 70)
+        // Slow: a detent every 0.3 s moves 5 each.
+        h.send(.encoderEdge(a: false, b: true, at: 0.30), {
+            $0.encoderState = encoder(ab: 1, steps: 1)
+        }, commands: [])
+        h.send(.encoderEdge(a: true, b: true, at: 0.31), {
+            $0.volume = 25
+            $0.encoderState = encoder(ab: 3, lastDetentAt: 0.31)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 25)
+        }, commands: [
+            .setVolume(25),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 25)),
+        ])
+        h.send(.encoderEdge(a: true, b: false, at: 0.61), {
+            $0.encoderState = encoder(ab: 2, steps: 1, lastDetentAt: 0.31)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.encoderEdge(a: false, b: false, at: 0.62), {
+            $0.volume = 30
+            $0.encoderState = encoder(lastDetentAt: 0.62)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 30)),
+        ])
+        // Fast: 20 ms apart moves 4× that.
+        h.send(.encoderEdge(a: false, b: true, at: 0.63), {
+            $0.encoderState = encoder(ab: 1, steps: 1, lastDetentAt: 0.62)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.encoderEdge(a: true, b: true, at: 0.64), {
+            $0.volume = 50
+            $0.encoderState = encoder(ab: 3, lastDetentAt: 0.64)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
+        }, commands: [
+            .setVolume(50),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
+        ])
+        h.send(.encoderEdge(a: true, b: false, at: 0.65), {
+            $0.encoderState = encoder(ab: 2, steps: 1, lastDetentAt: 0.64)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.encoderEdge(a: false, b: false, at: 0.66), {
+            $0.volume = 70
+            $0.encoderState = encoder(lastDetentAt: 0.66)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 70)
+        }, commands: [
+            .setVolume(70),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 70)),
+        ])
     }
 
     func testMediaKeysMapToTheSameIntents() {

@@ -15,15 +15,15 @@ final class EngineReportTests: XCTestCase {
         h.send(.trackFinished(playID: 1, next: 2), {
             $0.cursor = 1
             $0.position = 0
+            $0.nextPlayID = 4
             $0.loaded = PlayRef(playID: 2, trackID: 2)
             $0.handedNext = PlayRef(playID: 3, trackID: 3)
-            $0.nextPlayID = 4
-            $0.savedMark = $0.saveMark
-            $0.shown = $0.view
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .setNext(playID: 3, path: "/music/3.flac"),
-            .persistPlace(h.stateWith { $0.cursor = 1; $0.position = 0 }.snapshot),
-            .render(h.stateWith { $0.cursor = 1; $0.position = 0 }.view),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3)),
         ])
         // The engine's start report for the continuation is then a no-op.
         h.send(.trackStarted(playID: 2), commands: [])
@@ -34,16 +34,15 @@ final class EngineReportTests: XCTestCase {
         let h = CoreHarness(playing(3))
         h.send(.trackFinished(playID: 1, next: nil), {
             $0.cursor = 1
-            $0.position = 0
+            $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.nextPlayID = 5
-            $0.savedMark = $0.saveMark
-            $0.shown = $0.view
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot),
-            .render(h.stateWith { $0.cursor = 1 }.view),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3)),
         ])
         // The stale successor's reports are then ignored.
         h.send(.trackStarted(playID: 2), commands: [])
@@ -71,14 +70,14 @@ final class EngineReportTests: XCTestCase {
         let h = CoreHarness(playing(2))
         h.send(.setRepeat(.one), {
             $0.repeatMode = .one
-            $0.handedNext = PlayRef(playID: 3, trackID: 1)
             $0.nextPlayID = 4
-            $0.savedMark = $0.saveMark
-            $0.shown = $0.view
+            $0.handedNext = PlayRef(playID: 3, trackID: 1)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .one)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, repeat: .one)
         }, commands: [
             .setNext(playID: 3, path: "/music/1.flac"),
-            .persistPlace(h.stateWith { $0.repeatMode = .one }.snapshot),
-            .render(h.stateWith { $0.repeatMode = .one }.view),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", repeatMode: .one)),
+            .render(status("playing", song: 1, index: 1, of: 2, repeat: .one)),
         ])
         h.send(.heard(playID: 1, seconds: 100), {
             $0.position = 100
@@ -89,15 +88,14 @@ final class EngineReportTests: XCTestCase {
         // Starting over is a jump back: saved at once, so a power cut does not resume at the end.
         h.send(.trackFinished(playID: 1, next: 3), {
             $0.position = 0
-            $0.savedPosition = 0
+            $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 1)
-            $0.nextPlayID = 5
-            $0.shown = $0.view
+            $0.shown = status("playing", song: 1, index: 1, of: 2, repeat: .one)
         }, commands: [
             .setNext(playID: 4, path: "/music/1.flac"),
-            .persistPlace(h.stateWith { $0.position = 0 }.snapshot),
-            .render(h.stateWith { $0.position = 0 }.view),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", repeatMode: .one)),
+            .render(status("playing", song: 1, index: 1, of: 2, repeat: .one)),
         ])
     }
 
@@ -108,14 +106,13 @@ final class EngineReportTests: XCTestCase {
         XCTAssertNil(h.state.handedNext)
         h.send(.trackFinished(playID: 1, next: nil), {
             $0.phase = .stopped
-            $0.position = 0
             $0.loaded = nil
-            $0.savedMark = $0.saveMark
-            $0.shown = $0.view
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.shown = status("stopped", song: 1, index: 1, of: 1)
         }, commands: [
             .stopOutput,
-            .persistPlace(h.stateWith { $0.phase = .stopped }.snapshot),
-            .render(h.stateWith { $0.phase = .stopped }.view),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0)),
+            .render(status("stopped", song: 1, index: 1, of: 1)),
             .exit(code: 0),
         ])
     }
@@ -123,19 +120,19 @@ final class EngineReportTests: XCTestCase {
     func testAFailedTrackIsSkippedWithAMessageNamingTheFile() {
         let h = CoreHarness(playing(3))
         h.send(.trackFailed(playID: 1, reason: "not a recognised audio format"), {
-            $0.failuresInARow = 1
-            $0.message = "skipped 1.flac: not a recognised audio format"
             $0.cursor = 1
+            $0.message = "skipped 1.flac: not a recognised audio format"
+            $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.nextPlayID = 5
-            $0.savedMark = $0.saveMark
-            $0.shown = $0.view
+            $0.failuresInARow = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3, message: "skipped 1.flac: not a recognised audio format")
         }, commands: [
             .report("skipped /music/1.flac: not a recognised audio format"),
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot),
-            .render(h.stateWith { $0.cursor = 1; $0.message = "skipped 1.flac: not a recognised audio format" }.view),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3, message: "skipped 1.flac: not a recognised audio format")),
         ])
         // A successful start resets the failure count.
         h.send(.trackStarted(playID: 3), { $0.failuresInARow = 0 }, commands: [])
@@ -224,11 +221,11 @@ final class EngineReportTests: XCTestCase {
             $0.loaded = nil
             $0.handedNext = nil
             $0.retryDelay = 0.25
-            $0.shown = $0.view
+            $0.shown = status("waiting", song: 1, index: 1, of: 2, elapsed: "0:42", message: "waiting for audio device: busy (held by aplay)")
         }, commands: [
             .report("waiting for audio device: busy (held by aplay)"),
             .startTimer(.deviceRetry, after: 0.125),
-            .render(h.stateWith { $0.phase = .waitingForDevice(reason: "busy (held by aplay)") }.view),
+            .render(status("waiting", song: 1, index: 1, of: 2, elapsed: "0:42", message: "waiting for audio device: busy (held by aplay)")),
         ])
         // Each probe is an open and a close: no track is opened or decoded while the device is busy,
         // and the probes stay at most 0.25 s apart however long the wait (a freed device is noticed
@@ -248,10 +245,11 @@ final class EngineReportTests: XCTestCase {
                       .startTrack(playID: 3, path: "/music/1.flac", at: 42.25, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac"))])
         h.send(.trackStarted(playID: 3), {
             $0.phase = .playing
-            $0.failuresInARow = 0
             $0.retryDelay = 0.125
-            $0.shown = $0.view
-        }, commands: [.render(h.stateWith { $0.phase = .playing }.view)])
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:42")
+        }, commands: [
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:42")),
+        ])
         // A late probe answer changes nothing.
         h.send(.deviceAvailable, commands: [])
     }
@@ -307,19 +305,19 @@ final class EngineReportTests: XCTestCase {
         ])
         XCTAssertEqual(h.state.loaded, PlayRef(playID: 3, trackID: 1))
         h.send(.trackFailed(playID: 3, reason: "not a recognised audio format"), {
-            $0.failuresInARow = 1
-            $0.message = "skipped 1.flac: not a recognised audio format"
             $0.cursor = 1
+            $0.message = "skipped 1.flac: not a recognised audio format"
+            $0.nextPlayID = 7
             $0.loaded = PlayRef(playID: 5, trackID: 2)
             $0.handedNext = PlayRef(playID: 6, trackID: 3)
-            $0.nextPlayID = 7
-            $0.savedMark = $0.saveMark
-            $0.shown = $0.view
+            $0.failuresInARow = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("waiting", song: 2, index: 2, of: 3, message: "waiting for audio device: busy")
         }, commands: [
             .report("skipped /music/1.flac: not a recognised audio format"),
             .startTrack(playID: 5, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/3.flac")),
-            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot),
-            .render(h.stateWith { $0.cursor = 1; $0.message = "skipped 1.flac: not a recognised audio format" }.view),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("waiting", song: 2, index: 2, of: 3, message: "waiting for audio device: busy")),
         ])
         // Still busy: back to probing.
         h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
@@ -458,12 +456,12 @@ final class EngineReportTests: XCTestCase {
         h.send(.pause, {
             $0.phase = .paused
             $0.retryDelay = 0.125
-            $0.savedMark = $0.saveMark
-            $0.shown = $0.view
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 2)
         }, commands: [
             .cancelTimer(.deviceRetry),
-            .persistPlace(h.stateWith { $0.phase = .paused }.snapshot),
-            .render(h.stateWith { $0.phase = .paused }.view),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 2)),
         ])
         h.send(.timerFired(.deviceRetry, at: 0), commands: [])
         h.send(.play, {

@@ -13,35 +13,41 @@ final class InterruptionTests: XCTestCase {
             .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")),
         ])
         h.send(.interruptBegan(id: "yield-1", reason: "chime"), {
+            $0.phase = .interrupted(reason: "chime")
             $0.interruptions = [Interruption(id: "yield-1", reason: "chime")]
             $0.afterInterruption = .playing
-            $0.phase = .interrupted(reason: "chime")
             $0.pendingGrants = ["yield-1"]
             $0.releaseToken = 1
             $0.releasedPlay = 1
             $0.nextReleaseToken = 2
             $0.loaded = nil
             $0.handedNext = nil
-            $0.shown = $0.view
-        }, commands: [.releaseDevice(token: 1), .render(h.stateWith { $0.phase = .interrupted(reason: "chime") }.view)])
+            $0.shown = status("interrupted", song: 1, index: 1, of: 2, elapsed: "0:31", message: "interrupted: chime")
+        }, commands: [
+            .releaseDevice(token: 1),
+            .render(status("interrupted", song: 1, index: 1, of: 2, elapsed: "0:31", message: "interrupted: chime")),
+        ])
         // The release played out a fade: the sound stopped a little after the request.
         h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 31.6)), {
+            $0.position = 31.6
+            $0.pendingGrants = []
             $0.releaseToken = nil
             $0.releasedPlay = nil
-            $0.pendingGrants = []
-            $0.position = 31.6
             $0.savedPosition = 31.6
-        }, commands: [.grant(id: "yield-1"), .persistPlace(h.stateWith { $0.position = 31.6 }.snapshot)])
+        }, commands: [
+            .grant(id: "yield-1"),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 31.6, phase: "playing")),
+        ])
         h.send(.interruptEnded(id: "yield-1"), {
-            $0.interruptions = []
             $0.phase = .playing
+            $0.interruptions = []
+            $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.nextPlayID = 5
-            $0.shown = $0.view
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 31.6, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .render(h.stateWith { $0.phase = .playing }.view),
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")),
         ])
     }
 
@@ -64,11 +70,13 @@ final class InterruptionTests: XCTestCase {
         ])
         // A second one while the first release is under way waits for the same release.
         h.send(.interruptBegan(id: "yield-7", reason: "doorbell"), {
-            $0.interruptions.append(Interruption(id: "yield-7", reason: "doorbell"))
             $0.phase = .interrupted(reason: "doorbell")
+            $0.interruptions = [Interruption(id: "manual", reason: "phone"), Interruption(id: "yield-7", reason: "doorbell")]
             $0.pendingGrants = ["manual", "yield-7"]
-            $0.shown = $0.view
-        }, commands: [.render(h.stateWith { $0.phase = .interrupted(reason: "doorbell") }.view)])
+            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: doorbell")
+        }, commands: [
+            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: doorbell")),
+        ])
         h.send(.deviceReleased(token: 1, heard: nil), { $0.releaseToken = nil; $0.releasedPlay = nil; $0.pendingGrants = [] },
                commands: [.grant(id: "manual"), .grant(id: "yield-7")])
         h.send(.interruptEnded(id: "manual"), {
@@ -144,8 +152,11 @@ final class InterruptionTests: XCTestCase {
             .releaseDevice(token: 2),
             .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: tts")),
         ])
-        h.send(.play, { $0.afterInterruption = .playing; $0.savedMark = $0.saveMark }, commands: [
-            .persistPlace(h.stateWith { $0.afterInterruption = .playing }.snapshot),
+        h.send(.play, {
+            $0.afterInterruption = .playing
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
         ])
         h.send(.deviceReleased(token: 2, heard: nil), {
             $0.pendingGrants = []
@@ -184,8 +195,13 @@ final class InterruptionTests: XCTestCase {
             .releaseDevice(token: 1),
             .render(status("interrupted", song: 1, index: 1, of: 3, message: "interrupted: x")),
         ])
-        h.send(.next, { $0.cursor = 1; $0.savedMark = $0.saveMark; $0.shown = $0.view }, commands: [
-            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot), .render(h.stateWith { $0.cursor = 1 }.view),
+        h.send(.next, {
+            $0.cursor = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("interrupted", song: 2, index: 2, of: 3, message: "interrupted: x")
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("interrupted", song: 2, index: 2, of: 3, message: "interrupted: x")),
         ])
         h.send(.stop, {
             $0.afterInterruption = .stopped
@@ -549,14 +565,15 @@ final class ReconfigureTests: XCTestCase {
         settings.volumeMax = 60
         settings.saveInterval = 2
         h.send(.reconfigured(settings), {
-            $0.settings = settings
+            $0.settings.saveInterval = 2
+            $0.settings.volumeMax = 60
             $0.volume = 60
-            $0.savedMark = $0.saveMark
-            $0.shown = $0.view
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 60)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 60)
         }, commands: [
             .setVolume(60),
-            .persistPlace(h.stateWith { $0.settings = settings; $0.volume = 60 }.snapshot),
-            .render(h.stateWith { $0.volume = 60 }.view),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 60)),
+            .render(status("playing", song: 1, index: 1, of: 2, volume: 60)),
         ])
         XCTAssertEqual(h.state.phase, .playing)
         XCTAssertEqual(h.state.loaded, PlayRef(playID: 1, trackID: 1), "the engine's play is untouched")

@@ -42,14 +42,16 @@ final class QueueTests: XCTestCase {
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
         h.send(.remove(at: 0), {
-            $0.queue.removeFirst()
+            $0.queue = [Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
             $0.order = [2, 3]
             $0.cursor = 0
-            $0.queueRevision += 1
-            $0.savedMark = $0.saveMark
-            $0.shown = $0.view
-        }, commands: [.persist(h.stateWith { $0.queue.removeFirst(); $0.order = [2, 3]; $0.cursor = 0 }.snapshot),
-                      .render(h.stateWith { $0.queue.removeFirst(); $0.order = [2, 3]; $0.cursor = 0 }.view)])
+            $0.queueRevision = 2
+            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 1, of: 2)
+        }, commands: [
+            .persist(Snapshot(tracks: [info(2), info(3)], current: 0, phase: "playing")),
+            .render(status("playing", song: 2, index: 1, of: 2)),
+        ])
     }
 
     func testRemovingTheCurrentTrackPlaysTheOneAfterIt() {
@@ -392,10 +394,14 @@ final class QueueTests: XCTestCase {
         settings.volumeMin = 10
         settings.volumeMax = 80
         let h = CoreHarness(queued(1, settings: settings))
-        h.send(.setVolume(95), { $0.volume = 80; $0.savedMark = $0.saveMark; $0.shown = $0.view }, commands: [
+        h.send(.setVolume(95), {
+            $0.volume = 80
+            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped", volume: 80)
+            $0.shown = status("stopped", of: 1, volume: 80)
+        }, commands: [
             .setVolume(80),
-            .persistPlace(h.stateWith { $0.volume = 80 }.snapshot),
-            .render(h.stateWith { $0.volume = 80 }.view),
+            .persistPlace(Snapshot(tracks: [info(1)], volume: 80)),
+            .render(status("stopped", of: 1, volume: 80)),
         ])
         h.send(.changeVolume(by: -100), {
             $0.volume = 10
