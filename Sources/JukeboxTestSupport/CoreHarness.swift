@@ -28,6 +28,7 @@ public final class CoreHarness {
         if actual != expected {
             XCTFail("state after \(event) differs:\n" + Self.diff(expected, actual), file: file, line: line)
         }
+        Self.record(file: file, line: line, Self.source(from: state, to: actual, produced))
         if produced != commands || actual != expected {
             print("what happened, as Swift (check it before taking it):\n" + Self.source(from: state, to: actual, produced))
         }

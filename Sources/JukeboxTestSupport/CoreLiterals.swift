@@ -137,6 +137,13 @@ public enum CoreSource {
                 for key in Set(old.keys).union(new.keys).sorted(by: { $0.rawValue < $1.rawValue }) where old[key] != new[key] {
                     lines.append("$0.buttons[.\(key)] = " + (new[key].map { of($0) } ?? "nil"))
                 }
+            } else if label == "settings" {
+                // Settings has too many fields to spell out: only the changed ones.
+                let old = Array(Mirror(reflecting: b[i].value).children)
+                for (j, field) in Mirror(reflecting: child.value).children.enumerated()
+                where String(reflecting: old[j].value) != String(reflecting: field.value) {
+                    lines.append("$0.settings.\(field.label ?? "?") = \(of(field.value))")
+                }
             } else {
                 lines.append("$0.\(label) = \(of(child.value))")
             }

@@ -6,20 +6,6 @@ import XCTest
 /// Buttons with a manual clock: every edge carries its kernel timestamp, every timer is fired by
 /// hand at the time it would fire.
 final class ButtonTests: XCTestCase {
-    /// Only the intents and program runs, without bookkeeping (renders, saves, timers).
-    func actions(_ commands: [Command]) -> [Command] {
-        commands.filter {
-            switch $0 {
-            case .render, .persist, .persistPlace, .startTimer, .cancelTimer, .setNext, .clearNext: return false
-            default: return true
-            }
-        }
-    }
-
-    func timers(_ commands: [Command]) -> [Command] {
-        commands.filter { if case .startTimer = $0 { return true }; if case .cancelTimer = $0 { return true }; return false }
-    }
-
     func testAShortPressOfPlayFiresOnReleaseBecausePlayAlsoHasALongAction() {
         let h = CoreHarness(queued(2))
         h.send(.buttonEdge(.play, pressed: true, at: 10.000), {
@@ -213,19 +199,19 @@ final class ButtonTests: XCTestCase {
                { $0.buttons[.play]?.level = true; $0.buttons[.play]?.readAt = at + 0.02 }, commands: [])
     }
 
-    /// The first edge of a release: play's tap pauses.
+    /// The first edge of a release of play, pressed with `pressPlayWithABurst(h, at: 1)` on
+    /// `playing(2)`: play's tap pauses.
     func releasePlay(_ h: CoreHarness, at: Double, file: StaticString = #filePath, line: UInt = #line) {
-        var paused = h.state
-        paused.buttons[.play]?.pressed = false
-        paused.buttons[.play]?.level = false
-        paused.buttons[.play]?.settling = true
-        paused.phase = .paused
-        paused.savedMark = paused.saveMark
-        paused.savedPosition = paused.position
-        paused.shown = paused.view
-        h.send(.buttonEdge(.play, pressed: false, at: at), file: file, line: line, { $0 = paused }, commands: [
+        h.send(.buttonEdge(.play, pressed: false, at: at), file: file, line: line, {
+            $0.phase = .paused
+            $0.buttons[.play] = button(false, settling: true, readAt: 1.02)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 2)
+        }, commands: [
             .startTimer(.debounce(.play), after: 0.02), .cancelTimer(.gesture(.play)),
-            .pauseOutput, .startTimer(.releaseDevice, after: 3), .persistPlace(paused.snapshot), .render(paused.view),
+            .pauseOutput, .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 2)),
         ])
     }
 

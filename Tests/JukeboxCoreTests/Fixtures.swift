@@ -33,8 +33,3 @@ func playing(_ n: Int, settings: Settings = Settings()) -> State {
     s.shown = status("playing", song: 1, index: 1, of: n)
     return s
 }
-
-extension State {
-    /// TEMPORARY while converting.
-    var view: StatusView { StatusView(self) }
-}

@@ -478,12 +478,3 @@ final class PlaybackTests: XCTestCase {
         ])
     }
 }
-
-extension CoreHarness {
-    /// The current state with a change applied (for building expected commands).
-    func stateWith(_ change: (inout State) -> Void) -> State {
-        var s = state
-        change(&s)
-        return s
-    }
-}

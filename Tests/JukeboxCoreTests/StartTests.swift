@@ -237,11 +237,3 @@ final class StartTests: XCTestCase {
         ])
     }
 }
-
-extension State {
-    func with(_ change: (inout State) -> Void) -> State {
-        var copy = self
-        change(&copy)
-        return copy
-    }
-}
