@@ -5,18 +5,33 @@ import XCTest
 
 /// What the panel shows, decided in the core, with a manual clock.
 final class DisplayTests: XCTestCase {
-    func panel(_ layout: PanelLayout, tracks: [TrackInfo] = [info(1), info(2)]) -> CoreHarness {
+    /// A harness for a player with this panel, after `tracks` were added: stopped, showing `rows`.
+    func panel(_ layout: PanelLayout, tracks: [TrackInfo] = [info(1), info(2)], showing rows: [String],
+               file: StaticString = #filePath, line: UInt = #line) -> CoreHarness {
         var settings = Settings()
         settings.display = layout
-        var s = State(settings: settings)
-        _ = reduce(&s, .add(tracks))
-        return CoreHarness(s)
+        let h = CoreHarness(State(settings: settings))
+        let n = tracks.count
+        h.send(.add(tracks), file: file, line: line, {
+            if n > 0 {
+                $0.queue = tracks.enumerated().map { Track(id: UInt64($0.offset + 1), info: $0.element) }
+                $0.order = (1...n).map { UInt64($0) }
+                $0.nextTrackID = UInt64(n + 1)
+                $0.queueRevision = 1
+                $0.savedMark = mark(revision: 1, current: nil, phase: "stopped")
+            }
+            $0.shownFrame = DisplayFrame(rows: rows)
+            $0.shown = status("stopped", of: n)
+        }, commands: (n > 0 ? [.persist(Snapshot(tracks: tracks))] : []) + [
+            .render(status("stopped", of: n)), .show(DisplayFrame(rows: rows)),
+        ])
+        return h
     }
 
     func shown(_ h: CoreHarness) -> [String] { h.state.shownFrame?.rows ?? [] }
 
     func testNowPlayingOnA16x2() {
-        let h = panel(.lcd16x2)
+        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "])
         h.send(.play, {
             $0.cursor = 0
             $0.phase = .playing
@@ -83,7 +98,7 @@ final class DisplayTests: XCTestCase {
 
     func testALongTitleRestsThenScrollsAsALoop() {
         let long = TrackInfo(path: "/m/x.flac", title: "A Very Long Song Title Indeed", duration: 3600 + 61)
-        let h = panel(.lcd16x2, tracks: [long])
+        let h = panel(.lcd16x2, tracks: [long], showing: ["A Very Long Song", "■ --:--/--:--   "])
         h.send(.tick(now: 100), {
             $0.shownFrame = DisplayFrame(rows: ["Long Song Title ", "■ --:--/--:--   "])
             $0.now = 100
@@ -132,7 +147,7 @@ final class DisplayTests: XCTestCase {
     }
 
     func testTheVolumeOverlayShowsForAMomentAfterAChange() {
-        let h = panel(.lcd16x2)
+        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "])
         h.send(.play, {
             $0.cursor = 0
             $0.phase = .playing
@@ -207,7 +222,7 @@ final class DisplayTests: XCTestCase {
     }
 
     func testWaitingInterruptedAndEmptyScreens() {
-        let h = panel(.lcd16x2)
+        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "])
         h.send(.play, {
             $0.cursor = 0
             $0.phase = .playing
@@ -238,7 +253,7 @@ final class DisplayTests: XCTestCase {
             .show(DisplayFrame(rows: ["Waiting: audio  ", "busy            "])),
         ])
         XCTAssertEqual(shown(h), ["Waiting: audio  ", "busy            "])
-        let m = panel(.lcd20x4)
+        let m = panel(.lcd20x4, showing: ["Song 1              ", "                    ", "                    ", "■ --:--/--:--       "])
         m.send(.musicMissing("/srv/usb"), {
             $0.musicMissing = "/srv/usb"
             $0.shown = status("stopped", of: 2, message: "waiting for music: /srv/usb is not there")
@@ -259,7 +274,7 @@ final class DisplayTests: XCTestCase {
             .show(DisplayFrame(rows: ["Waiting for         ", "music               ", "/srv/usb is not ther", "                    "])),
         ])
         XCTAssertEqual(shown(m), ["Waiting for         ", "music               ", "/srv/usb is not ther", "                    "])
-        let i = panel(.lcd20x4)
+        let i = panel(.lcd20x4, showing: ["Song 1              ", "                    ", "                    ", "■ --:--/--:--       "])
         i.send(.play, {
             $0.cursor = 0
             $0.phase = .playing
@@ -294,7 +309,7 @@ final class DisplayTests: XCTestCase {
             .show(DisplayFrame(rows: ["Interrupted         ", "doorbell            ", "                    ", "                    "])),
         ])
         XCTAssertEqual(shown(i), ["Interrupted         ", "doorbell            ", "                    ", "                    "])
-        let e = panel(.lcd16x2, tracks: [])
+        let e = panel(.lcd16x2, tracks: [], showing: ["jukebox         ", "queue empty     "])
         e.send(.tick(now: 1), {
             $0.now = 1
         }, commands: [])
@@ -302,7 +317,7 @@ final class DisplayTests: XCTestCase {
     }
 
     func testASkippedFileIsShownForAWhile() {
-        let h = panel(.lcd16x2)
+        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "])
         h.send(.tick(now: 50), {
             $0.now = 50
         }, commands: [])
@@ -356,7 +371,8 @@ final class DisplayTests: XCTestCase {
     }
 
     func testTheOLEDShowsArtistProgressAndVolume() {
-        let h = panel(.oled128x64)
+        let h = panel(.oled128x64, showing: ["Song 1               ", "                     ", "                     ", "                     ",
+                                    "                     ", "                     ", "                     ", "■ --:--/--:--     100"])
         h.send(.play, {
             $0.cursor = 0
             $0.phase = .playing

@@ -171,9 +171,15 @@ final class EngineReportTests: XCTestCase {
     }
 
     func testAQueueWhereNothingPlaysStopsInsteadOfLoopingForever() {
-        var s = playing(2)
-        _ = reduce(&s, .setRepeat(.all))
-        let h = CoreHarness(s)
+        let h = CoreHarness(playing(2))
+        h.send(.setRepeat(.all), {
+            $0.repeatMode = .all
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, repeat: .all)
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", repeatMode: .all)),
+            .render(status("playing", song: 1, index: 1, of: 2, repeat: .all)),
+        ])
         h.send(.trackFailed(playID: 1, reason: "bad"), {
             $0.cursor = 1
             $0.message = "skipped 1.flac: bad"

@@ -427,10 +427,30 @@ final class PlaybackTests: XCTestCase {
     }
 
     func testSeekWithUnknownDurationIsOnlyClampedBelow() {
-        var s = State()
-        _ = reduce(&s, .add([info(1, duration: nil)]))
-        _ = reduce(&s, .play)
-        let h = CoreHarness(s)
+        let h = CoreHarness()
+        h.send(.add([info(1, duration: nil)]), {
+            $0.queue = [Track(id: 1, info: info(1, duration: nil))]
+            $0.order = [1]
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped")
+            $0.shown = status("stopped", of: 1)
+        }, commands: [
+            .persist(Snapshot(tracks: [info(1, duration: nil)])),
+            .render(status("stopped", of: 1)),
+        ])
+        h.send(.play, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 1, duration: "--:--")
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: nil),
+            .persistPlace(Snapshot(tracks: [info(1, duration: nil)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 1, duration: "--:--")),
+        ])
         h.send(.seek(to: 5000), {
             $0.position = 5000
             $0.savedPosition = 5000
