@@ -6,12 +6,7 @@ import XCTest
 final class EngineReportTests: XCTestCase {
     func testGaplessContinuationAdvancesWithoutANewStart() {
         let h = CoreHarness(playing(3))
-        h.send(.heard(playID: 1, seconds: 99.9), {
-            $0.position = 99.9
-            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "1:39")
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "1:39")),
-        ])
+        h.heard(1, at: 99.9, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "1:39"))
         h.send(.trackFinished(playID: 1, next: 2), {
             $0.cursor = 1
             $0.position = 0
@@ -79,12 +74,7 @@ final class EngineReportTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", repeatMode: .one)),
             .render(status("playing", song: 1, index: 1, of: 2, repeat: .one)),
         ])
-        h.send(.heard(playID: 1, seconds: 100), {
-            $0.position = 100
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:40", repeat: .one)
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "1:40", repeat: .one)),
-        ])
+        h.heard(1, at: 100, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "1:40", repeat: .one))
         // Starting over is a jump back: saved at once, so a power cut does not resume at the end.
         h.send(.trackFinished(playID: 1, next: 3), {
             $0.position = 0
@@ -216,12 +206,7 @@ final class EngineReportTests: XCTestCase {
 
     func testBusyDeviceIsProbedWithCappedBackOffAndTheTrackReopensOnlyOnceItIsFree() {
         let h = CoreHarness(playing(2))
-        h.send(.heard(playID: 1, seconds: 42.25), {
-            $0.position = 42.25
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:42")
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:42")),
-        ])
+        h.heard(1, at: 42.25, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:42"))
         h.send(.deviceUnavailable(reason: "busy (held by aplay)", problem: .busy), {
             $0.phase = .waitingForDevice(reason: "busy (held by aplay)")
             $0.loaded = nil
@@ -265,17 +250,7 @@ final class EngineReportTests: XCTestCase {
     /// timer is already running again.
     func testAProbeWithoutAnAnswerIsRepeated() {
         let h = CoreHarness(playing(2))
-        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
-            $0.phase = .waitingForDevice(reason: "busy")
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")
-        }, commands: [
-            .report("waiting for audio device: busy"),
-            .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")),
-        ])
+        h.deviceBusyOnTrack1(of: 2)
         h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
         h.send(.timerFired(.deviceRetry, at: 2.5), commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
     }
@@ -286,17 +261,7 @@ final class EngineReportTests: XCTestCase {
     /// ever due again: silent until the plug was pulled.
     func testATrackThatFailsWhileWaitingForTheDeviceSkipsToTheNextOneStillWantingSound() {
         let h = CoreHarness(playing(3))
-        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
-            $0.phase = .waitingForDevice(reason: "busy")
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: 3, message: "waiting for audio device: busy")
-        }, commands: [
-            .report("waiting for audio device: busy"),
-            .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: 3, message: "waiting for audio device: busy")),
-        ])
+        h.deviceBusyOnTrack1(of: 3)
         h.send(.timerFired(.deviceRetry, at: 0), commands: [
             .probeDevice,
             .startTimer(.deviceRetry, after: 2.5),
@@ -338,17 +303,7 @@ final class EngineReportTests: XCTestCase {
     /// resume point at the very end) must start its successor wanting sound.
     func testATrackThatEndsWhileWaitingStartsItsSuccessorUnpaused() {
         let h = CoreHarness(playing(3))
-        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
-            $0.phase = .waitingForDevice(reason: "busy")
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: 3, message: "waiting for audio device: busy")
-        }, commands: [
-            .report("waiting for audio device: busy"),
-            .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: 3, message: "waiting for audio device: busy")),
-        ])
+        h.deviceBusyOnTrack1(of: 3)
         h.send(.timerFired(.deviceRetry, at: 0), commands: [
             .probeDevice,
             .startTimer(.deviceRetry, after: 2.5),
@@ -379,17 +334,7 @@ final class EngineReportTests: XCTestCase {
     /// not open the old track while the core shows the new one.
     func testSkipAndSeekWhileAPlayIsInFlightAfterAProbeRestartIt() {
         let h = CoreHarness(playing(3))
-        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
-            $0.phase = .waitingForDevice(reason: "busy")
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: 3, message: "waiting for audio device: busy")
-        }, commands: [
-            .report("waiting for audio device: busy"),
-            .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: 3, message: "waiting for audio device: busy")),
-        ])
+        h.deviceBusyOnTrack1(of: 3)
         h.send(.timerFired(.deviceRetry, at: 0), commands: [
             .probeDevice,
             .startTimer(.deviceRetry, after: 2.5),
@@ -486,12 +431,7 @@ final class EngineReportTests: XCTestCase {
 
     func testDeviceLostWhilePausedIsQuietAndResumeReopens() {
         let h = CoreHarness(playing(2))
-        h.send(.heard(playID: 1, seconds: 7), {
-            $0.position = 7
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:07")
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:07")),
-        ])
+        h.heard(1, at: 7, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:07"))
         h.send(.pause, {
             $0.phase = .paused
             $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
@@ -520,18 +460,7 @@ final class EngineReportTests: XCTestCase {
 
     func testReportsForStalePlaysAreIgnored() {
         let h = CoreHarness(playing(3))
-        h.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.nextToTrack2Of3()
         h.send(.trackFinished(playID: 1, next: nil), commands: [])
         h.send(.trackFailed(playID: 1, reason: "x"), commands: [])
         h.send(.trackStarted(playID: 2), commands: [])

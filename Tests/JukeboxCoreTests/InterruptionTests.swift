@@ -6,12 +6,7 @@ import XCTest
 final class InterruptionTests: XCTestCase {
     func testAnInterruptionReleasesTheDeviceGrantsOnceClosedAndResumesAtTheHeardFrame() {
         let h = CoreHarness(playing(2))
-        h.send(.heard(playID: 1, seconds: 31.4159), {
-            $0.position = 31.4159
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")),
-        ])
+        h.heard(1, at: 31.4159, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:31"))
         h.send(.interruptBegan(id: "yield-1", reason: "chime"), {
             $0.phase = .interrupted(reason: "chime")
             $0.interruptions = [Interruption(id: "yield-1", reason: "chime")]
@@ -263,17 +258,7 @@ final class InterruptionTests: XCTestCase {
 
     func testInterruptionWhileWaitingForTheDeviceEndsTheRetriesAndComesBackPlaying() {
         let h = CoreHarness(playing(2))
-        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
-            $0.phase = .waitingForDevice(reason: "busy")
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")
-        }, commands: [
-            .report("waiting for audio device: busy"),
-            .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")),
-        ])
+        h.deviceBusyOnTrack1(of: 2)
         h.send(.interruptBegan(id: "manual", reason: "x"), {
             $0.phase = .interrupted(reason: "x")
             $0.interruptions = [Interruption(id: "manual", reason: "x")]
@@ -294,12 +279,7 @@ final class InterruptionTests: XCTestCase {
 
     func testPauseReleasesTheDeviceAfterTheDelayAndResumeReopensAtTheSameFrame() {
         let h = CoreHarness(playing(2))
-        h.send(.heard(playID: 1, seconds: 12.000022675736961), {
-            $0.position = 12.000022675736961
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")),
-        ])
+        h.heard(1, at: 12.000022675736961, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:12"))
         h.send(.pause, {
             $0.phase = .paused
             $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
@@ -339,12 +319,7 @@ final class InterruptionTests: XCTestCase {
         var settings = Settings()
         settings.releaseDelay = 0
         let h = CoreHarness(playing(2, settings: settings))
-        h.send(.heard(playID: 1, seconds: 8), {
-            $0.position = 8
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:08")
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:08")),
-        ])
+        h.heard(1, at: 8, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:08"))
         h.send(.pause, {
             $0.phase = .paused
             $0.releaseToken = 1

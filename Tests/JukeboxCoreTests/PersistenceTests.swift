@@ -8,12 +8,7 @@ final class PersistencePolicyTests: XCTestCase {
         let h = CoreHarness(playing(2))
         for second in 1...16 {
             let t = Double(second), clock = second < 10 ? "0:0\(second)" : "0:\(second)"
-            h.send(.heard(playID: 1, seconds: t), {
-                $0.position = t
-                $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: clock)
-            }, commands: [
-                .render(status("playing", song: 1, index: 1, of: 2, elapsed: clock)),
-            ])
+            h.heard(1, at: t, shows: status("playing", song: 1, index: 1, of: 2, elapsed: clock))
             if [5, 10, 15].contains(second) {
                 h.send(.tick(now: t), { $0.now = t; $0.savedPosition = t; $0.savedAt = t }, commands: [
                     .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: t, phase: "playing")),
@@ -27,18 +22,7 @@ final class PersistencePolicyTests: XCTestCase {
     func testTheQueueIsRewrittenOnlyWhenItChangesOtherwiseOnlyThePlace() {
         let h = CoreHarness(playing(3))
         // A new current track is a place.
-        h.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.nextToTrack2Of3()
         h.send(.pause, {
             $0.phase = .paused
             $0.savedMark = mark(revision: 1, current: 2, phase: "paused")
@@ -150,12 +134,7 @@ final class PersistencePolicyTests: XCTestCase {
 
     func testNothingIsWrittenWhilePausedOrStopped() {
         let h = CoreHarness(playing(2))
-        h.send(.heard(playID: 1, seconds: 3), {
-            $0.position = 3
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:03")
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:03")),
-        ])
+        h.heard(1, at: 3, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:03"))
         h.send(.pause, {
             $0.phase = .paused
             $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
@@ -174,28 +153,13 @@ final class PersistencePolicyTests: XCTestCase {
 
     func testWaitingForTheDeviceIsSavedAsPlayingSoNoExtraWriteHappens() {
         let h = CoreHarness(playing(2))
-        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
-            $0.phase = .waitingForDevice(reason: "busy")
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")
-        }, commands: [
-            .report("waiting for audio device: busy"),
-            .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")),
-        ])
+        h.deviceBusyOnTrack1(of: 2)
         XCTAssertEqual(h.state.snapshot.phase, "playing")
     }
 
     func testQuitSavesTheHeardPositionReleasesTheDeviceAndExits() {
         let h = CoreHarness(playing(2))
-        h.send(.heard(playID: 1, seconds: 12.75), {
-            $0.position = 12.75
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")),
-        ])
+        h.heard(1, at: 12.75, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:12"))
         h.send(.quit, {
             $0.loaded = nil
             $0.handedNext = nil

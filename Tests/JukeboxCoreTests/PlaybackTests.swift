@@ -61,12 +61,7 @@ final class PlaybackTests: XCTestCase {
 
     func testPauseThenResumeKeepsTheEnginesPlay() {
         let h = CoreHarness(playing(3))
-        h.send(.heard(playID: 1, seconds: 12.5), {
-            $0.position = 12.5
-            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:12")
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:12")),
-        ])
+        h.heard(1, at: 12.5, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:12"))
         var paused = h.state
         paused.phase = .paused
         h.send(.pause, {
@@ -114,12 +109,7 @@ final class PlaybackTests: XCTestCase {
 
     func testStopRewindsAndReleasesTheDevice() {
         let h = CoreHarness(playing(2))
-        h.send(.heard(playID: 1, seconds: 40), {
-            $0.position = 40
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:40")
-        }, commands: [
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:40")),
-        ])
+        h.heard(1, at: 40, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:40"))
         var e = h.state
         e.phase = .stopped
         e.position = 0
@@ -149,18 +139,7 @@ final class PlaybackTests: XCTestCase {
         e.loaded = PlayRef(playID: 3, trackID: 2)
         e.handedNext = PlayRef(playID: 4, trackID: 3)
         e.nextPlayID = 5
-        h.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.nextToTrack2Of3()
     }
 
     func testNextOnTheLastTrackWithRepeatOffStopsAndRewinds() {
@@ -236,24 +215,8 @@ final class PlaybackTests: XCTestCase {
 
     func testPreviousAfterThreeSecondsRestartsTheTrack() {
         let h = CoreHarness(playing(3))
-        h.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
-        h.send(.heard(playID: 3, seconds: 3.5), {
-            $0.position = 3.5
-            $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "0:03")
-        }, commands: [
-            .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:03")),
-        ])
+        h.nextToTrack2Of3()
+        h.heard(3, at: 3.5, shows: status("playing", song: 2, index: 2, of: 3, elapsed: "0:03"))
         // A restart is a jump: saved at once, so a power cut cannot undo it.
         h.send(.previous, {
             $0.position = 0
@@ -267,24 +230,8 @@ final class PlaybackTests: XCTestCase {
 
     func testPreviousWithinThreeSecondsGoesBack() {
         let h = CoreHarness(playing(3))
-        h.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
-        h.send(.heard(playID: 3, seconds: 2.9), {
-            $0.position = 2.9
-            $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "0:02")
-        }, commands: [
-            .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:02")),
-        ])
+        h.nextToTrack2Of3()
+        h.heard(3, at: 2.9, shows: status("playing", song: 2, index: 2, of: 3, elapsed: "0:02"))
         h.send(.previous, {
             $0.cursor = 0
             $0.position = 0

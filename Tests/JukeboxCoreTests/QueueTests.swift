@@ -29,18 +29,7 @@ final class QueueTests: XCTestCase {
     func testRemovingAnEarlierEntryKeepsTheCurrentTrackPlaying() {
         let h = CoreHarness(playing(3))
         // track 2 plays
-        h.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.nextToTrack2Of3()
         h.send(.remove(at: 0), {
             $0.queue = [Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
             $0.order = [2, 3]
