@@ -605,6 +605,20 @@ final class ButtonTests: XCTestCase {
         XCTAssertEqual(h.state.phase, .playing)
     }
 
+    /// An encoder edge that completes a detent on `playing(1)`: the volume becomes `volume`, the
+    /// decoder `state`, and the save waits until the knob has been still for a second.
+    func detent(_ h: CoreHarness, a: Bool, b: Bool, at t: Double, volume: Int, _ state: EncoderState,
+                file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.encoderEdge(a: a, b: b, at: t), file: file, line: line, {
+            $0.volume = volume
+            $0.encoderState = state
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: volume)
+        }, commands: [
+            .setVolume(volume), .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: volume)),
+        ])
+    }
+
     func testTheEncoderCountsDetentsAndRejectsBounce() {
         var settings = Settings()
         settings.encoderAcceleration = false
@@ -634,15 +648,7 @@ final class ButtonTests: XCTestCase {
         h.send(.encoderEdge(a: true, b: false, at: 1.008), {
             $0.encoderState = encoder(ab: 2, steps: 3)
         }, commands: [])
-        h.send(.encoderEdge(a: false, b: false, at: 1.010), {
-            $0.volume = 55
-            $0.encoderState = encoder(lastDetentAt: 1.01)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 55)
-        }, commands: [
-            .setVolume(55),
-            .startTimer(.saveVolume, after: 1),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 55)),
-        ])
+        detent(h, a: false, b: false, at: 1.010, volume: 55, encoder(lastDetentAt: 1.01))
         // A jump over a state (both lines changed at once) counts nothing.
         h.send(.encoderEdge(a: true, b: true, at: 1.012), {
             $0.encoderState = encoder(ab: 3, lastDetentAt: 1.01)
@@ -688,15 +694,7 @@ final class ButtonTests: XCTestCase {
         h.send(.encoderEdge(a: false, b: true, at: 1.372), {
             $0.encoderState = encoder(ab: 1, steps: -3, lastDetentAt: 1.222)
         }, commands: [])
-        h.send(.encoderEdge(a: false, b: false, at: 1.422), {
-            $0.volume = 45
-            $0.encoderState = encoder(lastDetentAt: 1.422)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 45)
-        }, commands: [
-            .setVolume(45),
-            .startTimer(.saveVolume, after: 1),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 45)),
-        ])
+        detent(h, a: false, b: false, at: 1.422, volume: 45, encoder(lastDetentAt: 1.422))
     }
 
     func testEncodersWithTwoTransitionsPerDetentAndAcceleration() {
@@ -716,58 +714,26 @@ final class ButtonTests: XCTestCase {
         h.send(.encoderEdge(a: false, b: true, at: 0.30), {
             $0.encoderState = encoder(ab: 1, steps: 1)
         }, commands: [])
-        h.send(.encoderEdge(a: true, b: true, at: 0.31), {
-            $0.volume = 25
-            $0.encoderState = encoder(ab: 3, lastDetentAt: 0.31)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 25)
-        }, commands: [
-            .setVolume(25),
-            .startTimer(.saveVolume, after: 1),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 25)),
-        ])
+        detent(h, a: true, b: true, at: 0.31, volume: 25, encoder(ab: 3, lastDetentAt: 0.31))
         h.send(.encoderEdge(a: true, b: false, at: 0.61), {
             $0.encoderState = encoder(ab: 2, steps: 1, lastDetentAt: 0.31)
         }, commands: [
             .startTimer(.saveVolume, after: 1),
         ])
-        h.send(.encoderEdge(a: false, b: false, at: 0.62), {
-            $0.volume = 30
-            $0.encoderState = encoder(lastDetentAt: 0.62)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 30)
-        }, commands: [
-            .setVolume(30),
-            .startTimer(.saveVolume, after: 1),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 30)),
-        ])
+        detent(h, a: false, b: false, at: 0.62, volume: 30, encoder(lastDetentAt: 0.62))
         // Fast: 20 ms apart moves 4× that.
         h.send(.encoderEdge(a: false, b: true, at: 0.63), {
             $0.encoderState = encoder(ab: 1, steps: 1, lastDetentAt: 0.62)
         }, commands: [
             .startTimer(.saveVolume, after: 1),
         ])
-        h.send(.encoderEdge(a: true, b: true, at: 0.64), {
-            $0.volume = 50
-            $0.encoderState = encoder(ab: 3, lastDetentAt: 0.64)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
-        }, commands: [
-            .setVolume(50),
-            .startTimer(.saveVolume, after: 1),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
-        ])
+        detent(h, a: true, b: true, at: 0.64, volume: 50, encoder(ab: 3, lastDetentAt: 0.64))
         h.send(.encoderEdge(a: true, b: false, at: 0.65), {
             $0.encoderState = encoder(ab: 2, steps: 1, lastDetentAt: 0.64)
         }, commands: [
             .startTimer(.saveVolume, after: 1),
         ])
-        h.send(.encoderEdge(a: false, b: false, at: 0.66), {
-            $0.volume = 70
-            $0.encoderState = encoder(lastDetentAt: 0.66)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 70)
-        }, commands: [
-            .setVolume(70),
-            .startTimer(.saveVolume, after: 1),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 70)),
-        ])
+        detent(h, a: false, b: false, at: 0.66, volume: 70, encoder(lastDetentAt: 0.66))
     }
 
     func testMediaKeysMapToTheSameIntents() {

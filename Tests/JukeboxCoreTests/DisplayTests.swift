@@ -28,11 +28,11 @@ final class DisplayTests: XCTestCase {
         return h
     }
 
-    func shown(_ h: CoreHarness) -> [String] { h.state.shownFrame?.rows ?? [] }
-
-    func testNowPlayingOnA16x2() {
-        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "])
-        h.send(.play, {
+    /// A 16×2 panel with `info(1)`, `info(2)` queued, after `play`: song 1 at 0:00 (the title's
+    /// scrolling starts now).
+    func playingOnA16x2(file: StaticString = #filePath, line: UInt = #line) -> CoreHarness {
+        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "], file: file, line: line)
+        h.send(.play, file: file, line: line, {
             $0.cursor = 0
             $0.phase = .playing
             $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
@@ -48,6 +48,13 @@ final class DisplayTests: XCTestCase {
             .render(status("playing", song: 1, index: 1, of: 2)),
             .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
         ])
+        return h
+    }
+
+    func shown(_ h: CoreHarness) -> [String] { h.state.shownFrame?.rows ?? [] }
+
+    func testNowPlayingOnA16x2() {
+        let h = playingOnA16x2()
         h.send(.heard(playID: 1, seconds: 83), {
             $0.position = 83
             $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40     "])
@@ -147,23 +154,7 @@ final class DisplayTests: XCTestCase {
     }
 
     func testTheVolumeOverlayShowsForAMomentAfterAChange() {
-        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "])
-        h.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
-            $0.titleShown = "Song 1"
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-            .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
-        ])
+        let h = playingOnA16x2()
         h.send(.tick(now: 10), {
             $0.now = 10
         }, commands: [])
@@ -222,23 +213,7 @@ final class DisplayTests: XCTestCase {
     }
 
     func testWaitingInterruptedAndEmptyScreens() {
-        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "])
-        h.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
-            $0.titleShown = "Song 1"
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-            .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
-        ])
+        let h = playingOnA16x2()
         h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
             $0.phase = .waitingForDevice(reason: "busy")
             $0.shownFrame = DisplayFrame(rows: ["Waiting: audio  ", "busy            "])

@@ -7,21 +7,7 @@ final class InterruptionTests: XCTestCase {
     func testAnInterruptionReleasesTheDeviceGrantsOnceClosedAndResumesAtTheHeardFrame() {
         let h = CoreHarness(playing(2))
         h.heard(1, at: 31.4159, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:31"))
-        h.send(.interruptBegan(id: "yield-1", reason: "chime"), {
-            $0.phase = .interrupted(reason: "chime")
-            $0.interruptions = [Interruption(id: "yield-1", reason: "chime")]
-            $0.afterInterruption = .playing
-            $0.pendingGrants = ["yield-1"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = status("interrupted", song: 1, index: 1, of: 2, elapsed: "0:31", message: "interrupted: chime")
-        }, commands: [
-            .releaseDevice(token: 1),
-            .render(status("interrupted", song: 1, index: 1, of: 2, elapsed: "0:31", message: "interrupted: chime")),
-        ])
+        h.interruptTrack1(of: 2, id: "yield-1", reason: "chime", elapsed: "0:31")
         // The release played out a fade: the sound stopped a little after the request.
         h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 31.6)), {
             $0.position = 31.6
@@ -48,21 +34,7 @@ final class InterruptionTests: XCTestCase {
 
     func testOverlappingInterruptionsEndOnlyWhenTheLastEnds() {
         let h = CoreHarness(playing(2))
-        h.send(.interruptBegan(id: "manual", reason: "phone"), {
-            $0.phase = .interrupted(reason: "phone")
-            $0.interruptions = [Interruption(id: "manual", reason: "phone")]
-            $0.afterInterruption = .playing
-            $0.pendingGrants = ["manual"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: phone")
-        }, commands: [
-            .releaseDevice(token: 1),
-            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: phone")),
-        ])
+        h.interruptTrack1(of: 2, id: "manual", reason: "phone")
         // A second one while the first release is under way waits for the same release.
         h.send(.interruptBegan(id: "yield-7", reason: "doorbell"), {
             $0.phase = .interrupted(reason: "doorbell")
@@ -104,21 +76,7 @@ final class InterruptionTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
             .render(status("paused", song: 1, index: 1, of: 2)),
         ])
-        h.send(.interruptBegan(id: "manual", reason: "tts"), {
-            $0.phase = .interrupted(reason: "tts")
-            $0.interruptions = [Interruption(id: "manual", reason: "tts")]
-            $0.afterInterruption = .paused
-            $0.pendingGrants = ["manual"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: tts")
-        }, commands: [
-            .releaseDevice(token: 1),
-            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: tts")),
-        ])
+        h.interruptTrack1(of: 2, id: "manual", reason: "tts", after: .paused)
         XCTAssertEqual(h.state.afterInterruption, .paused)
         h.send(.deviceReleased(token: 1, heard: nil), {
             $0.pendingGrants = []
@@ -175,21 +133,7 @@ final class InterruptionTests: XCTestCase {
 
     func testStopAndSkipWhileInterruptedTouchNoDevice() {
         let h = CoreHarness(playing(3))
-        h.send(.interruptBegan(id: "manual", reason: "x"), {
-            $0.phase = .interrupted(reason: "x")
-            $0.interruptions = [Interruption(id: "manual", reason: "x")]
-            $0.afterInterruption = .playing
-            $0.pendingGrants = ["manual"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = status("interrupted", song: 1, index: 1, of: 3, message: "interrupted: x")
-        }, commands: [
-            .releaseDevice(token: 1),
-            .render(status("interrupted", song: 1, index: 1, of: 3, message: "interrupted: x")),
-        ])
+        h.interruptTrack1(of: 3, id: "manual", reason: "x")
         h.send(.next, {
             $0.cursor = 1
             $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
@@ -236,21 +180,7 @@ final class InterruptionTests: XCTestCase {
 
     func testReportsOfTheReleasedPlayAreIgnoredWhileInterrupted() {
         let h = CoreHarness(playing(2))
-        h.send(.interruptBegan(id: "manual", reason: "x"), {
-            $0.phase = .interrupted(reason: "x")
-            $0.interruptions = [Interruption(id: "manual", reason: "x")]
-            $0.afterInterruption = .playing
-            $0.pendingGrants = ["manual"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: x")
-        }, commands: [
-            .releaseDevice(token: 1),
-            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: x")),
-        ])
+        h.interruptTrack1(of: 2, id: "manual", reason: "x")
         h.send(.trackFinished(playID: 1, next: 2), commands: [])
         h.send(.deviceUnavailable(reason: "gone", problem: .lost), commands: [])
         h.send(.heard(playID: 1, seconds: 5), commands: [])

@@ -48,3 +48,27 @@ extension CoreHarness {
         ])
     }
 }
+
+extension CoreHarness {
+    /// `interruptBegan` while track 1 of `count` is loaded as play 1 (playing, or paused before
+    /// the release): the first release (token 1) is asked for, the grant waits for it, and the
+    /// phase to come back to is `after`.
+    func interruptTrack1(of count: Int, id: String, reason: String, after: PlayerPhase = .playing,
+                         elapsed: String = "0:00", file: StaticString = #filePath, line: UInt = #line) {
+        send(.interruptBegan(id: id, reason: reason), file: file, line: line, {
+            $0.phase = .interrupted(reason: reason)
+            $0.interruptions = [Interruption(id: id, reason: reason)]
+            $0.afterInterruption = after
+            $0.pendingGrants = [id]
+            $0.releaseToken = 1
+            $0.releasedPlay = 1
+            $0.nextReleaseToken = 2
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.shown = status("interrupted", song: 1, index: 1, of: count, elapsed: elapsed, message: "interrupted: \(reason)")
+        }, commands: [
+            .releaseDevice(token: 1),
+            .render(status("interrupted", song: 1, index: 1, of: count, elapsed: elapsed, message: "interrupted: \(reason)")),
+        ])
+    }
+}
