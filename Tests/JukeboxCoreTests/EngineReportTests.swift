@@ -432,17 +432,7 @@ final class EngineReportTests: XCTestCase {
     func testDeviceLostWhilePausedIsQuietAndResumeReopens() {
         let h = CoreHarness(playing(2))
         h.heard(1, at: 7, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:07"))
-        h.send(.pause, {
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
-            $0.savedPosition = 7
-            $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "0:07")
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 7, phase: "paused")),
-            .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:07")),
-        ])
+        h.pauseTrack1(of: 2, at: 7, elapsed: "0:07")
         h.send(.deviceUnavailable(reason: "gone", problem: .busy), { $0.loaded = nil; $0.handedNext = nil }, commands: [])
         h.send(.play, {
             $0.phase = .playing

@@ -66,16 +66,7 @@ final class InterruptionTests: XCTestCase {
 
     func testAnInterruptionWhilePausedComesBackPausedAndAPlayMeanwhileComesBackPlaying() {
         let h = CoreHarness(playing(2))
-        h.send(.pause, {
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
-            $0.shown = status("paused", song: 1, index: 1, of: 2)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
-            .render(status("paused", song: 1, index: 1, of: 2)),
-        ])
+        h.pauseTrack1(of: 2)
         h.interruptTrack1(of: 2, id: "manual", reason: "tts", after: .paused)
         XCTAssertEqual(h.state.afterInterruption, .paused)
         h.send(.deviceReleased(token: 1, heard: nil), {
@@ -210,17 +201,7 @@ final class InterruptionTests: XCTestCase {
     func testPauseReleasesTheDeviceAfterTheDelayAndResumeReopensAtTheSameFrame() {
         let h = CoreHarness(playing(2))
         h.heard(1, at: 12.000022675736961, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:12"))
-        h.send(.pause, {
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
-            $0.savedPosition = 12.000022675736961
-            $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "0:12")
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.000022675736961, phase: "paused")),
-            .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:12")),
-        ])
+        h.pauseTrack1(of: 2, at: 12.000022675736961, elapsed: "0:12")
         h.send(.timerFired(.releaseDevice, at: 0), {
             $0.loaded = nil
             $0.handedNext = nil

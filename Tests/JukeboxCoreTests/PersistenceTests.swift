@@ -135,17 +135,7 @@ final class PersistencePolicyTests: XCTestCase {
     func testNothingIsWrittenWhilePausedOrStopped() {
         let h = CoreHarness(playing(2))
         h.heard(1, at: 3, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:03"))
-        h.send(.pause, {
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
-            $0.savedPosition = 3
-            $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "0:03")
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 3, phase: "paused")),
-            .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:03")),
-        ])
+        h.pauseTrack1(of: 2, at: 3, elapsed: "0:03")
         for second in 1...30 {
             h.send(.tick(now: Double(second)), { $0.now = Double(second) }, commands: [])
         }

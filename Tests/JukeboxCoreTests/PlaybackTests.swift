@@ -64,17 +64,7 @@ final class PlaybackTests: XCTestCase {
         h.heard(1, at: 12.5, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:12"))
         var paused = h.state
         paused.phase = .paused
-        h.send(.pause, {
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
-            $0.savedPosition = 12.5
-            $0.shown = status("paused", song: 1, index: 1, of: 3, elapsed: "0:12")
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 12.5, phase: "paused")),
-            .render(status("paused", song: 1, index: 1, of: 3, elapsed: "0:12")),
-        ])
+        h.pauseTrack1(of: 3, at: 12.5, elapsed: "0:12")
         var resumed = h.state
         resumed.phase = .playing
         h.send(.togglePlayPause, {
@@ -281,16 +271,7 @@ final class PlaybackTests: XCTestCase {
 
     func testSkipWhilePausedLoadsTheTrackPausedAtZero() {
         let h = CoreHarness(playing(3))
-        h.send(.pause, {
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
-            $0.shown = status("paused", song: 1, index: 1, of: 3)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "paused")),
-            .render(status("paused", song: 1, index: 1, of: 3)),
-        ])
+        h.pauseTrack1(of: 3)
         h.send(.next, {
             $0.cursor = 1
             $0.nextPlayID = 5

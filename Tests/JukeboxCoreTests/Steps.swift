@@ -72,3 +72,22 @@ extension CoreHarness {
         ])
     }
 }
+
+extension CoreHarness {
+    /// `pause` while track 1 of `count` plays at `position` (shown as `elapsed`): the output
+    /// pauses, the device is let go in 3 s, and the place is saved.
+    func pauseTrack1(of count: Int, at position: Double = 0, elapsed: String = "0:00",
+                     file: StaticString = #filePath, line: UInt = #line) {
+        send(.pause, file: file, line: line, {
+            $0.phase = .paused
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedPosition = position
+            $0.shown = status("paused", song: 1, index: 1, of: count, elapsed: elapsed)
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: (1...count).map { info($0) }, current: 0, position: position, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: count, elapsed: elapsed)),
+        ])
+    }
+}
