@@ -391,6 +391,23 @@ final class EngineReportTests: XCTestCase {
         XCTAssertEqual(h.state.currentTrack?.id, 3)
     }
 
+    func testStopWhileWaitingEndsTheRetries() {
+        let h = CoreHarness(playing(2))
+        h.deviceBusyOnTrack1(of: 2)
+        h.send(.stop, {
+            $0.phase = .stopped
+            $0.retryDelay = 0.125
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.shown = status("stopped", song: 1, index: 1, of: 2)
+        }, commands: [
+            .cancelTimer(.deviceRetry),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
+            .render(status("stopped", song: 1, index: 1, of: 2)),
+        ])
+        // A probe answer after the stop starts nothing.
+        h.send(.deviceAvailable, commands: [])
+    }
+
     func testPauseWhileWaitingEndsTheRetriesAndPlayStartsAgain() {
         let h = CoreHarness(playing(2))
         h.send(.deviceUnavailable(reason: "gone", problem: .busy), {
