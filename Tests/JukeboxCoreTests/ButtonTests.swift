@@ -38,7 +38,6 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
-        XCTAssertEqual(h.state.phase, .playing)
     }
 
     func testHoldingPlayForTheLongPressStopsAndTheReleaseDoesNothingMore() {
@@ -66,13 +65,11 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
             .render(status("stopped", song: 1, index: 1, of: 2)),
         ])
-        XCTAssertEqual(h.state.phase, .stopped)
         h.send(.buttonEdge(.play, pressed: false, at: 2.5), {
             $0.buttons[.play] = button(false, settling: true, longFired: true)
         }, commands: [
             .startTimer(.debounce(.play), after: 0.02),
         ])
-        XCTAssertEqual(h.state.phase, .stopped)
     }
 
     func testBounceOnPressAndReleaseGivesOneAction() {
@@ -136,7 +133,6 @@ final class ButtonTests: XCTestCase {
             h.send(.buttonEdge(.stop, pressed: false, at: 1.010), {
                 $0.buttons[.stop] = button(true, level: false, settling: true)
             }, commands: [])
-            XCTAssertEqual(h.state.buttons[.stop]?.pressed, true)
             h.send(.timerFired(.debounce(.stop), at: 1.020), { $0.buttons[.stop]?.settling = false },
                    commands: [.readLevel(.stop)])
             // The line reads released; a line that cannot be read leaves the last edge to decide.
@@ -163,7 +159,6 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
             .render(status("stopped", song: 1, index: 1, of: 2)),
         ])
-        XCTAssertEqual(h.state.phase, .stopped)
         h.send(.timerFired(.debounce(.stop), at: 1.020), {
             $0.buttons[.stop] = button(true)
         }, commands: [
@@ -192,7 +187,6 @@ final class ButtonTests: XCTestCase {
         for (i, edge) in edges.enumerated().dropFirst() {
             h.send(edge, file: file, line: line, { $0.buttons[.play]?.level = i % 2 == 0 }, commands: [])
         }
-        XCTAssertEqual(h.state.buttons[.play], button(true, level: false, settling: true), file: file, line: line)
         h.send(.timerFired(.debounce(.play), at: at + 0.02), file: file, line: line,
                { $0.buttons[.play]?.settling = false }, commands: [.readLevel(.play)])
         h.send(.buttonLevel(.play, pressed: true, at: at + 0.02), file: file, line: line,
@@ -225,7 +219,6 @@ final class ButtonTests: XCTestCase {
         h.send(.buttonEdge(.play, pressed: false, at: 1.301), { $0.buttons[.play]?.level = false }, commands: [])
         h.send(.timerFired(.debounce(.play), at: 1.32), { $0.buttons[.play]?.settling = false }, commands: [.readLevel(.play)])
         h.send(.buttonLevel(.play, pressed: false, at: 1.32), { $0.buttons[.play]?.readAt = 1.32 }, commands: [])
-        XCTAssertEqual(h.state.buttons[.play], settledReleased(readAt: 1.32))
         XCTAssertEqual(h.state.phase, .paused, "toggled exactly once")
     }
 
@@ -263,11 +256,9 @@ final class ButtonTests: XCTestCase {
         h.send(.timerFired(.debounce(.play), at: 1.32), { $0.buttons[.play]?.settling = false }, commands: [.readLevel(.play)])
         h.send(.buttonLevel(.play, pressed: false, at: 1.32), { $0.buttons[.play]?.level = false; $0.buttons[.play]?.readAt = 1.32 },
                commands: [])
-        XCTAssertEqual(h.state.buttons[.play], settledReleased(readAt: 1.32))
         // The long-press deadline passes (a timer the shell failed to cancel fires too): no stop.
         h.send(.timerFired(.gesture(.play), at: 2.2), commands: [])
         h.send(.tick(now: 3), { $0.now = 3 }, commands: [])
-        XCTAssertEqual(h.state.phase, .paused)
     }
 
     func testALevelReadAfterANewWindowOpenedIsLeftToThatWindow() {
@@ -297,7 +288,6 @@ final class ButtonTests: XCTestCase {
             .startTimer(.debounce(.stop), after: 0.02),
         ])
         h.send(.buttonLevel(.stop, pressed: true, at: 1.022), commands: [])
-        XCTAssertEqual(h.state.buttons[.stop], button(false, settling: true))
     }
 
     func testHoldingNextSeeksForwardRepeatedlyAndReleaseDoesNotSkip() {
@@ -344,7 +334,6 @@ final class ButtonTests: XCTestCase {
         }, commands: [
             .startTimer(.debounce(.next), after: 0.02),
         ])
-        XCTAssertEqual(h.state.currentTrack?.id, 1)
         // A hold timer that fires after the release does nothing.
         h.send(.timerFired(.gesture(.next), at: t + 0.3), commands: [])
     }
@@ -402,7 +391,6 @@ final class ButtonTests: XCTestCase {
             .startTimer(.debounce(.volumeUp), after: 0.02),
             .startTimer(.saveVolume, after: 1),
         ])
-        XCTAssertEqual(h.state.volume, 65)
     }
 
     func testHoldingPowerForThreeSecondsRunsThePowerCommandWithAnArgumentVector() {
@@ -487,7 +475,6 @@ final class ButtonTests: XCTestCase {
         }, commands: [
             .startTimer(.debounce(.play), after: 0.02),
         ])
-        XCTAssertEqual(h.state.phase, .playing)
         // A single press: the toggle comes when the window ends.
         h.send(.timerFired(.debounce(.play), at: 0.32), {
             $0.buttons[.play] = button(false, consumed: true)
@@ -510,7 +497,6 @@ final class ButtonTests: XCTestCase {
             .startTimer(.debounce(.play), after: 0.02),
             .startTimer(.doubleTap(.play), after: 0.35),
         ])
-        XCTAssertEqual(h.state.phase, .playing)
         h.send(.timerFired(.doubleTap(.play), at: 2.45), {
             $0.phase = .paused
             $0.buttons[.play] = button(false, settling: true)
@@ -522,7 +508,6 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "paused")),
             .render(status("paused", song: 2, index: 2, of: 3)),
         ])
-        XCTAssertEqual(h.state.phase, .paused)
     }
 
     func testAChordFiresInsteadOfEitherButton() {
@@ -547,7 +532,6 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing", repeatMode: .all)),
             .render(status("playing", song: 1, index: 1, of: 3, repeat: .all)),
         ])
-        XCTAssertEqual(h.state.repeatMode, .all)
         h.send(.buttonEdge(.next, pressed: false, at: 0.3), {
             $0.buttons[.next] = button(true, level: false, settling: true, consumed: true)
         }, commands: [])
@@ -602,7 +586,6 @@ final class ButtonTests: XCTestCase {
             .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
-        XCTAssertEqual(h.state.phase, .playing)
     }
 
     /// An encoder edge that completes a detent on `playing(1)`: the volume becomes `volume`, the
@@ -655,7 +638,6 @@ final class ButtonTests: XCTestCase {
         }, commands: [
             .startTimer(.saveVolume, after: 1),
         ])
-        XCTAssertEqual(h.state.encoderState.steps, 0)
         h.send(.encoderEdge(a: false, b: false, at: 1.022), {
             $0.encoderState = encoder(lastDetentAt: 1.01)
         }, commands: [
@@ -770,7 +752,6 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
-        XCTAssertEqual(h.state.currentTrack?.id, 2)
         h.send(.mediaKey(code: MediaKey.nextSong, value: 2, at: 2.5), commands: [])
         XCTAssertEqual(h.state.currentTrack?.id, 2, "autorepeat does not skip again")
         h.send(.mediaKey(code: MediaKey.volumeDown, value: 1, at: 3), {
@@ -800,7 +781,6 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 10, phase: "playing", volume: 90)),
             .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:10", volume: 90)),
         ])
-        XCTAssertEqual(h.state.position, 10)
         h.send(.mediaKey(code: MediaKey.stopCD, value: 1, at: 5), {
             $0.phase = .stopped
             $0.position = 0
@@ -814,7 +794,6 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, volume: 90)),
             .render(status("stopped", song: 2, index: 2, of: 3, volume: 90)),
         ])
-        XCTAssertEqual(h.state.phase, .stopped)
         h.send(.mediaKey(code: 30 /* KEY_A */, value: 1, at: 6), commands: [])
     }
 }

@@ -57,8 +57,6 @@ final class EngineReportTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
-        XCTAssertEqual(h.state.cursor, 1)
-        XCTAssertEqual(h.state.loaded, PlayRef(playID: 2, trackID: 2))
     }
 
     func testRepeatOneHandsTheSameTrackAndLoopsIt() {
@@ -93,7 +91,6 @@ final class EngineReportTests: XCTestCase {
         var settings = Settings()
         settings.exitWhenQueueEnds = true
         let h = CoreHarness(playing(1, settings: settings))
-        XCTAssertNil(h.state.handedNext)
         h.send(.trackFinished(playID: 1, next: nil), {
             $0.phase = .stopped
             $0.loaded = nil
@@ -153,11 +150,10 @@ final class EngineReportTests: XCTestCase {
             $0.shown = status("playing", song: 3, index: 3, of: 3, message: "skipped 2.flac: truncated")
         }, commands: [
             .report("skipped /music/2.flac: truncated"),
-            .startTrack(playID: 4, path: "/music/3.flac", at: 0, paused: false, next: nil),
+            .startTrack(playID: 4, path: "/music/3.flac", at: 0, paused: false),
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 2, phase: "playing")),
             .render(status("playing", song: 3, index: 3, of: 3, message: "skipped 2.flac: truncated")),
         ])
-        XCTAssertEqual(h.state.currentTrack?.id, 3)
     }
 
     func testAQueueWhereNothingPlaysStopsInsteadOfLoopingForever() {
@@ -200,7 +196,6 @@ final class EngineReportTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, repeatMode: .all)),
             .render(status("stopped", song: 2, index: 2, of: 2, repeat: .all, message: "nothing in the queue can be played")),
         ])
-        XCTAssertEqual(h.state.phase, .stopped)
         XCTAssertEqual(h.state.message, "nothing in the queue can be played")
     }
 
@@ -274,7 +269,6 @@ final class EngineReportTests: XCTestCase {
             .cancelTimer(.deviceRetry),
             .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
         ])
-        XCTAssertEqual(h.state.loaded, PlayRef(playID: 3, trackID: 1))
         h.send(.trackFailed(playID: 3, reason: "not a recognised audio format"), {
             $0.cursor = 1
             $0.message = "skipped 1.flac: not a recognised audio format"
@@ -388,7 +382,6 @@ final class EngineReportTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 2, phase: "playing")),
             .render(status("waiting", song: 3, index: 3, of: 3, message: "waiting for audio device: busy")),
         ])
-        XCTAssertEqual(h.state.currentTrack?.id, 3)
     }
 
     func testStopWhileWaitingEndsTheRetries() {

@@ -61,14 +61,12 @@ final class InterruptionTests: XCTestCase {
             .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
-        XCTAssertEqual(h.state.phase, .playing)
     }
 
     func testAnInterruptionWhilePausedComesBackPausedAndAPlayMeanwhileComesBackPlaying() {
         let h = CoreHarness(playing(2))
         h.pauseTrack1(of: 2)
         h.interruptTrack1(of: 2, id: "manual", reason: "tts", after: .paused)
-        XCTAssertEqual(h.state.afterInterruption, .paused)
         h.send(.deviceReleased(token: 1, heard: nil), {
             $0.pendingGrants = []
             $0.releaseToken = nil
@@ -83,7 +81,6 @@ final class InterruptionTests: XCTestCase {
         }, commands: [
             .render(status("paused", song: 1, index: 1, of: 2)),
         ])
-        XCTAssertEqual(h.state.phase, .paused)
 
         h.send(.interruptBegan(id: "manual", reason: "tts"), {
             $0.phase = .interrupted(reason: "tts")
@@ -119,7 +116,6 @@ final class InterruptionTests: XCTestCase {
             .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
-        XCTAssertEqual(h.state.phase, .playing)
     }
 
     func testStopAndSkipWhileInterruptedTouchNoDevice() {
@@ -139,7 +135,6 @@ final class InterruptionTests: XCTestCase {
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1)),
         ])
-        XCTAssertEqual(h.state.afterInterruption, .stopped)
         h.send(.deviceReleased(token: 1, heard: nil), {
             $0.pendingGrants = []
             $0.releaseToken = nil
@@ -154,7 +149,6 @@ final class InterruptionTests: XCTestCase {
         }, commands: [
             .render(status("stopped", song: 2, index: 2, of: 3)),
         ])
-        XCTAssertEqual(h.state.phase, .stopped)
     }
 
     func testEndingAnInterruptionThatIsNotThereSaysSo() {
@@ -166,7 +160,6 @@ final class InterruptionTests: XCTestCase {
             .render(status("playing", song: 1, index: 1, of: 1, message: "no interruption to end")),
         ])
         XCTAssertEqual(h.state.message, "no interruption to end")
-        XCTAssertEqual(h.state.phase, .playing)
     }
 
     func testReportsOfTheReleasedPlayAreIgnoredWhileInterrupted() {
@@ -194,7 +187,6 @@ final class InterruptionTests: XCTestCase {
             .releaseDevice(token: 1),
             .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: x")),
         ])
-        XCTAssertEqual(h.state.afterInterruption, .playing)
         XCTAssertEqual(h.state.snapshot.phase, "playing", "saved as playing: a power cut now resumes playing")
     }
 
@@ -246,7 +238,6 @@ final class InterruptionTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8, phase: "paused")),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:08")),
         ])
-        XCTAssertNil(h.state.loaded)
         // The fade-out played on a little; resume starts where the sound really stopped.
         h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 8.215)), {
             $0.position = 8.215
@@ -256,7 +247,6 @@ final class InterruptionTests: XCTestCase {
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: "paused")),
         ])
-        XCTAssertEqual(h.state.position, 8.215)
         h.send(.play, {
             $0.phase = .playing
             $0.nextPlayID = 5
@@ -323,7 +313,6 @@ final class InterruptionTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
             .render(status("paused", song: 1, index: 1, of: 2, message: "audio device lost: unplugged")),
         ])
-        XCTAssertEqual(h.state.phase, .paused)
         // Busy still waits: another program will let go.
         let w = CoreHarness(playing(2, settings: settings))
         w.send(.deviceUnavailable(reason: "busy", problem: .busy), {
@@ -353,11 +342,10 @@ final class InterruptionTests: XCTestCase {
             $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: the audio device cannot play it (no sample format accepted)")
         }, commands: [
             .report("skipped /music/1.flac: the audio device cannot play it (no sample format accepted)"),
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: nil),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
             .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: the audio device cannot play it (no sample format accepted)")),
         ])
-        XCTAssertEqual(h.state.currentTrack?.id, 2)
     }
 
     func testBootVolumeOverridesTheSavedVolume() {
@@ -378,7 +366,6 @@ final class InterruptionTests: XCTestCase {
             .setVolume(30),
             .render(status("paused", song: 1, index: 1, of: 1, volume: 30)),
         ])
-        XCTAssertEqual(h.state.volume, 30)
     }
 }
 
@@ -461,7 +448,6 @@ final class ReconfigureTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 60)),
             .render(status("playing", song: 1, index: 1, of: 2, volume: 60)),
         ])
-        XCTAssertEqual(h.state.phase, .playing)
         XCTAssertEqual(h.state.loaded, PlayRef(playID: 1, trackID: 1), "the engine's play is untouched")
     }
 }

@@ -142,7 +142,7 @@ final class PlaybackTests: XCTestCase {
             $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
             $0.shown = status("playing", song: 2, index: 2, of: 2)
         }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: nil),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
             .render(status("playing", song: 2, index: 2, of: 2)),
         ])
@@ -187,7 +187,6 @@ final class PlaybackTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing", repeatMode: .all)),
             .render(status("playing", song: 2, index: 2, of: 2, repeat: .all)),
         ])
-        XCTAssertEqual(h.state.cursor, 1)
         XCTAssertEqual(h.state.handedNext?.trackID, 1, "repeat all hands the first track as successor")
         h.send(.next, {
             $0.cursor = 0
@@ -266,7 +265,6 @@ final class PlaybackTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 2, phase: "playing", repeatMode: .all)),
             .render(status("playing", song: 3, index: 3, of: 3, repeat: .all)),
         ])
-        XCTAssertEqual(h.state.currentTrack?.id, 3)
     }
 
     func testSkipWhilePausedLoadsTheTrackPausedAtZero() {
@@ -375,7 +373,7 @@ final class PlaybackTests: XCTestCase {
             $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
             $0.shown = status("playing", song: 1, index: 1, of: 1, duration: "--:--")
         }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: nil),
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
             .persistPlace(Snapshot(tracks: [info(1, duration: nil)], current: 0, phase: "playing")),
             .render(status("playing", song: 1, index: 1, of: 1, duration: "--:--")),
         ])

@@ -23,7 +23,6 @@ final class QueueTests: XCTestCase {
             .render(status("playing", song: 7, index: 1, of: 2)),
         ])
         XCTAssertEqual(h.state.queue.map(\.info.path), ["/music/7.flac", "/music/8.flac"])
-        XCTAssertEqual(h.state.phase, .playing)
     }
 
     func testRemovingAnEarlierEntryKeepsTheCurrentTrackPlaying() {
@@ -59,8 +58,6 @@ final class QueueTests: XCTestCase {
             .persist(Snapshot(tracks: [info(2), info(3)], current: 0, phase: "playing")),
             .render(status("playing", song: 2, index: 1, of: 2)),
         ])
-        XCTAssertEqual(h.state.currentTrack?.id, 2)
-        XCTAssertEqual(h.state.phase, .playing)
     }
 
     func testRemovingTheLastRemainingTrackStops() {
@@ -79,9 +76,6 @@ final class QueueTests: XCTestCase {
             .persist(Snapshot()),
             .render(status("stopped")),
         ])
-        XCTAssertEqual(h.state.phase, .stopped)
-        XCTAssertNil(h.state.cursor)
-        XCTAssertNil(h.state.loaded)
     }
 
     func testRemovingTheSuccessorHandsTheEngineANewOne() {
@@ -110,7 +104,6 @@ final class QueueTests: XCTestCase {
             .render(status("stopped", of: 2, message: "no queue entry 6")),
         ])
         XCTAssertEqual(h.state.message, "no queue entry 6")
-        XCTAssertEqual(h.state.queue.count, 2)
         h.send(.move(from: 0, to: 9), {
             $0.message = "no queue entry 10"
             $0.shown = status("stopped", of: 2, message: "no queue entry 10")
@@ -133,10 +126,6 @@ final class QueueTests: XCTestCase {
             .persist(Snapshot(tracks: [info(3), info(1), info(2)], current: 1, phase: "playing")),
             .render(status("playing", song: 1, index: 2, of: 3)),
         ])
-        XCTAssertEqual(h.state.order, [3, 1, 2])
-        XCTAssertEqual(h.state.currentTrack?.id, 1)
-        XCTAssertEqual(h.state.cursor, 1)
-        XCTAssertEqual(h.state.handedNext?.trackID, 2)
     }
 
     func testClearStopsAndEmpties() {
@@ -156,11 +145,6 @@ final class QueueTests: XCTestCase {
             .persist(Snapshot()),
             .render(status("stopped")),
         ])
-        XCTAssertEqual(h.state.queue, [])
-        XCTAssertEqual(h.state.order, [])
-        XCTAssertNil(h.state.cursor)
-        XCTAssertEqual(h.state.phase, .stopped)
-        XCTAssertEqual(h.state.snapshot, Snapshot())
     }
 
     func testShuffleIsASeededPermutationStartingAtTheCurrentTrack() {
@@ -192,9 +176,6 @@ final class QueueTests: XCTestCase {
             .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [1, 8, 5, 9, 3, 6, 7, 0, 4, 2], current: 1, phase: "playing", shuffle: true, shuffleSeed: 42)),
             .render(status("playing", song: 2, index: 1, of: 10, shuffle: true)),
         ])
-        XCTAssertEqual(h.state.order.first, 2)
-        XCTAssertEqual(h.state.cursor, 0)
-        XCTAssertEqual(h.state.order.sorted(), Array(1...10))
         XCTAssertNotEqual(h.state.order, [2, 1, 3, 4, 5, 6, 7, 8, 9, 10])
         // The same seed gives the same order.
         let again = CoreHarness(playing(10))
@@ -225,7 +206,6 @@ final class QueueTests: XCTestCase {
             .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [1, 8, 5, 9, 3, 6, 7, 0, 4, 2], current: 1, phase: "playing", shuffle: true, shuffleSeed: 42)),
             .render(status("playing", song: 2, index: 1, of: 10, shuffle: true)),
         ])
-        XCTAssertEqual(again.state.order, h.state.order)
         let other = CoreHarness(playing(10))
         other.send(.next, {
             $0.cursor = 1
@@ -294,7 +274,6 @@ final class QueueTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [0, 3, 7, 6, 2, 8, 9, 1, 5, 4], current: 7, phase: "playing", shuffle: true, shuffleSeed: 7)),
             .render(status("playing", song: 8, index: 3, of: 10, shuffle: true)),
         ])
-        let current = h.state.currentTrack!.id
         h.send(.setShuffle(false, seed: 0), {
             $0.order = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
             $0.cursor = 7
@@ -309,10 +288,6 @@ final class QueueTests: XCTestCase {
             .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 7, phase: "playing", shuffleSeed: 7)),
             .render(status("playing", song: 8, index: 8, of: 10)),
         ])
-        XCTAssertEqual(h.state.order, Array(1...10))
-        XCTAssertEqual(h.state.currentTrack?.id, current)
-        XCTAssertEqual(h.state.cursor, Int(current) - 1)
-        XCTAssertEqual(h.state.handedNext?.trackID, current == 10 ? nil : current + 1)
     }
 
     func testAddingWhileShuffledPlaysTheNewTracksAfterTheOldOnes() {
@@ -357,7 +332,6 @@ final class QueueTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], repeatMode: .all)),
             .render(status("stopped", of: 2, repeat: .all)),
         ])
-        XCTAssertEqual(h.state.repeatMode, .all)
         h.send(.cycleRepeat, {
             $0.repeatMode = .one
             $0.savedMark = mark(revision: 1, current: nil, phase: "stopped", repeat: .one)
@@ -366,7 +340,6 @@ final class QueueTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], repeatMode: .one)),
             .render(status("stopped", of: 2, repeat: .one)),
         ])
-        XCTAssertEqual(h.state.repeatMode, .one)
         h.send(.cycleRepeat, {
             $0.repeatMode = .off
             $0.savedMark = mark(revision: 1, current: nil, phase: "stopped")
@@ -375,7 +348,6 @@ final class QueueTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)])),
             .render(status("stopped", of: 2)),
         ])
-        XCTAssertEqual(h.state.repeatMode, .off)
     }
 
     func testVolumeIsClampedToTheConfiguredRange() {
@@ -401,7 +373,6 @@ final class QueueTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1)], volume: 10)),
             .render(status("stopped", of: 1, volume: 10)),
         ])
-        XCTAssertEqual(h.state.volume, 10)
         h.send(.changeVolume(by: -5), commands: [])
     }
 }

@@ -68,7 +68,6 @@ final class StartTests: XCTestCase {
             .setVolume(60),
             .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:03", volume: 60)),
         ])
-        XCTAssertEqual(h.state.volume, 60)
     }
 
     func testMusicNotThereAtStartWaitsWithTheQueueAndThePlaceThenResumesThere() {
@@ -98,10 +97,8 @@ final class StartTests: XCTestCase {
             .setVolume(70),
             .render(status("waiting", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 70, message: "waiting for music: /music is not there")),
         ])
-        XCTAssertEqual(h.state.phase, .waitingForMusic)
         XCTAssertEqual(h.state.snapshot, snap, "every entry and the place: nothing for a save to lose")
         XCTAssertEqual(h.state.awaitedMusicFolder, "/music")
-        XCTAssertEqual(h.state.queue.count, 2)
         XCTAssertNotEqual(before, h.state)
         // Ticks and retries write nothing and open nothing while it waits.
         h.send(.tick(now: 30), { $0.now = 30 }, commands: [])
@@ -113,7 +110,7 @@ final class StartTests: XCTestCase {
             $0.shown = status("playing", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 70)
         }, commands: [
             .report("music is there: /music"),
-            .startTrack(playID: 1, path: "/music/2.flac", at: 33.5, paused: false, next: nil),
+            .startTrack(playID: 1, path: "/music/2.flac", at: 33.5, paused: false),
             .render(status("playing", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 70)),
         ])
         h.send(.musicAppeared, commands: [])
@@ -143,7 +140,6 @@ final class StartTests: XCTestCase {
             .setVolume(100),
             .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")),
         ])
-        XCTAssertEqual(h.state.phase, .paused)
         h.send(.play, {
             $0.phase = .waitingForMusic
             $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
@@ -209,7 +205,7 @@ final class StartTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.shown = status("playing", song: 1, index: 1, of: 1, message: "not saving: the state file cannot be read (read /s.json: Input/output error)")
         }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: nil),
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
             .render(status("playing", song: 1, index: 1, of: 1, message: "not saving: the state file cannot be read (read /s.json: Input/output error)")),
         ])
         h.send(.setVolume(40), {
