@@ -6,6 +6,9 @@ import XCTest
 /// Drives `reduce` one event at a time and asserts, for every event, the whole new state and the
 /// exact list of commands, in the style of a TCA `TestStore`: the caller states how the state
 /// should change; any other change or any unexpected, missing or reordered command fails.
+/// There is no unchecked step: a scene is set up with `send`s too, or by building the state.
+/// Expected values are literals (see CoreLiterals.swift), never the core's own helpers; a failing
+/// step prints what did happen as Swift, in the same vocabulary.
 public final class CoreHarness {
     /// The state after the last event.
     public private(set) var state: State
@@ -27,13 +30,18 @@ public final class CoreHarness {
         if actual != expected {
             XCTFail("state after \(event) differs:\n" + Self.diff(expected, actual), file: file, line: line)
         }
+        if produced != commands || actual != expected {
+            print("what happened, as Swift (check it before taking it):\n" + Self.source(from: state, to: actual, produced))
+        }
         state = actual
     }
 
-    /// Feeds `event` and returns the commands without asserting (for setting up a scene).
-    @discardableResult
-    public func prepare(_ event: Event) -> [Command] {
-        reduce(&state, event)
+    /// The change and the commands of one step as the arguments of a `send`.
+    public static func source(from before: State, to after: State, _ commands: [Command]) -> String {
+        let change = CoreSource.change(from: before, to: after)
+        var s = change.isEmpty ? "" : "{\n" + change.map { "    " + $0 + "\n" }.joined() + "}, "
+        s += commands.isEmpty ? "commands: []" : "commands: [\n" + commands.map { "    " + CoreSource.of($0) + ",\n" }.joined() + "]"
+        return s
     }
 
     /// Field-by-field description of how two states differ.

@@ -6,70 +6,133 @@ import XCTest
 /// Buttons with a manual clock: every edge carries its kernel timestamp, every timer is fired by
 /// hand at the time it would fire.
 final class ButtonTests: XCTestCase {
-    /// Only the intents and program runs, without bookkeeping (renders, saves, timers).
-    func actions(_ commands: [Command]) -> [Command] {
-        commands.filter {
-            switch $0 {
-            case .render, .persist, .persistPlace, .startTimer, .cancelTimer, .setNext, .clearNext: return false
-            default: return true
-            }
-        }
-    }
-
-    func timers(_ commands: [Command]) -> [Command] {
-        commands.filter { if case .startTimer = $0 { return true }; if case .cancelTimer = $0 { return true }; return false }
-    }
-
     func testAShortPressOfPlayFiresOnReleaseBecausePlayAlsoHasALongAction() {
         let h = CoreHarness(queued(2))
-        let down = h.prepare(.buttonEdge(.play, pressed: true, at: 10.000))
-        XCTAssertEqual(actions(down), [])
-        XCTAssertEqual(timers(down), [.startTimer(.debounce(.play), after: 0.02), .startTimer(.gesture(.play), after: 0.8)])
-        XCTAssertEqual(h.prepare(.timerFired(.debounce(.play), at: 10.020)), [.readLevel(.play)])
-        XCTAssertEqual(h.prepare(.buttonLevel(.play, pressed: true, at: 10.020)), [])
-        let up = h.prepare(.buttonEdge(.play, pressed: false, at: 10.150))
-        XCTAssertEqual(actions(up).first, .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false,
-                                                      next: NextPlay(playID: 2, path: "/music/2.flac")))
-        XCTAssertEqual(timers(up), [.startTimer(.debounce(.play), after: 0.02), .cancelTimer(.gesture(.play))])
-        XCTAssertEqual(h.state.phase, .playing)
+        h.send(.buttonEdge(.play, pressed: true, at: 10.000), {
+            $0.buttons[.play] = button(true, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.play), after: 0.02),
+            .startTimer(.gesture(.play), after: 0.8),
+        ])
+        h.send(.timerFired(.debounce(.play), at: 10.020), {
+            $0.buttons[.play] = button(true)
+        }, commands: [
+            .readLevel(.play),
+        ])
+        h.send(.buttonLevel(.play, pressed: true, at: 10.020), {
+            $0.buttons[.play] = button(true, readAt: 10.02)
+        }, commands: [])
+        h.send(.buttonEdge(.play, pressed: false, at: 10.150), {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.buttons[.play] = button(false, settling: true, readAt: 10.02)
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTimer(.debounce(.play), after: 0.02),
+            .cancelTimer(.gesture(.play)),
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+        ])
     }
 
     func testHoldingPlayForTheLongPressStopsAndTheReleaseDoesNothingMore() {
         let h = CoreHarness(playing(2))
-        h.prepare(.buttonEdge(.play, pressed: true, at: 1))
-        h.prepare(.timerFired(.debounce(.play), at: 1.02))
-        let long = h.prepare(.timerFired(.gesture(.play), at: 1.8))
-        XCTAssertEqual(actions(long), [.stopOutput])
-        XCTAssertEqual(h.state.phase, .stopped)
-        let up = h.prepare(.buttonEdge(.play, pressed: false, at: 2.5))
-        XCTAssertEqual(actions(up), [], "no toggle after the long press")
-        XCTAssertEqual(h.state.phase, .stopped)
+        h.send(.buttonEdge(.play, pressed: true, at: 1), {
+            $0.buttons[.play] = button(true, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.play), after: 0.02),
+            .startTimer(.gesture(.play), after: 0.8),
+        ])
+        h.send(.timerFired(.debounce(.play), at: 1.02), {
+            $0.buttons[.play] = button(true)
+        }, commands: [
+            .readLevel(.play),
+        ])
+        h.send(.timerFired(.gesture(.play), at: 1.8), {
+            $0.phase = .stopped
+            $0.buttons[.play] = button(true, longFired: true)
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.shown = status("stopped", song: 1, index: 1, of: 2)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
+            .render(status("stopped", song: 1, index: 1, of: 2)),
+        ])
+        h.send(.buttonEdge(.play, pressed: false, at: 2.5), {
+            $0.buttons[.play] = button(false, settling: true, longFired: true)
+        }, commands: [
+            .startTimer(.debounce(.play), after: 0.02),
+        ])
     }
 
     func testBounceOnPressAndReleaseGivesOneAction() {
         let h = CoreHarness(playing(3))
-        var all: [Command] = []
         // A chattering press: down, up, down within 3 ms; a chattering release 120 ms later.
-        for (level, t) in [(true, 5.000), (false, 5.001), (true, 5.003)] {
-            all += h.prepare(.buttonEdge(.next, pressed: level, at: t))
-        }
-        all += h.prepare(.timerFired(.debounce(.next), at: 5.020))
-        for (level, t) in [(false, 5.120), (true, 5.121), (false, 5.124)] {
-            all += h.prepare(.buttonEdge(.next, pressed: level, at: t))
-        }
-        all += h.prepare(.timerFired(.debounce(.next), at: 5.140))
-        let starts = all.filter { if case .startTrack = $0 { return true } else { return false } }
-        XCTAssertEqual(starts.count, 1, "one next, not a double skip: \(starts)")
-        XCTAssertEqual(h.state.currentTrack?.id, 2)
+        h.send(.buttonEdge(.next, pressed: true, at: 5.000), {
+            $0.buttons[.next] = button(true, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.next), after: 0.02),
+            .startTimer(.gesture(.next), after: 0.8),
+        ])
+        h.send(.buttonEdge(.next, pressed: false, at: 5.001), {
+            $0.buttons[.next] = button(true, level: false, settling: true)
+        }, commands: [])
+        h.send(.buttonEdge(.next, pressed: true, at: 5.003), {
+            $0.buttons[.next] = button(true, settling: true)
+        }, commands: [])
+        h.send(.timerFired(.debounce(.next), at: 5.020), {
+            $0.buttons[.next] = button(true)
+        }, commands: [
+            .readLevel(.next),
+        ])
+        h.send(.buttonEdge(.next, pressed: false, at: 5.120), {
+            $0.cursor = 1
+            $0.buttons[.next] = button(false, settling: true)
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
+        }, commands: [
+            .startTimer(.debounce(.next), after: 0.02),
+            .cancelTimer(.gesture(.next)),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3)),
+        ])
+        h.send(.buttonEdge(.next, pressed: true, at: 5.121), {
+            $0.buttons[.next] = button(false, level: true, settling: true)
+        }, commands: [])
+        h.send(.buttonEdge(.next, pressed: false, at: 5.124), {
+            $0.buttons[.next] = button(false, settling: true)
+        }, commands: [])
+        h.send(.timerFired(.debounce(.next), at: 5.140), {
+            $0.buttons[.next] = button(false)
+        }, commands: [
+            .readLevel(.next),
+        ])
         XCTAssertEqual(h.state.buttons[.next], ButtonState(), "settled released")
     }
 
     func testAReleaseHiddenInTheBounceWindowIsAcceptedWhenTheWindowEnds() {
         for read in [false, nil] as [Bool?] {
             let h = CoreHarness(queued(2))
-            h.prepare(.buttonEdge(.stop, pressed: true, at: 1.000))
-            h.prepare(.buttonEdge(.stop, pressed: false, at: 1.010))  // a real, very short press
-            XCTAssertEqual(h.state.buttons[.stop]?.pressed, true)
+            h.send(.buttonEdge(.stop, pressed: true, at: 1.000), {
+                $0.buttons[.stop] = button(true, settling: true)
+            }, commands: [
+                .startTimer(.debounce(.stop), after: 0.02),
+            ])
+            // a real, very short press
+            h.send(.buttonEdge(.stop, pressed: false, at: 1.010), {
+                $0.buttons[.stop] = button(true, level: false, settling: true)
+            }, commands: [])
             h.send(.timerFired(.debounce(.stop), at: 1.020), { $0.buttons[.stop]?.settling = false },
                    commands: [.readLevel(.stop)])
             // The line reads released; a line that cannot be read leaves the last edge to decide.
@@ -83,9 +146,24 @@ final class ButtonTests: XCTestCase {
 
     func testALevelReadThatAgreesWithTheAcceptedEdgeDoesNothing() {
         let h = CoreHarness(playing(2))
-        h.prepare(.buttonEdge(.stop, pressed: true, at: 1.000))
-        XCTAssertEqual(h.state.phase, .stopped)
-        h.prepare(.timerFired(.debounce(.stop), at: 1.020))
+        h.send(.buttonEdge(.stop, pressed: true, at: 1.000), {
+            $0.phase = .stopped
+            $0.buttons[.stop] = button(true, settling: true)
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.shown = status("stopped", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTimer(.debounce(.stop), after: 0.02),
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
+            .render(status("stopped", song: 1, index: 1, of: 2)),
+        ])
+        h.send(.timerFired(.debounce(.stop), at: 1.020), {
+            $0.buttons[.stop] = button(true)
+        }, commands: [
+            .readLevel(.stop),
+        ])
         h.send(.buttonLevel(.stop, pressed: true, at: 1.020), { $0.buttons[.stop]?.readAt = 1.020 }, commands: [])
         h.send(.buttonLevel(.stop, pressed: nil, at: 1.021), commands: [])
     }
@@ -109,26 +187,25 @@ final class ButtonTests: XCTestCase {
         for (i, edge) in edges.enumerated().dropFirst() {
             h.send(edge, file: file, line: line, { $0.buttons[.play]?.level = i % 2 == 0 }, commands: [])
         }
-        XCTAssertEqual(h.state.buttons[.play], button(true, level: false, settling: true), file: file, line: line)
         h.send(.timerFired(.debounce(.play), at: at + 0.02), file: file, line: line,
                { $0.buttons[.play]?.settling = false }, commands: [.readLevel(.play)])
         h.send(.buttonLevel(.play, pressed: true, at: at + 0.02), file: file, line: line,
                { $0.buttons[.play]?.level = true; $0.buttons[.play]?.readAt = at + 0.02 }, commands: [])
     }
 
-    /// The first edge of a release: play's tap pauses.
+    /// The first edge of a release of play, pressed with `pressPlayWithABurst(h, at: 1)` on
+    /// `playing(2)`: play's tap pauses.
     func releasePlay(_ h: CoreHarness, at: Double, file: StaticString = #filePath, line: UInt = #line) {
-        var paused = h.state
-        paused.buttons[.play]?.pressed = false
-        paused.buttons[.play]?.level = false
-        paused.buttons[.play]?.settling = true
-        paused.phase = .paused
-        paused.savedMark = paused.saveMark
-        paused.savedPosition = paused.position
-        paused.shown = paused.view
-        h.send(.buttonEdge(.play, pressed: false, at: at), file: file, line: line, { $0 = paused }, commands: [
+        h.send(.buttonEdge(.play, pressed: false, at: at), file: file, line: line, {
+            $0.phase = .paused
+            $0.buttons[.play] = button(false, settling: true, readAt: 1.02)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 2)
+        }, commands: [
             .startTimer(.debounce(.play), after: 0.02), .cancelTimer(.gesture(.play)),
-            .pauseOutput, .startTimer(.releaseDevice, after: 3), .persistPlace(paused.snapshot), .render(paused.view),
+            .pauseOutput, .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 2)),
         ])
     }
 
@@ -142,7 +219,6 @@ final class ButtonTests: XCTestCase {
         h.send(.buttonEdge(.play, pressed: false, at: 1.301), { $0.buttons[.play]?.level = false }, commands: [])
         h.send(.timerFired(.debounce(.play), at: 1.32), { $0.buttons[.play]?.settling = false }, commands: [.readLevel(.play)])
         h.send(.buttonLevel(.play, pressed: false, at: 1.32), { $0.buttons[.play]?.readAt = 1.32 }, commands: [])
-        XCTAssertEqual(h.state.buttons[.play], settledReleased(readAt: 1.32))
         XCTAssertEqual(h.state.phase, .paused, "toggled exactly once")
     }
 
@@ -180,177 +256,544 @@ final class ButtonTests: XCTestCase {
         h.send(.timerFired(.debounce(.play), at: 1.32), { $0.buttons[.play]?.settling = false }, commands: [.readLevel(.play)])
         h.send(.buttonLevel(.play, pressed: false, at: 1.32), { $0.buttons[.play]?.level = false; $0.buttons[.play]?.readAt = 1.32 },
                commands: [])
-        XCTAssertEqual(h.state.buttons[.play], settledReleased(readAt: 1.32))
         // The long-press deadline passes (a timer the shell failed to cancel fires too): no stop.
         h.send(.timerFired(.gesture(.play), at: 2.2), commands: [])
         h.send(.tick(now: 3), { $0.now = 3 }, commands: [])
-        XCTAssertEqual(h.state.phase, .paused)
     }
 
     func testALevelReadAfterANewWindowOpenedIsLeftToThatWindow() {
         let h = CoreHarness(playing(2))
-        h.prepare(.buttonEdge(.stop, pressed: true, at: 1.000))
-        h.prepare(.timerFired(.debounce(.stop), at: 1.020))
+        h.send(.buttonEdge(.stop, pressed: true, at: 1.000), {
+            $0.phase = .stopped
+            $0.buttons[.stop] = button(true, settling: true)
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.shown = status("stopped", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTimer(.debounce(.stop), after: 0.02),
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
+            .render(status("stopped", song: 1, index: 1, of: 2)),
+        ])
+        h.send(.timerFired(.debounce(.stop), at: 1.020), {
+            $0.buttons[.stop] = button(true)
+        }, commands: [
+            .readLevel(.stop),
+        ])
         // A release arrives before the read is answered: it opens its own window.
-        h.prepare(.buttonEdge(.stop, pressed: false, at: 1.021))
+        h.send(.buttonEdge(.stop, pressed: false, at: 1.021), {
+            $0.buttons[.stop] = button(false, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.stop), after: 0.02),
+        ])
         h.send(.buttonLevel(.stop, pressed: true, at: 1.022), commands: [])
-        XCTAssertEqual(h.state.buttons[.stop], button(false, settling: true))
     }
 
     func testHoldingNextSeeksForwardRepeatedlyAndReleaseDoesNotSkip() {
         let h = CoreHarness(playing(2))
-        h.prepare(.buttonEdge(.next, pressed: true, at: 0))
-        h.prepare(.timerFired(.debounce(.next), at: 0.02))
-        var seeks: [Command] = []
+        h.send(.buttonEdge(.next, pressed: true, at: 0), {
+            $0.buttons[.next] = button(true, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.next), after: 0.02),
+            .startTimer(.gesture(.next), after: 0.8),
+        ])
+        h.send(.timerFired(.debounce(.next), at: 0.02), {
+            $0.buttons[.next] = button(true)
+        }, commands: [
+            .readLevel(.next),
+        ])
         var t = 0.8
-        var cmds = h.prepare(.timerFired(.gesture(.next), at: t))
-        seeks += actions(cmds)
-        XCTAssertEqual(timers(cmds), [.startTimer(.gesture(.next), after: 0.3)])
-        for _ in 0..<3 {
+        h.send(.timerFired(.gesture(.next), at: t), {
+            $0.position = 10
+            $0.buttons[.next] = button(true, longFired: true)
+            $0.savedPosition = 10
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:10")
+        }, commands: [
+            .seekOutput(to: 10),
+            .startTimer(.gesture(.next), after: 0.3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 10, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:10")),
+        ])
+        // Every 0.3 s held, another 10 s forward.
+        for seconds in [20, 30, 40] {
             t += 0.3
-            cmds = h.prepare(.timerFired(.gesture(.next), at: t))
-            seeks += actions(cmds)
+            h.send(.timerFired(.gesture(.next), at: t), {
+                $0.position = Double(seconds)
+                $0.savedPosition = Double(seconds)
+                $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:\(seconds)")
+            }, commands: [
+                .seekOutput(to: Double(seconds)),
+                .startTimer(.gesture(.next), after: 0.3),
+                .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: Double(seconds), phase: "playing")),
+                .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:\(seconds)")),
+            ])
         }
-        XCTAssertEqual(seeks, [.seekOutput(to: 10), .seekOutput(to: 20), .seekOutput(to: 30), .seekOutput(to: 40)])
-        let up = h.prepare(.buttonEdge(.next, pressed: false, at: t + 0.1))
-        XCTAssertEqual(actions(up), [])
-        XCTAssertEqual(h.state.currentTrack?.id, 1)
+        h.send(.buttonEdge(.next, pressed: false, at: t + 0.1), {
+            $0.buttons[.next] = button(false, settling: true, longFired: true)
+        }, commands: [
+            .startTimer(.debounce(.next), after: 0.02),
+        ])
         // A hold timer that fires after the release does nothing.
-        XCTAssertEqual(h.prepare(.timerFired(.gesture(.next), at: t + 0.3)), [])
+        h.send(.timerFired(.gesture(.next), at: t + 0.3), commands: [])
     }
 
     func testVolumeFiresOnPressAndRepeatsWhileHeld() {
         let h = CoreHarness(playing(1))
-        h.prepare(.setVolume(50))
-        let down = h.prepare(.buttonEdge(.volumeUp, pressed: true, at: 0))
-        XCTAssertEqual(actions(down), [.setVolume(55)])
-        h.prepare(.timerFired(.debounce(.volumeUp), at: 0.02))
-        XCTAssertEqual(actions(h.prepare(.timerFired(.gesture(.volumeUp), at: 0.5))), [.setVolume(60)])
-        XCTAssertEqual(actions(h.prepare(.timerFired(.gesture(.volumeUp), at: 0.65))), [.setVolume(65)])
-        h.prepare(.buttonEdge(.volumeUp, pressed: false, at: 0.7))
-        XCTAssertEqual(h.state.volume, 65)
+        h.send(.setVolume(50), {
+            $0.volume = 50
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 50)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
+        }, commands: [
+            .setVolume(50),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 50)),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
+        ])
+        h.send(.buttonEdge(.volumeUp, pressed: true, at: 0), {
+            $0.volume = 55
+            $0.buttons[.volumeUp] = button(true, settling: true)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 55)
+        }, commands: [
+            .startTimer(.debounce(.volumeUp), after: 0.02),
+            .setVolume(55),
+            .startTimer(.gesture(.volumeUp), after: 0.5),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 55)),
+        ])
+        h.send(.timerFired(.debounce(.volumeUp), at: 0.02), {
+            $0.buttons[.volumeUp] = button(true)
+        }, commands: [
+            .readLevel(.volumeUp),
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.timerFired(.gesture(.volumeUp), at: 0.5), {
+            $0.volume = 60
+            $0.buttons[.volumeUp] = button(true, longFired: true)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 60)
+        }, commands: [
+            .setVolume(60),
+            .startTimer(.gesture(.volumeUp), after: 0.15),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 60)),
+        ])
+        h.send(.timerFired(.gesture(.volumeUp), at: 0.65), {
+            $0.volume = 65
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 65)
+        }, commands: [
+            .setVolume(65),
+            .startTimer(.gesture(.volumeUp), after: 0.15),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 65)),
+        ])
+        h.send(.buttonEdge(.volumeUp, pressed: false, at: 0.7), {
+            $0.buttons[.volumeUp] = button(false, settling: true, longFired: true)
+        }, commands: [
+            .startTimer(.debounce(.volumeUp), after: 0.02),
+            .startTimer(.saveVolume, after: 1),
+        ])
     }
 
     func testHoldingPowerForThreeSecondsRunsThePowerCommandWithAnArgumentVector() {
         let h = CoreHarness(playing(1))
-        h.prepare(.buttonEdge(.power, pressed: true, at: 0))
-        XCTAssertEqual(timers(h.prepare(.timerFired(.debounce(.power), at: 0.02))), [])
-        let cmds = h.prepare(.timerFired(.gesture(.power), at: 3))
-        XCTAssertEqual(actions(cmds), [.report("power button: running systemctl poweroff"), .runProgram(["systemctl", "poweroff"])])
+        h.send(.buttonEdge(.power, pressed: true, at: 0), {
+            $0.buttons[.power] = button(true, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.power), after: 0.02),
+            .startTimer(.gesture(.power), after: 3),
+        ])
+        h.send(.timerFired(.debounce(.power), at: 0.02), {
+            $0.buttons[.power] = button(true)
+        }, commands: [
+            .readLevel(.power),
+        ])
+        h.send(.timerFired(.gesture(.power), at: 3), {
+            $0.buttons[.power] = button(true, longFired: true)
+        }, commands: [
+            .report("power button: running systemctl poweroff"),
+            .runProgram(["systemctl", "poweroff"]),
+        ])
         // A short press of power does nothing.
         let s = CoreHarness(playing(1))
-        s.prepare(.buttonEdge(.power, pressed: true, at: 0))
-        XCTAssertEqual(actions(s.prepare(.buttonEdge(.power, pressed: false, at: 0.5))), [])
+        s.send(.buttonEdge(.power, pressed: true, at: 0), {
+            $0.buttons[.power] = button(true, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.power), after: 0.02),
+            .startTimer(.gesture(.power), after: 3),
+        ])
+        s.send(.buttonEdge(.power, pressed: false, at: 0.5), {
+            $0.buttons[.power] = button(true, level: false, settling: true)
+        }, commands: [])
     }
 
     func testADoublePressFiresItsOwnActionAndASingleOneWaitsForTheWindow() {
         var settings = Settings()
         settings.buttons[.play] = ButtonBinding(tap: .togglePlay, double: .next)
         let h = CoreHarness(playing(3, settings: settings))
-        h.prepare(.buttonEdge(.play, pressed: true, at: 0))
-        h.prepare(.timerFired(.debounce(.play), at: 0.02))
-        let firstUp = h.prepare(.buttonEdge(.play, pressed: false, at: 0.1))
-        XCTAssertEqual(actions(firstUp), [])
-        XCTAssertTrue(timers(firstUp).contains(.startTimer(.doubleTap(.play), after: 0.35)))
-        h.prepare(.timerFired(.debounce(.play), at: 0.12))
-        let second = h.prepare(.buttonEdge(.play, pressed: true, at: 0.25))
-        XCTAssertTrue(actions(second).contains { if case .startTrack(_, "/music/2.flac", _, _, _) = $0 { return true } else { return false } })
-        h.prepare(.timerFired(.debounce(.play), at: 0.27))
-        XCTAssertEqual(actions(h.prepare(.buttonEdge(.play, pressed: false, at: 0.3))), [])
-        XCTAssertEqual(h.state.phase, .playing)
+        h.send(.buttonEdge(.play, pressed: true, at: 0), {
+            $0.buttons[.play] = button(true, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.play), after: 0.02),
+        ])
+        h.send(.timerFired(.debounce(.play), at: 0.02), {
+            $0.buttons[.play] = button(true)
+        }, commands: [
+            .readLevel(.play),
+        ])
+        h.send(.buttonEdge(.play, pressed: false, at: 0.1), {
+            $0.buttons[.play] = button(false, settling: true, tapPending: true)
+        }, commands: [
+            .startTimer(.debounce(.play), after: 0.02),
+            .startTimer(.doubleTap(.play), after: 0.35),
+        ])
+        h.send(.timerFired(.debounce(.play), at: 0.12), {
+            $0.buttons[.play] = button(false, tapPending: true)
+        }, commands: [
+            .readLevel(.play),
+        ])
+        h.send(.buttonEdge(.play, pressed: true, at: 0.25), {
+            $0.cursor = 1
+            $0.buttons[.play] = button(true, settling: true, consumed: true)
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
+        }, commands: [
+            .startTimer(.debounce(.play), after: 0.02),
+            .cancelTimer(.doubleTap(.play)),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3)),
+        ])
+        h.send(.timerFired(.debounce(.play), at: 0.27), {
+            $0.buttons[.play] = button(true, consumed: true)
+        }, commands: [
+            .readLevel(.play),
+        ])
+        h.send(.buttonEdge(.play, pressed: false, at: 0.3), {
+            $0.buttons[.play] = button(false, settling: true, consumed: true)
+        }, commands: [
+            .startTimer(.debounce(.play), after: 0.02),
+        ])
         // A single press: the toggle comes when the window ends.
-        h.prepare(.timerFired(.debounce(.play), at: 0.32))
-        h.prepare(.buttonEdge(.play, pressed: true, at: 2))
-        h.prepare(.timerFired(.debounce(.play), at: 2.02))
-        h.prepare(.buttonEdge(.play, pressed: false, at: 2.1))
-        XCTAssertEqual(h.state.phase, .playing)
-        h.prepare(.timerFired(.doubleTap(.play), at: 2.45))
-        XCTAssertEqual(h.state.phase, .paused)
+        h.send(.timerFired(.debounce(.play), at: 0.32), {
+            $0.buttons[.play] = button(false, consumed: true)
+        }, commands: [
+            .readLevel(.play),
+        ])
+        h.send(.buttonEdge(.play, pressed: true, at: 2), {
+            $0.buttons[.play] = button(true, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.play), after: 0.02),
+        ])
+        h.send(.timerFired(.debounce(.play), at: 2.02), {
+            $0.buttons[.play] = button(true)
+        }, commands: [
+            .readLevel(.play),
+        ])
+        h.send(.buttonEdge(.play, pressed: false, at: 2.1), {
+            $0.buttons[.play] = button(false, settling: true, tapPending: true)
+        }, commands: [
+            .startTimer(.debounce(.play), after: 0.02),
+            .startTimer(.doubleTap(.play), after: 0.35),
+        ])
+        h.send(.timerFired(.doubleTap(.play), at: 2.45), {
+            $0.phase = .paused
+            $0.buttons[.play] = button(false, settling: true)
+            $0.savedMark = mark(revision: 1, current: 2, phase: "paused")
+            $0.shown = status("paused", song: 2, index: 2, of: 3)
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "paused")),
+            .render(status("paused", song: 2, index: 2, of: 3)),
+        ])
     }
 
     func testAChordFiresInsteadOfEitherButton() {
         var settings = Settings()
         settings.chords = [Chord(.next, .previous, .cycleRepeat)]
         let h = CoreHarness(playing(3, settings: settings))
-        h.prepare(.buttonEdge(.next, pressed: true, at: 0))
-        let both = h.prepare(.buttonEdge(.previous, pressed: true, at: 0.05))
-        XCTAssertEqual(h.state.repeatMode, .all)
-        XCTAssertTrue(timers(both).contains(.cancelTimer(.gesture(.next))))
-        h.prepare(.buttonEdge(.next, pressed: false, at: 0.3))
-        h.prepare(.buttonEdge(.previous, pressed: false, at: 0.31))
+        h.send(.buttonEdge(.next, pressed: true, at: 0), {
+            $0.buttons[.next] = button(true, settling: true)
+        }, commands: [
+            .startTimer(.debounce(.next), after: 0.02),
+            .startTimer(.gesture(.next), after: 0.8),
+        ])
+        h.send(.buttonEdge(.previous, pressed: true, at: 0.05), {
+            $0.repeatMode = .all
+            $0.buttons[.next] = button(true, settling: true, consumed: true)
+            $0.buttons[.previous] = button(true, settling: true, consumed: true)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.shown = status("playing", song: 1, index: 1, of: 3, repeat: .all)
+        }, commands: [
+            .startTimer(.debounce(.previous), after: 0.02),
+            .cancelTimer(.gesture(.next)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing", repeatMode: .all)),
+            .render(status("playing", song: 1, index: 1, of: 3, repeat: .all)),
+        ])
+        h.send(.buttonEdge(.next, pressed: false, at: 0.3), {
+            $0.buttons[.next] = button(true, level: false, settling: true, consumed: true)
+        }, commands: [])
+        h.send(.buttonEdge(.previous, pressed: false, at: 0.31), {
+            $0.buttons[.previous] = button(true, level: false, settling: true, consumed: true)
+        }, commands: [])
         XCTAssertEqual(h.state.currentTrack?.id, 1, "neither skip happened")
     }
 
     func testTheMuteLineInterruptsWhileActive() {
         let h = CoreHarness(playing(2))
-        let on = h.prepare(.buttonEdge(.mute, pressed: true, at: 0))
-        XCTAssertTrue(on.contains(.releaseDevice(token: 1)))
+        h.send(.buttonEdge(.mute, pressed: true, at: 0), {
+            $0.phase = .interrupted(reason: "mute line")
+            $0.interruptions = [Interruption(id: "mute", reason: "mute line")]
+            $0.afterInterruption = .playing
+            $0.pendingGrants = ["mute"]
+            $0.releaseToken = 1
+            $0.releasedPlay = 1
+            $0.nextReleaseToken = 2
+            $0.buttons[.mute] = button(true, settling: true)
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: mute line")
+        }, commands: [
+            .startTimer(.debounce(.mute), after: 0.02),
+            .releaseDevice(token: 1),
+            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: mute line")),
+        ])
         XCTAssertEqual(h.state.phase, .interrupted(reason: "mute line"))
-        h.prepare(.deviceReleased(token: 1, heard: nil))
-        h.prepare(.timerFired(.debounce(.mute), at: 0.02))
-        h.prepare(.buttonEdge(.mute, pressed: false, at: 5))
-        XCTAssertEqual(h.state.phase, .playing)
+        h.send(.deviceReleased(token: 1, heard: nil), {
+            $0.pendingGrants = []
+            $0.releaseToken = nil
+            $0.releasedPlay = nil
+        }, commands: [
+            .grant(id: "mute"),
+        ])
+        h.send(.timerFired(.debounce(.mute), at: 0.02), {
+            $0.buttons[.mute] = button(true)
+        }, commands: [
+            .readLevel(.mute),
+        ])
+        h.send(.buttonEdge(.mute, pressed: false, at: 5), {
+            $0.phase = .playing
+            $0.interruptions = []
+            $0.buttons[.mute] = button(false, settling: true)
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTimer(.debounce(.mute), after: 0.02),
+            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+        ])
+    }
+
+    /// An encoder edge that completes a detent on `playing(1)`: the volume becomes `volume`, the
+    /// decoder `state`, and the save waits until the knob has been still for a second.
+    func detent(_ h: CoreHarness, a: Bool, b: Bool, at t: Double, volume: Int, _ state: EncoderState,
+                file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.encoderEdge(a: a, b: b, at: t), file: file, line: line, {
+            $0.volume = volume
+            $0.encoderState = state
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: volume)
+        }, commands: [
+            .setVolume(volume), .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: volume)),
+        ])
     }
 
     func testTheEncoderCountsDetentsAndRejectsBounce() {
         var settings = Settings()
         settings.encoderAcceleration = false
         let h = CoreHarness(playing(1, settings: settings))
-        h.prepare(.setVolume(50))
+        h.send(.setVolume(50), {
+            $0.volume = 50
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 50)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
+        }, commands: [
+            .setVolume(50),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 50)),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
+        ])
         // One clockwise detent (4 transitions) with bounce between two neighbouring states.
-        let cw: [(Bool, Bool)] = [(false, true), (false, false), (false, true), (true, true), (true, false), (false, false)]
-        var t = 1.0
-        for (a, b) in cw { h.prepare(.encoderEdge(a: a, b: b, at: t)); t += 0.002 }
-        XCTAssertEqual(h.state.volume, 55)
+        h.send(.encoderEdge(a: false, b: true, at: 1.000), {
+            $0.encoderState = encoder(ab: 1, steps: 1)
+        }, commands: [])
+        h.send(.encoderEdge(a: false, b: false, at: 1.002), {
+            $0.encoderState = encoder()
+        }, commands: [])
+        h.send(.encoderEdge(a: false, b: true, at: 1.004), {
+            $0.encoderState = encoder(ab: 1, steps: 1)
+        }, commands: [])
+        h.send(.encoderEdge(a: true, b: true, at: 1.006), {
+            $0.encoderState = encoder(ab: 3, steps: 2)
+        }, commands: [])
+        h.send(.encoderEdge(a: true, b: false, at: 1.008), {
+            $0.encoderState = encoder(ab: 2, steps: 3)
+        }, commands: [])
+        detent(h, a: false, b: false, at: 1.010, volume: 55, encoder(lastDetentAt: 1.01))
         // A jump over a state (both lines changed at once) counts nothing.
-        h.prepare(.encoderEdge(a: true, b: true, at: t))
-        XCTAssertEqual(h.state.encoderState.steps, 0)
-        h.prepare(.encoderEdge(a: false, b: false, at: t + 0.01))
+        h.send(.encoderEdge(a: true, b: true, at: 1.012), {
+            $0.encoderState = encoder(ab: 3, lastDetentAt: 1.01)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.encoderEdge(a: false, b: false, at: 1.022), {
+            $0.encoderState = encoder(lastDetentAt: 1.01)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
         // Two counter-clockwise detents.
-        let ccw: [(Bool, Bool)] = [(true, false), (true, true), (false, true), (false, false)]
-        for _ in 0..<2 { for (a, b) in ccw { t += 0.05; h.prepare(.encoderEdge(a: a, b: b, at: t)) } }
-        XCTAssertEqual(h.state.volume, 45)
+        h.send(.encoderEdge(a: true, b: false, at: 1.072), {
+            $0.encoderState = encoder(ab: 2, steps: -1, lastDetentAt: 1.01)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.encoderEdge(a: true, b: true, at: 1.122), {
+            $0.encoderState = encoder(ab: 3, steps: -2, lastDetentAt: 1.01)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.encoderEdge(a: false, b: true, at: 1.172), {
+            $0.encoderState = encoder(ab: 1, steps: -3, lastDetentAt: 1.01)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        h.send(.encoderEdge(a: false, b: false, at: 1.222), {
+            $0.volume = 50
+            $0.encoderState = encoder(lastDetentAt: 1.222)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
+        }, commands: [
+            .setVolume(50),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
+        ])
+        h.send(.encoderEdge(a: true, b: false, at: 1.272), {
+            $0.encoderState = encoder(ab: 2, steps: -1, lastDetentAt: 1.222)
+        }, commands: [])
+        h.send(.encoderEdge(a: true, b: true, at: 1.322), {
+            $0.encoderState = encoder(ab: 3, steps: -2, lastDetentAt: 1.222)
+        }, commands: [])
+        h.send(.encoderEdge(a: false, b: true, at: 1.372), {
+            $0.encoderState = encoder(ab: 1, steps: -3, lastDetentAt: 1.222)
+        }, commands: [])
+        detent(h, a: false, b: false, at: 1.422, volume: 45, encoder(lastDetentAt: 1.422))
     }
 
     func testEncodersWithTwoTransitionsPerDetentAndAcceleration() {
         var settings = Settings()
         settings.encoderStepsPerDetent = 2
         let h = CoreHarness(playing(1, settings: settings))
-        h.prepare(.setVolume(20))
-        let cw: [(Bool, Bool)] = [(false, true), (true, true), (true, false), (false, false)]
-        // Slow: a detent every 0.3 s moves 5 each; fast: 20 ms apart moves 4× that.
-        var t = 0.0
-        for (i, (a, b)) in cw.enumerated() { t += i % 2 == 0 ? 0.3 : 0.01; h.prepare(.encoderEdge(a: a, b: b, at: t)) }
-        XCTAssertEqual(h.state.volume, 30)
-        for (a, b) in cw { t += 0.01; h.prepare(.encoderEdge(a: a, b: b, at: t)) }
-        XCTAssertEqual(h.state.volume, 70)
+        h.send(.setVolume(20), {
+            $0.volume = 20
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 20)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 20)
+        }, commands: [
+            .setVolume(20),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 20)),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 20)),
+        ])
+        // Slow: a detent every 0.3 s moves 5 each.
+        h.send(.encoderEdge(a: false, b: true, at: 0.30), {
+            $0.encoderState = encoder(ab: 1, steps: 1)
+        }, commands: [])
+        detent(h, a: true, b: true, at: 0.31, volume: 25, encoder(ab: 3, lastDetentAt: 0.31))
+        h.send(.encoderEdge(a: true, b: false, at: 0.61), {
+            $0.encoderState = encoder(ab: 2, steps: 1, lastDetentAt: 0.31)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        detent(h, a: false, b: false, at: 0.62, volume: 30, encoder(lastDetentAt: 0.62))
+        // Fast: 20 ms apart moves 4× that.
+        h.send(.encoderEdge(a: false, b: true, at: 0.63), {
+            $0.encoderState = encoder(ab: 1, steps: 1, lastDetentAt: 0.62)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        detent(h, a: true, b: true, at: 0.64, volume: 50, encoder(ab: 3, lastDetentAt: 0.64))
+        h.send(.encoderEdge(a: true, b: false, at: 0.65), {
+            $0.encoderState = encoder(ab: 2, steps: 1, lastDetentAt: 0.64)
+        }, commands: [
+            .startTimer(.saveVolume, after: 1),
+        ])
+        detent(h, a: false, b: false, at: 0.66, volume: 70, encoder(lastDetentAt: 0.66))
     }
 
     func testMediaKeysMapToTheSameIntents() {
         let h = CoreHarness(playing(3))
-        XCTAssertEqual(actions(h.prepare(.mediaKey(code: MediaKey.playPause, value: 1, at: 0))), [.pauseOutput])
-        XCTAssertEqual(actions(h.prepare(.mediaKey(code: MediaKey.playPause, value: 0, at: 0.1))), [])
-        XCTAssertEqual(actions(h.prepare(.mediaKey(code: MediaKey.play, value: 1, at: 1))), [.resumeOutput])
-        h.prepare(.mediaKey(code: MediaKey.nextSong, value: 1, at: 2))
-        XCTAssertEqual(h.state.currentTrack?.id, 2)
-        h.prepare(.mediaKey(code: MediaKey.nextSong, value: 2, at: 2.5))
+        h.send(.mediaKey(code: MediaKey.playPause, value: 1, at: 0), {
+            $0.phase = .paused
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 3)
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 3)),
+        ])
+        h.send(.mediaKey(code: MediaKey.playPause, value: 0, at: 0.1), commands: [])
+        h.send(.mediaKey(code: MediaKey.play, value: 1, at: 1), {
+            $0.phase = .playing
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 3)
+        }, commands: [
+            .resumeOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 3)),
+        ])
+        h.send(.mediaKey(code: MediaKey.nextSong, value: 1, at: 2), {
+            $0.cursor = 1
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3)),
+        ])
+        h.send(.mediaKey(code: MediaKey.nextSong, value: 2, at: 2.5), commands: [])
         XCTAssertEqual(h.state.currentTrack?.id, 2, "autorepeat does not skip again")
-        h.prepare(.mediaKey(code: MediaKey.volumeDown, value: 1, at: 3))
-        h.prepare(.mediaKey(code: MediaKey.volumeDown, value: 2, at: 3.5))
+        h.send(.mediaKey(code: MediaKey.volumeDown, value: 1, at: 3), {
+            $0.volume = 95
+            $0.shown = status("playing", song: 2, index: 2, of: 3, volume: 95)
+        }, commands: [
+            .setVolume(95),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 2, index: 2, of: 3, volume: 95)),
+        ])
+        h.send(.mediaKey(code: MediaKey.volumeDown, value: 2, at: 3.5), {
+            $0.volume = 90
+            $0.shown = status("playing", song: 2, index: 2, of: 3, volume: 90)
+        }, commands: [
+            .setVolume(90),
+            .startTimer(.saveVolume, after: 1),
+            .render(status("playing", song: 2, index: 2, of: 3, volume: 90)),
+        ])
         XCTAssertEqual(h.state.volume, 90, "volume repeats while held")
-        h.prepare(.mediaKey(code: MediaKey.fastForward, value: 1, at: 4))
-        XCTAssertEqual(h.state.position, 10)
-        h.prepare(.mediaKey(code: MediaKey.stopCD, value: 1, at: 5))
-        XCTAssertEqual(h.state.phase, .stopped)
-        XCTAssertEqual(h.prepare(.mediaKey(code: 30 /* KEY_A */, value: 1, at: 6)), [])
+        h.send(.mediaKey(code: MediaKey.fastForward, value: 1, at: 4), {
+            $0.position = 10
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", volume: 90)
+            $0.savedPosition = 10
+            $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "0:10", volume: 90)
+        }, commands: [
+            .seekOutput(to: 10),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 10, phase: "playing", volume: 90)),
+            .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:10", volume: 90)),
+        ])
+        h.send(.mediaKey(code: MediaKey.stopCD, value: 1, at: 5), {
+            $0.phase = .stopped
+            $0.position = 0
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 2, phase: "stopped", volume: 90)
+            $0.savedPosition = 0
+            $0.shown = status("stopped", song: 2, index: 2, of: 3, volume: 90)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, volume: 90)),
+            .render(status("stopped", song: 2, index: 2, of: 3, volume: 90)),
+        ])
+        h.send(.mediaKey(code: 30 /* KEY_A */, value: 1, at: 6), commands: [])
     }
-}
-
-/// A button's state: `pressed` as accepted, `level` as last seen (by default the same).
-func button(_ pressed: Bool, level: Bool? = nil, settling: Bool = false) -> ButtonState {
-    var b = ButtonState()
-    b.pressed = pressed
-    b.level = level ?? pressed
-    b.settling = settling
-    return b
 }

@@ -5,93 +5,373 @@ import XCTest
 
 /// What the panel shows, decided in the core, with a manual clock.
 final class DisplayTests: XCTestCase {
-    func panel(_ layout: PanelLayout, tracks: [TrackInfo] = [info(1), info(2)]) -> CoreHarness {
+    /// A harness for a player with this panel, after `tracks` were added: stopped, showing `rows`.
+    func panel(_ layout: PanelLayout, tracks: [TrackInfo] = [info(1), info(2)], showing rows: [String],
+               file: StaticString = #filePath, line: UInt = #line) -> CoreHarness {
         var settings = Settings()
         settings.display = layout
-        var s = State(settings: settings)
-        _ = reduce(&s, .add(tracks))
-        return CoreHarness(s)
+        let h = CoreHarness(State(settings: settings))
+        let n = tracks.count
+        h.send(.add(tracks), file: file, line: line, {
+            if n > 0 {
+                $0.queue = tracks.enumerated().map { Track(id: UInt64($0.offset + 1), info: $0.element) }
+                $0.order = (1...n).map { UInt64($0) }
+                $0.nextTrackID = UInt64(n + 1)
+                $0.queueRevision = 1
+                $0.savedMark = mark(revision: 1, current: nil, phase: "stopped")
+            }
+            $0.shownFrame = DisplayFrame(rows: rows)
+            $0.shown = status("stopped", of: n)
+        }, commands: (n > 0 ? [.persist(Snapshot(tracks: tracks))] : []) + [
+            .render(status("stopped", of: n)), .show(DisplayFrame(rows: rows)),
+        ])
+        return h
+    }
+
+    /// A 16×2 panel with `info(1)`, `info(2)` queued, after `play`: song 1 at 0:00 (the title's
+    /// scrolling starts now).
+    func playingOnA16x2(file: StaticString = #filePath, line: UInt = #line) -> CoreHarness {
+        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "], file: file, line: line)
+        h.send(.play, file: file, line: line, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
+            $0.titleShown = "Song 1"
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+            .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
+        ])
+        return h
     }
 
     func shown(_ h: CoreHarness) -> [String] { h.state.shownFrame?.rows ?? [] }
 
     func testNowPlayingOnA16x2() {
-        let h = panel(.lcd16x2)
-        h.prepare(.play)
-        h.prepare(.heard(playID: 1, seconds: 83))
+        let h = playingOnA16x2()
+        h.send(.heard(playID: 1, seconds: 83), {
+            $0.position = 83
+            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40     "])
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:23")
+        }, commands: [
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "1:23")),
+            .show(DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40     "])),
+        ])
         XCTAssertEqual(shown(h), ["Song 1          ", "▶ 1:23/1:40     "])
-        h.prepare(.setRepeat(.all))
-        h.prepare(.toggleShuffle(seed: 1))
+        h.send(.setRepeat(.all), {
+            $0.repeatMode = .all
+            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40    🔁"])
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.savedPosition = 83
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:23", repeat: .all)
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 83, phase: "playing", repeatMode: .all)),
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "1:23", repeat: .all)),
+            .show(DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40    🔁"])),
+        ])
+        h.send(.toggleShuffle(seed: 1), {
+            $0.shuffle = true
+            $0.shuffleSeed = 1
+            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40   🔀🔁"])
+            $0.queueRevision = 2
+            $0.savedMark = mark(revision: 2, current: 1, phase: "playing", shuffle: true, repeat: .all)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:23", shuffle: true, repeat: .all)
+        }, commands: [
+            .persist(Snapshot(tracks: [info(1), info(2)], order: [0, 1], current: 0, position: 83, phase: "playing", shuffle: true, shuffleSeed: 1, repeatMode: .all)),
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "1:23", shuffle: true, repeat: .all)),
+            .show(DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40   🔀🔁"])),
+        ])
         XCTAssertEqual(shown(h)[1], "▶ 1:23/1:40   🔀🔁")
-        h.prepare(.pause)
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "⏸ 1:23/1:40   🔀🔁"])
+            $0.savedMark = mark(revision: 2, current: 1, phase: "paused", shuffle: true, repeat: .all)
+            $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "1:23", shuffle: true, repeat: .all)
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], order: [0, 1], current: 0, position: 83, phase: "paused", shuffle: true, shuffleSeed: 1, repeatMode: .all)),
+            .render(status("paused", song: 1, index: 1, of: 2, elapsed: "1:23", shuffle: true, repeat: .all)),
+            .show(DisplayFrame(rows: ["Song 1          ", "⏸ 1:23/1:40   🔀🔁"])),
+        ])
         XCTAssertEqual(shown(h)[1], "⏸ 1:23/1:40   🔀🔁")
     }
 
     func testALongTitleRestsThenScrollsAsALoop() {
         let long = TrackInfo(path: "/m/x.flac", title: "A Very Long Song Title Indeed", duration: 3600 + 61)
-        let h = panel(.lcd16x2, tracks: [long])
-        h.prepare(.tick(now: 100))
-        h.prepare(.play)
+        let h = panel(.lcd16x2, tracks: [long], showing: ["A Very Long Song", "■ --:--/--:--   "])
+        h.send(.tick(now: 100), {
+            $0.shownFrame = DisplayFrame(rows: ["Long Song Title ", "■ --:--/--:--   "])
+            $0.now = 100
+        }, commands: [
+            .show(DisplayFrame(rows: ["Long Song Title ", "■ --:--/--:--   "])),
+        ])
+        h.send(.play, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.shownFrame = DisplayFrame(rows: ["A Very Long Song", "▶ 0:00/1:01:01  "])
+            $0.titleShown = "A Very Long Song Title Indeed"
+            $0.titleSince = 100
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedAt = 100
+            $0.shown = status("playing", title: "A Very Long Song Title Indeed", elapsed: "0:00", duration: "1:01:01", index: 1, of: 1)
+        }, commands: [
+            .startTrack(playID: 1, path: "/m/x.flac", at: 0, paused: false),
+            .persistPlace(Snapshot(tracks: [TrackInfo(path: "/m/x.flac", title: "A Very Long Song Title Indeed", artist: nil, album: nil, trackNumber: nil, discNumber: nil, duration: 3661)], current: 0, phase: "playing")),
+            .render(status("playing", title: "A Very Long Song Title Indeed", elapsed: "0:00", duration: "1:01:01", index: 1, of: 1)),
+            .show(DisplayFrame(rows: ["A Very Long Song", "▶ 0:00/1:01:01  "])),
+        ])
         XCTAssertEqual(shown(h)[0], "A Very Long Song")
         XCTAssertEqual(shown(h)[1], "▶ 0:00/1:01:01  ", "h:mm:ss past an hour")
-        h.prepare(.tick(now: 101.4))
+        h.send(.tick(now: 101.4), {
+            $0.now = 101.4
+        }, commands: [])
         XCTAssertEqual(shown(h)[0], "A Very Long Song", "rests first")
-        h.prepare(.tick(now: 102.5))  // 1 s of scrolling at 3 chars/s
+        // 1 s of scrolling at 3 chars/s
+        h.send(.tick(now: 102.5), {
+            $0.shownFrame = DisplayFrame(rows: ["ery Long Song Ti", "▶ 0:00/1:01:01  "])
+            $0.now = 102.5
+        }, commands: [
+            .show(DisplayFrame(rows: ["ery Long Song Ti", "▶ 0:00/1:01:01  "])),
+        ])
         XCTAssertEqual(shown(h)[0], "ery Long Song Ti")
-        h.prepare(.tick(now: 100 + 1.5 + 32.0 / 3))  // one full loop (29 chars + 3 of gap)
+        // one full loop (29 chars + 3 of gap)
+        h.send(.tick(now: 100 + 1.5 + 32.0 / 3), {
+            $0.shownFrame = DisplayFrame(rows: ["A Very Long Song", "▶ 0:00/1:01:01  "])
+            $0.now = 112.16666666666667
+        }, commands: [
+            .show(DisplayFrame(rows: ["A Very Long Song", "▶ 0:00/1:01:01  "])),
+        ])
         XCTAssertEqual(shown(h)[0], "A Very Long Song")
     }
 
     func testTheVolumeOverlayShowsForAMomentAfterAChange() {
-        let h = panel(.lcd16x2)
-        h.prepare(.play)
-        h.prepare(.tick(now: 10))
-        let cmds = h.prepare(.setVolume(60))
+        let h = playingOnA16x2()
+        h.send(.tick(now: 10), {
+            $0.now = 10
+        }, commands: [])
+        h.send(.setVolume(60), {
+            $0.volume = 60
+            $0.shownFrame = DisplayFrame(rows: ["Volume          ", "███████      60 "])
+            $0.volumeShownUntil = 12
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 60)
+            $0.savedAt = 10
+            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 60)
+        }, commands: [
+            .setVolume(60),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 60)),
+            .render(status("playing", song: 1, index: 1, of: 2, volume: 60)),
+            .show(DisplayFrame(rows: ["Volume          ", "███████      60 "])),
+        ])
         XCTAssertEqual(shown(h), ["Volume          ", "███████      60"].map { $0.padding(16) })
-        XCTAssertTrue(cmds.contains(.show(h.state.shownFrame!)))
-        h.prepare(.tick(now: 11.9))
+        h.send(.tick(now: 11.9), {
+            $0.now = 11.9
+        }, commands: [])
         XCTAssertEqual(shown(h)[0].trimmed, "Volume")
-        h.prepare(.tick(now: 12.1))
+        h.send(.tick(now: 12.1), {
+            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
+            $0.now = 12.1
+        }, commands: [
+            .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
+        ])
         XCTAssertEqual(shown(h)[0].trimmed, "Song 1")
         // At the limit a press still shows the overlay (it visibly did something).
-        h.prepare(.setVolume(100))
-        h.prepare(.tick(now: 20))
-        h.prepare(.changeVolume(by: 5))
+        h.send(.setVolume(100), {
+            $0.volume = 100
+            $0.shownFrame = DisplayFrame(rows: ["Volume          ", "████████████100 "])
+            $0.volumeShownUntil = 14.1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedAt = 12.1
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .setVolume(100),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+            .show(DisplayFrame(rows: ["Volume          ", "████████████100 "])),
+        ])
+        h.send(.tick(now: 20), {
+            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
+            $0.now = 20
+        }, commands: [
+            .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
+        ])
+        h.send(.changeVolume(by: 5), {
+            $0.shownFrame = DisplayFrame(rows: ["Volume          ", "████████████100 "])
+            $0.volumeShownUntil = 22
+        }, commands: [
+            .show(DisplayFrame(rows: ["Volume          ", "████████████100 "])),
+        ])
         XCTAssertEqual(shown(h)[0].trimmed, "Volume")
     }
 
     func testWaitingInterruptedAndEmptyScreens() {
-        let h = panel(.lcd16x2)
-        h.prepare(.play)
-        h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        let h = playingOnA16x2()
+        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
+            $0.phase = .waitingForDevice(reason: "busy")
+            $0.shownFrame = DisplayFrame(rows: ["Waiting: audio  ", "busy            "])
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.retryDelay = 0.25
+            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")
+        }, commands: [
+            .report("waiting for audio device: busy"),
+            .startTimer(.deviceRetry, after: 0.125),
+            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")),
+            .show(DisplayFrame(rows: ["Waiting: audio  ", "busy            "])),
+        ])
         XCTAssertEqual(shown(h), ["Waiting: audio  ", "busy            "])
-        let m = panel(.lcd20x4)
-        m.prepare(.musicMissing("/srv/usb"))
-        m.prepare(.play)
+        let m = panel(.lcd20x4, showing: ["Song 1              ", "                    ", "                    ", "■ --:--/--:--       "])
+        m.send(.musicMissing("/srv/usb"), {
+            $0.musicMissing = "/srv/usb"
+            $0.shown = status("stopped", of: 2, message: "waiting for music: /srv/usb is not there")
+        }, commands: [
+            .report("waiting for music: /srv/usb is not there"),
+            .render(status("stopped", of: 2, message: "waiting for music: /srv/usb is not there")),
+        ])
+        m.send(.play, {
+            $0.cursor = 0
+            $0.phase = .waitingForMusic
+            $0.shownFrame = DisplayFrame(rows: ["Waiting for         ", "music               ", "/srv/usb is not ther", "                    "])
+            $0.titleShown = "Song 1"
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for music: /srv/usb is not there")
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for music: /srv/usb is not there")),
+            .show(DisplayFrame(rows: ["Waiting for         ", "music               ", "/srv/usb is not ther", "                    "])),
+        ])
         XCTAssertEqual(shown(m), ["Waiting for         ", "music               ", "/srv/usb is not ther", "                    "])
-        let i = panel(.lcd20x4)
-        i.prepare(.play)
-        i.prepare(.interruptBegan(id: "manual", reason: "doorbell"))
+        let i = panel(.lcd20x4, showing: ["Song 1              ", "                    ", "                    ", "■ --:--/--:--       "])
+        i.send(.play, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.shownFrame = DisplayFrame(rows: ["Song 1              ", "Band                ", "                    ", "▶ 0:00/1:40         "])
+            $0.titleShown = "Song 1"
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+            .show(DisplayFrame(rows: ["Song 1              ", "Band                ", "                    ", "▶ 0:00/1:40         "])),
+        ])
+        i.send(.interruptBegan(id: "manual", reason: "doorbell"), {
+            $0.phase = .interrupted(reason: "doorbell")
+            $0.interruptions = [Interruption(id: "manual", reason: "doorbell")]
+            $0.afterInterruption = .playing
+            $0.pendingGrants = ["manual"]
+            $0.releaseToken = 1
+            $0.releasedPlay = 1
+            $0.nextReleaseToken = 2
+            $0.shownFrame = DisplayFrame(rows: ["Interrupted         ", "doorbell            ", "                    ", "                    "])
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: doorbell")
+        }, commands: [
+            .releaseDevice(token: 1),
+            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: doorbell")),
+            .show(DisplayFrame(rows: ["Interrupted         ", "doorbell            ", "                    ", "                    "])),
+        ])
         XCTAssertEqual(shown(i), ["Interrupted         ", "doorbell            ", "                    ", "                    "])
-        let e = panel(.lcd16x2, tracks: [])
-        e.prepare(.tick(now: 1))
+        let e = panel(.lcd16x2, tracks: [], showing: ["jukebox         ", "queue empty     "])
+        e.send(.tick(now: 1), {
+            $0.now = 1
+        }, commands: [])
         XCTAssertEqual(shown(e), ["jukebox         ", "queue empty     "])
     }
 
     func testASkippedFileIsShownForAWhile() {
-        let h = panel(.lcd16x2)
-        h.prepare(.tick(now: 50))
-        h.prepare(.play)
-        h.prepare(.trackFailed(playID: 1, reason: "bad"))
+        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "])
+        h.send(.tick(now: 50), {
+            $0.now = 50
+        }, commands: [])
+        h.send(.play, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
+            $0.titleShown = "Song 1"
+            $0.titleSince = 50
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedAt = 50
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+            .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
+        ])
+        h.send(.trackFailed(playID: 1, reason: "bad"), {
+            $0.cursor = 1
+            $0.message = "skipped 1.flac: bad"
+            $0.shownFrame = DisplayFrame(rows: ["Song 2          ", "skipped 1.flac: "])
+            $0.messageUntil = 56
+            $0.messageSince = 50
+            $0.titleShown = "Song 2"
+            $0.messageShown = "skipped 1.flac: bad"
+            $0.nextPlayID = 4
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = nil
+            $0.failuresInARow = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")
+        }, commands: [
+            .report("skipped /music/1.flac: bad"),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")),
+            .show(DisplayFrame(rows: ["Song 2          ", "skipped 1.flac: "])),
+        ])
         XCTAssertEqual(shown(h)[1], "skipped 1.flac: ")
-        h.prepare(.tick(now: 57))
+        h.send(.tick(now: 57), {
+            $0.shownFrame = DisplayFrame(rows: ["Song 2          ", "▶ 0:00/1:40     "])
+            $0.now = 57
+        }, commands: [
+            .show(DisplayFrame(rows: ["Song 2          ", "▶ 0:00/1:40     "])),
+        ])
         XCTAssertEqual(shown(h)[1].hasPrefix("▶ 0:00/1:40"), true)
     }
 
     func testTheOLEDShowsArtistProgressAndVolume() {
-        let h = panel(.oled128x64)
-        h.prepare(.play)
-        h.prepare(.heard(playID: 1, seconds: 25))
+        let h = panel(.oled128x64, showing: ["Song 1               ", "                     ", "                     ", "                     ",
+                                    "                     ", "                     ", "                     ", "■ --:--/--:--     100"])
+        h.send(.play, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.shownFrame = DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:00/1:40       100"], progress: 0, progressRow: 5)
+            $0.titleShown = "Song 1"
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+            .show(DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:00/1:40       100"], progress: 0, progressRow: 5)),
+        ])
+        h.send(.heard(playID: 1, seconds: 25), {
+            $0.position = 25
+            $0.shownFrame = DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:25/1:40       100"], progress: 0.25, progressRow: 5)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:25")
+        }, commands: [
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:25")),
+            .show(DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:25/1:40       100"], progress: 0.25, progressRow: 5)),
+        ])
         let frame = h.state.shownFrame!
         XCTAssertEqual(frame.rows.count, 8)
         XCTAssertTrue(frame.rows.allSatisfy { $0.count == 21 })
@@ -108,17 +388,35 @@ final class DisplayTests: XCTestCase {
         var s = State(settings: settings)
         s.splashUntil = 1.5
         let h = CoreHarness(s)
-        h.prepare(.tick(now: 0.5))
+        h.send(.tick(now: 0.5), {
+            $0.shownFrame = DisplayFrame(rows: ["jukebox         ", "starting…       "])
+            $0.now = 0.5
+            $0.shown = status("stopped")
+        }, commands: [
+            .render(status("stopped")),
+            .show(DisplayFrame(rows: ["jukebox         ", "starting…       "])),
+        ])
         XCTAssertEqual(shown(h), ["jukebox         ", "starting…       "])
-        h.prepare(.tick(now: 2))
+        h.send(.tick(now: 2), {
+            $0.shownFrame = DisplayFrame(rows: ["jukebox         ", "queue empty     "])
+            $0.now = 2
+        }, commands: [
+            .show(DisplayFrame(rows: ["jukebox         ", "queue empty     "])),
+        ])
         XCTAssertEqual(shown(h)[1].trimmed, "queue empty")
     }
 
     func testNoPanelMeansNoFramesAndNoPanelBookkeeping() {
         let h = CoreHarness(playing(2))
-        let cmds = h.prepare(.setVolume(40))
-        XCTAssertFalse(cmds.contains { if case .show = $0 { return true } else { return false } })
-        XCTAssertEqual(h.state.volumeShownUntil, 0)
+        h.send(.setVolume(40), {
+            $0.volume = 40
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 40)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 40)
+        }, commands: [
+            .setVolume(40),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 40)),
+            .render(status("playing", song: 1, index: 1, of: 2, volume: 40)),
+        ])
     }
 }
 

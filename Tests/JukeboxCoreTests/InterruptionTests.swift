@@ -6,103 +6,165 @@ import XCTest
 final class InterruptionTests: XCTestCase {
     func testAnInterruptionReleasesTheDeviceGrantsOnceClosedAndResumesAtTheHeardFrame() {
         let h = CoreHarness(playing(2))
-        h.prepare(.heard(playID: 1, seconds: 31.4159))
-        h.send(.interruptBegan(id: "yield-1", reason: "chime"), {
-            $0.interruptions = [Interruption(id: "yield-1", reason: "chime")]
-            $0.afterInterruption = .playing
-            $0.phase = .interrupted(reason: "chime")
-            $0.pendingGrants = ["yield-1"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = $0.view
-        }, commands: [.releaseDevice(token: 1), .render(h.stateWith { $0.phase = .interrupted(reason: "chime") }.view)])
+        h.heard(1, at: 31.4159, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:31"))
+        h.interruptTrack1(of: 2, id: "yield-1", reason: "chime", elapsed: "0:31")
         // The release played out a fade: the sound stopped a little after the request.
         h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 31.6)), {
+            $0.position = 31.6
+            $0.pendingGrants = []
             $0.releaseToken = nil
             $0.releasedPlay = nil
-            $0.pendingGrants = []
-            $0.position = 31.6
             $0.savedPosition = 31.6
-        }, commands: [.grant(id: "yield-1"), .persistPlace(h.stateWith { $0.position = 31.6 }.snapshot)])
+        }, commands: [
+            .grant(id: "yield-1"),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 31.6, phase: "playing")),
+        ])
         h.send(.interruptEnded(id: "yield-1"), {
-            $0.interruptions = []
             $0.phase = .playing
+            $0.interruptions = []
+            $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.nextPlayID = 5
-            $0.shown = $0.view
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 31.6, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .render(h.stateWith { $0.phase = .playing }.view),
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")),
         ])
     }
 
     func testOverlappingInterruptionsEndOnlyWhenTheLastEnds() {
         let h = CoreHarness(playing(2))
-        h.prepare(.interruptBegan(id: "manual", reason: "phone"))
+        h.interruptTrack1(of: 2, id: "manual", reason: "phone")
         // A second one while the first release is under way waits for the same release.
         h.send(.interruptBegan(id: "yield-7", reason: "doorbell"), {
-            $0.interruptions.append(Interruption(id: "yield-7", reason: "doorbell"))
             $0.phase = .interrupted(reason: "doorbell")
+            $0.interruptions = [Interruption(id: "manual", reason: "phone"), Interruption(id: "yield-7", reason: "doorbell")]
             $0.pendingGrants = ["manual", "yield-7"]
-            $0.shown = $0.view
-        }, commands: [.render(h.stateWith { $0.phase = .interrupted(reason: "doorbell") }.view)])
+            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: doorbell")
+        }, commands: [
+            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: doorbell")),
+        ])
         h.send(.deviceReleased(token: 1, heard: nil), { $0.releaseToken = nil; $0.releasedPlay = nil; $0.pendingGrants = [] },
                commands: [.grant(id: "manual"), .grant(id: "yield-7")])
         h.send(.interruptEnded(id: "manual"), {
             $0.interruptions = [Interruption(id: "yield-7", reason: "doorbell")]
         }, commands: [])
         XCTAssertEqual(h.state.phase, .interrupted(reason: "doorbell"))
-        let cmds = h.prepare(.interruptEnded(id: "yield-7"))
-        XCTAssertEqual(h.state.phase, .playing)
-        XCTAssertEqual(cmds.first, .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")))
+        h.send(.interruptEnded(id: "yield-7"), {
+            $0.phase = .playing
+            $0.interruptions = []
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+        ])
     }
 
     func testAnInterruptionWhilePausedComesBackPausedAndAPlayMeanwhileComesBackPlaying() {
         let h = CoreHarness(playing(2))
-        h.prepare(.pause)
-        h.prepare(.interruptBegan(id: "manual", reason: "tts"))
-        XCTAssertEqual(h.state.afterInterruption, .paused)
-        h.prepare(.deviceReleased(token: 1, heard: nil))
-        XCTAssertEqual(h.prepare(.interruptEnded(id: "manual")).filter { if case .startTrack = $0 { return true } else { return false } }, [])
-        XCTAssertEqual(h.state.phase, .paused)
-
-        h.prepare(.interruptBegan(id: "manual", reason: "tts"))
-        h.send(.play, { $0.afterInterruption = .playing; $0.savedMark = $0.saveMark }, commands: [
-            .persistPlace(h.stateWith { $0.afterInterruption = .playing }.snapshot),
+        h.pauseTrack1(of: 2)
+        h.interruptTrack1(of: 2, id: "manual", reason: "tts", after: .paused)
+        h.send(.deviceReleased(token: 1, heard: nil), {
+            $0.pendingGrants = []
+            $0.releaseToken = nil
+            $0.releasedPlay = nil
+        }, commands: [
+            .grant(id: "manual"),
         ])
-        h.prepare(.deviceReleased(token: 2, heard: nil))
-        h.prepare(.interruptEnded(id: "manual"))
-        XCTAssertEqual(h.state.phase, .playing)
+        h.send(.interruptEnded(id: "manual"), {
+            $0.phase = .paused
+            $0.interruptions = []
+            $0.shown = status("paused", song: 1, index: 1, of: 2)
+        }, commands: [
+            .render(status("paused", song: 1, index: 1, of: 2)),
+        ])
+
+        h.send(.interruptBegan(id: "manual", reason: "tts"), {
+            $0.phase = .interrupted(reason: "tts")
+            $0.interruptions = [Interruption(id: "manual", reason: "tts")]
+            $0.pendingGrants = ["manual"]
+            $0.releaseToken = 2
+            $0.nextReleaseToken = 3
+            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: tts")
+        }, commands: [
+            .releaseDevice(token: 2),
+            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: tts")),
+        ])
+        h.send(.play, {
+            $0.afterInterruption = .playing
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+        ])
+        h.send(.deviceReleased(token: 2, heard: nil), {
+            $0.pendingGrants = []
+            $0.releaseToken = nil
+        }, commands: [
+            .grant(id: "manual"),
+        ])
+        h.send(.interruptEnded(id: "manual"), {
+            $0.phase = .playing
+            $0.interruptions = []
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+        ])
     }
 
     func testStopAndSkipWhileInterruptedTouchNoDevice() {
         let h = CoreHarness(playing(3))
-        h.prepare(.interruptBegan(id: "manual", reason: "x"))
-        h.send(.next, { $0.cursor = 1; $0.savedMark = $0.saveMark; $0.shown = $0.view }, commands: [
-            .persistPlace(h.stateWith { $0.cursor = 1 }.snapshot), .render(h.stateWith { $0.cursor = 1 }.view),
+        h.interruptTrack1(of: 3, id: "manual", reason: "x")
+        h.send(.next, {
+            $0.cursor = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("interrupted", song: 2, index: 2, of: 3, message: "interrupted: x")
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("interrupted", song: 2, index: 2, of: 3, message: "interrupted: x")),
         ])
-        h.prepare(.stop)
-        XCTAssertEqual(h.state.afterInterruption, .stopped)
-        h.prepare(.deviceReleased(token: 1, heard: nil))
-        let cmds = h.prepare(.interruptEnded(id: "manual"))
-        XCTAssertEqual(h.state.phase, .stopped)
-        XCTAssertFalse(cmds.contains { if case .startTrack = $0 { return true } else { return false } })
+        h.send(.stop, {
+            $0.afterInterruption = .stopped
+            $0.savedMark = mark(revision: 1, current: 2, phase: "stopped")
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1)),
+        ])
+        h.send(.deviceReleased(token: 1, heard: nil), {
+            $0.pendingGrants = []
+            $0.releaseToken = nil
+            $0.releasedPlay = nil
+        }, commands: [
+            .grant(id: "manual"),
+        ])
+        h.send(.interruptEnded(id: "manual"), {
+            $0.phase = .stopped
+            $0.interruptions = []
+            $0.shown = status("stopped", song: 2, index: 2, of: 3)
+        }, commands: [
+            .render(status("stopped", song: 2, index: 2, of: 3)),
+        ])
     }
 
     func testEndingAnInterruptionThatIsNotThereSaysSo() {
         let h = CoreHarness(playing(1))
-        h.prepare(.interruptEnded(id: "manual"))
+        h.send(.interruptEnded(id: "manual"), {
+            $0.message = "no interruption to end"
+            $0.shown = status("playing", song: 1, index: 1, of: 1, message: "no interruption to end")
+        }, commands: [
+            .render(status("playing", song: 1, index: 1, of: 1, message: "no interruption to end")),
+        ])
         XCTAssertEqual(h.state.message, "no interruption to end")
-        XCTAssertEqual(h.state.phase, .playing)
     }
 
     func testReportsOfTheReleasedPlayAreIgnoredWhileInterrupted() {
         let h = CoreHarness(playing(2))
-        h.prepare(.interruptBegan(id: "manual", reason: "x"))
+        h.interruptTrack1(of: 2, id: "manual", reason: "x")
         h.send(.trackFinished(playID: 1, next: 2), commands: [])
         h.send(.deviceUnavailable(reason: "gone", problem: .lost), commands: [])
         h.send(.heard(playID: 1, seconds: 5), commands: [])
@@ -110,18 +172,28 @@ final class InterruptionTests: XCTestCase {
 
     func testInterruptionWhileWaitingForTheDeviceEndsTheRetriesAndComesBackPlaying() {
         let h = CoreHarness(playing(2))
-        h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
-        let cmds = h.prepare(.interruptBegan(id: "manual", reason: "x"))
-        XCTAssertEqual(Array(cmds.prefix(2)), [.cancelTimer(.deviceRetry), .releaseDevice(token: 1)])
-        XCTAssertEqual(h.state.afterInterruption, .playing)
+        h.deviceBusyOnTrack1(of: 2)
+        h.send(.interruptBegan(id: "manual", reason: "x"), {
+            $0.phase = .interrupted(reason: "x")
+            $0.interruptions = [Interruption(id: "manual", reason: "x")]
+            $0.afterInterruption = .playing
+            $0.pendingGrants = ["manual"]
+            $0.releaseToken = 1
+            $0.nextReleaseToken = 2
+            $0.retryDelay = 0.125
+            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: x")
+        }, commands: [
+            .cancelTimer(.deviceRetry),
+            .releaseDevice(token: 1),
+            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: x")),
+        ])
         XCTAssertEqual(h.state.snapshot.phase, "playing", "saved as playing: a power cut now resumes playing")
     }
 
     func testPauseReleasesTheDeviceAfterTheDelayAndResumeReopensAtTheSameFrame() {
         let h = CoreHarness(playing(2))
-        h.prepare(.heard(playID: 1, seconds: 12.000022675736961))
-        let pause = h.prepare(.pause)
-        XCTAssertEqual(Array(pause.prefix(2)), [.pauseOutput, .startTimer(.releaseDevice, after: 3)])
+        h.heard(1, at: 12.000022675736961, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:12"))
+        h.pauseTrack1(of: 2, at: 12.000022675736961, elapsed: "0:12")
         h.send(.timerFired(.releaseDevice, at: 0), {
             $0.loaded = nil
             $0.handedNext = nil
@@ -130,9 +202,18 @@ final class InterruptionTests: XCTestCase {
             $0.nextReleaseToken = 2
         }, commands: [.releaseDevice(token: 1)])
         h.send(.deviceReleased(token: 1, heard: nil), { $0.releaseToken = nil; $0.releasedPlay = nil }, commands: [])
-        let resume = h.prepare(.play)
-        XCTAssertEqual(resume.first, .startTrack(playID: 3, path: "/music/1.flac", at: 12.000022675736961, paused: false,
-                                                 next: NextPlay(playID: 4, path: "/music/2.flac")))
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 12.000022675736961, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.000022675736961, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")),
+        ])
         // A release timer that fires after the player resumed does nothing.
         h.send(.timerFired(.releaseDevice, at: 0), commands: [])
     }
@@ -141,22 +222,75 @@ final class InterruptionTests: XCTestCase {
         var settings = Settings()
         settings.releaseDelay = 0
         let h = CoreHarness(playing(2, settings: settings))
-        h.prepare(.heard(playID: 1, seconds: 8))
-        XCTAssertEqual(h.prepare(.pause).first, .releaseDevice(token: 1))
-        XCTAssertNil(h.state.loaded)
+        h.heard(1, at: 8, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:08"))
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.releaseToken = 1
+            $0.releasedPlay = 1
+            $0.nextReleaseToken = 2
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedPosition = 8
+            $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "0:08")
+        }, commands: [
+            .releaseDevice(token: 1),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:08")),
+        ])
         // The fade-out played on a little; resume starts where the sound really stopped.
-        h.prepare(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 8.215)))
-        XCTAssertEqual(h.state.position, 8.215)
-        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 3, path: "/music/1.flac", at: 8.215, paused: false,
-                                                           next: NextPlay(playID: 4, path: "/music/2.flac")))
+        h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 8.215)), {
+            $0.position = 8.215
+            $0.releaseToken = nil
+            $0.releasedPlay = nil
+            $0.savedPosition = 8.215
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: "paused")),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:08")
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 8.215, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:08")),
+        ])
     }
 
     func testAReleaseReportArrivingAfterANewPlayDoesNotMoveIt() {
         var settings = Settings()
         settings.releaseDelay = 0
         let h = CoreHarness(playing(2, settings: settings))
-        h.prepare(.pause)
-        h.prepare(.play)
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.releaseToken = 1
+            $0.releasedPlay = 1
+            $0.nextReleaseToken = 2
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 2)
+        }, commands: [
+            .releaseDevice(token: 1),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 2)),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+        ])
         h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 0.2)), {
             $0.releaseToken = nil
             $0.releasedPlay = nil
@@ -167,29 +301,71 @@ final class InterruptionTests: XCTestCase {
         var settings = Settings()
         settings.resumeAfterDeviceLoss = false
         let h = CoreHarness(playing(2, settings: settings))
-        let cmds = h.prepare(.deviceUnavailable(reason: "unplugged", problem: .lost))
-        XCTAssertEqual(h.state.phase, .paused)
-        XCTAssertEqual(cmds.first, .report("audio device lost, paused: unplugged"))
+        h.send(.deviceUnavailable(reason: "unplugged", problem: .lost), {
+            $0.phase = .paused
+            $0.message = "audio device lost: unplugged"
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 2, message: "audio device lost: unplugged")
+        }, commands: [
+            .report("audio device lost, paused: unplugged"),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 2, message: "audio device lost: unplugged")),
+        ])
         // Busy still waits: another program will let go.
         let w = CoreHarness(playing(2, settings: settings))
-        w.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        w.send(.deviceUnavailable(reason: "busy", problem: .busy), {
+            $0.phase = .waitingForDevice(reason: "busy")
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.retryDelay = 0.25
+            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")
+        }, commands: [
+            .report("waiting for audio device: busy"),
+            .startTimer(.deviceRetry, after: 0.125),
+            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")),
+        ])
         XCTAssertEqual(w.state.phase, .waitingForDevice(reason: "busy"))
     }
 
     func testAFormatTheDeviceRefusesSkipsTheTrack() {
         let h = CoreHarness(playing(2))
-        let cmds = h.prepare(.deviceUnavailable(reason: "no sample format accepted", problem: .unsupported))
-        XCTAssertEqual(h.state.currentTrack?.id, 2)
-        XCTAssertEqual(cmds.first, .report("skipped /music/1.flac: the audio device cannot play it (no sample format accepted)"))
+        h.send(.deviceUnavailable(reason: "no sample format accepted", problem: .unsupported), {
+            $0.cursor = 1
+            $0.message = "skipped 1.flac: the audio device cannot play it (no sample format accepted)"
+            $0.nextPlayID = 4
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = nil
+            $0.failuresInARow = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: the audio device cannot play it (no sample format accepted)")
+        }, commands: [
+            .report("skipped /music/1.flac: the audio device cannot play it (no sample format accepted)"),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: the audio device cannot play it (no sample format accepted)")),
+        ])
     }
 
     func testBootVolumeOverridesTheSavedVolume() {
         var settings = Settings()
         settings.bootVolume = 30
         let h = CoreHarness(State(settings: settings))
-        let cmds = h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, phase: "paused", volume: 90)))
-        XCTAssertEqual(cmds.first, .setVolume(30))
-        XCTAssertEqual(h.state.volume, 30)
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, phase: "paused", volume: 90)), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.volume = 30
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", volume: 30)
+            $0.shown = status("paused", song: 1, index: 1, of: 1, volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .render(status("paused", song: 1, index: 1, of: 1, volume: 30)),
+        ])
     }
 }
 
@@ -249,21 +425,29 @@ final class ControlCommandTests: XCTestCase {
 final class ReconfigureTests: XCTestCase {
     func testANewConfigurationAppliesWithoutTouchingPlayback() {
         let h = CoreHarness(playing(2))
-        h.prepare(.setVolume(90))
+        h.send(.setVolume(90), {
+            $0.volume = 90
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 90)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 90)
+        }, commands: [
+            .setVolume(90),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 90)),
+            .render(status("playing", song: 1, index: 1, of: 2, volume: 90)),
+        ])
         var settings = h.state.settings
         settings.volumeMax = 60
         settings.saveInterval = 2
         h.send(.reconfigured(settings), {
-            $0.settings = settings
+            $0.settings.saveInterval = 2
+            $0.settings.volumeMax = 60
             $0.volume = 60
-            $0.savedMark = $0.saveMark
-            $0.shown = $0.view
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 60)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 60)
         }, commands: [
             .setVolume(60),
-            .persistPlace(h.stateWith { $0.settings = settings; $0.volume = 60 }.snapshot),
-            .render(h.stateWith { $0.volume = 60 }.view),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 60)),
+            .render(status("playing", song: 1, index: 1, of: 2, volume: 60)),
         ])
-        XCTAssertEqual(h.state.phase, .playing)
         XCTAssertEqual(h.state.loaded, PlayRef(playID: 1, trackID: 1), "the engine's play is untouched")
     }
 }

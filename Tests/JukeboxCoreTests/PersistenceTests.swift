@@ -6,64 +6,159 @@ import XCTest
 final class PersistencePolicyTests: XCTestCase {
     func testWhilePlayingThePositionIsSavedEveryFiveSecondsAndNoMoreOften() {
         let h = CoreHarness(playing(2))
-        var saves: [Double] = []
         for second in 1...16 {
-            h.prepare(.heard(playID: 1, seconds: Double(second)))
-            for snap in h.prepare(.tick(now: Double(second))).compactMap(\.savedSnapshot) { saves.append(snap.position) }
+            let t = Double(second), clock = second < 10 ? "0:0\(second)" : "0:\(second)"
+            h.heard(1, at: t, shows: status("playing", song: 1, index: 1, of: 2, elapsed: clock))
+            if [5, 10, 15].contains(second) {
+                h.send(.tick(now: t), { $0.now = t; $0.savedPosition = t; $0.savedAt = t }, commands: [
+                    .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: t, phase: "playing")),
+                ])
+            } else {
+                h.send(.tick(now: t), { $0.now = t }, commands: [])
+            }
         }
-        XCTAssertEqual(saves, [5, 10, 15])
     }
 
     func testTheQueueIsRewrittenOnlyWhenItChangesOtherwiseOnlyThePlace() {
         let h = CoreHarness(playing(3))
-        func saves(_ event: Event) -> [Command] { h.prepare(event).filter { $0.savedSnapshot != nil } }
-        XCTAssertEqual(saves(.next), [.persistPlace(h.state.snapshot)], "a new current track is a place")
-        XCTAssertEqual(saves(.pause), [.persistPlace(h.state.snapshot)])
-        XCTAssertEqual(saves(.setRepeat(.all)), [.persistPlace(h.state.snapshot)])
-        XCTAssertEqual(saves(.setVolume(40)), [.persistPlace(h.state.snapshot)], "a volume asked for by name is saved at once")
-        XCTAssertEqual(saves(.add([info(9)])), [.persist(h.state.snapshot)], "the queue changed")
-        XCTAssertEqual(saves(.setShuffle(true, seed: 7)), [.persist(h.state.snapshot)], "the order changed")
-        XCTAssertEqual(saves(.clear), [.persist(h.state.snapshot)])
+        // A new current track is a place.
+        h.nextToTrack2Of3()
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.savedMark = mark(revision: 1, current: 2, phase: "paused")
+            $0.shown = status("paused", song: 2, index: 2, of: 3)
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "paused")),
+            .render(status("paused", song: 2, index: 2, of: 3)),
+        ])
+        h.send(.setRepeat(.all), {
+            $0.repeatMode = .all
+            $0.savedMark = mark(revision: 1, current: 2, phase: "paused", repeat: .all)
+            $0.shown = status("paused", song: 2, index: 2, of: 3, repeat: .all)
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "paused", repeatMode: .all)),
+            .render(status("paused", song: 2, index: 2, of: 3, repeat: .all)),
+        ])
+        // A volume asked for by name is saved at once.
+        h.send(.setVolume(40), {
+            $0.volume = 40
+            $0.savedMark = mark(revision: 1, current: 2, phase: "paused", repeat: .all, volume: 40)
+            $0.shown = status("paused", song: 2, index: 2, of: 3, volume: 40, repeat: .all)
+        }, commands: [
+            .setVolume(40),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "paused", repeatMode: .all, volume: 40)),
+            .render(status("paused", song: 2, index: 2, of: 3, volume: 40, repeat: .all)),
+        ])
+        // The queue changed: the whole file.
+        h.send(.add([info(9)]), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2)), Track(id: 3, info: info(3)), Track(id: 4, info: info(9))]
+            $0.order = [1, 2, 3, 4]
+            $0.nextTrackID = 5
+            $0.queueRevision = 2
+            $0.savedMark = mark(revision: 2, current: 2, phase: "paused", repeat: .all, volume: 40)
+            $0.shown = status("paused", song: 2, index: 2, of: 4, volume: 40, repeat: .all)
+        }, commands: [
+            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(9)], current: 1, phase: "paused", repeatMode: .all, volume: 40)),
+            .render(status("paused", song: 2, index: 2, of: 4, volume: 40, repeat: .all)),
+        ])
+        // The order changed: the whole file.
+        h.send(.setShuffle(true, seed: 7), {
+            $0.order = [2, 3, 4, 1]
+            $0.cursor = 0
+            $0.shuffle = true
+            $0.shuffleSeed = 7
+            $0.queueRevision = 3
+            $0.savedMark = mark(revision: 3, current: 2, phase: "paused", shuffle: true, repeat: .all, volume: 40)
+            $0.shown = status("paused", song: 2, index: 1, of: 4, volume: 40, shuffle: true, repeat: .all)
+        }, commands: [
+            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(9)], order: [1, 2, 3, 0], current: 1, phase: "paused", shuffle: true, shuffleSeed: 7, repeatMode: .all, volume: 40)),
+            .render(status("paused", song: 2, index: 1, of: 4, volume: 40, shuffle: true, repeat: .all)),
+        ])
+        h.send(.clear, {
+            $0.queue = []
+            $0.order = []
+            $0.cursor = nil
+            $0.phase = .stopped
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.queueRevision = 4
+            $0.savedMark = mark(revision: 4, current: nil, phase: "stopped", shuffle: true, repeat: .all, volume: 40)
+            $0.shown = status("stopped", volume: 40, shuffle: true, repeat: .all)
+        }, commands: [
+            .stopOutput,
+            .persist(Snapshot(order: [], shuffle: true, shuffleSeed: 7, repeatMode: .all, volume: 40)),
+            .render(status("stopped", volume: 40, shuffle: true, repeat: .all)),
+        ])
     }
 
     func testAnEncoderSpinIsOneSaveOnceTheKnobIsStill() {
         var settings = Settings()
         settings.encoderAcceleration = false
         let h = CoreHarness(playing(1, settings: settings))
-        let cw: [(Bool, Bool)] = [(false, true), (false, false), (true, false), (true, true)]
-        var t = 1.0, commands: [Command] = []
-        for _ in 0..<10 { for (a, b) in cw { t += 0.01; commands += h.prepare(.encoderEdge(a: a, b: b, at: t)) } }
-        XCTAssertNotEqual(h.state.volume, 100, "the knob turned the volume")
-        XCTAssertFalse(commands.contains { $0.savedSnapshot != nil }, "no save while it turns")
-        XCTAssertTrue(commands.contains(.startTimer(.saveVolume, after: State.volumeSaveDelay)), "each detent pushes the save back")
-        XCTAssertEqual(h.prepare(.timerFired(.saveVolume, at: t + 1)).filter { $0.savedSnapshot != nil }, [.persistPlace(h.state.snapshot)])
-        XCTAssertEqual(h.prepare(.timerFired(.saveVolume, at: t + 2)).filter { $0.savedSnapshot != nil }, [], "nothing left to save")
+        // Ten counter-clockwise detents, 10 ms an edge: the volume falls 5 a detent, and every edge
+        // after the first change pushes the save back; nothing is saved while it turns.
+        let ccw: [(a: Bool, b: Bool, ab: UInt8)] = [(true, false, 2), (true, true, 3), (false, true, 1), (false, false, 0)]
+        var t = 1.0, lastDetent = -1.0
+        for detent in 1...10 {
+            let pushBack: [Command] = detent == 1 ? [] : [.startTimer(.saveVolume, after: 1)]
+            for (i, edge) in ccw.enumerated() {
+                t += 0.01
+                if i < 3 {
+                    h.send(.encoderEdge(a: edge.a, b: edge.b, at: t), {
+                        $0.encoderState = encoder(ab: edge.ab, steps: -(i + 1), lastDetentAt: lastDetent)
+                    }, commands: pushBack)
+                } else {
+                    let volume = 100 - 5 * detent
+                    h.send(.encoderEdge(a: edge.a, b: edge.b, at: t), {
+                        $0.volume = volume
+                        $0.encoderState = encoder(lastDetentAt: t)
+                        $0.shown = status("playing", song: 1, index: 1, of: 1, volume: volume)
+                    }, commands: [
+                        .setVolume(volume), .startTimer(.saveVolume, after: 1),
+                        .render(status("playing", song: 1, index: 1, of: 1, volume: volume)),
+                    ])
+                    lastDetent = t
+                }
+            }
+        }
+        // Still for a second: one save.
+        h.send(.timerFired(.saveVolume, at: t + 1), {
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 50)
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 50)),
+        ])
+        h.send(.timerFired(.saveVolume, at: t + 2), commands: [])
     }
 
     func testNothingIsWrittenWhilePausedOrStopped() {
         let h = CoreHarness(playing(2))
-        h.prepare(.heard(playID: 1, seconds: 3))
-        h.prepare(.pause)
+        h.heard(1, at: 3, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:03"))
+        h.pauseTrack1(of: 2, at: 3, elapsed: "0:03")
         for second in 1...30 {
-            XCTAssertFalse(h.prepare(.tick(now: Double(second))).contains { $0.savedSnapshot != nil })
+            h.send(.tick(now: Double(second)), { $0.now = Double(second) }, commands: [])
         }
     }
 
     func testWaitingForTheDeviceIsSavedAsPlayingSoNoExtraWriteHappens() {
         let h = CoreHarness(playing(2))
-        let cmds = h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
-        XCTAssertFalse(cmds.contains { $0.savedSnapshot != nil })
+        h.deviceBusyOnTrack1(of: 2)
         XCTAssertEqual(h.state.snapshot.phase, "playing")
     }
 
     func testQuitSavesTheHeardPositionReleasesTheDeviceAndExits() {
         let h = CoreHarness(playing(2))
-        h.prepare(.heard(playID: 1, seconds: 12.75))
-        let cmds = h.prepare(.quit)
-        var expected = h.state.snapshot
-        expected.position = 12.75
-        XCTAssertEqual(cmds.filter { if case .render = $0 { return false } else { return true } },
-                       [.stopOutput, .clearNext, .persistPlace(expected), .exit(code: 0)].filter { $0 != .clearNext })
+        h.heard(1, at: 12.75, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:12"))
+        h.send(.quit, {
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedPosition = 12.75
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.75, phase: "playing")),
+            .exit(code: 0),
+        ])
     }
 
     func testASaveErrorIsReportedOnceUntilItChanges() {
@@ -77,11 +172,26 @@ final class PersistencePolicyTests: XCTestCase {
         let snap = Snapshot(tracks: [info(1), info(2)], current: 1, position: 33.5, phase: "playing",
                             repeatMode: .all, volume: 60)
         let h = CoreHarness()
-        let cmds = h.prepare(.restore(snap))
-        XCTAssertEqual(cmds, [
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
+            $0.order = [1, 2]
+            $0.cursor = 1
+            $0.phase = .playing
+            $0.position = 33.5
+            $0.volume = 60
+            $0.repeatMode = .all
+            $0.nextTrackID = 3
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 2)
+            $0.handedNext = PlayRef(playID: 2, trackID: 1)
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", repeat: .all, volume: 60)
+            $0.savedPosition = 33.5
+            $0.shown = status("playing", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 60, repeat: .all)
+        }, commands: [
             .setVolume(60),
             .startTrack(playID: 1, path: "/music/2.flac", at: 33.5, paused: false, next: NextPlay(playID: 2, path: "/music/1.flac")),
-            .render(h.state.view),
+            .render(status("playing", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 60, repeat: .all)),
         ])
         XCTAssertEqual(h.state.snapshot, snap, "what was read is what would be written")
     }
@@ -91,32 +201,93 @@ final class PersistencePolicyTests: XCTestCase {
         settings.resumePlaying = false
         let h = CoreHarness(State(settings: settings))
         let snap = Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "playing")
-        let cmds = h.prepare(.restore(snap))
-        XCTAssertEqual(h.state.phase, .paused)
-        XCTAssertEqual(h.state.position, 10)
-        XCTAssertEqual(cmds, [.setVolume(100), .render(h.state.view)])
-        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 1, path: "/music/1.flac", at: 10, paused: false))
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.position = 10
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedPosition = 10
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")
+        }, commands: [
+            .setVolume(100),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:10")
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 10, paused: false),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:10")),
+        ])
     }
 
     func testRestoreCanRewindAFewSeconds() {
         var settings = Settings()
         settings.resumeRewind = 5
         let h = CoreHarness(State(settings: settings))
-        XCTAssertEqual(h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 33, phase: "playing"))).dropFirst().first,
-                       .startTrack(playID: 1, path: "/music/1.flac", at: 28, paused: false))
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 33, phase: "playing")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.position = 28
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedPosition = 28
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:28")
+        }, commands: [
+            .setVolume(100),
+            .startTrack(playID: 1, path: "/music/1.flac", at: 28, paused: false),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:28")),
+        ])
         let early = CoreHarness(State(settings: settings))
-        early.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: "paused")))
-        XCTAssertEqual(early.state.position, 0)
+        early.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: "paused")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 1)
+        }, commands: [
+            .setVolume(100),
+            .render(status("paused", song: 1, index: 1, of: 1)),
+        ])
     }
 
     func testRestoreKeepsTheShuffleOrder() {
         let snap = Snapshot(tracks: [info(1), info(2), info(3)], order: [2, 0, 1], current: 0, position: 1,
                             phase: "paused", shuffle: true, shuffleSeed: 5)
         let h = CoreHarness()
-        h.prepare(.restore(snap))
-        XCTAssertEqual(h.state.order, [3, 1, 2])
-        XCTAssertEqual(h.state.cursor, 1)
-        XCTAssertEqual(h.state.snapshot, snap)
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
+            $0.order = [3, 1, 2]
+            $0.cursor = 1
+            $0.phase = .paused
+            $0.position = 1
+            $0.shuffle = true
+            $0.shuffleSeed = 5
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", shuffle: true)
+            $0.savedPosition = 1
+            $0.shown = status("paused", song: 1, index: 2, of: 3, elapsed: "0:01", shuffle: true)
+        }, commands: [
+            .setVolume(100),
+            .render(status("paused", song: 1, index: 2, of: 3, elapsed: "0:01", shuffle: true)),
+        ])
     }
 
     func testSnapshotLeavingOutEntriesMovesCurrentToTheNextKeptOne() {
@@ -143,38 +314,179 @@ final class ChimeTests: XCTestCase {
 
     func testTheChimePlaysFirstAtTheBootVolumeThenTheResumedTrack() {
         let h = CoreHarness(chimeState())
-        let boot = h.prepare(.restore(Snapshot(tracks: [info(1), info(2)], current: 0, position: 40, phase: "playing")))
-        XCTAssertEqual(Array(boot.prefix(2)), [.setVolume(30), .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false)])
-        XCTAssertEqual(h.prepare(.trackStarted(playID: 1)).filter { if case .startTrack = $0 { return true } else { return false } }, [])
-        let after = h.prepare(.trackFinished(playID: 1, next: nil))
-        XCTAssertEqual(after.first, .startTrack(playID: 2, path: "/music/1.flac", at: 40, paused: false, next: NextPlay(playID: 3, path: "/music/2.flac")))
+        h.send(.restore(Snapshot(tracks: [info(1), info(2)], current: 0, position: 40, phase: "playing")), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
+            $0.order = [1, 2]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.position = 40
+            $0.volume = 30
+            $0.chimePlayed = true
+            $0.chimePlay = 1
+            $0.afterChime = 40
+            $0.nextTrackID = 3
+            $0.nextPlayID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedPosition = 40
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:40", volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false),
+            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:40", volume: 30)),
+        ])
+        h.send(.trackStarted(playID: 1), commands: [])
+        h.send(.trackFinished(playID: 1, next: nil), {
+            $0.chimePlay = nil
+            $0.afterChime = nil
+            $0.nextPlayID = 4
+            $0.loaded = PlayRef(playID: 2, trackID: 1)
+            $0.handedNext = PlayRef(playID: 3, trackID: 2)
+        }, commands: [
+            .startTrack(playID: 2, path: "/music/1.flac", at: 40, paused: false, next: NextPlay(playID: 3, path: "/music/2.flac")),
+        ])
         // Only once: a later stop and play goes straight to the music.
-        h.prepare(.stop)
-        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 4, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 5, path: "/music/2.flac")))
+        h.send(.stop, {
+            $0.phase = .stopped
+            $0.position = 0
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped", volume: 30)
+            $0.savedPosition = 0
+            $0.shown = status("stopped", song: 1, index: 1, of: 2, volume: 30)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, volume: 30)),
+            .render(status("stopped", song: 1, index: 1, of: 2, volume: 30)),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 6
+            $0.loaded = PlayRef(playID: 4, trackID: 1)
+            $0.handedNext = PlayRef(playID: 5, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 30)
+        }, commands: [
+            .startTrack(playID: 4, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 5, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 30)),
+            .render(status("playing", song: 1, index: 1, of: 2, volume: 30)),
+        ])
     }
 
     func testAChimeThatCannotPlayIsSkippedWithAMessage() {
         let h = CoreHarness(chimeState())
-        h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")))
-        let cmds = h.prepare(.trackFailed(playID: 1, reason: "no such file"))
-        XCTAssertEqual(Array(cmds.prefix(2)), [.report("startup chime could not be played"),
-                                               .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false)])
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.position = 5
+            $0.volume = 30
+            $0.chimePlayed = true
+            $0.chimePlay = 1
+            $0.afterChime = 5
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedPosition = 5
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
+        ])
+        h.send(.trackFailed(playID: 1, reason: "no such file"), {
+            $0.chimePlay = nil
+            $0.afterChime = nil
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 2, trackID: 1)
+        }, commands: [
+            .report("startup chime could not be played"),
+            .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false),
+        ])
     }
 
     func testABusyDeviceAtBootWaitsAndThenPlaysTheMusic() {
         let h = CoreHarness(chimeState())
-        h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")))
-        h.prepare(.deviceUnavailable(reason: "busy", problem: .busy))
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.position = 5
+            $0.volume = 30
+            $0.chimePlayed = true
+            $0.chimePlay = 1
+            $0.afterChime = 5
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedPosition = 5
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
+        ])
+        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
+            $0.phase = .waitingForDevice(reason: "busy")
+            $0.chimePlay = nil
+            $0.afterChime = nil
+            $0.retryDelay = 0.25
+            $0.shown = status("waiting", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30, message: "waiting for audio device: busy")
+        }, commands: [
+            .report("waiting for audio device: busy"),
+            .startTimer(.deviceRetry, after: 0.125),
+            .render(status("waiting", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30, message: "waiting for audio device: busy")),
+        ])
         XCTAssertEqual(h.state.phase, .waitingForDevice(reason: "busy"))
-        XCTAssertEqual(h.prepare(.timerFired(.deviceRetry, at: 1)), [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
-        XCTAssertEqual(h.prepare(.deviceAvailable).prefix(2), [.cancelTimer(.deviceRetry), .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false)])
+        h.send(.timerFired(.deviceRetry, at: 1), commands: [
+            .probeDevice,
+            .startTimer(.deviceRetry, after: 2.5),
+        ])
+        h.send(.deviceAvailable, {
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 2, trackID: 1)
+        }, commands: [
+            .cancelTimer(.deviceRetry),
+            .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false),
+        ])
     }
 
     func testResumingPausedWaitsForPlayBeforeTheChime() {
         var s = chimeState()
         s.settings.resumePlaying = false
         let h = CoreHarness(s)
-        XCTAssertEqual(h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing"))), [.setVolume(30), .render(h.state.view)])
-        XCTAssertEqual(h.prepare(.play).first, .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false))
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.position = 5
+            $0.volume = 30
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", volume: 30)
+            $0.savedPosition = 5
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.chimePlayed = true
+            $0.chimePlay = 1
+            $0.afterChime = 5
+            $0.nextPlayID = 2
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
+        }, commands: [
+            .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing", volume: 30)),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
+        ])
     }
 }

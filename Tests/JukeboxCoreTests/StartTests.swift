@@ -16,79 +16,166 @@ final class StartTests: XCTestCase {
 
     func testTheVolumeLimitsHoldFromTheFirstEventWithoutAnyStateFile() {
         let h = CoreHarness(State(settings: settings(max: 60)))
-        h.send(.started, { $0.volume = 60; $0.savedMark?.volume = 60; $0.shown = StatusView($0) },
-               commands: [.setVolume(60), .render(StatusView(h.state.with { $0.volume = 60 }))])
+        h.send(.started, {
+            $0.volume = 60
+            $0.savedMark = mark(revision: 0, current: nil, phase: "stopped", volume: 60)
+            $0.shown = status("stopped", volume: 60)
+        }, commands: [
+            .setVolume(60),
+            .render(status("stopped", volume: 60)),
+        ])
         let boot = CoreHarness(State(settings: settings(min: 40, boot: 30)))
-        boot.send(.started, { $0.volume = 40; $0.savedMark?.volume = 40; $0.shown = StatusView($0) },
-                  commands: [.setVolume(40), .render(StatusView(boot.state.with { $0.volume = 40 }))])
+        boot.send(.started, {
+            $0.volume = 40
+            $0.savedMark = mark(revision: 0, current: nil, phase: "stopped", volume: 40)
+            $0.shown = status("stopped", volume: 40)
+        }, commands: [
+            .setVolume(40),
+            .render(status("stopped", volume: 40)),
+        ])
         let plain = CoreHarness()
-        plain.send(.started, { $0.shown = StatusView($0) }, commands: [.setVolume(100), .render(StatusView(plain.state))])
+        plain.send(.started, {
+            $0.shown = status("stopped")
+        }, commands: [
+            .setVolume(100),
+            .render(status("stopped")),
+        ])
     }
 
     func testTheStartIsNotWrittenOverTheStateFileBeforeTheRestore() {
         let h = CoreHarness(State(settings: settings(max: 60)))
-        XCTAssertFalse(h.prepare(.started).contains { $0.savedSnapshot != nil })
+        h.send(.started, {
+            $0.volume = 60
+            $0.savedMark = mark(revision: 0, current: nil, phase: "stopped", volume: 60)
+            $0.shown = status("stopped", volume: 60)
+        }, commands: [
+            .setVolume(60),
+            .render(status("stopped", volume: 60)),
+        ])
         let snap = Snapshot(tracks: [info(1)], current: 0, position: 3, phase: "paused", volume: 90)
-        XCTAssertEqual(h.prepare(.restore(snap)).first, .setVolume(60))
-        XCTAssertEqual(h.state.volume, 60)
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.position = 3
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", volume: 60)
+            $0.savedPosition = 3
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:03", volume: 60)
+        }, commands: [
+            .setVolume(60),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:03", volume: 60)),
+        ])
     }
 
     func testMusicNotThereAtStartWaitsWithTheQueueAndThePlaceThenResumesThere() {
         let snap = Snapshot(tracks: [info(1), info(2)], current: 1, position: 33.5, phase: "playing", volume: 70)
         let h = CoreHarness()
-        h.send(.musicMissing("/music"), { $0.musicMissing = "/music"; $0.shown = StatusView($0) },
-               commands: [.report("waiting for music: /music is not there"), .render(StatusView(h.state.with { $0.musicMissing = "/music" }))])
+        h.send(.musicMissing("/music"), {
+            $0.musicMissing = "/music"
+            $0.shown = status("stopped", message: "waiting for music: /music is not there")
+        }, commands: [
+            .report("waiting for music: /music is not there"),
+            .render(status("stopped", message: "waiting for music: /music is not there")),
+        ])
         let before = h.state
-        let cmds = h.prepare(.restore(snap))
-        XCTAssertEqual(cmds, [.setVolume(70), .render(h.state.view)], "nothing is opened")
-        XCTAssertEqual(h.state.phase, .waitingForMusic)
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
+            $0.order = [1, 2]
+            $0.cursor = 1
+            $0.phase = .waitingForMusic
+            $0.position = 33.5
+            $0.volume = 70
+            $0.nextTrackID = 3
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", volume: 70)
+            $0.savedPosition = 33.5
+            $0.shown = status("waiting", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 70, message: "waiting for music: /music is not there")
+        }, commands: [
+            .setVolume(70),
+            .render(status("waiting", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 70, message: "waiting for music: /music is not there")),
+        ])
         XCTAssertEqual(h.state.snapshot, snap, "every entry and the place: nothing for a save to lose")
         XCTAssertEqual(h.state.awaitedMusicFolder, "/music")
-        XCTAssertEqual(h.state.view.phase, "waiting")
-        XCTAssertEqual(h.state.view.message, "waiting for music: /music is not there")
-        XCTAssertEqual(h.state.queue.count, 2)
         XCTAssertNotEqual(before, h.state)
         // Ticks and retries write nothing and open nothing while it waits.
         h.send(.tick(now: 30), { $0.now = 30 }, commands: [])
         h.send(.musicAppeared, {
-            $0.musicMissing = nil
             $0.phase = .playing
-            $0.loaded = PlayRef(playID: 1, trackID: 2)
+            $0.musicMissing = nil
             $0.nextPlayID = 2
-            $0.shown = StatusView($0)
+            $0.loaded = PlayRef(playID: 1, trackID: 2)
+            $0.shown = status("playing", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 70)
         }, commands: [
             .report("music is there: /music"),
             .startTrack(playID: 1, path: "/music/2.flac", at: 33.5, paused: false),
-            .render(StatusView(h.state.with { $0.musicMissing = nil; $0.phase = .playing })),
+            .render(status("playing", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 70)),
         ])
         h.send(.musicAppeared, commands: [])
     }
 
     func testPausedWhileTheMusicIsMissingPlayWaitsAndPauseStopsWaiting() {
         let h = CoreHarness()
-        h.prepare(.musicMissing("/media/usb"))
-        h.prepare(.restore(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "paused")))
-        XCTAssertEqual(h.state.phase, .paused)
-        XCTAssertEqual(h.state.view.message, "waiting for music: /media/usb is not there")
-        let waiting = h.state.with { $0.phase = .waitingForMusic; $0.savedMark = $0.saveMark; $0.shown = StatusView($0) }
-        h.send(.play, { $0 = waiting }, commands: [.persistPlace(waiting.snapshot), .render(StatusView(waiting))])
-        let paused = h.state.with { $0.phase = .paused; $0.savedMark = $0.saveMark; $0.shown = StatusView($0) }
-        h.send(.pause, { $0 = paused }, commands: [.persistPlace(paused.snapshot), .render(StatusView(paused))])
-        h.send(.musicAppeared, { $0.musicMissing = nil; $0.shown = StatusView($0) },
-               commands: [.report("music is there: /media/usb"), .render(StatusView(h.state.with { $0.musicMissing = nil }))])
+        h.send(.musicMissing("/media/usb"), {
+            $0.musicMissing = "/media/usb"
+            $0.shown = status("stopped", message: "waiting for music: /media/usb is not there")
+        }, commands: [
+            .report("waiting for music: /media/usb is not there"),
+            .render(status("stopped", message: "waiting for music: /media/usb is not there")),
+        ])
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "paused")), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.position = 10
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedPosition = 10
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")
+        }, commands: [
+            .setVolume(100),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")),
+        ])
+        h.send(.play, {
+            $0.phase = .waitingForMusic
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("waiting", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "playing")),
+            .render(status("waiting", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")),
+        ])
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")),
+        ])
+        h.send(.musicAppeared, {
+            $0.musicMissing = nil
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")
+        }, commands: [
+            .report("music is there: /media/usb"),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")),
+        ])
     }
 
     func testMusicGoingAwayWhilePlayingStopsTheOutputAndWaits() {
         let h = CoreHarness(playing(1))
         h.send(.musicMissing("/music"), {
+            $0.phase = .waitingForMusic
             $0.musicMissing = "/music"
             $0.loaded = nil
-            $0.phase = .waitingForMusic
-            $0.shown = StatusView($0)
+            $0.shown = status("waiting", song: 1, index: 1, of: 1, message: "waiting for music: /music is not there")
         }, commands: [
             .report("waiting for music: /music is not there"),
             .stopOutput,
-            .render(StatusView(h.state.with { $0.musicMissing = "/music"; $0.loaded = nil; $0.phase = .waitingForMusic })),
+            .render(status("waiting", song: 1, index: 1, of: 1, message: "waiting for music: /music is not there")),
         ])
         XCTAssertEqual(h.state.snapshot.phase, "playing", "saved as wanting to play")
     }
@@ -97,21 +184,52 @@ final class StartTests: XCTestCase {
         let h = CoreHarness()
         h.send(.stateFileUnreadable("read /s.json: Input/output error"), {
             $0.stateUnreadable = "read /s.json: Input/output error"
-            $0.shown = StatusView($0)
-        }, commands: [.render(StatusView(h.state.with { $0.stateUnreadable = "read /s.json: Input/output error" }))])
-        XCTAssertEqual(h.state.view.message, "not saving: the state file cannot be read (read /s.json: Input/output error)")
-        for event: Event in [.add([info(1)]), .play, .setVolume(40), .saveRequested, .quit] {
-            XCTAssertFalse(h.prepare(event).contains { $0.savedSnapshot != nil }, "\(event)")
-        }
-        let again = h.prepare(.stateFileUnreadable(nil))
-        XCTAssertEqual(Array(again.prefix(2)), [.report("the state file can be read again: saving"), .persist(h.state.snapshot)])
-    }
-}
-
-extension State {
-    func with(_ change: (inout State) -> Void) -> State {
-        var copy = self
-        change(&copy)
-        return copy
+            $0.shown = status("stopped", message: "not saving: the state file cannot be read (read /s.json: Input/output error)")
+        }, commands: [
+            .render(status("stopped", message: "not saving: the state file cannot be read (read /s.json: Input/output error)")),
+        ])
+        // Nothing is saved, whatever happens.
+        h.send(.add([info(1)]), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.shown = status("stopped", of: 1, message: "not saving: the state file cannot be read (read /s.json: Input/output error)")
+        }, commands: [
+            .render(status("stopped", of: 1, message: "not saving: the state file cannot be read (read /s.json: Input/output error)")),
+        ])
+        h.send(.play, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, message: "not saving: the state file cannot be read (read /s.json: Input/output error)")
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
+            .render(status("playing", song: 1, index: 1, of: 1, message: "not saving: the state file cannot be read (read /s.json: Input/output error)")),
+        ])
+        h.send(.setVolume(40), {
+            $0.volume = 40
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 40, message: "not saving: the state file cannot be read (read /s.json: Input/output error)")
+        }, commands: [
+            .setVolume(40),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 40, message: "not saving: the state file cannot be read (read /s.json: Input/output error)")),
+        ])
+        h.send(.saveRequested, commands: [])
+        h.send(.quit, {
+            $0.loaded = nil
+        }, commands: [
+            .stopOutput,
+            .exit(code: 0),
+        ])
+        h.send(.stateFileUnreadable(nil), {
+            $0.stateUnreadable = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 40)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 40)
+        }, commands: [
+            .report("the state file can be read again: saving"),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 40)),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 40)),
+        ])
     }
 }

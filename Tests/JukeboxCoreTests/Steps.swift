@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxTestSupport
+
+/// Steps that many scenes share, each asserted in full with literal values like any other `send`.
+extension CoreHarness {
+    /// The engine reports `seconds` heard of play `playID`: the position moves and the status,
+    /// which must change, shows `view`.
+    func heard(_ playID: UInt64, at seconds: Double, shows view: StatusView,
+               file: StaticString = #filePath, line: UInt = #line) {
+        send(.heard(playID: playID, seconds: seconds), file: file, line: line, {
+            $0.position = seconds
+            $0.shown = view
+        }, commands: [.render(view)])
+    }
+
+    /// `next` on `playing(3)` before anything else happened: track 2 starts as play 3 with
+    /// track 3 handed as play 4, and the new place is saved.
+    func nextToTrack2Of3(file: StaticString = #filePath, line: UInt = #line) {
+        send(.next, file: file, line: line, {
+            $0.cursor = 1
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3)),
+        ])
+    }
+
+    /// The device turns out busy while track 1 of `count` plays at 0:00 (`playing(count)`): the
+    /// player waits, first probe in 0.125 s, the next ones 0.25 s apart. Nothing is saved: waiting
+    /// is saved as playing.
+    func deviceBusyOnTrack1(of count: Int, file: StaticString = #filePath, line: UInt = #line) {
+        send(.deviceUnavailable(reason: "busy", problem: .busy), file: file, line: line, {
+            $0.phase = .waitingForDevice(reason: "busy")
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.retryDelay = 0.25
+            $0.shown = status("waiting", song: 1, index: 1, of: count, message: "waiting for audio device: busy")
+        }, commands: [
+            .report("waiting for audio device: busy"),
+            .startTimer(.deviceRetry, after: 0.125),
+            .render(status("waiting", song: 1, index: 1, of: count, message: "waiting for audio device: busy")),
+        ])
+    }
+}
+
+extension CoreHarness {
+    /// `interruptBegan` while track 1 of `count` is loaded as play 1 (playing, or paused before
+    /// the release): the first release (token 1) is asked for, the grant waits for it, and the
+    /// phase to come back to is `after`.
+    func interruptTrack1(of count: Int, id: String, reason: String, after: PlayerPhase = .playing,
+                         elapsed: String = "0:00", file: StaticString = #filePath, line: UInt = #line) {
+        send(.interruptBegan(id: id, reason: reason), file: file, line: line, {
+            $0.phase = .interrupted(reason: reason)
+            $0.interruptions = [Interruption(id: id, reason: reason)]
+            $0.afterInterruption = after
+            $0.pendingGrants = [id]
+            $0.releaseToken = 1
+            $0.releasedPlay = 1
+            $0.nextReleaseToken = 2
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.shown = status("interrupted", song: 1, index: 1, of: count, elapsed: elapsed, message: "interrupted: \(reason)")
+        }, commands: [
+            .releaseDevice(token: 1),
+            .render(status("interrupted", song: 1, index: 1, of: count, elapsed: elapsed, message: "interrupted: \(reason)")),
+        ])
+    }
+}
+
+extension CoreHarness {
+    /// `pause` while track 1 of `count` plays at `position` (shown as `elapsed`): the output
+    /// pauses, the device is let go in 3 s, and the place is saved.
+    func pauseTrack1(of count: Int, at position: Double = 0, elapsed: String = "0:00",
+                     file: StaticString = #filePath, line: UInt = #line) {
+        send(.pause, file: file, line: line, {
+            $0.phase = .paused
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedPosition = position
+            $0.shown = status("paused", song: 1, index: 1, of: count, elapsed: elapsed)
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: (1...count).map { info($0) }, current: 0, position: position, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: count, elapsed: elapsed)),
+        ])
+    }
+}
