@@ -115,11 +115,13 @@ extension State {
                 step.commands.append(.startTimer(.saveVolume, after: State.volumeSaveDelay))
             } else {
                 // The queue file is rewritten only when the queue changed; otherwise only the place.
+                // On the way out it is written whole, so at rest it alone holds where the player
+                // stopped: a copy of it (a backup, another box) resumes there without the sidecar.
                 let queueChanged = savedMark.map { $0.queueRevision != mark.queueRevision || $0.shuffle != mark.shuffle } ?? true
                 savedMark = mark
                 savedPosition = position
                 savedAt = now
-                step.commands.append(queueChanged ? .persist(snapshot) : .persistPlace(snapshot))
+                step.commands.append(queueChanged || step.exitCode != nil ? .persist(snapshot) : .persistPlace(snapshot))
             }
         }
         let view = StatusView(self)

@@ -98,7 +98,7 @@ final class EngineReportTests: XCTestCase {
             $0.shown = status("stopped", song: 1, index: 1, of: 1)
         }, commands: [
             .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0)),
+            .persist(Snapshot(tracks: [info(1)], current: 0)),
             .render(status("stopped", song: 1, index: 1, of: 1)),
             .exit(code: 0),
         ])

@@ -147,7 +147,7 @@ final class PersistencePolicyTests: XCTestCase {
         XCTAssertEqual(h.state.snapshot.phase, "playing")
     }
 
-    func testQuitSavesTheHeardPositionReleasesTheDeviceAndExits() {
+    func testQuitSavesTheHeardPositionInTheWholeQueueFileReleasesTheDeviceAndExits() {
         let h = CoreHarness(playing(2))
         h.heard(1, at: 12.75, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:12"))
         h.send(.quit, {
@@ -156,7 +156,7 @@ final class PersistencePolicyTests: XCTestCase {
             $0.savedPosition = 12.75
         }, commands: [
             .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.75, phase: "playing")),
+            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.75, phase: "playing")),
             .exit(code: 0),
         ])
     }
