@@ -6,31 +6,124 @@ import JukeboxSystem
 
 /// The configured panel as the runtime's `DisplaySink`: frames go to a `DisplayLink`, which
 /// throttles, retries with back-off and reports a failing panel once (playback never waits).
-public final class PanelSink: DisplaySink {
-    /// The throttling, retrying link to the driver.
+///
+/// A real panel is driven from a thread of its own (`threaded`): an I2C write is synchronous and a
+/// full SSD1306 frame takes about 92 ms at 100 kHz, which the loop must not wait out (a button
+/// press meanwhile would be handled that much later). The loop only hands over the newest frame
+/// (frames handed over while one is written replace each other, as the link's throttle does) and
+/// logs the link's reports on its next `tick`. The simulated panels of the demo and `probe
+/// display` stay on the caller's thread: the simulator answers at once, and the demo draws its
+/// picture from the simulator after each frame.
+public final class PanelSink: DisplaySink, @unchecked Sendable {
+    /// The throttling, retrying link to the driver. With a panel thread only that thread touches
+    /// it: read `summary` instead.
     public let link: DisplayLink
     let log: Log
     /// Draws the panel in the terminal too (the demo's simulated panel).
     let mirror: ((DisplayFrame) -> Void)?
+    private let monitor = Monitor()
+    private var thread: NativeThread?
+    // Shared with the panel thread, under the monitor.
+    private var posted: DisplayFrame?
+    private var reports: [DisplayLink.Report] = []
+    private var latest: Summary
+    private var stopping = false
 
-    /// A sink drawing through `link`; `mirror` also gets each frame (a terminal view).
-    public init(link: DisplayLink, log: Log, mirror: ((DisplayFrame) -> Void)? = nil) {
+    /// What the link has done, for diagnostics (copied after each update on a panel thread).
+    public struct Summary: Sendable, Equatable, CustomStringConvertible {
+        public var state: DisplayLink.State
+        public var framesSent, bytesSent, framesDropped, errorCount: Int
+
+        init(_ link: DisplayLink) {
+            state = link.state
+            framesSent = link.framesSent
+            bytesSent = link.bytesSent
+            framesDropped = link.framesDropped
+            errorCount = link.errorCount
+        }
+
+        public var description: String {
+            "\(state): \(framesSent) frames, \(bytesSent) bytes, \(framesDropped) dropped, \(errorCount) errors"
+        }
+    }
+
+    /// A sink drawing through `link`; `mirror` also gets each frame (a terminal view). With
+    /// `threaded` the link is driven from a thread of its own (call `close()` when done).
+    public init(link: DisplayLink, log: Log, mirror: ((DisplayFrame) -> Void)? = nil, threaded: Bool = false) {
         self.link = link
         self.log = log
         self.mirror = mirror
+        self.latest = Summary(link)
+        if threaded { thread = NativeThread(name: "jukebox-panel") { [self] in run() } }
     }
 
     public func show(_ frame: DisplayFrame) {
-        note(link.show(frame, now: monotonicNow()))
+        if thread != nil {
+            monitor.withLock {
+                posted = frame
+                monitor.broadcast()
+            }
+        } else {
+            note(link.show(frame, now: monotonicNow()))
+        }
         mirror?(frame)
     }
 
     public func tick(now: Double) {
-        note(link.tick(now: now))
+        if thread != nil {
+            for report in monitor.withLock({ () -> [DisplayLink.Report] in defer { reports = [] }; return reports }) {
+                note(report)
+            }
+        } else {
+            note(link.tick(now: now))
+        }
         mirror?(DisplayFrame(rows: []))
     }
 
-    public var nextDeadline: Double? { link.nextDeadline }
+    /// With a panel thread the loop has nothing timed to do for the panel (reports wait for its
+    /// regular tick).
+    public var nextDeadline: Double? { thread == nil ? link.nextDeadline : nil }
+
+    /// What the link has done so far.
+    public var summary: Summary { thread == nil ? Summary(link) : monitor.withLock { latest } }
+
+    /// Ends the panel thread after the frame handed over last (if any) went to the link; waits
+    /// for it. Does nothing without a thread; later calls do nothing.
+    public func close() {
+        guard let thread else { return }
+        monitor.withLock {
+            stopping = true
+            monitor.broadcast()
+        }
+        thread.join()
+        self.thread = nil
+    }
+
+    // The panel thread: the newest frame, or the link's own timed work (an init sequence's waits,
+    // a retry, the periodic re-check), whichever comes first. The link is used without the lock.
+    private func run() {
+        while true {
+            monitor.lock()
+            while posted == nil && !stopping {
+                guard let deadline = link.nextDeadline else { monitor.wait(); continue }
+                let left = deadline - monotonicNow()
+                if left <= 0 { break }
+                monitor.wait(seconds: left)
+            }
+            let frame = posted
+            posted = nil
+            let done = stopping && frame == nil
+            monitor.unlock()
+            if done { return }
+            let now = monotonicNow()
+            let report = frame.map { link.show($0, now: now) } ?? link.tick(now: now)
+            let summary = Summary(link)
+            monitor.withLock {
+                if let report { reports.append(report) }
+                latest = summary
+            }
+        }
+    }
 
     private func note(_ report: DisplayLink.Report?) {
         switch report {
@@ -62,7 +155,9 @@ public final class PanelSink: DisplaySink {
     /// The panel for `config`, or nil (with a message) when none is configured or the bus is absent:
     /// a missing display is reported and retried by the link, never fatal.
     /// A `terminal` display is no I2C panel: nil (the caller draws it with `simulated`).
-    public static func make(_ config: BoardConfig.Display?, log: Log) -> PanelSink? {
+    /// With `threaded` the panel is driven from a thread of its own (the player; `probe display`
+    /// drives it in place).
+    public static func make(_ config: BoardConfig.Display?, log: Log, threaded: Bool = false) -> PanelSink? {
         guard let config, config.kind != .terminal else { return nil }
         let busName = config.bus ?? "/dev/i2c-1"
         let transport: I2CTransport
@@ -96,6 +191,6 @@ public final class PanelSink: DisplaySink {
         case .hd44780x16x2, .hd44780x20x4, .terminal:  // (terminal: returned above)
             driver = HD44780(transport: transport, address: UInt8(config.address ?? 0x27), geometry: kind == .hd44780x20x4 ? .lcd20x4 : .lcd16x2, pins: pins)
         }
-        return PanelSink(link: DisplayLink(driver: driver, minInterval: kind.layout.graphic ? 0.2 : 0.1), log: log)
+        return PanelSink(link: DisplayLink(driver: driver, minInterval: kind.layout.graphic ? 0.2 : 0.1), log: log, threaded: threaded)
     }
 }

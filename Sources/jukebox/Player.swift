@@ -83,7 +83,7 @@ enum Player {
         if setup.hardware.display != nil || setup.terminalPanel != nil {
             state.splashUntil = state.now + state.settings.splashSeconds
         }
-        var panel = PanelSink.make(setup.hardware.display, log: log)
+        var panel = PanelSink.make(setup.hardware.display, log: log, threaded: true)
         // `"display": {"type": "terminal"}` is the demo's simulated panel, chosen in the config.
         let terminalLayout = setup.terminalPanel ?? (setup.hardware.display?.kind == .terminal ? DisplayType.terminal.layout : nil)
         if let layout = terminalLayout {
@@ -123,8 +123,7 @@ enum Player {
                          + "stalls \(c.stalls), lost \(c.lost)"]
             lines.append("mixer " + (mixer.map { "\($0.device) \($0.control)" } ?? "none (software volume)"))
             if let panel {
-                let l = panel.link
-                lines.append("display \(l.state): \(l.framesSent) frames, \(l.bytesSent) bytes, \(l.framesDropped) dropped, \(l.errorCount) errors")
+                lines.append("display \(panel.summary)")
             } else {
                 lines.append("display none")
             }
@@ -132,6 +131,7 @@ enum Player {
             return lines
         }
         let code = runtime.run(initial: events)
+        panel?.close()
         terminal?.close()
         return code
     }
