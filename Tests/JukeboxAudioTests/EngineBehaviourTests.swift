@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxAudio
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// Engine behaviour against an in-memory output: format negotiation, device loss, volume, commands.

@@ -2,7 +2,7 @@
 import CSndfile
 import Foundation
 import JukeboxAudio
-import JukeboxTestSupport
+import JukeboxFixtures
 import JukeboxCore  // SeededGenerator: the random seek targets are the same every run
 import XCTest
 

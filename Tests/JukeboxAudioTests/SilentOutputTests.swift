@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxAudio
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// Real-time behaviour, with `SilentOutput` as the paced device. Lower bounds only: a loaded machine

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxAudio
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// Collects engine reports and lets a test wait for one.

@@ -6,7 +6,7 @@ import JukeboxBoard
 import JukeboxCore
 import JukeboxService
 import JukeboxSystem
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// The part of the soak the binary cannot take: GPIO buttons. With no GPIO chip and no uinput
