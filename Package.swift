@@ -79,7 +79,7 @@ let package = Package(
 
         .testTarget(name: "JukeboxSystemTests", dependencies: ["JukeboxSystem"]),
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
-        .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxFixtures", "CALSA", "CSndfile"]),
+        .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxFixtures", "JukeboxTestSupport", "CALSA", "CSndfile"]),
         // No adapter and no C library but Linux's own headers: see JukeboxService.
         .testTarget(name: "JukeboxServiceTests", dependencies: [
             "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxWaiting", "JukeboxTestSupport", "CLinux"]),

@@ -479,13 +479,16 @@ extension AudioEngine {
             return true
         }
         guard done else { return }
+        // The linger is timed from the end, before the end is reported: whoever hears the report
+        // and then reads the clock is never before the linger began.
+        let lingerUntil = clock() + Self.lingerSeconds
         // A successor that failed to open still counts as the one the engine went on with.
         let failedNext = writer.pending.lazy.compactMap { report -> UInt64? in
             if case .failed(let id, _) = report { return id } else { return nil }
         }.first
         flushPending(&writer, continuing: failedNext)
         resetStream(&writer)
-        writer.lingerUntil = clock() + Self.lingerSeconds
+        writer.lingerUntil = lingerUntil
     }
 
     /// Writes the held-back tail ramped down to silence and plays it out (`drain`); returns the track
