@@ -7,7 +7,6 @@ import JukeboxService
 import JukeboxSystem
 import JukeboxFixtures
 import JukeboxTestSupport
-import Synchronization
 import XCTest
 
 /// Buttons and panels through the same paths as on a board: GPIO edge records through libgpiod's

@@ -101,7 +101,11 @@ final class DrainWatch: PCMOutput, @unchecked Sendable {
     init(_ inner: PCMOutput) { self.inner = inner }
 
     /// How many drains have ended.
-    var drains: Int { count.withLock { _drains } }
+    var drains: Int {
+        count.lock()
+        defer { count.unlock() }
+        return _drains
+    }
 
     func open(format: AudioFormat) throws(OutputError) { try inner.open(format: format) }
     func write(_ buf: UnsafeRawPointer, frames: Int) throws(OutputError) -> Int { try inner.write(buf, frames: frames) }
@@ -110,7 +114,9 @@ final class DrainWatch: PCMOutput, @unchecked Sendable {
     func drop() { inner.drop() }
     func drain() {
         inner.drain()
-        count.withLock { _drains += 1 }
+        count.lock()
+        _drains += 1
+        count.unlock()
     }
     func close() { inner.close() }
     var isOpen: Bool { inner.isOpen }

@@ -2,7 +2,6 @@
 import JukeboxCore
 import JukeboxService
 import JukeboxTestSupport
-import Synchronization
 import XCTest
 
 final class RuntimeTests: XCTestCase {
