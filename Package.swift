@@ -67,8 +67,10 @@ let package = Package(
         // Test audio, the test device's driver, and (re-exported) the wait: no XCTest, so the
         // benchmark uses them too.
         .target(name: "JukeboxFixtures", dependencies: ["JukeboxWaiting", "CSndfile"]),
-        // Shared by the tests only: the core harness (XCTest) plus the fixtures.
-        .target(name: "JukeboxTestSupport", dependencies: ["JukeboxCore", "JukeboxFixtures"]),
+        // Shared by the tests only: the core harness (XCTest), the manual clock and the service's
+        // test doubles (a recording audio port and status sink). No C library, so the service's
+        // tests use it; tests that need test audio import JukeboxFixtures as well.
+        .target(name: "JukeboxTestSupport", dependencies: ["JukeboxCore", "JukeboxService", "JukeboxWaiting"]),
 
         .executableTarget(name: "JukeboxBench", dependencies: [
             "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "JukeboxFixtures",
@@ -77,17 +79,20 @@ let package = Package(
 
         .testTarget(name: "JukeboxSystemTests", dependencies: ["JukeboxSystem"]),
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
-        .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxTestSupport", "CALSA", "CSndfile"]),
+        .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxFixtures", "JukeboxTestSupport", "CALSA", "CSndfile"]),
         // No adapter and no C library but Linux's own headers: see JukeboxService.
-        .testTarget(name: "JukeboxServiceTests", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxWaiting", "CLinux"]),
+        .testTarget(name: "JukeboxServiceTests", dependencies: [
+            "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxWaiting", "JukeboxTestSupport", "CLinux"]),
         // The wiring with the real adapters: GPIO edges through libgpiod's read path into a loop, panels.
         .testTarget(name: "JukeboxAppTests", dependencies: [
-            "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "JukeboxTestSupport"]),
-        .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxCore", "JukeboxTestSupport"]),
-        .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxTestSupport", "JukeboxCore"]),
+            "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "JukeboxTestSupport",
+            "JukeboxFixtures"]),
+        .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxCore"]),
+        .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxFixtures", "JukeboxCore"]),
         // Power-cut and fault-soak runs of the binary: minutes long, run once by board/test.sh.
         // The GPIO button soak runs a Runtime in-process (no uinput or GPIO chip reaches the binary).
         .testTarget(name: "JukeboxReliabilityTests", dependencies: [
-            "JukeboxTestSupport", "JukeboxCore", "JukeboxSystem", "JukeboxService", "JukeboxApp", "JukeboxBoard", "JukeboxAudio"]),
+            "JukeboxTestSupport", "JukeboxFixtures", "JukeboxCore", "JukeboxSystem", "JukeboxService", "JukeboxApp", "JukeboxBoard",
+            "JukeboxAudio"]),
     ]
 )

@@ -5,8 +5,9 @@
 # section 1: Core <- Service <- App -> Audio/Board). Needs no build and no root (board/test.sh
 # runs it): from `swift package describe`, the closure of each target's dependencies must hold
 # none of the targets listed against it:
-#   - JukeboxService and JukeboxServiceTests: no adapter and no C library but Linux's own headers
-#     (no ALSA, libsndfile, TagLib or libgpiod: the service builds and is tested without them);
+#   - JukeboxService, JukeboxServiceTests and JukeboxTestSupport (the tests' shared doubles): no
+#     adapter and no C library but Linux's own headers (no ALSA, libsndfile, TagLib or libgpiod:
+#     the service builds and is tested without them);
 #   - JukeboxAudio, JukeboxBoard: not the service or the wiring (adapters know only their own vocabulary
 #     and the core's display words);
 #   - JukeboxCore: nothing at all; JukeboxSystem: nothing but Glibc.
@@ -21,10 +22,12 @@ cd "$(dirname "$0")/.."
 
 fail() { printf 'check-modules: FAIL: %s\n' "$*" >&2; exit 1; }
 
-adapters="JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput JukeboxFixtures JukeboxTestSupport JukeboxTestPCM"
+adapters="JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput JukeboxFixtures JukeboxTestPCM"
 rules=(
-  "JukeboxService:$adapters"
+  "JukeboxService:$adapters JukeboxTestSupport"
+  # The tests may use the shared test doubles (JukeboxTestSupport), which must then reach no adapter either.
   "JukeboxServiceTests:$adapters"
+  "JukeboxTestSupport:$adapters"
   "JukeboxAudio:JukeboxService JukeboxApp JukeboxBoard JukeboxCore"
   "JukeboxBoard:JukeboxService JukeboxApp JukeboxAudio"
   "JukeboxCore:*"

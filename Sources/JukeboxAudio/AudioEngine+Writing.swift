@@ -169,7 +169,7 @@ extension AudioEngine {
             }
             if writer.pendingEnd && state.decoderHasNothingComing { return .finishIfDrained }
             if let until = writer.lingerUntil {
-                let left = until - monotonicSeconds()
+                let left = until - clock()
                 if left <= 0 { return .flush(release: true) }
                 monitor.wait(seconds: left)
                 continue
@@ -248,7 +248,7 @@ extension AudioEngine {
             report(.firstSample)
         }
         let delay = Int64(output.delayFrames())
-        let now = monotonicSeconds()
+        let now = clock()
         let deviceStart = writer.written
         writer.written += Int64(chunk.frames)
         let written = writer.written
@@ -344,7 +344,7 @@ extension AudioEngine {
         let owned = monitor.withLock { () -> Bool in
             if let counters { state.counters = counters }
             guard state.generation == writer.generation else { return false }
-            var heard = state.heardPoint(now: monotonicSeconds()) ?? state.frozen ?? fallback
+            var heard = state.heardPoint(now: clock()) ?? state.frozen ?? fallback
             if let exact = heardFrame {
                 if exact.frame >= exact.written {
                     heard = TrackPoint(track: fallback.track,
@@ -389,7 +389,7 @@ extension AudioEngine {
                 // The sound stopped now, not when `pause()` was called: hold that frame, and make
                 // it where the extrapolation restarts on resume, so the position never goes back.
                 if var live = state.live {
-                    let now = monotonicSeconds()
+                    let now = clock()
                     let heard = live.heardFrame(now: now)
                     live.delay = live.written - heard
                     live.at = now
@@ -426,7 +426,7 @@ extension AudioEngine {
     private func restartAtHeard(_ writer: inout Writer, at exact: TrackPoint? = nil) {
         monitor.withLock {
             guard state.generation == writer.generation else { return }
-            let point = exact ?? state.heardPoint(now: monotonicSeconds()) ?? state.frozen
+            let point = exact ?? state.heardPoint(now: clock()) ?? state.frozen
             guard let point else { return }
             let paused = state.paused
             if let current = state.current, current != point.track, state.nextSpec == nil { state.nextSpec = current }
@@ -450,7 +450,7 @@ extension AudioEngine {
         }
         guard owned else { return }
         resetStream(&writer)
-        writer.lingerUntil = writer.isOpen ? monotonicSeconds() + Self.lingerSeconds : nil
+        writer.lingerUntil = writer.isOpen ? clock() + Self.lingerSeconds : nil
     }
 
     private func finishIfDrained(_ writer: inout Writer) {
@@ -479,13 +479,16 @@ extension AudioEngine {
             return true
         }
         guard done else { return }
+        // The linger is timed from the end, before the end is reported: whoever hears the report
+        // and then reads the clock is never before the linger began.
+        let lingerUntil = clock() + Self.lingerSeconds
         // A successor that failed to open still counts as the one the engine went on with.
         let failedNext = writer.pending.lazy.compactMap { report -> UInt64? in
             if case .failed(let id, _) = report { return id } else { return nil }
         }.first
         flushPending(&writer, continuing: failedNext)
         resetStream(&writer)
-        writer.lingerUntil = monotonicSeconds() + Self.lingerSeconds
+        writer.lingerUntil = lingerUntil
     }
 
     /// Writes the held-back tail ramped down to silence and plays it out (`drain`); returns the track
@@ -580,7 +583,7 @@ extension AudioEngine {
                 state.segments[state.segments.count - 1].frames = frame - last.deviceStart
             }
             if let live = state.live {
-                state.live = LivePosition(written: frame, delay: 0, at: monotonicSeconds(), rate: live.rate)
+                state.live = LivePosition(written: frame, delay: 0, at: clock(), rate: live.rate)
             }
         }
     }

@@ -68,6 +68,9 @@ public final class AudioEngine: @unchecked Sendable {
     var state = EngineState()
     let makeOutput: () -> PCMOutput
     let report: @Sendable (Report) -> Void
+    /// Monotonic seconds: where the heard position is extrapolated from, when a pause held its
+    /// frame, how long the device lingers after an end. Injected so a test can drive it.
+    let clock: @Sendable () -> Double
     /// The hardware volume, when one is used instead of the software gain.
     let mixer: AlsaMixer?
     private var threads: [NativeThread] = []
@@ -79,9 +82,13 @@ public final class AudioEngine: @unchecked Sendable {
     /// Starts the decoder and writer threads. `makeOutput` is called on the writer thread the first time a
     /// device is needed (the output object is then reused); `report` receives every outcome. With a
     /// `mixer`, `setVolume` sets that control and the samples stay untouched (see `setVolume`).
+    /// `clock` gives monotonic seconds (CLOCK_MONOTONIC unless a test drives its own); it is read
+    /// on the caller's and the writer's threads.
     public init(makeOutput: @escaping () -> PCMOutput, mixer: AlsaMixer? = nil,
+                clock: @escaping @Sendable () -> Double = monotonicNow,
                 report: @escaping @Sendable (Report) -> Void) {
         self.mixer = mixer
+        self.clock = clock
         self.makeOutput = makeOutput
         self.report = report
         var fds: [Int32] = [-1, -1]
@@ -135,7 +142,7 @@ public final class AudioEngine: @unchecked Sendable {
     public func pause() {
         command(interrupting: true) { state in
             guard state.active, !state.paused else { return }
-            if let point = state.heardPoint(now: monotonicSeconds()) { state.frozen = point }
+            if let point = state.heardPoint(now: clock()) { state.frozen = point }
             state.paused = true
             state.pauseSettling = true
         }
@@ -148,7 +155,7 @@ public final class AudioEngine: @unchecked Sendable {
             state.paused = false
             state.pauseSettling = false
             // The device stood still while paused: restart the extrapolation clock.
-            state.live?.at = monotonicSeconds()
+            state.live?.at = clock()
         }
     }
 
@@ -180,7 +187,7 @@ public final class AudioEngine: @unchecked Sendable {
     public func seek(to seconds: Double) {
         command(interrupting: true) { state in
             guard state.active else { return }
-            let heard = state.heardPoint(now: monotonicSeconds())?.track
+            let heard = state.heardPoint(now: clock())?.track
             guard let target = heard ?? state.current else { return }
             if let current = state.current, current != target, state.nextSpec == nil {
                 // The writer already started the next track but it is not heard yet: keep it as next.
@@ -218,7 +225,7 @@ public final class AudioEngine: @unchecked Sendable {
     public func position() -> (id: UInt64, seconds: Double)? {
         monitor.withLock {
             if state.active, !state.paused || state.pauseSettling,
-               let point = state.heardPoint(now: monotonicSeconds()) {
+               let point = state.heardPoint(now: clock()) {
                 return (point.track.id, point.seconds)
             }
             return state.frozen.map { ($0.track.id, $0.seconds) }

@@ -235,7 +235,7 @@ extension Runtime {
     }
 
     func diagLines() -> [String] {
-        var lines = [version, "uptime \(TimeFormat.clock(monotonicNow() - startedAt))"]
+        var lines = [version, "uptime \(TimeFormat.clock(clock() - startedAt))"]
         if let status = readFileText("/proc/self/status") {
             let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ") }
             lines.append("memory \(rss ?? "?") resident")
@@ -247,7 +247,7 @@ extension Runtime {
         lines.append("player " + StatusView(state).line)
         lines += diagnostics?() ?? []
         lines.append("state file \(statePath ?? "none")" + (lastSave.map { s in
-            ", last save \(Int(monotonicNow() - s.at)) s ago: " + (s.error ?? "ok")
+            ", last save \(Int(clock() - s.at)) s ago: " + (s.error ?? "ok")
         } ?? ", not saved yet") + (state.stateUnreadable.map { ", not saving: it cannot be read (\($0))" } ?? ""))
         lines.append("control clients \(control?.clients.count ?? 0)")
         return lines

@@ -54,8 +54,11 @@ public final class Runtime {
     public var reload: (() -> Settings?)?
     /// The version and build for `version` and `diag`.
     public var version = "jukebox"
+    /// Monotonic seconds: timers, ticks, debounce level reads, watchdog pings, uptime. Injected so
+    /// that a test drives time (with `step`) instead of sleeping.
+    let clock: () -> Double
     /// When the loop started (monotonic), for uptime.
-    let startedAt = monotonicNow()
+    let startedAt: Double
     /// The path of the state file, for `diag`.
     var statePath: String? { store?.path }
     /// The last save: when (monotonic) and its error.
@@ -79,10 +82,14 @@ public final class Runtime {
     private var lastTick = 0.0
     private var seedState: UInt64
 
-    /// Wires a runtime. `keyInput` is a terminal fd to read keys from, if any.
+    /// Wires a runtime. `keyInput` is a terminal fd to read keys from, if any. `clock` gives
+    /// monotonic seconds (CLOCK_MONOTONIC unless a test drives its own); the loop reads it, and the
+    /// poll's timeout is the wait until the nearest deadline on it.
     public init(state: State, audio: AudioPort, store: StateStore?, status: StatusSink, log: Log,
                 keyInput: Int32? = nil, mailbox: Mailbox = Mailbox(), control: ControlSocket? = nil,
-                display: DisplaySink? = nil, sources: [EventSource] = []) {
+                display: DisplaySink? = nil, sources: [EventSource] = [], clock: @escaping () -> Double = monotonicNow) {
+        self.clock = clock
+        self.startedAt = clock()
         self.display = display
         self.sources = sources
         self.state = state
@@ -124,26 +131,47 @@ public final class Runtime {
     /// Runs `Event.started`, then the `initial` events, then loops until a command says exit;
     /// returns the exit code.
     public func run(initial: [Event]) -> Int32 {
+        start(initial: initial)
+        while step() {}
+        return finish()
+    }
+
+    /// The first part of `run`: opens the signalfd and runs `Event.started` and the `initial`
+    /// events. With `step` and `finish`, for a test that drives the loop one pass at a time on its
+    /// own thread (and its time with the clock it gave `init`).
+    public func start(initial: [Event]) {
         var set = Self.signalSet()
         signalFD = signalfd(-1, &set, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
-        defer { if signalFD >= 0 { close(signalFD) } }
-        lastTick = monotonicNow()
+        lastTick = clock()
         // The start is one step to the outside: READY and the first status come once the state
         // is loaded, not for the empty player the first of these events sees.
         startingUp = true
         for event in [.started] + initial { dispatch(event) }
         startingUp = false
         if let view = startView { show(view) }
-        while exitCode == nil {
-            reportLiveness()
-            waitAndDispatch()
-        }
+    }
+
+    /// One pass of the loop: waits for an event or the nearest deadline (with `wait` false, takes
+    /// only what is ready now), dispatches what came and every timer due by the clock. Returns
+    /// false once a command said exit.
+    @discardableResult
+    public func step(wait: Bool = true) -> Bool {
+        guard exitCode == nil else { return false }
+        reportLiveness()
+        waitAndDispatch(wait: wait)
+        return exitCode == nil
+    }
+
+    /// The last part of `run`: the last save reaches the disk, the engine shuts down; the exit code.
+    public func finish() -> Int32 {
         notifier?.stopping()
         // The last save (the quit's) is on disk before the process ends; a folder still being
         // read is not waited for.
         tagReader?.finish(waiting: false)
         writer?.finish()
         audio.shutdown()
+        if signalFD >= 0 { close(signalFD) }
+        signalFD = -1
         return exitCode ?? 0
     }
 
@@ -154,10 +182,10 @@ public final class Runtime {
         if !readySent && (state.phase != .playing || sawStart) {
             readySent = true
             notifier.ready()
-            log.debug("READY after \(Int((monotonicNow() - startedAt) * 1000)) ms")
+            log.debug("READY after \(Int((clock() - startedAt) * 1000)) ms")
         }
-        if let interval = notifier.watchdogInterval, monotonicNow() - lastPing >= interval / 2 {
-            lastPing = monotonicNow()
+        if let interval = notifier.watchdogInterval, clock() - lastPing >= interval / 2 {
+            lastPing = clock()
             notifier.watchdogPing()
         }
     }
@@ -230,11 +258,11 @@ public final class Runtime {
             if startingUp { startView = view } else { show(view) }
         case .show(let frame): display?.show(frame)
         case .report(let message): status.report(message)
-        case .startTimer(let id, let after): timers[id] = monotonicNow() + after
+        case .startTimer(let id, let after): timers[id] = clock() + after
         case .cancelTimer(let id): timers[id] = nil
         case .readLevel(let button):
             let level = sources.lazy.compactMap { $0.level(of: button) }.first
-            pending.append(.buttonLevel(button, pressed: level, at: monotonicNow()))
+            pending.append(.buttonLevel(button, pressed: level, at: clock()))
         case .exit(let code): exitCode = code
         case .runProgram(let argv):
             if let error = startProgram(argv).error { status.report("cannot run \(argv.first ?? ""): \(error)") }
@@ -281,9 +309,9 @@ public final class Runtime {
             || state.awaitedMusicFolder != nil || state.stateUnreadable != nil
     }
 
-    private func waitAndDispatch() {
-        let now = monotonicNow()
-        let deadline = nextDeadline()
+    private func waitAndDispatch(wait: Bool) {
+        let now = clock()
+        let deadline = wait ? nextDeadline() : now
         let timeoutMs = deadline.map { Int32(max(0, min(Double(Int32.max), ($0 - now) * 1000)).rounded(.up)) } ?? -1
         var fds = [pollfd(fd: mailbox.fd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
@@ -326,7 +354,7 @@ public final class Runtime {
             if fds[consoleIndex].revents & ~Int16(POLLOUT) != 0 { serviceConsole(console) }
         }
         reapChildren()
-        let after = monotonicNow()
+        let after = clock()
         display?.tick(now: after)
         if after - lastMaintain >= 1 && needsMaintenance {
             lastMaintain = after
@@ -371,7 +399,7 @@ public final class Runtime {
         switch result {
         case .saved(let through, let error):
             savedThrough = max(savedThrough, through)
-            lastSave = (monotonicNow(), error)
+            lastSave = (clock(), error)
             dispatch(.saved(error: error))
             let due = saveWaiters.filter { $0.through <= savedThrough }
             saveWaiters.removeAll { $0.through <= savedThrough }

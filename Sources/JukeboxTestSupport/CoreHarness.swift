@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-@_exported import JukeboxFixtures
 import JukeboxCore
 import XCTest
 

@@ -2,7 +2,7 @@
 import Foundation
 import JukeboxAudio
 import JukeboxCore
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// Damaged, mislabelled and hostile files: each either plays what is decodable or fails with a reason

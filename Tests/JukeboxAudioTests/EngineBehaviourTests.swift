@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxAudio
+import JukeboxFixtures
 import JukeboxTestSupport
 import XCTest
 
@@ -164,12 +165,9 @@ final class EnginePauseTests: XCTestCase {
         engine.play(id: 1, path: path, from: 0, paused: false)
         XCTAssertTrue(output.wait { $0.frames >= 10000 })
         engine.pause()
-        // The pause took effect: the held-back frames were faded out and played out, then nothing more.
-        var frames = -1
-        while output.bytes.count != frames {
-            frames = output.bytes.count
-            Thread.sleep(forTimeInterval: 0.25)
-        }
+        // The pause took effect: the held-back frames were faded out and played out (the drain),
+        // then nothing more (the recording's length below says so).
+        XCTAssertTrue(output.wait { $0.drains >= 1 }, "the pause never played out its fade")
         let held = try XCTUnwrap(engine.position())
         XCTAssertLessThan(held.seconds, 1.9, "paused too late to test anything")
         engine.resume()
@@ -199,5 +197,33 @@ final class EnginePauseTests: XCTestCase {
 
     func testPauseOnADeviceThatCannotPauseFadesAndKeepsEveryFrame() throws {
         try assertFadedPauseKeepsEveryFrame(canPause: false)
+    }
+}
+
+/// The engine on a manual clock: what it times (the device kept open after an end) waits for that
+/// clock, so "at once" and "later" do not depend on the machine's speed.
+final class EngineClockTests: XCTestCase {
+    func testTheDeviceStaysOpenAfterAnEndUntilTheClockPassesTheLinger() throws {
+        let scratch = try Scratch()
+        let a = try scratch.audio(.wav16, frames: 3000, name: "a")
+        let b = try scratch.audio(.wav16, frames: 3000, name: "b")
+        let output = RecordingOutput()
+        let log = ReportLog()
+        let clock = ManualClock()
+        let engine = AudioEngine(makeOutput: { output }, clock: clock.read) { log.append($0) }
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: a, from: 0, paused: false)
+        XCTAssertTrue(log.wait(for: .finished(id: 1)))
+        // However long the machine took since, no time passed on the engine's clock: the next play
+        // continues the stream the end left open.
+        engine.play(id: 2, path: b, from: 0, paused: false)
+        XCTAssertTrue(log.wait(for: .finished(id: 2)))
+        XCTAssertEqual(output.opens.count, 1, "the play after the end reopened the device")
+        XCTAssertEqual(output.closes, 0)
+        // Half a second (the linger) later by the engine's clock, the device is closed. (The engine
+        // took the linger's start from its clock before it reported the end.)
+        clock.advance(by: 0.6)
+        XCTAssertTrue(output.wait { $0.closes == 1 }, "the device stayed open past the linger")
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1), .started(id: 2), .finished(id: 2)])
     }
 }

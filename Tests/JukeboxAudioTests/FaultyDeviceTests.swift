@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxAudio
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// The engine and `AlsaOutput` against the fault-injecting test device (`Sources/JukeboxTestPCM`),

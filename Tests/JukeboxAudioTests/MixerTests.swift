@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 @testable import JukeboxAudio
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// `AlsaMixer` against a user-space ALSA control device: a small external control plugin

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxAudio
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// Real-time behaviour, with `SilentOutput` as the paced device. Lower bounds only: a loaded machine
@@ -33,7 +33,7 @@ final class SilentOutputTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(position.seconds, last - 1e-9, "position went backwards")
             XCTAssertLessThanOrEqual(position.seconds, Date().timeIntervalSince(start) + 0.01, "ahead of the clock")
             last = position.seconds
-            usleep(20_000)
+            usleep(20_000)  // how often the position is sampled as it plays in real time; not synchronisation
         }
         XCTAssertTrue(log.wait(for: .finished(id: 1)))
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.45)
@@ -45,29 +45,28 @@ final class SilentOutputTests: XCTestCase {
         let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 44100 * 2)
         let log = ReportLog()
-        let engine = makeEngine(log) { SilentOutput() }
+        let output = DrainWatch(SilentOutput())
+        let engine = makeEngine(log) { output }
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 0.5, paused: false)
         XCTAssertTrue(log.wait(for: .started(id: 1)))
+        let before = try XCTUnwrap(engine.position())
         engine.pause()
-        // The pause fades out and plays out what the output holds; the position follows that sound
-        // (never back) and then holds. How long that takes depends on the machine (a sanitizer build
-        // under load took over 400 ms), so wait for two readings 150 ms apart to agree.
-        var readings: [Double] = []
-        var stable: (id: UInt64, seconds: Double)?
+        // The pause fades out and plays out what the output holds (its drain, which takes the
+        // device's real time); the position follows that sound (never back) and then holds.
+        var readings = [before.seconds]
         XCTAssertTrue(waitFor(10) {
-            let first = engine.position()
-            usleep(150_000)
-            let second = engine.position()
-            readings += [first, second].compactMap { $0?.seconds }
-            if let first, let second, first.seconds == second.seconds { stable = second }
-            return stable != nil
-        }, "the position never came to rest after pause")
+            engine.position().map { readings.append($0.seconds) }
+            return output.drains >= 1
+        }, "the pause never played out its fade")
+        let held = try XCTUnwrap(engine.position())
+        readings.append(held.seconds)
         XCTAssertEqual(readings, readings.sorted(), "the position went back while the pause settled")
-        let held = try XCTUnwrap(stable)
         XCTAssertEqual(held.id, 1)
         XCTAssertGreaterThanOrEqual(held.seconds, 0.5)
         XCTAssertLessThan(held.seconds, 1.5)
+        // Real time passes on a real-time device and the position must not follow it: the time is
+        // what is tested, not a wait for something to happen.
         usleep(150_000)
         XCTAssertEqual(engine.position()?.seconds, held.seconds)
         engine.resume()
@@ -90,4 +89,35 @@ final class SilentOutputTests: XCTestCase {
         XCTAssertTrue(log.wait(for: .finished(id: 1), timeout: 5))
         XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1)])
     }
+}
+
+/// A paced output (`SilentOutput`) that counts its drains: the engine drains once a pause's fade
+/// is written, and writes nothing more until resumed.
+final class DrainWatch: PCMOutput, @unchecked Sendable {
+    private let inner: PCMOutput
+    private let count = NSLock()
+    private var _drains = 0
+
+    init(_ inner: PCMOutput) { self.inner = inner }
+
+    /// How many drains have ended.
+    var drains: Int {
+        count.lock()
+        defer { count.unlock() }
+        return _drains
+    }
+
+    func open(format: AudioFormat) throws(OutputError) { try inner.open(format: format) }
+    func write(_ buf: UnsafeRawPointer, frames: Int) throws(OutputError) -> Int { try inner.write(buf, frames: frames) }
+    func delayFrames() -> Int { inner.delayFrames() }
+    func pause(_ on: Bool) throws(OutputError) { try inner.pause(on) }
+    func drop() { inner.drop() }
+    func drain() {
+        inner.drain()
+        count.lock()
+        _drains += 1
+        count.unlock()
+    }
+    func close() { inner.close() }
+    var isOpen: Bool { inner.isOpen }
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxAudio
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// Collects engine reports and lets a test wait for one.
@@ -91,6 +91,7 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
     private var _bytes: [UInt8] = []
     private var _closes = 0
     private var _pauses: [Bool] = []
+    private var _drains = 0
     private var format: AudioFormat?
     private var framesWritten = 0
 
@@ -106,6 +107,9 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
         var closes: Int
         var pauses: [Bool]
         var frames: Int
+        /// How many times the engine played out what it had written (`drain`): a pause does, once
+        /// its fade-out is written, and writes nothing more until resumed.
+        var drains: Int
     }
 
     /// Waits until `predicate` holds; false after `timeout` seconds.
@@ -114,7 +118,7 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            let snapshot = Snapshot(opens: _opens.count, closes: _closes, pauses: _pauses, frames: framesWritten)
+            let snapshot = Snapshot(opens: _opens.count, closes: _closes, pauses: _pauses, frames: framesWritten, drains: _drains)
             if predicate(snapshot) { return true }
             if !condition.wait(until: deadline) { return false }
         }
@@ -135,6 +139,7 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
         if let limit = loseAfterFrames, framesWritten + frames > limit {
             throw OutputError(kind: .lost, message: "unplugged")
         }
+        // A device that takes time to play what it is given (not synchronisation: nothing waits on it).
         if writeMicroseconds > 0 { usleep(writeMicroseconds) }
         change {
             _bytes.append(contentsOf: UnsafeRawBufferPointer(start: buf, count: frames * format.bytesPerFrame))
@@ -151,7 +156,7 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
     }
 
     func drop() {}
-    func drain() {}
+    func drain() { change { _drains += 1 } }
 
     func close() {
         change {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// libasound's own diagnostics go through the player's log, not raw to stderr at every probe.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// `jukebox ctl` as a person at a terminal uses it.

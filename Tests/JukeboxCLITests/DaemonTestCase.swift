@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import Glibc
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// A test folder, a daemon playing silently with its control socket there, and `ctl` against it.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// `jukebox demo` writes files: never through a link someone planted, never at a fixed name in /tmp.

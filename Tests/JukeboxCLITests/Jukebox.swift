@@ -27,7 +27,7 @@ enum Jukebox {
         /// Waits for exit; nil (after killing it) when it did not exit in time.
         func wait(timeout: Double) -> Result? {
             let end = Date().addingTimeInterval(timeout)
-            while process.isRunning && Date() < end { Thread.sleep(forTimeInterval: 0.01) }
+            while process.isRunning && Date() < end { Thread.sleep(forTimeInterval: 0.01) }  // polls a child's exit, with a timeout
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()

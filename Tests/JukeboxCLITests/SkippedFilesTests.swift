@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxCore
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// Unplayable files among good ones, through the real binary to ALSA's `file` PCM: every good

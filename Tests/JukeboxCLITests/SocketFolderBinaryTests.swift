@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// The socket's fallback folder in a shared /tmp (`$TMPDIR/jukebox-UID` here) is used only when it

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// Start-up never destroys the saved place, and the volume limits hold from the first second:

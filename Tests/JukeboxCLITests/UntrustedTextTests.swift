@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// File names and tags come from anywhere: what the binary prints about them stays inert.

@@ -29,7 +29,7 @@ enum Binary {
         func stop(timeout: Double = 10) -> Int32? {
             kill(pid, SIGTERM)
             let end = Date().addingTimeInterval(timeout)
-            while process.isRunning && Date() < end { usleep(10_000) }
+            while process.isRunning && Date() < end { usleep(10_000) }  // polls a child's exit, with a timeout
             if process.isRunning {
                 powerCut()
                 return nil

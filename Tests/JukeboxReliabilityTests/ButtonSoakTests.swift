@@ -6,7 +6,7 @@ import JukeboxBoard
 import JukeboxCore
 import JukeboxService
 import JukeboxSystem
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// The part of the soak the binary cannot take: GPIO buttons. With no GPIO chip and no uinput
@@ -71,7 +71,7 @@ final class ButtonSoakTests: XCTestCase {
             let r = UInt64(monotonicNow() * 1e9)
             try feed.feed([(line, true, r), (line, false, r + bounce / 2), (line, true, r + bounce)])
             if Double.random(in: 0..<1, using: &rng) < 0.3 { try pcm.clear() }
-            usleep(UInt32.random(in: 20_000...300_000, using: &rng))
+            usleep(UInt32.random(in: 20_000...300_000, using: &rng))  // a person's pace between presses, not synchronisation
 
             if Date() >= nextCheckpoint || Date().timeIntervalSince(started) >= seconds {
                 try pcm.clear()

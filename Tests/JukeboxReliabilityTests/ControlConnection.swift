@@ -82,7 +82,7 @@ final class ControlConnection {
         let end = Date().addingTimeInterval(timeout)
         repeat {
             if let c = ControlConnection(path: path), c.ask("version", timeout: 2) != nil { return c }
-            usleep(20_000)
+            usleep(20_000)  // polls another process's socket until it answers (nothing here to wait on)
         } while Date() < end
         return nil
     }

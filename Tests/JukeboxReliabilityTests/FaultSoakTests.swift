@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import Glibc
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// Hours of playback compressed by the test device's `speed`, through the real binary, with random

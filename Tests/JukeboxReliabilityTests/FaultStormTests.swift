@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import Glibc
-import JukeboxTestSupport
+import JukeboxFixtures
 import XCTest
 
 /// A thousand device faults, one after another, into the real binary playing through the test

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
+import JukeboxTestSupport
 import XCTest
 
 /// The power-cut run found that jumps of the position were saved only with the next periodic save

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-import JukeboxTestSupport
+import JukeboxFixtures
 
 /// One `jukebox run` player with its own state folder, control socket and test device, driven
 /// through random operations and SIGKILLed at random moments (see `PowerCutTests`).

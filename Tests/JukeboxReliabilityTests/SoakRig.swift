@@ -3,7 +3,7 @@
 import CLinux
 import Foundation
 import Glibc
-import JukeboxTestSupport
+import JukeboxFixtures
 
 /// The soak's world: a music folder of mixed formats and rates (and one bad file that is skipped
 /// on every pass), a fast test device, a pty as the serial console, and the player's config.

@@ -2,6 +2,7 @@
 import Foundation
 import JukeboxCore
 import JukeboxService
+import JukeboxTestSupport
 import JukeboxWaiting
 import XCTest
 
@@ -29,11 +30,11 @@ final class BlockedStoreTests: XCTestCase {
         let other = try ControlClient(path: dir.file("control"))
         XCTAssertEqual(other.request("status", timeout: 5)?.hasPrefix("ok ▶ a"), true, "answered while the store is held")
         XCTAssertEqual(other.request("vol 30", timeout: 0.5), nil, "a change is answered only once it is saved")
-        XCTAssertTrue(waitFor(5) { audio.calls.contains("volume 30") }, "but handled at once: \(audio.calls)")
+        XCTAssertTrue(waitFor(5) { audio.calls.contains(.volume(30)) }, "but handled at once: \(audio.calls)")
         XCTAssertNil(c.readLine(timeout: 0.2), "nor is the play answered before its save")
         // Lines sent behind an unanswered one are handled at once too; their replies keep the order.
         XCTAssertTrue(c.send("vol 20") && c.send("status"))
-        XCTAssertTrue(waitFor(5) { audio.calls.contains("volume 20") }, "handled behind an unanswered line: \(audio.calls)")
+        XCTAssertTrue(waitFor(5) { audio.calls.contains(.volume(20)) }, "handled behind an unanswered line: \(audio.calls)")
         gate.open()
         XCTAssertEqual(c.readLine(timeout: 5)?.hasPrefix("ok ▶ a"), true)
         XCTAssertEqual(c.readLine(timeout: 5)?.contains("vol 20"), true)
@@ -66,8 +67,8 @@ final class BlockedStoreTests: XCTestCase {
 
     private func start(_ dir: TempDir, store: StateStore?,
                        load: (@Sendable ([String]) -> (tracks: [TrackInfo], messages: [String]))? = nil) throws
-        -> (Box, FakeAudio, DispatchSemaphore) {
-        let audio = FakeAudio(), mailbox = Mailbox()
+        -> (Box, RecordingAudio, DispatchSemaphore) {
+        let audio = RecordingAudio(), mailbox = Mailbox()
         audio.mailbox = mailbox
         let control = try ControlSocket(path: dir.file("control"))
         var state = State()

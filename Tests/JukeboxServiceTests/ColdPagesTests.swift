@@ -4,6 +4,7 @@ import Glibc
 import JukeboxCore
 import JukeboxWaiting
 @testable import JukeboxService
+import JukeboxTestSupport
 import XCTest
 
 final class ColdPagesTests: XCTestCase {
@@ -93,7 +94,7 @@ final class ColdPagesTests: XCTestCase {
     }
 
     func testTheRuntimeReleasesAfterATrackStartsAndAfterTagsAreRead() throws {
-        let audio = FakeAudio()
+        let audio = RecordingAudio()
         let runtime = Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error))
         let calls = Counter()
         runtime.releaseColdPages = { calls.add() }

@@ -2,6 +2,7 @@
 import Foundation
 import JukeboxCore
 @testable import JukeboxService
+import JukeboxTestSupport
 import JukeboxWaiting
 import XCTest
 
@@ -16,7 +17,7 @@ final class ConsoleSessionTests: XCTestCase {
         let pty = try SerialConsoleTests.PTY()
         defer { pty.closeAll() }
         let console = try SerialConsole(path: pty.slavePath, baud: 115200)
-        let audio = FakeAudio()
+        let audio = RecordingAudio()
         let mailbox = Mailbox()
         audio.mailbox = mailbox
         let runtime = Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .info),

@@ -2,6 +2,7 @@
 import Foundation
 import JukeboxCore
 import JukeboxService
+import JukeboxTestSupport
 import JukeboxWaiting
 import XCTest
 
@@ -13,7 +14,7 @@ final class ControlSocketTests: XCTestCase {
     }
 
     var dir: TempDir!
-    var audio: FakeAudio!
+    var audio: RecordingAudio!
     var box: Box!
     var loop: Thread!
     var finished: DispatchSemaphore!
@@ -28,7 +29,7 @@ final class ControlSocketTests: XCTestCase {
     /// a stopped loop's socket may live on with its thread).
     func startLoop(named name: String = "control", idleLimit: Double = ControlSocket.defaultIdleLimit) throws {
         path = dir.file(name)
-        audio = FakeAudio()
+        audio = RecordingAudio()
         let mailbox = Mailbox()
         audio.mailbox = mailbox
         let control = try ControlSocket(path: path, idleLimit: idleLimit)

@@ -2,6 +2,7 @@
 import Foundation
 import JukeboxCore
 @testable import JukeboxService
+import JukeboxTestSupport
 import XCTest
 
 /// Every file of `Tests/FuzzCorpus/{command,config,state}` (seeds and the crashers the fuzzer
@@ -119,7 +120,7 @@ final class FuzzRegressionTests: XCTestCase {
     /// survives, answers in its reply syntax and closes the connection when the input ends.
     func testRuntimeCorpus() throws {
         let dir = TempDir()
-        let audio = FakeAudio(), mailbox = Mailbox()
+        let audio = RecordingAudio(), mailbox = Mailbox()
         audio.mailbox = mailbox
         let control = try ControlSocket(path: dir.file("control"))
         let runtime = Runtime(state: Self.player(), audio: audio, store: StateStore(path: dir.file("state.json")),

@@ -1,65 +1,18 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 import JukeboxService
-import Synchronization
+import JukeboxTestSupport
 import XCTest
-
-/// An audio port that records calls; on `play` it can post the engine's reports itself.
-final class FakeAudio: AudioPort, @unchecked Sendable {
-    /// The calls so far, in order. The loop's thread appends while a test may read (`waitFor`), so
-    /// the list is behind a lock.
-    var calls: [String] {
-        get { recorded.withLock { $0 } }
-        set { recorded.withLock { $0 = newValue } }
-    }
-    private let recorded = Mutex<[String]>([])
-    var heard: (id: UInt64, seconds: Double)?
-    var mailbox: Mailbox?
-    var finishImmediately = false
-
-    func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
-        calls.append("play \(id) \(Paths.fileName(path)) @\(seconds)\(paused ? " paused" : "")" + (next.map { " next \($0.id) \(Paths.fileName($0.path))" } ?? ""))
-        heard = (id, seconds)
-        if finishImmediately, let mailbox {
-            mailbox.post(.trackStarted(playID: id))
-            mailbox.post(.trackFinished(playID: id, next: nil))
-        }
-    }
-    func setNext(id: UInt64, path: String) { calls.append("next \(id) \(Paths.fileName(path))") }
-    func clearNext() { calls.append("clearNext") }
-    func pause() { calls.append("pause") }
-    func resume() { calls.append("resume") }
-    func stop() { calls.append("stop") }
-    func release(token: UInt64) {
-        calls.append("release \(token)")
-        mailbox?.post(.deviceReleased(token: token, heard: nil))
-    }
-    func probe() {
-        calls.append("probe")
-        mailbox?.post(.deviceAvailable)
-    }
-    func seek(to seconds: Double) { calls.append("seek \(seconds)") }
-    func setVolume(_ percent: Int) { calls.append("volume \(percent)") }
-    func position() -> (id: UInt64, seconds: Double)? { heard }
-    func shutdown() { calls.append("shutdown") }
-}
-
-final class RecordingStatus: StatusSink {
-    var views: [StatusView] = []
-    var reports: [String] = []
-    func render(_ view: StatusView) { views.append(view) }
-    func report(_ message: String) { reports.append(message) }
-}
 
 final class RuntimeTests: XCTestCase {
     func testCommandsReachThePortsAndTheStateFile() throws {
         let dir = TempDir()
-        let audio = FakeAudio()
+        let audio = RecordingAudio()
         let status = RecordingStatus()
         let store = StateStore(path: dir.file("state.json"))
         let runtime = Runtime(state: State(), audio: audio, store: store, status: status, log: Log(level: .error))
         runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac"), TrackInfo(path: "/m/b.flac")]))
-        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0 next 2 b.flac"])
+        XCTAssertEqual(audio.calls, [.play(id: 1, file: "a.flac", at: 0, next: 2, nextFile: "b.flac")])
         runtime.waitForSaves()
         XCTAssertEqual(store.load().snapshot?.phase, "playing")
         XCTAssertEqual(status.views.last?.title, "a")
@@ -67,7 +20,7 @@ final class RuntimeTests: XCTestCase {
         audio.heard = (1, 17.5)
         runtime.dispatch(.heard(playID: 1, seconds: 17.5))
         runtime.dispatch(.quit)
-        XCTAssertEqual(audio.calls.suffix(1), ["stop"])
+        XCTAssertEqual(audio.calls.suffix(1), [.stop])
         runtime.waitForSaves()
         let saved = store.load().snapshot
         XCTAssertEqual(saved?.position, 17.5)
@@ -77,7 +30,7 @@ final class RuntimeTests: XCTestCase {
     func testASaveFailureIsReportedOnceAndPlaybackGoesOn() {
         let dir = TempDir()
         dir.write("blocker", "")
-        let audio = FakeAudio()
+        let audio = RecordingAudio()
         let status = RecordingStatus()
         let runtime = Runtime(state: State(), audio: audio, store: StateStore(path: dir.file("blocker/state.json")),
                               status: status, log: Log(level: .error))
@@ -87,12 +40,12 @@ final class RuntimeTests: XCTestCase {
         runtime.waitForSaves()
         XCTAssertEqual(status.reports.count, 1)
         XCTAssertTrue(status.reports[0].hasPrefix("could not save state: "), status.reports[0])
-        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0", "pause"])
+        XCTAssertEqual(audio.calls, [.play(id: 1, file: "a.flac", at: 0), .pause])
     }
 
     func testAPlayFailingBecauseItsFolderIsGoneWaitsForTheMusicInsteadOfSkipping() {
         let dir = TempDir()
-        let audio = FakeAudio()
+        let audio = RecordingAudio()
         let status = RecordingStatus()
         let runtime = Runtime(state: State(), audio: audio, store: nil, status: status, log: Log(level: .error))
         let stick = dir.file("usb")
@@ -103,10 +56,10 @@ final class RuntimeTests: XCTestCase {
         XCTAssertEqual(runtime.state.musicMissing, stick)
         XCTAssertEqual(runtime.state.currentTrack?.info.path, stick + "/album/a.flac", "the place is kept")
         XCTAssertEqual(status.reports, ["waiting for music: \(stick) is not there"])
-        XCTAssertEqual(audio.calls, ["play 1 a.flac @0.0 next 2 b.flac", "stop"])
+        XCTAssertEqual(audio.calls, [.play(id: 1, file: "a.flac", at: 0, next: 2, nextFile: "b.flac"), .stop])
 
         // A file gone from a folder that is there is the file's problem: skipped when reached.
-        let other = Runtime(state: State(), audio: FakeAudio(), store: nil, status: RecordingStatus(), log: Log(level: .error))
+        let other = Runtime(state: State(), audio: RecordingAudio(), store: nil, status: RecordingStatus(), log: Log(level: .error))
         other.dispatch(.replaceQueue([TrackInfo(path: dir.file("gone.flac")), TrackInfo(path: dir.file("c.flac"))]))
         other.dispatch(.trackFailed(playID: 1, reason: "No such file or directory"))
         XCTAssertEqual(other.state.phase, .playing)
@@ -117,7 +70,7 @@ final class RuntimeTests: XCTestCase {
     func testTheLoopRunsEngineReportsUntilTheQueueEnds() {
         var settings = Settings()
         settings.exitWhenQueueEnds = true
-        let audio = FakeAudio()
+        let audio = RecordingAudio()
         let mailbox = Mailbox()
         audio.mailbox = mailbox
         audio.finishImmediately = true
@@ -127,7 +80,7 @@ final class RuntimeTests: XCTestCase {
         XCTAssertEqual(code, 0)
         XCTAssertEqual(runtime.state.phase, .stopped)
         // The start volume reaches the engine before anything plays.
-        XCTAssertEqual(audio.calls, ["volume 100", "play 1 a.flac @0.0", "stop", "shutdown"])
+        XCTAssertEqual(audio.calls, [.volume(100), .play(id: 1, file: "a.flac", at: 0), .stop, .shutdown])
     }
 
     /// Runs a loop over `audio` until the queue ends (device probes 0.01 s apart); its exit code.
@@ -143,13 +96,13 @@ final class RuntimeTests: XCTestCase {
     func testALostDeviceResumesAtTheFrameTheEngineHeldNotAtTheLastTick() {
         let audio = FailingDeviceAudio(.lost, heldAt: 12.5)
         XCTAssertEqual(runUntilTheQueueEnds(audio, [.replaceQueue([TrackInfo(path: "/m/a.flac")])]), 0)
-        XCTAssertEqual(audio.plays, ["@0.0", "@12.5"])
+        XCTAssertEqual(audio.plays, [0, 12.5])
     }
 
     func testTheLoopProbesABusyDeviceOnItsTimerAndReopensTheTrackOnlyWhenItIsFree() {
         let audio = FailingDeviceAudio(.busy, busyProbes: 2)
         XCTAssertEqual(runUntilTheQueueEnds(audio, [.replaceQueue([TrackInfo(path: "/m/a.flac")]), .seek(to: 4)]), 0)
-        XCTAssertEqual(audio.plays, ["@0.0", "@4.0"], "probes while busy; the play after them resumes at the remembered position")
+        XCTAssertEqual(audio.plays, [0, 4], "probes while busy; the play after them resumes at the remembered position")
         XCTAssertEqual(audio.probes, 3)
     }
 }
@@ -159,7 +112,8 @@ final class RuntimeTests: XCTestCase {
 final class FailingDeviceAudio: AudioPort, @unchecked Sendable {
     let mailbox = Mailbox()
     let problem: DeviceProblem, heldAt: Double?, busyProbes: Int
-    var plays: [String] = []
+    /// Where each play started, in seconds.
+    var plays: [Double] = []
     var probes = 0
     var held: (id: UInt64, seconds: Double)?
     init(_ problem: DeviceProblem, heldAt: Double? = nil, busyProbes: Int = 0) {
@@ -168,7 +122,7 @@ final class FailingDeviceAudio: AudioPort, @unchecked Sendable {
         self.busyProbes = busyProbes
     }
     func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
-        plays.append("@\(seconds)")
+        plays.append(seconds)
         if plays.count == 1 {
             held = heldAt.map { (id, $0) }
             mailbox.post(.deviceUnavailable(reason: "\(problem)", problem: problem))
@@ -219,7 +173,7 @@ final class EventSourceTests: XCTestCase {
         var settings = Settings()
         settings.exitWhenQueueEnds = true
         let source = PipeSource()
-        let audio = FakeAudio()
+        let audio = RecordingAudio()
         let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
                               log: Log(level: .error), sources: [source])
         var stop = UInt8(MediaKey.stopCD), next = UInt8(MediaKey.nextSong)
@@ -227,6 +181,6 @@ final class EventSourceTests: XCTestCase {
         _ = write(source.writeEnd, &stop, 1)
         let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])])
         XCTAssertEqual(code, 0)
-        XCTAssertEqual(audio.calls, ["volume 100", "play 1 a.flac @0.0", "stop", "shutdown"])
+        XCTAssertEqual(audio.calls, [.volume(100), .play(id: 1, file: "a.flac", at: 0), .stop, .shutdown])
     }
 }

@@ -2,6 +2,7 @@
 import JukeboxCore
 import Foundation
 @testable import JukeboxService
+import JukeboxTestSupport
 import JukeboxSystem
 import XCTest
 
@@ -171,7 +172,7 @@ final class RuntimeNotifyTests: XCTestCase {
         let listener = try SystemdNotifierTests.Listener(dir.file("notify"))
         var settings = Settings()
         settings.exitWhenQueueEnds = true
-        let audio = FakeAudio()
+        let audio = RecordingAudio()
         let mailbox = Mailbox()
         audio.mailbox = mailbox
         audio.finishImmediately = true
