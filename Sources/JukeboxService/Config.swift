@@ -90,10 +90,10 @@ public struct Config: Equatable, Sendable {
 
     /// Parses configuration JSON; `source` names it in messages.
     public static func parse(_ bytes: [UInt8], source: String) throws(Problem) -> (config: Config, warnings: [String]) {
-        let raw: RawConfig
+        let file: ConfigFile
         if let problem = JSONText.problem(bytes) { throw Problem(description: "\(source): not valid JSON (\(problem))") }
         do {
-            raw = try JSONDecoder().decode(RawConfig.self, from: Data(bytes))
+            file = try JSONDecoder().decode(ConfigFile.self, from: Data(bytes))
         } catch let e as DecodingError {
             if case .typeMismatch(_, let c) = e {
                 guard let key = c.codingPath.first?.stringValue else {
@@ -105,6 +105,7 @@ public struct Config: Equatable, Sendable {
         } catch {
             throw Problem(description: "\(source): not valid JSON")
         }
+        let raw = file.raw
         var c = Config()
         func check(_ ok: Bool, _ key: String) throws(Problem) {
             if !ok { throw Problem(description: "\(source): \(key): \(RawConfig.expectation(key))") }
@@ -142,12 +143,14 @@ public struct Config: Equatable, Sendable {
         }
         try c.hardware.validate(source: source)
         c.hardware.apply(to: &c.settings)
-        let warnings = raw.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" }
+        let warnings = file.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" }
         return (c, warnings)
     }
-
 }
 
+/// The file as written: each key's value, nil when absent; `Config.parse` checks them. The
+/// synthesized decoding reads the keys in this order, so of several keys of the wrong type the
+/// first here is the one reported.
 private struct RawConfig: Decodable {
     var device: String?
     var audio: String?
@@ -170,19 +173,9 @@ private struct RawConfig: Decodable {
     var console: String?
     var consoleBaud: Int?
     var chime: String?
-    var unknownKeys: [String] = []
 
-    enum Keys: String, CodingKey, CaseIterable {
-        case device, audio, state, music, resume, saveInterval, volumeMin, volumeMax, volumeStep, seekStep, logLevel
-        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume, mixer, mixerCard, resumeRewind, console, consoleBaud, chime
-    }
-
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
+    /// Whether `key` is one of the keys above.
+    static func reads(_ key: String) -> Bool { CodingKeys(stringValue: key) != nil }
 
     static func expectation(_ key: String) -> String {
         switch key {
@@ -209,31 +202,24 @@ private struct RawConfig: Decodable {
         default: return "unexpected value"
         }
     }
+}
+
+/// The configuration file: its keys' values, and the keys that neither `RawConfig` nor
+/// `BoardConfig` reads.
+private struct ConfigFile: Decodable {
+    var raw: RawConfig
+    var unknownKeys: [String]
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 
     init(from decoder: any Decoder) throws {
-        let any = try decoder.container(keyedBy: AnyKey.self)
-        unknownKeys = any.allKeys.map(\.stringValue).filter { Keys(rawValue: $0) == nil && !BoardConfig.keys.contains($0) }
-        let c = try decoder.container(keyedBy: Keys.self)
-        device = try c.decodeIfPresent(String.self, forKey: .device)
-        audio = try c.decodeIfPresent(String.self, forKey: .audio)
-        state = try c.decodeIfPresent(String.self, forKey: .state)
-        music = try c.decodeIfPresent([String].self, forKey: .music)
-        resume = try c.decodeIfPresent(String.self, forKey: .resume)
-        saveInterval = try c.decodeIfPresent(Double.self, forKey: .saveInterval)
-        volumeMin = try c.decodeIfPresent(Int.self, forKey: .volumeMin)
-        volumeMax = try c.decodeIfPresent(Int.self, forKey: .volumeMax)
-        volumeStep = try c.decodeIfPresent(Int.self, forKey: .volumeStep)
-        seekStep = try c.decodeIfPresent(Double.self, forKey: .seekStep)
-        logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel)
-        socket = try c.decodeIfPresent(String.self, forKey: .socket)
-        releaseDelay = try c.decodeIfPresent(Double.self, forKey: .releaseDelay)
-        resumeAfterDeviceLoss = try c.decodeIfPresent(Bool.self, forKey: .resumeAfterDeviceLoss)
-        bootVolume = try c.decodeIfPresent(Int.self, forKey: .bootVolume)
-        mixer = try c.decodeIfPresent(String.self, forKey: .mixer)
-        mixerCard = try c.decodeIfPresent(String.self, forKey: .mixerCard)
-        resumeRewind = try c.decodeIfPresent(Double.self, forKey: .resumeRewind)
-        console = try c.decodeIfPresent(String.self, forKey: .console)
-        consoleBaud = try c.decodeIfPresent(Int.self, forKey: .consoleBaud)
-        chime = try c.decodeIfPresent(String.self, forKey: .chime)
+        let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+        unknownKeys = keys.filter { !RawConfig.reads($0) && !BoardConfig.keys.contains($0) }
+        raw = try RawConfig(from: decoder)
     }
 }
