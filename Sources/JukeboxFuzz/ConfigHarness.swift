@@ -37,7 +37,7 @@ enum ConfigHarness {
         for warning in parsed.warnings {
             require(warning.hasPrefix(source + ": unknown key"), "warning \(warning.debugDescription)")
         }
-        require(config.volumeMin <= config.volumeMax, "volumeMin > volumeMax accepted")
+        require(config.settings.volumeMin <= config.settings.volumeMax, "volumeMin > volumeMax accepted")
         require(!config.device.isEmpty && !config.mixerCard.isEmpty, "an empty device or mixer card accepted")
         do { try config.hardware.validate(source: source) } catch {
             fatalError("property failed: an accepted configuration does not validate: \(error)")
@@ -66,29 +66,30 @@ enum ConfigHarness {
 /// A configuration as the JSON file that produces it (every key written out).
 enum ConfigRender {
     static func json(_ c: Config) -> String {
+        let s = c.settings
         var fields: [String] = [
             "\"device\": " + q(c.device),
             "\"audio\": " + q(c.audio.rawValue),
             "\"state\": " + q(c.statePath ?? ""),
             "\"music\": " + list(c.music),
-            "\"resume\": " + q(c.resumePlaying ? "playing" : "paused"),
-            "\"saveInterval\": " + num(c.saveInterval),
-            "\"volumeMin\": \(c.volumeMin)",
-            "\"volumeMax\": \(c.volumeMax)",
-            "\"volumeStep\": \(c.volumeStep)",
-            "\"seekStep\": " + num(c.seekStep),
+            "\"resume\": " + q(s.resumePlaying ? "playing" : "paused"),
+            "\"saveInterval\": " + num(s.saveInterval),
+            "\"volumeMin\": \(s.volumeMin)",
+            "\"volumeMax\": \(s.volumeMax)",
+            "\"volumeStep\": \(s.volumeStep)",
+            "\"seekStep\": " + num(s.seekStep),
             "\"logLevel\": " + q(name(c.logLevel)),
-            "\"releaseDelay\": " + num(c.releaseDelay),
-            "\"resumeAfterDeviceLoss\": \(c.resumeAfterDeviceLoss)",
+            "\"releaseDelay\": " + num(s.releaseDelay),
+            "\"resumeAfterDeviceLoss\": \(s.resumeAfterDeviceLoss)",
             "\"mixer\": " + q(c.mixer ?? ""),
             "\"mixerCard\": " + q(c.mixerCard),
-            "\"resumeRewind\": " + num(c.resumeRewind),
+            "\"resumeRewind\": " + num(s.resumeRewind),
             "\"console\": " + q(c.console ?? ""),
             "\"consoleBaud\": \(c.consoleBaud)",
-            "\"chime\": " + q(c.chime ?? ""),
+            "\"chime\": " + q(s.chime ?? ""),
         ]
         if let v = c.socketPath { fields.append("\"socket\": " + q(v)) }
-        if let v = c.bootVolume { fields.append("\"bootVolume\": \(v)") }
+        if let v = s.bootVolume { fields.append("\"bootVolume\": \(v)") }
         let h = c.hardware
         if let v = h.board { fields.append("\"board\": " + q(v)) }
         if let g = h.gpio {

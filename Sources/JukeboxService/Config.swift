@@ -16,42 +16,24 @@ public struct Config: Equatable, Sendable {
     public var statePath: String? = "/var/lib/jukebox/state.json"
     /// Files, folders and playlists to queue when the state file holds no queue.
     public var music: [String] = []
-    /// After a restart: `playing` continues if it was playing; `paused` always comes back paused.
-    public var resumePlaying = true
-    /// Seconds between position saves while playing.
-    public var saveInterval: Double = 5
-    /// Lowest settable volume.
-    public var volumeMin = 0
-    /// Highest settable volume.
-    public var volumeMax = 100
-    /// Volume points per step.
-    public var volumeStep = 5
-    /// Seconds per seek step.
-    public var seekStep: Double = 10
     /// Least severe log level written: `error`, `warning`, `info` or `debug`.
     public var logLevel: LogLevel = .info
     /// Control socket path; nil: the default (`ControlSocket.defaultPath()`); "" turns it off.
     public var socketPath: String?
-    /// Seconds in pause before the device is released for other programs (0: at once).
-    public var releaseDelay: Double = 3
-    /// Whether playback resumes by itself when a lost device comes back.
-    public var resumeAfterDeviceLoss = true
-    /// Volume at start-up, whatever was saved; nil keeps the saved volume.
-    public var bootVolume: Int?
     /// ALSA mixer control to set the volume with ("PCM", "Master", "Digital"...); nil: software gain.
     public var mixer: String?
     /// Card whose mixer holds `mixer`: a name (`DAC`), a number, or `default`.
     public var mixerCard = "default"
-    /// Seconds to go back when resuming at start-up.
-    public var resumeRewind: Double = 0
-    /// A sound played once before the first playback after start; nil: none.
-    public var chime: String?
     /// The serial console's TTY (`/dev/ttyAMA0`, `/dev/ttyS0`, `/dev/ttyGS0`); nil: none.
     public var console: String?
     /// The serial console's speed (8N1).
     public var consoleBaud = 115200
     /// Buttons, encoder, input devices and display (with the board profile merged in).
     public var hardware = BoardConfig()
+    /// The core's settings: the core's defaults, under the file's policy keys (`resume`,
+    /// `saveInterval`, volume limits, timings, `chime`...) and the hardware's policy parts
+    /// (`BoardConfig.apply`: debounce, encoder, power command, panel layout).
+    public var settings = Settings()
 
     /// Output kinds.
     public enum AudioKind: String, Sendable, Equatable {
@@ -70,7 +52,6 @@ public struct Config: Equatable, Sendable {
         public var description: String
     }
 
-    /// Reads and validates a configuration file; unknown keys come back as warnings.
     /// Folders searched for board profiles: beside the config, the install locations (install.sh's
     /// /usr/local, the .deb's /usr), and the repository's `board/profiles` (for running from a checkout).
     public static func profileFolders(configPath: String) -> [String] {
@@ -86,6 +67,8 @@ public struct Config: Equatable, Sendable {
         return folders
     }
 
+    /// Reads and validates a configuration file, with its board profile merged in; unknown keys
+    /// come back as warnings.
     public static func load(path: String) throws(Problem) -> (config: Config, warnings: [String]) {
         let bytes: [UInt8]
         do { bytes = try readFile(path, limit: 1 << 20) } catch {
@@ -98,6 +81,8 @@ public struct Config: Equatable, Sendable {
             var own = config.hardware
             own.board = profile.board ?? board
             config.hardware = own.over(profile)
+            // The merged layer holds the config's own values, so this only adds the profile's.
+            config.hardware.apply(to: &config.settings)
         }
         try config.hardware.validate(source: path)
         return (config, warnings)
@@ -105,10 +90,10 @@ public struct Config: Equatable, Sendable {
 
     /// Parses configuration JSON; `source` names it in messages.
     public static func parse(_ bytes: [UInt8], source: String) throws(Problem) -> (config: Config, warnings: [String]) {
-        let raw: RawConfig
+        let file: ConfigFile
         if let problem = JSONText.problem(bytes) { throw Problem(description: "\(source): not valid JSON (\(problem))") }
         do {
-            raw = try JSONDecoder().decode(RawConfig.self, from: Data(bytes))
+            file = try JSONDecoder().decode(ConfigFile.self, from: Data(bytes))
         } catch let e as DecodingError {
             if case .typeMismatch(_, let c) = e {
                 guard let key = c.codingPath.first?.stringValue else {
@@ -120,6 +105,7 @@ public struct Config: Equatable, Sendable {
         } catch {
             throw Problem(description: "\(source): not valid JSON")
         }
+        let raw = file.raw
         var c = Config()
         func check(_ ok: Bool, _ key: String) throws(Problem) {
             if !ok { throw Problem(description: "\(source): \(key): \(RawConfig.expectation(key))") }
@@ -131,22 +117,22 @@ public struct Config: Equatable, Sendable {
         }
         if let v = raw.state { c.statePath = v.isEmpty ? nil : v }
         if let v = raw.music { c.music = v }
-        if let v = raw.resume { try check(v == "playing" || v == "paused", "resume"); c.resumePlaying = v == "playing" }
-        if let v = raw.saveInterval { try check(v >= 1 && v <= 300, "saveInterval"); c.saveInterval = v }
-        if let v = raw.volumeMin { try check((0...100).contains(v), "volumeMin"); c.volumeMin = v }
-        if let v = raw.volumeMax { try check((0...100).contains(v), "volumeMax"); c.volumeMax = v }
-        try check(c.volumeMin <= c.volumeMax, "volumeMin")
-        if let v = raw.volumeStep { try check((1...50).contains(v), "volumeStep"); c.volumeStep = v }
-        if let v = raw.seekStep { try check(v > 0 && v <= 600, "seekStep"); c.seekStep = v }
+        if let v = raw.resume { try check(v == "playing" || v == "paused", "resume"); c.settings.resumePlaying = v == "playing" }
+        if let v = raw.saveInterval { try check(v >= 1 && v <= 300, "saveInterval"); c.settings.saveInterval = v }
+        if let v = raw.volumeMin { try check((0...100).contains(v), "volumeMin"); c.settings.volumeMin = v }
+        if let v = raw.volumeMax { try check((0...100).contains(v), "volumeMax"); c.settings.volumeMax = v }
+        try check(c.settings.volumeMin <= c.settings.volumeMax, "volumeMin")
+        if let v = raw.volumeStep { try check((1...50).contains(v), "volumeStep"); c.settings.volumeStep = v }
+        if let v = raw.seekStep { try check(v > 0 && v <= 600, "seekStep"); c.settings.seekStep = v }
         if let v = raw.socket { c.socketPath = v }
-        if let v = raw.releaseDelay { try check(v >= 0 && v <= 3600, "releaseDelay"); c.releaseDelay = v }
-        if let v = raw.resumeAfterDeviceLoss { c.resumeAfterDeviceLoss = v }
-        if let v = raw.bootVolume { try check((0...100).contains(v), "bootVolume"); c.bootVolume = v }
+        if let v = raw.releaseDelay { try check(v >= 0 && v <= 3600, "releaseDelay"); c.settings.releaseDelay = v }
+        if let v = raw.resumeAfterDeviceLoss { c.settings.resumeAfterDeviceLoss = v }
+        if let v = raw.bootVolume { try check((0...100).contains(v), "bootVolume"); c.settings.bootVolume = v }
         if let v = raw.mixer { c.mixer = v.isEmpty ? nil : v }
         if let v = raw.console { c.console = v.isEmpty ? nil : v }
-        if let v = raw.chime { c.chime = v.isEmpty ? nil : v }
+        if let v = raw.chime { c.settings.chime = v.isEmpty ? nil : v }
         if let v = raw.consoleBaud { try check([9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600].contains(v), "consoleBaud"); c.consoleBaud = v }
-        if let v = raw.resumeRewind { try check(v >= 0 && v <= 600, "resumeRewind"); c.resumeRewind = v }
+        if let v = raw.resumeRewind { try check(v >= 0 && v <= 600, "resumeRewind"); c.settings.resumeRewind = v }
         if let v = raw.mixerCard { try check(!v.isEmpty, "mixerCard"); c.mixerCard = v }
         if let v = raw.logLevel {
             guard let level = LogLevel(name: v) else { try check(false, "logLevel"); return (c, []) }
@@ -156,29 +142,15 @@ public struct Config: Equatable, Sendable {
             throw Problem(description: "\(source): buttons, encoder, gpio, display or input: \(StateStore.describe(error))")
         }
         try c.hardware.validate(source: source)
-        let warnings = raw.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" }
+        c.hardware.apply(to: &c.settings)
+        let warnings = file.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" }
         return (c, warnings)
-    }
-
-    /// The core's settings for this configuration.
-    public var settings: Settings {
-        var s = Settings()
-        hardware.apply(to: &s)
-        s.saveInterval = saveInterval
-        s.volumeMin = volumeMin
-        s.volumeMax = volumeMax
-        s.volumeStep = volumeStep
-        s.seekStep = seekStep
-        s.resumePlaying = resumePlaying
-        s.releaseDelay = releaseDelay
-        s.resumeRewind = resumeRewind
-        s.chime = chime
-        s.resumeAfterDeviceLoss = resumeAfterDeviceLoss
-        s.bootVolume = bootVolume.map { min(max($0, volumeMin), volumeMax) }
-        return s
     }
 }
 
+/// The file as written: each key's value, nil when absent; `Config.parse` checks them. The
+/// synthesized decoding reads the keys in this order, so of several keys of the wrong type the
+/// first here is the one reported.
 private struct RawConfig: Decodable {
     var device: String?
     var audio: String?
@@ -201,19 +173,9 @@ private struct RawConfig: Decodable {
     var console: String?
     var consoleBaud: Int?
     var chime: String?
-    var unknownKeys: [String] = []
 
-    enum Keys: String, CodingKey, CaseIterable {
-        case device, audio, state, music, resume, saveInterval, volumeMin, volumeMax, volumeStep, seekStep, logLevel
-        case socket, releaseDelay, resumeAfterDeviceLoss, bootVolume, mixer, mixerCard, resumeRewind, console, consoleBaud, chime
-    }
-
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
+    /// Whether `key` is one of the keys above.
+    static func reads(_ key: String) -> Bool { CodingKeys(stringValue: key) != nil }
 
     static func expectation(_ key: String) -> String {
         switch key {
@@ -240,31 +202,24 @@ private struct RawConfig: Decodable {
         default: return "unexpected value"
         }
     }
+}
+
+/// The configuration file: its keys' values, and the keys that neither `RawConfig` nor
+/// `BoardConfig` reads.
+private struct ConfigFile: Decodable {
+    var raw: RawConfig
+    var unknownKeys: [String]
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 
     init(from decoder: any Decoder) throws {
-        let any = try decoder.container(keyedBy: AnyKey.self)
-        unknownKeys = any.allKeys.map(\.stringValue).filter { Keys(rawValue: $0) == nil && !BoardConfig.keys.contains($0) }
-        let c = try decoder.container(keyedBy: Keys.self)
-        device = try c.decodeIfPresent(String.self, forKey: .device)
-        audio = try c.decodeIfPresent(String.self, forKey: .audio)
-        state = try c.decodeIfPresent(String.self, forKey: .state)
-        music = try c.decodeIfPresent([String].self, forKey: .music)
-        resume = try c.decodeIfPresent(String.self, forKey: .resume)
-        saveInterval = try c.decodeIfPresent(Double.self, forKey: .saveInterval)
-        volumeMin = try c.decodeIfPresent(Int.self, forKey: .volumeMin)
-        volumeMax = try c.decodeIfPresent(Int.self, forKey: .volumeMax)
-        volumeStep = try c.decodeIfPresent(Int.self, forKey: .volumeStep)
-        seekStep = try c.decodeIfPresent(Double.self, forKey: .seekStep)
-        logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel)
-        socket = try c.decodeIfPresent(String.self, forKey: .socket)
-        releaseDelay = try c.decodeIfPresent(Double.self, forKey: .releaseDelay)
-        resumeAfterDeviceLoss = try c.decodeIfPresent(Bool.self, forKey: .resumeAfterDeviceLoss)
-        bootVolume = try c.decodeIfPresent(Int.self, forKey: .bootVolume)
-        mixer = try c.decodeIfPresent(String.self, forKey: .mixer)
-        mixerCard = try c.decodeIfPresent(String.self, forKey: .mixerCard)
-        resumeRewind = try c.decodeIfPresent(Double.self, forKey: .resumeRewind)
-        console = try c.decodeIfPresent(String.self, forKey: .console)
-        consoleBaud = try c.decodeIfPresent(Int.self, forKey: .consoleBaud)
-        chime = try c.decodeIfPresent(String.self, forKey: .chime)
+        let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+        unknownKeys = keys.filter { !RawConfig.reads($0) && !BoardConfig.keys.contains($0) }
+        raw = try RawConfig(from: decoder)
     }
 }

@@ -103,7 +103,7 @@ enum Commands {
                 return modes
             }
             guard let tracks = Player.load(config.music, log: log) else { return modes }
-            return modes + (config.resumePlaying ? [.replaceQueue(tracks)] : [.add(tracks)])
+            return modes + (config.settings.resumePlaying ? [.replaceQueue(tracks)] : [.add(tracks)])
         }
     }
 

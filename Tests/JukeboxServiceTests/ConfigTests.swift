@@ -29,7 +29,6 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.audio, .null)
         XCTAssertEqual(c.statePath, "/tmp/s.json")
         XCTAssertEqual(c.music, ["/srv/music"])
-        XCTAssertFalse(c.resumePlaying)
         XCTAssertEqual(c.logLevel, .debug)
         let s = c.settings
         XCTAssertEqual([s.saveInterval, s.seekStep], [2, 15])
@@ -57,6 +56,25 @@ final class ConfigTests: XCTestCase {
             let readme = try String(contentsOf: repo.appendingPathComponent("README.md"), encoding: .utf8)
             XCTAssertTrue(readme.contains("| `\(key)` |"), "README does not document \(key)")
         }
+    }
+
+    /// The profile's policy parts reach the core's settings; the config's own keys win.
+    func testTheBoardProfilesPolicyReachesTheSettingsUnderTheConfigsOwn() throws {
+        let dir = TempDir()
+        let profile = dir.write("p.json", """
+        {"gpio": {"debounceMs": 30}, "encoder": {"a": "GPIO5", "b": "GPIO6", "stepsPerDetent": 2, "acceleration": false},
+         "powerCommand": ["halt"], "display": {"type": "ssd1306"}}
+        """)
+        let path = dir.write("c.json", """
+        {"board": "\(profile)", "encoder": {"a": "GPIO5", "b": "GPIO6", "stepsPerDetent": 1}, "volumeMax": 80}
+        """)
+        let s = try Config.load(path: path).config.settings
+        XCTAssertEqual(s.debounce, 0.03)
+        XCTAssertEqual(s.encoderStepsPerDetent, 1, "the config's own encoder replaces the profile's")
+        XCTAssertTrue(s.encoderAcceleration, "the config's own encoder replaces the profile's")
+        XCTAssertEqual(s.powerCommand, ["halt"])
+        XCTAssertEqual(s.display, .oled128x64)
+        XCTAssertEqual(s.volumeMax, 80)
     }
 
     func testEveryBoardProfileLoadsAndUsesTheSameHeaderLines() throws {

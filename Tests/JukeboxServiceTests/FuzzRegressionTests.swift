@@ -163,11 +163,11 @@ final class FuzzRegressionTests: XCTestCase {
             do {
                 let (config, warnings) = try Config.parse(bytes, source: "c.json")
                 for w in warnings { XCTAssertTrue(w.hasPrefix("c.json: unknown key"), "\(name): \(w)") }
-                XCTAssertLessThanOrEqual(config.volumeMin, config.volumeMax, name)
+                XCTAssertLessThanOrEqual(config.settings.volumeMin, config.settings.volumeMax, name)
                 XCTAssertNoThrow(try config.hardware.validate(source: "c.json"), name)
                 var state = State(settings: config.settings)
                 _ = reduce(&state, .add([TrackInfo(path: "/m/a.flac", duration: 60)]))
-                _ = reduce(&state, .changeVolume(by: config.volumeStep))
+                _ = reduce(&state, .changeVolume(by: config.settings.volumeStep))
                 Self.checkCore(state, name)
                 // The same bytes give the same configuration.
                 XCTAssertEqual(try Config.parse(bytes, source: "c.json").config, config, name)
