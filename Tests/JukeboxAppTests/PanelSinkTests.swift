@@ -5,6 +5,7 @@ import JukeboxCore
 import JukeboxService
 import JukeboxSystem
 import JukeboxTestSupport
+import JukeboxWaiting
 import XCTest
 
 /// A real panel is driven from a thread of its own: the loop hands over frames and never waits on
