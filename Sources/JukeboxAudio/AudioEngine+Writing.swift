@@ -83,14 +83,15 @@ extension AudioEngine {
             case .resumeDevice:
                 resumeDevice(&writer)
             case .item(.pcm(let chunk), let volume, let starts):
-                if volume != writer.fade.volume { rewrite(at: volume, &writer) }
+                // Restarted from the frame heard: this chunk comes again, decoded anew.
+                if volume != writer.fade.volume, rewrite(at: volume, &writer) == .restarted { continue }
                 let parts = writer.fade.take(chunk, volume: volume, starts: starts)
                 // A rewrite cut short by another command left its rest first: these follow it.
                 if writer.interrupted { writer.rest += parts } else { writeParts(parts, volume: volume, &writer) }
             case .rest(let volume):
                 let pending = writer.rest
                 writer.rest = []
-                if volume != writer.fade.volume { rewrite(at: volume, &writer) }
+                if volume != writer.fade.volume, rewrite(at: volume, &writer) == .restarted { continue }
                 if writer.interrupted { writer.rest += pending } else { writeParts(pending, volume: volume, &writer) }
             case .item(.trackEnd(_, let id), _, _):
                 // The track's own end: its held-back frames go out unchanged, before its report.
@@ -252,7 +253,7 @@ extension AudioEngine {
         let deviceStart = writer.written
         writer.written += Int64(chunk.frames)
         let written = writer.written
-        writer.history.remember(chunk, at: deviceStart, keepBytes: output.cutMethod != .drain, heard: written - delay)
+        writer.history.remember(chunk, at: deviceStart, keepBytes: output.cutMethod == .rewind, heard: written - delay)
         monitor.withLock {
             state.counters = output.counters
             guard state.generation == writer.generation else { return }
@@ -588,48 +589,50 @@ extension AudioEngine {
         }
     }
 
+    private enum Rewrite { case none, rewritten, restarted }
+
     /// A volume change is heard at once, not after the long device buffer. On a device that rewinds,
-    /// what is queued beyond `rewindKeepSeconds` is taken back; on one that only drops (pulse,
-    /// PipeWire, the test device), what is queued is dropped at the frame the device had reached,
-    /// a cut of a few milliseconds of silence (measured in `jukebox-bench latency`), done at most
-    /// once per write: the writer reads the newest volume, so a knob spun meanwhile costs one cut.
-    /// Either way the frames taken back are written again from the history, the gain ramping from
-    /// the old volume to the new one (`GainRamp`, no step). On a device that only drains, and when
-    /// less than `minimumCutSeconds` is queued, it applies to frames written from now on.
-    private func rewrite(at volume: Int, _ writer: inout Writer) {
+    /// what is queued beyond `rewindKeepSeconds` is taken back and written again from the history,
+    /// the gain ramping from the old volume to the new one (`GainRamp`, no step). On one that only
+    /// drops (pulse, PipeWire, the test device), what is queued is dropped at the frame the device
+    /// had reached and the track is decoded again from there (`restartAtHeard`), fading in at the
+    /// new volume: a cut of a few milliseconds (measured in `jukebox-bench latency`). The history
+    /// keeps no audio for such a device, as a second of it would cost as much memory as the rest
+    /// of the player's heap; decoding it again costs a seek. The writer reads the newest volume at
+    /// each step, so changes that come while it writes cost one cut. On a device that only drains,
+    /// and when less than `minimumCutSeconds` is queued, the change applies to frames written from
+    /// now on.
+    private func rewrite(at volume: Int, _ writer: inout Writer) -> Rewrite {
         guard let output = writer.output, output.isOpen, !writer.devicePaused,
-              let format = writer.sourceFormat else { return }
-        let end = writer.written
-        let from: Int64
+              let format = writer.sourceFormat else { return .none }
         switch output.cutMethod {
         case .drain:
-            return
+            return .none
+        case .drop:
+            // A cut costs a moment of silence: not worth it for what is heard within the target anyway.
+            guard Double(output.delayFrames()) > Double(format.sampleRate) * Self.minimumCutSeconds,
+                  let heard = cutQueued(output, &writer, bookkeeping: true) else { return .none }
+            writer.fade.volume = volume
+            restartAtHeard(&writer, at: heard)
+            return .restarted
         case .rewind:
+            let end = writer.written
             let keep = Int(Double(format.sampleRate) * Self.rewindKeepSeconds)
             let rewound = output.rewind(keeping: keep, atLeast: 1)
-            guard rewound > 0 else { return }
-            from = end - Int64(rewound)
-        case .drop:
-            // The delay is read just before the drop: the frames the device plays in between (a
-            // frame or two, tens of microseconds) are heard twice.
-            let queued = Int64(output.delayFrames())
-            let heard = max(0, end - queued)
-            // A cut costs a moment of silence: not worth it for what is heard within the target anyway.
-            guard Double(queued) > Double(format.sampleRate) * Self.minimumCutSeconds,
-                  writer.history.frames(from: heard, count: 1) != nil else { return }
-            output.drop()
-            from = heard
+            guard rewound > 0 else { return .none }
+            let from = end - Int64(rewound)
+            var parts: [PCMChunk] = []
+            var position = from
+            while position < end, let part = writer.history.frames(from: position, count: Int(end - position)) {
+                parts.append(part)
+                position += Int64(part.frames)
+            }
+            takeBack(to: from, &writer, bookkeeping: true)
+            // The frames taken back were written at the old volume: the ramp starts from there.
+            writer.fade.gain.jump(to: VolumeCurve.gain(percent: writer.fade.volume))
+            writeParts(parts.map { ($0, false) }, volume: volume, &writer)
+            writer.fade.volume = volume
+            return .rewritten
         }
-        var parts: [PCMChunk] = []
-        var position = from
-        while position < end, let part = writer.history.frames(from: position, count: Int(end - position)) {
-            parts.append(part)
-            position += Int64(part.frames)
-        }
-        takeBack(to: from, &writer, bookkeeping: true)
-        // The frames taken back were written at the old volume: the ramp starts from there.
-        writer.fade.gain.jump(to: VolumeCurve.gain(percent: writer.fade.volume))
-        writeParts(parts.map { ($0, false) }, volume: volume, &writer)
-        writer.fade.volume = volume
     }
 }

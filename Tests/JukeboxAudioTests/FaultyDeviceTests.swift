@@ -293,7 +293,7 @@ final class FaultyDeviceTests: XCTestCase {
         XCTAssertTrue(finished(log, 1, timeout: 10))
         engine.shutdown()
         // The device only drops: the change cut what it held (recorded, never played) and the
-        // engine wrote it again from the frame the device had reached.
+        // engine decoded it again from the frame the device had reached.
         let dropped = pcm.events(named: "stop").dropLast().reduce(0) { $0 + ($1.recorded - $1.heard) / 4 }
         // The frames the device plays between the engine's delay read and its drop are heard twice
         // (at 4× speed a frame lasts 5.7 µs: 0–6 frames here, more if the writer thread is
@@ -303,8 +303,8 @@ final class FaultyDeviceTests: XCTestCase {
     }
 
     /// The test device only drops (like pulse and PipeWire): a volume change must not wait behind
-    /// the second it holds. What it held is dropped at the frame it had reached, and written again
-    /// from there ramping to the new gain: nothing lost or repeated, bit-exact before the cut.
+    /// the second it holds. What it held is dropped at the frame it had reached, and the track is
+    /// decoded again from there, fading in at the new gain: nothing lost, bit-exact before the cut.
     func testAVolumeChangeOnADropOnlyDeviceCutsWhatIsQueued() throws {
         let pcm = try device(speed: 1)
         let path = try scratch.audio(.wav16, frames: 44100 * 3)
