@@ -15,7 +15,7 @@ public struct BoardConfig: Equatable, Sendable, Decodable {
         public var bias: String?
         /// Whether a pressed button reads low (wired to ground with a pull-up).
         public var activeLow: Bool?
-        /// Software debounce window in milliseconds (kernel debounce too where libgpiod 2 offers it).
+        /// Debounce window in milliseconds, applied by the core from the kernel's edge timestamps (the lines are requested raw, without kernel debounce, on both libgpiod versions).
         public var debounceMs: Int?
     }
 
