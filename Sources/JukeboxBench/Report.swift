@@ -191,7 +191,7 @@ struct Report {
                     lines.append(String(format: "  %@: the new audio from median %.1f ms, max %.1f ms after the command", a.name, n.median * 1000, n.max * 1000))
                 }
                 if a.name == "volume" && c.cut == "drop" {
-                    lines.append("  volume: a device that only drops has what it holds dropped and written again at the new gain, from the frame it had reached (a few ms of silence)")
+                    lines.append("  volume: a device that only drops has what it holds dropped and the track decoded again from the frame it had reached, fading in at the new gain (a few ms of silence)")
                 }
             }
             for e in c.exact {
