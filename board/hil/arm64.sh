@@ -60,6 +60,7 @@ rm -rf "$sd" && mkdir -p "$sd/out/tools"
 cp --sparse=always "$A64_CACHE/base.img" "$sd/run.img"
 cp "$deb" "$sd/out/"
 cp "$A64_DIR/guest.sh" "$sd/out/guest.sh"
+cp "$A64_DIR/../guest/service-lib.sh" "$sd/out/service-lib.sh"   # what guest.sh sources
 cp -r "$A64_CACHE/fixtures/music" "$A64_CACHE/fixtures/src.raw" "$sd/out/"
 cp "$A64_CACHE/tools/arm64"/* "$sd/out/tools/"
 
