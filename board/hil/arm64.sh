@@ -20,6 +20,7 @@
 #   TRIXIE_MIRROR=URL     Debian mirror (default http://deb.debian.org/debian)
 set -euo pipefail
 A64_DIR=$(cd "$(dirname "$0")/arm64" && pwd)
+HIL_LOG_NAME=hil-arm64
 A64_REPO=$(cd "$A64_DIR/../../.." && pwd)
 A64_CACHE=${HIL_ARM64_CACHE:-/var/tmp/jukebox-hil-arm64}
 A64_CROSS=${CROSS_CACHE:-/var/tmp/jukebox-cross}
@@ -109,22 +110,14 @@ kill -KILL "$(cat "$sd/qemu.pid" 2>/dev/null)" 2>/dev/null || true
 wait $qpid 2>/dev/null || true
 hil_results "$sd/console-1.log"
 t_boot1=$((SECONDS - t0))
-if ! grep -q '^HIL-CUT-GO' "$sd/console-1.log"; then
-  a64_log "boot 1 did not reach the power cut; console tail:"
-  tail -n 40 "$sd/console-1.log" >&2
-  FAILED=$((FAILED + 1))
-else
+if hil_finished "$sd/console-1.log" '^HIL-CUT-GO' "boot 1 did not reach the power cut" 40; then
   a64_log "boot 1: $t_boot1 s (position at the cut: ${pos_cut:-?} s)"
   a64_log "boot 2: after the power cut"
   t0=$SECONDS
   echo "$pos_cut" > "$sd/out/position-at-cut"
   boot "$sd/console-2.log" 2>"$sd/qemu-2.err" || true
   hil_results "$sd/console-2.log"
-  if ! grep -q '^HIL-PHASE-DONE resume' "$sd/console-2.log"; then
-    a64_log "boot 2 did not finish; console tail:"
-    tail -n 40 "$sd/console-2.log" >&2
-    FAILED=$((FAILED + 1))
-  fi
+  hil_finished "$sd/console-2.log" '^HIL-PHASE-DONE resume' "boot 2 did not finish" 40 || true
   a64_log "boot 2: $((SECONDS - t0)) s"
 fi
 a64_log "prepare $((t_prepared - t_start)) s, run $((SECONDS - t_prepared)) s"

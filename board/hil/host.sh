@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 # host.sh (sourced by board/hil/run.sh and board/hil/arm64.sh): what the hosts of both HIL
 # machines do alike, defined once: installing the host packages, the guest image's driver and
-# snapshot units, and counting the guests' result lines. The caller sets PASSED and FAILED to 0.
+# snapshot units, and counting the guests' result lines. The caller sets PASSED and FAILED to 0;
+# HIL_LOG_NAME names the caller in log lines (default hil).
 
 # hil_apt_install LOG PACKAGE[=VERSION]...: installs the Debian packages that are missing (one
 # apt-get call; update only when needed), apt's output in LOG. Waits for the dpkg lock:
@@ -14,7 +15,7 @@ hil_apt_install() {
     dpkg-query -W -f='${Status}\n' "${p%%=*}" 2>/dev/null | grep -q '^install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  printf 'hil: installing %s\n' "${missing[*]}" >&2
+  printf '%s: installing %s\n' "${HIL_LOG_NAME:-hil}" "${missing[*]}" >&2
   if ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >"$log" 2>&1 \
@@ -59,6 +60,16 @@ hil_results() {
       "HIL-RESULT FAIL "*) FAILED=$((FAILED + 1)) ;;
     esac
   done < <(tr -d '\r' < "$1")
+}
+
+# hil_finished LOG PATTERN WHAT LINES: true when the console log has a line matching PATTERN (the
+# guest got to its end); otherwise says WHAT with the log's last LINES lines and counts a failure.
+hil_finished() {
+  grep -q "$2" "$1" && return 0
+  printf '%s: %s; console tail:\n' "${HIL_LOG_NAME:-hil}" "$3" >&2
+  tail -n "$4" "$1" >&2
+  FAILED=$((FAILED + 1))
+  return 1
 }
 
 # hil_result PASS|FAIL NAME [TEXT]: a result the host itself decides, printed and counted.

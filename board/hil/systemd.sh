@@ -160,7 +160,7 @@ hil_run_systemd_guest() {
   echo install > "$sd/phase"
   hil_boot_systemd "$sd/console-1.log" || true
   hil_results "$sd/console-1.log"
-  grep -q '^HIL-PHASE-DONE install' "$sd/console-1.log" || { hil_log "boot 1 did not finish:"; tail -n 30 "$sd/console-1.log" >&2; FAILED=$((FAILED + 1)); return; }
+  hil_finished "$sd/console-1.log" '^HIL-PHASE-DONE install' "boot 1 did not finish" 30 || return 0
   hil_log "boot 1: $(($(date +%s) - t0)) s"
 
   hil_log "systemd guest, boot 2: start at boot, console, socket; then the power cut"
@@ -200,6 +200,6 @@ hil_run_systemd_guest() {
   echo "${pos_cut:-}" > "$sd/position-at-cut"
   hil_boot_systemd "$sd/console-3.log" || true
   hil_results "$sd/console-3.log"
-  grep -q '^HIL-PHASE-DONE resume' "$sd/console-3.log" || { hil_log "boot 3 did not finish:"; tail -n 30 "$sd/console-3.log" >&2; FAILED=$((FAILED + 1)); }
+  hil_finished "$sd/console-3.log" '^HIL-PHASE-DONE resume' "boot 3 did not finish" 30 || true
   hil_log "boot 3: $(($(date +%s) - t0)) s"
 }
