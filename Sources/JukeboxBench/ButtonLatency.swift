@@ -109,8 +109,9 @@ final class SilentStatus: StatusSink {
     func report(_ message: String) {}
 }
 
-/// Carries the runtime onto its loop thread (it is used there only, until `quit`).
-private final class RuntimeBox: @unchecked Sendable {
+/// Carries the runtime onto its loop thread (it is used there only, until `quit`); the loop-stall
+/// benchmark uses it too.
+final class RuntimeBox: @unchecked Sendable {
     let runtime: Runtime
     init(_ runtime: Runtime) { self.runtime = runtime }
 }

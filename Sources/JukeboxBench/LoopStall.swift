@@ -53,7 +53,7 @@ enum LoopStallBench {
         let runtime = Runtime(state: State(), audio: audio, store: store, status: SilentStatus(), log: Log(level: .error),
                               mailbox: mailbox, control: control, sources: [source])
         runtime.loadTracks = { paths in (paths.map { TrackInfo(path: $0 + "/1.flac", title: "Added", duration: 225) }, []) }
-        let box = StallRuntimeBox(runtime), done = DispatchSemaphore(value: 0)
+        let box = RuntimeBox(runtime), done = DispatchSemaphore(value: 0)
         Thread {
             _ = box.runtime.run(initial: [.replaceQueue(tracks)])
             done.signal()
@@ -125,10 +125,4 @@ private final class StallAudioPort: AudioPort, @unchecked Sendable {
         calls.withLock { $0.plays == 0 ? nil : ($0.playID, monotonicNow() - $0.startedAt) }
     }
     func shutdown() {}
-}
-
-/// Carries the runtime onto its loop thread (it is used there only, until `quit`).
-private final class StallRuntimeBox: @unchecked Sendable {
-    let runtime: Runtime
-    init(_ runtime: Runtime) { self.runtime = runtime }
 }
