@@ -53,15 +53,8 @@ enum LoopStallBench {
         let runtime = Runtime(state: State(), audio: audio, store: store, status: SilentStatus(), log: Log(level: .error),
                               mailbox: mailbox, control: control, sources: [source])
         runtime.loadTracks = { paths in (paths.map { TrackInfo(path: $0 + "/1.flac", title: "Added", duration: 225) }, []) }
-        let box = RuntimeBox(runtime), done = DispatchSemaphore(value: 0)
-        Thread {
-            _ = box.runtime.run(initial: [.replaceQueue(tracks)])
-            done.signal()
-        }.start()
-        defer {
-            mailbox.post(.quit)
-            _ = done.wait(timeout: .now() + 60)
-        }
+        let loop = LoopThread(runtime, initial: [.replaceQueue(tracks)])
+        defer { loop.quit(waiting: 60) }
         guard waitFor(5, { audio.plays == 1 }) else { throw BenchError("loop stall: the first track never started") }
         let asker = try ControlClient(path: folder + "/control")
         // Changes are answered once saved: these clients send and never wait for the answer.
