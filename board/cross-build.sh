@@ -39,7 +39,6 @@ while [ $# -gt 0 ]; do
 done
 
 [ "$(id -u)" -eq 0 ] || die "run as root (mmdebstrap and chroot need it)"
-[ "$(uname -m)" = x86_64 ] || die "this builds from an x86-64 machine; this one is $(uname -m)"
 
 # shellcheck source=board/cross/sdk.sh
 . board/cross/sdk.sh

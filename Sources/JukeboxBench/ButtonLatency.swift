@@ -42,15 +42,8 @@ enum ButtonBench {
         let tracks = (1...(presses + 2)).map { TrackInfo(path: engineFile ?? "/music/album/\($0).flac", title: "\($0)", duration: 240) }
         let runtime = Runtime(state: State(), audio: audio, store: nil, status: SilentStatus(), log: Log(level: .error),
                               mailbox: mailbox, sources: [source])
-        let box = RuntimeBox(runtime), done = DispatchSemaphore(value: 0)
-        Thread {
-            _ = box.runtime.run(initial: [.replaceQueue(tracks)])
-            done.signal()
-        }.start()
-        defer {
-            box.runtime.mailbox.post(.quit)
-            _ = done.wait(timeout: .now() + 5)
-        }
+        let loop = LoopThread(runtime, initial: [.replaceQueue(tracks)])
+        defer { loop.quit(waiting: 5) }
         guard waitFor(5, { audio.count == 1 && (engine == nil || started.withLock { !$0.isEmpty }) }) else {
             throw BenchError("button: the first track never started")
         }
@@ -109,8 +102,24 @@ final class SilentStatus: StatusSink {
     func report(_ message: String) {}
 }
 
-/// Carries the runtime onto its loop thread (it is used there only, until `quit`).
-private final class RuntimeBox: @unchecked Sendable {
-    let runtime: Runtime
-    init(_ runtime: Runtime) { self.runtime = runtime }
+/// A runtime running its loop on a thread of its own, as the benchmarks drive it (the runtime is
+/// used on that thread only, until `quit`; its mailbox is thread-safe).
+final class LoopThread: @unchecked Sendable {
+    private let runtime: Runtime
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts `runtime.run(initial:)` on a new thread.
+    init(_ runtime: Runtime, initial: [Event]) {
+        self.runtime = runtime
+        Thread { [self] in
+            _ = self.runtime.run(initial: initial)
+            done.signal()
+        }.start()
+    }
+
+    /// Posts `.quit` and waits for the loop to end, at most `seconds`.
+    func quit(waiting seconds: Double) {
+        runtime.mailbox.post(.quit)
+        _ = done.wait(timeout: .now() + seconds)
+    }
 }

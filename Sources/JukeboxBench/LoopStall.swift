@@ -53,15 +53,8 @@ enum LoopStallBench {
         let runtime = Runtime(state: State(), audio: audio, store: store, status: SilentStatus(), log: Log(level: .error),
                               mailbox: mailbox, control: control, sources: [source])
         runtime.loadTracks = { paths in (paths.map { TrackInfo(path: $0 + "/1.flac", title: "Added", duration: 225) }, []) }
-        let box = StallRuntimeBox(runtime), done = DispatchSemaphore(value: 0)
-        Thread {
-            _ = box.runtime.run(initial: [.replaceQueue(tracks)])
-            done.signal()
-        }.start()
-        defer {
-            mailbox.post(.quit)
-            _ = done.wait(timeout: .now() + 60)
-        }
+        let loop = LoopThread(runtime, initial: [.replaceQueue(tracks)])
+        defer { loop.quit(waiting: 60) }
         guard waitFor(5, { audio.plays == 1 }) else { throw BenchError("loop stall: the first track never started") }
         let asker = try ControlClient(path: folder + "/control")
         // Changes are answered once saved: these clients send and never wait for the answer.
@@ -125,10 +118,4 @@ private final class StallAudioPort: AudioPort, @unchecked Sendable {
         calls.withLock { $0.plays == 0 ? nil : ($0.playID, monotonicNow() - $0.startedAt) }
     }
     func shutdown() {}
-}
-
-/// Carries the runtime onto its loop thread (it is used there only, until `quit`).
-private final class StallRuntimeBox: @unchecked Sendable {
-    let runtime: Runtime
-    init(_ runtime: Runtime) { self.runtime = runtime }
 }

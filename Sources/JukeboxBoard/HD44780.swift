@@ -208,11 +208,6 @@ public final class HD44780: PanelDriver {
     }
 
     private func send(_ bytes: [UInt8]) throws(DeviceError) {
-        do {
-            try transport.write(address: address, bytes: bytes)
-        } catch {
-            invalidate()
-            throw error
-        }
+        try write(bytes, via: transport, address: address)
     }
 }

@@ -26,6 +26,20 @@ public protocol PanelDriver: AnyObject {
     func invalidate()
 }
 
+extension PanelDriver {
+    /// One I2C transaction of the driver's. A failed write leaves the panel in a state nobody
+    /// knows, so the driver forgets what it shows (`invalidate`) before the error is thrown: the
+    /// contract's "marks the panel for a full re-initialisation", defined once for every driver.
+    func write(_ bytes: [UInt8], via transport: I2CTransport, address: UInt8) throws(DeviceError) {
+        do {
+            try transport.write(address: address, bytes: bytes)
+        } catch {
+            invalidate()
+            throw error
+        }
+    }
+}
+
 extension DisplayFrame {
     /// The rows padded or cut to `geometry`, as arrays of characters.
     func grid(_ geometry: PanelLayout) -> [[Character]] {

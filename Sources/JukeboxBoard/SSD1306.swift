@@ -120,12 +120,7 @@ public final class SSD1306: PanelDriver {
     }
 
     private func send(_ bytes: [UInt8]) throws(DeviceError) {
-        do {
-            try transport.write(address: address, bytes: bytes)
-        } catch {
-            invalidate()
-            throw error
-        }
+        try write(bytes, via: transport, address: address)
     }
 }
 

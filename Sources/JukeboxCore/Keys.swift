@@ -8,11 +8,12 @@ public enum Key: Equatable, Sendable {
     case left, right, up, down
 }
 
-/// Turns raw terminal bytes into keys. Escape sequences may arrive split across reads, so the
-/// decoder keeps an unfinished one until the rest comes; a lone ESC or an unknown sequence is
-/// dropped rather than misread as letters.
+/// Turns raw terminal bytes into keys. Escape sequences are recognised by `EscapeRecognizer`, so
+/// one split across reads is joined; a plain arrow (ESC [ A…D, ESC O A…D) is a cursor key, Alt+key
+/// is the key, and any other sequence is dropped rather than misread as letters. A control byte
+/// inside a sequence ends it and is itself, so Ctrl-C always quits.
 public struct KeyDecoder: Sendable {
-    private var pending: [UInt8] = []
+    private var escape = EscapeRecognizer()
 
     /// An empty decoder.
     public init() {}
@@ -20,40 +21,16 @@ public struct KeyDecoder: Sendable {
     /// Feeds bytes; returns the keys completed so far.
     public mutating func feed(_ bytes: [UInt8]) -> [Key] {
         var keys: [Key] = []
-        pending += bytes
-        var i = 0
-        while i < pending.count {
-            let b = pending[i]
-            if b == 0x1B {
-                guard i + 1 < pending.count else { break }
-                if pending[i + 1] != UInt8(ascii: "[") && pending[i + 1] != UInt8(ascii: "O") {
-                    i += 1  // lone ESC
-                    continue
-                }
-                guard i + 2 < pending.count else { break }
-                switch pending[i + 2] {
-                case UInt8(ascii: "A"): keys.append(.up)
-                case UInt8(ascii: "B"): keys.append(.down)
-                case UInt8(ascii: "C"): keys.append(.right)
-                case UInt8(ascii: "D"): keys.append(.left)
-                default:
-                    // Skip the rest of an unknown CSI sequence (parameters, then a final byte).
-                    var j = i + 2
-                    while j < pending.count && !(0x40...0x7E).contains(pending[j]) { j += 1 }
-                    if j == pending.count { pending.removeFirst(i); return keys }
-                    i = j + 1
-                    continue
-                }
-                i += 3
-            } else if b < 0x80 {
-                keys.append(.character(Character(Unicode.Scalar(b))))
-                i += 1
-            } else {
-                i += 1  // non-ASCII bytes carry no command
+        for byte in bytes {
+            switch escape.feed(byte) {
+            case .byte(let b), .sequence(.alt(let b)):
+                if b < 0x80 { keys.append(.character(Character(Unicode.Scalar(b)))) }  // non-ASCII bytes carry no command
+            case .sequence(let sequence):
+                if let key = sequence.cursorKey { keys.append(key) }
+            case .swallowed:
+                break
             }
         }
-        pending.removeFirst(min(i, pending.count))
-        if pending.count > 16 { pending.removeAll() }
         return keys
     }
 }

@@ -30,23 +30,14 @@ struct LineEditor {
         case blank
     }
 
-    /// Where an ANSI escape sequence (arrow keys, function keys) stands; its bytes are swallowed.
-    enum Escape: Equatable {
-        case none
-        /// After ESC.
-        case started
-        /// After ESC [ and `count` parameter bytes; a byte in 0x40...0x7E ends it.
-        case csi(count: Int)
-        /// After ESC O; one more byte ends it.
-        case ss3
-    }
-
     /// The line so far (valid UTF-8).
     private(set) var line: [UInt8] = []
     /// Whether input past the limit was dropped; Enter then refuses the line, Ctrl-U or Ctrl-C
     /// start over.
     private(set) var overflowed = false
-    private(set) var escape = Escape.none
+    /// Where an ANSI escape sequence (arrow keys, function keys, Alt+key) stands; its bytes are
+    /// swallowed, and a control byte inside one is itself (`EscapeRecognizer`).
+    private var escape = EscapeRecognizer()
     /// An incomplete UTF-8 sequence and how many continuation bytes it still needs.
     private var pending: [UInt8] = []
     private var needed = 0
@@ -59,10 +50,13 @@ struct LineEditor {
     }
 
     /// Feeds one byte, appending what it did to `effects` (echo bytes coalesced).
-    mutating func feed(_ byte: UInt8, into effects: inout [Effect]) {
+    mutating func feed(_ input: UInt8, into effects: inout [Effect]) {
         let wasCR = afterCR
         afterCR = false
-        if swallowedByEscape(byte) { return }
+        guard case .byte(let byte) = escape.feed(input) else {
+            dropPending()  // an escape sequence (or its ESC) ends a half-typed UTF-8 character
+            return
+        }
         switch byte {
         case 0x0D:
             submit(into: &effects)
@@ -82,38 +76,10 @@ struct LineEditor {
             // One character: its continuation bytes and its lead byte.
             while let last = line.popLast(), last & 0xC0 == 0x80 {}
             echo(erase(count: 1), into: &effects)
-        case 0x1B:
-            dropPending()
-            escape = .started
         case 0x00..<0x20:
             dropPending()  // other control keys (Tab, Ctrl-D, Ctrl-S …) do nothing
         default:
             decode(byte, into: &effects)
-        }
-    }
-
-    /// Whether `byte` belongs to an escape sequence. A control byte inside one ends the
-    /// sequence and is handled as itself, so Enter or Ctrl-C always work.
-    private mutating func swallowedByEscape(_ byte: UInt8) -> Bool {
-        let control = byte < 0x20 || byte == 0x7F
-        switch escape {
-        case .none:
-            return false
-        case .started:
-            if byte == UInt8(ascii: "[") { escape = .csi(count: 0); return true }
-            if byte == UInt8(ascii: "O") { escape = .ss3; return true }
-            if byte == 0x1B { return true }
-            escape = .none
-            return !control  // Alt+key: ESC and the key
-        case .csi(let count):
-            if (0x40...0x7E).contains(byte) { escape = .none; return true }
-            // Bounded, so a garbage stream of digits after ESC [ cannot swallow input forever.
-            if (0x20...0x3F).contains(byte) && count < 32 { escape = .csi(count: count + 1); return true }
-            escape = .none
-            return !control
-        case .ss3:
-            escape = .none
-            return !control
         }
     }
 
@@ -181,7 +147,7 @@ struct LineEditor {
         line.removeAll(keepingCapacity: true)
         overflowed = false
         dropPending()
-        escape = .none
+        escape.reset()
     }
 
     private mutating func dropPending() {

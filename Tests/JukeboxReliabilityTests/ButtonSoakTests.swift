@@ -77,14 +77,7 @@ final class ButtonSoakTests: XCTestCase {
                 try pcm.clear()
                 let cleared = Date()
                 _ = control.ask("play")
-                var seen: PlayerStatus?
-                let advancing = waitFor(6) {
-                    guard let s = control.status(), s.phase == "playing" else { return false }
-                    defer { if seen == nil { seen = s } }
-                    guard let before = seen else { return false }
-                    return s.path != before.path || (s.position ?? 0) > (before.position ?? 0) + 0.2
-                }
-                guard advancing else {
+                guard advancing(control, within: 6) != nil else {
                     XCTFail("buttons up and faults cleared, yet not playing 6 s later: \(control.status().map { "\($0)" } ?? "no answer")\n"
                             + (control.ask("log 20")?.joined(separator: "\n") ?? ""))
                     break

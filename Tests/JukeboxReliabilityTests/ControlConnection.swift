@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import Glibc
+import JukeboxFixtures
 
 /// One client connection to the player's control socket, speaking its line protocol directly
 /// (spawning `jukebox ctl` per command would cost more than the commands, and hundreds are sent).
@@ -86,6 +87,19 @@ final class ControlConnection {
         } while Date() < end
         return nil
     }
+}
+
+/// Playing and moving on (another track, or the position 0.2 s further) within `seconds`: the
+/// seconds it took, or nil. The soaks and the fault storm all ask this one question.
+func advancing(_ control: ControlConnection, within seconds: Double) -> Double? {
+    let start = Date()
+    var first: PlayerStatus?
+    let ok = waitFor(seconds) {
+        guard let s = control.status(), s.phase == "playing" else { return false }
+        guard let before = first else { first = s; return false }
+        return s.path != before.path || (s.position ?? 0) > (before.position ?? 0) + 0.2
+    }
+    return ok ? Date().timeIntervalSince(start) : nil
 }
 
 /// The fields of `status --json` the tests look at.

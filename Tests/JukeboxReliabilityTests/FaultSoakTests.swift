@@ -157,14 +157,7 @@ final class FaultSoakTests: XCTestCase {
         if control.status()?.count == 0 { _ = control.ask("load " + soak.folder) }
         _ = control.ask("play")
         // Busy and unplug recovery probe at most once a second; 6 s is several probes.
-        var seen: PlayerStatus?
-        let advancing = waitFor(6) {
-            guard let s = control.status(), s.phase == "playing" else { return false }
-            defer { if seen == nil { seen = s } }
-            guard let before = seen else { return false }
-            return s.path != before.path || (s.position ?? 0) > (before.position ?? 0) + 0.2
-        }
-        guard advancing else {
+        guard advancing(control, within: 6) != nil else {
             let diag = control.ask("diag")?.joined(separator: "\n") ?? "no answer"
             let log = control.ask("log 30")?.joined(separator: "\n") ?? ""
             let device = soak.pcm.events().suffix(20).map { "\($0.name) pid=\($0.pid) heard=\($0.heard)" }.joined(separator: "\n")

@@ -150,18 +150,6 @@ final class FaultStormTests: XCTestCase {
     }
 }
 
-/// Playing and moving on within `seconds`: the seconds it took, or nil.
-func advancing(_ control: ControlConnection, within seconds: Double) -> Double? {
-    let start = Date()
-    var first: PlayerStatus?
-    let ok = waitFor(seconds) {
-        guard let s = control.status(), s.phase == "playing" else { return false }
-        guard let before = first else { first = s; return false }
-        return s.path != before.path || (s.position ?? 0) > (before.position ?? 0) + 0.2
-    }
-    return ok ? Date().timeIntervalSince(start) : nil
-}
-
 /// What the storm counts.
 struct StormFigures {
     var injected: [String: Int] = [:]

@@ -5,6 +5,8 @@
 # compiler. Needs the caller's `say` and `die`, and the repository as the working directory.
 # Everything lives in CROSS_CACHE (default /var/tmp/jukebox-cross) and the trixie chroot.
 
+# The trixie chroot's compiler and the SDK bundle are x86-64 programs.
+[ "$(uname -m)" = x86_64 ] || die "this cross-builds from an x86-64 machine; this one is $(uname -m)"
 cache=${CROSS_CACHE:-/var/tmp/jukebox-cross}
 case "$cache" in /?*) ;; *) die "CROSS_CACHE must be an absolute path" ;; esac
 mkdir -p "$cache"

@@ -20,10 +20,13 @@
 #   TRIXIE_MIRROR=URL     Debian mirror (default http://deb.debian.org/debian)
 set -euo pipefail
 A64_DIR=$(cd "$(dirname "$0")/arm64" && pwd)
+HIL_LOG_NAME=hil-arm64
 A64_REPO=$(cd "$A64_DIR/../../.." && pwd)
 A64_CACHE=${HIL_ARM64_CACHE:-/var/tmp/jukebox-hil-arm64}
 A64_CROSS=${CROSS_CACHE:-/var/tmp/jukebox-cross}
 A64_MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
+# shellcheck source=board/hil/host.sh
+. "$A64_DIR/../host.sh"
 # shellcheck source=board/hil/arm64/prepare.sh
 . "$A64_DIR/prepare.sh"
 
@@ -60,6 +63,7 @@ rm -rf "$sd" && mkdir -p "$sd/out/tools"
 cp --sparse=always "$A64_CACHE/base.img" "$sd/run.img"
 cp "$deb" "$sd/out/"
 cp "$A64_DIR/guest.sh" "$sd/out/guest.sh"
+cp "$A64_DIR/../guest/service-lib.sh" "$sd/out/service-lib.sh"   # what guest.sh sources
 cp -r "$A64_CACHE/fixtures/music" "$A64_CACHE/fixtures/src.raw" "$sd/out/"
 cp "$A64_CACHE/tools/arm64"/* "$sd/out/tools/"
 
@@ -78,21 +82,6 @@ boot() {
     -device virtio-serial-pci -chardev file,id=hvc,path="$console" -device virtconsole,chardev=hvc \
     -chardev socket,id=uart,path="$sd/ttyAMA0.sock",server=on,wait=off -serial chardev:uart "$@"
 }
-# Prints and counts the HIL-RESULT lines of a console log.
-results() {
-  local line
-  tr -d '\r' < "$1" | grep -E '^(HIL-RESULT|  )' || true
-  while IFS= read -r line; do
-    case "$line" in
-      "HIL-RESULT PASS "*) PASSED=$((PASSED + 1)) ;;
-      "HIL-RESULT FAIL "*) FAILED=$((FAILED + 1)) ;;
-    esac
-  done < <(tr -d '\r' < "$1")
-}
-result() { # result PASS|FAIL NAME TEXT
-  echo "HIL-RESULT $1 $2: $3"
-  if [ "$1" = PASS ]; then PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); fi
-}
 
 a64_log "boot 1: apt install the .deb, READY, bit-exact to hw:Loopback, then the power cut"
 t0=$SECONDS
@@ -108,9 +97,9 @@ pos_cut=""
 if grep -q '^HIL-CUT-GO' "$sd/console-1.log"; then
   transcript=$("$A64_CACHE/tools/hilserial" "$sd/ttyAMA0.sock" 30 status 2>&1) || true
   if grep -q '▶' <<<"$transcript"; then
-    result PASS serial-console "ttyAMA0 (PL011) answers: $(grep -m1 '▶' <<<"$transcript")"
+    hil_result PASS serial-console "ttyAMA0 (PL011) answers: $(grep -m1 '▶' <<<"$transcript")"
   else
-    result FAIL serial-console "expected a status line with ▶ on ttyAMA0; transcript:"
+    hil_result FAIL serial-console "expected a status line with ▶ on ttyAMA0; transcript:"
     # shellcheck disable=SC2001  # a prefix on every line
     sed 's/^/  | /' <<<"$transcript"
   fi
@@ -119,24 +108,16 @@ if grep -q '^HIL-CUT-GO' "$sd/console-1.log"; then
 fi
 kill -KILL "$(cat "$sd/qemu.pid" 2>/dev/null)" 2>/dev/null || true
 wait $qpid 2>/dev/null || true
-results "$sd/console-1.log"
+hil_results "$sd/console-1.log"
 t_boot1=$((SECONDS - t0))
-if ! grep -q '^HIL-CUT-GO' "$sd/console-1.log"; then
-  a64_log "boot 1 did not reach the power cut; console tail:"
-  tail -n 40 "$sd/console-1.log" >&2
-  FAILED=$((FAILED + 1))
-else
+if hil_finished "$sd/console-1.log" '^HIL-CUT-GO' "boot 1 did not reach the power cut" 40; then
   a64_log "boot 1: $t_boot1 s (position at the cut: ${pos_cut:-?} s)"
   a64_log "boot 2: after the power cut"
   t0=$SECONDS
   echo "$pos_cut" > "$sd/out/position-at-cut"
   boot "$sd/console-2.log" 2>"$sd/qemu-2.err" || true
-  results "$sd/console-2.log"
-  if ! grep -q '^HIL-PHASE-DONE resume' "$sd/console-2.log"; then
-    a64_log "boot 2 did not finish; console tail:"
-    tail -n 40 "$sd/console-2.log" >&2
-    FAILED=$((FAILED + 1))
-  fi
+  hil_results "$sd/console-2.log"
+  hil_finished "$sd/console-2.log" '^HIL-PHASE-DONE resume' "boot 2 did not finish" 40 || true
   a64_log "boot 2: $((SECONDS - t0)) s"
 fi
 a64_log "prepare $((t_prepared - t_start)) s, run $((SECONDS - t_prepared)) s"

@@ -16,22 +16,6 @@ set -euo pipefail
 
 hil_log() { printf 'hil: %s\n' "$*" >&2; }
 
-# Installs the Debian packages that are missing (one apt-get call; update only when needed).
-# Waits for the dpkg lock: board/test.sh runs the arm64 guest and the amd64 guests side by side.
-hil_apt() {
-  local missing=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}\n' "${p%%=*}" 2>/dev/null | grep -q '^install ok installed' || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  hil_log "installing ${missing[*]}"
-  if ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >"$HIL_CACHE/apt.log" 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >"$HIL_CACHE/apt.log" 2>&1 \
-      || { tail -n 20 "$HIL_CACHE/apt.log" >&2; return 1; }
-  fi
-}
-
 # Sets HIL_ABI (6.1.0-57-amd64) and HIL_KVER (6.1.192-3): the kernel Debian ships today.
 hil_resolve_kernel() {
   local dep
@@ -51,7 +35,7 @@ hil_valid() { [ -f "$HIL_CACHE/stamps/$1" ] && [ "$(cat "$HIL_CACHE/stamps/$1")"
 hil_stamp() { mkdir -p "$HIL_CACHE/stamps"; printf '%s' "$2" > "$HIL_CACHE/stamps/$1"; }
 
 hil_prepare_packages() {
-  hil_apt qemu-system-x86 busybox-static mmdebstrap e2fsprogs xz-utils cpio kmod gcc make \
+  hil_apt_install "$HIL_CACHE/apt.log" qemu-system-x86 busybox-static mmdebstrap e2fsprogs xz-utils cpio kmod gcc make \
     libc6-dev sox alsa-utils "linux-headers-$HIL_ABI=$HIL_KVER" "linux-source-$HIL_KMAJOR=$HIL_KVER"
 }
 

@@ -23,6 +23,8 @@ REPO=$(cd "$HIL_DIR/../.." && pwd)
 HIL_CACHE=${HIL_CACHE:-/var/tmp/jukebox-hil}
 ONLY=("$@")
 mkdir -p "$HIL_CACHE"
+# shellcheck source=board/hil/host.sh
+. "$HIL_DIR/host.sh"
 # shellcheck source=board/hil/prepare.sh
 . "$HIL_DIR/prepare.sh"
 # shellcheck source=board/hil/systemd.sh
@@ -75,17 +77,6 @@ HIL_QEMU=(qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 2 -nographic -no-r
 
 PASSED=0
 FAILED=0
-# Reads the guest's HIL-RESULT lines from a console log into the totals and prints them.
-hil_count() {
-  local log=$1 line
-  while IFS= read -r line; do
-    case "$line" in
-      "HIL-RESULT PASS "*) PASSED=$((PASSED + 1)) ;;
-      "HIL-RESULT FAIL "*) FAILED=$((FAILED + 1)) ;;
-    esac
-  done < <(tr -d '\r' < "$log")
-}
-
 # ---- The initramfs guest: audio, buttons, displays, interruption ---------------------------------
 if [ ${#guest_scenarios[@]} -gt 0 ]; then
   out="$HIL_CACHE/out"
@@ -104,13 +95,8 @@ if [ ${#guest_scenarios[@]} -gt 0 ]; then
     -fsdev local,id=out,path="$out",security_model=none \
     -device virtio-9p-pci,fsdev=out,mount_tag=out \
     -serial file:"$out/console.log" || true
-  tr -d '\r' < "$out/console.log" | grep -E '^(HIL-RESULT|  |HIL-INIT-FAILED)' || true
-  if ! grep -q 'HIL-SUMMARY' "$out/console.log"; then
-    hil_log "guest 1 did not finish; console tail:"
-    tail -n 30 "$out/console.log" >&2
-    FAILED=$((FAILED + 1))
-  fi
-  hil_count "$out/console.log"
+  hil_results "$out/console.log"
+  hil_finished "$out/console.log" 'HIL-SUMMARY' "guest 1 did not finish" 30 || true
   hil_log "guest 1: $(($(date +%s) - t0)) s"
 fi
 

@@ -103,34 +103,9 @@ hil_prepare_image() {
   echo jukebox-hil > "$r/etc/hostname"
   echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' > "$r/etc/fstab"
   # The guest's test driver: mounts the checkout (ro) and the run folder (rw), runs service.sh.
-  cat > "$r/etc/systemd/system/hil-guest.service" <<'EOF'
-[Unit]
-Description=jukebox HIL guest driver
-After=local-fs.target systemd-modules-load.service
-[Service]
-Type=simple
-ExecStart=/bin/sh -c 'modprobe 9pnet_virtio; mkdir -p /mnt/repo /mnt/out; mount -t 9p -o trans=virtio,version=9p2000.L,ro repo /mnt/repo && mount -t 9p -o trans=virtio,version=9p2000.L out /mnt/out && exec /bin/bash "$(cat /mnt/out/service-script)"'
-StandardOutput=tty
-StandardError=tty
-TTYPath=/dev/ttyS0
-[Install]
-WantedBy=multi-user.target
-EOF
-  ln -sf /etc/systemd/system/hil-guest.service "$r/etc/systemd/system/multi-user.target.wants/hil-guest.service"
-  # What a power cut left on disk, copied before jukebox can overwrite it (for the power-cut check).
-  cat > "$r/etc/systemd/system/hil-snapshot.service" <<'EOF'
-[Unit]
-Description=jukebox HIL: copy the state file as found at boot
-DefaultDependencies=no
-After=local-fs.target
-Before=jukebox.service
-[Service]
-Type=oneshot
-ExecStart=/bin/sh -c 'cp /var/lib/jukebox/state.json /run/hil-state-at-boot.json 2>/dev/null; cp /var/lib/jukebox/state.json.place /run/hil-place-at-boot.json 2>/dev/null || true'
-[Install]
-WantedBy=multi-user.target
-EOF
-  ln -sf /etc/systemd/system/hil-snapshot.service "$r/etc/systemd/system/multi-user.target.wants/hil-snapshot.service"
+  # shellcheck disable=SC2016  # expanded by the guest's shell
+  hil_guest_units "$r" "jukebox HIL guest driver" /dev/ttyS0 \
+    'modprobe 9pnet_virtio; mkdir -p /mnt/repo /mnt/out; mount -t 9p -o trans=virtio,version=9p2000.L,ro repo /mnt/repo && mount -t 9p -o trans=virtio,version=9p2000.L out /mnt/out && exec /bin/bash "$(cat /mnt/out/service-script)"'
   # Generators this box has no use for (no GPT auto-mounts, TPM, SSH, SysV scripts, hibernation,
   # gettys): each one is a process every daemon-reload starts, ~1 s apiece under TCG, and
   # install.sh and the package's scripts reload 6 times (14 s a reload with all 11 here).
@@ -161,12 +136,6 @@ hil_boot_systemd() {
     -chardev socket,id=ttyS1,path="$HIL_CACHE/sd/ttyS1.sock",server=on,wait=off -serial chardev:ttyS1 "$@"
 }
 
-# Prints and counts the HIL-RESULT lines of a console log.
-hil_results() {
-  tr -d '\r' < "$1" | grep -E '^(HIL-RESULT|  )' || true
-  hil_count "$1"
-}
-
 hil_run_systemd_guest() {
   local sd="$HIL_CACHE/sd" t0 qpid pos_cut line
   rm -rf "$sd" && mkdir -p "$sd/music"
@@ -191,7 +160,7 @@ hil_run_systemd_guest() {
   echo install > "$sd/phase"
   hil_boot_systemd "$sd/console-1.log" || true
   hil_results "$sd/console-1.log"
-  grep -q '^HIL-PHASE-DONE install' "$sd/console-1.log" || { hil_log "boot 1 did not finish:"; tail -n 30 "$sd/console-1.log" >&2; FAILED=$((FAILED + 1)); return; }
+  hil_finished "$sd/console-1.log" '^HIL-PHASE-DONE install' "boot 1 did not finish" 30 || return 0
   hil_log "boot 1: $(($(date +%s) - t0)) s"
 
   hil_log "systemd guest, boot 2: start at boot, console, socket; then the power cut"
@@ -210,9 +179,9 @@ hil_run_systemd_guest() {
   grep -q '▶ Track' <<<"$transcript" || { pass=0; why+=("expected a status line '▶ Track …' on the serial console"); }
   grep -q '"phase":"playing"' <<<"$transcript" || { pass=0; why+=("expected phase playing in 'status --json' on the serial console"); }
   if [ $pass = 1 ]; then
-    echo "HIL-RESULT PASS serial-console: $(grep -m1 '▶' <<<"$transcript")"; PASSED=$((PASSED + 1))
+    hil_result PASS serial-console "$(grep -m1 '▶' <<<"$transcript")"
   else
-    echo "HIL-RESULT FAIL serial-console"; FAILED=$((FAILED + 1))
+    hil_result FAIL serial-console
     for line in "${why[@]}"; do echo "  expected/seen: $line"; done
     echo "  console transcript:"
     # shellcheck disable=SC2001  # a prefix on every line
@@ -231,6 +200,6 @@ hil_run_systemd_guest() {
   echo "${pos_cut:-}" > "$sd/position-at-cut"
   hil_boot_systemd "$sd/console-3.log" || true
   hil_results "$sd/console-3.log"
-  grep -q '^HIL-PHASE-DONE resume' "$sd/console-3.log" || { hil_log "boot 3 did not finish:"; tail -n 30 "$sd/console-3.log" >&2; FAILED=$((FAILED + 1)); }
+  hil_finished "$sd/console-3.log" '^HIL-PHASE-DONE resume' "boot 3 did not finish" 30 || true
   hil_log "boot 3: $(($(date +%s) - t0)) s"
 }

@@ -20,51 +20,24 @@ SOCK=/run/jukebox/control
 CONFIG=/etc/jukebox/config.json
 W=/root/hil
 mkdir -p "$W"
-PROBLEMS=()
-up() { cut -d' ' -f1 /proc/uptime; }
-begin() { CURRENT=$1; PROBLEMS=(); T0=$(up); echo "HIL-BEGIN $1 (uptime $T0 s)"; }
-note() { PROBLEMS+=("$*"); }
-finish() {
-  local line secs
-  secs=$(awk -v a="$T0" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }')
-  if [ ${#PROBLEMS[@]} -eq 0 ]; then
-    echo "HIL-RESULT PASS $CURRENT (${secs}s): $*"
-  else
-    echo "HIL-RESULT FAIL $CURRENT (${secs}s)"
-    for line in "${PROBLEMS[@]}"; do echo "  expected/seen: $line"; done
-    echo "  journal (jukebox, last 20 lines):"
-    journalctl -b -u jukebox --no-pager -n 20 -o cat 2>&1 | sed 's/^/  | /'
-  fi
-}
-# wait_for SECONDS CMD...: polls CMD every 0.5 s (each poll starts processes: costly under TCG).
-wait_for() {
-  local end=$(($(date +%s) + $1))
-  shift
-  until "$@"; do
-    [ "$(date +%s)" -lt "$end" ] || return 1
-    sleep 0.5
-  done
-}
-prop() { systemctl show -p "$1" --value jukebox.service; }
+WAIT_POLL=0.5   # each poll starts processes: costly under TCG
+# shellcheck source=board/hil/guest/service-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 # The control socket through the small C client (a Swift process is slow to start under TCG).
 status_json() { "$OUT/tools/hilctl" "$SOCK" status --json 2>/dev/null | tail -n 1; }
-field() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" <<<"$2" | head -n 1 | cut -d: -f2- | tr -d '"'; }
-playing() { [[ "$(prop StatusText)" == playing:* ]]; }
-active() { [ "$(prop ActiveState)" = active ]; }
 at_track() { [ "$(field index "$(status_json)")" = "$1" ]; }
 past() { local j; j=$(status_json); [ "$(field index "$j")" = "$1" ] && awk -v p="$(field position "$j")" -v m="$2" 'BEGIN { exit !(p >= m) }'; }
-done_phase() { echo "HIL-PHASE-DONE $PHASE (uptime $(up) s)"; sync; }
 
 case "$PHASE" in
 install)
   begin deb-install
   deb=$(ls "$OUT"/jukebox_*_arm64.deb)
   cp "$deb" /tmp/ && chmod 0644 "/tmp/${deb##*/}"
-  t=$(up)
+  t=$(uptime_s)
   if ! DEBIAN_FRONTEND=noninteractive apt install -y "/tmp/${deb##*/}" > "$W/apt.log" 2>&1; then
     note "apt install ./${deb##*/} failed: $(tail -n 10 "$W/apt.log")"
   fi
-  took=$(awk -v a="$t" -v b="$(up)" 'BEGIN { printf "%.0f", b - a }')
+  took=$(since "$t")
   version=$(/usr/bin/jukebox --version 2>&1)
   [ "$version" = "jukebox $(dpkg-query -W -f='${Version}' jukebox | sed 's/[+~].*//')" ] || note "jukebox --version: $version"
   [ "$(systemctl is-enabled jukebox.service 2>&1)" = enabled ] || note "jukebox.service not enabled by the package"
@@ -86,9 +59,9 @@ install)
     rm -f /var/lib/jukebox/state.json /var/lib/jukebox/state.json.place
     arecord -q -D hw:Loopback,1,0 -f S16_LE -r 44100 -c 2 -t raw "$W/rec.raw" 2>"$W/arecord.err" &
     rec=$!
-    t=$(up)
+    t=$(uptime_s)
     systemctl start jukebox.service || note "systemctl start jukebox.service failed (attempt $attempt)"
-    ready=$(awk -v a="$t" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }')
+    ready=$(awk -v a="$t" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
     wait_for 120 at_track 3 || note "expected the queue to reach track 3 (the tone) after the noise; seen $(status_json)"
     kill -INT $rec; wait $rec
     audio=$("$OUT/tools/pcmcmp" find "$OUT/src.raw" "$W/rec.raw" 44100)
@@ -123,26 +96,8 @@ install)
   ;;
 resume)
   begin power-cut
-  cut=$(cat "$OUT/position-at-cut" 2>/dev/null)
-  wait_for 120 active || note "expected jukebox.service active after the power cut; seen $(prop ActiveState)"
-  wait_for 60 playing || note "expected it to play on after the power cut; seen '$(prop StatusText)'"
-  json=$(status_json)
-  pos=$(field position "$json")
-  # The position is in the place sidecar once one was saved beside the queue file (while playing,
-  # every save but the first), else in the queue file itself.
-  saved=$(cat /run/hil-place-at-boot.json 2>/dev/null || cat /run/hil-state-at-boot.json 2>/dev/null)
-  spos=$(grep -o '"position" *: *[0-9.]*' <<<"$saved" | grep -o '[0-9.]*$')
-  interval=$(grep -o '"saveInterval": *[0-9]*' "$CONFIG" | grep -o '[0-9]*$' || true)
-  interval=${interval:-5}
-  if [ -z "$cut" ]; then
-    note "the host could not read the position before the cut"
-  elif [ -z "$spos" ]; then
-    note "no position in the state file found at boot: $saved"
-  elif ! awk -v r="$spos" -v c="$cut" -v i="$interval" 'BEGIN { exit !(r >= c - i - 0.5 && r <= c + 0.1) }'; then
-    note "expected the state file after the cut to hold a position within the save interval ($interval s) before $cut s, seen $spos s"
-  fi
+  check_power_cut 60
   [ "$(field index "$json")" = 3 ] || note "expected to resume in track 3 (the tone), seen $json"
-  awk -v p="${pos:-0}" -v s="${spos:-0}" 'BEGIN { exit !(p >= s) }' || note "expected to play on from $spos s, seen position $pos ($json)"
   finish "cut at $cut s, state file at boot $spos s (lost $(awk -v c="$cut" -v r="${spos:-0}" 'BEGIN { printf "%.1f", c - r }') s, save interval $interval s), playing track $(field index "$json") at $pos s"
 
   # gpio-sim (built out of tree for this kernel): a line named GPIO17, pulled up (a released

@@ -27,24 +27,8 @@ a64_log() { printf 'hil-arm64: %s\n' "$*" >&2; }
 a64_valid() { [ -f "$A64_CACHE/stamps/$1" ] && [ "$(cat "$A64_CACHE/stamps/$1")" = "$2" ]; }
 a64_stamp() { mkdir -p "$A64_CACHE/stamps"; printf '%s' "$2" > "$A64_CACHE/stamps/$1"; }
 
-# Installs the host packages that are missing (one apt-get call; update only when needed).
-# Waits for the dpkg lock: board/test.sh runs the arm64 guest and the amd64 guests side by side.
-a64_apt_host() {
-  local missing=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  a64_log "installing ${missing[*]}"
-  if ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >"$A64_CACHE/apt.log" 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >"$A64_CACHE/apt.log" 2>&1 \
-      || { tail -n 20 "$A64_CACHE/apt.log" >&2; return 1; }
-  fi
-}
-
 a64_prepare_packages() {
-  a64_apt_host qemu-system-arm qemu-user-static binfmt-support arch-test mmdebstrap e2fsprogs \
+  hil_apt_install "$A64_CACHE/apt.log" qemu-system-arm qemu-user-static binfmt-support arch-test mmdebstrap e2fsprogs \
     xz-utils cpio kmod gcc libc6-dev sox
   # mmdebstrap runs the arm64 maintainer scripts through binfmt_misc (not mounted on every host).
   if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
@@ -274,34 +258,8 @@ a64_prepare_image() {
   echo '# / is mounted by the initramfs (board/hil/arm64/init)' > "$r/etc/fstab"
   # The driver: the run folder over 9p, then its guest.sh. Output on the virtio console (hvc0):
   # the PL011 UART (ttyAMA0, as on a Pi) is jukebox's serial console.
-  cat > "$r/etc/systemd/system/hil-guest.service" <<'EOF'
-[Unit]
-Description=jukebox HIL arm64 guest driver
-After=local-fs.target systemd-modules-load.service
-[Service]
-Type=simple
-ExecStart=/bin/sh -c 'modprobe 9pnet_virtio && modprobe 9p && mkdir -p /mnt/out && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /mnt/out && exec /bin/bash /mnt/out/guest.sh'
-StandardOutput=tty
-StandardError=tty
-TTYPath=/dev/hvc0
-[Install]
-WantedBy=multi-user.target
-EOF
-  ln -sf /etc/systemd/system/hil-guest.service "$r/etc/systemd/system/multi-user.target.wants/hil-guest.service"
-  # What a power cut left on disk, copied before jukebox can overwrite it.
-  cat > "$r/etc/systemd/system/hil-snapshot.service" <<'EOF'
-[Unit]
-Description=jukebox HIL: copy the state file as found at boot
-DefaultDependencies=no
-After=local-fs.target
-Before=jukebox.service
-[Service]
-Type=oneshot
-ExecStart=/bin/sh -c 'cp /var/lib/jukebox/state.json /run/hil-state-at-boot.json 2>/dev/null; cp /var/lib/jukebox/state.json.place /run/hil-place-at-boot.json 2>/dev/null || true'
-[Install]
-WantedBy=multi-user.target
-EOF
-  ln -sf /etc/systemd/system/hil-snapshot.service "$r/etc/systemd/system/multi-user.target.wants/hil-snapshot.service"
+  hil_guest_units "$r" "jukebox HIL arm64 guest driver" /dev/hvc0 \
+    'modprobe 9pnet_virtio && modprobe 9p && mkdir -p /mnt/out && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /mnt/out && exec /bin/bash /mnt/out/guest.sh'
   # No getty on either console: the driver writes to hvc0, jukebox owns ttyAMA0.
   for f in serial-getty@hvc0.service serial-getty@ttyAMA0.service getty@tty1.service getty-static.service; do
     ln -sf /dev/null "$r/etc/systemd/system/$f"

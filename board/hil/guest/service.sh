@@ -14,39 +14,11 @@ PHASE=$(cat "$OUT/phase")
 VERSION=$(cat "$OUT/deb-version")
 SOCK=/run/jukebox/control
 CONFIG=/etc/jukebox/config.json
-PROBLEMS=()
-begin() { CURRENT=$1; PROBLEMS=(); echo "HIL-BEGIN $1 (uptime $(cut -d' ' -f1 /proc/uptime) s)"; }
-note() { PROBLEMS+=("$*"); }
-finish() {
-  local line
-  if [ ${#PROBLEMS[@]} -eq 0 ]; then
-    echo "HIL-RESULT PASS $CURRENT: $*"
-  else
-    echo "HIL-RESULT FAIL $CURRENT"
-    for line in "${PROBLEMS[@]}"; do echo "  expected/seen: $line"; done
-    echo "  journal (jukebox, last 20 lines):"
-    journalctl -b -u jukebox --no-pager -n 20 -o cat 2>&1 | sed 's/^/  | /'
-  fi
-}
-# wait_for SECONDS CMD...: polls CMD every 0.1 s.
-wait_for() {
-  local end=$(($(date +%s) + $1))
-  shift
-  until "$@"; do
-    [ "$(date +%s)" -lt "$end" ] || return 1
-    sleep 0.1
-  done
-}
-prop() { systemctl show -p "$1" --value jukebox.service; }
+# shellcheck source=board/hil/guest/service-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 status_json() { jukebox ctl --socket "$SOCK" status --json 2>&1; }
-playing() { [[ "$(prop StatusText)" == playing:* ]]; }
-active() { [ "$(prop ActiveState)" = active ]; }
-field() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" <<<"$2" | head -n 1 | cut -d: -f2- | tr -d '"'; }
 repeat_is() { [ "$(field repeat "$(status_json)")" = "$1" ]; }
 resumed_by() { journalctl -b "_PID=$1" -o cat 2>/dev/null | grep -q 'resuming .* from /var/lib/jukebox/state.json'; }
-done_phase() { echo "HIL-PHASE-DONE $PHASE (uptime $(cut -d' ' -f1 /proc/uptime) s)"; sync; }
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
-since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }'; }
 # apt as a user types it, in the folder holding the .deb (a copy: the share is 9p).
 apt_do() { (cd /root && DEBIAN_FRONTEND=noninteractive apt "$@" -y) > /tmp/apt.log 2>&1; }
 
@@ -121,25 +93,7 @@ boot)
   ;;
 resume)
   begin power-cut
-  cut=$(cat "$OUT/position-at-cut")
-  wait_for 120 active || note "expected jukebox.service active after the power cut; seen $(prop ActiveState)"
-  wait_for 30 playing || note "expected it to play on after the power cut; seen '$(prop StatusText)'"
-  json=$(status_json)
-  pos=$(field position "$json")
-  # The position is in the place sidecar once one was saved beside the queue file (while playing,
-  # every save but the first), else in the queue file itself.
-  saved=$(cat /run/hil-place-at-boot.json 2>/dev/null || cat /run/hil-state-at-boot.json 2>/dev/null)
-  spos=$(grep -o '"position" *: *[0-9.]*' <<<"$saved" | grep -o '[0-9.]*$')
-  interval=$(grep -o '"saveInterval": *[0-9]*' "$CONFIG" | grep -o '[0-9]*$' || true)
-  interval=${interval:-5}
-  if [ -z "$cut" ]; then
-    note "the host could not read the position before the cut"
-  elif [ -z "$spos" ]; then
-    note "no position in the state file found at boot: $saved"
-  elif ! awk -v r="$spos" -v c="$cut" -v i="$interval" 'BEGIN { exit !(r >= c - i - 0.5 && r <= c + 0.1) }'; then
-    note "expected the state file after the cut to hold a position within the save interval ($interval s) before $cut s, seen $spos s"
-  fi
-  awk -v p="${pos:-0}" -v s="${spos:-0}" 'BEGIN { exit !(p >= s) }' || note "expected to play on from $spos s, seen position $pos ($json)"
+  check_power_cut 30
   resumed=$spos
   finish "cut at $cut s, state file at boot $resumed s (lost $(awk -v c="$cut" -v r="$resumed" 'BEGIN { printf "%.1f", c - r }') s, save interval $interval s), playing at $pos s"
 
