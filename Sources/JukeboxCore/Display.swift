@@ -49,6 +49,22 @@ public struct DisplayFrame: Equatable, Sendable {
 
     /// What `state` looks like on a panel of `layout` at `state.now`.
     public static func make(_ state: State, layout: PanelLayout) -> DisplayFrame {
+        var moving = false
+        return make(state, layout: layout, moving: &moving)
+    }
+
+    /// Whether the frame for `state` changes with time alone: a row that scrolls, or the splash,
+    /// the volume overlay or a message, which go when their time is up. While playing the time
+    /// shown moves anyway. When nothing moves (paused or stopped, every row fits), the shell has
+    /// no reason to wake for the panel until an event comes.
+    public static func moves(_ state: State, layout: PanelLayout) -> Bool {
+        var moving = false
+        _ = make(state, layout: layout, moving: &moving)
+        return moving
+    }
+
+    // `moving` is set when the frame depends on the time (see `moves`).
+    static func make(_ state: State, layout: PanelLayout, moving: inout Bool) -> DisplayFrame {
         let w = layout.columns
         let now = state.now
         var lines: [String] = []
@@ -57,17 +73,19 @@ public struct DisplayFrame: Equatable, Sendable {
         let track = state.currentTrack
 
         if now < state.splashUntil {
+            moving = true
             lines = ["jukebox", "starting…"]
         } else if now < state.volumeShownUntil {
+            moving = true
             let filled = (state.volume * (w - 4) + 50) / 100
             lines = ["Volume", String(repeating: PanelGlyph.full.rawValue, count: filled) + String(repeating: " ", count: w - 4 - filled) + pad3(state.volume)]
         } else if case .waitingForDevice(let reason) = state.phase {
             // Why matters most to whoever stands in front of the box: small panels scroll it.
             lines = layout.rows <= 2
-                ? ["Waiting: audio", scroll(reason, width: w, since: state.messageSince, now: now)]
-                : ["Waiting for", "audio device", scroll(reason, width: w, since: state.messageSince, now: now)]
+                ? ["Waiting: audio", scroll(reason, width: w, since: state.messageSince, now: now, moving: &moving)]
+                : ["Waiting for", "audio device", scroll(reason, width: w, since: state.messageSince, now: now, moving: &moving)]
         } else if case .waitingForMusic = state.phase, let folder = state.musicMissing {
-            let why = scroll("\(folder) is not there", width: w, since: state.messageSince, now: now)
+            let why = scroll("\(folder) is not there", width: w, since: state.messageSince, now: now, moving: &moving)
             lines = layout.rows <= 2 ? ["Waiting: music", why] : ["Waiting for", "music", why]
         } else if case .interrupted(let reason) = state.phase {
             lines = ["Interrupted", reason]
@@ -88,13 +106,14 @@ public struct DisplayFrame: Equatable, Sendable {
             let times = TimeFormat.clock(track == nil ? nil : state.position) + "/" + TimeFormat.clock(track?.info.duration)
             let status = spread(String(glyph) + " " + times, marks, width: w)
             let message = now < state.messageUntil ? state.message : nil
+            if message != nil { moving = true }
             if layout.rows <= 2 {
-                lines = [scroll(title, width: w, since: state.titleSince, now: now), message.map { scroll($0, width: w, since: state.messageSince, now: now) } ?? status]
+                lines = [scroll(title, width: w, since: state.titleSince, now: now, moving: &moving), message.map { scroll($0, width: w, since: state.messageSince, now: now, moving: &moving) } ?? status]
             } else {
-                lines = [scroll(title, width: w, since: state.titleSince, now: now),
-                         scroll(track?.info.artist ?? "", width: w, since: state.titleSince, now: now)]
-                if layout.rows >= 4 { lines.append(scroll(track?.info.album ?? "", width: w, since: state.titleSince, now: now)) }
-                if let message { lines.append(scroll(message, width: w, since: state.messageSince, now: now)) }
+                lines = [scroll(title, width: w, since: state.titleSince, now: now, moving: &moving),
+                         scroll(track?.info.artist ?? "", width: w, since: state.titleSince, now: now, moving: &moving)]
+                if layout.rows >= 4 { lines.append(scroll(track?.info.album ?? "", width: w, since: state.titleSince, now: now, moving: &moving)) }
+                if let message { lines.append(scroll(message, width: w, since: state.messageSince, now: now, moving: &moving)) }
                 if layout.graphic, let duration = track?.info.duration, duration > 0 {
                     while lines.count < layout.rows - 3 { lines.append("") }
                     progressRow = lines.count
@@ -131,9 +150,10 @@ public struct DisplayFrame: Equatable, Sendable {
     }
 
     /// A row that fits stays put; a longer one rests, then scrolls as a loop (with a gap).
-    static func scroll(_ text: String, width: Int, since: Double, now: Double) -> String {
+    static func scroll(_ text: String, width: Int, since: Double, now: Double, moving: inout Bool) -> String {
         let text = DisplayText.inert(text)  // before counting: `\r\n` is one Character, two replacements
         guard text.count > width else { return fit(text, width: width) }
+        moving = true
         let loop = Array(text + "   ")
         let elapsed = now - since - scrollPause
         guard elapsed > 0 else { return fit(text, width: width) }

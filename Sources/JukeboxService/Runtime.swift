@@ -270,12 +270,14 @@ public final class Runtime {
     }
 
     // Ticks feed the heard position to the core while it moves (the status and the periodic save
-    // keep up), and a panel's scrolling text. A paused or stopped player without a panel has
-    // nothing that changes with time: it gets no ticks, and the loop sleeps until an event or a
-    // timer that is really due (see `nextDeadline`).
+    // keep up), and a panel's frame while it changes with time (scrolling text, an overlay or a
+    // message whose time runs out: `DisplayFrame.moves`). A paused or stopped player whose panel
+    // shows nothing moving gets no ticks, and the loop sleeps until an event or a timer that is
+    // really due (see `nextDeadline`).
     private var tickInterval: Double? {
-        if state.settings.display != nil || (state.phase == .playing && status.showsTime) { return 0.25 }
-        return state.phase == .playing ? 1 : nil
+        if state.phase == .playing { return state.settings.display != nil || status.showsTime ? 0.25 : 1 }
+        if let layout = state.settings.display, DisplayFrame.moves(state, layout: layout) { return 0.25 }
+        return nil
     }
 
     /// While playing, when the periodic save falls due and no tick has looked since (nil once one
@@ -288,7 +290,7 @@ public final class Runtime {
 
     /// When the loop must wake without an event: the next tick, core timer, panel step, watchdog
     /// ping, idle client to drop or one-a-second check of something that went away; nil: never.
-    private func nextDeadline() -> Double? {
+    public func nextDeadline() -> Double? {
         var deadlines: [Double] = Array(timers.values)
         if let tickInterval { deadlines.append(lastTick + tickInterval) }
         // The periodic save is decided on a tick: one falls due exactly then, not up to a tick late.

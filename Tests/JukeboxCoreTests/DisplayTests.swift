@@ -406,6 +406,31 @@ final class DisplayTests: XCTestCase {
         XCTAssertEqual(shown(h)[1].trimmed, "queue empty")
     }
 
+    /// What makes a frame change with time alone: the shell wakes for the panel only then.
+    func testAFrameMovesOnlyWhileSomethingOnItDependsOnTheTime() {
+        var state = State(settings: Settings())
+        state.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: TrackInfo(path: "/m/x.flac", title: "A Very Long Song Title Indeed"))]
+        state.order = [1, 2]
+        state.cursor = 0
+        state.phase = .paused
+        state.now = 100
+        XCTAssertFalse(DisplayFrame.moves(state, layout: .lcd16x2), "paused, every row fits")
+        XCTAssertTrue(DisplayFrame.moves(state, layout: PanelLayout(columns: 4, rows: 2, graphic: false)), "the title scrolls on a narrow panel")
+        state.splashUntil = 101
+        XCTAssertTrue(DisplayFrame.moves(state, layout: .lcd16x2), "the splash goes at its time")
+        state.splashUntil = 0
+        state.volumeShownUntil = 102
+        XCTAssertTrue(DisplayFrame.moves(state, layout: .lcd16x2), "the volume overlay goes at its time")
+        state.volumeShownUntil = 0
+        state.message = "skipped"
+        state.messageUntil = 106
+        XCTAssertTrue(DisplayFrame.moves(state, layout: .lcd16x2), "a message goes at its time")
+        state.now = 106
+        XCTAssertFalse(DisplayFrame.moves(state, layout: .lcd16x2), "the message's time is up")
+        state.cursor = 1
+        XCTAssertTrue(DisplayFrame.moves(state, layout: .lcd16x2), "a long title scrolls even while paused")
+    }
+
     func testNoPanelMeansNoFramesAndNoPanelBookkeeping() {
         let h = CoreHarness(playing(2))
         h.send(.setVolume(40), {

@@ -27,6 +27,25 @@ final class RuntimeTests: XCTestCase {
         XCTAssertEqual(saved?.current, 0)
     }
 
+    /// Paused with a panel whose rows all fit, nothing on it moves: the loop has no reason to
+    /// wake (no tick); a title that scrolls keeps the ticks coming.
+    func testAPausedPanelThatShowsNothingMovingWakesTheLoopNever() {
+        var settings = Settings()
+        settings.display = .lcd16x2
+        settings.splashSeconds = 0
+        settings.releaseDelay = 0  // the device is released at once: no timer for it
+        let runtime = Runtime(state: State(settings: settings), audio: RecordingAudio(), store: nil,
+                              status: RecordingStatus(), log: Log(level: .error), clock: { 100 })
+        runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac", title: "a"),
+                                        TrackInfo(path: "/m/b.flac", title: "A Very Long Song Title Indeed")]))
+        XCTAssertEqual(runtime.state.phase, .playing)
+        XCTAssertNotNil(runtime.nextDeadline(), "playing: ticks")
+        runtime.dispatch(.pause)
+        XCTAssertNil(runtime.nextDeadline(), "paused, every row fits: no wake-up")
+        runtime.dispatch(.next)
+        XCTAssertNotNil(runtime.nextDeadline(), "paused on a long title: it scrolls")
+    }
+
     func testASaveFailureIsReportedOnceAndPlaybackGoesOn() {
         let dir = TempDir()
         dir.write("blocker", "")
