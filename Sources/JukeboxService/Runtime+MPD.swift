@@ -28,6 +28,9 @@ extension Runtime {
         return listener.problems
     }
 
+    /// The tags jukebox reads (TagLib through `TrackInfo`).
+    static let mpdTags = ["Artist", "Album", "Title", "Track", "Disc"]
+
     /// Where the MPD listener listens (nil when it is off).
     public var mpdListening: [String]? { mpd?.listening }
 
@@ -165,8 +168,13 @@ extension Runtime {
             guard let p = entry(id: r.args[0]) else { return }
             intents([.remove(at: p)], reply)
         case "tagtypes":
-            guard args(0...0) else { return }
-            reply(.success(["Artist", "Album", "Title", "Track", "Disc"].map { "tagtype: \($0)" }))
+            // `clear`/`all`/`enable`/`disable` (mpc sends them) are accepted; every tag jukebox
+            // knows is still sent (clients ignore what they did not ask for).
+            if let sub = r.args.first {
+                guard ["clear", "all", "enable", "disable"].contains(sub) else { return fail(.arg, "Unknown sub command") }
+                return reply(.success([]))
+            }
+            reply(.success(Self.mpdTags.map { "tagtype: \($0)" }))
         case "outputs":
             guard args(0...0) else { return }
             reply(.success(["outputid: 0", "outputname: jukebox", "plugin: alsa", "outputenabled: 1"]))
