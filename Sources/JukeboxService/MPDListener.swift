@@ -12,8 +12,7 @@ public final class MPDListener {
         let id: Int
         let fd: Int32
         let session: MPDSession
-        var input: [UInt8] = []
-        var discarding = false
+        var input = LineSplitter(maxLength: MPDListener.maxLineLength)
         var lastHeard: Double
         var closed = false
         init(id: Int, fd: Int32, session: MPDSession, now: Double) {
@@ -190,24 +189,9 @@ public final class MPDListener {
             }
             if n < 0 { return }
             client.lastHeard = clock()
-            for byte in buffer[0..<n] {
-                if byte == 0x0A {
-                    if client.discarding {
-                        client.discarding = false
-                    } else {
-                        if client.input.last == 0x0D { client.input.removeLast() }
-                        client.session.receive(client.input)
-                        lines += 1
-                    }
-                    client.input.removeAll(keepingCapacity: true)
-                } else if !client.discarding {
-                    client.input.append(byte)
-                    if client.input.count > Self.maxLineLength {
-                        client.input = []
-                        client.discarding = true
-                        client.session.receive(nil)
-                    }
-                }
+            client.input.feed(buffer[0..<n]) { line in
+                client.session.receive(line)
+                lines += 1
             }
             // A flood is taken in turns: the loop serves others, then comes back.
             if lines > 256 || client.session.output.count > Self.maxOutput { return }
