@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import FoundationEssentials
 import Glibc
 
 /// The MPD listener's settings (the config's `"mpd"` object). They belong to the shell: where to
