@@ -213,6 +213,44 @@ final class MPCTests: DaemonTestCase {
         XCTAssertEqual(lines, ["<3>mpd: cannot listen on 127.0.0.1:\(port): Address already in use"], result.stderr)
     }
 
+    func testASilentClientTimesOutButOneInIdleDoesNot() throws {
+        let daemon = try startPlayer(["timeout": 1])
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        let silent = try connect(), idle = try connect()
+        defer { close(silent); close(idle) }
+        XCTAssertEqual(readLine(silent), "OK MPD 0.17.0")
+        XCTAssertEqual(readLine(idle), "OK MPD 0.17.0")
+        send(idle, "idle\n")
+        let start = Date()
+        XCTAssertNil(readLine(silent))
+        XCTAssertLessThan(Date().timeIntervalSince(start), 4, "the silent client was not closed after its timeout")
+        Thread.sleep(forTimeInterval: 0.5)  // the idle client is past its timeout too
+        send(idle, "noidle\n")
+        XCTAssertEqual(readLine(idle), "OK", "the client in idle was timed out")
+    }
+
+    func testAClientThatNeverReadsIsClosedAndPlaybackGoesOn() throws {
+        let daemon = try startPlayer()
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        // A small receive buffer: the kernel's buffers cannot hide what the listener keeps.
+        let hog = try connect(receiveBuffer: 16 << 10)
+        defer { close(hog) }
+        // About 18 MB of replies that it never reads; the listener keeps at most 4 MiB of them.
+        let request = String(repeating: "playlistinfo\n", count: 1000)
+        var closed = false
+        for _ in 0..<80 where !closed {
+            let bytes = Array(request.utf8)
+            closed = bytes.withUnsafeBytes { Glibc.send(hog, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } < 0
+        }
+        assertStatus(try mpc("status").out, song: "a", state: "playing", position: "#1/2", options: Self.plain)
+        // It is cut off once 4 MiB wait for it (with requests still unread: a reset, seen as a hang-up).
+        XCTAssertTrue(waitFor(30) {
+            var p = pollfd(fd: hog, events: Int16(POLLIN), revents: 0)
+            return poll(&p, 1, 0) == 1 && p.revents & (Int16(POLLHUP) | Int16(POLLERR)) != 0
+        }, "a client that never reads was never closed")
+        assertStatus(try mpc("status").out, song: "a", state: "playing", position: "#1/2", options: Self.plain)
+    }
+
     func testTheMPDPasswordGatesCommands() throws {
         let daemon = try startPlayer(["password": "sesame"])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
@@ -239,8 +277,10 @@ final class MPCTests: DaemonTestCase {
 
     // MARK: a raw TCP client
 
-    func connect() throws -> Int32 {
+    /// A raw connection; `receiveBuffer` fixes its kernel receive buffer (no autotuning).
+    func connect(receiveBuffer: Int32? = nil) throws -> Int32 {
         let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
