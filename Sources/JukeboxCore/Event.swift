@@ -20,6 +20,8 @@ public enum Event: Equatable, Sendable {
     case seek(to: Double)
     /// Move by a signed number of seconds (clamped to the track).
     case seekBy(Double)
+    /// Make the queue entry at this index (queue order, 0-based) current at 0 s and play it.
+    case playEntry(at: Int)
     /// Set the volume (0–100, clamped to the configured range).
     case setVolume(Int)
     /// Change the volume by a signed number of points.

@@ -33,6 +33,15 @@ extension State {
             }
         case .seek(let to): seek(to: to, &step)
         case .seekBy(let delta): seek(to: position + delta, &step)
+        case .playEntry(let index):
+            guard queue.indices.contains(index), let target = order.firstIndex(of: queue[index].id) else {
+                message = "no queue entry \(index + 1)"
+                return
+            }
+            // A paused player starts the entry playing: drop what it holds, so `play` opens anew.
+            if phase == .paused { unload(&step) }
+            go(to: target, &step)
+            play(&step)
         default: break
         }
     }

@@ -16,7 +16,7 @@ extension State {
     /// Applies one event without the after-step bookkeeping, so gestures can reuse intents.
     mutating func apply(_ event: Event, _ step: inout Step) {
         switch event {
-        case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy:
+        case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy, .playEntry:
             message = nil
             intent(event, &step)
         case .setVolume, .changeVolume, .setShuffle, .toggleShuffle, .setRepeat, .cycleRepeat:

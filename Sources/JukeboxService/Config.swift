@@ -28,6 +28,8 @@ public struct Config: Equatable, Sendable {
     public var console: String?
     /// The serial console's speed (8N1).
     public var consoleBaud = 115200
+    /// The MPD listener; nil (the default) keeps it off.
+    public var mpd: MPDSettings?
     /// Buttons, encoder, input devices and display (with the board profile merged in).
     public var hardware = BoardConfig()
     /// The core's settings: the core's defaults, under the file's policy keys (`resume`,
@@ -99,6 +101,10 @@ public struct Config: Equatable, Sendable {
                 guard let key = c.codingPath.first?.stringValue else {
                     throw Problem(description: "\(source): must be a JSON object, like {\"device\": \"default\"}")
                 }
+                if key == "mpd", c.codingPath.count > 1 {
+                    let inner = c.codingPath[1].stringValue
+                    throw Problem(description: "\(source): mpd.\(inner): \(RawMPD.expectation(inner))")
+                }
                 throw Problem(description: "\(source): \(key): \(RawConfig.expectation(key))")
             }
             throw Problem(description: "\(source): not valid JSON (\(StateStore.describe(e)))")
@@ -134,6 +140,14 @@ public struct Config: Equatable, Sendable {
         if let v = raw.consoleBaud { try check([9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600].contains(v), "consoleBaud"); c.consoleBaud = v }
         if let v = raw.resumeRewind { try check(v >= 0 && v <= 600, "resumeRewind"); c.settings.resumeRewind = v }
         if let v = raw.mixerCard { try check(!v.isEmpty, "mixerCard"); c.mixerCard = v }
+        var mpdWarnings: [String] = []
+        if let v = raw.mpd {
+            switch v.settings() {
+            case .success(let settings): c.mpd = settings
+            case .failure(let e): throw Problem(description: "\(source): mpd.\(e.key): \(RawMPD.expectation(e.key))")
+            }
+            mpdWarnings = v.unknownKeys.map { "\(source): unknown key \"mpd.\($0)\" ignored" }
+        }
         if let v = raw.logLevel {
             guard let level = LogLevel(name: v) else { try check(false, "logLevel"); return (c, []) }
             c.logLevel = level
@@ -143,7 +157,7 @@ public struct Config: Equatable, Sendable {
         }
         try c.hardware.validate(source: source)
         c.hardware.apply(to: &c.settings)
-        let warnings = file.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" }
+        let warnings = file.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" } + mpdWarnings
         return (c, warnings)
     }
 }
@@ -173,6 +187,7 @@ private struct RawConfig: Decodable {
     var console: String?
     var consoleBaud: Int?
     var chime: String?
+    var mpd: RawMPD?
 
     /// Whether `key` is one of the keys above.
     static func reads(_ key: String) -> Bool { CodingKeys(stringValue: key) != nil }
@@ -198,6 +213,7 @@ private struct RawConfig: Decodable {
         case "resumeRewind": return "must be seconds from 0 to 600"
         case "console": return "must be a TTY path such as \"/dev/ttyAMA0\" (\"\" for none)"
         case "chime": return "must be the path of a sound file (\"\" for none)"
+        case "mpd": return RawMPD.expectation("mpd")
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
         default: return "unexpected value"
         }

@@ -11,9 +11,8 @@ public final class ControlSocket {
     final class Client {
         let id: Int
         let fd: Int32
-        var input: [UInt8] = []
+        var input = LineSplitter(maxLength: ControlCommand.maxLineLength)
         var output: [UInt8] = []
-        var discardingLongLine = false
         var closed = false
         /// The client ended its side while replies were still owed to it: it is closed once they
         /// are sent, and not read meanwhile.
@@ -176,24 +175,7 @@ public final class ControlSocket {
             if n == 0 { return (lines, true) }
             if n < 0 { return (lines, errno != EAGAIN && errno != EINTR) }
             client.lastHeard = clock()
-            for byte in buffer[0..<n] {
-                if byte == 0x0A {
-                    if client.discardingLongLine {
-                        client.discardingLongLine = false
-                    } else {
-                        if client.input.last == 0x0D { client.input.removeLast() }
-                        lines.append(String(decoding: client.input, as: UTF8.self))
-                    }
-                    client.input.removeAll(keepingCapacity: true)
-                } else if !client.discardingLongLine {
-                    client.input.append(byte)
-                    if client.input.count > ControlCommand.maxLineLength {
-                        client.input.removeAll()
-                        client.discardingLongLine = true
-                        lines.append(nil)
-                    }
-                }
-            }
+            client.input.feed(buffer[0..<n]) { line in lines.append(line.map { String(decoding: $0, as: UTF8.self) }) }
             if lines.count > 64 { return (lines, false) }  // leave the rest for the next turn
         }
     }
@@ -223,12 +205,12 @@ public final class ControlSocket {
     /// lines is not a fault (see `acceptAll`).
     func stalledClients() -> [Client] {
         let now = clock()
-        return clients.values.filter { !$0.input.isEmpty && now - $0.lastHeard >= idleLimit }
+        return clients.values.filter { $0.input.midLine && now - $0.lastHeard >= idleLimit }
     }
 
     /// When the next client that began a line counts as stalled, nil when none has.
     func nextStallDeadline() -> Double? {
-        clients.values.filter { !$0.closed && !$0.input.isEmpty }.map { $0.lastHeard + idleLimit }.min()
+        clients.values.filter { !$0.closed && $0.input.midLine }.map { $0.lastHeard + idleLimit }.min()
     }
 
     /// Closes a client.

@@ -31,6 +31,14 @@ public final class Runtime {
     private let keyInput: Int32?
     /// The control socket, if one is open.
     let control: ControlSocket?
+    /// The MPD listener, once `openMPD` opened it.
+    var mpd: MPDListener?
+    /// The MPD sessions' backend (kept here: sessions hold it weakly).
+    var mpdFace: MPDFace?
+    /// Where relative MPD names are rooted.
+    var mpdMusicFolders: [String] = []
+    /// What MPD clients last saw, to tell which subsystems changed.
+    var mpdSeen: MPDWatch?
     /// The panel, if any.
     let display: DisplaySink?
     /// Buttons, encoder, input devices.
@@ -218,6 +226,7 @@ public final class Runtime {
                 log.debug("\(next) -> \(commands.map(Self.brief))")
             }
             for command in commands { perform(command) }
+            if mpd != nil { noticeMPDChanges(next) }
             if !readySent && !startingUp { reportLiveness() }
         }
     }
@@ -298,6 +307,7 @@ public final class Runtime {
         if let panel = display?.nextDeadline { deadlines.append(panel) }
         if let interval = notifier?.watchdogInterval { deadlines.append(lastPing + interval / 2) }
         if let idle = nextIdleClientDeadline() { deadlines.append(idle) }
+        if let idle = mpd?.nextDeadline() { deadlines.append(idle) }
         if needsMaintenance { deadlines.append(lastMaintain + 1) }
         return deadlines.min()
     }
@@ -330,6 +340,8 @@ public final class Runtime {
         fds.append(pollfd(fd: console?.fd ?? -1, events: Int16(POLLIN) | (console?.wantsWrite == true ? Int16(POLLOUT) : 0), revents: 0))
         let controlStart = fds.count
         if let control { fds += control.pollFDs() }
+        let mpdStart = fds.count
+        if let mpd { fds += mpd.pollFDs() }
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
         if n < 0 && errno != EINTR { log.error("poll: \(errnoText(errno))") }
         if fds[0].revents != 0 {
@@ -350,7 +362,8 @@ public final class Runtime {
             if !events.isEmpty { feedHeard() }
             for event in events { dispatch(event) }
         }
-        if control != nil { serviceControl(Array(fds[controlStart...])) }
+        if control != nil { serviceControl(Array(fds[controlStart..<mpdStart])) }
+        if let mpd { mpd.service(Array(fds[mpdStart...])) }
         if let console, fds[consoleIndex].revents != 0 {
             if fds[consoleIndex].revents & Int16(POLLOUT) != 0 { console.flush() }
             if fds[consoleIndex].revents & ~Int16(POLLOUT) != 0 { serviceConsole(console) }
@@ -377,6 +390,8 @@ public final class Runtime {
             feedHeard()
             dispatch(.tick(now: after))
         }
+        // Replies that came from a worker, and `idle` answers to what happened on this pass.
+        mpd?.sweep()
     }
 
     // At most once a second: the music's folder (a stick mounted, a share up) and a state file

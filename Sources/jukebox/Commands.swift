@@ -63,6 +63,8 @@ enum Commands {
         setup.hardware = config.hardware
         setup.console = config.console.map { ($0, config.consoleBaud) }
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
+        setup.mpd = config.mpd
+        setup.musicFolders = config.music.filter(isDirectory)
         setup.reload = { log in
             // Policy (volume limits, timings, buttons' gestures, the panel layout) applies at once;
             // what needs reopening the device or the board says so and waits for a restart.
@@ -76,8 +78,9 @@ enum Commands {
             if c.device != config.device || c.audio != config.audio || c.mixer != config.mixer || c.mixerCard != config.mixerCard {
                 log.warning("SIGHUP: the sound device or mixer changed; that takes effect at the next restart")
             }
-            if c.hardware != config.hardware || c.socketPath != config.socketPath || c.statePath != config.statePath {
-                log.warning("SIGHUP: buttons, display, socket or state file changed; that takes effect at the next restart")
+            if c.hardware != config.hardware || c.socketPath != config.socketPath || c.statePath != config.statePath
+                || c.mpd != config.mpd {
+                log.warning("SIGHUP: buttons, display, socket, mpd or state file changed; that takes effect at the next restart")
             }
             var settings = c.settings
             settings.display = config.hardware.layout

@@ -25,6 +25,10 @@ struct PlayerSetup {
     var terminalPanel: PanelLayout?
     /// The serial console (path, baud), if any.
     var console: (path: String, baud: Int)?
+    /// The MPD listener's settings; nil: none.
+    var mpd: MPDSettings?
+    /// The music folders (MPD's relative names are rooted there).
+    var musicFolders: [String] = []
     /// Re-reads the configuration (SIGHUP); nil for players without a config file.
     var reload: ((Log) -> Settings?)?
 }
@@ -97,6 +101,11 @@ enum Player {
                               sources: sources)
         runtime.version = "jukebox \(jukeboxVersion)"
         runtime.notifier = SystemdNotifier()
+        if let mpd = setup.mpd {
+            // Like the control socket: a listener that cannot open is one line, and the player plays on.
+            for problem in runtime.openMPD(mpd, musicFolders: setup.musicFolders) { log.error(problem) }
+            if let listening = runtime.mpdListening, !listening.isEmpty { log.info("mpd: listening on \(listening.joined(separator: ", "))") }
+        }
         if let wanted = setup.console {
             do {
                 let console = try SerialConsole(path: wanted.path, baud: wanted.baud)

@@ -14,10 +14,10 @@ class DaemonTestCase: ScratchTestCase {
         socket = dir + "/ctl"
     }
 
-    /// A daemon playing `music` silently, once it plays.
-    func startDaemon(_ music: [String]) throws -> Jukebox.Running {
+    /// A daemon playing `music` silently, once it plays; `extra` adds config keys.
+    func startDaemon(_ music: [String], extra: [String: Any] = [:]) throws -> Jukebox.Running {
         let config = dir + "/c.json"
-        let object: [String: Any] = ["audio": "null", "state": "", "music": music, "socket": socket]
+        let object: [String: Any] = ["audio": "null", "state": "", "music": music, "socket": socket].merging(extra) { $1 }
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
         let daemon = try Jukebox.start(["run", "--config", config])
         XCTAssertTrue(waitFor(10) { (try? ctl("status"))?.stdout.hasPrefix("▶") == true }, "the daemon never played")

@@ -51,7 +51,8 @@ final class ConfigTests: XCTestCase {
         let text = try String(contentsOf: repo.appendingPathComponent("board/config.example.json"), encoding: .utf8)
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
-                    "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime"] {
+                    "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
+                    "mpd"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
             let readme = try String(contentsOf: repo.appendingPathComponent("README.md"), encoding: .utf8)
             XCTAssertTrue(readme.contains("| `\(key)` |"), "README does not document \(key)")
@@ -127,6 +128,42 @@ final class ConfigTests: XCTestCase {
             (#"{"device": ""}"#, #"c.json: device: must be a non-empty ALSA PCM name such as "default" or "hw:CARD=DAC""#),
             ("{not json", "c.json: not valid JSON (not valid JSON)"),
             ("[1]", #"c.json: must be a JSON object, like {"device": "default"}"#),
+        ]
+        for (text, message) in cases {
+            XCTAssertThrowsError(try parse(text), text) { XCTAssertEqual("\($0)", message, text) }
+        }
+    }
+
+    func testMPDIsOffUnlessConfiguredAndReadsEveryKey() throws {
+        XCTAssertNil(try parse("{}").config.mpd)
+        XCTAssertNil(try parse(#"{"mpd": null}"#).config.mpd)
+        XCTAssertEqual(try parse(#"{"mpd": {}}"#).config.mpd, MPDSettings())
+        let (c, w) = try parse("""
+        {"mpd": {"bind": ["0.0.0.0", "::", "/run/jukebox/mpd"], "port": 6601, "password": "pw", "maxClients": 4, "timeout": 30}}
+        """)
+        XCTAssertEqual(w, [])
+        var expected = MPDSettings()
+        expected.binds = ["0.0.0.0", "::", "/run/jukebox/mpd"]
+        expected.port = 6601
+        expected.password = "pw"
+        expected.maxClients = 4
+        expected.timeout = 30
+        XCTAssertEqual(c.mpd, expected)
+        XCTAssertEqual(try parse(#"{"mpd": {"bind": "::1"}}"#).config.mpd?.binds, ["::1"])
+        XCTAssertEqual(try parse(#"{"mpd": {"prot": 1}}"#).warnings, ["c.json: unknown key \"mpd.prot\" ignored"])
+    }
+
+    func testBadMPDValuesNameTheirKey() {
+        let cases = [
+            (#"{"mpd": {"bind": "localhost"}}"#, "c.json: mpd.bind: must be an IP address (\"127.0.0.1\", \"::1\", \"0.0.0.0\", \"::\"), an absolute Unix socket path, or a list of them"),
+            (#"{"mpd": {"bind": []}}"#, "c.json: mpd.bind: must be an IP address (\"127.0.0.1\", \"::1\", \"0.0.0.0\", \"::\"), an absolute Unix socket path, or a list of them"),
+            (#"{"mpd": {"bind": 5}}"#, "c.json: mpd.bind: must be an IP address (\"127.0.0.1\", \"::1\", \"0.0.0.0\", \"::\"), an absolute Unix socket path, or a list of them"),
+            (#"{"mpd": {"port": 0}}"#, "c.json: mpd.port: must be a TCP port from 1 to 65535"),
+            (#"{"mpd": {"port": "6600"}}"#, "c.json: mpd.port: must be a TCP port from 1 to 65535"),
+            (#"{"mpd": {"password": ""}}"#, "c.json: mpd.password: must be a non-empty string on one line, or null for none"),
+            (#"{"mpd": {"maxClients": 0}}"#, "c.json: mpd.maxClients: must be 1 to 256"),
+            (#"{"mpd": {"timeout": 0.5}}"#, "c.json: mpd.timeout: must be seconds from 1 to 86400"),
+            (#"{"mpd": true}"#, "c.json: mpd: must be an object such as {\"bind\": \"127.0.0.1\", \"port\": 6600} (null turns MPD off)"),
         ]
         for (text, message) in cases {
             XCTAssertThrowsError(try parse(text), text) { XCTAssertEqual("\($0)", message, text) }
