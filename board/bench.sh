@@ -18,7 +18,8 @@
 #                    ../shared/bench/side-by-side.sh (paced CPU through ALSA's pulse plugin, RSS,
 #                    PSS, idle CPU; ~6 minutes); its JSON to FILE (default: beside --json, or not kept)
 # Environment:
-#   JUKEBOX_BENCH_BUILD   the build folder (default /tmp/build-bench-rel; keep it for a warm build)
+#   JUKEBOX_BENCH_BUILD   the build folder (default /var/tmp/jukebox-bench-build, ours alone: see
+#                         board/private-dir.sh; kept for a warm build)
 #   JUKEBOX_SIDE_BY_SIDE  the side-by-side script (default: ../shared/bench/side-by-side.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +49,10 @@ done
 
 command -v swift >/dev/null 2>&1 || die "no swift on PATH (see README: board/setup.sh)"
 command -v cc >/dev/null 2>&1 || die "no C compiler (apt-get install gcc)"
-scratch=${JUKEBOX_BENCH_BUILD:-/tmp/build-bench-rel}
+scratch=${JUKEBOX_BENCH_BUILD:-/var/tmp/jukebox-bench-build}
+# The player loads the test device from this folder: it must be ours alone.
+. board/private-dir.sh
+private_dir "$scratch" JUKEBOX_BENCH_BUILD || exit 1
 
 # The same build as install.sh: release, Swift standard library linked in. Both products in one
 # scratch folder with the same flags, so the second build reuses the first one's modules.

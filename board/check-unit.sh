@@ -65,6 +65,22 @@ msg=$(JUKEBOX_ARCH=armhf bash board/install.sh --dry-run 2>&1) && fail "install.
 printf '%s\n' "$msg" | grep -q 'not supported. Debian has no Swift' || fail "install.sh on armhf: $msg"
 echo "check-unit: install.sh refuses 32-bit ARM: ok"
 
+# The caches and build folders in /var/tmp are used only when they are ours alone.
+. board/private-dir.sh
+pd=$tmp/private-dir
+mkdir "$pd"
+private_dir "$pd/made" X 2>/dev/null && [ "$(stat -c %a "$pd/made")" = 755 ] || fail "private_dir did not make a 755 folder"
+ln -s /etc "$pd/link"
+! private_dir "$pd/link" X 2>/dev/null || fail "private_dir took a symbolic link"
+mkdir -m 777 "$pd/open" && chmod 777 "$pd/open"
+! private_dir "$pd/open" X 2>/dev/null || fail "private_dir took a folder others can write to"
+private_dir "$pd/later" X --check && [ ! -e "$pd/later" ] || fail "private_dir --check made a missing folder"
+if [ "$(id -u)" = 0 ]; then
+  mkdir "$pd/theirs" && chown nobody "$pd/theirs"
+  ! private_dir "$pd/theirs" X 2>/dev/null || fail "private_dir took another user's folder"
+fi
+echo "check-unit: private_dir refuses links, open and foreign folders: ok"
+
 if command -v shellcheck >/dev/null 2>&1; then
   shellcheck -x board/*.sh board/hil/*.sh board/hil/guest/*.sh board/hil/arm64/*.sh board/hil/arm64/init || fail "shellcheck board/*.sh board/hil"
   shellcheck -s sh board/deb/postinst board/deb/prerm board/deb/postrm || fail "shellcheck board/deb maintainer scripts"

@@ -22,6 +22,8 @@ say() { printf 'emulate-arm64: %s\n' "$*" >&2; }
 fail() { say "FAIL: $*"; exit 1; }
 
 cache=${CROSS_CACHE:-/var/tmp/jukebox-cross}
+. board/private-dir.sh
+private_dir "$cache" CROSS_CACHE || exit 1
 sysroot=$cache/arm64-sysroot
 bin=$(realpath "${1:-$cache/out/arm64/jukebox}")
 [ -x "$bin" ] || fail "no arm64 binary $bin: run board/cross-build.sh --arch arm64"

@@ -24,6 +24,8 @@ die() { say "error: $*"; exit 1; }
 # shellcheck source=board/cross/arches.sh
 . board/cross/arches.sh
 cache=${CROSS_CACHE:-/var/tmp/jukebox-cross}
+. board/private-dir.sh
+private_dir "$cache" CROSS_CACHE || exit 1
 out=""
 version=""
 build=1

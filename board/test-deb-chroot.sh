@@ -18,6 +18,8 @@ fail() { say "FAIL: $*"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || fail "run as root (mmdebstrap, chroot)"
 cache=${CROSS_CACHE:-/var/tmp/jukebox-cross}
+. board/private-dir.sh
+private_dir "$cache" CROSS_CACHE || exit 1
 deb=${1:-$(find "$cache/debs" -maxdepth 1 -name 'jukebox_*_amd64.deb' -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-)}
 [ -f "${deb:-}" ] || fail "no amd64 .deb: run board/package.sh --arch amd64"
 version=$(dpkg-deb -f "$deb" Version)

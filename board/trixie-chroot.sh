@@ -84,6 +84,10 @@ if [ -z "$CHROOT_DIR" ] || [ "$CHROOT_DIR" = / ]; then
   die "refusing to use '$CHROOT_DIR' as the chroot"
 fi
 mkdir -p "$(dirname "$CHROOT_DIR")"
+# It holds the compiler that builds the packages: a folder someone else made first is refused.
+# shellcheck source=board/private-dir.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/private-dir.sh"
+private_dir "$CHROOT_DIR" --dir --check || exit 1
 CHROOT_DIR=$(realpath -m "$CHROOT_DIR")
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -145,7 +149,7 @@ do_mount() { # do_mount TARGET MOUNT-ARGS...
   MOUNTED+=("$target")
 }
 
-# shellcheck disable=SC2317  # unmount_tree and cleanup run from the EXIT trap
+# shellcheck disable=SC2317,SC2329  # unmount_tree and cleanup run from the EXIT trap
 unmount_tree() { # unmount TARGET and everything below it
   local target=$1
   is_mounted "$target" || return 0
@@ -153,7 +157,7 @@ unmount_tree() { # unmount TARGET and everything below it
   umount -R "$target" 2>/dev/null || { log "umount -R failed, lazy unmount of $target"; umount -R -l "$target"; }
 }
 
-# shellcheck disable=SC2317
+# shellcheck disable=SC2317,SC2329
 cleanup() {
   local rc=$? i
   trap '' PIPE INT TERM   # finish unmounting even if our output pipe is gone
@@ -286,7 +290,12 @@ ensure_packages() {
 
 # ---------------------------------------------------------------- main
 LOCK_FILE=$CHROOT_DIR.lock
-exec 9>"$LOCK_FILE"
+# Beside the chroot in a shared folder: only a plain file of ours (a link planted there would have
+# this open truncate whatever it names).
+if [ -L "$LOCK_FILE" ] || { [ -e "$LOCK_FILE" ] && { [ ! -f "$LOCK_FILE" ] || [ "$(stat -c %u "$LOCK_FILE")" != "$(id -u)" ]; }; }; then
+  die "$LOCK_FILE is not a plain file of this user: refusing it (--dir picks another chroot)"
+fi
+exec 9>>"$LOCK_FILE"
 if ! flock -n 9; then
   log "another run holds $LOCK_FILE: waiting for it"
   flock 9

@@ -9,7 +9,8 @@
 [ "$(uname -m)" = x86_64 ] || die "this cross-builds from an x86-64 machine; this one is $(uname -m)"
 cache=${CROSS_CACHE:-/var/tmp/jukebox-cross}
 case "$cache" in /?*) ;; *) die "CROSS_CACHE must be an absolute path" ;; esac
-mkdir -p "$cache"
+. board/private-dir.sh
+private_dir "$cache" CROSS_CACHE || exit 1
 cache=$(realpath "$cache")
 mirror=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
 security=${TRIXIE_SECURITY_MIRROR:-http://deb.debian.org/debian-security}

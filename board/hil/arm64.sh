@@ -37,7 +37,10 @@ main() {
 deb=${1:-$(find "$A64_CROSS/debs" -maxdepth 1 -name 'jukebox_*_arm64.deb' -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-)}
 [ -f "${deb:-}" ] || { a64_log "no arm64 .deb: run board/package.sh --arch arm64"; exit 1; }
 deb=$(realpath "$deb")
-mkdir -p "$A64_CACHE"
+# shellcheck source=board/private-dir.sh
+. "$A64_DIR/../../private-dir.sh"
+private_dir "$A64_CACHE" HIL_ARM64_CACHE || exit 1
+private_dir "$A64_CROSS" CROSS_CACHE || exit 1
 cd "$A64_REPO"
 t_start=$SECONDS
 

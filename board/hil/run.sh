@@ -21,6 +21,9 @@ set -euo pipefail
 HIL_DIR=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HIL_DIR/../.." && pwd)
 HIL_CACHE=${HIL_CACHE:-/var/tmp/jukebox-hil}
+# shellcheck source=board/private-dir.sh
+. "$HIL_DIR/../private-dir.sh"
+private_dir "$HIL_CACHE" HIL_CACHE || exit 1
 ONLY=("$@")
 mkdir -p "$HIL_CACHE"
 # shellcheck source=board/hil/host.sh
