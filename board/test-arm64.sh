@@ -220,7 +220,7 @@ for (( j=0; j<jobs; j++ )); do cat "$run/out.$j"; done > "$log"
 
 grep -E ': error: |Test Case .* (failed|skipped)|Fatal error|Crash|Illegal instruction' "$log" | head -n 100 >&2 || true
 echo "test-arm64: slowest tests:"
-sed -n "s/^Test Case '\(.*\)' \(passed\|failed\) (\([0-9.]*\) seconds).*/\3 \1 (\2)/p" "$log" | sort -rn | head -n 10 | sed 's/^/  /'
+sed -n "s/^Test Case '\(.*\)' \(passed\|failed\) (\([0-9.]*\) seconds).*/\3 \1 (\2)/p" "$log" | sort -rn | sed -n '1,10s/^/  /p'
 passed=$(grep -c "^Test Case '.*' passed" "$log" || true)
 failed=$(grep -c "^Test Case '.*' failed" "$log" || true)
 skipped=$(grep -c "^Test Case '.*' skipped" "$log" || true)

@@ -57,8 +57,9 @@ final class Workspace {
     init(binary: String, testPCMLibrary: String) throws {
         let base = (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/jukebox-bench-XXXXXX"
         var template = Array(base.utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp \(base) failed") }
-        root = String(cString: made)
+        // Read back from the array: mkdtemp's result points into storage lent only for the call.
+        guard mkdtemp(&template) != nil else { throw BenchError("mkdtemp \(base) failed") }
+        root = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         self.binary = binary
         home = root + "/home"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
