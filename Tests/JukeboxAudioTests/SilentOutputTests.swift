@@ -18,6 +18,34 @@ final class SilentOutputTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.55)
     }
 
+    func testALongWriteNeverQueuesMoreThanTheBufferAndAnInterruptEndsIt() throws {
+        let output = SilentOutput(bufferSeconds: 0.1)
+        try output.open(format: AudioFormat(sampleRate: 8000, channels: 1, sample: .int16))
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        defer { close(fds[0]); close(fds[1]) }
+        output.setInterrupt(fds[0])
+        XCTAssertEqual(write(fds[1], "x", 1), 1)
+        // 1 s of audio into a 0.1 s buffer with a command waiting: what fits is queued, and the
+        // write returns instead of waiting 0.9 s for the rest to play out.
+        let block = [Int16](repeating: 0, count: 8000)
+        let start = Date()
+        let queued = try block.withUnsafeBytes { try output.write($0.baseAddress!, frames: 8000) }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 0.5)
+        XCTAssertGreaterThanOrEqual(queued, 800)
+        XCTAssertLessThan(queued, 8000)
+        XCTAssertLessThanOrEqual(output.delayFrames(), 800)
+        // Without the command, the same write takes the time its audio beyond the buffer plays.
+        var byte: UInt8 = 0
+        XCTAssertEqual(read(fds[0], &byte, 1), 1)
+        output.drop()
+        let again = Date()
+        XCTAssertEqual(try block.withUnsafeBytes { try output.write($0.baseAddress!, frames: 8000) }, 8000)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(again), 0.85)
+        XCTAssertLessThanOrEqual(output.delayFrames(), 800)
+        XCTAssertEqual(output.cutMethod, .drop)
+    }
+
     func testEnginePlaysInRealTimeAndPositionFollows() throws {
         let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 22050) // 0.5 s
