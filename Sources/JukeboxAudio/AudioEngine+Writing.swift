@@ -143,7 +143,10 @@ extension AudioEngine {
                 if case .pcm(var chunk) = item {
                     // The chunks that follow in the same opening go out in the same write: each
                     // device call can wake a sound server's client thread (pulse), so fewer is cheaper.
-                    while chunk.frames < Self.writeBlockFrames, case .pcm(let more)? = state.queue.first,
+                    // Not the first chunk of an opening: `.started` is reported when its write
+                    // returns, and on a short device buffer a long write returns only once most
+                    // of it has played (the display would lag a skip by that much).
+                    while chunk.serial == writer.currentSerial, chunk.frames < Self.writeBlockFrames, case .pcm(let more)? = state.queue.first,
                           more.serial == chunk.serial, more.format == chunk.format,
                           more.startFrame == chunk.startFrame + Int64(chunk.frames) {
                         state.queue.removeFirst()

@@ -19,9 +19,10 @@ import Synchronization
 /// the call and, with `engineFile` nil, does no audio.
 ///
 /// With `engineFile`, the port forwards to a real `AudioEngine` (a paced silent output with its
-/// ~100 ms virtual buffer, every queue entry that file), and a second clock stops when the engine's
-/// writer thread reports `.started` for the new track: its first frames handed to the device,
-/// after the old track's held-back 15 ms were faded out and the new file opened and decoded.
+/// ~100 ms virtual buffer, which drops what it holds at once, as a sound card does; every queue
+/// entry that file), and a second clock stops when the engine's writer thread reports `.started`
+/// for the new track: its first frames handed to the device, after the old track's were dropped
+/// and the new file opened and decoded.
 enum ButtonBench {
     /// Seconds from edge to engine port, and (with `engineFile`) to the new track's first frames, one per press.
     static func measure(presses: Int, engineFile: String? = nil) throws -> (port: Samples, started: Samples?) {
