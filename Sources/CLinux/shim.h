@@ -11,6 +11,8 @@
 // I2C through /dev/i2c-N (JukeboxBoard/I2CBus.swift).
 #include <linux/i2c.h>
 #include <linux/i2c-dev.h>
+// mallopt (JukeboxService/Allocator.swift).
+#include <malloc.h>
 
 // ioctl is variadic in C; these fixed signatures import the same way on every Swift version.
 static inline int clinux_ioctl_long(int fd, unsigned long request, unsigned long arg) {

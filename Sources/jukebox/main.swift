@@ -6,6 +6,7 @@ import JukeboxSystem
 // Thin on purpose: pick the subcommand, map usage errors to exit code 2.
 // A closed log pipe or a vanished socket client must give EPIPE, never kill the player.
 signal(SIGPIPE, SIG_IGN)
+keepSteadyBuffersMapped()
 let args = Array(CommandLine.arguments.dropFirst())
 let code: Int32
 do throws(UsageError) {
