@@ -125,14 +125,12 @@ public struct MPDPlaylistStore: Sendable {
             try sys("close", temp) { Int(close(fd)) }
             fd = -1
             if create {
-                // link() fails with EEXIST instead of replacing: the check and the write are one step.
-                if link(temp, target) != 0 {
-                    let code = errno
+                let code = Self.renameNoReplace(temp, target)
+                if code != 0 {
                     unlink(temp)
                     if code == EEXIST { return .failure(MPDError(.exist, "Playlist already exists")) }
                     return .failure(MPDError(.system, "cannot write playlist \(name): \(errnoText(code))"))
                 }
-                unlink(temp)
             } else {
                 try sys("rename", temp) { Int(Glibc.rename(temp, target)) }
             }
@@ -160,16 +158,31 @@ public struct MPDPlaylistStore: Sendable {
         if let e = Self.check(from) ?? Self.check(to) { return .failure(e) }
         var st = stat()
         guard lstat(file(from), &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .failure(MPDError(.noExist, "No such playlist")) }
-        // link + unlink rather than rename(2): it never replaces an existing TO.
-        guard link(file(from), file(to)) == 0 else {
-            return .failure(errno == EEXIST ? MPDError(.exist, "Playlist already exists") : MPDError(.system, "cannot rename playlist \(from): \(errnoText(errno))"))
+        let code = Self.renameNoReplace(file(from), file(to))
+        guard code == 0 else {
+            return .failure(code == EEXIST ? MPDError(.exist, "Playlist already exists") : MPDError(.system, "cannot rename playlist \(from): \(errnoText(code))"))
         }
-        unlink(file(from))
         syncFolder()
         return .success(())
     }
 
     private func file(_ name: String) -> String { folder + "/" + name + ".m3u" }
+
+    // Moves `from` to `to` unless `to` exists: 0, or the errno (EEXIST when it exists). link +
+    // unlink makes the check and the move one step; a file system without hard links (FAT)
+    // gets lstat + rename, whose gap no other writer of ours can use: all of them run in order
+    // on one thread.
+    static func renameNoReplace(_ from: String, _ to: String) -> Int32 {
+        if link(from, to) == 0 {
+            unlink(from)
+            return 0
+        }
+        let code = errno
+        guard code == EPERM || code == EOPNOTSUPP || code == EMLINK else { return code }
+        var st = stat()
+        if lstat(to, &st) == 0 { return EEXIST }
+        return Glibc.rename(from, to) == 0 ? 0 : errno
+    }
 
     // Without this a rename, link or unlink may not survive a power cut.
     private func syncFolder() {

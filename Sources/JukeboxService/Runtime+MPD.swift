@@ -48,9 +48,14 @@ extension Runtime {
         }
         mpdSeen = now
         if changed.contains(.playlist) { noteMPDQueueVersion() }
+        // `stats`' playtime: the clock is read only when playing starts or ends.
         if let face = mpdFace, (state.phase == .playing) != (face.playingSince != nil) {
-            // `stats`' playtime: time spent playing since the start.
-            if let since = face.playingSince { face.playedBefore += clock() - since; face.playingSince = nil } else { face.playingSince = clock() }
+            if let since = face.playingSince {
+                face.playedBefore += clock() - since
+                face.playingSince = nil
+            } else {
+                face.playingSince = clock()
+            }
         }
         guard !changed.isEmpty else { return }
         for session in mpd.sessions { session.notify(changed) }

@@ -28,7 +28,11 @@ extension Runtime {
             return true
         }
         guard let folder = mpdFace?.playlists else {
-            fail(.system, "stored playlists are off: no playlists folder (mpd.playlists in the config)")
+            // Clients poll `listplaylists` (Home Assistant at every update): none, not an error
+            // to log each time; the others say why.
+            if r.name == "listplaylists" { reply(.success([])) } else {
+                fail(.system, "stored playlists are off: no playlists folder (mpd.playlists in the config)")
+            }
             return true
         }
         // Names are checked here too, so a bad one is refused before any work is queued.

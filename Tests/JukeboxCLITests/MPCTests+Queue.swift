@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+import Glibc
 import JukeboxFixtures
 import XCTest
 
@@ -57,5 +58,20 @@ extension MPCTests {
         XCTAssertTrue(evil.err.contains("MPD error: Bad playlist name"), evil.err)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/evil.m3u"))
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), [], "something was left in the folder")
+    }
+}
+
+extension MPCTests {
+    func testWithoutAPlaylistsFolderTheListIsEmptyAndSaveSaysWhy() throws {
+        // No state file and no mpd.playlists: stored playlists are off.
+        let daemon = try startPlayer()
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        let fd = try connect()
+        defer { close(fd) }
+        XCTAssertEqual(readLine(fd), "OK MPD 0.17.0")
+        send(fd, "listplaylists\n")
+        XCTAssertEqual(readLine(fd), "OK")
+        send(fd, "save x\n")
+        XCTAssertEqual(readLine(fd), "ACK [52@0] {save} stored playlists are off: no playlists folder (mpd.playlists in the config)")
     }
 }
