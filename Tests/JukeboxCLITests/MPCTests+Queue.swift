@@ -75,3 +75,54 @@ extension MPCTests {
         XCTAssertEqual(readLine(fd), "ACK [52@0] {save} stored playlists are off: no playlists folder (mpd.playlists in the config)")
     }
 }
+
+extension MPCTests {
+    /// Sends one command on a raw connection and reads its reply up to `OK` or the `ACK`.
+    func exchange(_ fd: Int32, _ command: String) -> [String] {
+        send(fd, command + "\n")
+        var lines: [String] = []
+        while let line = readLine(fd) {
+            lines.append(line)
+            if line == "OK" || line.hasPrefix("ACK ") { break }
+        }
+        return lines
+    }
+
+    func testPlchangesListsWhatWasAddedOrMovedSinceAVersion() throws {
+        let daemon = try startPlayer()
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        let fd = try connect()
+        defer { close(fd) }
+        XCTAssertEqual(readLine(fd), "OK MPD 0.17.0")
+        let status = exchange(fd, "status")
+        let version = try XCTUnwrap(status.first { $0.hasPrefix("playlist: ") }.flatMap { Int($0.dropFirst(10)) }, "\(status)")
+        let ids = exchange(fd, "playlistid").filter { $0.hasPrefix("Id: ") }
+        XCTAssertEqual(ids.count, 2)
+        XCTAssertEqual(exchange(fd, "plchangesposid \(version)"), ["OK"])
+        XCTAssertEqual(exchange(fd, "move 1 0"), ["OK"])
+        XCTAssertEqual(exchange(fd, "status").first { $0.hasPrefix("playlist: ") }, "playlist: \(version + 1)")
+        XCTAssertEqual(exchange(fd, "plchangesposid \(version)"), ["cpos: 0", ids[1], "cpos: 1", ids[0], "OK"])
+        // The old form, and a range of the new one.
+        XCTAssertEqual(exchange(fd, "playlist"), ["0:file: \(b)", "1:file: \(a)", "OK"])
+        XCTAssertEqual(exchange(fd, "plchangesposid \(version) 1:2"), ["cpos: 1", ids[0], "OK"])
+        // addid at the front: the new entry and both it pushed along.
+        let added = exchange(fd, "addid \(MPDQuote.quoted(a)) 0")
+        XCTAssertEqual(added.count, 2, "\(added)")
+        XCTAssertEqual(exchange(fd, "plchangesposid \(version + 1)"), ["cpos: 0", added[0], "cpos: 1", ids[1], "cpos: 2", ids[0], "OK"])
+        XCTAssertEqual(exchange(fd, "plchangesposid \(version + 2)"), ["OK"])
+        XCTAssertEqual(exchange(fd, "addid \(MPDQuote.quoted(a)) 9"), ["ACK [2@0] {addid} Bad song index"])
+        XCTAssertEqual(exchange(fd, "moveid 999 0"), ["ACK [50@0] {moveid} No such song"])
+        XCTAssertEqual(exchange(fd, "addid http://radio.example/x"), ["ACK [50@0] {addid} jukebox does not play streams (http URLs) yet"])
+        XCTAssertEqual(exchange(fd, "crossfade 3"), ["ACK [2@0] {crossfade} jukebox has no crossfade: tracks join gaplessly"])
+        XCTAssertEqual(exchange(fd, "stats").map { $0.split(separator: ":")[0] },
+                       ["artists", "albums", "songs", "uptime", "playtime", "db_playtime", "OK"])
+        XCTAssertEqual(exchange(fd, "stats")[2], "songs: 3")
+    }
+}
+
+/// MPD's argument quoting, for commands written by hand in tests.
+enum MPDQuote {
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+}
