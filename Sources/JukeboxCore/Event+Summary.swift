@@ -25,6 +25,9 @@ extension Event {
         case .replaceQueue(let tracks): return "load " + Self.count(tracks.count)
         case .remove(let at): return "remove \(at + 1)"
         case .move(let from, let to): return "move \(from + 1) to \(to + 1)"
+        case .moveRange(let range, let to): return "move \(range.lowerBound + 1)-\(range.upperBound) to \(to + 1)"
+        case .insert(let tracks, let at): return "insert " + Self.count(tracks.count) + " at \(at + 1)"
+        case .shuffleEntries(let range, _): return "shuffle entries \(range.lowerBound + 1)-\(range.upperBound)"
         case .clear: return "clear"
         case .interruptBegan(let id, let reason): return "interrupt begin \(id): \(reason)"
         case .interruptEnded(let id): return "interrupt end \(id)"

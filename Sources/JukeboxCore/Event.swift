@@ -42,6 +42,16 @@ public enum Event: Equatable, Sendable {
     case remove(at: Int)
     /// Move the queue entry at `from` to index `to` (queue order, 0-based).
     case move(from: Int, to: Int)
+    /// Move the entries in `range` (queue order, 0-based) so that the first of them is at index
+    /// `to` of the resulting queue, keeping their order (MPD's `move START:END TO`).
+    case moveRange(Range<Int>, to: Int)
+    /// Insert tracks so that the first is at this index (queue order, 0-based; the queue's count
+    /// appends). Not shuffled: they play in queue order. Shuffled: they play right after the
+    /// current track (MPD's `addid URI POS`, `mpc insert`: "play these next").
+    case insert([TrackInfo], at: Int)
+    /// Shuffle the entries in `range` (queue order) among themselves: the queue's order changes,
+    /// not the shuffle mode (MPD's `shuffle [START:END]`); `seed` drives the permutation.
+    case shuffleEntries(Range<Int>, seed: UInt64)
     /// Empty the queue and stop.
     case clear
     /// Another program or a signal line needs the sound device: release it and keep the place.

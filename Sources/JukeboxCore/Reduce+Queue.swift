@@ -33,13 +33,48 @@ extension State {
                 return
             }
             guard from != to else { return }
-            let current = currentTrack?.id
-            queue.insert(queue.remove(at: from), at: to)
-            if !shuffle {
-                order = queue.map(\.id)
-                cursor = current.flatMap { order.firstIndex(of: $0) }
+            reorder { $0.insert($0.remove(at: from), at: to) }
+        case .moveRange(let range, let to):
+            guard !range.isEmpty, range.upperBound <= queue.count, to >= 0, to + range.count <= queue.count else {
+                message = "no queue entries \(range.lowerBound + 1)-\(range.upperBound) to move to \(to + 1)"
+                return
             }
+            guard range.lowerBound != to else { return }
+            reorder { queue in
+                let moved = Array(queue[range])
+                queue.removeSubrange(range)
+                queue.insert(contentsOf: moved, at: to)
+            }
+        case .insert(let infos, let index):
+            guard (0...queue.count).contains(index) else {
+                message = "no queue entry \(index + 1) to insert at"
+                return
+            }
+            guard !infos.isEmpty else { return }
+            let added = makeTracks(infos)
+            guard shuffle else { return reorder { $0.insert(contentsOf: added, at: index) } }
+            queue.insert(contentsOf: added, at: index)
+            // "Play these next": right after the current track in play order, in their own order.
+            order.insert(contentsOf: added.map(\.id), at: currentTrack == nil ? order.count : cursor! + 1)
             queueRevision += 1
+        case .shuffleEntries(let range, let seed):
+            guard range.lowerBound >= 0, range.upperBound <= queue.count else {
+                message = "no queue entries \(range.lowerBound + 1)-\(range.upperBound) to shuffle"
+                return
+            }
+            guard range.count > 1 else { return }
+            let current = currentTrack?.id
+            reorder { queue in
+                var part = Array(queue[range])
+                // As MPD does: the current track leads the range, so what follows it is the shuffle.
+                if let c = current, let i = part.firstIndex(where: { $0.id == c }) {
+                    let head = part.remove(at: i)
+                    part = [head] + part.shuffled(seed: seed)
+                } else {
+                    part = part.shuffled(seed: seed)
+                }
+                queue.replaceSubrange(range, with: part)
+            }
         case .clear:
             stop(&step)
             musicMissing = nil
@@ -50,6 +85,18 @@ extension State {
         default:
             break
         }
+    }
+
+    // Changes the queue's order. Shuffled, the play order is its own and stays; not shuffled,
+    // the play order is the queue's, and the cursor follows the current entry.
+    private mutating func reorder(_ change: (inout [Track]) -> Void) {
+        let current = currentTrack?.id
+        change(&queue)
+        if !shuffle {
+            order = queue.map(\.id)
+            cursor = current.flatMap { order.firstIndex(of: $0) }
+        }
+        queueRevision += 1
     }
 
     mutating func remove(at index: Int, _ step: inout Step) {

@@ -22,7 +22,7 @@ extension State {
         case .setVolume, .changeVolume, .setShuffle, .toggleShuffle, .setRepeat, .cycleRepeat:
             message = nil
             modeChange(event, &step)
-        case .add, .replaceQueue, .remove, .move, .clear:
+        case .add, .replaceQueue, .remove, .move, .moveRange, .insert, .shuffleEntries, .clear:
             message = nil
             queueChange(event, &step)
         case .restore(let snapshot):

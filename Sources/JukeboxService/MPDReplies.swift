@@ -29,7 +29,7 @@ public enum MPDReplies {
     public static func status(_ state: State) -> [String] {
         let (rep, single) = flags(state.repeatMode)
         var lines = ["volume: \(state.volume)", "repeat: \(rep ? 1 : 0)", "random: \(state.shuffle ? 1 : 0)",
-                     "single: \(single ? 1 : 0)", "consume: 0", "playlist: \(state.queueRevision + 1)",
+                     "single: \(single ? 1 : 0)", "consume: 0", "playlist: \(playlistVersion(state))",
                      "playlistlength: \(state.queue.count)", "state: \(playState(state.phase))"]
         if let track = state.currentTrack, let pos = state.queue.firstIndex(where: { $0.id == track.id }) {
             lines += ["song: \(pos)", "songid: \(track.id)"]
@@ -51,17 +51,37 @@ public enum MPDReplies {
         return lines
     }
 
+    /// MPD's queue version (`status`'s `playlist`, what `plchanges` compares): the core's queue
+    /// revision plus one, so that an empty new player is at 1 and a client's 0 means "all".
+    public static func playlistVersion(_ state: State) -> Int { state.queueRevision + 1 }
+
+    /// The `stats` reply. Until jukebox has a library, the "database" is the queue: artists,
+    /// albums, songs and `db_playtime` count its entries. `uptime` and `playtime` (seconds
+    /// playing) are since the listener opened.
+    public static func stats(_ state: State, uptime: Double, playtime: Double) -> [String] {
+        let infos = state.queue.map(\.info)
+        let total = infos.reduce(0.0) { $0 + ($1.duration ?? 0) }
+        return ["artists: \(Set(infos.compactMap(\.artist)).count)", "albums: \(Set(infos.compactMap(\.album)).count)",
+                "songs: \(infos.count)", "uptime: \(Int(max(0, uptime)))", "playtime: \(Int(max(0, playtime)))",
+                "db_playtime: \(Int(total.rounded()))"]
+    }
+
     /// One queue entry as MPD's song block (`file`, tags, `Time`/`duration`, `Pos`, `Id`).
     public static func song(_ track: Track, pos: Int, roots: [String]) -> [String] {
-        var lines = ["file: \(uri(track.info.path, roots: roots))", "Title: \(track.info.title)"]
-        if let v = track.info.artist { lines.append("Artist: \(v)") }
-        if let v = track.info.album { lines.append("Album: \(v)") }
-        if let v = track.info.trackNumber { lines.append("Track: \(v)") }
-        if let v = track.info.discNumber { lines.append("Disc: \(v)") }
-        if let d = track.info.duration {
+        songInfo(track.info, roots: roots) + ["Pos: \(pos)", "Id: \(track.id)"]
+    }
+
+    /// A song block without a queue place (`file`, tags, `Time`/`duration`): a stored playlist's entry.
+    public static func songInfo(_ info: TrackInfo, roots: [String]) -> [String] {
+        var lines = ["file: \(uri(info.path, roots: roots))", "Title: \(info.title)"]
+        if let v = info.artist { lines.append("Artist: \(v)") }
+        if let v = info.album { lines.append("Album: \(v)") }
+        if let v = info.trackNumber { lines.append("Track: \(v)") }
+        if let v = info.discNumber { lines.append("Disc: \(v)") }
+        if let d = info.duration {
             lines += ["Time: \(Int(d.rounded()))", "duration: \(fixed3(d))"]
         }
-        return lines + ["Pos: \(pos)", "Id: \(track.id)"]
+        return lines
     }
 
     /// The song blocks of the queue entries `range` (queue order).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Glibc
+import JukeboxCore
 
 /// The MPD listener's settings (the config's `"mpd"` object). They belong to the shell: where to
 /// listen and whom to let in; what a command does is the core's.
@@ -17,8 +18,18 @@ public struct MPDSettings: Equatable, Sendable {
     /// Seconds a client may be silent outside `idle` before it is closed (MPD's `connection_timeout`).
     public var timeout = 60.0
 
-    /// The defaults (`127.0.0.1:6600`, no password, 16 clients, 60 s).
+    /// The stored playlists' folder (absolute); nil: `playlists` next to the state file (see
+    /// `playlistFolder(statePath:)`).
+    public var playlists: String?
+
+    /// The defaults (`127.0.0.1:6600`, no password, 16 clients, 60 s, playlists by the state file).
     public init() {}
+
+    /// Where stored playlists live: `playlists` when set, else a `playlists` folder in the state
+    /// file's folder; nil (stored playlists off) when neither is known.
+    public func playlistFolder(statePath: String?) -> String? {
+        playlists ?? statePath.map { Paths.directory($0) + "/playlists" }
+    }
 
     /// Whether `bind` is a Unix socket path rather than an address.
     public static func isPath(_ bind: String) -> Bool { bind.hasPrefix("/") }
@@ -38,10 +49,11 @@ struct RawMPD: Decodable {
     var password: String?
     var maxClients: Int?
     var timeout: Double?
+    var playlists: String?
     /// Keys this object does not read (reported as warnings, like the top level's).
     var unknownKeys: [String] = []
 
-    private enum Keys: String, CodingKey, CaseIterable { case bind, port, password, maxClients, timeout }
+    private enum Keys: String, CodingKey, CaseIterable { case bind, port, password, maxClients, timeout, playlists }
 
     private struct AnyKey: CodingKey {
         var stringValue: String
@@ -64,6 +76,7 @@ struct RawMPD: Decodable {
         password = try c.decodeIfPresent(String.self, forKey: .password)
         maxClients = try c.decodeIfPresent(Int.self, forKey: .maxClients)
         timeout = try c.decodeIfPresent(Double.self, forKey: .timeout)
+        playlists = try c.decodeIfPresent(String.self, forKey: .playlists)
     }
 
     /// The settings these values make, or the first key that is wrong.
@@ -79,6 +92,10 @@ struct RawMPD: Decodable {
         if let password { guard !password.isEmpty, !password.contains(where: \.isNewline) else { return .failure(MPDKeyError(key: "password")) }; s.password = password }
         if let maxClients { guard (1...256).contains(maxClients) else { return .failure(MPDKeyError(key: "maxClients")) }; s.maxClients = maxClients }
         if let timeout { guard timeout >= 1 && timeout <= 86400 else { return .failure(MPDKeyError(key: "timeout")) }; s.timeout = timeout }
+        if let playlists {
+            guard playlists.hasPrefix("/"), !playlists.contains(where: { $0.isNewline || $0 == "\0" }) else { return .failure(MPDKeyError(key: "playlists")) }
+            s.playlists = playlists
+        }
         return .success(s)
     }
 
@@ -90,6 +107,7 @@ struct RawMPD: Decodable {
         case "password": return "must be a non-empty string on one line, or null for none"
         case "maxClients": return "must be 1 to 256"
         case "timeout": return "must be seconds from 1 to 86400"
+        case "playlists": return "must be an absolute folder path (stored playlists; default: playlists next to the state file)"
         default: return "must be an object such as {\"bind\": \"127.0.0.1\", \"port\": 6600} (null turns MPD off)"
         }
     }

@@ -21,6 +21,8 @@ public final class Mailbox: @unchecked Sendable {
         case saved(through: UInt64, error: String?)
         /// The tracks request `id` named, and what could not be used.
         case tracksRead(id: Int, tracks: [TrackInfo], messages: [String])
+        /// Other file work request `id` asked for (`TagReaderThread.perform`) is done.
+        case workDone(id: Int, result: FileWorkResult)
     }
     /// The fd that becomes readable when events are waiting.
     public let fd: Int32

@@ -8,18 +8,21 @@ import JukeboxSystem
 // only translates. Sessions hear about changes through `noticeMPDChanges` after every dispatch.
 extension Runtime {
     /// The MPD commands carried out here (the session answers `idle`, `password`, `ping`...).
-    static let mpdCommands = ["add", "clear", "consume", "currentsong", "decoders", "delete", "deleteid", "getvol",
-                              "next", "outputs", "pause", "play", "playid", "playlistid", "playlistinfo", "previous",
-                              "random", "repeat", "seek", "seekcur", "seekid", "setvol", "single", "status", "stop",
-                              "tagtypes", "volume"]
+    static let mpdCommands = ["add", "clear", "consume", "crossfade", "currentsong", "decoders", "delete", "deleteid",
+                              "getvol", "mixrampdb", "mixrampdelay", "next", "outputs", "pause", "play", "playid",
+                              "playlistid", "playlistinfo", "previous", "random", "repeat", "replay_gain_mode",
+                              "replay_gain_status", "seek", "seekcur", "seekid", "setvol", "single", "stats", "status",
+                              "stop", "tagtypes", "urlhandlers", "volume"]
+        + mpdQueueCommands + mpdPlaylistCommands
 
     /// Opens the MPD listener; returns one line per address it could not listen on (the player
     /// plays on without them). `musicFolders` are where relative `add` names and `file:` lines
-    /// are rooted.
-    public func openMPD(_ settings: MPDSettings, musicFolders: [String] = []) -> [String] {
-        let face = MPDFace(runtime: self)
+    /// are rooted; `playlists` is the stored playlists' folder (nil: none, the commands refuse).
+    public func openMPD(_ settings: MPDSettings, musicFolders: [String] = [], playlists: String? = nil) -> [String] {
+        let face = MPDFace(runtime: self, started: clock(), playlists: playlists)
         mpdFace = face
         mpdMusicFolders = musicFolders
+        noteMPDQueueVersion()
         let listener = MPDListener(settings: settings, clock: clock) {
             MPDSession(backend: face, known: Runtime.mpdCommands, password: settings.password)
         }
@@ -44,6 +47,16 @@ extension Runtime {
         default: break
         }
         mpdSeen = now
+        if changed.contains(.playlist) { noteMPDQueueVersion() }
+        // `stats`' playtime: the clock is read only when playing starts or ends.
+        if let face = mpdFace, (state.phase == .playing) != (face.playingSince != nil) {
+            if let since = face.playingSince {
+                face.playedBefore += clock() - since
+                face.playingSince = nil
+            } else {
+                face.playingSince = clock()
+            }
+        }
         guard !changed.isEmpty else { return }
         for session in mpd.sessions { session.notify(changed) }
     }
@@ -79,7 +92,7 @@ extension Runtime {
         }
         func seekTo(_ pos: Int, _ t: Double) {
             let current = state.currentTrack?.id == state.queue[pos].id
-            intents(current ? [.seek(to: t)] : [.playEntry(at: pos), .seek(to: t)], reply)
+            mpdIntents(current ? [.seek(to: t)] : [.playEntry(at: pos), .seek(to: t)], reply)
         }
         switch r.name {
         case "status":
@@ -94,28 +107,28 @@ extension Runtime {
             reply(.success(MPDReplies.song(track, pos: pos, roots: mpdMusicFolders)))
         case "play":
             guard args(0...1) else { return }
-            if r.args.isEmpty || r.args[0] == "-1" { return intents([.play], reply) }
+            if r.args.isEmpty || r.args[0] == "-1" { return mpdIntents([.play], reply) }
             guard let p = position(r.args[0]) else { return }
-            intents([.playEntry(at: p)], reply)
+            mpdIntents([.playEntry(at: p)], reply)
         case "playid":
             guard args(0...1) else { return }
-            if r.args.isEmpty || r.args[0] == "-1" { return intents([.play], reply) }
+            if r.args.isEmpty || r.args[0] == "-1" { return mpdIntents([.play], reply) }
             guard let p = entry(id: r.args[0]) else { return }
-            intents([.playEntry(at: p)], reply)
+            mpdIntents([.playEntry(at: p)], reply)
         case "pause":
             guard args(0...1) else { return }
-            if r.args.isEmpty { return intents([.togglePlayPause], reply) }
+            if r.args.isEmpty { return mpdIntents([.togglePlayPause], reply) }
             guard let on = flag(r.args[0]) else { return }
-            intents([on ? .pause : .play], reply)
+            mpdIntents([on ? .pause : .play], reply)
         case "stop", "next", "previous":
             guard args(0...0) else { return }
-            intents([r.name == "stop" ? .stop : r.name == "next" ? .next : .previous], reply)
+            mpdIntents([r.name == "stop" ? .stop : r.name == "next" ? .next : .previous], reply)
         case "seekcur":
             guard args(1...1) else { return }
             let text = r.args[0]
             guard let t = seconds(text) else { return }
             feedHeard()
-            intents([text.hasPrefix("+") || text.hasPrefix("-") ? .seekBy(t) : .seek(to: t)], reply)
+            mpdIntents([text.hasPrefix("+") || text.hasPrefix("-") ? .seekBy(t) : .seek(to: t)], reply)
         case "seek", "seekid":
             guard args(2...2) else { return }
             guard let p = r.name == "seek" ? position(r.args[0]) : entry(id: r.args[0]), let t = seconds(r.args[1]) else { return }
@@ -123,11 +136,11 @@ extension Runtime {
         case "setvol":
             guard args(1...1) else { return }
             guard let v = Int(r.args[0]), (0...100).contains(v) else { return fail(.arg, "Invalid volume value") }
-            intents([.setVolume(v)], reply)
+            mpdIntents([.setVolume(v)], reply)
         case "volume":
             guard args(1...1) else { return }
             guard let v = Int(r.args[0]), (-100...100).contains(v) else { return fail(.arg, "Invalid volume value") }
-            intents([.changeVolume(by: v)], reply)
+            mpdIntents([.changeVolume(by: v)], reply)
         case "getvol":
             guard args(0...0) else { return }
             reply(.success(["volume: \(state.volume)"]))
@@ -154,7 +167,7 @@ extension Runtime {
             add(r.args[0], reply)
         case "clear":
             guard args(0...0) else { return }
-            intents([.clear], reply)
+            mpdIntents([.clear], reply)
         case "delete":
             guard args(1...1) else { return }
             guard let range = MPDReplies.range(r.args[0], count: state.queue.count),
@@ -162,11 +175,11 @@ extension Runtime {
                 return fail(.arg, "Bad song index")
             }
             // From the end, so each index still names the entry it named when asked.
-            intents(range.reversed().map { .remove(at: $0) }, reply)
+            mpdIntents(range.reversed().map { .remove(at: $0) }, reply)
         case "deleteid":
             guard args(1...1) else { return }
             guard let p = entry(id: r.args[0]) else { return }
-            intents([.remove(at: p)], reply)
+            mpdIntents([.remove(at: p)], reply)
         case "tagtypes":
             // `clear`/`all`/`enable`/`disable` (mpc sends them) are accepted; every tag jukebox
             // knows is still sent (clients ignore what they did not ask for).
@@ -181,7 +194,36 @@ extension Runtime {
         case "decoders":
             guard args(0...0) else { return }
             reply(.success(["plugin: sndfile"] + ["wav", "flac", "ogg", "oga", "opus", "mp3", "aiff", "aif"].map { "suffix: \($0)" }))
+        case "stats":
+            guard args(0...0) else { return }
+            let played = mpdFace.map { $0.playedBefore + ($0.playingSince.map { clock() - $0 } ?? 0) } ?? 0
+            reply(.success(MPDReplies.stats(state, uptime: clock() - (mpdFace?.started ?? clock()), playtime: played)))
+        case "urlhandlers":
+            // No streams yet: no scheme to offer (local files are added by path).
+            guard args(0...0) else { return }
+            reply(.success([]))
+        case "replay_gain_status":
+            guard args(0...0) else { return }
+            reply(.success(["replay_gain_mode: off"]))
+        case "replay_gain_mode":
+            guard args(1...1) else { return }
+            if r.args[0] == "off" { return reply(.success([])) }
+            guard ["track", "album", "auto"].contains(r.args[0]) else { return fail(.arg, "Unrecognized replay gain mode") }
+            fail(.arg, "jukebox does not apply replay gain")
+        case "crossfade":
+            // jukebox joins tracks gaplessly, bit-exact; 0 is what it does already.
+            guard args(1...1) else { return }
+            guard let n = Int(r.args[0]), n >= 0 else { return fail(.arg, "Integer expected: \(r.args[0])") }
+            if n == 0 { return reply(.success([])) }
+            fail(.arg, "jukebox has no crossfade: tracks join gaplessly")
+        case "mixrampdb", "mixrampdelay":
+            // MixRamp only shapes a crossfade, and with crossfade 0 (always, here) MPD ignores both
+            // values too: accepted when well-formed, as MPD does, and nothing changes.
+            guard args(1...1) else { return }
+            guard r.args[0] == "nan" || seconds(r.args[0]) != nil else { return }
+            reply(.success([]))
         default:
+            if mpdQueue(r, reply) || mpdStoredPlaylist(r, reply) { return }
             fail(.unknown, "unknown command \"\(r.name)\"")
         }
     }
@@ -196,12 +238,12 @@ extension Runtime {
         }
         let on = value == "1"
         switch name {
-        case "random": intents([.setShuffle(on, seed: nextSeed())], reply)
-        case "repeat": intents([.setRepeat(on ? (single ? .one : .all) : .off)], reply)
+        case "random": mpdIntents([.setShuffle(on, seed: nextSeed())], reply)
+        case "repeat": mpdIntents([.setRepeat(on ? (single ? .one : .all) : .off)], reply)
         case "single":
             if value == "oneshot" { return no("single oneshot") }
             if on && !rep { return no("single-without-repeat (stop after the song)") }
-            intents(on ? [.setRepeat(.one)] : (single ? [.setRepeat(.all)] : []), reply)
+            mpdIntents(on ? [.setRepeat(.one)] : (single ? [.setRepeat(.all)] : []), reply)
         default:
             if on || value == "oneshot" { return no("consume") }
             reply(.success([]))
@@ -210,7 +252,7 @@ extension Runtime {
 
     // Carries out intents and replies once what they changed is saved (as the control socket's
     // `ok` does): an OK means the change survives a power cut.
-    private func intents(_ events: [Event], _ reply: @escaping (Result<[String], MPDError>) -> Void) {
+    func mpdIntents(_ events: [Event], _ reply: @escaping (Result<[String], MPDError>) -> Void) {
         feedHeard()
         let before = saveNumber
         for event in events { dispatch(event) }
@@ -237,7 +279,23 @@ extension Runtime {
 /// The session's backend: forwards to the loop (weakly: sessions never keep the runtime alive).
 final class MPDFace: MPDBackend {
     private weak var runtime: Runtime?
-    init(runtime: Runtime) { self.runtime = runtime }
+    /// When the listener opened (the loop's clock), for `stats`' uptime.
+    let started: Double
+    /// Seconds played before `playingSince`, and when the current stretch of playing began.
+    var playedBefore = 0.0
+    var playingSince: Double?
+    /// Each queue entry's position when last seen, and the queue version at which it was new or
+    /// moved (`plchanges` lists those newer than the client's).
+    var positions: [UInt64: Int] = [:]
+    var changedAt: [UInt64: Int] = [:]
+    /// The stored playlists' folder; nil: none.
+    let playlists: String?
+
+    init(runtime: Runtime, started: Double, playlists: String?) {
+        self.runtime = runtime
+        self.started = started
+        self.playlists = playlists
+    }
 
     func run(_ request: MPDRequest, reply: @escaping (Result<[String], MPDError>) -> Void) {
         guard let runtime else { return reply(.failure(MPDError(.system, "the player is stopping"))) }

@@ -21,6 +21,7 @@ public final class Runtime {
     private var tagReader: TagReaderThread?
     private var nextReadID = 1
     private var readWaiters: [Int: (_ tracks: [TrackInfo], _ messages: [String]) -> Void] = [:]
+    private var workWaiters: [Int: (FileWorkResult) -> Void] = [:]
     /// Saves up to this number are finished (written or failed).
     private var savedThrough: UInt64 = 0
     private var saveWaiters: [(through: UInt64, then: (_ error: String?) -> Void)] = []
@@ -424,6 +425,8 @@ public final class Runtime {
         case .tracksRead(let id, let tracks, let messages):
             readWaiters.removeValue(forKey: id)?(tracks, messages)
             releaseColdPages?()
+        case .workDone(let id, let result):
+            workWaiters.removeValue(forKey: id)?(result)
         }
     }
 
@@ -454,6 +457,19 @@ public final class Runtime {
         nextReadID += 1
         readWaiters[id] = then
         tagReader?.read(paths, id: id)
+        return true
+    }
+
+    /// Runs file work on the tag reader's thread, in order with its reads, and calls `then` on
+    /// the loop with the result; false when this player cannot load files.
+    func offLoop(_ work: @escaping @Sendable (_ load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) -> FileWorkResult,
+                 then: @escaping (FileWorkResult) -> Void) -> Bool {
+        guard let loadTracks else { return false }
+        if tagReader == nil { tagReader = TagReaderThread(mailbox: mailbox, load: loadTracks) }
+        let id = nextReadID
+        nextReadID += 1
+        workWaiters[id] = then
+        tagReader?.perform(id: id, work)
         return true
     }
 

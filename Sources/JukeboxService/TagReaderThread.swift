@@ -10,8 +10,13 @@ public final class TagReaderThread: @unchecked Sendable {
     private let mailbox: Mailbox
     private let monitor = Monitor()
     private var thread: NativeThread?
+    /// One request: paths to read, or other file work (stored playlists) given the loader.
+    private enum Job {
+        case read([String])
+        case work(@Sendable (_ load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) -> FileWorkResult)
+    }
     // Shared with the thread, under the monitor.
-    private var requests: [(id: Int, paths: [String])] = []
+    private var requests: [(id: Int, job: Job)] = []
     private var stopping = false
 
     /// Starts the thread; `load` turns paths into tracks (`LibraryLoader.load`) and runs on it.
@@ -23,8 +28,19 @@ public final class TagReaderThread: @unchecked Sendable {
 
     /// Queues a request; its result carries `id`.
     public func read(_ paths: [String], id: Int) {
+        enqueue(id, .read(paths))
+    }
+
+    /// Queues other file work (the MPD face's stored playlists: reads, and writes with their
+    /// fsyncs), run in order with the reads, so a `save` is on disk before a later `load` of the
+    /// same name is read. `work` gets the tag-reading function; its result carries `id`.
+    public func perform(id: Int, _ work: @escaping @Sendable (_ load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) -> FileWorkResult) {
+        enqueue(id, .work(work))
+    }
+
+    private func enqueue(_ id: Int, _ job: Job) {
         monitor.withLock {
-            requests.append((id, paths))
+            requests.append((id, job))
             monitor.broadcast()
         }
     }
@@ -42,15 +58,37 @@ public final class TagReaderThread: @unchecked Sendable {
 
     private func run() {
         while let request = next() {
-            let (tracks, messages) = load(request.paths)
-            mailbox.post(result: .tracksRead(id: request.id, tracks: tracks, messages: messages))
+            switch request.job {
+            case .read(let paths):
+                let (tracks, messages) = load(paths)
+                mailbox.post(result: .tracksRead(id: request.id, tracks: tracks, messages: messages))
+            case .work(let work):
+                mailbox.post(result: .workDone(id: request.id, result: work(load)))
+            }
         }
     }
 
-    private func next() -> (id: Int, paths: [String])? {
+    private func next() -> (id: Int, job: Job)? {
         monitor.withLock {
             while requests.isEmpty && !stopping { monitor.wait() }
             return stopping ? nil : requests.removeFirst()
         }
+    }
+}
+
+/// What file work done off the loop gives back: tracks read, reply lines, or an MPD error.
+public typealias FileWorkResult = Result<FileWorkOutput, MPDError>
+
+/// The output of file work done off the loop.
+public struct FileWorkOutput: Sendable, Equatable {
+    /// Tracks read (with their tags).
+    public var tracks: [TrackInfo] = []
+    /// Reply lines, or what could not be used.
+    public var lines: [String] = []
+
+    /// An output of `tracks` and `lines`.
+    public init(tracks: [TrackInfo] = [], lines: [String] = []) {
+        self.tracks = tracks
+        self.lines = lines
     }
 }

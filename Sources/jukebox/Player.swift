@@ -103,7 +103,7 @@ enum Player {
         runtime.notifier = SystemdNotifier()
         if let mpd = setup.mpd {
             // Like the control socket: a listener that cannot open is one line, and the player plays on.
-            for problem in runtime.openMPD(mpd, musicFolders: setup.musicFolders) { log.error(problem) }
+            for problem in runtime.openMPD(mpd, musicFolders: setup.musicFolders, playlists: mpd.playlistFolder(statePath: setup.statePath)) { log.error(problem) }
             if let listening = runtime.mpdListening, !listening.isEmpty { log.info("mpd: listening on \(listening.joined(separator: ", "))") }
         }
         if let wanted = setup.console {

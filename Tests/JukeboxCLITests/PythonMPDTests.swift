@@ -4,7 +4,8 @@ import JukeboxFixtures
 import XCTest
 
 /// python-mpd2 (Debian's python3-mpd), the library Home Assistant's MPD integration uses, against
-/// the binary: a smoke test of its sync client, command lists, idle, and a new connection per poll.
+/// the binary: a smoke test of its sync client, command lists, idle, and a new connection per
+/// poll; and Home Assistant's own call pattern with its asyncio client.
 final class PythonMPDTests: DaemonTestCase {
     static let script = #"""
     import sys, mpd
@@ -49,33 +50,114 @@ final class PythonMPDTests: DaemonTestCase {
     print(c.status()["state"])
     """#
 
+    /// Home Assistant's MPD integration, replayed with python-mpd2's asyncio client as it uses
+    /// it: a new connection for every poll (status, currentsong, commands, listplaylists) and
+    /// every service call (setvol, pause 0/1, next, previous, seekcur, repeat/single/random,
+    /// play_media's clear + load + play and clear + add + play, stop), while another client
+    /// waits in idle and, between idles, sends a command of its own (python-mpd2's noidle).
+    static let homeAssistant = #"""
+    import asyncio, sys, mpd
+    from mpd.asyncio import MPDClient
+    port = int(sys.argv[1])
+    song_a, song_b = sys.argv[2], sys.argv[3]
+
+    async def connected():
+        c = MPDClient()
+        c.timeout = 5
+        await c.connect("127.0.0.1", port)
+        return c
+
+    # Home Assistant's update: a new connection per poll, then status, currentsong, commands, listplaylists.
+    async def poll():
+        c = await connected()
+        try:
+            s = await c.status()
+            song = await c.currentsong()
+            commands = list(await c.commands())
+            playlists = [p["playlist"] for p in await c.listplaylists()]
+            return s, song, commands, playlists
+        finally:
+            c.disconnect()
+
+    # Home Assistant's service calls: each on a connection of its own.
+    async def call(name, *args):
+        c = await connected()
+        try:
+            return await getattr(c, name)(*args)
+        finally:
+            c.disconnect()
+
+    async def main():
+        watcher = await connected()
+        seen = set()
+        async def watch():
+            async for changed in watcher.idle():
+                seen.update(changed)
+        task = asyncio.create_task(watch())
+
+        s, song, commands, playlists = await poll()
+        print(s["state"], s["volume"], "elapsed" in s, s["duration"], song["title"], playlists)
+        wanted = ["status", "currentsong", "listplaylists", "setvol", "pause", "play", "stop", "next", "previous",
+                  "clear", "load", "add", "repeat", "single", "random", "seekcur", "commands"]
+        print([w for w in wanted if w not in commands])
+        await call("setvol", 30)
+        await call("pause", 1)
+        s, *_ = await poll()
+        print(s["state"], s["volume"])
+        await call("pause", 0)
+        await call("next")
+        s, song, *_ = await poll()
+        print(s["state"], song["title"])
+        await call("previous")
+        await call("seekcur", 12)
+        s, song, *_ = await poll()
+        print(song["title"], 12 <= float(s["elapsed"]) < 20)
+        await call("repeat", 1)
+        await call("single", 1)
+        await call("random", 1)
+        s, *_ = await poll()
+        print(s["repeat"], s["single"], s["random"])
+        await call("single", 0)
+        await call("repeat", 0)
+        await call("random", 0)
+        # play_media(playlist): clear, load, play; then (music): clear, add, play.
+        await call("save", "ha")
+        *_, playlists = await poll()
+        print(playlists)
+        await call("clear")
+        await call("load", "ha")
+        await call("play")
+        s, song, *_ = await poll()
+        print(s["state"], s["playlistlength"], song["title"])
+        await call("clear")
+        await call("add", song_b)
+        await call("play")
+        s, song, *_ = await poll()
+        print(s["state"], s["playlistlength"], song["title"])
+        try:
+            await call("add", "http://radio.example/stream")
+        except mpd.CommandError as e:
+            print("refused:", e)
+        await call("stop")
+        s, *_ = await poll()
+        print(s["state"])
+        # The watcher's own command goes between its idles (python-mpd2 sends noidle first).
+        print((await watcher.status())["state"])
+        for _ in range(100):
+            if {"player", "mixer", "options", "playlist", "stored_playlist"} <= seen:
+                break
+            await asyncio.sleep(0.05)
+        print(sorted(seen & {"player", "mixer", "options", "playlist", "stored_playlist"}))
+        task.cancel()
+        watcher.disconnect()
+
+    asyncio.run(main())
+    """#
+
     func testTheSyncClientDrivesThePlayer() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
-              (try? Process.run(URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", "import mpd"]).waitAndStatus()) == 0 else {
-            throw XCTSkip("python3-mpd is not installed; board/setup.sh installs it")
-        }
-        let a = dir + "/a.wav", b = dir + "/b.wav"
-        try TestAudio.write(path: a, kind: .wav16, frames: 44_100 * 30)
-        try TestAudio.write(path: b, kind: .wav16, frames: 44_100 * 30)
-        let port = try MPCTests.freePort()
-        let daemon = try startDaemon([a, b], extra: ["mpd": ["port": port]])
-        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
-        try Self.script.write(toFile: dir + "/smoke.py", atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [dir + "/smoke.py", String(port)]
-        let out = dir + "/py.out", err = dir + "/py.err"
-        FileManager.default.createFile(atPath: out, contents: nil)
-        FileManager.default.createFile(atPath: err, contents: nil)
-        p.standardOutput = FileHandle(forWritingAtPath: out)
-        p.standardError = FileHandle(forWritingAtPath: err)
-        try p.run()
-        XCTAssertTrue(waitFor(20) { !p.isRunning }, "the script did not finish in 20 s")
-        if p.isRunning { p.terminate() }
-        p.waitUntilExit()
-        let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
-        XCTAssertEqual(p.terminationStatus, 0, stderr)
-        XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8), """
+        let (out, status, stderr) = try run(Self.script, extra: [:], arguments: { _, _ in [] })
+        XCTAssertEqual(status, 0, stderr)
+        XCTAssertEqual(out, """
         0.17.0
         play 100 2 0 True
         pause 30
@@ -87,6 +169,58 @@ final class PythonMPDTests: DaemonTestCase {
         pause
 
         """)
+    }
+
+    func testHomeAssistantsCallPatternWithTheAsyncioClient() throws {
+        let (out, status, stderr) = try run(Self.homeAssistant, extra: ["playlists": dir + "/playlists"], arguments: { a, b in [a, b] })
+        XCTAssertEqual(status, 0, stderr)
+        XCTAssertEqual(out, """
+        play 100 True 30.000 a []
+        []
+        pause 30
+        play b
+        a True
+        1 1 1
+        ['ha']
+        play 2 a
+        play 1 b
+        refused: [50@0] {add} jukebox does not play streams (http URLs) yet
+        stop
+        stop
+        ['mixer', 'options', 'player', 'playlist', 'stored_playlist']
+
+        """)
+        XCTAssertEqual(try String(contentsOfFile: dir + "/playlists/ha.m3u", encoding: .utf8), dir + "/a.wav\n" + dir + "/b.wav\n")
+    }
+
+    /// Runs `script` (python3 SCRIPT PORT ARGS...) against a player of a.wav and b.wav with
+    /// `extra` in its `mpd` object: stdout, exit status, stderr.
+    private func run(_ script: String, extra: [String: Any], arguments: (String, String) -> [String]) throws -> (String, Int32, String) {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
+              (try? Process.run(URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", "import mpd, mpd.asyncio"]).waitAndStatus()) == 0 else {
+            throw XCTSkip("python3-mpd is not installed; board/setup.sh installs it")
+        }
+        let a = dir + "/a.wav", b = dir + "/b.wav"
+        try TestAudio.write(path: a, kind: .wav16, frames: 44_100 * 30)
+        try TestAudio.write(path: b, kind: .wav16, frames: 44_100 * 30)
+        let port = try MPCTests.freePort()
+        let daemon = try startDaemon([a, b], extra: ["mpd": ["port": port].merging(extra) { $1 }])
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        try script.write(toFile: dir + "/script.py", atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [dir + "/script.py", String(port)] + arguments(a, b)
+        let out = dir + "/py.out", err = dir + "/py.err"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        FileManager.default.createFile(atPath: err, contents: nil)
+        p.standardOutput = FileHandle(forWritingAtPath: out)
+        p.standardError = FileHandle(forWritingAtPath: err)
+        try p.run()
+        XCTAssertTrue(waitFor(30) { !p.isRunning }, "the script did not finish in 30 s")
+        if p.isRunning { p.terminate() }
+        p.waitUntilExit()
+        return ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "", p.terminationStatus,
+                (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
     }
 }
 

@@ -139,7 +139,8 @@ final class ConfigTests: XCTestCase {
         XCTAssertNil(try parse(#"{"mpd": null}"#).config.mpd)
         XCTAssertEqual(try parse(#"{"mpd": {}}"#).config.mpd, MPDSettings())
         let (c, w) = try parse("""
-        {"mpd": {"bind": ["0.0.0.0", "::", "/run/jukebox/mpd"], "port": 6601, "password": "pw", "maxClients": 4, "timeout": 30}}
+        {"mpd": {"bind": ["0.0.0.0", "::", "/run/jukebox/mpd"], "port": 6601, "password": "pw", "maxClients": 4, "timeout": 30,
+                 "playlists": "/srv/playlists"}}
         """)
         XCTAssertEqual(w, [])
         var expected = MPDSettings()
@@ -148,7 +149,12 @@ final class ConfigTests: XCTestCase {
         expected.password = "pw"
         expected.maxClients = 4
         expected.timeout = 30
+        expected.playlists = "/srv/playlists"
         XCTAssertEqual(c.mpd, expected)
+        XCTAssertEqual(c.mpd?.playlistFolder(statePath: "/var/lib/jukebox/state.json"), "/srv/playlists")
+        // Left out: next to the state file; without one, none (stored playlists off).
+        XCTAssertEqual(MPDSettings().playlistFolder(statePath: "/var/lib/jukebox/state.json"), "/var/lib/jukebox/playlists")
+        XCTAssertNil(MPDSettings().playlistFolder(statePath: nil))
         XCTAssertEqual(try parse(#"{"mpd": {"bind": "::1"}}"#).config.mpd?.binds, ["::1"])
         XCTAssertEqual(try parse(#"{"mpd": {"prot": 1}}"#).warnings, ["c.json: unknown key \"mpd.prot\" ignored"])
     }
@@ -163,6 +169,7 @@ final class ConfigTests: XCTestCase {
             (#"{"mpd": {"password": ""}}"#, "c.json: mpd.password: must be a non-empty string on one line, or null for none"),
             (#"{"mpd": {"maxClients": 0}}"#, "c.json: mpd.maxClients: must be 1 to 256"),
             (#"{"mpd": {"timeout": 0.5}}"#, "c.json: mpd.timeout: must be seconds from 1 to 86400"),
+            (#"{"mpd": {"playlists": "playlists"}}"#, "c.json: mpd.playlists: must be an absolute folder path (stored playlists; default: playlists next to the state file)"),
             (#"{"mpd": true}"#, "c.json: mpd: must be an object such as {\"bind\": \"127.0.0.1\", \"port\": 6600} (null turns MPD off)"),
         ]
         for (text, message) in cases {

@@ -229,4 +229,47 @@ final class MPDProtocolTests: XCTestCase {
         XCTAssertNil(MPDReplies.range("-1", count: 5))
         XCTAssertNil(MPDReplies.range("x", count: 5))
     }
+
+    func testQueueTargetsAreAbsoluteOrRelativeToTheCurrentSongAndBounded() {
+        // An insert may land at the end (count); a move of two in five at most at 3.
+        XCTAssertEqual(MPDQueueArgs.target("5", current: nil, count: 5, room: 0), .success(5))
+        XCTAssertEqual(MPDQueueArgs.target("6", current: nil, count: 5, room: 0), .failure(MPDError(.arg, "Bad song index")))
+        XCTAssertEqual(MPDQueueArgs.target("3", current: nil, count: 5, room: 2), .success(3))
+        XCTAssertEqual(MPDQueueArgs.target("4", current: nil, count: 5, room: 2), .failure(MPDError(.arg, "Bad song index")))
+        XCTAssertEqual(MPDQueueArgs.target("-1", current: nil, count: 5, room: 0), .failure(MPDError(.playerSync, "No current song")))
+        // +0 right after the current song (2), -0 right before it.
+        XCTAssertEqual(MPDQueueArgs.target("+0", current: 2, count: 5, room: 0), .success(3))
+        XCTAssertEqual(MPDQueueArgs.target("-0", current: 2, count: 5, room: 0), .success(2))
+        XCTAssertEqual(MPDQueueArgs.target("+2", current: 2, count: 5, room: 0), .success(5))
+        XCTAssertEqual(MPDQueueArgs.target("+3", current: 2, count: 5, room: 0), .failure(MPDError(.arg, "Bad song index")))
+        XCTAssertEqual(MPDQueueArgs.target("-3", current: 2, count: 5, room: 0), .failure(MPDError(.arg, "Bad song index")))
+        for bad in ["", "+", "x", "1x", "+-1", " 1", "1.0"] {
+            guard case .failure = MPDQueueArgs.target(bad, current: 2, count: 5, room: 0) else { return XCTFail("\(bad.debugDescription) accepted") }
+        }
+    }
+
+    func testPlaylistNamesCannotLeaveTheFolderHideOrCarryControls() {
+        for good in ["mine", "Road trip 2024", "Käthe's mix", "a.b", "x..y", String(repeating: "n", count: 200)] {
+            XCTAssertNil(MPDPlaylistStore.check(good), good)
+        }
+        for bad in ["", "/", "a/b", "..", "../x", ".hidden", ".", "a\nb", "a\rb", "tab\there", "del\u{7F}", "c1\u{85}x",
+                    String(repeating: "n", count: 240)] {
+            XCTAssertEqual(MPDPlaylistStore.check(bad), MPDError(.arg, "Bad playlist name"), bad.debugDescription)
+        }
+    }
+
+    func testM3UEntriesSkipCommentsBlankLinesAndCarriageReturns() {
+        XCTAssertEqual(MPDPlaylistStore.parse("#EXTM3U\r\n#EXTINF:1,x\r\na/b.flac\r\n\r\n/abs/c.flac  \n\nd.flac"),
+                       ["a/b.flac", "/abs/c.flac", "d.flac"])
+        XCTAssertEqual(MPDPlaylistStore.parse(""), [])
+    }
+
+    func testStatsCountTheQueueUntilThereIsALibrary() {
+        var state = State()
+        state.queue = [Track(id: 1, info: TrackInfo(path: "/m/a.flac", artist: "X", album: "P", duration: 30.4)),
+                       Track(id: 2, info: TrackInfo(path: "/m/b.flac", artist: "X", album: "Q", duration: 60.3)),
+                       Track(id: 3, info: TrackInfo(path: "/m/c.flac"))]
+        XCTAssertEqual(MPDReplies.stats(state, uptime: 12.9, playtime: 5.2),
+                       ["artists: 1", "albums: 2", "songs: 3", "uptime: 12", "playtime: 5", "db_playtime: 91"])
+    }
 }
