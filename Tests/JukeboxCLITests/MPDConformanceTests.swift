@@ -152,7 +152,9 @@ final class MPDConformanceTests: DaemonTestCase {
         mpdServer = try RealMPD(folder: mpdFolder, music: music, songs: 3)
         let mpdPort = try XCTUnwrap(mpdServer).port
         let port = try MPDWire.freePort()
-        let daemon = try startDaemon([music], extra: ["mpd": ["bind": "127.0.0.1", "port": port]])
+        // A stored-playlist folder of its own, as the test's mpd has (a key older builds ignore).
+        try FileManager.default.createDirectory(atPath: dir + "/playlists", withIntermediateDirectories: true)
+        let daemon = try startDaemon([music], extra: ["mpd": ["bind": "127.0.0.1", "port": port, "playlists": dir + "/playlists"]])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
 
         let verbose = ProcessInfo.processInfo.environment["JUKEBOX_MPD_CONFORMANCE_VERBOSE"] == "1"

@@ -106,9 +106,9 @@ final class MPDWire {
     }
 }
 
-/// Debian's real `mpd` on 127.0.0.1 with a private config: its own music folder, database, state
-/// and log in `folder`; the null output (software mixer); no zeroconf. The system's mpd service is
-/// never touched.
+/// Debian's real `mpd` on 127.0.0.1 with a private config: its own music folder, database, state,
+/// stored playlists and log in `folder`; the null output (software mixer); no zeroconf. The
+/// system's mpd service is never touched.
 final class RealMPD {
     let process: Process
     let port: Int
@@ -118,6 +118,8 @@ final class RealMPD {
     /// it answers and its database holds `songs` songs; throws after `timeout` seconds.
     init(folder: String, music: String, songs: Int, timeout: Double = 20) throws {
         self.folder = folder
+        // Without a playlist folder MPD hides the stored-playlist commands.
+        try FileManager.default.createDirectory(atPath: folder + "/playlists", withIntermediateDirectories: true)
         var lastError = ""
         for _ in 0..<5 {
             let port = try MPDWire.freePort()
@@ -125,6 +127,7 @@ final class RealMPD {
             music_directory "\(music)"
             db_file "\(folder)/mpd.db"
             state_file "\(folder)/mpd.state"
+            playlist_directory "\(folder)/playlists"
             log_file "\(folder)/mpd.log"
             bind_to_address "127.0.0.1"
             port "\(port)"
@@ -141,7 +144,7 @@ final class RealMPD {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/mpd")
             p.arguments = ["--no-daemon", folder + "/mpd.conf"]
-            FileManager.default.createFile(atPath: folder + "/mpd.err", contents: nil)
+            _ = FileManager.default.createFile(atPath: folder + "/mpd.err", contents: nil)
             p.standardOutput = FileHandle(forWritingAtPath: folder + "/mpd.err")
             p.standardError = FileHandle(forWritingAtPath: folder + "/mpd.err")
             p.standardInput = FileHandle.nullDevice
