@@ -18,6 +18,8 @@ CONFIG=/etc/jukebox/config.json
 . "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 status_json() { jukebox ctl --socket "$SOCK" status --json 2>&1; }
 repeat_is() { [ "$(field repeat "$(status_json)")" = "$1" ]; }
+refused_in_journal() { journalctl -b "_PID=$1" -o cat 2>/dev/null | grep -q 'mpd: cannot listen on 127.0.0.1:6600'; }
+mpc_playing() { mpc -h 127.0.0.1 -p 6600 status > /tmp/mpc.log 2>/dev/null && grep -q '^\[playing\]' /tmp/mpc.log; }
 resumed_by() { journalctl -b "_PID=$1" -o cat 2>/dev/null | grep -q 'resuming .* from /var/lib/jukebox/state.json'; }
 # apt as a user types it, in the folder holding the .deb (a copy: the share is 9p).
 apt_do() { (cd /root && DEBIAN_FRONTEND=noninteractive apt "$@" -y) > /tmp/apt.log 2>&1; }
@@ -81,20 +83,14 @@ install)
   systemctl restart jukebox.service
   pid=$(prop MainPID)
   wait_for 60 playing || note "expected it to play with the listener refused; seen '$(prop StatusText)'"
-  journalctl -b "_PID=$pid" -o cat 2>/dev/null | grep -q 'mpd: cannot listen on 127.0.0.1:6600' \
-    || note "expected 'mpd: cannot listen on 127.0.0.1:6600' in the journal without the drop-in"
+  wait_for 10 refused_in_journal "$pid" || note "expected 'mpd: cannot listen on 127.0.0.1:6600' in the journal without the drop-in"
   mpc -h 127.0.0.1 -p 6600 status > /tmp/mpc.log 2>&1 && note "mpc status answered without the drop-in: $(cat /tmp/mpc.log)"
   /usr/share/jukebox/mpd-network --jukebox /usr/bin/jukebox > /tmp/mpd-network.log 2>&1 || note "mpd-network failed: $(cat /tmp/mpd-network.log)"
   grep -qx 'SocketBindAllow=tcp:6600' "$dropin" 2>/dev/null || note "expected $dropin allowing tcp:6600, seen: $(cat "$dropin" 2>&1)"
   systemctl restart jukebox.service
   wait_for 60 playing || note "expected it to play with the drop-in; seen '$(prop StatusText)'"
   [[ "$(prop RestrictAddressFamilies)" == *AF_INET* ]] || note "the drop-in is not in force: RestrictAddressFamilies=$(prop RestrictAddressFamilies)"
-  ok=0
-  for _ in $(seq 1 20); do
-    if mpc -h 127.0.0.1 -p 6600 status > /tmp/mpc.log 2>/dev/null && grep -q '^\[playing\]' /tmp/mpc.log; then ok=1; break; fi
-    sleep 0.5   # polls the listener: it opens once the restarted player has read its config
-  done
-  [ "$ok" -eq 1 ] || note "expected mpc status on 127.0.0.1:6600 to say [playing], seen: $(cat /tmp/mpc.log)"
+  wait_for 10 mpc_playing || note "expected mpc status on 127.0.0.1:6600 to say [playing], seen: $(cat /tmp/mpc.log)"
   finish "without the drop-in refused (journal), with it: $(sed -n 2p /tmp/mpc.log) ($(since "$t") s)"
   done_phase
   systemctl poweroff
