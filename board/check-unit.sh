@@ -57,6 +57,7 @@ exposure() {
 }
 for case in "loopback:127.0.0.1 6601" "lan:0.0.0.0 6602"; do
   name=${case%%:*} listener=${case#*:}
+  # shellcheck disable=SC2016 # $1 is the stub's own argument
   printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && echo "%s"\n' "$listener" > "$tmp/stub-jukebox"
   chmod 755 "$tmp/stub-jukebox"
   sh board/mpd-network.sh --root "$vroot" --jukebox "$tmp/stub-jukebox" > /dev/null || fail "mpd-network.sh ($name)"
@@ -78,12 +79,13 @@ for case in "loopback:127.0.0.1 6601" "lan:0.0.0.0 6602"; do
 done
 printf '#!/bin/sh\nexit 0\n' > "$tmp/stub-jukebox"
 sh board/mpd-network.sh --root "$vroot" --jukebox "$tmp/stub-jukebox" > /dev/null || fail "mpd-network.sh (no listener)"
-[ ! -e "$dropin" ] && [ ! -e "$avahi" ] || fail "mpd-network.sh kept the drop-in or the avahi file with no TCP listener"
+if [ -e "$dropin" ] || [ -e "$avahi" ]; then fail "mpd-network.sh kept the drop-in or the avahi file with no TCP listener"; fi
 [ "$(exposure)" = "$score" ] || fail "exposure without the drop-in is not $score again"
 echo "check-unit: mpd-network.sh removes the drop-in and the avahi file with no TCP listener: ok"
 
 # 3. install.sh into a staging root
 sroot=$tmp/stage
+# shellcheck disable=SC2016 # $1 is the stub's own argument
 printf '#!/bin/sh\n[ "$1" = mpd-tcp ] || echo jukebox\n' > "$tmp/jukebox"
 chmod 755 "$tmp/jukebox"
 bash board/install.sh --root "$sroot" --binary "$tmp/jukebox" --board pi4 > "$tmp/install.log" \
@@ -97,6 +99,7 @@ grep -q '"board": "pi4"' "$sroot/etc/jukebox/config.json" || fail "install.sh --
 echo '{"music": ["/mine"]}' > "$sroot/etc/jukebox/config.json"
 bash board/install.sh --root "$sroot" --binary "$tmp/jukebox" > "$tmp/install.log" || fail "install.sh again"
 grep -q /mine "$sroot/etc/jukebox/config.json" || fail "install.sh overwrote an existing config"
+# shellcheck disable=SC2016 # $1 is the stub's own argument
 printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && echo "127.0.0.1 6600"\n' > "$tmp/jukebox-mpd"
 chmod 755 "$tmp/jukebox-mpd"
 bash board/install.sh --root "$sroot" --binary "$tmp/jukebox-mpd" > "$tmp/install.log" || fail "install.sh with an MPD listener"
