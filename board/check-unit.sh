@@ -6,7 +6,10 @@
 #   1. `systemd-analyze verify` of the unit, warnings included, in a throwaway root that holds the
 #      unit's executables as stubs and the host's own units (so sysinit.target and the rest resolve):
 #      the unit is checked exactly as written, not a copy with another ExecStart;
-#   2. `systemd-analyze security --offline=true`: exposure at most 2.5 (score printed);
+#   2. `systemd-analyze security --offline=true`: exposure at most 2.5 (score printed), for the unit
+#      as installed and with the network drop-in board/mpd-network.sh writes for an MPD TCP
+#      listener (on loopback, and on the LAN), each verified too; the drop-in and the avahi file
+#      removed again when the config has no TCP listener;
 #   3. board/install.sh and its --uninstall into a staging root (--root, --binary: no build, no
 #      users, no systemctl), and shellcheck of board/*.sh when shellcheck is installed.
 set -euo pipefail
@@ -42,14 +45,53 @@ echo "check-unit: systemd-analyze security $unit: exposure $score (at most $max)
 awk -v s="$score" -v m="$max" 'BEGIN { exit !(s <= m) }' \
   || fail "exposure $score is over $max: $(printf '%s\n' "$report" | grep '✗')"
 
+# 2b. The MPD network drop-in (board/mpd-network.sh), written from a stub `jukebox mpd-tcp`.
+mkdir -p "$vroot/etc/jukebox" "$vroot/etc/avahi/services"
+echo '{}' > "$vroot/etc/jukebox/config.json"
+dropin=$vroot/etc/systemd/system/jukebox.service.d/mpd-network.conf
+avahi=$vroot/etc/avahi/services/jukebox-mpd.service
+exposure() {
+  local r
+  r=$(systemd-analyze security --offline=true --root="$vroot" jukebox.service 2>&1) || true
+  printf '%s\n' "$r" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p'
+}
+for case in "loopback:127.0.0.1 6601" "lan:0.0.0.0 6602"; do
+  name=${case%%:*} listener=${case#*:}
+  # shellcheck disable=SC2016 # $1 is the stub's own argument
+  printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && echo "%s"\n' "$listener" > "$tmp/stub-jukebox"
+  chmod 755 "$tmp/stub-jukebox"
+  sh board/mpd-network.sh --root "$vroot" --jukebox "$tmp/stub-jukebox" > /dev/null || fail "mpd-network.sh ($name)"
+  [ -f "$dropin" ] || fail "mpd-network.sh wrote no drop-in for a TCP listener ($name)"
+  grep -qx "SocketBindAllow=tcp:${listener#* }" "$dropin" || fail "the drop-in does not allow binding port ${listener#* }: $(cat "$dropin")"
+  out=$(systemd-analyze verify --man=no --root="$vroot" jukebox.service 2>&1) || fail "systemd-analyze verify with the drop-in ($name): $out"
+  [ -z "$out" ] || fail "systemd-analyze verify with the drop-in ($name): $out"
+  s=$(exposure)
+  [ -n "$s" ] || fail "no score from systemd-analyze security with the drop-in ($name)"
+  echo "check-unit: with the MPD network drop-in ($name, $listener): verify clean, exposure $s (at most $max; $score without)"
+  awk -v s="$s" -v m="$max" 'BEGIN { exit !(s <= m) }' || fail "exposure with the drop-in ($name) $s is over $max"
+  case $name in
+    loopback)
+      grep -qx 'IPAddressAllow=localhost' "$dropin" || fail "a loopback listener let in more than localhost: $(cat "$dropin")"
+      [ ! -e "$avahi" ] || fail "a loopback listener was announced with avahi" ;;
+    lan)
+      grep -q '<port>6602</port>' "$avahi" 2>/dev/null || fail "no avahi _mpd._tcp service for a LAN listener" ;;
+  esac
+done
+printf '#!/bin/sh\nexit 0\n' > "$tmp/stub-jukebox"
+sh board/mpd-network.sh --root "$vroot" --jukebox "$tmp/stub-jukebox" > /dev/null || fail "mpd-network.sh (no listener)"
+if [ -e "$dropin" ] || [ -e "$avahi" ]; then fail "mpd-network.sh kept the drop-in or the avahi file with no TCP listener"; fi
+[ "$(exposure)" = "$score" ] || fail "exposure without the drop-in is not $score again"
+echo "check-unit: mpd-network.sh removes the drop-in and the avahi file with no TCP listener: ok"
+
 # 3. install.sh into a staging root
 sroot=$tmp/stage
-printf '#!/bin/sh\necho jukebox\n' > "$tmp/jukebox"
+# shellcheck disable=SC2016 # $1 is the stub's own argument
+printf '#!/bin/sh\n[ "$1" = mpd-tcp ] || echo jukebox\n' > "$tmp/jukebox"
 chmod 755 "$tmp/jukebox"
 bash board/install.sh --root "$sroot" --binary "$tmp/jukebox" --board pi4 > "$tmp/install.log" \
   || fail "install.sh: $(cat "$tmp/install.log")"
 for f in usr/local/bin/jukebox etc/systemd/system/jukebox.service etc/jukebox/config.json \
-  usr/local/share/jukebox/profiles/pi4.json etc/udev/rules.d/99-jukebox.rules \
+  usr/local/share/jukebox/profiles/pi4.json usr/local/share/jukebox/mpd-network etc/udev/rules.d/99-jukebox.rules \
   etc/polkit-1/rules.d/50-jukebox-power.rules; do
   [ -e "$sroot/$f" ] || fail "install.sh did not install /$f"
 done
@@ -57,6 +99,12 @@ grep -q '"board": "pi4"' "$sroot/etc/jukebox/config.json" || fail "install.sh --
 echo '{"music": ["/mine"]}' > "$sroot/etc/jukebox/config.json"
 bash board/install.sh --root "$sroot" --binary "$tmp/jukebox" > "$tmp/install.log" || fail "install.sh again"
 grep -q /mine "$sroot/etc/jukebox/config.json" || fail "install.sh overwrote an existing config"
+# shellcheck disable=SC2016 # $1 is the stub's own argument
+printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && echo "127.0.0.1 6600"\n' > "$tmp/jukebox-mpd"
+chmod 755 "$tmp/jukebox-mpd"
+bash board/install.sh --root "$sroot" --binary "$tmp/jukebox-mpd" > "$tmp/install.log" || fail "install.sh with an MPD listener"
+grep -qx 'SocketBindAllow=tcp:6600' "$sroot/etc/systemd/system/jukebox.service.d/mpd-network.conf" 2>/dev/null \
+  || fail "install.sh with an MPD TCP listener wrote no network drop-in: $(cat "$tmp/install.log")"
 bash board/install.sh --root "$sroot" --uninstall > "$tmp/install.log" || fail "install.sh --uninstall"
 left=$(cd "$sroot" && find . -type f | sort | tr '\n' ' ')
 [ "$left" = "./etc/jukebox/config.json " ] || fail "after --uninstall, expected only the config, found: $left"
@@ -83,6 +131,6 @@ echo "check-unit: private_dir refuses links, open and foreign folders: ok"
 
 if command -v shellcheck >/dev/null 2>&1; then
   shellcheck -x board/*.sh board/hil/*.sh board/hil/guest/*.sh board/hil/arm64/*.sh board/hil/arm64/init || fail "shellcheck board/*.sh board/hil"
-  shellcheck -s sh board/deb/postinst board/deb/prerm board/deb/postrm || fail "shellcheck board/deb maintainer scripts"
+  shellcheck -s sh board/deb/postinst board/deb/prerm board/deb/postrm board/mpd-network.sh || fail "shellcheck board/deb maintainer scripts, board/mpd-network.sh"
   echo "check-unit: shellcheck board/*.sh board/hil board/deb: clean"
 fi

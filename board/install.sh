@@ -21,6 +21,10 @@
 #   /usr/local/share/jukebox/profiles/*.json   the board profiles
 #   /etc/udev/rules.d/99-jukebox.rules         GPIO and I2C for groups gpio and i2c
 #   /etc/polkit-1/rules.d/50-jukebox-power.rules   lets user jukebox power off and reboot
+#   /usr/local/share/jukebox/mpd-network       board/mpd-network.sh, run here: only when the config
+#       has an MPD TCP listener, /etc/systemd/system/jukebox.service.d/mpd-network.conf opens the
+#       sandbox to the network (and, for a LAN listener with avahi installed,
+#       /etc/avahi/services/jukebox-mpd.service announces it); otherwise both are removed
 # creates groups gpio and i2c and the system user jukebox (no login, home /var/lib/jukebox) in
 # groups audio gpio i2c input dialout, the folder /srv/music, then enables and starts the service
 # when systemd runs (PID 1).
@@ -46,7 +50,7 @@ while [ $# -gt 0 ]; do
     --binary=*) binary=${1#--binary=} ;;
     --root) [ $# -ge 2 ] || die "--root needs a DIR"; root=$2; shift ;;
     --root=*) root=${1#--root=} ;;
-    -h|--help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac
   shift
@@ -92,6 +96,9 @@ config=/etc/jukebox/config.json
 share=/usr/local/share/jukebox
 udev_rule=/etc/udev/rules.d/99-jukebox.rules
 polkit_rule=/etc/polkit-1/rules.d/50-jukebox-power.rules
+dropin_dir=/etc/systemd/system/jukebox.service.d
+dropin=$dropin_dir/mpd-network.conf
+avahi_service=/etc/avahi/services/jukebox-mpd.service
 
 reload_udev() {
   if [ -n "$root" ]; then
@@ -111,9 +118,10 @@ if [ "$uninstall" -eq 1 ]; then
   else
     say "systemd is not running (not PID 1): nothing to stop or disable"
   fi
-  for f in "$unit" "$bin" "$udev_rule" "$polkit_rule"; do
+  for f in "$unit" "$bin" "$udev_rule" "$polkit_rule" "$dropin" "$avahi_service"; do
     if [ -e "$root$f" ]; then run rm -f "$root$f"; fi
   done
+  if [ -d "$root$dropin_dir" ]; then run rmdir --ignore-fail-on-non-empty "$root$dropin_dir"; fi
   if [ -d "$root$share" ]; then run rm -rf "$root$share"; fi
   if systemd_running; then run systemctl daemon-reload; fi
   if [ -n "$root" ] || [ "$dry" -eq 1 ] || [ -e /etc/udev/rules.d ]; then reload_udev; fi
@@ -173,6 +181,7 @@ run install -D -m 0644 systemd/jukebox.service "$root$unit"
 say "installing board profiles to $share/profiles"
 run install -d -m 0755 "$root$share/profiles"
 run install -m 0644 board/profiles/*.json "$root$share/profiles/"
+run install -m 0755 board/mpd-network.sh "$root$share/mpd-network"
 say "installing $udev_rule"
 run install -D -m 0644 board/99-jukebox.rules "$root$udev_rule"
 say "installing $polkit_rule (power button: user jukebox may power off)"
@@ -211,6 +220,14 @@ if [ ! -d "$root/srv/music" ]; then
 fi
 
 reload_udev
+
+# The network drop-in: only for an MPD TCP listener in the config (the unit allows Unix sockets only).
+say "MPD network access for the service, from $config (board/mpd-network.sh)"
+if [ "$dry" -eq 1 ]; then
+  run sh board/mpd-network.sh --config "$config" --jukebox "$binary" ${root:+--root "$root"}
+elif ! sh board/mpd-network.sh --config "$config" --jukebox "$binary" ${root:+--root "$root"} | sed 's/^/  /'; then
+  say "warning: could not read $config: the network drop-in is left as it was (the service will say what is wrong)"
+fi
 
 # 4. The service.
 if systemd_running; then

@@ -136,6 +136,7 @@ make_deb() { # make_deb ARCH
   install -D -m 0644 board/deb/config.json "$stage/etc/jukebox/config.json"
   install -d -m 0755 "$stage/usr/share/jukebox/profiles"
   install -m 0644 board/profiles/*.json "$stage/usr/share/jukebox/profiles/"
+  install -m 0755 board/mpd-network.sh "$stage/usr/share/jukebox/mpd-network"
   install -D -m 0644 board/99-jukebox.rules "$stage/usr/lib/udev/rules.d/99-jukebox.rules"
   install -D -m 0644 board/50-jukebox-power.rules "$stage/usr/share/polkit-1/rules.d/50-jukebox-power.rules"
   install -d -m 0755 "$stage/usr/share/man/man1" "$stage/usr/share/doc/jukebox"

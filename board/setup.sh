@@ -9,7 +9,12 @@
 #     TagLib's C binding (libtagc0-dev on Debian 12, libtag-c-dev on Debian 13), libgpiod-dev;
 #   - alsa-utils (aplay, arecord: handy to check a sound card);
 #   - mpc and python3-mpd (python-mpd2): the MPD clients the tests drive jukebox's MPD listener
-#     with (Debian 12 and 13 both ship them);
+#     with (Debian 12 and 13 both ship them); mpd itself, the reference MPDConformanceTests compare
+#     jukebox with (started by the test on 127.0.0.1 with a private config: the package's own
+#     mpd.service and mpd.socket, which listen on every address, are kept from starting);
+#   - snapserver (for its MPD stream plugin meta_mpd.py, which SnapcastMetaMPDTests run against
+#     jukebox; its own service is kept from starting too) and the plugin's modules python3-gi,
+#     python3-dbus, python3-musicbrainzngs;
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README).
@@ -44,7 +49,8 @@ if [ -r /etc/os-release ]; then
   codename=${VERSION_CODENAME:-unknown}
 fi
 
-wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libgpiod-dev alsa-utils mpc python3-mpd)
+wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libgpiod-dev alsa-utils mpc python3-mpd mpd
+  snapserver python3-gi python3-dbus python3-musicbrainzngs)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
@@ -84,7 +90,31 @@ if [ "${#missing[@]}" -gt 0 ]; then
     fi
   done
   say "installing: ${missing[*]}"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian's mpd enables and starts mpd.service and mpd.socket (port 6600 on all addresses) on
+  # install, snapserver its snapserver.service: a temporary policy-rc.d (honoured by
+  # deb-systemd-invoke) forbids the starts, unless one exists already, and the units are
+  # disabled afterwards.
+  daemons=()
+  for d in mpd snapserver; do
+    if [[ " ${missing[*]} " == *" $d "* ]]; then daemons+=("$d"); fi
+  done
+  guard=0
+  if [ "${#daemons[@]}" -gt 0 ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+    as_root sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d'
+    guard=1
+  fi
+  status=0
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+  if [ "$guard" -eq 1 ]; then as_root rm -f /usr/sbin/policy-rc.d; fi
+  [ "$status" -eq 0 ] || exit "$status"
+  if [ "${#daemons[@]}" -gt 0 ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    for d in "${daemons[@]}"; do
+      case $d in
+        mpd) as_root systemctl disable --now mpd.socket mpd.service >/dev/null 2>&1 || true ;;
+        *) as_root systemctl disable --now "$d.service" >/dev/null 2>&1 || true ;;
+      esac
+    done
+  fi
 else
   say "C libraries and tools already installed"
 fi

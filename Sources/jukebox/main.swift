@@ -17,6 +17,7 @@ do throws(UsageError) {
     case "ctl": code = try Commands.ctl(Array(args.dropFirst()))
     case "yield": code = try Commands.yield(Array(args.dropFirst()))
     case "probe": code = try Probe.run(Array(args.dropFirst()))
+    case "mpd-tcp": code = try Commands.mpdTCP(Array(args.dropFirst()))
     case "--version", "-V", "version":
         writeAll(1, "jukebox \(jukeboxVersion)\n")
         code = 0

@@ -8,7 +8,7 @@
 #
 #   bash board/hil/run.sh [SCENARIO...]        all, or some of: audio buttons display-hd44780
 #                                              interruption display-ssd1306; naming any of install-sh
-#                                              deb-install service-boot serial-console power-cut
+#                                              deb-install deb-mpd service-boot serial-console power-cut
 #                                              deb-upgrade deb-purge (or service) runs all of those
 # Environment:
 #   JUKEBOX_BIN=PATH     the jukebox binary guest 1 tests (default: built here, debug, dynamically

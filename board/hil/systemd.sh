@@ -17,10 +17,10 @@
 #              and conffile kept, plays on) and deb-purge (`apt purge`: all gone)
 # The guest side is board/hil/guest/service.sh, read from the checkout over 9p.
 
-HIL_IMAGE_VERSION=5
+HIL_IMAGE_VERSION=6
 # The test box's own packages; the .deb's Depends and Recommends are added (hil_deb_packages).
-HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,alsa-utils
-HIL_SYSTEMD_SCENARIOS="install-sh deb-install service-boot serial-console power-cut deb-upgrade deb-purge"
+HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,alsa-utils,mpc
+HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-mpd service-boot serial-console power-cut deb-upgrade deb-purge"
 
 # True when any systemd-guest scenario is asked for (they share one disk and run together).
 hil_want_systemd() {

@@ -18,6 +18,8 @@ CONFIG=/etc/jukebox/config.json
 . "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 status_json() { jukebox ctl --socket "$SOCK" status --json 2>&1; }
 repeat_is() { [ "$(field repeat "$(status_json)")" = "$1" ]; }
+refused_in_journal() { journalctl -b "_PID=$1" -o cat 2>/dev/null | grep -q 'mpd: cannot listen on 127.0.0.1:6600'; }
+mpc_playing() { mpc -h 127.0.0.1 -p 6600 status > /tmp/mpc.log 2>/dev/null && grep -q '^\[playing\]' /tmp/mpc.log; }
 resumed_by() { journalctl -b "_PID=$1" -o cat 2>/dev/null | grep -q 'resuming .* from /var/lib/jukebox/state.json'; }
 # apt as a user types it, in the folder holding the .deb (a copy: the share is 9p).
 apt_do() { (cd /root && DEBIAN_FRONTEND=noninteractive apt "$@" -y) > /tmp/apt.log 2>&1; }
@@ -68,6 +70,28 @@ install)
   wait_for 60 playing || note "expected StatusText 'playing: …' after the config edit; seen '$(prop StatusText)'"
   sleep 3   # some seconds heard, so the saved position is not 0
   finish "apt install ./$deb: $VERSION, enabled and started (${took} s); conffile edited; $(prop StatusText)"
+
+  # An MPD TCP listener: refused by the unit's sandbox as installed (one journal line, the player
+  # plays on); answered once /usr/share/jukebox/mpd-network has written the network drop-in.
+  # It stays on for the later phases: the upgrade keeps the drop-in, the purge removes it.
+  begin deb-mpd
+  t=$(uptime_s)
+  dropin=/etc/systemd/system/jukebox.service.d/mpd-network.conf
+  [ ! -e "$dropin" ] || note "a network drop-in exists with no mpd in the config: $(cat "$dropin")"
+  sed -i 's|"device": "hw:Loopback,0,0",|&\n  "mpd": {"bind": "127.0.0.1", "port": 6600},|' "$CONFIG"
+  grep -q '"mpd": {"bind": "127.0.0.1"' "$CONFIG" || note "the mpd edit did not take: $(cat "$CONFIG")"
+  systemctl restart jukebox.service
+  pid=$(prop MainPID)
+  wait_for 60 playing || note "expected it to play with the listener refused; seen '$(prop StatusText)'"
+  wait_for 10 refused_in_journal "$pid" || note "expected 'mpd: cannot listen on 127.0.0.1:6600' in the journal without the drop-in"
+  mpc -h 127.0.0.1 -p 6600 status > /tmp/mpc.log 2>&1 && note "mpc status answered without the drop-in: $(cat /tmp/mpc.log)"
+  /usr/share/jukebox/mpd-network --jukebox /usr/bin/jukebox > /tmp/mpd-network.log 2>&1 || note "mpd-network failed: $(cat /tmp/mpd-network.log)"
+  grep -qx 'SocketBindAllow=tcp:6600' "$dropin" 2>/dev/null || note "expected $dropin allowing tcp:6600, seen: $(cat "$dropin" 2>&1)"
+  systemctl restart jukebox.service
+  wait_for 60 playing || note "expected it to play with the drop-in; seen '$(prop StatusText)'"
+  [[ "$(prop RestrictAddressFamilies)" == *AF_INET* ]] || note "the drop-in is not in force: RestrictAddressFamilies=$(prop RestrictAddressFamilies)"
+  wait_for 10 mpc_playing || note "expected mpc status on 127.0.0.1:6600 to say [playing], seen: $(cat /tmp/mpc.log)"
+  finish "without the drop-in refused (journal), with it: $(sed -n 2p /tmp/mpc.log) ($(since "$t") s)"
   done_phase
   systemctl poweroff
   ;;
@@ -131,7 +155,8 @@ resume)
   left=()
   for f in /usr/bin/jukebox /usr/lib/systemd/system/jukebox.service /etc/jukebox /var/lib/jukebox \
     /var/lib/private/jukebox /run/jukebox /etc/systemd/system/jukebox.service \
-    /etc/systemd/system/multi-user.target.wants/jukebox.service /usr/share/jukebox; do
+    /etc/systemd/system/multi-user.target.wants/jukebox.service /usr/share/jukebox \
+    /etc/systemd/system/jukebox.service.d; do
     if [ -e "$f" ] || [ -L "$f" ]; then left+=("$f"); fi
   done
   [ ${#left[@]} -eq 0 ] || note "purge left ${left[*]}"

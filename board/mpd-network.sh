@@ -1,0 +1,129 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# mpd-network.sh - opens jukebox's service sandbox to the network when, and only when, its config
+# has an MPD TCP listener. The unit itself allows Unix sockets only (PrivateNetwork=yes,
+# RestrictAddressFamilies=AF_UNIX); with a TCP "bind" in the config's "mpd" object this writes
+#   /etc/systemd/system/jukebox.service.d/mpd-network.conf   IPv4/IPv6 sockets, the host's
+#       network, IP traffic only from localhost (a loopback bind) or the private ranges (any
+#       other bind), and bind() only on the configured port
+#   /etc/avahi/services/jukebox-mpd.service                   _mpd._tcp on that port, only for a
+#       non-loopback bind and when avahi-daemon is installed
+# and removes both when the config has none (no "mpd", or Unix socket paths only).
+# Installed as /usr/share/jukebox/mpd-network (package; its postinst runs it) and
+# /usr/local/share/jukebox/mpd-network (board/install.sh runs it). After changing "mpd":
+#   sudo /usr/share/jukebox/mpd-network && sudo systemctl restart jukebox
+#
+# Options: --config FILE (default /etc/jukebox/config.json), --jukebox BIN (default: jukebox on
+# PATH), --root DIR (write under a staging root; no systemctl). The listeners come from
+# `jukebox mpd-tcp`, which validates the config as the player does. Exit 1 when it cannot be read
+# (the files are then left as they are).
+set -eu
+
+config=/etc/jukebox/config.json
+jukebox=jukebox
+root=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --config) config=$2; shift ;;
+        --jukebox) jukebox=$2; shift ;;
+        --root) root=${2%/}; shift ;;
+        -h|--help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "mpd-network: unknown argument: $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+say() { printf 'mpd-network: %s\n' "$*"; }
+dropin_dir=/etc/systemd/system/jukebox.service.d
+dropin=$dropin_dir/mpd-network.conf
+avahi_dir=/etc/avahi/services
+avahi=$avahi_dir/jukebox-mpd.service
+
+listeners=""
+if [ -e "$root$config" ]; then
+    if ! listeners=$("$jukebox" mpd-tcp --config "$root$config"); then
+        say "cannot read $config: $dropin left as it is" >&2
+        exit 1
+    fi
+fi
+
+changed=0
+# Writes $2 to $1 (atomically) when it differs.
+put() {
+    if [ -f "$root$1" ] && [ "$(cat "$root$1")" = "$2" ]; then return 0; fi
+    mkdir -p "$root$(dirname "$1")"
+    printf '%s\n' "$2" > "$root$1.tmp"
+    chmod 644 "$root$1.tmp"
+    mv -f "$root$1.tmp" "$root$1"
+    say "wrote $1"
+    changed=1
+}
+drop() {
+    if [ -e "$root$1" ]; then
+        rm -f "$root$1"
+        say "removed $1"
+        changed=1
+    fi
+}
+
+if [ -z "$listeners" ]; then
+    drop "$dropin"
+    rmdir "$root$dropin_dir" 2>/dev/null || true
+    drop "$avahi"
+else
+    port=""
+    loopback_only=1
+    binds=""
+    # One "ADDRESS PORT" line each; every listener shares the one port.
+    while read -r address p; do
+        case "$p" in
+            ""|*[!0-9]*) say "unexpected output from $jukebox mpd-tcp: $address $p" >&2; exit 1 ;;
+        esac
+        port=$p
+        binds="$binds $address"
+        case "$address" in
+            127.*|::1) ;;
+            *) loopback_only=0 ;;
+        esac
+    done <<EOF
+$listeners
+EOF
+    if [ "$loopback_only" -eq 1 ]; then
+        allow="localhost"
+    else
+        # The LAN: private IPv4 ranges, carrier-grade NAT, link-local, IPv6 unique-local.
+        allow="localhost link-local 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 100.64.0.0/10 fc00::/7"
+    fi
+    put "$dropin" "# Written by mpd-network (jukebox): $config has MPD TCP listeners on$binds, port $port.
+# It removes this file when the config has none. Do not edit: changes go in another drop-in
+# (e.g. override.conf, which sorts after this one), or widen IPAddressAllow there.
+[Service]
+PrivateNetwork=no
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+IPAddressDeny=any
+IPAddressAllow=$allow
+# bind() only on the MPD port (TCP; UDP not at all).
+SocketBindDeny=any
+SocketBindAllow=tcp:$port"
+    if [ "$loopback_only" -eq 0 ] && [ -d "$root$avahi_dir" ]; then
+        put "$avahi" "<?xml version=\"1.0\" standalone='no'?>
+<!DOCTYPE service-group SYSTEM \"avahi-service.dtd\">
+<!-- Written by mpd-network (jukebox): announces its MPD listener; removed with the listener. -->
+<service-group>
+  <name replace-wildcards=\"yes\">jukebox on %h</name>
+  <service>
+    <type>_mpd._tcp</type>
+    <port>$port</port>
+  </service>
+</service-group>"
+    else
+        drop "$avahi"
+    fi
+fi
+
+if [ "$changed" -eq 1 ] && [ -z "$root" ] && [ -d /run/systemd/system ]; then
+    systemctl daemon-reload
+    say "restart jukebox for it to apply: systemctl restart jukebox"
+fi
+exit 0
