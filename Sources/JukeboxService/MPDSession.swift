@@ -101,16 +101,15 @@ public final class MPDSession {
             reportIdle(events.intersection(mask.isEmpty ? Set(Subsystem.allCases) : mask))
             return
         }
-        if var list = collecting {
-            if case .success(let r) = parsed, r.name == "command_list_end" {
+        if collecting != nil {
+            if case .success(let r) = parsed, r.name == "command_list_end", let list = collecting {
                 collecting = nil
                 start(list.lines, list: true, ok: list.ok)
                 return
             }
-            list.bytes += bytes.count + 1
-            list.lines.append(parsed)
-            collecting = list
-            if list.bytes > Self.maxListBytes { closing = true }
+            collecting!.bytes += bytes.count + 1
+            collecting!.lines.append(parsed)
+            if collecting!.bytes > Self.maxListBytes { closing = true }
             return
         }
         switch parsed {

@@ -142,18 +142,10 @@ final class MPDSoakTests: DaemonTestCase {
     /// A command list growing past its bound (256 KiB: 60,000 `ping`s) is closed, and meanwhile a
     /// well-behaved client is answered within a second.
     ///
-    /// Skipped: it fails today. MPDSession collects a list with `if var list = collecting {
-    /// list.lines.append(…); collecting = list }`, which copies the whole array on every line
-    /// (copy on write: two references): quadratic. Measured on the debug build: 2,000 lines take
-    /// 3 s, 8,000 take 18 s of the loop's CPU; the list's client is not closed within 10 s and
-    /// other clients wait seconds for `status`. Appending in place with no other reference alive
-    /// (`if collecting != nil { … collecting!.lines.append(parsed) … }`, binding the list only
-    /// at `command_list_end`) fixes it: then this passes in 1.5 s (slowest status 7 ms); delete
-    /// the skip.
+    /// It failed while MPDSession collected a list by copying the whole array on every line
+    /// (copy on write with two references: quadratic; 8,000 lines took 18 s of the loop's CPU on
+    /// the debug build, other clients waited seconds for `status`).
     func testAnOverlongCommandListIsClosedWithoutStallingTheLoop() throws {
-        guard ProcessInfo.processInfo.environment["JUKEBOX_MPD_LIST_FIXED"] == "1" else {
-            throw XCTSkip("MPDSession's command-list collection is quadratic (see this test's comment); JUKEBOX_MPD_LIST_FIXED=1 runs it")
-        }
         let a = dir + "/a.wav"
         try TestAudio.write(path: a, kind: .wav16, frames: 44_100 * 60)
         let port = try MPDWire.freePort()
