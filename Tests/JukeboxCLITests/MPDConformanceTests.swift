@@ -54,8 +54,17 @@ final class MPDConformanceTests: DaemonTestCase {
                                 "command_list_ok_begin\nping\ngetvol\nplaylistid {id:0}\ncommand_list_end",
                                 "command_list_begin\nsetvol 20\nfrobnicate\nsetvol 30\ncommand_list_end", "getvol",
                                 "command_list_ok_begin\nping\nplay 9\ncommand_list_end", "status"]),
+        .init("mpdq queue", ["move 0 2", "playlistid", "moveid {id:1} 0", "playlistid", "addid a.flac", "addid b.flac 1", "playlistinfo",
+                             "move 0:2 3", "playlistinfo", "status", "plchanges 0", "plchangesposid 0", "playlist",
+                             "crossfade 0", "replay_gain_status", "mixrampdb 0", "move 9 0", "moveid 9999 0"]),
+        .init("mpdq playlists", ["rm t1", "save t1", "listplaylist t1", "listplaylistinfo t1", "save t1", "playlistadd t1 c.wav", "listplaylist t1",
+                                 "playlistdelete t1 0", "listplaylist t1", "rename t1 t2", "clear", "load t2", "playlistinfo", "load t2 0:1", "playlistinfo",
+                                 "playlistclear t2", "listplaylist t2", "rm t2", "listplaylist t2", "load nothing"]),
         // Known differences, each in a sequence of its own (Rules.knownSequences says why).
         .init("next while stopped", ["next", "status", "previous", "status"]),
+        .init("stats", ["stats"]),
+        .init("urlhandlers", ["urlhandlers"]),
+        .init("crossfade", ["crossfade 5", "status"]),
         .init("next past the end", ["play 2", "next", "status", "currentsong"]),
         .init("repeat 0 ends single", ["repeat 1", "single 1", "repeat 0", "status"]),
         .init("unterminated quote", ["play \"unterminated", "ping"]),
@@ -111,6 +120,9 @@ final class MPDConformanceTests: DaemonTestCase {
             "path out of the music folder": "MPD: ACK [50@0] {add} No such directory; jukebox: ACK [2@0] {add} Malformed URI",
             "upper-case command": "MPD closes the connection on a command name that is not lower case; jukebox answers ACK [5@0] unknown command",
             "empty line": "MPD closes the connection on an empty line; jukebox answers ACK [5@0]",
+            "stats": "playtime and uptime are each server's own; songs and db_playtime count jukebox's library (its queue until the library index) and db_update is missing until then",
+            "urlhandlers": "jukebox plays no streams yet, so it offers no URL scheme (MPD lists 27)",
+            "crossfade": "jukebox joins tracks gaplessly and has no crossfade: crossfade N > 0 gets ACK [2@0] (MPD sets xfade)",
         ]
     }
 
