@@ -41,6 +41,7 @@ public enum ControlCommand: Equatable, Sendable {
     public static let helpText = """
     status [--json] · play · pause · toggle · stop · next · prev · seek [+|-]m:ss · vol [+|-]N
     shuffle on|off · repeat off|one|all · queue [page] · add PATH · load FOLDER|PLAYLIST · clear · save
+    sleep MINUTES|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
     diag · log [N] · events · version · help
     """
@@ -107,6 +108,12 @@ public enum ControlCommand: Equatable, Sendable {
             case "off"? where rest.count == 1: return .success(.intent(.setShuffle(false, seed: seed)))
             default: return .failure(ControlError("usage: shuffle on|off"))
             }
+        case "sleep":
+            if rest.count == 1, rest[0].lowercased() == "off" { return .success(.intent(.sleepTimer(nil))) }
+            guard rest.count == 1, let minutes = Double(rest[0]), minutes >= 1, minutes <= 1440 else {
+                return .failure(ControlError("usage: sleep MINUTES (1-1440) | sleep off"))
+            }
+            return .success(.intent(.sleepTimer(minutes * 60)))
         case "repeat":
             guard rest.count == 1, let mode = RepeatMode(rawValue: rest[0].lowercased()) else {
                 return .failure(ControlError("usage: repeat off|one|all"))

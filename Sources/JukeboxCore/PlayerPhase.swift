@@ -61,4 +61,9 @@ public enum TimerID: Equatable, Hashable, Sendable {
     /// A volume knob or button has been still for `State.volumeSaveDelay`: save the volume now
     /// (an encoder spin is one write, not one per detent).
     case saveVolume
+    /// Idle power-off: the countdown starts (`State.powerOffCountdown` before the end), then
+    /// fires each second of it to update what it shows, and at its end.
+    case idlePowerOff
+    /// The sleep timer ran out: the sound stops as a pause does (the place is kept).
+    case sleep
 }

@@ -17,12 +17,15 @@ extension State {
     mutating func apply(_ event: Event, _ step: inout Step) {
         switch event {
         case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy, .playEntry:
+            step.activity = true
             message = nil
             intent(event, &step)
         case .setVolume, .changeVolume, .setShuffle, .toggleShuffle, .setRepeat, .cycleRepeat:
+            step.activity = true
             message = nil
             modeChange(event, &step)
         case .add, .replaceQueue, .remove, .move, .moveRange, .insert, .shuffleEntries, .clear:
+            step.activity = true
             message = nil
             queueChange(event, &step)
         case .restore(let snapshot):
@@ -50,13 +53,23 @@ extension State {
         case .buttonEdge, .buttonLevel, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),
              .timerFired(.doubleTap, _):
             step.byHand = true
+            step.activity = true
             input(event, &step)
+        case .sleepTimer(let seconds):
+            step.activity = true
+            setSleepTimer(seconds, &step)
+        case .timerFired(.sleep, _):
+            sleepTimerFired(&step)
+        case .timerFired(.idlePowerOff, let at):
+            idleTimerFired(at: at, &step)
         case .timerFired(.saveVolume, _):
             // `finish` finds the volume unsaved and saves it.
             break
         case .saveRequested:
             step.forceSave = true
         case .reconfigured(let new):
+            // A new idle time applies from now.
+            step.activity = true
             let displayChanged = new.display != settings.display
             settings = new
             if displayChanged { shownFrame = nil }
@@ -98,6 +111,8 @@ struct Step {
     var exitCode: Int32?
     /// The event came from a button, knob or media key (which may turn the volume detent by detent).
     var byHand = false
+    /// A person (or a client acting for one) did something: idle power-off starts its wait again.
+    var activity = false
 }
 
 extension State {
@@ -105,6 +120,7 @@ extension State {
     /// puts `exit` last so it follows the save.
     mutating func finish(_ step: inout Step) {
         syncNext(&step)
+        followIdleness(activity: step.activity, &step)
         let mark = saveMark
         // A state file that cannot be read is never written over (it may hold the only copy of
         // the place); what changed meanwhile is saved once it can be read again.

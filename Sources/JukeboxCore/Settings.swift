@@ -46,8 +46,12 @@ public struct Settings: Equatable, Sendable {
     public var debounce: Double = 0.02
     /// Seconds within which a second press makes a double press (for buttons with one).
     public var doublePressWindow: Double = 0.35
-    /// What the power button's long press runs (an argument vector, no shell).
+    /// What the power button's long press runs (an argument vector, no shell); also what idle
+    /// power-off runs.
     public var powerCommand: [String] = ["systemctl", "poweroff"]
+    /// Seconds stopped or paused with no input before `powerCommand` runs; nil: never. The last
+    /// `State.powerOffCountdown` seconds count down on the display and the status.
+    public var idlePowerOff: Double?
     /// Quadrature transitions per encoder detent (1, 2 or 4, by encoder model).
     public var encoderStepsPerDetent = 4
     /// Faster turns move the volume further per detent.

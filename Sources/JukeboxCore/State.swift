@@ -140,6 +140,13 @@ public struct State: Equatable, Sendable {
     /// The status last rendered.
     public var shown: StatusView?
 
+    /// Whether the idle power-off timer runs (see `Settings.idlePowerOff`).
+    public var idleArmed = false
+    /// While idle power-off counts down: when it ends (monotonic seconds, from the timer's firing).
+    public var powerOffAt: Double?
+    /// Whether the sleep timer runs.
+    public var sleepArmed = false
+
     /// How long a volume knob or button must be still before the volume is saved (seconds).
     public static let volumeSaveDelay = 1.0
 

@@ -17,6 +17,11 @@ public enum TimeFormat {
 
     /// Parses `[+|-]SS`, `[+|-]M:SS` or `[+|-]H:MM:SS` (fractions allowed in the last field).
     /// Returns the seconds and whether it was relative (signed); nil when malformed.
+    /// A wait for people: "45 s" under a minute, else whole minutes ("30 min").
+    public static func minutes(_ seconds: Double) -> String {
+        seconds < 59.5 ? "\(Int(seconds.rounded())) s" : "\(Int((seconds / 60).rounded())) min"
+    }
+
     public static func parse(_ text: String) -> (seconds: Double, relative: Bool)? {
         var body = Substring(text)
         var sign = 1.0, relative = false

@@ -140,6 +140,7 @@ public struct Config: Equatable, Sendable {
         if let v = raw.consoleBaud { try check([9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600].contains(v), "consoleBaud"); c.consoleBaud = v }
         if let v = raw.resumeRewind { try check(v >= 0 && v <= 600, "resumeRewind"); c.settings.resumeRewind = v }
         if let v = raw.mixerCard { try check(!v.isEmpty, "mixerCard"); c.mixerCard = v }
+        if let v = raw.idlePowerOff { try check(v > 0 && v <= 1440, "idlePowerOff"); c.settings.idlePowerOff = v * 60 }
         var mpdWarnings: [String] = []
         if let v = raw.mpd {
             switch v.settings() {
@@ -187,6 +188,7 @@ private struct RawConfig: Decodable {
     var console: String?
     var consoleBaud: Int?
     var chime: String?
+    var idlePowerOff: Double?
     var mpd: RawMPD?
 
     /// Whether `key` is one of the keys above.
@@ -213,6 +215,7 @@ private struct RawConfig: Decodable {
         case "resumeRewind": return "must be seconds from 0 to 600"
         case "console": return "must be a TTY path such as \"/dev/ttyAMA0\" (\"\" for none)"
         case "chime": return "must be the path of a sound file (\"\" for none)"
+        case "idlePowerOff": return "must be minutes above 0, at most 1440 (leave it out to never power off)"
         case "mpd": return RawMPD.expectation("mpd")
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
         default: return "unexpected value"

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxTestSupport
+import XCTest
+
+/// Idle power-off and the sleep timer: timers the shell runs, a countdown from their firings.
+final class IdleTests: XCTestCase {
+    /// Ten minutes of idleness, so the wait before the countdown is 540 s.
+    private func tenMinutes() -> Settings {
+        var s = Settings()
+        s.idlePowerOff = 600
+        return s
+    }
+
+    func testAStoppedPlayerCountsDownInTheLastMinuteThenRunsThePowerCommand() {
+        let h = CoreHarness(State(settings: tenMinutes()))
+        h.send(.tick(now: 100), {
+            $0.now = 100
+            $0.idleArmed = true
+            $0.shown = status("stopped")
+        }, commands: [
+            .startTimer(.idlePowerOff, after: 540),
+            .render(status("stopped")),
+        ])
+        // Nothing else arms it again while nothing happens.
+        h.send(.tick(now: 101), { $0.now = 101 }, commands: [])
+        h.send(.timerFired(.idlePowerOff, at: 640), {
+            $0.powerOffAt = 700
+            $0.message = "power off in 60 s (any key cancels)"
+            $0.shown = status("stopped", message: "power off in 60 s (any key cancels)")
+        }, commands: [
+            .startTimer(.idlePowerOff, after: 1),
+            .render(status("stopped", message: "power off in 60 s (any key cancels)")),
+        ])
+        h.send(.timerFired(.idlePowerOff, at: 641.02), {
+            $0.message = "power off in 59 s (any key cancels)"
+            $0.shown = status("stopped", message: "power off in 59 s (any key cancels)")
+        }, commands: [
+            .startTimer(.idlePowerOff, after: 1),
+            .render(status("stopped", message: "power off in 59 s (any key cancels)")),
+        ])
+        // The last second: the timer is asked for what is left, not a whole second.
+        h.send(.timerFired(.idlePowerOff, at: 699.25), {
+            $0.message = "power off in 1 s (any key cancels)"
+            $0.shown = status("stopped", message: "power off in 1 s (any key cancels)")
+        }, commands: [
+            .startTimer(.idlePowerOff, after: 0.75),
+            .render(status("stopped", message: "power off in 1 s (any key cancels)")),
+        ])
+        // The end: the command runs, once, and the place is saved (the state writer has it on
+        // its way long before systemd's SIGTERM, which saves it again).
+        h.send(.timerFired(.idlePowerOff, at: 700.01), {
+            $0.powerOffAt = nil
+            $0.message = nil
+            $0.savedAt = 101
+            $0.shown = status("stopped")
+        }, commands: [
+            .report("idle for 10 min: running systemctl poweroff"),
+            .runProgram(["systemctl", "poweroff"]),
+            .persistPlace(Snapshot()),
+            .render(status("stopped")),
+        ])
+        h.send(.tick(now: 800), { $0.now = 800 }, commands: [])
+    }
+
+    func testAnyInputDuringTheCountdownStartsTheWaitAgain() {
+        var s = queued(2, settings: tenMinutes())
+        s.idleArmed = true
+        let h = CoreHarness(s)
+        h.send(.timerFired(.idlePowerOff, at: 540), {
+            $0.powerOffAt = 600
+            $0.message = "power off in 60 s (any key cancels)"
+            $0.shown = status("stopped", of: 2, message: "power off in 60 s (any key cancels)")
+        }, commands: [
+            .startTimer(.idlePowerOff, after: 1),
+            .render(status("stopped", of: 2, message: "power off in 60 s (any key cancels)")),
+        ])
+        h.send(.setRepeat(.all), {
+            $0.repeatMode = .all
+            $0.powerOffAt = nil
+            $0.message = nil
+            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped", repeat: .all)
+            $0.shown = status("stopped", of: 2, repeat: .all)
+        }, commands: [
+            .startTimer(.idlePowerOff, after: 540),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], repeatMode: .all)),
+            .render(status("stopped", of: 2, repeat: .all)),
+        ])
+        // A stale firing of the countdown (the shell had it queued) starts it afresh, from its own time.
+        h.send(.timerFired(.idlePowerOff, at: 1140), {
+            $0.powerOffAt = 1200
+            $0.message = "power off in 60 s (any key cancels)"
+            $0.shown = status("stopped", of: 2, repeat: .all, message: "power off in 60 s (any key cancels)")
+        }, commands: [
+            .startTimer(.idlePowerOff, after: 1),
+            .render(status("stopped", of: 2, repeat: .all, message: "power off in 60 s (any key cancels)")),
+        ])
+    }
+
+    func testPlayingDisarmsItAndPausingArmsItAgain() {
+        var s = queued(3, settings: tenMinutes())
+        s.idleArmed = true
+        let h = CoreHarness(s)
+        h.send(.play, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.idleArmed = false
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 3)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .cancelTimer(.idlePowerOff),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 3)),
+        ])
+        // A firing already on its way when play came is ignored.
+        h.send(.timerFired(.idlePowerOff, at: 540), commands: [])
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.idleArmed = true
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", song: 1, index: 1, of: 3)
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .startTimer(.idlePowerOff, after: 540),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 3)),
+        ])
+    }
+
+    func testWithoutTheSettingNothingIsArmed() {
+        let h = CoreHarness(queued(1))
+        h.send(.tick(now: 5), { $0.now = 5 }, commands: [])
+        h.send(.timerFired(.idlePowerOff, at: 6), commands: [])
+    }
+
+    func testTheSleepTimerPausesAndKeepsThePlace() {
+        let h = CoreHarness(playing(2))
+        h.send(.sleepTimer(1800), {
+            $0.sleepArmed = true
+            $0.message = "sleep timer: the sound stops in 30 min"
+            $0.shown = status("playing", song: 1, index: 1, of: 2, message: "sleep timer: the sound stops in 30 min")
+        }, commands: [
+            .startTimer(.sleep, after: 1800),
+            .render(status("playing", song: 1, index: 1, of: 2, message: "sleep timer: the sound stops in 30 min")),
+        ])
+        h.send(.heard(playID: 1, seconds: 95), {
+            $0.position = 95
+            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: the sound stops in 30 min")
+        }, commands: [.render(status("playing", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: the sound stops in 30 min"))])
+        h.send(.timerFired(.sleep, at: 1800), {
+            $0.sleepArmed = false
+            $0.phase = .paused
+            $0.message = "sleep timer: paused"
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedPosition = 95
+            $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: paused")
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 95, phase: "paused")),
+            .render(status("paused", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: paused")),
+        ])
+        // Fired once: a late duplicate does nothing.
+        h.send(.timerFired(.sleep, at: 1801), commands: [])
+    }
+
+    func testTheSleepTimerCanBeReplacedOrTurnedOff() {
+        let h = CoreHarness(playing(1))
+        h.send(.sleepTimer(45), {
+            $0.sleepArmed = true
+            $0.message = "sleep timer: the sound stops in 45 s"
+            $0.shown = status("playing", song: 1, index: 1, of: 1, message: "sleep timer: the sound stops in 45 s")
+        }, commands: [
+            .startTimer(.sleep, after: 45),
+            .render(status("playing", song: 1, index: 1, of: 1, message: "sleep timer: the sound stops in 45 s")),
+        ])
+        h.send(.sleepTimer(nil), {
+            $0.sleepArmed = false
+            $0.message = "sleep timer off"
+            $0.shown = status("playing", song: 1, index: 1, of: 1, message: "sleep timer off")
+        }, commands: [
+            .cancelTimer(.sleep),
+            .render(status("playing", song: 1, index: 1, of: 1, message: "sleep timer off")),
+        ])
+        h.send(.timerFired(.sleep, at: 45), commands: [])
+    }
+
+    func testTheControlLanguageSetsAndClearsTheSleepTimer() {
+        XCTAssertEqual(ControlCommand.parse("sleep 30", seed: 0), .success(.intent(.sleepTimer(1800))))
+        XCTAssertEqual(ControlCommand.parse("sleep off", seed: 0), .success(.intent(.sleepTimer(nil))))
+        for bad in ["sleep", "sleep 0", "sleep -5", "sleep nan", "sleep 1441", "sleep 10 20", "sleep soon"] {
+            XCTAssertEqual(ControlCommand.parse(bad, seed: 0), .failure(ControlError("usage: sleep MINUTES (1-1440) | sleep off")), bad)
+        }
+    }
+}
