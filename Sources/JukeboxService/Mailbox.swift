@@ -15,12 +15,14 @@ public final class Mailbox: @unchecked Sendable {
     private var lines: [(LogLevel, String)] = []
     private var results: [Result] = []
 
-    /// What the shell's own workers (`StateWriter`, `TagReaderThread`) hand back to the loop.
+    /// What the shell's own workers (`StateWriter`, `TagReaderThread`, `WorkerThread`) hand back to the loop.
     public enum Result: Sendable {
         /// Saves up to number `through` are on disk (or failed with `error`).
         case saved(through: UInt64, error: String?)
         /// The tracks request `id` named, and what could not be used.
         case tracksRead(id: Int, tracks: [TrackInfo], messages: [String])
+        /// A chunk of a file (an MPD client's cover) for request `id`, or why not (`WorkerThread`).
+        case chunkRead(id: Int, result: Swift.Result<FileChunk, MPDError>)
     }
     /// The fd that becomes readable when events are waiting.
     public let fd: Int32

@@ -11,7 +11,7 @@ extension Runtime {
     static let mpdCommands = ["add", "clear", "consume", "currentsong", "decoders", "delete", "deleteid", "getvol",
                               "next", "outputs", "pause", "play", "playid", "playlistid", "playlistinfo", "previous",
                               "random", "repeat", "seek", "seekcur", "seekid", "setvol", "single", "status", "stop",
-                              "tagtypes", "volume"]
+                              "tagtypes", "volume"] + mpdLibraryCommands
 
     /// Opens the MPD listener; returns one line per address it could not listen on (the player
     /// plays on without them). `musicFolders` are where relative `add` names and `file:` lines
@@ -236,7 +236,8 @@ extension Runtime {
 
 /// The session's backend: forwards to the loop (weakly: sessions never keep the runtime alive).
 final class MPDFace: MPDBackend {
-    private weak var runtime: Runtime?
+    /// Not private: the library's commands (`Runtime+MPDLibrary.swift`) reach the loop through it too.
+    weak var runtime: Runtime?
     init(runtime: Runtime) { self.runtime = runtime }
 
     func run(_ request: MPDRequest, reply: @escaping (Result<[String], MPDError>) -> Void) {

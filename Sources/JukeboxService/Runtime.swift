@@ -39,6 +39,8 @@ public final class Runtime {
     var mpdMusicFolders: [String] = []
     /// What MPD clients last saw, to tell which subsystems changed.
     var mpdSeen: MPDWatch?
+    /// The MPD library index, its updates and cover reads (`Runtime+MPDLibrary.swift`).
+    var mpdLibrary: MPDLibraryState?
     /// The panel, if any.
     let display: DisplaySink?
     /// Buttons, encoder, input devices.
@@ -116,6 +118,7 @@ public final class Runtime {
 
     deinit {
         tagReader?.finish()
+        mpdLibrary?.reader?.finish()
         writer?.finish()
     }
 
@@ -176,6 +179,7 @@ public final class Runtime {
         // The last save (the quit's) is on disk before the process ends; a folder still being
         // read is not waited for.
         tagReader?.finish(waiting: false)
+        mpdLibrary?.reader?.finish(waiting: false)
         writer?.finish()
         audio.shutdown()
         if signalFD >= 0 { close(signalFD) }
@@ -424,6 +428,8 @@ public final class Runtime {
         case .tracksRead(let id, let tracks, let messages):
             readWaiters.removeValue(forKey: id)?(tracks, messages)
             releaseColdPages?()
+        case .chunkRead(let id, let result):
+            mpdChunkRead(id: id, result)
         }
     }
 

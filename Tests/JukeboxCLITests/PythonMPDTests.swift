@@ -76,7 +76,7 @@ final class PythonMPDTests: DaemonTestCase {
         let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
         XCTAssertEqual(p.terminationStatus, 0, stderr)
         XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8), """
-        0.17.0
+        0.21.0
         play 100 2 0 True
         pause 30
         b

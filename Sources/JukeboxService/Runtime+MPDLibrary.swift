@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxSystem
+
+/// The loop's side of the MPD library: the index (`MPDLibrary`), the updates that refill it on
+/// the tag reader, and the cover reads on a worker. Only the loop touches it.
+final class MPDLibraryState {
+    /// The index (empty until the first update ends).
+    var index: MPDLibrary
+    /// Update jobs asked for and not finished, oldest first (`status`'s `updating_db`).
+    var updating: [Int] = []
+    var lastJob = 0
+    /// Reads covers off the loop (started at the first `albumart`).
+    var reader: WorkerThread?
+    var nextRead = 1
+    var readWaiters: [Int: (Result<FileChunk, MPDError>) -> Void] = [:]
+
+    init(roots: [String]) {
+        index = MPDLibrary(roots: roots)
+    }
+}
+
+extension Runtime {
+    /// The MPD commands of the library and covers (`Runtime+MPDLibrary.swift`).
+    static let mpdLibraryCommands = ["albumart", "count", "find", "findadd", "list", "listall", "listallinfo", "lsinfo",
+                                     "readpicture", "rescan", "search", "searchadd", "update"]
+
+    /// Builds the MPD library index of the music folders off the loop (when the MPD face is on);
+    /// call once `loadTracks` is set. Playback does not wait for it.
+    public func startMPDLibrary() {
+        guard mpd != nil, mpdLibrary == nil else { return }
+        mpdLibrary = MPDLibraryState(roots: mpdMusicFolders)
+        _ = mpdUpdate("")
+    }
+
+    /// Starts an update of `uri` ("" for everything) on the tag reader; its job number. The
+    /// reader serves requests in order, so updates (and `add`s) finish in the order asked.
+    func mpdUpdate(_ uri: String) -> Int {
+        let lib = mpdLibrary ?? MPDLibraryState(roots: mpdMusicFolders)
+        mpdLibrary = lib
+        lib.lastJob += 1
+        let job = lib.lastJob
+        lib.updating.append(job)
+        notifyMPD([.update])
+        let paths = uri.isEmpty ? lib.index.roots : lib.index.roots.map { $0 + "/" + uri }
+        let finish: ([TrackInfo], [String]) -> Void = { [weak self, weak lib] tracks, _ in
+            guard let self, let lib else { return }
+            let dropped = lib.index.replace(under: uri, with: tracks)
+            if dropped > 0 { log.warning("mpd: the library keeps \(MPDLibrary.maxSongs) songs; \(dropped) left out") }
+            lib.updating.removeAll { $0 == job }
+            notifyMPD([.update, .database])
+        }
+        if paths.isEmpty || !readTracks(paths, then: finish) { finish([], []) }
+        return job
+    }
+
+    private func notifyMPD(_ changed: Set<MPDSession.Subsystem>) {
+        guard let mpd else { return }
+        for session in mpd.sessions { session.notify(changed) }
+    }
+
+    /// A cover chunk came back from the worker.
+    func mpdChunkRead(id: Int, _ result: Result<FileChunk, MPDError>) {
+        mpdLibrary?.readWaiters.removeValue(forKey: id)?(result)
+    }
+
+    /// Carries out a library or cover command; false when `r` is not one of them. `status` is
+    /// also answered here: the queue's lines (`mpdRun`) plus `updating_db` while an update runs.
+    func mpdLibraryRun(_ r: MPDRequest, binaryLimit: Int, _ reply: @escaping (Result<MPDReply, MPDError>) -> Void) -> Bool {
+        func lines(_ result: Result<[String], MPDError>) { reply(result.map { MPDReply(lines: $0) }) }
+        func fail(_ code: MPDError.Code, _ message: String) { reply(.failure(MPDError(code, message))) }
+        func args(_ counts: ClosedRange<Int>) -> Bool {
+            if counts.contains(r.args.count) { return true }
+            fail(.arg, "wrong number of arguments for \"\(r.name)\"")
+            return false
+        }
+        if r.name == "status" {
+            mpdRun(r) { [weak self] result in
+                let job = self?.mpdLibrary?.updating.first
+                reply(result.map { MPDReply(lines: $0 + (job.map { ["updating_db: \($0)"] } ?? [])) })
+            }
+            return true
+        }
+        guard Self.mpdLibraryCommands.contains(r.name) else { return false }
+        let lib = mpdLibrary ?? MPDLibraryState(roots: mpdMusicFolders)
+        mpdLibrary = lib
+        switch r.name {
+        case "update", "rescan":
+            guard args(0...1) else { return true }
+            let uri = MPDLibrary.normalized(r.args.first ?? "")
+            if uri.split(separator: "/").contains("..") { fail(.arg, "Malformed URI"); return true }
+            lines(.success(["updating_db: \(mpdUpdate(uri))"]))
+        case "lsinfo":
+            guard args(0...1) else { return true }
+            lines(lib.index.lsinfo(r.args.first ?? ""))
+        case "listall", "listallinfo":
+            guard args(0...1) else { return true }
+            lines(lib.index.listall(r.args.first ?? "", info: r.name == "listallinfo"))
+        case "find", "search", "findadd", "searchadd":
+            let fold = r.name.hasPrefix("search")
+            switch MPDFilter.parse(r.args, fold: fold) {
+            case .failure(let e): reply(.failure(e))
+            case .success(let filter):
+                let found = lib.index.find(filter)
+                guard r.name.hasSuffix("add") else { lines(.success(found.flatMap(MPDLibrary.block))); return true }
+                guard !found.isEmpty else { lines(.success([])); return true }
+                // As `add` does: the core's add event, answered once the queue is saved.
+                let before = saveNumber
+                dispatch(.add(found.map(lib.index.trackInfo)))
+                afterSaves(since: before) { _ in reply(.success(MPDReply(lines: []))) }
+            }
+        case "list":
+            guard r.args.count >= 1 else { fail(.arg, "too few arguments for \"list\""); return true }
+            var rest = Array(r.args.dropFirst())
+            var groups: [String] = []
+            while rest.count >= 2, rest[rest.count - 2].lowercased() == "group" {
+                groups.insert(rest.removeLast(), at: 0)
+                rest.removeLast()
+            }
+            // The old form `list album ARTIST`.
+            if r.args[0].lowercased() == "album", rest.count == 1, !rest[0].hasPrefix("(") { rest = ["artist", rest[0]] }
+            switch MPDFilter.parse(rest, fold: false, allowEmpty: true) {
+            case .failure(let e): reply(.failure(e))
+            case .success(let filter): lines(lib.index.list(r.args[0], filter: filter, groups: groups))
+            }
+        case "count":
+            var rest = r.args
+            var group: String?
+            if rest.count >= 2, rest[rest.count - 2].lowercased() == "group" {
+                group = rest.removeLast()
+                rest.removeLast()
+            }
+            switch MPDFilter.parse(rest, fold: false, allowEmpty: group != nil) {
+            case .failure(let e): reply(.failure(e))
+            case .success(let filter): lines(lib.index.count(filter, group: group))
+            }
+        case "albumart":
+            guard args(2...2) else { return true }
+            guard let offset = Int(r.args[1]), offset >= 0 else { fail(.arg, "Bad file offset"); return true }
+            readCover(r.args[0], offset: offset, limit: binaryLimit, lib: lib) { result in
+                reply(result.map { MPDReply(lines: ["size: \($0.size)"], binary: $0.bytes) })
+            }
+        case "readpicture":
+            // TagLib's C API (1.13, Debian 12) reads no pictures; jukebox answers as MPD does for
+            // a song without one: an empty reply. A song it does not know is an error.
+            guard args(2...2) else { return true }
+            guard Int(r.args[1]).map({ $0 >= 0 }) == true else { fail(.arg, "Bad file offset"); return true }
+            let uri = MPDLibrary.normalized(r.args[0])
+            if lib.index.song(uri) == nil && lib.updating.isEmpty { fail(.noExist, "No such song"); return true }
+            lines(.success([]))
+        default:
+            return false
+        }
+        return true
+    }
+
+    private func readCover(_ uri: String, offset: Int, limit: Int, lib: MPDLibraryState,
+                           then: @escaping (Result<FileChunk, MPDError>) -> Void) {
+        if lib.reader == nil { lib.reader = WorkerThread(name: "jukebox-covers", mailbox: mailbox) }
+        let id = lib.nextRead
+        lib.nextRead += 1
+        lib.readWaiters[id] = then
+        let roots = lib.index.roots
+        lib.reader?.run { .chunkRead(id: id, result: MPDCovers.read(uri: uri, roots: roots, offset: offset, limit: limit)) }
+    }
+}
+
+extension MPDFace {
+    /// The library's and covers' commands (and `status`, for `updating_db`); the rest go to `mpdRun`.
+    func run(_ request: MPDRequest, binaryLimit: Int, reply: @escaping (Result<MPDReply, MPDError>) -> Void) -> Bool {
+        guard let runtime else { return false }
+        return runtime.mpdLibraryRun(request, binaryLimit: binaryLimit, reply)
+    }
+}
