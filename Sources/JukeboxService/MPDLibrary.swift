@@ -43,9 +43,22 @@ public struct MPDLibrary: Sendable {
         let prefix = uri.isEmpty ? "" : uri + "/"
         songs.removeAll { uri.isEmpty || $0.uri == uri || $0.uri.hasPrefix(prefix) }
         var added: [Song] = []
+        // An album's songs share one copy of its artist and album names (strings are shared
+        // when equal copies come from one value), a few hundred KB less for a large library.
+        var names: [String: String] = [:]
+        func shared(_ s: String?) -> String? {
+            guard let s else { return nil }
+            if let known = names[s] { return known }
+            names[s] = s
+            return s
+        }
+        for s in songs {
+            _ = shared(s.artist)
+            _ = shared(s.album)
+        }
         for t in tracks {
             guard let (root, rel) = locate(t.path) else { continue }
-            added.append(Song(uri: rel, root: root, title: t.title, artist: t.artist, album: t.album,
+            added.append(Song(uri: rel, root: root, title: t.title, artist: shared(t.artist), album: shared(t.album),
                               track: t.trackNumber, disc: t.discNumber, duration: t.duration))
         }
         songs += added

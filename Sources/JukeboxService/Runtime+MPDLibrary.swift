@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+import CLinux
+import Glibc
 import JukeboxCore
 import JukeboxSystem
 
@@ -7,16 +9,31 @@ import JukeboxSystem
 final class MPDLibraryState {
     /// The index (empty until the first update ends).
     var index: MPDLibrary
-    /// Update jobs asked for and not finished, oldest first (`status`'s `updating_db`).
-    var updating: [Int] = []
+    /// Update jobs asked for and not finished, oldest first (`status`'s `updating_db`), with their URI.
+    var updating: [(job: Int, uri: String)] = []
+    /// Most updates waiting at once (MPD's own queue holds 32): a client repeating `update` in a
+    /// loop must not queue folder walks without end.
+    static let maxUpdates = 32
     var lastJob = 0
     /// Reads covers off the loop (started at the first `albumart`).
     var reader: WorkerThread?
     var nextRead = 1
     var readWaiters: [Int: (Result<FileChunk, MPDError>) -> Void] = [:]
 
+    /// Set when an update's tags were taken into the index.
+    var trimDue = false
+
     init(roots: [String]) {
         index = MPDLibrary(roots: roots)
+    }
+
+    /// After an update, once the loop has dropped the mailbox's results: the tags were read into
+    /// the tag reader's own malloc arena and are freed now (the index keeps its own copy), so
+    /// those pages are given back rather than kept resident (about 1 MB for 2,000 songs).
+    func trimIfDue() {
+        guard trimDue else { return }
+        trimDue = false
+        _ = malloc_trim(0)
     }
 }
 
@@ -35,19 +52,24 @@ extension Runtime {
 
     /// Starts an update of `uri` ("" for everything) on the tag reader; its job number. The
     /// reader serves requests in order, so updates (and `add`s) finish in the order asked.
-    func mpdUpdate(_ uri: String) -> Int {
+    /// An update of a URI already waiting is that update (its number again); nil when the queue is full.
+    func mpdUpdate(_ uri: String) -> Int? {
         let lib = mpdLibrary ?? MPDLibraryState(roots: mpdMusicFolders)
         mpdLibrary = lib
+        // Only the newest of a URI's updates can still be waiting unstarted: that one covers this one.
+        if let same = lib.updating.last(where: { $0.uri == uri }), same.job != lib.updating.first?.job { return same.job }
+        guard lib.updating.count < MPDLibraryState.maxUpdates else { return nil }
         lib.lastJob += 1
         let job = lib.lastJob
-        lib.updating.append(job)
+        lib.updating.append((job, uri))
         notifyMPD([.update])
         let paths = uri.isEmpty ? lib.index.roots : lib.index.roots.map { $0 + "/" + uri }
         let finish: ([TrackInfo], [String]) -> Void = { [weak self, weak lib] tracks, _ in
             guard let self, let lib else { return }
             let dropped = lib.index.replace(under: uri, with: tracks)
             if dropped > 0 { log.warning("mpd: the library keeps \(MPDLibrary.maxSongs) songs; \(dropped) left out") }
-            lib.updating.removeAll { $0 == job }
+            lib.updating.removeAll { $0.job == job }
+            lib.trimDue = true
             notifyMPD([.update, .database])
         }
         if paths.isEmpty || !readTracks(paths, then: finish) { finish([], []) }
@@ -76,7 +98,7 @@ extension Runtime {
         }
         if r.name == "status" {
             mpdRun(r) { [weak self] result in
-                let job = self?.mpdLibrary?.updating.first
+                let job = self?.mpdLibrary?.updating.first?.job
                 reply(result.map { MPDReply(lines: $0 + (job.map { ["updating_db: \($0)"] } ?? [])) })
             }
             return true
@@ -89,7 +111,8 @@ extension Runtime {
             guard args(0...1) else { return true }
             let uri = MPDLibrary.normalized(r.args.first ?? "")
             if uri.split(separator: "/").contains("..") { fail(.arg, "Malformed URI"); return true }
-            lines(.success(["updating_db: \(mpdUpdate(uri))"]))
+            guard let job = mpdUpdate(uri) else { fail(.updateAlready, "Update queue is full"); return true }
+            lines(.success(["updating_db: \(job)"]))
         case "lsinfo":
             guard args(0...1) else { return true }
             lines(lib.index.lsinfo(r.args.first ?? ""))
@@ -98,6 +121,10 @@ extension Runtime {
             lines(lib.index.listall(r.args.first ?? "", info: r.name == "listallinfo"))
         case "find", "search", "findadd", "searchadd":
             let fold = r.name.hasPrefix("search")
+            if r.args.count >= 2, ["sort", "window", "position"].contains(r.args[r.args.count - 2].lowercased()) {
+                fail(.arg, "jukebox does not support \(r.args[r.args.count - 2]) after a filter yet")
+                return true
+            }
             switch MPDFilter.parse(r.args, fold: fold) {
             case .failure(let e): reply(.failure(e))
             case .success(let filter):

@@ -358,6 +358,8 @@ public final class Runtime {
             }
             // After `drain` has reset the eventfd: a result posted meanwhile wakes the next poll.
             for result in mailbox.drainResults() { settle(result) }
+            // Once the results (a library's tags among them) are freed: give their pages back.
+            mpdLibrary?.trimIfDue()
         }
         if fds[1].revents != 0 { readSignals() }
         if fds[2].revents != 0 { readKeys(fds[2].revents) }
