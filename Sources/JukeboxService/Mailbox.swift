@@ -23,6 +23,8 @@ public final class Mailbox: @unchecked Sendable {
         case tracksRead(id: Int, tracks: [TrackInfo], messages: [String])
         /// A chunk of a file (an MPD client's cover) for request `id`, or why not (`WorkerThread`).
         case chunkRead(id: Int, result: Swift.Result<FileChunk, MPDError>)
+        /// The tag reader requests an MPD library update is cut into (`MPDLibraryWalk`).
+        case updateListed(id: Int, groups: [[String]])
     }
     /// The fd that becomes readable when events are waiting.
     public let fd: Int32

@@ -15,10 +15,11 @@ final class MPDLibraryState {
     /// loop must not queue folder walks without end.
     static let maxUpdates = 32
     var lastJob = 0
-    /// Reads covers off the loop (started at the first `albumart`).
+    /// Lists folders for updates and reads covers, off the loop (started at the first need).
     var reader: WorkerThread?
     var nextRead = 1
     var readWaiters: [Int: (Result<FileChunk, MPDError>) -> Void] = [:]
+    var listWaiters: [Int: ([[String]]) -> Void] = [:]
 
     /// Set when an update's tags were taken into the index.
     var trimDue = false
@@ -50,8 +51,9 @@ extension Runtime {
         _ = mpdUpdate("")
     }
 
-    /// Starts an update of `uri` ("" for everything) on the tag reader; its job number. The
-    /// reader serves requests in order, so updates (and `add`s) finish in the order asked.
+    /// Starts an update of `uri` ("" for everything): the worker lists its folders
+    /// (`MPDLibraryWalk`), then the tag reader reads them folder by folder; its job number.
+    /// The index changes once, when every folder is read.
     /// An update of a URI already waiting is that update (its number again); nil when the queue is full.
     func mpdUpdate(_ uri: String) -> Int? {
         let lib = mpdLibrary ?? MPDLibraryState(roots: mpdMusicFolders)
@@ -63,8 +65,8 @@ extension Runtime {
         let job = lib.lastJob
         lib.updating.append((job, uri))
         notifyMPD([.update])
-        let paths = uri.isEmpty ? lib.index.roots : lib.index.roots.map { $0 + "/" + uri }
-        let finish: ([TrackInfo], [String]) -> Void = { [weak self, weak lib] tracks, _ in
+        let bases = uri.isEmpty ? lib.index.roots : lib.index.roots.map { $0 + "/" + uri }
+        let finish: ([TrackInfo]) -> Void = { [weak self, weak lib] tracks in
             guard let self, let lib else { return }
             let dropped = lib.index.replace(under: uri, with: tracks)
             if dropped > 0 { log.warning("mpd: the library keeps \(MPDLibrary.maxSongs) songs; \(dropped) left out") }
@@ -72,8 +74,40 @@ extension Runtime {
             lib.trimDue = true
             notifyMPD([.update, .database])
         }
-        if paths.isEmpty || !readTracks(paths, then: finish) { finish([], []) }
+        let id = lib.nextRead
+        lib.nextRead += 1
+        lib.listWaiters[id] = { [weak self] groups in self?.readGroups(groups, then: finish) }
+        worker(lib).run { .updateListed(id: id, groups: MPDLibraryWalk.groups(bases)) }
         return job
+    }
+
+    /// The folders of an update were listed.
+    func mpdUpdateListed(id: Int, _ groups: [[String]]) {
+        mpdLibrary?.listWaiters.removeValue(forKey: id)?(groups)
+    }
+
+    // One tag reader request per group; `then` gets every track once the last is read.
+    private func readGroups(_ groups: [[String]], then: @escaping ([TrackInfo]) -> Void) {
+        final class Gathered { var tracks: [TrackInfo] = []; var left = 0 }
+        let gathered = Gathered()
+        gathered.left = groups.count
+        guard !groups.isEmpty else { return then([]) }
+        for group in groups {
+            let started = readTracks(group) { tracks, _ in
+                gathered.tracks += tracks
+                gathered.left -= 1
+                if gathered.left == 0 { then(gathered.tracks) }
+            }
+            // A player without a loader (some tests) has an empty library.
+            if !started { return then([]) }
+        }
+    }
+
+    private func worker(_ lib: MPDLibraryState) -> WorkerThread {
+        if let reader = lib.reader { return reader }
+        let reader = WorkerThread(name: "jukebox-mpd", mailbox: mailbox)
+        lib.reader = reader
+        return reader
     }
 
     private func notifyMPD(_ changed: Set<MPDSession.Subsystem>) {
@@ -183,12 +217,11 @@ extension Runtime {
 
     private func readCover(_ uri: String, offset: Int, limit: Int, lib: MPDLibraryState,
                            then: @escaping (Result<FileChunk, MPDError>) -> Void) {
-        if lib.reader == nil { lib.reader = WorkerThread(name: "jukebox-covers", mailbox: mailbox) }
         let id = lib.nextRead
         lib.nextRead += 1
         lib.readWaiters[id] = then
         let roots = lib.index.roots
-        lib.reader?.run { .chunkRead(id: id, result: MPDCovers.read(uri: uri, roots: roots, offset: offset, limit: limit)) }
+        worker(lib).run { .chunkRead(id: id, result: MPDCovers.read(uri: uri, roots: roots, offset: offset, limit: limit)) }
     }
 }
 

@@ -432,6 +432,8 @@ public final class Runtime {
             releaseColdPages?()
         case .chunkRead(let id, let result):
             mpdChunkRead(id: id, result)
+        case .updateListed(let id, let groups):
+            mpdUpdateListed(id: id, groups)
         }
     }
 
