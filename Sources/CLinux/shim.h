@@ -3,6 +3,8 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+// malloc_trim: the MPD library gives back the tag reader's freed arena after an update.
+#include <malloc.h>
 #include <signal.h>
 #include <termios.h>
 #include <sys/ioctl.h>

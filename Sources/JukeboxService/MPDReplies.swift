@@ -55,14 +55,14 @@ public enum MPDReplies {
     /// revision plus one, so that an empty new player is at 1 and a client's 0 means "all".
     public static func playlistVersion(_ state: State) -> Int { state.queueRevision + 1 }
 
-    /// The `stats` reply. Until jukebox has a library, the "database" is the queue: artists,
-    /// albums, songs and `db_playtime` count its entries. `uptime` and `playtime` (seconds
-    /// playing) are since the listener opened.
-    public static func stats(_ state: State, uptime: Double, playtime: Double) -> [String] {
-        let infos = state.queue.map(\.info)
-        let total = infos.reduce(0.0) { $0 + ($1.duration ?? 0) }
-        return ["artists: \(Set(infos.compactMap(\.artist)).count)", "albums: \(Set(infos.compactMap(\.album)).count)",
-                "songs: \(infos.count)", "uptime: \(Int(max(0, uptime)))", "playtime: \(Int(max(0, playtime)))",
+    /// The `stats` reply over `songs` (the library's; the queue's where there is none): artists,
+    /// albums, songs and `db_playtime` count them. `uptime` and `playtime` (seconds playing) are
+    /// since the listener opened.
+    public static func stats(_ songs: [(artist: String?, album: String?, duration: Double?)], uptime: Double,
+                             playtime: Double) -> [String] {
+        let total = songs.reduce(0.0) { $0 + ($1.duration ?? 0) }
+        return ["artists: \(Set(songs.compactMap(\.artist)).count)", "albums: \(Set(songs.compactMap(\.album)).count)",
+                "songs: \(songs.count)", "uptime: \(Int(max(0, uptime)))", "playtime: \(Int(max(0, playtime)))",
                 "db_playtime: \(Int(total.rounded()))"]
     }
 

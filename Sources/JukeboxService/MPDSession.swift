@@ -8,6 +8,33 @@ public protocol MPDBackend: AnyObject {
     /// reply's lines (without the final `OK`) or the error, at once or later on the loop (after
     /// a save, after the tag reader); the session sends nothing else to this client meanwhile.
     func run(_ request: MPDRequest, reply: @escaping (Result<[String], MPDError>) -> Void)
+    /// Carries out a command whose reply may end in raw bytes (`albumart`, `readpicture`; the
+    /// library's commands too), with `binaryLimit` the client's largest chunk; false when it is
+    /// not such a command (then `run(_:reply:)` gets it). The same rules as `run(_:reply:)`.
+    func run(_ request: MPDRequest, binaryLimit: Int, reply: @escaping (Result<MPDReply, MPDError>) -> Void) -> Bool
+}
+
+extension MPDBackend {
+    /// No command with a binary reply.
+    public func run(_ request: MPDRequest, binaryLimit: Int, reply: @escaping (Result<MPDReply, MPDError>) -> Void) -> Bool {
+        false
+    }
+}
+
+/// A reply's lines (without the final `OK`) and, for `albumart`/`readpicture`, the chunk of raw
+/// bytes that follows them: the session writes `binary: COUNT`, the bytes as they are (never
+/// made inert: they are an image), and a newline, as MPD does.
+public struct MPDReply: Equatable, Sendable {
+    /// The text lines.
+    public var lines: [String]
+    /// The raw bytes after the lines, if any.
+    public var binary: [UInt8]?
+
+    /// Creates a reply.
+    public init(lines: [String], binary: [UInt8]? = nil) {
+        self.lines = lines
+        self.binary = binary
+    }
 }
 
 /// One MPD client's side of the protocol: the greeting, command lists, `idle`/`noidle`, the
@@ -21,13 +48,17 @@ public final class MPDSession {
     }
 
     /// The protocol version in the greeting: what jukebox implements, and so what clients may
-    /// rely on (see the README: 0.17 brings `seekcur`; 0.19's `list … group` and 0.21's filters
-    /// and `albumart` are not here).
-    public static let protocolVersion = "0.17.0"
+    /// rely on (see the README: 0.19's `list … group`, 0.21's filter expressions and `albumart`
+    /// are here; 0.22's `readpicture` answers but finds no picture, so 0.22 is not claimed).
+    public static let protocolVersion = "0.21.0"
     /// The commands allowed before `password` when one is configured.
     public static let withoutPassword: Set<String> = ["password", "close", "ping", "commands", "notcommands"]
     /// The commands the session answers itself.
-    static let ownCommands: Set<String> = ["idle", "noidle", "password", "ping", "close", "commands", "notcommands"]
+    static let ownCommands: Set<String> = ["binarylimit", "idle", "noidle", "password", "ping", "close", "commands", "notcommands"]
+    /// The largest binary chunk until the client says `binarylimit` (MPD's default).
+    public static let defaultBinaryLimit = 8192
+    /// The largest `binarylimit` accepted: a chunk is held in memory while it is sent.
+    public static let maxBinaryLimit = 1 << 20
     /// Most bytes of one command list; a longer one closes the connection (as MPD does).
     public static let maxListBytes = 256 << 10
     /// Most lines held while a reply is awaited; more close the connection.
@@ -57,6 +88,8 @@ public final class MPDSession {
     private var waiting = false
     /// Lines that came while a reply was awaited, in order.
     private var held: [[UInt8]?] = []
+    /// The client's largest binary chunk (`binarylimit`).
+    private var binaryLimit = MPDSession.defaultBinaryLimit
 
     /// A session that greets at once. `known` lists the commands `backend` carries out.
     public init(backend: MPDBackend, known: [String], password: String?) {
@@ -176,11 +209,14 @@ public final class MPDSession {
                     fail(MPDError(.system, "the player is stopping"), index: index, command: r.name)
                     continue
                 }
-                var immediate: Result<[String], MPDError>?
+                var immediate: Result<MPDReply, MPDError>?
                 var returned = false
                 waiting = true
-                backend.run(r) { [weak self] result in
+                let deliver: (Result<MPDReply, MPDError>) -> Void = { [weak self] result in
                     if returned { self?.finish(result, command: r.name) } else { immediate = result }
+                }
+                if !backend.run(r, binaryLimit: binaryLimit, reply: deliver) {
+                    backend.run(r) { deliver($0.map { MPDReply(lines: $0) }) }
                 }
                 returned = true
                 if let immediate { waiting = false; apply(immediate, command: r.name) }
@@ -188,23 +224,28 @@ public final class MPDSession {
         }
     }
 
-    private func finish(_ result: Result<[String], MPDError>, command: String) {
+    private func finish(_ result: Result<MPDReply, MPDError>, command: String) {
         waiting = false
         apply(result, command: command)
         advance()
     }
 
-    private func apply(_ result: Result<[String], MPDError>, command: String) {
+    private func apply(_ result: Result<MPDReply, MPDError>, command: String) {
         guard let current = batch else { return }
         switch result {
-        case .success(let lines): succeed(lines)
+        case .success(let reply): succeed(reply.lines, binary: reply.binary)
         case .failure(let e): fail(e, index: current.index, command: command)
         }
     }
 
-    private func succeed(_ lines: [String]) {
+    private func succeed(_ lines: [String], binary: [UInt8]? = nil) {
         guard let current = batch else { return }
         for line in lines { write(line) }
+        if let binary {
+            write("binary: \(binary.count)")
+            output += binary
+            output.append(UInt8(ascii: "\n"))
+        }
         if current.ok { write("list_OK") }
         batch?.index += 1
     }
@@ -224,6 +265,12 @@ public final class MPDSession {
         }
         switch r.name {
         case "ping": return .some(nil)
+        case "binarylimit":
+            // MPD's floor is 64 bytes; the ceiling is jukebox's, to bound a chunk in memory.
+            guard r.args.count == 1, let n = Int(r.args[0]) else { return .some(MPDError(.arg, "wrong number of arguments for \"binarylimit\"")) }
+            guard n >= 64 else { return .some(MPDError(.arg, "Value too small")) }
+            binaryLimit = min(n, Self.maxBinaryLimit)
+            return .some(nil)
         case "close":
             closing = true
             return .some(nil)

@@ -15,7 +15,7 @@ public final class Mailbox: @unchecked Sendable {
     private var lines: [(LogLevel, String)] = []
     private var results: [Result] = []
 
-    /// What the shell's own workers (`StateWriter`, `TagReaderThread`) hand back to the loop.
+    /// What the shell's own workers (`StateWriter`, `TagReaderThread`, `WorkerThread`) hand back to the loop.
     public enum Result: Sendable {
         /// Saves up to number `through` are on disk (or failed with `error`).
         case saved(through: UInt64, error: String?)
@@ -23,6 +23,10 @@ public final class Mailbox: @unchecked Sendable {
         case tracksRead(id: Int, tracks: [TrackInfo], messages: [String])
         /// Other file work request `id` asked for (`TagReaderThread.perform`) is done.
         case workDone(id: Int, result: FileWorkResult)
+        /// A chunk of a file (an MPD client's cover) for request `id`, or why not (`WorkerThread`).
+        case chunkRead(id: Int, result: Swift.Result<FileChunk, MPDError>)
+        /// The tag reader requests an MPD library update is cut into (`MPDLibraryWalk`).
+        case updateListed(id: Int, groups: [[String]])
     }
     /// The fd that becomes readable when events are waiting.
     public let fd: Int32

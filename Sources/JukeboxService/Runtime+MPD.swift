@@ -13,7 +13,7 @@ extension Runtime {
                               "playlistid", "playlistinfo", "previous", "random", "repeat", "replay_gain_mode",
                               "replay_gain_status", "seek", "seekcur", "seekid", "setvol", "single", "stats", "status",
                               "stop", "tagtypes", "urlhandlers", "volume"]
-        + mpdQueueCommands + mpdPlaylistCommands
+        + mpdQueueCommands + mpdPlaylistCommands + mpdLibraryCommands
 
     /// Opens the MPD listener; returns one line per address it could not listen on (the player
     /// plays on without them). `musicFolders` are where relative `add` names and `file:` lines
@@ -197,7 +197,10 @@ extension Runtime {
         case "stats":
             guard args(0...0) else { return }
             let played = mpdFace.map { $0.playedBefore + ($0.playingSince.map { clock() - $0 } ?? 0) } ?? 0
-            reply(.success(MPDReplies.stats(state, uptime: clock() - (mpdFace?.started ?? clock()), playtime: played)))
+            // The library's songs once there is a library (MPD on builds it at start), else the queue's.
+            let songs = mpdLibrary.map { $0.index.songs.map { ($0.artist, $0.album, $0.duration) } }
+                ?? state.queue.map { ($0.info.artist, $0.info.album, $0.info.duration) }
+            reply(.success(MPDReplies.stats(songs, uptime: clock() - (mpdFace?.started ?? clock()), playtime: played)))
         case "urlhandlers":
             // No streams yet: no scheme to offer (local files are added by path).
             guard args(0...0) else { return }
@@ -278,7 +281,8 @@ extension Runtime {
 
 /// The session's backend: forwards to the loop (weakly: sessions never keep the runtime alive).
 final class MPDFace: MPDBackend {
-    private weak var runtime: Runtime?
+    /// Not private: the library's commands (`Runtime+MPDLibrary.swift`) reach the loop through it too.
+    weak var runtime: Runtime?
     /// When the listener opened (the loop's clock), for `stats`' uptime.
     let started: Double
     /// Seconds played before `playingSince`, and when the current stretch of playing began.

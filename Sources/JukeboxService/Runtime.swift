@@ -40,6 +40,8 @@ public final class Runtime {
     var mpdMusicFolders: [String] = []
     /// What MPD clients last saw, to tell which subsystems changed.
     var mpdSeen: MPDWatch?
+    /// The MPD library index, its updates and cover reads (`Runtime+MPDLibrary.swift`).
+    var mpdLibrary: MPDLibraryState?
     /// The panel, if any.
     let display: DisplaySink?
     /// Buttons, encoder, input devices.
@@ -117,6 +119,7 @@ public final class Runtime {
 
     deinit {
         tagReader?.finish()
+        mpdLibrary?.reader?.finish()
         writer?.finish()
     }
 
@@ -177,6 +180,7 @@ public final class Runtime {
         // The last save (the quit's) is on disk before the process ends; a folder still being
         // read is not waited for.
         tagReader?.finish(waiting: false)
+        mpdLibrary?.reader?.finish(waiting: false)
         writer?.finish()
         audio.shutdown()
         if signalFD >= 0 { close(signalFD) }
@@ -355,6 +359,8 @@ public final class Runtime {
             }
             // After `drain` has reset the eventfd: a result posted meanwhile wakes the next poll.
             for result in mailbox.drainResults() { settle(result) }
+            // Once the results (a library's tags among them) are freed: give their pages back.
+            mpdLibrary?.trimIfDue()
         }
         if fds[1].revents != 0 { readSignals() }
         if fds[2].revents != 0 { readKeys(fds[2].revents) }
@@ -427,6 +433,10 @@ public final class Runtime {
             releaseColdPages?()
         case .workDone(let id, let result):
             workWaiters.removeValue(forKey: id)?(result)
+        case .chunkRead(let id, let result):
+            mpdChunkRead(id: id, result)
+        case .updateListed(let id, let groups):
+            mpdUpdateListed(id: id, groups)
         }
     }
 

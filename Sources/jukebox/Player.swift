@@ -119,6 +119,8 @@ enum Player {
         }
         if let reload = setup.reload { runtime.reload = { reload(log) } }
         runtime.loadTracks = { paths in LibraryLoader(readInfo: AudioWiring.trackInfo(path:)).load(paths) }
+        // The MPD library is read on the tag reader, so it needs `loadTracks`; playback never waits for it.
+        runtime.startMPDLibrary()
         runtime.releaseColdPages = { [log] in
             let start = monotonicNow()
             let released = ColdPages.release()

@@ -45,6 +45,8 @@ extension MPCTests {
         XCTAssertEqual(again.status, 1)
         XCTAssertTrue(again.err.contains("MPD error: Playlist already exists"), again.err)
         XCTAssertEqual(try mpc("playlist", "road trip").out, "a\nb\n")
+        // mpc asks `lsinfo` for the stored playlists (the root lists them after the music).
+        XCTAssertEqual(try mpc("lsplaylists").out, "road trip\n")
         XCTAssertEqual(try mpc("clear").status, 0)
         XCTAssertEqual(try mpc("load", "road trip").out, "loading: road trip\n")
         XCTAssertEqual(try mpc("playlist").out, "a\nb\n")
@@ -68,7 +70,7 @@ extension MPCTests {
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
         let fd = try connect()
         defer { close(fd) }
-        XCTAssertEqual(readLine(fd), "OK MPD 0.17.0")
+        XCTAssertEqual(readLine(fd), "OK MPD 0.21.0")
         send(fd, "listplaylists\n")
         XCTAssertEqual(readLine(fd), "OK")
         send(fd, "save x\n")
@@ -93,7 +95,7 @@ extension MPCTests {
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
         let fd = try connect()
         defer { close(fd) }
-        XCTAssertEqual(readLine(fd), "OK MPD 0.17.0")
+        XCTAssertEqual(readLine(fd), "OK MPD 0.21.0")
         let status = exchange(fd, "status")
         let version = try XCTUnwrap(status.first { $0.hasPrefix("playlist: ") }.flatMap { Int($0.dropFirst(10)) }, "\(status)")
         let ids = exchange(fd, "playlistid").filter { $0.hasPrefix("Id: ") }
@@ -116,7 +118,8 @@ extension MPCTests {
         XCTAssertEqual(exchange(fd, "crossfade 3"), ["ACK [2@0] {crossfade} jukebox has no crossfade: tracks join gaplessly"])
         XCTAssertEqual(exchange(fd, "stats").map { $0.split(separator: ":")[0] },
                        ["artists", "albums", "songs", "uptime", "playtime", "db_playtime", "OK"])
-        XCTAssertEqual(exchange(fd, "stats")[2], "songs: 3")
+        // The library is the music folders; this player's `music` names two files, no folder.
+        XCTAssertEqual(exchange(fd, "stats")[2], "songs: 0")
     }
 }
 

@@ -5,8 +5,7 @@ import JukeboxFixtures
 import XCTest
 
 /// The real `mpc` (Debian's package) against the real binary's MPD listener on 127.0.0.1, with its
-/// exact output checked. mpc 0.34+ warns "MPD 0.21 required" on stderr (jukebox says 0.17: see
-/// the README); only stdout is compared.
+/// exact output checked (only stdout: mpc warns on stderr about what it lacks).
 final class MPCTests: DaemonTestCase {
     var port = 0
     var a: String { dir + "/a.wav" }
@@ -171,7 +170,7 @@ final class MPCTests: DaemonTestCase {
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
         let fd = try connect()
         defer { close(fd) }
-        XCTAssertEqual(readLine(fd), "OK MPD 0.17.0")
+        XCTAssertEqual(readLine(fd), "OK MPD 0.21.0")
         send(fd, "frobnicate\n")
         XCTAssertEqual(readLine(fd), "ACK [5@0] {} unknown command \"frobnicate\"")
         send(fd, "play \"unterminated\n")
@@ -186,7 +185,7 @@ final class MPCTests: DaemonTestCase {
         // More clients than allowed: the extra one is closed without a greeting.
         let held = try (0..<3).map { _ in try connect() }
         defer { held.forEach { close($0) } }
-        for h in held { XCTAssertEqual(readLine(h), "OK MPD 0.17.0") }
+        for h in held { XCTAssertEqual(readLine(h), "OK MPD 0.21.0") }
         let extra = try connect()
         defer { close(extra) }
         XCTAssertNil(readLine(extra), "a client beyond maxClients was served")
@@ -218,8 +217,8 @@ final class MPCTests: DaemonTestCase {
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
         let silent = try connect(), idle = try connect()
         defer { close(silent); close(idle) }
-        XCTAssertEqual(readLine(silent), "OK MPD 0.17.0")
-        XCTAssertEqual(readLine(idle), "OK MPD 0.17.0")
+        XCTAssertEqual(readLine(silent), "OK MPD 0.21.0")
+        XCTAssertEqual(readLine(idle), "OK MPD 0.21.0")
         send(idle, "idle\n")
         let start = Date()
         XCTAssertNil(readLine(silent))

@@ -21,7 +21,7 @@ final class MPDSoakTests: DaemonTestCase {
         let pid = daemon.process.processIdentifier
 
         let good = try MPDWire(port: port)
-        XCTAssertEqual(good.readLine(), "OK MPD 0.17.0")
+        XCTAssertEqual(good.readLine(), "OK MPD 0.21.0")
         var slowest = 0.0
         /// `status` from the well-behaved client: its pairs; the slowest round trip is kept.
         func status() -> [String: String] {
@@ -42,7 +42,7 @@ final class MPDSoakTests: DaemonTestCase {
             // 1 MB lines: refused, the connection closed.
             for _ in 0..<3 {
                 let w = try MPDWire(port: port)
-                XCTAssertEqual(w.readLine(), "OK MPD 0.17.0")
+                XCTAssertEqual(w.readLine(), "OK MPD 0.21.0")
                 w.send(String(repeating: "x", count: 1 << 20) + "\n")
                 XCTAssertEqual(w.readLine(), "ACK [2@0] {} line too long")
                 XCTAssertNil(w.readLine(), "a 1 MB line did not close the connection")
@@ -51,7 +51,7 @@ final class MPDSoakTests: DaemonTestCase {
             lap("1 MB lines")
             // Unknown commands, pipelined: one ACK each, the connection kept.
             let u = try MPDWire(port: port)
-            XCTAssertEqual(u.readLine(), "OK MPD 0.17.0")
+            XCTAssertEqual(u.readLine(), "OK MPD 0.21.0")
             u.send((0..<1000).map { "frobnicate\($0) \"x\" y\n" }.joined())
             var acks = 0
             while acks < 1000, let line = u.readLine(), line.hasPrefix("ACK [5@0] {} unknown command") { acks += 1 }
@@ -71,7 +71,7 @@ final class MPDSoakTests: DaemonTestCase {
             var greeted = 0
             for i in 0..<cycles {
                 let c = try MPDWire(port: port)
-                if c.readLine() == "OK MPD 0.17.0" { greeted += 1 }
+                if c.readLine() == "OK MPD 0.21.0" { greeted += 1 }
                 if i % 2 == 1 { c.send("stat") }
                 if i % 100 == 99 { _ = status() }
             }
@@ -95,7 +95,7 @@ final class MPDSoakTests: DaemonTestCase {
         let flood = try MPDWire(port: port, receiveBuffer: 4096)
         flood.send(String(repeating: "idle\nnoidle\n", count: 20_000))
         let changer = try MPDWire(port: port)
-        XCTAssertEqual(changer.readLine(), "OK MPD 0.17.0")
+        XCTAssertEqual(changer.readLine(), "OK MPD 0.21.0")
         for i in 0..<400 {
             let command = ["pause 1", "pause 0", "setvol \(50 + i % 50)", "random \(i % 2)"][i % 4]
             XCTAssertEqual(changer.request(command), ["OK"], command)
@@ -152,9 +152,9 @@ final class MPDSoakTests: DaemonTestCase {
         let daemon = try startDaemon([a], extra: ["mpd": ["bind": "127.0.0.1", "port": port]])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
         let good = try MPDWire(port: port)
-        XCTAssertEqual(good.readLine(), "OK MPD 0.17.0")
+        XCTAssertEqual(good.readLine(), "OK MPD 0.21.0")
         let huge = try MPDWire(port: port)
-        XCTAssertEqual(huge.readLine(), "OK MPD 0.17.0")
+        XCTAssertEqual(huge.readLine(), "OK MPD 0.21.0")
         huge.send("command_list_ok_begin\n" + String(repeating: "ping\n", count: 60_000))
         var slowest = 0.0
         let closed = waitFor(10) {

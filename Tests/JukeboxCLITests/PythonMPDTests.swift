@@ -158,7 +158,7 @@ final class PythonMPDTests: DaemonTestCase {
         let (out, status, stderr) = try run(Self.script, extra: [:], arguments: { _, _ in [] })
         XCTAssertEqual(status, 0, stderr)
         XCTAssertEqual(out, """
-        0.17.0
+        0.21.0
         play 100 2 0 True
         pause 30
         b

@@ -17,10 +17,21 @@ private final class FakeBackend: MPDBackend {
         default: reply(.success([]))
         }
     }
+
+    /// `art OFFSET`: a 20000-byte "image" whose bytes include newlines and "OK", in chunks.
+    static let image = (0..<20000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+    func run(_ request: MPDRequest, binaryLimit: Int, reply: @escaping (Result<MPDReply, MPDError>) -> Void) -> Bool {
+        guard request.name == "art" else { return false }
+        ran.append(request)
+        let offset = Int(request.args[0])!
+        let chunk = Array(Self.image[offset..<min(Self.image.count, offset + binaryLimit)])
+        reply(.success(MPDReply(lines: ["size: \(Self.image.count)"], binary: chunk)))
+        return true
+    }
 }
 
 final class MPDProtocolTests: XCTestCase {
-    private let known = ["status", "fail", "slow", "play"]
+    private let known = ["status", "fail", "slow", "play", "art"]
     /// The sessions hold their backend weakly (as they hold the loop): the test keeps them.
     private var backends: [FakeBackend] = []
 
@@ -28,7 +39,7 @@ final class MPDProtocolTests: XCTestCase {
         let backend = FakeBackend()
         backends.append(backend)
         let s = MPDSession(backend: backend, known: known, password: password)
-        XCTAssertEqual(take(s), "OK MPD 0.17.0\n")
+        XCTAssertEqual(take(s), "OK MPD 0.21.0\n")
         return (s, backend)
     }
 
@@ -62,6 +73,35 @@ final class MPDProtocolTests: XCTestCase {
         XCTAssertEqual(error("   "), MPDError(.unknown, "No command given"))
         XCTAssertEqual(error("PLAY"), MPDError(.unknown, "unknown command \"PLAY\""))
         if case .failure(let e) = MPDRequest.parse([0x70, 0xFF, 0xFE, 0x00]) { XCTAssertEqual(e.code, .arg) } else { XCTFail("not refused") }
+    }
+
+    // MARK: binary replies
+
+    func testABinaryReplyIsItsLinesTheCountTheRawBytesAndANewlineInChunksOfTheLimit() {
+        let (s, _) = session()
+        let image = FakeBackend.image
+        var expected = Array("size: 20000\nbinary: 8192\n".utf8) + image[0..<8192] + Array("\nOK\n".utf8)
+        s.receive(Array("art 0".utf8))
+        XCTAssertEqual(s.output, expected, "the default chunk is MPD's 8192 bytes")
+        s.output.removeAll()
+        XCTAssertEqual(send(s, "binarylimit 63"), "ACK [2@0] {binarylimit} Value too small\n")
+        XCTAssertEqual(send(s, "binarylimit 5000"), "OK\n")
+        // The whole image, chunk by chunk, as a client reads it.
+        var got: [UInt8] = []
+        while got.count < image.count {
+            s.receive(Array("art \(got.count)".utf8))
+            let head = Array("size: 20000\nbinary: \(min(5000, image.count - got.count))\n".utf8)
+            XCTAssertEqual(Array(s.output.prefix(head.count)), head)
+            let body = s.output.dropFirst(head.count)
+            XCTAssertEqual(Array(body.suffix(4)), Array("\nOK\n".utf8))
+            got += body.dropLast(4)
+            s.output.removeAll()
+        }
+        XCTAssertEqual(got, image)
+        // In a command list the bytes are followed by list_OK like any reply.
+        expected = Array("size: 20000\nbinary: 0\n\nlist_OK\nOK\n".utf8)
+        for line in ["command_list_ok_begin", "art 20000", "command_list_end"] { s.receive(Array(line.utf8)) }
+        XCTAssertEqual(s.output, expected)
     }
 
     func testAnAckNeverSpansTwoLines() {
@@ -167,6 +207,7 @@ final class MPDProtocolTests: XCTestCase {
         XCTAssertEqual(send(s, "idle"), "ACK [4@0] {idle} you don't have permission for \"idle\"\n")
         XCTAssertEqual(send(s, "ping"), "OK\n")
         XCTAssertEqual(send(s, "commands"), "command: close\ncommand: commands\ncommand: notcommands\ncommand: password\ncommand: ping\nOK\n")
+        XCTAssertTrue(send(s, "notcommands").contains("command: binarylimit\n"), "binarylimit waits for the password, as in MPD")
         XCTAssertTrue(send(s, "notcommands").contains("command: status\n"))
         XCTAssertEqual(send(s, "password wrong"), "ACK [3@0] {password} incorrect password\n")
         XCTAssertTrue(b.ran.isEmpty)
@@ -264,12 +305,9 @@ final class MPDProtocolTests: XCTestCase {
         XCTAssertEqual(MPDPlaylistStore.parse(""), [])
     }
 
-    func testStatsCountTheQueueUntilThereIsALibrary() {
-        var state = State()
-        state.queue = [Track(id: 1, info: TrackInfo(path: "/m/a.flac", artist: "X", album: "P", duration: 30.4)),
-                       Track(id: 2, info: TrackInfo(path: "/m/b.flac", artist: "X", album: "Q", duration: 60.3)),
-                       Track(id: 3, info: TrackInfo(path: "/m/c.flac"))]
-        XCTAssertEqual(MPDReplies.stats(state, uptime: 12.9, playtime: 5.2),
+    func testStatsCountArtistsAlbumsSongsAndTheirTime() {
+        let songs: [(artist: String?, album: String?, duration: Double?)] = [("X", "P", 30.4), ("X", "Q", 60.3), (nil, nil, nil)]
+        XCTAssertEqual(MPDReplies.stats(songs, uptime: 12.9, playtime: 5.2),
                        ["artists: 1", "albums: 2", "songs: 3", "uptime: 12", "playtime: 5", "db_playtime: 91"])
     }
 }
