@@ -51,6 +51,8 @@ extension State {
              .timerFired(.doubleTap, _):
             step.byHand = true
             input(event, &step)
+        case .cardRead, .cardsLoaded, .cardTracks:
+            card(event, &step)
         case .timerFired(.saveVolume, _):
             // `finish` finds the volume unsaved and saves it.
             break

@@ -21,6 +21,8 @@ public final class Mailbox: @unchecked Sendable {
         case saved(through: UInt64, error: String?)
         /// The tracks request `id` named, and what could not be used.
         case tracksRead(id: Int, tracks: [TrackInfo], messages: [String])
+        /// The cards map was read (or refused), or an assignment was written (`CardMapWorker`).
+        case cards(CardMapWorker.Report)
     }
     /// The fd that becomes readable when events are waiting.
     public let fd: Int32

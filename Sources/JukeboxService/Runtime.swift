@@ -26,7 +26,7 @@ public final class Runtime {
     private var saveWaiters: [(through: UInt64, then: (_ error: String?) -> Void)] = []
     /// Replies owed to each socket client, in the order of its lines (see `ReplySlot`).
     var replySlots: [Int: [ReplySlot]] = [:]
-    private let status: StatusSink
+    let status: StatusSink
     let log: Log
     private let keyInput: Int32?
     /// The control socket, if one is open.
@@ -60,6 +60,8 @@ public final class Runtime {
     private var lastPing = 0.0
     /// Re-reads the configuration for SIGHUP: the new settings, or nil after logging why not.
     public var reload: (() -> Settings?)?
+    /// The cards map's worker (`watchCards`); nil: no cards map.
+    public internal(set) var cards: CardMapWorker?
     /// The version and build for `version` and `diag`.
     public var version = "jukebox"
     /// Monotonic seconds: timers, ticks, debounce level reads, watchdog pings, uptime. Injected so
@@ -84,7 +86,7 @@ public final class Runtime {
     var heldByClient: [Int: [String]] = [:]
     private var keyDecoder = KeyDecoder()
     private var timers: [TimerID: Double] = [:]
-    private var pending: [Event] = []
+    var pending: [Event] = []
     private var exitCode: Int32?
     private var signalFD: Int32 = -1
     private var lastTick = 0.0
@@ -273,6 +275,7 @@ public final class Runtime {
             let level = sources.lazy.compactMap { $0.level(of: button) }.first
             pending.append(.buttonLevel(button, pressed: level, at: clock()))
         case .exit(let code): exitCode = code
+        case .loadCard(let card, let paths): loadCard(card, paths: paths)
         case .runProgram(let argv):
             if let error = startProgram(argv).error { status.report("cannot run \(argv.first ?? ""): \(error)") }
         }
@@ -424,6 +427,8 @@ public final class Runtime {
         case .tracksRead(let id, let tracks, let messages):
             readWaiters.removeValue(forKey: id)?(tracks, messages)
             releaseColdPages?()
+        case .cards(let report):
+            settleCards(report)
         }
     }
 
@@ -470,6 +475,7 @@ public final class Runtime {
                 feedHeard()
                 dispatch(.quit)
             case SIGHUP:
+                cards?.reload()
                 guard let reload else {
                     log.info("SIGHUP: this player has no configuration file to reload")
                     break
