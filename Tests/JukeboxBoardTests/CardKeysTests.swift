@@ -49,11 +49,11 @@ final class CardKeysTests: XCTestCase {
             writer = ends[1]
         }
 
-        /// What the bytes made, times rounded to the record's microseconds (`µs` rounds the
+        /// What the bytes made, times rounded to the record's microseconds (`microseconds` rounds the
         /// expectations the same way).
         mutating func feed(_ bytes: [UInt8]) -> [CardKeys.Output] {
             XCTAssertEqual(bytes.withUnsafeBytes { Glibc.write(writer, $0.baseAddress, $0.count) }, bytes.count)
-            return µs(devices.read().keys.flatMap { keys.feed($0) })
+            return microseconds(devices.read().keys.flatMap { keys.feed($0) })
         }
     }
 
@@ -61,7 +61,7 @@ final class CardKeysTests: XCTestCase {
         var reader = Reader()
         defer { close(reader.writer) }
         let (bytes, at) = typed("0012345678", from: 100)
-        XCTAssertEqual(reader.feed(bytes), µs([.card("0012345678", at: at)]))
+        XCTAssertEqual(reader.feed(bytes), microseconds([.card("0012345678", at: at)]))
         XCTAssertEqual(at, 100.08, accuracy: 1e-9)
         // Enter alone, and releases alone, make nothing.
         XCTAssertEqual(reader.feed(tap(enter, at: 101)), [])
@@ -82,7 +82,7 @@ final class CardKeysTests: XCTestCase {
             t += 0.008
         }
         bytes += tap(kpEnter, at: t)
-        XCTAssertEqual(reader.feed(bytes), µs([.card("04A3B2C1", at: t)]))
+        XCTAssertEqual(reader.feed(bytes), microseconds([.card("04A3B2C1", at: t)]))
     }
 
     func testAutorepeatOfAHeldKeyTypesNothingMore() {
@@ -93,7 +93,7 @@ final class CardKeysTests: XCTestCase {
             + record(evKey, 2, 2, 7.25) + record(evSyn, 0, 0, 7.25) + record(evKey, 2, 2, 7.283) + record(evSyn, 0, 0, 7.283)
             + record(evKey, 2, 0, 7.3) + record(evSyn, 0, 0, 7.3)
             + tap(3, at: 7.31) + tap(enter, at: 7.32)
-        XCTAssertEqual(reader.feed(bytes), µs([.card("12", at: 7.32)]))
+        XCTAssertEqual(reader.feed(bytes), microseconds([.card("12", at: 7.32)]))
     }
 
     func testATornIdIsDroppedAndTheNextReadStandsAlone() {
@@ -103,7 +103,7 @@ final class CardKeysTests: XCTestCase {
         let torn = typed("00123", from: 10, enter: nil)
         XCTAssertEqual(reader.feed(torn.bytes), [])
         let whole = typed("0012345678", from: 10.8)
-        XCTAssertEqual(reader.feed(whole.bytes), µs([
+        XCTAssertEqual(reader.feed(whole.bytes), microseconds([
             .refused("dropped 5 keys without Enter (a pause of more than 0.5 s)"),
             .card("0012345678", at: whole.enter),
         ]))
@@ -115,12 +115,12 @@ final class CardKeysTests: XCTestCase {
         let long = typed(String(repeating: "9", count: 40), from: 20)
         XCTAssertEqual(reader.feed(long.bytes), [.refused("an id longer than 32 characters")])
         let exact = typed(String(repeating: "1", count: 32), from: 21)
-        XCTAssertEqual(reader.feed(exact.bytes), µs([.card(String(repeating: "1", count: 32), at: exact.enter)]))
+        XCTAssertEqual(reader.feed(exact.bytes), microseconds([.card(String(repeating: "1", count: 32), at: exact.enter)]))
         // A key that is no digit or hex letter (KEY_Q, a keyboard, not a reader) spoils the id.
         XCTAssertEqual(reader.feed(tap(2, at: 22) + tap(16, at: 22.01) + tap(3, at: 22.02) + tap(enter, at: 22.03)),
                        [.refused("key 16 is not a digit or a hex letter")])
         let after = typed("42", from: 23)
-        XCTAssertEqual(reader.feed(after.bytes), µs([.card("42", at: after.enter)]))
+        XCTAssertEqual(reader.feed(after.bytes), microseconds([.card("42", at: after.enter)]))
     }
 
     func testRecordsSplitAcrossReadsStillMakeTheId() {
@@ -134,12 +134,12 @@ final class CardKeysTests: XCTestCase {
             outputs += reader.feed(Array(bytes[start..<cut]))
             start = cut
         }
-        XCTAssertEqual(outputs, µs([.card("0099", at: at)]))
+        XCTAssertEqual(outputs, microseconds([.card("0099", at: at)]))
     }
 }
 
 /// Times rounded to microseconds, as records carry them.
-private func µs(_ outputs: [CardKeys.Output]) -> [CardKeys.Output] {
+private func microseconds(_ outputs: [CardKeys.Output]) -> [CardKeys.Output] {
     outputs.map {
         if case .card(let id, let at) = $0 { return .card(id, at: (at * 1e6).rounded() / 1e6) }
         return $0

@@ -419,3 +419,33 @@ final class CardAssignCommandTests: XCTestCase {
         XCTAssertEqual(parse("card"), .failure(ControlError("usage: card assign [ID] PATH|COMMAND")))
     }
 }
+
+extension DisplayTests {
+    func testANewCardIsNamedOnThePanel() {
+        let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "])
+        h.send(.tick(now: 50), { $0.now = 50 }, commands: [])
+        h.send(.cardRead(id: "0012345678", at: 50), {
+            $0.message = "new card 0012345678"
+            $0.cards.lastReadID = "0012345678"
+            $0.cards.lastReadAt = 50
+            $0.cards.lastUnknown = "0012345678"
+            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "new card 0012345"])
+            $0.messageUntil = 56
+            $0.messageSince = 50
+            $0.messageShown = "new card 0012345678"
+            $0.shown = status("stopped", of: 2, message: "new card 0012345678")
+        }, commands: [
+            .report("new card 0012345678: assign it with jukebox ctl card assign PATH|COMMAND"),
+            .render(status("stopped", of: 2, message: "new card 0012345678")),
+            .show(DisplayFrame(rows: ["Song 1          ", "new card 0012345"])),
+        ])
+        // The row scrolls, so the whole id can be read off the panel.
+        var state = h.state
+        var rows: [String] = []
+        for tick in 1...20 {
+            _ = reduce(&state, .tick(now: 50 + Double(tick) * 0.25))
+            if let row = state.shownFrame?.rows[1], rows.last != row { rows.append(row) }
+        }
+        XCTAssertTrue(rows.contains { $0.contains("0012345678") }, "\(rows)")
+    }
+}
