@@ -81,7 +81,8 @@ enum Help {
     when no player answers. Commands: status [--json], play, pause, toggle, stop, next, prev,
     seek [+|-]m:ss, vol [+|-]N, shuffle on|off, repeat off|one|all, queue [page], add PATH,
     load PATH, clear, save, interrupt begin [reason] (replies once the sound device is free),
-    interrupt end, diag, log [N], version, help. `events` prints a line per event
+    interrupt end, diag, log [N], version, help, card assign [ID] PATH|COMMAND (puts the last
+    new card, or card ID, on the cards map; replies once the map is written). `events` prints a line per event
     (`event 04:47:43.250 button next down → playing`, local time) until you press Enter (a line
     on stdin) or the player stops. Text from files and tags is shown with control characters
     replaced by U+FFFD; `status --json` escapes them instead.
