@@ -368,6 +368,144 @@ final class CardTests: XCTestCase {
         ])
     }
 
+    func testWithNoDelayEveryReadIsASwipe() {
+        let h = empty(.next)
+        var settings = h.state.settings
+        settings.cards.sameCardDelay = 0
+        h.send(.reconfigured(settings), { $0.settings = settings }, commands: [])
+        swipeAlbum(h, at: 10)
+        h.send(.cardRead(id: "A1", at: 10), {
+            $0.cursor = 1
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = nil
+            $0.nextPlayID = 4
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 2)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 2)),
+        ])
+    }
+
+    func testRestartGoesToTheCardsFirstEntryStillQueuedAndAddedTracksKeepTheCardPlaying() {
+        let h = empty(.restart)
+        swipeAlbum(h, at: 10)
+        h.send(.add([info(3)]), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
+            $0.order = [1, 2, 3]
+            $0.nextTrackID = 4
+            $0.queueRevision = 2
+            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 3)
+        }, commands: [
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 3)),
+        ])
+        h.send(.next, {
+            $0.cursor = 1
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.nextPlayID = 5
+            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 3)),
+        ])
+        // The card's first track is taken off the queue: its second is now its first.
+        h.send(.remove(at: 0), {
+            $0.queue = [Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
+            $0.order = [2, 3]
+            $0.cursor = 0
+            $0.queueRevision = 3
+            $0.savedMark = mark(revision: 3, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 1, of: 2)
+        }, commands: [
+            .persist(Snapshot(tracks: [info(2), info(3)], current: 0, phase: "playing")),
+            .render(status("playing", song: 2, index: 1, of: 2)),
+        ])
+        h.heard(3, at: 20, shows: status("playing", song: 2, index: 1, of: 2, elapsed: "0:20"))
+        h.send(.cardRead(id: "A1", at: 30), {
+            $0.cards.lastReadAt = 30
+            $0.position = 0
+            $0.loaded = PlayRef(playID: 5, trackID: 2)
+            $0.handedNext = PlayRef(playID: 6, trackID: 3)
+            $0.nextPlayID = 7
+            $0.savedPosition = 0
+            $0.shown = status("playing", song: 2, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 5, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: [info(2), info(3)], current: 0, phase: "playing")),
+            .render(status("playing", song: 2, index: 1, of: 2)),
+        ])
+    }
+
+    func testACardTakenOffTheMapIsNewAgain() {
+        let h = empty()
+        swipeAlbum(h, at: 10)
+        h.send(.cardsLoaded(CardMap(["B2": other])), { $0.cards.map = CardMap(["B2": other]) }, commands: [])
+        h.send(.cardRead(id: "A1", at: 20), {
+            $0.cards.lastReadAt = 20
+            $0.cards.lastUnknown = "A1"
+            $0.message = "new card A1"
+            $0.shown = status("playing", song: 1, index: 1, of: 2, message: "new card A1")
+        }, commands: [
+            .report("new card A1: assign it with jukebox ctl card assign PATH|COMMAND"),
+            .render(status("playing", song: 1, index: 1, of: 2, message: "new card A1")),
+        ])
+    }
+
+    func testACommandCardOrAnUnknownCardWhileAFolderIsReadLeavesThatReadStanding() {
+        let h = empty()
+        h.send(.cardRead(id: "A1", at: 1), {
+            $0.cards.lastReadID = "A1"
+            $0.cards.lastReadAt = 1
+            $0.cards.loading = "A1"
+        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.send(.cardRead(id: "C3", at: 1.2), {
+            $0.cards.lastReadID = "C3"
+            $0.cards.lastReadAt = 1.2
+            $0.volume = 95
+            $0.savedMark = mark(revision: 0, current: nil, phase: "stopped", volume: 95)
+            $0.shown = status("stopped", volume: 95)
+        }, commands: [
+            .setVolume(95),
+            .persistPlace(Snapshot(tracks: [], phase: "stopped", volume: 95)),
+            .render(status("stopped", volume: 95)),
+        ])
+        h.send(.cardRead(id: "FF", at: 1.3), {
+            $0.cards.lastReadID = "FF"
+            $0.cards.lastReadAt = 1.3
+            $0.cards.lastUnknown = "FF"
+            $0.message = "new card FF"
+            $0.shown = status("stopped", volume: 95, message: "new card FF")
+        }, commands: [
+            .report("new card FF: assign it with jukebox ctl card assign PATH|COMMAND"),
+            .render(status("stopped", volume: 95, message: "new card FF")),
+        ])
+        h.send(.cardTracks(card: "A1", tracks: [info(1)], messages: []), {
+            $0.message = nil
+            $0.cards.loading = nil
+            $0.cards.active = ActiveCard(id: "A1", tracks: 1..<2)
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.nextPlayID = 2
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 95)
+            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 95)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 95)),
+            .render(status("playing", song: 1, index: 1, of: 1, volume: 95)),
+        ])
+    }
+
     func testIdsAreNormalisedAndBadOnesRefused() {
         XCTAssertEqual(Cards.normalisedID("00ab-12 ef"), "00AB12EF")
         XCTAssertEqual(Cards.normalisedID(String(repeating: "9", count: 32)), String(repeating: "9", count: 32))
