@@ -53,3 +53,7 @@ int jb_input_use_monotonic_clock(int fd) {
     int clock = CLOCK_MONOTONIC;
     return ioctl(fd, EVIOCSCLOCKID, &clock) < 0 ? -1 : 0;
 }
+
+int jb_input_grab(int fd, int on) {
+    return ioctl(fd, EVIOCGRAB, (void *)(long)on) < 0 ? -1 : 0;
+}

@@ -16,6 +16,14 @@ public enum BoardSources {
         if let input = hardware.input, !input.isEmpty { sources.append(InputSource(input, log: log)) }
         return sources
     }
+
+    /// The card reader `rfid` names, if any.
+    public static func cardReader(_ rfid: RFIDSettings?, log: Log) -> [EventSource] {
+        guard let rfid else { return [] }
+        switch rfid.reader {
+        case .keyboard: return [CardReaderSource(rfid, log: log)]
+        }
+    }
 }
 
 /// Buttons and the rotary encoder on GPIO lines. A missing chip or a busy line is reported once

@@ -73,19 +73,31 @@ public final class InputDevices {
     }
     private var devices: [Device] = []
 
+    /// Whether devices are grabbed (EVIOCGRAB) as they are opened, so their keys reach no one else
+    /// (a card reader's digits must not be typed into a console login).
+    public let grab: Bool
+    /// Devices that matched but could not be grabbed (another program holds them), with why; a
+    /// grabbed device sends its events to the grabber only, so these are left closed.
+    public private(set) var grabFailures: [InputDeviceInfo] = []
+
     /// Selects devices; opens nothing until `rescan()`.
-    public init(_ selectors: [InputSelector], directory: String = "/dev/input") {
+    public init(_ selectors: [InputSelector], directory: String = "/dev/input", grab: Bool = false) {
         self.selectors = selectors
         self.directory = directory
+        self.grab = grab
     }
 
     /// Opens every selected device now; throws when a selector matches nothing (`.notFound` listing
-    /// the devices here, `.permissionDenied` when the match may be among unreadable devices).
-    public static func open(_ selectors: [InputSelector], directory: String = "/dev/input") throws(DeviceError) -> InputDevices {
-        let devices = InputDevices(selectors, directory: directory)
+    /// the devices here, `.permissionDenied` when the match may be among unreadable devices,
+    /// `.busy` when `grab` was asked and another program holds the match).
+    public static func open(_ selectors: [InputSelector], directory: String = "/dev/input", grab: Bool = false) throws(DeviceError) -> InputDevices {
+        let devices = InputDevices(selectors, directory: directory, grab: grab)
         devices.rescan()
         guard let first = devices.missing.first else { return devices }
         devices.close()
+        if let held = devices.grabFailures.first {
+            throw DeviceError(kind: .busy, message: "\(held.path) (\(held.name)): \(held.error ?? "cannot grab it")", errno: EBUSY)
+        }
         throw InputErrors.missing(first, directory: directory)
     }
 
@@ -103,9 +115,11 @@ public final class InputDevices {
     @discardableResult
     public func rescan() -> [InputDeviceInfo] {
         var added: [InputDeviceInfo] = []
+        grabFailures = []
         for case .path(let path) in selectors {
             let canonical = Self.canonical(path)
-            guard !devices.contains(where: { $0.canonical == canonical }), let device = try? Self.openDevice(path) else { continue }
+            guard !devices.contains(where: { $0.canonical == canonical }), let device = try? Self.openDevice(path),
+                  grabbed(device) else { continue }
             adopt(device, canonical: canonical)
             added.append(device.info)
         }
@@ -117,6 +131,7 @@ public final class InputDevices {
                 guard !devices.contains(where: { $0.canonical == canonical }), let device = try? Self.openDevice(path) else { continue }
                 let name = device.info.name.lowercased()
                 if names.contains(where: { name.contains($0) }) || (anyMedia && device.info.hasMediaKeys) {
+                    guard grabbed(device) else { continue }
                     adopt(device, canonical: canonical)
                     added.append(device.info)
                 } else {
@@ -190,6 +205,17 @@ public final class InputDevices {
         var device = device
         device.canonical = canonical
         devices.append(device)
+    }
+
+    /// Grabs `device` when asked to; on failure closes it and records why.
+    private func grabbed(_ device: Device) -> Bool {
+        guard grab else { return true }
+        if jb_input_grab(device.fd, 1) == 0 { return true }
+        var info = device.info
+        info.error = "cannot grab it: " + errnoText(errno)
+        grabFailures.append(info)
+        _ = Glibc.close(device.fd)
+        return false
     }
 
     private func satisfied(_ selector: InputSelector) -> Bool {

@@ -48,6 +48,9 @@ public enum Command: Equatable, Sendable {
     case cancelTimer(TimerID)
     /// Read the level of this button's line now and report it as `Event.buttonLevel`.
     case readLevel(Button)
+    /// Read these paths (folders, playlists, files) off the loop and report the tracks as
+    /// `Event.cardTracks(card:)`.
+    case loadCard(card: String, paths: [String])
     /// Run this program (an argument vector, never through a shell) and do not wait for it.
     case runProgram([String])
     /// End the program with this exit code (after carrying out the commands before it).

@@ -36,6 +36,9 @@ public enum ControlCommand: Equatable, Sendable {
     case events
     /// The program's version.
     case version
+    /// Put card `id` (nil: the last unknown card read) on the cards map as `value` (an absolute
+    /// path, or a command word of `Cards.commands`).
+    case cardAssign(id: String?, value: String)
 
     /// The commands, one per line, for `help`.
     public static let helpText = """
@@ -43,7 +46,7 @@ public enum ControlCommand: Equatable, Sendable {
     shuffle on|off · repeat off|one|all · queue [page] · add PATH · load FOLDER|PLAYLIST · clear · save
     sleep MINUTES|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
-    diag · log [N] · events · version · help
+    diag · log [N] · events · version · help · card assign [ID] PATH|COMMAND
     """
 
     /// Longest line accepted, in bytes.
@@ -73,6 +76,7 @@ public enum ControlCommand: Equatable, Sendable {
             let path = Substring(afterVerb).trimmingSpaces()
             guard !path.isEmpty else { return .failure(ControlError("usage: \(verb) PATH")) }
             return .success(verb == "add" ? .add(path: path) : .load(path: path))
+        case "card": return parseCard(line)
         case "clear": return none(.intent(.clear))
         case "save": return none(.save)
         case "diag": return none(.diag)
@@ -131,6 +135,28 @@ public enum ControlCommand: Equatable, Sendable {
         default:
             return .failure(ControlError("unknown command \"\(verb.prefix(40))\" (try: help)"))
         }
+    }
+}
+
+extension ControlCommand {
+    /// `card assign [ID] PATH|COMMAND`: a first word of letters and digits that is not a command
+    /// is the id; the rest of the line (spaces and all) is the value.
+    static func parseCard(_ line: String) -> Result<ControlCommand, ControlError> {
+        let usage = ControlError("usage: card assign [ID] PATH|COMMAND")
+        var rest = Substring(line).trimmingSpaces()[...]
+        for word in ["card", "assign"] {
+            let head = rest.prefix { $0 != " " && $0 != "\t" }
+            guard head.lowercased() == word else { return .failure(usage) }
+            rest = Substring(rest.dropFirst(head.count).trimmingSpaces())
+        }
+        guard !rest.isEmpty else { return .failure(usage) }
+        let first = rest.prefix { $0 != " " && $0 != "\t" }
+        let after = rest.dropFirst(first.count).trimmingSpaces()
+        if !after.isEmpty, Cards.commands[first.lowercased()] == nil,
+           first.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || ("A"..."Z").contains($0) || ("a"..."z").contains($0) }) {
+            return .success(.cardAssign(id: String(first), value: after))
+        }
+        return .success(.cardAssign(id: nil, value: String(rest)))
     }
 }
 

@@ -97,6 +97,13 @@ public enum Event: Equatable, Sendable {
     case encoderEdge(a: Bool, b: Bool, at: Double)
     /// A key from a Linux input device (`value` 1 down, 2 autorepeat, 0 up).
     case mediaKey(code: Int, value: Int, at: Double)
+    /// A card reader read this id (as the reader gave it: the core keeps letters and digits only).
+    case cardRead(id: String, at: Double)
+    /// The cards map was (re)loaded (at start, when its file changed, on SIGHUP).
+    case cardsLoaded(CardMap)
+    /// The tracks of card `card` were read, as `Command.loadCard` asked; `messages` tell what was
+    /// skipped and why.
+    case cardTracks(card: String, tracks: [TrackInfo], messages: [String])
 
     // MARK: Outcomes from the audio engine (`playID` is the one the start command carried)
     /// The first sample of a play was handed to the device.

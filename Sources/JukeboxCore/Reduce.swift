@@ -62,6 +62,12 @@ extension State {
             sleepTimerFired(&step)
         case .timerFired(.idlePowerOff, let at):
             idleTimerFired(at: at, &step)
+        case .cardRead:
+            // A card on the reader is a person at the box (idle power-off waits again).
+            step.activity = true
+            card(event, &step)
+        case .cardsLoaded, .cardTracks:
+            card(event, &step)
         case .timerFired(.saveVolume, _):
             // `finish` finds the volume unsaved and saves it.
             break

@@ -56,6 +56,8 @@ public struct Settings: Equatable, Sendable {
     public var encoderStepsPerDetent = 4
     /// Faster turns move the volume further per detent.
     public var encoderAcceleration = true
+    /// What card swipes do.
+    public var cards = CardSettings()
 
     /// The panel to draw frames for; nil: no panel.
     public var display: PanelLayout?

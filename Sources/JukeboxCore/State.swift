@@ -95,6 +95,8 @@ public struct State: Equatable, Sendable {
     public var buttons: [Button: ButtonState] = [:]
     /// The rotary encoder's decoder.
     public var encoderState = EncoderState()
+    /// The cards map, the last read and the card playing.
+    public var cards = CardState()
 
     /// The panel frame shown last (for panels configured in `Settings.display`).
     public var shownFrame: DisplayFrame?

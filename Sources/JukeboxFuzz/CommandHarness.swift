@@ -143,6 +143,7 @@ enum CommandHarness {
         case .log(let count): return "log \(count)"
         case .events: return "events"
         case .version: return "version"
+        case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
         }
     }
 

@@ -30,6 +30,8 @@ public struct Config: Equatable, Sendable {
     public var consoleBaud = 115200
     /// The MPD listener; nil (the default) keeps it off.
     public var mpd: MPDSettings?
+    /// The card reader and cards map; nil: none.
+    public var rfid: RFIDSettings?
     /// Buttons, encoder, input devices and display (with the board profile merged in).
     public var hardware = BoardConfig()
     /// The core's settings: the core's defaults, under the file's policy keys (`resume`,
@@ -101,6 +103,10 @@ public struct Config: Equatable, Sendable {
                 guard let key = c.codingPath.first?.stringValue else {
                     throw Problem(description: "\(source): must be a JSON object, like {\"device\": \"default\"}")
                 }
+                if key == "rfid", c.codingPath.count > 1 {
+                    let inner = c.codingPath[1].stringValue
+                    throw Problem(description: "\(source): rfid.\(inner): \(RawRFID.expectation(inner))")
+                }
                 if key == "mpd", c.codingPath.count > 1 {
                     let inner = c.codingPath[1].stringValue
                     throw Problem(description: "\(source): mpd.\(inner): \(RawMPD.expectation(inner))")
@@ -149,6 +155,15 @@ public struct Config: Equatable, Sendable {
             }
             mpdWarnings = v.unknownKeys.map { "\(source): unknown key \"mpd.\($0)\" ignored" }
         }
+        if let v = raw.rfid {
+            switch v.settings(configPath: source) {
+            case .success(let (rfid, policy)):
+                c.rfid = rfid
+                c.settings.cards = policy
+            case .failure(let e): throw Problem(description: "\(source): rfid.\(e.key): \(RawRFID.expectation(e.key))")
+            }
+            mpdWarnings += v.unknownKeys.map { "\(source): unknown key \"rfid.\($0)\" ignored" }
+        }
         if let v = raw.logLevel {
             guard let level = LogLevel(name: v) else { try check(false, "logLevel"); return (c, []) }
             c.logLevel = level
@@ -190,6 +205,7 @@ private struct RawConfig: Decodable {
     var chime: String?
     var idlePowerOff: Double?
     var mpd: RawMPD?
+    var rfid: RawRFID?
 
     /// Whether `key` is one of the keys above.
     static func reads(_ key: String) -> Bool { CodingKeys(stringValue: key) != nil }
@@ -217,6 +233,7 @@ private struct RawConfig: Decodable {
         case "chime": return "must be the path of a sound file (\"\" for none)"
         case "idlePowerOff": return "must be minutes above 0, at most 1440 (leave it out to never power off)"
         case "mpd": return RawMPD.expectation("mpd")
+        case "rfid": return RawRFID.expectation("rfid")
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
         default: return "unexpected value"
         }

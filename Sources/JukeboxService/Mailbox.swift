@@ -27,6 +27,8 @@ public final class Mailbox: @unchecked Sendable {
         case chunkRead(id: Int, result: Swift.Result<FileChunk, MPDError>)
         /// The tag reader requests an MPD library update is cut into (`MPDLibraryWalk`).
         case updateListed(id: Int, groups: [[String]])
+        /// The cards map was read (or refused), or an assignment was written (`CardMapWorker`).
+        case cards(CardMapWorker.Report)
     }
     /// The fd that becomes readable when events are waiting.
     public let fd: Int32

@@ -168,6 +168,8 @@ extension Runtime {
             return lines.map { "  " + $0 } + ["ok queue page \(page)/\(pages), \(state.queue.count) tracks"]
         case .add, .load:
             return ["error: this player cannot load files"]
+        case .cardAssign:
+            return ["error: no cards map is configured (config \"rfid\")"]
         case .save:
             if let reason = state.stateUnreadable { return ["error: not saving: the state file cannot be read (\(reason))"] }
             return ["error: no state file is configured"]
@@ -200,6 +202,8 @@ extension Runtime {
                 let lines = messages.map { "  " + $0 } + ["ok \(tracks.count) track\(tracks.count == 1 ? "" : "s") " + (replace ? "loaded" : "added")]
                 afterSaves(since: before) { _ in reply(lines) }
             }
+        case .cardAssign(let id, let value):
+            return assignCard(id: id, value: value, reply)
         case .save:
             guard writer != nil, state.stateUnreadable == nil else { return false }
             feedHeard()
@@ -231,6 +235,7 @@ extension Runtime {
         fields.append("\"shuffle\":\(state.shuffle)")
         fields.append("\"repeat\":" + q(state.repeatMode.rawValue))
         fields.append("\"message\":" + (StatusView(state).message.map(q) ?? "null"))
+        fields.append("\"newCard\":" + (state.cards.lastUnknown.map(q) ?? "null"))
         return "{" + fields.joined(separator: ",") + "}"
     }
 

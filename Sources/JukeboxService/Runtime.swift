@@ -27,7 +27,7 @@ public final class Runtime {
     private var saveWaiters: [(through: UInt64, then: (_ error: String?) -> Void)] = []
     /// Replies owed to each socket client, in the order of its lines (see `ReplySlot`).
     var replySlots: [Int: [ReplySlot]] = [:]
-    private let status: StatusSink
+    let status: StatusSink
     let log: Log
     private let keyInput: Int32?
     /// The control socket, if one is open.
@@ -63,6 +63,8 @@ public final class Runtime {
     private var lastPing = 0.0
     /// Re-reads the configuration for SIGHUP: the new settings, or nil after logging why not.
     public var reload: (() -> Settings?)?
+    /// The cards map's worker (`watchCards`); nil: no cards map.
+    public internal(set) var cards: CardMapWorker?
     /// The version and build for `version` and `diag`.
     public var version = "jukebox"
     /// Monotonic seconds: timers, ticks, debounce level reads, watchdog pings, uptime. Injected so
@@ -87,7 +89,7 @@ public final class Runtime {
     var heldByClient: [Int: [String]] = [:]
     private var keyDecoder = KeyDecoder()
     private var timers: [TimerID: Double] = [:]
-    private var pending: [Event] = []
+    var pending: [Event] = []
     private var exitCode: Int32?
     private var signalFD: Int32 = -1
     private var lastTick = 0.0
@@ -278,6 +280,7 @@ public final class Runtime {
             let level = sources.lazy.compactMap { $0.level(of: button) }.first
             pending.append(.buttonLevel(button, pressed: level, at: clock()))
         case .exit(let code): exitCode = code
+        case .loadCard(let card, let paths): loadCard(card, paths: paths)
         case .runProgram(let argv):
             if let error = startProgram(argv).error { status.report("cannot run \(argv.first ?? ""): \(error)") }
         }
@@ -437,6 +440,8 @@ public final class Runtime {
             mpdChunkRead(id: id, result)
         case .updateListed(let id, let groups):
             mpdUpdateListed(id: id, groups)
+        case .cards(let report):
+            settleCards(report)
         }
     }
 
@@ -496,6 +501,7 @@ public final class Runtime {
                 feedHeard()
                 dispatch(.quit)
             case SIGHUP:
+                cards?.reload()
                 guard let reload else {
                     log.info("SIGHUP: this player has no configuration file to reload")
                     break

@@ -64,6 +64,7 @@ enum Commands {
         setup.console = config.console.map { ($0, config.consoleBaud) }
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
         setup.mpd = config.mpd
+        setup.rfid = config.rfid
         setup.musicFolders = config.music.filter(isDirectory)
         setup.reload = { log in
             // Policy (volume limits, timings, buttons' gestures, the panel layout) applies at once;
@@ -79,8 +80,8 @@ enum Commands {
                 log.warning("SIGHUP: the sound device or mixer changed; that takes effect at the next restart")
             }
             if c.hardware != config.hardware || c.socketPath != config.socketPath || c.statePath != config.statePath
-                || c.mpd != config.mpd {
-                log.warning("SIGHUP: buttons, display, socket, mpd or state file changed; that takes effect at the next restart")
+                || c.mpd != config.mpd || c.rfid != config.rfid {
+                log.warning("SIGHUP: buttons, display, socket, mpd, rfid or state file changed; that takes effect at the next restart")
             }
             var settings = c.settings
             settings.display = config.hardware.layout

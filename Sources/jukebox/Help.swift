@@ -15,7 +15,7 @@ enum Help {
       jukebox demo [options]           make a few demo tunes and play them
       jukebox ctl COMMAND...           send a command to the running player (try: ctl help)
       jukebox yield -- CMD ARGS...     have the player release the sound device while CMD runs
-      jukebox probe SUBJECT [options]  bring-up tools: tone, gpio, i2c, display, input, replay-i2c
+      jukebox probe SUBJECT [options]  bring-up tools: tone, gpio, i2c, display, input, rfid, replay-i2c
       jukebox mpd-tcp --config FILE    the MPD TCP listeners FILE configures (for the service's drop-in)
       jukebox --version | --help
 
@@ -82,7 +82,8 @@ enum Help {
     when no player answers. Commands: status [--json], play, pause, toggle, stop, next, prev,
     seek [+|-]m:ss, vol [+|-]N, shuffle on|off, repeat off|one|all, queue [page], add PATH,
     load PATH, clear, save, interrupt begin [reason] (replies once the sound device is free),
-    interrupt end, diag, log [N], version, help. `events` prints a line per event
+    interrupt end, diag, log [N], version, help, card assign [ID] PATH|COMMAND (puts the last
+    new card, or card ID, on the cards map; replies once the map is written). `events` prints a line per event
     (`event 04:47:43.250 button next down → playing`, local time) until you press Enter (a line
     on stdin) or the player stops. Text from files and tags is shown with control characters
     replaced by U+FFFD; `status --json` escapes them instead.
@@ -153,6 +154,16 @@ enum Help {
                      details: """
                      Options:
                        --watch             print the keys of every device with media keys; Ctrl-C ends
+                     """),
+        ProbeSubject(name: "rfid", options: "--device PATH | --name NAME",
+                     summary: "read a USB card reader that types ids (grabbed, as the player does); print each id",
+                     details: """
+                     Without options: the input devices, to find the reader.
+                     Options:
+                       --device PATH       the reader's evdev device (/dev/input/by-id/…-event-kbd)
+                       --name NAME         (part of) its name, as probe input lists it
+                     Each id is printed with the kernel's time of its Enter; keys that make no id
+                     (a torn read, a long string, other keys) are printed as ignored. Ctrl-C ends.
                      """),
         ProbeSubject(name: "replay-i2c", options: "[--panel P] [--address A] [--pins standard|mjkdz] FILE",
                      summary: "show the screen a recorded I2C byte log draws",

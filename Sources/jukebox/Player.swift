@@ -29,6 +29,8 @@ struct PlayerSetup {
     var mpd: MPDSettings?
     /// The music folders (MPD's relative names are rooted there).
     var musicFolders: [String] = []
+    /// The card reader and the cards map; nil: none.
+    var rfid: RFIDSettings?
     /// Re-reads the configuration (SIGHUP); nil for players without a config file.
     var reload: ((Log) -> Settings?)?
 }
@@ -94,7 +96,7 @@ enum Player {
             panel = PanelSink.simulated(layout, log: log) { lines in terminal?.setBlock(lines) }
             if terminal == nil { log.warning("--panel draws in a terminal only") }
         }
-        let sources = BoardSources.make(setup.hardware, log: log)
+        let sources = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log)
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
@@ -121,6 +123,7 @@ enum Player {
         runtime.loadTracks = { paths in LibraryLoader(readInfo: AudioWiring.trackInfo(path:)).load(paths) }
         // The MPD library is read on the tag reader, so it needs `loadTracks`; playback never waits for it.
         runtime.startMPDLibrary()
+        if let rfid = setup.rfid { runtime.watchCards(path: rfid.cards) }
         runtime.releaseColdPages = { [log] in
             let start = monotonicNow()
             let released = ColdPages.release()
@@ -142,6 +145,7 @@ enum Player {
             return lines
         }
         let code = runtime.run(initial: events)
+        runtime.cards?.finish()
         panel?.close()
         terminal?.close()
         return code

@@ -14,6 +14,7 @@ enum ProbeBoard {
         case "i2c": return try i2c(args)
         case "display": return try display(args)
         case "input": return try input(args)
+        case "rfid": return try rfid(args)
         default: throw UsageError(message: "unknown probe '\(what)' (\(Probe.subjects))")
         }
     }
@@ -138,6 +139,50 @@ enum ProbeBoard {
                 writeAll(1, fixed(key.time, 6) + "  key \(key.code) \(["up", "down", "repeat"][min(2, max(0, key.value))])\n")
             }
             watched.rescan()
+        }
+    }
+
+    /// A keyboard-style card reader: grabbed as the player grabs it, each id printed as it is read.
+    static func rfid(_ args: [String]) throws(UsageError) -> Int32 {
+        let a = try Arguments(args, options: ["--device", "--name"], flags: [], command: "probe rfid")
+        if a.wantsHelp { return Probe.subjectHelp("rfid") }
+        let selector: InputSelector
+        if let path = a.options["--device"] {
+            selector = .path(path)
+        } else if let name = a.options["--name"] {
+            selector = .name(name)
+        } else {
+            for d in InputDevices.list() { say("\(d.path)  \(d.name)" + (d.error.map { "  (\($0))" } ?? "")) }
+            writeAll(1, "name the reader: jukebox probe rfid --device /dev/input/by-id/…-event-kbd (or --name NAME)\n")
+            return 2
+        }
+        let devices: InputDevices
+        do throws(DeviceError) { devices = try InputDevices.open([selector], grab: true) } catch {
+            writeAll(2, "jukebox: \(error.message)\n")
+            return 1
+        }
+        if let failed = devices.grabFailures.first {
+            writeAll(2, "jukebox: \(failed.path): \(failed.error ?? "cannot grab it")\n")
+        }
+        for d in devices.opened { say("reading \(d.name) (\(d.path)), grabbed: its keys reach nothing else; Ctrl-C ends") }
+        var keys = CardKeys()
+        while true {
+            var fds = devices.fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&fds, nfds_t(fds.count), 1000)
+            let batch = devices.read()
+            for key in batch.keys {
+                for output in keys.feed(key) {
+                    switch output {
+                    case .card(let id, let at): writeAll(1, fixed(at, 6) + "  card \(id)\n")
+                    case .refused(let why): say("ignored: " + why)
+                    }
+                }
+            }
+            for gone in batch.lost {
+                say("\(gone.name) went away (\(gone.error ?? "closed")); waiting for it")
+                keys.reset()
+            }
+            for added in devices.rescan() { say("reading \(added.name) (\(added.path)), grabbed") }
         }
     }
 

@@ -93,6 +93,7 @@ final class FuzzRegressionTests: XCTestCase {
         case .load(let path): return "load " + path
         case .log(let count): return "log \(count)"
         case .status, .help, .save, .diag, .events, .version: return "\(command)"
+        case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
         }
     }
 

@@ -126,5 +126,8 @@ int jb_input_get_name(int fd, char *buf, size_t len);
 int jb_input_has_key(int fd, unsigned code);
 /// EVIOCSCLOCKID(CLOCK_MONOTONIC): event times on the monotonic clock. 0, or -1 with errno.
 int jb_input_use_monotonic_clock(int fd);
+/// EVIOCGRAB: with `on`, this fd alone gets the device's events (not the console, not X); 0, or -1
+/// with errno (EBUSY: another process holds the grab). Closing the fd lets go.
+int jb_input_grab(int fd, int on);
 
 #endif

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+
+// Cards: a swipe plays what the map says, a second swipe of the card already playing does what
+// `CardSettings.secondSwipe` says, an unknown card is named so it can be assigned.
+extension State {
+    mutating func card(_ event: Event, _ step: inout Step) {
+        switch event {
+        case .cardRead(let raw, let at):
+            guard let id = Cards.normalisedID(raw) else {
+                step.commands.append(.report("card reader: ignored an id that is not 1-\(Cards.maxIDLength) letters and digits"))
+                return
+            }
+            // Readers repeat while a card lies on them, and a swipe may be read twice: reads of
+            // the same id closer together than `sameCardDelay` are one swipe, however long it lasts.
+            if let last = cards.lastRead, last.id == id, at >= last.at, at - last.at < settings.cards.sameCardDelay {
+                cards.lastRead = (id, at)
+                return
+            }
+            cards.lastRead = (id, at)
+            swipe(id, &step)
+        case .cardsLoaded(let map):
+            cards.map = map
+            if let unknown = cards.lastUnknown, map.entries[unknown] != nil { cards.lastUnknown = nil }
+        case .cardTracks(let id, let tracks, let messages):
+            // Only the card swiped last counts: an earlier card's folder read late must not win.
+            guard cards.loading == id else { return }
+            cards.loading = nil
+            for line in messages { step.commands.append(.report("card \(id): \(line)")) }
+            guard !tracks.isEmpty else {
+                message = "card \(id): nothing to play"
+                step.commands.append(.report("card \(id): nothing to play"))
+                return
+            }
+            message = nil
+            let first = nextTrackID
+            apply(.replaceQueue(tracks), &step)
+            cards.active = ActiveCard(id: id, tracks: first..<nextTrackID)
+        default:
+            break
+        }
+    }
+
+    /// One swipe of a known or unknown card.
+    private mutating func swipe(_ id: String, _ step: inout Step) {
+        guard let action = cards.map.entries[id] else {
+            cards.lastUnknown = id
+            message = "new card \(id)"
+            step.commands.append(.report("new card \(id): assign it with jukebox ctl card assign PATH|COMMAND"))
+            return
+        }
+        switch action {
+        case .command(let command):
+            message = nil
+            perform(command, &step)
+        case .sleep(let seconds):
+            setSleepTimer(seconds, &step)
+        case .play(let paths):
+            if let active = cards.active, active.id == id, phase != .stopped,
+               let first = queue.firstIndex(where: { active.tracks.contains($0.id) }) {
+                secondSwipe(entry: first, &step)
+                return
+            }
+            // A stopped card (played to its end, or stopped) starts afresh: its folder is read
+            // again, so what was added to it since is there.
+            cards.loading = id
+            step.commands.append(.loadCard(card: id, paths: paths))
+        }
+    }
+
+    /// The card already playing was swiped again; `entry` is its first track still queued.
+    private mutating func secondSwipe(entry: Int, _ step: inout Step) {
+        switch settings.cards.secondSwipe {
+        case .toggle: apply(.togglePlayPause, &step)
+        case .restart: apply(.playEntry(at: entry), &step)
+        case .next: apply(.next, &step)
+        case .none: break
+        }
+    }
+}
