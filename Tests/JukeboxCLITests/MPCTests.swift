@@ -165,6 +165,27 @@ final class MPCTests: DaemonTestCase {
         }
     }
 
+    func testIdleloopReportsEveryChangeAsItComes() throws {
+        let daemon = try startPlayer()
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        let loop = try startMPC(["idleloop", "player", "mixer"])
+        defer { if loop.0.isRunning { loop.0.terminate() } }
+        func heard() -> [Substring] {
+            ((try? String(contentsOfFile: loop.out, encoding: .utf8)) ?? "").split(separator: "\n")
+        }
+        // The loop may connect after a change: each try changes the volume and the phase again,
+        // until it has reported both, and it keeps running (one connection, idle after idle).
+        var volume = 40
+        XCTAssertTrue(waitFor(10) {
+            volume += 1
+            _ = try? mpc("volume", String(volume))
+            _ = try? mpc(volume % 2 == 0 ? "pause" : "play")
+            return heard().contains("mixer") && heard().contains("player")
+        }, "idleloop heard: \(heard())")
+        XCTAssertTrue(loop.0.isRunning, "idleloop ended")
+        XCTAssertEqual(Set(heard()), ["mixer", "player"], "idleloop reported what it did not ask for")
+    }
+
     func testGarbageGetsAcksAndNeverStopsPlayback() throws {
         let daemon = try startPlayer(["maxClients": 3])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
