@@ -101,6 +101,7 @@ public final class MFRC522 {
         try write(.rxMode, 0x00)
         try write(.txASK, 0x40)        // 100 % ASK
         try write(.mode, 0x3D)         // CRC preset 0x6363 (ISO 14443-3)
+        try write(.coll, 0x00)         // ValuesAfterColl = 0: bits after a collision read as 0
         let tx = try read(.txControl)
         try write(.txControl, tx | 0x03)  // antenna (TX1, TX2) on
         version = found

@@ -11,8 +11,9 @@ public final class PN532: CardLooker {
     enum Cmd: UInt8 { case getFirmwareVersion = 0x02, samConfiguration = 0x14, rfConfiguration = 0x32, inListPassiveTarget = 0x4A }
     /// The ACK frame (after the status byte).
     static let ack: [UInt8] = [0x00, 0x00, 0xFF, 0x00, 0xFF, 0x00]
-    /// Bytes read for a response: the status byte and the longest frame a look or start gets.
-    static let responseLength = 40
+    /// Bytes read for a response: the status byte and the longest frame a look or start gets
+    /// (a target record with a 10-byte UID and an ATS of up to 20 bytes fits; the PN532 pads).
+    static let responseLength = 64
 
     private let bus: any I2CTransport
     /// The 7-bit address (0x24 on every PN532).

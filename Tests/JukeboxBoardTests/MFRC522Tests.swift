@@ -82,6 +82,51 @@ final class MFRC522Tests: XCTestCase {
         XCTAssertEqual(try chip.look(), .none)
     }
 
+    func testCardsThatCollideOnlyAtTheSecondOrThirdCascadeLevel() throws {
+        let pairs: [([UInt8], [UInt8])] = [
+            ([0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66], [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x67]),
+            ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [1, 2, 3, 4, 5, 6, 0x87, 8, 9, 10]),
+        ]
+        for (a, b) in pairs {
+            let sim = MFRC522Simulator()
+            let chip = try started(sim)
+            sim.place(a)
+            sim.place(b)
+            guard case .card(let first) = try chip.look() else { return XCTFail("no card") }
+            XCTAssertTrue(first == a || first == b)
+            sim.remove(first)
+            XCTAssertEqual(try chip.look(), .card(first == a ? b : a))
+        }
+    }
+
+    func testRandomFieldsOfUpToFourCardsAreReadOneByOne() throws {
+        var seed = UInt64.random(in: 1...UInt64.max)
+        print("MFRC522Tests random seed \(seed)")
+        func next() -> UInt64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
+        for round in 0..<200 {
+            let sim = MFRC522Simulator()
+            let chip = try started(sim)
+            var placed: Set<String> = []
+            for _ in 0..<(1 + Int(next() % 4)) {
+                let length = [4, 7, 10][Int(next() % 3)]
+                // Mostly shared prefixes, so collisions fall late and at every level.
+                var uid = (0..<length).map { _ in UInt8(truncatingIfNeeded: next() % 4 == 0 ? next() : 0x5A) }
+                if uid[0] == ISO14443A.cascadeTag { uid[0] = 0x08 }
+                guard !placed.contains(ISO14443A.hex(uid)) else { continue }
+                placed.insert(ISO14443A.hex(uid))
+                sim.place(uid)
+            }
+            var seen: Set<String> = []
+            while case .card(let uid) = try chip.look() {
+                XCTAssertTrue(placed.contains(ISO14443A.hex(uid)), "round \(round): \(ISO14443A.hex(uid)) was never placed")
+                seen.insert(ISO14443A.hex(uid))
+                sim.remove(uid)
+                if seen.count > placed.count { break }
+            }
+            XCTAssertEqual(seen, placed, "round \(round)")
+        }
+    }
+
     func testACardTornAwayMidReadFailsCleanlyThenIsGone() throws {
         // Torn after each number of answered frames: during ATQA, anticollision, SAK at each level.
         for uid in [four, seven] {
