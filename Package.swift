@@ -53,7 +53,7 @@ let package = Package(
         // The composition root's wiring: the adapters behind the service's ports (AudioEngine as
         // AudioPort, GPIO and input devices as EventSources, the panel as DisplaySink). Shared by the
         // executable, the benchmark and the tests that run the real adapters in a loop.
-        .target(name: "JukeboxApp", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard"]),
+        .target(name: "JukeboxApp", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "CLinux"]),
 
         .executableTarget(name: "jukebox", dependencies: [
             "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard"]),

@@ -19,14 +19,14 @@
 #   /etc/systemd/system/jukebox.service        the unit
 #   /etc/jukebox/config.json                   a default config, only if there is none
 #   /usr/local/share/jukebox/profiles/*.json   the board profiles
-#   /etc/udev/rules.d/99-jukebox.rules         GPIO and I2C for groups gpio and i2c
+#   /etc/udev/rules.d/99-jukebox.rules         GPIO, I2C and SPI for groups gpio, i2c and spi
 #   /etc/polkit-1/rules.d/50-jukebox-power.rules   lets user jukebox power off and reboot
 #   /usr/local/share/jukebox/mpd-network       board/mpd-network.sh, run here: only when the config
 #       has an MPD TCP listener, /etc/systemd/system/jukebox.service.d/mpd-network.conf opens the
 #       sandbox to the network (and, for a LAN listener with avahi installed,
 #       /etc/avahi/services/jukebox-mpd.service announces it); otherwise both are removed
-# creates groups gpio and i2c and the system user jukebox (no login, home /var/lib/jukebox) in
-# groups audio gpio i2c input dialout, the folder /srv/music, then enables and starts the service
+# creates groups gpio, i2c and spi and the system user jukebox (no login, home /var/lib/jukebox) in
+# groups audio gpio i2c spi input dialout, the folder /srv/music, then enables and starts the service
 # when systemd runs (PID 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -105,7 +105,7 @@ reload_udev() {
     say "staging root: udev not reloaded"
   elif command -v udevadm >/dev/null 2>&1 && [ -d /run/udev ]; then
     run udevadm control --reload
-    run udevadm trigger --action=add --subsystem-match=gpio --subsystem-match=i2c-dev
+    run udevadm trigger --action=add --subsystem-match=gpio --subsystem-match=i2c-dev --subsystem-match=spidev
   else
     say "udev is not running: the rule applies from the next boot"
   fi
@@ -125,7 +125,7 @@ if [ "$uninstall" -eq 1 ]; then
   if [ -d "$root$share" ]; then run rm -rf "$root$share"; fi
   if systemd_running; then run systemctl daemon-reload; fi
   if [ -n "$root" ] || [ "$dry" -eq 1 ] || [ -e /etc/udev/rules.d ]; then reload_udev; fi
-  say "kept: /etc/jukebox (config), /var/lib/jukebox (state), /srv/music, the user jukebox and groups gpio, i2c"
+  say "kept: /etc/jukebox (config), /var/lib/jukebox (state), /srv/music, the user jukebox and groups gpio, i2c, spi"
   say "  remove them by hand if wanted: rm -r /etc/jukebox /var/lib/jukebox; userdel jukebox"
   exit 0
 fi
@@ -157,7 +157,7 @@ fi
 if [ -n "$root" ]; then
   say "staging root: users and groups not created"
 else
-  for g in audio gpio i2c input dialout; do
+  for g in audio gpio i2c spi input dialout; do
     if ! getent group "$g" >/dev/null; then
       say "creating group $g"
       run groupadd --system "$g"
@@ -168,8 +168,8 @@ else
     run useradd --system --user-group --home-dir /var/lib/jukebox --no-create-home \
       --shell /usr/sbin/nologin --comment "jukebox music player" jukebox
   fi
-  say "user jukebox in groups audio gpio i2c input dialout"
-  run usermod --append --groups audio,gpio,i2c,input,dialout jukebox
+  say "user jukebox in groups audio gpio i2c spi input dialout"
+  run usermod --append --groups audio,gpio,i2c,spi,input,dialout jukebox
   run install -d -o jukebox -g jukebox -m 0750 /var/lib/jukebox
 fi
 

@@ -3,7 +3,7 @@
 #
 # test-deb-chroot.sh - the amd64 .deb's life cycle in a fresh Debian 13 root (mmdebstrap, no
 # systemd running: like an image build), with apt, as a user would:
-#   1. `apt-get install ./jukebox_V_amd64.deb`: binary runs, user jukebox in audio gpio i2c input
+#   1. `apt-get install ./jukebox_V_amd64.deb`: binary runs, user jukebox in audio gpio i2c spi input
 #      dialout, /var/lib/jukebox 0750 jukebox, the service enabled (deb-systemd-helper), conffile;
 #   2. upgrade to V+citest1 (package.sh --no-build): the changed config and the state file kept;
 #   3. `apt-get remove`: binary and unit gone, the service masked (cannot start), state kept;
@@ -48,7 +48,7 @@ cp "$deb" "$root/tmp/"
 apt_in_root install "/tmp/$(basename "$deb")"
 [ "$(in_root jukebox --version)" = "jukebox ${version%%[+~]*}" ] || fail "jukebox --version: $(in_root jukebox --version 2>&1)"
 groups=$(in_root id -nG jukebox) || fail "no user jukebox"
-for g in audio gpio i2c input dialout; do
+for g in audio gpio i2c spi input dialout; do
   case " $groups " in *" $g "*) ;; *) fail "user jukebox is not in group $g ($groups)" ;; esac
 done
 owner=$(in_root stat -c '%U %a' /var/lib/jukebox) || fail "no /var/lib/jukebox"

@@ -13,6 +13,9 @@
 // I2C through /dev/i2c-N (JukeboxBoard/I2CBus.swift).
 #include <linux/i2c.h>
 #include <linux/i2c-dev.h>
+// SPI through /dev/spidevB.C (JukeboxBoard/SPIDevice.swift).
+#include <linux/spi/spidev.h>
+#include <string.h>
 // mallopt (JukeboxService/Allocator.swift).
 #include <malloc.h>
 
@@ -22,6 +25,24 @@ static inline int clinux_ioctl_long(int fd, unsigned long request, unsigned long
 }
 static inline int clinux_ioctl_ptr(int fd, unsigned long request, void *arg) {
     return ioctl(fd, request, arg);
+}
+
+// SPI_IOC_MESSAGE(n) and SPI_IOC_WR_* are function-like macros Swift cannot import: one full-duplex
+// transfer of `length` bytes (tx and rx may be the same buffer), and the mode/word/speed setup.
+static inline int clinux_spi_transfer(int fd, const void *tx, void *rx, unsigned length, unsigned speed_hz) {
+    struct spi_ioc_transfer t;
+    memset(&t, 0, sizeof t);
+    t.tx_buf = (unsigned long)tx;
+    t.rx_buf = (unsigned long)rx;
+    t.len = length;
+    t.speed_hz = speed_hz;
+    t.bits_per_word = 8;
+    return ioctl(fd, SPI_IOC_MESSAGE(1), &t);
+}
+static inline int clinux_spi_setup(int fd, unsigned char mode, unsigned char bits, unsigned speed_hz) {
+    if (ioctl(fd, SPI_IOC_WR_MODE, &mode) < 0) return -1;
+    if (ioctl(fd, SPI_IOC_WR_BITS_PER_WORD, &bits) < 0) return -1;
+    return ioctl(fd, SPI_IOC_WR_MAX_SPEED_HZ, &speed_hz);
 }
 
 // The loaded objects' read-only segments, for JukeboxService/ColdPages.swift. dl_iterate_phdr is

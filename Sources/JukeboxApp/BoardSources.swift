@@ -22,6 +22,27 @@ public enum BoardSources {
         guard let rfid else { return [] }
         switch rfid.reader {
         case .keyboard: return [CardReaderSource(rfid, log: log)]
+        case .rc522:
+            let path = rfid.device ?? "/dev/spidev0.0"
+            let name = "card reader (rc522 \(path))"
+            do {
+                let spi = try SPIDevice(path: path)
+                return [PolledCardSource(CardWatch(MFRC522(spi)), name: name, log: log)]
+            } catch {
+                // The player plays without cards; the journal says why.
+                log.warning("\(name): \(error); no card reader")
+                return []
+            }
+        case .pn532:
+            let bus = rfid.bus ?? "/dev/i2c-1"
+            let name = "card reader (pn532 \(bus) 0x\(String(rfid.address, radix: 16)))"
+            do {
+                let i2c = try I2CBus(path: bus)
+                return [PolledCardSource(CardWatch(PN532(i2c, address: rfid.address)), name: name, log: log)]
+            } catch {
+                log.warning("\(name): \(error); no card reader")
+                return []
+            }
         }
     }
 }

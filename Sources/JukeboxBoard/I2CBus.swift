@@ -8,6 +8,16 @@ public protocol I2CTransport: AnyObject {
     /// Writes `bytes` to the device at 7-bit `address` as one transaction (START, address, bytes,
     /// STOP). Throws `.noDevice` when nothing acknowledges, other kinds on bus failures.
     func write(address: UInt8, bytes: [UInt8]) throws(DeviceError)
+    /// Reads `count` bytes from the device at `address` as one transaction (START, address + R,
+    /// bytes, STOP). Transports for write-only devices (panels) need not implement it.
+    func read(address: UInt8, count: Int) throws(DeviceError) -> [UInt8]
+}
+
+extension I2CTransport {
+    /// Write-only transports (the panel simulators): a read fails.
+    public func read(address: UInt8, count: Int) throws(DeviceError) -> [UInt8] {
+        throw DeviceError(kind: .failed, message: "0x\(I2CErrno.hex(address)): this transport cannot read")
+    }
 }
 
 /// One I2C adapter through the kernel's `i2c-dev` interface (`/dev/i2c-N`).
@@ -74,6 +84,21 @@ public final class I2CBus: I2CTransport {
         if written != bytes.count {
             throw DeviceError(kind: .failed, message: "\(path): 0x\(I2CErrno.hex(address)): short write (\(written) of \(bytes.count) bytes)")
         }
+    }
+
+    /// See `I2CTransport.read`. The address is selected with `I2C_SLAVE` only when it changes.
+    public func read(address: UInt8, count: Int) throws(DeviceError) -> [UInt8] {
+        guard fd >= 0 else { throw DeviceError(kind: .failed, message: "\(path): bus is closed") }
+        try select(address)
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = bytes.withUnsafeMutableBytes { raw in
+            retryingEINTR { Glibc.read(fd, raw.baseAddress, raw.count) }
+        }
+        if got < 0 { throw I2CErrno.transferError(errno, path: path, address: address) }
+        if got != count {
+            throw DeviceError(kind: .failed, message: "\(path): 0x\(I2CErrno.hex(address)): short read (\(got) of \(count) bytes)")
+        }
+        return bytes
     }
 
     /// What answered during a `scan()`.

@@ -34,6 +34,14 @@ public enum SecondSwipe: String, Equatable, Sendable, CaseIterable {
     case none
 }
 
+/// What taking the playing card off a reader that sees removal does (config `rfid.onRemove`).
+public enum OnRemove: String, Equatable, Sendable, CaseIterable {
+    /// Pause; putting the same card back resumes.
+    case pause
+    /// Nothing: the card is a swipe, as on a reader that cannot tell.
+    case none
+}
+
 /// Card policy (config `rfid`).
 public struct CardSettings: Equatable, Sendable {
     /// What a second swipe of the card already playing does.
@@ -41,6 +49,8 @@ public struct CardSettings: Equatable, Sendable {
     /// Reads of the same id less than this many seconds after the previous read of it are the
     /// same swipe (readers repeat while a card lies on them).
     public var sameCardDelay: Double = 1
+    /// What taking the playing card away does (readers that see it: RC522, PN532).
+    public var onRemove: OnRemove = .none
 
     /// The defaults.
     public init() {}
@@ -77,6 +87,8 @@ public struct CardState: Equatable, Sendable {
     public var active: ActiveCard?
     /// The card whose tracks the shell is reading; a result for any other card is stale.
     public var loading: String?
+    /// The card whose removal paused the player (`onRemove: pause`): putting it back resumes.
+    public var pausedByRemoval: String?
     /// The last card read that the map does not know (`jukebox ctl card assign` takes it by default).
     public var lastUnknown: String?
 

@@ -46,6 +46,7 @@ extension Event {
         case .encoderEdge(let a, let b, _): return "encoder a=\(a ? 1 : 0) b=\(b ? 1 : 0)"
         case .mediaKey(let code, let value, _): return "key \(code) " + (value == 0 ? "up" : value == 2 ? "repeat" : "down")
         case .cardRead(let id, _): return "card " + DisplayText.inert(String(id.prefix(Cards.maxIDLength + 1)))
+        case .cardRemoved(let id, _): return "card removed " + DisplayText.inert(String(id.prefix(Cards.maxIDLength + 1)))
         case .cardsLoaded(let map): return "cards map: \(map.entries.count) cards"
         case .cardTracks(let card, let tracks, _): return "card \(card): " + Self.count(tracks.count)
         case .trackStarted(let id): return "track started (play \(id))"

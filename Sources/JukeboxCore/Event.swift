@@ -99,6 +99,8 @@ public enum Event: Equatable, Sendable {
     case mediaKey(code: Int, value: Int, at: Double)
     /// A card reader read this id (as the reader gave it: the core keeps letters and digits only).
     case cardRead(id: String, at: Double)
+    /// A reader that sees cards lying on it (RC522, PN532) no longer sees this one, at the reader's time.
+    case cardRemoved(id: String, at: Double)
     /// The cards map was (re)loaded (at start, when its file changed, on SIGHUP).
     case cardsLoaded(CardMap)
     /// The tracks of card `card` were read, as `Command.loadCard` asked; `messages` tell what was

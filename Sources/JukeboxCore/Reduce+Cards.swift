@@ -10,6 +10,19 @@ extension State {
                 step.commands.append(.report("card reader: ignored an id that is not 1-\(Cards.maxIDLength) letters and digits"))
                 return
             }
+            // The card whose removal paused its tracks, put back: they go on, whatever the delay.
+            // Played again by hand meanwhile, putting it back changes nothing (it is no swipe).
+            if let paused = cards.pausedByRemoval {
+                cards.pausedByRemoval = nil
+                if paused == id, phase == .paused || phase == .playing, activeCardQueued(id) != nil {
+                    cards.lastRead = (id, at)
+                    if phase == .paused {
+                        message = nil
+                        apply(.play, &step)
+                    }
+                    return
+                }
+            }
             // Readers repeat while a card lies on them, and a swipe may be read twice: reads of
             // the same id closer together than `sameCardDelay` are one swipe, however long it lasts.
             if let last = cards.lastRead, last.id == id, at >= last.at, at - last.at < settings.cards.sameCardDelay {
@@ -18,6 +31,18 @@ extension State {
             }
             cards.lastRead = (id, at)
             swipe(id, &step)
+        case .cardRemoved(let raw, _):
+            guard settings.cards.onRemove == .pause, let id = Cards.normalisedID(raw) else { return }
+            // A card taken away before its folder was read: it is not wanted any more.
+            if cards.loading == id {
+                cards.loading = nil
+                return
+            }
+            // Only the card whose tracks are playing pauses them; paused by hand or stopped,
+            // the player stays as it is, and putting the card back is a swipe.
+            guard phase == .playing, activeCardQueued(id) != nil else { return }
+            apply(.pause, &step)
+            if phase == .paused { cards.pausedByRemoval = id }
         case .cardsLoaded(let map):
             cards.map = map
             if let unknown = cards.lastUnknown, map.entries[unknown] != nil { cards.lastUnknown = nil }
@@ -38,6 +63,12 @@ extension State {
         default:
             break
         }
+    }
+
+    /// The queue index of the first track of card `id` still queued, when it is the active card.
+    private func activeCardQueued(_ id: String) -> Int? {
+        guard let active = cards.active, active.id == id else { return nil }
+        return queue.firstIndex(where: { active.tracks.contains($0.id) })
     }
 
     /// One swipe of a known or unknown card.

@@ -62,8 +62,8 @@ extension State {
             sleepTimerFired(&step)
         case .timerFired(.idlePowerOff, let at):
             idleTimerFired(at: at, &step)
-        case .cardRead:
-            // A card on the reader is a person at the box (idle power-off waits again).
+        case .cardRead, .cardRemoved:
+            // A card on the reader, or taken off it, is a person at the box (idle power-off waits again).
             step.activity = true
             card(event, &step)
         case .cardsLoaded, .cardTracks:

@@ -155,15 +155,20 @@ enum Help {
                      Options:
                        --watch             print the keys of every device with media keys; Ctrl-C ends
                      """),
-        ProbeSubject(name: "rfid", options: "--device PATH | --name NAME",
-                     summary: "read a USB card reader that types ids (grabbed, as the player does); print each id",
+        ProbeSubject(name: "rfid", options: "--device PATH | --name NAME | --reader rc522|pn532 [...]",
+                     summary: "read a card reader as the player does (USB keyboard, RC522, PN532); print each id",
                      details: """
-                     Without options: the input devices, to find the reader.
+                     Without options: the input devices, to find a USB reader.
                      Options:
-                       --device PATH       the reader's evdev device (/dev/input/by-id/…-event-kbd)
+                       --device PATH       the reader's evdev device (/dev/input/by-id/…-event-kbd);
+                                           with --reader rc522 its spidev node (/dev/spidev0.0)
                        --name NAME         (part of) its name, as probe input lists it
-                     Each id is printed with the kernel's time of its Enter; keys that make no id
-                     (a torn read, a long string, other keys) are printed as ignored. Ctrl-C ends.
+                       --reader R          keyboard (default), rc522 (SPI) or pn532 (I2C)
+                       --bus PATH          pn532: the I2C bus (/dev/i2c-1)
+                       --address A         pn532: its address in decimal (36 = 0x24)
+                     A USB reader's ids are printed with the kernel's time of its Enter; keys that make
+                     no id are printed as ignored. An RC522 or PN532 is looked at every 0.1 s: each
+                     card placed and removed is printed, with the chip's problems. Ctrl-C ends.
                      """),
         ProbeSubject(name: "replay-i2c", options: "[--panel P] [--address A] [--pins standard|mjkdz] FILE",
                      summary: "show the screen a recorded I2C byte log draws",

@@ -146,6 +146,8 @@ enum Player {
         }
         let code = runtime.run(initial: events)
         runtime.cards?.finish()
+        // The card poller's thread ends within one look (it owns the SPI/I2C chip meanwhile).
+        for case let poller as PolledCardSource in sources { poller.close() }
         panel?.close()
         terminal?.close()
         return code

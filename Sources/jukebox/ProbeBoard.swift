@@ -144,8 +144,13 @@ enum ProbeBoard {
 
     /// A keyboard-style card reader: grabbed as the player grabs it, each id printed as it is read.
     static func rfid(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, options: ["--device", "--name"], flags: [], command: "probe rfid")
+        let a = try Arguments(args, options: ["--device", "--name", "--reader", "--bus", "--address"], flags: [], command: "probe rfid")
         if a.wantsHelp { return Probe.subjectHelp("rfid") }
+        switch a.options["--reader"] {
+        case nil, "keyboard"?: break
+        case "rc522"?, "pn532"?: return try polledReader(a)
+        case let other?: throw UsageError(message: "probe rfid: --reader must be keyboard, rc522 or pn532, not \(other)")
+        }
         let selector: InputSelector
         if let path = a.options["--device"] {
             selector = .path(path)
@@ -183,6 +188,49 @@ enum ProbeBoard {
                 keys.reset()
             }
             for added in devices.rescan() { say("reading \(added.name) (\(added.path)), grabbed") }
+        }
+    }
+
+    /// An RC522 (SPI) or PN532 (I2C): started as the player starts it, then looked at every
+    /// 0.1 s, printing each card placed and removed and each problem (the chip is started again
+    /// after one). Ctrl-C ends.
+    static func polledReader(_ a: Arguments) throws(UsageError) -> Int32 {
+        let looker: any CardLooker
+        let what: String
+        if a.options["--reader"] == "rc522" {
+            let path = a.options["--device"] ?? "/dev/spidev0.0"
+            do throws(DeviceError) { looker = MFRC522(try SPIDevice(path: path)) } catch {
+                writeAll(2, "jukebox: \(error.message)\n")
+                return 1
+            }
+            what = "rc522 on \(path)"
+        } else {
+            let bus = a.options["--bus"] ?? "/dev/i2c-1"
+            let address = try a.int("--address", in: 0x08...0x77) ?? 0x24
+            do throws(DeviceError) { looker = PN532(try I2CBus(path: bus), address: UInt8(address)) } catch {
+                writeAll(2, "jukebox: \(error.message)\n")
+                return 1
+            }
+            what = "pn532 on \(bus) at 0x\(String(address, radix: 16))"
+        }
+        do throws(DeviceError) { try looker.start() } catch {
+            writeAll(2, "jukebox: \(what): \(error.message)\n")
+            return 1
+        }
+        if let chip = looker as? MFRC522, let version = chip.version { say("\(what): MFRC522 version 0x\(String(version, radix: 16)); Ctrl-C ends") }
+        if let chip = looker as? PN532, let fw = chip.firmware { say("\(what): PN5\(String(fw[0], radix: 16)) firmware \(fw[1]).\(fw[2]); Ctrl-C ends") }
+        let watch = CardWatch(looker)
+        while true {
+            let at = monotonicNow()
+            for output in watch.poll() {
+                switch output {
+                case .placed(let id): writeAll(1, fixed(at, 3) + "  card \(id)\n")
+                case .removed(let id): writeAll(1, fixed(at, 3) + "  removed \(id)\n")
+                case .problem(let why): say("problem: " + why)
+                case .recovered(let what): say(what)
+                }
+            }
+            sleepSeconds(max(0, 0.1 - (monotonicNow() - at)))
         }
     }
 

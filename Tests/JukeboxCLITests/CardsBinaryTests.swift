@@ -52,4 +52,19 @@ final class CardsBinaryTests: DaemonTestCase {
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("\(dir!)/event99: no such input device"), missing.stderr)
     }
+
+    func testProbeRfidForAnRC522OrPN532ThatIsNotThereSaysWhatIsMissing() throws {
+        let spi = try Jukebox.run(["probe", "rfid", "--reader", "rc522", "--device", dir + "/spidev9.9"])
+        XCTAssertEqual(spi.status, 1)
+        XCTAssertTrue(spi.stderr.contains("no SPI device \(dir!)/spidev9.9"), spi.stderr)
+        let i2c = try Jukebox.run(["probe", "rfid", "--reader", "pn532", "--bus", dir + "/i2c-9"])
+        XCTAssertEqual(i2c.status, 1)
+        XCTAssertTrue(i2c.stderr.contains("no I2C bus \(dir!)/i2c-9"), i2c.stderr)
+        // /dev/null is no spidev node: the kernel refuses the SPI mode ioctl.
+        let notSPI = try Jukebox.run(["probe", "rfid", "--reader", "rc522", "--device", "/dev/null"])
+        XCTAssertEqual(notSPI.status, 1)
+        XCTAssertTrue(notSPI.stderr.contains("/dev/null: cannot set SPI mode 0"), notSPI.stderr)
+        let bad = try Jukebox.run(["probe", "rfid", "--reader", "mifare"])
+        XCTAssertEqual(bad.status, 2)
+    }
 }

@@ -167,13 +167,28 @@ final class CardMapTests: XCTestCase {
         XCTAssertEqual(d.rfid?.device, "/dev/input/by-id/usb-x-event-kbd")
         XCTAssertEqual(d.rfid?.cards, "/etc/jukebox/maps/cards.json")
         XCTAssertEqual(d.settings.cards, CardSettings())
+        // The readers that see removal: defaults, and onRemove.
+        let rc = try Config.parse(Array(#"{"rfid": {"reader": "rc522", "onRemove": "pause"}}"#.utf8), source: "/etc/jukebox/config.json").config
+        XCTAssertEqual(rc.rfid?.reader, .rc522)
+        XCTAssertEqual(rc.rfid?.device, "/dev/spidev0.0")
+        XCTAssertEqual(rc.settings.cards.onRemove, .pause)
+        let pn = try Config.parse(Array(#"{"rfid": {"reader": "pn532", "bus": "/dev/i2c-3", "address": 36}}"#.utf8), source: "/etc/jukebox/config.json").config
+        XCTAssertEqual(pn.rfid?.reader, .pn532)
+        XCTAssertEqual(pn.rfid?.bus, "/dev/i2c-3")
+        XCTAssertEqual(pn.rfid?.address, 0x24)
+        XCTAssertEqual(pn.settings.cards.onRemove, .none)
+        let pnDefault = try Config.parse(Array(#"{"rfid": {"reader": "pn532"}}"#.utf8), source: "/etc/jukebox/config.json").config
+        XCTAssertEqual(pnDefault.rfid?.bus, "/dev/i2c-1")
         func problem(_ text: String) -> String {
             do { _ = try Config.parse(Array(text.utf8), source: "c.json"); return "parsed" } catch { return error.description }
         }
-        XCTAssertEqual(problem(#"{"rfid": {}}"#), "c.json: rfid.device: must be the reader's evdev path such as \"/dev/input/by-id/usb-…-event-kbd\" (or give \"name\")")
+        XCTAssertEqual(problem(#"{"rfid": {}}"#), "c.json: rfid.device: must be the reader's evdev path such as \"/dev/input/by-id/usb-…-event-kbd\" (or give \"name\"); for \"rc522\" its spidev node such as \"/dev/spidev0.0\"")
         XCTAssertEqual(problem(#"{"rfid": {"name": "R", "secondSwipe": "twice"}}"#), "c.json: rfid.secondSwipe: must be \"toggle\", \"restart\", \"next\" or \"none\"")
-        XCTAssertEqual(problem(#"{"rfid": {"name": "R", "reader": "rc522"}}"#), "c.json: rfid.reader: must be \"keyboard\" (a USB reader that types the id)")
-        XCTAssertEqual(problem(#"{"rfid": {"device": 3}}"#), "c.json: rfid.device: must be the reader's evdev path such as \"/dev/input/by-id/usb-…-event-kbd\" (or give \"name\")")
+        XCTAssertEqual(problem(#"{"rfid": {"name": "R", "reader": "rc523"}}"#), "c.json: rfid.reader: must be \"keyboard\" (a USB reader that types the id), \"rc522\" (SPI) or \"pn532\" (I2C)")
+        XCTAssertEqual(problem(#"{"rfid": {"reader": "rc522", "onRemove": "stop"}}"#), "c.json: rfid.onRemove: must be \"pause\" or \"none\"")
+        XCTAssertEqual(problem(#"{"rfid": {"reader": "pn532", "address": 200}}"#), "c.json: rfid.address: must be the PN532's 7-bit I2C address, 8 to 119 (36 = 0x24 by default)")
+        XCTAssertEqual(problem(#"{"rfid": {"reader": "pn532", "bus": "i2c-1"}}"#), "c.json: rfid.bus: must be the PN532's I2C bus such as \"/dev/i2c-1\"")
+        XCTAssertEqual(problem(#"{"rfid": {"device": 3}}"#), "c.json: rfid.device: must be the reader's evdev path such as \"/dev/input/by-id/usb-…-event-kbd\" (or give \"name\"); for \"rc522\" its spidev node such as \"/dev/spidev0.0\"")
         XCTAssertEqual(problem(#"{"rfid": "yes"}"#), "c.json: rfid: must be an object such as {\"reader\": \"keyboard\", \"name\": \"RFID\"}")
         XCTAssertEqual(problem(#"{"rfid": {"name": "R", "sameCardDelay": -1}}"#), "c.json: rfid.sameCardDelay: must be seconds from 0 to 60")
     }
