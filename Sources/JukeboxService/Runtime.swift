@@ -160,7 +160,15 @@ public final class Runtime {
         // The start is one step to the outside: READY and the first status come once the state
         // is loaded, not for the empty player the first of these events sees.
         startingUp = true
-        for event in [.started] + initial { dispatch(event) }
+        // The bookmarks are read before anything can play (a card, a `load` in `initial`); a file
+        // that cannot be read sends nothing, so the core never saves over it.
+        var bookmarks: [Event] = []
+        if let store {
+            let loaded = BookmarkFile.read(store.bookmarksPath, limit: state.settings.bookmarkLimit)
+            for line in loaded.messages { log.warning(line) }
+            if let marks = loaded.bookmarks { bookmarks = [.bookmarksLoaded(marks)] }
+        }
+        for event in [.started] + bookmarks + initial { dispatch(event) }
         startingUp = false
         if let view = startView { show(view) }
     }
@@ -270,6 +278,7 @@ public final class Runtime {
         case .setVolume(let v): audio.setVolume(v)
         case .persist(let snapshot): writer?.submit(snapshot, queueChanged: true)
         case .persistPlace(let snapshot): writer?.submit(snapshot, queueChanged: false)
+        case .persistBookmarks(let marks): writer?.submitBookmarks(marks)
         case .render(let view):
             if startingUp { startView = view } else { show(view) }
         case .show(let frame): display?.show(frame)
