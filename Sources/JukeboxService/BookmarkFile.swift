@@ -24,6 +24,12 @@ public enum BookmarkFile {
         public var bookmarks: [Bookmark]?
         /// What to tell the user: entries left out, a file moved aside, a file not readable.
         public var messages: [String]
+
+        /// A read's result.
+        public init(bookmarks: [Bookmark]?, messages: [String]) {
+            self.bookmarks = bookmarks
+            self.messages = messages
+        }
     }
 
     private struct FileBody: Codable {

@@ -20,7 +20,7 @@ public final class Runtime {
     /// Reads tags for `add`/`load` off the loop (started at the first request).
     private var tagReader: TagReaderThread?
     private var nextReadID = 1
-    private var readWaiters: [Int: (_ tracks: [TrackInfo], _ messages: [String]) -> Void] = [:]
+    private var readWaiters: [Int: (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void] = [:]
     private var workWaiters: [Int: (FileWorkResult) -> Void] = [:]
     /// Saves up to this number are finished (written or failed).
     private var savedThrough: UInt64 = 0
@@ -440,8 +440,8 @@ public final class Runtime {
             let due = saveWaiters.filter { $0.through <= savedThrough }
             saveWaiters.removeAll { $0.through <= savedThrough }
             for waiter in due { waiter.then(error) }
-        case .tracksRead(let id, let tracks, let messages):
-            readWaiters.removeValue(forKey: id)?(tracks, messages)
+        case .tracksRead(let id, let tracks, let messages, let marked):
+            readWaiters.removeValue(forKey: id)?(tracks, messages, marked)
             releaseColdPages?()
         case .workDone(let id, let result):
             workWaiters.removeValue(forKey: id)?(result)
@@ -475,6 +475,12 @@ public final class Runtime {
     /// Reads `paths` off the loop and calls `then` on the loop with what was found; false when
     /// this player cannot load files.
     func readTracks(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String]) -> Void) -> Bool {
+        readSource(paths) { tracks, messages, _ in then(tracks, messages) }
+    }
+
+    /// `readTracks` for a source (a card's paths, a `load`): `marked` tells whether one of its
+    /// folders holds `LibraryLoader.resumeMarker` (looked for on the tag reader's thread).
+    func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool {
         guard let loadTracks else { return false }
         if tagReader == nil { tagReader = TagReaderThread(mailbox: mailbox, load: loadTracks) }
         let id = nextReadID
