@@ -47,6 +47,7 @@ public enum BookmarkFile {
 
     /// Reads the file at `path`, keeping at most the newest `limit` bookmarks.
     public static func read(_ path: String, limit: Int) -> Loaded {
+        removeLeftovers(of: path)
         let bytes: [UInt8]
         do { bytes = try readFile(path, limit: maxBytes) } catch {
             if error.errno == ENOENT { return Loaded(bookmarks: [], messages: []) }
@@ -77,6 +78,16 @@ public enum BookmarkFile {
             messages.append("bookmarks file \(path): left out \(dropped) entr\(dropped == 1 ? "y" : "ies") that are not bookmarks")
         }
         return Loaded(bookmarks: Array(valid.suffix(max(limit, 0))), messages: messages)
+    }
+
+    // A power cut inside a write leaves its temporary file (`.NAME.PID.N.tmp`). Read once at
+    // start, under the state file's lock: no write of ours is in flight, so they can go.
+    private static func removeLeftovers(of path: String) {
+        let folder = Paths.directory(path), prefix = "." + Paths.fileName(path) + "."
+        guard let names = try? directoryEntries(folder) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            unlink(folder == "/" ? "/" + name : folder + "/" + name)
+        }
     }
 
     /// The file's bytes for `bookmarks` (one entry a line, so a person can read it).
