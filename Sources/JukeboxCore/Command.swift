@@ -36,6 +36,9 @@ public enum Command: Equatable, Sendable {
     /// is the one the last `persist` carried, so rewriting it would only wear the card. The
     /// outcome comes back as `Event.saved`.
     case persistPlace(Snapshot)
+    /// Save these bookmarks (all of them, oldest first) atomically in the bookmarks file. Sent
+    /// only when one changed, and never before `Event.bookmarksLoaded`.
+    case persistBookmarks([Bookmark])
     /// Show this status (terminal, display, console).
     case render(StatusView)
     /// Show this frame on the panel.

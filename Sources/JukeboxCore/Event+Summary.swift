@@ -48,7 +48,9 @@ extension Event {
         case .cardRead(let id, _): return "card " + DisplayText.inert(String(id.prefix(Cards.maxIDLength + 1)))
         case .cardRemoved(let id, _): return "card removed " + DisplayText.inert(String(id.prefix(Cards.maxIDLength + 1)))
         case .cardsLoaded(let map): return "cards map: \(map.entries.count) cards"
-        case .cardTracks(let card, let tracks, _): return "card \(card): " + Self.count(tracks.count)
+        case .cardTracks(let card, let tracks, _, _): return "card \(card): " + Self.count(tracks.count)
+        case .loadSource(_, let tracks): return "load " + Self.count(tracks.count)
+        case .bookmarksLoaded(let marks): return "bookmarks: \(marks.count)"
         case .trackStarted(let id): return "track started (play \(id))"
         case .trackFinished(let id, let next): return "track finished (play \(id))" + (next.map { ", play \($0) follows" } ?? "")
         case .trackFailed(let id, let reason): return "track failed (play \(id)): \(reason)"

@@ -104,8 +104,13 @@ public enum Event: Equatable, Sendable {
     /// The cards map was (re)loaded (at start, when its file changed, on SIGHUP).
     case cardsLoaded(CardMap)
     /// The tracks of card `card` were read, as `Command.loadCard` asked; `messages` tell what was
-    /// skipped and why.
-    case cardTracks(card: String, tracks: [TrackInfo], messages: [String])
+    /// skipped and why; `marked`: one of its folders holds a `.jukebox-resume` file.
+    case cardTracks(card: String, tracks: [TrackInfo], messages: [String], marked: Bool = false)
+    /// `load PATH`: the queue becomes these tracks, read from `source` (its bookmark applies).
+    case loadSource(QueueSource, tracks: [TrackInfo])
+    /// The bookmarks file was read at start (absent: none); until this arrives nothing is saved
+    /// over it.
+    case bookmarksLoaded([Bookmark])
 
     // MARK: Outcomes from the audio engine (`playID` is the one the start command carried)
     /// The first sample of a play was handed to the device.

@@ -45,4 +45,13 @@ public enum Paths {
         let body = parts.joined(separator: "/")
         return joined.hasPrefix("/") ? "/" + body : body
     }
+
+    /// Whether `path` is `folder` itself or lies under it (by the names alone, no file system).
+    public static func isInside(_ path: String, folder: String) -> Bool {
+        var base = folder
+        while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
+        guard !base.isEmpty else { return false }
+        if path == base { return true }
+        return path.hasPrefix(base == "/" ? "/" : base + "/")
+    }
 }

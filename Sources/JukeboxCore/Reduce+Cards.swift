@@ -46,7 +46,7 @@ extension State {
         case .cardsLoaded(let map):
             cards.map = map
             if let unknown = cards.lastUnknown, map.entries[unknown] != nil { cards.lastUnknown = nil }
-        case .cardTracks(let id, let tracks, let messages):
+        case .cardTracks(let id, let tracks, let messages, let marked):
             // Only the card swiped last counts: an earlier card's folder read late must not win.
             guard cards.loading == id else { return }
             cards.loading = nil
@@ -58,7 +58,12 @@ extension State {
             }
             message = nil
             let first = nextTrackID
-            apply(.replaceQueue(tracks), &step)
+            // The card's paths are the source its bookmark is kept under.
+            if case .play(let paths)? = cards.map.entries[id] {
+                apply(.loadSource(QueueSource(paths: paths, marked: marked), tracks: tracks), &step)
+            } else {
+                apply(.replaceQueue(tracks), &step)
+            }
             cards.active = ActiveCard(id: id, tracks: first..<nextTrackID)
         default:
             break

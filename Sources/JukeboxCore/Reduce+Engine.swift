@@ -136,6 +136,7 @@ extension State {
         shuffle = snapshot.shuffle && snapshot.order != nil
         shuffleSeed = snapshot.shuffleSeed
         repeatMode = snapshot.repeatMode
+        source = snapshot.source
         volume = clampVolume(settings.bootVolume ?? snapshot.volume)
         queueRevision += 1
         step.commands.append(.setVolume(volume))

@@ -135,6 +135,8 @@ extension State {
 
     /// The queue ran out (repeat off): stop and rewind to the first track in play order.
     mutating func endOfQueue(_ step: inout Step) {
+        // Played to its end: the next start of this source is from the top.
+        forgetBookmark()
         stop(&step)
         cursor = order.isEmpty ? nil : 0
         if settings.exitWhenQueueEnds { step.exitCode = 0 }

@@ -13,14 +13,9 @@ extension State {
             order += shuffle ? added.map(\.id).shuffled(seed: derivedSeed()) : added.map(\.id)
             queueRevision += 1
         case .replaceQueue(let infos):
-            stop(&step)
-            // Other music: whether it is there shows when it plays.
-            musicMissing = nil
-            queue = makeTracks(infos)
-            queueRevision += 1
-            order = shuffle ? queue.map(\.id).shuffled(seed: derivedSeed()) : queue.map(\.id)
-            cursor = order.isEmpty ? nil : 0
-            if !order.isEmpty { play(&step) }
+            replaceQueue(infos, from: nil, &step)
+        case .loadSource(let source, let infos):
+            replaceQueue(infos, from: source, &step)
         case .remove(let index):
             guard queue.indices.contains(index) else {
                 message = "no queue entry \(index + 1)"
@@ -76,6 +71,8 @@ extension State {
                 queue.replaceSubrange(range, with: part)
             }
         case .clear:
+            noteBookmark()
+            source = nil
             stop(&step)
             musicMissing = nil
             queue = []
@@ -85,6 +82,27 @@ extension State {
         default:
             break
         }
+    }
+
+    /// The queue becomes `infos`, loaded from `newSource` (nil: by hand). The source left keeps
+    /// its place as its bookmark; the new one resumes at its own, if it has one whose track is
+    /// still there.
+    mutating func replaceQueue(_ infos: [TrackInfo], from newSource: QueueSource?, _ step: inout Step) {
+        noteBookmark()
+        stop(&step)
+        // Other music: whether it is there shows when it plays.
+        musicMissing = nil
+        queue = makeTracks(infos)
+        queueRevision += 1
+        order = shuffle ? queue.map(\.id).shuffled(seed: derivedSeed()) : queue.map(\.id)
+        cursor = order.isEmpty ? nil : 0
+        // Only a source that keeps a bookmark is remembered: nothing else needs it.
+        source = newSource.flatMap { keepsBookmark($0) ? $0 : nil }
+        if let newSource, let resume = resumePoint(for: newSource) {
+            cursor = resume.cursor
+            position = resume.position
+        }
+        if !order.isEmpty { play(&step) }
     }
 
     // Changes the queue's order. Shuffled, the play order is its own and stays; not shuffled,

@@ -19,12 +19,14 @@ extension State {
         case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy, .playEntry:
             step.activity = true
             message = nil
+            // A stop rewinds: the source's place before it is its bookmark.
+            if case .stop = event { noteBookmark() }
             intent(event, &step)
         case .setVolume, .changeVolume, .setShuffle, .toggleShuffle, .setRepeat, .cycleRepeat:
             step.activity = true
             message = nil
             modeChange(event, &step)
-        case .add, .replaceQueue, .remove, .move, .moveRange, .insert, .shuffleEntries, .clear:
+        case .add, .replaceQueue, .loadSource, .remove, .move, .moveRange, .insert, .shuffleEntries, .clear:
             step.activity = true
             message = nil
             queueChange(event, &step)
@@ -68,6 +70,11 @@ extension State {
             card(event, &step)
         case .cardsLoaded, .cardTracks:
             card(event, &step)
+        case .bookmarksLoaded(let marks):
+            // What this player could not have made (too long, not a number) is not kept.
+            bookmarks = Array(marks.filter(\.isValid).suffix(max(settings.bookmarkLimit, 0)))
+            bookmarksReady = true
+            bookmarksDirty = false
         case .timerFired(.saveVolume, _):
             // `finish` finds the volume unsaved and saves it.
             break
@@ -143,8 +150,15 @@ extension State {
                 savedMark = mark
                 savedPosition = position
                 savedAt = now
+                // The bookmark follows the saves: at most every save interval while playing, at
+                // once for a jump, a new track, a pause.
+                noteBookmark()
                 step.commands.append(queueChanged || step.exitCode != nil ? .persist(snapshot) : .persistPlace(snapshot))
             }
+        }
+        if bookmarksDirty, bookmarksReady {
+            bookmarksDirty = false
+            step.commands.append(.persistBookmarks(bookmarks))
         }
         let view = StatusView(self)
         if view != shown {

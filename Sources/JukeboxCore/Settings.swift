@@ -58,6 +58,12 @@ public struct Settings: Equatable, Sendable {
     public var encoderAcceleration = true
     /// What card swipes do.
     public var cards = CardSettings()
+    /// Which sources (a card's folders, a `load`) remember their place and resume there.
+    public var bookmarks: BookmarkMode = .always
+    /// The most bookmarks kept; beyond it the one touched longest ago goes.
+    public var bookmarkLimit = 500
+    /// Folders whose sources (they or anything under them) are audiobooks for `bookmarks: audiobooks`.
+    public var audiobookFolders: [String] = []
 
     /// The panel to draw frames for; nil: no panel.
     public var display: PanelLayout?

@@ -28,11 +28,14 @@ public struct Snapshot: Equatable, Sendable, Codable {
     public var repeatMode: RepeatMode
     /// Volume 0–100.
     public var volume: Int
+    /// What the queue was loaded from (for its bookmark); nil for a queue built by hand.
+    public var source: QueueSource?
 
     /// Creates a snapshot; the defaults describe an empty, stopped player at full volume.
     public init(version: Int = Snapshot.currentVersion, tracks: [TrackInfo] = [], order: [Int]? = nil,
                 current: Int? = nil, position: Double = 0, phase: String = "stopped", shuffle: Bool = false,
-                shuffleSeed: UInt64 = 0, repeatMode: RepeatMode = .off, volume: Int = 100) {
+                shuffleSeed: UInt64 = 0, repeatMode: RepeatMode = .off, volume: Int = 100,
+                source: QueueSource? = nil) {
         self.version = version
         self.tracks = tracks
         self.order = order
@@ -43,12 +46,13 @@ public struct Snapshot: Equatable, Sendable, Codable {
         self.shuffleSeed = shuffleSeed
         self.repeatMode = repeatMode
         self.volume = volume
+        self.source = source
     }
 
     enum CodingKeys: String, CodingKey {
         case version, tracks, order, current, position, phase, shuffle, shuffleSeed
         case repeatMode = "repeat"
-        case volume
+        case volume, source
     }
 
     /// Decodes leniently; only `version` and `tracks` must be readable (see `SnapshotFile`).
@@ -106,6 +110,10 @@ public struct Snapshot: Equatable, Sendable, Codable {
             phase = "stopped"
             problems.append("phase: not playing, paused or stopped")
         }
+        if let s = source, !Bookmark(paths: s.paths, track: "/", position: 0).isValid {
+            source = nil
+            problems.append("source: not a list of 1-\(Bookmark.maxPaths) paths")
+        }
         if !(0...100).contains(volume) {
             volume = min(max(volume, 0), 100)
             problems.append("volume: not 0 to 100")
@@ -150,7 +158,8 @@ public struct SnapshotFile: Decodable, Sendable {
             shuffle: field(.shuffle, "true or false") ?? false,
             shuffleSeed: field(.shuffleSeed, "a seed") ?? 0,
             repeatMode: field(.repeatMode, "off, one or all") ?? .off,
-            volume: field(.volume, "a volume") ?? 100)
+            volume: field(.volume, "a volume") ?? 100,
+            source: field(.source, "a source"))
         snapshot.normalise(&problems)
         if entries.contains(nil) { snapshot = snapshot.keepingTracks { entries[$0] != nil } }
         self.snapshot = snapshot

@@ -97,6 +97,17 @@ public struct State: Equatable, Sendable {
     public var encoderState = EncoderState()
     /// The cards map, the last read and the card playing.
     public var cards = CardState()
+    /// What the queue was loaded from (a card's paths, a `load`), when it keeps a bookmark under
+    /// the settings; nil for a queue built by hand or one that keeps none.
+    /// Saved in the snapshot, so a restart still knows whose bookmark to keep.
+    public var source: QueueSource?
+    /// Every source's bookmark, oldest first (see `Settings.bookmarks`).
+    public var bookmarks: [Bookmark] = []
+    /// Whether the bookmarks file has been read (`Event.bookmarksLoaded`); until then nothing is
+    /// saved over it, so a file that could not be read is never replaced.
+    public var bookmarksReady = false
+    /// Whether `bookmarks` changed since they were last handed to the shell to save.
+    public var bookmarksDirty = false
 
     /// The panel frame shown last (for panels configured in `Settings.display`).
     public var shownFrame: DisplayFrame?
@@ -184,7 +195,8 @@ public struct State: Equatable, Sendable {
             shuffle: shuffle,
             shuffleSeed: shuffleSeed,
             repeatMode: repeatMode,
-            volume: volume)
+            volume: volume,
+            source: source)
     }
 
     /// The phase as the state file names it (waiting counts as playing: it wants to play).

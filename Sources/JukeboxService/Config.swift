@@ -147,6 +147,15 @@ public struct Config: Equatable, Sendable {
         if let v = raw.resumeRewind { try check(v >= 0 && v <= 600, "resumeRewind"); c.settings.resumeRewind = v }
         if let v = raw.mixerCard { try check(!v.isEmpty, "mixerCard"); c.mixerCard = v }
         if let v = raw.idlePowerOff { try check(v > 0 && v <= 1440, "idlePowerOff"); c.settings.idlePowerOff = v * 60 }
+        if let v = raw.bookmarks {
+            guard let mode = BookmarkMode(rawValue: v) else { try check(false, "bookmarks"); return (c, []) }
+            c.settings.bookmarks = mode
+        }
+        if let v = raw.bookmarkLimit { try check((1...10000).contains(v), "bookmarkLimit"); c.settings.bookmarkLimit = v }
+        if let v = raw.audiobookFolders {
+            try check(v.count <= 1000 && v.allSatisfy { $0.hasPrefix("/") && $0.utf8.count <= Bookmark.maxPathBytes }, "audiobookFolders")
+            c.settings.audiobookFolders = v
+        }
         var mpdWarnings: [String] = []
         if let v = raw.mpd {
             switch v.settings() {
@@ -204,6 +213,9 @@ private struct RawConfig: Decodable {
     var consoleBaud: Int?
     var chime: String?
     var idlePowerOff: Double?
+    var bookmarks: String?
+    var bookmarkLimit: Int?
+    var audiobookFolders: [String]?
     var mpd: RawMPD?
     var rfid: RawRFID?
 
@@ -232,6 +244,9 @@ private struct RawConfig: Decodable {
         case "console": return "must be a TTY path such as \"/dev/ttyAMA0\" (\"\" for none)"
         case "chime": return "must be the path of a sound file (\"\" for none)"
         case "idlePowerOff": return "must be minutes above 0, at most 1440 (leave it out to never power off)"
+        case "bookmarks": return "must be \"always\", \"audiobooks\" or \"never\""
+        case "bookmarkLimit": return "must be 1 to 10000"
+        case "audiobookFolders": return "must be a list of absolute folder paths"
         case "mpd": return RawMPD.expectation("mpd")
         case "rfid": return RawRFID.expectation("rfid")
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"

@@ -17,6 +17,18 @@ public struct LibraryLoader {
         self.readInfo = readInfo
     }
 
+    /// The file whose presence in a folder makes it an audiobook (`bookmarks: audiobooks`).
+    public static let resumeMarker = ".jukebox-resume"
+
+    /// Whether one of `paths` is a folder holding `resumeMarker`, or a playlist or file in one.
+    public static func resumeMarked(_ paths: [String]) -> Bool {
+        paths.prefix(Bookmark.maxPaths).contains { raw in
+            let path = absolutePath(raw)
+            let folder = isDirectory(path) ? path : Paths.directory(path)
+            return fileExists(folder == "/" ? "/" + resumeMarker : folder + "/" + resumeMarker)
+        }
+    }
+
     /// The tracks named by `paths`, in order: folders sorted by the core's folder order,
     /// playlists in their own order. Messages name each path that could not be used and why.
     public func load(_ paths: [String]) -> (tracks: [TrackInfo], messages: [String]) {

@@ -20,7 +20,7 @@ public final class Mailbox: @unchecked Sendable {
         /// Saves up to number `through` are on disk (or failed with `error`).
         case saved(through: UInt64, error: String?)
         /// The tracks request `id` named, and what could not be used.
-        case tracksRead(id: Int, tracks: [TrackInfo], messages: [String])
+        case tracksRead(id: Int, tracks: [TrackInfo], messages: [String], marked: Bool = false)
         /// Other file work request `id` asked for (`TagReaderThread.perform`) is done.
         case workDone(id: Int, result: FileWorkResult)
         /// A chunk of a file (an MPD client's cover) for request `id`, or why not (`WorkerThread`).

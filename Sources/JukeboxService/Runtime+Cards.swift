@@ -5,8 +5,8 @@ extension Runtime {
     /// `Command.loadCard`: the card's paths are read by the tag reader (never on the loop) and
     /// come back as `Event.cardTracks`; a player that cannot load files says so at once.
     func loadCard(_ card: String, paths: [String]) {
-        let started = readTracks(paths) { [weak self] tracks, messages in
-            self?.dispatch(.cardTracks(card: card, tracks: tracks, messages: messages))
+        let started = readSource(paths) { [weak self] tracks, messages, marked in
+            self?.dispatch(.cardTracks(card: card, tracks: tracks, messages: messages, marked: marked))
         }
         // Queued, not dispatched: this runs while a command of the loop is carried out.
         if !started { pending.append(.cardTracks(card: card, tracks: [], messages: ["this player cannot load files"])) }

@@ -194,11 +194,12 @@ extension Runtime {
         switch command {
         case .add(let path), .load(let path):
             let replace = command == .load(path: path)
-            return readTracks([path]) { [weak self] tracks, messages in
+            return readSource([path]) { [weak self] tracks, messages, marked in
                 guard let self else { return }
                 guard !tracks.isEmpty else { return reply(["error: " + (messages.first ?? "nothing to play in \(path)")]) }
                 let before = saveNumber
-                dispatch(replace ? .replaceQueue(tracks) : .add(tracks))
+                // A `load` names its source: its bookmark applies (an `add` has none).
+                dispatch(replace ? .loadSource(QueueSource(paths: [path], marked: marked), tracks: tracks) : .add(tracks))
                 let lines = messages.map { "  " + $0 } + ["ok \(tracks.count) track\(tracks.count == 1 ? "" : "s") " + (replace ? "loaded" : "added")]
                 afterSaves(since: before) { _ in reply(lines) }
             }

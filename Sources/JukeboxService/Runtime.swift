@@ -20,7 +20,7 @@ public final class Runtime {
     /// Reads tags for `add`/`load` off the loop (started at the first request).
     private var tagReader: TagReaderThread?
     private var nextReadID = 1
-    private var readWaiters: [Int: (_ tracks: [TrackInfo], _ messages: [String]) -> Void] = [:]
+    private var readWaiters: [Int: (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void] = [:]
     private var workWaiters: [Int: (FileWorkResult) -> Void] = [:]
     /// Saves up to this number are finished (written or failed).
     private var savedThrough: UInt64 = 0
@@ -160,7 +160,15 @@ public final class Runtime {
         // The start is one step to the outside: READY and the first status come once the state
         // is loaded, not for the empty player the first of these events sees.
         startingUp = true
-        for event in [.started] + initial { dispatch(event) }
+        // The bookmarks are read before anything can play (a card, a `load` in `initial`); a file
+        // that cannot be read sends nothing, so the core never saves over it.
+        var bookmarks: [Event] = []
+        if let store {
+            let loaded = BookmarkFile.read(store.bookmarksPath, limit: state.settings.bookmarkLimit)
+            for line in loaded.messages { log.warning(line) }
+            if let marks = loaded.bookmarks { bookmarks = [.bookmarksLoaded(marks)] }
+        }
+        for event in [.started] + bookmarks + initial { dispatch(event) }
         startingUp = false
         if let view = startView { show(view) }
     }
@@ -270,6 +278,7 @@ public final class Runtime {
         case .setVolume(let v): audio.setVolume(v)
         case .persist(let snapshot): writer?.submit(snapshot, queueChanged: true)
         case .persistPlace(let snapshot): writer?.submit(snapshot, queueChanged: false)
+        case .persistBookmarks(let marks): writer?.submitBookmarks(marks)
         case .render(let view):
             if startingUp { startView = view } else { show(view) }
         case .show(let frame): display?.show(frame)
@@ -431,8 +440,8 @@ public final class Runtime {
             let due = saveWaiters.filter { $0.through <= savedThrough }
             saveWaiters.removeAll { $0.through <= savedThrough }
             for waiter in due { waiter.then(error) }
-        case .tracksRead(let id, let tracks, let messages):
-            readWaiters.removeValue(forKey: id)?(tracks, messages)
+        case .tracksRead(let id, let tracks, let messages, let marked):
+            readWaiters.removeValue(forKey: id)?(tracks, messages, marked)
             releaseColdPages?()
         case .workDone(let id, let result):
             workWaiters.removeValue(forKey: id)?(result)
@@ -466,6 +475,12 @@ public final class Runtime {
     /// Reads `paths` off the loop and calls `then` on the loop with what was found; false when
     /// this player cannot load files.
     func readTracks(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String]) -> Void) -> Bool {
+        readSource(paths) { tracks, messages, _ in then(tracks, messages) }
+    }
+
+    /// `readTracks` for a source (a card's paths, a `load`): `marked` tells whether one of its
+    /// folders holds `LibraryLoader.resumeMarker` (looked for on the tag reader's thread).
+    func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool {
         guard let loadTracks else { return false }
         if tagReader == nil { tagReader = TagReaderThread(mailbox: mailbox, load: loadTracks) }
         let id = nextReadID

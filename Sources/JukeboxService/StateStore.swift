@@ -26,6 +26,8 @@ public struct StateStore: Sendable {
     public let path: String
     /// Path of the place sidecar beside it.
     public var placePath: String { path + ".place" }
+    /// The bookmarks file (`BookmarkFile`), beside the state file.
+    public var bookmarksPath: String { path + ".bookmarks" }
     /// Test hook: called before each `fsync` of a write (a test blocks it on a gate, the benchmark
     /// slows it down); nil in the player.
     public var beforeSync: (@Sendable () -> Void)?

@@ -11,6 +11,10 @@ import JukeboxSystem
 /// its queue. Until the queue file on disk is known to hold it (a failed write, or the first save
 /// after a start), the queue file is written whole instead. Each finished write is posted to the
 /// loop as `Mailbox.Result.saved`, numbered so the loop can answer whoever waits for it.
+///
+/// The bookmarks file (`Command.persistBookmarks`) is written by the same thread, coalesced the
+/// same way (only the newest list), after the state save handed over with it; a failure is
+/// logged.
 public final class StateWriter: @unchecked Sendable {
     /// The store written to.
     public let store: StateStore
@@ -25,6 +29,9 @@ public final class StateWriter: @unchecked Sendable {
     private var handedOver: UInt64 = 0
     private var stopping = false
     private var finished: UInt64 = 0
+    private var latestBookmarks: [Bookmark]?
+    private var bookmarksHandedOver: UInt64 = 0
+    private var bookmarksFinished: UInt64 = 0
 
     /// Starts the writer's thread.
     public init(store: StateStore, mailbox: Mailbox) {
@@ -46,13 +53,23 @@ public final class StateWriter: @unchecked Sendable {
         }
     }
 
+    /// Hands over the bookmarks to write (loop thread); a newer list handed over before this one
+    /// is written replaces it.
+    public func submitBookmarks(_ bookmarks: [Bookmark]) {
+        monitor.withLock {
+            latestBookmarks = bookmarks
+            bookmarksHandedOver += 1
+            monitor.broadcast()
+        }
+    }
+
     /// The number of the last save handed over.
     public var lastNumber: UInt64 { monitor.withLock { handedOver } }
 
     /// Waits until every save handed over so far is finished (tests and tools; never the loop).
     public func waitUntilIdle() {
         monitor.withLock {
-            while finished < handedOver { monitor.wait() }
+            while finished < handedOver || bookmarksFinished < bookmarksHandedOver { monitor.wait() }
         }
     }
 
@@ -66,40 +83,63 @@ public final class StateWriter: @unchecked Sendable {
     }
 
     private func run() {
-        while let job = next() {
-            var failure: String?
-            var wroteQueue: UInt64?
-            let hash = job.whole ? nil : job.hash ?? lookUpQueueFile(job.snapshot)
-            do {
-                if let hash {
-                    try store.savePlace(job.snapshot, queueHash: hash)
-                } else {
-                    wroteQueue = try store.save(job.snapshot)
-                }
-            } catch {
-                failure = error.description
-            }
-            monitor.withLock {
-                if let wroteQueue { queueHash = wroteQueue }
-                // The queue file on disk is not this queue: the next save writes it whole again.
-                if failure != nil && hash == nil { queueDirty = true; queueHash = nil }
-            }
-            mailbox.post(result: .saved(through: job.number, error: failure))
-            monitor.withLock {
-                finished = job.number
-                monitor.broadcast()
-            }
+        while let (job, marks) = next() {
+            if let job { save(job) }
+            if let marks { saveBookmarks(marks) }
         }
     }
 
-    private func next() -> (snapshot: Snapshot, whole: Bool, hash: UInt64?, number: UInt64)? {
+    private func saveBookmarks(_ marks: (bookmarks: [Bookmark], number: UInt64)) {
+        do { try BookmarkFile.write(marks.bookmarks, to: store.bookmarksPath) } catch {
+            mailbox.postLog(.warning, "could not save bookmarks: \(error)")
+        }
         monitor.withLock {
-            while latest == nil && !stopping { monitor.wait() }
-            guard let snapshot = latest else { return nil }
-            latest = nil
-            let whole = queueDirty
-            queueDirty = false
-            return (snapshot, whole, queueHash, handedOver)
+            bookmarksFinished = marks.number
+            monitor.broadcast()
+        }
+    }
+
+    private func save(_ job: Job) {
+        var failure: String?
+        var wroteQueue: UInt64?
+        let hash = job.whole ? nil : job.hash ?? lookUpQueueFile(job.snapshot)
+        do {
+            if let hash {
+                try store.savePlace(job.snapshot, queueHash: hash)
+            } else {
+                wroteQueue = try store.save(job.snapshot)
+            }
+        } catch {
+            failure = error.description
+        }
+        monitor.withLock {
+            if let wroteQueue { queueHash = wroteQueue }
+            // The queue file on disk is not this queue: the next save writes it whole again.
+            if failure != nil && hash == nil { queueDirty = true; queueHash = nil }
+        }
+        mailbox.post(result: .saved(through: job.number, error: failure))
+        monitor.withLock {
+            finished = job.number
+            monitor.broadcast()
+        }
+    }
+
+    private typealias Job = (snapshot: Snapshot, whole: Bool, hash: UInt64?, number: UInt64)
+
+    private func next() -> (Job?, (bookmarks: [Bookmark], number: UInt64)?)? {
+        monitor.withLock {
+            while latest == nil && latestBookmarks == nil && !stopping { monitor.wait() }
+            if latest == nil && latestBookmarks == nil { return nil }
+            var job: Job?
+            if let snapshot = latest {
+                latest = nil
+                let whole = queueDirty
+                queueDirty = false
+                job = (snapshot, whole, queueHash, handedOver)
+            }
+            let marks = latestBookmarks.map { ($0, bookmarksHandedOver) }
+            latestBookmarks = nil
+            return (job, marks)
         }
     }
 

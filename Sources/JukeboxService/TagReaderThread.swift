@@ -61,7 +61,9 @@ public final class TagReaderThread: @unchecked Sendable {
             switch request.job {
             case .read(let paths):
                 let (tracks, messages) = load(paths)
-                mailbox.post(result: .tracksRead(id: request.id, tracks: tracks, messages: messages))
+                // The audiobook mark is looked for here, where the folder is read anyway.
+                let marked = LibraryLoader.resumeMarked(paths)
+                mailbox.post(result: .tracksRead(id: request.id, tracks: tracks, messages: messages, marked: marked))
             case .work(let work):
                 mailbox.post(result: .workDone(id: request.id, result: work(load)))
             }

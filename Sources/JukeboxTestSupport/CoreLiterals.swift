@@ -200,6 +200,7 @@ public enum CoreSource {
         if v.shuffleSeed != 0 { args.append("shuffleSeed: \(v.shuffleSeed)") }
         if v.repeatMode != .off { args.append("repeatMode: .\(v.repeatMode)") }
         if v.volume != 100 { args.append("volume: \(v.volume)") }
+        if let source = v.source { args.append("source: \(of(source))") }
         return "Snapshot(\(args.joined(separator: ", ")))"
     }
 

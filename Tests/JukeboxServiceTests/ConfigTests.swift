@@ -22,7 +22,8 @@ final class ConfigTests: XCTestCase {
         let (c, w) = try parse("""
         {"device": "hw:CARD=DAC", "audio": "null", "state": "/tmp/s.json", "music": ["/srv/music"],
          "resume": "paused", "saveInterval": 2, "volumeMin": 10, "volumeMax": 90, "volumeStep": 3,
-         "seekStep": 15, "logLevel": "debug"}
+         "seekStep": 15, "logLevel": "debug", "bookmarks": "audiobooks", "bookmarkLimit": 20,
+         "audiobookFolders": ["/srv/books"]}
         """)
         XCTAssertEqual(w, [])
         XCTAssertEqual(c.device, "hw:CARD=DAC")
@@ -34,6 +35,9 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual([s.saveInterval, s.seekStep], [2, 15])
         XCTAssertEqual([s.volumeMin, s.volumeMax, s.volumeStep], [10, 90, 3])
         XCTAssertFalse(s.resumePlaying)
+        XCTAssertEqual(s.bookmarks, .audiobooks)
+        XCTAssertEqual(s.bookmarkLimit, 20)
+        XCTAssertEqual(s.audiobookFolders, ["/srv/books"])
     }
 
     func testTheShippedExampleConfigIsValidAndComplete() throws {
@@ -52,7 +56,7 @@ final class ConfigTests: XCTestCase {
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
                     "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
-                    "mpd", "idlePowerOff", "rfid"] {
+                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
             let readme = try String(contentsOf: repo.appendingPathComponent("README.md"), encoding: .utf8)
             XCTAssertTrue(readme.contains("| `\(key)` |"), "README does not document \(key)")
@@ -125,6 +129,9 @@ final class ConfigTests: XCTestCase {
             (#"{"saveInterval": "5"}"#, "c.json: saveInterval: must be seconds from 1 to 300"),
             (#"{"volumeMin": 50, "volumeMax": 40}"#, "c.json: volumeMin: must be 0 to 100, with volumeMin <= volumeMax"),
             (#"{"resume": "yes"}"#, #"c.json: resume: must be "playing" or "paused""#),
+            (#"{"bookmarks": "sometimes"}"#, #"c.json: bookmarks: must be "always", "audiobooks" or "never""#),
+            (#"{"bookmarkLimit": 0}"#, "c.json: bookmarkLimit: must be 1 to 10000"),
+            (#"{"audiobookFolders": ["books"]}"#, "c.json: audiobookFolders: must be a list of absolute folder paths"),
             (#"{"device": ""}"#, #"c.json: device: must be a non-empty ALSA PCM name such as "default" or "hw:CARD=DAC""#),
             ("{not json", "c.json: not valid JSON (not valid JSON)"),
             ("[1]", #"c.json: must be a JSON object, like {"device": "default"}"#),

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+
+/// Which queues remember their place (config `bookmarks`).
+public enum BookmarkMode: String, Equatable, Sendable, CaseIterable {
+    /// Every folder or playlist started from a card or `load`.
+    case always
+    /// Only audiobooks: a source under one of `Settings.audiobookFolders`, or one whose folder
+    /// holds a `.jukebox-resume` file (`QueueSource.marked`).
+    case audiobooks
+    /// None: every start is from the top.
+    case never
+}
+
+/// What the queue was loaded from: a card's paths or the path of a `load`. Its `paths` are the
+/// identity a bookmark is kept under (two cards naming the same folder share one bookmark).
+public struct QueueSource: Equatable, Sendable, Codable {
+    /// The folders, playlists or files, as the card or the `load` named them.
+    public var paths: [String]
+    /// Whether a `.jukebox-resume` file was found in one of its folders when they were read.
+    public var marked: Bool
+
+    /// Creates a source.
+    public init(paths: [String], marked: Bool = false) {
+        self.paths = paths
+        self.marked = marked
+    }
+}
+
+/// Where a source was left: the track (by its path, so a re-read folder finds it again) and
+/// the seconds heard into it.
+public struct Bookmark: Equatable, Sendable, Codable {
+    /// The source's paths (`QueueSource.paths`).
+    public var paths: [String]
+    /// The path of the track to resume.
+    public var track: String
+    /// Seconds into that track.
+    public var position: Double
+
+    /// Creates a bookmark.
+    public init(paths: [String], track: String, position: Double) {
+        self.paths = paths
+        self.track = track
+        self.position = position
+    }
+
+    /// The longest path kept in a bookmark (bytes); a longer one is no bookmark (the file's
+    /// reader drops it, the core does not make it).
+    public static let maxPathBytes = 4096
+    /// The most paths one source may name and still be bookmarked.
+    public static let maxPaths = 64
+
+    /// Whether this bookmark is within the bounds above and its position is a number of seconds.
+    public var isValid: Bool {
+        !paths.isEmpty && paths.count <= Bookmark.maxPaths && (paths + [track]).allSatisfy { !$0.isEmpty && $0.utf8.count <= Bookmark.maxPathBytes }
+            && position.isFinite && position >= 0
+    }
+}
+
+extension State {
+    /// Whether `source` keeps a bookmark under the settings.
+    func keepsBookmark(_ source: QueueSource) -> Bool {
+        switch settings.bookmarks {
+        case .never: return false
+        case .always: return true
+        case .audiobooks:
+            return source.marked || source.paths.contains { path in
+                settings.audiobookFolders.contains { Paths.isInside(path, folder: $0) }
+            }
+        }
+    }
+
+    /// Records where the queue's source is now (the current track and position), unless the
+    /// player is stopped (a stop rewinds: the place before it was recorded already). The list
+    /// is kept oldest first and at most `Settings.bookmarkLimit` long (the oldest goes).
+    mutating func noteBookmark() {
+        guard let source, phase != .stopped, keepsBookmark(source), let track = currentTrack else { return }
+        let mark = Bookmark(paths: source.paths, track: track.info.path, position: position)
+        guard mark.isValid else { return }
+        if let at = bookmarks.firstIndex(where: { $0.paths == source.paths }) {
+            // Unchanged and already the newest: nothing to write. Unchanged but older: it moves
+            // to the end, so the limit drops what was played longest ago.
+            if bookmarks[at] == mark, at == bookmarks.count - 1 { return }
+            bookmarks.remove(at: at)
+        }
+        bookmarks.append(mark)
+        if bookmarks.count > max(settings.bookmarkLimit, 0) { bookmarks.removeFirst(bookmarks.count - max(settings.bookmarkLimit, 0)) }
+        bookmarksDirty = true
+    }
+
+    /// The source played to its end: its next start is from the top.
+    mutating func forgetBookmark() {
+        guard let source, let at = bookmarks.firstIndex(where: { $0.paths == source.paths }) else { return }
+        bookmarks.remove(at: at)
+        bookmarksDirty = true
+    }
+
+    /// Where a newly loaded `source` resumes: the order index of its bookmarked track (found by
+    /// path) and the seconds into it, clamped to the track's length; nil starts from the top.
+    func resumePoint(for source: QueueSource) -> (cursor: Int, position: Double)? {
+        guard keepsBookmark(source), let mark = bookmarks.last(where: { $0.paths == source.paths }),
+              let at = order.firstIndex(where: { track(id: $0)?.info.path == mark.track }) else { return nil }
+        var position = mark.position
+        if let duration = track(id: order[at])?.info.duration { position = min(position, duration) }
+        return (at, position)
+    }
+}

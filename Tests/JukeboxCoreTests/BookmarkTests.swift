@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxTestSupport
+import XCTest
+
+/// Bookmarks: each source (a card's paths, a `load`) remembers its track and position, resumes
+/// there, forgets it when played to its end; kept with the saves, bounded, never written before
+/// the file was read. Time is the manual clock of `tick(now:)`.
+final class BookmarkTests: XCTestCase {
+    private let bookA = QueueSource(paths: ["/books/a"])
+    private let albumB = QueueSource(paths: ["/music/b"])
+
+    /// An empty stopped player whose bookmarks file has been read (empty).
+    private func ready(_ settings: Settings = Settings()) -> CoreHarness {
+        var s = State(settings: settings)
+        s.shown = status("stopped")
+        s.bookmarksReady = true
+        return CoreHarness(s)
+    }
+
+    /// `load` of `bookA` (tracks 1-3) on `ready()`: track 1 plays from its start, the queue
+    /// with its source is saved, and its first bookmark (track 1 at 0 s) is written.
+    private func loadBookA(_ h: CoreHarness, file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.loadSource(bookA, tracks: infos(3)), file: file, line: line, {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
+            $0.order = [1, 2, 3]
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.source = QueueSource(paths: ["/books/a"])
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]
+            $0.shown = status("playing", song: 1, index: 1, of: 3)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]),
+            .render(status("playing", song: 1, index: 1, of: 3)),
+        ])
+    }
+
+    func testALoadedSourceKeepsItsPlaceWithEachSaveAndResumesThereAfterAnother() {
+        let h = ready()
+        loadBookA(h)
+        h.heard(1, at: 3, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:03"))
+        // Before the save interval nothing is written, the bookmark neither.
+        h.send(.tick(now: 4.9), { $0.now = 4.9 }, commands: [])
+        h.send(.tick(now: 5), {
+            $0.now = 5
+            $0.savedPosition = 3
+            $0.savedAt = 5
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]),
+        ])
+        // Another source: the first keeps its place, the second gets its own.
+        h.send(.loadSource(albumB, tracks: [info(4), info(5)]), {
+            $0.queue = [Track(id: 4, info: info(4)), Track(id: 5, info: info(5))]
+            $0.order = [4, 5]
+            $0.nextTrackID = 6
+            $0.queueRevision = 2
+            $0.position = 0
+            $0.source = QueueSource(paths: ["/music/b"])
+            $0.loaded = PlayRef(playID: 3, trackID: 4)
+            $0.handedNext = PlayRef(playID: 4, trackID: 5)
+            $0.nextPlayID = 5
+            $0.savedMark = mark(revision: 2, current: 4, phase: "playing")
+            $0.savedPosition = 0
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3),
+                            Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 0)]
+            $0.shown = status("playing", song: 4, index: 1, of: 2)
+        }, commands: [
+            .stopOutput,
+            .startTrack(playID: 3, path: "/music/4.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/5.flac")),
+            .persist(Snapshot(tracks: [info(4), info(5)], current: 0, phase: "playing", source: QueueSource(paths: ["/music/b"]))),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3),
+                               Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 0)]),
+            .render(status("playing", song: 4, index: 1, of: 2)),
+        ])
+        // The first again: it resumes at 0:03 of track 1, and is now the newest bookmark.
+        h.send(.loadSource(bookA, tracks: infos(3)), {
+            $0.queue = [Track(id: 6, info: info(1)), Track(id: 7, info: info(2)), Track(id: 8, info: info(3))]
+            $0.order = [6, 7, 8]
+            $0.nextTrackID = 9
+            $0.queueRevision = 3
+            $0.position = 3
+            $0.source = QueueSource(paths: ["/books/a"])
+            $0.loaded = PlayRef(playID: 5, trackID: 6)
+            $0.handedNext = PlayRef(playID: 6, trackID: 7)
+            $0.nextPlayID = 7
+            $0.savedMark = mark(revision: 3, current: 6, phase: "playing")
+            $0.savedPosition = 3
+            $0.bookmarks = [Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 0),
+                            Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]
+            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:03")
+        }, commands: [
+            .stopOutput,
+            .startTrack(playID: 5, path: "/music/1.flac", at: 3, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persistBookmarks([Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 0),
+                               Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]),
+            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:03")),
+        ])
+    }
+
+    func testPlayedToItsEndTheBookmarkIsForgottenAndTheNextStartIsFromTheTop() {
+        let h = ready()
+        h.send(.loadSource(bookA, tracks: [info(1)]), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.source = QueueSource(paths: ["/books/a"])
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.nextPlayID = 2
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]
+            $0.shown = status("playing", song: 1, index: 1, of: 1)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]),
+            .render(status("playing", song: 1, index: 1, of: 1)),
+        ])
+        h.heard(1, at: 99, shows: status("playing", song: 1, index: 1, of: 1, elapsed: "1:39"))
+        h.send(.trackFinished(playID: 1, next: nil), {
+            $0.phase = .stopped
+            $0.position = 0
+            $0.loaded = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.bookmarks = []
+            $0.shown = status("stopped", song: 1, index: 1, of: 1)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "stopped", source: QueueSource(paths: ["/books/a"]))),
+            .persistBookmarks([]),
+            .render(status("stopped", song: 1, index: 1, of: 1)),
+        ])
+        h.send(.loadSource(bookA, tracks: [info(1)]), {
+            $0.queue = [Track(id: 2, info: info(1))]
+            $0.order = [2]
+            $0.nextTrackID = 3
+            $0.queueRevision = 2
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 2, trackID: 2)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]
+            $0.shown = status("playing", song: 1, index: 1, of: 1)
+        }, commands: [
+            .startTrack(playID: 2, path: "/music/1.flac", at: 0, paused: false),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]),
+            .render(status("playing", song: 1, index: 1, of: 1)),
+        ])
+    }
+
+    func testAStopKeepsThePlaceBeforeItsRewindAndTheNextLoadResumesThere() {
+        let h = ready()
+        loadBookA(h)
+        h.heard(1, at: 30, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:30"))
+        h.send(.stop, {
+            $0.phase = .stopped
+            $0.position = 0
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 30)]
+            $0.shown = status("stopped", song: 1, index: 1, of: 3)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "stopped", source: QueueSource(paths: ["/books/a"]))),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 30)]),
+            .render(status("stopped", song: 1, index: 1, of: 3)),
+        ])
+        h.send(.loadSource(bookA, tracks: infos(3)), {
+            $0.queue = [Track(id: 4, info: info(1)), Track(id: 5, info: info(2)), Track(id: 6, info: info(3))]
+            $0.order = [4, 5, 6]
+            $0.nextTrackID = 7
+            $0.queueRevision = 2
+            $0.phase = .playing
+            $0.position = 30
+            $0.loaded = PlayRef(playID: 3, trackID: 4)
+            $0.handedNext = PlayRef(playID: 4, trackID: 5)
+            $0.nextPlayID = 5
+            $0.savedMark = mark(revision: 2, current: 4, phase: "playing")
+            $0.savedPosition = 30
+            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 30, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 30, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")),
+        ])
+    }
+
+    func testBeyondTheLimitTheBookmarkTouchedLongestAgoGoes() {
+        var settings = Settings()
+        settings.bookmarkLimit = 2
+        let h = ready(settings)
+        h.send(.bookmarksLoaded([Bookmark(paths: ["/s/1"], track: "/music/1.flac", position: 1),
+                                 Bookmark(paths: ["/s/2"], track: "/music/2.flac", position: 2),
+                                 Bookmark(paths: ["/s/3"], track: "/music/3.flac", position: 3)]), {
+            // A file longer than the limit (the limit was lowered): its newest entries are kept.
+            $0.bookmarks = [Bookmark(paths: ["/s/2"], track: "/music/2.flac", position: 2),
+                            Bookmark(paths: ["/s/3"], track: "/music/3.flac", position: 3)]
+        }, commands: [])
+        h.send(.loadSource(QueueSource(paths: ["/s/4"]), tracks: [info(4)]), {
+            $0.queue = [Track(id: 1, info: info(4))]
+            $0.order = [1]
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.source = QueueSource(paths: ["/s/4"])
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.nextPlayID = 2
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.bookmarks = [Bookmark(paths: ["/s/3"], track: "/music/3.flac", position: 3),
+                            Bookmark(paths: ["/s/4"], track: "/music/4.flac", position: 0)]
+            $0.shown = status("playing", song: 4, index: 1, of: 1)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/4.flac", at: 0, paused: false),
+            .persist(Snapshot(tracks: [info(4)], current: 0, phase: "playing", source: QueueSource(paths: ["/s/4"]))),
+            .persistBookmarks([Bookmark(paths: ["/s/3"], track: "/music/3.flac", position: 3),
+                               Bookmark(paths: ["/s/4"], track: "/music/4.flac", position: 0)]),
+            .render(status("playing", song: 4, index: 1, of: 1)),
+        ])
+        // The older of the two, played again, becomes the newest: the next new source drops /s/4.
+        h.send(.loadSource(QueueSource(paths: ["/s/3"]), tracks: [info(3)]), {
+            $0.queue = [Track(id: 2, info: info(3))]
+            $0.order = [2]
+            $0.nextTrackID = 3
+            $0.queueRevision = 2
+            $0.position = 3
+            $0.source = QueueSource(paths: ["/s/3"])
+            $0.loaded = PlayRef(playID: 2, trackID: 2)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.savedPosition = 3
+            $0.bookmarks = [Bookmark(paths: ["/s/4"], track: "/music/4.flac", position: 0),
+                            Bookmark(paths: ["/s/3"], track: "/music/3.flac", position: 3)]
+            $0.shown = status("playing", song: 3, index: 1, of: 1, elapsed: "0:03")
+        }, commands: [
+            .stopOutput,
+            .startTrack(playID: 2, path: "/music/3.flac", at: 3, paused: false),
+            .persist(Snapshot(tracks: [info(3)], current: 0, position: 3, phase: "playing", source: QueueSource(paths: ["/s/3"]))),
+            .persistBookmarks([Bookmark(paths: ["/s/4"], track: "/music/4.flac", position: 0),
+                               Bookmark(paths: ["/s/3"], track: "/music/3.flac", position: 3)]),
+            .render(status("playing", song: 3, index: 1, of: 1, elapsed: "0:03")),
+        ])
+    }
+
+    /// `load` of `source` (track `n` alone) on a fresh `ready(settings)` player; `kept`: whether
+    /// the source keeps a bookmark under those settings.
+    private func loadAlone(_ source: QueueSource, track n: Int, settings: Settings, kept: Bool,
+                           file: StaticString = #filePath, line: UInt = #line) {
+        let h = ready(settings)
+        let mark1 = Bookmark(paths: source.paths, track: "/music/\(n).flac", position: 0)
+        h.send(.loadSource(source, tracks: [info(n)]), file: file, line: line, {
+            $0.queue = [Track(id: 1, info: info(n))]
+            $0.order = [1]
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.source = kept ? source : nil
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.nextPlayID = 2
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.bookmarks = kept ? [mark1] : []
+            $0.shown = status("playing", song: n, index: 1, of: 1)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/\(n).flac", at: 0, paused: false),
+            .persist(Snapshot(tracks: [info(n)], current: 0, phase: "playing", source: kept ? source : nil)),
+        ] + (kept ? [.persistBookmarks([mark1])] : []) + [
+            .render(status("playing", song: n, index: 1, of: 1)),
+        ])
+    }
+
+    func testAudiobooksAreTheListedFoldersAndTheMarkedOnesAndNeverKeepsNone() {
+        var books = Settings()
+        books.bookmarks = .audiobooks
+        books.audiobookFolders = ["/books/"]
+        loadAlone(QueueSource(paths: ["/music/b"]), track: 1, settings: books, kept: false)
+        loadAlone(QueueSource(paths: ["/booksellers/b"]), track: 1, settings: books, kept: false)
+        loadAlone(QueueSource(paths: ["/books"]), track: 2, settings: books, kept: true)
+        loadAlone(QueueSource(paths: ["/music/x", "/books/a/part1.m3u"]), track: 3, settings: books, kept: true)
+        loadAlone(QueueSource(paths: ["/music/c"], marked: true), track: 4, settings: books, kept: true)
+        var never = Settings()
+        never.bookmarks = .never
+        never.audiobookFolders = ["/books"]
+        loadAlone(QueueSource(paths: ["/books/a"], marked: true), track: 5, settings: never, kept: false)
+        loadAlone(QueueSource(paths: ["/music/d"]), track: 6, settings: Settings(), kept: true)
+    }
+
+    func testNothingIsWrittenBeforeTheFileWasReadAndWhatItHoldsWins() {
+        var s = State()
+        s.shown = status("stopped")
+        let h = CoreHarness(s)
+        h.send(.loadSource(bookA, tracks: [info(1)]), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.source = QueueSource(paths: ["/books/a"])
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.nextPlayID = 2
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]
+            $0.bookmarksDirty = true
+            $0.shown = status("playing", song: 1, index: 1, of: 1)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .render(status("playing", song: 1, index: 1, of: 1)),
+        ])
+        h.send(.bookmarksLoaded([Bookmark(paths: ["/books/z"], track: "/music/9.flac", position: 9),
+                                 Bookmark(paths: ["/books/y"], track: "/music/8.flac", position: .nan)]), {
+            $0.bookmarks = [Bookmark(paths: ["/books/z"], track: "/music/9.flac", position: 9)]
+            $0.bookmarksReady = true
+            $0.bookmarksDirty = false
+        }, commands: [])
+        h.heard(1, at: 6, shows: status("playing", song: 1, index: 1, of: 1, elapsed: "0:06"))
+        h.send(.tick(now: 6), {
+            $0.now = 6
+            $0.savedPosition = 6
+            $0.savedAt = 6
+            $0.bookmarks = [Bookmark(paths: ["/books/z"], track: "/music/9.flac", position: 9),
+                            Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 6)]
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 6, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persistBookmarks([Bookmark(paths: ["/books/z"], track: "/music/9.flac", position: 9),
+                               Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 6)]),
+        ])
+    }
+
+    func testACardResumesItsBookmarkedTrackAndAGoneTrackStartsFromTheTop() {
+        var s = State()
+        s.shown = status("stopped")
+        s.bookmarksReady = true
+        s.cards.map = CardMap(["A1": .play(["/books/a"])])
+        s.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 142)]
+        let h = CoreHarness(s)
+        h.send(.cardRead(id: "A1", at: 10), {
+            $0.cards.lastReadID = "A1"
+            $0.cards.lastReadAt = 10
+            $0.cards.loading = "A1"
+        }, commands: [.loadCard(card: "A1", paths: ["/books/a"])])
+        // Past the track's end in the bookmark (the file was replaced by a shorter one): its end.
+        h.send(.cardTracks(card: "A1", tracks: infos(3), messages: []), {
+            $0.cards.loading = nil
+            $0.cards.active = ActiveCard(id: "A1", tracks: 1..<4)
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
+            $0.order = [1, 2, 3]
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.cursor = 1
+            $0.position = 100
+            $0.phase = .playing
+            $0.source = QueueSource(paths: ["/books/a"])
+            $0.loaded = PlayRef(playID: 1, trackID: 2)
+            $0.handedNext = PlayRef(playID: 2, trackID: 3)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedPosition = 100
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 100)]
+            $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "1:40")
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/2.flac", at: 100, paused: false, next: NextPlay(playID: 2, path: "/music/3.flac")),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 100, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 100)]),
+            .render(status("playing", song: 2, index: 2, of: 3, elapsed: "1:40")),
+        ])
+        // The folder read again without that track: from the top (the bookmark is not used).
+        h.send(.stop, {
+            $0.phase = .stopped
+            $0.position = 0
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 2, phase: "stopped")
+            $0.savedPosition = 0
+            $0.shown = status("stopped", song: 2, index: 2, of: 3)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "stopped", source: QueueSource(paths: ["/books/a"]))),
+            .render(status("stopped", song: 2, index: 2, of: 3)),
+        ])
+        h.send(.cardRead(id: "A1", at: 20), {
+            $0.cards.lastReadAt = 20
+            $0.cards.loading = "A1"
+        }, commands: [.loadCard(card: "A1", paths: ["/books/a"])])
+        h.send(.cardTracks(card: "A1", tracks: [info(1), info(3)], messages: []), {
+            $0.cards.loading = nil
+            $0.cards.active = ActiveCard(id: "A1", tracks: 4..<6)
+            $0.queue = [Track(id: 4, info: info(1)), Track(id: 5, info: info(3))]
+            $0.order = [4, 5]
+            $0.nextTrackID = 6
+            $0.queueRevision = 2
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 3, trackID: 4)
+            $0.handedNext = PlayRef(playID: 4, trackID: 5)
+            $0.nextPlayID = 5
+            $0.savedMark = mark(revision: 2, current: 4, phase: "playing")
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
+            .persist(Snapshot(tracks: [info(1), info(3)], current: 0, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+        ])
+    }
+
+    func testARestoreKeepsTheQueuesSourceAndAClearForgetsIt() {
+        let h = ready()
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 12, phase: "paused", source: QueueSource(paths: ["/books/a"]))), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.position = 12
+            $0.phase = .paused
+            $0.source = QueueSource(paths: ["/books/a"])
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedPosition = 12
+            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:12")
+        }, commands: [
+            .setVolume(100),
+            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:12")),
+        ])
+        // Cleared while paused at 0:12: that is the source's place.
+        h.send(.clear, {
+            $0.queue = []
+            $0.order = []
+            $0.cursor = nil
+            $0.position = 0
+            $0.phase = .stopped
+            $0.queueRevision = 2
+            $0.source = nil
+            $0.savedMark = mark(revision: 2, current: nil, phase: "stopped")
+            $0.savedPosition = 0
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 12)]
+            $0.shown = status("stopped")
+        }, commands: [
+            .persist(Snapshot(phase: "stopped")),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 12)]),
+            .render(status("stopped")),
+        ])
+    }
+}
