@@ -38,6 +38,15 @@ public enum AudioWiring {
         return text
     }
 
+    /// The most bytes of an embedded picture served (as a cover file: `MPDCovers`).
+    public static let pictureLimit = 8 << 20
+
+    /// The picture embedded in the tags of the file at `path` (MPD's `readpicture`), as the
+    /// service's `Runtime.readPicture` wants it. Call from the thread that reads tags.
+    public static func picture(path: String) -> (type: String, bytes: [UInt8])? {
+        TagReader.picture(path: path, limit: pictureLimit).map { ($0.mimeType, $0.bytes) }
+    }
+
     /// Track info for the queue: tags from TagLib/libsndfile, the file name when untagged.
     /// Call from one thread only (TagLib's C API is not thread-safe).
     public static func trackInfo(path: String) -> TrackInfo {

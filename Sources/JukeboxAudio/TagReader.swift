@@ -18,6 +18,21 @@ public enum TagReader {
         return tags
     }
 
+    /// The first picture embedded in the file at `path` (a cover in FLAC, ID3 or MP4 tags), nil
+    /// when it has none or one over `limit` bytes, or when the installed TagLib cannot read
+    /// pictures (its C API has them from TagLib 2: Debian 13, not Debian 12's 1.13).
+    public static func picture(path: String, limit: Int) -> EmbeddedPicture? {
+        taglib_set_strings_unicode(1)
+        taglib_set_string_management_enabled(0)
+        guard let file = taglib_file_new(path) else { return nil }
+        defer { taglib_file_free(file) }
+        guard taglib_file_is_valid(file) != 0 else { return nil }
+        return TagLibProperties.picture(file: UnsafeRawPointer(file), limit: limit)
+    }
+
+    /// Whether `picture(path:limit:)` can find anything with the installed TagLib.
+    public static var readsPictures: Bool { TagLibProperties.readsPictures }
+
     private static func readTagLib(path: String, into tags: inout TrackTags) {
         // Caller-owned strings (freed with taglib_free), so nothing accumulates in TagLib's global list.
         taglib_set_strings_unicode(1)

@@ -20,6 +20,17 @@ public struct FileChunk: Equatable, Sendable {
 /// `albumart`'s file side: the cover image next to a song, read a chunk at a time. It does I/O
 /// and runs only on a `WorkerThread`, never on the loop.
 public enum MPDCovers {
+    /// `readpicture`'s reply for the embedded `picture` (MIME type and bytes; nil: none, an empty
+    /// reply as MPD gives): `size`, `type` (when known, made inert) and the bytes from `offset`,
+    /// at most `limit` of them. An offset past the end is MPD's "Bad file offset".
+    public static func pictureChunk(_ picture: (type: String, bytes: [UInt8])?, offset: Int, limit: Int) -> FileWorkResult {
+        guard let picture else { return .success(FileWorkOutput()) }
+        guard offset >= 0, offset <= picture.bytes.count else { return .failure(MPDError(.arg, "Bad file offset")) }
+        let chunk = Array(picture.bytes[offset..<min(picture.bytes.count, offset + max(0, limit))])
+        let type = picture.type.isEmpty ? [] : ["type: \(DisplayText.inert(picture.type.prefix(100)))"]
+        return .success(FileWorkOutput(lines: ["size: \(picture.bytes.count)"] + type, bytes: chunk))
+    }
+
     /// The names looked for in the song's folder, in this order (MPD's own list starts the same).
     public static let names = ["cover.jpg", "cover.png", "cover.webp", "cover.jpeg", "folder.jpg", "folder.png"]
     /// Larger images are refused: a client asks for the whole file in chunks, and a mistaken

@@ -215,13 +215,23 @@ extension Runtime {
                 reply(result.map { MPDReply(lines: ["size: \($0.size)"], binary: $0.bytes) })
             }
         case "readpicture":
-            // TagLib's C API (1.13, Debian 12) reads no pictures; jukebox answers as MPD does for
-            // a song without one: an empty reply. A song it does not know is an error.
+            // The picture in the song's tags, read on the tag reader (TagLib is used from one
+            // thread), a chunk per request as MPD sends it. Without one (or with TagLib 1.13,
+            // Debian 12's, whose C API reads no pictures) an empty reply, as MPD gives.
             guard args(2...2) else { return true }
-            guard Int(r.args[1]).map({ $0 >= 0 }) == true else { fail(.arg, "Bad file offset"); return true }
+            guard let offset = Int(r.args[1]), offset >= 0 else { fail(.arg, "Bad file offset"); return true }
             let uri = MPDLibrary.normalized(r.args[0])
-            if lib.index.song(uri) == nil && lib.updating.isEmpty { fail(.noExist, "No such song"); return true }
-            lines(.success([]))
+            guard let song = lib.index.song(uri) else {
+                if lib.updating.isEmpty { fail(.noExist, "No such song") } else { lines(.success([])) }
+                return true
+            }
+            guard let readPicture else { lines(.success([])); return true }
+            let path = lib.index.path(of: song)
+            let limit = binaryLimit
+            let started = offLoop({ _ in MPDCovers.pictureChunk(readPicture(path), offset: offset, limit: limit) }) { result in
+                reply(result.map { MPDReply(lines: $0.lines, binary: $0.bytes) })
+            }
+            if !started { lines(.success([])) }
         default:
             return false
         }

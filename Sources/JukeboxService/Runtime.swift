@@ -49,6 +49,10 @@ public final class Runtime {
     /// Reads files, folders and playlists for `add`/`load` (tags are I/O); runs on a thread of
     /// its own, never on the loop.
     public var loadTracks: (@Sendable ([String]) -> (tracks: [TrackInfo], messages: [String]))?
+    /// Reads the picture embedded in a file's tags: its MIME type and bytes, nil when it has none
+    /// (MPD's `readpicture`). Called on the tag reader's thread only, like `loadTracks` (TagLib's
+    /// C API is not thread-safe); nil: this player reads no embedded pictures.
+    public var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)?
     /// Lines about the adapters for `diag` (device, counters, board).
     public var diagnostics: (() -> [String])?
     /// Gives back memory that start-up or a batch of tags touched once (`ColdPages.release`); called

@@ -87,10 +87,13 @@ public struct FileWorkOutput: Sendable, Equatable {
     public var tracks: [TrackInfo] = []
     /// Reply lines, or what could not be used.
     public var lines: [String] = []
+    /// Raw bytes after the lines (an MPD binary reply: an embedded picture's chunk).
+    public var bytes: [UInt8]?
 
-    /// An output of `tracks` and `lines`.
-    public init(tracks: [TrackInfo] = [], lines: [String] = []) {
+    /// An output of `tracks`, `lines` and `bytes`.
+    public init(tracks: [TrackInfo] = [], lines: [String] = [], bytes: [UInt8]? = nil) {
         self.tracks = tracks
         self.lines = lines
+        self.bytes = bytes
     }
 }

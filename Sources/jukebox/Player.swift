@@ -121,6 +121,7 @@ enum Player {
         }
         if let reload = setup.reload { runtime.reload = { reload(log) } }
         runtime.loadTracks = { paths in LibraryLoader(readInfo: AudioWiring.trackInfo(path:)).load(paths) }
+        runtime.readPicture = { path in AudioWiring.picture(path: path) }
         // The MPD library is read on the tag reader, so it needs `loadTracks`; playback never waits for it.
         runtime.startMPDLibrary()
         if let rfid = setup.rfid { runtime.watchCards(path: rfid.cards) }

@@ -43,4 +43,20 @@ final class MPDCoversTests: XCTestCase {
         XCTAssertEqual(read("Nope/01.flac", 0), .failure(MPDError(.noExist, "No file exists")))
         XCTAssertEqual(read("C/01.flac", 0), .failure(MPDError(.system, "the cover is larger than 8 MiB")))
     }
+
+    func testAnEmbeddedPictureIsSentInChunksWithItsType() {
+        let bytes = (0..<20_000).map { UInt8(truncatingIfNeeded: $0) }
+        let picture: (type: String, bytes: [UInt8])? = ("image/png", bytes)
+        XCTAssertEqual(MPDCovers.pictureChunk(picture, offset: 0, limit: 8192),
+                       .success(FileWorkOutput(lines: ["size: 20000", "type: image/png"], bytes: Array(bytes[0..<8192]))))
+        XCTAssertEqual(MPDCovers.pictureChunk(picture, offset: 16384, limit: 8192),
+                       .success(FileWorkOutput(lines: ["size: 20000", "type: image/png"], bytes: Array(bytes[16384...]))))
+        XCTAssertEqual(MPDCovers.pictureChunk(picture, offset: 20000, limit: 8192),
+                       .success(FileWorkOutput(lines: ["size: 20000", "type: image/png"], bytes: [])))
+        XCTAssertEqual(MPDCovers.pictureChunk(picture, offset: 20001, limit: 8192), .failure(MPDError(.arg, "Bad file offset")))
+        // No picture: an empty reply. A type from the tag cannot break the reply's lines.
+        XCTAssertEqual(MPDCovers.pictureChunk(nil, offset: 0, limit: 8192), .success(FileWorkOutput()))
+        XCTAssertEqual(MPDCovers.pictureChunk(("image/png\nOK", [1]), offset: 0, limit: 8192),
+                       .success(FileWorkOutput(lines: ["size: 1", "type: image/png\u{FFFD}OK"], bytes: [1])))
+    }
 }
