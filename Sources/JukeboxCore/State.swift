@@ -106,6 +106,8 @@ public struct State: Equatable, Sendable {
     /// Whether the bookmarks file has been read (`Event.bookmarksLoaded`); until then nothing is
     /// saved over it, so a file that could not be read is never replaced.
     public var bookmarksReady = false
+    /// The stick whose tracks are being read to be played (`Command.loadUSB`); nil: none.
+    public var usbLoading: String?
     /// Whether `bookmarks` changed since they were last handed to the shell to save.
     public var bookmarksDirty = false
 

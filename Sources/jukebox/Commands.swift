@@ -65,6 +65,7 @@ enum Commands {
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
         setup.mpd = config.mpd
         setup.rfid = config.rfid
+        setup.usb = config.usbRoots.map { ($0, config.usbMountsOnly) }
         setup.musicFolders = config.music.filter(isDirectory)
         setup.reload = { log in
             // Policy (volume limits, timings, buttons' gestures, the panel layout) applies at once;
