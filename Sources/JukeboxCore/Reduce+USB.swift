@@ -6,6 +6,7 @@ extension State {
     mutating func usb(_ event: Event, _ step: inout Step) {
         switch event {
         case .usbInserted(let path):
+            if usbGone == path { usbGone = nil }
             if musicMissing != nil, let track = currentTrack, Paths.isInside(track.info.path, folder: path) {
                 // The stick the queue waited for is back: play on where it was.
                 apply(.musicAppeared, &step)
@@ -24,6 +25,7 @@ extension State {
             guard let track = currentTrack, Paths.isInside(track.info.path, folder: path), musicMissing == nil else { return }
             // The place as it was heard becomes the stick's bookmark before the output stops.
             noteBookmark()
+            usbGone = path
             apply(.musicMissing(path), &step)
         case .usbTracks(let path, let tracks, let messages):
             // Only the stick asked for last counts; one pulled out meanwhile is not played.

@@ -81,6 +81,24 @@ public final class USBWatch: EventSource {
         _ = Glibc.write(wake, &one, 8)
     }
 
+    /// The stick `file` is on, when it is under a root and that stick is not there now (looked
+    /// at now, not at the last look): a read that failed because the stick was pulled out a
+    /// moment before the watcher saw it is the stick's absence, not the track's fault.
+    public func goneStick(holding file: String) -> String? {
+        for root in roots {
+            let base = root.hasSuffix("/") ? String(root.dropLast()) : root
+            guard file.hasPrefix(base + "/") else { continue }
+            guard let name = file.dropFirst(base.count + 1).split(separator: "/").first, !name.isEmpty else { continue }
+            let stick = base + "/" + name
+            var rootStat = stat(), st = stat()
+            let rootThere = lstat(base, &rootStat) == 0
+            guard lstat(stick, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, rootThere,
+                  !(mountsOnly && st.st_dev == rootStat.st_dev) else { return stick }
+            return nil
+        }
+        return nil
+    }
+
     private func addWatches() {
         guard notify >= 0 else { return }
         let mask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR)

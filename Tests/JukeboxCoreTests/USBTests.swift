@@ -92,6 +92,7 @@ final class USBTests: XCTestCase {
         h.send(.usbRemoved(path: stick), {
             $0.phase = .waitingForMusic
             $0.musicMissing = "/music"
+            $0.usbGone = "/music"
             $0.bookmarks = [Bookmark(paths: ["/music"], track: "/music/1.flac", position: 12)]
             $0.loaded = nil
             $0.handedNext = nil
@@ -103,12 +104,15 @@ final class USBTests: XCTestCase {
             .persistBookmarks([Bookmark(paths: ["/music"], track: "/music/1.flac", position: 12)]),
             .render(status("waiting", song: 1, index: 1, of: 2, elapsed: "0:12", message: "waiting for music: /music is not there")),
         ])
+        // Its empty mount point is no sign of it: the shell's probe is not asked to look.
+        XCTAssertNil(h.state.awaitedMusicFolder)
         // A second removal (the mount's folder going after the unmount) changes nothing more.
         h.send(.usbRemoved(path: stick), commands: [.report("USB stick removed")])
         // Back in (autoplay or not): it plays on at the second it stopped, without reading it again.
         h.send(.usbInserted(path: stick), {
             $0.phase = .playing
             $0.musicMissing = nil
+            $0.usbGone = nil
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
