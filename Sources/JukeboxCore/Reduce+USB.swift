@@ -21,13 +21,14 @@ extension State {
             step.commands.append(.loadUSB(path: path))
         case .usbRemoved(let path):
             if usbLoading == path { usbLoading = nil }
+            if usbFilling == path { usbFilling = nil }
             step.commands.append(.report("USB stick removed"))
             guard let track = currentTrack, Paths.isInside(track.info.path, folder: path), musicMissing == nil else { return }
             // The place as it was heard becomes the stick's bookmark before the output stops.
             noteBookmark()
             usbGone = path
             apply(.musicMissing(path), &step)
-        case .usbTracks(let path, let tracks, let messages):
+        case .usbTracks(let path, let tracks, let messages, let more):
             // Only the stick asked for last counts; one pulled out meanwhile is not played.
             guard usbLoading == path else { return }
             usbLoading = nil
@@ -39,6 +40,14 @@ extension State {
             }
             message = nil
             apply(.loadSource(QueueSource(paths: [path]), tracks: tracks), &step)
+            usbFilling = more ? path : nil
+        case .usbMoreTracks(let path, let tracks, let messages):
+            // Only while the queue is still this stick's first part: a queue replaced or cleared
+            // meanwhile (another stick, a card, a load, `clear`) gets nothing appended.
+            guard usbFilling == path else { return }
+            usbFilling = nil
+            for line in messages { step.commands.append(.report("USB stick \(path): \(line)")) }
+            apply(.add(tracks), &step)
         default:
             break
         }

@@ -70,7 +70,7 @@ extension State {
             card(event, &step)
         case .cardsLoaded, .cardTracks:
             card(event, &step)
-        case .usbInserted, .usbRemoved, .usbTracks:
+        case .usbInserted, .usbRemoved, .usbTracks, .usbMoreTracks:
             step.activity = true
             usb(event, &step)
         case .bookmarksLoaded(let marks):

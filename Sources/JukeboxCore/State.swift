@@ -112,6 +112,8 @@ public struct State: Equatable, Sendable {
     /// Its mount point stays as an empty folder, so the shell's probe of the awaited folder
     /// would see music that is not there: the watcher says when it is back instead.
     public var usbGone: String?
+    /// The stick whose first folder is queued and whose rest is being read (`usbMoreTracks`).
+    public var usbFilling: String?
     /// Whether `bookmarks` changed since they were last handed to the shell to save.
     public var bookmarksDirty = false
 

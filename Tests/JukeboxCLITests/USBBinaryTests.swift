@@ -16,8 +16,11 @@ final class USBBinaryTests: DaemonTestCase {
         try FileManager.default.createDirectory(atPath: media, withIntermediateDirectories: true)
         // The stick is made beside the root and moved in whole, as a mount appears at once.
         let made = dir + "/made"
+        // Two folders: the first plays while the second is read and appended.
         try FileManager.default.createDirectory(atPath: made + "/Album", withIntermediateDirectories: true)
-        for n in 1...3 { try TestAudio.write(path: made + "/Album/\(n).wav", kind: .wav16, frames: 44_100 * 60) }
+        try FileManager.default.createDirectory(atPath: made + "/Bonus", withIntermediateDirectories: true)
+        for n in 1...2 { try TestAudio.write(path: made + "/Album/\(n).wav", kind: .wav16, frames: 44_100 * 60) }
+        try TestAudio.write(path: made + "/Bonus/3.wav", kind: .wav16, frames: 44_100 * 60)
         let daemon = try startDaemon([song], extra: ["usb": ["roots": [media], "autoplay": true, "mountsOnly": false]])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
 
@@ -25,7 +28,7 @@ final class USBBinaryTests: DaemonTestCase {
         try FileManager.default.moveItem(atPath: made, toPath: stick)
         XCTAssertTrue(waitFor(30) { self.status().contains("\"path\":\"\(stick)/Album/1.wav\"") && self.status().contains("\"phase\":\"playing\"") },
                       status())
-        XCTAssertTrue(status().contains("\"count\":3"), status())
+        XCTAssertTrue(waitFor(30) { self.status().contains("\"count\":3") }, status())
         _ = try ctl("seek", "20")
         XCTAssertTrue(waitFor(30) { (self.position() ?? 0) >= 20 }, status())
 

@@ -149,4 +149,98 @@ final class USBTests: XCTestCase {
             .render(status("stopped", message: "USB stick: nothing to play")),
         ])
     }
+
+    func testABigStickPlaysItsFirstFolderAndTheRestIsAppendedWhileTheQueueIsStillItsOwn() {
+        let h = ready()
+        h.send(.usbInserted(path: stick), { $0.usbLoading = "/music" }, commands: [
+            .report("USB stick inserted: /music: reading"),
+            .loadUSB(path: "/music"),
+        ])
+        h.send(.usbTracks(path: stick, tracks: [info(1)], messages: [], more: true), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.source = QueueSource(paths: ["/music"])
+            $0.bookmarks = [Bookmark(paths: ["/music"], track: "/music/1.flac", position: 0)]
+            $0.usbLoading = nil
+            $0.usbFilling = "/music"
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 1)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: nil),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", source: QueueSource(paths: ["/music"]))),
+            .persistBookmarks([Bookmark(paths: ["/music"], track: "/music/1.flac", position: 0)]),
+            .render(status("playing", song: 1, index: 1, of: 1)),
+        ])
+        // The rest: appended, and the next track handed to the engine for a gapless change.
+        h.send(.usbMoreTracks(path: stick, tracks: [info(2), info(3)], messages: []), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
+            $0.order = [1, 2, 3]
+            $0.usbFilling = nil
+            $0.nextTrackID = 4
+            $0.nextPlayID = 3
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.queueRevision = 2
+            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 3)
+        }, commands: [
+            .setNext(playID: 2, path: "/music/2.flac"),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing", source: QueueSource(paths: ["/music"]))),
+            .render(status("playing", song: 1, index: 1, of: 3)),
+        ])
+        // Once appended, a late second part (there is none) would change nothing.
+        h.send(.usbMoreTracks(path: stick, tracks: [info(4)], messages: []), commands: [])
+    }
+
+    func testTheRestOfAStickIsNotAppendedToAQueueReplacedMeanwhile() {
+        let h = ready()
+        h.send(.usbInserted(path: stick), { $0.usbLoading = "/music" }, commands: [
+            .report("USB stick inserted: /music: reading"),
+            .loadUSB(path: "/music"),
+        ])
+        h.send(.usbTracks(path: stick, tracks: [info(1)], messages: [], more: true), {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.source = QueueSource(paths: ["/music"])
+            $0.bookmarks = [Bookmark(paths: ["/music"], track: "/music/1.flac", position: 0)]
+            $0.usbLoading = nil
+            $0.usbFilling = "/music"
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 1)
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: nil),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", source: QueueSource(paths: ["/music"]))),
+            .persistBookmarks([Bookmark(paths: ["/music"], track: "/music/1.flac", position: 0)]),
+            .render(status("playing", song: 1, index: 1, of: 1)),
+        ])
+        h.send(.replaceQueue([info(7)]), {
+            $0.queue = [Track(id: 2, info: info(7))]
+            $0.order = [2]
+            $0.source = nil
+            $0.usbFilling = nil
+            $0.nextTrackID = 3
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 2, trackID: 2)
+            $0.queueRevision = 2
+            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 7, index: 1, of: 1)
+        }, commands: [
+            .stopOutput,
+            .startTrack(playID: 2, path: "/music/7.flac", at: 0, paused: false, next: nil),
+            .persist(Snapshot(tracks: [info(7)], current: 0, phase: "playing")),
+            .render(status("playing", song: 7, index: 1, of: 1)),
+        ])
+        h.send(.usbMoreTracks(path: stick, tracks: [info(2), info(3)], messages: []), commands: [])
+    }
 }

@@ -76,6 +76,25 @@ final class USBWatchTests: XCTestCase {
         XCTAssertEqual(poll(&fds, 1, 0), 0, "nothing changed: no wake-up")
     }
 
+    func testAStickIsListedByFolderInNaturalOrderAndSplitAfterItsFirstOrItsBookmarksFolder() {
+        let dir = TempDir()
+        let stick = dir.file("S")
+        for name in ["B/1.flac", "A 10/1.flac", "A 2/2.mp3", "A 2/1.flac", "A 2/notes.txt", ".hidden/1.flac", "top.flac"] {
+            dir.write("S/" + name, "")
+        }
+        let folders = USBScan.folders(stick)
+        XCTAssertEqual(folders.map(\.folder), [stick, stick + "/A 2", stick + "/A 10", stick + "/B"])
+        XCTAssertEqual(Set(folders[1].files), [stick + "/A 2/1.flac", stick + "/A 2/2.mp3"])
+        let plain = USBScan.split(folders, through: nil)
+        XCTAssertEqual(plain.first, [stick + "/top.flac"])
+        XCTAssertEqual(plain.rest.count, 4)
+        let resumed = USBScan.split(folders, through: stick + "/A 10/1.flac")
+        XCTAssertEqual(resumed.first.count, 4)
+        XCTAssertEqual(resumed.rest, [stick + "/B/1.flac"])
+        XCTAssertEqual(USBScan.split(folders, through: "/elsewhere/1.flac").first, [stick + "/top.flac"])
+        XCTAssertTrue(USBScan.split([], through: nil).first.isEmpty)
+    }
+
     func testWithMountsOnlyAPlainFolderIsNoStickAndATrackOnItsRootIsGone() {
         let dir = TempDir()
         let root = dir.file("media")
