@@ -81,8 +81,8 @@ enum Commands {
                 log.warning("SIGHUP: the sound device or mixer changed; that takes effect at the next restart")
             }
             if c.hardware != config.hardware || c.socketPath != config.socketPath || c.statePath != config.statePath
-                || c.mpd != config.mpd || c.rfid != config.rfid {
-                log.warning("SIGHUP: buttons, display, socket, mpd, rfid or state file changed; that takes effect at the next restart")
+                || c.mpd != config.mpd || c.rfid != config.rfid || c.usbRoots != config.usbRoots || c.usbMountsOnly != config.usbMountsOnly {
+                log.warning("SIGHUP: buttons, display, socket, mpd, rfid, usb roots or state file changed; that takes effect at the next restart")
             }
             var settings = c.settings
             settings.display = config.hardware.layout
