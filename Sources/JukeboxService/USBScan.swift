@@ -25,7 +25,7 @@ public enum USBScan {
         guard !folders.isEmpty else { return ([], []) }
         var end = 1
         if let bookmarked, let at = folders.firstIndex(where: { $0.folder == Paths.directory(bookmarked) }) { end = at + 1 }
-        return (folders[..<end].flatMap(\.files), folders[end...].flatMap(\.files))
+        return (folders[..<end].flatMap { $0.files }, folders[end...].flatMap { $0.files })
     }
 
     private static func walk(_ dir: String, depth: Int, into byFolder: inout [String: [String]], visited: inout Set<String>) {

@@ -83,7 +83,7 @@ final class USBWatchTests: XCTestCase {
             dir.write("S/" + name, "")
         }
         let folders = USBScan.folders(stick)
-        XCTAssertEqual(folders.map(\.folder), [stick, stick + "/A 2", stick + "/A 10", stick + "/B"])
+        XCTAssertEqual(folders.map { $0.folder }, [stick, stick + "/A 2", stick + "/A 10", stick + "/B"])
         XCTAssertEqual(Set(folders[1].files), [stick + "/A 2/1.flac", stick + "/A 2/2.mp3"])
         let plain = USBScan.split(folders, through: nil)
         XCTAssertEqual(plain.first, [stick + "/top.flac"])
