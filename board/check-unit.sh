@@ -37,6 +37,25 @@ out=$(systemd-analyze verify --man=no --root="$vroot" jukebox.service 2>&1) || f
 [ -z "$out" ] || fail "systemd-analyze verify: $out"
 echo "check-unit: systemd-analyze verify $unit: clean"
 
+# 1b. The USB stick template (systemd/jukebox-usb@.service), as an instance, with its script stubbed.
+usb_unit='systemd/jukebox-usb@.service'
+sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' "$usb_unit" | sort -u | while read -r exe; do
+  mkdir -p "$vroot$(dirname "$exe")"
+  printf '#!/bin/sh\n' > "$vroot$exe"
+  chmod 755 "$vroot$exe"
+done
+cp "$usb_unit" "$vroot/etc/systemd/system/"
+out=$(systemd-analyze verify --man=no --root="$vroot" jukebox-usb@sdz1.service 2>&1) || fail "systemd-analyze verify $usb_unit: $out"
+[ -z "$out" ] || fail "systemd-analyze verify $usb_unit: $out"
+# The stick's label becomes one safe folder name under the root, or the UUID, or the device.
+for t in "My Stick|x|My Stick" "../../etc|x|etc" "..|12-AB|12-AB" ".||sdz1"; do
+  IFS='|' read -r label uuid want <<<"$t"
+  got=$(ID_FS_LABEL=$label ID_FS_UUID=$uuid JUKEBOX_USB_DRYRUN=1 JUKEBOX_USB_ROOT=/nonexistent sh board/usb-mount.sh sdz1)
+  [ "$got" = "systemd-mount --no-block --automount=yes --bind-device --collect --options=ro,nosuid,nodev,noexec /dev/sdz1 /nonexistent/$want" ] \
+    || fail "usb-mount.sh for label '$label': $got"
+done
+echo "check-unit: systemd-analyze verify $usb_unit: clean; usb-mount.sh names: right"
+
 # 2. security
 report=$(systemd-analyze security --offline=true "$unit" 2>&1) || true
 score=$(printf '%s\n' "$report" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
@@ -92,7 +111,8 @@ bash board/install.sh --root "$sroot" --binary "$tmp/jukebox" --board pi4 > "$tm
   || fail "install.sh: $(cat "$tmp/install.log")"
 for f in usr/local/bin/jukebox etc/systemd/system/jukebox.service etc/jukebox/config.json \
   usr/local/share/jukebox/profiles/pi4.json usr/local/share/jukebox/mpd-network etc/udev/rules.d/99-jukebox.rules \
-  etc/polkit-1/rules.d/50-jukebox-power.rules; do
+  etc/polkit-1/rules.d/50-jukebox-power.rules etc/udev/rules.d/98-jukebox-usb.rules \
+  "etc/systemd/system/jukebox-usb@.service" usr/local/share/jukebox/usb-mount; do
   [ -e "$sroot/$f" ] || fail "install.sh did not install /$f"
 done
 grep -q '"board": "pi4"' "$sroot/etc/jukebox/config.json" || fail "install.sh --board pi4: not in the config"

@@ -20,6 +20,9 @@
 #   /etc/jukebox/config.json                   a default config, only if there is none
 #   /usr/local/share/jukebox/profiles/*.json   the board profiles
 #   /etc/udev/rules.d/99-jukebox.rules         GPIO, I2C and SPI for groups gpio, i2c and spi
+#   /etc/udev/rules.d/98-jukebox-usb.rules     USB sticks: starts jukebox-usb@KERNELNAME.service
+#   /etc/systemd/system/jukebox-usb@.service   mounts a stick read-only under /media/jukebox/LABEL
+#   /usr/local/share/jukebox/usb-mount         board/usb-mount.sh, which that unit runs
 #   /etc/polkit-1/rules.d/50-jukebox-power.rules   lets user jukebox power off and reboot
 #   /usr/local/share/jukebox/mpd-network       board/mpd-network.sh, run here: only when the config
 #       has an MPD TCP listener, /etc/systemd/system/jukebox.service.d/mpd-network.conf opens the
@@ -96,6 +99,8 @@ config=/etc/jukebox/config.json
 share=/usr/local/share/jukebox
 udev_rule=/etc/udev/rules.d/99-jukebox.rules
 polkit_rule=/etc/polkit-1/rules.d/50-jukebox-power.rules
+usb_rule=/etc/udev/rules.d/98-jukebox-usb.rules
+usb_unit=/etc/systemd/system/jukebox-usb@.service
 dropin_dir=/etc/systemd/system/jukebox.service.d
 dropin=$dropin_dir/mpd-network.conf
 avahi_service=/etc/avahi/services/jukebox-mpd.service
@@ -118,7 +123,7 @@ if [ "$uninstall" -eq 1 ]; then
   else
     say "systemd is not running (not PID 1): nothing to stop or disable"
   fi
-  for f in "$unit" "$bin" "$udev_rule" "$polkit_rule" "$dropin" "$avahi_service"; do
+  for f in "$unit" "$bin" "$udev_rule" "$usb_rule" "$usb_unit" "$polkit_rule" "$dropin" "$avahi_service"; do
     if [ -e "$root$f" ]; then run rm -f "$root$f"; fi
   done
   if [ -d "$root$dropin_dir" ]; then run rmdir --ignore-fail-on-non-empty "$root$dropin_dir"; fi
@@ -182,8 +187,12 @@ say "installing board profiles to $share/profiles"
 run install -d -m 0755 "$root$share/profiles"
 run install -m 0644 board/profiles/*.json "$root$share/profiles/"
 run install -m 0755 board/mpd-network.sh "$root$share/mpd-network"
+run install -m 0755 board/usb-mount.sh "$root$share/usb-mount"
 say "installing $udev_rule"
 run install -D -m 0644 board/99-jukebox.rules "$root$udev_rule"
+say "installing $usb_rule and $usb_unit (USB sticks, read-only, under /media/jukebox)"
+run install -D -m 0644 board/98-jukebox-usb.rules "$root$usb_rule"
+run install -D -m 0644 systemd/jukebox-usb@.service "$root$usb_unit"
 say "installing $polkit_rule (power button: user jukebox may power off)"
 run install -D -m 0644 board/50-jukebox-power.rules "$root$polkit_rule"
 if [ -z "$root" ] && ! command -v pkcheck >/dev/null 2>&1 && [ ! -x /usr/lib/polkit-1/polkitd ]; then

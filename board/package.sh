@@ -138,6 +138,11 @@ make_deb() { # make_deb ARCH
   install -m 0644 board/profiles/*.json "$stage/usr/share/jukebox/profiles/"
   install -m 0755 board/mpd-network.sh "$stage/usr/share/jukebox/mpd-network"
   install -D -m 0644 board/99-jukebox.rules "$stage/usr/lib/udev/rules.d/99-jukebox.rules"
+  # USB sticks: the rule starts the unit, the unit runs usb-mount (under /usr/share here).
+  install -m 0755 board/usb-mount.sh "$stage/usr/share/jukebox/usb-mount"
+  install -D -m 0644 board/98-jukebox-usb.rules "$stage/usr/lib/udev/rules.d/98-jukebox-usb.rules"
+  sed 's|/usr/local/share/jukebox/usb-mount|/usr/share/jukebox/usb-mount|g' \
+    'systemd/jukebox-usb@.service' > "$stage/usr/lib/systemd/system/jukebox-usb@.service"
   install -D -m 0644 board/50-jukebox-power.rules "$stage/usr/share/polkit-1/rules.d/50-jukebox-power.rules"
   install -d -m 0755 "$stage/usr/share/man/man1" "$stage/usr/share/doc/jukebox"
   gzip -9n < board/deb/jukebox.1 > "$stage/usr/share/man/man1/jukebox.1.gz"

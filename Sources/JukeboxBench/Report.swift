@@ -12,6 +12,7 @@ struct Report {
     var buttonToSound: Samples?
     var commandLatency: [CommandLatency] = []
     var library: [LibraryRate] = []
+    var usbStick: USBStickStart?
     var stateWrites: [StateWrites] = []
     var liveStateWrites: LiveStateWrites?
     var loopStall: LoopStallBench.Result?
@@ -86,6 +87,11 @@ struct Report {
                           "folders": library.map { l -> [String: Any] in
                               ["tracks": l.tracks, "seconds": l.seconds.json(digits: 3), "tracksPerSecond": round(l.tracksPerSecond, 0)]
                           }]
+        if let u = usbStick {
+            out["usbStick"] = ["files": USBStickBench.fileDescription, "count": u.files,
+                               "firstTracksSeconds": u.firstTracks.json(digits: 3), "restSeconds": u.rest.json(digits: 3),
+                               "target": USBStickBench.target]
+        }
         out["stateWrites"] = stateWrites.map { s -> [String: Any] in
             ["queueLength": s.queueLength, "layout": s.singleFile ? "single file (before)" : "queue file + place sidecar",
              "pagesOf4KiBPerHour": round(Double(s.pages) / s.hours, 0), "simulatedHours": round(s.hours, 2), "writesPerHour": round(s.writesPerHour, 1),
@@ -211,6 +217,13 @@ struct Report {
                 lines.append(String(format: "  %5d tracks: %.3f s (median of %d), %.0f tracks/s", l.tracks, l.seconds.median,
                                     l.seconds.values.count, l.tracksPerSecond))
             }
+            lines.append("")
+        }
+        if let u = usbStick {
+            lines.append("USB stick (listing + first folder's tags, then the rest; files: \(USBStickBench.fileDescription); warm page cache)")
+            lines.append(String(format: "  %5d files: first tracks after %.3f s, the rest %.3f s later (medians of %d)", u.files,
+                                u.firstTracks.median, u.rest.median, u.firstTracks.values.count))
+            lines.append("  target: \(USBStickBench.target)")
             lines.append("")
         }
         if !stateWrites.isEmpty {

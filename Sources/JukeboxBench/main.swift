@@ -15,7 +15,7 @@ Runs the jukebox binary without a sound card and prints a table, then one JSON o
   --quick          shorter runs and fewer repeats (a smoke test, about a minute)
   --build TEXT     how the binary was built, for the report (e.g. "release, --static-swift-stdlib")
   --toolchain TEXT the Swift toolchain, for the report
-  --only LIST      some of: playback,resume,button,latency,library,state,loop,gapless,idle
+  --only LIST      some of: playback,resume,button,latency,library,usb,state,loop,gapless,idle
 Exit status: 0 when every section ran, 1 when one failed, 2 on a usage error.
 """
 
@@ -27,7 +27,7 @@ struct Options {
     var quick = false
     var build = "unknown"
     var toolchain = ""
-    var only: Set<String> = ["playback", "resume", "button", "latency", "library", "state", "loop", "gapless", "idle"]
+    var only: Set<String> = ["playback", "resume", "button", "latency", "library", "usb", "state", "loop", "gapless", "idle"]
 
     init(_ args: [String]) throws {
         var rest = args[...]
@@ -149,6 +149,9 @@ func main() -> Int32 {
     }
     section("library") {
         for count in q ? [200] : [200, 2000] { report.library.append(try LibraryBench.measure(tracks: count, repeats: q ? 1 : 3, in: ws)) }
+    }
+    section("usb") {
+        report.usbStick = try USBStickBench.measure(files: q ? 2000 : 20_000, repeats: q ? 1 : 3, in: ws)
     }
     section("state") {
         for length in q ? [16] : [16, 2000] {

@@ -50,6 +50,10 @@ extension Event {
         case .cardsLoaded(let map): return "cards map: \(map.entries.count) cards"
         case .cardTracks(let card, let tracks, _, _): return "card \(card): " + Self.count(tracks.count)
         case .loadSource(_, let tracks): return "load " + Self.count(tracks.count)
+        case .usbInserted(let path): return "USB stick inserted: " + DisplayText.inert(path)
+        case .usbRemoved(let path): return "USB stick removed: " + DisplayText.inert(path)
+        case .usbTracks(let path, let tracks, _, let more): return "USB stick " + DisplayText.inert(path) + ": " + Self.count(tracks.count) + (more ? ", more to come" : "")
+        case .usbMoreTracks(let path, let tracks, _): return "USB stick " + DisplayText.inert(path) + ": " + Self.count(tracks.count) + " more"
         case .bookmarksLoaded(let marks): return "bookmarks: \(marks.count)"
         case .trackStarted(let id): return "track started (play \(id))"
         case .trackFinished(let id, let next): return "track finished (play \(id))" + (next.map { ", play \($0) follows" } ?? "")

@@ -108,6 +108,17 @@ public enum Event: Equatable, Sendable {
     case cardTracks(card: String, tracks: [TrackInfo], messages: [String], marked: Bool = false)
     /// `load PATH`: the queue becomes these tracks, read from `source` (its bookmark applies).
     case loadSource(QueueSource, tracks: [TrackInfo])
+    /// A USB stick was mounted at `path` (a folder right under a watched mount root).
+    case usbInserted(path: String)
+    /// The stick mounted at `path` is gone (unmounted or pulled out).
+    case usbRemoved(path: String)
+    /// The tracks of the stick at `path` were read, as `Command.loadUSB` asked: all of them, or
+    /// (`more`) its first folder in play order (through the bookmark's folder), the rest to
+    /// follow as `usbMoreTracks`, so a big stick plays before it is all read.
+    case usbTracks(path: String, tracks: [TrackInfo], messages: [String], more: Bool = false)
+    /// The rest of the stick at `path`, after a `usbTracks` with `more`: appended to the queue
+    /// while that queue is still the stick's.
+    case usbMoreTracks(path: String, tracks: [TrackInfo], messages: [String])
     /// The bookmarks file was read at start (absent: none); until this arrives nothing is saved
     /// over it.
     case bookmarksLoaded([Bookmark])

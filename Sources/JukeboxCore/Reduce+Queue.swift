@@ -75,6 +75,7 @@ extension State {
             source = nil
             stop(&step)
             musicMissing = nil
+            usbFilling = nil
             queue = []
             order = []
             cursor = nil
@@ -92,6 +93,8 @@ extension State {
         stop(&step)
         // Other music: whether it is there shows when it plays.
         musicMissing = nil
+        // A stick still being read appends nothing to other music.
+        usbFilling = nil
         queue = makeTracks(infos)
         queueRevision += 1
         order = shuffle ? queue.map(\.id).shuffled(seed: derivedSeed()) : queue.map(\.id)

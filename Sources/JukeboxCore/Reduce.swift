@@ -70,6 +70,9 @@ extension State {
             card(event, &step)
         case .cardsLoaded, .cardTracks:
             card(event, &step)
+        case .usbInserted, .usbRemoved, .usbTracks, .usbMoreTracks:
+            step.activity = true
+            usb(event, &step)
         case .bookmarksLoaded(let marks):
             // What this player could not have made (too long, not a number) is not kept.
             bookmarks = Array(marks.filter(\.isValid).suffix(max(settings.bookmarkLimit, 0)))

@@ -64,6 +64,9 @@ public struct Settings: Equatable, Sendable {
     public var bookmarkLimit = 500
     /// Folders whose sources (they or anything under them) are audiobooks for `bookmarks: audiobooks`.
     public var audiobookFolders: [String] = []
+    /// Whether a USB stick inserted under a watched mount root is queued and played at once
+    /// (config `usb.autoplay`); off: it is only there to be loaded.
+    public var usbAutoplay = false
 
     /// The panel to draw frames for; nil: no panel.
     public var display: PanelLayout?

@@ -106,6 +106,14 @@ public struct State: Equatable, Sendable {
     /// Whether the bookmarks file has been read (`Event.bookmarksLoaded`); until then nothing is
     /// saved over it, so a file that could not be read is never replaced.
     public var bookmarksReady = false
+    /// The stick whose tracks are being read to be played (`Command.loadUSB`); nil: none.
+    public var usbLoading: String?
+    /// The stick pulled out while the queue played from it, until it is back (`usbInserted`).
+    /// Its mount point stays as an empty folder, so the shell's probe of the awaited folder
+    /// would see music that is not there: the watcher says when it is back instead.
+    public var usbGone: String?
+    /// The stick whose first folder is queued and whose rest is being read (`usbMoreTracks`).
+    public var usbFilling: String?
     /// Whether `bookmarks` changed since they were last handed to the shell to save.
     public var bookmarksDirty = false
 
@@ -221,7 +229,7 @@ public struct State: Equatable, Sendable {
     /// music is missing; the shell probes it (at most once a second) and reports
     /// `Event.musicAppeared`.
     public var awaitedMusicFolder: String? {
-        guard musicMissing != nil, let track = currentTrack else { return nil }
+        guard let missing = musicMissing, missing != usbGone, let track = currentTrack else { return nil }
         return Paths.directory(track.info.path)
     }
 

@@ -32,6 +32,11 @@ public struct Config: Equatable, Sendable {
     public var mpd: MPDSettings?
     /// The card reader and cards map; nil: none.
     public var rfid: RFIDSettings?
+    /// The USB sticks' mount roots (`usb.roots`); nil: no `usb` key, sticks are not watched.
+    public var usbRoots: [String]?
+    /// Whether only mount points under the roots are sticks (`usb.mountsOnly`, default true;
+    /// false: every folder there is one, for tests and folders copied in by hand).
+    public var usbMountsOnly = true
     /// Buttons, encoder, input devices and display (with the board profile merged in).
     public var hardware = BoardConfig()
     /// The core's settings: the core's defaults, under the file's policy keys (`resume`,
@@ -156,6 +161,13 @@ public struct Config: Equatable, Sendable {
             try check(v.count <= 1000 && v.allSatisfy { $0.hasPrefix("/") && $0.utf8.count <= Bookmark.maxPathBytes }, "audiobookFolders")
             c.settings.audiobookFolders = v
         }
+        if let v = raw.usb {
+            let roots = v.roots ?? ["/media/jukebox"]
+            try check(!roots.isEmpty && roots.count <= 16 && roots.allSatisfy { $0.hasPrefix("/") && $0.utf8.count <= Bookmark.maxPathBytes }, "usb")
+            c.usbRoots = roots
+            c.settings.usbAutoplay = v.autoplay ?? false
+            c.usbMountsOnly = v.mountsOnly ?? true
+        }
         var mpdWarnings: [String] = []
         if let v = raw.mpd {
             switch v.settings() {
@@ -218,6 +230,7 @@ private struct RawConfig: Decodable {
     var audiobookFolders: [String]?
     var mpd: RawMPD?
     var rfid: RawRFID?
+    var usb: RawUSB?
 
     /// Whether `key` is one of the keys above.
     static func reads(_ key: String) -> Bool { CodingKeys(stringValue: key) != nil }
@@ -249,6 +262,7 @@ private struct RawConfig: Decodable {
         case "audiobookFolders": return "must be a list of absolute folder paths"
         case "mpd": return RawMPD.expectation("mpd")
         case "rfid": return RawRFID.expectation("rfid")
+        case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
         default: return "unexpected value"
         }
@@ -273,4 +287,11 @@ private struct ConfigFile: Decodable {
         unknownKeys = keys.filter { !RawConfig.reads($0) && !BoardConfig.keys.contains($0) }
         raw = try RawConfig(from: decoder)
     }
+}
+
+/// The config's `usb`: where sticks are mounted, and whether one inserted plays at once.
+struct RawUSB: Decodable {
+    var roots: [String]?
+    var autoplay: Bool?
+    var mountsOnly: Bool?
 }

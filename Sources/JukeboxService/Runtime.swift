@@ -254,8 +254,12 @@ public final class Runtime {
     // the track's fault: skipping would run through the whole queue and lose the place. The core
     // hears that the music is missing instead, and waits for it.
     private func explained(_ event: Event) -> Event {
-        guard case .trackFailed(let id, _) = event, state.loaded?.playID == id, let track = state.currentTrack,
-              let folder = StartUp.missingFolder(of: track.info.path) else { return event }
+        guard case .trackFailed(let id, _) = event, state.loaded?.playID == id, let track = state.currentTrack else { return event }
+        // A stick pulled out leaves its mount point: the folder is there, the music is not.
+        if let stick = sources.lazy.compactMap({ ($0 as? USBWatch)?.goneStick(holding: track.info.path) }).first {
+            return .usbRemoved(path: stick)
+        }
+        guard let folder = StartUp.missingFolder(of: track.info.path) else { return event }
         return .musicMissing(folder)
     }
 
@@ -294,6 +298,7 @@ public final class Runtime {
             pending.append(.buttonLevel(button, pressed: level, at: clock()))
         case .exit(let code): exitCode = code
         case .loadCard(let card, let paths): loadCard(card, paths: paths)
+        case .loadUSB(let path): loadUSB(path)
         case .runProgram(let argv):
             if let error = startProgram(argv).error { status.report("cannot run \(argv.first ?? ""): \(error)") }
         }

@@ -31,6 +31,8 @@ struct PlayerSetup {
     var musicFolders: [String] = []
     /// The card reader and the cards map; nil: none.
     var rfid: RFIDSettings?
+    /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
+    var usb: (roots: [String], mountsOnly: Bool)?
     /// Re-reads the configuration (SIGHUP); nil for players without a config file.
     var reload: ((Log) -> Settings?)?
 }
@@ -96,7 +98,8 @@ enum Player {
             panel = PanelSink.simulated(layout, log: log) { lines in terminal?.setBlock(lines) }
             if terminal == nil { log.warning("--panel draws in a terminal only") }
         }
-        let sources = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log)
+        let usbWatch: [EventSource] = setup.usb.map { [USBWatch(roots: $0.roots, mountsOnly: $0.mountsOnly)] } ?? []
+        let sources = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log) + usbWatch
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,

@@ -56,7 +56,7 @@ final class ConfigTests: XCTestCase {
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
                     "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
-                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders"] {
+                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
             let readme = try String(contentsOf: repo.appendingPathComponent("README.md"), encoding: .utf8)
             XCTAssertTrue(readme.contains("| `\(key)` |"), "README does not document \(key)")
@@ -132,6 +132,8 @@ final class ConfigTests: XCTestCase {
             (#"{"bookmarks": "sometimes"}"#, #"c.json: bookmarks: must be "always", "audiobooks" or "never""#),
             (#"{"bookmarkLimit": 0}"#, "c.json: bookmarkLimit: must be 1 to 10000"),
             (#"{"audiobookFolders": ["books"]}"#, "c.json: audiobookFolders: must be a list of absolute folder paths"),
+            (#"{"usb": {"roots": ["media"]}}"#, #"c.json: usb: must be {"roots": [absolute folder paths, 1 to 16], "autoplay": true or false}"#),
+            (#"{"usb": {"roots": []}}"#, #"c.json: usb: must be {"roots": [absolute folder paths, 1 to 16], "autoplay": true or false}"#),
             (#"{"device": ""}"#, #"c.json: device: must be a non-empty ALSA PCM name such as "default" or "hw:CARD=DAC""#),
             ("{not json", "c.json: not valid JSON (not valid JSON)"),
             ("[1]", #"c.json: must be a JSON object, like {"device": "default"}"#),
@@ -139,6 +141,18 @@ final class ConfigTests: XCTestCase {
         for (text, message) in cases {
             XCTAssertThrowsError(try parse(text), text) { XCTAssertEqual("\($0)", message, text) }
         }
+    }
+
+    func testUSBIsOffUnlessConfiguredAndDefaultsToMediaJukeboxWithoutAutoplay() throws {
+        XCTAssertNil(try parse("{}").config.usbRoots)
+        let plain = try parse(#"{"usb": {}}"#).config
+        XCTAssertEqual(plain.usbRoots, ["/media/jukebox"])
+        XCTAssertFalse(plain.settings.usbAutoplay)
+        XCTAssertTrue(plain.usbMountsOnly)
+        let set = try parse(#"{"usb": {"roots": ["/media/a", "/mnt/b"], "autoplay": true, "mountsOnly": false}}"#).config
+        XCTAssertEqual(set.usbRoots, ["/media/a", "/mnt/b"])
+        XCTAssertTrue(set.settings.usbAutoplay)
+        XCTAssertFalse(set.usbMountsOnly)
     }
 
     func testMPDIsOffUnlessConfiguredAndReadsEveryKey() throws {

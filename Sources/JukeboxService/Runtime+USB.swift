@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxSystem
+
+/// The rest of a stick's files, handed from its first read to its second on the tag reader's
+/// thread (which serves them one after the other, its queue's lock ordering the two).
+private final class USBRest: @unchecked Sendable {
+    var files: [String] = []
+}
+
+extension Runtime {
+    /// `Command.loadUSB`: the stick is listed and its first folder (through its bookmark's
+    /// folder) read by the tag reader, never on the loop, and comes back as `Event.usbTracks`
+    /// (`more`), so it plays while the rest is read and comes back as `Event.usbMoreTracks`.
+    /// A player that cannot load files says so at once.
+    func loadUSB(_ path: String) {
+        let bookmarked = state.bookmarks.last(where: { $0.paths == [path] })?.track
+        let rest = USBRest()
+        let started = offLoop({ load in
+            let (first, others) = USBScan.split(USBScan.folders(path), through: bookmarked)
+            rest.files = others
+            guard !first.isEmpty else { return .success(FileWorkOutput(lines: ["no audio files in \(path)"])) }
+            let read = load(first)
+            return .success(FileWorkOutput(tracks: Library.folderOrder(read.tracks), lines: read.messages))
+        }, then: { [weak self] result in
+            let output = (try? result.get()) ?? FileWorkOutput()
+            self?.dispatch(.usbTracks(path: path, tracks: output.tracks, messages: output.lines, more: true))
+        })
+        // Queued, not dispatched: this runs while a command of the loop is carried out.
+        guard started else {
+            pending.append(.usbTracks(path: path, tracks: [], messages: ["this player cannot load files"]))
+            return
+        }
+        _ = offLoop({ load in
+            guard !rest.files.isEmpty else { return .success(FileWorkOutput()) }
+            let read = load(rest.files)
+            rest.files = []
+            return .success(FileWorkOutput(tracks: Library.folderOrder(read.tracks), lines: read.messages))
+        }, then: { [weak self] result in
+            let output = (try? result.get()) ?? FileWorkOutput()
+            self?.dispatch(.usbMoreTracks(path: path, tracks: output.tracks, messages: output.lines))
+        })
+    }
+}
