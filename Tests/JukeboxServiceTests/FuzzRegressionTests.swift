@@ -82,6 +82,9 @@ final class FuzzRegressionTests: XCTestCase {
         case .intent(.setRepeat(let mode)): return "repeat " + mode.rawValue
         case .intent(.togglePlayPause): return "toggle"
         case .intent(.previous): return "prev"
+        case .intent(.sleepTimer(let seconds)):
+            guard let seconds else { return "sleep off" }
+            return (seconds / 60) * 60 == seconds ? "sleep \(seconds / 60)" : nil
         case .intent(let event): return "\(event)"  // play, pause, stop, next, clear
         case .statusJSON: return "status --json"
         case .interruptBegin(let reason): return "interrupt begin " + reason
