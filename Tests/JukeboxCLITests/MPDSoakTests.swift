@@ -119,7 +119,11 @@ final class MPDSoakTests: DaemonTestCase {
               + "slowest status \(String(format: "%.3f", slowest)) s; \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
         XCTAssertLessThan(slowest, 1.0, "a well-behaved client waited over 1 s for status")
         XCTAssertEqual(after.fds, before.fds + 0, "descriptors leaked")
-        XCTAssertLessThan(after.rss - before.rss, 3 * 1024, "RSS grew by more than 3 MiB")
+        // Under AddressSanitizer (board/sanitize.sh sets ASAN_OPTIONS) freed memory waits in its
+        // quarantine (256 MiB by default) instead of being reused, so RSS says nothing about
+        // leaks there (4.0 MiB seen); LeakSanitizer checks the binary for those instead.
+        let sanitized = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
+        if !sanitized { XCTAssertLessThan(after.rss - before.rss, 3 * 1024, "RSS grew by more than 3 MiB") }
     }
 
     /// VmRSS of `pid` in KiB.

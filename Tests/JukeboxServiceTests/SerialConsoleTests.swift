@@ -320,7 +320,10 @@ final class SerialConsoleTests: XCTestCase {
         XCTAssertEqual(inputs().filter { if case .line(let l) = $0 { l.utf8.count > ControlCommand.maxLineLength } else { false } }, [])
         XCTAssertNil(console.failed)
         XCTAssertGreaterThan(lines, 10)
-        XCTAssertTrue(overflowed)
+        // Whether a sample above catches the editor overflowed depends on how the pty split the
+        // bytes into reads (CI under ASan once saw none), so it is reported, not required; the
+        // refusal of an overlong line is testALineLongerThanTheLimitIsRefusedAtEnter's.
+        print("SerialConsoleTests: \(lines) lines from \(total) random bytes; the editor overflowed: \(overflowed)")
     }
 
     func testOutputToATerminalThatNeverReadsStaysBoundedAndNeverBlocks() {
