@@ -96,7 +96,10 @@ enum Commands {
                 let result = StateStore(path: statePath).load()
                 for m in result.messages { log.warning(m) }
                 if let snapshot = result.snapshot, !snapshot.tracks.isEmpty {
-                    log.info("resuming \(snapshot.tracks.count) tracks from \(statePath)")
+                    // Where, to the tenth of a second: what a technician (and the HIL's power-cut
+                    // check) compares with where the player was when the power went.
+                    let place = snapshot.current.map { "track \($0 + 1) at \((snapshot.position * 10).rounded() / 10) s, \(snapshot.phase)" } ?? snapshot.phase
+                    log.info("resuming \(snapshot.tracks.count) tracks from \(statePath): \(place)")
                     return StartUp.events(for: result)
                 }
                 // An emptied queue still keeps its volume, shuffle and repeat for the music below;
