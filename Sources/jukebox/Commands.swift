@@ -66,6 +66,7 @@ enum Commands {
         setup.mpd = config.mpd
         setup.rfid = config.rfid
         setup.usb = config.usbRoots.map { ($0, config.usbMountsOnly) }
+        setup.mqtt = config.mqtt
         setup.musicFolders = config.music.filter(isDirectory)
         setup.reload = { log in
             // Policy (volume limits, timings, buttons' gestures, the panel layout) applies at once;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxApp
+import JukeboxMQTT
 import JukeboxAudio
 import JukeboxCore
 import JukeboxService
@@ -33,6 +34,8 @@ struct PlayerSetup {
     var rfid: RFIDSettings?
     /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
     var usb: (roots: [String], mountsOnly: Bool)?
+    /// The MQTT bridge's settings; nil: none.
+    var mqtt: MQTTSettings?
     /// Re-reads the configuration (SIGHUP); nil for players without a config file.
     var reload: ((Log) -> Settings?)?
 }
@@ -148,7 +151,21 @@ enum Player {
             lines.append("inputs \(sources.map { "\(type(of: $0)) (\($0.fds.count) fds)" }.joined(separator: ", "))")
             return lines
         }
+        // The MQTT face is a client of the control socket (JukeboxMQTT/MQTTBridge.swift): it needs one.
+        var bridge: MQTTBridge?
+        if let mqtt = setup.mqtt {
+            if let path = setup.socketPath, control != nil {
+                let made = MQTTBridge(settings: mqtt, socketPath: path,
+                                      volumeRange: setup.settings.volumeMin...setup.settings.volumeMax) { [mailbox] line in
+                    mailbox.postLog(.info, line)
+                }
+                if let problem = made.start() { log.error(problem) } else { bridge = made }
+            } else {
+                log.error("mqtt: needs the control socket (the config's \"socket\" turns it off); no MQTT")
+            }
+        }
         let code = runtime.run(initial: events)
+        bridge?.close()
         runtime.cards?.finish()
         // The card poller's thread ends within one look (it owns the SPI/I2C chip meanwhile).
         for case let poller as PolledCardSource in sources { poller.close() }
