@@ -229,7 +229,7 @@ public final class MQTTBridge: @unchecked Sendable {
             }
         }
         if eventClient == nil, let client = try? ControlClient(path: socketPath) {
-            if client.request("events", timeout: 5)?.hasPrefix("ok") == true { eventClient = client }
+            if ask(client, "events", timeout: 5)?.hasPrefix("ok") == true { eventClient = client }
         }
     }
 
@@ -246,12 +246,28 @@ public final class MQTTBridge: @unchecked Sendable {
         // Control characters (a newline would start a second command) become inert.
         let line = DisplayText.inert(arguments.isEmpty ? word : word + " " + arguments)
         guard let client = statusClient else { reply(word, "error: the player's control socket is not open"); return }
-        if let answer = client.request(line, timeout: 30) {
+        if let answer = ask(client, line, timeout: 30) {
             reply(word, answer)
         } else {
             statusClient = nil
             reply(word, "error: no reply from the player")
         }
+    }
+
+    /// `ControlClient.request`, cut short by `close()`: a player that has stopped reading (its
+    /// loop ended, the socket not yet closed) must not hold the bridge, and so the exit, for the
+    /// whole timeout.
+    private func ask(_ client: ControlClient, _ line: String, timeout: Double) -> String? {
+        guard client.send(line) else { return nil }
+        let deadline = monotonicNow() + timeout
+        var lines: [String] = []
+        while monotonicNow() < deadline, !monitor.withLock({ stopping }) {
+            guard let got = client.readLine(timeout: 0.1) else { continue }
+            lines.append(got)
+            // Continuation lines start with two spaces; the last is `ok …` or `error: …`.
+            if !got.hasPrefix("  ") { return lines.joined(separator: "\n") }
+        }
+        return nil
     }
 
     private func reply(_ command: String, _ text: String) {
@@ -292,7 +308,7 @@ public final class MQTTBridge: @unchecked Sendable {
 
     private func refreshStatus(now: Double) {
         guard let client = statusClient else { return }
-        guard let answer = client.request("status --json", timeout: 10) else {
+        guard let answer = ask(client, "status --json", timeout: 10) else {
             // The player went away (restarted?): both connections are opened again.
             statusClient = nil
             eventClient = nil
