@@ -11,6 +11,13 @@ public struct MQTTSettings: Equatable, Sendable, Decodable {
         public var cert: String?
         /// This client's private key.
         public var key: String?
+
+        /// A CA file, and a client certificate with its key when the broker wants one.
+        public init(ca: String, cert: String? = nil, key: String? = nil) {
+            self.ca = ca
+            self.cert = cert
+            self.key = key
+        }
     }
     /// The broker's host name or address.
     public var host: String

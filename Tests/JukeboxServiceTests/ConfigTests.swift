@@ -155,6 +155,27 @@ final class ConfigTests: XCTestCase {
         XCTAssertFalse(set.usbMountsOnly)
     }
 
+    func testMQTTIsOffUnlessConfiguredAndSaysWhatToFix() throws {
+        XCTAssertNil(try parse("{}").config.mqtt)
+        let (c, w) = try parse("""
+        {"mqtt": {"host": "broker", "port": 8883, "username": "u", "password": "p", "tls": {"ca": "/c", "cert": "/a", "key": "/k"},
+                  "topic": "jukebox/kitchen", "discoveryPrefix": "ha", "positionInterval": 5}}
+        """)
+        XCTAssertEqual(w, [])
+        var expected = MQTTSettings(host: "broker", port: 8883, topic: "jukebox/kitchen", positionInterval: 5)
+        expected.username = "u"
+        expected.password = "p"
+        expected.tls = MQTTSettings.TLS(ca: "/c", cert: "/a", key: "/k")
+        expected.discoveryPrefix = "ha"
+        XCTAssertEqual(c.mqtt, expected)
+        for (bad, says) in [(#"{"host": ""}"#, "mqtt.host"), (#"{"host": "b", "port": 0}"#, "mqtt.port"),
+                            (#"{"host": "b", "topic": "a/#"}"#, "mqtt.topic"), (#"{"host": "b", "topic": "a/"}"#, "mqtt.topic"),
+                            (#"{"host": "b", "positionInterval": 0}"#, "mqtt.positionInterval"),
+                            (#"{"host": "b", "tls": {"ca": "/c", "cert": "/a"}}"#, "mqtt.tls"), (#"{"port": 1}"#, "host")] {
+            XCTAssertThrowsError(try parse(#"{"mqtt": "# + bad + "}")) { XCTAssertTrue("\($0)".contains(says), "\(bad): \($0)") }
+        }
+    }
+
     func testMPDIsOffUnlessConfiguredAndReadsEveryKey() throws {
         XCTAssertNil(try parse("{}").config.mpd)
         XCTAssertNil(try parse(#"{"mpd": null}"#).config.mpd)
