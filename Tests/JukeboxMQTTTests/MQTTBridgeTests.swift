@@ -212,6 +212,25 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertTrue(waitForRetained("availability", "offline"))
     }
 
+    func testEventsArePublishedNotRetained() throws {
+        try startBroker()
+        startBridge(discovery: "")
+        XCTAssertTrue(waitForRetained("queue", "2"))
+        let sub = try run("mosquitto_sub", ["-t", topic + "/event", "-C", "1", "-W", "60"])
+        let client = try ControlClient(path: socketPath)
+        // Until the subscriber is in place, events go unseen: change the volume until one is seen.
+        var volume = 20
+        XCTAssertTrue(waitFor(60) {
+            volume += 1
+            _ = client.request("volume \(volume)", timeout: 10)
+            return waitFor(1) { !sub.0.isRunning }
+        }, "no event published")
+        let line = output(sub)
+        XCTAssertTrue(line.contains("volume") && line.contains("→"), line)
+        XCTAssertFalse(line.hasPrefix("event "), "the stream's prefix and time are left out: \(line)")
+        XCTAssertNil(try retained(topic + "/event")[topic + "/event"], "events are not retained")
+    }
+
     func testBrokerRestartReconnectsAndRepublishes() throws {
         try startBroker()
         startBridge(discovery: "")
