@@ -25,8 +25,12 @@ public struct MQTTSettings: Equatable, Sendable, Decodable {
     public var port: Int?
     /// The user name, if the broker wants one.
     public var username: String?
-    /// The password, with `username`.
+    /// The password, with `username`, written in the config (which must then be unreadable to
+    /// other users, as `passwordFile` must).
     public var password: String?
+    /// A file whose first line is the password (instead of `password`): readable by the service
+    /// user, not by every user.
+    public var passwordFile: String?
     /// TLS; nil: plain TCP.
     public var tls: TLS?
     /// The topic prefix; `jukebox/<hostname>` when absent.
@@ -54,6 +58,11 @@ public struct MQTTSettings: Equatable, Sendable, Decodable {
         if let p = discoveryPrefix, p.contains(where: { $0 == "+" || $0 == "#" }) { return "discoveryPrefix: must be a topic without wildcards" }
         if let v = positionInterval, !(v >= 1 && v <= 3600) { return "positionInterval: must be seconds from 1 to 3600" }
         if let tls, (tls.cert == nil) != (tls.key == nil) { return "tls: cert and key go together" }
+        if password != nil, passwordFile != nil { return "password, passwordFile: one or the other" }
+        if password != nil || passwordFile != nil, username == nil { return "username: a password goes with a user name" }
+        for (key, path) in [("passwordFile", passwordFile), ("tls.ca", tls?.ca), ("tls.cert", tls?.cert), ("tls.key", tls?.key)] {
+            if let path, !path.hasPrefix("/") { return "\(key): must be an absolute path" }
+        }
         return nil
     }
 }

@@ -168,10 +168,17 @@ final class ConfigTests: XCTestCase {
         expected.tls = MQTTSettings.TLS(ca: "/c", cert: "/a", key: "/k")
         expected.discoveryPrefix = "ha"
         XCTAssertEqual(c.mqtt, expected)
+        let file = try parse(#"{"mqtt": {"host": "b", "username": "u", "passwordFile": "/etc/jukebox/mqtt-password"}}"#).config.mqtt
+        XCTAssertEqual(file?.passwordFile, "/etc/jukebox/mqtt-password")
+        XCTAssertNil(file?.password)
         for (bad, says) in [(#"{"host": ""}"#, "mqtt.host"), (#"{"host": "b", "port": 0}"#, "mqtt.port"),
                             (#"{"host": "b", "topic": "a/#"}"#, "mqtt.topic"), (#"{"host": "b", "topic": "a/"}"#, "mqtt.topic"),
                             (#"{"host": "b", "positionInterval": 0}"#, "mqtt.positionInterval"),
-                            (#"{"host": "b", "tls": {"ca": "/c", "cert": "/a"}}"#, "mqtt.tls"), (#"{"port": 1}"#, "host")] {
+                            (#"{"host": "b", "tls": {"ca": "/c", "cert": "/a"}}"#, "mqtt.tls"), (#"{"port": 1}"#, "host"),
+                            (#"{"host": "b", "username": "u", "password": "p", "passwordFile": "/p"}"#, "mqtt.password, passwordFile"),
+                            (#"{"host": "b", "password": "p"}"#, "mqtt.username"), (#"{"host": "b", "passwordFile": "/p"}"#, "mqtt.username"),
+                            (#"{"host": "b", "username": "u", "passwordFile": "p"}"#, "mqtt.passwordFile"),
+                            (#"{"host": "b", "tls": {"ca": "ca.crt"}}"#, "mqtt.tls.ca")] {
             XCTAssertThrowsError(try parse(#"{"mqtt": "# + bad + "}")) { XCTAssertTrue("\($0)".contains(says), "\(bad): \($0)") }
         }
     }
