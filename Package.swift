@@ -92,9 +92,11 @@ let package = Package(
         .testTarget(name: "JukeboxAppTests", dependencies: [
             "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "JukeboxTestSupport",
             "JukeboxFixtures"]),
-        // The MQTT bridge against a real mosquitto on 127.0.0.1.
+        // The MQTT bridge against a real mosquitto on 127.0.0.1 (and a player with the real engine
+        // on the paced silent output, so positions move as they would).
         .testTarget(name: "JukeboxMQTTTests", dependencies: [
-            "JukeboxMQTT", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxTestSupport", "JukeboxWaiting"]),
+            "JukeboxMQTT", "JukeboxApp", "JukeboxAudio", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxTestSupport",
+            "JukeboxFixtures", "CMosquitto"]),
         .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxCore"]),
         .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxFixtures", "JukeboxCore"]),
         // Power-cut and fault-soak runs of the binary: minutes long, run once by board/test.sh.

@@ -18,6 +18,8 @@ enum Help {
       jukebox probe SUBJECT [options]  bring-up tools: tone, gpio, i2c, display, input, rfid, replay-i2c
       jukebox mpd-tcp [--mqtt] --config FILE
                                        the MPD TCP listeners (or MQTT broker) FILE configures (for the service's drop-in)
+      jukebox mqtt-forget --config FILE
+                                       remove what the player announced over MQTT (for uninstalling)
       jukebox --version | --help
 
     Run 'jukebox COMMAND --help' for a command's options.
