@@ -20,8 +20,9 @@
 #
 # Options: --config FILE (default /etc/jukebox/config.json), --jukebox BIN (default: jukebox on
 # PATH), --root DIR (write under a staging root; no systemctl). The listeners come from
-# `jukebox mpd-tcp` (the broker from `jukebox mpd-tcp --mqtt`), which validates the config as
-# the player does. Exit 1 when it cannot be read
+# `jukebox mpd-tcp` (the brokers from `jukebox mpd-tcp --mqtt`: the config's, and any that still
+# hold what an earlier config announced, which the player takes away at its next start), which
+# validates the config as the player does. Exit 1 when it cannot be read
 # (the files are then left as they are).
 set -eu
 
@@ -113,19 +114,21 @@ SocketBindAllow=tcp:$port"
         bindrule="# No bind() at all: the MQTT client only connects.
 SocketBindDeny=any"
     fi
-    if [ -n "$broker" ]; then
-        bhost=${broker% *}
-        bport=${broker##* }
+    # One "HOST PORT" line each: the config's broker, and brokers that still hold what an earlier
+    # config announced (until the player has taken it away).
+    [ -n "$broker" ] && while read -r bhost bport; do
         case "$bport" in
-            ""|*[!0-9]*) say "unexpected output from $jukebox mpd-tcp --mqtt: $broker" >&2; exit 1 ;;
+            ""|*[!0-9]*) say "unexpected output from $jukebox mpd-tcp --mqtt: $bhost $bport" >&2; exit 1 ;;
         esac
         what="${what:+$what; }an MQTT broker at $bhost port $bport"
         case "$bhost" in
             localhost|127.*|::1) ;;
             *[!0-9a-fA-F.:]*) case " $allow " in *" fc00::/7 "*) ;; *) allow="$allow $lan" ;; esac ;;
-            *) allow="$allow $bhost" ;;
+            *) case " $allow " in *" $bhost "*) ;; *) allow="$allow $bhost" ;; esac ;;
         esac
-    fi
+    done <<EOF
+$broker
+EOF
     put "$dropin" "# Written by mpd-network (jukebox): $config has $what.
 # It removes this file when the config has neither. Do not edit: changes go in another drop-in
 # (e.g. override.conf, which sorts after this one), or widen IPAddressAllow there.
