@@ -56,7 +56,7 @@ final class ConfigTests: XCTestCase {
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
                     "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
-                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb"] {
+                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "mqtt"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
             let readme = try String(contentsOf: repo.appendingPathComponent("README.md"), encoding: .utf8)
             XCTAssertTrue(readme.contains("| `\(key)` |"), "README does not document \(key)")
