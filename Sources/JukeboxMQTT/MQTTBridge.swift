@@ -547,7 +547,7 @@ public final class MQTTBridge: @unchecked Sendable {
         }
         found.sort { $0.name < $1.name }
         let kept = Array(found.prefix(Self.maxPlaylists))
-        let changed = kept.map(\.name) != playlists.map(\.name) || discoveryTopics.isEmpty
+        let changed = kept.map { $0.name } != playlists.map { $0.name } || discoveryTopics.isEmpty
         playlists = kept
         if changed { announce() }
     }
@@ -555,10 +555,10 @@ public final class MQTTBridge: @unchecked Sendable {
     /// Puts the discovery configs among the retained topics; those no longer wanted are emptied.
     private func announce() {
         let discovery = MQTTDiscovery(prefix: settings.discoveryPrefix ?? "homeassistant", topic: topic, version: context.version,
-                                      volumeRange: context.volumeRange, playlists: playlists.map(\.name),
+                                      volumeRange: context.volumeRange, playlists: playlists.map { $0.name },
                                       gestures: MQTTDiscovery.gestures(buttons: context.buttons, bindings: context.bindings))
         let configs = discovery.configs()
-        let now = Set(configs.map(\.topic))
+        let now = Set(configs.map { $0.topic })
         for gone in discoveryTopics.subtracting(now) { desired[gone] = "" }
         for (name, payload) in configs { desired[name] = payload }
         discoveryTopics = now
