@@ -92,11 +92,15 @@ final class MQTTBinaryTests: DaemonTestCase {
         daemon.process.terminate()
         _ = daemon.wait(timeout: 20)
 
-        // Announced again, then `mqtt-forget` (what the package's prerm runs once the service stopped).
+        // Announced again, killed (the broker says `offline` for it: the last will), then
+        // `mqtt-forget` (what the package's prerm runs once the service stopped).
         daemon = try startDaemon([song], extra: ["state": state, "mqtt": mqtt])
-        XCTAssertTrue(waitFor(60) { (self.retained("homeassistant/#") ?? [:]).count == 9 && FileManager.default.fileExists(atPath: record) })
-        daemon.process.terminate()
+        XCTAssertTrue(waitFor(60) {
+            (self.retained("homeassistant/#") ?? [:]).count == 9 && self.retained("jukebox/cli/availability")?["jukebox/cli/availability"] == "online"
+        })
+        kill(daemon.process.processIdentifier, SIGKILL)
         _ = daemon.wait(timeout: 20)
+        XCTAssertTrue(waitFor(60) { self.retained("jukebox/cli/availability")?["jukebox/cli/availability"] == "offline" }, "no last will")
         let forget = try Jukebox.run(["mqtt-forget", "--config", dir + "/c.json", "--timeout", "20"], timeout: 30)
         XCTAssertEqual(forget.status, 0, forget.stdout)
         XCTAssertTrue(forget.stdout.contains("127.0.0.1:\(port):"), forget.stdout)

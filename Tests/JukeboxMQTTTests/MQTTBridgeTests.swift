@@ -320,6 +320,17 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertTrue(o.messages.contains { $0.topic == topic + "/event" && $0.payload.hasPrefix("gesture next short") })
         // A card's tracks and a removal are no card read.
         XCTAssertEqual(o.messages.filter { $0.topic == topic + "/card" }.map(\.payload), ["04A1B2C3"])
+        // The last message: a file that is no audio, skipped.
+        let bad = folder + "/bad.wav"
+        try Data(repeating: 0x42, count: 5000).write(to: URL(fileURLWithPath: bad))
+        XCTAssertEqual(player.ask("clear")?.hasPrefix("ok"), true)
+        XCTAssertEqual(player.ask("add " + bad)?.hasPrefix("ok"), true)
+        XCTAssertEqual(player.ask("add " + folder + "/b.wav")?.hasPrefix("ok"), true)
+        _ = player.ask("play")
+        func said() -> [String] { o.messages.filter { $0.topic == self.topic + "/message" && !$0.payload.isEmpty }.map { $0.payload } }
+        XCTAssertTrue(waitFor(60) { o.latest(self.topic + "/message")?.contains("bad.wav") == true && o.latest(self.topic + "/title") == "b" },
+                      "messages: \(said())")
+        print("MQTT: \(topic)/message after a file that is no audio: \(said())")
         // None of it is retained: a new subscriber gets the state, not the events.
         let late = try observe(broker.port, filter: topic + "/#")
         XCTAssertTrue(waitFor(60) { late.retained()[self.topic + "/volume"] == String(volume) })
