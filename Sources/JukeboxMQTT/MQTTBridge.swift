@@ -93,6 +93,7 @@ public final class MQTTBridge: @unchecked Sendable {
     private var queued = 0
     private var counters = Counters()
     private var netStopping = false
+    private var netDone = false
     private var thread: NativeThread?
     private var net: NativeThread?
     private var forgetter: MQTTForgetter?
@@ -200,17 +201,30 @@ public final class MQTTBridge: @unchecked Sendable {
     }
 
     /// Says `offline`, disconnects and joins the threads, within about two seconds even when the
-    /// broker has stopped reading.
+    /// broker has stopped reading. A network thread still held after 3 s (a name lookup that
+    /// hangs: libmosquitto resolves the host on it) is left behind with its client, for the
+    /// process's exit to end, so the player's stop never waits for DNS.
     public func close() {
         monitor.withLock { stopping = true; monitor.broadcast() }
         thread?.join()
         thread = nil
         forgetter?.close()
         forgetter = nil
-        monitor.withLock { netStopping = true; monitor.broadcast() }
-        net?.join()
+        let ended = monitor.withLock {
+            netStopping = true
+            monitor.broadcast()
+            let deadline = monotonicNow() + 3
+            while !netDone, net != nil, monotonicNow() < deadline { monitor.wait(seconds: 0.1) }
+            return netDone || net == nil
+        }
+        if ended {
+            net?.join()
+            if let m = mosq { mosquitto_destroy(m) }
+        } else {
+            net?.detach()
+            log(.warning, "mqtt: the connection to \(settings.host) did not end within 3 s (a name lookup?); left to the exit")
+        }
         net = nil
-        if let m = mosq { mosquitto_destroy(m) }
         mosq = nil
     }
 
@@ -225,6 +239,7 @@ public final class MQTTBridge: @unchecked Sendable {
     /// Drives libmosquitto: connects, reconnects after a pause (1 s, doubling to 60 s; back to 1 s
     /// once connected), and at the end says `offline` and disconnects, for at most 2 s.
     private func network() {
+        defer { monitor.withLock { netDone = true; monitor.broadcast() } }
         guard let m = mosq else { return }
         var pause = 1.0
         var retryAt = 0.0
@@ -232,7 +247,7 @@ public final class MQTTBridge: @unchecked Sendable {
         var first = true
         var lastProblem = ""
         func failed(_ problem: String) {
-            if problem != lastProblem { log(.warning, "mqtt: \(settings.host):\(port): \(problem); retrying (1 s, then up to 60 s apart)") }
+            if problem != lastProblem { log(.warning, "mqtt: \(settings.host):\(port): \(problem); retrying (after 1 s, doubling to 60 s)") }
             lastProblem = problem
             retryAt = monotonicNow() + pause
             pause = min(pause * 2, 60)

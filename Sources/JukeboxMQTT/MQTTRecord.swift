@@ -232,13 +232,15 @@ public enum MQTTForget {
 public final class MQTTForgetter: @unchecked Sendable {
     private let monitor = Monitor()
     private var stopping = false
+    private var done = false
     private var thread: NativeThread?
 
     /// Starts forgetting the announcements in `record` that `only` selects; `log` is called from
     /// the forgetter's thread.
     public init(record: MQTTRecord, only: @escaping @Sendable (MQTTAnnouncement) -> Bool = { _ in true },
                 log: @escaping @Sendable (LogLevel, String) -> Void) {
-        thread = NativeThread(name: "jukebox-mqttgone") { [self] in
+        thread = NativeThread(name: "jukebox-mqttold") { [self] in
+            defer { monitor.withLock { done = true; monitor.broadcast() } }
             var pause = 1.0
             var said: [String] = []
             while true {
@@ -259,10 +261,17 @@ public final class MQTTForgetter: @unchecked Sendable {
         }
     }
 
-    /// Stops retrying (a forget under way ends within its 0.1 s slice) and joins the thread.
+    /// Stops retrying (a forget under way ends within its 0.1 s slice) and joins the thread; one
+    /// still held after 3 s (a name lookup that hangs) is left to the process's exit.
     public func close() {
-        monitor.withLock { stopping = true; monitor.broadcast() }
-        thread?.join()
+        let ended = monitor.withLock {
+            stopping = true
+            monitor.broadcast()
+            let deadline = monotonicNow() + 3
+            while !done, thread != nil, monotonicNow() < deadline { monitor.wait(seconds: 0.1) }
+            return done || thread == nil
+        }
+        if ended { thread?.join() } else { thread?.detach() }
         thread = nil
     }
 
