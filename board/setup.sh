@@ -17,7 +17,7 @@
 #     python3-dbus, python3-musicbrainzngs;
 #   - libmosquitto-dev (the MQTT face, JukeboxMQTT) and, for MQTTBridgeTests, the broker mosquitto
 #     (started by the test on 127.0.0.1 with a private config; its own mosquitto.service is kept
-#     from starting too) and mosquitto-clients (mosquitto_sub, mosquitto_pub);
+#     from starting too) and mosquitto-clients (mosquitto_sub, mosquitto_pub), and openssl (the TLS test makes its CA);
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README).
@@ -53,7 +53,7 @@ if [ -r /etc/os-release ]; then
 fi
 
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libgpiod-dev alsa-utils mpc python3-mpd mpd
-  snapserver python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev mosquitto mosquitto-clients)
+  snapserver python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev mosquitto mosquitto-clients openssl)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
