@@ -71,5 +71,6 @@ public struct MQTTProblem: Error, CustomStringConvertible, Sendable {
     public var text: String
     /// A problem.
     public init(text: String) { self.text = text }
+    /// The line.
     public var description: String { text }
 }
