@@ -23,7 +23,9 @@ import JukeboxSystem
 /// reader of its own, closes that at once and waits (at most `attachTimeout`) for snapserver to
 /// come: none → `.lost` ("nobody reads"), and the engine waits and probes as for an unplugged
 /// card. A writer with no reader left (snapserver stopped) or a pipe that takes nothing for
-/// `stallTimeout` is `.lost` too.
+/// `stallTimeout` is `.lost` too. `close` leaves the pipe open while snapserver reads it (it
+/// then sends silence): an end of file would make it throw away the last frames (see `held`),
+/// and the next `open` (or `probe`) takes it up again without waiting for snapserver.
 ///
 /// Writes never block: while the pipe is full the writer waits in `poll` for room or for the
 /// interrupt descriptor (a command: it returns early), and each write is at most `PIPE_BUF`
@@ -65,11 +67,6 @@ public final class SnapcastOutput: PCMOutput {
     public var stallTimeout = 2.0
     /// Seconds an open waits for snapserver to start reading (it looks again every 100 ms).
     public var attachTimeout = 0.5
-    /// Seconds `close` keeps the pipe open once snapserver has read the last frames. At an end of
-    /// file snapserver throws away the chunk it was filling (up to `chunk_ms`, 20 ms), and a
-    /// client plays its last frames only once the chunks after them have come; while the pipe is
-    /// open but empty snapserver sends silence instead, so the last frames are heard.
-    public var closeTailSeconds = 0.1
     /// Faults met so far (stalls and losses), over all streams of this output.
     public private(set) var counters = DeviceCounters()
     /// After a failed `write`: frames of that call queued, and frames still in the pipe, which
@@ -79,8 +76,14 @@ public final class SnapcastOutput: PCMOutput {
     private var fd: Int32 = -1
     private var interruptFD: Int32 = -1
     private var source: AudioFormat?
-    /// Frames were written since the pipe was opened: `close` lets snapserver finish with them.
-    private var wrote = false
+    /// The pipe as `close` left it: still open, so snapserver goes on reading it (silence once it
+    /// is empty). At an end of file snapserver throws away the chunk it was filling (up to its
+    /// `chunk_ms`), and a client plays its last frames only once chunks after them have come: a
+    /// pipe closed after the last frames would lose them. The next `open` takes it up again
+    /// (no wait for snapserver's next look); -1: none.
+    private var held: Int32 = -1
+    /// A write failed: `close` really closes.
+    private var broken = false
     private var scratch = [UInt8](repeating: 0, count: Int(PIPE_BUF))
 
     /// Creates a closed output for the FIFO at `pipe`; nothing is opened until `open(format:)`.
@@ -89,7 +92,10 @@ public final class SnapcastOutput: PCMOutput {
         self.stream = stream
     }
 
-    deinit { close() }
+    deinit {
+        if fd >= 0 { Glibc.close(fd) }
+        if held >= 0 { Glibc.close(held) }
+    }
 
     /// Whether a stream is open.
     public var isOpen: Bool { fd >= 0 }
@@ -116,19 +122,35 @@ public final class SnapcastOutput: PCMOutput {
         guard format.sample == stream.sample else {
             throw OutputError(kind: .unsupported, message: "\(pipe): \(format.sample) samples refused: the stream is \(stream)")
         }
-        fd = try connect()
+        if let kept = takeHeld() { fd = kept } else { fd = try connect() }
         source = format
     }
 
-    /// Opens the pipe and closes it at once: nil when snapserver read it within `attachTimeout`.
+    /// Opens the pipe (kept for the next `open`): nil when snapserver read it within `attachTimeout`.
     public func probe() -> OutputError? {
         guard fd < 0 else { return nil }
         do throws(OutputError) {
-            Glibc.close(try connect())
+            if let kept = takeHeld() { held = kept } else { held = try connect() }
             return nil
         } catch {
             return error
         }
+    }
+
+    /// The pipe `close` kept, when snapserver still reads it and it is still the FIFO at `pipe`
+    /// (not one a restarted snapserver made anew); closed otherwise.
+    private func takeHeld() -> Int32? {
+        guard held >= 0 else { return nil }
+        let kept = held
+        held = -1
+        var ours = stat()
+        var now = stat()
+        if Self.hasReader(kept), fstat(kept, &ours) == 0, lstat(pipe, &now) == 0, ours.st_dev == now.st_dev, ours.st_ino == now.st_ino {
+            Self.blockSIGPIPE()
+            return kept
+        }
+        Glibc.close(kept)
+        return nil
     }
 
     /// Opens the FIFO for writing in blocking mode and waits for a reader (see the type's notes).
@@ -253,7 +275,6 @@ public final class SnapcastOutput: PCMOutput {
             }
             if failure != 0 { throw lost(done, failure == EPIPE ? "snapserver stopped reading the pipe" : errnoText(failure)) }
             done += n
-            wrote = true
             lastProgress = monotonicNow()
         }
         return done
@@ -291,6 +312,7 @@ public final class SnapcastOutput: PCMOutput {
 
     private func lost(_ accepted: Int, _ what: String) -> OutputError {
         counters.lost += 1
+        broken = true
         failurePoint = (accepted, delayFrames())
         return OutputError(kind: .lost, message: "\(pipe): \(what)")
     }
@@ -354,18 +376,19 @@ public final class SnapcastOutput: PCMOutput {
         }
     }
 
-    /// Closes the pipe once snapserver has read what is left and `closeTailSeconds` have passed
-    /// (when anything was written and snapserver still reads), so nothing written is lost to its
-    /// end of file. Safe when closed.
+    /// Ends the stream: the pipe stays open while snapserver reads it (`held`: what was written is
+    /// read and followed by silence, never cut by an end of file), and is closed after a failure.
+    /// Safe when closed.
     public func close() {
         guard fd >= 0 else { return }
-        if wrote && Self.hasReader(fd) {
-            drain()
-            sleepSeconds(closeTailSeconds)
+        if broken || !Self.hasReader(fd) {
+            Glibc.close(fd)
+        } else {
+            if held >= 0 { Glibc.close(held) }
+            held = fd
         }
-        Glibc.close(fd)
         fd = -1
         source = nil
-        wrote = false
+        broken = false
     }
 }

@@ -88,11 +88,21 @@ final class SnapcastOutputTests: XCTestCase {
         start = Date()
         try output.open(format: cd)
         XCTAssertLessThan(Date().timeIntervalSince(start), 0.45)
+        let endsOfFile = reader.endsOfFile
         let block = (0..<4410).flatMap { i in [Int16(truncatingIfNeeded: i), Int16(truncatingIfNeeded: -i)] }
         XCTAssertEqual(try block.withUnsafeBytes { try output.write($0.baseAddress!, frames: 4410) }, 4410)
         output.close()
-        // close() waited for the reader to take everything.
-        XCTAssertEqual(reader.bytes, block.withUnsafeBytes { [UInt8]($0) })
+        // Kept open for the reader, which takes everything (and then reads silence: nothing).
+        let sent = block.withUnsafeBytes { [UInt8]($0) }
+        XCTAssertTrue(waitFor(2) { reader.bytes.count >= sent.count })
+        XCTAssertEqual(reader.bytes, sent)
+        XCTAssertEqual(reader.endsOfFile, endsOfFile, "an end of file after the last frames: snapserver would lose its last chunk")
+        // The next open takes the pipe up again at once.
+        start = Date()
+        try output.open(format: cd)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 0.05)
+        XCTAssertEqual(try block.withUnsafeBytes { try output.write($0.baseAddress!, frames: 441) }, 441)
+        XCTAssertTrue(waitFor(2) { reader.bytes.count == sent.count + 441 * 4 })
     }
 
     func testAnInterruptEndsAWriteThatWaitsForRoomAndDropTakesBackWhatThePipeHolds() throws {
@@ -178,7 +188,9 @@ final class SnapcastOutputTests: XCTestCase {
         let mono: [Int16] = (0..<3000).map { Int16($0) - 1500 }
         XCTAssertEqual(try mono.withUnsafeBytes { try output.write($0.baseAddress!, frames: mono.count) }, mono.count)
         output.close()
-        XCTAssertEqual(reader.bytes, mono.flatMap { [$0, $0] }.withUnsafeBytes { [UInt8]($0) })
+        let stereo = mono.flatMap { [$0, $0] }.withUnsafeBytes { [UInt8]($0) }
+        XCTAssertTrue(waitFor(2) { reader.bytes.count >= stereo.count })
+        XCTAssertEqual(reader.bytes, stereo)
     }
 
     func testA24BitStreamGetsSamplesRightJustifiedInFourBytes() throws {
@@ -193,6 +205,7 @@ final class SnapcastOutputTests: XCTestCase {
         let left = values.map { $0 << 8 }
         XCTAssertEqual(try left.withUnsafeBytes { try output.write($0.baseAddress!, frames: 4) }, 4)
         output.close()
+        XCTAssertTrue(waitFor(2) { reader.bytes.count >= 32 })
         XCTAssertEqual(reader.bytes, values.withUnsafeBytes { [UInt8]($0) })
     }
 
