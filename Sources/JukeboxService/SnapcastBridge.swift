@@ -139,9 +139,8 @@ public enum SnapcastBridge {
         if let artist = s.artist { metadata.append("\"artist\":[" + JSONText.quoted(artist) + "]") }
         if let album = s.album { metadata.append("\"album\":" + JSONText.quoted(album)) }
         if let duration = s.duration, duration.isFinite { metadata.append("\"duration\":\(duration)") }
-        if let path = s.path {
-            metadata.append("\"file\":" + JSONText.quoted(path))
-        }
+        // snapserver 0.26 knows `url`, not the `file` its documentation lists (it warns at each one).
+        if let path = s.path { metadata.append("\"url\":" + JSONText.quoted(fileURL(path))) }
         if let index = s.index { metadata.append("\"trackId\":" + JSONText.quoted(String(index))) }
         let position = s.position.map { $0.isFinite ? max(0, $0) : 0 } ?? 0
         let fields = [
@@ -151,6 +150,22 @@ public enum SnapcastBridge {
             "\"metadata\":{" + metadata.joined(separator: ",") + "}",
         ]
         return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// `file://` and the path, every byte but unreserved ones and `/` percent-encoded (RFC 3986).
+    static func fileURL(_ path: String) -> String {
+        var out = "file://"
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "%" + (hex.count == 1 ? "0" : "") + hex
+            }
+        }
+        return out
     }
 
     /// A reply with `result` (JSON text) to request `id` (its JSON text).

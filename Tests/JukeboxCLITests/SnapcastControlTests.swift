@@ -104,7 +104,7 @@ final class SnapcastControlTests: DaemonTestCase {
         XCTAssertEqual(meta["artist"] as? [String], ["Ann"])
         XCTAssertEqual(meta["album"] as? String, "First")
         XCTAssertEqual(meta["duration"] as? Double, 30)
-        XCTAssertEqual(meta["file"] as? String, a)
+        XCTAssertEqual(meta["url"] as? String, "file://" + a)
         XCTAssertEqual(first["playbackStatus"] as? String, "playing")
         XCTAssertEqual(first["canControl"] as? Bool, true)
 

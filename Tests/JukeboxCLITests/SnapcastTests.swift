@@ -36,7 +36,8 @@ final class SnapcastTests: DaemonTestCase {
     /// snapserver with one pipe stream "jukebox" (its controlscript: this binary under the name
     /// snapcast-control), then snapclient recording what it plays. Ports are free ones, tried again
     /// when taken meanwhile.
-    func startSnapcast(codec: String, sampleFormat: String = "44100:16:2", bufferMs: Int = 400, device: String = "pcm") throws {
+    func startSnapcast(codec: String, sampleFormat: String = "44100:16:2", bufferMs: Int = 400, device: String = "pcm",
+                       withClient: Bool = true) throws {
         let script = dir + "/snapcast-control"
         if !FileManager.default.fileExists(atPath: script) {
             try FileManager.default.createSymbolicLink(atPath: script, withDestinationPath: Jukebox.binary)
@@ -84,6 +85,7 @@ final class SnapcastTests: DaemonTestCase {
             server = nil
             if attempt == 2 { throw NSError(domain: "snapcast", code: 1, userInfo: [NSLocalizedDescriptionKey: "snapserver did not start: \(log("server.log"))"]) }
         }
+        guard withClient else { return }
         // The client's card: the ALSA file plugin (the recording) over the test device (real time).
         pcm = try TestPCM(directory: dir + "/" + device)
         let home = dir + "/home"
@@ -177,6 +179,82 @@ final class SnapcastTests: DaemonTestCase {
             }
         }
     }
+
+    /// Snapcast's clients (Snapweb, the Android app) speak JSON-RPC to snapserver's TCP port:
+    /// the stream's properties carry jukebox's song (from `jukebox snapcast-control`, which
+    /// snapserver runs), `Stream.Control` and `Stream.SetProperty` reach the player, and each
+    /// change comes back as `Stream.OnProperties`.
+    func testSnapcastClientsSeeTheSongAndControlThePlayerThroughSnapserversJSONRPC() throws {
+        let a = dir + "/a.flac", b = dir + "/b.flac"
+        try TestAudio.write(path: a, kind: .flac, frames: 44_100 * 10, tags: .init(title: "Alpha", artist: "Ann", album: "First", track: 1))
+        try TestAudio.write(path: b, kind: .flac, frames: 44_100 * 10, tags: .init(title: "Beta", album: "First", track: 2))
+        try startSnapcast(codec: "pcm", withClient: false)
+        try startJukebox([a, b], playing: true)
+        XCTAssertTrue(waitFor(5) { (try? self.ctl("status"))?.stdout.hasPrefix("▶") == true })
+        let wire = try MPDWire(port: controlPort, timeout: 1)
+        var lines: [[String: Any]] = []
+        var nextID = 0
+        /// Reads until a line satisfies `test` (5 s); every line read is kept in `lines`.
+        func awaitLine(_ test: ([String: Any]) -> Bool) -> [String: Any]? {
+            if let seen = lines.first(where: test) { return seen }
+            let deadline = Date().addingTimeInterval(5)
+            while Date() < deadline {
+                guard let line = wire.readLine() else { continue }
+                guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { continue }
+                lines.append(object)
+                if test(object) { return object }
+            }
+            return nil
+        }
+        func call(_ method: String, _ params: [String: Any]) throws -> [String: Any]? {
+            nextID += 1
+            let id = nextID
+            let request: [String: Any] = ["jsonrpc": "2.0", "id": id, "method": method, "params": params]
+            XCTAssertTrue(wire.send(String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self) + "\n"))
+            return awaitLine { $0["id"] as? Int == id }
+        }
+        func stream(_ status: [String: Any]?) -> [String: Any]? {
+            let streams = ((status?["result"] as? [String: Any])?["server"] as? [String: Any])?["streams"] as? [[String: Any]]
+            return streams?.first { $0["id"] as? String == "jukebox" }
+        }
+        func title(_ properties: [String: Any]?) -> String? { (properties?["metadata"] as? [String: Any])?["title"] as? String }
+        func changed(_ test: @escaping ([String: Any]) -> Bool) -> [String: Any]? {
+            awaitLine { $0["method"] as? String == "Stream.OnProperties" && (($0["params"] as? [String: Any])?["id"] as? String) == "jukebox"
+                && test((($0["params"] as? [String: Any])?["properties"] as? [String: Any]) ?? [:]) }
+        }
+        // The plugin reports once it follows the player: the stream's properties carry the song.
+        var properties: [String: Any]?
+        XCTAssertTrue(waitFor(5) {
+            properties = (try? stream(call("Server.GetStatus", [:])))?["properties"] as? [String: Any]
+            return title(properties) == "Alpha"
+        }, "the stream never carried jukebox's song: \(String(describing: properties)); server: \(log("server.log"))")
+        XCTAssertEqual((properties?["metadata"] as? [String: Any])?["artist"] as? [String], ["Ann"])
+        XCTAssertEqual(properties?["playbackStatus"] as? String, "playing")
+        XCTAssertEqual(properties?["canControl"] as? Bool, true)
+
+        let started = Date()
+        XCTAssertEqual(try call("Stream.Control", ["id": "jukebox", "command": "pause"])?["result"] as? String, "ok")
+        XCTAssertTrue(waitFor(5) { self.status().contains("\"phase\":\"paused\"") }, "pause did not reach jukebox: \(status())")
+        let reached = Date().timeIntervalSince(started)
+        XCTAssertNotNil(changed { $0["playbackStatus"] as? String == "paused" }, "no Stream.OnProperties for the pause")
+        XCTAssertEqual(try call("Stream.Control", ["id": "jukebox", "command": "play"])?["result"] as? String, "ok")
+        XCTAssertTrue(waitFor(5) { self.status().contains("\"phase\":\"playing\"") }, "play did not reach jukebox: \(status())")
+        XCTAssertNotNil(changed { $0["playbackStatus"] as? String == "playing" }, "no Stream.OnProperties for the play")
+        XCTAssertEqual(try call("Stream.Control", ["id": "jukebox", "command": "next"])?["result"] as? String, "ok")
+        XCTAssertTrue(waitFor(5) { self.status().contains("\"title\":\"Beta\"") }, "next did not reach jukebox: \(status())")
+        XCTAssertNotNil(changed { title($0) == "Beta" }, "Stream.OnProperties did not carry the next title")
+        XCTAssertEqual(try call("Stream.SetProperty", ["id": "jukebox", "property": "volume", "value": 40])?["result"] as? String, "ok")
+        XCTAssertTrue(waitFor(5) { self.status().contains("\"volume\":40") }, "the volume did not reach jukebox: \(status())")
+        XCTAssertEqual(try call("Stream.SetProperty", ["id": "jukebox", "property": "loopStatus", "value": "playlist"])?["result"] as? String, "ok")
+        XCTAssertTrue(waitFor(5) { self.status().contains("\"repeat\":\"all\"") }, "loopStatus did not reach jukebox: \(status())")
+        XCTAssertNotNil(changed { $0["loopStatus"] as? String == "playlist" && $0["volume"] as? Int == 40 })
+        // snapserver understood every property and tag the plugin sent.
+        let warnings = log("server.log").split(separator: "\n").filter { $0.contains("not supoorted") || $0.contains("not supported") }
+        XCTAssertEqual(warnings, [], "snapserver did not know what the plugin sent")
+        print(String(format: "snapcast control: Stream.Control pause reached jukebox in %.0f ms", reached * 1000))
+    }
+
+    func status() -> String { (try? ctl("status", "--json").stdout) ?? "" }
 
     /// One run: snapserver, snapclient, jukebox paused with `music`, `play`, then the recording.
     func playAndRecord(_ music: [String], expected: [UInt8], codec: String, device: String)

@@ -53,7 +53,7 @@ final class SnapcastBridgeTests: XCTestCase {
     }
 
     func testPropertiesFromTheStatusWithUntrustedTextQuoted() throws {
-        let status = #"{"phase":"waiting","title":"A \"quoted\"\u001b[2J title","artist":"Ann","album":null,"path":"/m/a.flac","#
+        let status = #"{"phase":"waiting","title":"A \"quoted\"\u001b[2J title","artist":"Ann","album":null,"path":"/m/A b#é.flac","#
             + #""position":12.5,"duration":30.0,"index":2,"count":3,"volume":55,"shuffle":true,"repeat":"one","message":null,"newCard":null}"#
         let text = SnapcastBridge.properties(status: status)
         let p = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
@@ -69,6 +69,7 @@ final class SnapcastBridgeTests: XCTestCase {
         XCTAssertEqual(meta["artist"] as? [String], ["Ann"])
         XCTAssertNil(meta["album"])
         XCTAssertEqual(meta["trackId"] as? String, "2")
+        XCTAssertEqual(meta["url"] as? String, "file:///m/A%20b%23%C3%A9.flac")
         let empty = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(SnapcastBridge.properties(status: nil).utf8)) as? [String: Any])
         XCTAssertEqual(empty["canControl"] as? Bool, false)
         XCTAssertNotNil(empty["metadata"] as? [String: Any], "snapserver 0.26 needs metadata present")
