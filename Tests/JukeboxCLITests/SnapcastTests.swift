@@ -256,6 +256,50 @@ final class SnapcastTests: DaemonTestCase {
 
     func status() -> String { (try? ctl("status", "--json").stdout) ?? "" }
 
+    /// What the Opus codec changes, measured (not bit-exact: lossy, and snapserver resamples
+    /// anything but 48000:16:2 to it): the recording is aligned with the source by
+    /// cross-correlation and the signal-to-noise ratio printed; it must still be the same music.
+    func testOpusIsLossyAndTheTestSaysHowMuch() throws {
+        let a = dir + "/a.wav", b = dir + "/b.wav"
+        try TestAudio.write(path: a, kind: .wav16, frames: 40_011, startFrame: 101, sampleRate: 48000)
+        try TestAudio.write(path: b, kind: .wav16, frames: 30_021, startFrame: 40_112, sampleRate: 48000)
+        let expectedBytes = try TestAudio.decode(path: a).bytes + TestAudio.decode(path: b).bytes
+        let expected = expectedBytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        try startSnapcast(codec: "opus", sampleFormat: "48000:16:2")
+        try startJukebox([a, b], sampleFormat: "48000:16:2", playing: false)
+        XCTAssertTrue(try ctl("play").stdout.hasPrefix("▶"))
+        var recorded: [Int16] = []
+        var first: Int?
+        // The music (1.5 s) behind a 0.4 s buffer, then 0.2 s more.
+        _ = waitFor(10) {
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: self.clientRecording))).map { [UInt8]($0) } ?? []
+            recorded = bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+            if first == nil { first = recorded.firstIndex { abs(Int($0)) > 300 } }
+            return first.map { recorded.count >= $0 + expected.count + 2 * 9600 } ?? false
+        }
+        let rough = try XCTUnwrap(first, "the client never played anything; client: \(log("client.log"))") / 2 * 2
+        // The best lag near the first loud sample (channel 0, 2048 frames).
+        var best = (lag: 0, score: -Double.infinity)
+        for lag in stride(from: max(0, rough - 2 * 1200), through: rough + 2 * 1200, by: 2) where lag + 2 * 2048 <= recorded.count {
+            var score = 0.0
+            for f in 0..<2048 { score += Double(recorded[lag + 2 * f]) * Double(expected[2 * f]) }
+            if score > best.score { best = (lag, score) }
+        }
+        var signal = 0.0, noise = 0.0, peak = 0
+        for i in 0..<min(expected.count, recorded.count - best.lag) {
+            let e = Double(expected[i]), d = Double(recorded[best.lag + i]) - e
+            signal += e * e
+            noise += d * d
+            peak = max(peak, abs(Int(d)))
+        }
+        let snr = 10 * log10(signal / max(noise, 1))
+        let exact = recorded[best.lag..<min(recorded.count, best.lag + expected.count)].elementsEqual(expected)
+        print(String(format: "snapcast opus: not bit-exact (%@), SNR %.1f dB against the source, peak error %d of 32768, aligned %d frames "
+                     + "after the first loud sample", exact ? "yet equal!" : "lossy", snr, peak, (best.lag - rough) / 2))
+        XCTAssertFalse(exact, "Opus came out bit-exact: the codec was not used?")
+        XCTAssertGreaterThan(snr, 10, "not the same music any more")
+    }
+
     /// One run: snapserver, snapclient, jukebox paused with `music`, `play`, then the recording.
     func playAndRecord(_ music: [String], expected: [UInt8], codec: String, device: String)
         throws -> (difference: String?, resynced: Bool, latency: Double?) {
