@@ -12,6 +12,8 @@
 #     with (Debian 12 and 13 both ship them); mpd itself, the reference MPDConformanceTests compare
 #     jukebox with (started by the test on 127.0.0.1 with a private config: the package's own
 #     mpd.service and mpd.socket, which listen on every address, are kept from starting);
+#   - snapclient, which SnapcastTests run against jukebox's Snapcast output (with snapserver, on
+#     127.0.0.1, playing into an ALSA file PCM; its own service is kept from starting too);
 #   - snapserver (for its MPD stream plugin meta_mpd.py, which SnapcastMetaMPDTests run against
 #     jukebox; its own service is kept from starting too) and the plugin's modules python3-gi,
 #     python3-dbus, python3-musicbrainzngs;
@@ -52,6 +54,7 @@ fi
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libgpiod-dev alsa-utils mpc python3-mpd mpd
   snapserver python3-gi python3-dbus python3-musicbrainzngs)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
+wanted+=(snapclient)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
 if installed libtagc0-dev || installed libtag-c-dev; then
@@ -98,6 +101,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   for d in mpd snapserver; do
     if [[ " ${missing[*]} " == *" $d "* ]]; then daemons+=("$d"); fi
   done
+  # snapclient.service would play whatever a snapserver sends to the default sound device.
+  if [[ " ${missing[*]} " == *" snapclient "* ]]; then daemons+=(snapclient); fi
   guard=0
   if [ "${#daemons[@]}" -gt 0 ] && [ ! -e /usr/sbin/policy-rc.d ]; then
     as_root sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d'
