@@ -5,7 +5,8 @@
 # Safe to run again: an update rebuilds, reinstalls and restarts; the config is never overwritten.
 #
 #   sudo env PATH="$PATH" board/install.sh [--board NAME]   build and install, enable and start
-#   sudo board/install.sh --uninstall                         stop, disable, remove (keeps config and state)
+#   sudo board/install.sh --uninstall                         stop, disable, remove what it announced over MQTT,
+#                                                             remove (keeps config and state)
 #
 # Options:
 #   --board NAME     name a board profile (board/profiles/NAME.json) in a new config; without it the
@@ -178,6 +179,11 @@ if [ "$uninstall" -eq 1 ]; then
     if [ -e "$root$unit" ]; then run systemctl disable --now jukebox.service; fi
   else
     say "systemd is not running (not PID 1): nothing to stop or disable"
+  fi
+  # What the player announced over MQTT (Home Assistant's entities, retained state) goes too:
+  # bounded, and a broker that cannot be reached does not stop the removal.
+  if [ -z "$root" ] && [ -x "$bin" ] && [ -e "$config" ]; then
+    run timeout 15 "$bin" mqtt-forget --config "$config" --timeout 10 || say "MQTT: not everything announced could be removed (see above)"
   fi
   for f in "$unit" "$bin" "$udev_rule" "$usb_rule" "$usb_unit" "$polkit_rule" "$dropin" "$avahi_service"; do
     if [ -e "$root$f" ]; then run rm -f "$root$f"; fi

@@ -78,6 +78,7 @@ package_of() {
     libsndfile.so.1) echo libsndfile1 ;;
     libtag_c.so.2) echo libtag-c2 ;;
     libtag.so.2) echo libtag2 ;;
+    libmosquitto.so.1) echo libmosquitto1 ;;
     libgpiod.so.3) echo libgpiod3 ;;
     libstdc++.so.6) echo libstdc++6 ;;
     libgcc_s.so.1) echo libgcc-s1 ;;

@@ -39,6 +39,8 @@ public struct Config: Equatable, Sendable {
     /// Whether only mount points under the roots are sticks (`usb.mountsOnly`, default true;
     /// false: every folder there is one, for tests and folders copied in by hand).
     public var usbMountsOnly = true
+    /// The MQTT bridge; nil (the default) keeps it off.
+    public var mqtt: MQTTSettings?
     /// Buttons, encoder, input devices and display (with the board profile merged in).
     public var hardware = BoardConfig()
     /// The core's settings: the core's defaults, under the file's policy keys (`resume`,
@@ -203,6 +205,10 @@ public struct Config: Equatable, Sendable {
             }
             mpdWarnings += v.unknownKeys.map { "\(source): unknown key \"rfid.\($0)\" ignored" }
         }
+        if let v = raw.mqtt {
+            if let problem = v.problem() { throw Problem(description: "\(source): mqtt.\(problem)") }
+            c.mqtt = v
+        }
         if let v = raw.logLevel {
             guard let level = LogLevel(name: v) else { try check(false, "logLevel"); return (c, []) }
             c.logLevel = level
@@ -250,6 +256,7 @@ private struct RawConfig: Decodable {
     var mpd: RawMPD?
     var rfid: RawRFID?
     var usb: RawUSB?
+    var mqtt: MQTTSettings?
 
     /// Whether `key` is one of the keys above.
     static func reads(_ key: String) -> Bool { CodingKeys(stringValue: key) != nil }
@@ -283,6 +290,7 @@ private struct RawConfig: Decodable {
         case "mpd": return RawMPD.expectation("mpd")
         case "rfid": return RawRFID.expectation("rfid")
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
+        case "mqtt": return "must be an object with at least \"host\" (see README \"MQTT\")"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
         default: return "unexpected value"
         }

@@ -16,7 +16,10 @@ enum Help {
       jukebox ctl COMMAND...           send a command to the running player (try: ctl help)
       jukebox yield -- CMD ARGS...     have the player release the sound device while CMD runs
       jukebox probe SUBJECT [options]  bring-up tools: tone, gpio, i2c, display, input, rfid, replay-i2c
-      jukebox mpd-tcp --config FILE    the MPD TCP listeners FILE configures (for the service's drop-in)
+      jukebox mpd-tcp [--mqtt] --config FILE
+                                       the MPD TCP listeners (or MQTT broker) FILE configures (for the service's drop-in)
+      jukebox mqtt-forget --config FILE
+                                       remove what the player announced over MQTT (for uninstalling)
       jukebox snapcast-control         snapserver's stream plugin for a jukebox stream (its controlscript)
       jukebox --version | --help
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxApp
+import JukeboxMQTT
 import JukeboxAudio
 import JukeboxCore
 import JukeboxService
@@ -35,6 +36,10 @@ struct PlayerSetup {
     var rfid: RFIDSettings?
     /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
     var usb: (roots: [String], mountsOnly: Bool)?
+    /// The MQTT bridge's settings; nil: none (and what an earlier run announced is taken away).
+    var mqtt: MQTTSettings?
+    /// The config file (the MQTT bridge checks it when it holds the broker's password).
+    var configPath: String?
     /// Re-reads the configuration (SIGHUP); nil for players without a config file.
     var reload: ((Log) -> Settings?)?
 }
@@ -154,13 +159,51 @@ enum Player {
             lines.append("inputs \(sources.map { "\(type(of: $0)) (\($0.fds.count) fds)" }.joined(separator: ", "))")
             return lines
         }
+        // The MQTT face is a client of the control socket (JukeboxMQTT/MQTTBridge.swift): it needs one.
+        let (bridge, forgetter) = startMQTT(setup, socket: control != nil, mailbox: mailbox, log: log)
         let code = runtime.run(initial: events)
+        bridge?.close()
+        forgetter?.close()
         runtime.cards?.finish()
         // The card poller's thread ends within one look (it owns the SPI/I2C chip meanwhile).
         for case let poller as PolledCardSource in sources { poller.close() }
         panel?.close()
         terminal?.close()
         return code
+    }
+
+    /// Starts the MQTT bridge the config asks for; without one, a forgetter takes away what an
+    /// earlier run announced (the record beside the state file says what and where). Problems are
+    /// logged; the player plays on.
+    static func startMQTT(_ setup: PlayerSetup, socket: Bool, mailbox: Mailbox, log: Log) -> (MQTTBridge?, MQTTForgetter?) {
+        let record = setup.statePath.map { MQTTRecord(statePath: $0) }
+        let say: @Sendable (LogLevel, String) -> Void = { [mailbox] level, line in mailbox.postLog(level, line) }
+        guard let mqtt = setup.mqtt else {
+            guard let record, !record.load().isEmpty else { return (nil, nil) }
+            return (nil, MQTTForgetter(record: record, log: say))
+        }
+        guard let path = setup.socketPath, socket else {
+            log.error("mqtt: needs the control socket (the config's \"socket\" turns it off); no MQTT")
+            return (nil, nil)
+        }
+        var context = MQTTBridge.Context(socketPath: path)
+        context.volumeRange = setup.settings.volumeMin...setup.settings.volumeMax
+        var buttons = (setup.hardware.buttons ?? [:]).keys.compactMap(Button.init(rawValue:))
+        if setup.hardware.encoder?.push != nil { buttons.append(.encoderPush) }
+        context.buttons = buttons
+        context.bindings = setup.settings.buttons
+        context.playlistFolders = [(setup.mpd ?? MPDSettings()).playlistFolder(statePath: setup.statePath)].compactMap { $0 }
+            + setup.musicFolders
+        context.record = record
+        context.configPath = setup.configPath
+        context.version = "jukebox \(jukeboxVersion)"
+        let bridge = MQTTBridge(settings: mqtt, context: context, log: say)
+        if let problem = bridge.start() {
+            log.error(problem + "; no MQTT")
+            bridge.close()
+            return (nil, nil)
+        }
+        return (bridge, nil)
     }
 
     /// The output factory: ALSA, a Snapcast pipe, or the paced silent output when asked for or when the default

@@ -20,6 +20,7 @@ do throws(UsageError) {
     case "yield": code = try Commands.yield(Array(args.dropFirst()))
     case "probe": code = try Probe.run(Array(args.dropFirst()))
     case "mpd-tcp": code = try Commands.mpdTCP(Array(args.dropFirst()))
+    case "mqtt-forget": code = try Commands.mqttForget(Array(args.dropFirst()))
     case "snapcast-control": code = try Commands.snapcastControl(Array(args.dropFirst()))
     case "--version", "-V", "version":
         writeAll(1, "jukebox \(jukeboxVersion)\n")
