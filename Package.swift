@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "CAlsaMessages", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
 
         // Adapters.
-        .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages"]),
+        .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "JukeboxSystem", "CInput", "CLinux"]),

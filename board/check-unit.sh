@@ -143,6 +143,24 @@ echo "check-unit: install.sh, again, --uninstall into a staging root: ok"
 msg=$(JUKEBOX_ARCH=armhf bash board/install.sh --dry-run 2>&1) && fail "install.sh on armhf did not refuse"
 printf '%s\n' "$msg" | grep -q 'not supported. Debian has no Swift' || fail "install.sh on armhf: $msg"
 echo "check-unit: install.sh refuses 32-bit ARM: ok"
+# A Snapcast server box: the controlscript link, snapserver's drop-in, the source line (once), a
+# new config into the pipe; --uninstall takes the link and the drop-in back.
+nroot=$tmp/stage-snapcast
+mkdir -p "$nroot/etc"
+printf '[stream]\nsource = pipe:///tmp/snapfifo?name=default\n' > "$nroot/etc/snapserver.conf"
+for run in 1 2; do
+  bash board/install.sh --root "$nroot" --binary "$tmp/jukebox" --snapcast-server > "$tmp/install.log" \
+    || fail "install.sh --snapcast-server ($run): $(cat "$tmp/install.log")"
+done
+[ "$(readlink "$nroot/usr/local/lib/jukebox/snapcast-control")" = /usr/local/bin/jukebox ] || fail "no snapcast-control link"
+grep -qx 'RuntimeDirectory=snapserver' "$nroot/etc/systemd/system/snapserver.service.d/jukebox.conf" || fail "no snapserver drop-in"
+[ "$(grep -c '^source = pipe:///run/snapserver/jukebox?.*controlscript=/usr/local/lib/jukebox/snapcast-control' "$nroot/etc/snapserver.conf")" = 1 ] \
+  && grep -qx '#source = pipe:///tmp/snapfifo?name=default' "$nroot/etc/snapserver.conf" || fail "snapserver.conf: $(cat "$nroot/etc/snapserver.conf")"
+grep -q '"type": "snapcast"' "$nroot/etc/jukebox/config.json" || fail "the new config does not play into Snapcast"
+bash board/install.sh --root "$nroot" --uninstall > "$tmp/install.log" || fail "install.sh --uninstall (snapcast)"
+[ ! -e "$nroot/usr/local/lib/jukebox/snapcast-control" ] && [ ! -e "$nroot/etc/systemd/system/snapserver.service.d" ] \
+  || fail "--uninstall left the snapcast link or drop-in"
+echo "check-unit: install.sh --snapcast-server, again, --uninstall into a staging root: ok"
 
 # The caches and build folders in /var/tmp are used only when they are ours alone.
 . board/private-dir.sh

@@ -12,6 +12,8 @@
 #     with (Debian 12 and 13 both ship them); mpd itself, the reference MPDConformanceTests compare
 #     jukebox with (started by the test on 127.0.0.1 with a private config: the package's own
 #     mpd.service and mpd.socket, which listen on every address, are kept from starting);
+#   - snapclient, which SnapcastTests run against jukebox's Snapcast output (with snapserver, on
+#     127.0.0.1, playing into an ALSA file PCM; its own service is kept from starting too);
 #   - snapserver (for its MPD stream plugin meta_mpd.py, which SnapcastMetaMPDTests run against
 #     jukebox; its own service is kept from starting too) and the plugin's modules python3-gi,
 #     python3-dbus, python3-musicbrainzngs;
@@ -53,7 +55,7 @@ if [ -r /etc/os-release ]; then
 fi
 
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libgpiod-dev alsa-utils mpc python3-mpd mpd
-  snapserver python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev mosquitto mosquitto-clients openssl)
+  snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev mosquitto mosquitto-clients openssl)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
@@ -94,11 +96,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
   done
   say "installing: ${missing[*]}"
   # Debian's mpd enables and starts mpd.service and mpd.socket (port 6600 on all addresses) on
-  # install, snapserver its snapserver.service, mosquitto its mosquitto.service (port 1883): a temporary policy-rc.d (honoured by
+  # install, snapserver its snapserver.service, mosquitto its mosquitto.service (port 1883), snapclient its
+  # snapclient.service (which would play whatever a snapserver sends): a temporary policy-rc.d (honoured by
   # deb-systemd-invoke) forbids the starts, unless one exists already, and the units are
   # disabled afterwards.
   daemons=()
-  for d in mpd snapserver mosquitto; do
+  for d in mpd snapserver mosquitto snapclient; do
     if [[ " ${missing[*]} " == *" $d "* ]]; then daemons+=("$d"); fi
   done
   guard=0

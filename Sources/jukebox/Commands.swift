@@ -55,6 +55,7 @@ enum Commands {
         var setup = PlayerSetup()
         setup.device = config.device
         setup.audio = config.audio
+        setup.snapcast = config.snapcast
         setup.statePath = config.statePath
         setup.settings = config.settings
         setup.logLevel = try a.choice("--log-level", logLevels).flatMap(LogLevel.init(name:)) ?? config.logLevel
@@ -79,7 +80,8 @@ enum Commands {
             }
             for w in fresh.warnings { log.warning(w) }
             let c = fresh.config
-            if c.device != config.device || c.audio != config.audio || c.mixer != config.mixer || c.mixerCard != config.mixerCard {
+            if c.device != config.device || c.audio != config.audio || c.snapcast != config.snapcast || c.mixer != config.mixer
+                || c.mixerCard != config.mixerCard {
                 log.warning("SIGHUP: the sound device or mixer changed; that takes effect at the next restart")
             }
             if c.hardware != config.hardware || c.socketPath != config.socketPath || c.statePath != config.statePath

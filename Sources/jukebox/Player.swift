@@ -11,6 +11,8 @@ import JukeboxSystem
 struct PlayerSetup {
     var device = "default"
     var audio: Config.AudioKind = .alsa
+    /// The Snapcast pipe stream, with `audio == .snapcast`.
+    var snapcast: SnapcastSettings?
     var statePath: String?
     var settings = Settings()
     var logLevel: LogLevel = .warning
@@ -139,7 +141,11 @@ enum Player {
             let ms = Int(((monotonicNow() - start) * 1000).rounded())
             log.debug("released \(released.kib) KiB of cold pages in \(released.runs) runs (\(ms) ms)")
         }
-        let device = setup.audio == .null ? "null (silent, paced)" : setup.device
+        let device = switch setup.audio {
+        case .null: "null (silent, paced)"
+        case .snapcast: setup.snapcast.map { "snapcast pipe \($0.pipe) (\($0.sampleFormat))" } ?? "snapcast"
+        case .alsa: setup.device
+        }
         runtime.diagnostics = { [weak panel] in
             let c = engine.counters()
             var lines = ["audio device \(device): xruns \(c.xruns), suspends \(c.suspends), recoveries \(c.recoveries), "
@@ -200,10 +206,14 @@ enum Player {
         return (bridge, nil)
     }
 
-    /// The output factory: ALSA, or the paced silent output when asked for or when the default
+    /// The output factory: ALSA, a Snapcast pipe, or the paced silent output when asked for or when the default
     /// device is wanted on a machine without any sound card (said once, in one line).
     static func makeOutput(_ setup: PlayerSetup, log: Log) -> () -> PCMOutput {
         if setup.audio == .null { return { SilentOutput() } }
+        if setup.audio == .snapcast {
+            let s = setup.snapcast ?? SnapcastSettings()
+            return { SnapcastOutput(pipe: s.pipe, stream: .init(rate: s.rate, bits: s.bits, channels: s.channels)) }
+        }
         if setup.device == "default" && !AlsaOutput.hasSoundCard() {
             log.write(.warning, "no sound card: playing silently in real time (--device PCM picks one)")
             return { SilentOutput() }
