@@ -328,10 +328,14 @@ final class SnapcastTests: DaemonTestCase {
             let at = start + index
             let zeros = recording[min(at, recording.count)...].prefix { $0 == 0 }.count
             let resumes = Self.find(expected[index..<min(expected.count, index + 256)], in: recording, from: min(at, recording.count))
-            let text = "what snapclient played differs from frame \(index / 4) of \(expected.count / 4): \(zeros / 4) frames of silence there, "
-                + "the rest " + (resumes.map { "follows \(($0 - at) / 4) frames later" } ?? "is not found")
-                + "\nclient: " + log("client.log").split(separator: "\n").filter { !$0.contains("Stats") }.suffix(10).joined(separator: "\n")
-                + "\nserver: " + log("server.log").split(separator: "\n").suffix(8).joined(separator: "\n")
+            // In steps: Swift 6.0.3 cannot type-check it as one expression in reasonable time.
+            let rest: String = resumes.map { "follows \(($0 - at) / 4) frames later" } ?? "is not found"
+            let clientTail: String = log("client.log").split(separator: "\n").filter { !$0.contains("Stats") }.suffix(10).joined(separator: "\n")
+            let serverTail: String = log("server.log").split(separator: "\n").suffix(8).joined(separator: "\n")
+            var text = "what snapclient played differs from frame \(index / 4) of \(expected.count / 4): \(zeros / 4) frames of silence there, "
+            text += "the rest " + rest
+            text += "\nclient: " + clientTail
+            text += "\nserver: " + serverTail
             return (text, resynced, nil)
         }
         XCTAssertTrue(recording[..<start].allSatisfy { $0 == 0 }, "\(codec): something but silence before A")
