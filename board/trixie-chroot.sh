@@ -49,6 +49,7 @@ PACKAGES=(
   libsndfile1-dev
   libtag-c-dev
   libgpiod-dev
+  libmosquitto-dev
   alsa-utils
   git
   ca-certificates

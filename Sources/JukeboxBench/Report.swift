@@ -15,6 +15,7 @@ struct Report {
     var usbStick: USBStickStart?
     var stateWrites: [StateWrites] = []
     var liveStateWrites: LiveStateWrites?
+    var placeUnderLoad: PlaceSaveUnderLoad?
     var loopStall: LoopStallBench.Result?
     var gapless: [GaplessResult] = []
     var idle: [IdleWakeups] = []
@@ -104,6 +105,10 @@ struct Report {
                                              "statusRequestToReplyMs": l.status.json(scale: 1000, digits: 3),
                                              "volCommandToPortMs": l.volume.json(scale: 1000, digits: 3),
                                              "allP99Ms": round(l.all.p99 * 1000, 3), "allMaxMs": round(l.all.max * 1000, 3)]
+        }
+        if let p = placeUnderLoad {
+            out["placeSaveUnderLoad"] = ["saves": p.saves, "otherProgramMiB": p.otherMiB,
+                                         "renameLayoutMs": p.renamed.json(scale: 1000, digits: 2), "slottedMs": p.slotted.json(scale: 1000, digits: 2)]
         }
         if let l = liveStateWrites {
             out["stateWritesLive"] = ["audioSeconds": l.seconds, "writes": l.writes, "writeTimesSeconds": l.times.map { round($0, 2) },
@@ -233,12 +238,19 @@ struct Report {
                              + String(format: ": %.0f writes/h, %.1f KiB/h (%d bytes per write; %.1f KiB/h in 4 KiB pages), %.2f CPU s/h saving; at most %.2f s of position lost",
                                     s.writesPerHour, s.bytesPerHour / 1024, s.writes > 0 ? s.bytes / s.writes : 0,
                                     Double(s.pages) * 4 / s.hours, s.saveCPU / s.hours, s.maxPositionLost))
-                lines.append(String(format: "    one save (encode, write, fsync file and folder, rename) takes median %.1f ms, p95 %.1f ms, max %.1f ms of the writer thread's time here",
+                lines.append(String(format: "    one save (queue: encode, write, fsync file and folder, rename; place: a slot, fdatasync) takes median %.1f ms, p95 %.1f ms, max %.1f ms of the writer thread's time here",
                                     s.saveWall.median * 1000, s.saveWall.p95 * 1000, s.saveWall.max * 1000))
             }
             if let l = liveStateWrites {
                 lines.append(String(format: "  check, the real binary playing %.0f s in real time: %d writes (inotify), at ", l.seconds, l.writes)
                              + l.times.map { String(format: "%.1f", $0) }.joined(separator: ", ") + " s after start")
+            }
+            if let p = placeUnderLoad {
+                lines.append(String(format: "  one place save while another program writes (%.0f MiB meanwhile), %d each way in turns:", p.otherMiB, p.saves))
+                for (name, s) in [("temp file + rename (first layout)", p.renamed), ("slot overwritten + fdatasync", p.slotted)] {
+                    lines.append("    " + name.padding(toLength: 34, withPad: " ", startingAt: 0)
+                                 + String(format: " median %.1f ms, p95 %.1f ms, max %.1f ms", s.median * 1000, s.p95 * 1000, s.max * 1000))
+                }
             }
             lines.append("  target: \(Self.targets["powerCut"]!); \(Self.targets["stateBytes"]!)")
             lines.append("")

@@ -14,7 +14,8 @@ import JukeboxSystem
 /// seconds of playing). So the core is driven with a manual clock exactly as the runtime loop
 /// drives it while playing (`heard` then `tick` every 0.25 s; `trackFinished`/`trackStarted` at
 /// each gapless boundary; `saved` after each write), and every save it orders is written with
-/// the real `StateStore` (temp file, fsync, rename, folder fsync) to a real file, whose size is
+/// the real `StateStore` (the queue file: temp file, fsync, rename, folder fsync; the place: one
+/// slot of the sidecar overwritten, fdatasync) to a real file, whose size is
 /// counted: `persist` rewrites the queue file, `persistPlace` only the place sidecar beside it, as
 /// `StateWriter` does. `singleFile` writes the whole state at every save instead, as the layout
 /// before the sidecar did (the "before" figure). The queue: tracks of 3:45 with realistic paths and tags (an album of 16, or a whole
@@ -28,7 +29,8 @@ struct StateWrites {
     var hours: Double
     /// `StateStore.save` calls.
     var writes: Int
-    /// Bytes of JSON written (each write replaces a whole file: the queue file or the sidecar).
+    /// Bytes written (a queue save replaces the whole queue file; a place save overwrites the
+    /// 512-byte record area of one slot of the sidecar).
     var bytes: Int
     /// The same writes counted in 4 KiB pages (what a flash translation layer writes at least per
     /// file write, before the file system's own metadata).
@@ -38,8 +40,9 @@ struct StateWrites {
     var maxPositionLost: Double
     /// CPU seconds this thread spent in `StateStore.save` (encoding and writing).
     var saveCPU: Double
-    /// Wall seconds of each `StateStore.save` (encoding, write, two fsyncs, rename): how long the
-    /// runtime loop, which saves synchronously, is busy with one save on this machine's disk.
+    /// Wall seconds of each save (a queue save: encoding, write, two fsyncs, rename; a place
+    /// save: one slot written, `fdatasync`): how long the state writer's thread is busy with one
+    /// save on this machine's disk.
     var saveWall: Samples
 
     var writesPerHour: Double { Double(writes) / hours }
@@ -94,7 +97,10 @@ enum StateWritesBench {
                         saveWall.append(monotonicNow() - started)
                         saveCPU += threadCPU() - before
                         writes += 1
-                        let size = (try? FileManager.default.attributesOfItem(atPath: written)[.size] as? Int) ?? 0
+                        // A place save overwrites the 512-byte record area of one slot of the
+                        // sidecar (`PlaceSlots`); a queue save replaces the whole file.
+                        let size = written == store.placePath ? 512
+                            : (try? FileManager.default.attributesOfItem(atPath: written)[.size] as? Int) ?? 0
                         bytes += size
                         pages += (size + 4095) / 4096
                         if state.phase == .playing { maxGap = max(maxGap, audioTime - lastSaveAt) }
@@ -137,7 +143,8 @@ enum StateWritesBench {
 struct LiveStateWrites {
     /// Seconds of audio played.
     var seconds: Double
-    /// Renames onto the state file or its place sidecar (each is one complete write).
+    /// Complete writes: renames onto the state file or its place sidecar, and the sidecar's
+    /// in-place overwrites (closed after writing).
     var writes: Int
     /// Seconds after the process started at which each write landed.
     var times: [Double]
@@ -153,7 +160,7 @@ extension StateWritesBench {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { throw BenchError("inotify_init1: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        guard inotify_add_watch(fd, folder, UInt32(IN_MOVED_TO)) >= 0 else {
+        guard inotify_add_watch(fd, folder, UInt32(IN_MOVED_TO | IN_CLOSE_WRITE)) >= 0 else {
             throw BenchError("inotify_add_watch \(folder): \(String(cString: strerror(errno)))")
         }
         let file = try ws.audio(.flac, seconds: seconds)
@@ -173,7 +180,9 @@ extension StateWritesBench {
                     }
                     let nameStart = offset + MemoryLayout<inotify_event>.size
                     let name = String(decoding: buffer[nameStart..<(nameStart + nameLength)].prefix { $0 != 0 }, as: UTF8.self)
-                    if mask & UInt32(IN_MOVED_TO) != 0 && (name == "state.json" || name == "state.json.place") {
+                    let renamed = mask & UInt32(IN_MOVED_TO) != 0 && (name == "state.json" || name == "state.json.place")
+                    let overwritten = mask & UInt32(IN_CLOSE_WRITE) != 0 && name == "state.json.place"
+                    if renamed || overwritten {
                         times.append(monotonicNow() - child.spawnedAt)
                     }
                     offset = nameStart + nameLength

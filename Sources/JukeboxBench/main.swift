@@ -160,6 +160,7 @@ func main() -> Int32 {
             report.stateWrites.append(try StateWritesBench.measure(queueLength: length, in: ws))
         }
         if !q { report.liveStateWrites = try StateWritesBench.live(seconds: 12, in: ws) }
+        report.placeUnderLoad = try PlaceSaveUnderLoadBench.measure(saves: q ? 10 : 40, in: ws)
     }
     section("loop") {
         report.loopStall = try LoopStallBench.measure(presses: q ? 12 : 60, fsyncDelay: 0.5, in: ws)

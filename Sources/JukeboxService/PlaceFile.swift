@@ -5,8 +5,10 @@ import JukeboxCore
 /// The place sidecar (`FILE.place`): the part of the state that changes while music plays, small
 /// enough (~150 bytes) to write every few seconds, and tied to the queue file it indexes into.
 ///
-/// `{"current":3,"phase":"playing","position":61.5,"queue":"9c1e…","repeat":"off","version":1,"volume":60}`
-/// `queue` is `StateStore.hash` of the queue file's bytes, in hex; `current` indexes its `tracks`.
+/// `{"current":3,"phase":"playing","position":61.5,"queue":"9c1e…","repeat":"off","seq":41,"version":1,"volume":60}`
+/// `queue` is `StateStore.hash` of the queue file's bytes, in hex; `current` indexes its `tracks`;
+/// `seq` numbers the records of the slotted sidecar (`PlaceSlots`; absent in the first layout,
+/// a file of one such line).
 struct PlaceFile: Codable, Equatable {
     /// The format version this build writes.
     static let currentVersion = 1
@@ -18,11 +20,14 @@ struct PlaceFile: Codable, Equatable {
     var phase: String
     var repeatMode: RepeatMode
     var volume: Int
+    /// The record's number in the slotted sidecar (`PlaceSlots`): the higher, the newer.
+    var sequence: UInt64?
 
     enum CodingKeys: String, CodingKey {
         case version, queue, current, position, phase
         case repeatMode = "repeat"
         case volume
+        case sequence = "seq"
     }
 
     init(_ snapshot: Snapshot, queueHash: UInt64) {
@@ -33,6 +38,7 @@ struct PlaceFile: Codable, Equatable {
         phase = snapshot.phase
         repeatMode = snapshot.repeatMode
         volume = snapshot.volume
+        sequence = nil
     }
 
     static func hex(_ hash: UInt64) -> String {
@@ -49,7 +55,8 @@ struct PlaceFile: Codable, Equatable {
         var out = "{"
         if let current { out += "\"current\":\(current)," }
         out += "\"phase\":" + Self.quoted(phase) + ",\"position\":\(position),\"queue\":" + Self.quoted(queue)
-            + ",\"repeat\":" + Self.quoted(repeatMode.rawValue) + ",\"version\":\(version),\"volume\":\(volume)}\n"
+            + ",\"repeat\":" + Self.quoted(repeatMode.rawValue) + (sequence.map { ",\"seq\":\($0)" } ?? "")
+            + ",\"version\":\(version),\"volume\":\(volume)}\n"
         return Array(out.utf8)
     }
 

@@ -7,15 +7,16 @@ import JukeboxSystem
 /// The JSON state file: written atomically and power-cut safe, read leniently, never lost.
 ///
 /// Two files: the queue file (`FILE`, the whole `Snapshot`, rewritten only when the queue changes)
-/// and the place sidecar (`FILE.place`, ~150 bytes: current track, position, phase, repeat,
-/// volume), which names the queue file it belongs to by a hash of that file's bytes. Each write of
+/// and the place sidecar (`FILE.place`: current track, position, phase, repeat, volume, in a
+/// ~150-byte record; two slots overwritten in turn, `PlaceSlots`), which names the queue file it belongs to by a hash of that file's bytes. Each write of
 /// the queue file carries a fresh random `writeID`, so its bytes (and hash) never repeat and a
 /// sidecar left from an earlier queue file can never match a later one. A sidecar that does not
 /// match (a power cut between the two writes, a state file from an older version, a hand-copied
 /// file) is ignored, and the queue file's own place is used, which was current when it was written.
 ///
 /// Write: a temp file beside the target, `fsync`, `rename` over the target, `fsync` of the
-/// folder, so after a power cut the file is either the old or the new one, never a mix.
+/// folder, so after a power cut the file is either the old or the new one, never a mix; the
+/// sidecar's records are overwritten in place, one slot at a time (`PlaceSlots`).
 /// Read: every entry is kept whether its file is there or not (a stick not mounted yet is no
 /// reason to forget the queue). A file that cannot be parsed is moved aside (never deleted) and
 /// reported, and the player starts empty; one with wrong values is copied aside and its valid
@@ -113,8 +114,18 @@ public struct StateStore: Sendable {
             return .damaged("cannot read the place file \(placePath) (\(error)); " + (aside.map { "moved it to \($0); " } ?? "")
                             + "resuming at the place saved with the queue")
         }
-        let place = PlaceFile.decode(bytes)
-        if let place, place.queue != PlaceFile.hex(queueHash) { return .none }
+        let place: PlaceFile?
+        if PlaceSlots.isSlotted(bytes) {
+            let records = PlaceSlots.records(bytes)
+            // One slot torn by a cut mid-write is the other's reason to be: no damage. Of the
+            // records naming this queue file, the newest (an older queue file's are stale).
+            let mine = records.filter { $0.place.queue == PlaceFile.hex(queueHash) }
+            if !records.isEmpty && mine.isEmpty { return .none }
+            place = PlaceSlots.newest(mine)?.place
+        } else {
+            place = PlaceFile.decode(bytes)
+            if let place, place.queue != PlaceFile.hex(queueHash) { return .none }
+        }
         guard let place, place.fits(tracks: tracks) else {
             let aside = freeDamagedName(for: placePath).flatMap { rename(placePath, $0) == 0 ? $0 : nil }
             return .damaged("place file \(placePath) is damaged; " + (aside.map { "moved it to \($0); " } ?? "")
@@ -181,10 +192,15 @@ public struct StateStore: Sendable {
         return Self.hash(bytes)
     }
 
-    /// Writes `snapshot`'s place atomically to the sidecar, naming the queue file (by `queueHash`)
-    /// that holds its queue. Throws with the failing call and path.
+    /// Writes `snapshot`'s place to the sidecar, naming the queue file (by `queueHash`) that holds
+    /// its queue: in place, into the slot not holding the newest record, then `fdatasync`
+    /// (`PlaceSlots`); a sidecar that is missing or of the first layout is created whole, the
+    /// atomic way. Either way a power cut leaves the previous place or this one. Throws with the
+    /// failing call and path.
     public func savePlace(_ snapshot: Snapshot, queueHash: UInt64) throws(SystemError) {
-        try writeAtomically(PlaceFile(snapshot, queueHash: queueHash).bytes(), to: placePath, beforeSync: beforeSync)
+        let place = PlaceFile(snapshot, queueHash: queueHash)
+        if try PlaceSlots.overwrite(place, at: placePath, beforeSync: beforeSync) { return }
+        try writeAtomically(PlaceSlots.created(place), to: placePath, beforeSync: beforeSync)
     }
 
     // A file that fails to parse is kept for a person to look at, never deleted.

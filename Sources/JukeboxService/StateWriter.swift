@@ -103,6 +103,7 @@ public final class StateWriter: @unchecked Sendable {
         var failure: String?
         var wroteQueue: UInt64?
         let hash = job.whole ? nil : job.hash ?? lookUpQueueFile(job.snapshot)
+        let started = monotonicNow()
         do {
             if let hash {
                 try store.savePlace(job.snapshot, queueHash: hash)
@@ -112,6 +113,7 @@ public final class StateWriter: @unchecked Sendable {
         } catch {
             failure = error.description
         }
+        noteIfSlow(monotonicNow() - started, place: hash != nil)
         monitor.withLock {
             if let wroteQueue { queueHash = wroteQueue }
             // The queue file on disk is not this queue: the next save writes it whole again.
@@ -123,6 +125,19 @@ public final class StateWriter: @unchecked Sendable {
             monitor.broadcast()
         }
     }
+
+    // Every second a save takes is position a power cut can lose beyond the save interval: a
+    // card or disk that slow is worth a line in the journal (at most one every ten minutes).
+    private var lastSlowNote = -Double.infinity
+    private func noteIfSlow(_ seconds: Double, place: Bool) {
+        guard seconds >= Self.slowSave, monotonicNow() - lastSlowNote >= 600 else { return }
+        lastSlowNote = monotonicNow()
+        mailbox.postLog(.warning, "saving the \(place ? "place" : "queue") took \((seconds * 10).rounded() / 10) s: "
+                        + "the storage is slow; a power cut can lose that much more than the save interval")
+    }
+
+    /// A save slower than this is reported.
+    static let slowSave = 1.0
 
     private typealias Job = (snapshot: Snapshot, whole: Bool, hash: UInt64?, number: UInt64)
 

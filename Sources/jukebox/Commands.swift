@@ -55,6 +55,7 @@ enum Commands {
         var setup = PlayerSetup()
         setup.device = config.device
         setup.audio = config.audio
+        setup.snapcast = config.snapcast
         setup.statePath = config.statePath
         setup.settings = config.settings
         setup.logLevel = try a.choice("--log-level", logLevels).flatMap(LogLevel.init(name:)) ?? config.logLevel
@@ -66,6 +67,8 @@ enum Commands {
         setup.mpd = config.mpd
         setup.rfid = config.rfid
         setup.usb = config.usbRoots.map { ($0, config.usbMountsOnly) }
+        setup.mqtt = config.mqtt
+        setup.configPath = configPath
         setup.musicFolders = config.music.filter(isDirectory)
         setup.reload = { log in
             // Policy (volume limits, timings, buttons' gestures, the panel layout) applies at once;
@@ -77,12 +80,14 @@ enum Commands {
             }
             for w in fresh.warnings { log.warning(w) }
             let c = fresh.config
-            if c.device != config.device || c.audio != config.audio || c.mixer != config.mixer || c.mixerCard != config.mixerCard {
+            if c.device != config.device || c.audio != config.audio || c.snapcast != config.snapcast || c.mixer != config.mixer
+                || c.mixerCard != config.mixerCard {
                 log.warning("SIGHUP: the sound device or mixer changed; that takes effect at the next restart")
             }
             if c.hardware != config.hardware || c.socketPath != config.socketPath || c.statePath != config.statePath
-                || c.mpd != config.mpd || c.rfid != config.rfid || c.usbRoots != config.usbRoots || c.usbMountsOnly != config.usbMountsOnly {
-                log.warning("SIGHUP: buttons, display, socket, mpd, rfid, usb roots or state file changed; that takes effect at the next restart")
+                || c.mpd != config.mpd || c.rfid != config.rfid || c.usbRoots != config.usbRoots || c.usbMountsOnly != config.usbMountsOnly
+                || c.mqtt != config.mqtt {
+                log.warning("SIGHUP: buttons, display, socket, mpd, rfid, usb roots, mqtt or state file changed; that takes effect at the next restart")
             }
             var settings = c.settings
             settings.display = config.hardware.layout
@@ -96,7 +101,10 @@ enum Commands {
                 let result = StateStore(path: statePath).load()
                 for m in result.messages { log.warning(m) }
                 if let snapshot = result.snapshot, !snapshot.tracks.isEmpty {
-                    log.info("resuming \(snapshot.tracks.count) tracks from \(statePath)")
+                    // Where, to the tenth of a second: what a technician (and the HIL's power-cut
+                    // check) compares with where the player was when the power went.
+                    let place = snapshot.current.map { "track \($0 + 1) at \((snapshot.position * 10).rounded() / 10) s, \(snapshot.phase)" } ?? snapshot.phase
+                    log.info("resuming \(snapshot.tracks.count) tracks from \(statePath): \(place)")
                     return StartUp.events(for: result)
                 }
                 // An emptied queue still keeps its volume, shuffle and repeat for the music below;

@@ -45,29 +45,28 @@ active() { [ "$(prop ActiveState)" = active ]; }
 done_phase() { echo "HIL-PHASE-DONE $PHASE (uptime $(uptime_s) s)"; sync; }
 
 # check_power_cut SECONDS: after the host killed the machine mid-track at the position it wrote
-# to $OUT/position-at-cut, the service comes back active and playing (within SECONDS), the state
-# file found at boot (copied by hil-snapshot.service) holds a position within the save interval
-# before the cut, and the service plays on from there. Notes what does not hold; sets cut, json,
-# pos, spos and interval for the result line.
+# to $OUT/position-at-cut, the service comes back active and playing (within SECONDS), resumed
+# (its journal's first "resuming … at P s" line of this boot: what it read from the queue file
+# and the place sidecar, as it reads them) at a position within the save interval before the
+# cut, and plays on from there. Notes what does not hold; sets cut, json, pos, spos and interval
+# for the result line.
 check_power_cut() {
-  local saved
+  local line
   cut=$(cat "$OUT/position-at-cut" 2>/dev/null)
   wait_for 120 active || note "expected jukebox.service active after the power cut; seen $(prop ActiveState)"
   wait_for "$1" playing || note "expected it to play on after the power cut; seen '$(prop StatusText)'"
   json=$(status_json)
   pos=$(field position "$json")
-  # The position is in the place sidecar once one was saved beside the queue file (while playing,
-  # every save but the first), else in the queue file itself.
-  saved=$(cat /run/hil-place-at-boot.json 2>/dev/null || cat /run/hil-state-at-boot.json 2>/dev/null)
-  spos=$(grep -o '"position" *: *[0-9.]*' <<<"$saved" | grep -o '[0-9.]*$')
+  line=$(journalctl -b -u jukebox --no-pager -o cat 2>/dev/null | grep -m 1 '^resuming ')
+  spos=$(grep -o ' at [0-9.]* s' <<<"$line" | grep -o '[0-9.]*')
   interval=$(grep -o '"saveInterval": *[0-9]*' "$CONFIG" | grep -o '[0-9]*$' || true)
   interval=${interval:-5}
   if [ -z "$cut" ]; then
     note "the host could not read the position before the cut"
   elif [ -z "$spos" ]; then
-    note "no position in the state file found at boot: $saved"
+    note "no 'resuming … at P s' line in the journal of this boot: '${line:-none}'"
   elif ! awk -v r="$spos" -v c="$cut" -v i="$interval" 'BEGIN { exit !(r >= c - i - 0.5 && r <= c + 0.1) }'; then
-    note "expected the state file after the cut to hold a position within the save interval ($interval s) before $cut s, seen $spos s"
+    note "expected to resume within the save interval ($interval s) before $cut s, resumed at $spos s ($line; files at boot: queue $(grep -o '"position" *: *[0-9.]*' /run/hil-state-at-boot.json 2>/dev/null | head -n 1), place $(tr -d '\0' </run/hil-place-at-boot.json 2>/dev/null | tr '\n' ' ' | head -c 400))"
   fi
   awk -v p="${pos:-0}" -v s="${spos:-0}" 'BEGIN { exit !(p >= s) }' || note "expected to play on from $spos s, seen position $pos ($json)"
 }
