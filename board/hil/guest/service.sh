@@ -46,11 +46,6 @@ swipe() {
   read -r -t 10 SWIPE <&"${KEYS[0]}" || SWIPE="(no answer from hilkeys)"
   SWIPED_AT=$(uptime_s)
 }
-# The card's queue (source /srv/music) in the queue file, and a place sidecar written after it.
-card_queue_saved() {
-  source_is '"source":{"marked":false,"paths":["/srv/music"]}' \
-    && [ /var/lib/jukebox/state.json.place -nt /var/lib/jukebox/state.json ]
-}
 # secs T: seconds of uptime since T, one decimal.
 secs() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
 round() { awk -v v="$1" 'BEGIN { printf "%.1f", v }'; }
@@ -243,11 +238,9 @@ boot)
   awk -v k="${kept:-0}" -v r="${resumed:-0}" 'BEGIN { exit !(r >= k - 0.5 && r <= k + 10) }' \
     || note "expected the stick to resume at its bookmark, $kept s, seen $resumed s"
   [ "$(prop MainPID)" = "$pid" ] || note "expected the same jukebox throughout (pid $pid), now $(prop MainPID), NRestarts $(prop NRestarts)"
-  # The power cut comes next: a queue that is there at the next boot (the card's folder), its
-  # place saved beside it (power-cut reads the place sidecar).
+  # The power cut comes next: a queue that is there at the next boot (the card's folder).
   swipe "$card"
   wait_for 20 playing_path /srv/music/ || note "expected the card to play /srv/music again, seen $(fast_status)"
-  wait_for 15 card_queue_saved || note "expected the card's queue saved, then its place beside it (within the save interval), seen source '$(state_source)'"
   echo quit >&"${KEYS[1]}"
   finish "plugged: mounted vfat ${mounted%%,nosuid*} (seen by the service), playing in $plugged s; pulled at $(round "$(field position "$before")") s of track $(field index "$before"): waiting in $pulled s, kept $(round "$kept") s, no skip; card played; plugged back: resumed at $(round "$resumed") s in $replugged s"
 
