@@ -35,7 +35,7 @@ hil_valid() { [ -f "$HIL_CACHE/stamps/$1" ] && [ "$(cat "$HIL_CACHE/stamps/$1")"
 hil_stamp() { mkdir -p "$HIL_CACHE/stamps"; printf '%s' "$2" > "$HIL_CACHE/stamps/$1"; }
 
 hil_prepare_packages() {
-  hil_apt_install "$HIL_CACHE/apt.log" qemu-system-x86 busybox-static mmdebstrap e2fsprogs xz-utils cpio kmod gcc make \
+  hil_apt_install "$HIL_CACHE/apt.log" qemu-system-x86 busybox-static mmdebstrap e2fsprogs xz-utils cpio kmod gcc make mtools \
     libc6-dev sox alsa-utils "linux-headers-$HIL_ABI=$HIL_KVER" "linux-source-$HIL_KMAJOR=$HIL_KVER"
 }
 

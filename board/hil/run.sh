@@ -8,8 +8,9 @@
 #
 #   bash board/hil/run.sh [SCENARIO...]        all, or some of: audio buttons display-hd44780
 #                                              interruption display-ssd1306; naming any of install-sh
-#                                              deb-install deb-mpd service-boot serial-console power-cut
-#                                              deb-upgrade deb-purge (or service) runs all of those
+#                                              deb-install deb-mpd service-boot rfid-keyboard usb-stick
+#                                              serial-console power-cut deb-upgrade deb-purge (or
+#                                              service) runs all of those
 # Environment:
 #   JUKEBOX_BIN=PATH     the jukebox binary guest 1 tests (default: built here, debug, dynamically
 #                        linked against the Swift runtime: the same kind board/test.sh unit-tested)

@@ -10,17 +10,19 @@
 #              conffile edited for the test box (device hw:Loopback, console /dev/ttyS1), plays,
 #              clean poweroff (saves state)
 #   2 boot     jukebox starts at boot as user jukebox, READY, autoplays from the state file;
-#              the guest checks systemd and the control socket, the host the serial console
-#              (QEMU's second UART); then the host kills QEMU mid-track: the power cut
+#              the guest checks systemd and the control socket; a keyboard card reader (uinput)
+#              and a USB stick (plugged and pulled through QEMU's monitor, at the guest's request:
+#              hil_host_requests); the host checks the serial console (QEMU's second UART); then
+#              the host kills QEMU mid-track: the power cut
 #   3 resume   after the power cut: position within the save interval of where it was cut; then
 #              deb-upgrade (`apt install` of the same package rebuilt as V+hil1: restarted, state
 #              and conffile kept, plays on) and deb-purge (`apt purge`: all gone)
 # The guest side is board/hil/guest/service.sh, read from the checkout over 9p.
 
-HIL_IMAGE_VERSION=6
+HIL_IMAGE_VERSION=7
 # The test box's own packages; the .deb's Depends and Recommends are added (hil_deb_packages).
 HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,alsa-utils,mpc
-HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-mpd service-boot serial-console power-cut deb-upgrade deb-purge"
+HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-mpd service-boot rfid-keyboard usb-stick serial-console power-cut deb-upgrade deb-purge"
 
 # True when any systemd-guest scenario is asked for (they share one disk and run together).
 hil_want_systemd() {
@@ -90,7 +92,10 @@ hil_prepare_image() {
   local r="$HIL_CACHE/rootfs" k="$HIL_CACHE/kernel/root" m f
   rm -rf "$r/lib/modules" && mkdir -p "$r/lib/modules/$HIL_ABI/extra"
   cp "$k/lib/modules/$HIL_ABI"/modules.{order,builtin,builtin.modinfo} "$r/lib/modules/$HIL_ABI/"
-  for m in snd-aloop snd-dummy i2c-dev 9p 9pnet_virtio configfs virtio_blk ext4 virtio_pci virtio_console; do
+  # uinput and evdev: the card reader; xhci, usb-storage, sd_mod, vfat and its code pages: the
+  # stick; autofs4: systemd-mount --automount.
+  for m in snd-aloop snd-dummy i2c-dev 9p 9pnet_virtio configfs virtio_blk ext4 virtio_pci virtio_console \
+    uinput evdev xhci-pci usb-storage sd_mod vfat nls_cp437 nls_ascii nls_utf8 autofs4; do
     for f in $(modprobe -d "$k" -S "$HIL_ABI" --show-depends "$m" | awk '$1 == "insmod" {print $2}'); do
       mkdir -p "$r/$(dirname "${f#"$k"}")"
       cp "$f" "$r/${f#"$k"}"
@@ -136,6 +141,46 @@ hil_boot_systemd() {
     -chardev socket,id=ttyS1,path="$HIL_CACHE/sd/ttyS1.sock",server=on,wait=off -serial chardev:ttyS1 "$@"
 }
 
+# hil_make_stick IMAGE: the USB stick of usb-stick, a plain file made with mtools (no loop
+# device, no mount on the host): 32 MiB, an MBR with one FAT16 (LBA) partition from sector 2048
+# to the end (63488 sectors) labelled HILSTICK, holding Stick 1.wav and Stick 2.wav (the 60 s
+# tones of Track 1 and 2).
+hil_make_stick() {
+  local img=$1 n
+  rm -f "$img" && truncate -s 32M "$img"
+  printf '\x00\xfe\xff\xff\x0e\xfe\xff\xff\x00\x08\x00\x00\x00\xf8\x00\x00' | dd of="$img" bs=1 seek=446 conv=notrunc status=none
+  printf '\x55\xaa' | dd of="$img" bs=1 seek=510 conv=notrunc status=none
+  MTOOLS_SKIP_CHECK=1 mformat -i "$img@@1M" -T 63488 -h 64 -s 32 -H 2048 -v HILSTICK ::
+  for n in 1 2; do MTOOLS_SKIP_CHECK=1 mcopy -i "$img@@1M" "$HIL_CACHE/fixtures/music/Track $n.wav" "::/Stick $n.wav"; done
+}
+
+# hil_host_requests RUNDIR: does what the guest asked for in RUNDIR/host-request.N
+# (board/hil/guest/service.sh host_do): usb-plug / usb-pull, a device_add / device_del of the
+# stick on QEMU's monitor. The monitor's answer goes to host-answer.N (written, then renamed, so
+# the guest never reads half of it) and to monitor.log; the request is removed.
+hil_host_requests() {
+  local sd=$1 f what cmd answer
+  for f in "$sd"/host-request.*; do
+    case $f in *.tmp) continue ;; esac
+    [ -f "$f" ] || continue
+    what=$(cat "$f")
+    case $what in
+      usb-plug) cmd="device_add usb-storage,bus=xhci.0,drive=stick,id=stick-dev,removable=on" ;;
+      usb-pull) cmd="device_del stick-dev" ;;
+      *) cmd="" ;;
+    esac
+    if [ -z "$cmd" ]; then
+      answer="unknown request '$what'"
+    elif ! answer=$("$HIL_CACHE/tools/hilmon" "$sd/monitor.sock" 10 "$cmd" 2>&1); then
+      answer="hilmon failed: $answer"
+    fi
+    printf '%s %s: %s\n' "$(date +%T)" "$cmd" "$answer" >> "$sd/monitor.log"
+    printf '%s\n' "$answer" > "$sd/host-answer.${f##*.}.tmp"
+    mv "$sd/host-answer.${f##*.}.tmp" "$sd/host-answer.${f##*.}"
+    rm -f "$f"
+  done
+}
+
 hil_run_systemd_guest() {
   local sd="$HIL_CACHE/sd" t0 qpid pos_cut line
   rm -rf "$sd" && mkdir -p "$sd/music"
@@ -154,6 +199,9 @@ hil_run_systemd_guest() {
   cp "$pkg/usr/bin/jukebox" "$sd/jukebox"
   rm -rf "$pkg"
   printf '%s\n' "$v" > "$sd/deb-version"
+  # Boot 2's card reader (a uinput keyboard), its fast control client, the stick.
+  cp "$HIL_CACHE/tools/hilkeys" "$HIL_CACHE/tools/hilctl" "$sd/"
+  hil_make_stick "$sd/stick.img"
 
   hil_log "systemd guest, boot 1: install.sh, then apt install ./jukebox_${v}_amd64.deb"
   t0=$(date +%s)
@@ -163,15 +211,22 @@ hil_run_systemd_guest() {
   hil_finished "$sd/console-1.log" '^HIL-PHASE-DONE install' "boot 1 did not finish" 30 || return 0
   hil_log "boot 1: $(($(date +%s) - t0)) s"
 
-  hil_log "systemd guest, boot 2: start at boot, console, socket; then the power cut"
+  hil_log "systemd guest, boot 2: start at boot, socket, card reader, USB stick, console; then the power cut"
   t0=$(date +%s)
   echo boot > "$sd/phase"
-  hil_boot_systemd "$sd/console-2.log" 2>"$sd/qemu-2.err" &
+  # A USB controller, the stick's image as a block node (plugged in only when the guest asks) and
+  # the human monitor on a socket.
+  hil_boot_systemd "$sd/console-2.log" -device qemu-xhci,id=xhci \
+    -blockdev "driver=file,filename=$sd/stick.img,node-name=stick-file,read-only=on" \
+    -blockdev driver=raw,file=stick-file,node-name=stick,read-only=on \
+    -monitor "unix:$sd/monitor.sock,server=on,wait=off" 2>"$sd/qemu-2.err" &
   qpid=$!
-  # The guest says when jukebox is READY; only then is the UART worth talking to.
-  local end=$(($(date +%s) + 180))
+  # The guest says when it is done with the service (rfid-keyboard and usb-stick included,
+  # plugging the stick through the monitor meanwhile); only then is the UART worth talking to.
+  local end=$(($(date +%s) + 360))
   while ! grep -q '^HIL-SERIAL-GO' "$sd/console-2.log" 2>/dev/null; do
     if [ "$(date +%s)" -gt "$end" ] || ! kill -0 $qpid 2>/dev/null; then break; fi
+    hil_host_requests "$sd"
     sleep 0.2
   done
   local transcript pass=1 why=()

@@ -24,6 +24,51 @@ resumed_by() { journalctl -b "_PID=$1" -o cat 2>/dev/null | grep -q 'resuming .*
 # apt as a user types it, in the folder holding the .deb (a copy: the share is 9p).
 apt_do() { (cd /root && DEBIAN_FRONTEND=noninteractive apt "$@" -y) > /tmp/apt.log 2>&1; }
 
+# ---- boot 2's card reader and USB stick ----------------------------------------------------------
+# One `status --json` through hilctl (C: polled many times, where a Swift client takes ~1 s to
+# start under TCG).
+fast_status() { "$OUT/hilctl" "$SOCK" status --json 2>/dev/null | tail -n 1; }
+status_is() { [ "$(field "$1" "$(fast_status)")" = "$2" ]; }
+playing_path() { local j; j=$(fast_status); [ "$(field phase "$j")" = playing ] && [[ "$(field path "$j")" == "$1"* ]]; }
+journal_has() { journalctl -b "_PID=$1" -o cat 2>/dev/null | grep -qF "$2"; }
+# The queue's source in the state file (the pretty-printed JSON on one line, slashes unescaped).
+state_source() { tr -d ' \n\\' < /var/lib/jukebox/state.json 2>/dev/null | grep -o '"source":{[^}]*}'; }
+# The reader (board/hil/tools/hilkeys, a uinput keyboard) runs as the coprocess KEYS.
+# swipe ID: it types ID and Enter; SWIPE is its answer (`typed ID elsewhere N grab busy|free`).
+# Reads of a card less than sameCardDelay (1 s) apart are one swipe: a swipe comes at least
+# 1.1 s after the one before (the pause is part of the stimulus).
+SWIPED_AT=0
+swipe() {
+  local wait
+  wait=$(awk -v a="$SWIPED_AT" -v b="$(uptime_s)" 'BEGIN { w = a + 1.1 - b; printf "%.2f", w > 0 ? w : 0 }')
+  sleep "$wait"
+  echo "type $1" >&"${KEYS[1]}"
+  read -r -t 10 SWIPE <&"${KEYS[0]}" || SWIPE="(no answer from hilkeys)"
+  SWIPED_AT=$(uptime_s)
+}
+# secs T: seconds of uptime since T, one decimal.
+secs() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
+round() { awk -v v="$1" 'BEGIN { printf "%.1f", v }'; }
+# host_do WHAT: asks the host (board/hil/systemd.sh hil_host_requests) for usb-plug or usb-pull
+# on QEMU's monitor through a request file in the run folder; HOST_ANSWER is the monitor's
+# answer. False when none came within 30 s.
+HOST_SEQ=0
+host_do() {
+  HOST_SEQ=$((HOST_SEQ + 1))
+  local r="$OUT/host-request.$HOST_SEQ" a="$OUT/host-answer.$HOST_SEQ"
+  echo "$1" > "$r.tmp" && mv "$r.tmp" "$r"
+  wait_for 30 test -e "$a" || { HOST_ANSWER="(no answer from the host within 30 s)"; return 1; }
+  HOST_ANSWER=$(cat "$a")
+}
+STICK=/media/jukebox/HILSTICK
+# stick_mount [PID]: the options of the stick's filesystem as the host (or process PID) sees it.
+stick_mount() { findmnt ${1:+-N "$1"} -n -t vfat -o OPTIONS -M "$STICK" 2>/dev/null; }
+stick_unmounted() { [ -z "$(stick_mount)" ]; }
+pcm_running() { grep -q 'state: RUNNING' /proc/asound/Loopback/pcm0p/sub0/status 2>/dev/null; }
+pcm_stopped() { ! pcm_running; }
+position_at_least() { awk -v p="$(field position "$(fast_status)")" -v m="$1" 'BEGIN { exit !(p + 0 >= m) }'; }
+source_is() { [ "$(state_source)" = "$1" ]; }
+
 case "$PHASE" in
 install)
   # install.sh, kept tested where systemd runs (check-unit.sh covers it in a staging root): the
@@ -65,6 +110,10 @@ install)
   # whichever card came first), the console on the second UART.
   sed -i 's|"device": "default"|"device": "hw:Loopback,0,0"|; s|"logLevel": "info",|"logLevel": "info",\n  "console": "/dev/ttyS1",|' "$CONFIG"
   grep -q '"console": "/dev/ttyS1"' "$CONFIG" || note "the conffile did not take the edit: $(cat "$CONFIG")"
+  # The kids' box of boot 2 (rfid-keyboard, usb-stick): a keyboard card reader by name (not
+  # plugged in yet), its map where the service may write it, sticks played when inserted.
+  sed -i 's|"logLevel": "info",|&\n  "rfid": {"reader": "keyboard", "name": "HIL RFID Reader", "cards": "/var/lib/jukebox/cards.json", "secondSwipe": "toggle"},\n  "usb": {"autoplay": true},|' "$CONFIG"
+  grep -q '"usb": {"autoplay": true}' "$CONFIG" || note "the conffile did not take the rfid/usb edit: $(cat "$CONFIG")"
   cp "$OUT/music"/*.wav /srv/music/
   systemctl restart jukebox.service
   wait_for 60 playing || note "expected StatusText 'playing: …' after the config edit; seen '$(prop StatusText)'"
@@ -109,6 +158,92 @@ boot)
   pos=$(field position "$json")
   awk -v p="${pos:-0}" 'BEGIN { exit !(p >= 2) }' || note "expected to resume past the ~3 s heard before the clean poweroff, seen position $pos"
   finish "user $user, $(prop StatusText), socket: phase $(field phase "$json") at $(field position "$json") s, boot to READY $(systemd-analyze 2>/dev/null | head -n 1 | sed 's/.*= //')"
+
+  # A USB card reader that types ids as a keyboard (a uinput device, board/hil/tools/hilkeys.c)
+  # plugged in while the service runs: found by name and grabbed (no key reaches another reader
+  # of the device, as a console's keyboard would be one), an unknown card learnt with
+  # `ctl card assign`, its folder started by the next swipe, then secondSwipe toggle.
+  begin rfid-keyboard
+  pid=$(prop MainPID)
+  card=0012345678
+  modprobe uinput || note "modprobe uinput failed"
+  coproc KEYS { exec "$OUT/hilkeys" "HIL RFID Reader"; }
+  read -r -t 20 ready <&"${KEYS[0]}" || ready="(hilkeys did not start)"
+  node=${ready#ready }
+  t=$(uptime_s)
+  wait_for 20 journal_has "$pid" "card reader: HIL RFID Reader ($node), grabbed" \
+    || note "expected jukebox (pid $pid) to log 'card reader: HIL RFID Reader ($node), grabbed'; hilkeys: $ready"
+  found=$(secs "$t")
+  swipe "$card"
+  first=$SWIPE
+  [ "$first" = "typed $card elsewhere 0 grab busy" ] \
+    || note "expected the keys to reach jukebox only (no key event at a second reader of $node, EVIOCGRAB busy); hilkeys: $first"
+  wait_for 10 status_is newCard "$card" || note "expected newCard $card in status --json after the swipe, seen $(fast_status)"
+  jukebox ctl --socket "$SOCK" card assign /srv/music > /tmp/assign.log 2>&1 || note "jukebox ctl card assign /srv/music failed: $(cat /tmp/assign.log)"
+  grep -q "card $card is /srv/music" /tmp/assign.log || note "expected the answer 'card $card is /srv/music', seen: $(cat /tmp/assign.log)"
+  swipe "$card"
+  t=$(uptime_s)
+  wait_for 20 playing_path "/srv/music/Track 1.wav" || note "expected the card to play /srv/music from Track 1, seen $(fast_status)"
+  started=$(secs "$t")
+  wait_for 10 source_is '"source":{"marked":false,"paths":["/srv/music"]}' \
+    || note "expected the queue's source /srv/music in the state file, seen '$(state_source)'"
+  swipe "$card"
+  wait_for 10 status_is phase paused || note "expected the second swipe to pause (secondSwipe toggle), seen $(fast_status)"
+  swipe "$card"
+  wait_for 10 status_is phase playing || note "expected the third swipe to play again, seen $(fast_status)"
+  finish "$node found and grabbed in $found s (keys elsewhere: ${first#typed $card elsewhere }), new card $card assigned to /srv/music; swipe: playing /srv/music from $(field title "$(fast_status)") in $started s; 2nd swipe paused, 3rd played"
+
+  # A USB stick hot-plugged through QEMU's monitor (the host's FAT image, partition 1 labelled
+  # HILSTICK): the package's udev rule and jukebox-usb@.service mount it read-only, and the mount
+  # reaches the sandboxed service (PrivateMounts=, ProtectSystem=strict), which plays it; pulled
+  # mid-track: the sound stops, the queue and the place stay, nothing is skipped; a card plays
+  # meanwhile; plugged back in, the stick resumes at its bookmark.
+  begin usb-stick
+  pid=$(prop MainPID)
+  t=$(uptime_s)
+  host_do usb-plug || note "usb-plug: $HOST_ANSWER"
+  wait_for 30 test -b /dev/sda1 || note "expected /dev/sda1 after device_add (monitor: $HOST_ANSWER)"
+  wait_for 40 playing_path "$STICK/Stick 1.wav" \
+    || note "expected autoplay of $STICK/Stick 1.wav, seen $(fast_status); jukebox-usb@sda1: $(systemctl show -p Result --value jukebox-usb@sda1.service); mounts: $(findmnt -n -o TARGET,FSTYPE,OPTIONS -R /media 2>&1 | tr '\n' ';'); in the service: $(grep ' /media' "/proc/$pid/mountinfo" | tr '\n' ';')"
+  plugged=$(secs "$t")
+  mounted=$(stick_mount)
+  [[ "$mounted" == ro,* ]] || note "expected $STICK mounted vfat ro, seen '$mounted'"
+  [[ "$(stick_mount "$pid")" == ro,* ]] || note "expected the mount in jukebox's namespace too, seen '$(stick_mount "$pid")'"
+  wait_for 10 pcm_running || note "expected hw:Loopback,0,0 running while the stick plays"
+  wait_for 20 position_at_least 2 || note "expected the stick to play 2 s, seen $(fast_status)"
+  before=$(fast_status)
+  t=$(uptime_s)
+  host_do usb-pull || note "usb-pull: $HOST_ANSWER"
+  # A read that fails before the watcher sees the stick gone must not skip: by the time the
+  # player waits for the stick, a skip would have shown in the index.
+  wait_for 20 status_is phase waiting || note "expected waiting for music once the stick was pulled, seen $(fast_status)"
+  pulled=$(secs "$t")
+  wait_for 10 pcm_stopped || note "expected the sound to stop once the stick was pulled"
+  after=$(fast_status)
+  [ "$(field index "$after")" = "$(field index "$before")" ] && [ "$(field count "$after")" = "$(field count "$before")" ] \
+    || note "expected the queue and the track kept (no skip): before the pull $before, after $after"
+  kept=$(field position "$after")
+  awk -v a="$(field position "$before")" -v k="${kept:-0}" 'BEGIN { exit !(k >= a && k <= a + 10) }' \
+    || note "expected the place kept at or just after $(field position "$before") s, seen $kept s"
+  [[ "$(prop StatusText)" == *"$STICK"* ]] || note "expected the status to name $STICK, seen '$(prop StatusText)'"
+  wait_for 10 test ! -b /dev/sda1 || note "expected /dev/sda1 gone after device_del (monitor: $HOST_ANSWER)"
+  wait_for 10 stick_unmounted || note "expected the mount gone with the stick, seen '$(stick_mount)'"
+  swipe "$card"
+  wait_for 20 playing_path /srv/music/ || note "expected the card to play /srv/music while the stick is out, seen $(fast_status)"
+  t=$(uptime_s)
+  host_do usb-plug || note "usb-plug again: $HOST_ANSWER"
+  wait_for 40 playing_path "$(field path "$after")" || note "expected the stick to play $(field path "$after") again, seen $(fast_status)"
+  replugged=$(secs "$t")
+  resumed=$(field position "$(fast_status)")
+  awk -v k="${kept:-0}" -v r="${resumed:-0}" 'BEGIN { exit !(r >= k - 0.5 && r <= k + 10) }' \
+    || note "expected the stick to resume at its bookmark, $kept s, seen $resumed s"
+  [ "$(prop MainPID)" = "$pid" ] || note "expected the same jukebox throughout (pid $pid), now $(prop MainPID), NRestarts $(prop NRestarts)"
+  # The power cut comes next: a queue that is there at the next boot (the card's folder).
+  swipe "$card"
+  wait_for 20 playing_path /srv/music/ || note "expected the card to play /srv/music again, seen $(fast_status)"
+  echo quit >&"${KEYS[1]}"
+  finish "plugged: mounted vfat ${mounted%%,nosuid*} (seen by the service), playing in $plugged s; pulled at $(round "$(field position "$before")") s of track $(field index "$before"): waiting in $pulled s, kept $(round "$kept") s, no skip; card played; plugged back: resumed at $(round "$resumed") s in $replugged s"
+
   echo "HIL-SERIAL-GO"
   echo resume > "$OUT/phase"
   sync
