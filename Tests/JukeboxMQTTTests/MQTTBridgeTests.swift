@@ -444,8 +444,14 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertEqual(withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }, 0)
-        let hello: [UInt8] = [0x10, 17, 0, 4] + Array("MQTT".utf8) + [4, 0x02, 0, 60, 0, 5] + Array("stuck".utf8)
-            + [0x82, 6, 0, 1, 0, 1] + Array("#".utf8) + [0]
+        // CONNECT then SUBSCRIBE "#", appended in steps (Swift 6.0.3 cannot type-check one sum).
+        var hello: [UInt8] = [0x10, 17, 0, 4]
+        hello += Array("MQTT".utf8)
+        hello += [4, 0x02, 0, 60, 0, 5]
+        hello += Array("stuck".utf8)
+        hello += [0x82, 6, 0, 1, 0, 1]
+        hello += Array("#".utf8)
+        hello += [0]
         XCTAssertEqual(hello.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }, hello.count)
         var slowest = 0.0
         for i in 0..<200 {

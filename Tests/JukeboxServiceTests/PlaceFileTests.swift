@@ -153,7 +153,7 @@ final class PlaceFileTests: XCTestCase {
             // Bytes that happen to be the same tear nothing.
             guard Array(torn[range]) != Array(written[range]) else { continue }
             tears += 1
-            FileManager.default.createFile(atPath: path, contents: Data(torn))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(torn))
             let loaded = store.load()
             XCTAssertEqual(loaded.snapshot?.position, 10, "trial \(trial): the save before the torn one")
             XCTAssertEqual(loaded.snapshot?.current, 1, "trial \(trial)")
@@ -162,7 +162,7 @@ final class PlaceFileTests: XCTestCase {
             // A torn page may leave garbage after the record area too: the slot is written again
             // all the same, and then read.
             for i in (slot * 4096 + 512)..<((slot + 1) * 4096) where rng.next() % 8 == 0 { torn[i] = UInt8(truncatingIfNeeded: rng.next()) }
-            FileManager.default.createFile(atPath: path, contents: Data(torn))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(torn))
             try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 30, phase: "paused"), queueHash: hash)
             XCTAssertEqual(store.load().snapshot?.position, 30, "trial \(trial): the slot written again")
         }
@@ -176,7 +176,7 @@ final class PlaceFileTests: XCTestCase {
         let store = StateStore(path: dir.file("state.json"))
         let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: "playing")
         let hash = try store.save(saved)
-        FileManager.default.createFile(atPath: dir.file("state.json.place"), contents: Data(repeating: 0x41, count: 8192))
+        _ = FileManager.default.createFile(atPath: dir.file("state.json.place"), contents: Data(repeating: 0x41, count: 8192))
         let loaded = store.load()
         XCTAssertEqual(loaded.snapshot, saved)
         XCTAssertTrue(loaded.messages.first?.contains("state.json.place.damaged-1") == true, "\(loaded.messages)")
@@ -193,14 +193,14 @@ final class PlaceFileTests: XCTestCase {
         let store = StateStore(path: dir.file("state.json"))
         let hash = try store.save(Snapshot(tracks: tracks, current: 0))
         let old = PlaceFile(Snapshot(tracks: tracks, current: 2, position: 42.5, phase: "paused"), queueHash: hash)
-        FileManager.default.createFile(atPath: dir.file("state.json.place"), contents: Data(old.bytes()))
+        _ = FileManager.default.createFile(atPath: dir.file("state.json.place"), contents: Data(old.bytes()))
         XCTAssertEqual(store.load().snapshot?.position, 42.5)
         try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 50, phase: "playing"), queueHash: hash)
         XCTAssertEqual(FileManager.default.contents(atPath: dir.file("state.json.place"))?.count, 8192)
         XCTAssertEqual(store.load().snapshot?.position, 50)
 
         let target = dir.file("elsewhere")
-        FileManager.default.createFile(atPath: target, contents: Data(repeating: 0, count: 8192))
+        _ = FileManager.default.createFile(atPath: target, contents: Data(repeating: 0, count: 8192))
         try FileManager.default.removeItem(atPath: dir.file("state.json.place"))
         symlink(target, dir.file("state.json.place"))
         try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 60, phase: "playing"), queueHash: hash)
