@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 fail() { printf 'check-modules: FAIL: %s\n' "$*" >&2; exit 1; }
 
-adapters="JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput JukeboxFixtures JukeboxTestPCM"
+adapters="JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput CHTTP CMpg123 JukeboxFixtures JukeboxTestPCM"
 rules=(
   "JukeboxService:$adapters JukeboxTestSupport"
   # The tests may use the shared test doubles (JukeboxTestSupport), which must then reach no adapter either.
@@ -85,7 +85,8 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/empty"
 : > "$scratch/empty-file"
 hide=()
-for h in /usr/include/alsa /usr/include/taglib /usr/include/sndfile.h /usr/include/gpiod.h; do
+for h in /usr/include/alsa /usr/include/taglib /usr/include/sndfile.h /usr/include/gpiod.h /usr/include/mpg123.h \
+  /usr/include/x86_64-linux-gnu/curl /usr/include/aarch64-linux-gnu/curl; do
   [ -e "$h" ] || continue
   if [ -d "$h" ]; then hide+=("$scratch/empty:$h"); else hide+=("$scratch/empty-file:$h"); fi
 done

@@ -6,8 +6,10 @@
 #
 # Installs only what is missing (safe to run again), as root or through sudo:
 #   - pkg-config and the C libraries' -dev packages: libasound2-dev (ALSA), libsndfile1-dev,
+#     libcurl4-openssl-dev and libmpg123-dev (internet radio: HTTP(S) and MP3 streams),
 #     TagLib's C binding (libtagc0-dev on Debian 12, libtag-c-dev on Debian 13), libgpiod-dev;
 #   - alsa-utils (aplay, arecord: handy to check a sound card);
+#   - lame: the MP3 encoder RadioStreamTests make their test stream with (skipped without it);
 #   - mpc and python3-mpd (python-mpd2): the MPD clients the tests drive jukebox's MPD listener
 #     with (Debian 12 and 13 both ship them); mpd itself, the reference MPDConformanceTests compare
 #     jukebox with (started by the test on 127.0.0.1 with a private config: the package's own
@@ -38,7 +40,7 @@ installed() {
 }
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, TagLib C, libgpiod development files" >&2
+  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, libcurl, libmpg123, TagLib C, libgpiod development files" >&2
   exit 1
 fi
 
@@ -49,8 +51,8 @@ if [ -r /etc/os-release ]; then
   codename=${VERSION_CODENAME:-unknown}
 fi
 
-wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libgpiod-dev alsa-utils mpc python3-mpd mpd
-  snapserver python3-gi python3-dbus python3-musicbrainzngs)
+wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libgpiod-dev
+  alsa-utils mpc python3-mpd mpd lame snapserver python3-gi python3-dbus python3-musicbrainzngs)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
