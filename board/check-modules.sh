@@ -85,7 +85,7 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/empty"
 : > "$scratch/empty-file"
 hide=()
-for h in /usr/include/alsa /usr/include/taglib /usr/include/sndfile.h /usr/include/gpiod.h /usr/include/mpg123.h \
+for h in /usr/include/alsa /usr/include/taglib /usr/include/sndfile.h /usr/include/gpiod.h /usr/include/x86_64-linux-gnu/mpg123.h /usr/include/aarch64-linux-gnu/mpg123.h \
   /usr/include/x86_64-linux-gnu/curl /usr/include/aarch64-linux-gnu/curl; do
   [ -e "$h" ] || continue
   if [ -d "$h" ]; then hide+=("$scratch/empty:$h"); else hide+=("$scratch/empty-file:$h"); fi

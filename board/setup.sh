@@ -9,7 +9,6 @@
 #     libcurl4-openssl-dev and libmpg123-dev (internet radio: HTTP(S) and MP3 streams),
 #     TagLib's C binding (libtagc0-dev on Debian 12, libtag-c-dev on Debian 13), libgpiod-dev;
 #   - alsa-utils (aplay, arecord: handy to check a sound card);
-#   - lame: the MP3 encoder RadioStreamTests make their test stream with (skipped without it);
 #   - mpc and python3-mpd (python-mpd2): the MPD clients the tests drive jukebox's MPD listener
 #     with (Debian 12 and 13 both ship them); mpd itself, the reference MPDConformanceTests compare
 #     jukebox with (started by the test on 127.0.0.1 with a private config: the package's own
@@ -52,7 +51,7 @@ if [ -r /etc/os-release ]; then
 fi
 
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libgpiod-dev
-  alsa-utils mpc python3-mpd mpd lame snapserver python3-gi python3-dbus python3-musicbrainzngs)
+  alsa-utils mpc python3-mpd mpd snapserver python3-gi python3-dbus python3-musicbrainzngs)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.

@@ -86,6 +86,8 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	}
 	transfer t = { options, callbacks, result, 0 };
 	struct curl_slist *headers = NULL;
+	// Shoutcast v1 answers "ICY 200 OK": without the alias libcurl takes it for HTTP/0.9 and refuses it.
+	struct curl_slist *aliases = curl_slist_append(NULL, "ICY 200");
 	if (options->want_icy_metadata)
 		headers = curl_slist_append(headers, "Icy-MetaData: 1");
 	curl_easy_setopt(curl, CURLOPT_URL, options->url);
@@ -100,8 +102,9 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, options->stall_seconds);
 	// A 404 or 500 is an error with its status, not a body to decode.
 	curl_easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
-	// Shoutcast v1 answers "ICY 200 OK" without an HTTP version: libcurl takes it as HTTP/1.0-like.
 	curl_easy_setopt(curl, CURLOPT_HTTP09_ALLOWED, 0L);
+	if (aliases)
+		curl_easy_setopt(curl, CURLOPT_HTTP200ALIASES, aliases);
 	curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
 	if (options->user_agent)
 		curl_easy_setopt(curl, CURLOPT_USERAGENT, options->user_agent);
@@ -127,4 +130,5 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	// The error buffer belongs to this call's result: libcurl must not write to it after the handle is gone.
 	curl_easy_cleanup(curl);
 	curl_slist_free_all(headers);
+	curl_slist_free_all(aliases);
 }

@@ -78,9 +78,18 @@ public final class HTTPStream: @unchecked Sendable {
     private var ring: [UInt8]
     private var ringStart = 0
     private var ringCount = 0
+    /// Audio bytes put into the ring and taken out of it, ever (titles are placed on this count).
+    private var totalStored = 0
+    private var totalRead = 0
+    /// Titles received but not yet reached by the reader: a title shows when its audio is read, not
+    /// when it arrives seconds of buffer earlier. At most `maxPendingTitles` (older ones then apply at once).
+    private var pendingTitles: [(at: Int, title: String?)] = []
+    static let maxPendingTitles = 16
     private var state = StreamFacts()
     private var stopping = false
     private var gotAudio = false
+    /// The thread has returned.
+    private var finished = false
     private var thread: NativeThread?
     private let clock: @Sendable () -> Double
 
@@ -92,6 +101,7 @@ public final class HTTPStream: @unchecked Sendable {
     private var headerStation: String?
     private var headerType: String?
     private var headerBitrate: Int?
+    private var headerLength: Int?
 
     /// Starts fetching `url` at once.
     public init(url: String, settings: StreamSettings = StreamSettings(),
@@ -101,10 +111,9 @@ public final class HTTPStream: @unchecked Sendable {
         self.clock = clock
         ring = [UInt8](repeating: 0, count: max(16 << 10, Int(settings.bufferSeconds * Double(StreamSettings.ringBytesPerSecond))))
         jb_http_global_init()
-        thread = NativeThread(name: "jukebox-http") { [unowned self] in self.run() }
+        // The thread holds the stream until it ends: `close` need not wait for it.
+        thread = NativeThread(name: "jukebox-http") { [self] in self.run() }
     }
-
-    deinit { close() }
 
     /// The ring's size in bytes.
     public var capacity: Int { ring.count }
@@ -150,6 +159,11 @@ public final class HTTPStream: @unchecked Sendable {
         }
         ringStart = (ringStart + take) % ring.count
         ringCount -= take
+        totalRead += take
+        while let first = pendingTitles.first, first.at <= totalRead {
+            state.title = first.title
+            pendingTitles.removeFirst()
+        }
         monitor.broadcast()
         return .bytes(take)
     }
@@ -169,25 +183,47 @@ public final class HTTPStream: @unchecked Sendable {
         return ringCount
     }
 
-    /// Stops the thread (within about a second: libcurl polls `should_stop` that often) and joins it.
-    /// Safe to call more than once.
+    /// Tells the thread to stop and returns at once: the engine calls it with its own lock held, and
+    /// libcurl notices only at its next progress poll (about a second at most). The thread then
+    /// ends by itself (detached) and frees the connection. Safe to call more than once.
     public func close() {
-        monitor.withLock {
+        let thread = monitor.withLock { () -> NativeThread? in
             stopping = true
             monitor.broadcast()
+            defer { self.thread = nil }
+            return self.thread
         }
-        thread?.join()
-        thread = nil
+        thread?.detach()
+    }
+
+    /// Waits at most `timeout` seconds for the thread to end after `close`; whether it did.
+    /// (Tests: the connection is closed and nothing of the stream is left running.)
+    public func waitUntilFinished(timeout: Double) -> Bool {
+        monitor.withLock {
+            let deadline = clock() + timeout
+            while !finished {
+                let left = deadline - clock()
+                if left <= 0 { break }
+                monitor.wait(seconds: left)
+            }
+            return finished
+        }
     }
 
     // MARK: the stream's thread
 
     private func run() {
+        defer {
+            monitor.withLock {
+                finished = true
+                monitor.broadcast()
+            }
+        }
         var delay = settings.backoff.lowerBound
         while !monitor.withLock({ stopping }) {
             let outcome = fetchOnce()
             let (stop, hadAudio) = monitor.withLock { (stopping, gotAudio) }
-            if stop { break }
+            if stop || (outcome.fileEnded && hadAudio) { break }
             if let fatal = outcome.fatal, !hadAudio || outcome.alwaysFatal {
                 monitor.withLock {
                     state.failure = fatal
@@ -236,6 +272,8 @@ public final class HTTPStream: @unchecked Sendable {
         /// Not worth retrying even after audio came (a refused format, an endless header).
         var alwaysFatal = false
         var deliveredAudio = false
+        /// A response with a length arrived whole: a file, not a live stream, so its end is the end.
+        var fileEnded = false
     }
 
     private var deliveredThisConnection = false
@@ -248,6 +286,7 @@ public final class HTTPStream: @unchecked Sendable {
         headerStation = nil
         headerType = nil
         headerBitrate = nil
+        headerLength = nil
         deliveredThisConnection = false
         var result = jb_http_result()
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -282,6 +321,7 @@ public final class HTTPStream: @unchecked Sendable {
             }
         }
         var outcome = Outcome(deliveredAudio: deliveredThisConnection)
+        outcome.fileEnded = result.code == 0 && result.aborted == 0 && headerLength != nil && bodyStarted
         if result.header_overflow != 0 {
             outcome.fatal = "the server's header is longer than \(settings.maxHeaderBytes / 1024) KiB"
             outcome.alwaysFatal = true
@@ -317,6 +357,7 @@ public final class HTTPStream: @unchecked Sendable {
             headerStation = nil
             headerType = nil
             headerBitrate = nil
+            headerLength = nil
             return
         }
         guard let colon = text.firstIndex(of: ":") else { return }
@@ -325,6 +366,7 @@ public final class HTTPStream: @unchecked Sendable {
         switch name {
         case "icy-metaint": metaInterval = min(Int(value) ?? 0, 1 << 20)
         case "icy-name": headerStation = ICYDemuxer.cleanText(Array(value.utf8))
+        case "content-length": headerLength = Int(value)
         case "icy-br": headerBitrate = Int(value.split(separator: ",").first ?? "")
         case "content-type":
             headerType = value.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() }
@@ -359,7 +401,16 @@ public final class HTTPStream: @unchecked Sendable {
             if keepGoing { keepGoing = self.store(run) }
         }, metadata: { block in
             guard let title = ICYDemuxer.streamTitle(block) else { return }
-            self.monitor.withLock { self.state.title = title.isEmpty ? nil : title }
+            self.monitor.withLock {
+                if self.pendingTitles.count >= Self.maxPendingTitles {
+                    self.state.title = self.pendingTitles.removeFirst().title
+                }
+                if self.totalStored <= self.totalRead && self.pendingTitles.isEmpty {
+                    self.state.title = title.isEmpty ? nil : title
+                } else {
+                    self.pendingTitles.append((self.totalStored, title.isEmpty ? nil : title))
+                }
+            }
         })
         return keepGoing
     }
@@ -378,6 +429,7 @@ public final class HTTPStream: @unchecked Sendable {
                 (raw.baseAddress! + end).copyMemory(from: run.baseAddress! + offset, byteCount: room)
             }
             ringCount += room
+            totalStored += room
             offset += room
             gotAudio = true
             deliveredThisConnection = true

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import XCTest
+
+/// A small HTTP server on 127.0.0.1 (Python's `http.server`, started by the test) serving one MP3 file
+/// as the kinds of stream a radio meets. Paths:
+/// - `/icy?metaint=N[&drop=B][&garbage=1][&once=1]`: an `ICY 200 OK` stream (`icy-name: Test FM`)
+///   with a `StreamTitle` block every N audio bytes (`Song 1`, `Song 2`, …; with `garbage`, random
+///   bytes and a title full of control characters); the file again and again (once with `once`);
+///   with `drop`, the connection is closed after B body bytes and the next one continues where the
+///   audio left off (a live stream: what was sent and not played is lost).
+/// - `/file.mp3`: the file as a plain HTTP/1.0 response with a Content-Length.
+/// - `/redirect/K`: K redirects (302) then `/file.mp3`.
+/// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` bytes.
+/// - `/endless`: a status line, then header lines without end.
+/// - `/silent`: `ICY 200 OK` headers, then nothing (a stalled server).
+final class RadioServer {
+    let port: Int
+    private let process: Process
+
+    static let script = #"""
+import http.server, socketserver, sys, os, random, time
+from urllib.parse import urlparse, parse_qs
+MP3 = open(sys.argv[1], 'rb').read()
+offsets = {}
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.0'
+    def log_message(self, *args): pass
+    def raw(self, text):
+        self.wfile.write(text.encode('latin-1'))
+    def do_GET(self):
+        url = urlparse(self.path)
+        q = {k: v[0] for k, v in parse_qs(url.query).items()}
+        try:
+            if url.path == '/icy': self.icy(q)
+            elif url.path == '/file.mp3':
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: audio/mpeg\r\nContent-Length: %d\r\n\r\n' % len(MP3))
+                self.wfile.write(MP3)
+            elif url.path.startswith('/redirect/'):
+                k = int(url.path.split('/')[-1])
+                target = '/redirect/%d' % (k - 1) if k > 1 else '/file.mp3'
+                self.raw('HTTP/1.0 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n' % target)
+            elif url.path == '/page.html':
+                body = b'<!DOCTYPE html><html><body>Not a stream</body></html>'
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n\r\n' % len(body))
+                self.wfile.write(body)
+            elif url.path == '/ogg':
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: audio/ogg\r\n\r\n')
+                self.wfile.write(b'OggS' + bytes(4096))
+            elif url.path == '/endless':
+                self.raw('HTTP/1.0 200 OK\r\n')
+                line = ('X-Filler: ' + 'a' * 100 + '\r\n').encode()
+                while True: self.wfile.write(line)
+            elif url.path == '/silent':
+                self.raw('ICY 200 OK\r\nContent-Type: audio/mpeg\r\nicy-metaint: 8192\r\n\r\n')
+                self.wfile.flush()
+                time.sleep(30)
+            else:
+                self.raw('HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\nnot found')
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+    def icy(self, q):
+        metaint = int(q.get('metaint', '8192'))
+        drop = int(q.get('drop', '0'))
+        garbage = q.get('garbage') == '1'
+        once = q.get('once') == '1'
+        key = self.path
+        self.raw('ICY 200 OK\r\nicy-name: Test FM\r\nicy-br: 128\r\nicy-metaint: %d\r\nContent-Type: audio/mpeg\r\n\r\n' % metaint)
+        pos = offsets.get(key, 0)
+        sent = 0
+        block = 0
+        rng = random.Random(1)
+        while True:
+            if once and pos >= len(MP3): return
+            chunk = bytearray()
+            while len(chunk) < metaint:
+                take = MP3[pos % len(MP3):pos % len(MP3) + metaint - len(chunk)]
+                if once: take = take[:max(0, len(MP3) - pos)]
+                if not take: break
+                chunk += take
+                pos += len(take)
+            block += 1
+            if garbage:
+                text = rng.randbytes(rng.randrange(0, 200)) + b"StreamTitle='\x01Bad\x07 \x1b[2JTitle\x00';"
+            else:
+                text = ("StreamTitle='Song %d';StreamUrl='';" % (1 + block // 4)).encode()
+            text += bytes(-len(text) % 16)
+            meta = bytes([len(text) // 16]) + text
+            if len(chunk) < metaint: meta = b''
+            out = bytes(chunk) + meta
+            if drop and sent + len(out) > drop:
+                cut = drop - sent
+                offsets[key] = pos - len(chunk) + min(cut, len(chunk))
+                self.wfile.write(out[:cut])
+                return
+            self.wfile.write(out)
+            sent += len(out)
+            offsets[key] = pos
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+server = Server(('127.0.0.1', 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""#
+
+    /// Starts the server over `mp3` (a path) from `folder`; throws XCTSkip without python3.
+    init(mp3: String, folder: String) throws {
+        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) else { throw XCTSkip("python3 is not installed (the arm64 chroot): no local radio server") }
+        let scriptPath = folder + "/radio_server.py"
+        try Self.script.write(toFile: scriptPath, atomically: false, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [scriptPath, mp3]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        // The first line is the port; the server is listening before it prints it.
+        var line = Data()
+        while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
+            line += byte
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            process.terminate()
+            throw XCTSkip("the local radio server did not start")
+        }
+        self.port = port
+    }
+
+    deinit {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+}

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+import CMpg123
+import Foundation
+import JukeboxAudio
+import JukeboxFixtures
+import XCTest
+
+/// HTTP(S) streams end to end against a local server (`RadioServer`, 127.0.0.1 only): `HTTPStream`
+/// (libcurl: ICY blocks out, titles, redirects, refusals, bounds, reconnecting) and the engine
+/// playing a stream through libmpg123 into the test device, compared with a reference decode.
+/// Skipped without python3 (the arm64 chroot). Every wait is bounded.
+final class RadioStreamTests: XCTestCase {
+    private var scratch: Scratch!
+    private var server: RadioServer!
+    private var mp3: [UInt8] = []
+
+    /// 3 s of 44.1 kHz stereo test audio as MP3 (libsndfile's LAME encoder).
+    private static let frames = 132_300
+
+    override func setUpWithError() throws {
+        scratch = try Scratch()
+        let path = try scratch.audio(.mp3, frames: Self.frames)
+        mp3 = scratch.bytes(path)
+        server = try RadioServer(mp3: path, folder: scratch.url.path)
+    }
+
+    override func tearDown() {
+        server = nil
+        scratch = nil
+    }
+
+    private func fast(_ settings: StreamSettings = StreamSettings()) -> StreamSettings {
+        var s = settings
+        s.backoff = 0.1...0.4
+        s.connectTimeoutSeconds = 5
+        s.stallSeconds = 3
+        return s
+    }
+
+    /// Reads everything the stream delivers until `bytes` have come or it ends/fails (10 s at most).
+    private func drain(_ stream: HTTPStream, upTo bytes: Int) -> (audio: [UInt8], end: HTTPStream.ReadResult?) {
+        var audio: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let deadline = Date().addingTimeInterval(10)
+        while audio.count < bytes && Date() < deadline {
+            let want = min(8192, bytes - audio.count)
+            let result = buffer.withUnsafeMutableBytes { stream.read(into: $0.baseAddress!, count: want, timeout: 0.2) }
+            switch result {
+            case .bytes(let n): audio += buffer[0..<n]
+            case .pending: continue
+            case .ended, .failed: return (audio, result)
+            }
+        }
+        return (audio, nil)
+    }
+
+    private func failure(_ path: String, settings: StreamSettings? = nil) -> (String?, Double) {
+        let start = Date()
+        let stream = HTTPStream(url: server.url(path), settings: settings ?? fast())
+        defer { stream.close() }
+        let (_, end) = drain(stream, upTo: .max)
+        if case .failed(let reason) = end { return (reason, Date().timeIntervalSince(start)) }
+        return (nil, Date().timeIntervalSince(start))
+    }
+
+    // MARK: HTTPStream
+
+    func testICYBlocksAreTakenOutAndTitlesFollowTheStream() throws {
+        let stream = HTTPStream(url: server.url("/icy?metaint=4000&once=1"), settings: fast())
+        defer { stream.close() }
+        var titles: [String] = []
+        var audio: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1000)
+        let deadline = Date().addingTimeInterval(10)
+        while audio.count < mp3.count && Date() < deadline {
+            let result = buffer.withUnsafeMutableBytes { stream.read(into: $0.baseAddress!, count: 1000, timeout: 0.2) }
+            if case .bytes(let n) = result { audio += buffer[0..<n] }
+            if let title = stream.facts.title, titles.last != title { titles.append(title) }
+        }
+        XCTAssertEqual(audio.count, mp3.count)
+        XCTAssertTrue(audio == mp3, "the audio differs from the served MP3: ICY blocks left in or bytes lost")
+        let facts = stream.facts
+        XCTAssertEqual(facts.station, "Test FM")
+        XCTAssertEqual(facts.bitrate, 128)
+        XCTAssertEqual(facts.contentType, "audio/mpeg")
+        XCTAssertGreaterThanOrEqual(titles.count, 2, "titles seen: \(titles)")
+        XCTAssertEqual(titles.first, "Song 1")
+    }
+
+    func testGarbageMetadataNeitherLeaksIntoTheAudioNorShowsControlCharacters() throws {
+        let stream = HTTPStream(url: server.url("/icy?metaint=3000&once=1&garbage=1"), settings: fast())
+        defer { stream.close() }
+        let (audio, _) = drain(stream, upTo: mp3.count)
+        XCTAssertTrue(audio == mp3, "audio differs (\(audio.count) of \(mp3.count) bytes)")
+        let title = try XCTUnwrap(stream.facts.title)
+        XCTAssertFalse(title.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "title: \(title.debugDescription)")
+        XCTAssertEqual(title, "Bad [2JTitle")
+    }
+
+    func testRedirectsAreFollowedUpToTheLimit() throws {
+        let stream = HTTPStream(url: server.url("/redirect/3"), settings: fast())
+        defer { stream.close() }
+        let (audio, end) = drain(stream, upTo: .max)
+        XCTAssertTrue(audio == mp3, "got \(audio.count) bytes, end \(String(describing: end))")
+        XCTAssertEqual(end, .ended, "a plain file ends; it is not reconnected")
+
+        var few = fast()
+        few.maxRedirects = 2
+        let (reason, _) = failure("/redirect/3", settings: few)
+        XCTAssertTrue(reason?.lowercased().contains("redirect") == true, reason ?? "no failure")
+    }
+
+    func testNotAudioIsRefusedWithItsReason() throws {
+        XCTAssertEqual(failure("/missing").0, "HTTP 404 not found")
+        XCTAssertEqual(failure("/page.html").0, "not audio (the server sent text/html)")
+        XCTAssertEqual(failure("/ogg").0, "stream format audio/ogg is not supported yet (MP3 streams only)")
+    }
+
+    func testAnEndlessHeaderEndsAtTheCap() throws {
+        let (reason, seconds) = failure("/endless")
+        XCTAssertEqual(reason, "the server's header is longer than 64 KiB")
+        XCTAssertLessThan(seconds, 5)
+    }
+
+    func testADroppedConnectionIsReconnectedAndTheAudioGoesOn() throws {
+        // Each connection ends after 20000 body bytes; the audio must keep coming through reconnects.
+        let stream = HTTPStream(url: server.url("/icy?metaint=8192&drop=20000"), settings: fast())
+        defer { stream.close() }
+        let start = Date()
+        let (audio, end) = drain(stream, upTo: 100_000)
+        let facts = stream.facts
+        print("radio reconnect: 100000 bytes through \(facts.reconnects) reconnections in "
+              + String(format: "%.2f s", Date().timeIntervalSince(start)))
+        XCTAssertNil(end)
+        XCTAssertEqual(audio.count, 100_000)
+        XCTAssertGreaterThanOrEqual(facts.reconnects, 4)
+        XCTAssertNil(facts.failure)
+        // Nothing replayed: each connection continued where the server's audio left off.
+        XCTAssertTrue(audio.prefix(mp3.count) == mp3.prefix(min(audio.count, mp3.count))[...],
+                      "the audio repeated or skipped across reconnections")
+    }
+
+    func testAStalledServerIsCutAfterTheStallTime() throws {
+        var settings = fast()
+        settings.stallSeconds = 1
+        let (reason, seconds) = failure("/silent", settings: settings)
+        // No audio ever came: the first failure is final.
+        XCTAssertTrue(reason?.contains("Operation too slow") == true || reason?.contains("timed out") == true, reason ?? "none")
+        XCTAssertLessThan(seconds, 5)
+    }
+
+    func testClosingStopsTheThreadPromptly() throws {
+        let stream = HTTPStream(url: server.url("/silent"), settings: fast())
+        XCTAssertTrue(TestPCM.wait(timeout: 5) { stream.facts.connected || stream.facts.station == nil })
+        stream.close()
+        XCTAssertTrue(stream.waitUntilFinished(timeout: 3), "the stream's thread did not end after close()")
+    }
+
+    // MARK: The engine
+
+    /// libmpg123's decode of the whole file at once, as 32-bit float: what the stream must sound like.
+    private func referenceDecode(_ bytes: [UInt8]) throws -> [UInt8] {
+        var error: Int32 = 0
+        let handle = try XCTUnwrap(mpg123_new(nil, &error))
+        defer { mpg123_delete(handle) }
+        mpg123_format_none(handle)
+        mpg123_format(handle, 44100, Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
+        XCTAssertEqual(mpg123_open_feed(handle), MPG123_OK.rawValue)
+        _ = bytes.withUnsafeBufferPointer { mpg123_feed(handle, $0.baseAddress, $0.count) }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            var done = 0
+            let result = buffer.withUnsafeMutableBytes { mpg123_read(handle, $0.baseAddress, 65536, &done) }
+            out += buffer[0..<done]
+            if result == MPG123_NEW_FORMAT.rawValue || (result == MPG123_OK.rawValue) { continue }
+            break
+        }
+        return out
+    }
+
+    private func playAndRecord(_ path: String, heardSeconds: Double) throws -> (recording: [UInt8], firstSound: Double) {
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = fast()
+        settings.bufferSeconds = 0.5
+        engine.setStreamSettings(settings)
+        let start = Date()
+        engine.play(id: 7, path: server.url(path), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 7) }, "\(log.all)")
+        let firstSound = Date().timeIntervalSince(start)
+        XCTAssertTrue(TestPCM.wait(timeout: 10) { (engine.position()?.seconds ?? 0) >= heardSeconds }, "\(log.all)")
+        engine.shutdown()
+        return (pcm.recording(), firstSound)
+    }
+
+    func testAPlainHTTPFilePlaysAsTheReferenceDecodeAndEnds() throws {
+        let reference = try referenceDecode(mp3)
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        engine.play(id: 3, path: server.url("/file.mp3"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(3, _) = $0 { true } else { false } }, "\(log.all)")
+        engine.shutdown()
+        XCTAssertEqual(pcm.events(named: "params").first?.fields["format"], "FLOAT_LE")
+        assertSameAudio(pcm.recording(), reference[...], bytesPerFrame: 8, "plain HTTP MP3")
+    }
+
+    func testAnICYStreamPlaysAsTheReferenceDecode() throws {
+        let reference = try referenceDecode(mp3)
+        let (recording, firstSound) = try playAndRecord("/icy?metaint=8192&once=1", heardSeconds: 2.5)
+        print("radio first sound: " + String(format: "%.3f s", firstSound) + " from play to the first frame out (0.5 s buffer, device at 10x)")
+        XCTAssertGreaterThan(recording.count, 2 * 44100 * 8)
+        let count = min(recording.count, reference.count)
+        assertSameAudio(Array(recording.prefix(count)), reference.prefix(count), bytesPerFrame: 8, "ICY MP3 stream")
+    }
+
+    func testFailingStreamsAreReportedWithTheirReason() throws {
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        engine.setStreamSettings(fast())
+        engine.play(id: 5, path: server.url("/page.html"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { if case .failed(5, _) = $0 { true } else { false } }, "\(log.all)")
+        let reason = log.all.compactMap { if case .failed(5, let r) = $0 { r } else { nil } }.first
+        XCTAssertEqual(reason, "not audio (the server sent text/html)")
+    }
+}
