@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+
+// HTTP(S) streams (internet radio): what the stream adapter reports becomes what is shown (station
+// and title as artist and title, "buffering N %", "reconnecting"), and a stream lost for longer than
+// `Settings.streamGiveUp` is skipped like a file that does not play. Seeks are refused and a pause
+// disconnects (a live stream resumes live, not where it was paused).
+extension State {
+    /// Whether the current track is a stream (by its URL).
+    var currentIsStream: Bool { currentTrack.map { Library.isStreamURL($0.info.path) } ?? false }
+
+    /// The stream status that applies to what plays now (nil for a file, or before any came).
+    public var liveStream: StreamStatus? {
+        guard let stream, stream.playID == loaded?.playID else { return nil }
+        return stream.status
+    }
+
+    /// The current track as it is shown: for a stream, the station as the artist and what is on air
+    /// as the title (the queue entry's own title until the stream names it).
+    public var shownCurrentInfo: TrackInfo? {
+        guard var info = currentTrack?.info else { return nil }
+        if let live = liveStream {
+            if let title = live.title, !title.isEmpty { info.title = title }
+            if let station = live.station, !station.isEmpty { info.artist = station }
+        }
+        return info
+    }
+
+    /// What the stream's state adds to the status line: buffering or reconnecting.
+    var streamMessage: String? {
+        guard let live = liveStream else { return nil }
+        if live.reconnectingFor != nil {
+            return "reconnecting" + (live.lastError.map { " (\($0))" } ?? "")
+        }
+        if !streamStarted { return "buffering \(max(0, min(100, live.bufferedPercent))) %" }
+        return nil
+    }
+
+    /// `.streamStatus`: keeps the facts, and gives up on a stream lost for too long.
+    mutating func streamReport(playID: UInt64, status: StreamStatus, _ step: inout Step) {
+        guard loaded?.playID == playID else { return }
+        stream = PlayStreamStatus(playID: playID, status: status)
+        if let lost = status.reconnectingFor, lost >= settings.streamGiveUp {
+            let why = "no connection for \(Int(lost)) s" + (status.lastError.map { " (\($0))" } ?? "")
+            engineReport(.trackFailed(playID: playID, reason: why), &step)
+        }
+    }
+}
