@@ -38,7 +38,16 @@ extension State {
     /// `.streamStatus`: keeps the facts, and gives up on a stream lost for too long.
     mutating func streamReport(playID: UInt64, status: StreamStatus, _ step: inout Step) {
         guard loaded?.playID == playID else { return }
+        let before = stream?.playID == playID ? stream?.status : nil
         stream = PlayStreamStatus(playID: playID, status: status)
+        // The log says when a stream came back (counted by the adapter, so none is missed between
+        // two looks) and when one is seen lost (the status says it meanwhile).
+        if status.reconnects > (before?.reconnects ?? 0) {
+            step.commands.append(.report("stream reconnected (\(status.reconnects) since it started"
+                + (status.lastError.map { "; last lost: \($0)" } ?? "") + ")"))
+        } else if before?.reconnectingFor == nil, status.reconnectingFor != nil {
+            step.commands.append(.report("stream lost" + (status.lastError.map { " (\($0))" } ?? "") + ": reconnecting"))
+        }
         if let lost = status.reconnectingFor, lost >= settings.streamGiveUp {
             let why = "no connection for \(Int(lost)) s" + (status.lastError.map { " (\($0))" } ?? "")
             engineReport(.trackFailed(playID: playID, reason: why), &step)

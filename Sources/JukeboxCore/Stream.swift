@@ -13,10 +13,13 @@ public struct StreamStatus: Equatable, Sendable {
     public var reconnectingFor: Double?
     /// Why the last connection ended, when it ended badly.
     public var lastError: String?
+    /// Connections made again since the stream started (each after audio had come).
+    public var reconnects: Int
 
     /// Creates a status.
     public init(station: String? = nil, title: String? = nil, bufferedPercent: Int = 0,
-                reconnectingFor: Double? = nil, lastError: String? = nil) {
+                reconnectingFor: Double? = nil, lastError: String? = nil, reconnects: Int = 0) {
+        self.reconnects = reconnects
         self.station = station
         self.title = title
         self.bufferedPercent = bufferedPercent

@@ -59,10 +59,14 @@ final class StreamTests: XCTestCase {
             $0.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
                               message: "reconnecting (Connection reset)")
         }, commands: [
+            .report("stream lost (Connection reset): reconnecting"),
             .render(status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
                            message: "reconnecting (Connection reset)")),
         ])
         XCTAssertEqual(h.state.phase, .playing, "the phase is kept while reconnecting")
+        // Still lost: said once.
+        let later = StreamStatus(station: "Test FM", bufferedPercent: 0, reconnectingFor: 10, lastError: "Connection reset")
+        h.send(.streamStatus(playID: 1, later), { $0.stream = PlayStreamStatus(playID: 1, status: later) }, commands: [])
         let tooLong = StreamStatus(station: "Test FM", bufferedPercent: 0, reconnectingFor: 120.2, lastError: "Connection refused")
         h.send(.streamStatus(playID: 1, tooLong), {
             $0.stream = nil
@@ -83,6 +87,25 @@ final class StreamTests: XCTestCase {
                                    phase: "playing")),
             .render(status("playing", song: 2, index: 2, of: 2,
                            message: "skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)")),
+        ])
+    }
+
+    func testAReconnectionIsLoggedAndTheMessageGoes() {
+        var start = streaming()
+        start.streamStarted = true
+        let lost = StreamStatus(station: "Test FM", bufferedPercent: 0, reconnectingFor: 2.5, lastError: "Connection reset")
+        start.stream = PlayStreamStatus(playID: 1, status: lost)
+        start.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+                             message: "reconnecting (Connection reset)")
+        let h = CoreHarness(start)
+        let back = StreamStatus(station: "Test FM", title: "Song 2", bufferedPercent: 30, lastError: "Connection reset",
+                                reconnects: 1)
+        h.send(.streamStatus(playID: 1, back), {
+            $0.stream = PlayStreamStatus(playID: 1, status: back)
+            $0.shown = status("playing", title: "Song 2", artist: "Test FM", elapsed: "0:00", index: 1, of: 2)
+        }, commands: [
+            .report("stream reconnected (1 since it started; last lost: Connection reset)"),
+            .render(status("playing", title: "Song 2", artist: "Test FM", elapsed: "0:00", index: 1, of: 2)),
         ])
     }
 

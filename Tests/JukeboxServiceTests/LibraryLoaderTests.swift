@@ -48,6 +48,8 @@ final class LibraryLoaderTests: XCTestCase {
         XCTAssertEqual(tracks.first?.title, "radio.example:8443/hi.mp3")
         XCTAssertEqual(readPaths, [dir.file("a.flac")], "a URL is not opened to read tags")
         XCTAssertEqual(messages, ["not a usable URL (spaces, control characters, no host or over 2048 bytes): http://bad url/"])
+        // A stream that fails is skipped with its reason, never waited for as music not there ("http:").
+        XCTAssertNil(StartUp.missingFolder(of: "http://radio.example/live.mp3"))
     }
 
     func testMissingPathsAndNonAudioFilesAreNamed() {

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-import XCTest
 
 /// A small HTTP server on 127.0.0.1 (Python's `http.server`, started by the test) serving one MP3 file
 /// as the kinds of stream a radio meets. Paths:
@@ -14,8 +13,9 @@ import XCTest
 /// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` bytes.
 /// - `/endless`: a status line, then header lines without end.
 /// - `/silent`: `ICY 200 OK` headers, then nothing (a stalled server).
-final class RadioServer {
-    let port: Int
+public final class RadioServer {
+    /// The port it listens on, on 127.0.0.1.
+    public let port: Int
     private let process: Process
 
     static let script = #"""
@@ -107,11 +107,17 @@ print(server.server_address[1], flush=True)
 server.serve_forever()
 """#
 
-    /// Starts the server over `mp3` (a path) from `folder`; throws XCTSkip without python3.
-    init(mp3: String, folder: String) throws {
+    /// Why the server cannot run here (a test skips with it).
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Starts the server over `mp3` (a path), writing its script into `folder`; throws `Unavailable`
+    /// without python3 (the arm64 chroot has none) or when it does not start.
+    public init(mp3: String, folder: String) throws {
         guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
             FileManager.default.isExecutableFile(atPath: $0)
-        }) else { throw XCTSkip("python3 is not installed (the arm64 chroot): no local radio server") }
+        }) else { throw Unavailable(description: "python3 is not installed: no local radio server") }
         let scriptPath = folder + "/radio_server.py"
         try Self.script.write(toFile: scriptPath, atomically: false, encoding: .utf8)
         process = Process()
@@ -127,7 +133,7 @@ server.serve_forever()
         }
         guard let port = Int(String(decoding: line, as: UTF8.self)) else {
             process.terminate()
-            throw XCTSkip("the local radio server did not start")
+            throw Unavailable(description: "the local radio server did not start")
         }
         self.port = port
     }
@@ -137,5 +143,6 @@ server.serve_forever()
         process.waitUntilExit()
     }
 
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    /// `http://127.0.0.1:PORT` + `path`.
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 }
