@@ -88,7 +88,9 @@ extension AudioEngine {
         var result: Result<OpenTrack, DecodeError>
         do throws(DecodeError) {
             let decoder = try openSource(job.track, serial: serial, generation: generation)
-            var frame = Int64((job.fromSeconds * Double(decoder.format.sampleRate)).rounded())
+            // A live stream joins what is on air now, whatever place it is asked for (a resume after
+            // a restart or a lost device names where listening had got to).
+            var frame = decoder is StreamDecoder ? 0 : Int64((job.fromSeconds * Double(decoder.format.sampleRate)).rounded())
             // Past the end: play nothing and end the track at once instead of failing the seek.
             if let count = decoder.frameCount { frame = min(frame, count) }
             if frame > 0 { try decoder.seek(toFrame: frame) }

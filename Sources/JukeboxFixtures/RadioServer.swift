@@ -3,11 +3,12 @@ import Foundation
 
 /// A small HTTP server on 127.0.0.1 (Python's `http.server`, started by the test) serving one MP3 file
 /// as the kinds of stream a radio meets. Paths:
-/// - `/icy?metaint=N[&drop=B][&garbage=1][&once=1]`: an `ICY 200 OK` stream (`icy-name: Test FM`)
+/// - `/icy?metaint=N[&drop=B][&garbage=1][&once=1][&pace=BYTES_PER_S]`: an `ICY 200 OK` stream (`icy-name: Test FM`)
 ///   with a `StreamTitle` block every N audio bytes (`Song 1`, `Song 2`, …; with `garbage`, random
 ///   bytes and a title full of control characters); the file again and again (once with `once`);
 ///   with `drop`, the connection is closed after B body bytes and the next one continues where the
-///   audio left off (a live stream: what was sent and not played is lost).
+///   audio left off (a live stream: what was sent and not played is lost); with `pace`, sent no
+///   faster than that many bytes a second (a live source: no burst at the start).
 /// - `/file.mp3`: the file as a plain HTTP/1.0 response with a Content-Length.
 /// - `/redirect/K`: K redirects (302) then `/file.mp3`.
 /// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` bytes.
@@ -65,7 +66,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         drop = int(q.get('drop', '0'))
         garbage = q.get('garbage') == '1'
         once = q.get('once') == '1'
+        pace = int(q.get('pace', '0'))
         key = self.path
+        started = time.monotonic()
         self.raw('ICY 200 OK\r\nicy-name: Test FM\r\nicy-br: 128\r\nicy-metaint: %d\r\nContent-Type: audio/mpeg\r\n\r\n' % metaint)
         pos = offsets.get(key, 0)
         sent = 0
@@ -97,6 +100,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(out)
             sent += len(out)
             offsets[key] = pos
+            if pace:
+                ahead = started + sent / pace - time.monotonic()
+                if ahead > 0: time.sleep(ahead)
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True

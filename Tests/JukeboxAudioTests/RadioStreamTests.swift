@@ -225,6 +225,37 @@ final class RadioStreamTests: XCTestCase {
         assertSameAudio(Array(recording.prefix(count)), reference.prefix(count), bytesPerFrame: 8, "ICY MP3 stream")
     }
 
+    func testTimeToFirstSoundFromALiveRateSourceIsTheBuffer() throws {
+        // Served at 128 kbit/s with no start-up burst (a worst case: Icecast sends a burst), the
+        // default 2 s buffer fills in about 2 s: the figure printed is the wait a listener has.
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 1)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        let start = Date()
+        engine.play(id: 8, path: server.url("/icy?metaint=8192&pace=16000"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 8) }, "\(log.all)")
+        let firstSound = Date().timeIntervalSince(start)
+        print("radio first sound: " + String(format: "%.2f s", firstSound) + " from play to the first frame out "
+              + "(default 2 s buffer, source paced at 128 kbit/s)")
+        // The server writes each 8 KiB block before it waits for its time: it runs 0.5 s ahead, so
+        // 32000 bytes (2 s) are there after about 1.5 s.
+        XCTAssertGreaterThan(firstSound, 1.2, "played before the buffer could have filled")
+    }
+
+    func testAStreamAskedToStartAtAPlaceJoinsLive() throws {
+        // A resume after a restart asks for where listening had got to: a live stream plays from now.
+        let reference = try referenceDecode(mp3)
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        engine.play(id: 4, path: server.url("/file.mp3"), from: 42, paused: false)
+        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(4, _) = $0 { true } else { false } }, "\(log.all)")
+        engine.shutdown()
+        assertSameAudio(pcm.recording(), reference[...], bytesPerFrame: 8, "started at 42 s")
+    }
+
     func testFailingStreamsAreReportedWithTheirReason() throws {
         let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
         let log = ReportLog()
