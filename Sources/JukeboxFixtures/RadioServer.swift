@@ -17,10 +17,11 @@ import Foundation
 public final class RadioServer {
     /// The port it listens on, on 127.0.0.1.
     public let port: Int
+    private let tls: Bool
     private let process: Process
 
     static let script = #"""
-import http.server, socketserver, sys, os, random, time
+import http.server, socketserver, sys, os, random, time, ssl
 from urllib.parse import urlparse, parse_qs
 MP3 = open(sys.argv[1], 'rb').read()
 offsets = {}
@@ -109,6 +110,11 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
 server = Server(('127.0.0.1', 0), Handler)
+if len(sys.argv) > 3:
+    # HTTPS with the given (self-signed) certificate and key: a client that checks certificates refuses it.
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[2], sys.argv[3])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 print(server.server_address[1], flush=True)
 server.serve_forever()
 """#
@@ -118,9 +124,11 @@ server.serve_forever()
         public var description: String
     }
 
-    /// Starts the server over `mp3` (a path), writing its script into `folder`; throws `Unavailable`
-    /// without python3 (the arm64 chroot has none) or when it does not start.
-    public init(mp3: String, folder: String) throws {
+    /// Starts the server over `mp3` (a path), writing its script into `folder`; with `tls`, HTTPS
+    /// with a self-signed certificate made by `openssl` (so a checking client refuses it). Throws
+    /// `Unavailable` without python3 (the arm64 chroot has none), without openssl for `tls`, or
+    /// when it does not start.
+    public init(mp3: String, folder: String, tls: Bool = false) throws {
         guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
             FileManager.default.isExecutableFile(atPath: $0)
         }) else { throw Unavailable(description: "python3 is not installed: no local radio server") }
@@ -129,6 +137,21 @@ server.serve_forever()
         process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [scriptPath, mp3]
+        if tls {
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else {
+                throw Unavailable(description: "openssl is not installed: no HTTPS test server")
+            }
+            let openssl = Process()
+            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                                 "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem"]
+            openssl.standardOutput = FileHandle.nullDevice
+            openssl.standardError = FileHandle.nullDevice
+            try openssl.run()
+            openssl.waitUntilExit()
+            guard openssl.terminationStatus == 0 else { throw Unavailable(description: "openssl could not make a certificate") }
+            process.arguments! += [folder + "/cert.pem", folder + "/key.pem"]
+        }
         let out = Pipe()
         process.standardOutput = out
         try process.run()
@@ -142,6 +165,7 @@ server.serve_forever()
             throw Unavailable(description: "the local radio server did not start")
         }
         self.port = port
+        self.tls = tls
     }
 
     deinit {
@@ -150,5 +174,5 @@ server.serve_forever()
     }
 
     /// `http://127.0.0.1:PORT` + `path`.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    public func url(_ path: String) -> String { (tls ? "https" : "http") + "://127.0.0.1:\(port)\(path)" }
 }

@@ -118,6 +118,20 @@ final class RadioStreamTests: XCTestCase {
         XCTAssertEqual(failure("/ogg").0, "stream format audio/ogg is not supported yet (MP3 streams only)")
     }
 
+    func testAnUntrustedCertificateIsRefusedWithTheReason() throws {
+        let tls: RadioServer
+        do { tls = try RadioServer(mp3: scratch.path("mp3.mp3"), folder: scratch.url.path, tls: true) } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let stream = HTTPStream(url: tls.url("/file.mp3"), settings: fast())
+        defer { stream.close() }
+        let (audio, end) = drain(stream, upTo: .max)
+        XCTAssertEqual(audio.count, 0)
+        guard case .failed(let reason) = end else { return XCTFail("not refused: \(String(describing: end))") }
+        print("radio TLS refusal: \(reason)")
+        XCTAssertTrue(reason.lowercased().contains("certificate"), reason)
+    }
+
     func testAnEndlessHeaderEndsAtTheCap() throws {
         let (reason, seconds) = failure("/endless")
         XCTAssertEqual(reason, "the server's header is longer than 64 KiB")
@@ -154,6 +168,45 @@ final class RadioStreamTests: XCTestCase {
         // No audio ever came: the first failure is final.
         XCTAssertTrue(reason?.contains("Operation too slow") == true || reason?.contains("timed out") == true, reason ?? "none")
         XCTAssertLessThan(seconds, 5)
+    }
+
+    /// Open file descriptors of this process.
+    private func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    }
+
+    func testTwoHundredReconnectionsLeaveDescriptorsAndMemoryFlat() throws {
+        var settings = fast()
+        settings.backoff = 0.005...0.005
+        let stream = HTTPStream(url: server.url("/icy?metaint=1000&drop=3000"), settings: settings)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        func readUntil(reconnects: Int) -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while stream.facts.reconnects < reconnects && Date() < deadline {
+                _ = buffer.withUnsafeMutableBytes { stream.read(into: $0.baseAddress!, count: 4096, timeout: 0.1) }
+            }
+            return stream.facts.reconnects >= reconnects
+        }
+        XCTAssertTrue(readUntil(reconnects: 10))
+        let fdsBefore = openDescriptors()
+        let rssBefore = residentKiB()
+        let start = Date()
+        XCTAssertTrue(readUntil(reconnects: 210), "reconnections: \(stream.facts.reconnects)")
+        let fdsAfter = openDescriptors()
+        let rssAfter = residentKiB()
+        print("radio 200 reconnections: " + String(format: "%.2f s", Date().timeIntervalSince(start))
+              + ", descriptors \(fdsBefore) → \(fdsAfter), RSS \(rssBefore) → \(rssAfter) KiB")
+        XCTAssertLessThanOrEqual(fdsAfter, fdsBefore + 2, "descriptors grow with reconnections")
+        XCTAssertLessThan(rssAfter - rssBefore, 4096, "memory grows with reconnections")
+        stream.close()
+        XCTAssertTrue(stream.waitUntilFinished(timeout: 3))
+        XCTAssertNil(stream.facts.failure)
+    }
+
+    private func residentKiB() -> Int {
+        let text = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = text.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
     func testClosingStopsTheThreadPromptly() throws {
