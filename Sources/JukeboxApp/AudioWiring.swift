@@ -13,7 +13,8 @@ extension AudioEngine: AudioPort {
         let percent = live.target > 0 ? min(100, facts.bufferedBytes * 100 / live.target) : 100
         let lost = facts.reconnectingSince.map { max(0, monotonicNow() - $0) }
         return (live.id, StreamStatus(station: facts.station, title: facts.title, bufferedPercent: percent,
-                                      reconnectingFor: lost, lastError: facts.lastError, reconnects: facts.reconnects))
+                                      reconnectingFor: lost, lastError: facts.lastError, reconnects: facts.reconnects,
+                                      rebuffering: facts.rebuffering))
     }
 }
 

@@ -59,6 +59,8 @@ public struct StreamFacts: Sendable, Equatable {
     public var failure: String?
     /// The server ended the stream cleanly and it is not live (a plain file) — or a stop.
     public var ended = false
+    /// The decoder ran out of bytes and waits for the buffer to fill again (`StreamDecoder`).
+    public var rebuffering = false
 }
 
 /// One HTTP(S) audio stream fetched by libcurl on its own thread (`jukebox-http`) into a bounded ring.
@@ -166,6 +168,11 @@ public final class HTTPStream: @unchecked Sendable {
         }
         monitor.broadcast()
         return .bytes(take)
+    }
+
+    /// Marks the reader as waiting for the buffer to fill again (shown as buffering).
+    public func setRebuffering(_ on: Bool) {
+        monitor.withLock { state.rebuffering = on }
     }
 
     /// Waits at most `timeout` seconds until `bytes` are buffered or the stream ends or fails.

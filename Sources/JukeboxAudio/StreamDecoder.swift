@@ -44,6 +44,10 @@ public final class StreamDecoder {
     public let stream: HTTPStream
 
     private var handle: OpaquePointer?
+    /// The ring ran dry (a slow or lost connection): nothing is fed until it holds the start-up
+    /// buffer again, so a source arriving at its real rate plays after one pause instead of
+    /// stuttering block by block.
+    private var rebuffering = false
     private let scratch: UnsafeMutableRawPointer
     private static let scratchBytes = 16 << 10
     /// How long one `read` waits for network bytes before saying "pending".
@@ -157,10 +161,21 @@ public final class StreamDecoder {
             case MPG123_OK.rawValue:
                 continue
             case MPG123_NEED_MORE.rawValue:
+                if rebuffering {
+                    let facts = stream.facts
+                    let target = Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity)
+                    if stream.waitForBuffered(target, timeout: Self.readWait) < target && !facts.ended && facts.failure == nil {
+                        return pcmSourcePending
+                    }
+                    rebuffering = false
+                    stream.setRebuffering(false)
+                }
                 switch stream.read(into: scratch, count: Self.scratchBytes, timeout: Self.readWait) {
                 case .bytes(let count):
                     mpg123_feed(handle, scratch.assumingMemoryBound(to: UInt8.self), count)
                 case .pending:
+                    rebuffering = true
+                    stream.setRebuffering(true)
                     return pcmSourcePending
                 case .ended:
                     return 0

@@ -31,7 +31,7 @@ extension State {
         if live.reconnectingFor != nil {
             return "reconnecting" + (live.lastError.map { " (\($0))" } ?? "")
         }
-        if !streamStarted { return "buffering \(max(0, min(100, live.bufferedPercent))) %" }
+        if !streamStarted || live.rebuffering { return "buffering \(max(0, min(100, live.bufferedPercent))) %" }
         return nil
     }
 

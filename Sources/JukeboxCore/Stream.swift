@@ -15,11 +15,15 @@ public struct StreamStatus: Equatable, Sendable {
     public var lastError: String?
     /// Connections made again since the stream started (each after audio had come).
     public var reconnects: Int
+    /// The stream ran dry while playing and is filling its buffer again.
+    public var rebuffering: Bool
 
     /// Creates a status.
     public init(station: String? = nil, title: String? = nil, bufferedPercent: Int = 0,
-                reconnectingFor: Double? = nil, lastError: String? = nil, reconnects: Int = 0) {
+                reconnectingFor: Double? = nil, lastError: String? = nil, reconnects: Int = 0,
+                rebuffering: Bool = false) {
         self.reconnects = reconnects
+        self.rebuffering = rebuffering
         self.station = station
         self.title = title
         self.bufferedPercent = bufferedPercent

@@ -196,7 +196,9 @@ final class RadioStreamTests: XCTestCase {
         let rssAfter = residentKiB()
         print("radio 200 reconnections: " + String(format: "%.2f s", Date().timeIntervalSince(start))
               + ", descriptors \(fdsBefore) → \(fdsAfter), RSS \(rssBefore) → \(rssAfter) KiB")
-        XCTAssertLessThanOrEqual(fdsAfter, fdsBefore + 2, "descriptors grow with reconnections")
+        // A leak would be one or more per reconnection (200); a few may belong to other tests' streams
+        // still ending (their threads are detached) or the test server's pipes.
+        XCTAssertLessThanOrEqual(fdsAfter, fdsBefore + 8, "descriptors grow with reconnections")
         XCTAssertLessThan(rssAfter - rssBefore, 4096, "memory grows with reconnections")
         stream.close()
         XCTAssertTrue(stream.waitUntilFinished(timeout: 3))
@@ -294,6 +296,29 @@ final class RadioStreamTests: XCTestCase {
         // The server writes each 8 KiB block before it waits for its time: it runs 0.5 s ahead, so
         // 32000 bytes (2 s) are there after about 1.5 s.
         XCTAssertGreaterThan(firstSound, 1.2, "played before the buffer could have filled")
+    }
+
+    func testTheEngineRidesOutDroppedConnectionsOnTheDevice() throws {
+        // A source at its real rate that drops every connection after 24000 bytes (1.5 s of audio),
+        // played at real speed with a 1 s buffer: the track goes on through the reconnections (no
+        // failure, no end), the device's underruns (if any) are recovered, never a lost device.
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 1)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 1
+        engine.setStreamSettings(settings)
+        engine.play(id: 6, path: server.url("/icy?metaint=8192&pace=16000&drop=24000"), from: 0, paused: false)
+        XCTAssertTrue(TestPCM.wait(timeout: 15) { (engine.position()?.seconds ?? 0) >= 5 }, "\(log.all)")
+        let facts = try XCTUnwrap(engine.streamFacts()).facts
+        let counters = engine.counters()
+        print("radio engine through drops: \(facts.reconnects) reconnections in 5 s heard, device \(counters)")
+        XCTAssertGreaterThanOrEqual(facts.reconnects, 2)
+        XCTAssertFalse(log.all.contains { if case .failed = $0 { true } else if case .finished = $0 { true } else { false } },
+                       "\(log.all)")
+        XCTAssertEqual(counters.lost, 0, "\(counters)")
+        XCTAssertEqual(counters.recoveries, counters.xruns + counters.suspends, "\(counters)")
     }
 
     func testAStreamAskedToStartAtAPlaceJoinsLive() throws {

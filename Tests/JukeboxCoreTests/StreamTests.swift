@@ -109,6 +109,21 @@ final class StreamTests: XCTestCase {
         ])
     }
 
+    func testRunningDryWhilePlayingShowsBufferingAgain() {
+        var start = streaming()
+        start.streamStarted = true
+        let h = CoreHarness(start)
+        let dry = StreamStatus(station: "Test FM", bufferedPercent: 35, rebuffering: true)
+        h.send(.streamStatus(playID: 1, dry), {
+            $0.stream = PlayStreamStatus(playID: 1, status: dry)
+            $0.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+                              message: "buffering 35 %")
+        }, commands: [
+            .render(status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+                           message: "buffering 35 %")),
+        ])
+    }
+
     func testSeekIsRefusedOnAStream() {
         let h = CoreHarness(streaming())
         h.send(.seekBy(10), {
