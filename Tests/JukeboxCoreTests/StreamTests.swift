@@ -168,4 +168,24 @@ final class StreamTests: XCTestCase {
             .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)),
         ])
     }
+
+    func testThePanelShowsStationTitleBufferingAndNoLength() {
+        var s = streaming()
+        s.stream = PlayStreamStatus(playID: 1, status: StreamStatus(station: "Test FM", title: "Artist - Song",
+                                                                      bufferedPercent: 45))
+        // Title, station (as the artist), album (none), and the message in the time's row.
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd20x4).rows, [
+            "Artist - Song       ",
+            "Test FM             ",
+            "                    ",
+            "buffering 45 %      ",
+        ])
+        s.streamStarted = true
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd20x4).rows, [
+            "Artist - Song       ",
+            "Test FM             ",
+            "                    ",
+            "\u{25B6} 0:00/--:--        ",
+        ])
+    }
 }
