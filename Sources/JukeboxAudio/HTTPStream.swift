@@ -372,7 +372,11 @@ public final class HTTPStream: @unchecked Sendable {
         let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: " \t")
         switch name {
         case "icy-metaint": metaInterval = min(Int(value) ?? 0, 1 << 20)
-        case "icy-name": headerStation = ICYDemuxer.cleanText(Array(value.utf8))
+        case "icy-name":
+            // From the raw bytes: an old server's Latin-1 name is read as Latin-1, not as U+FFFD.
+            let bytes = Array(line)
+            let start = (bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.count - 1) + 1
+            headerStation = ICYDemuxer.cleanText(Array(bytes[start...]))
         case "content-length": headerLength = Int(value)
         case "icy-br": headerBitrate = Int(value.split(separator: ",").first ?? "")
         case "content-type":

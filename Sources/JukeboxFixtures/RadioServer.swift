@@ -3,7 +3,7 @@ import Foundation
 
 /// A small HTTP server on 127.0.0.1 (Python's `http.server`, started by the test) serving one MP3 file
 /// as the kinds of stream a radio meets. Paths:
-/// - `/icy?metaint=N[&drop=B][&garbage=1][&once=1][&pace=BYTES_PER_S]`: an `ICY 200 OK` stream (`icy-name: Test FM`)
+/// - `/icy?metaint=N[&drop=B][&garbage=1][&once=1][&pace=BYTES_PER_S][&latin1=1]`: an `ICY 200 OK` stream (`icy-name: Test FM`, or `Café FM` in Latin-1 with `latin1`)
 ///   with a `StreamTitle` block every N audio bytes (`Song 1`, `Song 2`, …; with `garbage`, random
 ///   bytes and a title full of control characters); the file again and again (once with `once`);
 ///   with `drop`, the connection is closed after B body bytes and the next one continues where the
@@ -70,7 +70,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pace = int(q.get('pace', '0'))
         key = self.path
         started = time.monotonic()
-        self.raw('ICY 200 OK\r\nicy-name: Test FM\r\nicy-br: 128\r\nicy-metaint: %d\r\nContent-Type: audio/mpeg\r\n\r\n' % metaint)
+        name = 'Caf\xe9 FM' if q.get('latin1') == '1' else 'Test FM'
+        self.raw('ICY 200 OK\r\nicy-name: ' + name + '\r\nicy-br: 128\r\nicy-metaint: %d\r\nContent-Type: audio/mpeg\r\n\r\n' % metaint)
         pos = offsets.get(key, 0)
         sent = 0
         block = 0

@@ -99,6 +99,13 @@ final class RadioStreamTests: XCTestCase {
         XCTAssertEqual(title, "Bad [2JTitle")
     }
 
+    func testALatin1StationNameIsReadAsLatin1() throws {
+        let stream = HTTPStream(url: server.url("/icy?metaint=4000&once=1&latin1=1"), settings: fast())
+        defer { stream.close() }
+        _ = drain(stream, upTo: 1000)
+        XCTAssertEqual(stream.facts.station, "Café FM")
+    }
+
     func testRedirectsAreFollowedUpToTheLimit() throws {
         let stream = HTTPStream(url: server.url("/redirect/3"), settings: fast())
         defer { stream.close() }
