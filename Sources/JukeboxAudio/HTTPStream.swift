@@ -69,7 +69,9 @@ public struct StreamFacts: Sendable, Equatable {
 /// and takes it out of the audio (`ICYDemuxer`), and after a lost connection reconnects with a
 /// doubling back-off, only ever adding the new connection's bytes (nothing is replayed). It never
 /// blocks another thread: readers wait on its monitor with a timeout. What it learns is in `facts`.
-/// A stream that never delivered audio is not retried: its first failure is final (`facts.failure`).
+/// Before any audio came, only the network's own failures are retried (`transientCodes`, 5xx: no
+/// network yet at boot); a URL that is wrong (404, not audio, TLS, a refused format) fails at once
+/// (`facts.failure`). How long to go on trying is the core's decision (`radio.giveUpSeconds`).
 public final class HTTPStream: @unchecked Sendable {
     /// The URL asked for.
     public let url: String
@@ -231,7 +233,9 @@ public final class HTTPStream: @unchecked Sendable {
             let outcome = fetchOnce()
             let (stop, hadAudio) = monitor.withLock { (stopping, gotAudio) }
             if stop || (outcome.fileEnded && hadAudio) { break }
-            if let fatal = outcome.fatal, !hadAudio || outcome.alwaysFatal {
+            // Before any audio, only the network's own failures are tried again (no network yet at
+            // boot, a station's server restarting); a 404, not audio, TLS, a refused format are final.
+            if let fatal = outcome.fatal, (!hadAudio && !outcome.transient) || outcome.alwaysFatal {
                 monitor.withLock {
                     state.failure = fatal
                     state.connected = false
@@ -239,7 +243,7 @@ public final class HTTPStream: @unchecked Sendable {
                 }
                 return
             }
-            if !hadAudio {
+            if !hadAudio && !outcome.transient {
                 // Ended cleanly before any audio: an empty body, nothing to retry.
                 monitor.withLock {
                     state.failure = outcome.fatal ?? "the server sent no audio"
@@ -281,6 +285,9 @@ public final class HTTPStream: @unchecked Sendable {
         var deliveredAudio = false
         /// A response with a length arrived whole: a file, not a live stream, so its end is the end.
         var fileEnded = false
+        /// The network failed, not the URL: no name resolution, no connection, no answer in time, a
+        /// connection cut, a 5xx. Tried again even before any audio came.
+        var transient = false
     }
 
     private var deliveredThisConnection = false
@@ -340,9 +347,15 @@ public final class HTTPStream: @unchecked Sendable {
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             outcome.fatal = result.status >= 400 ? "HTTP \(result.status)" + Self.reasonPhrase(result.status) : words
+            outcome.transient = result.status >= 500 || Self.transientCodes.contains(result.code)
         }
         return outcome
     }
+
+    /// libcurl's codes for a network that failed rather than a URL that is wrong: could not resolve
+    /// the host (6), could not connect (7), timed out (28), nothing came back (52), sending or
+    /// receiving failed (55, 56).
+    static let transientCodes: Set<Int32> = [6, 7, 28, 52, 55, 56]
 
     private static func reasonPhrase(_ status: Int) -> String {
         switch status {

@@ -110,7 +110,7 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-server = Server(('127.0.0.1', 0), Handler)
+server = Server(('127.0.0.1', int(os.environ.get('RADIO_PORT', '0'))), Handler)
 if len(sys.argv) > 3:
     # HTTPS with the given (self-signed) certificate and key: a client that checks certificates refuses it.
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -125,11 +125,12 @@ server.serve_forever()
         public var description: String
     }
 
-    /// Starts the server over `mp3` (a path), writing its script into `folder`; with `tls`, HTTPS
+    /// Starts the server over `mp3` (a path), writing its script into `folder`, on `port` (0: any free
+    /// one); with `tls`, HTTPS
     /// with a self-signed certificate made by `openssl` (so a checking client refuses it). Throws
     /// `Unavailable` without python3 (the arm64 chroot has none), without openssl for `tls`, or
     /// when it does not start.
-    public init(mp3: String, folder: String, tls: Bool = false) throws {
+    public init(mp3: String, folder: String, tls: Bool = false, port wanted: Int = 0) throws {
         guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
             FileManager.default.isExecutableFile(atPath: $0)
         }) else { throw Unavailable(description: "python3 is not installed: no local radio server") }
@@ -138,6 +139,7 @@ server.serve_forever()
         process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [scriptPath, mp3]
+        if wanted != 0 { process.environment = ProcessInfo.processInfo.environment.merging(["RADIO_PORT": String(wanted)]) { $1 } }
         if tls {
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else {
                 throw Unavailable(description: "openssl is not installed: no HTTPS test server")
