@@ -106,11 +106,18 @@ public final class HTTPStream: @unchecked Sendable {
     private var headerType: String?
     private var headerBitrate: Int?
     private var headerLength: Int?
+    /// The URL fetched now: `url`, or the stream a playlist at `url` named (`StreamPlaylist`).
+    private var target: String
+    /// Playlists followed to reach `target`.
+    private var playlistDepth = 0
+    /// The body of a playlist response, while it arrives (at most `StreamPlaylist.maxBytes`).
+    private var playlistBody: [UInt8]?
 
     /// Starts fetching `url` at once.
     public init(url: String, settings: StreamSettings = StreamSettings(),
                 clock: @escaping @Sendable () -> Double = monotonicNow) {
         self.url = url
+        self.target = url
         self.settings = settings
         self.clock = clock
         ring = [UInt8](repeating: 0, count: max(16 << 10, Int(settings.bufferSeconds * Double(StreamSettings.ringBytesPerSecond))))
@@ -231,6 +238,12 @@ public final class HTTPStream: @unchecked Sendable {
         var delay = settings.backoff.lowerBound
         while !monitor.withLock({ stopping }) {
             let outcome = fetchOnce()
+            if let next = outcome.follow {
+                // A playlist named its stream: fetch that at once (no back-off, not a reconnection).
+                target = next
+                playlistDepth += 1
+                continue
+            }
             let (stop, hadAudio) = monitor.withLock { (stopping, gotAudio) }
             if stop || (outcome.fileEnded && hadAudio) { break }
             // Before any audio, only the network's own failures are tried again (no network yet at
@@ -288,6 +301,8 @@ public final class HTTPStream: @unchecked Sendable {
         /// The network failed, not the URL: no name resolution, no connection, no answer in time, a
         /// connection cut, a 5xx. Tried again even before any audio came.
         var transient = false
+        /// The response was a playlist naming this stream.
+        var follow: String?
     }
 
     private var deliveredThisConnection = false
@@ -301,6 +316,7 @@ public final class HTTPStream: @unchecked Sendable {
         headerType = nil
         headerBitrate = nil
         headerLength = nil
+        playlistBody = nil
         deliveredThisConnection = false
         var result = jb_http_result()
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -321,7 +337,7 @@ public final class HTTPStream: @unchecked Sendable {
                 let me = Unmanaged<HTTPStream>.fromOpaque(context).takeUnretainedValue()
                 return me.monitor.withLock { me.stopping } ? 1 : 0
             })
-        url.withCString { urlText in
+        target.withCString { urlText in
             "jukebox".withCString { agent in
                 var options = jb_http_options(
                     url: urlText,
@@ -335,6 +351,22 @@ public final class HTTPStream: @unchecked Sendable {
             }
         }
         var outcome = Outcome(deliveredAudio: deliveredThisConnection)
+        if let body = playlistBody, refusal == nil {
+            // A playlist: whole (the server ended it) or cut at the cap; either way read what came.
+            switch StreamPlaylist.read(body) {
+            case .stream(let next) where playlistDepth < StreamPlaylist.maxDepth:
+                outcome.follow = next
+                return outcome
+            case .stream:
+                outcome.fatal = "playlists nested more than \(StreamPlaylist.maxDepth) deep"
+            case .hls:
+                outcome.fatal = "HLS streams are not supported yet"
+            case .empty:
+                outcome.fatal = "the playlist names no http or https stream"
+            }
+            outcome.alwaysFatal = true
+            return outcome
+        }
         outcome.fileEnded = result.code == 0 && result.aborted == 0 && headerLength != nil && bodyStarted
         if result.header_overflow != 0 {
             outcome.fatal = "the server's header is longer than \(settings.maxHeaderBytes / 1024) KiB"
@@ -400,8 +432,17 @@ public final class HTTPStream: @unchecked Sendable {
 
     /// Returns false to end the transfer.
     private func body(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let body = playlistBody {
+            let room = StreamPlaylist.maxBytes - body.count
+            playlistBody = body + bytes.prefix(max(0, room))
+            return room > bytes.count
+        }
         if !bodyStarted {
             bodyStarted = true
+            if StreamPlaylist.isPlaylist(contentType: headerType, url: target) {
+                playlistBody = Array(bytes.prefix(StreamPlaylist.maxBytes))
+                return bytes.count < StreamPlaylist.maxBytes
+            }
             if let reason = Self.refusal(contentType: headerType) {
                 refusal = reason
                 return false
@@ -470,8 +511,7 @@ public final class HTTPStream: @unchecked Sendable {
              "application/octet-stream", "binary/octet-stream":
             return nil
         case "audio/aac", "audio/aacp", "audio/x-aac", "audio/ogg", "application/ogg", "audio/opus",
-             "audio/vorbis", "audio/flac", "audio/x-flac", "video/mp2t", "application/vnd.apple.mpegurl",
-             "application/x-mpegurl", "audio/x-mpegurl", "audio/mpegurl", "audio/x-scpls":
+             "audio/vorbis", "audio/flac", "audio/x-flac", "video/mp2t":
             return "stream format \(type) is not supported yet (MP3 streams only)"
         default:
             if type.hasPrefix("text/") || type.contains("html") || type.hasPrefix("image/") || type.hasPrefix("application/json") {

@@ -5,12 +5,16 @@ import Foundation
 /// as the kinds of stream a radio meets. Paths:
 /// - `/icy?metaint=N[&drop=B][&garbage=1][&once=1][&pace=BYTES_PER_S][&latin1=1]`: an `ICY 200 OK` stream (`icy-name: Test FM`, or `Café FM` in Latin-1 with `latin1`)
 ///   with a `StreamTitle` block every N audio bytes (`Song 1`, `Song 2`, …; with `garbage`, random
-///   bytes and a title full of control characters); the file again and again (once with `once`);
+///   bytes and a title full of control characters); the file again and again (once with `once`,
+///   from its start on every connection);
 ///   with `drop`, the connection is closed after B body bytes and the next one continues where the
 ///   audio left off (a live stream: what was sent and not played is lost); with `pace`, sent no
 ///   faster than that many bytes a second (a live source: no burst at the start).
 /// - `/file.mp3`: the file as a plain HTTP/1.0 response with a Content-Length.
 /// - `/redirect/K`: K redirects (302) then `/file.mp3`.
+/// - `/station.pls`, `/station.m3u` (and `/bare.m3u` as `text/plain`): playlists naming
+///   `/icy?metaint=8192&once=1`; `/nested.m3u` names `/station.pls`; `/loop.m3u` names itself;
+///   `/hls.m3u8` is an HLS media playlist.
 /// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` bytes.
 /// - `/endless`: a status line, then header lines without end.
 /// - `/silent`: `ICY 200 OK` headers, then nothing (a stalled server).
@@ -43,6 +47,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 k = int(url.path.split('/')[-1])
                 target = '/redirect/%d' % (k - 1) if k > 1 else '/file.mp3'
                 self.raw('HTTP/1.0 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n' % target)
+            elif url.path in ('/station.pls', '/station.m3u', '/nested.m3u', '/loop.m3u', '/hls.m3u8', '/bare.m3u'):
+                base = 'http://127.0.0.1:%d' % self.server.server_address[1]
+                stream = base + '/icy?metaint=8192&once=1'
+                body, kind = {
+                    '/station.pls': ('[playlist]\r\nNumberOfEntries=1\r\nFile1=%s\r\nTitle1=Test FM\r\nLength1=-1\r\nVersion=2\r\n' % stream, 'audio/x-scpls'),
+                    '/station.m3u': ('#EXTM3U\n#EXTINF:-1,Test FM\n%s\n' % stream, 'audio/x-mpegurl'),
+                    '/nested.m3u': ('%s/station.pls\n' % base, 'audio/x-mpegurl'),
+                    '/loop.m3u': ('%s/loop.m3u\n' % base, 'audio/x-mpegurl'),
+                    '/hls.m3u8': ('#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nseg1.aac\n', 'application/vnd.apple.mpegurl'),
+                    '/bare.m3u': ('%s\n' % stream, 'text/plain'),
+                }[url.path]
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n' % (kind, len(body)))
+                self.wfile.write(body.encode())
             elif url.path == '/page.html':
                 body = b'<!DOCTYPE html><html><body>Not a stream</body></html>'
                 self.raw('HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n\r\n' % len(body))
@@ -72,7 +89,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         started = time.monotonic()
         name = 'Caf\xe9 FM' if q.get('latin1') == '1' else 'Test FM'
         self.raw('ICY 200 OK\r\nicy-name: ' + name + '\r\nicy-br: 128\r\nicy-metaint: %d\r\nContent-Type: audio/mpeg\r\n\r\n' % metaint)
-        pos = offsets.get(key, 0)
+        pos = 0 if once else offsets.get(key, 0)
         sent = 0
         block = 0
         rng = random.Random(1)

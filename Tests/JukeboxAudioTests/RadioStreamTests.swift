@@ -120,6 +120,29 @@ final class RadioStreamTests: XCTestCase {
         XCTAssertTrue(reason?.lowercased().contains("redirect") == true, reason ?? "no failure")
     }
 
+    func testAStationsPlaylistLeadsToItsStream() throws {
+        for path in ["/station.pls", "/station.m3u", "/nested.m3u", "/bare.m3u"] {
+            let stream = HTTPStream(url: server.url(path), settings: fast())
+            let (audio, end) = drain(stream, upTo: mp3.count)
+            XCTAssertTrue(audio == mp3, "\(path): \(audio.count) bytes, end \(String(describing: end)), \(stream.facts)")
+            XCTAssertEqual(stream.facts.station, "Test FM", path)
+            stream.close()
+        }
+        XCTAssertEqual(failure("/loop.m3u").0, "playlists nested more than 3 deep")
+        XCTAssertEqual(failure("/hls.m3u8").0, "HLS streams are not supported yet")
+    }
+
+    func testPlaylistsAreRead() {
+        XCTAssertEqual(StreamPlaylist.read(Array("[playlist]\nFile1=http://a/1\nFile2=http://b/2\n".utf8)), .stream("http://a/1"))
+        XCTAssertEqual(StreamPlaylist.read(Array("\u{FEFF}#EXTM3U\r\n#EXTINF:-1,X\r\n  HTTPS://a/x?y=1  \r\n".utf8)), .stream("HTTPS://a/x?y=1"))
+        XCTAssertEqual(StreamPlaylist.read(Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nhttp://a/l.m3u8\n".utf8)), .hls)
+        XCTAssertEqual(StreamPlaylist.read(Array("/local/file.mp3\nftp://x/y\nhttp://bad url\n".utf8)), .empty)
+        XCTAssertTrue(StreamPlaylist.isPlaylist(contentType: "audio/x-scpls", url: "http://a/listen"))
+        XCTAssertTrue(StreamPlaylist.isPlaylist(contentType: nil, url: "http://a/listen.PLS?sid=1"))
+        XCTAssertFalse(StreamPlaylist.isPlaylist(contentType: "audio/mpeg", url: "http://a/x.m3u"))
+        XCTAssertFalse(StreamPlaylist.isPlaylist(contentType: "text/html", url: "http://a/x.m3u"))
+    }
+
     func testNotAudioIsRefusedWithItsReason() throws {
         XCTAssertEqual(failure("/missing").0, "HTTP 404 not found")
         XCTAssertEqual(failure("/page.html").0, "not audio (the server sent text/html)")
