@@ -28,6 +28,8 @@ let package = Package(
                        providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
                        providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
+        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
+                       providers: [.apt(["libmosquitto-dev"])]),
 
         // Linux headers Glibc leaves out (eventfd, signalfd, timerfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -46,7 +48,7 @@ let package = Package(
         .target(name: "CHTTP", linkerSettings: [.linkedLibrary("curl")]),
 
         // Adapters.
-        .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages",
+        .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
                                                      "CHTTP", "CMpg123"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
@@ -62,8 +64,11 @@ let package = Package(
         // executable, the benchmark and the tests that run the real adapters in a loop.
         .target(name: "JukeboxApp", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "CLinux"]),
 
+        // The MQTT face: a broker bridged to the control socket (libmosquitto on its own threads).
+        .target(name: "JukeboxMQTT", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "CMosquitto"]),
+
         .executableTarget(name: "jukebox", dependencies: [
-            "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard"]),
+            "JukeboxApp", "JukeboxMQTT", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard"]),
 
         // The ALSA test device: C, built as libJukeboxTestPCM.so. -DPIC or libasound's dlsym check fails.
         .target(name: "JukeboxTestPCM", dependencies: ["CALSA"], cSettings: [.define("PIC")],
@@ -95,6 +100,11 @@ let package = Package(
         .testTarget(name: "JukeboxAppTests", dependencies: [
             "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "JukeboxTestSupport",
             "JukeboxFixtures"]),
+        // The MQTT bridge against a real mosquitto on 127.0.0.1 (and a player with the real engine
+        // on the paced silent output, so positions move as they would).
+        .testTarget(name: "JukeboxMQTTTests", dependencies: [
+            "JukeboxMQTT", "JukeboxApp", "JukeboxAudio", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxTestSupport",
+            "JukeboxFixtures", "CMosquitto"]),
         .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxCore"]),
         .testTarget(name: "JukeboxCLITests", dependencies: ["JukeboxFixtures", "JukeboxCore"]),
         // Power-cut and fault-soak runs of the binary: minutes long, run once by board/test.sh.

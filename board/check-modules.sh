@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 fail() { printf 'check-modules: FAIL: %s\n' "$*" >&2; exit 1; }
 
-adapters="JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput CHTTP CMpg123 JukeboxFixtures JukeboxTestPCM"
+adapters="JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 JukeboxFixtures JukeboxTestPCM"
 rules=(
   "JukeboxService:$adapters JukeboxTestSupport"
   # The tests may use the shared test doubles (JukeboxTestSupport), which must then reach no adapter either.
@@ -30,6 +30,8 @@ rules=(
   "JukeboxTestSupport:$adapters"
   "JukeboxAudio:JukeboxService JukeboxApp JukeboxBoard JukeboxCore"
   "JukeboxBoard:JukeboxService JukeboxApp JukeboxAudio"
+  # The MQTT face reaches the player through the control socket only: no adapter, not the wiring.
+  "JukeboxMQTT:JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput CHTTP CMpg123"
   "JukeboxCore:*"
   "JukeboxSystem:*"
 )

@@ -77,7 +77,7 @@ exposure() {
 for case in "loopback:127.0.0.1 6601" "lan:0.0.0.0 6602"; do
   name=${case%%:*} listener=${case#*:}
   # shellcheck disable=SC2016 # $1 is the stub's own argument
-  printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && echo "%s"\n' "$listener" > "$tmp/stub-jukebox"
+  printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && [ "$2" != --mqtt ] && echo "%s"\nexit 0\n' "$listener" > "$tmp/stub-jukebox"
   chmod 755 "$tmp/stub-jukebox"
   sh board/mpd-network.sh --root "$vroot" --jukebox "$tmp/stub-jukebox" > /dev/null || fail "mpd-network.sh ($name)"
   [ -f "$dropin" ] || fail "mpd-network.sh wrote no drop-in for a TCP listener ($name)"
@@ -96,6 +96,17 @@ for case in "loopback:127.0.0.1 6601" "lan:0.0.0.0 6602"; do
       grep -q '<port>6602</port>' "$avahi" 2>/dev/null || fail "no avahi _mpd._tcp service for a LAN listener" ;;
   esac
 done
+# An MQTT broker alone: the network, the broker's address (and localhost) only, no bind() at all.
+# shellcheck disable=SC2016 # $1 is the stub's own argument
+printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && [ "$2" = --mqtt ] && echo "192.168.7.5 1883"\nexit 0\n' > "$tmp/stub-jukebox"
+sh board/mpd-network.sh --root "$vroot" --jukebox "$tmp/stub-jukebox" > /dev/null || fail "mpd-network.sh (mqtt)"
+grep -qx 'IPAddressAllow=localhost 192.168.7.5' "$dropin" 2>/dev/null || fail "an MQTT broker's drop-in: $(cat "$dropin" 2>&1)"
+grep -qx 'SocketBindDeny=any' "$dropin" && ! grep -q '^SocketBindAllow' "$dropin" || fail "an MQTT client may bind: $(cat "$dropin")"
+out=$(systemd-analyze verify --man=no --root="$vroot" jukebox.service 2>&1) || fail "systemd-analyze verify with the drop-in (mqtt): $out"
+[ -z "$out" ] || fail "systemd-analyze verify with the drop-in (mqtt): $out"
+s=$(exposure)
+echo "check-unit: with the network drop-in for an MQTT broker (192.168.7.5 1883): verify clean, exposure $s (at most $max)"
+awk -v s="$s" -v m="$max" 'BEGIN { exit !(s <= m) }' || fail "exposure with the MQTT drop-in $s is over $max"
 printf '#!/bin/sh\nexit 0\n' > "$tmp/stub-jukebox"
 sh board/mpd-network.sh --root "$vroot" --jukebox "$tmp/stub-jukebox" > /dev/null || fail "mpd-network.sh (no listener)"
 if [ -e "$dropin" ] || [ -e "$avahi" ]; then fail "mpd-network.sh kept the drop-in or the avahi file with no TCP listener"; fi
@@ -120,7 +131,7 @@ echo '{"music": ["/mine"]}' > "$sroot/etc/jukebox/config.json"
 bash board/install.sh --root "$sroot" --binary "$tmp/jukebox" > "$tmp/install.log" || fail "install.sh again"
 grep -q /mine "$sroot/etc/jukebox/config.json" || fail "install.sh overwrote an existing config"
 # shellcheck disable=SC2016 # $1 is the stub's own argument
-printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && echo "127.0.0.1 6600"\n' > "$tmp/jukebox-mpd"
+printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && [ "$2" != --mqtt ] && echo "127.0.0.1 6600"\nexit 0\n' > "$tmp/jukebox-mpd"
 chmod 755 "$tmp/jukebox-mpd"
 bash board/install.sh --root "$sroot" --binary "$tmp/jukebox-mpd" > "$tmp/install.log" || fail "install.sh with an MPD listener"
 grep -qx 'SocketBindAllow=tcp:6600' "$sroot/etc/systemd/system/jukebox.service.d/mpd-network.conf" 2>/dev/null \
@@ -132,6 +143,24 @@ echo "check-unit: install.sh, again, --uninstall into a staging root: ok"
 msg=$(JUKEBOX_ARCH=armhf bash board/install.sh --dry-run 2>&1) && fail "install.sh on armhf did not refuse"
 printf '%s\n' "$msg" | grep -q 'not supported. Debian has no Swift' || fail "install.sh on armhf: $msg"
 echo "check-unit: install.sh refuses 32-bit ARM: ok"
+# A Snapcast server box: the controlscript link, snapserver's drop-in, the source line (once), a
+# new config into the pipe; --uninstall takes the link and the drop-in back.
+nroot=$tmp/stage-snapcast
+mkdir -p "$nroot/etc"
+printf '[stream]\nsource = pipe:///tmp/snapfifo?name=default\n' > "$nroot/etc/snapserver.conf"
+for run in 1 2; do
+  bash board/install.sh --root "$nroot" --binary "$tmp/jukebox" --snapcast-server > "$tmp/install.log" \
+    || fail "install.sh --snapcast-server ($run): $(cat "$tmp/install.log")"
+done
+[ "$(readlink "$nroot/usr/local/lib/jukebox/snapcast-control")" = /usr/local/bin/jukebox ] || fail "no snapcast-control link"
+grep -qx 'RuntimeDirectory=snapserver' "$nroot/etc/systemd/system/snapserver.service.d/jukebox.conf" || fail "no snapserver drop-in"
+[ "$(grep -c '^source = pipe:///run/snapserver/jukebox?.*controlscript=/usr/local/lib/jukebox/snapcast-control' "$nroot/etc/snapserver.conf")" = 1 ] \
+  && grep -qx '#source = pipe:///tmp/snapfifo?name=default' "$nroot/etc/snapserver.conf" || fail "snapserver.conf: $(cat "$nroot/etc/snapserver.conf")"
+grep -q '"type": "snapcast"' "$nroot/etc/jukebox/config.json" || fail "the new config does not play into Snapcast"
+bash board/install.sh --root "$nroot" --uninstall > "$tmp/install.log" || fail "install.sh --uninstall (snapcast)"
+[ ! -e "$nroot/usr/local/lib/jukebox/snapcast-control" ] && [ ! -e "$nroot/etc/systemd/system/snapserver.service.d" ] \
+  || fail "--uninstall left the snapcast link or drop-in"
+echo "check-unit: install.sh --snapcast-server, again, --uninstall into a staging root: ok"
 
 # The caches and build folders in /var/tmp are used only when they are ours alone.
 . board/private-dir.sh

@@ -5,7 +5,8 @@
 # Safe to run again: an update rebuilds, reinstalls and restarts; the config is never overwritten.
 #
 #   sudo env PATH="$PATH" board/install.sh [--board NAME]   build and install, enable and start
-#   sudo board/install.sh --uninstall                         stop, disable, remove (keeps config and state)
+#   sudo board/install.sh --uninstall                         stop, disable, remove what it announced over MQTT,
+#                                                             remove (keeps config and state)
 #
 # Options:
 #   --board NAME     name a board profile (board/profiles/NAME.json) in a new config; without it the
@@ -13,6 +14,10 @@
 #   --binary PATH    install this jukebox binary instead of building one (skips setup.sh and the build)
 #   --root DIR       install the files under DIR (a staging root); skips users, udev and systemctl
 #   --dry-run        print every step, change nothing
+#   --snapcast-server   also make this box a Snapcast server (README "Several rooms: Snapcast"): snapserver
+#                    installed and started with jukebox's pipe source, a new config's output into it
+#   --snapcast-client[=HOST]   make this box a Snapcast client only (no jukebox): snapclient installed
+#                    and started, following the server at HOST (default: found by avahi)
 #
 # What it does (as root): board/setup.sh; a release build (static Swift stdlib); installs
 #   /usr/local/bin/jukebox                     the binary
@@ -30,7 +35,13 @@
 #       /etc/avahi/services/jukebox-mpd.service announces it); otherwise both are removed
 # creates groups gpio, i2c and spi and the system user jukebox (no login, home /var/lib/jukebox) in
 # groups audio gpio i2c spi input dialout, the folder /srv/music, then enables and starts the service
-# when systemd runs (PID 1).
+# when systemd runs (PID 1). With --snapcast-server, also
+#   /usr/local/lib/jukebox/snapcast-control    a link to the binary: snapserver's controlscript
+#   /etc/systemd/system/snapserver.service.d/jukebox.conf   /run/snapserver for the pipe
+#   /etc/snapserver.conf                       the jukebox source line (the package's default
+#       /tmp/snapfifo source commented out; the original kept as /etc/snapserver.conf.jukebox-orig)
+# and puts user jukebox in group _snapserver (the pipe) and _snapserver in group jukebox (the
+# control socket).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -43,6 +54,8 @@ dry=0
 board=""
 binary=""
 root=""
+snapserver=0
+snapclient=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --uninstall) uninstall=1 ;;
@@ -53,7 +66,10 @@ while [ $# -gt 0 ]; do
     --binary=*) binary=${1#--binary=} ;;
     --root) [ $# -ge 2 ] || die "--root needs a DIR"; root=$2; shift ;;
     --root=*) root=${1#--root=} ;;
-    -h|--help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --snapcast-server) snapserver=1 ;;
+    --snapcast-client) snapclient=auto ;;
+    --snapcast-client=*) snapclient=${1#--snapcast-client=}; [ -n "$snapclient" ] || snapclient=auto ;;
+    -h|--help) awk 'NR >= 3 && /^set -euo/ { exit } NR >= 3' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac
   shift
@@ -104,6 +120,47 @@ usb_unit=/etc/systemd/system/jukebox-usb@.service
 dropin_dir=/etc/systemd/system/jukebox.service.d
 dropin=$dropin_dir/mpd-network.conf
 avahi_service=/etc/avahi/services/jukebox-mpd.service
+snapcast_link=/usr/local/lib/jukebox/snapcast-control
+snapserver_dropin=/etc/systemd/system/snapserver.service.d/jukebox.conf
+snapserver_conf=/etc/snapserver.conf
+snapcast_pipe=/run/snapserver/jukebox
+snapcast_format=44100:16:2
+# FLAC: lossless (what the clients play is what jukebox played, bit for bit), half the bandwidth of pcm.
+snapcast_source="source = pipe://$snapcast_pipe?name=jukebox&sampleformat=$snapcast_format&codec=flac&controlscript=$snapcast_link"
+
+# Installs Debian packages that are missing (never in a staging root).
+apt_install() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ "${#missing[@]}" -gt 0 ] || return 0
+  if [ -n "$root" ]; then say "staging root: not installing ${missing[*]}"; return 0; fi
+  run env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# A Snapcast client box: snapclient only, following HOST (or the server avahi finds).
+if [ -n "$snapclient" ] && [ "$uninstall" -eq 0 ]; then
+  say "Snapcast client: snapclient (Debian's package), playing to ALSA's default device"
+  apt_install snapclient
+  if [ "$snapclient" != auto ]; then
+    say "following the Snapcast server at $snapclient (/etc/default/snapclient)"
+    if [ "$dry" -eq 0 ]; then
+      install -d -m 0755 "$root/etc/default"
+      if [ -e "$root/etc/default/snapclient" ] && grep -q '^SNAPCLIENT_OPTS=' "$root/etc/default/snapclient"; then
+        sed -i "s|^SNAPCLIENT_OPTS=.*|SNAPCLIENT_OPTS=\"--host $snapclient\"|" "$root/etc/default/snapclient"
+      else
+        printf 'SNAPCLIENT_OPTS="--host %s"\n' "$snapclient" >> "$root/etc/default/snapclient"
+      fi
+    fi
+  fi
+  if systemd_running; then
+    run systemctl enable snapclient.service
+    run systemctl restart snapclient.service
+  fi
+  say "done: a Snapcast client (systemctl status snapclient); jukebox itself is not installed here"
+  exit 0
+fi
 
 reload_udev() {
   if [ -n "$root" ]; then
@@ -123,9 +180,23 @@ if [ "$uninstall" -eq 1 ]; then
   else
     say "systemd is not running (not PID 1): nothing to stop or disable"
   fi
+  # What the player announced over MQTT (Home Assistant's entities, retained state) goes too:
+  # bounded, and a broker that cannot be reached does not stop the removal.
+  if [ -z "$root" ] && [ -x "$bin" ] && [ -e "$config" ]; then
+    run timeout 15 "$bin" mqtt-forget --config "$config" --timeout 10 || say "MQTT: not everything announced could be removed (see above)"
+  fi
   for f in "$unit" "$bin" "$udev_rule" "$usb_rule" "$usb_unit" "$polkit_rule" "$dropin" "$avahi_service"; do
     if [ -e "$root$f" ]; then run rm -f "$root$f"; fi
   done
+  # Snapcast (--snapcast-server): the controlscript link and snapserver's drop-in.
+  if [ -L "$root$snapcast_link" ]; then run rm -f "$root$snapcast_link"; run rmdir --ignore-fail-on-non-empty "$root$(dirname "$snapcast_link")"; fi
+  if [ -e "$root$snapserver_dropin" ]; then
+    run rm -f "$root$snapserver_dropin"
+    run rmdir --ignore-fail-on-non-empty "$root$(dirname "$snapserver_dropin")"
+    if grep -qF "$snapcast_pipe" "$root$snapserver_conf" 2>/dev/null; then
+      say "kept: the jukebox source in $snapserver_conf (snapserver cannot open it any more: remove it, see ${snapserver_conf}.jukebox-orig)"
+    fi
+  fi
   if [ -d "$root$dropin_dir" ]; then run rmdir --ignore-fail-on-non-empty "$root$dropin_dir"; fi
   if [ -d "$root$share" ]; then run rm -rf "$root$share"; fi
   if systemd_running; then run systemctl daemon-reload; fi
@@ -206,9 +277,13 @@ else
   run install -d -m 0755 "$root/etc/jukebox"
   board_line=""
   if [ -n "$board" ]; then board_line="  \"board\": \"$board\","$'\n'; fi
+  output_lines="  \"device\": \"default\",
+  \"audio\": \"alsa\","
+  if [ "$snapserver" -eq 1 ]; then
+    output_lines="  \"output\": {\"type\": \"snapcast\", \"pipe\": \"$snapcast_pipe\", \"sampleFormat\": \"$snapcast_format\"},"
+  fi
   text="{
-  \"device\": \"default\",
-  \"audio\": \"alsa\",
+$output_lines
   \"state\": \"/var/lib/jukebox/state.json\",
   \"music\": [\"/srv/music\"],
   \"socket\": \"/run/jukebox/control\",
@@ -238,8 +313,64 @@ elif ! sh board/mpd-network.sh --config "$config" --jukebox "$binary" ${root:+--
   say "warning: could not read $config: the network drop-in is left as it was (the service will say what is wrong)"
 fi
 
+# Snapcast server: snapserver reads jukebox's pipe and runs `jukebox snapcast-control` for its
+# clients (the link: its controlscript must name a file; the binary acts on the name).
+if [ "$snapserver" -eq 1 ]; then
+  say "Snapcast server: snapserver with the source $snapcast_pipe"
+  apt_install snapserver
+  run install -d -m 0755 "$root$(dirname "$snapcast_link")"
+  run ln -sfn "$bin" "$root$snapcast_link"
+  say "installing $snapserver_dropin (/run/snapserver for the pipe, group _snapserver may enter)"
+  dropin_text="# Installed by jukebox's board/install.sh --snapcast-server.
+[Service]
+# The pipe jukebox writes into ($snapcast_pipe): snapserver makes it at start, in a folder of its
+# own that group _snapserver (user jukebox is in it) may enter.
+RuntimeDirectory=snapserver
+RuntimeDirectoryMode=0750
+# Where jukebox snapcast-control (the controlscript) finds the player.
+Environment=JUKEBOX_SOCKET=/run/jukebox/control"
+  if [ "$dry" -eq 1 ]; then
+    printf '%s\n' "$dropin_text" | sed 's/^/      /'
+  else
+    install -d -m 0755 "$root$(dirname "$snapserver_dropin")"
+    (umask 022 && printf '%s\n' "$dropin_text" > "$root$snapserver_dropin")
+  fi
+  if grep -qF "$snapcast_pipe" "$root$snapserver_conf" 2>/dev/null; then
+    say "keeping the jukebox source in $snapserver_conf"
+  else
+    say "adding the jukebox source to $snapserver_conf (its /tmp/snapfifo default commented out; original: ${snapserver_conf}.jukebox-orig)"
+    if [ "$dry" -eq 1 ]; then
+      say "  $snapcast_source"
+    else
+      install -d -m 0755 "$root$(dirname "$snapserver_conf")"
+      touch "$root$snapserver_conf"
+      [ -e "$root$snapserver_conf.jukebox-orig" ] || cp -p "$root$snapserver_conf" "$root$snapserver_conf.jukebox-orig"
+      awk -v line="$snapcast_source" '
+        /^[ \t]*source[ \t]*=[ \t]*pipe:\/\/\/tmp\/snapfifo/ { print "#" $0; next }
+        { print }
+        /^[ \t]*\[stream\][ \t]*$/ && !done { print line; done = 1 }
+        END { if (!done) { print "[stream]"; print line } }' \
+        "$root$snapserver_conf" > "$root$snapserver_conf.new"
+      mv -f "$root$snapserver_conf.new" "$root$snapserver_conf"
+    fi
+  fi
+  if [ -z "$root" ]; then
+    say "user jukebox in group _snapserver (the pipe), _snapserver in group jukebox (the control socket)"
+    run usermod --append --groups _snapserver jukebox
+    run usermod --append --groups jukebox _snapserver
+  fi
+  if ! grep -q '"snapcast"' "$root$config" 2>/dev/null; then
+    say "note: $config does not play into Snapcast; set \"output\": {\"type\": \"snapcast\", \"pipe\": \"$snapcast_pipe\", \"sampleFormat\": \"$snapcast_format\"}"
+  fi
+fi
+
 # 4. The service.
 if systemd_running; then
+  if [ "$snapserver" -eq 1 ]; then
+    run systemctl daemon-reload
+    run systemctl enable snapserver.service
+    run systemctl restart snapserver.service
+  fi
   run systemctl daemon-reload
   run systemctl enable jukebox.service
   # restart, not start: an update must run the new binary.

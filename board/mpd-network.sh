@@ -2,21 +2,27 @@
 # SPDX-License-Identifier: MIT
 #
 # mpd-network.sh - opens jukebox's service sandbox to the network when, and only when, its config
-# has an MPD TCP listener. The unit itself allows Unix sockets only (PrivateNetwork=yes,
-# RestrictAddressFamilies=AF_UNIX); with a TCP "bind" in the config's "mpd" object this writes
+# has an MPD TCP listener or an MQTT broker. The unit itself allows Unix sockets only
+# (PrivateNetwork=yes, RestrictAddressFamilies=AF_UNIX); with a TCP "bind" in the config's "mpd"
+# object or an "mqtt" object this writes
 #   /etc/systemd/system/jukebox.service.d/mpd-network.conf   IPv4/IPv6 sockets, the host's
-#       network, IP traffic only from localhost (a loopback bind) or the private ranges (any
-#       other bind), and bind() only on the configured port
+#       network, IP traffic only with localhost (a loopback bind or broker), the broker's
+#       address when it is written as one, or the private ranges (any other bind; a broker
+#       named by host name, whose name server is usually there too), and bind() only on the
+#       MPD port (none at all for MQTT alone: connecting needs no bind)
 #   /etc/avahi/services/jukebox-mpd.service                   _mpd._tcp on that port, only for a
 #       non-loopback bind and when avahi-daemon is installed
-# and removes both when the config has none (no "mpd", or Unix socket paths only).
+# and removes both when the config has neither (no "mqtt"; no "mpd" or Unix socket paths only).
+# A broker by name outside the private ranges: widen IPAddressAllow in another drop-in.
 # Installed as /usr/share/jukebox/mpd-network (package; its postinst runs it) and
 # /usr/local/share/jukebox/mpd-network (board/install.sh runs it). After changing "mpd":
 #   sudo /usr/share/jukebox/mpd-network && sudo systemctl restart jukebox
 #
 # Options: --config FILE (default /etc/jukebox/config.json), --jukebox BIN (default: jukebox on
 # PATH), --root DIR (write under a staging root; no systemctl). The listeners come from
-# `jukebox mpd-tcp`, which validates the config as the player does. Exit 1 when it cannot be read
+# `jukebox mpd-tcp` (the brokers from `jukebox mpd-tcp --mqtt`: the config's, and any that still
+# hold what an earlier config announced, which the player takes away at its next start), which
+# validates the config as the player does. Exit 1 when it cannot be read
 # (the files are then left as they are).
 set -eu
 
@@ -28,7 +34,7 @@ while [ $# -gt 0 ]; do
         --config) config=$2; shift ;;
         --jukebox) jukebox=$2; shift ;;
         --root) root=${2%/}; shift ;;
-        -h|--help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "mpd-network: unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
@@ -41,8 +47,10 @@ avahi_dir=/etc/avahi/services
 avahi=$avahi_dir/jukebox-mpd.service
 
 listeners=""
+broker=""
 if [ -e "$root$config" ]; then
-    if ! listeners=$("$jukebox" mpd-tcp --config "$root$config"); then
+    if ! listeners=$("$jukebox" mpd-tcp --config "$root$config") \
+        || ! broker=$("$jukebox" mpd-tcp --mqtt --config "$root$config"); then
         say "cannot read $config: $dropin left as it is" >&2
         exit 1
     fi
@@ -67,7 +75,7 @@ drop() {
     fi
 }
 
-if [ -z "$listeners" ]; then
+if [ -z "$listeners" ] && [ -z "$broker" ]; then
     drop "$dropin"
     rmdir "$root$dropin_dir" 2>/dev/null || true
     drop "$avahi"
@@ -76,7 +84,7 @@ else
     loopback_only=1
     binds=""
     # One "ADDRESS PORT" line each; every listener shares the one port.
-    while read -r address p; do
+    [ -n "$listeners" ] && while read -r address p; do
         case "$p" in
             ""|*[!0-9]*) say "unexpected output from $jukebox mpd-tcp: $address $p" >&2; exit 1 ;;
         esac
@@ -89,23 +97,47 @@ else
     done <<EOF
 $listeners
 EOF
+    # The LAN: private IPv4 ranges, carrier-grade NAT, link-local, IPv6 unique-local.
+    lan="link-local 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 100.64.0.0/10 fc00::/7"
     if [ "$loopback_only" -eq 1 ]; then
         allow="localhost"
     else
-        # The LAN: private IPv4 ranges, carrier-grade NAT, link-local, IPv6 unique-local.
-        allow="localhost link-local 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 100.64.0.0/10 fc00::/7"
+        allow="localhost $lan"
     fi
-    put "$dropin" "# Written by mpd-network (jukebox): $config has MPD TCP listeners on$binds, port $port.
-# It removes this file when the config has none. Do not edit: changes go in another drop-in
+    what=""
+    if [ -n "$listeners" ]; then
+        what="MPD TCP listeners on$binds, port $port"
+        bindrule="# bind() only on the MPD port (TCP; UDP not at all).
+SocketBindDeny=any
+SocketBindAllow=tcp:$port"
+    else
+        bindrule="# No bind() at all: the MQTT client only connects.
+SocketBindDeny=any"
+    fi
+    # One "HOST PORT" line each: the config's broker, and brokers that still hold what an earlier
+    # config announced (until the player has taken it away).
+    [ -n "$broker" ] && while read -r bhost bport; do
+        case "$bport" in
+            ""|*[!0-9]*) say "unexpected output from $jukebox mpd-tcp --mqtt: $bhost $bport" >&2; exit 1 ;;
+        esac
+        what="${what:+$what; }an MQTT broker at $bhost port $bport"
+        case "$bhost" in
+            localhost|127.*|::1) ;;
+            *[!0-9a-fA-F.:]*) case " $allow " in *" fc00::/7 "*) ;; *) allow="$allow $lan" ;; esac ;;
+            *) case " $allow " in *" $bhost "*) ;; *) allow="$allow $bhost" ;; esac ;;
+        esac
+    done <<EOF
+$broker
+EOF
+    put "$dropin" "# Written by mpd-network (jukebox): $config has $what.
+# It removes this file when the config has neither. Do not edit: changes go in another drop-in
 # (e.g. override.conf, which sorts after this one), or widen IPAddressAllow there.
 [Service]
 PrivateNetwork=no
 RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
 IPAddressDeny=any
 IPAddressAllow=$allow
-# bind() only on the MPD port (TCP; UDP not at all).
-SocketBindDeny=any
-SocketBindAllow=tcp:$port"
+$bindrule"
     if [ "$loopback_only" -eq 0 ] && [ -d "$root$avahi_dir" ]; then
         put "$avahi" "<?xml version=\"1.0\" standalone='no'?>
 <!DOCTYPE service-group SYSTEM \"avahi-service.dtd\">

@@ -80,6 +80,7 @@ package_of() {
     libmpg123.so.0) echo libmpg123-0t64 ;;
     libtag_c.so.2) echo libtag-c2 ;;
     libtag.so.2) echo libtag2 ;;
+    libmosquitto.so.1) echo libmosquitto1 ;;
     libgpiod.so.3) echo libgpiod3 ;;
     libstdc++.so.6) echo libstdc++6 ;;
     libgcc_s.so.1) echo libgcc-s1 ;;
@@ -146,6 +147,9 @@ make_deb() { # make_deb ARCH
   sed 's|/usr/local/share/jukebox/usb-mount|/usr/share/jukebox/usb-mount|g' \
     'systemd/jukebox-usb@.service' > "$stage/usr/lib/systemd/system/jukebox-usb@.service"
   install -D -m 0644 board/50-jukebox-power.rules "$stage/usr/share/polkit-1/rules.d/50-jukebox-power.rules"
+  # snapserver's controlscript for a jukebox pipe stream (README "Several rooms: Snapcast").
+  install -d -m 0755 "$stage/usr/lib/jukebox"
+  ln -s ../../bin/jukebox "$stage/usr/lib/jukebox/snapcast-control"
   install -d -m 0755 "$stage/usr/share/man/man1" "$stage/usr/share/doc/jukebox"
   gzip -9n < board/deb/jukebox.1 > "$stage/usr/share/man/man1/jukebox.1.gz"
   install -m 0644 board/deb/copyright "$stage/usr/share/doc/jukebox/copyright"
@@ -168,6 +172,7 @@ Maintainer: $maintainer
 Installed-Size: $size
 Depends: adduser, passwd, $depends
 Recommends: alsa-utils, polkitd
+Suggests: snapserver, snapclient
 Section: sound
 Priority: optional
 Description: small headless music player for Raspberry-Pi-class boards

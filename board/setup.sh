@@ -13,9 +13,14 @@
 #     with (Debian 12 and 13 both ship them); mpd itself, the reference MPDConformanceTests compare
 #     jukebox with (started by the test on 127.0.0.1 with a private config: the package's own
 #     mpd.service and mpd.socket, which listen on every address, are kept from starting);
+#   - snapclient, which SnapcastTests run against jukebox's Snapcast output (with snapserver, on
+#     127.0.0.1, playing into an ALSA file PCM; its own service is kept from starting too);
 #   - snapserver (for its MPD stream plugin meta_mpd.py, which SnapcastMetaMPDTests run against
 #     jukebox; its own service is kept from starting too) and the plugin's modules python3-gi,
 #     python3-dbus, python3-musicbrainzngs;
+#   - libmosquitto-dev (the MQTT face, JukeboxMQTT) and, for MQTTBridgeTests, the broker mosquitto
+#     (started by the test on 127.0.0.1 with a private config; its own mosquitto.service is kept
+#     from starting too) and mosquitto-clients (mosquitto_sub, mosquitto_pub), and openssl (the TLS test makes its CA);
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README).
@@ -39,7 +44,7 @@ installed() {
 }
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, libcurl, libmpg123, TagLib C, libgpiod development files" >&2
+  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, libcurl, libmpg123, TagLib C, libgpiod, libmosquitto development files" >&2
   exit 1
 fi
 
@@ -51,7 +56,8 @@ if [ -r /etc/os-release ]; then
 fi
 
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libgpiod-dev
-  alsa-utils mpc python3-mpd mpd snapserver python3-gi python3-dbus python3-musicbrainzngs)
+  alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
+  mosquitto mosquitto-clients openssl)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
@@ -92,11 +98,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
   done
   say "installing: ${missing[*]}"
   # Debian's mpd enables and starts mpd.service and mpd.socket (port 6600 on all addresses) on
-  # install, snapserver its snapserver.service: a temporary policy-rc.d (honoured by
+  # install, snapserver its snapserver.service, mosquitto its mosquitto.service (port 1883), snapclient its
+  # snapclient.service (which would play whatever a snapserver sends): a temporary policy-rc.d (honoured by
   # deb-systemd-invoke) forbids the starts, unless one exists already, and the units are
   # disabled afterwards.
   daemons=()
-  for d in mpd snapserver; do
+  for d in mpd snapserver mosquitto snapclient; do
     if [[ " ${missing[*]} " == *" $d "* ]]; then daemons+=("$d"); fi
   done
   guard=0

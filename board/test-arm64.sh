@@ -59,7 +59,7 @@ scratch=/root/cross-build/arm64-tests        # inside the trixie chroot
 build_args=(-c release -Xswiftc -enable-testing --build-tests --scratch-path "$scratch")
 extra=$cache/arm64-run-extra
 # The programs the tests call, which the sysroot (an extract of libraries and compilers) lacks.
-extra_packages=dash,coreutils,util-linux,alsa-utils
+extra_packages=dash,coreutils,util-linux,alsa-utils,mosquitto,mosquitto-clients,openssl
 run=$cache/arm64-run                         # the overlay's writable layer and mount point
 log=$cache/arm64-tests.log
 t_all=$SECONDS

@@ -52,6 +52,7 @@ PACKAGES=(
   libmpg123-dev
   libtag-c-dev
   libgpiod-dev
+  libmosquitto-dev
   alsa-utils
   git
   ca-certificates

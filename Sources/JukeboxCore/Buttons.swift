@@ -119,6 +119,46 @@ public struct ButtonState: Equatable, Sendable {
     public init() {}
 }
 
+/// A gesture a button made, as observers (the `events` stream, MQTT's device triggers) name it:
+/// read from the core's button state before and after an event, so it is exactly what the core
+/// decided (debounced, chords and doubles accounted for), whether or not an action is bound to it.
+public struct ButtonGesture: Equatable, Sendable {
+    /// The kinds of gesture.
+    public enum Kind: String, Equatable, Sendable, CaseIterable {
+        /// Released before its long press (every short press, the first of a double too).
+        case short
+        /// Held until its long or hold action fired (only buttons with one).
+        case long
+        /// Pressed again within the double-press window (only buttons with a double action).
+        case double
+    }
+    /// The button.
+    public var button: Button
+    /// What it did.
+    public var kind: Kind
+
+    /// A gesture.
+    public init(_ button: Button, _ kind: Kind) {
+        self.button = button
+        self.kind = kind
+    }
+
+    /// The gestures made between two states of the buttons (`State.buttons` before and after one
+    /// event), in the order of `Button.allCases`. The mute line is a signal, not a button: none.
+    public static func between(_ before: [Button: ButtonState], _ after: [Button: ButtonState]) -> [ButtonGesture] {
+        var found: [ButtonGesture] = []
+        for button in Button.allCases where button != .mute {
+            let old = before[button] ?? ButtonState(), new = after[button] ?? ButtonState()
+            if !old.pressed, new.pressed, old.tapPending, new.consumed { found.append(ButtonGesture(button, .double)) }
+            if new.pressed, !old.longFired, new.longFired { found.append(ButtonGesture(button, .long)) }
+            // `release` leaves the press's flags as they were: a release of a press that was
+            // neither long nor used up by a chord or a double is a short press.
+            if old.pressed, !new.pressed, !old.longFired, !old.consumed { found.append(ButtonGesture(button, .short)) }
+        }
+        return found
+    }
+}
+
 /// The rotary encoder's decoder state.
 public struct EncoderState: Equatable, Sendable {
     /// The last A/B levels (A is bit 1, B bit 0).

@@ -69,7 +69,9 @@ enum ConfigRender {
         let s = c.settings
         var fields: [String] = [
             "\"device\": " + q(c.device),
-            "\"audio\": " + q(c.audio.rawValue),
+            // A Snapcast pipe is spelled with "output" (which "audio" may not stand beside).
+            c.snapcast.map { "\"output\": {\"type\": \"snapcast\", \"pipe\": " + q($0.pipe) + ", \"sampleFormat\": " + q($0.sampleFormat) + "}" }
+                ?? "\"audio\": " + q(c.audio.rawValue),
             "\"state\": " + q(c.statePath ?? ""),
             "\"music\": " + list(c.music),
             "\"resume\": " + q(s.resumePlaying ? "playing" : "paused"),

@@ -26,7 +26,8 @@ extension Harness {
                     "\"buttons\"", "\"playPause\"", "\"next\"", "\"encoder\"", "\"a\"", "\"b\"", "\"push\"",
                     "\"stepsPerDetent\"", "\"acceleration\"", "\"input\"", "\"*\"", "\"display\"", "\"type\"",
                     "\"ssd1306\"", "\"hd44780-16x2\"", "\"terminal\"", "\"bus\"", "\"address\"", "39", "\"pins\"",
-                    "\"powerCommand\"", "\\u0000", "\\ud800", "\\\"", "\"\""]
+                    "\"powerCommand\"", "\"output\"", "\"snapcast\"", "\"pipe\"", "\"/run/snapserver/jukebox\"",
+                    "\"sampleFormat\"", "\"44100:16:2\"", "\"48000:24:8\"", "\\u0000", "\\ud800", "\\\"", "\"\""]
         case .state:
             return ["{", "}", "[", "]", "\"", ":", ",", "null", "true", "false", "0", "-1", "1", "2", "1e400",
                     "1e300", "-0", "NaN", "9223372036854775807", "18446744073709551616", "0.5", "\"version\"",

@@ -10,8 +10,10 @@ import JukeboxSystem
 public struct Config: Equatable, Sendable {
     /// ALSA PCM name (`default`, `hw:CARD=DAC`, `plughw:1,0`, a PCM from asoundrc, ...).
     public var device = "default"
-    /// Output kind: `alsa`, or `null` (discards audio but keeps real time).
+    /// Output kind: `alsa`, `null` (discards audio but keeps real time) or `snapcast`.
     public var audio: AudioKind = .alsa
+    /// The Snapcast pipe stream, with `audio == .snapcast` (config `"output"`); nil otherwise.
+    public var snapcast: SnapcastSettings?
     /// Path of the state file; nil keeps no state.
     public var statePath: String? = "/var/lib/jukebox/state.json"
     /// Files, folders and playlists to queue when the state file holds no queue.
@@ -37,6 +39,8 @@ public struct Config: Equatable, Sendable {
     /// Whether only mount points under the roots are sticks (`usb.mountsOnly`, default true;
     /// false: every folder there is one, for tests and folders copied in by hand).
     public var usbMountsOnly = true
+    /// The MQTT bridge; nil (the default) keeps it off.
+    public var mqtt: MQTTSettings?
     /// Buttons, encoder, input devices and display (with the board profile merged in).
     public var hardware = BoardConfig()
     /// Seconds of a stream buffered before it plays (the config's `radio.bufferSeconds`).
@@ -52,6 +56,8 @@ public struct Config: Equatable, Sendable {
         case alsa
         /// Discard, paced in real time (for machines without a sound card).
         case null
+        /// Into a snapserver pipe stream (`Config.snapcast`).
+        case snapcast
     }
 
     /// The defaults.
@@ -114,6 +120,10 @@ public struct Config: Equatable, Sendable {
                     let inner = c.codingPath[1].stringValue
                     throw Problem(description: "\(source): rfid.\(inner): \(RawRFID.expectation(inner))")
                 }
+                if key == "output", c.codingPath.count > 1 {
+                    let inner = c.codingPath[1].stringValue
+                    throw Problem(description: "\(source): output.\(inner): \(RawOutput.expectation(inner))")
+                }
                 if key == "mpd", c.codingPath.count > 1 {
                     let inner = c.codingPath[1].stringValue
                     throw Problem(description: "\(source): mpd.\(inner): \(RawMPD.expectation(inner))")
@@ -131,8 +141,18 @@ public struct Config: Equatable, Sendable {
         }
         if let v = raw.device { try check(!v.isEmpty, "device"); c.device = v }
         if let v = raw.audio {
-            guard let kind = AudioKind(rawValue: v) else { try check(false, "audio"); return (c, []) }
+            guard let kind = AudioKind(rawValue: v), kind != .snapcast else { try check(false, "audio"); return (c, []) }
             c.audio = kind
+        }
+        var outputWarnings: [String] = []
+        if let v = raw.output {
+            // One place says where the sound goes: "output" is the newer spelling of "audio".
+            try check(raw.audio == nil, "output")
+            switch v.settings() {
+            case .success(let (kind, snapcast)): (c.audio, c.snapcast) = (kind, snapcast)
+            case .failure(let e): throw Problem(description: "\(source): output.\(e.key): \(RawOutput.expectation(e.key))")
+            }
+            outputWarnings = v.unknownKeys.map { "\(source): unknown key \"output.\($0)\" ignored" }
         }
         if let v = raw.state { c.statePath = v.isEmpty ? nil : v }
         if let v = raw.music { c.music = v }
@@ -191,6 +211,10 @@ public struct Config: Equatable, Sendable {
             }
             mpdWarnings += v.unknownKeys.map { "\(source): unknown key \"rfid.\($0)\" ignored" }
         }
+        if let v = raw.mqtt {
+            if let problem = v.problem() { throw Problem(description: "\(source): mqtt.\(problem)") }
+            c.mqtt = v
+        }
         if let v = raw.logLevel {
             guard let level = LogLevel(name: v) else { try check(false, "logLevel"); return (c, []) }
             c.logLevel = level
@@ -200,7 +224,7 @@ public struct Config: Equatable, Sendable {
         }
         try c.hardware.validate(source: source)
         c.hardware.apply(to: &c.settings)
-        let warnings = file.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" } + mpdWarnings
+        let warnings = file.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" } + mpdWarnings + outputWarnings
         return (c, warnings)
     }
 }
@@ -211,6 +235,7 @@ public struct Config: Equatable, Sendable {
 private struct RawConfig: Decodable {
     var device: String?
     var audio: String?
+    var output: RawOutput?
     var state: String?
     var music: [String]?
     var resume: String?
@@ -237,6 +262,7 @@ private struct RawConfig: Decodable {
     var mpd: RawMPD?
     var rfid: RawRFID?
     var usb: RawUSB?
+    var mqtt: MQTTSettings?
     var radio: RawRadio?
 
     /// Whether `key` is one of the keys above.
@@ -246,6 +272,7 @@ private struct RawConfig: Decodable {
         switch key {
         case "device": return "must be a non-empty ALSA PCM name such as \"default\" or \"hw:CARD=DAC\""
         case "audio": return "must be \"alsa\" or \"null\""
+        case "output": return RawOutput.expectation("output") + " (and no \"audio\" key beside it)"
         case "state": return "must be a path (\"\" keeps no state)"
         case "music": return "must be a list of paths"
         case "resume": return "must be \"playing\" or \"paused\""
@@ -271,6 +298,7 @@ private struct RawConfig: Decodable {
         case "rfid": return RawRFID.expectation("rfid")
         case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400}"
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
+        case "mqtt": return "must be an object with at least \"host\" (see README \"MQTT\")"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
         default: return "unexpected value"
         }

@@ -7,6 +7,9 @@ import JukeboxSystem
 public final class ControlClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
+    /// Whether the player closed the connection (a read found its end): `readLine` then answers
+    /// nil at once, with no line to wait for.
+    public private(set) var isClosed = false
 
     /// The reply to a connection the player has no room for (every slot taken).
     public static let noRoomReply = "error: too many connections"
@@ -117,7 +120,10 @@ public final class ControlClient {
         var chunk = [UInt8](repeating: 0, count: 4096)
         let n = read(fd, &chunk, chunk.count)
         if n < 0 && errno == EINTR { return true }
-        if n <= 0 { return false }
+        if n <= 0 {
+            isClosed = true
+            return false
+        }
         buffer += chunk[0..<n]
         return true
     }

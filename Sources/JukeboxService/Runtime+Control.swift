@@ -266,8 +266,12 @@ extension Runtime {
     /// Sends an event to every client streaming `events` and to the console when it streams:
     /// `event 04:47:43.250 button next down → playing` (wall-clock time of day, then what happened
     /// and the phase after it).
-    func streamEvent(_ event: Event) {
-        let line = "event \(wallClockText(wallClockNow(), dateAndTime: false)) \(event.summary) → \(state.phase.name)"
+    func streamEvent(_ event: Event) { stream(event.summary) }
+
+    /// Streams `what` as an event line (`streamEvent`'s format): also the button gestures,
+    /// `event 04:47:43.250 gesture next long → playing`, which no event names by itself.
+    func stream(_ what: String) {
+        let line = "event \(wallClockText(wallClockNow(), dateAndTime: false)) \(what) → \(state.phase.name)"
         if let control {
             for id in eventClients { if let client = control.clients[id] { control.reply(client, line) } }
         }

@@ -239,8 +239,13 @@ public final class Runtime {
                 sawStart = true
                 started = true
             }
+            let streaming = !eventClients.isEmpty || consoleStreaming
+            let buttonsBefore = streaming && Self.movesButtons(next) ? state.buttons : nil
             let commands = reduce(&state, next)
-            if !eventClients.isEmpty || consoleStreaming, !isQuiet(next) { streamEvent(next) }
+            if streaming, !isQuiet(next) { streamEvent(next) }
+            if let before = buttonsBefore {
+                for g in ButtonGesture.between(before, state.buttons) { stream("gesture \(g.button.rawValue) \(g.kind.rawValue)") }
+            }
             if log.level == .debug, !isQuiet(next) || !commands.isEmpty {
                 log.debug("\(next) -> \(commands.map(Self.brief))")
             }
@@ -261,6 +266,14 @@ public final class Runtime {
         }
         guard let folder = StartUp.missingFolder(of: track.info.path) else { return event }
         return .musicMissing(folder)
+    }
+
+    /// Whether `event` can change a button's gesture state (edges, level reads, gesture timers).
+    private static func movesButtons(_ event: Event) -> Bool {
+        switch event {
+        case .buttonEdge, .buttonLevel, .timerFired(.gesture, _), .timerFired(.doubleTap, _), .timerFired(.debounce, _): return true
+        default: return false
+        }
     }
 
     private func isQuiet(_ event: Event) -> Bool {

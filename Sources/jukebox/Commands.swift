@@ -55,6 +55,7 @@ enum Commands {
         var setup = PlayerSetup()
         setup.device = config.device
         setup.audio = config.audio
+        setup.snapcast = config.snapcast
         setup.statePath = config.statePath
         setup.settings = config.settings
         setup.logLevel = try a.choice("--log-level", logLevels).flatMap(LogLevel.init(name:)) ?? config.logLevel
@@ -67,6 +68,8 @@ enum Commands {
         setup.mpd = config.mpd
         setup.rfid = config.rfid
         setup.usb = config.usbRoots.map { ($0, config.usbMountsOnly) }
+        setup.mqtt = config.mqtt
+        setup.configPath = configPath
         setup.musicFolders = config.music.filter(isDirectory)
         setup.reload = { log in
             // Policy (volume limits, timings, buttons' gestures, the panel layout) applies at once;
@@ -78,12 +81,14 @@ enum Commands {
             }
             for w in fresh.warnings { log.warning(w) }
             let c = fresh.config
-            if c.device != config.device || c.audio != config.audio || c.mixer != config.mixer || c.mixerCard != config.mixerCard {
+            if c.device != config.device || c.audio != config.audio || c.snapcast != config.snapcast || c.mixer != config.mixer
+                || c.mixerCard != config.mixerCard {
                 log.warning("SIGHUP: the sound device or mixer changed; that takes effect at the next restart")
             }
             if c.hardware != config.hardware || c.socketPath != config.socketPath || c.statePath != config.statePath
-                || c.mpd != config.mpd || c.rfid != config.rfid || c.usbRoots != config.usbRoots || c.usbMountsOnly != config.usbMountsOnly {
-                log.warning("SIGHUP: buttons, display, socket, mpd, rfid, usb roots or state file changed; that takes effect at the next restart")
+                || c.mpd != config.mpd || c.rfid != config.rfid || c.usbRoots != config.usbRoots || c.usbMountsOnly != config.usbMountsOnly
+                || c.mqtt != config.mqtt {
+                log.warning("SIGHUP: buttons, display, socket, mpd, rfid, usb roots, mqtt or state file changed; that takes effect at the next restart")
             }
             var settings = c.settings
             settings.display = config.hardware.layout

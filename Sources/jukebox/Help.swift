@@ -16,7 +16,11 @@ enum Help {
       jukebox ctl COMMAND...           send a command to the running player (try: ctl help)
       jukebox yield -- CMD ARGS...     have the player release the sound device while CMD runs
       jukebox probe SUBJECT [options]  bring-up tools: tone, gpio, i2c, display, input, rfid, replay-i2c
-      jukebox mpd-tcp --config FILE    the MPD TCP listeners FILE configures (for the service's drop-in)
+      jukebox mpd-tcp [--mqtt] --config FILE
+                                       the MPD TCP listeners (or MQTT broker) FILE configures (for the service's drop-in)
+      jukebox mqtt-forget --config FILE
+                                       remove what the player announced over MQTT (for uninstalling)
+      jukebox snapcast-control         snapserver's stream plugin for a jukebox stream (its controlscript)
       jukebox --version | --help
 
     Run 'jukebox COMMAND --help' for a command's options.
@@ -41,6 +45,22 @@ enum Help {
       --repeat MODE       off, one or all (default: off)
       --log-level LEVEL   error, warning, info or debug (default: warning)
       --socket PATH       control socket ("" for none; default: \(ControlSocket.defaultPath()))
+    """
+
+    static let snapcastControl = """
+    Usage: jukebox snapcast-control [--socket PATH]
+
+    snapserver's stream plugin ("controlscript") for a pipe source jukebox plays into: JSON-RPC on
+    stdin and stdout, bridged to the player's control socket, so Snapcast clients show what plays
+    and play, pause, skip, seek, set the volume, shuffle and repeat. snapserver starts it; its
+    controlscript must name a file, so install.sh links /usr/local/lib/jukebox/snapcast-control
+    (the .deb: /usr/lib/jukebox/snapcast-control) to this binary, which runs this command when
+    called by that name. snapserver's own arguments (--stream=ID, --snapcast-port=N...) are ignored.
+
+    Options:
+      --socket PATH       the player's control socket (default: $JUKEBOX_SOCKET, else
+                          /run/jukebox/control, else the usual default); asked again at every
+                          connection, so the player may start later
     """
 
     static let run = """

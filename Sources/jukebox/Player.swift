@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxApp
+import JukeboxMQTT
 import JukeboxAudio
 import JukeboxCore
 import JukeboxService
@@ -10,6 +11,8 @@ import JukeboxSystem
 struct PlayerSetup {
     var device = "default"
     var audio: Config.AudioKind = .alsa
+    /// The Snapcast pipe stream, with `audio == .snapcast`.
+    var snapcast: SnapcastSettings?
     var statePath: String?
     var settings = Settings()
     var logLevel: LogLevel = .warning
@@ -35,6 +38,10 @@ struct PlayerSetup {
     var rfid: RFIDSettings?
     /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
     var usb: (roots: [String], mountsOnly: Bool)?
+    /// The MQTT bridge's settings; nil: none (and what an earlier run announced is taken away).
+    var mqtt: MQTTSettings?
+    /// The config file (the MQTT bridge checks it when it holds the broker's password).
+    var configPath: String?
     /// Re-reads the configuration (SIGHUP); nil for players without a config file.
     var reload: ((Log) -> Settings?)?
 }
@@ -139,7 +146,11 @@ enum Player {
             let ms = Int(((monotonicNow() - start) * 1000).rounded())
             log.debug("released \(released.kib) KiB of cold pages in \(released.runs) runs (\(ms) ms)")
         }
-        let device = setup.audio == .null ? "null (silent, paced)" : setup.device
+        let device = switch setup.audio {
+        case .null: "null (silent, paced)"
+        case .snapcast: setup.snapcast.map { "snapcast pipe \($0.pipe) (\($0.sampleFormat))" } ?? "snapcast"
+        case .alsa: setup.device
+        }
         runtime.diagnostics = { [weak panel] in
             let c = engine.counters()
             var lines = ["audio device \(device): xruns \(c.xruns), suspends \(c.suspends), recoveries \(c.recoveries), "
@@ -153,7 +164,11 @@ enum Player {
             lines.append("inputs \(sources.map { "\(type(of: $0)) (\($0.fds.count) fds)" }.joined(separator: ", "))")
             return lines
         }
+        // The MQTT face is a client of the control socket (JukeboxMQTT/MQTTBridge.swift): it needs one.
+        let (bridge, forgetter) = startMQTT(setup, socket: control != nil, mailbox: mailbox, log: log)
         let code = runtime.run(initial: events)
+        bridge?.close()
+        forgetter?.close()
         runtime.cards?.finish()
         // The card poller's thread ends within one look (it owns the SPI/I2C chip meanwhile).
         for case let poller as PolledCardSource in sources { poller.close() }
@@ -162,10 +177,48 @@ enum Player {
         return code
     }
 
-    /// The output factory: ALSA, or the paced silent output when asked for or when the default
+    /// Starts the MQTT bridge the config asks for; without one, a forgetter takes away what an
+    /// earlier run announced (the record beside the state file says what and where). Problems are
+    /// logged; the player plays on.
+    static func startMQTT(_ setup: PlayerSetup, socket: Bool, mailbox: Mailbox, log: Log) -> (MQTTBridge?, MQTTForgetter?) {
+        let record = setup.statePath.map { MQTTRecord(statePath: $0) }
+        let say: @Sendable (LogLevel, String) -> Void = { [mailbox] level, line in mailbox.postLog(level, line) }
+        guard let mqtt = setup.mqtt else {
+            guard let record, !record.load().isEmpty else { return (nil, nil) }
+            return (nil, MQTTForgetter(record: record, log: say))
+        }
+        guard let path = setup.socketPath, socket else {
+            log.error("mqtt: needs the control socket (the config's \"socket\" turns it off); no MQTT")
+            return (nil, nil)
+        }
+        var context = MQTTBridge.Context(socketPath: path)
+        context.volumeRange = setup.settings.volumeMin...setup.settings.volumeMax
+        var buttons = (setup.hardware.buttons ?? [:]).keys.compactMap(Button.init(rawValue:))
+        if setup.hardware.encoder?.push != nil { buttons.append(.encoderPush) }
+        context.buttons = buttons
+        context.bindings = setup.settings.buttons
+        context.playlistFolders = [(setup.mpd ?? MPDSettings()).playlistFolder(statePath: setup.statePath)].compactMap { $0 }
+            + setup.musicFolders
+        context.record = record
+        context.configPath = setup.configPath
+        context.version = "jukebox \(jukeboxVersion)"
+        let bridge = MQTTBridge(settings: mqtt, context: context, log: say)
+        if let problem = bridge.start() {
+            log.error(problem + "; no MQTT")
+            bridge.close()
+            return (nil, nil)
+        }
+        return (bridge, nil)
+    }
+
+    /// The output factory: ALSA, a Snapcast pipe, or the paced silent output when asked for or when the default
     /// device is wanted on a machine without any sound card (said once, in one line).
     static func makeOutput(_ setup: PlayerSetup, log: Log) -> () -> PCMOutput {
         if setup.audio == .null { return { SilentOutput() } }
+        if setup.audio == .snapcast {
+            let s = setup.snapcast ?? SnapcastSettings()
+            return { SnapcastOutput(pipe: s.pipe, stream: .init(rate: s.rate, bits: s.bits, channels: s.channels)) }
+        }
         if setup.device == "default" && !AlsaOutput.hasSoundCard() {
             log.write(.warning, "no sound card: playing silently in real time (--device PCM picks one)")
             return { SilentOutput() }

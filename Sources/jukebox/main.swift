@@ -7,7 +7,9 @@ import JukeboxSystem
 // A closed log pipe or a vanished socket client must give EPIPE, never kill the player.
 signal(SIGPIPE, SIG_IGN)
 keepSteadyBuffersMapped()
-let args = Array(CommandLine.arguments.dropFirst())
+// snapserver's controlscript must be a file: a link to this binary by that name is the command.
+let calledAs = CommandLine.arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? ""
+let args = calledAs == "snapcast-control" ? ["snapcast-control"] + CommandLine.arguments.dropFirst() : Array(CommandLine.arguments.dropFirst())
 let code: Int32
 do throws(UsageError) {
     switch args.first {
@@ -18,6 +20,8 @@ do throws(UsageError) {
     case "yield": code = try Commands.yield(Array(args.dropFirst()))
     case "probe": code = try Probe.run(Array(args.dropFirst()))
     case "mpd-tcp": code = try Commands.mpdTCP(Array(args.dropFirst()))
+    case "mqtt-forget": code = try Commands.mqttForget(Array(args.dropFirst()))
+    case "snapcast-control": code = try Commands.snapcastControl(Array(args.dropFirst()))
     case "--version", "-V", "version":
         writeAll(1, "jukebox \(jukeboxVersion)\n")
         code = 0

@@ -796,4 +796,47 @@ final class ButtonTests: XCTestCase {
         ])
         h.send(.mediaKey(code: 30 /* KEY_A */, value: 1, at: 6), commands: [])
     }
+
+    /// The gestures observers are told of (`ButtonGesture.between`): read from the state the core
+    /// left, so bounce makes no extra press and a double press is the core's double.
+    func testGesturesAreWhatTheCoreDecidedShortLongDoubleAndBounceIsNone() {
+        var settings = Settings()
+        settings.buttons[.next] = ButtonBinding(tap: .next, long: .stop, double: .previous)
+        var s = playing(3, settings: settings)
+        var seen: [ButtonGesture] = []
+        func send(_ e: Event) {
+            let before = s.buttons
+            _ = reduce(&s, e)
+            seen += ButtonGesture.between(before, s.buttons)
+        }
+        func edge(_ down: Bool, at t: Double, bounce: Bool = false) {
+            send(.buttonEdge(.next, pressed: down, at: t))
+            if bounce {
+                send(.buttonEdge(.next, pressed: !down, at: t + 0.002))
+                send(.buttonEdge(.next, pressed: down, at: t + 0.004))
+            }
+            send(.timerFired(.debounce(.next), at: t + 0.02))
+            send(.buttonLevel(.next, pressed: down, at: t + 0.02))
+        }
+        edge(true, at: 1, bounce: true)
+        XCTAssertEqual(seen, [])
+        edge(false, at: 1.1, bounce: true)
+        XCTAssertEqual(seen, [ButtonGesture(.next, .short)])
+        // The second press inside the window is the double; its release is nothing more.
+        edge(true, at: 1.3)
+        edge(false, at: 1.4)
+        XCTAssertEqual(seen, [ButtonGesture(.next, .short), ButtonGesture(.next, .double)])
+        seen = []
+        send(.timerFired(.doubleTap(.next), at: 1.75))
+        edge(true, at: 3)
+        send(.timerFired(.gesture(.next), at: 3.8))
+        edge(false, at: 5)
+        XCTAssertEqual(seen, [ButtonGesture(.next, .long)], "a long press is not also a short one")
+        // The mute line is no button.
+        seen = []
+        send(.buttonEdge(.mute, pressed: true, at: 6))
+        send(.timerFired(.debounce(.mute), at: 6.02))
+        send(.buttonEdge(.mute, pressed: false, at: 7))
+        XCTAssertEqual(seen, [])
+    }
 }

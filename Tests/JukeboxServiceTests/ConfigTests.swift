@@ -56,7 +56,7 @@ final class ConfigTests: XCTestCase {
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
                     "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
-                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "radio"] {
+                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "mqtt", "radio"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
             let readme = try String(contentsOf: repo.appendingPathComponent("README.md"), encoding: .utf8)
             XCTAssertTrue(readme.contains("| `\(key)` |"), "README does not document \(key)")
@@ -164,6 +164,34 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(set.usbRoots, ["/media/a", "/mnt/b"])
         XCTAssertTrue(set.settings.usbAutoplay)
         XCTAssertFalse(set.usbMountsOnly)
+    }
+
+    func testMQTTIsOffUnlessConfiguredAndSaysWhatToFix() throws {
+        XCTAssertNil(try parse("{}").config.mqtt)
+        let (c, w) = try parse("""
+        {"mqtt": {"host": "broker", "port": 8883, "username": "u", "password": "p", "tls": {"ca": "/c", "cert": "/a", "key": "/k"},
+                  "topic": "jukebox/kitchen", "discoveryPrefix": "ha", "positionInterval": 5}}
+        """)
+        XCTAssertEqual(w, [])
+        var expected = MQTTSettings(host: "broker", port: 8883, topic: "jukebox/kitchen", positionInterval: 5)
+        expected.username = "u"
+        expected.password = "p"
+        expected.tls = MQTTSettings.TLS(ca: "/c", cert: "/a", key: "/k")
+        expected.discoveryPrefix = "ha"
+        XCTAssertEqual(c.mqtt, expected)
+        let file = try parse(#"{"mqtt": {"host": "b", "username": "u", "passwordFile": "/etc/jukebox/mqtt-password"}}"#).config.mqtt
+        XCTAssertEqual(file?.passwordFile, "/etc/jukebox/mqtt-password")
+        XCTAssertNil(file?.password)
+        for (bad, says) in [(#"{"host": ""}"#, "mqtt.host"), (#"{"host": "b", "port": 0}"#, "mqtt.port"),
+                            (#"{"host": "b", "topic": "a/#"}"#, "mqtt.topic"), (#"{"host": "b", "topic": "a/"}"#, "mqtt.topic"),
+                            (#"{"host": "b", "positionInterval": 0}"#, "mqtt.positionInterval"),
+                            (#"{"host": "b", "tls": {"ca": "/c", "cert": "/a"}}"#, "mqtt.tls"), (#"{"port": 1}"#, "host"),
+                            (#"{"host": "b", "username": "u", "password": "p", "passwordFile": "/p"}"#, "mqtt.password, passwordFile"),
+                            (#"{"host": "b", "password": "p"}"#, "mqtt.username"), (#"{"host": "b", "passwordFile": "/p"}"#, "mqtt.username"),
+                            (#"{"host": "b", "username": "u", "passwordFile": "p"}"#, "mqtt.passwordFile"),
+                            (#"{"host": "b", "tls": {"ca": "ca.crt"}}"#, "mqtt.tls.ca")] {
+            XCTAssertThrowsError(try parse(#"{"mqtt": "# + bad + "}")) { XCTAssertTrue("\($0)".contains(says), "\(bad): \($0)") }
+        }
     }
 
     func testMPDIsOffUnlessConfiguredAndReadsEveryKey() throws {

@@ -98,7 +98,7 @@ resume)
   begin power-cut
   check_power_cut 60
   [ "$(field index "$json")" = 3 ] || note "expected to resume in track 3 (the tone), seen $json"
-  finish "cut at $cut s, state file at boot $spos s (lost $(awk -v c="$cut" -v r="${spos:-0}" 'BEGIN { printf "%.1f", c - r }') s, save interval $interval s), playing track $(field index "$json") at $pos s"
+  finish "cut at $cut s, resumed at $spos s (lost $(awk -v c="$cut" -v r="${spos:-0}" 'BEGIN { printf "%.1f", c - r }') s, save interval $interval s), playing track $(field index "$json") at $pos s"
 
   # gpio-sim (built out of tree for this kernel): a line named GPIO17, pulled up (a released
   # button); the config names it as the play button; presses are pulls to ground, real edge

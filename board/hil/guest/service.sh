@@ -119,7 +119,7 @@ resume)
   begin power-cut
   check_power_cut 30
   resumed=$spos
-  finish "cut at $cut s, state file at boot $resumed s (lost $(awk -v c="$cut" -v r="$resumed" 'BEGIN { printf "%.1f", c - r }') s, save interval $interval s), playing at $pos s"
+  finish "cut at $cut s, resumed at $resumed s (lost $(awk -v c="$cut" -v r="$resumed" 'BEGIN { printf "%.1f", c - r }') s, save interval $interval s), playing at $pos s"
 
   # The same package rebuilt as a higher version, installed over the running service. Repeat all
   # first: a mode only the state file carries over a restart (the config says nothing of it), and

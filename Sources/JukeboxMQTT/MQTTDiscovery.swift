@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxService
+
+/// Home Assistant's MQTT discovery for one box: the retained configs that make Home Assistant
+/// list a device ("jukebox NAME") with its entities. Pure: the configs follow from these values.
+///
+/// Home Assistant has no MQTT media player, so the box is a set of plain entities: a now-playing
+/// sensor (attributes artist, album, position, duration, phase, file, message), buttons
+/// play/pause, next, previous and stop, a volume number (the config's volume limits), selects
+/// for repeat and for the playlists, a shuffle switch, a tag scanner for cards, and a device
+/// trigger for each gesture of each wired button. Every entity has a unique id, the availability
+/// topic and the device block; topics follow `<prefix>/<component>/<node>/<object>/config`.
+public struct MQTTDiscovery: Sendable {
+    /// The discovery prefix ("" publishes nothing).
+    public var prefix: String
+    /// The box's topic prefix.
+    public var topic: String
+    /// The node id (the topic with every character outside `[A-Za-z0-9_-]` made `_`).
+    public var nodeID: String
+    /// The player's version, for the device block.
+    public var version: String
+    /// The volume number's range.
+    public var volumeRange: ClosedRange<Int>
+    /// The playlists the select offers, by name (none: no select).
+    public var playlists: [String]
+    /// The device triggers: a button and one of its gestures each.
+    public var gestures: [ButtonGesture]
+
+    /// Discovery under `prefix` for the box at `topic`.
+    public init(prefix: String, topic: String, version: String, volumeRange: ClosedRange<Int>,
+                playlists: [String] = [], gestures: [ButtonGesture] = []) {
+        self.prefix = prefix
+        self.topic = topic
+        nodeID = Self.nodeID(topic)
+        self.version = version
+        self.volumeRange = volumeRange
+        self.playlists = playlists
+        self.gestures = gestures
+    }
+
+    /// `topic` as a node id.
+    public static func nodeID(_ topic: String) -> String {
+        String(String.UnicodeScalarView(topic.unicodeScalars.map {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" ? $0 : "_"
+        }))
+    }
+
+    /// The device triggers for the wired `buttons` and their bindings: `short` for each, `long`
+    /// where a long or hold action is bound, `double` where a double action is.
+    public static func gestures(buttons: [Button], bindings: [Button: ButtonBinding]) -> [ButtonGesture] {
+        var found: [ButtonGesture] = []
+        for button in Button.allCases where buttons.contains(button) && button != .mute {
+            let b = bindings[button] ?? ButtonBinding()
+            found.append(ButtonGesture(button, .short))
+            if b.long != nil || b.hold != nil { found.append(ButtonGesture(button, .long)) }
+            if b.double != nil { found.append(ButtonGesture(button, .double)) }
+        }
+        return found
+    }
+
+    /// Home Assistant's trigger type for a gesture (its own names, which it translates).
+    static func triggerType(_ kind: ButtonGesture.Kind) -> String {
+        switch kind {
+        case .short: "button_short_press"
+        case .long: "button_long_press"
+        case .double: "button_double_press"
+        }
+    }
+
+    /// The configs: discovery topic → JSON payload, in a stable order.
+    public func configs() -> [(topic: String, payload: String)] {
+        guard !prefix.isEmpty else { return [] }
+        let q = JSONText.quoted
+        let t = topic
+        let name = "jukebox " + (topic.split(separator: "/").last.map(String.init) ?? nodeID)
+        let device = "\"device\":{\"identifiers\":[\(q("jukebox_" + nodeID))],\"name\":\(q(name)),"
+            + "\"manufacturer\":\"jukebox\",\"model\":\"jukebox music player\",\"sw_version\":\(q(version))}"
+        let origin = "\"origin\":{\"name\":\"jukebox\",\"sw_version\":\(q(version))}"
+        let availability = "\"availability_topic\":\(q(t + "/availability")),\"payload_available\":\"online\",\"payload_not_available\":\"offline\""
+        var configs: [(String, String)] = []
+        func entity(_ component: String, _ object: String, _ label: String, _ fields: [String]) {
+            let body = ["\"name\":" + q(label), "\"unique_id\":" + q(nodeID + "_" + object)] + fields + [availability, device, origin]
+            configs.append(("\(prefix)/\(component)/\(nodeID)/\(object)/config", "{" + body.joined(separator: ",") + "}"))
+        }
+        entity("sensor", "now_playing", "Now playing", [
+            "\"state_topic\":" + q(t + "/state"),
+            // A state is at most 255 characters in Home Assistant.
+            "\"value_template\":" + q("{{ (value_json.title or '')[:255] }}"),
+            "\"json_attributes_topic\":" + q(t + "/state"),
+            "\"json_attributes_template\":" + q("{{ {'artist': value_json.artist, 'album': value_json.album, 'position': value_json.position, "
+                                                   + "'duration': value_json.duration, 'phase': value_json.phase, 'file': value_json.file, "
+                                                   + "'message': value_json.message} | tojson }}"),
+            "\"icon\":\"mdi:music\""])
+        for (object, label, command) in [("play_pause", "Play/pause", "toggle"), ("next", "Next", "next"),
+                                         ("previous", "Previous", "prev"), ("stop", "Stop", "stop")] {
+            entity("button", object, label, ["\"command_topic\":" + q(t + "/cmd/" + command), "\"payload_press\":\"\""])
+        }
+        entity("number", "volume", "Volume", [
+            "\"command_topic\":" + q(t + "/cmd/volume"), "\"command_template\":" + q("{{ value | int }}"),
+            "\"state_topic\":" + q(t + "/volume"),
+            "\"min\":\(volumeRange.lowerBound)", "\"max\":\(volumeRange.upperBound)", "\"step\":1", "\"mode\":\"slider\"",
+            "\"icon\":\"mdi:volume-high\""])
+        entity("select", "repeat", "Repeat", [
+            "\"command_topic\":" + q(t + "/cmd/repeat"), "\"state_topic\":" + q(t + "/repeat"),
+            "\"options\":[" + RepeatMode.allCases.map { q($0.rawValue) }.joined(separator: ",") + "]", "\"icon\":\"mdi:repeat\""])
+        if !playlists.isEmpty {
+            // No state topic: what plays may come from anywhere (a card, a button), so the select
+            // shows the last one chosen in Home Assistant (its optimistic mode).
+            entity("select", "playlist", "Playlist", [
+                "\"command_topic\":" + q(t + "/cmd/playlist"),
+                "\"options\":[" + playlists.map(q).joined(separator: ",") + "]", "\"icon\":\"mdi:playlist-music\""])
+        }
+        entity("switch", "shuffle", "Shuffle", [
+            "\"command_topic\":" + q(t + "/cmd/shuffle"), "\"state_topic\":" + q(t + "/shuffle"),
+            "\"payload_on\":\"on\"", "\"payload_off\":\"off\"", "\"state_on\":\"on\"", "\"state_off\":\"off\"", "\"icon\":\"mdi:shuffle\""])
+        // A tag scanner: Home Assistant's tag integration takes the card id as the payload.
+        configs.append(("\(prefix)/tag/\(nodeID)/card/config", "{\"topic\":\(q(t + "/card")),\"value_template\":\"{{ value }}\",\(device)}"))
+        for g in gestures {
+            let button = g.button.rawValue
+            configs.append(("\(prefix)/device_automation/\(nodeID)/\(button)_\(g.kind.rawValue)/config",
+                            "{\"automation_type\":\"trigger\",\"topic\":\(q(t + "/button/" + button)),\"payload\":\(q(g.kind.rawValue)),"
+                            + "\"type\":\(q(Self.triggerType(g.kind))),\"subtype\":\(q(button)),\(device)}"))
+        }
+        return configs
+    }
+}
