@@ -29,7 +29,8 @@ extension State {
     var streamMessage: String? {
         guard let live = liveStream else { return nil }
         if live.reconnectingFor != nil {
-            return "reconnecting" + (live.lastError.map { " (\($0))" } ?? "")
+            let why: String = live.lastError.map { " (\($0))" } ?? ""
+            return "reconnecting\(why)"
         }
         if !streamStarted || live.rebuffering { return "buffering \(max(0, min(100, live.bufferedPercent))) %" }
         return nil
@@ -42,15 +43,16 @@ extension State {
         stream = PlayStreamStatus(playID: playID, status: status)
         // The log says when a stream came back (counted by the adapter, so none is missed between
         // two looks) and when one is seen lost (the status says it meanwhile).
+        // Built in steps: Swift 6.0.3 type-checks long `+` chains of optionals slowly.
+        let lastLost: String = status.lastError.map { "; last lost: \($0)" } ?? ""
+        let cause: String = status.lastError.map { " (\($0))" } ?? ""
         if status.reconnects > (before?.reconnects ?? 0) {
-            step.commands.append(.report("stream reconnected (\(status.reconnects) since it started"
-                + (status.lastError.map { "; last lost: \($0)" } ?? "") + ")"))
+            step.commands.append(.report("stream reconnected (\(status.reconnects) since it started\(lastLost))"))
         } else if before?.reconnectingFor == nil, status.reconnectingFor != nil {
-            step.commands.append(.report("stream lost" + (status.lastError.map { " (\($0))" } ?? "") + ": reconnecting"))
+            step.commands.append(.report("stream lost\(cause): reconnecting"))
         }
         if let lost = status.reconnectingFor, lost >= settings.streamGiveUp {
-            let why = "no connection for \(Int(lost)) s" + (status.lastError.map { " (\($0))" } ?? "")
-            engineReport(.trackFailed(playID: playID, reason: why), &step)
+            engineReport(.trackFailed(playID: playID, reason: "no connection for \(Int(lost)) s\(cause)"), &step)
         }
     }
 }

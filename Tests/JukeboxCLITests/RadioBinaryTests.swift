@@ -65,8 +65,10 @@ final class RadioBinaryTests: DaemonTestCase {
                 return Int(line[range.upperBound...].prefix { $0.isNumber })
             }.max() ?? 0
         }
-        XCTAssertTrue(waitFor(15) { reconnections() >= 2 },
-                      ((try? ctl("log", "50").stdout) ?? "") + "\n\(json())\n" + ((try? String(contentsOfFile: daemon.errPath, encoding: .utf8)) ?? ""))
+        let seen = waitFor(15) { reconnections() >= 2 }
+        let log: String = (try? ctl("log", "50").stdout) ?? ""
+        let stderr: String = (try? String(contentsOfFile: daemon.errPath, encoding: .utf8)) ?? ""
+        XCTAssertTrue(seen, "\(log)\n\(json())\n\(stderr)")
         let status = json()
         XCTAssertEqual(status["index"] as? Int, 1)
         XCTAssertEqual(status["phase"] as? String, "playing")
