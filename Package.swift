@@ -23,6 +23,9 @@ let package = Package(
                        providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
+        // MP3 streams: libmpg123's feed API decodes bytes as they arrive (libsndfile scans an MP3 to its end).
+        .systemLibrary(name: "CMpg123", path: "Sources/CMpg123", pkgConfig: "libmpg123",
+                       providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
                        providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
@@ -41,8 +44,12 @@ let package = Package(
         // libasound's own messages, routed to the log (its handler is variadic: C only).
         .target(name: "CAlsaMessages", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
 
+        // HTTP(S) for the radio streams: libcurl (libcurl4-openssl-dev) behind a C shim, its setopt being variadic.
+        .target(name: "CHTTP", linkerSettings: [.linkedLibrary("curl")]),
+
         // Adapters.
-        .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux"]),
+        .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
+                                                     "CHTTP", "CMpg123"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "JukeboxSystem", "CInput", "CLinux"]),
@@ -84,7 +91,8 @@ let package = Package(
 
         .testTarget(name: "JukeboxSystemTests", dependencies: ["JukeboxSystem"]),
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
-        .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxFixtures", "JukeboxTestSupport", "CALSA", "CSndfile"]),
+        .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxFixtures", "JukeboxTestSupport", "CALSA", "CSndfile",
+                                                             "CMpg123"]),
         // No adapter and no C library but Linux's own headers: see JukeboxService.
         .testTarget(name: "JukeboxServiceTests", dependencies: [
             "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxWaiting", "JukeboxTestSupport", "CLinux"]),

@@ -76,6 +76,8 @@ package_of() {
     libc.so.6|libm.so.6|libpthread.so.0|libdl.so.2|librt.so.1|ld-linux-*) echo libc6 ;;
     libasound.so.2) echo libasound2t64 ;;
     libsndfile.so.1) echo libsndfile1 ;;
+    libcurl.so.4) echo libcurl4t64 ;;
+    libmpg123.so.0) echo libmpg123-0t64 ;;
     libtag_c.so.2) echo libtag-c2 ;;
     libtag.so.2) echo libtag2 ;;
     libmosquitto.so.1) echo libmosquitto1 ;;

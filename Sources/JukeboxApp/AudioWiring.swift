@@ -4,7 +4,19 @@ import JukeboxCore
 import JukeboxService
 import JukeboxSystem
 
-extension AudioEngine: AudioPort {}
+extension AudioEngine: AudioPort {
+    /// The engine's stream facts in the core's words: buffered percent of the start-up buffer,
+    /// seconds reconnecting (by the stream thread's monotonic clock).
+    public func streamStatus() -> (id: UInt64, status: StreamStatus)? {
+        guard let live = streamFacts() else { return nil }
+        let facts = live.facts
+        let percent = live.target > 0 ? min(100, facts.bufferedBytes * 100 / live.target) : 100
+        let lost = facts.reconnectingSince.map { max(0, monotonicNow() - $0) }
+        return (live.id, StreamStatus(station: facts.station, title: facts.title, bufferedPercent: percent,
+                                      reconnectingFor: lost, lastError: facts.lastError, reconnects: facts.reconnects,
+                                      rebuffering: facts.rebuffering))
+    }
+}
 
 /// Translates between the audio adapter's vocabulary and the core's.
 public enum AudioWiring {

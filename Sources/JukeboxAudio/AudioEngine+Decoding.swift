@@ -8,7 +8,7 @@ extension AudioEngine {
     }
 
     private struct OpenTrack {
-        var decoder: Decoder
+        var decoder: any PCMSource
         var job: DecodeJob
         var serial: UInt64
         var generation: UInt64
@@ -28,6 +28,7 @@ extension AudioEngine {
             switch step {
             case .exit:
                 open?.decoder.close()
+                monitor.withLock { state.liveStream = nil }
                 return
             case .open(let job, let serial, let generation, let isNext):
                 open = openTrack(job, serial: serial, generation: generation, isNext: isNext)
@@ -45,6 +46,7 @@ extension AudioEngine {
                 let cancelled = state.cancelSerial == track.serial
                 if state.generation != track.generation || cancelled {
                     track.decoder.close()
+                    if state.liveStream?.stream === (track.decoder as? StreamDecoder)?.stream { state.liveStream = nil }
                     open = nil
                     state.decoderSerial = nil
                     if cancelled && state.generation == track.generation {
@@ -85,8 +87,10 @@ extension AudioEngine {
     private func openTrack(_ job: DecodeJob, serial: UInt64, generation: UInt64, isNext: Bool) -> OpenTrack? {
         var result: Result<OpenTrack, DecodeError>
         do throws(DecodeError) {
-            let decoder = try Decoder(path: job.track.path)
-            var frame = Int64((job.fromSeconds * Double(decoder.format.sampleRate)).rounded())
+            let decoder = try openSource(job.track, serial: serial, generation: generation)
+            // A live stream joins what is on air now, whatever place it is asked for (a resume after
+            // a restart or a lost device names where listening had got to).
+            var frame = decoder is StreamDecoder ? 0 : Int64((job.fromSeconds * Double(decoder.format.sampleRate)).rounded())
             // Past the end: play nothing and end the track at once instead of failing the seek.
             if let count = decoder.frameCount { frame = min(frame, count) }
             if frame > 0 { try decoder.seek(toFrame: frame) }
@@ -103,6 +107,7 @@ extension AudioEngine {
             case .success(let track):
                 track.decoder.close()
             case .failure(let error) where stillWanted:
+                if state.liveStream?.id == job.track.id { state.liveStream = nil }
                 state.queue.append(.failed(serial: serial, id: job.track.id, reason: error.reason, wasNext: isNext))
                 if isNext {
                     state.nextSpec = nil
@@ -129,6 +134,18 @@ extension AudioEngine {
         }
     }
 
+    /// A file through libsndfile, or an HTTP(S) URL through `HTTPStream` and libmpg123 (`StreamDecoder`,
+    /// which waits for its buffer to fill; a stop, play or seek meanwhile cancels it within 50 ms).
+    private func openSource(_ track: TrackRef, serial: UInt64, generation: UInt64) throws(DecodeError) -> any PCMSource {
+        guard isStreamURL(track.path) else { return try Decoder(path: track.path) }
+        let settings = monitor.withLock { state.streamSettings }
+        let stream = HTTPStream(url: track.path, settings: settings)
+        monitor.withLock { state.liveStream = (track.id, stream) }
+        return try StreamDecoder(stream: stream, isCancelled: { [self] in
+            monitor.withLock { state.shutdown || state.generation != generation || state.cancelSerial == serial }
+        })
+    }
+
     private func decodeChunk(_ track: OpenTrack) -> OpenTrack? {
         let format = track.decoder.format
         let capacity = Self.chunkFrames * format.bytesPerFrame
@@ -137,6 +154,8 @@ extension AudioEngine {
             frames = track.decoder.read(into: buffer.baseAddress!, frames: Self.chunkFrames)
             count = max(0, frames) * format.bytesPerFrame
         }
+        // A stream with nothing yet (buffering, reconnecting): ask again; the loop checks for commands first.
+        if frames == pcmSourcePending { return track }
         return monitor.withLock { () -> OpenTrack? in
             // A stale chunk is dropped; the loop then closes the decoder.
             guard state.generation == track.generation, state.cancelSerial != track.serial else { return track }
@@ -155,6 +174,7 @@ extension AudioEngine {
             // End of file (a read error mid-file also ends the track: play what could be decoded),
             // unless the decoder gave up on the file (too slow): that is a failure with its reason.
             track.decoder.close()
+            if state.liveStream?.id == track.job.track.id { state.liveStream = nil }
             if let failure = track.decoder.failure {
                 state.queue.append(.failed(serial: track.serial, id: track.job.track.id, reason: failure.reason,
                                            wasNext: track.isUnstartedNext))

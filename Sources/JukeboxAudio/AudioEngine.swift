@@ -232,6 +232,21 @@ public final class AudioEngine: @unchecked Sendable {
         }
     }
 
+    /// The settings streams opened from now on run with (the config's `radio` section).
+    public func setStreamSettings(_ settings: StreamSettings) {
+        monitor.withLock { state.streamSettings = settings }
+    }
+
+    /// What the HTTP stream being decoded has found (station, title, buffering, reconnecting), with
+    /// its track's id; nil when no stream is open. Pulled by the loop, like `position()`.
+    public func streamFacts() -> (id: UInt64, facts: StreamFacts, capacity: Int, target: Int)? {
+        guard let live = monitor.withLock({ state.liveStream }) else { return nil }
+        // The stream's own lock, taken after the engine's is released: the two never nest.
+        let facts = live.stream.facts
+        let target = StreamDecoder.bufferTarget(facts: facts, settings: live.stream.settings, capacity: live.stream.capacity)
+        return (live.id, facts, live.stream.capacity, target)
+    }
+
     /// Device faults the output met and recovered from or lost to (for diagnostics), as the writer
     /// last saw them; zero for outputs that count nothing.
     public func counters() -> DeviceCounters {

@@ -116,6 +116,10 @@ struct EngineState {
     var serialCounter: UInt64 = 0
 
     var queue: [QueueItem] = []
+    /// The settings a stream opened from now on runs with (`AudioEngine.setStreamSettings`).
+    var streamSettings = StreamSettings()
+    /// The HTTP stream the decoder has open (or is opening), for `AudioEngine.streamFacts`.
+    var liveStream: (id: UInt64, stream: HTTPStream)?
     var queuedSeconds = 0.0
     /// The decoder filled the queue and sleeps until it falls below `refillBelowSeconds`.
     var decoderFull = false

@@ -92,7 +92,8 @@ public struct DisplayFrame: Equatable, Sendable {
         } else if state.queue.isEmpty {
             lines = ["jukebox", "queue empty"]
         } else {
-            let title = track?.info.title ?? state.queue[0].info.title
+            let shown = state.shownCurrentInfo
+            let title = shown?.title ?? state.queue[0].info.title
             let glyph: Character
             switch state.phase {
             case .playing: glyph = PanelGlyph.play.rawValue
@@ -105,13 +106,14 @@ public struct DisplayFrame: Equatable, Sendable {
             if state.repeatMode == .one { marks.append(PanelGlyph.repeatOne.rawValue) }
             let times = TimeFormat.clock(track == nil ? nil : state.position) + "/" + TimeFormat.clock(track?.info.duration)
             let status = spread(String(glyph) + " " + times, marks, width: w)
-            let message = now < state.messageUntil ? state.message : nil
+            // A stream's buffering or reconnecting shows for as long as it lasts.
+            let message = (now < state.messageUntil ? state.message : nil) ?? state.streamMessage
             if message != nil { moving = true }
             if layout.rows <= 2 {
                 lines = [scroll(title, width: w, since: state.titleSince, now: now, moving: &moving), message.map { scroll($0, width: w, since: state.messageSince, now: now, moving: &moving) } ?? status]
             } else {
                 lines = [scroll(title, width: w, since: state.titleSince, now: now, moving: &moving),
-                         scroll(track?.info.artist ?? "", width: w, since: state.titleSince, now: now, moving: &moving)]
+                         scroll(shown?.artist ?? "", width: w, since: state.titleSince, now: now, moving: &moving)]
                 if layout.rows >= 4 { lines.append(scroll(track?.info.album ?? "", width: w, since: state.titleSince, now: now, moving: &moving)) }
                 if let message { lines.append(scroll(message, width: w, since: state.messageSince, now: now, moving: &moving)) }
                 if layout.graphic, let duration = track?.info.duration, duration > 0 {

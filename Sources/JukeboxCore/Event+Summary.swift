@@ -65,6 +65,9 @@ extension Event {
         case .timerFired(let id, _): return "timer " + Self.name(id)
         case .tick: return "tick"
         case .heard(let id, let seconds): return "heard " + TimeFormat.clock(seconds) + " (play \(id))"
+        case .streamStatus(let id, let status):
+            return "stream (play \(id)): buffered \(status.bufferedPercent) %"
+                + (status.reconnectingFor.map { ", reconnecting for \(Int($0)) s" } ?? "")
         }
     }
 

@@ -139,6 +139,9 @@ public enum Event: Equatable, Sendable {
     /// The engine closed the device as asked by `Command.releaseDevice(token:)`; `heard` is where
     /// the sound really stopped (a release plays out a short fade after the request).
     case deviceReleased(token: UInt64, heard: PlayPosition?)
+    /// What the HTTP(S) stream of play `playID` is doing (station, title, buffering, reconnecting),
+    /// pulled from the adapter with the ticks.
+    case streamStatus(playID: UInt64, StreamStatus)
     /// Where the listener is: seconds into the play `playID` (the frame actually heard).
     case heard(playID: UInt64, seconds: Double)
     /// A state save finished; `error` says why it failed.

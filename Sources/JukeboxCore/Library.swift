@@ -11,6 +11,27 @@ public enum Library {
     /// Extensions read as M3U/M3U8 playlists.
     public static let playlistExtensions: Set<String> = ["m3u", "m3u8"]
 
+    /// The longest URL taken into the queue (a URL is shown, saved and sent to libcurl).
+    public static let maxURLLength = 2048
+
+    /// Whether `path` is an HTTP(S) stream URL (by its scheme, any case) rather than a file: what
+    /// the queue plays through the stream adapter. At most `maxURLLength` bytes, with a host, no
+    /// spaces or control characters.
+    public static func isStreamURL(_ path: String) -> Bool {
+        let lower = path.prefix(8).lowercased()
+        let scheme = lower.hasPrefix("http://") ? 7 : lower.hasPrefix("https://") ? 8 : 0
+        guard scheme > 0, path.utf8.count <= maxURLLength, path.utf8.count > scheme else { return false }
+        return !path.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F }
+            && path.utf8.dropFirst(scheme).first != UInt8(ascii: "/")
+    }
+
+    /// The queue entry of a stream URL before anything is known of it: the URL without its scheme as
+    /// the title (the station's name and the current title come from the stream while it plays).
+    public static func streamTrack(_ url: String) -> TrackInfo {
+        let bare = url.drop { $0 != "/" }.drop { $0 == "/" }
+        return TrackInfo(path: url, title: bare.isEmpty ? url : String(bare))
+    }
+
     /// Whether a file name looks like audio jukebox can decode.
     public static func isAudio(_ path: String) -> Bool {
         audioExtensions.contains(Paths.fileExtension(path))
@@ -69,8 +90,8 @@ public enum Library {
 
     /// The entries of an M3U or M3U8 playlist, resolved against the playlist's folder.
     /// Comment and directive lines (`#...`) and blank lines are skipped; a byte-order mark
-    /// and CR line ends are tolerated; `file://` URLs become paths; other URLs are skipped
-    /// (jukebox plays local files only).
+    /// and CR line ends are tolerated; `file://` URLs become paths; `http://` and `https://` URLs
+    /// (streams, `isStreamURL`) are kept as they are; other URLs are skipped.
     public static func parseM3U(_ text: String, playlistPath: String) -> [String] {
         let base = Paths.directory(playlistPath)
         var result: [String] = []
@@ -81,6 +102,8 @@ public enum Library {
             if entry.isEmpty || entry.hasPrefix("#") { continue }
             if entry.hasPrefix("file://") {
                 result.append(Paths.resolve(percentDecoded(String(entry.dropFirst(7))), against: base))
+            } else if isStreamURL(entry) {
+                result.append(entry)
             } else if entry.contains("://") {
                 continue
             } else {

@@ -25,6 +25,7 @@ extension State {
         case .trackStarted(let id):
             if handedNext?.playID == id { advanceIntoHandedNext() }
             guard loaded?.playID == id else { return }
+            if currentIsStream { streamStarted = true }
             failuresInARow = 0
             retryDelay = settings.deviceRetryInitial
             if case .waitingForDevice = phase { phase = .playing }
@@ -47,7 +48,8 @@ extension State {
         case .trackFailed(let id, let reason):
             guard loaded?.playID == id, let track = currentTrack else { return }
             failuresInARow += 1
-            message = "skipped \(Paths.fileName(track.info.path)): \(reason)"
+            let name = Library.isStreamURL(track.info.path) ? track.info.path : Paths.fileName(track.info.path)
+            message = "skipped \(name): \(reason)"
             step.commands.append(.report("skipped \(track.info.path): \(reason)"))
             loaded = nil
             if failuresInARow >= queue.count {
@@ -119,6 +121,9 @@ extension State {
         loaded = next
         handedNext = nil
         position = 0
+        // Continued without a gap: it sounds already.
+        streamStarted = currentIsStream
+        stream = nil
     }
 
     /// Applies a saved state at start-up; plays at once when it was playing and the settings

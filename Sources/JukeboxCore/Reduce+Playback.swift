@@ -22,7 +22,8 @@ extension State {
             }
         case .previous:
             guard let cursor else { return }
-            if phase != .stopped && position > settings.previousRestartThreshold {
+            // A live stream has no start to go back to: "previous" is the entry before it.
+            if phase != .stopped && position > settings.previousRestartThreshold && !currentIsStream {
                 seek(to: 0, &step)
             } else if cursor > 0 {
                 go(to: cursor - 1, &step)
@@ -78,6 +79,12 @@ extension State {
     /// wait for music becomes a pause there).
     mutating func pause(_ step: inout Step) {
         switch phase {
+        case .playing where currentIsStream:
+            // A live stream cannot wait: pausing disconnects, and play connects again to what is on
+            // air now (a buffer that grew while paused would play stale audio, then lose the link).
+            phase = .paused
+            position = 0
+            unload(&step)
         case .playing:
             phase = .paused
             if settings.releaseDelay <= 0 {
@@ -145,6 +152,10 @@ extension State {
     /// Moves within the current track, clamped to [0, duration].
     mutating func seek(to seconds: Double, _ step: inout Step) {
         guard let track = currentTrack, seconds.isFinite else { return }
+        if Library.isStreamURL(track.info.path) {
+            message = "cannot seek in a live stream"
+            return
+        }
         var target = max(0, seconds)
         if let duration = track.info.duration { target = min(target, duration) }
         // A jump is not playback: saved at once, or a power cut within the save interval (or any

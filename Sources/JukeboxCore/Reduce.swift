@@ -50,6 +50,8 @@ extension State {
                 if currentTrack?.id == before.track && position == 0 && before.position > 0 { step.forceSave = true }
             default: break
             }
+        case .streamStatus(let playID, let status):
+            streamReport(playID: playID, status: status, &step)
         case .interruptBegan, .interruptEnded, .deviceReleased:
             interruption(event, &step)
         case .buttonEdge, .buttonLevel, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),
@@ -169,7 +171,7 @@ extension State {
             step.commands.append(.render(view))
         }
         if let layout = settings.display {
-            let title = currentTrack?.info.title
+            let title = shownCurrentInfo?.title
             if title != titleShown { titleShown = title; titleSince = now }
             if message != messageShown {
                 messageShown = message
@@ -244,6 +246,8 @@ extension State {
         let ref = PlayRef(playID: nextPlayID, trackID: track.id)
         nextPlayID += 1
         loaded = ref
+        streamStarted = false
+        stream = nil
         // The engine forgets its successor when a new play starts.
         handedNext = nil
         step.commands.append(.startTrack(playID: ref.playID, path: track.info.path, at: seconds, paused: paused))

@@ -77,6 +77,10 @@ public struct Settings: Equatable, Sendable {
     /// Seconds the boot splash shows.
     public var splashSeconds: Double = 1.5
 
+    /// Seconds a stream may go on reconnecting before it is skipped like an unplayable file
+    /// (the config's `radio.giveUpSeconds`).
+    public var streamGiveUp: Double = 120
+
     /// Default settings.
     public init() {}
 }

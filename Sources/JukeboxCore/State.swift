@@ -136,6 +136,10 @@ public struct State: Equatable, Sendable {
 
     /// The latest monotonic time from `tick`.
     public var now: Double = 0
+    /// The last stream status and the play it is of (`Reduce+Stream.swift`).
+    public var stream: PlayStreamStatus?
+    /// The loaded play's first sound came (a stream is buffering until then).
+    public var streamStarted = false
     /// Id for the next queue entry.
     public var nextTrackID: UInt64 = 1
     /// Id for the next play handed to the engine.

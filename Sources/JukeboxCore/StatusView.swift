@@ -30,11 +30,11 @@ public struct StatusView: Equatable, Sendable {
     /// The view of `state`.
     public init(_ state: State) {
         phase = state.phase.name
-        let track = state.currentTrack
-        title = DisplayText.inert(track?.info.title ?? "")
-        artist = track?.info.artist.map(DisplayText.inert)
+        let track = state.shownCurrentInfo
+        title = DisplayText.inert(track?.title ?? "")
+        artist = track?.artist.map(DisplayText.inert)
         elapsed = TimeFormat.clock(track == nil ? nil : state.position)
-        duration = TimeFormat.clock(track?.info.duration)
+        duration = TimeFormat.clock(track?.duration)
         index = state.cursor.map { $0 + 1 } ?? 0
         count = state.queue.count
         volume = state.volume
@@ -47,7 +47,7 @@ public struct StatusView: Equatable, Sendable {
         case .interrupted(let reason): message = "interrupted: \(reason)"
         case .waitingForMusic: message = music
         default:
-            message = state.message ?? music
+            message = state.message ?? state.streamMessage ?? music
                 ?? state.stateUnreadable.map { "not saving: the state file cannot be read (\($0))" }
         }
         self.message = message.map(DisplayText.inert)

@@ -43,6 +43,8 @@ public struct Config: Equatable, Sendable {
     public var mqtt: MQTTSettings?
     /// Buttons, encoder, input devices and display (with the board profile merged in).
     public var hardware = BoardConfig()
+    /// Seconds of a stream buffered before it plays (the config's `radio.bufferSeconds`).
+    public var radioBufferSeconds = 2.0
     /// The core's settings: the core's defaults, under the file's policy keys (`resume`,
     /// `saveInterval`, volume limits, timings, `chime`...) and the hardware's policy parts
     /// (`BoardConfig.apply`: debounce, encoder, power command, panel layout).
@@ -181,6 +183,10 @@ public struct Config: Equatable, Sendable {
             try check(v.count <= 1000 && v.allSatisfy { $0.hasPrefix("/") && $0.utf8.count <= Bookmark.maxPathBytes }, "audiobookFolders")
             c.settings.audiobookFolders = v
         }
+        if let v = raw.radio {
+            if let b = v.bufferSeconds { try check(b >= 0.5 && b <= 30, "radio"); c.radioBufferSeconds = b }
+            if let g = v.giveUpSeconds { try check(g >= 5 && g <= 86400, "radio"); c.settings.streamGiveUp = g }
+        }
         if let v = raw.usb {
             let roots = v.roots ?? ["/media/jukebox"]
             try check(!roots.isEmpty && roots.count <= 16 && roots.allSatisfy { $0.hasPrefix("/") && $0.utf8.count <= Bookmark.maxPathBytes }, "usb")
@@ -257,6 +263,7 @@ private struct RawConfig: Decodable {
     var rfid: RawRFID?
     var usb: RawUSB?
     var mqtt: MQTTSettings?
+    var radio: RawRadio?
 
     /// Whether `key` is one of the keys above.
     static func reads(_ key: String) -> Bool { CodingKeys(stringValue: key) != nil }
@@ -289,6 +296,7 @@ private struct RawConfig: Decodable {
         case "audiobookFolders": return "must be a list of absolute folder paths"
         case "mpd": return RawMPD.expectation("mpd")
         case "rfid": return RawRFID.expectation("rfid")
+        case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400}"
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
         case "mqtt": return "must be an object with at least \"host\" (see README \"MQTT\")"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
@@ -315,6 +323,12 @@ private struct ConfigFile: Decodable {
         unknownKeys = keys.filter { !RawConfig.reads($0) && !BoardConfig.keys.contains($0) }
         raw = try RawConfig(from: decoder)
     }
+}
+
+/// The config's `radio`: how much of a stream is buffered, how long a lost one is tried again.
+struct RawRadio: Decodable {
+    var bufferSeconds: Double?
+    var giveUpSeconds: Double?
 }
 
 /// The config's `usb`: where sticks are mounted, and whether one inserted plays at once.

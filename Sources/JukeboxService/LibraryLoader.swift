@@ -30,11 +30,21 @@ public struct LibraryLoader {
     }
 
     /// The tracks named by `paths`, in order: folders sorted by the core's folder order,
-    /// playlists in their own order. Messages name each path that could not be used and why.
+    /// playlists in their own order, `http(s)://` URLs as streams (`Library.streamTrack`: nothing is
+    /// fetched here; a URL that does not play is skipped with its reason when its turn comes).
+    /// Messages name each path that could not be used and why.
     public func load(_ paths: [String]) -> (tracks: [TrackInfo], messages: [String]) {
         var tracks: [TrackInfo] = []
         var messages: [String] = []
         for raw in paths {
+            if Library.isStreamURL(raw) {
+                tracks.append(Library.streamTrack(raw))
+                continue
+            }
+            if raw.lowercased().hasPrefix("http://") || raw.lowercased().hasPrefix("https://") {
+                messages.append("not a usable URL (spaces, control characters, no host or over \(Library.maxURLLength) bytes): \(raw)")
+                continue
+            }
             let path = absolutePath(raw)
             if isDirectory(path) {
                 var files: [String] = []
@@ -63,7 +73,9 @@ public struct LibraryLoader {
         }
         var result: [TrackInfo] = []
         for entry in Library.parseM3U(String(decoding: bytes, as: UTF8.self), playlistPath: path) {
-            if !fileExists(entry) {
+            if Library.isStreamURL(entry) {
+                result.append(Library.streamTrack(entry))
+            } else if !fileExists(entry) {
                 messages.append("playlist \(Paths.fileName(path)): no such file: \(entry)")
             } else if isDirectory(entry) {
                 var files: [String] = []

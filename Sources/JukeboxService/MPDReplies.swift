@@ -104,9 +104,11 @@ public enum MPDReplies {
     /// schemes are refused: jukebox plays no streams yet.
     public static func path(for uri: String, roots: [String], exists: (String) -> Bool) -> Result<String, MPDError> {
         if uri.hasPrefix("file://") { return .success(String(uri.dropFirst("file://".count))) }
+        // An internet radio stream (Home Assistant's media browser hands one over): queued as it is.
+        if Library.isStreamURL(uri) { return .success(uri) }
         if let colon = uri.firstIndex(of: ":"), uri[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }),
            uri[colon...].hasPrefix("://") {
-            return .failure(MPDError(.noExist, "jukebox does not play streams (\(uri[..<colon]) URLs) yet"))
+            return .failure(MPDError(.noExist, "jukebox plays http and https streams only (not \(uri[..<colon]) URLs)"))
         }
         if uri.hasPrefix("/") { return .success(uri) }
         let trimmed = uri.hasSuffix("/") ? String(uri.dropLast()) : uri

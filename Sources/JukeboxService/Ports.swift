@@ -28,8 +28,16 @@ public protocol AudioPort: AnyObject {
     func setVolume(_ percent: Int)
     /// The play and the position actually heard, if something is loaded.
     func position() -> (id: UInt64, seconds: Double)?
+    /// What the HTTP(S) stream being played reports (a default says nil: see the extension).
+    func streamStatus() -> (id: UInt64, status: StreamStatus)?
     /// Stop the engine's threads and release everything.
     func shutdown()
+}
+
+extension AudioPort {
+    /// What the HTTP(S) stream being played reports, with its play id; nil when no stream plays.
+    /// Pulled by the loop with each tick (as `position()` is). Ports without streams need not say.
+    public func streamStatus() -> (id: UInt64, status: StreamStatus)? { nil }
 }
 
 /// Where the status and messages go (terminal line, log, later the console and displays).

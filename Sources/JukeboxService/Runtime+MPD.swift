@@ -202,9 +202,9 @@ extension Runtime {
                 ?? state.queue.map { ($0.info.artist, $0.info.album, $0.info.duration) }
             reply(.success(MPDReplies.stats(songs, uptime: clock() - (mpdFace?.started ?? clock()), playtime: played)))
         case "urlhandlers":
-            // No streams yet: no scheme to offer (local files are added by path).
+            // The stream schemes (local files are added by path).
             guard args(0...0) else { return }
-            reply(.success([]))
+            reply(.success(["handler: http://", "handler: https://"]))
         case "replay_gain_status":
             guard args(0...0) else { return }
             reply(.success(["replay_gain_mode: off"]))

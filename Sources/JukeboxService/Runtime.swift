@@ -429,6 +429,7 @@ public final class Runtime {
         if after - lastTick >= (tickInterval ?? 1) * 0.9 || saveDue {
             lastTick = after
             feedHeard()
+            feedStream()
             dispatch(.tick(now: after))
         }
         // Replies that came from a worker, and `idle` answers to what happened on this pass.
@@ -527,6 +528,14 @@ public final class Runtime {
 
     func feedHeard() {
         if let p = audio.position() { dispatch(.heard(playID: p.id, seconds: p.seconds)) }
+    }
+
+    /// A stream's facts (buffering, titles, reconnecting) reach the core with the ticks, only when
+    /// they changed: the core decides what to show and when to give up.
+    func feedStream() {
+        guard let s = audio.streamStatus() else { return }
+        if let last = state.stream, last.playID == s.id, last.status == s.status { return }
+        dispatch(.streamStatus(playID: s.id, s.status))
     }
 
     private func readSignals() {

@@ -18,8 +18,10 @@ public enum StartUp {
 
     /// The outermost folder on the way to `file`'s folder that is not there (`/srv/music` for
     /// `/srv/music/Album/1.flac` before the stick is mounted), or nil when `file`'s folder is
-    /// there (then a missing `file` itself is really gone, and skipped when it is reached).
+    /// there (then a missing `file` itself is really gone, and skipped when it is reached). A stream
+    /// URL has no folder: nil (a stream that fails is skipped with its reason).
     public static func missingFolder(of file: String) -> String? {
+        if Library.isStreamURL(file) { return nil }
         var missing = Paths.directory(file)
         guard !isDirectory(missing) else { return nil }
         while true {

@@ -61,6 +61,7 @@ enum Commands {
         setup.logLevel = try a.choice("--log-level", logLevels).flatMap(LogLevel.init(name:)) ?? config.logLevel
         setup.interactive = false
         setup.mixer = config.mixer.map { (config.mixerCard, $0) }
+        setup.radioBufferSeconds = config.radioBufferSeconds
         setup.hardware = config.hardware
         setup.console = config.console.map { ($0, config.consoleBaud) }
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()

@@ -22,6 +22,8 @@ struct PlayerSetup {
     var socketPath: String? = ControlSocket.defaultPath()
     /// Mixer control for the volume (with its card); nil: software gain.
     var mixer: (card: String, control: String)?
+    /// Seconds of a stream buffered before it plays (the config's `radio.bufferSeconds`).
+    var radioBufferSeconds = 2.0
     /// Buttons, encoder, input devices, display.
     var hardware = BoardConfig()
     /// A simulated panel drawn in the terminal (`demo --panel`).
@@ -86,6 +88,9 @@ enum Player {
                 writeAll(2, "jukebox: first sample handed to the output at monotonic \(monotonicNow())\n")
             }
         }
+        var streams = StreamSettings()
+        streams.bufferSeconds = setup.radioBufferSeconds
+        engine.setStreamSettings(streams)
         var state = State(settings: setup.settings)
         state.now = monotonicNow()
         var control: ControlSocket?

@@ -119,7 +119,7 @@ extension MPCLibraryTests {
         commands ok True
         notcommands ok 0
         tagtypes ok True
-        urlhandlers ok 0
+        urlhandlers ok 2
         decoders ok True
         outputs ok jukebox
         replay_gain_status ok off

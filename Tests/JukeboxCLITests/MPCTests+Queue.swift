@@ -114,7 +114,7 @@ extension MPCTests {
         XCTAssertEqual(exchange(fd, "plchangesposid \(version + 2)"), ["OK"])
         XCTAssertEqual(exchange(fd, "addid \(MPDQuote.quoted(a)) 9"), ["ACK [2@0] {addid} Bad song index"])
         XCTAssertEqual(exchange(fd, "moveid 999 0"), ["ACK [50@0] {moveid} No such song"])
-        XCTAssertEqual(exchange(fd, "addid http://radio.example/x"), ["ACK [50@0] {addid} jukebox does not play streams (http URLs) yet"])
+        XCTAssertEqual(exchange(fd, "addid ftp://radio.example/x"), ["ACK [50@0] {addid} jukebox plays http and https streams only (not ftp URLs)"])
         XCTAssertEqual(exchange(fd, "crossfade 3"), ["ACK [2@0] {crossfade} jukebox has no crossfade: tracks join gaplessly"])
         XCTAssertEqual(exchange(fd, "stats").map { $0.split(separator: ":")[0] },
                        ["artists", "albums", "songs", "uptime", "playtime", "db_playtime", "OK"])

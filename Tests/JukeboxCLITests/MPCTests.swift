@@ -139,15 +139,20 @@ final class MPCTests: DaemonTestCase {
         XCTAssertEqual(try mpc("del", "1").status, 0)
         XCTAssertEqual(try mpc("-f", "%position% %id% %file%", "playlist").out, "1 \(ids[1]) \(b)\n2 \(ids[2]) \(a)\n",
                        "an entry's id changed when another was removed")
-        let stream = try mpc("add", "http://radio.example/stream")
-        XCTAssertEqual(stream.status, 1)
-        XCTAssertTrue(stream.err.contains("error adding http://radio.example/stream: jukebox does not play streams (http URLs) yet"), stream.err)
+        let other = try mpc("add", "ftp://radio.example/stream")
+        XCTAssertEqual(other.status, 1)
+        XCTAssertTrue(other.err.contains("error adding ftp://radio.example/stream: jukebox plays http and https streams only (not ftp URLs)"), other.err)
         let missing = try mpc("add", dir + "/nothing.flac")
         XCTAssertEqual(missing.status, 1)
         XCTAssertEqual(try mpc("playlist").out, "b\na\n", "a refused add changed the queue")
         XCTAssertEqual(try mpc("clear").status, 0)
         XCTAssertEqual(try mpc("playlist").out, "")
         XCTAssertTrue(try ctl("status").stdout.contains("queue empty"), "the core's queue is not empty")
+        // An internet radio URL is queued as it is (nothing is fetched until it plays).
+        let radio = "http://127.0.0.1:9/live.mp3"
+        XCTAssertEqual(try mpc("add", radio).status, 0)
+        XCTAssertEqual(try mpc("-f", "%file%", "playlist").out, radio + "\n")
+        XCTAssertEqual(try mpc("clear").status, 0)
     }
 
     func testIdleReturnsOnTheChangeItWaitsFor() throws {

@@ -26,7 +26,7 @@ final class PythonMPDTests: DaemonTestCase {
     c.play(1)
     print(c.currentsong()["title"])
     try:
-        c.add("http://radio.example/x")
+        c.add("ftp://radio.example/x")
     except mpd.CommandError as e:
         print("refused:", e)
     c.command_list_ok_begin()
@@ -135,7 +135,7 @@ final class PythonMPDTests: DaemonTestCase {
         s, song, *_ = await poll()
         print(s["state"], s["playlistlength"], song["title"])
         try:
-            await call("add", "http://radio.example/stream")
+            await call("add", "ftp://radio.example/stream")
         except mpd.CommandError as e:
             print("refused:", e)
         await call("stop")
@@ -162,7 +162,7 @@ final class PythonMPDTests: DaemonTestCase {
         play 100 2 0 True
         pause 30
         b
-        refused: [50@0] {add} jukebox does not play streams (http URLs) yet
+        refused: [50@0] {add} jukebox plays http and https streams only (not ftp URLs)
         2
         ['mixer', 'player']
         ['player']
@@ -184,7 +184,7 @@ final class PythonMPDTests: DaemonTestCase {
         ['ha']
         play 2 a
         play 1 b
-        refused: [50@0] {add} jukebox does not play streams (http URLs) yet
+        refused: [50@0] {add} jukebox plays http and https streams only (not ftp URLs)
         stop
         stop
         ['mixer', 'options', 'player', 'playlist', 'stored_playlist']

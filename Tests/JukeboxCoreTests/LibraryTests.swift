@@ -26,12 +26,27 @@ final class LibraryTests: XCTestCase {
                        ["/b/CD1/01.flac", "/b/CD1/02.flac", "/b/CD2/01.flac", "/b/CD10/01.flac"])
     }
 
-    func testM3UResolvesRelativeEntriesAndSkipsCommentsAndURLs() {
-        let text = "\u{FEFF}#EXTM3U\r\n#EXTINF:123,Artist - Title\r\nsongs/one.flac\r\n\r\n../two.mp3\n/abs/three.ogg\nhttp://radio/stream\nfile:///x/four%20a.wav\nwin\\five.wav\n  spaced.opus  \n"
+    func testM3UResolvesRelativeEntriesKeepsStreamsAndSkipsCommentsAndOtherURLs() {
+        let text = "\u{FEFF}#EXTM3U\r\n#EXTINF:123,Artist - Title\r\nsongs/one.flac\r\n\r\n../two.mp3\n/abs/three.ogg\nhttp://radio/stream\nrtsp://radio/other\nfile:///x/four%20a.wav\nwin\\five.wav\n  spaced.opus  \nHTTPS://radio.example:8443/live.mp3?x=1\n"
         XCTAssertEqual(Library.parseM3U(text, playlistPath: "/music/lists/mix.m3u8"), [
-            "/music/lists/songs/one.flac", "/music/two.mp3", "/abs/three.ogg", "/x/four a.wav",
-            "/music/lists/win/five.wav", "/music/lists/spaced.opus",
+            "/music/lists/songs/one.flac", "/music/two.mp3", "/abs/three.ogg", "http://radio/stream", "/x/four a.wav",
+            "/music/lists/win/five.wav", "/music/lists/spaced.opus", "HTTPS://radio.example:8443/live.mp3?x=1",
         ])
+    }
+
+    func testStreamURLsAreToldFromPaths() {
+        XCTAssertTrue(Library.isStreamURL("http://radio.example/stream"))
+        XCTAssertTrue(Library.isStreamURL("https://radio.example:8443/live.mp3?x=1"))
+        XCTAssertTrue(Library.isStreamURL("HTTP://RADIO/"))
+        XCTAssertFalse(Library.isStreamURL("/music/http://x"))
+        XCTAssertFalse(Library.isStreamURL("http://"))
+        XCTAssertFalse(Library.isStreamURL("http:///no-host"))
+        XCTAssertFalse(Library.isStreamURL("http://radio/with space"))
+        XCTAssertFalse(Library.isStreamURL("http://radio/\u{1B}[2J"))
+        XCTAssertFalse(Library.isStreamURL("ftp://radio/stream"))
+        XCTAssertFalse(Library.isStreamURL("http://radio/" + String(repeating: "x", count: Library.maxURLLength)))
+        XCTAssertEqual(Library.streamTrack("http://radio.example/live.mp3"),
+                       TrackInfo(path: "http://radio.example/live.mp3", title: "radio.example/live.mp3"))
     }
 
     func testAudioAndPlaylistExtensionsAreRecognisedCaseInsensitively() {

@@ -56,7 +56,7 @@ final class ConfigTests: XCTestCase {
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
                     "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
-                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "mqtt"] {
+                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "mqtt", "radio"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
             let readme = try String(contentsOf: repo.appendingPathComponent("README.md"), encoding: .utf8)
             XCTAssertTrue(readme.contains("| `\(key)` |"), "README does not document \(key)")
@@ -134,6 +134,8 @@ final class ConfigTests: XCTestCase {
             (#"{"audiobookFolders": ["books"]}"#, "c.json: audiobookFolders: must be a list of absolute folder paths"),
             (#"{"usb": {"roots": ["media"]}}"#, #"c.json: usb: must be {"roots": [absolute folder paths, 1 to 16], "autoplay": true or false}"#),
             (#"{"usb": {"roots": []}}"#, #"c.json: usb: must be {"roots": [absolute folder paths, 1 to 16], "autoplay": true or false}"#),
+            (#"{"radio": {"bufferSeconds": 0.1}}"#, #"c.json: radio: must be {"bufferSeconds": 0.5 to 30, "giveUpSeconds": 5 to 86400}"#),
+            (#"{"radio": {"giveUpSeconds": 1}}"#, #"c.json: radio: must be {"bufferSeconds": 0.5 to 30, "giveUpSeconds": 5 to 86400}"#),
             (#"{"device": ""}"#, #"c.json: device: must be a non-empty ALSA PCM name such as "default" or "hw:CARD=DAC""#),
             ("{not json", "c.json: not valid JSON (not valid JSON)"),
             ("[1]", #"c.json: must be a JSON object, like {"device": "default"}"#),
@@ -141,6 +143,15 @@ final class ConfigTests: XCTestCase {
         for (text, message) in cases {
             XCTAssertThrowsError(try parse(text), text) { XCTAssertEqual("\($0)", message, text) }
         }
+    }
+
+    func testRadioBufferAndGiveUpTimeAreRead() throws {
+        let plain = try parse("{}").config
+        XCTAssertEqual(plain.radioBufferSeconds, 2)
+        XCTAssertEqual(plain.settings.streamGiveUp, 120)
+        let set = try parse(#"{"radio": {"bufferSeconds": 5, "giveUpSeconds": 600}}"#).config
+        XCTAssertEqual(set.radioBufferSeconds, 5)
+        XCTAssertEqual(set.settings.streamGiveUp, 600)
     }
 
     func testUSBIsOffUnlessConfiguredAndDefaultsToMediaJukeboxWithoutAutoplay() throws {

@@ -34,6 +34,24 @@ final class LibraryLoaderTests: XCTestCase {
         XCTAssertEqual(messages, ["playlist list.m3u: no such file: \(dir.file("gone.flac"))"])
     }
 
+    func testStreamURLsAreQueuedAsTheyAreFromArgumentsAndPlaylists() {
+        let dir = TempDir()
+        dir.write("a.flac", "")
+        let list = dir.write("radio.m3u", "#EXTM3U\n#EXTINF:-1,Test FM\nhttp://radio.example/live.mp3\na.flac\nrtsp://x/y\n")
+        var readPaths: [String] = []
+        let spying = LibraryLoader { path in
+            readPaths.append(path)
+            return TrackInfo(path: path)
+        }
+        let (tracks, messages) = spying.load(["https://radio.example:8443/hi.mp3", list, "http://bad url/"])
+        XCTAssertEqual(tracks.map(\.path), ["https://radio.example:8443/hi.mp3", "http://radio.example/live.mp3", dir.file("a.flac")])
+        XCTAssertEqual(tracks.first?.title, "radio.example:8443/hi.mp3")
+        XCTAssertEqual(readPaths, [dir.file("a.flac")], "a URL is not opened to read tags")
+        XCTAssertEqual(messages, ["not a usable URL (spaces, control characters, no host or over 2048 bytes): http://bad url/"])
+        // A stream that fails is skipped with its reason, never waited for as music not there ("http:").
+        XCTAssertNil(StartUp.missingFolder(of: "http://radio.example/live.mp3"))
+    }
+
     func testMissingPathsAndNonAudioFilesAreNamed() {
         let dir = TempDir()
         let text = dir.write("notes.txt", "")

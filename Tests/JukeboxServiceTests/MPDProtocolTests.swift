@@ -248,18 +248,19 @@ final class MPDProtocolTests: XCTestCase {
         XCTAssertEqual(MPDReplies.uri("/elsewhere/a.flac", roots: ["/srv/music"]), "/elsewhere/a.flac")
     }
 
-    func testAddNamesAreRootedAndStreamsAreRefused() {
+    func testAddNamesAreRootedStreamsKeptAndOtherURLsRefused() {
         let roots = ["/srv/a", "/srv/b"]
         let exists: (String) -> Bool = { $0 == "/srv/b/x" }
         XCTAssertEqual(MPDReplies.path(for: "x", roots: roots, exists: exists), .success("/srv/b/x"))
         XCTAssertEqual(MPDReplies.path(for: "/abs/y.flac", roots: roots, exists: exists), .success("/abs/y.flac"))
         XCTAssertEqual(MPDReplies.path(for: "file:///abs/y.flac", roots: roots, exists: exists), .success("/abs/y.flac"))
         XCTAssertEqual(MPDReplies.path(for: "../etc", roots: roots, exists: { _ in true }), .failure(MPDError(.arg, "Malformed URI")))
-        guard case .failure(let e) = MPDReplies.path(for: "http://radio.example/stream", roots: roots, exists: exists) else {
-            return XCTFail("a stream was accepted")
-        }
-        XCTAssertEqual(e.code, .noExist)
-        XCTAssertTrue(e.message.contains("streams"), e.message)
+        XCTAssertEqual(MPDReplies.path(for: "http://radio.example/stream", roots: roots, exists: exists),
+                       .success("http://radio.example/stream"))
+        XCTAssertEqual(MPDReplies.path(for: "https://radio.example/s.mp3?x=1", roots: roots, exists: exists),
+                       .success("https://radio.example/s.mp3?x=1"))
+        XCTAssertEqual(MPDReplies.path(for: "ftp://radio.example/stream", roots: roots, exists: exists),
+                       .failure(MPDError(.noExist, "jukebox plays http and https streams only (not ftp URLs)")))
     }
 
     func testRanges() {

@@ -20,6 +20,20 @@ final class StateStoreTests: XCTestCase {
         XCTAssertEqual(dir.list(), ["state.json"], "no temp file left behind")
     }
 
+    func testAStreamURLIsKeptAsItIsAndResumesLiveAtStart() throws {
+        let dir = TempDir()
+        let store = StateStore(path: dir.file("state.json"))
+        let url = "https://radio.example:8443/live.mp3?token=a%20b&x=1"
+        let snap = Snapshot(tracks: [TrackInfo(path: url, title: "radio.example:8443/live.mp3?token=a%20b&x=1")], current: 0,
+                            position: 300, phase: "playing")
+        try store.save(snap)
+        let loaded = store.load()
+        XCTAssertEqual(loaded.snapshot, snap)
+        XCTAssertEqual(loaded.messages, [])
+        // A stream has no folder to wait for: the start restores it and plays.
+        XCTAssertEqual(StartUp.events(for: loaded), [.restore(snap)])
+    }
+
     func testMissingFileMeansAnEmptyStartWithoutComplaint() {
         let dir = TempDir()
         let loaded = StateStore(path: dir.file("none.json")).load()

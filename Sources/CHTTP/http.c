@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+#include "CHTTP.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void global_init(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+void jb_http_global_init(void)
+{
+	pthread_once(&once, global_init);
+}
+
+const char *jb_http_version(void)
+{
+	return curl_version();
+}
+
+typedef struct {
+	const jb_http_options *options;
+	const jb_http_callbacks *callbacks;
+	jb_http_result *result;
+	size_t header_bytes;
+} transfer;
+
+static size_t on_header(char *data, size_t size, size_t count, void *user)
+{
+	transfer *t = user;
+	size_t length = size * count;
+	// A status line starts a new response (a redirect's next hop): its headers count afresh.
+	if (length >= 5 && (memcmp(data, "HTTP/", 5) == 0 || memcmp(data, "ICY ", 4) == 0))
+		t->header_bytes = 0;
+	t->header_bytes += length;
+	if (t->header_bytes > t->options->max_header_bytes) {
+		t->result->header_overflow = 1;
+		return 0;
+	}
+	size_t trimmed = length;
+	while (trimmed > 0 && (data[trimmed - 1] == '\n' || data[trimmed - 1] == '\r'))
+		trimmed--;
+	if (t->callbacks->header)
+		t->callbacks->header(t->callbacks->context, data, trimmed);
+	return length;
+}
+
+static size_t on_body(char *data, size_t size, size_t count, void *user)
+{
+	transfer *t = user;
+	size_t length = size * count;
+	size_t taken = t->callbacks->body(t->callbacks->context, data, length);
+	if (taken != length)
+		t->result->aborted = 1;
+	return taken;
+}
+
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	transfer *t = user;
+	if (t->callbacks->should_stop && t->callbacks->should_stop(t->callbacks->context)) {
+		t->result->aborted = 1;
+		return 1;
+	}
+	return 0;
+}
+
+void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *callbacks, jb_http_result *result)
+{
+	memset(result, 0, sizeof *result);
+	jb_http_global_init();
+	CURL *curl = curl_easy_init();
+	if (!curl) {
+		result->code = CURLE_FAILED_INIT;
+		snprintf(result->error, sizeof result->error, "cannot start libcurl");
+		return;
+	}
+	transfer t = { options, callbacks, result, 0 };
+	struct curl_slist *headers = NULL;
+	// Shoutcast v1 answers "ICY 200 OK": without the alias libcurl takes it for HTTP/0.9 and refuses it.
+	struct curl_slist *aliases = curl_slist_append(NULL, "ICY 200");
+	if (options->want_icy_metadata)
+		headers = curl_slist_append(headers, "Icy-MetaData: 1");
+	curl_easy_setopt(curl, CURLOPT_URL, options->url);
+	// Threads: no signals (libcurl's SIGALRM name-lookup timeout is process-wide).
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(curl, CURLOPT_MAXREDIRS, options->max_redirects);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options->connect_timeout_ms);
+	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, options->stall_seconds);
+	// A 404 or 500 is an error with its status, not a body to decode.
+	curl_easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(curl, CURLOPT_HTTP09_ALLOWED, 0L);
+	if (aliases)
+		curl_easy_setopt(curl, CURLOPT_HTTP200ALIASES, aliases);
+	curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+	if (options->user_agent)
+		curl_easy_setopt(curl, CURLOPT_USERAGENT, options->user_agent);
+	if (headers)
+		curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+	curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
+	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, result->error);
+	result->error[0] = 0;
+
+	CURLcode code = curl_easy_perform(curl);
+	result->code = (int)code;
+	long status = 0;
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	result->status = status;
+	if (code != CURLE_OK && result->error[0] == 0)
+		snprintf(result->error, sizeof result->error, "%s", curl_easy_strerror(code));
+	// The error buffer belongs to this call's result: libcurl must not write to it after the handle is gone.
+	curl_easy_cleanup(curl);
+	curl_slist_free_all(headers);
+	curl_slist_free_all(aliases);
+}

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// One HTTP(S) transfer through libcurl, for the radio streams. libcurl's curl_easy_setopt and
+// curl_easy_getinfo are variadic, which Swift cannot call: this shim sets the options and runs the
+// transfer, and hands headers and body to the caller's callbacks.
+#ifndef JUKEBOX_CHTTP_H
+#define JUKEBOX_CHTTP_H
+
+#include <stddef.h>
+
+typedef struct {
+	const char *url;
+	/// Connecting (name lookup, TCP, TLS) may take this long.
+	long connect_timeout_ms;
+	/// Fewer than one byte a second for this long ends the transfer (CURLE_OPERATION_TIMEDOUT).
+	long stall_seconds;
+	/// Redirects followed, at most.
+	long max_redirects;
+	/// Bytes of header lines one response may send (counted from its status line); more ends the
+	/// transfer with header_overflow set, so an endless header costs bounded memory and time.
+	size_t max_header_bytes;
+	/// Sent as `Icy-MetaData: 1` when nonzero.
+	int want_icy_metadata;
+	const char *user_agent;
+} jb_http_options;
+
+typedef struct {
+	void *context;
+	/// A header line (without CR LF), status lines included (one per response of a redirect chain).
+	void (*header)(void *context, const char *line, size_t length);
+	/// Body bytes. Return `length` to go on, anything else to end the transfer (aborted = 1).
+	size_t (*body)(void *context, const char *data, size_t length);
+	/// Polled by libcurl about once a second and more often while data flows: nonzero ends the transfer.
+	int (*should_stop)(void *context);
+} jb_http_callbacks;
+
+typedef struct {
+	/// CURLcode of the transfer (0: the server ended it cleanly).
+	int code;
+	/// The last response's status (0 when none came).
+	long status;
+	/// The header cap was reached.
+	int header_overflow;
+	/// The body callback or should_stop ended the transfer.
+	int aborted;
+	/// libcurl's words for what went wrong ("" when nothing did).
+	char error[256];
+} jb_http_result;
+
+/// curl_global_init, once per process (thread-safe).
+void jb_http_global_init(void);
+
+/// Runs one transfer on the calling thread until the server ends it, an error, a stop or an abort.
+void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *callbacks, jb_http_result *result);
+
+/// The version text of the libcurl in use ("libcurl/7.88.1 OpenSSL/3.0...").
+const char *jb_http_version(void);
+
+#endif

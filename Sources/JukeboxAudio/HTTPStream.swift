@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: MIT
+import CHTTP
+import Glibc
+import JukeboxSystem
+
+/// The bounds and timings of one HTTP(S) stream (the config's `radio` section).
+public struct StreamSettings: Sendable, Equatable {
+    /// Seconds of audio buffered before playing starts, and the ring's size (at 320 kbit/s).
+    public var bufferSeconds: Double
+    /// Connecting (name lookup, TCP, TLS) may take this long.
+    public var connectTimeoutSeconds: Double
+    /// No byte for this long ends a connection (it is then reconnected).
+    public var stallSeconds: Int
+    /// Redirects followed, at most.
+    public var maxRedirects: Int
+    /// Bytes of header one response may send.
+    public var maxHeaderBytes: Int
+    /// The first and the longest wait between reconnections (doubling in between).
+    public var backoff: ClosedRange<Double>
+
+    /// Creates settings; the defaults are the README's.
+    public init(bufferSeconds: Double = 2, connectTimeoutSeconds: Double = 10, stallSeconds: Int = 10,
+                maxRedirects: Int = 5, maxHeaderBytes: Int = 64 << 10, backoff: ClosedRange<Double> = 0.5...30) {
+        self.bufferSeconds = bufferSeconds
+        self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.stallSeconds = stallSeconds
+        self.maxRedirects = maxRedirects
+        self.maxHeaderBytes = maxHeaderBytes
+        self.backoff = backoff
+    }
+
+    /// Bytes a second assumed when sizing the ring: 320 kbit/s, MP3's highest bitrate.
+    public static let ringBytesPerSecond = 40_000
+}
+
+/// What a stream's thread has found, read by the decoder and (through the engine) the loop.
+public struct StreamFacts: Sendable, Equatable {
+    /// A response is being received.
+    public var connected = false
+    /// Bytes waiting in the ring for the decoder.
+    public var bufferedBytes = 0
+    /// The `icy-name` header (cleaned), when the server sent one.
+    public var station: String?
+    /// The latest `StreamTitle` (cleaned), when one came.
+    public var title: String?
+    /// The `icy-br` header (kbit/s), when sent.
+    public var bitrate: Int?
+    /// The last response's `Content-Type` (lowercased, without parameters).
+    public var contentType: String?
+    /// The connection was lost after audio came and a new one is being tried.
+    public var reconnecting = false
+    /// Monotonic time the current reconnecting began (nil while not reconnecting).
+    public var reconnectingSince: Double?
+    /// Connections made again after audio had come.
+    public var reconnects = 0
+    /// Why the last connection ended, when it ended badly.
+    public var lastError: String?
+    /// Why the stream gave up for good (not audio, 404, a refused format, …): the track is skipped.
+    public var failure: String?
+    /// The server ended the stream cleanly and it is not live (a plain file) — or a stop.
+    public var ended = false
+    /// The decoder ran out of bytes and waits for the buffer to fill again (`StreamDecoder`).
+    public var rebuffering = false
+}
+
+/// One HTTP(S) audio stream fetched by libcurl on its own thread (`jukebox-http`) into a bounded ring.
+///
+/// The thread connects (redirects, header and time bounds: `StreamSettings`), asks for ICY metadata
+/// and takes it out of the audio (`ICYDemuxer`), and after a lost connection reconnects with a
+/// doubling back-off, only ever adding the new connection's bytes (nothing is replayed). It never
+/// blocks another thread: readers wait on its monitor with a timeout. What it learns is in `facts`.
+/// Before any audio came, only the network's own failures are retried (`transientCodes`, 5xx: no
+/// network yet at boot); a URL that is wrong (404, not audio, TLS, a refused format) fails at once
+/// (`facts.failure`). How long to go on trying is the core's decision (`radio.giveUpSeconds`).
+public final class HTTPStream: @unchecked Sendable {
+    /// The URL asked for.
+    public let url: String
+    /// The settings it runs with.
+    public let settings: StreamSettings
+
+    private let monitor = Monitor()
+    private var ring: [UInt8]
+    private var ringStart = 0
+    private var ringCount = 0
+    /// Audio bytes put into the ring and taken out of it, ever (titles are placed on this count).
+    private var totalStored = 0
+    private var totalRead = 0
+    /// Titles received but not yet reached by the reader: a title shows when its audio is read, not
+    /// when it arrives seconds of buffer earlier. At most `maxPendingTitles` (older ones then apply at once).
+    private var pendingTitles: [(at: Int, title: String?)] = []
+    static let maxPendingTitles = 16
+    private var state = StreamFacts()
+    private var stopping = false
+    private var gotAudio = false
+    /// The thread has returned.
+    private var finished = false
+    private var thread: NativeThread?
+    private let clock: @Sendable () -> Double
+
+    // Per connection, touched only by the stream's thread.
+    private var demuxer = ICYDemuxer(metaInterval: 0)
+    private var metaInterval = 0
+    private var bodyStarted = false
+    private var refusal: String?
+    private var headerStation: String?
+    private var headerType: String?
+    private var headerBitrate: Int?
+    private var headerLength: Int?
+    /// The URL fetched now: `url`, or the stream a playlist at `url` named (`StreamPlaylist`).
+    private var target: String
+    /// Playlists followed to reach `target`.
+    private var playlistDepth = 0
+    /// The body of a playlist response, while it arrives (at most `StreamPlaylist.maxBytes`).
+    private var playlistBody: [UInt8]?
+
+    /// Starts fetching `url` at once.
+    public init(url: String, settings: StreamSettings = StreamSettings(),
+                clock: @escaping @Sendable () -> Double = monotonicNow) {
+        self.url = url
+        self.target = url
+        self.settings = settings
+        self.clock = clock
+        ring = [UInt8](repeating: 0, count: max(16 << 10, Int(settings.bufferSeconds * Double(StreamSettings.ringBytesPerSecond))))
+        jb_http_global_init()
+        // The thread holds the stream until it ends: `close` need not wait for it.
+        thread = NativeThread(name: "jukebox-http") { [self] in self.run() }
+    }
+
+    /// The ring's size in bytes.
+    public var capacity: Int { ring.count }
+
+    /// What the thread has found so far.
+    public var facts: StreamFacts {
+        monitor.withLock {
+            var copy = state
+            copy.bufferedBytes = ringCount
+            return copy
+        }
+    }
+
+    /// The outcome of a `read`.
+    public enum ReadResult: Equatable {
+        /// This many bytes were copied.
+        case bytes(Int)
+        /// Nothing arrived within the timeout (buffering, reconnecting).
+        case pending
+        /// The stream ended (a plain file's end) or was closed.
+        case ended
+        /// The stream gave up, with the reason.
+        case failed(String)
+    }
+
+    /// Copies up to `count` buffered bytes into `buffer`, waiting at most `timeout` seconds for some.
+    public func read(into buffer: UnsafeMutableRawPointer, count: Int, timeout: Double) -> ReadResult {
+        monitor.lock()
+        defer { monitor.unlock() }
+        let deadline = clock() + timeout
+        while ringCount == 0 {
+            if let failure = state.failure { return .failed(failure) }
+            if state.ended || stopping { return .ended }
+            let left = deadline - clock()
+            if left <= 0 { return .pending }
+            monitor.wait(seconds: left)
+        }
+        let take = min(count, ringCount)
+        let first = min(take, ring.count - ringStart)
+        ring.withUnsafeBytes { raw in
+            buffer.copyMemory(from: raw.baseAddress! + ringStart, byteCount: first)
+            if take > first { (buffer + first).copyMemory(from: raw.baseAddress!, byteCount: take - first) }
+        }
+        ringStart = (ringStart + take) % ring.count
+        ringCount -= take
+        totalRead += take
+        while let first = pendingTitles.first, first.at <= totalRead {
+            state.title = first.title
+            pendingTitles.removeFirst()
+        }
+        monitor.broadcast()
+        return .bytes(take)
+    }
+
+    /// Marks the reader as waiting for the buffer to fill again (shown as buffering).
+    public func setRebuffering(_ on: Bool) {
+        monitor.withLock { state.rebuffering = on }
+    }
+
+    /// Waits at most `timeout` seconds until `bytes` are buffered or the stream ends or fails.
+    /// Returns the bytes buffered then.
+    public func waitForBuffered(_ bytes: Int, timeout: Double) -> Int {
+        monitor.lock()
+        defer { monitor.unlock() }
+        let deadline = clock() + timeout
+        let wanted = min(bytes, ring.count)
+        while ringCount < wanted && state.failure == nil && !state.ended && !stopping {
+            let left = deadline - clock()
+            if left <= 0 { break }
+            monitor.wait(seconds: left)
+        }
+        return ringCount
+    }
+
+    /// Tells the thread to stop and returns at once: the engine calls it with its own lock held, and
+    /// libcurl notices only at its next progress poll (about a second at most). The thread then
+    /// ends by itself (detached) and frees the connection. Safe to call more than once.
+    public func close() {
+        let thread = monitor.withLock { () -> NativeThread? in
+            stopping = true
+            monitor.broadcast()
+            defer { self.thread = nil }
+            return self.thread
+        }
+        thread?.detach()
+    }
+
+    /// Waits at most `timeout` seconds for the thread to end after `close`; whether it did.
+    /// (Tests: the connection is closed and nothing of the stream is left running.)
+    public func waitUntilFinished(timeout: Double) -> Bool {
+        monitor.withLock {
+            let deadline = clock() + timeout
+            while !finished {
+                let left = deadline - clock()
+                if left <= 0 { break }
+                monitor.wait(seconds: left)
+            }
+            return finished
+        }
+    }
+
+    // MARK: the stream's thread
+
+    private func run() {
+        defer {
+            monitor.withLock {
+                finished = true
+                monitor.broadcast()
+            }
+        }
+        var delay = settings.backoff.lowerBound
+        while !monitor.withLock({ stopping }) {
+            let outcome = fetchOnce()
+            if let next = outcome.follow {
+                // A playlist named its stream: fetch that at once (no back-off, not a reconnection).
+                target = next
+                playlistDepth += 1
+                continue
+            }
+            let (stop, hadAudio) = monitor.withLock { (stopping, gotAudio) }
+            if stop || (outcome.fileEnded && hadAudio) { break }
+            // Before any audio, only the network's own failures are tried again (no network yet at
+            // boot, a station's server restarting); a 404, not audio, TLS, a refused format are final.
+            if let fatal = outcome.fatal, (!hadAudio && !outcome.transient) || outcome.alwaysFatal {
+                monitor.withLock {
+                    state.failure = fatal
+                    state.connected = false
+                    monitor.broadcast()
+                }
+                return
+            }
+            if !hadAudio && !outcome.transient {
+                // Ended cleanly before any audio: an empty body, nothing to retry.
+                monitor.withLock {
+                    state.failure = outcome.fatal ?? "the server sent no audio"
+                    monitor.broadcast()
+                }
+                return
+            }
+            if outcome.deliveredAudio { delay = settings.backoff.lowerBound }
+            let now = clock()
+            monitor.withLock {
+                state.connected = false
+                state.reconnecting = true
+                if state.reconnectingSince == nil { state.reconnectingSince = now }
+                state.lastError = outcome.fatal ?? "the server ended the stream"
+                monitor.broadcast()
+            }
+            // The back-off: woken early only by close().
+            monitor.withLock {
+                let deadline = clock() + delay
+                while !stopping {
+                    let left = deadline - clock()
+                    if left <= 0 { break }
+                    monitor.wait(seconds: left)
+                }
+            }
+            delay = min(settings.backoff.upperBound, delay * 2)
+        }
+        monitor.withLock {
+            state.ended = true
+            state.connected = false
+            monitor.broadcast()
+        }
+    }
+
+    private struct Outcome {
+        var fatal: String?
+        /// Not worth retrying even after audio came (a refused format, an endless header).
+        var alwaysFatal = false
+        var deliveredAudio = false
+        /// A response with a length arrived whole: a file, not a live stream, so its end is the end.
+        var fileEnded = false
+        /// The network failed, not the URL: no name resolution, no connection, no answer in time, a
+        /// connection cut, a 5xx. Tried again even before any audio came.
+        var transient = false
+        /// The response was a playlist naming this stream.
+        var follow: String?
+    }
+
+    private var deliveredThisConnection = false
+
+    private func fetchOnce() -> Outcome {
+        demuxer = ICYDemuxer(metaInterval: 0)
+        metaInterval = 0
+        bodyStarted = false
+        refusal = nil
+        headerStation = nil
+        headerType = nil
+        headerBitrate = nil
+        headerLength = nil
+        playlistBody = nil
+        deliveredThisConnection = false
+        var result = jb_http_result()
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var callbacks = jb_http_callbacks(
+            context: context,
+            header: { context, line, length in
+                guard let context, let line else { return }
+                let me = Unmanaged<HTTPStream>.fromOpaque(context).takeUnretainedValue()
+                me.header(UnsafeRawBufferPointer(start: line, count: length))
+            },
+            body: { context, data, length in
+                guard let context, let data else { return 0 }
+                let me = Unmanaged<HTTPStream>.fromOpaque(context).takeUnretainedValue()
+                return me.body(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+            },
+            should_stop: { context in
+                guard let context else { return 1 }
+                let me = Unmanaged<HTTPStream>.fromOpaque(context).takeUnretainedValue()
+                return me.monitor.withLock { me.stopping } ? 1 : 0
+            })
+        target.withCString { urlText in
+            "jukebox".withCString { agent in
+                var options = jb_http_options(
+                    url: urlText,
+                    connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
+                    stall_seconds: settings.stallSeconds,
+                    max_redirects: settings.maxRedirects,
+                    max_header_bytes: settings.maxHeaderBytes,
+                    want_icy_metadata: 1,
+                    user_agent: agent)
+                jb_http_fetch(&options, &callbacks, &result)
+            }
+        }
+        var outcome = Outcome(deliveredAudio: deliveredThisConnection)
+        if let body = playlistBody, refusal == nil {
+            // A playlist: whole (the server ended it) or cut at the cap; either way read what came.
+            switch StreamPlaylist.read(body) {
+            case .stream(let next) where playlistDepth < StreamPlaylist.maxDepth:
+                outcome.follow = next
+                return outcome
+            case .stream:
+                outcome.fatal = "playlists nested more than \(StreamPlaylist.maxDepth) deep"
+            case .hls:
+                outcome.fatal = "HLS streams are not supported yet"
+            case .empty:
+                outcome.fatal = "the playlist names no http or https stream"
+            }
+            outcome.alwaysFatal = true
+            return outcome
+        }
+        outcome.fileEnded = result.code == 0 && result.aborted == 0 && headerLength != nil && bodyStarted
+        if result.header_overflow != 0 {
+            outcome.fatal = "the server's header is longer than \(settings.maxHeaderBytes / 1024) KiB"
+            outcome.alwaysFatal = true
+        } else if let refusal {
+            outcome.fatal = refusal
+            outcome.alwaysFatal = true
+        } else if result.code != 0 && result.aborted == 0 {
+            let words = withUnsafeBytes(of: result.error) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            outcome.fatal = result.status >= 400 ? "HTTP \(result.status)" + Self.reasonPhrase(result.status) : words
+            outcome.transient = result.status >= 500 || Self.transientCodes.contains(result.code)
+        }
+        return outcome
+    }
+
+    /// libcurl's codes for a network that failed rather than a URL that is wrong: could not resolve
+    /// the host (6), could not connect (7), timed out (28), nothing came back (52), sending or
+    /// receiving failed (55, 56).
+    static let transientCodes: Set<Int32> = [6, 7, 28, 52, 55, 56]
+
+    private static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 401: return " unauthorized"
+        case 403: return " forbidden"
+        case 404: return " not found"
+        case 410: return " gone"
+        case 500: return " server error"
+        case 503: return " service unavailable"
+        default: return ""
+        }
+    }
+
+    private func header(_ line: UnsafeRawBufferPointer) {
+        let text = String(decoding: line, as: UTF8.self)
+        if text.hasPrefix("HTTP/") || text.hasPrefix("ICY ") {
+            // A new response (a redirect's next hop): forget the previous one's headers.
+            metaInterval = 0
+            headerStation = nil
+            headerType = nil
+            headerBitrate = nil
+            headerLength = nil
+            return
+        }
+        guard let colon = text.firstIndex(of: ":") else { return }
+        let name = text[..<colon].lowercased()
+        let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: " \t")
+        switch name {
+        case "icy-metaint": metaInterval = min(Int(value) ?? 0, 1 << 20)
+        case "icy-name":
+            // From the raw bytes: an old server's Latin-1 name is read as Latin-1, not as U+FFFD.
+            let bytes = Array(line)
+            let start = (bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.count - 1) + 1
+            headerStation = ICYDemuxer.cleanText(Array(bytes[start...]))
+        case "content-length": headerLength = Int(value)
+        case "icy-br": headerBitrate = Int(value.split(separator: ",").first ?? "")
+        case "content-type":
+            headerType = value.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() }
+        default: break
+        }
+    }
+
+    /// Returns false to end the transfer.
+    private func body(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let body = playlistBody {
+            let room = StreamPlaylist.maxBytes - body.count
+            playlistBody = body + bytes.prefix(max(0, room))
+            return room > bytes.count
+        }
+        if !bodyStarted {
+            bodyStarted = true
+            if StreamPlaylist.isPlaylist(contentType: headerType, url: target) {
+                playlistBody = Array(bytes.prefix(StreamPlaylist.maxBytes))
+                return bytes.count < StreamPlaylist.maxBytes
+            }
+            if let reason = Self.refusal(contentType: headerType) {
+                refusal = reason
+                return false
+            }
+            demuxer = ICYDemuxer(metaInterval: metaInterval)
+            let station = headerStation.flatMap { $0.isEmpty ? nil : $0 }
+            let type = headerType, bitrate = headerBitrate
+            monitor.withLock {
+                state.connected = true
+                if state.reconnecting { state.reconnects += 1 }
+                state.reconnecting = false
+                state.reconnectingSince = nil
+                if station != nil { state.station = station }
+                state.contentType = type
+                state.bitrate = bitrate
+                monitor.broadcast()
+            }
+        }
+        var keepGoing = true
+        demuxer.feed(bytes, audio: { run in
+            if keepGoing { keepGoing = self.store(run) }
+        }, metadata: { block in
+            guard let title = ICYDemuxer.streamTitle(block) else { return }
+            self.monitor.withLock {
+                if self.pendingTitles.count >= Self.maxPendingTitles {
+                    self.state.title = self.pendingTitles.removeFirst().title
+                }
+                if self.totalStored <= self.totalRead && self.pendingTitles.isEmpty {
+                    self.state.title = title.isEmpty ? nil : title
+                } else {
+                    self.pendingTitles.append((self.totalStored, title.isEmpty ? nil : title))
+                }
+            }
+        })
+        return keepGoing
+    }
+
+    /// Copies audio into the ring, waiting while it is full; false when stopping.
+    private func store(_ run: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        monitor.lock()
+        defer { monitor.unlock() }
+        while offset < run.count {
+            while ringCount == ring.count && !stopping { monitor.wait(seconds: 0.5) }
+            if stopping { return false }
+            let end = (ringStart + ringCount) % ring.count
+            let room = min(ring.count - ringCount, ring.count - end, run.count - offset)
+            ring.withUnsafeMutableBytes { raw in
+                (raw.baseAddress! + end).copyMemory(from: run.baseAddress! + offset, byteCount: room)
+            }
+            ringCount += room
+            totalStored += room
+            offset += room
+            gotAudio = true
+            deliveredThisConnection = true
+            monitor.broadcast()
+        }
+        return true
+    }
+
+    /// Why a response of this type is not played, or nil when it is (MP3, or no type given).
+    public static func refusal(contentType: String?) -> String? {
+        guard let type = contentType, !type.isEmpty else { return nil }
+        switch type {
+        case "audio/mpeg", "audio/mp3", "audio/x-mpeg", "audio/mpeg3", "audio/x-mp3", "audio/mpg",
+             "application/octet-stream", "binary/octet-stream":
+            return nil
+        case "audio/aac", "audio/aacp", "audio/x-aac", "audio/ogg", "application/ogg", "audio/opus",
+             "audio/vorbis", "audio/flac", "audio/x-flac", "video/mp2t":
+            return "stream format \(type) is not supported yet (MP3 streams only)"
+        default:
+            if type.hasPrefix("text/") || type.contains("html") || type.hasPrefix("image/") || type.hasPrefix("application/json") {
+                return "not audio (the server sent \(type))"
+            }
+            return "stream format \(type) is not supported yet (MP3 streams only)"
+        }
+    }
+}
+
+private extension String {
+    func trimmingCharacters(in set: String) -> String {
+        var text = Substring(self)
+        while let first = text.first, set.contains(first) { text.removeFirst() }
+        while let last = text.last, set.contains(last) { text.removeLast() }
+        return String(text)
+    }
+}
+
+private extension Substring {
+    func trimmingCharacters(in set: String) -> String { String(self).trimmingCharacters(in: set) }
+}

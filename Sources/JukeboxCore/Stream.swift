@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+
+/// What the stream adapter found about the HTTP(S) stream being played: facts only. The core decides
+/// what to show and when to give up (`Reduce+Stream.swift`).
+public struct StreamStatus: Equatable, Sendable {
+    /// The station's name (`icy-name`), cleaned by the adapter; nil when the server sent none.
+    public var station: String?
+    /// What is on air (the ICY `StreamTitle`), cleaned; nil when none came.
+    public var title: String?
+    /// How full the start-up buffer is, 0–100 (100 once it is full).
+    public var bufferedPercent: Int
+    /// Seconds since the connection was lost and reconnecting began; nil while connected.
+    public var reconnectingFor: Double?
+    /// Why the last connection ended, when it ended badly.
+    public var lastError: String?
+    /// Connections made again since the stream started (each after audio had come).
+    public var reconnects: Int
+    /// The stream ran dry while playing and is filling its buffer again.
+    public var rebuffering: Bool
+
+    /// Creates a status.
+    public init(station: String? = nil, title: String? = nil, bufferedPercent: Int = 0,
+                reconnectingFor: Double? = nil, lastError: String? = nil, reconnects: Int = 0,
+                rebuffering: Bool = false) {
+        self.reconnects = reconnects
+        self.rebuffering = rebuffering
+        self.station = station
+        self.title = title
+        self.bufferedPercent = bufferedPercent
+        self.reconnectingFor = reconnectingFor
+        self.lastError = lastError
+    }
+}
+
+/// A stream status and the play it is of.
+public struct PlayStreamStatus: Equatable, Sendable {
+    /// The play (`Command.startTrack`'s id) the status is of.
+    public var playID: UInt64
+    /// The facts.
+    public var status: StreamStatus
+
+    /// Creates one.
+    public init(playID: UInt64, status: StreamStatus) {
+        self.playID = playID
+        self.status = status
+    }
+}

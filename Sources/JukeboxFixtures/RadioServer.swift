@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+
+/// A small HTTP server on 127.0.0.1 (Python's `http.server`, started by the test) serving one MP3 file
+/// as the kinds of stream a radio meets. Paths:
+/// - `/icy?metaint=N[&drop=B][&garbage=1][&once=1][&pace=BYTES_PER_S][&latin1=1]`: an `ICY 200 OK` stream (`icy-name: Test FM`, or `Café FM` in Latin-1 with `latin1`)
+///   with a `StreamTitle` block every N audio bytes (`Song 1`, `Song 2`, …; with `garbage`, random
+///   bytes and a title full of control characters); the file again and again (once with `once`,
+///   from its start on every connection);
+///   with `drop`, the connection is closed after B body bytes and the next one continues where the
+///   audio left off (a live stream: what was sent and not played is lost); with `pace`, sent no
+///   faster than that many bytes a second (a live source: no burst at the start).
+/// - `/file.mp3`: the file as a plain HTTP/1.0 response with a Content-Length.
+/// - `/redirect/K`: K redirects (302) then `/file.mp3`.
+/// - `/station.pls`, `/station.m3u` (and `/bare.m3u` as `text/plain`): playlists naming
+///   `/icy?metaint=8192&once=1`; `/nested.m3u` names `/station.pls`; `/loop.m3u` names itself;
+///   `/hls.m3u8` is an HLS media playlist.
+/// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` bytes.
+/// - `/endless`: a status line, then header lines without end.
+/// - `/silent`: `ICY 200 OK` headers, then nothing (a stalled server).
+public final class RadioServer {
+    /// The port it listens on, on 127.0.0.1.
+    public let port: Int
+    private let tls: Bool
+    private let process: Process
+
+    static let script = #"""
+import http.server, socketserver, sys, os, random, time, ssl
+from urllib.parse import urlparse, parse_qs
+MP3 = open(sys.argv[1], 'rb').read()
+offsets = {}
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.0'
+    def log_message(self, *args): pass
+    def raw(self, text):
+        self.wfile.write(text.encode('latin-1'))
+    def do_GET(self):
+        url = urlparse(self.path)
+        q = {k: v[0] for k, v in parse_qs(url.query).items()}
+        try:
+            if url.path == '/icy': self.icy(q)
+            elif url.path == '/file.mp3':
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: audio/mpeg\r\nContent-Length: %d\r\n\r\n' % len(MP3))
+                self.wfile.write(MP3)
+            elif url.path.startswith('/redirect/'):
+                k = int(url.path.split('/')[-1])
+                target = '/redirect/%d' % (k - 1) if k > 1 else '/file.mp3'
+                self.raw('HTTP/1.0 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n' % target)
+            elif url.path in ('/station.pls', '/station.m3u', '/nested.m3u', '/loop.m3u', '/hls.m3u8', '/bare.m3u'):
+                base = 'http://127.0.0.1:%d' % self.server.server_address[1]
+                stream = base + '/icy?metaint=8192&once=1'
+                body, kind = {
+                    '/station.pls': ('[playlist]\r\nNumberOfEntries=1\r\nFile1=%s\r\nTitle1=Test FM\r\nLength1=-1\r\nVersion=2\r\n' % stream, 'audio/x-scpls'),
+                    '/station.m3u': ('#EXTM3U\n#EXTINF:-1,Test FM\n%s\n' % stream, 'audio/x-mpegurl'),
+                    '/nested.m3u': ('%s/station.pls\n' % base, 'audio/x-mpegurl'),
+                    '/loop.m3u': ('%s/loop.m3u\n' % base, 'audio/x-mpegurl'),
+                    '/hls.m3u8': ('#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nseg1.aac\n', 'application/vnd.apple.mpegurl'),
+                    '/bare.m3u': ('%s\n' % stream, 'text/plain'),
+                }[url.path]
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n' % (kind, len(body)))
+                self.wfile.write(body.encode())
+            elif url.path == '/page.html':
+                body = b'<!DOCTYPE html><html><body>Not a stream</body></html>'
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n\r\n' % len(body))
+                self.wfile.write(body)
+            elif url.path == '/ogg':
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: audio/ogg\r\n\r\n')
+                self.wfile.write(b'OggS' + bytes(4096))
+            elif url.path == '/endless':
+                self.raw('HTTP/1.0 200 OK\r\n')
+                line = ('X-Filler: ' + 'a' * 100 + '\r\n').encode()
+                while True: self.wfile.write(line)
+            elif url.path == '/silent':
+                self.raw('ICY 200 OK\r\nContent-Type: audio/mpeg\r\nicy-metaint: 8192\r\n\r\n')
+                self.wfile.flush()
+                time.sleep(30)
+            else:
+                self.raw('HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\nnot found')
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+    def icy(self, q):
+        metaint = int(q.get('metaint', '8192'))
+        drop = int(q.get('drop', '0'))
+        garbage = q.get('garbage') == '1'
+        once = q.get('once') == '1'
+        pace = int(q.get('pace', '0'))
+        key = self.path
+        started = time.monotonic()
+        name = 'Caf\xe9 FM' if q.get('latin1') == '1' else 'Test FM'
+        self.raw('ICY 200 OK\r\nicy-name: ' + name + '\r\nicy-br: 128\r\nicy-metaint: %d\r\nContent-Type: audio/mpeg\r\n\r\n' % metaint)
+        pos = 0 if once else offsets.get(key, 0)
+        sent = 0
+        block = 0
+        rng = random.Random(1)
+        while True:
+            if once and pos >= len(MP3): return
+            chunk = bytearray()
+            while len(chunk) < metaint:
+                take = MP3[pos % len(MP3):pos % len(MP3) + metaint - len(chunk)]
+                if once: take = take[:max(0, len(MP3) - pos)]
+                if not take: break
+                chunk += take
+                pos += len(take)
+            block += 1
+            if garbage:
+                text = rng.randbytes(rng.randrange(0, 200)) + b"StreamTitle='\x01Bad\x07 \x1b[2JTitle\x00';"
+            else:
+                text = ("StreamTitle='Song %d';StreamUrl='';" % (1 + block // 4)).encode()
+            text += bytes(-len(text) % 16)
+            meta = bytes([len(text) // 16]) + text
+            if len(chunk) < metaint: meta = b''
+            out = bytes(chunk) + meta
+            if drop and sent + len(out) > drop:
+                cut = drop - sent
+                offsets[key] = pos - len(chunk) + min(cut, len(chunk))
+                self.wfile.write(out[:cut])
+                return
+            self.wfile.write(out)
+            sent += len(out)
+            offsets[key] = pos
+            if pace:
+                ahead = started + sent / pace - time.monotonic()
+                if ahead > 0: time.sleep(ahead)
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+server = Server(('127.0.0.1', int(os.environ.get('RADIO_PORT', '0'))), Handler)
+if len(sys.argv) > 3:
+    # HTTPS with the given (self-signed) certificate and key: a client that checks certificates refuses it.
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[2], sys.argv[3])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""#
+
+    /// Why the server cannot run here (a test skips with it).
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Starts the server over `mp3` (a path), writing its script into `folder`, on `port` (0: any free
+    /// one); with `tls`, HTTPS
+    /// with a self-signed certificate made by `openssl` (so a checking client refuses it). Throws
+    /// `Unavailable` without python3 (the arm64 chroot has none), without openssl for `tls`, or
+    /// when it does not start.
+    public init(mp3: String, folder: String, tls: Bool = false, port wanted: Int = 0) throws {
+        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) else { throw Unavailable(description: "python3 is not installed: no local radio server") }
+        let scriptPath = folder + "/radio_server.py"
+        try Self.script.write(toFile: scriptPath, atomically: false, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [scriptPath, mp3]
+        if wanted != 0 { process.environment = ProcessInfo.processInfo.environment.merging(["RADIO_PORT": String(wanted)]) { $1 } }
+        if tls {
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else {
+                throw Unavailable(description: "openssl is not installed: no HTTPS test server")
+            }
+            let openssl = Process()
+            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                                 "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem"]
+            openssl.standardOutput = FileHandle.nullDevice
+            openssl.standardError = FileHandle.nullDevice
+            try openssl.run()
+            openssl.waitUntilExit()
+            guard openssl.terminationStatus == 0 else { throw Unavailable(description: "openssl could not make a certificate") }
+            process.arguments! += [folder + "/cert.pem", folder + "/key.pem"]
+        }
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        // The first line is the port; the server is listening before it prints it.
+        var line = Data()
+        while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
+            line += byte
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            process.terminate()
+            throw Unavailable(description: "the local radio server did not start")
+        }
+        self.port = port
+        self.tls = tls
+    }
+
+    deinit {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// `http://127.0.0.1:PORT` + `path`.
+    public func url(_ path: String) -> String { (tls ? "https" : "http") + "://127.0.0.1:\(port)\(path)" }
+}

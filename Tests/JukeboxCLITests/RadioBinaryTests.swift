@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxFixtures
+import XCTest
+
+/// The binary playing internet radio from a local server (`RadioServer`, 127.0.0.1 only): station and
+/// title in `status --json`, `--:--` for the length, a refused seek, a URL added by `ctl add` and
+/// skipped with its reason, a dropped connection reconnected without leaving the entry. Plays
+/// silently (`audio: null`, paced in real time). Skipped without python3.
+final class RadioBinaryTests: DaemonTestCase {
+    private var server: RadioServer!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        let mp3 = dir + "/tone.mp3"
+        try TestAudio.write(path: mp3, kind: .mp3, frames: 132_300, sampleRate: 44100, channels: 2)
+        do { server = try RadioServer(mp3: mp3, folder: dir) } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+    }
+
+    override func tearDown() {
+        server = nil
+        super.tearDown()
+    }
+
+    private func json() -> [String: Any] {
+        guard let out = try? ctl("status", "--json").stdout,
+              let object = try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any] else { return [:] }
+        return object
+    }
+
+    func testAStationShowsItsNameAndTitleRefusesSeeksAndANonAudioURLIsSkipped() throws {
+        let start = Date()
+        let daemon = try startDaemon([server.url("/icy?metaint=8192")], extra: ["radio": ["bufferSeconds": 1]])
+        defer { _ = daemon.wait(timeout: 0); daemon.process.terminate() }
+        XCTAssertTrue(waitFor(10) { (self.json()["title"] as? String)?.hasPrefix("Song ") == true }, "\(json())")
+        print("radio binary: station and title shown " + String(format: "%.2f s", Date().timeIntervalSince(start))
+              + " after the daemon was started")
+        let status = json()
+        XCTAssertEqual(status["artist"] as? String, "Test FM")
+        XCTAssertEqual(status["stream"] as? Bool, true)
+        XCTAssertEqual(status["phase"] as? String, "playing")
+        XCTAssertTrue(status["duration"] is NSNull, "\(status)")
+        XCTAssertTrue(try ctl("status").stdout.contains("/ --:--"))
+        XCTAssertTrue(try ctl("seek", "+0:10").stdout.contains("cannot seek in a live stream"))
+
+        let page = server.url("/page.html")
+        XCTAssertTrue(try ctl("add", page).stdout.contains("1 track added"))
+        _ = try ctl("next")
+        XCTAssertTrue(waitFor(10) {
+            (try? self.ctl("log", "50").stdout)?.contains("skipped \(page): not audio (the server sent text/html)") == true
+        }, (try? ctl("log", "50").stdout) ?? "")
+    }
+
+    func testADroppedConnectionIsReconnectedWithoutLeavingTheEntry() throws {
+        // Every connection ends after 30000 bytes (about 2 s at 128 kbit/s).
+        let daemon = try startDaemon([server.url("/icy?metaint=8192&drop=30000")], extra: ["radio": ["bufferSeconds": 1]])
+        defer { _ = daemon.wait(timeout: 0); daemon.process.terminate() }
+        // The log counts reconnections as the ticks see them (one look may pass over a count).
+        func reconnections() -> Int {
+            let log = (try? ctl("log", "50").stdout) ?? ""
+            return log.split(separator: "\n").compactMap { line -> Int? in
+                guard let range = line.range(of: "stream reconnected (") else { return nil }
+                return Int(line[range.upperBound...].prefix { $0.isNumber })
+            }.max() ?? 0
+        }
+        let seen = waitFor(15) { reconnections() >= 2 }
+        let log: String = (try? ctl("log", "50").stdout) ?? ""
+        let stderr: String = (try? String(contentsOfFile: daemon.errPath, encoding: .utf8)) ?? ""
+        XCTAssertTrue(seen, "\(log)\n\(json())\n\(stderr)")
+        let status = json()
+        XCTAssertEqual(status["index"] as? Int, 1)
+        XCTAssertEqual(status["phase"] as? String, "playing")
+        XCTAssertFalse(try ctl("log", "50").stdout.contains("skipped"))
+    }
+}

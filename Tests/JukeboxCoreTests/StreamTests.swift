@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import JukeboxTestSupport
+import XCTest
+
+/// HTTP(S) streams in the core: what the stream adapter reports becomes the status (station and
+/// title, buffering, reconnecting), a stream lost too long is skipped, seeks are refused and a
+/// pause disconnects.
+final class StreamTests: XCTestCase {
+    private let url = "http://radio.example/live.mp3"
+
+    /// `playing(2)` with entry 1 a stream: the engine holds play 1, its successor (file 2) is play 2.
+    private func streaming(settings: Settings = Settings()) -> State {
+        var s = playing(2, settings: settings)
+        s.queue[0].info = TrackInfo(path: url, title: "radio.example/live.mp3")
+        s.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)
+        return s
+    }
+
+    func testBufferingThenStationAndTitleAreShown() {
+        let h = CoreHarness(streaming())
+        let filling = StreamStatus(bufferedPercent: 40)
+        h.send(.streamStatus(playID: 1, filling), {
+            $0.stream = PlayStreamStatus(playID: 1, status: filling)
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+                              message: "buffering 40 %")
+        }, commands: [
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+                           message: "buffering 40 %")),
+        ])
+        let onAir = StreamStatus(station: "Test FM", title: "Artist - Song", bufferedPercent: 100)
+        h.send(.streamStatus(playID: 1, onAir), {
+            $0.stream = PlayStreamStatus(playID: 1, status: onAir)
+            $0.shown = status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+                              message: "buffering 100 %")
+        }, commands: [
+            .render(status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+                           message: "buffering 100 %")),
+        ])
+        h.send(.trackStarted(playID: 1), {
+            $0.streamStarted = true
+            $0.shown = status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2)
+        }, commands: [
+            .render(status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2)),
+        ])
+        // A report about another play (one replaced meanwhile) changes nothing.
+        h.send(.streamStatus(playID: 9, StreamStatus(title: "Old")), commands: [])
+    }
+
+    func testALostStreamSaysReconnectingKeepsPlayingAndIsSkippedAfterTheGiveUpTime() {
+        var settings = Settings()
+        settings.streamGiveUp = 120
+        var start = streaming(settings: settings)
+        start.streamStarted = true
+        let h = CoreHarness(start)
+        let lost = StreamStatus(station: "Test FM", bufferedPercent: 0, reconnectingFor: 3, lastError: "Connection reset")
+        h.send(.streamStatus(playID: 1, lost), {
+            $0.stream = PlayStreamStatus(playID: 1, status: lost)
+            $0.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+                              message: "reconnecting (Connection reset)")
+        }, commands: [
+            .report("stream lost (Connection reset): reconnecting"),
+            .render(status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+                           message: "reconnecting (Connection reset)")),
+        ])
+        XCTAssertEqual(h.state.phase, .playing, "the phase is kept while reconnecting")
+        // Still lost: said once.
+        let later = StreamStatus(station: "Test FM", bufferedPercent: 0, reconnectingFor: 10, lastError: "Connection reset")
+        h.send(.streamStatus(playID: 1, later), { $0.stream = PlayStreamStatus(playID: 1, status: later) }, commands: [])
+        let tooLong = StreamStatus(station: "Test FM", bufferedPercent: 0, reconnectingFor: 120.2, lastError: "Connection refused")
+        h.send(.streamStatus(playID: 1, tooLong), {
+            $0.stream = nil
+            $0.streamStarted = false
+            $0.failuresInARow = 1
+            $0.cursor = 1
+            $0.nextPlayID = 4
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = nil
+            $0.message = "skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)"
+            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 2,
+                              message: "skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)")
+        }, commands: [
+            .report("skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)"),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
+            .persistPlace(Snapshot(tracks: [TrackInfo(path: url, title: "radio.example/live.mp3"), info(2)], current: 1,
+                                   phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 2,
+                           message: "skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)")),
+        ])
+    }
+
+    func testAReconnectionIsLoggedAndTheMessageGoes() {
+        var start = streaming()
+        start.streamStarted = true
+        let lost = StreamStatus(station: "Test FM", bufferedPercent: 0, reconnectingFor: 2.5, lastError: "Connection reset")
+        start.stream = PlayStreamStatus(playID: 1, status: lost)
+        start.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+                             message: "reconnecting (Connection reset)")
+        let h = CoreHarness(start)
+        let back = StreamStatus(station: "Test FM", title: "Song 2", bufferedPercent: 30, lastError: "Connection reset",
+                                reconnects: 1)
+        h.send(.streamStatus(playID: 1, back), {
+            $0.stream = PlayStreamStatus(playID: 1, status: back)
+            $0.shown = status("playing", title: "Song 2", artist: "Test FM", elapsed: "0:00", index: 1, of: 2)
+        }, commands: [
+            .report("stream reconnected (1 since it started; last lost: Connection reset)"),
+            .render(status("playing", title: "Song 2", artist: "Test FM", elapsed: "0:00", index: 1, of: 2)),
+        ])
+    }
+
+    func testRunningDryWhilePlayingShowsBufferingAgain() {
+        var start = streaming()
+        start.streamStarted = true
+        let h = CoreHarness(start)
+        let dry = StreamStatus(station: "Test FM", bufferedPercent: 35, rebuffering: true)
+        h.send(.streamStatus(playID: 1, dry), {
+            $0.stream = PlayStreamStatus(playID: 1, status: dry)
+            $0.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+                              message: "buffering 35 %")
+        }, commands: [
+            .render(status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+                           message: "buffering 35 %")),
+        ])
+    }
+
+    func testSeekIsRefusedOnAStream() {
+        let h = CoreHarness(streaming())
+        h.send(.seekBy(10), {
+            $0.message = "cannot seek in a live stream"
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+                              message: "cannot seek in a live stream")
+        }, commands: [
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+                           message: "cannot seek in a live stream")),
+        ])
+    }
+
+    func testPauseDisconnectsAndPlayConnectsAgainLive() {
+        var start = streaming()
+        start.position = 42
+        start.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:42", index: 1, of: 2)
+        let h = CoreHarness(start)
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.position = 0
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.shown = status("paused", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [TrackInfo(path: url, title: "radio.example/live.mp3"), info(2)], current: 0,
+                                   phase: "paused")),
+            .render(status("paused", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 3, path: url, at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [TrackInfo(path: url, title: "radio.example/live.mp3"), info(2)], current: 0,
+                                   phase: "playing")),
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)),
+        ])
+    }
+
+    func testThePanelShowsStationTitleBufferingAndNoLength() {
+        var s = streaming()
+        s.stream = PlayStreamStatus(playID: 1, status: StreamStatus(station: "Test FM", title: "Artist - Song",
+                                                                      bufferedPercent: 45))
+        // Title, station (as the artist), album (none), and the message in the time's row.
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd20x4).rows, [
+            "Artist - Song       ",
+            "Test FM             ",
+            "                    ",
+            "buffering 45 %      ",
+        ])
+        s.streamStarted = true
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd20x4).rows, [
+            "Artist - Song       ",
+            "Test FM             ",
+            "                    ",
+            "\u{25B6} 0:00/--:--        ",
+        ])
+    }
+}
