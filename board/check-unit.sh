@@ -77,7 +77,7 @@ exposure() {
 for case in "loopback:127.0.0.1 6601" "lan:0.0.0.0 6602"; do
   name=${case%%:*} listener=${case#*:}
   # shellcheck disable=SC2016 # $1 is the stub's own argument
-  printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && [ "$2" != --mqtt ] && echo "%s"\nexit 0\n' "$listener" > "$tmp/stub-jukebox"
+  printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && [ "$2" = --config ] && echo "%s"\nexit 0\n' "$listener" > "$tmp/stub-jukebox"
   chmod 755 "$tmp/stub-jukebox"
   sh board/mpd-network.sh --root "$vroot" --jukebox "$tmp/stub-jukebox" > /dev/null || fail "mpd-network.sh ($name)"
   [ -f "$dropin" ] || fail "mpd-network.sh wrote no drop-in for a TCP listener ($name)"
@@ -107,6 +107,18 @@ out=$(systemd-analyze verify --man=no --root="$vroot" jukebox.service 2>&1) || f
 s=$(exposure)
 echo "check-unit: with the network drop-in for an MQTT broker (192.168.7.5 1883): verify clean, exposure $s (at most $max)"
 awk -v s="$s" -v m="$max" 'BEGIN { exit !(s <= m) }' || fail "exposure with the MQTT drop-in $s is over $max"
+# Internet radio: IP traffic with any address and netlink for the resolver, still no bind().
+# shellcheck disable=SC2016 # $1 is the stub's own argument
+printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && [ "$2" = --radio ] && echo any\nexit 0\n' > "$tmp/stub-jukebox"
+sh board/mpd-network.sh --root "$vroot" --jukebox "$tmp/stub-jukebox" > /dev/null || fail "mpd-network.sh (radio)"
+grep -qx 'IPAddressAllow=any' "$dropin" 2>/dev/null && grep -qx 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK' "$dropin" \
+  || fail "the radio drop-in: $(cat "$dropin" 2>&1)"
+grep -qx 'SocketBindDeny=any' "$dropin" && ! grep -q '^SocketBindAllow' "$dropin" || fail "radio may bind: $(cat "$dropin")"
+out=$(systemd-analyze verify --man=no --root="$vroot" jukebox.service 2>&1) || fail "systemd-analyze verify with the drop-in (radio): $out"
+[ -z "$out" ] || fail "systemd-analyze verify with the drop-in (radio): $out"
+s=$(exposure)
+echo "check-unit: with the network drop-in for internet radio: verify clean, exposure $s (at most $max)"
+awk -v s="$s" -v m="$max" 'BEGIN { exit !(s <= m) }' || fail "exposure with the radio drop-in $s is over $max"
 printf '#!/bin/sh\nexit 0\n' > "$tmp/stub-jukebox"
 sh board/mpd-network.sh --root "$vroot" --jukebox "$tmp/stub-jukebox" > /dev/null || fail "mpd-network.sh (no listener)"
 if [ -e "$dropin" ] || [ -e "$avahi" ]; then fail "mpd-network.sh kept the drop-in or the avahi file with no TCP listener"; fi
@@ -131,7 +143,7 @@ echo '{"music": ["/mine"]}' > "$sroot/etc/jukebox/config.json"
 bash board/install.sh --root "$sroot" --binary "$tmp/jukebox" > "$tmp/install.log" || fail "install.sh again"
 grep -q /mine "$sroot/etc/jukebox/config.json" || fail "install.sh overwrote an existing config"
 # shellcheck disable=SC2016 # $1 is the stub's own argument
-printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && [ "$2" != --mqtt ] && echo "127.0.0.1 6600"\nexit 0\n' > "$tmp/jukebox-mpd"
+printf '#!/bin/sh\n[ "$1" = mpd-tcp ] && [ "$2" = --config ] && echo "127.0.0.1 6600"\nexit 0\n' > "$tmp/jukebox-mpd"
 chmod 755 "$tmp/jukebox-mpd"
 bash board/install.sh --root "$sroot" --binary "$tmp/jukebox-mpd" > "$tmp/install.log" || fail "install.sh with an MPD listener"
 grep -qx 'SocketBindAllow=tcp:6600' "$sroot/etc/systemd/system/jukebox.service.d/mpd-network.conf" 2>/dev/null \

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 #
 # mpd-network.sh - opens jukebox's service sandbox to the network when, and only when, its config
-# has an MPD TCP listener or an MQTT broker. The unit itself allows Unix sockets only
-# (PrivateNetwork=yes, RestrictAddressFamilies=AF_UNIX); with a TCP "bind" in the config's "mpd"
-# object or an "mqtt" object this writes
+# has an MPD TCP listener, an MQTT broker or internet radio. The unit itself allows Unix sockets
+# only (PrivateNetwork=yes, RestrictAddressFamilies=AF_UNIX); with a TCP "bind" in the config's
+# "mpd" object, an "mqtt" object, or radio ("radio": {"network": true}, or a URL in "music":
+# then IP traffic with any address, and netlink for the resolver) this writes
 #   /etc/systemd/system/jukebox.service.d/mpd-network.conf   IPv4/IPv6 sockets, the host's
 #       network, IP traffic only with localhost (a loopback bind or broker), the broker's
 #       address when it is written as one, or the private ranges (any other bind; a broker
@@ -12,7 +13,8 @@
 #       MPD port (none at all for MQTT alone: connecting needs no bind)
 #   /etc/avahi/services/jukebox-mpd.service                   _mpd._tcp on that port, only for a
 #       non-loopback bind and when avahi-daemon is installed
-# and removes both when the config has neither (no "mqtt"; no "mpd" or Unix socket paths only).
+# and removes both when the config has none of them (no "mqtt", no radio; no "mpd" or Unix socket
+# paths only).
 # A broker by name outside the private ranges: widen IPAddressAllow in another drop-in.
 # Installed as /usr/share/jukebox/mpd-network (package; its postinst runs it) and
 # /usr/local/share/jukebox/mpd-network (board/install.sh runs it). After changing "mpd":
@@ -21,8 +23,8 @@
 # Options: --config FILE (default /etc/jukebox/config.json), --jukebox BIN (default: jukebox on
 # PATH), --root DIR (write under a staging root; no systemctl). The listeners come from
 # `jukebox mpd-tcp` (the brokers from `jukebox mpd-tcp --mqtt`: the config's, and any that still
-# hold what an earlier config announced, which the player takes away at its next start), which
-# validates the config as the player does. Exit 1 when it cannot be read
+# hold what an earlier config announced, which the player takes away at its next start; radio
+# from `--radio`), which validates the config as the player does. Exit 1 when it cannot be read
 # (the files are then left as they are).
 set -eu
 
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
         --config) config=$2; shift ;;
         --jukebox) jukebox=$2; shift ;;
         --root) root=${2%/}; shift ;;
-        -h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "mpd-network: unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
@@ -48,9 +50,11 @@ avahi=$avahi_dir/jukebox-mpd.service
 
 listeners=""
 broker=""
+radio=""
 if [ -e "$root$config" ]; then
     if ! listeners=$("$jukebox" mpd-tcp --config "$root$config") \
-        || ! broker=$("$jukebox" mpd-tcp --mqtt --config "$root$config"); then
+        || ! broker=$("$jukebox" mpd-tcp --mqtt --config "$root$config") \
+        || ! radio=$("$jukebox" mpd-tcp --radio --config "$root$config"); then
         say "cannot read $config: $dropin left as it is" >&2
         exit 1
     fi
@@ -75,7 +79,7 @@ drop() {
     fi
 }
 
-if [ -z "$listeners" ] && [ -z "$broker" ]; then
+if [ -z "$listeners" ] && [ -z "$broker" ] && [ -z "$radio" ]; then
     drop "$dropin"
     rmdir "$root$dropin_dir" 2>/dev/null || true
     drop "$avahi"
@@ -129,12 +133,22 @@ SocketBindDeny=any"
     done <<EOF
 $broker
 EOF
+    families="AF_UNIX AF_INET AF_INET6"
+    if [ -n "$radio" ]; then
+        # Streams: a station can be anywhere, and the resolver asks the kernel which address
+        # families are up (getaddrinfo's AI_ADDRCONFIG, over netlink).
+        what="${what:+$what; }internet radio (\"radio\": {\"network\": true} or a URL in \"music\")"
+        allow="any"
+        families="AF_UNIX AF_INET AF_INET6 AF_NETLINK"
+        [ -n "$listeners" ] || bindrule="# No bind() at all: streams and the MQTT client only connect.
+SocketBindDeny=any"
+    fi
     put "$dropin" "# Written by mpd-network (jukebox): $config has $what.
-# It removes this file when the config has neither. Do not edit: changes go in another drop-in
+# It removes this file when the config has none of them. Do not edit: changes go in another drop-in
 # (e.g. override.conf, which sorts after this one), or widen IPAddressAllow there.
 [Service]
 PrivateNetwork=no
-RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+RestrictAddressFamilies=$families
 IPAddressDeny=any
 IPAddressAllow=$allow
 $bindrule"

@@ -45,6 +45,15 @@ public struct Config: Equatable, Sendable {
     public var hardware = BoardConfig()
     /// Seconds of a stream buffered before it plays (the config's `radio.bufferSeconds`).
     public var radioBufferSeconds = 2.0
+    /// Whether the installed service must reach the internet for streams: the config's
+    /// `radio.network`, or true by itself when `music` names a URL. Read by `jukebox mpd-tcp
+    /// --radio` for the service's network drop-in (board/mpd-network.sh); the player itself
+    /// tries any URL it is given either way.
+    public var radioNetwork: Bool {
+        radioNetworkSwitch || music.contains { $0.hasPrefix("http://") || $0.hasPrefix("https://") }
+    }
+    /// The config's `radio.network` itself.
+    public var radioNetworkSwitch = false
     /// The core's settings: the core's defaults, under the file's policy keys (`resume`,
     /// `saveInterval`, volume limits, timings, `chime`...) and the hardware's policy parts
     /// (`BoardConfig.apply`: debounce, encoder, power command, panel layout).
@@ -186,6 +195,7 @@ public struct Config: Equatable, Sendable {
         if let v = raw.radio {
             if let b = v.bufferSeconds { try check(b >= 0.5 && b <= 30, "radio"); c.radioBufferSeconds = b }
             if let g = v.giveUpSeconds { try check(g >= 5 && g <= 86400, "radio"); c.settings.streamGiveUp = g }
+            c.radioNetworkSwitch = v.network ?? false
         }
         if let v = raw.usb {
             let roots = v.roots ?? ["/media/jukebox"]
@@ -296,7 +306,7 @@ private struct RawConfig: Decodable {
         case "audiobookFolders": return "must be a list of absolute folder paths"
         case "mpd": return RawMPD.expectation("mpd")
         case "rfid": return RawRFID.expectation("rfid")
-        case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400}"
+        case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400, \"network\": true|false}"
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
         case "mqtt": return "must be an object with at least \"host\" (see README \"MQTT\")"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
@@ -325,10 +335,12 @@ private struct ConfigFile: Decodable {
     }
 }
 
-/// The config's `radio`: how much of a stream is buffered, how long a lost one is tried again.
+/// The config's `radio`: how much of a stream is buffered, how long a lost one is tried again,
+/// whether the installed service opens its sandbox to the internet for streams.
 struct RawRadio: Decodable {
     var bufferSeconds: Double?
     var giveUpSeconds: Double?
+    var network: Bool?
 }
 
 /// The config's `usb`: where sticks are mounted, and whether one inserted plays at once.

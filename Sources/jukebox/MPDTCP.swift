@@ -10,10 +10,11 @@ extension Commands {
     /// postinst), so the sandbox opens exactly when a TCP listener is configured, with the same
     /// validation the player applies. With `--mqtt`: the MQTT brokers instead, one `HOST PORT` line
     /// each: the `mqtt` object's, then those the record beside the state file still lists (what
-    /// an earlier config announced there, until the player has taken it away). Exit 1 when the
-    /// config cannot be read.
+    /// an earlier config announced there, until the player has taken it away). With `--radio`:
+    /// `any` when streams need the internet (`Config.radioNetwork`), else nothing. Exit 1 when
+    /// the config cannot be read.
     static func mpdTCP(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, options: ["--config"], flags: ["--mqtt"], command: "mpd-tcp")
+        let a = try Arguments(args, options: ["--config"], flags: ["--mqtt", "--radio"], command: "mpd-tcp")
         if a.wantsHelp { return help(Help.mpdTCP) }
         guard a.positional.isEmpty else { throw UsageError(message: "mpd-tcp takes no arguments but --config FILE") }
         guard let path = a.options["--config"] else { throw UsageError(message: "mpd-tcp needs --config FILE") }
@@ -21,6 +22,11 @@ extension Commands {
         do { config = try Config.load(path: path).config } catch {
             writeAll(2, "jukebox: error: \(error)\n")
             return 1
+        }
+        if a.flags.contains("--radio") {
+            // One line, `any`, when streams need the internet (any address: a station can be anywhere).
+            if config.radioNetwork { writeAll(1, "any\n") }
+            return 0
         }
         if a.flags.contains("--mqtt") {
             // The config's broker, then those that still hold what an earlier config announced:
@@ -42,12 +48,14 @@ extension Commands {
 
 extension Help {
     static let mpdTCP = """
-    Usage: jukebox mpd-tcp [--mqtt] --config FILE
+    Usage: jukebox mpd-tcp [--mqtt | --radio] --config FILE
 
     Prints the MPD TCP listeners FILE configures, one "ADDRESS PORT" line each; nothing when
     it has no "mpd" object or binds only Unix socket paths. With --mqtt: the MQTT brokers, one
     "HOST PORT" line each: its "mqtt" object's, then any that still hold what an earlier config
-    announced (mqtt-announced.json beside the state file). Exit 1 when FILE cannot be read.
+    announced (mqtt-announced.json beside the state file). With --radio: "any" when streams
+    need the internet ("radio": {"network": true}, or a URL in "music"), else nothing.
+    Exit 1 when FILE cannot be read.
     Used by board/mpd-network.sh to open the service's sandbox to the network only then.
     """
 }

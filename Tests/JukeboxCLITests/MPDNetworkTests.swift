@@ -46,6 +46,32 @@ final class MPDNetworkTests: ScratchTestCase {
         XCTAssertTrue(bad.stderr.contains("mpd.bind"), bad.stderr)
     }
 
+    /// Streams need the internet: `radio.network`, or a URL among the config's `music`, opens the
+    /// sandbox to any address (no bind); a URL added later by a client does not (the switch is
+    /// for that), and turning both off closes it again.
+    func testRadioOpensTheSandboxToAnyAddressWithoutBind() throws {
+        try write(#"{"music": ["/srv/music"], "radio": {"network": true}}"#)
+        XCTAssertEqual(try Jukebox.run(["mpd-tcp", "--radio", "--config", config]).stdout, "any\n")
+        try write(#"{"music": ["/srv/music", "https://radio.example/live.mp3"]}"#)
+        XCTAssertEqual(try Jukebox.run(["mpd-tcp", "--radio", "--config", config]).stdout, "any\n")
+        try write(#"{"music": ["/srv/music"], "radio": {"bufferSeconds": 3}}"#)
+        XCTAssertEqual(try Jukebox.run(["mpd-tcp", "--radio", "--config", config]).stdout, "")
+        try write(#"{"music": ["/srv/music"], "radio": {"network": "yes"}}"#)
+        XCTAssertEqual(try Jukebox.run(["mpd-tcp", "--radio", "--config", config]).status, 1)
+
+        guard FileManager.default.fileExists(atPath: Self.script) else { throw XCTSkip("no \(Self.script) (tests run outside the checkout)") }
+        try write(#"{"music": ["http://radio.example:8000/live"]}"#)
+        XCTAssertEqual(try network().status, 0)
+        let dropped = try String(contentsOfFile: dropin, encoding: .utf8)
+        for line in ["PrivateNetwork=no", "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK", "IPAddressAllow=any", "SocketBindDeny=any"] {
+            XCTAssertTrue(dropped.split(separator: "\n").contains(Substring(line)), "\(line) not in:\n\(dropped)")
+        }
+        XCTAssertFalse(dropped.contains("SocketBindAllow"), dropped)
+        try write(#"{"music": ["/srv/music"]}"#)
+        XCTAssertEqual(try network().status, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dropin), "the drop-in stayed without radio")
+    }
+
     func testTheDropInFollowsTheConfig() throws {
         guard FileManager.default.fileExists(atPath: Self.script) else { throw XCTSkip("no \(Self.script) (tests run outside the checkout)") }
         try FileManager.default.createDirectory(atPath: dir + "/root/etc/avahi/services", withIntermediateDirectories: true)

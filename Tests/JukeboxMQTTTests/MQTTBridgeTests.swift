@@ -285,7 +285,9 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertTrue(o.sees(topic + "/phase", "paused"))
         XCTAssertEqual(player.ask("seek 1:30")?.hasPrefix("ok"), true)
         XCTAssertTrue(o.sees(topic + "/position", "90.0"), "a seek while paused: \(o.latest(topic + "/position") ?? "nothing")")
-        XCTAssertEqual(number(json(o.latest(topic + "/state"))?["position"]), 90)
+        // The state object is its own message, published after the position's: waited for too.
+        XCTAssertTrue(waitFor(10) { self.number(self.json(o.latest(self.topic + "/state"))?["position"]) == 90 },
+                      "the state after the seek: \(o.latest(topic + "/state") ?? "nothing")")
         XCTAssertEqual(player.ask("next")?.hasPrefix("ok"), true)
         XCTAssertTrue(o.sees(topic + "/position", "0.0"), "another track: \(o.latest(topic + "/position") ?? "nothing")")
     }

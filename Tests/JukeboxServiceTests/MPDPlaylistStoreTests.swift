@@ -84,6 +84,8 @@ final class MPDPlaylistStoreTests: XCTestCase {
         XCTAssertEqual(store.path(of: "y/b.flac"), dir.file("music/y/b.flac"))
         XCTAssertEqual(store.path(of: "/abs/c.flac"), "/abs/c.flac")
         XCTAssertNil(store.path(of: "../outside.flac"))
-        XCTAssertNil(store.path(of: "http://radio.example/stream"))
+        // A stream is itself (internet radio); another scheme is nothing.
+        XCTAssertEqual(store.path(of: "http://radio.example/stream"), "http://radio.example/stream")
+        XCTAssertNil(store.path(of: "ftp://radio.example/stream"))
     }
 }
