@@ -34,6 +34,8 @@ public final class MPDListener {
     private(set) var listeners: [(fd: Int32, name: String)] = []
     var clients: [Int: Client] = [:]
     private var nextID = 1
+    /// Connections closed unanswered because their peer was not local (`MPDPeer`).
+    private(set) var refusedPeers = 0
     private let clock: () -> Double
     private let makeSession: () -> MPDSession
 
@@ -162,8 +164,18 @@ public final class MPDListener {
 
     private func accept(_ listenFD: Int32) {
         while true {
-            let fd = Glibc.accept(listenFD, nil, nil)
+            var peer = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listenFD, $0, &length) }
+            }
             if fd < 0 { return }
+            // Only this machine and the local network (`MPDPeer`); others closed unanswered.
+            guard MPDPeer.isLocal(peer) else {
+                close(fd)
+                refusedPeers += 1
+                continue
+            }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             guard clients.count < settings.maxClients else {

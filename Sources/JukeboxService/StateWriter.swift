@@ -19,6 +19,7 @@ public final class StateWriter: @unchecked Sendable {
     /// The store written to.
     public let store: StateStore
     private let mailbox: Mailbox
+    private let clock: @Sendable () -> Double
     private let monitor = Monitor()
     private var thread: NativeThread?
     // Shared with the thread, under the monitor.
@@ -33,10 +34,12 @@ public final class StateWriter: @unchecked Sendable {
     private var bookmarksHandedOver: UInt64 = 0
     private var bookmarksFinished: UInt64 = 0
 
-    /// Starts the writer's thread.
-    public init(store: StateStore, mailbox: Mailbox) {
+    /// Starts the writer's thread. `clock` times the saves (a slow one is logged); tests give
+    /// their own.
+    public init(store: StateStore, mailbox: Mailbox, clock: @escaping @Sendable () -> Double = monotonicNow) {
         self.store = store
         self.mailbox = mailbox
+        self.clock = clock
         thread = NativeThread(name: "jukebox-state") { [self] in run() }
     }
 
@@ -103,7 +106,7 @@ public final class StateWriter: @unchecked Sendable {
         var failure: String?
         var wroteQueue: UInt64?
         let hash = job.whole ? nil : job.hash ?? lookUpQueueFile(job.snapshot)
-        let started = monotonicNow()
+        let started = clock()
         do {
             if let hash {
                 try store.savePlace(job.snapshot, queueHash: hash)
@@ -113,7 +116,7 @@ public final class StateWriter: @unchecked Sendable {
         } catch {
             failure = error.description
         }
-        noteIfSlow(monotonicNow() - started, place: hash != nil)
+        noteIfSlow(clock() - started, place: hash != nil)
         monitor.withLock {
             if let wroteQueue { queueHash = wroteQueue }
             // The queue file on disk is not this queue: the next save writes it whole again.
@@ -130,8 +133,9 @@ public final class StateWriter: @unchecked Sendable {
     // card or disk that slow is worth a line in the journal (at most one every ten minutes).
     private var lastSlowNote = -Double.infinity
     private func noteIfSlow(_ seconds: Double, place: Bool) {
-        guard seconds >= Self.slowSave, monotonicNow() - lastSlowNote >= 600 else { return }
-        lastSlowNote = monotonicNow()
+        let now = clock()
+        guard seconds >= Self.slowSave, now - lastSlowNote >= 600 else { return }
+        lastSlowNote = now
         mailbox.postLog(.warning, "saving the \(place ? "place" : "queue") took \((seconds * 10).rounded() / 10) s: "
                         + "the storage is slow; a power cut can lose that much more than the save interval")
     }

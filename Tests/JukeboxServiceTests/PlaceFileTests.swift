@@ -315,26 +315,42 @@ final class PlaceFileTests: XCTestCase {
     }
 
     /// Storage slower than a second per save is said in the journal (it is position a power cut
-    /// can lose beyond the interval); a fast save says nothing.
-    func testASlowSaveIsReported() throws {
+    /// can lose beyond the interval), at most once every ten minutes; a fast save says nothing.
+    func testASlowSaveIsReportedAtMostEveryTenMinutes() throws {
         let dir = TempDir()
         var store = StateStore(path: dir.file("state.json"))
-        // The slow card: this save's first fsync takes 1.2 s.
-        let slow = Gate()
-        store.beforeSync = { slow.pass() }
+        // The writer's clock; each save's fsyncs take what `fsyncTakes` says.
+        let clock = ManualClock()
+        let fsyncTakes = ManualClock()
+        store.beforeSync = { clock.advance(fsyncTakes.now) }
         let mailbox = Mailbox()
-        let writer = StateWriter(store: store, mailbox: mailbox)
-        writer.submit(Snapshot(tracks: tracks, current: 0), queueChanged: true)
-        slow.waitForSomeoneAtIt()
-        usleep(1_200_000)
-        slow.open()
-        writer.waitUntilIdle()
-        let lines = mailbox.drainLog().map(\.1)
-        XCTAssertEqual(lines.count, 1, "\(lines)")
-        XCTAssertTrue(lines.first?.hasPrefix("saving the queue took 1.") == true, "\(lines)")
-        writer.submit(Snapshot(tracks: tracks, current: 0, position: 5), queueChanged: false)
-        writer.finish()
-        XCTAssertEqual(mailbox.drainLog().count, 0, "once: not again for ten minutes")
+        let writer = StateWriter(store: store, mailbox: mailbox, clock: { clock.now })
+        defer { writer.finish() }
+        func save(_ position: Double, taking seconds: Double) -> [String] {
+            fsyncTakes.set(position == 0 ? seconds / 2 : seconds)  // a queue save has two fsyncs, a place save one
+            writer.submit(Snapshot(tracks: tracks, current: 0, position: position), queueChanged: position == 0)
+            writer.waitUntilIdle()
+            return mailbox.drainLog().map(\.1)
+        }
+        XCTAssertEqual(save(0, taking: 0.2), [], "a fast save says nothing")
+        let slow = save(0, taking: 2.4)
+        XCTAssertEqual(slow.count, 1, "\(slow)")
+        XCTAssertTrue(slow.first?.hasPrefix("saving the queue took 2.4 s") == true, "\(slow)")
+        clock.advance(300)
+        XCTAssertEqual(save(5, taking: 3), [], "again within ten minutes: not said")
+        clock.advance(300)
+        let later = save(10, taking: 1.5)
+        XCTAssertEqual(later.count, 1, "ten minutes on: said again: \(later)")
+        XCTAssertTrue(later.first?.hasPrefix("saving the place took 1.5 s") == true, "\(later)")
+    }
+
+    /// A clock the test moves.
+    private final class ManualClock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 1000.0
+        var now: Double { lock.lock(); defer { lock.unlock() }; return value }
+        func advance(_ seconds: Double) { lock.lock(); value += seconds; lock.unlock() }
+        func set(_ seconds: Double) { lock.lock(); value = seconds; lock.unlock() }
     }
 
     func testAfterAStartThePlaceIsSavedBesideTheQueueFileItCameFrom() throws {

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+import Glibc
+@testable import JukeboxService
+import XCTest
+
+/// The MPD listener serves this machine and the local network only, whatever the sandbox lets in
+/// (with internet radio on, the drop-in allows every address in both directions).
+final class MPDPeerTests: XCTestCase {
+    private func v4(_ text: String) -> Bool {
+        var a = in_addr()
+        XCTAssertEqual(inet_pton(AF_INET, text, &a), 1, text)
+        var s = sockaddr_storage()
+        withUnsafeMutableBytes(of: &s) { raw in
+            var sin = sockaddr_in()
+            sin.sin_family = sa_family_t(AF_INET)
+            sin.sin_addr = a
+            withUnsafeBytes(of: sin) { raw.copyMemory(from: $0) }
+        }
+        return MPDPeer.isLocal(s)
+    }
+
+    private func v6(_ text: String) -> Bool {
+        var a = in6_addr()
+        XCTAssertEqual(inet_pton(AF_INET6, text, &a), 1, text)
+        var s = sockaddr_storage()
+        withUnsafeMutableBytes(of: &s) { raw in
+            var sin6 = sockaddr_in6()
+            sin6.sin6_family = sa_family_t(AF_INET6)
+            sin6.sin6_addr = a
+            withUnsafeBytes(of: sin6) { raw.copyMemory(from: $0) }
+        }
+        return MPDPeer.isLocal(s)
+    }
+
+    func testLoopbackAndThePrivateRangesAreLocal() {
+        for a in ["127.0.0.1", "127.255.0.9", "10.0.0.1", "10.255.255.255", "172.16.0.1", "172.31.255.254", "192.168.1.20",
+                  "169.254.3.4", "100.64.0.1", "100.127.255.255"] {
+            XCTAssertTrue(v4(a), a)
+        }
+        for a in ["::1", "fe80::1", "febf::1", "fc00::1", "fd12:3456::9", "::ffff:192.168.1.2", "::ffff:127.0.0.1"] {
+            XCTAssertTrue(v6(a), a)
+        }
+    }
+
+    func testEverythingElseIsNot() {
+        for a in ["8.8.8.8", "172.15.255.255", "172.32.0.1", "192.169.0.1", "11.0.0.1", "100.63.255.255", "100.128.0.1",
+                  "169.255.0.1", "0.0.0.0", "255.255.255.255", "1.2.3.4"] {
+            XCTAssertFalse(v4(a), a)
+        }
+        for a in ["2001:db8::1", "2a00:1450::1", "::", "::2", "fec0::1", "fe00::1", "::ffff:8.8.8.8", "64:ff9b::808:808"] {
+            XCTAssertFalse(v6(a), a)
+        }
+        var other = sockaddr_storage()
+        other.ss_family = sa_family_t(AF_PACKET)
+        XCTAssertFalse(MPDPeer.isLocal(other))
+        other.ss_family = sa_family_t(AF_UNIX)
+        XCTAssertTrue(MPDPeer.isLocal(other))
+    }
+}
