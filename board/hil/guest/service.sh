@@ -239,7 +239,9 @@ boot)
   [ "$(field volume "$(fast_status)")" = 100 ] || note "expected volume 100 for the recording, seen $(fast_status)"
   stick_path=$(field path "$(fast_status)")
   wav="$OUT/music/Track ${stick_path##*Stick }"   # Stick N.wav is the host's Track N.wav (hil_make_stick)
+  t=$(uptime_s)
   record_stick "$wav" || note "expected what the stick plays recorded from hw:Loopback,1,0 bit for bit in $(basename "$wav"), seen: $RECORDED"
+  recorded=$(secs "$t")
   wait_for 20 position_at_least 2 || note "expected the stick to play 2 s, seen $(fast_status)"
   before=$(fast_status)
   t=$(uptime_s)
@@ -272,7 +274,7 @@ boot)
   swipe "$card"
   wait_for 20 playing_path /srv/music/ || note "expected the card to play /srv/music again, seen $(fast_status)"
   echo quit >&"${KEYS[1]}"
-  finish "plugged: mounted vfat ${mounted%%,nosuid*} (seen by the service), playing in $plugged s; recorded from $(round "$rec_from") s, in $(basename "$wav"): $RECORDED; pulled at $(round "$(field position "$before")") s of track $(field index "$before"): waiting in $pulled s, kept $(round "$kept") s, no skip; card played; plugged back: resumed at $(round "$resumed") s in $replugged s"
+  finish "plugged: mounted vfat ${mounted%%,nosuid*} (seen by the service), playing in $plugged s; at $(round "$rec_from") s recorded and compared in $recorded s: $RECORDED in $(basename "$wav"); pulled at $(round "$(field position "$before")") s of track $(field index "$before"): waiting in $pulled s, kept $(round "$kept") s, no skip; card played; plugged back: resumed at $(round "$resumed") s in $replugged s"
 
   echo "HIL-SERIAL-GO"
   echo resume > "$OUT/phase"
