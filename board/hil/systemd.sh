@@ -199,8 +199,9 @@ hil_run_systemd_guest() {
   cp "$pkg/usr/bin/jukebox" "$sd/jukebox"
   rm -rf "$pkg"
   printf '%s\n' "$v" > "$sd/deb-version"
-  # Boot 2's card reader (a uinput keyboard), its fast control client, the stick.
-  cp "$HIL_CACHE/tools/hilkeys" "$HIL_CACHE/tools/hilctl" "$sd/"
+  # Boot 2's card reader (a uinput keyboard), its fast control client, the stick, the comparison
+  # of the stick's recorded audio.
+  cp "$HIL_CACHE/tools/hilkeys" "$HIL_CACHE/tools/hilctl" "$HIL_CACHE/tools/pcmcmp" "$sd/"
   hil_make_stick "$sd/stick.img"
 
   hil_log "systemd guest, boot 1: install.sh, then apt install ./jukebox_${v}_amd64.deb"

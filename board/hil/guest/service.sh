@@ -67,6 +67,26 @@ stick_unmounted() { [ -z "$(stick_mount)" ]; }
 pcm_running() { grep -q 'state: RUNNING' /proc/asound/Loopback/pcm0p/sub0/status 2>/dev/null; }
 pcm_stopped() { ! pcm_running; }
 position_at_least() { awk -v p="$(field position "$(fast_status)")" -v m="$1" 'BEGIN { exit !(p + 0 >= m) }'; }
+# record_stick WAV: records 2.5 s of what plays from the Loopback's capture side (subdevice 0, as
+# the service plays to hw:Loopback,0,0) in WAV's format (the fixtures: 16-bit stereo 44.1 kHz)
+# and finds it in WAV bit for bit (pcmcmp window: anywhere in the track). An underrun's inserted
+# silence (`gap: …`) is timing, not the data path: retried, at most 3 attempts, each noted in
+# RECORDED; any other difference stops at once. RECORDED: pcmcmp's line(s); false unless bit-exact.
+record_stick() {
+  local attempt cmp
+  RECORDED=""
+  for attempt in 1 2 3; do
+    rm -f /tmp/stick-rec.raw
+    if ! timeout 10 arecord -q -D hw:Loopback,1,0 -f S16_LE -r 44100 -c 2 -s 110250 -t raw /tmp/stick-rec.raw 2>/tmp/arecord.err; then
+      RECORDED+="attempt $attempt: arecord failed: $(cat /tmp/arecord.err) (playback: $(tr '\n' ' ' < /proc/asound/Loopback/pcm0p/sub0/hw_params))"
+      return 1
+    fi
+    cmp=$("$OUT/pcmcmp" window "$1" /tmp/stick-rec.raw 44100) && { RECORDED+="$cmp"; return 0; }
+    RECORDED+="attempt $attempt: $cmp; "
+    [[ "$cmp" == gap:* ]] || return 1
+  done
+  return 1
+}
 source_is() { [ "$(state_source)" = "$1" ]; }
 
 case "$PHASE" in
@@ -200,6 +220,9 @@ boot)
   # meanwhile; plugged back in, the stick resumes at its bookmark.
   begin usb-stick
   pid=$(prop MainPID)
+  # Volume 100 (bit-perfect; below it the software volume dithers, and the conffile's bootVolume
+  # is 40): the stick's audio is recorded and compared bit for bit.
+  "$OUT/hilctl" "$SOCK" volume 100 >/dev/null || note "volume 100 through the control socket failed"
   t=$(uptime_s)
   host_do usb-plug || note "usb-plug: $HOST_ANSWER"
   wait_for 30 test -b /dev/sda1 || note "expected /dev/sda1 after device_add (monitor: $HOST_ANSWER)"
@@ -210,6 +233,15 @@ boot)
   [[ "$mounted" == ro,* ]] || note "expected $STICK mounted vfat ro, seen '$mounted'"
   [[ "$(stick_mount "$pid")" == ro,* ]] || note "expected the mount in jukebox's namespace too, seen '$(stick_mount "$pid")'"
   wait_for 10 pcm_running || note "expected hw:Loopback,0,0 running while the stick plays"
+  # Recorded from 1.5 s in: past the start of the stream and the card's music it replaced.
+  wait_for 20 position_at_least 1.5 || note "expected the stick to play 1.5 s, seen $(fast_status)"
+  rec_from=$(field position "$(fast_status)")
+  [ "$(field volume "$(fast_status)")" = 100 ] || note "expected volume 100 for the recording, seen $(fast_status)"
+  stick_path=$(field path "$(fast_status)")
+  wav="$OUT/music/Track ${stick_path##*Stick }"   # Stick N.wav is the host's Track N.wav (hil_make_stick)
+  t=$(uptime_s)
+  record_stick "$wav" || note "expected what the stick plays recorded from hw:Loopback,1,0 bit for bit in $(basename "$wav"), seen: $RECORDED"
+  recorded=$(secs "$t")
   wait_for 20 position_at_least 2 || note "expected the stick to play 2 s, seen $(fast_status)"
   before=$(fast_status)
   t=$(uptime_s)
@@ -242,7 +274,7 @@ boot)
   swipe "$card"
   wait_for 20 playing_path /srv/music/ || note "expected the card to play /srv/music again, seen $(fast_status)"
   echo quit >&"${KEYS[1]}"
-  finish "plugged: mounted vfat ${mounted%%,nosuid*} (seen by the service), playing in $plugged s; pulled at $(round "$(field position "$before")") s of track $(field index "$before"): waiting in $pulled s, kept $(round "$kept") s, no skip; card played; plugged back: resumed at $(round "$resumed") s in $replugged s"
+  finish "plugged: mounted vfat ${mounted%%,nosuid*} (seen by the service), playing in $plugged s; at $(round "$rec_from") s recorded and compared in $recorded s: $RECORDED in $(basename "$wav"); pulled at $(round "$(field position "$before")") s of track $(field index "$before"): waiting in $pulled s, kept $(round "$kept") s, no skip; card played; plugged back: resumed at $(round "$resumed") s in $replugged s"
 
   echo "HIL-SERIAL-GO"
   echo resume > "$OUT/phase"

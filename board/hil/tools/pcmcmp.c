@@ -11,10 +11,37 @@
 //         "mismatch at source frame F (t=S s): expected XXXXXXXX, seen YYYYYYYY; N frames matched" exit 1
 //         "gap: N frames (M ms) of silence inserted at source frame F …"             exit 1
 //         "no sound in recording" / "recording ends at source frame F (t=S s)"      exit 1
+//   pcmcmp window SOURCE RECORDING RATE
+//       finds the recording (first to last non-zero frame) in SOURCE at any offset: a recording
+//       made in the middle of a track. The first 64 recorded frames pick the offset (noise or a
+//       dithered tone: one place in the source); from there every frame must match. Prints one line:
+//         "bit-exact: N frames (T s) at source frame F (t=S s)"                     exit 0
+//         "mismatch …" / "gap: …" as for find, at the offset that matched longest      exit 1
+//         "not in source: recording frames R.. (first 64) found nowhere"             exit 1
+// SOURCE and RECORDING are raw PCM, or WAV files (the samples of their data chunk).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+// The samples of a WAV file's data chunk (moved to the front), or the whole file when it is not
+// RIFF/WAVE. *bytes is updated to their length.
+static uint32_t *wav_data(uint8_t *raw, long *bytes) {
+    if (*bytes < 12 || memcmp(raw, "RIFF", 4) != 0 || memcmp(raw + 8, "WAVE", 4) != 0) return (uint32_t *)raw;
+    long at = 12;
+    while (at + 8 <= *bytes) {
+        uint32_t size = raw[at + 4] | raw[at + 5] << 8 | raw[at + 6] << 16 | (uint32_t)raw[at + 7] << 24;
+        if (memcmp(raw + at, "data", 4) == 0) {
+            long n = size < *bytes - at - 8 ? (long)size : *bytes - at - 8;
+            memmove(raw, raw + at + 8, n);
+            *bytes = n;
+            return (uint32_t *)raw;
+        }
+        at += 8 + size + (size & 1);
+    }
+    fprintf(stderr, "a WAV file without a data chunk\n");
+    exit(2);
+}
 
 static uint32_t *load(const char *path, long *frames) {
     FILE *f = fopen(path, "rb");
@@ -25,8 +52,36 @@ static uint32_t *load(const char *path, long *frames) {
     uint32_t *data = malloc(bytes + 4);
     if (!data || fread(data, 1, bytes, f) != (size_t)bytes) { perror(path); exit(2); }
     fclose(f);
+    data = wav_data((uint8_t *)data, &bytes);
     *frames = bytes / 4;
     return data;
+}
+
+// How many frames match from s[s0] and r[r0] on, up to s1 (exclusive) or the recording's end rn.
+static long matched(const uint32_t *s, long s0, long s1, const uint32_t *r, long r0, long rn) {
+    long n = 0;
+    while (s0 + n < s1 && r0 + n < rn && s[s0 + n] == r[r0 + n]) n++;
+    return n;
+}
+
+// The line for a comparison that started at s[s0] / r[r0] and stopped at source frame i.
+static int report(const uint32_t *s, long s0, long i, const uint32_t *r, long r0, long rn, double rate) {
+    long j = r0 + (i - s0);
+    if (j >= rn) {
+        printf("recording ends at source frame %ld (t=%.3f s); %ld frames matched\n", i, i / rate, i - s0);
+        return 1;
+    }
+    // Silence followed by the rest of the source is an underrun (a gap), not wrong data.
+    long z = j;
+    while (z < rn && r[z] == 0) z++;
+    if (r[j] == 0 && z < rn && r[z] == s[i]) {
+        printf("gap: %ld frames (%.1f ms) of silence inserted at source frame %ld (t=%.3f s, an underrun); %ld frames matched before it\n",
+               z - j, (z - j) * 1000 / rate, i, i / rate, i - s0);
+        return 1;
+    }
+    printf("mismatch at source frame %ld (t=%.3f s, recording frame %ld): expected %08x, seen %08x; %ld frames matched\n",
+           i, i / rate, j, s[i], r[j], i - s0);
+    return 1;
 }
 
 int main(int argc, char **argv) {
@@ -54,29 +109,32 @@ int main(int argc, char **argv) {
         while (r0 < rn && r[r0] == 0) r0++;
         if (s0 == sn) { printf("source is silent\n"); return 1; }
         if (r0 == rn) { printf("no sound in recording (%ld frames, all zero)\n", rn); return 1; }
-        for (long i = s0; i <= s1; i++) {
-            long j = r0 + (i - s0);
-            if (j >= rn) {
-                printf("recording ends at source frame %ld (t=%.3f s); %ld frames matched\n", i, i / rate, i - s0);
-                return 1;
-            }
-            if (r[j] != s[i]) {
-                // Silence followed by the rest of the source is an underrun (a gap), not wrong data.
-                long z = j;
-                while (z < rn && r[z] == 0) z++;
-                if (r[j] == 0 && z < rn && r[z] == s[i]) {
-                    printf("gap: %ld frames (%.1f ms) of silence inserted at source frame %ld (t=%.3f s, an underrun); %ld frames matched before it\n",
-                           z - j, (z - j) * 1000 / rate, i, i / rate, i - s0);
-                    return 1;
-                }
-                printf("mismatch at source frame %ld (t=%.3f s, recording frame %ld): expected %08x, seen %08x; %ld frames matched\n",
-                       i, i / rate, j, s[i], r[j], i - s0);
-                return 1;
-            }
-        }
+        long i = s0 + matched(s, s0, s1 + 1, r, r0, rn);
+        if (i <= s1) return report(s, s0, i, r, r0, rn, rate);
         printf("bit-exact: %ld frames (%.3f s) from recording frame %ld\n", s1 - s0 + 1, (s1 - s0 + 1) / rate, r0);
         return 0;
     }
-    fprintf(stderr, "usage: pcmcmp gen FILE FRAMES SEED [SILENT] | pcmcmp find SOURCE RECORDING RATE\n");
+    if (argc == 5 && strcmp(argv[1], "window") == 0) {
+        long sn, rn;
+        uint32_t *s = load(argv[2], &sn), *r = load(argv[3], &rn);
+        double rate = atof(argv[4]);
+        long r0 = 0, r1 = rn - 1;
+        while (r0 < rn && r[r0] == 0) r0++;
+        while (r1 > r0 && r[r1] == 0) r1--;
+        if (r0 == rn) { printf("no sound in recording (%ld frames, all zero)\n", rn); return 1; }
+        long len = r1 - r0 + 1, seed = len < 64 ? len : 64, best = -1, best_n = -1;
+        for (long o = 0; o + seed <= sn; o++) {
+            if (s[o] != r[r0] || matched(s, o, o + seed, r, r0, r0 + seed) < seed) continue;
+            long n = matched(s, o, sn, r, r0, r1 + 1);
+            if (n == len) {
+                printf("bit-exact: %ld frames (%.3f s) at source frame %ld (t=%.3f s)\n", len, len / rate, o, o / rate);
+                return 0;
+            }
+            if (n > best_n) { best = o; best_n = n; }
+        }
+        if (best < 0) { printf("not in source: recording frames %ld.. (first %ld) found nowhere\n", r0, seed); return 1; }
+        return report(s, best, best + best_n, r, r0, r1 + 1, rate);
+    }
+    fprintf(stderr, "usage: pcmcmp gen FILE FRAMES SEED [SILENT] | pcmcmp find|window SOURCE RECORDING RATE\n");
     return 2;
 }
