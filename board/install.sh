@@ -68,7 +68,9 @@ while [ $# -gt 0 ]; do
     --root=*) root=${1#--root=} ;;
     --snapcast-server) snapserver=1 ;;
     --snapcast-client) snapclient=auto ;;
-    --snapcast-client=*) snapclient=${1#--snapcast-client=}; [ -n "$snapclient" ] || snapclient=auto ;;
+    --snapcast-client=*) snapclient=${1#--snapcast-client=}; [ -n "$snapclient" ] || snapclient=auto
+      # It goes into snapclient's defaults file, which a shell reads: a host name or address only.
+      case "$snapclient" in *[!A-Za-z0-9.:-]*) die "--snapcast-client=HOST: a host name or address, not '$snapclient'" ;; esac ;;
     -h|--help) awk 'NR >= 3 && /^set -euo/ { exit } NR >= 3' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac

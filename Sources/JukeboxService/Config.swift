@@ -50,7 +50,7 @@ public struct Config: Equatable, Sendable {
     /// --radio` for the service's network drop-in (board/mpd-network.sh); the player itself
     /// tries any URL it is given either way.
     public var radioNetwork: Bool {
-        radioNetworkSwitch || music.contains { $0.hasPrefix("http://") || $0.hasPrefix("https://") }
+        radioNetworkSwitch || music.contains(where: Library.isStreamURL)
     }
     /// The config's `radio.network` itself.
     public var radioNetworkSwitch = false

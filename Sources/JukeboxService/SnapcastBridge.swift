@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import FoundationEssentials
+import JukeboxCore
 
 /// Snapcast's stream plugin API (newline-delimited JSON-RPC 2.0 on the plugin's stdin and stdout,
 /// snapserver's doc/json_rpc_api/stream_plugin.md) in terms of jukebox's control language: what
@@ -140,7 +141,8 @@ public enum SnapcastBridge {
         if let album = s.album { metadata.append("\"album\":" + JSONText.quoted(album)) }
         if let duration = s.duration, duration.isFinite { metadata.append("\"duration\":\(duration)") }
         // snapserver 0.26 knows `url`, not the `file` its documentation lists (it warns at each one).
-        if let path = s.path { metadata.append("\"url\":" + JSONText.quoted(fileURL(path))) }
+        // A stream's URL is already one (percent-encoding it as a path would make `file://http%3A//…`).
+        if let path = s.path { metadata.append("\"url\":" + JSONText.quoted(Library.isStreamURL(path) ? path : fileURL(path))) }
         if let index = s.index { metadata.append("\"trackId\":" + JSONText.quoted(String(index))) }
         let position = s.position.map { $0.isFinite ? max(0, $0) : 0 } ?? 0
         let fields = [

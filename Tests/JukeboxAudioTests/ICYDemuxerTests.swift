@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxAudio
+import Foundation
 import XCTest
 
 /// `ICYDemuxer` and its title parsing: pure, no network.
@@ -25,8 +26,8 @@ final class ICYDemuxerTests: XCTestCase {
     }
 
     func testAudioComesOutWholeWhateverTheReadSizes() {
-        let seed = UInt64.random(in: 0...UInt64.max)
-        print("ICYDemuxerTests seed: \(seed)")
+        let seed = ProcessInfo.processInfo.environment["JUKEBOX_ICY_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        print("ICYDemuxerTests seed: \(seed) (JUKEBOX_ICY_SEED=\(seed) replays it)")
         var rng = SplitMix(seed: seed)
         for _ in 0..<50 {
             let interval = Int(rng.next() % 3000) + 1

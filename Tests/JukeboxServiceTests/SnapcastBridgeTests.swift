@@ -70,6 +70,10 @@ final class SnapcastBridgeTests: XCTestCase {
         XCTAssertNil(meta["album"])
         XCTAssertEqual(meta["trackId"] as? String, "2")
         XCTAssertEqual(meta["url"] as? String, "file:///m/A%20b%23%C3%A9.flac")
+        // A stream's URL goes out as it is.
+        let stream = SnapcastBridge.properties(status: status.replacingOccurrences(of: "/m/A b#é.flac", with: "http://radio.example:8000/live?x=1"))
+        let streamMeta = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(stream.utf8)) as? [String: Any])?["metadata"] as? [String: Any])
+        XCTAssertEqual(streamMeta["url"] as? String, "http://radio.example:8000/live?x=1")
         let empty = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(SnapcastBridge.properties(status: nil).utf8)) as? [String: Any])
         XCTAssertEqual(empty["canControl"] as? Bool, false)
         XCTAssertNotNil(empty["metadata"] as? [String: Any], "snapserver 0.26 needs metadata present")
