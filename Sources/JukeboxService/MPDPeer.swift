@@ -28,8 +28,14 @@ enum MPDPeer {
 
     /// An IPv4 address (host order) in loopback, link-local, 10/8, 172.16/12, 192.168/16 or 100.64/10.
     static func isLocal(ipv4 a: UInt32) -> Bool {
-        a >> 24 == 127 || a >> 16 == 0xA9FE || a >> 24 == 10 || a >> 20 == 0xAC1 || a >> 16 == 0xC0A8 || a >> 22 == 0x191
+        localIPv4.contains { range in a >> (32 - range.bits) == range.prefix >> (32 - range.bits) }
     }
+
+    /// 127/8, 169.254/16, 10/8, 172.16/12, 192.168/16, 100.64/10 (a table, not one long
+    /// expression: Swift 6.0.3 gives up type-checking those).
+    private static let localIPv4: [(prefix: UInt32, bits: UInt32)] = [
+        (0x7F00_0000, 8), (0xA9FE_0000, 16), (0x0A00_0000, 8), (0xAC10_0000, 12), (0xC0A8_0000, 16), (0x6440_0000, 10),
+    ]
 
     /// An IPv6 address (16 bytes) that is loopback, link-local (fe80::/10), unique-local
     /// (fc00::/7), or an IPv4-mapped local one.
@@ -39,7 +45,7 @@ enum MPDPeer {
         if b[0] == 0xFE && b[1] & 0xC0 == 0x80 { return true }
         if b[0] & 0xFE == 0xFC { return true }
         if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF {
-            return isLocal(ipv4: UInt32(b[12]) << 24 | UInt32(b[13]) << 16 | UInt32(b[14]) << 8 | UInt32(b[15]))
+            return isLocal(ipv4: b[12...15].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         }
         return false
     }

@@ -58,19 +58,20 @@ final class StartStateTests: ScratchTestCase {
     /// While playing only the small place sidecar is written; on the way out the queue file is
     /// written whole, so a copy of it alone (a backup, another box) resumes where the player stopped.
     func testAfterACleanExitTheQueueFileAloneHoldsThePlace() throws {
+        // 30 s waits: under qemu-aarch64 beside other work a start took more than 10 s to sound.
         let song = dir + "/song.wav", state = dir + "/state.json"
         try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 40)
         let first = try Jukebox.start(["run", "--config", config(#""state": "\#(state)", "music": ["\#(song)"]"#)])
-        XCTAssertTrue(waitFor(10) { status().hasPrefix("▶ song") }, status())
+        XCTAssertTrue(waitFor(30) { status().hasPrefix("▶ song") }, status())
         _ = try Jukebox.run(["ctl", "--socket", dir + "/ctl", "seek", "0:30"])
-        XCTAssertTrue(waitFor(10) { status().contains("0:30") }, status())
+        XCTAssertTrue(waitFor(30) { status().contains("0:30") }, status())
         XCTAssertEqual(stop(first)?.status, 0)
 
         let copy = dir + "/copy"
         try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: false)
         try FileManager.default.copyItem(atPath: state, toPath: copy + "/state.json")
         let second = try Jukebox.start(["run", "--config", config(#""state": "\#(copy)/state.json", "music": ["\#(song)"]"#)])
-        XCTAssertTrue(waitFor(10) { status().hasPrefix("▶ song") }, status())
+        XCTAssertTrue(waitFor(30) { status().hasPrefix("▶ song") }, status())
         XCTAssertTrue(status().contains("0:3"), "the copied queue file resumes at 0:30: \(status())")
         XCTAssertEqual(stop(second)?.status, 0)
     }
