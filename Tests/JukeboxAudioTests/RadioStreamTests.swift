@@ -267,7 +267,12 @@ final class RadioStreamTests: XCTestCase {
         // A leak would be one or more per reconnection (200); a few may belong to other tests' streams
         // still ending (their threads are detached) or the test server's pipes.
         XCTAssertLessThanOrEqual(fdsAfter, fdsBefore + 8, "descriptors grow with reconnections")
-        XCTAssertLessThan(rssAfter - rssBefore, 4096, "memory grows with reconnections")
+        // Under AddressSanitizer (board/sanitize.sh sets ASAN_OPTIONS) freed memory waits in its
+        // quarantine instead of being reused, so RSS says nothing about leaks there (10.3 MiB seen
+        // in CI); LeakSanitizer checks the binary for those.
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
+            XCTAssertLessThan(rssAfter - rssBefore, 4096, "memory grows with reconnections")
+        }
         stream.close()
         XCTAssertTrue(stream.waitUntilFinished(timeout: 3))
         XCTAssertNil(stream.facts.failure)
