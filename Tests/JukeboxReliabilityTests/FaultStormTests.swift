@@ -83,8 +83,13 @@ final class FaultStormTests: XCTestCase {
                 try rig.pcm.set([.unplug])
                 noticed = waitFor(Self.recoveryBound) { control.status()?.phase == "waiting" }
             case .stall:
+                // Noticed: the stall counter moved, or the wait was seen. The wait alone can be too
+                // short to see: the reopen after it may play at once (CI polled past it once, at load).
+                let before = counters(control)
                 try rig.pcm.set([.stall])
-                noticed = waitFor(2 + Self.recoveryBound) { control.status()?.phase == "waiting" }
+                noticed = waitFor(2 + Self.recoveryBound) {
+                    control.status()?.phase == "waiting" || counters(control)["stall", default: 0] > before["stall", default: 0]
+                }
             case .busy:
                 // Busy is met when the device is opened: release it and come back, as around a
                 // phone call, while another program holds it.
@@ -132,7 +137,7 @@ final class FaultStormTests: XCTestCase {
         return .xrun
     }
 
-    /// The device's fault counters from `diag` ("audio device jt: xruns 5, suspends 0, …"), keyed by
+    /// The device's fault counters from `diag` ("audio device jt: xruns 5, suspends 0, … stalls 1, …"), keyed by
     /// the fault's name.
     private func counters(_ control: ControlConnection) -> [String: Int] {
         guard let line = control.ask("diag")?.first(where: { $0.contains("audio device") }) else { return [:] }
@@ -143,6 +148,7 @@ final class FaultStormTests: XCTestCase {
             switch word {
             case "xruns": result["xrun"] = n
             case "suspends": result["suspend"] = n
+            case "stalls": result["stall"] = n
             default: break
             }
         }
