@@ -111,7 +111,8 @@ final class MQTTBridgeTests: XCTestCase {
         var configs: [String: String] = [:]
         XCTAssertTrue(waitFor(60) {
             configs = o.messages.reduce(into: [:]) { $0[$1.topic] = $1.payload }.filter { $0.key.hasPrefix("homeassistant/") && !$0.value.isEmpty }
-            return configs.count >= expected && o.latest(self.topic + "/state") != nil
+            // The state topics too (under emulation the volume came after the configs and the state).
+            return configs.count >= expected && o.latest(self.topic + "/state") != nil && o.latest(self.topic + "/volume") != nil
         }, "discovery: \(configs.keys.sorted())")
         XCTAssertEqual(configs.count, expected, "\(configs.keys.sorted())")
         let retained = o.messages.reduce(into: [String: String]()) { $0[$1.topic] = $1.payload }
