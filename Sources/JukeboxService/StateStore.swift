@@ -194,12 +194,14 @@ public struct StateStore: Sendable {
 
     /// Writes `snapshot`'s place to the sidecar, naming the queue file (by `queueHash`) that holds
     /// its queue: in place, into the slot not holding the newest record, then `fdatasync`
-    /// (`PlaceSlots`); a sidecar that is missing or of the first layout is created whole, the
-    /// atomic way. Either way a power cut leaves the previous place or this one. Throws with the
+    /// (`PlaceSlots`); a sidecar that is missing, of the first layout, or cannot be read or
+    /// written in place is created whole, the atomic way. Either way a power cut leaves the previous place or this one. Throws with the
     /// failing call and path.
     public func savePlace(_ snapshot: Snapshot, queueHash: UInt64) throws(SystemError) {
         let place = PlaceFile(snapshot, queueHash: queueHash)
-        if try PlaceSlots.overwrite(place, at: placePath, beforeSync: beforeSync) { return }
+        // A sidecar that cannot be read or written in place (EIO on its blocks) is replaced whole,
+        // in new blocks, as a missing one is: written over in place, it would fail every save after.
+        if (try? PlaceSlots.overwrite(place, at: placePath, beforeSync: beforeSync)) == true { return }
         try writeAtomically(PlaceSlots.created(place), to: placePath, beforeSync: beforeSync)
     }
 
