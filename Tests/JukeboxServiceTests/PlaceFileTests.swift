@@ -38,7 +38,7 @@ final class PlaceFileTests: XCTestCase {
         let seed = ProcessInfo.processInfo.environment["JUKEBOX_PLACE_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 0...UInt64.max)
         print("PlaceFileTests seed \(seed) (JUKEBOX_PLACE_SEED=\(seed) replays it)")
-        var rng = SplitMix(seed)
+        var rng = SeededGenerator(seed: seed)
         let phases = ["playing", "paused", "stopped", "odd \"quoted\" \\ phase\u{01}\n", "é♪"]
         let positions: [Double] = [0, 1, 61.5, 123.25, 1e-7, .leastNonzeroMagnitude, 1e20, 3600.000001, .greatestFiniteMagnitude]
         for i in 0..<200 {
@@ -63,18 +63,6 @@ final class PlaceFileTests: XCTestCase {
         broken.position = .nan
         XCTAssertEqual(broken.bytes(), [0x0A], "as JSONEncoder, which refuses it")
         XCTAssertNil(PlaceFile.decode(broken.bytes()))
-    }
-
-    private struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        init(_ seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     func testAPlaceFromAnotherQueueFileIsIgnoredAndTheQueueFilesOwnPlaceUsed() throws {
@@ -122,7 +110,7 @@ final class PlaceFileTests: XCTestCase {
         let seed = ProcessInfo.processInfo.environment["JUKEBOX_PLACE_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 0...UInt64.max)
         print("PlaceFileTests torn-slot seed \(seed) (JUKEBOX_PLACE_SEED=\(seed) replays it)")
-        var rng = SplitMix(seed)
+        var rng = SeededGenerator(seed: seed)
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
         let hash = try store.save(Snapshot(tracks: tracks, current: 0))
