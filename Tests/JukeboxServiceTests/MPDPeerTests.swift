@@ -6,30 +6,32 @@ import XCTest
 /// The MPD listener serves this machine and the local network only, whatever the sandbox lets in
 /// (with internet radio on, the drop-in allows every address in both directions).
 final class MPDPeerTests: XCTestCase {
-    private func v4(_ text: String) -> Bool {
-        var a = in_addr()
-        XCTAssertEqual(inet_pton(AF_INET, text, &a), 1, text)
+    /// Whether a peer at `text` (an address of `family`) is local, through a sockaddr as `accept` fills it.
+    private func local<Address>(_ text: String, _ family: Int32, _ address: Address,
+                                _ fill: (inout sockaddr_storage, Address) -> Void) -> Bool {
+        var a = address
+        XCTAssertEqual(inet_pton(family, text, &a), 1, text)
         var s = sockaddr_storage()
-        withUnsafeMutableBytes(of: &s) { raw in
-            var sin = sockaddr_in()
-            sin.sin_family = sa_family_t(AF_INET)
-            sin.sin_addr = a
-            withUnsafeBytes(of: sin) { raw.copyMemory(from: $0) }
-        }
+        fill(&s, a)
         return MPDPeer.isLocal(s)
     }
 
+    private func v4(_ text: String) -> Bool {
+        local(text, AF_INET, in_addr()) { storage, a in
+            var sin = sockaddr_in()
+            sin.sin_family = sa_family_t(AF_INET)
+            sin.sin_addr = a
+            withUnsafeMutableBytes(of: &storage) { raw in withUnsafeBytes(of: sin) { raw.copyMemory(from: $0) } }
+        }
+    }
+
     private func v6(_ text: String) -> Bool {
-        var a = in6_addr()
-        XCTAssertEqual(inet_pton(AF_INET6, text, &a), 1, text)
-        var s = sockaddr_storage()
-        withUnsafeMutableBytes(of: &s) { raw in
+        local(text, AF_INET6, in6_addr()) { storage, a in
             var sin6 = sockaddr_in6()
             sin6.sin6_family = sa_family_t(AF_INET6)
             sin6.sin6_addr = a
-            withUnsafeBytes(of: sin6) { raw.copyMemory(from: $0) }
+            withUnsafeMutableBytes(of: &storage) { raw in withUnsafeBytes(of: sin6) { raw.copyMemory(from: $0) } }
         }
-        return MPDPeer.isLocal(s)
     }
 
     func testLoopbackAndThePrivateRangesAreLocal() {
