@@ -79,21 +79,9 @@ final class Child {
     /// What the child wrote to stderr so far.
     var stderr: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
 
-    /// Resident memory now, from /proc/PID/status (VmRSS, VmHWM and RssAnon, in KiB); nil once gone.
-    /// RssAnon is the process's own memory; the rest of VmRSS is mapped files, mostly shared libraries.
-    func memory() -> (rss: Int, peak: Int, anon: Int)? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        var rss: Int?, peak: Int?, anon: Int?
-        for line in text.split(separator: "\n") {
-            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard words.count >= 2 else { continue }
-            if words[0] == "VmRSS:" { rss = Int(words[1]) }
-            if words[0] == "VmHWM:" { peak = Int(words[1]) }
-            if words[0] == "RssAnon:" { anon = Int(words[1]) }
-        }
-        guard let rss, let peak, let anon else { return nil }
-        return (rss, peak, anon)
-    }
+    /// Resident memory now (VmRSS, VmHWM and RssAnon, in KiB); nil once gone. RssAnon is the
+    /// process's own memory; the rest of VmRSS is mapped files, mostly shared libraries.
+    func memory() -> ProcessMemory? { ProcessMemory.of(pid) }
 
     /// Proportional set size now (KiB), from /proc/PID/smaps_rollup: each shared page counted as
     /// its share among the processes that map it; nil once gone.

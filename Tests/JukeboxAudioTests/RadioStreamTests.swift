@@ -257,31 +257,25 @@ final class RadioStreamTests: XCTestCase {
         }
         XCTAssertTrue(readUntil(reconnects: 10))
         let fdsBefore = openDescriptors()
-        let rssBefore = residentKiB()
+        let anonBefore = ProcessMemory.of()?.anon ?? 0
         let start = Date()
         XCTAssertTrue(readUntil(reconnects: 210), "reconnections: \(stream.facts.reconnects)")
         let fdsAfter = openDescriptors()
-        let rssAfter = residentKiB()
+        let anonAfter = ProcessMemory.of()?.anon ?? 0
         print("radio 200 reconnections: " + String(format: "%.2f s", Date().timeIntervalSince(start))
-              + ", descriptors \(fdsBefore) → \(fdsAfter), RSS \(rssBefore) → \(rssAfter) KiB")
+              + ", descriptors \(fdsBefore) → \(fdsAfter), RssAnon \(anonBefore) → \(anonAfter) KiB")
         // A leak would be one or more per reconnection (200); a few may belong to other tests' streams
         // still ending (their threads are detached) or the test server's pipes.
         XCTAssertLessThanOrEqual(fdsAfter, fdsBefore + 8, "descriptors grow with reconnections")
         // Under AddressSanitizer (board/sanitize.sh sets ASAN_OPTIONS) freed memory waits in its
-        // quarantine instead of being reused, so RSS says nothing about leaks there (10.3 MiB seen
+        // quarantine instead of being reused, so RssAnon says nothing about leaks there (10.3 MiB seen
         // in CI); LeakSanitizer checks the binary for those.
         if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
-            XCTAssertLessThan(rssAfter - rssBefore, 4096, "memory grows with reconnections")
+            XCTAssertLessThan(anonAfter - anonBefore, 4096, "memory grows with reconnections")
         }
         stream.close()
         XCTAssertTrue(stream.waitUntilFinished(timeout: 3))
         XCTAssertNil(stream.facts.failure)
-    }
-
-    private func residentKiB() -> Int {
-        let text = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = text.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
     func testClosingStopsTheThreadPromptly() throws {

@@ -8,7 +8,7 @@ import XCTest
 /// commands, unbalanced and over-long command lists, 1,000 connect/disconnect cycles, and a client
 /// that pipelines `idle` and never reads while another client changes the player's state hundreds
 /// of times. Playback must go on (the position advances), a well-behaved client must get timely
-/// replies throughout, and the player's RSS and descriptor count must stay flat (printed).
+/// replies throughout, and the player's own memory (RssAnon) and descriptor count must stay flat (printed).
 final class MPDSoakTests: DaemonTestCase {
     func testBadClientsLeavePlaybackRepliesAndMemoryAlone() throws {
         let start = Date()
@@ -113,24 +113,17 @@ final class MPDSoakTests: DaemonTestCase {
         withExtendedLifetime((sleepers, flood)) {}
         }
 
-        // Every bad client gone: descriptors back to where they were, RSS flat.
+        // Every bad client gone: descriptors back to where they were, RssAnon flat.
         let after = Self.settle(pid, fds: baseline)
-        print("MPDSoakTests: RSS \(before.rss) KiB before, \(after.rss) KiB after; descriptors \(before.fds) → \(after.fds); "
+        print("MPDSoakTests: RssAnon \(before.anon) KiB before, \(after.anon) KiB after; descriptors \(before.fds) → \(after.fds); "
               + "slowest status \(String(format: "%.3f", slowest)) s; \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
         XCTAssertLessThan(slowest, 1.0, "a well-behaved client waited over 1 s for status")
         XCTAssertEqual(after.fds, before.fds + 0, "descriptors leaked")
         // Under AddressSanitizer (board/sanitize.sh sets ASAN_OPTIONS) freed memory waits in its
-        // quarantine (256 MiB by default) instead of being reused, so RSS says nothing about
+        // quarantine (256 MiB by default) instead of being reused, so RssAnon says nothing about
         // leaks there (4.0 MiB seen); LeakSanitizer checks the binary for those instead.
         let sanitized = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
-        if !sanitized { XCTAssertLessThan(after.rss - before.rss, 3 * 1024, "RSS grew by more than 3 MiB") }
-    }
-
-    /// VmRSS of `pid` in KiB.
-    static func rssKiB(_ pid: Int32) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
-        return Int(line.split(separator: " ").dropFirst().first ?? "")
+        if !sanitized { XCTAssertLessThan(after.anon - before.anon, 3 * 1024, "RssAnon grew by more than 3 MiB") }
     }
 
     /// Open descriptors of `pid`.
@@ -138,11 +131,11 @@ final class MPDSoakTests: DaemonTestCase {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"))?.count
     }
 
-    /// RSS and descriptors once the descriptor count is back to `fds` (closed clients are noticed
+    /// RssAnon (see `ProcessMemory`) and descriptors once the descriptor count is back to `fds` (closed clients are noticed
     /// on the loop's next passes), or after 5 s.
-    static func settle(_ pid: Int32, fds wanted: Int) -> (rss: Int, fds: Int) {
+    static func settle(_ pid: Int32, fds wanted: Int) -> (anon: Int, fds: Int) {
         _ = waitFor(5) { fds(pid) == wanted }
-        return (rssKiB(pid) ?? 0, fds(pid) ?? 0)
+        return (ProcessMemory.of(pid)?.anon ?? 0, fds(pid) ?? 0)
     }
 
     /// A command list growing past its bound (256 KiB: 60,000 `ping`s) is closed, and meanwhile a

@@ -50,8 +50,8 @@ final class ButtonSoakTests: XCTestCase {
         let pid = getpid()
         var presses: [String: Int] = [:], faults: [String: Int] = [:]
         var checkpoints = 0, longest = 0.0
-        var warm: (rss: Int, fds: [String])?, end: (rss: Int, fds: [String])?
-        let start = (rss: ProcessProbe.rssKiB(pid) ?? 0, fds: ProcessProbe.fds(pid))
+        var warm: (anon: Int, fds: [String])?, end: (anon: Int, fds: [String])?
+        let start = (anon: ProcessProbe.anonKiB(pid) ?? 0, fds: ProcessProbe.fds(pid))
         let started = Date()
         var nextCheckpoint = Date().addingTimeInterval(4)
         while Date().timeIntervalSince(started) < seconds {
@@ -84,7 +84,7 @@ final class ButtonSoakTests: XCTestCase {
                 }
                 checkpoints += 1
                 longest = max(longest, Date().timeIntervalSince(cleared))
-                let now = (rss: ProcessProbe.rssKiB(pid) ?? 0, fds: ProcessProbe.fds(pid))
+                let now = (anon: ProcessProbe.anonKiB(pid) ?? 0, fds: ProcessProbe.fds(pid))
                 if warm == nil && Date().timeIntervalSince(started) >= seconds * 0.25 { warm = now }
                 end = now
                 nextCheckpoint = Date().addingTimeInterval(4)
@@ -98,7 +98,7 @@ final class ButtonSoakTests: XCTestCase {
         \(presses.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")); \
         faults \(faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")); \
         \(checkpoints) checkpoints, longest recovery \(Figures.format(longest, 2)) s
-        jukebox button soak (this test process): RSS start \(start.rss) KiB, after warm-up \(warm?.rss ?? -1) KiB, end \(end?.rss ?? -1) KiB; \
+        jukebox button soak (this test process): RssAnon start \(start.anon) KiB, after warm-up \(warm?.anon ?? -1) KiB, end \(end?.anon ?? -1) KiB; \
         fds start \(start.fds.count), after warm-up \(warm?.fds.count ?? -1), end \(end?.fds.count ?? -1)
         """)
         // The presses reached the core (read after the loop ended: no race with it).
@@ -110,7 +110,7 @@ final class ButtonSoakTests: XCTestCase {
         if presses["mute", default: 0] > 0 { XCTAssertTrue(seen.phases.contains("interrupted"), "mute never interrupted: \(seen.phases)") }
         if presses["shuffle", default: 0] > 0 { XCTAssertEqual(seen.shuffles, [false, true], "shuffle never toggled") }
         let w = try XCTUnwrap(warm, "no checkpoint after the warm-up"), e = try XCTUnwrap(end)
-        XCTAssertLessThanOrEqual(e.rss - w.rss, FaultSoakTests.rssToleranceKiB, "RSS grew from \(w.rss) to \(e.rss) KiB")
+        XCTAssertLessThanOrEqual(e.anon - w.anon, FaultSoakTests.anonToleranceKiB, "RssAnon grew from \(w.anon) to \(e.anon) KiB")
         XCTAssertEqual(ProcessProbe.lasting(e.fds).count, ProcessProbe.lasting(w.fds).count,
                        "descriptors changed (track files aside):\nwarm: \(w.fds)\nend: \(e.fds)")
     }

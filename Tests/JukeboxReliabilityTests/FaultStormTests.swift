@@ -113,16 +113,16 @@ final class FaultStormTests: XCTestCase {
             }
             figures.note(kind, recovery: Date().timeIntervalSince(cleared))
             if number == min(50, faults / 5) {
-                figures.warm = (ProcessProbe.rssKiB(player.pid) ?? 0, ProcessProbe.fds(player.pid))
+                figures.warm = (ProcessProbe.anonKiB(player.pid) ?? 0, ProcessProbe.fds(player.pid))
             }
         }
-        figures.end = (ProcessProbe.rssKiB(player.pid) ?? 0, ProcessProbe.fds(player.pid))
+        figures.end = (ProcessProbe.anonKiB(player.pid) ?? 0, ProcessProbe.fds(player.pid))
         figures.wall = Date().timeIntervalSince(started)
         let diag = control.ask("diag")?.first { $0.contains("audio device") }?.trimmingCharacters(in: .whitespaces) ?? "?"
         print("jukebox fault storm: seed \(seed): \(figures.summary); \(diag)")
         XCTAssertEqual(player.stop(timeout: 5), 0, "SIGTERM at the end: \(player.stderr.suffix(2000))")
         let warm = try XCTUnwrap(figures.warm)
-        XCTAssertLessThanOrEqual(figures.end.rss - warm.rss, FaultSoakTests.rssToleranceKiB, "seed \(seed): RSS grew from \(warm.rss) to \(figures.end.rss) KiB")
+        XCTAssertLessThanOrEqual(figures.end.anon - warm.anon, FaultSoakTests.anonToleranceKiB, "seed \(seed): RssAnon grew from \(warm.anon) to \(figures.end.anon) KiB")
         // The same number, track files aside (which one is open, if any, changes with the playback).
         XCTAssertEqual(ProcessProbe.lasting(figures.end.fds).count, ProcessProbe.lasting(warm.fds).count, "seed \(seed): open descriptors changed:\nwarm: \(warm.fds)\nend: \(figures.end.fds)")
         return figures
@@ -161,8 +161,8 @@ struct StormFigures {
     var injected: [String: Int] = [:]
     var longest: [String: Double] = [:]
     var total: [String: Double] = [:]
-    var warm: (rss: Int, fds: [String])?
-    var end: (rss: Int, fds: [String]) = (0, [])
+    var warm: (anon: Int, fds: [String])?
+    var end: (anon: Int, fds: [String]) = (0, [])
     var wall = 0.0
 
     mutating func note(_ kind: TestPCM.Fault, recovery: Double) {
@@ -183,7 +183,7 @@ struct StormFigures {
             "\(k) \(injected[k]!) (recovered in mean \(Figures.format(total[k]! / Double(injected[k]!), 2)) s, longest \(Figures.format(longest[k]!, 2)) s)"
         }
         var text = "\(injected.values.reduce(0, +)) faults noticed and recovered in \(Figures.format(wall, 0)) s: " + kinds.joined(separator: ", ")
-        if let warm { text += "; RSS after warm-up \(warm.rss) KiB, end \(end.rss) KiB; fds \(warm.fds.count) → \(end.fds.count)" }
+        if let warm { text += "; RssAnon after warm-up \(warm.anon) KiB, end \(end.anon) KiB; fds \(warm.fds.count) → \(end.fds.count)" }
         return text
     }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxCore
+import JukeboxFixtures
 
 /// The environment variables that scale the reliability runs up from their CI defaults
 /// (a few minutes on a 2-core machine) to long runs.
@@ -41,14 +42,11 @@ enum Knobs {
 /// The core's seeded generator (SplitMix64), so a run is repeatable from its printed seed.
 typealias SeededRandom = SeededGenerator
 
-/// What `/proc` says about a process: resident memory and open file descriptors.
+/// What `/proc` says about a process: its own memory and its open file descriptors.
 enum ProcessProbe {
-    /// VmRSS in KiB, nil when the process is gone.
-    static func rssKiB(_ pid: Int32) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
-        return line.split(separator: " ").compactMap { Int($0) }.first
-    }
+    /// RssAnon in KiB (the memory a leak grows; VmRSS swings with the page cache, see
+    /// `ProcessMemory`), nil when the process is gone.
+    static func anonKiB(_ pid: Int32) -> Int? { ProcessMemory.of(pid)?.anon }
 
     /// The open descriptors and what they point at (for a report when the count moves).
     /// The descriptors that must not change over a run: all but the track files, which are open
