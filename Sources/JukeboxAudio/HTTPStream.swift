@@ -503,22 +503,18 @@ public final class HTTPStream: @unchecked Sendable {
         return true
     }
 
-    /// Why a response of this type is not played, or nil when it is (MP3, or no type given).
+    /// Why a response of this type is not played, or nil when it is (a format with a codec, an
+    /// octet stream, or no type given: then the first bytes decide).
     public static func refusal(contentType: String?) -> String? {
         guard let type = contentType, !type.isEmpty else { return nil }
-        switch type {
-        case "audio/mpeg", "audio/mp3", "audio/x-mpeg", "audio/mpeg3", "audio/x-mp3", "audio/mpg",
-             "application/octet-stream", "binary/octet-stream":
+        if StreamCodecKind.named(contentType: type) != nil || type == "application/octet-stream" || type == "binary/octet-stream" {
             return nil
-        case "audio/aac", "audio/aacp", "audio/x-aac", "audio/ogg", "application/ogg", "audio/opus",
-             "audio/vorbis", "audio/flac", "audio/x-flac", "video/mp2t":
-            return "stream format \(type) is not supported yet (MP3 streams only)"
-        default:
-            if type.hasPrefix("text/") || type.contains("html") || type.hasPrefix("image/") || type.hasPrefix("application/json") {
-                return "not audio (the server sent \(type))"
-            }
-            return "stream format \(type) is not supported yet (MP3 streams only)"
         }
+        if !StreamCodecKind.knownUnsupported.contains(type)
+            && (type.hasPrefix("text/") || type.contains("html") || type.hasPrefix("image/") || type.hasPrefix("application/json")) {
+            return "not audio (the server sent \(type))"
+        }
+        return "stream format \(type) is not supported yet (streams: \(StreamCodecKind.supported))"
     }
 }
 

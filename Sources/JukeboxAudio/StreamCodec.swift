@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+
+/// One audio codec of a network stream: bytes go in as they arrive, 32-bit float interleaved PCM
+/// comes out. Push-style on purpose: the network's pace stays in `StreamDecoder` (which waits with a
+/// timeout and says "pending"), never inside a library's read callback. Not thread-safe: the
+/// engine's decoder thread alone uses one.
+protocol StreamCodec: AnyObject {
+    /// Hands over the next bytes of the stream; the codec copies what it keeps.
+    func feed(_ bytes: UnsafeRawBufferPointer)
+    /// Decodes up to `frames` frames into `buffer` (interleaved `Float`, in the format last
+    /// reported). A format is reported (`.format`) before the first frames and again whenever it
+    /// changes; the caller decides what a change means.
+    func decode(into buffer: UnsafeMutableRawPointer, frames: Int) -> StreamCodecResult
+    /// Frees the library's state. Called once; nothing is called after it.
+    func close()
+}
+
+/// What one `StreamCodec.decode` call produced.
+enum StreamCodecResult: Equatable {
+    /// `n` > 0 frames were written.
+    case frames(Int)
+    /// Nothing can be decoded from what was fed so far: feed more.
+    case needMore
+    /// The PCM shape from here on (sample is always `.float32`). Nothing was written.
+    case format(AudioFormat)
+    /// The stream said it is over (an end-of-stream marker).
+    case ended
+    /// The bytes cannot be decoded; the reason names the format.
+    case failed(String)
+}
+
+/// The stream formats and how one is recognised: by the response's Content-Type, else (no type,
+/// or `application/octet-stream`) by the first bytes.
+enum StreamCodecKind: String, CaseIterable, Sendable {
+    case mp3 = "MP3"
+
+    /// The kind a Content-Type names; nil when the type says nothing (absent, octet-stream) or is
+    /// not an audio format this player knows.
+    static func named(contentType: String) -> StreamCodecKind? {
+        switch contentType {
+        case "audio/mpeg", "audio/mp3", "audio/x-mpeg", "audio/mpeg3", "audio/x-mp3", "audio/mpg": .mp3
+        default: nil
+        }
+    }
+
+    /// Content-Types of audio formats that have no codec here yet (refused with "not supported").
+    static let knownUnsupported: Set<String> = ["audio/aac", "audio/aacp", "audio/x-aac", "audio/ogg", "application/ogg",
+                                                "audio/opus", "audio/vorbis", "audio/flac", "audio/x-flac", "video/mp2t"]
+
+    /// The kind the first bytes of a stream look like; MP3 when nothing else matches (libmpg123
+    /// then searches for a frame sync and refuses the stream after `StreamDecoder.syncLimit`).
+    static func sniff(_ head: UnsafeRawBufferPointer) -> StreamCodecKind {
+        .mp3
+    }
+
+    /// "an MP3" and the like, for messages.
+    var article: String {
+        switch self {
+        case .mp3: "an MP3"
+        }
+    }
+
+    /// The formats there is a codec for, for messages ("MP3, Ogg Vorbis").
+    static var supported: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+    /// A fresh codec of this kind.
+    func makeCodec() throws(StreamCodecError) -> any StreamCodec {
+        switch self {
+        case .mp3: try MP3StreamCodec()
+        }
+    }
+}
+
+/// A codec could not be started (its library refused).
+struct StreamCodecError: Error {
+    var reason: String
+}
