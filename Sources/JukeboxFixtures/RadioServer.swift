@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 
-/// A small HTTP server on 127.0.0.1 (Python's `http.server`, started by the test) serving one MP3 file
-/// as the kinds of stream a radio meets. Paths:
-/// - `/icy?metaint=N[&drop=B][&garbage=1][&once=1][&pace=BYTES_PER_S][&latin1=1]`: an `ICY 200 OK` stream (`icy-name: Test FM`, or `Café FM` in Latin-1 with `latin1`)
+/// A small HTTP server on 127.0.0.1 (Python's `http.server`, started by the test) serving an MP3 file
+/// (and any more `files`) as the kinds of stream a radio meets. Paths:
+/// - `/icy?metaint=N[&file=NAME][&type=T][&drop=B][&garbage=1][&once=1][&pace=BYTES_PER_S][&latin1=1]`: an `ICY 200 OK` stream (`icy-name: Test FM`, or `Café FM` in Latin-1 with `latin1`)
+///   of the MP3, or of `files[NAME]` with its Content-Type (`type` replaces it; `type=` sends none)
 ///   with a `StreamTitle` block every N audio bytes (`Song 1`, `Song 2`, …; with `garbage`, random
 ///   bytes and a title full of control characters); the file again and again (once with `once`,
 ///   from its start on every connection);
 ///   with `drop`, the connection is closed after B body bytes and the next one continues where the
 ///   audio left off (a live stream: what was sent and not played is lost); with `pace`, sent no
 ///   faster than that many bytes a second (a live source: no burst at the start).
-/// - `/file.mp3`: the file as a plain HTTP/1.0 response with a Content-Length.
+/// - `/file.mp3`: the file as a plain HTTP/1.0 response with a Content-Length; `/file/NAME` the same
+///   for `files[NAME]`.
 /// - `/redirect/K`: K redirects (302) then `/file.mp3`.
 /// - `/station.pls`, `/station.m3u` (and `/bare.m3u` as `text/plain`): playlists naming
 ///   `/icy?metaint=8192&once=1`; `/nested.m3u` names `/station.pls`; `/loop.m3u` names itself;
@@ -28,6 +30,12 @@ public final class RadioServer {
 import http.server, socketserver, sys, os, random, time, ssl
 from urllib.parse import urlparse, parse_qs
 MP3 = open(sys.argv[1], 'rb').read()
+# More bodies, by name: RADIO_FILES is "name|content-type|path" entries joined by newlines.
+FILES = {'mp3': (MP3, 'audio/mpeg')}
+for entry in os.environ.get('RADIO_FILES', '').split('\n'):
+    if entry:
+        name, ctype, path = entry.split('|', 2)
+        FILES[name] = (open(path, 'rb').read(), ctype)
 offsets = {}
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -43,6 +51,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             elif url.path == '/file.mp3':
                 self.raw('HTTP/1.0 200 OK\r\nContent-Type: audio/mpeg\r\nContent-Length: %d\r\n\r\n' % len(MP3))
                 self.wfile.write(MP3)
+            elif url.path.startswith('/file/') and url.path[6:] in FILES:
+                body, ctype = FILES[url.path[6:]]
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n' % (ctype, len(body)))
+                self.wfile.write(body)
             elif url.path.startswith('/redirect/'):
                 k = int(url.path.split('/')[-1])
                 target = '/redirect/%d' % (k - 1) if k > 1 else '/file.mp3'
@@ -88,7 +100,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         key = self.path
         started = time.monotonic()
         name = 'Caf\xe9 FM' if q.get('latin1') == '1' else 'Test FM'
-        self.raw('ICY 200 OK\r\nicy-name: ' + name + '\r\nicy-br: 128\r\nicy-metaint: %d\r\nContent-Type: audio/mpeg\r\n\r\n' % metaint)
+        MP3, ctype = FILES.get(q.get('file', 'mp3'), FILES['mp3'])
+        if 'type' in q: ctype = q['type']
+        self.raw('ICY 200 OK\r\nicy-name: ' + name + '\r\nicy-br: 128\r\nicy-metaint: %d\r\n' % metaint
+                 + ('Content-Type: %s\r\n' % ctype if ctype else '') + '\r\n')
         pos = 0 if once else offsets.get(key, 0)
         sent = 0
         block = 0
@@ -147,7 +162,9 @@ server.serve_forever()
     /// with a self-signed certificate made by `openssl` (so a checking client refuses it). Throws
     /// `Unavailable` without python3 (the arm64 chroot has none), without openssl for `tls`, or
     /// when it does not start.
-    public init(mp3: String, folder: String, tls: Bool = false, port wanted: Int = 0) throws {
+    /// `files` maps a name (letters and digits) to a file and the Content-Type it is served with.
+    public init(mp3: String, folder: String, tls: Bool = false, port wanted: Int = 0,
+                files: [String: (path: String, contentType: String)] = [:]) throws {
         guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
             FileManager.default.isExecutableFile(atPath: $0)
         }) else { throw Unavailable(description: "python3 is not installed: no local radio server") }
@@ -156,7 +173,11 @@ server.serve_forever()
         process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [scriptPath, mp3]
-        if wanted != 0 { process.environment = ProcessInfo.processInfo.environment.merging(["RADIO_PORT": String(wanted)]) { $1 } }
+        var environment = ProcessInfo.processInfo.environment
+        if wanted != 0 { environment["RADIO_PORT"] = String(wanted) }
+        environment["RADIO_FILES"] = files.sorted { $0.key < $1.key }.map { "\($0.key)|\($0.value.contentType)|\($0.value.path)" }
+            .joined(separator: "\n")
+        process.environment = environment
         if tls {
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else {
                 throw Unavailable(description: "openssl is not installed: no HTTPS test server")
