@@ -466,22 +466,6 @@ public final class MQTTBridge: @unchecked Sendable {
         }
     }
 
-    /// The `status --json` fields.
-    struct Status: Decodable {
-        var phase: String
-        var title: String?
-        var artist: String?
-        var album: String?
-        var path: String?
-        var position: Double?
-        var duration: Double?
-        var count: Int
-        var volume: Int
-        var shuffle: Bool
-        var `repeat`: String
-        var message: String?
-    }
-
     private func refreshStatus(now: Double) {
         guard let client = statusClient else { return }
         guard let answer = ask(client, "status --json", timeout: 10) else {
@@ -490,10 +474,10 @@ public final class MQTTBridge: @unchecked Sendable {
             eventClient = nil
             return
         }
-        let status: Status
+        let status: PlayerStatusJSON
         do {
             guard answer.hasPrefix("ok {") else { throw MQTTProblem(text: answer) }
-            status = try JSONDecoder().decode(Status.self, from: Data(answer.dropFirst(3).utf8))
+            status = try JSONDecoder().decode(PlayerStatusJSON.self, from: Data(answer.dropFirst(3).utf8))
         } catch {
             let text = "mqtt: unexpected status from the player: \(error)"
             if text != lastProblem { log(.warning, text) }

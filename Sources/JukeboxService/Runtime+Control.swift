@@ -219,29 +219,7 @@ extension Runtime {
         }
     }
 
-    func statusJSON() -> String {
-        let track = state.currentTrack
-        // A stream shows its station as the artist and what is on air as the title.
-        let shown = state.shownCurrentInfo
-        let q = JSONText.quoted
-        func num(_ d: Double?) -> String { d.map { $0.isFinite ? String($0) : "null" } ?? "null" }
-        var fields = ["\"phase\":" + q(state.phase.name)]
-        fields.append("\"title\":" + (shown.map { q($0.title) } ?? "null"))
-        fields.append("\"artist\":" + (shown?.artist.map(q) ?? "null"))
-        fields.append("\"album\":" + (track?.info.album.map(q) ?? "null"))
-        fields.append("\"path\":" + (track.map { q($0.info.path) } ?? "null"))
-        fields.append("\"position\":" + num(track == nil ? nil : state.position))
-        fields.append("\"duration\":" + num(track?.info.duration))
-        fields.append("\"index\":" + (state.cursor.map { String($0 + 1) } ?? "null"))
-        fields.append("\"count\":\(state.queue.count)")
-        fields.append("\"volume\":\(state.volume)")
-        fields.append("\"shuffle\":\(state.shuffle)")
-        fields.append("\"repeat\":" + q(state.repeatMode.rawValue))
-        fields.append("\"message\":" + (StatusView(state).message.map(q) ?? "null"))
-        fields.append("\"newCard\":" + (state.cards.lastUnknown.map(q) ?? "null"))
-        fields.append("\"stream\":" + (track.map { Library.isStreamURL($0.info.path) } ?? false ? "true" : "false"))
-        return "{" + fields.joined(separator: ",") + "}"
-    }
+    func statusJSON() -> String { PlayerStatusJSON(state).text }
 
     func diagLines() -> [String] {
         var lines = [version, "uptime \(TimeFormat.clock(clock() - startedAt))"]

@@ -119,7 +119,7 @@ public enum SnapcastBridge {
     /// of `status --json`; nil (no player reached): stopped and not controllable. `metadata` is
     /// always there (snapserver 0.26 reads it unguarded once it has none).
     public static func properties(status: String?) -> String {
-        guard let status, let s = try? JSONDecoder().decode(Status.self, from: Data(status.utf8)) else {
+        guard let status, let s = PlayerStatusJSON(text: status) else {
             return "{\"playbackStatus\":\"stopped\",\"loopStatus\":\"none\",\"shuffle\":false,\"volume\":0,\"position\":0,"
                 + "\"canGoNext\":false,\"canGoPrevious\":false,\"canPlay\":false,\"canPause\":false,\"canSeek\":false,"
                 + "\"canControl\":false,\"metadata\":{}}"
@@ -183,22 +183,6 @@ public enum SnapcastBridge {
     /// A notification (`params`: JSON text, or nil for none).
     public static func notification(_ method: String, params: String? = nil) -> String {
         "{\"jsonrpc\":\"2.0\",\"method\":" + JSONText.quoted(method) + (params.map { ",\"params\":" + $0 } ?? "") + "}"
-    }
-
-    /// The fields of `status --json` the properties use.
-    private struct Status: Decodable {
-        var phase: String
-        var title: String?
-        var artist: String?
-        var album: String?
-        var path: String?
-        var position: Double?
-        var duration: Double?
-        var index: Int?
-        var count: Int
-        var volume: Int
-        var shuffle: Bool
-        var `repeat`: String
     }
 }
 

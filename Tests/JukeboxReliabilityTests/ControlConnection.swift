@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxFixtures
+import JukeboxService
 
 /// One client connection to the player's control socket, speaking its line protocol directly
 /// (spawning `jukebox ctl` per command would cost more than the commands, and hundreds are sent).
@@ -75,7 +76,7 @@ final class ControlConnection {
     /// `status --json`, decoded.
     func status(timeout: Double = 5) -> PlayerStatus? {
         guard let last = ask("status --json", timeout: timeout)?.last, last.hasPrefix("ok ") else { return nil }
-        return PlayerStatus(json: String(last.dropFirst(3)))
+        return PlayerStatus(text: last.dropFirst(3))
     }
 
     /// Waits for the player's socket to answer; the connection, or nil after `timeout`.
@@ -102,29 +103,10 @@ func advancing(_ control: ControlConnection, within seconds: Double) -> Double? 
     return ok ? Date().timeIntervalSince(start) : nil
 }
 
-/// The fields of `status --json` the tests look at.
-struct PlayerStatus: Equatable {
-    var phase: String
-    var path: String?
-    var position: Double?
-    var index: Int?
-    var count: Int
-    var volume: Int
-    var shuffle: Bool
-    var repeatMode: String
-    var message: String?
+/// `status --json`, as the bridges read it.
+typealias PlayerStatus = PlayerStatusJSON
 
-    init?(json: String) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-              let phase = object["phase"] as? String, let count = object["count"] as? Int else { return nil }
-        self.phase = phase
-        path = object["path"] as? String
-        position = object["position"] as? Double
-        index = object["index"] as? Int
-        self.count = count
-        volume = object["volume"] as? Int ?? -1
-        shuffle = object["shuffle"] as? Bool ?? false
-        repeatMode = object["repeat"] as? String ?? ""
-        message = object["message"] as? String
-    }
+extension PlayerStatusJSON {
+    /// `repeat`, under a name that needs no backquotes.
+    var repeatMode: String { self.repeat }
 }

@@ -54,7 +54,7 @@ final class SnapcastBridgeTests: XCTestCase {
 
     func testPropertiesFromTheStatusWithUntrustedTextQuoted() throws {
         let status = #"{"phase":"waiting","title":"A \"quoted\"\u001b[2J title","artist":"Ann","album":null,"path":"/m/A b#é.flac","#
-            + #""position":12.5,"duration":30.0,"index":2,"count":3,"volume":55,"shuffle":true,"repeat":"one","message":null,"newCard":null}"#
+            + #""position":12.5,"duration":30.0,"index":2,"count":3,"volume":55,"shuffle":true,"repeat":"one","message":null,"newCard":null,"stream":false}"#
         let text = SnapcastBridge.properties(status: status)
         let p = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         XCTAssertEqual(p["playbackStatus"] as? String, "playing")

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+import FoundationEssentials
+import JukeboxCore
+
+/// `status --json`: the one definition of its fields, written by the runtime and read by every
+/// program that drives the player through the control socket (the MQTT and Snapcast bridges, the
+/// reliability tests).
+///
+/// Written by hand rather than by `JSONEncoder`: the field order is fixed (people read it in a
+/// terminal), control characters in tags are escaped by `JSONText.quoted`, and a number that is
+/// not finite is written `null`, which `JSONEncoder` refuses.
+public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
+    /// The phase's name: `playing`, `paused`, `stopped`, `waiting`, `interrupted`.
+    public var phase: String
+    /// What is shown as the title (a stream: what is on air).
+    public var title: String?
+    /// What is shown as the artist (a stream: the station).
+    public var artist: String?
+    public var album: String?
+    /// The current track's path or URL.
+    public var path: String?
+    /// Seconds into the current track; nil without one.
+    public var position: Double?
+    /// The track's length in seconds; nil when unknown (a live stream).
+    public var duration: Double?
+    /// The current track's place in the queue, from 1.
+    public var index: Int?
+    /// Tracks in the queue.
+    public var count: Int
+    /// 0...100.
+    public var volume: Int
+    public var shuffle: Bool
+    /// `off`, `one` or `all`.
+    public var `repeat`: String
+    /// What the status line says besides the track (an error, "buffering 45 %"...).
+    public var message: String?
+    /// The last card no mapping knew (so an app can offer to map it).
+    public var newCard: String?
+    /// The current track is an HTTP(S) stream.
+    public var stream: Bool
+
+    /// What `state` shows.
+    init(_ state: State) {
+        let track = state.currentTrack
+        // A stream shows its station as the artist and what is on air as the title.
+        let shown = state.shownCurrentInfo
+        phase = state.phase.name
+        title = shown?.title
+        artist = shown?.artist
+        album = track?.info.album
+        path = track?.info.path
+        position = track == nil ? nil : state.position
+        duration = track?.info.duration
+        index = state.cursor.map { $0 + 1 }
+        count = state.queue.count
+        volume = state.volume
+        shuffle = state.shuffle
+        self.repeat = state.repeatMode.rawValue
+        message = StatusView(state).message
+        newCard = state.cards.lastUnknown
+        stream = track.map { Library.isStreamURL($0.info.path) } ?? false
+    }
+
+    /// Decodes `text` (the answer after `ok `); nil when it is not this object.
+    public init?(text: some StringProtocol) {
+        guard let decoded = try? JSONDecoder().decode(PlayerStatusJSON.self, from: Data(String(text).utf8)) else { return nil }
+        self = decoded
+    }
+
+    /// The JSON object, one line, fields in declaration order; absent values are `null`.
+    public var text: String {
+        let q = JSONText.quoted
+        func num(_ d: Double?) -> String { d.map { $0.isFinite ? String($0) : "null" } ?? "null" }
+        func str(_ s: String?) -> String { s.map(q) ?? "null" }
+        let fields = [
+            "\"phase\":" + q(phase), "\"title\":" + str(title), "\"artist\":" + str(artist), "\"album\":" + str(album),
+            "\"path\":" + str(path), "\"position\":" + num(position), "\"duration\":" + num(duration),
+            "\"index\":" + (index.map { String($0) } ?? "null"), "\"count\":\(count)", "\"volume\":\(volume)",
+            "\"shuffle\":\(shuffle)", "\"repeat\":" + q(self.repeat), "\"message\":" + str(message),
+            "\"newCard\":" + str(newCard), "\"stream\":\(stream)",
+        ]
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+}
