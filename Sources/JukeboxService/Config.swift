@@ -153,7 +153,7 @@ public struct Config: Equatable, Sendable {
             guard let kind = AudioKind(rawValue: v), kind != .snapcast else { try check(false, "audio"); return (c, []) }
             c.audio = kind
         }
-        var outputWarnings: [String] = []
+        var sectionWarnings: [String] = []
         if let v = raw.output {
             // One place says where the sound goes: "output" is the newer spelling of "audio".
             try check(raw.audio == nil, "output")
@@ -161,7 +161,7 @@ public struct Config: Equatable, Sendable {
             case .success(let (kind, snapcast)): (c.audio, c.snapcast) = (kind, snapcast)
             case .failure(let e): throw Problem(description: "\(source): output.\(e.key): \(RawOutput.expectation(e.key))")
             }
-            outputWarnings = v.unknownKeys.map { "\(source): unknown key \"output.\($0)\" ignored" }
+            sectionWarnings += unknownKeyWarnings(source, section: "output", v.unknownKeys)
         }
         if let v = raw.state { c.statePath = v.isEmpty ? nil : v }
         if let v = raw.music { c.music = v }
@@ -203,14 +203,14 @@ public struct Config: Equatable, Sendable {
             c.usbRoots = roots
             c.settings.usbAutoplay = v.autoplay ?? false
             c.usbMountsOnly = v.mountsOnly ?? true
+            sectionWarnings += unknownKeyWarnings(source, section: "usb", v.unknownKeys)
         }
-        var mpdWarnings: [String] = []
         if let v = raw.mpd {
             switch v.settings() {
             case .success(let settings): c.mpd = settings
             case .failure(let e): throw Problem(description: "\(source): mpd.\(e.key): \(RawMPD.expectation(e.key))")
             }
-            mpdWarnings = v.unknownKeys.map { "\(source): unknown key \"mpd.\($0)\" ignored" }
+            sectionWarnings += unknownKeyWarnings(source, section: "mpd", v.unknownKeys)
         }
         if let v = raw.rfid {
             switch v.settings(configPath: source) {
@@ -219,7 +219,7 @@ public struct Config: Equatable, Sendable {
                 c.settings.cards = policy
             case .failure(let e): throw Problem(description: "\(source): rfid.\(e.key): \(RawRFID.expectation(e.key))")
             }
-            mpdWarnings += v.unknownKeys.map { "\(source): unknown key \"rfid.\($0)\" ignored" }
+            sectionWarnings += unknownKeyWarnings(source, section: "rfid", v.unknownKeys)
         }
         if let v = raw.mqtt {
             if let problem = v.problem() { throw Problem(description: "\(source): mqtt.\(problem)") }
@@ -234,7 +234,7 @@ public struct Config: Equatable, Sendable {
         }
         try c.hardware.validate(source: source)
         c.hardware.apply(to: &c.settings)
-        let warnings = file.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" } + mpdWarnings + outputWarnings
+        let warnings = file.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" } + sectionWarnings
         return (c, warnings)
     }
 }
@@ -321,15 +321,8 @@ private struct ConfigFile: Decodable {
     var raw: RawConfig
     var unknownKeys: [String]
 
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     init(from decoder: any Decoder) throws {
-        let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+        let keys = try decoder.container(keyedBy: AnyConfigKey.self).allKeys.map(\.stringValue)
         unknownKeys = keys.filter { !RawConfig.reads($0) && !BoardConfig.keys.contains($0) }
         raw = try RawConfig(from: decoder)
     }
@@ -348,4 +341,16 @@ struct RawUSB: Decodable {
     var roots: [String]?
     var autoplay: Bool?
     var mountsOnly: Bool?
+    /// Keys this object does not read (reported as warnings, like the top level's).
+    var unknownKeys: [String] = []
+
+    private enum Keys: String, CodingKey { case roots, autoplay, mountsOnly }
+
+    init(from decoder: any Decoder) throws {
+        unknownKeys = try decoder.unknownKeys(besides: Keys.self)
+        let c = try decoder.container(keyedBy: Keys.self)
+        roots = try c.decodeIfPresent([String].self, forKey: .roots)
+        autoplay = try c.decodeIfPresent(Bool.self, forKey: .autoplay)
+        mountsOnly = try c.decodeIfPresent(Bool.self, forKey: .mountsOnly)
+    }
 }

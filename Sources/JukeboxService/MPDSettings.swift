@@ -55,16 +55,8 @@ struct RawMPD: Decodable {
 
     private enum Keys: String, CodingKey, CaseIterable { case bind, port, password, maxClients, timeout, playlists }
 
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     init(from decoder: any Decoder) throws {
-        unknownKeys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
-            .filter { Keys(rawValue: $0) == nil }.sorted()
+        unknownKeys = try decoder.unknownKeys(besides: Keys.self)
         let c = try decoder.container(keyedBy: Keys.self)
         // One address or a list of them.
         if let one = try? c.decodeIfPresent(String.self, forKey: .bind) {

@@ -40,16 +40,8 @@ struct RawOutput: Decodable {
 
     private enum Keys: String, CodingKey, CaseIterable { case type, pipe, sampleFormat }
 
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     init(from decoder: any Decoder) throws {
-        unknownKeys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
-            .filter { Keys(rawValue: $0) == nil }.sorted()
+        unknownKeys = try decoder.unknownKeys(besides: Keys.self)
         let c = try decoder.container(keyedBy: Keys.self)
         type = try c.decodeIfPresent(String.self, forKey: .type)
         pipe = try c.decodeIfPresent(String.self, forKey: .pipe)

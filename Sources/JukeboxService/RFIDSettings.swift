@@ -51,16 +51,8 @@ struct RawRFID: Decodable {
 
     private enum Keys: String, CodingKey, CaseIterable { case reader, device, name, cards, secondSwipe, sameCardDelay, onRemove, bus, address }
 
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     init(from decoder: any Decoder) throws {
-        unknownKeys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
-            .filter { Keys(rawValue: $0) == nil }.sorted()
+        unknownKeys = try decoder.unknownKeys(besides: Keys.self)
         let c = try decoder.container(keyedBy: Keys.self)
         reader = try c.decodeIfPresent(String.self, forKey: .reader)
         device = try c.decodeIfPresent(String.self, forKey: .device)

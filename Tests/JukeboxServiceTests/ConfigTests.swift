@@ -164,6 +164,11 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(set.usbRoots, ["/media/a", "/mnt/b"])
         XCTAssertTrue(set.settings.usbAutoplay)
         XCTAssertFalse(set.usbMountsOnly)
+        // A typo is warned about, and the rest still applies.
+        let typo = try parse(#"{"usb": {"autoPlay": true, "roots": ["/media/a"]}}"#)
+        XCTAssertEqual(typo.warnings, ["c.json: unknown key \"usb.autoPlay\" ignored"])
+        XCTAssertEqual(typo.config.usbRoots, ["/media/a"])
+        XCTAssertFalse(typo.config.settings.usbAutoplay)
     }
 
     func testMQTTIsOffUnlessConfiguredAndSaysWhatToFix() throws {
