@@ -58,8 +58,10 @@ public struct MQTTAnnouncement: Codable, Equatable, Sendable {
 }
 
 /// The file beside the state file that lists what was announced (`mqtt-announced.json`, mode
-/// 0600: it may hold the password). Shared by the bridge and the forgetter; each change is a
-/// whole new file (O_EXCL temporary, fsync, rename).
+/// 0600: it may hold the password; owned by the folder's owner, even when root writes it).
+/// Shared by the bridge and the forgetter, two processes: each change is a whole new file under
+/// a temporary name of its own (O_EXCL, pid), fsync, rename. (Not `writeAtomically`, whose one
+/// fixed temporary name assumes one writing process.)
 public final class MQTTRecord: @unchecked Sendable {
     /// Its name, beside the state file.
     public static let fileName = "mqtt-announced.json"
@@ -115,6 +117,15 @@ public final class MQTTRecord: @unchecked Sendable {
         }
         guard fd >= 0 else { throw MQTTProblem(text: "\(temp): \(errnoText(errno))") }
         defer { close(fd) }
+        // `mqtt-forget` runs as root from the package's prerm; the file it leaves must stay the
+        // service's (the folder's owner), or the service can no longer read what is left to take away.
+        var folderStat = stat()
+        if geteuid() == 0, stat(folder, &folderStat) == 0, folderStat.st_uid != 0,
+           fchown(fd, folderStat.st_uid, folderStat.st_gid) != 0 {
+            let problem = errnoText(errno)
+            unlink(temp)
+            throw MQTTProblem(text: "\(temp): chown: \(problem)")
+        }
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }

@@ -545,6 +545,23 @@ final class MQTTBridgeTests: XCTestCase {
 
     // MARK: taking it away
 
+    /// `mqtt-forget` runs as root (the package's prerm): what it leaves stays the service's.
+    func testTheRecordWrittenByRootBelongsToTheFoldersOwner() throws {
+        guard geteuid() == 0 else { throw XCTSkip("needs root to own files as another user") }
+        let owned = folder + "/service-owned"
+        XCTAssertEqual(mkdir(owned, 0o700), 0)
+        XCTAssertEqual(chown(owned, 65534, 65534), 0)
+        let record = MQTTRecord(path: owned + "/" + MQTTRecord.fileName)
+        let settings = MQTTSettings(host: "broker.example")
+        XCTAssertNil(record.update { $0 = [MQTTAnnouncement(settings, port: 1883, topic: "jukebox/x", retained: ["jukebox/x/state"])] })
+        var st = stat()
+        XCTAssertEqual(stat(record.path, &st), 0)
+        XCTAssertEqual(st.st_uid, 65534)
+        XCTAssertEqual(st.st_gid, 65534)
+        XCTAssertEqual(st.st_mode & 0o777, 0o600)
+        XCTAssertEqual(record.load().first?.retained, ["jukebox/x/state"])
+    }
+
     func testDiscoveryIsRemovedWhenTurnedOffAndWhenMQTTIsOff() throws {
         _ = try startPlayer(stateFile: false)
         let broker = try startBroker()
