@@ -90,6 +90,7 @@ final class ButtonSoakTests: XCTestCase {
                 nextCheckpoint = Date().addingTimeInterval(4)
             }
         }
+        if let w = warm { end?.fds = ProcessProbe.fds(pid, settlingTo: ProcessProbe.lasting(w.fds).count) }
         mailbox.post(.quit)
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "the loop did not quit")
         feed.closeWriters()

@@ -123,6 +123,7 @@ final class FaultSoakTests: XCTestCase {
             figures.endAnon = final.anon
             figures.endFDs = final.fds
         }
+        figures.endFDs = ProcessProbe.fds(pid, settlingTo: figures.warmFDs.map { ProcessProbe.lasting($0).count })
         let device = control.ask("diag")?.first { $0.contains("audio device") }?.trimmingCharacters(in: .whitespaces) ?? "?"
         let wall = Date().timeIntervalSince(started)
         let status = player.stop(timeout: 5)

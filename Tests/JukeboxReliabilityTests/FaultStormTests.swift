@@ -116,7 +116,8 @@ final class FaultStormTests: XCTestCase {
                 figures.warm = (ProcessProbe.anonKiB(player.pid) ?? 0, ProcessProbe.fds(player.pid))
             }
         }
-        figures.end = (ProcessProbe.anonKiB(player.pid) ?? 0, ProcessProbe.fds(player.pid))
+        figures.end = (ProcessProbe.anonKiB(player.pid) ?? 0,
+                       ProcessProbe.fds(player.pid, settlingTo: figures.warm.map { ProcessProbe.lasting($0.fds).count }))
         figures.wall = Date().timeIntervalSince(started)
         let diag = control.ask("diag")?.first { $0.contains("audio device") }?.trimmingCharacters(in: .whitespaces) ?? "?"
         print("jukebox fault storm: seed \(seed): \(figures.summary); \(diag)")

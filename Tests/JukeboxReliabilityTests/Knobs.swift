@@ -57,6 +57,19 @@ enum ProcessProbe {
         return fds.filter { fd in !audio.contains { fd.hasSuffix($0) } }
     }
 
+    /// The descriptors of `pid` once `lasting` of them number `count`, or as they are after
+    /// `timeout`. A save in flight holds its temporary file for milliseconds (a fault soak caught
+    /// the bookmarks' `.tmp` open once); a leaked descriptor stays.
+    static func fds(_ pid: Int32, settlingTo count: Int?, timeout: Double = 5) -> [String] {
+        var seen = fds(pid)
+        guard let count else { return seen }
+        _ = waitFor(timeout) {
+            seen = fds(pid)
+            return lasting(seen).count == count
+        }
+        return seen
+    }
+
     static func fds(_ pid: Int32) -> [String] {
         let dir = "/proc/\(pid)/fd"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
