@@ -62,6 +62,7 @@ enum Commands {
         setup.interactive = false
         setup.mixer = config.mixer.map { (config.mixerCard, $0) }
         setup.radioBufferSeconds = config.radioBufferSeconds
+        setup.radioCAFile = config.radioCAFile
         setup.hardware = config.hardware
         setup.console = config.console.map { ($0, config.consoleBaud) }
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
