@@ -92,7 +92,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 time.sleep(30)
             else:
                 self.raw('HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\nnot found')
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):  # a listener gone (over TLS too)
             pass
     def icy(self, q):
         metaint = int(q.get('metaint', '8192'))

@@ -91,6 +91,9 @@ enum Commands {
                 || c.mqtt != config.mqtt {
                 log.warning("SIGHUP: buttons, display, socket, mpd, rfid, usb roots, mqtt or state file changed; that takes effect at the next restart")
             }
+            if c.radioBufferSeconds != config.radioBufferSeconds || c.radioCAFile != config.radioCAFile {
+                log.warning("SIGHUP: radio.bufferSeconds or radio.caFile changed; that takes effect at the next restart")
+            }
             var settings = c.settings
             settings.display = config.hardware.layout
             return settings
