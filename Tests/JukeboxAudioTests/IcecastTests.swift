@@ -24,12 +24,11 @@ final class IcecastTests: XCTestCase {
         let mp3 = try scratch.audio(.mp3, frames: 132_300)
         let bytesPerSecond = max(1, scratch.bytes(mp3).count / 3)
         let icecast: IcecastServer
-        do {
-            icecast = try IcecastServer()
-            try icecast.startSource(mount: "/m", mp3: mp3, name: "Jukebox Test FM", bytesPerSecond: bytesPerSecond)
-        } catch let error as RadioServer.Unavailable {
+        do { icecast = try IcecastServer() } catch let error as RadioServer.Unavailable {
             throw XCTSkip(error.description)
         }
+        // Installed and started: from here on a problem is a failure, not a skip.
+        try icecast.startSource(mount: "/m", mp3: mp3, name: "Jukebox Test FM", bytesPerSecond: bytesPerSecond)
         let pcm = try TestPCM(directory: scratch.path("device"), speed: 1)
         let log = ReportLog()
         let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
@@ -60,8 +59,9 @@ final class IcecastTests: XCTestCase {
         XCTAssertGreaterThan(recording.count, 44100 * 8)
         XCTAssertTrue(recording.contains { $0 != 0 }, "only silence reached the device")
         XCTAssertFalse(log.all.contains { if case .failed = $0 { true } else { false } }, "\(log.all)")
-        print("icecast first sound: " + String(format: "%.2f s", firstSound) + " from play to the first frame out "
-              + "(1 s buffer, \(bytesPerSecond) B/s source, 16 KiB burst); admin title update shown after "
-              + String(format: "%.2f s", titleLatency) + " (" + String(format: "%.1f s", heard) + " heard)")
+        let sound = String(format: "%.2f s", firstSound), title = String(format: "%.2f s", titleLatency)
+        let heardText = String(format: "%.1f s", heard)
+        print("icecast first sound: \(sound) from play to the first frame out (1 s buffer, \(bytesPerSecond) B/s source, "
+              + "16 KiB burst); admin title update shown after \(title) (\(heardText) heard)")
     }
 }

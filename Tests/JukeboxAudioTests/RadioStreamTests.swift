@@ -186,8 +186,8 @@ final class RadioStreamTests: XCTestCase {
         XCTAssertTrue(TestPCM.wait(timeout: 10) { (engine.position()?.seconds ?? 0) >= 2.5 }, "\(log.all)")
         let station = engine.streamFacts()?.facts.station
         engine.shutdown()
-        print("radio HTTPS first sound: " + String(format: "%.3f s", firstSound)
-              + " from play to the first frame out (TLS handshake included, 0.5 s buffer, device at 10x)")
+        let sound = String(format: "%.3f s", firstSound)
+        print("radio HTTPS first sound: \(sound) from play to the first frame out (TLS handshake included, 0.5 s buffer, device at 10x)")
         XCTAssertEqual(station, "Test FM")
         let recording = pcm.recording()
         XCTAssertGreaterThan(recording.count, 2 * 44100 * 8)

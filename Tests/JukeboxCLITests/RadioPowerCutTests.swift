@@ -75,10 +75,10 @@ final class RadioPowerCutTests: DaemonTestCase {
         XCTAssertTrue(waitFor(10) { self.songNumber() != nil }, "\(json())")
         let titleIn = Date().timeIntervalSince(restarted)
         let after = json()
-        print("radio power cut: shown playing " + String(format: "%.2f s", resumedIn) + ", title back "
-              + String(format: "%.2f s", titleIn) + " after the restart (1 s buffer); position "
-              + String(format: "%.1f s", positionBefore) + " at the cut, "
-              + String(format: "%.1f s", (after["position"] as? Double) ?? -1) + " once the title was back")
+        let shown = String(format: "%.2f s", resumedIn), back = String(format: "%.2f s", titleIn)
+        let cutAt = String(format: "%.1f s", positionBefore), now = String(format: "%.1f s", (after["position"] as? Double) ?? -1)
+        print("radio power cut: shown playing \(shown), title back \(back) after the restart (1 s buffer); "
+              + "position \(cutAt) at the cut, \(now) once the title was back")
         XCTAssertEqual(after["path"] as? String, url)
         XCTAssertEqual(after["stream"] as? Bool, true)
         XCTAssertEqual(after["phase"] as? String, "playing")
