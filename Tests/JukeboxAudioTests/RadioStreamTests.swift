@@ -170,14 +170,19 @@ final class RadioStreamTests: XCTestCase {
         do { tls = try RadioServer(mp3: scratch.path("mp3.mp3"), folder: scratch.url.path, tls: true) } catch let error as RadioServer.Unavailable {
             throw XCTSkip(error.description)
         }
+        var settings = fast()
+        settings.bufferSeconds = 0.5
+        settings.caFile = try XCTUnwrap(tls.certificatePath)
+        // Connecting with TLS (handshake, certificate checked against caFile) against plain HTTP.
+        let handshake = try timeToFirstByte(tls.url("/file.mp3"), settings: settings)
+        let plain = try timeToFirstByte(server.url("/file.mp3"), settings: settings)
+        let withTLS = String(format: "%.1f ms", handshake * 1000), without = String(format: "%.1f ms", plain * 1000)
+        print("radio HTTPS: \(withTLS) to the first audio byte with TLS, \(without) without (127.0.0.1, RSA 2048)")
         let reference = try referenceDecode(mp3)
         let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
         let log = ReportLog()
         let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
         defer { engine.shutdown() }
-        var settings = fast()
-        settings.bufferSeconds = 0.5
-        settings.caFile = try XCTUnwrap(tls.certificatePath)
         engine.setStreamSettings(settings)
         let start = Date()
         engine.play(id: 9, path: tls.url("/icy?metaint=8192&once=1"), from: 0, paused: false)
@@ -193,6 +198,16 @@ final class RadioStreamTests: XCTestCase {
         XCTAssertGreaterThan(recording.count, 2 * 44100 * 8)
         let count = min(recording.count, reference.count)
         assertSameAudio(Array(recording.prefix(count)), reference.prefix(count), bytesPerFrame: 8, "HTTPS ICY MP3 stream")
+    }
+
+    /// Seconds from opening `url` to its first audio byte in the ring (10 s at most, else a failure).
+    private func timeToFirstByte(_ url: String, settings: StreamSettings) throws -> Double {
+        let start = Date()
+        let stream = HTTPStream(url: url, settings: settings)
+        defer { stream.close() }
+        let buffered = stream.waitForBuffered(1, timeout: 10)
+        XCTAssertGreaterThan(buffered, 0, "\(stream.facts)")
+        return Date().timeIntervalSince(start)
     }
 
     func testAnEndlessHeaderEndsAtTheCap() throws {
