@@ -21,6 +21,9 @@
 #   - libmosquitto-dev (the MQTT face, JukeboxMQTT) and, for MQTTBridgeTests, the broker mosquitto
 #     (started by the test on 127.0.0.1 with a private config; its own mosquitto.service is kept
 #     from starting too) and mosquitto-clients (mosquitto_sub, mosquitto_pub), and openssl (the TLS test makes its CA);
+#   - icecast2, the real Icecast server IcecastTests play a mount of (started by the test as its own
+#     user on 127.0.0.1 and a free port, config in a mkdtemp folder; its SysV service is kept from
+#     starting too; its postinst works without systemd);
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README).
@@ -57,7 +60,7 @@ fi
 
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
-  mosquitto mosquitto-clients openssl)
+  mosquitto mosquitto-clients openssl icecast2)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
@@ -98,12 +101,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
   done
   say "installing: ${missing[*]}"
   # Debian's mpd enables and starts mpd.service and mpd.socket (port 6600 on all addresses) on
-  # install, snapserver its snapserver.service, mosquitto its mosquitto.service (port 1883), snapclient its
+  # install, snapserver its snapserver.service, mosquitto its mosquitto.service (port 1883), icecast2 its
+  # SysV icecast2 service (port 8000) when debconf's icecast2/icecast-setup is true, snapclient its
   # snapclient.service (which would play whatever a snapserver sends): a temporary policy-rc.d (honoured by
   # deb-systemd-invoke) forbids the starts, unless one exists already, and the units are
   # disabled afterwards.
   daemons=()
-  for d in mpd snapserver mosquitto snapclient; do
+  for d in mpd snapserver mosquitto snapclient icecast2; do
     if [[ " ${missing[*]} " == *" $d "* ]]; then daemons+=("$d"); fi
   done
   guard=0

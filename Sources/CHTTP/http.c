@@ -108,6 +108,8 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
 	if (options->user_agent)
 		curl_easy_setopt(curl, CURLOPT_USERAGENT, options->user_agent);
+	if (options->ca_file && options->ca_file[0])
+		curl_easy_setopt(curl, CURLOPT_CAINFO, options->ca_file);
 	if (headers)
 		curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);

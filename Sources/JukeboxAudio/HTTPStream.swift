@@ -17,10 +17,15 @@ public struct StreamSettings: Sendable, Equatable {
     public var maxHeaderBytes: Int
     /// The first and the longest wait between reconnections (doubling in between).
     public var backoff: ClosedRange<Double>
+    /// A PEM bundle of certificates trusted for HTTPS besides the system's (the config's
+    /// `radio.caFile`: a station on a private network with its own CA); nil: the system's only.
+    public var caFile: String?
 
     /// Creates settings; the defaults are the README's.
     public init(bufferSeconds: Double = 2, connectTimeoutSeconds: Double = 10, stallSeconds: Int = 10,
-                maxRedirects: Int = 5, maxHeaderBytes: Int = 64 << 10, backoff: ClosedRange<Double> = 0.5...30) {
+                maxRedirects: Int = 5, maxHeaderBytes: Int = 64 << 10, backoff: ClosedRange<Double> = 0.5...30,
+                caFile: String? = nil) {
+        self.caFile = caFile
         self.bufferSeconds = bufferSeconds
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.stallSeconds = stallSeconds
@@ -339,15 +344,18 @@ public final class HTTPStream: @unchecked Sendable {
             })
         target.withCString { urlText in
             "jukebox".withCString { agent in
-                var options = jb_http_options(
-                    url: urlText,
-                    connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
-                    stall_seconds: settings.stallSeconds,
-                    max_redirects: settings.maxRedirects,
-                    max_header_bytes: settings.maxHeaderBytes,
-                    want_icy_metadata: 1,
-                    user_agent: agent)
-                jb_http_fetch(&options, &callbacks, &result)
+                (settings.caFile ?? "").withCString { caFile in
+                    var options = jb_http_options(
+                        url: urlText,
+                        connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
+                        stall_seconds: settings.stallSeconds,
+                        max_redirects: settings.maxRedirects,
+                        max_header_bytes: settings.maxHeaderBytes,
+                        want_icy_metadata: 1,
+                        user_agent: agent,
+                        ca_file: caFile)
+                    jb_http_fetch(&options, &callbacks, &result)
+                }
             }
         }
         var outcome = Outcome(deliveredAudio: deliveredThisConnection)

@@ -23,6 +23,9 @@ import Foundation
 public final class RadioServer {
     /// The port it listens on, on 127.0.0.1.
     public let port: Int
+    /// With `tls`, the server's self-signed certificate (PEM, for 127.0.0.1 by subjectAltName): a
+    /// client told to trust it (`radio.caFile`) accepts the server; nil without `tls`.
+    public let certificatePath: String?
     private let tls: Bool
     private let process: Process
 
@@ -89,7 +92,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 time.sleep(30)
             else:
                 self.raw('HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\nnot found')
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):  # a listener gone (over TLS too)
             pass
     def icy(self, q):
         metaint = int(q.get('metaint', '8192'))
@@ -159,7 +162,8 @@ server.serve_forever()
 
     /// Starts the server over `mp3` (a path), writing its script into `folder`, on `port` (0: any free
     /// one); with `tls`, HTTPS
-    /// with a self-signed certificate made by `openssl` (so a checking client refuses it). Throws
+    /// with a self-signed certificate made by `openssl` (so a checking client refuses it unless
+    /// told to trust `certificatePath`). Throws
     /// `Unavailable` without python3 (the arm64 chroot has none), without openssl for `tls`, or
     /// when it does not start.
     /// `files` maps a name (letters and digits) to a file and the Content-Type it is served with.
@@ -185,7 +189,7 @@ server.serve_forever()
             let openssl = Process()
             openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
             openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                                 "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem"]
+                                 "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem"]
             openssl.standardOutput = FileHandle.nullDevice
             openssl.standardError = FileHandle.nullDevice
             try openssl.run()
@@ -207,6 +211,7 @@ server.serve_forever()
         }
         self.port = port
         self.tls = tls
+        certificatePath = tls ? folder + "/cert.pem" : nil
     }
 
     deinit {

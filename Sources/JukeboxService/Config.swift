@@ -54,6 +54,9 @@ public struct Config: Equatable, Sendable {
     }
     /// The config's `radio.network` itself.
     public var radioNetworkSwitch = false
+    /// A PEM bundle trusted for HTTPS streams besides the system's certificates (`radio.caFile`);
+    /// nil when not given or not readable (a warning says so).
+    public var radioCAFile: String?
     /// The core's settings: the core's defaults, under the file's policy keys (`resume`,
     /// `saveInterval`, volume limits, timings, `chime`...) and the hardware's policy parts
     /// (`BoardConfig.apply`: debounce, encoder, power command, panel layout).
@@ -196,6 +199,17 @@ public struct Config: Equatable, Sendable {
             if let b = v.bufferSeconds { try check(b >= 0.5 && b <= 30, "radio"); c.radioBufferSeconds = b }
             if let g = v.giveUpSeconds { try check(g >= 5 && g <= 86400, "radio"); c.settings.streamGiveUp = g }
             c.radioNetworkSwitch = v.network ?? false
+            if let path = v.caFile {
+                try check(path.hasPrefix("/") && path.utf8.count <= 4096, "radio")
+                // Not fatal: local files and other stations still play; a station that needs this
+                // CA then fails with the certificate reason, which the warning explains.
+                if let problem = Self.caFileProblem(path) {
+                    sectionWarnings.append("\(source): radio.caFile: \(problem); HTTPS streams trust the system's certificates only")
+                } else {
+                    c.radioCAFile = path
+                }
+            }
+            sectionWarnings += unknownKeyWarnings(source, section: "radio", v.unknownKeys)
         }
         if let v = raw.usb {
             let roots = v.roots ?? ["/media/jukebox"]
@@ -236,6 +250,21 @@ public struct Config: Equatable, Sendable {
         c.hardware.apply(to: &c.settings)
         let warnings = file.unknownKeys.sorted().map { "\(source): unknown key \"\($0)\" ignored" } + sectionWarnings
         return (c, warnings)
+    }
+
+    /// Why `path` cannot serve as `radio.caFile` (unreadable, or no PEM certificate in its first
+    /// MiB), or nil when it can.
+    static func caFileProblem(_ path: String) -> String? {
+        let bytes: [UInt8]
+        do { bytes = try readFile(path, limit: 1 << 20) } catch {
+            return "cannot read \(path): \(error)"
+        }
+        let marker = Array("-----BEGIN CERTIFICATE-----".utf8)
+        guard bytes.count >= marker.count,
+              (0...(bytes.count - marker.count)).contains(where: { bytes[$0..<$0 + marker.count].elementsEqual(marker) }) else {
+            return "\(path) holds no PEM certificate"
+        }
+        return nil
     }
 }
 
@@ -306,7 +335,7 @@ private struct RawConfig: Decodable {
         case "audiobookFolders": return "must be a list of absolute folder paths"
         case "mpd": return RawMPD.expectation("mpd")
         case "rfid": return RawRFID.expectation("rfid")
-        case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400, \"network\": true|false}"
+        case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400, \"network\": true|false, \"caFile\": an absolute path}"
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
         case "mqtt": return "must be an object with at least \"host\" (see README \"MQTT\")"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
@@ -329,11 +358,26 @@ private struct ConfigFile: Decodable {
 }
 
 /// The config's `radio`: how much of a stream is buffered, how long a lost one is tried again,
-/// whether the installed service opens its sandbox to the internet for streams.
+/// whether the installed service opens its sandbox to the internet for streams, which CA bundle
+/// HTTPS streams also trust.
 struct RawRadio: Decodable {
     var bufferSeconds: Double?
     var giveUpSeconds: Double?
     var network: Bool?
+    var caFile: String?
+    /// Keys this object does not read (reported as warnings, like the top level's).
+    var unknownKeys: [String] = []
+
+    private enum Keys: String, CodingKey { case bufferSeconds, giveUpSeconds, network, caFile }
+
+    init(from decoder: any Decoder) throws {
+        unknownKeys = try decoder.unknownKeys(besides: Keys.self)
+        let c = try decoder.container(keyedBy: Keys.self)
+        bufferSeconds = try c.decodeIfPresent(Double.self, forKey: .bufferSeconds)
+        giveUpSeconds = try c.decodeIfPresent(Double.self, forKey: .giveUpSeconds)
+        network = try c.decodeIfPresent(Bool.self, forKey: .network)
+        caFile = try c.decodeIfPresent(String.self, forKey: .caFile)
+    }
 }
 
 /// The config's `usb`: where sticks are mounted, and whether one inserted plays at once.

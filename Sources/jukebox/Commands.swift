@@ -62,6 +62,7 @@ enum Commands {
         setup.interactive = false
         setup.mixer = config.mixer.map { (config.mixerCard, $0) }
         setup.radioBufferSeconds = config.radioBufferSeconds
+        setup.radioCAFile = config.radioCAFile
         setup.hardware = config.hardware
         setup.console = config.console.map { ($0, config.consoleBaud) }
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
@@ -89,6 +90,9 @@ enum Commands {
                 || c.mpd != config.mpd || c.rfid != config.rfid || c.usbRoots != config.usbRoots || c.usbMountsOnly != config.usbMountsOnly
                 || c.mqtt != config.mqtt {
                 log.warning("SIGHUP: buttons, display, socket, mpd, rfid, usb roots, mqtt or state file changed; that takes effect at the next restart")
+            }
+            if c.radioBufferSeconds != config.radioBufferSeconds || c.radioCAFile != config.radioCAFile {
+                log.warning("SIGHUP: radio.bufferSeconds or radio.caFile changed; that takes effect at the next restart")
             }
             var settings = c.settings
             settings.display = config.hardware.layout

@@ -24,6 +24,8 @@ struct PlayerSetup {
     var mixer: (card: String, control: String)?
     /// Seconds of a stream buffered before it plays (the config's `radio.bufferSeconds`).
     var radioBufferSeconds = 2.0
+    /// The CA bundle HTTPS streams also trust (the config's `radio.caFile`).
+    var radioCAFile: String?
     /// Buttons, encoder, input devices, display.
     var hardware = BoardConfig()
     /// A simulated panel drawn in the terminal (`demo --panel`).
@@ -90,6 +92,7 @@ enum Player {
         }
         var streams = StreamSettings()
         streams.bufferSeconds = setup.radioBufferSeconds
+        streams.caFile = setup.radioCAFile
         engine.setStreamSettings(streams)
         var state = State(settings: setup.settings)
         state.now = monotonicNow()

@@ -163,6 +163,53 @@ final class RadioStreamTests: XCTestCase {
         XCTAssertTrue(reason.lowercased().contains("certificate"), reason)
     }
 
+    func testAStreamOverHTTPSWithATrustedCAPlaysAsTheReferenceDecode() throws {
+        // A box on a private network: the station's certificate is trusted through `caFile`
+        // (its subjectAltName is IP:127.0.0.1, so the name check passes too).
+        let tls: RadioServer
+        do { tls = try RadioServer(mp3: scratch.path("mp3.mp3"), folder: scratch.url.path, tls: true) } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        var settings = fast()
+        settings.bufferSeconds = 0.5
+        settings.caFile = try XCTUnwrap(tls.certificatePath)
+        // Connecting with TLS (handshake, certificate checked against caFile) against plain HTTP.
+        let handshake = try timeToFirstByte(tls.url("/file.mp3"), settings: settings)
+        let plain = try timeToFirstByte(server.url("/file.mp3"), settings: settings)
+        let withTLS = String(format: "%.1f ms", handshake * 1000), without = String(format: "%.1f ms", plain * 1000)
+        print("radio HTTPS: \(withTLS) to the first audio byte with TLS, \(without) without (127.0.0.1, RSA 2048)")
+        let reference = try referenceDecode(mp3)
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        engine.setStreamSettings(settings)
+        let start = Date()
+        engine.play(id: 9, path: tls.url("/icy?metaint=8192&once=1"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 9) }, "\(log.all)")
+        let firstSound = Date().timeIntervalSince(start)
+        XCTAssertTrue(TestPCM.wait(timeout: 10) { (engine.position()?.seconds ?? 0) >= 2.5 }, "\(log.all)")
+        let station = engine.streamFacts()?.facts.station
+        engine.shutdown()
+        let sound = String(format: "%.3f s", firstSound)
+        print("radio HTTPS first sound: \(sound) from play to the first frame out (TLS handshake included, 0.5 s buffer, device at 10x)")
+        XCTAssertEqual(station, "Test FM")
+        let recording = pcm.recording()
+        XCTAssertGreaterThan(recording.count, 2 * 44100 * 8)
+        let count = min(recording.count, reference.count)
+        assertSameAudio(Array(recording.prefix(count)), reference.prefix(count), bytesPerFrame: 8, "HTTPS ICY MP3 stream")
+    }
+
+    /// Seconds from opening `url` to its first audio byte in the ring (10 s at most, else a failure).
+    private func timeToFirstByte(_ url: String, settings: StreamSettings) throws -> Double {
+        let start = Date()
+        let stream = HTTPStream(url: url, settings: settings)
+        defer { stream.close() }
+        let buffered = stream.waitForBuffered(1, timeout: 10)
+        XCTAssertGreaterThan(buffered, 0, "\(stream.facts)")
+        return Date().timeIntervalSince(start)
+    }
+
     func testAnEndlessHeaderEndsAtTheCap() throws {
         let (reason, seconds) = failure("/endless")
         XCTAssertEqual(reason, "the server's header is longer than 64 KiB")

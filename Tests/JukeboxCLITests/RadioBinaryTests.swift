@@ -53,6 +53,23 @@ final class RadioBinaryTests: DaemonTestCase {
         }, (try? ctl("log", "50").stdout) ?? "")
     }
 
+    func testAnHTTPSStationPlaysWithTheConfigsCAFile() throws {
+        // The config's radio.caFile reaches libcurl: the local server's self-signed certificate is
+        // trusted, so the station plays (without it the URL is refused: RadioStreamTests).
+        let tls: RadioServer
+        do { tls = try RadioServer(mp3: dir + "/tone.mp3", folder: dir, tls: true) } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let radio: [String: Any] = ["bufferSeconds": 1, "caFile": try XCTUnwrap(tls.certificatePath)]
+        let daemon = try startDaemon([tls.url("/icy?metaint=8192")], extra: ["radio": radio])
+        defer { _ = daemon.wait(timeout: 0); daemon.process.terminate() }
+        XCTAssertTrue(waitFor(10) { (self.json()["title"] as? String)?.hasPrefix("Song ") == true },
+                      "\(json()) \((try? ctl("log", "20").stdout) ?? "")")
+        XCTAssertEqual(json()["artist"] as? String, "Test FM")
+        XCTAssertEqual(json()["phase"] as? String, "playing")
+        XCTAssertFalse(try ctl("log", "50").stdout.contains("skipped"))
+    }
+
     func testADroppedConnectionIsReconnectedWithoutLeavingTheEntry() throws {
         // Every connection ends after 30000 bytes (about 2 s at 128 kbit/s).
         let daemon = try startDaemon([server.url("/icy?metaint=8192&drop=30000")], extra: ["radio": ["bufferSeconds": 1]])

@@ -134,8 +134,8 @@ final class ConfigTests: XCTestCase {
             (#"{"audiobookFolders": ["books"]}"#, "c.json: audiobookFolders: must be a list of absolute folder paths"),
             (#"{"usb": {"roots": ["media"]}}"#, #"c.json: usb: must be {"roots": [absolute folder paths, 1 to 16], "autoplay": true or false}"#),
             (#"{"usb": {"roots": []}}"#, #"c.json: usb: must be {"roots": [absolute folder paths, 1 to 16], "autoplay": true or false}"#),
-            (#"{"radio": {"bufferSeconds": 0.1}}"#, #"c.json: radio: must be {"bufferSeconds": 0.5 to 30, "giveUpSeconds": 5 to 86400, "network": true|false}"#),
-            (#"{"radio": {"giveUpSeconds": 1}}"#, #"c.json: radio: must be {"bufferSeconds": 0.5 to 30, "giveUpSeconds": 5 to 86400, "network": true|false}"#),
+            (#"{"radio": {"bufferSeconds": 0.1}}"#, #"c.json: radio: must be {"bufferSeconds": 0.5 to 30, "giveUpSeconds": 5 to 86400, "network": true|false, "caFile": an absolute path}"#),
+            (#"{"radio": {"giveUpSeconds": 1}}"#, #"c.json: radio: must be {"bufferSeconds": 0.5 to 30, "giveUpSeconds": 5 to 86400, "network": true|false, "caFile": an absolute path}"#),
             (#"{"device": ""}"#, #"c.json: device: must be a non-empty ALSA PCM name such as "default" or "hw:CARD=DAC""#),
             ("{not json", "c.json: not valid JSON (not valid JSON)"),
             ("[1]", #"c.json: must be a JSON object, like {"device": "default"}"#),
@@ -152,6 +152,30 @@ final class ConfigTests: XCTestCase {
         let set = try parse(#"{"radio": {"bufferSeconds": 5, "giveUpSeconds": 600}}"#).config
         XCTAssertEqual(set.radioBufferSeconds, 5)
         XCTAssertEqual(set.settings.streamGiveUp, 600)
+    }
+
+    func testRadioCAFileIsCheckedAtLoadAndAnUnusableOneIsAWarning() throws {
+        let dir = TempDir()
+        let pem = dir.write("ca.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+        let good = try parse(#"{"radio": {"caFile": "\#(pem)"}}"#)
+        XCTAssertEqual(good.warnings, [])
+        XCTAssertEqual(good.config.radioCAFile, pem)
+        XCTAssertNil(try parse("{}").config.radioCAFile)
+        // Missing, or not a certificate: warned and left out (the system's store still serves).
+        let missing = try parse(#"{"radio": {"caFile": "\#(dir.file("none.pem"))"}}"#)
+        XCTAssertNil(missing.config.radioCAFile)
+        XCTAssertEqual(missing.warnings.count, 1)
+        XCTAssertTrue(missing.warnings[0].hasPrefix("c.json: radio.caFile: cannot read \(dir.file("none.pem"))"), "\(missing.warnings)")
+        let text = dir.write("notes.txt", "hello")
+        let notPEM = try parse(#"{"radio": {"caFile": "\#(text)"}}"#)
+        XCTAssertNil(notPEM.config.radioCAFile)
+        XCTAssertEqual(notPEM.warnings, ["c.json: radio.caFile: \(text) holds no PEM certificate; HTTPS streams trust the system's certificates only"])
+        // A relative path is an error: relative to what is not obvious for a service.
+        XCTAssertThrowsError(try parse(#"{"radio": {"caFile": "ca.pem"}}"#))
+    }
+
+    func testUnknownRadioKeysAreWarned() throws {
+        XCTAssertEqual(try parse(#"{"radio": {"bufferSecond": 3}}"#).warnings, ["c.json: unknown key \"radio.bufferSecond\" ignored"])
     }
 
     func testUSBIsOffUnlessConfiguredAndDefaultsToMediaJukeboxWithoutAutoplay() throws {

@@ -21,6 +21,9 @@ typedef struct {
 	/// Sent as `Icy-MetaData: 1` when nonzero.
 	int want_icy_metadata;
 	const char *user_agent;
+	/// A PEM file of certificates to trust (CURLOPT_CAINFO), or NULL for libcurl's own bundle. It
+	/// replaces only the bundle file: Debian's libcurl also searches its CA folder (/etc/ssl/certs).
+	const char *ca_file;
 } jb_http_options;
 
 typedef struct {

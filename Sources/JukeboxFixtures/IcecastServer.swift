@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import Glibc
+
+/// A real Icecast server (Debian's `icecast2`) run by the test, not the system service: its config
+/// is written into the test's folder (127.0.0.1, a free port, no chroot, logs and pidfile there),
+/// so it never meets an installed one (which listens on 8000). A source client (Python, `source`)
+/// feeds a mount the way a streaming tool does: `PUT /mount` with Basic auth `source:PASSWORD`,
+/// `Content-Type: audio/mpeg` and `ice-name`, paced at the file's byte rate, looping. Titles are set
+/// through Icecast's admin API (`updateTitle`). Icecast refuses to run as root, so as root it runs
+/// as `nobody` (setpriv) in a folder handed to nobody. Throws `RadioServer.Unavailable` without
+/// icecast2 or python3; every wait is bounded.
+public final class IcecastServer {
+    /// The port it listens on, on 127.0.0.1.
+    public let port: Int
+    /// The folder holding its config, logs and pidfile.
+    public let folder: String
+    private let sourcePassword = "jukebox-source"
+    private let adminPassword = "jukebox-admin"
+    private let python: String
+    private let process: Process
+    private var sources: [Process] = []
+
+    static let sourceScript = #"""
+import socket, sys, time, base64
+port, mount, path, name, rate, password = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
+data = open(path, 'rb').read()
+deadline = time.monotonic() + 10
+while True:
+    try:
+        s = socket.create_connection(('127.0.0.1', port), timeout=5)
+        auth = base64.b64encode(('source:' + password).encode()).decode()
+        s.sendall(('PUT %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Basic %s\r\n'
+                   'Content-Type: audio/mpeg\r\nice-name: %s\r\nice-public: 0\r\n\r\n' % (mount, port, auth, name)).encode())
+        answer = b''
+        while b'\r\n\r\n' not in answer:
+            chunk = s.recv(1024)
+            if not chunk: break
+            answer += chunk
+        if answer.split(b' ')[1:2] == [b'200']: break
+        s.close()
+    except OSError:
+        pass
+    # Icecast not listening yet (it was just started): try again until the deadline.
+    if time.monotonic() > deadline:
+        print('no answer from icecast', flush=True)
+        sys.exit(1)
+    time.sleep(0.05)
+print('streaming', flush=True)
+start = time.monotonic()
+sent = 0
+while True:
+    for i in range(0, len(data), 4096):
+        piece = data[i:i + 4096]
+        s.sendall(piece)
+        sent += len(piece)
+        ahead = start + sent / rate - time.monotonic()
+        if ahead > 0: time.sleep(ahead)
+"""#
+
+    static let adminScript = #"""
+import sys, base64, urllib.request, urllib.parse
+port, mount, song, password = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+query = urllib.parse.urlencode({'mount': mount, 'mode': 'updinfo', 'song': song})
+request = urllib.request.Request('http://127.0.0.1:%d/admin/metadata?%s' % (port, query))
+request.add_header('Authorization', 'Basic ' + base64.b64encode(('admin:' + password).encode()).decode())
+try:
+    print(urllib.request.urlopen(request, timeout=5).status, flush=True)
+except Exception as e:
+    print('failed: %s' % e, flush=True)
+"""#
+
+    /// Starts icecast2 with a config written into a folder of its own (mkdtemp in the temporary
+    /// folder: a test's scratch folder may be closed to the `nobody` it runs as under root).
+    public init() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/icecast2") else {
+            throw RadioServer.Unavailable(description: "icecast2 is not installed: no Icecast test (apt-get install icecast2)")
+        }
+        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) else { throw RadioServer.Unavailable(description: "python3 is not installed: no Icecast source client") }
+        self.python = python
+        var template = Array((NSTemporaryDirectory() + "/jukebox-icecast-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw RadioServer.Unavailable(description: "no folder for icecast2") }
+        let folder = String(cString: made)
+        self.folder = folder
+        port = try Self.freePort()
+        let config = Self.config(folder: folder, port: port, source: sourcePassword, admin: adminPassword)
+        try config.write(toFile: folder + "/icecast.xml", atomically: false, encoding: .utf8)
+        try Self.sourceScript.write(toFile: folder + "/icecast_source.py", atomically: false, encoding: .utf8)
+        try Self.adminScript.write(toFile: folder + "/icecast_admin.py", atomically: false, encoding: .utf8)
+        process = Process()
+        if getuid() == 0 {
+            // "You should not run icecast2 as root": run it as nobody, in a folder nobody may write.
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+                throw RadioServer.Unavailable(description: "running as root without setpriv: icecast2 will not run as root")
+            }
+            guard chown(folder, 65534, 65534) == 0 else {
+                throw RadioServer.Unavailable(description: "cannot hand \(folder) to nobody for icecast2")
+            }
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/icecast2", "-c", folder + "/icecast.xml"]
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/icecast2")
+            process.arguments = ["-c", folder + "/icecast.xml"]
+        }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        for source in sources where source.isRunning {
+            source.terminate()
+            source.waitUntilExit()
+        }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// `http://127.0.0.1:PORT` + `mount`.
+    public func url(_ mount: String) -> String { "http://127.0.0.1:\(port)\(mount)" }
+
+    /// Icecast is installed and started but did not do its part (a test fails with it, not skips).
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Feeds `mount` with `mp3` (looping, `bytesPerSecond` at most) as station `name`; returns once
+    /// Icecast has accepted the source (about 10 s at most, else `Failure` with the error log's end).
+    public func startSource(mount: String, mp3: String, name: String, bytesPerSecond: Int) throws {
+        let source = Process()
+        source.executableURL = URL(fileURLWithPath: python)
+        source.arguments = [folder + "/icecast_source.py", String(port), mount, mp3, name, String(bytesPerSecond), sourcePassword]
+        let out = Pipe()
+        source.standardOutput = out
+        source.standardError = FileHandle.nullDevice
+        try source.run()
+        sources.append(source)
+        let line = Self.firstLine(out)
+        guard line == "streaming" else {
+            throw Failure(description: "the Icecast source was not accepted (\(line)): \(errorLog().suffix(600))")
+        }
+    }
+
+    /// Sets `mount`'s title through the admin API (`/admin/metadata?mode=updinfo`); returns the HTTP
+    /// status, or the failure in words.
+    public func updateTitle(mount: String, song: String) throws -> String {
+        let admin = Process()
+        admin.executableURL = URL(fileURLWithPath: python)
+        admin.arguments = [folder + "/icecast_admin.py", String(port), mount, song, adminPassword]
+        let out = Pipe()
+        admin.standardOutput = out
+        admin.standardError = FileHandle.nullDevice
+        try admin.run()
+        let line = Self.firstLine(out)
+        admin.waitUntilExit()
+        return line
+    }
+
+    /// Icecast's error log so far (for failure messages).
+    public func errorLog() -> String {
+        (try? String(contentsOfFile: folder + "/error.log", encoding: .utf8)) ?? ""
+    }
+
+    private static func firstLine(_ pipe: Pipe) -> String {
+        var line = Data()
+        while let byte = try? pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
+            line += byte
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// A port free on 127.0.0.1 now (the kernel's pick, released for Icecast to bind).
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RadioServer.Unavailable(description: "no socket for a free port") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+            }
+        }
+        guard bound else { throw RadioServer.Unavailable(description: "no free port on 127.0.0.1") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// The server's config: everything in `folder`, nothing of the installed service's.
+    static func config(folder: String, port: Int, source: String, admin: String) -> String {
+        var lines: [String] = []
+        lines.append("<icecast>")
+        lines.append("<location>jukebox test</location><admin>test@localhost</admin><hostname>127.0.0.1</hostname>")
+        // A small burst: a new listener gets about 1 s of audio at once (the default is 64 KiB).
+        lines.append("<limits><clients>8</clients><sources>2</sources><source-timeout>10</source-timeout>"
+                     + "<burst-on-connect>1</burst-on-connect><burst-size>16384</burst-size></limits>")
+        lines.append("<authentication><source-password>\(source)</source-password>"
+                     + "<admin-user>admin</admin-user><admin-password>\(admin)</admin-password></authentication>")
+        lines.append("<listen-socket><port>\(port)</port><bind-address>127.0.0.1</bind-address></listen-socket>")
+        lines.append("<paths><basedir>\(folder)</basedir><logdir>\(folder)</logdir>"
+                     + "<webroot>/usr/share/icecast2/web</webroot><adminroot>/usr/share/icecast2/admin</adminroot>"
+                     + "<pidfile>\(folder)/icecast.pid</pidfile></paths>")
+        lines.append("<logging><accesslog>access.log</accesslog><errorlog>error.log</errorlog><loglevel>3</loglevel></logging>")
+        lines.append("<security><chroot>0</chroot></security>")
+        lines.append("</icecast>")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

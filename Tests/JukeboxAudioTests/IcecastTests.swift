@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxAudio
+import JukeboxFixtures
+import XCTest
+
+/// The engine playing a mount of a real Icecast server (`IcecastServer`: Debian's icecast2 run by
+/// the test on 127.0.0.1, fed by a paced source client): the audio reaches the test device, the
+/// station's name comes from Icecast's `icy-name`, and a title set through Icecast's admin API
+/// becomes the stream's title. Skipped without icecast2 or python3. Every wait is bounded.
+final class IcecastTests: XCTestCase {
+    private var scratch: Scratch!
+
+    override func setUpWithError() throws {
+        scratch = try Scratch()
+    }
+
+    override func tearDown() {
+        scratch = nil
+    }
+
+    func testAnIcecastMountPlaysWithItsStationNameAndAnAdminTitleUpdate() throws {
+        // 3 s of test audio looped by the source at the file's own byte rate (a live encoder's pace).
+        let mp3 = try scratch.audio(.mp3, frames: 132_300)
+        let bytesPerSecond = max(1, scratch.bytes(mp3).count / 3)
+        let icecast: IcecastServer
+        do { icecast = try IcecastServer() } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        // Installed and started: from here on a problem is a failure, not a skip.
+        try icecast.startSource(mount: "/m", mp3: mp3, name: "Jukebox Test FM", bytesPerSecond: bytesPerSecond)
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 1)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 1
+        settings.backoff = 0.1...0.4
+        engine.setStreamSettings(settings)
+        let start = Date()
+        engine.play(id: 1, path: icecast.url("/m"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 1) }, "\(log.all) \(icecast.errorLog().suffix(600))")
+        let firstSound = Date().timeIntervalSince(start)
+        XCTAssertTrue(TestPCM.wait(timeout: 10) { (engine.position()?.seconds ?? 0) >= 1.5 }, "\(log.all)")
+        let facts = try XCTUnwrap(engine.streamFacts()).facts
+        XCTAssertEqual(facts.station, "Jukebox Test FM")
+        XCTAssertEqual(facts.contentType, "audio/mpeg")
+        XCTAssertNotEqual(facts.title, "Title Two")
+
+        let asked = Date()
+        XCTAssertEqual(try icecast.updateTitle(mount: "/m", song: "Title Two"), "200")
+        XCTAssertTrue(TestPCM.wait(timeout: 15) { engine.streamFacts()?.facts.title == "Title Two" },
+                      "title: \(String(describing: engine.streamFacts()?.facts.title)) \(icecast.errorLog().suffix(600))")
+        let titleLatency = Date().timeIntervalSince(asked)
+        let heard = engine.position()?.seconds ?? 0
+        engine.shutdown()
+        // The audio reached the device: at least a second of it, and not silence.
+        let recording = pcm.recording()
+        XCTAssertGreaterThan(recording.count, 44100 * 8)
+        XCTAssertTrue(recording.contains { $0 != 0 }, "only silence reached the device")
+        XCTAssertFalse(log.all.contains { if case .failed = $0 { true } else { false } }, "\(log.all)")
+        let sound = String(format: "%.2f s", firstSound), title = String(format: "%.2f s", titleLatency)
+        let heardText = String(format: "%.1f s", heard)
+        print("icecast first sound: \(sound) from play to the first frame out (1 s buffer, \(bytesPerSecond) B/s source, "
+              + "16 KiB burst); admin title update shown after \(title) (\(heardText) heard)")
+    }
+}
