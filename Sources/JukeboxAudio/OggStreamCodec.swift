@@ -105,11 +105,12 @@ final class OggStreamCodec: StreamCodec {
         let pageSerial = ogg_page_serialno(page)
         if ogg_page_bos(page) != 0 {
             let body = UnsafeRawBufferPointer(start: page.pointee.body, count: max(0, page.pointee.body_len))
-            switch Self.identify(body) {
+            let identity = Self.identify(body)
+            switch identity {
             case .vorbis, .opus:
                 // A chained stream's next link (or the first): the old decoder's PCM was all read.
                 voice?.close()
-                voice = Self.identify(body) == .opus ? OpusVoice() : VorbisVoice()
+                voice = identity == .opus ? OpusVoice() : VorbisVoice()
                 serial = pageSerial
                 ogg_stream_reset_serialno(stream, pageSerial)
             case .other(let name):
