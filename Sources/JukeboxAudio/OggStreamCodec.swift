@@ -145,13 +145,18 @@ final class OggStreamCodec: StreamCodec {
 
     /// What a logical stream is, by its first packet (the start of its beginning page's body).
     private static func identify(_ body: UnsafeRawBufferPointer) -> Identity {
-        func starts(_ prefix: [UInt8]) -> Bool { body.count >= prefix.count && zip(body, prefix).allSatisfy { $0 == $1 } }
-        if starts([1] + Array("vorbis".utf8)) { return .vorbis }
-        if starts(Array("OpusHead".utf8)) { return .opus }
-        if starts([0x7F] + Array("FLAC".utf8)) { return .other("FLAC") }
-        if starts(Array("Speex".utf8)) { return .other("Speex") }
-        if starts(Array("fishead".utf8)) { return .other("only a skeleton") }
-        if starts([0x80] + Array("theora".utf8)) { return .other("Theora video") }
+        // The first byte of some is a packet type (1: Vorbis identification, 0x7F: FLAC, 0x80: Theora).
+        func starts(_ byte: UInt8?, _ text: String) -> Bool {
+            var prefix: [UInt8] = byte.map { [$0] } ?? []
+            prefix += Array(text.utf8)
+            return body.starts(with: prefix)
+        }
+        if starts(1, "vorbis") { return .vorbis }
+        if starts(nil, "OpusHead") { return .opus }
+        if starts(0x7F, "FLAC") { return .other("FLAC") }
+        if starts(nil, "Speex") { return .other("Speex") }
+        if starts(nil, "fishead") { return .other("only a skeleton") }
+        if starts(0x80, "theora") { return .other("Theora video") }
         return .other("an unknown codec")
     }
 
@@ -282,7 +287,8 @@ private final class OpusVoice: OggVoice {
             headers = 2
             if bytes.starts(with: Array("OpusTags".utf8)) { return nil }
         }
-        guard let decoder, let buffer, let base = packet.pointee.packet else { return nil }
+        // An empty packet would be concealed as 120 ms of a lost one: skipped instead.
+        guard let decoder, let buffer, let base = packet.pointee.packet, packet.pointee.bytes > 0 else { return nil }
         let decoded = Int(opus_multistream_decode_float(decoder, base, Int32(clamping: packet.pointee.bytes), buffer,
                                                          Int32(Self.maxPacketFrames), 0))
         guard decoded > 0 else { return nil }  // a corrupt packet: skipped

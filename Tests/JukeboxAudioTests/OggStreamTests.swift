@@ -295,7 +295,10 @@ final class OggStreamTests: XCTestCase {
         XCTAssertEqual(decodeInPieces(zeros, seed: seed).formats, [])
 
         // An Ogg FLAC stream: told by name, not decoded as noise.
-        let flac = try oggPage(serial: 7, bos: true, body: [0x7F] + Array("FLAC".utf8) + [UInt8](repeating: 0, count: 40))
+        var flacHead: [UInt8] = [0x7F]
+        flacHead += Array("FLAC".utf8)
+        flacHead += [UInt8](repeating: 0, count: 40)
+        let flac = try oggPage(serial: 7, bos: true, body: flacHead)
         let more = try oggPage(serial: 7, bos: false, body: [UInt8](repeating: 1, count: 100))
         XCTAssertEqual(decodeInPieces(flac + more, seed: seed).failure,
                        "the Ogg stream holds FLAC, not Vorbis or Opus (streams: \(StreamCodecKind.supported))")
@@ -303,7 +306,11 @@ final class OggStreamTests: XCTestCase {
 
     func testAPacketThatNeverEndsIsRefusedBeforeItGrowsWithoutBound() throws {
         // Valid pages whose one packet continues page after page (every lacing value 255).
-        var bytes: [UInt8] = try oggPage(serial: 3, bos: true, body: Array("OpusHead".utf8) + [1, 2, 0x38, 1, 0x80, 0xBB, 0, 0, 0, 0, 0])
+        // OpusHead: version 1, 2 channels, pre-skip 312, 48000 Hz, no gain, family 0.
+        let fields: [UInt8] = [1, 2, 0x38, 1, 0x80, 0xBB, 0, 0, 0, 0, 0]
+        var head: [UInt8] = Array("OpusHead".utf8)
+        head += fields
+        var bytes: [UInt8] = try oggPage(serial: 3, bos: true, body: head)
         let body = [UInt8](repeating: 0x55, count: 255 * 255)
         for sequence in 1...80 {
             bytes += try oggPage(serial: 3, bos: false, sequence: UInt32(sequence), body: body, continued: sequence > 1, open: true)
