@@ -94,6 +94,10 @@ final class OggStreamCodec: StreamCodec {
         }
     }
 
+    /// Bytes libogg holds for this codec (its sync buffer and the stream's packet buffer), for the
+    /// tests of its bound.
+    var heldBytes: Int { Int(sync.pointee.storage) + stream.pointee.body_storage }
+
     private func fail(_ reason: String) -> StreamCodecResult {
         failure = reason
         return .failed(reason)
@@ -110,7 +114,7 @@ final class OggStreamCodec: StreamCodec {
             case .vorbis, .opus:
                 // A chained stream's next link (or the first): the old decoder's PCM was all read.
                 voice?.close()
-                voice = identity == .opus ? OpusVoice() : VorbisVoice()
+                if identity == .opus { voice = OpusVoice() } else { voice = VorbisVoice() }
                 serial = pageSerial
                 ogg_stream_reset_serialno(stream, pageSerial)
             case .other(let name):

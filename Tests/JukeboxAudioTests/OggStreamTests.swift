@@ -304,6 +304,55 @@ final class OggStreamTests: XCTestCase {
                        "the Ogg stream holds FLAC, not Vorbis or Opus (streams: \(StreamCodecKind.supported))")
     }
 
+    func testWhatLiboggHoldsStaysBoundedWhateverIsFed() throws {
+        // 16 MiB of noise with a capture pattern every few KiB (each a page header claiming up to
+        // 64 KiB that fails its checksum), fed 16 KiB at a time as the stream decoder does, then a
+        // real stream: libogg's buffers stay within a page or two of the feed.
+        let seed = seed()
+        var random = OggSplitMix(seed: seed)
+        let codec = OggStreamCodec()
+        defer { codec.close() }
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 4096 * 2)
+        defer { buffer.deallocate() }
+        var piece = [UInt8](repeating: 0, count: 16384)
+        var largest = 0
+        for _ in 0..<1024 {
+            for index in piece.indices { piece[index] = UInt8(truncatingIfNeeded: random.next()) }
+            for _ in 0..<4 {
+                let at: Int = Int(random.next() % UInt64(piece.count - 32))
+                piece.replaceSubrange(at..<(at + 4), with: Array("OggS".utf8))
+                piece[at + 4] = 0
+                piece[at + 26] = 255  // 255 segments: up to 64 KiB claimed
+            }
+            piece.withUnsafeBytes { codec.feed($0) }
+            XCTAssertEqual(codec.decode(into: buffer, frames: 4096), .needMore, "seed \(seed)")
+            largest = max(largest, codec.heldBytes)
+        }
+        // Longer than the 64 KiB a false page header in the last noise may claim: libogg finds the
+        // stream's first page once that claim's bytes are in and fail their checksum.
+        let path = try scratch.audio(.oggVorbis, frames: 8 * 44100, name: "after")
+        let good: [UInt8] = scratch.bytes(path)
+        var frames = 0
+        var offset = 0
+        while offset < good.count {
+            let count: Int = min(16384, good.count - offset)
+            good[offset..<(offset + count)].withUnsafeBytes { codec.feed($0) }
+            offset += count
+            decoding: while true {
+                switch codec.decode(into: buffer, frames: 4096) {
+                case .frames(let n): frames += n
+                case .format: continue
+                default: break decoding
+                }
+            }
+            largest = max(largest, codec.heldBytes)
+        }
+        print("Ogg held at most \(largest) bytes over 16 MiB of noise and a stream, seed \(seed)")
+        XCTAssertLessThan(largest, 256 << 10, "seed \(seed)")
+        // The stream after the noise plays from its first page.
+        XCTAssertEqual(frames, 8 * 44100, "seed \(seed)")
+    }
+
     func testAPacketThatNeverEndsIsRefusedBeforeItGrowsWithoutBound() throws {
         // Valid pages whose one packet continues page after page (every lacing value 255).
         // OpusHead: version 1, 2 channels, pre-skip 312, 48000 Hz, no gain, family 0.
