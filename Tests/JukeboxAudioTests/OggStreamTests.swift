@@ -104,7 +104,7 @@ final class OggStreamTests: XCTestCase {
 
     func testVorbisFedInRandomPiecesDecodesAsLibsndfile() throws {
         let seed = seed()
-        for channels in [1, 2] {
+        for channels in [1, 2, 6] {
             let path = try scratch.audio(.oggVorbis, frames: 100_000, name: "v\(channels)", channels: channels)
             let output = decodeInPieces(scratch.bytes(path), seed: seed &+ UInt64(channels))
             XCTAssertNil(output.failure, "seed \(seed)")
@@ -115,7 +115,7 @@ final class OggStreamTests: XCTestCase {
 
     func testOpusFedInRandomPiecesDecodesAsLibsndfile() throws {
         let seed = seed()
-        for channels in [1, 2] {
+        for channels in [1, 2, 6] {
             let path = try scratch.audio(.opus, frames: 100_000, name: "o\(channels)", channels: channels)
             let output = decodeInPieces(scratch.bytes(path), seed: seed &+ UInt64(channels))
             XCTAssertNil(output.failure, "seed \(seed)")
@@ -163,6 +163,32 @@ final class OggStreamTests: XCTestCase {
         var time = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    func testOpusOutputGainIsApplied() throws {
+        // OpusHead's output gain (Q7.8 dB at bytes 16-17 of the first page's body) set to -6 dB, the
+        // page's checksum made right: the samples are the file's at 10^(-6/20).
+        let path = try scratch.audio(.opus, frames: 20_000, name: "gain")
+        var bytes: [UInt8] = scratch.bytes(path)
+        let body: Int = 27 + Int(bytes[26])
+        XCTAssertTrue(bytes[body..<(body + 8)].elementsEqual("OpusHead".utf8))
+        let gain = Int16(-6 * 256)
+        bytes[body + 16] = UInt8(truncatingIfNeeded: gain)
+        bytes[body + 17] = UInt8(truncatingIfNeeded: gain >> 8)
+        let firstPage: Int = pageStarts(bytes)[1]
+        var page: [UInt8] = Array(bytes[0..<firstPage])
+        page.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+        let crc = Self.crc(page)
+        withUnsafeBytes(of: crc.littleEndian) { bytes.replaceSubrange(22..<26, with: $0) }
+        let output = decodeInPieces(bytes, seed: 5)
+        XCTAssertNil(output.failure)
+        let factor: Float = Float(pow(10.0, -6.0 / 20.0))
+        let expected: [Float] = try reference(path).map { $0 * factor }
+        XCTAssertEqual(output.samples.count, expected.count)
+        let difference = largestDifference(output.samples, expected)
+        print("Opus at -6 dB output gain: largest difference from libsndfile's decode × \(factor): \(difference)")
+        // libopus applies the gain in its own float arithmetic (an exp2 approximation): 1e-4 of full scale.
+        XCTAssertLessThan(difference, 1e-4)
     }
 
     func testAChainedStreamDecodesEveryLinkAndSaysOnlyWhenTheFormatChanges() throws {
