@@ -26,6 +26,12 @@ let package = Package(
         // MP3 streams: libmpg123's feed API decodes bytes as they arrive (libsndfile scans an MP3 to its end).
         .systemLibrary(name: "CMpg123", path: "Sources/CMpg123", pkgConfig: "libmpg123",
                        providers: [.apt(["libmpg123-dev"])]),
+        // Ogg Vorbis and Opus streams: libogg's page sync with libvorbis's and libopus's packet decoders
+        // (vorbisfile, opusfile and libsndfile seek and scan their source, which a live stream cannot).
+        .systemLibrary(name: "COgg", path: "Sources/COgg", pkgConfig: "vorbis",
+                       providers: [.apt(["libogg-dev", "libvorbis-dev"])]),
+        .systemLibrary(name: "COpus", path: "Sources/COpus", pkgConfig: "opus",
+                       providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
                        providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
@@ -49,7 +55,7 @@ let package = Package(
 
         // Adapters.
         .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
-                                                     "CHTTP", "CMpg123"]),
+                                                     "CHTTP", "CMpg123", "COgg", "COpus"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "JukeboxSystem", "CInput", "CLinux"]),

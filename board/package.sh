@@ -78,6 +78,9 @@ package_of() {
     libsndfile.so.1) echo libsndfile1 ;;
     libcurl.so.4) echo libcurl4t64 ;;
     libmpg123.so.0) echo libmpg123-0t64 ;;
+    libogg.so.0) echo libogg0 ;;
+    libvorbis.so.0) echo libvorbis0a ;;
+    libopus.so.0) echo libopus0 ;;
     libtag_c.so.2) echo libtag-c2 ;;
     libtag.so.2) echo libtag2 ;;
     libmosquitto.so.1) echo libmosquitto1 ;;

@@ -33,30 +33,36 @@ enum StreamCodecResult: Equatable {
 /// or `application/octet-stream`) by the first bytes.
 enum StreamCodecKind: String, CaseIterable, Sendable {
     case mp3 = "MP3"
+    /// Ogg Vorbis or Ogg Opus (the codec tells them apart by the first packet).
+    case ogg = "Ogg Vorbis/Opus"
 
     /// The kind a Content-Type names; nil when the type says nothing (absent, octet-stream) or is
     /// not an audio format this player knows.
     static func named(contentType: String) -> StreamCodecKind? {
         switch contentType {
         case "audio/mpeg", "audio/mp3", "audio/x-mpeg", "audio/mpeg3", "audio/x-mp3", "audio/mpg": .mp3
+        case "audio/ogg", "application/ogg", "audio/vorbis", "audio/opus", "audio/x-ogg", "application/x-ogg": .ogg
         default: nil
         }
     }
 
     /// Content-Types of audio formats that have no codec here yet (refused with "not supported").
-    static let knownUnsupported: Set<String> = ["audio/aac", "audio/aacp", "audio/x-aac", "audio/ogg", "application/ogg",
-                                                "audio/opus", "audio/vorbis", "audio/flac", "audio/x-flac", "video/mp2t"]
+    static let knownUnsupported: Set<String> = ["audio/aac", "audio/aacp", "audio/x-aac",
+                                                "audio/flac", "audio/x-flac", "video/mp2t"]
 
     /// The kind the first bytes of a stream look like; MP3 when nothing else matches (libmpg123
     /// then searches for a frame sync and refuses the stream after `StreamDecoder.syncLimit`).
     static func sniff(_ head: UnsafeRawBufferPointer) -> StreamCodecKind {
-        .mp3
+        // An Ogg stream starts at a page: its capture pattern "OggS".
+        if head.starts(with: [0x4F, 0x67, 0x67, 0x53]) { return .ogg }
+        return .mp3
     }
 
     /// "an MP3" and the like, for messages.
     var article: String {
         switch self {
         case .mp3: "an MP3"
+        case .ogg: "an Ogg Vorbis or Opus"
         }
     }
 
@@ -67,6 +73,7 @@ enum StreamCodecKind: String, CaseIterable, Sendable {
     func makeCodec() throws(StreamCodecError) -> any StreamCodec {
         switch self {
         case .mp3: try MP3StreamCodec()
+        case .ogg: OggStreamCodec()
         }
     }
 }

@@ -17,7 +17,7 @@ import Foundation
 /// - `/station.pls`, `/station.m3u` (and `/bare.m3u` as `text/plain`): playlists naming
 ///   `/icy?metaint=8192&once=1`; `/nested.m3u` names `/station.pls`; `/loop.m3u` names itself;
 ///   `/hls.m3u8` is an HLS media playlist.
-/// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` bytes.
+/// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` that is "OggS" and zeros (no valid page).
 /// - `/endless`: a status line, then header lines without end.
 /// - `/silent`: `ICY 200 OK` headers, then nothing (a stalled server).
 public final class RadioServer {

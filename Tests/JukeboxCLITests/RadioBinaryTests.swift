@@ -70,6 +70,28 @@ final class RadioBinaryTests: DaemonTestCase {
         XCTAssertFalse(try ctl("log", "50").stdout.contains("skipped"))
     }
 
+    func testAnOggVorbisStationPlaysWithItsNameAndTitles() throws {
+        // Icecast's Ogg: the same ICY framing around an Ogg Vorbis body, played by the Ogg codec.
+        let vorbis = dir + "/tone.ogg"
+        try TestAudio.write(path: vorbis, kind: .oggVorbis, frames: 132_300, sampleRate: 44100, channels: 2)
+        let ogg: RadioServer
+        do { ogg = try RadioServer(mp3: dir + "/tone.mp3", folder: dir, files: ["vorbis": (vorbis, "audio/ogg")]) } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let daemon = try startDaemon([ogg.url("/icy?metaint=8192&file=vorbis")], extra: ["radio": ["bufferSeconds": 1]])
+        defer { _ = daemon.wait(timeout: 0); daemon.process.terminate() }
+        XCTAssertTrue(waitFor(10) { (self.json()["title"] as? String)?.hasPrefix("Song ") == true }, "\(json())")
+        let status = json()
+        XCTAssertEqual(status["artist"] as? String, "Test FM")
+        XCTAssertEqual(status["phase"] as? String, "playing")
+        // The stream goes on past the end of the 3 s file (served again from its start: a new link
+        // of the chain, new serial and headers), heard in real time on the silent output.
+        XCTAssertTrue(waitFor(10) { ((self.json()["position"] as? Double) ?? 0) > 4.5 }, "\(json())")
+        XCTAssertEqual(json()["phase"] as? String, "playing")
+        let log: String = (try? ctl("log", "50").stdout) ?? ""
+        XCTAssertFalse(log.contains("skipped"), log)
+    }
+
     func testADroppedConnectionIsReconnectedWithoutLeavingTheEntry() throws {
         // Every connection ends after 30000 bytes (about 2 s at 128 kbit/s).
         let daemon = try startDaemon([server.url("/icy?metaint=8192&drop=30000")], extra: ["radio": ["bufferSeconds": 1]])

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: MIT
+import COgg
+import COpus
+import Glibc
+
+/// Ogg Vorbis and Ogg Opus through libogg's page sync and the codecs' packet APIs (libvorbis's
+/// `vorbis_synthesis_*`, libopus's multistream decoder).
+///
+/// Not vorbisfile, opusfile or libsndfile: they seek and scan a source to learn its length, which
+/// a live stream does not have. Here bytes go into `ogg_sync`, pages come out, and the packets of
+/// the one logical stream being played go to its decoder.
+///
+/// Chained streams (Icecast starts a new logical stream, with new headers, at each track or
+/// metadata change): a beginning-of-stream page of Vorbis or Opus replaces the stream being
+/// played; the format is reported again only when it differs. Other logical streams (a skeleton
+/// or video beside the audio) are skipped. Bounded memory: the sync buffer holds at most one page
+/// (≤ 64 KiB) beyond what was fed, and a packet that grows past `packetLimit` fails the stream.
+/// Corrupt audio packets are skipped. Output is 32-bit float at the stream's rate and channels
+/// (Opus: 48 kHz, its pre-skip dropped and its end trimmed as the last page says).
+final class OggStreamCodec: StreamCodec {
+    private let sync: UnsafeMutablePointer<ogg_sync_state>
+    private let stream: UnsafeMutablePointer<ogg_stream_state>
+    private let page: UnsafeMutablePointer<ogg_page>
+    private let packet: UnsafeMutablePointer<ogg_packet>
+    private var closed = false
+    /// The serial of the logical stream being played; nil before the first one.
+    private var serial: Int32?
+    /// Its decoder (created at its first page).
+    private var voice: (any OggVoice)?
+    /// The format last reported.
+    private var reported: AudioFormat?
+    /// Beginning pages of logical streams that are neither Vorbis nor Opus: serial → what they are.
+    private var others: [Int32: String] = [:]
+    private var failure: String?
+
+    /// The most bytes one packet may gather across pages before the stream is refused: far above
+    /// any audio packet or header (a Vorbis comment with a cover picture stays well below).
+    static let packetLimit = 4 << 20
+
+    init() {
+        sync = .allocate(capacity: 1)
+        sync.initialize(to: ogg_sync_state())
+        ogg_sync_init(sync)
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: ogg_stream_state())
+        ogg_stream_init(stream, 0)
+        page = .allocate(capacity: 1)
+        page.initialize(to: ogg_page())
+        packet = .allocate(capacity: 1)
+        packet.initialize(to: ogg_packet())
+    }
+
+    deinit {
+        close()
+        sync.deallocate()
+        stream.deallocate()
+        page.deallocate()
+        packet.deallocate()
+    }
+
+    func feed(_ bytes: UnsafeRawBufferPointer) {
+        guard !closed, let base = bytes.baseAddress, bytes.count > 0 else { return }
+        guard let target = ogg_sync_buffer(sync, bytes.count) else { return }
+        target.update(from: base.assumingMemoryBound(to: CChar.self), count: bytes.count)
+        ogg_sync_wrote(sync, bytes.count)
+    }
+
+    func decode(into buffer: UnsafeMutableRawPointer, frames: Int) -> StreamCodecResult {
+        if let failure { return .failed(failure) }
+        guard !closed else { return .ended }
+        let out = buffer.assumingMemoryBound(to: Float.self)
+        while true {
+            if let voice, let format = voice.format {
+                if reported != format {
+                    reported = format
+                    return .format(format)
+                }
+                let count = voice.read(into: out, frames: frames)
+                if count > 0 { return .frames(count) }
+            }
+            if serial != nil, let voice {
+                let result = ogg_stream_packetout(stream, packet)
+                if result == 1 {
+                    if let reason = voice.take(packet) { return fail(reason) }
+                    continue
+                }
+                // -1: pages were lost (a gap in the sequence): the next whole packet goes on.
+                if result < 0 { continue }
+            }
+            let result = ogg_sync_pageout(sync, page)
+            if result == 0 { return .needMore }
+            if result < 0 { continue }  // bytes skipped up to the next page's capture pattern
+            if let reason = takePage() { return fail(reason) }
+        }
+    }
+
+    /// Bytes libogg holds for this codec (its sync buffer and the stream's packet buffer), for the
+    /// tests of its bound.
+    var heldBytes: Int { Int(sync.pointee.storage) + stream.pointee.body_storage }
+
+    private func fail(_ reason: String) -> StreamCodecResult {
+        failure = reason
+        return .failed(reason)
+    }
+
+    /// Hands the page to the logical stream it belongs to, starting a new one at a beginning page
+    /// of Vorbis or Opus. A failure reason when the stream cannot be played.
+    private func takePage() -> String? {
+        let pageSerial = ogg_page_serialno(page)
+        if ogg_page_bos(page) != 0 {
+            let body = UnsafeRawBufferPointer(start: page.pointee.body, count: max(0, page.pointee.body_len))
+            let identity = Self.identify(body)
+            switch identity {
+            case .vorbis, .opus:
+                // A chained stream's next link (or the first): the old decoder's PCM was all read.
+                voice?.close()
+                if identity == .opus { voice = OpusVoice() } else { voice = VorbisVoice() }
+                serial = pageSerial
+                ogg_stream_reset_serialno(stream, pageSerial)
+            case .other(let name):
+                // Grouped streams put every beginning page before any header's next page: one that
+                // comes after the audio's headers is a new link of another codec.
+                if voice?.format != nil {
+                    voice?.close()
+                    voice = nil
+                    serial = nil
+                }
+                if others.count < 16 { others[pageSerial] = name }
+                return nil
+            }
+        }
+        guard let serial, pageSerial == serial else {
+            if serial == nil, let name = others[pageSerial] {
+                return "the Ogg stream holds \(name), not Vorbis or Opus (streams: \(StreamCodecKind.supported))"
+            }
+            return nil  // another logical stream's page, or one before any beginning
+        }
+        guard ogg_stream_pagein(stream, page) == 0 else { return nil }
+        if stream.pointee.body_fill - stream.pointee.body_returned > Self.packetLimit {
+            return "an Ogg packet grew past \(Self.packetLimit >> 20) MiB: not a playable stream"
+        }
+        return nil
+    }
+
+    private enum Identity: Equatable {
+        case vorbis, opus
+        case other(String)
+    }
+
+    /// What a logical stream is, by its first packet (the start of its beginning page's body).
+    private static func identify(_ body: UnsafeRawBufferPointer) -> Identity {
+        // The first byte of some is a packet type (1: Vorbis identification, 0x7F: FLAC, 0x80: Theora).
+        func starts(_ byte: UInt8?, _ text: String) -> Bool {
+            var prefix: [UInt8] = byte.map { [$0] } ?? []
+            prefix += Array(text.utf8)
+            return body.starts(with: prefix)
+        }
+        if starts(1, "vorbis") { return .vorbis }
+        if starts(nil, "OpusHead") { return .opus }
+        if starts(0x7F, "FLAC") { return .other("FLAC") }
+        if starts(nil, "Speex") { return .other("Speex") }
+        if starts(nil, "fishead") { return .other("only a skeleton") }
+        if starts(0x80, "theora") { return .other("Theora video") }
+        return .other("an unknown codec")
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        voice?.close()
+        voice = nil
+        ogg_stream_clear(stream)
+        ogg_sync_clear(sync)
+    }
+}
+
+/// The decoder of one logical stream: its header packets, then its audio packets.
+private protocol OggVoice: AnyObject {
+    /// The PCM shape, once the headers are read.
+    var format: AudioFormat? { get }
+    /// Takes the stream's next packet. A failure reason when the stream cannot be decoded (its
+    /// headers); a corrupt audio packet is skipped.
+    func take(_ packet: UnsafeMutablePointer<ogg_packet>) -> String?
+    /// Copies up to `frames` decoded frames (interleaved) into `out`: 0 when it needs a packet.
+    func read(into out: UnsafeMutablePointer<Float>, frames: Int) -> Int
+    /// Frees the library's state. Called once.
+    func close()
+}
+
+/// Vorbis: three header packets, then audio. libvorbis trims the stream's first and last blocks
+/// itself from the packets' granule positions.
+private final class VorbisVoice: OggVoice {
+    private let info: UnsafeMutablePointer<vorbis_info>
+    private let comment: UnsafeMutablePointer<vorbis_comment>
+    private let dsp: UnsafeMutablePointer<vorbis_dsp_state>
+    private let block: UnsafeMutablePointer<vorbis_block>
+    private var headers = 0
+    private var synthesis = false
+    private(set) var format: AudioFormat?
+
+    init() {
+        // libvorbis keeps pointers between these: they live at fixed addresses.
+        info = .allocate(capacity: 1)
+        info.initialize(to: vorbis_info())
+        comment = .allocate(capacity: 1)
+        comment.initialize(to: vorbis_comment())
+        dsp = .allocate(capacity: 1)
+        dsp.initialize(to: vorbis_dsp_state())
+        block = .allocate(capacity: 1)
+        block.initialize(to: vorbis_block())
+        vorbis_info_init(info)
+        vorbis_comment_init(comment)
+    }
+
+    func take(_ packet: UnsafeMutablePointer<ogg_packet>) -> String? {
+        if headers < 3 {
+            guard vorbis_synthesis_headerin(info, comment, packet) == 0 else {
+                return "Ogg Vorbis header \(headers + 1) of 3 is damaged"
+            }
+            headers += 1
+            if headers == 3 {
+                guard vorbis_synthesis_init(dsp, info) == 0 else { return "libvorbis refused the stream's headers" }
+                vorbis_block_init(dsp, block)
+                synthesis = true
+                format = AudioFormat(sampleRate: Int(info.pointee.rate), channels: Int(info.pointee.channels), sample: .float32)
+            }
+            return nil
+        }
+        if vorbis_synthesis(block, packet) == 0 { vorbis_synthesis_blockin(dsp, block) }
+        return nil
+    }
+
+    func read(into out: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        guard synthesis else { return 0 }
+        var pcm: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
+        let available = Int(vorbis_synthesis_pcmout(dsp, &pcm))
+        guard available > 0, let pcm else { return 0 }
+        let count = min(available, frames)
+        let channels = Int(info.pointee.channels)
+        for channel in 0..<channels {
+            guard let source = pcm[channel] else { continue }
+            var target = out + channel
+            for frame in 0..<count {
+                target.pointee = source[frame]
+                target += channels
+            }
+        }
+        vorbis_synthesis_read(dsp, Int32(count))
+        return count
+    }
+
+    func close() {
+        if synthesis {
+            vorbis_block_clear(block)
+            vorbis_dsp_clear(dsp)
+        }
+        vorbis_comment_clear(comment)
+        vorbis_info_clear(info)
+        info.deallocate()
+        comment.deallocate()
+        dsp.deallocate()
+        block.deallocate()
+    }
+}
+
+/// Opus (RFC 7845): OpusHead, OpusTags, then audio at 48 kHz. Channel mapping families 0 (mono,
+/// stereo) and 1 (up to 8 channels, Vorbis order) through the multistream decoder.
+private final class OpusVoice: OggVoice {
+    private var decoder: OpaquePointer?
+    private var headers = 0
+    private var channels = 0
+    /// Frames still to drop at the start (OpusHead's pre-skip).
+    private var preSkip = 0
+    /// The granule position (48 kHz samples, pre-skip included) at the end of the last packet.
+    private var granule: Int64 = 0
+    /// Decoded frames not read yet: `pending` frames from `start`.
+    private var buffer: UnsafeMutablePointer<Float>?
+    private var start = 0
+    private var pending = 0
+    private(set) var format: AudioFormat?
+    /// The most frames one packet decodes to (120 ms at 48 kHz).
+    private static let maxPacketFrames = 5760
+
+    func take(_ packet: UnsafeMutablePointer<ogg_packet>) -> String? {
+        let bytes = UnsafeRawBufferPointer(start: packet.pointee.packet, count: max(0, packet.pointee.bytes))
+        if headers == 0 {
+            headers = 1
+            return open(head: bytes)
+        }
+        if headers == 1 {
+            headers = 2
+            if bytes.starts(with: Array("OpusTags".utf8)) { return nil }
+        }
+        // An empty packet would be concealed as 120 ms of a lost one: skipped instead.
+        guard let decoder, let buffer, let base = packet.pointee.packet, packet.pointee.bytes > 0 else { return nil }
+        let decoded = Int(opus_multistream_decode_float(decoder, base, Int32(clamping: packet.pointee.bytes), buffer,
+                                                         Int32(Self.maxPacketFrames), 0))
+        guard decoded > 0 else { return nil }  // a corrupt packet: skipped
+        var first = min(preSkip, decoded)
+        var end = decoded
+        preSkip -= first
+        let granuleBefore = granule
+        granule += Int64(decoded)
+        if packet.pointee.granulepos >= 0 {
+            // The last page's granule position ends the stream short of the last packet's end.
+            if packet.pointee.e_o_s != 0 && packet.pointee.granulepos < granule {
+                end = Int(max(0, min(Int64(decoded), packet.pointee.granulepos - granuleBefore)))
+            }
+            granule = packet.pointee.granulepos
+        }
+        first = min(first, end)
+        start = first
+        pending = end - first
+        return nil
+    }
+
+    /// Reads OpusHead and starts the decoder.
+    private func open(head: UnsafeRawBufferPointer) -> String? {
+        guard head.count >= 19, head[8] >> 4 == 0 else { return "the Ogg Opus header is damaged" }
+        let count = Int(head[9])
+        let skip = Int(head[10]) | Int(head[11]) << 8
+        let gain = Int16(bitPattern: UInt16(head[16]) | UInt16(head[17]) << 8)
+        let family = head[18]
+        var streams: Int32 = 1
+        var coupled: Int32 = count == 2 ? 1 : 0
+        var mapping: [UInt8] = [0, 1]
+        switch family {
+        case 0:
+            guard count == 1 || count == 2 else { return "the Ogg Opus header is damaged (\(count) channels, family 0)" }
+        case 1:
+            guard count >= 1, count <= 8, head.count >= 21 + count else {
+                return "the Ogg Opus header is damaged (\(count) channels, family 1)"
+            }
+            streams = Int32(head[19])
+            coupled = Int32(head[20])
+            mapping = Array(head[21..<(21 + count)])
+        default:
+            return "Opus channel mapping family \(family) is not supported (only 0 and 1)"
+        }
+        var error: Int32 = 0
+        guard let decoder = opus_multistream_decoder_create(48000, Int32(count), streams, coupled, mapping, &error), error == OPUS_OK else {
+            return "libopus refused the stream's header: " + String(cString: opus_strerror(error))
+        }
+        self.decoder = decoder
+        // Output gain in Q7.8 dB, applied by libopus as the specification asks.
+        if gain != 0 { _ = jb_opus_set_gain(decoder, Int32(gain)) }
+        channels = count
+        preSkip = skip
+        buffer = .allocate(capacity: Self.maxPacketFrames * count)
+        format = AudioFormat(sampleRate: 48000, channels: count, sample: .float32)
+        return nil
+    }
+
+    func read(into out: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        guard pending > 0, let buffer else { return 0 }
+        let count = min(pending, frames)
+        out.update(from: buffer + start * channels, count: count * channels)
+        start += count
+        pending -= count
+        return count
+    }
+
+    func close() {
+        if let decoder { opus_multistream_decoder_destroy(decoder) }
+        decoder = nil
+        buffer?.deallocate()
+        buffer = nil
+    }
+}
