@@ -134,8 +134,9 @@ extension AudioEngine {
         }
     }
 
-    /// A file through libsndfile, or an HTTP(S) URL through `HTTPStream` and libmpg123 (`StreamDecoder`,
-    /// which waits for its buffer to fill; a stop, play or seek meanwhile cancels it within 50 ms).
+    /// A file through libsndfile, or an HTTP(S) URL through `HTTPStream` and the `StreamCodec` its
+    /// format needs (`StreamDecoder`, which waits for its buffer to fill; a stop, play or seek
+    /// meanwhile cancels it within 50 ms).
     private func openSource(_ track: TrackRef, serial: UInt64, generation: UInt64) throws(DecodeError) -> any PCMSource {
         guard isStreamURL(track.path) else { return try Decoder(path: track.path) }
         let settings = monitor.withLock { state.streamSettings }
