@@ -26,6 +26,9 @@ let package = Package(
         // MP3 streams: libmpg123's feed API decodes bytes as they arrive (libsndfile scans an MP3 to its end).
         .systemLibrary(name: "CMpg123", path: "Sources/CMpg123", pkgConfig: "libmpg123",
                        providers: [.apt(["libmpg123-dev"])]),
+        // AAC (ADTS, HE-AAC) streams: libfaad2 decodes one frame at a time from bytes it is handed.
+        .systemLibrary(name: "CFaad", path: "Sources/CFaad", pkgConfig: "faad2",
+                       providers: [.apt(["libfaad-dev"])]),
         .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
                        providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
@@ -49,7 +52,7 @@ let package = Package(
 
         // Adapters.
         .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
-                                                     "CHTTP", "CMpg123"]),
+                                                     "CHTTP", "CMpg123", "CFaad"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "JukeboxSystem", "CInput", "CLinux"]),
@@ -92,7 +95,7 @@ let package = Package(
         .testTarget(name: "JukeboxSystemTests", dependencies: ["JukeboxSystem"]),
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxFixtures", "JukeboxTestSupport", "CALSA", "CSndfile",
-                                                             "CMpg123"]),
+                                                             "CMpg123", "CFaad"]),
         // No adapter and no C library but Linux's own headers: see JukeboxService.
         .testTarget(name: "JukeboxServiceTests", dependencies: [
             "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxWaiting", "JukeboxTestSupport", "CLinux"]),

@@ -78,6 +78,7 @@ package_of() {
     libsndfile.so.1) echo libsndfile1 ;;
     libcurl.so.4) echo libcurl4t64 ;;
     libmpg123.so.0) echo libmpg123-0t64 ;;
+    libfaad.so.2) echo libfaad2 ;;
     libtag_c.so.2) echo libtag-c2 ;;
     libtag.so.2) echo libtag2 ;;
     libmosquitto.so.1) echo libmosquitto1 ;;

@@ -33,30 +33,34 @@ enum StreamCodecResult: Equatable {
 /// or `application/octet-stream`) by the first bytes.
 enum StreamCodecKind: String, CaseIterable, Sendable {
     case mp3 = "MP3"
+    case aac = "AAC"
 
     /// The kind a Content-Type names; nil when the type says nothing (absent, octet-stream) or is
     /// not an audio format this player knows.
     static func named(contentType: String) -> StreamCodecKind? {
         switch contentType {
         case "audio/mpeg", "audio/mp3", "audio/x-mpeg", "audio/mpeg3", "audio/x-mp3", "audio/mpg": .mp3
+        case "audio/aac", "audio/aacp", "audio/x-aac": .aac
         default: nil
         }
     }
 
     /// Content-Types of audio formats that have no codec here yet (refused with "not supported").
-    static let knownUnsupported: Set<String> = ["audio/aac", "audio/aacp", "audio/x-aac", "audio/ogg", "application/ogg",
+    static let knownUnsupported: Set<String> = ["audio/ogg", "application/ogg",
                                                 "audio/opus", "audio/vorbis", "audio/flac", "audio/x-flac", "video/mp2t"]
 
     /// The kind the first bytes of a stream look like; MP3 when nothing else matches (libmpg123
     /// then searches for a frame sync and refuses the stream after `StreamDecoder.syncLimit`).
     static func sniff(_ head: UnsafeRawBufferPointer) -> StreamCodecKind {
-        .mp3
+        if AACStreamCodec.looksLikeADTS(head) { return .aac }
+        return .mp3
     }
 
     /// "an MP3" and the like, for messages.
     var article: String {
         switch self {
         case .mp3: "an MP3"
+        case .aac: "an AAC"
         }
     }
 
@@ -67,6 +71,7 @@ enum StreamCodecKind: String, CaseIterable, Sendable {
     func makeCodec() throws(StreamCodecError) -> any StreamCodec {
         switch self {
         case .mp3: try MP3StreamCodec()
+        case .aac: try AACStreamCodec()
         }
     }
 }
