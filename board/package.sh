@@ -79,6 +79,7 @@ package_of() {
     libcurl.so.4) echo libcurl4t64 ;;
     libmpg123.so.0) echo libmpg123-0t64 ;;
     libfaad.so.2) echo libfaad2 ;;
+    libFLAC.so.14) echo libflac14 ;;
     libtag_c.so.2) echo libtag-c2 ;;
     libtag.so.2) echo libtag2 ;;
     libmosquitto.so.1) echo libmosquitto1 ;;

@@ -7,7 +7,7 @@
 # Installs only what is missing (safe to run again), as root or through sudo:
 #   - pkg-config and the C libraries' -dev packages: libasound2-dev (ALSA), libsndfile1-dev,
 #     libcurl4-openssl-dev and libmpg123-dev (internet radio: HTTP(S) and MP3 streams),
-#     libfaad-dev (AAC and HE-AAC radio streams),
+#     libfaad-dev (AAC and HE-AAC radio streams), libflac-dev (native FLAC radio streams),
 #     TagLib's C binding (libtagc0-dev on Debian 12, libtag-c-dev on Debian 13), libgpiod-dev;
 #   - alsa-utils (aplay, arecord: handy to check a sound card);
 #   - mpc and python3-mpd (python-mpd2): the MPD clients the tests drive jukebox's MPD listener
@@ -45,7 +45,7 @@ installed() {
 }
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, libcurl, libmpg123, libfaad2, TagLib C, libgpiod, libmosquitto development files" >&2
+  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, libcurl, libmpg123, libfaad2, libFLAC, TagLib C, libgpiod, libmosquitto development files" >&2
   exit 1
 fi
 
@@ -56,7 +56,7 @@ if [ -r /etc/os-release ]; then
   codename=${VERSION_CODENAME:-unknown}
 fi
 
-wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libfaad-dev libgpiod-dev
+wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libfaad-dev libflac-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
   mosquitto mosquitto-clients openssl)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)

@@ -12,7 +12,7 @@
 #      from /etc/apt/sources.list and /etc/apt/sources.list.d/*; override with
 #      TRIXIE_MIRROR=URL). An existing, finished chroot is reused;
 #   3. installs (only what is missing) swiftlang, build-essential, pkg-config,
-#      libasound2-dev, libsndfile1-dev, libcurl4-openssl-dev, libmpg123-dev, libfaad-dev,
+#      libasound2-dev, libsndfile1-dev, libcurl4-openssl-dev, libmpg123-dev, libfaad-dev, libflac-dev,
 #      libtag-c-dev, libgpiod-dev (2.x),
 #      alsa-utils, git and ca-certificates into it;
 #   4. mounts /proc, /sys and /dev into the chroot and bind-mounts the repository
@@ -51,6 +51,7 @@ PACKAGES=(
   libcurl4-openssl-dev
   libmpg123-dev
   libfaad-dev
+  libflac-dev
   libtag-c-dev
   libgpiod-dev
   libmosquitto-dev

@@ -13,6 +13,14 @@ protocol StreamCodec: AnyObject {
     func decode(into buffer: UnsafeMutableRawPointer, frames: Int) -> StreamCodecResult
     /// Frees the library's state. Called once; nothing is called after it.
     func close()
+    /// The stream ended: nothing more will be fed. A codec that holds bytes back until a whole
+    /// frame surely arrived (FLAC) decodes the rest with the next `decode` calls.
+    func endOfInput()
+}
+
+extension StreamCodec {
+    /// Nothing to do for a codec that decodes every frame as soon as it is whole.
+    func endOfInput() {}
 }
 
 /// What one `StreamCodec.decode` call produced.
@@ -34,6 +42,7 @@ enum StreamCodecResult: Equatable {
 enum StreamCodecKind: String, CaseIterable, Sendable {
     case mp3 = "MP3"
     case aac = "AAC"
+    case flac = "FLAC"
 
     /// The kind a Content-Type names; nil when the type says nothing (absent, octet-stream) or is
     /// not an audio format this player knows.
@@ -41,17 +50,19 @@ enum StreamCodecKind: String, CaseIterable, Sendable {
         switch contentType {
         case "audio/mpeg", "audio/mp3", "audio/x-mpeg", "audio/mpeg3", "audio/x-mp3", "audio/mpg": .mp3
         case "audio/aac", "audio/aacp", "audio/x-aac": .aac
+        case "audio/flac", "audio/x-flac": .flac
         default: nil
         }
     }
 
     /// Content-Types of audio formats that have no codec here yet (refused with "not supported").
     static let knownUnsupported: Set<String> = ["audio/ogg", "application/ogg",
-                                                "audio/opus", "audio/vorbis", "audio/flac", "audio/x-flac", "video/mp2t"]
+                                                "audio/opus", "audio/vorbis", "video/mp2t"]
 
     /// The kind the first bytes of a stream look like; MP3 when nothing else matches (libmpg123
     /// then searches for a frame sync and refuses the stream after `StreamDecoder.syncLimit`).
     static func sniff(_ head: UnsafeRawBufferPointer) -> StreamCodecKind {
+        if FLACStreamCodec.looksLikeFLAC(head) { return .flac }
         if AACStreamCodec.looksLikeADTS(head) { return .aac }
         return .mp3
     }
@@ -61,6 +72,7 @@ enum StreamCodecKind: String, CaseIterable, Sendable {
         switch self {
         case .mp3: "an MP3"
         case .aac: "an AAC"
+        case .flac: "a FLAC"
         }
     }
 
@@ -72,6 +84,7 @@ enum StreamCodecKind: String, CaseIterable, Sendable {
         switch self {
         case .mp3: try MP3StreamCodec()
         case .aac: try AACStreamCodec()
+        case .flac: try FLACStreamCodec()
         }
     }
 }

@@ -58,39 +58,8 @@ final class AACStreamTests: XCTestCase {
         }
     }
 
-    struct Decoded {
-        var samples: [Float] = []
-        var formats: [AudioFormat] = []
-        var end: StreamCodecResult?
-        var fed = 0
-    }
-
-    /// Feeds `bytes` in random pieces (1 byte to `maxPiece`) whenever the codec asks, asking for a
-    /// random number of frames each time, until everything is fed and it needs more (or it ends).
-    func decodeInPieces(_ bytes: [UInt8], maxPiece: Int = 5000, codec: AACStreamCodec? = nil) throws -> Decoded {
-        let codec = try codec ?? AACStreamCodec()
-        var decoded = Decoded()
-        var buffer = [Float](repeating: 0, count: 4096 * 2)
-        while true {
-            let frames = Int.random(in: 1...4096, using: &generator)
-            let result = buffer.withUnsafeMutableBytes { codec.decode(into: $0.baseAddress!, frames: frames) }
-            switch result {
-            case .frames(let count):
-                let channels = try XCTUnwrap(decoded.formats.last).channels
-                XCTAssertLessThanOrEqual(count, frames)
-                decoded.samples += buffer[0..<(count * channels)]
-            case .format(let format):
-                decoded.formats.append(format)
-            case .needMore:
-                if decoded.fed == bytes.count { return decoded }
-                let piece = min(bytes.count - decoded.fed, Int.random(in: 1...maxPiece, using: &generator))
-                bytes[decoded.fed..<(decoded.fed + piece)].withUnsafeBytes { codec.feed($0) }
-                decoded.fed += piece
-            case .ended, .failed:
-                decoded.end = result
-                return decoded
-            }
-        }
+    func decodeInPieces(_ bytes: [UInt8], maxPiece: Int = 5000, codec: AACStreamCodec? = nil) throws -> DecodedStream {
+        try decodeStreamInPieces(bytes, codec: codec ?? AACStreamCodec(), maxPiece: maxPiece, generator: &generator)
     }
 
     func randomBytes(_ count: Int) -> [UInt8] {
@@ -203,6 +172,49 @@ final class AACStreamTests: XCTestCase {
         for type in ["audio/aac", "audio/aacp", "audio/x-aac"] {
             XCTAssertEqual(StreamCodecKind.named(contentType: type), .aac, type)
             XCTAssertFalse(StreamCodecKind.knownUnsupported.contains(type), type)
+        }
+    }
+}
+
+/// What a codec made of a stream fed in pieces.
+struct DecodedStream {
+    var samples: [Float] = []
+    var formats: [AudioFormat] = []
+    var end: StreamCodecResult?
+    var fed = 0
+}
+
+/// Feeds `bytes` to `codec` in random pieces (1 byte to `maxPiece`) whenever it asks, asking for a
+/// random number of frames each time, until everything is fed and it needs more (or it ends).
+/// With `endOfInput`, the codec is told the input ended once everything is fed.
+func decodeStreamInPieces(_ bytes: [UInt8], codec: any StreamCodec, maxPiece: Int, generator: inout SeededGenerator,
+                          endOfInput: Bool = false) throws -> DecodedStream {
+    var decoded = DecodedStream()
+    var buffer = [Float](repeating: 0, count: 4096 * 8)
+    var told = false
+    while true {
+        let frames = Int.random(in: 1...4096, using: &generator)
+        let result = buffer.withUnsafeMutableBytes { codec.decode(into: $0.baseAddress!, frames: frames) }
+        switch result {
+        case .frames(let count):
+            let channels = try XCTUnwrap(decoded.formats.last).channels
+            XCTAssertLessThanOrEqual(count, frames)
+            decoded.samples += buffer[0..<(count * channels)]
+        case .format(let format):
+            decoded.formats.append(format)
+        case .needMore:
+            if decoded.fed == bytes.count {
+                if !endOfInput || told { return decoded }
+                codec.endOfInput()
+                told = true
+                continue
+            }
+            let piece = min(bytes.count - decoded.fed, Int.random(in: 1...maxPiece, using: &generator))
+            bytes[decoded.fed..<(decoded.fed + piece)].withUnsafeBytes { codec.feed($0) }
+            decoded.fed += piece
+        case .ended, .failed:
+            decoded.end = result
+            return decoded
         }
     }
 }

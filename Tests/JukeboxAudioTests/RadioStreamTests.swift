@@ -146,7 +146,7 @@ final class RadioStreamTests: XCTestCase {
     func testNotAudioIsRefusedWithItsReason() throws {
         XCTAssertEqual(failure("/missing").0, "HTTP 404 not found")
         XCTAssertEqual(failure("/page.html").0, "not audio (the server sent text/html)")
-        XCTAssertEqual(failure("/ogg").0, "stream format audio/ogg is not supported yet (streams: MP3, AAC)")
+        XCTAssertEqual(failure("/ogg").0, "stream format audio/ogg is not supported yet (streams: MP3, AAC, FLAC)")
     }
 
     func testAnUntrustedCertificateIsRefusedWithTheReason() throws {
