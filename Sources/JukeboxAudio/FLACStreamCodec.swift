@@ -197,7 +197,8 @@ final class FLACStreamCodec: StreamCodec {
         guard maxBlock >= 16, frameBytes <= Self.largestFrame else {
             return .failed("FLAC frames of \(maxBlock) samples are not for a stream")
         }
-        prefix = [0x66, 0x4C, 0x61, 0x43] + Array(block)
+        prefix = [0x66, 0x4C, 0x61, 0x43]
+        prefix.append(contentsOf: block)
         prefix[4] |= 0x80
         return nil
     }

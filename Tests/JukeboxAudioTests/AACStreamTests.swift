@@ -103,10 +103,17 @@ final class AACStreamTests: XCTestCase {
         let cut = starts[Int.random(in: 5..<(starts.count - 5), using: &generator)]
         let lone: [UInt8] = [0xFF, 0xF1, 0x50, 0x80, 0x11, 0xBF, 0xFC]
         let mp3Header: [UInt8] = [0xFF, 0xFB, 0x90, 0x64]
-        var stream = randomBytes(3000) + lone + randomBytes(100) + mp3Header
-        stream += aac[..<cut]
-        stream += randomBytes(2000) + lone + mp3Header + randomBytes(50)
-        stream += aac[cut...]
+        // Appended one by one: long `+` chains strain Swift 6.0's type checker under emulation.
+        var stream = randomBytes(3000)
+        stream.append(contentsOf: lone)
+        stream.append(contentsOf: randomBytes(100))
+        stream.append(contentsOf: mp3Header)
+        stream.append(contentsOf: aac[..<cut])
+        stream.append(contentsOf: randomBytes(2000))
+        stream.append(contentsOf: lone)
+        stream.append(contentsOf: mp3Header)
+        stream.append(contentsOf: randomBytes(50))
+        stream.append(contentsOf: aac[cut...])
         let decoded = try decodeInPieces(stream)
         XCTAssertNil(decoded.end, "seed \(seed)")
         XCTAssertEqual(decoded.formats.count, 1, "seed \(seed)")
@@ -119,7 +126,8 @@ final class AACStreamTests: XCTestCase {
         let starts = frameStarts()
         let index = Int.random(in: 5..<(starts.count - 5), using: &generator)
         let half = (starts[index] + starts[index + 1]) / 2
-        let stream = Array(aac[..<half] + aac[starts[index + 1]...])
+        var stream = Array(aac[..<half])
+        stream.append(contentsOf: aac[starts[index + 1]...])
         let decoded = try decodeInPieces(stream)
         XCTAssertNil(decoded.end, "seed \(seed)")
         XCTAssertEqual(decoded.formats.count, 1, "seed \(seed)")

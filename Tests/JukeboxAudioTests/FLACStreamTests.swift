@@ -79,7 +79,10 @@ final class FLACStreamTests: XCTestCase {
         // and what follows is the source again.
         let cut = Int.random(in: (flac.count / 3)...(flac.count / 2), using: &generator)
         let garbage = randomBytes(Int.random(in: 1...100_000, using: &generator))
-        let stream = randomBytes(500) + flac[..<cut] + garbage + flac[cut...]
+        var stream = randomBytes(500)
+        stream.append(contentsOf: flac[..<cut])
+        stream.append(contentsOf: garbage)
+        stream.append(contentsOf: flac[cut...])
         let decoded = try decodeInPieces(stream)
         XCTAssertEqual(decoded.end, .ended, "seed \(seed)")
         XCTAssertEqual(decoded.formats, [stereo], "seed \(seed)")
@@ -101,10 +104,13 @@ final class FLACStreamTests: XCTestCase {
         XCTAssertEqual(noise.formats, [], "seed \(seed)")
         let magic: [UInt8] = [0x66, 0x4C, 0x61, 0x43]
         for _ in 0..<20 {
-            let header = try decodeInPieces(magic + randomBytes(5000))
+            var bytes = magic
+            bytes.append(contentsOf: randomBytes(5000))
+            let header = try decodeInPieces(bytes)
             XCTAssertEqual(header.samples.count, 0, "seed \(seed)")
         }
-        let headerOnly = Array(flac.prefix(8 + 34)) + randomBytes(200_000)
+        var headerOnly = Array(flac.prefix(8 + 34))
+        headerOnly.append(contentsOf: randomBytes(200_000))
         let afterInfo = try decodeInPieces(headerOnly, maxPiece: 16 << 10)
         XCTAssertTrue(afterInfo.samples.allSatisfy { $0 == 0 }, "garbage decoded as sound: seed \(seed)")
     }
