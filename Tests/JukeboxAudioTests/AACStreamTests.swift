@@ -36,7 +36,7 @@ final class AACStreamTests: XCTestCase {
         config.pointee.downMatrix = 1
         XCTAssertNotEqual(NeAACDecSetConfiguration(handle, config), 0)
         var copy = bytes
-        return try copy.withUnsafeMutableBufferPointer { buffer in
+        return copy.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress!
             var rate: UInt = 0
             var channels: UInt8 = 0
