@@ -42,6 +42,8 @@ final class FLACStreamCodec: StreamCodec {
     /// Bytes passed to libFLAC or over since the last decoded frame, and libFLAC's last complaint.
     private var sinceFrame = 0
     private var lastError = ""
+    /// "fLaC" and the metadata blocks read so far.
+    private(set) var headerBytes = 0
 
     private var reported: AudioFormat?
     private var unreported: AudioFormat?
@@ -50,6 +52,8 @@ final class FLACStreamCodec: StreamCodec {
 
     /// A FLAC frame larger than this is refused (a stream's are a few KiB; the format allows MiBs).
     static let largestFrame = 1 << 20
+    /// Metadata beyond this is refused: it is read past, but a stream of garbage must end somewhere.
+    static let largestHeader = 16 << 20
 
     init() throws(StreamCodecError) {
         guard let decoder = FLAC__stream_decoder_new() else { throw StreamCodecError(reason: "cannot start libFLAC") }
@@ -138,12 +142,14 @@ final class FLACStreamCodec: StreamCodec {
         case .metadata: wanted = 4
         case .frames: return nil
         }
+        guard headerBytes <= Self.largestHeader else { return .failed("not a FLAC stream (over \(Self.largestHeader >> 20) MiB of metadata)") }
         guard bytes.count >= wanted else { return inputEnded ? .ended : .needMore }
         let p = bytes.pointer
         switch stage {
         case .magic:
             if p[0] == 0x66 && p[1] == 0x4C && p[2] == 0x61 && p[3] == 0x43 {  // "fLaC"
                 bytes.consume(4)
+                headerBytes += 4
                 stage = .metadata(skip: 0, last: false)
             } else {
                 bytes.consume(1)
@@ -152,6 +158,7 @@ final class FLACStreamCodec: StreamCodec {
         case .metadata(let skip, let last) where skip > 0:
             let n = min(skip, bytes.count)
             bytes.consume(n)
+            headerBytes += n
             stage = .metadata(skip: skip - n, last: last)
         case .metadata(_, last: true):
             guard !prefix.isEmpty else { return .failed("not a FLAC stream (no STREAMINFO)") }
@@ -169,10 +176,12 @@ final class FLACStreamCodec: StreamCodec {
                 guard bytes.count >= 4 + length else { return inputEnded ? .ended : .needMore }
                 if let failure = keepStreamInfo(UnsafeBufferPointer(start: p, count: 4 + length)) { return failure }
                 bytes.consume(4 + length)
+                headerBytes += 4 + length
                 stage = .metadata(skip: 0, last: last)
             } else {
                 guard type != 127, !prefix.isEmpty else { return .failed("not a FLAC stream (no STREAMINFO first)") }
                 bytes.consume(4)
+                headerBytes += 4
                 stage = .metadata(skip: length, last: last)
             }
         case .frames:

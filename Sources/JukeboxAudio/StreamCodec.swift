@@ -16,11 +16,16 @@ protocol StreamCodec: AnyObject {
     /// The stream ended: nothing more will be fed. A codec that holds bytes back until a whole
     /// frame surely arrived (FLAC) decodes the rest with the next `decode` calls.
     func endOfInput()
+    /// Bytes read as the format's own headers (tags, pictures) so far: not counted against
+    /// `StreamDecoder.syncLimit`, since a 1 MB cover ahead of the audio is no sign of garbage.
+    var headerBytes: Int { get }
 }
 
 extension StreamCodec {
     /// Nothing to do for a codec that decodes every frame as soon as it is whole.
     func endOfInput() {}
+    /// None: the codec has no headers worth telling apart from garbage.
+    var headerBytes: Int { 0 }
 }
 
 /// What one `StreamCodec.decode` call produced.

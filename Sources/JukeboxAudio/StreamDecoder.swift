@@ -113,7 +113,7 @@ public final class StreamDecoder {
                 case .ended: throw DecodeError(path: url, reason: "the stream ended before any audio")
                 case .failed(let reason): throw DecodeError(path: url, reason: reason)
                 case .needMore:
-                    if fed > Self.syncLimit {
+                    if fed - codec.headerBytes > Self.syncLimit {
                         throw DecodeError(path: url, reason: "not \(kind?.article ?? "an audio") stream (nothing decodable in the first \(Self.syncLimit >> 10) KiB)")
                     }
                 }

@@ -135,7 +135,17 @@ final class FLACRadioTests: XCTestCase {
         let mp3 = try scratch.audio(.mp3, frames: 44100)
         let path = try scratch.audio(.flac, frames: FLACStreamTests.frames, tags: TestAudio.Tags(title: "Song"))
         expected = TestAudio.floats(try TestAudio.decode(path: path)).withUnsafeBytes { Array($0) }
-        let files: [String: (path: String, contentType: String)] = ["flac": (path, "audio/flac")]
+        // The same with 600 KB of metadata (a PADDING block after STREAMINFO, as a large cover
+        // would be): more than `StreamDecoder.syncLimit`, which metadata does not count against.
+        var big = scratch.bytes(path)
+        let padding = 600_000
+        var block: [UInt8] = [0x01, UInt8(padding >> 16), UInt8((padding >> 8) & 0xFF), UInt8(padding & 0xFF)]
+        block.append(contentsOf: [UInt8](repeating: 0, count: padding))
+        XCTAssertEqual(big[4] & 0x80, 0, "STREAMINFO is not the last block (tags follow)")
+        big.insert(contentsOf: block, at: 8 + 34)
+        let bigPath = scratch.file("big.flac", big)
+        var files: [String: (path: String, contentType: String)] = ["flac": (path, "audio/flac")]
+        files["big"] = (bigPath, "audio/flac")
         do { server = try RadioServer(mp3: mp3, folder: scratch.url.path, files: files) } catch let error as RadioServer.Unavailable {
             throw XCTSkip(error.description)
         }
@@ -156,6 +166,17 @@ final class FLACRadioTests: XCTestCase {
         engine.shutdown()
         XCTAssertEqual(pcm.events(named: "params").first?.fields["format"], "FLOAT_LE")
         assertSameAudio(pcm.recording(), expected[...], bytesPerFrame: 8, "plain HTTP FLAC")
+    }
+
+    func testLargeMetadataIsReadPastNotTakenForGarbage() throws {
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        engine.play(id: 4, path: server.url("/file/big"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(4, _) = $0 { true } else { false } }, "\(log.all)")
+        engine.shutdown()
+        assertSameAudio(pcm.recording(), expected[...], bytesPerFrame: 8, "FLAC with 600 KB of metadata")
     }
 
     func testAnICYStreamWithoutAContentTypeIsRecognisedAndPlaysAsTheSource() throws {
