@@ -16,6 +16,8 @@ import Glibc
 final class AACStreamCodec: StreamCodec {
     private var handle: NeAACDecHandle?
     private var initialised = false
+    /// Nothing more will be fed (`endOfInput`).
+    private var inputEnded = false
     private let bytes = StreamBytes(capacity: 64 << 10)
     /// A header was trusted and its frame decoded: the next header is taken where the length says.
     private var synced = false
@@ -56,6 +58,10 @@ final class AACStreamCodec: StreamCodec {
         }
     }
 
+    func endOfInput() {
+        inputEnded = true
+    }
+
     func decode(into buffer: UnsafeMutableRawPointer, frames: Int) -> StreamCodecResult {
         guard handle != nil else { return .ended }
         while true {
@@ -91,14 +97,26 @@ final class AACStreamCodec: StreamCodec {
                 continue
             }
             if !synced {
-                // Out of sync: the next header must be where this one's length says, alike.
-                guard available >= length + Self.headerBytes else { return .needMore }
-                guard Self.frameLength(bytes.pointer + length) != nil, Self.sameStream(bytes.pointer, bytes.pointer + length) else {
+                // Out of sync: the next header must be where this one's length says, alike. At
+                // the end a frame that ends exactly there is the last; any other candidate is
+                // passed over (a false header in garbage may claim up to 8 KiB that never come).
+                if available >= length + Self.headerBytes {
+                    guard Self.frameLength(bytes.pointer + length) != nil, Self.sameStream(bytes.pointer, bytes.pointer + length) else {
+                        skip()
+                        continue
+                    }
+                } else if !inputEnded {
+                    return .needMore
+                } else if available != length {
                     skip()
                     continue
                 }
             }
-            guard available >= length else { return .needMore }
+            guard available >= length else {
+                if !inputEnded { return .needMore }
+                skip()  // at the end: a truncated last frame, or garbage claiming more than came
+                continue
+            }
             if !initialised {
                 var rate: UInt = 0
                 var channels: UInt8 = 0
