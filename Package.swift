@@ -32,6 +32,12 @@ let package = Package(
                        providers: [.apt(["libogg-dev", "libvorbis-dev"])]),
         .systemLibrary(name: "COpus", path: "Sources/COpus", pkgConfig: "opus",
                        providers: [.apt(["libopus-dev"])]),
+        // AAC (ADTS, HE-AAC) streams: libfaad2 decodes one frame at a time from bytes it is handed.
+        .systemLibrary(name: "CFaad", path: "Sources/CFaad", pkgConfig: "faad2",
+                       providers: [.apt(["libfaad-dev"])]),
+        // Native FLAC streams: libFLAC's stream decoder (libsndfile's FLAC reader wants a seekable file).
+        .systemLibrary(name: "CFLAC", path: "Sources/CFLAC", pkgConfig: "flac",
+                       providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
                        providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
@@ -55,7 +61,7 @@ let package = Package(
 
         // Adapters.
         .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
-                                                     "CHTTP", "CMpg123", "COgg", "COpus"]),
+                                                     "CHTTP", "CMpg123", "COgg", "COpus", "CFaad", "CFLAC"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "JukeboxSystem", "CInput", "CLinux"]),
@@ -98,7 +104,7 @@ let package = Package(
         .testTarget(name: "JukeboxSystemTests", dependencies: ["JukeboxSystem"]),
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),
         .testTarget(name: "JukeboxAudioTests", dependencies: ["JukeboxAudio", "JukeboxFixtures", "JukeboxTestSupport", "CALSA", "CSndfile",
-                                                             "CMpg123"]),
+                                                             "CMpg123", "CFaad", "CFLAC"]),
         // No adapter and no C library but Linux's own headers: see JukeboxService.
         .testTarget(name: "JukeboxServiceTests", dependencies: [
             "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxWaiting", "JukeboxTestSupport", "CLinux"]),

@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 fail() { printf 'check-modules: FAIL: %s\n' "$*" >&2; exit 1; }
 
-adapters="JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus JukeboxFixtures JukeboxTestPCM"
+adapters="JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC JukeboxFixtures JukeboxTestPCM"
 rules=(
   "JukeboxService:$adapters JukeboxTestSupport"
   # The tests may use the shared test doubles (JukeboxTestSupport), which must then reach no adapter either.
@@ -31,7 +31,7 @@ rules=(
   "JukeboxAudio:JukeboxService JukeboxApp JukeboxBoard JukeboxCore"
   "JukeboxBoard:JukeboxService JukeboxApp JukeboxAudio"
   # The MQTT face reaches the player through the control socket only: no adapter, not the wiring.
-  "JukeboxMQTT:JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput CHTTP CMpg123 COgg COpus"
+  "JukeboxMQTT:JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC"
   "JukeboxCore:*"
   "JukeboxSystem:*"
 )
@@ -87,7 +87,7 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/empty"
 : > "$scratch/empty-file"
 hide=()
-for h in /usr/include/alsa /usr/include/taglib /usr/include/sndfile.h /usr/include/gpiod.h /usr/include/x86_64-linux-gnu/mpg123.h /usr/include/aarch64-linux-gnu/mpg123.h \
+for h in /usr/include/alsa /usr/include/taglib /usr/include/sndfile.h /usr/include/gpiod.h /usr/include/x86_64-linux-gnu/mpg123.h /usr/include/aarch64-linux-gnu/mpg123.h /usr/include/neaacdec.h /usr/include/FLAC \
   /usr/include/x86_64-linux-gnu/curl /usr/include/aarch64-linux-gnu/curl /usr/include/ogg /usr/include/vorbis /usr/include/opus; do
   [ -e "$h" ] || continue
   if [ -d "$h" ]; then hide+=("$scratch/empty:$h"); else hide+=("$scratch/empty-file:$h"); fi

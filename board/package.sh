@@ -81,6 +81,8 @@ package_of() {
     libogg.so.0) echo libogg0 ;;
     libvorbis.so.0) echo libvorbis0a ;;
     libopus.so.0) echo libopus0 ;;
+    libfaad.so.2) echo libfaad2 ;;
+    libFLAC.so.14) echo libflac14 ;;
     libtag_c.so.2) echo libtag-c2 ;;
     libtag.so.2) echo libtag2 ;;
     libmosquitto.so.1) echo libmosquitto1 ;;

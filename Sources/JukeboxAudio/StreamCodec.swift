@@ -13,6 +13,19 @@ protocol StreamCodec: AnyObject {
     func decode(into buffer: UnsafeMutableRawPointer, frames: Int) -> StreamCodecResult
     /// Frees the library's state. Called once; nothing is called after it.
     func close()
+    /// The stream ended: nothing more will be fed. A codec that holds bytes back until a whole
+    /// frame surely arrived (FLAC) decodes the rest with the next `decode` calls.
+    func endOfInput()
+    /// Bytes read as the format's own headers (tags, pictures) so far: not counted against
+    /// `StreamDecoder.syncLimit`, since a 1 MB cover ahead of the audio is no sign of garbage.
+    var headerBytes: Int { get }
+}
+
+extension StreamCodec {
+    /// Nothing to do for a codec that decodes every frame as soon as it is whole.
+    func endOfInput() {}
+    /// None: the codec has no headers worth telling apart from garbage.
+    var headerBytes: Int { 0 }
 }
 
 /// What one `StreamCodec.decode` call produced.
@@ -35,6 +48,8 @@ enum StreamCodecKind: String, CaseIterable, Sendable {
     case mp3 = "MP3"
     /// Ogg Vorbis or Ogg Opus (the codec tells them apart by the first packet).
     case ogg = "Ogg Vorbis/Opus"
+    case aac = "AAC"
+    case flac = "FLAC"
 
     /// The kind a Content-Type names; nil when the type says nothing (absent, octet-stream) or is
     /// not an audio format this player knows.
@@ -42,19 +57,22 @@ enum StreamCodecKind: String, CaseIterable, Sendable {
         switch contentType {
         case "audio/mpeg", "audio/mp3", "audio/x-mpeg", "audio/mpeg3", "audio/x-mp3", "audio/mpg": .mp3
         case "audio/ogg", "application/ogg", "audio/vorbis", "audio/opus", "audio/x-ogg", "application/x-ogg": .ogg
+        case "audio/aac", "audio/aacp", "audio/x-aac": .aac
+        case "audio/flac", "audio/x-flac": .flac
         default: nil
         }
     }
 
     /// Content-Types of audio formats that have no codec here yet (refused with "not supported").
-    static let knownUnsupported: Set<String> = ["audio/aac", "audio/aacp", "audio/x-aac",
-                                                "audio/flac", "audio/x-flac", "video/mp2t"]
+    static let knownUnsupported: Set<String> = ["video/mp2t"]
 
     /// The kind the first bytes of a stream look like; MP3 when nothing else matches (libmpg123
     /// then searches for a frame sync and refuses the stream after `StreamDecoder.syncLimit`).
     static func sniff(_ head: UnsafeRawBufferPointer) -> StreamCodecKind {
         // An Ogg stream starts at a page: its capture pattern "OggS".
         if head.starts(with: [0x4F, 0x67, 0x67, 0x53]) { return .ogg }
+        if FLACStreamCodec.looksLikeFLAC(head) { return .flac }
+        if AACStreamCodec.looksLikeADTS(head) { return .aac }
         return .mp3
     }
 
@@ -63,6 +81,8 @@ enum StreamCodecKind: String, CaseIterable, Sendable {
         switch self {
         case .mp3: "an MP3"
         case .ogg: "an Ogg Vorbis or Opus"
+        case .aac: "an AAC"
+        case .flac: "a FLAC"
         }
     }
 
@@ -74,6 +94,8 @@ enum StreamCodecKind: String, CaseIterable, Sendable {
         switch self {
         case .mp3: try MP3StreamCodec()
         case .ogg: OggStreamCodec()
+        case .aac: try AACStreamCodec()
+        case .flac: try FLACStreamCodec()
         }
     }
 }

@@ -48,6 +48,8 @@ public final class StreamDecoder {
     /// buffer again, so a source arriving at its real rate plays after one pause instead of
     /// stuttering block by block.
     private var rebuffering = false
+    /// The stream ended and the codec was told (`endOfInput`): what it still holds is decoded.
+    private var inputEnded = false
     private let scratch: UnsafeMutableRawPointer
     private static let scratchBytes = 16 << 10
     /// How long one `read` waits for network bytes before saying "pending".
@@ -111,7 +113,7 @@ public final class StreamDecoder {
                 case .ended: throw DecodeError(path: url, reason: "the stream ended before any audio")
                 case .failed(let reason): throw DecodeError(path: url, reason: reason)
                 case .needMore:
-                    if fed > Self.syncLimit {
+                    if fed - codec.headerBytes > Self.syncLimit {
                         throw DecodeError(path: url, reason: "not \(kind?.article ?? "an audio") stream (nothing decodable in the first \(Self.syncLimit >> 10) KiB)")
                     }
                 }
@@ -127,7 +129,13 @@ public final class StreamDecoder {
                 codec?.feed(bytes)
                 fed += count
             case .pending: continue
-            case .ended: throw DecodeError(path: url, reason: "the stream ended before any audio")
+            case .ended:
+                if let codec, !inputEnded {
+                    inputEnded = true
+                    codec.endOfInput()
+                    continue
+                }
+                throw DecodeError(path: url, reason: "the stream ended before any audio")
             case .failed(let reason): throw DecodeError(path: url, reason: reason)
             }
         }
@@ -172,7 +180,9 @@ public final class StreamDecoder {
                     stream.setRebuffering(true)
                     return pcmSourcePending
                 case .ended:
-                    return 0
+                    if inputEnded { return 0 }
+                    inputEnded = true
+                    codec.endOfInput()
                 case .failed(let reason):
                     failure = DecodeError(path: url, reason: reason)
                     return 0

@@ -150,6 +150,7 @@ final class RadioStreamTests: XCTestCase {
         let mp2t = failure("/icy?metaint=8192&type=video/mp2t").0 ?? "no failure"
         XCTAssertTrue(mp2t.hasPrefix("stream format video/mp2t is not supported yet (streams: MP3, "), mp2t)
         XCTAssertTrue(mp2t.contains("Ogg Vorbis/Opus"), mp2t)
+        XCTAssertTrue(mp2t.contains("AAC, FLAC"), mp2t)
     }
 
     func testAnUntrustedCertificateIsRefusedWithTheReason() throws {
