@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -28,12 +29,24 @@ typedef struct {
 	const jb_http_callbacks *callbacks;
 	jb_http_result *result;
 	size_t header_bytes;
+	/// CLOCK_MONOTONIC seconds: when the transfer began, when its last byte (header or body) came.
+	double started, last_byte;
+	/// The stall watchdog ended the transfer.
+	int stalled;
 } transfer;
+
+static double monotonic_seconds(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
 
 static size_t on_header(char *data, size_t size, size_t count, void *user)
 {
 	transfer *t = user;
 	size_t length = size * count;
+	t->last_byte = monotonic_seconds();
 	// A status line starts a new response (a redirect's next hop): its headers count afresh.
 	if (length >= 5 && (memcmp(data, "HTTP/", 5) == 0 || memcmp(data, "ICY ", 4) == 0))
 		t->header_bytes = 0;
@@ -55,6 +68,9 @@ static size_t on_body(char *data, size_t size, size_t count, void *user)
 	transfer *t = user;
 	size_t length = size * count;
 	size_t taken = t->callbacks->body(t->callbacks->context, data, length);
+	// After the callback: it may wait for room in a full ring, which is no silence of the server's.
+	if (length > 0)
+		t->last_byte = monotonic_seconds();
 	if (taken != length)
 		t->result->aborted = 1;
 	return taken;
@@ -71,6 +87,19 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
 		t->result->aborted = 1;
 		return 1;
 	}
+	// The stall watchdog, here rather than CURLOPT_LOW_SPEED_TIME: libcurl averages the speed over
+	// the last 5 s, so after a burst a silent server was cut only 5 s past the stall time (a 4 s
+	// silence with a 1 s stall time went unnoticed). Before the first byte, connecting may take its
+	// own timeout on top.
+	if (t->options->stall_seconds > 0) {
+		double now = monotonic_seconds();
+		double limit = (double)t->options->stall_seconds;
+		double since = t->last_byte > 0 ? now - t->last_byte : now - t->started - (double)t->options->connect_timeout_ms / 1000.0;
+		if (since >= limit) {
+			t->stalled = 1;
+			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -84,7 +113,7 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 		snprintf(result->error, sizeof result->error, "cannot start libcurl");
 		return;
 	}
-	transfer t = { options, callbacks, result, 0 };
+	transfer t = { options, callbacks, result, 0, monotonic_seconds(), 0, 0 };
 	struct curl_slist *headers = NULL;
 	// Shoutcast v1 answers "ICY 200 OK": without the alias libcurl takes it for HTTP/0.9 and refuses it.
 	struct curl_slist *aliases = curl_slist_append(NULL, "ICY 200");
@@ -98,8 +127,6 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(curl, CURLOPT_MAXREDIRS, options->max_redirects);
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options->connect_timeout_ms);
-	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, options->stall_seconds);
 	// A 404 or 500 is an error with its status, not a body to decode.
 	curl_easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
 	curl_easy_setopt(curl, CURLOPT_HTTP09_ALLOWED, 0L);
@@ -127,6 +154,11 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	long status = 0;
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	result->status = status;
+	if (t.stalled) {
+		// A network failure, retried like libcurl's own timeouts.
+		result->code = CURLE_OPERATION_TIMEDOUT;
+		snprintf(result->error, sizeof result->error, "timed out: no data for %ld s", options->stall_seconds);
+	}
 	if (code != CURLE_OK && result->error[0] == 0)
 		snprintf(result->error, sizeof result->error, "%s", curl_easy_strerror(code));
 	// The error buffer belongs to this call's result: libcurl must not write to it after the handle is gone.

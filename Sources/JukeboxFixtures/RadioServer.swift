@@ -9,7 +9,9 @@ import Foundation
 ///   bytes and a title full of control characters); the file again and again (once with `once`,
 ///   from its start on every connection);
 ///   with `drop`, the connection is closed after B body bytes and the next one continues where the
-///   audio left off (a live stream: what was sent and not played is lost); with `pace`, sent no
+///   audio left off (a live stream: what was sent and not played is lost); with `stall=B&stallfor=S`,
+///   the first connection to that URL sends nothing for S seconds once B body bytes are out, then
+///   goes on (a stalled source; a reconnection continues where the audio left off); with `pace`, sent no
 ///   faster than that many bytes a second (a live source: no burst at the start).
 /// - `/file.mp3`: the file as a plain HTTP/1.0 response with a Content-Length; `/file/NAME` the same
 ///   for `files[NAME]`.
@@ -40,6 +42,7 @@ for entry in os.environ.get('RADIO_FILES', '').split('\n'):
         name, ctype, path = entry.split('|', 2)
         FILES[name] = (open(path, 'rb').read(), ctype)
 offsets = {}
+stalled = set()
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.0'
@@ -100,6 +103,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         garbage = q.get('garbage') == '1'
         once = q.get('once') == '1'
         pace = int(q.get('pace', '0'))
+        stall = int(q.get('stall', '0'))
+        stall_for = float(q.get('stallfor', '0'))
         key = self.path
         started = time.monotonic()
         name = 'Caf\xe9 FM' if q.get('latin1') == '1' else 'Test FM'
@@ -137,6 +142,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(out)
             sent += len(out)
             offsets[key] = pos
+            if stall and sent >= stall and key not in stalled:
+                # Once per URL: the connection goes silent, then goes on (if the client kept it).
+                stalled.add(key)
+                self.wfile.flush()
+                time.sleep(stall_for)
             if pace:
                 ahead = started + sent / pace - time.monotonic()
                 if ahead > 0: time.sleep(ahead)

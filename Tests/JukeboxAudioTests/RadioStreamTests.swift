@@ -257,6 +257,41 @@ final class RadioStreamTests: XCTestCase {
         XCTAssertNil(facts.failure)
     }
 
+    func testAStallMidStreamShorterThanTheStallTimeOnlyDelaysTheAudio() throws {
+        // 1.5 s of silence after 30000 bytes, with a 4 s stall time: the connection is kept, and the
+        // bytes go on from where they stopped.
+        var settings = fast()
+        settings.stallSeconds = 4
+        let stream = HTTPStream(url: server.url("/icy?metaint=8192&stall=30000&stallfor=1.5"), settings: settings)
+        defer { stream.close() }
+        let start = Date()
+        let (audio, end) = drain(stream, upTo: 60_000)
+        XCTAssertNil(end)
+        XCTAssertEqual(audio.count, 60_000)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 1.4, "the stall was not served")
+        XCTAssertEqual(stream.facts.reconnects, 0, "\(stream.facts)")
+        let compared = min(audio.count, mp3.count)
+        XCTAssertGreaterThan(compared, 30_000, "the comparison must reach past the stall")
+        XCTAssertTrue(audio.prefix(compared) == mp3.prefix(compared), "the audio repeated or skipped across the stall")
+    }
+
+    func testAStallMidStreamLongerThanTheStallTimeIsCutAndTheAudioGoesOnWithoutRepeats() throws {
+        // 4 s of silence after 30000 bytes, with a 1 s stall time: the connection is cut and a new one
+        // continues where the source's audio left off (nothing was sent meanwhile, nothing is repeated).
+        var settings = fast()
+        settings.stallSeconds = 1
+        let stream = HTTPStream(url: server.url("/icy?metaint=8192&stall=30000&stallfor=4"), settings: settings)
+        defer { stream.close() }
+        let (audio, end) = drain(stream, upTo: 60_000)
+        XCTAssertNil(end)
+        XCTAssertEqual(audio.count, 60_000)
+        XCTAssertGreaterThanOrEqual(stream.facts.reconnects, 1, "\(stream.facts)")
+        XCTAssertNil(stream.facts.failure)
+        let compared = min(audio.count, mp3.count)
+        XCTAssertGreaterThan(compared, 30_000, "the comparison must reach past the stall")
+        XCTAssertTrue(audio.prefix(compared) == mp3.prefix(compared), "the audio repeated or skipped across the reconnection")
+    }
+
     func testNoServerYetIsWaitedForAndPlaysWhenItComes() throws {
         // A free port: bound, then let go. Nothing listens there until the server below starts.
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -11,7 +11,8 @@ typedef struct {
 	const char *url;
 	/// Connecting (name lookup, TCP, TLS) may take this long.
 	long connect_timeout_ms;
-	/// Fewer than one byte a second for this long ends the transfer (CURLE_OPERATION_TIMEDOUT).
+	/// No byte for this long ends the transfer (code CURLE_OPERATION_TIMEDOUT, "timed out: no data
+	/// for N s"); before the first byte, connect_timeout_ms more.
 	long stall_seconds;
 	/// Redirects followed, at most.
 	long max_redirects;
