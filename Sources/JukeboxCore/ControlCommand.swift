@@ -32,8 +32,9 @@ public enum ControlCommand: Equatable, Sendable {
     case diag
     /// The last `count` log lines.
     case log(count: Int)
-    /// Stream events (buttons, device, phases) until the next line or key.
-    case events
+    /// Stream events (buttons, device, phases) until the next line or key; with `json`, each as
+    /// `event {…}` with the card id or the button gesture as fields of their own (for programs).
+    case events(json: Bool)
     /// The program's version.
     case version
     /// Put card `id` (nil: the last unknown card read) on the cards map as `value` (an absolute
@@ -46,7 +47,7 @@ public enum ControlCommand: Equatable, Sendable {
     shuffle on|off · repeat off|one|all · queue [page] · add PATH · load FOLDER|PLAYLIST · clear · save
     sleep MINUTES|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
-    diag · log [N] · events · version · help · card assign [ID] PATH|COMMAND
+    diag · log [N] · events [--json] · version · help · card assign [ID] PATH|COMMAND
     """
 
     /// Longest line accepted, in bytes.
@@ -80,7 +81,9 @@ public enum ControlCommand: Equatable, Sendable {
         case "clear": return none(.intent(.clear))
         case "save": return none(.save)
         case "diag": return none(.diag)
-        case "events": return none(.events)
+        case "events":
+            if rest == ["--json"] { return .success(.events(json: true)) }
+            return none(.events(json: false))
         case "version": return none(.version)
         case "log":
             guard rest.count <= 1, let n = rest.isEmpty ? 20 : Int(rest[0]), (1...1000).contains(n) else {

@@ -146,7 +146,7 @@ enum CommandHarness {
         case .save: return "save"
         case .diag: return "diag"
         case .log(let count): return "log \(count)"
-        case .events: return "events"
+        case .events(let json): return json ? "events --json" : "events"
         case .version: return "version"
         case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
         }

@@ -13,7 +13,7 @@ import JukeboxSystem
 /// threads: `jukebox-mqttnet` drives libmosquitto (`mosquitto_loop` in 0.2 s slices: connect,
 /// keepalive, reads, writes; after a failed attempt or a lost connection it waits 1 s, doubling
 /// to 60 s, before the next, and `close()` interrupts that wait), and `jukebox-mqtt` is the
-/// socket client (`status --json` once a second and after every event, the `events` stream,
+/// socket client (`status --json` once a second and after every event, the `events --json` stream,
 /// commands one at a time). The loop sees one more socket client, whose replies the socket
 /// already bounds (64 KiB).
 ///
@@ -396,7 +396,7 @@ public final class MQTTBridge: @unchecked Sendable {
             }
         }
         if eventClient == nil, let client = try? ControlClient(path: context.socketPath) {
-            if ask(client, "events", timeout: 5)?.hasPrefix("ok") == true { eventClient = client }
+            if ask(client, "events --json", timeout: 5)?.hasPrefix("ok") == true { eventClient = client }
         }
     }
 
@@ -445,24 +445,21 @@ public final class MQTTBridge: @unchecked Sendable {
         return nil
     }
 
+    /// One line of the `events --json` stream: `event {"time":…,"what":…,"phase":…}`, with `card`
+    /// for a card read and `button` and `gesture` for a gesture (fields, never words parsed out of
+    /// `what`, whose wording is for people).
     private func event(_ line: String) {
-        // "event 04:47:43.250 card 1234 → playing": what happened, without the time.
-        let words = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard words.count == 3, words[0] == "event" else {
+        guard line.hasPrefix("event {") else {
             if line.hasPrefix("ok events ended") || line.hasPrefix("error") { eventClient = nil }
             return
         }
-        let text = String(words[2])
-        send("event", text)
-        // The phase after it follows an arrow.
-        let parts = text.prefix { $0 != "→" }.split(separator: " ")
-        // `card ID` is a card read (not `card removed ID`, `card ID: 3 tracks` or `cards map: …`).
-        if parts.count == 2, parts[0] == "card", parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
-            send("card", String(parts[1]))
-        }
-        if parts.count == 3, parts[0] == "gesture", Button(rawValue: String(parts[1])) != nil,
-           ButtonGesture.Kind(rawValue: String(parts[2])) != nil {
-            send("button/" + parts[1], String(parts[2]))
+        guard let fields = try? JSONDecoder().decode([String: String].self, from: Data(line.dropFirst(6).utf8)),
+              let what = fields["what"] else { return }
+        send("event", what + (fields["phase"].map { " → " + $0 } ?? ""))
+        if let card = fields["card"] { send("card", card) }
+        if let name = fields["button"], let gesture = fields["gesture"], Button(rawValue: name) != nil,
+           ButtonGesture.Kind(rawValue: gesture) != nil {
+            send("button/" + name, gesture)
         }
     }
 

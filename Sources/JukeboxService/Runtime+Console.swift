@@ -43,8 +43,9 @@ extension Runtime {
             feedHeard()
             dispatch(event)
             console.print(StatusView(state).line)
-        case .success(.events):
+        case .success(.events(let json)):
             consoleStreaming = true
+            consoleStreamingJSON = json
             console.streaming = true
             console.print("streaming events; press any key to stop")
             return  // no prompt while streaming

@@ -29,6 +29,8 @@ extension Runtime {
         for client in control.clients.values where client.closed {
             control.drop(client)
             replySlots[client.id] = nil
+            eventClients.remove(client.id)
+            jsonEventClients.remove(client.id)
             // A helper that went away cannot end its interruption: end it for it.
             for id in heldByClient.removeValue(forKey: client.id) ?? [] { dispatch(.interruptEnded(id: id)) }
         }
@@ -88,6 +90,7 @@ extension Runtime {
             return
         }
         if eventClients.remove(client.id) != nil {
+            jsonEventClients.remove(client.id)
             // Any line ends an `events` stream (and is not a command).
             send(client, "ok events ended")
             return
@@ -108,8 +111,9 @@ extension Runtime {
             // The status line carries the core's message when the intent could not be done.
             let line = "ok " + StatusView(state).line
             replyAfterSaves(since: before, client) { _ in [line] }
-        case .success(.events):
+        case .success(.events(let json)):
             eventClients.insert(client.id)
+            if json { jsonEventClients.insert(client.id) }
             send(client, "ok streaming events; send any line to stop")
         case .success(.interruptBegin(let reason)):
             beginInterruption(id: "manual", reason: reason, client: client)
@@ -244,16 +248,33 @@ extension Runtime {
     /// Sends an event to every client streaming `events` and to the console when it streams:
     /// `event 04:47:43.250 button next down → playing` (wall-clock time of day, then what happened
     /// and the phase after it).
-    func streamEvent(_ event: Event) { stream(event.summary) }
+    func streamEvent(_ event: Event) {
+        if case .cardRead(let id, _) = event {
+            stream(event.summary, fields: [("card", id)])
+        } else {
+            stream(event.summary)
+        }
+    }
 
     /// Streams `what` as an event line (`streamEvent`'s format): also the button gestures,
-    /// `event 04:47:43.250 gesture next long → playing`, which no event names by itself.
-    func stream(_ what: String) {
-        let line = "event \(wallClockText(wallClockNow(), dateAndTime: false)) \(what) → \(state.phase.name)"
-        if let control {
-            for id in eventClients { if let client = control.clients[id] { control.reply(client, line) } }
+    /// `event 04:47:43.250 gesture next long → playing`, which no event names by itself. `events
+    /// --json` clients get `event {"time":…,"what":…,"phase":…}` with `fields` added (the card id,
+    /// the button and its gesture), so a program never parses the words of `what`.
+    func stream(_ what: String, fields: [(String, String)] = []) {
+        let time = wallClockText(wallClockNow(), dateAndTime: false), phase = state.phase.name
+        let line = "event \(time) \(what) → \(phase)"
+        var json: String {
+            let q = JSONText.quoted
+            let pairs = [("time", time), ("what", what), ("phase", phase)] + fields
+            return "event {" + pairs.map { q($0.0) + ":" + q($0.1) }.joined(separator: ",") + "}"
         }
-        if consoleStreaming { console?.print(line) }
+        if let control, !eventClients.isEmpty {
+            let jsonLine = jsonEventClients.isEmpty ? "" : json
+            for id in eventClients {
+                if let client = control.clients[id] { control.reply(client, jsonEventClients.contains(id) ? jsonLine : line) }
+            }
+        }
+        if consoleStreaming { console?.print(consoleStreamingJSON ? json : line) }
     }
 
     /// Carries out `Command.grant(id)`: the first client waiting for that interruption learns the

@@ -82,10 +82,14 @@ public final class Runtime {
     var lastSave: (at: Double, error: String?)?
     /// Clients streaming `events`.
     var eventClients: Set<Int> = []
+    /// The `eventClients` that asked for `events --json`.
+    var jsonEventClients: Set<Int> = []
     /// The serial console, if one is configured.
     public var console: SerialConsole?
     /// Whether the console streams `events`.
     var consoleStreaming = false
+    /// The console's `events` stream is `events --json`.
+    var consoleStreamingJSON = false
     private var lastMaintain = 0.0
     /// Clients waiting for `Command.grant(id)`, per interruption id, oldest first.
     var waitingForGrant: [String: [Int]] = [:]
@@ -244,7 +248,9 @@ public final class Runtime {
             let commands = reduce(&state, next)
             if streaming, !isQuiet(next) { streamEvent(next) }
             if let before = buttonsBefore {
-                for g in ButtonGesture.between(before, state.buttons) { stream("gesture \(g.button.rawValue) \(g.kind.rawValue)") }
+                for g in ButtonGesture.between(before, state.buttons) {
+                    stream("gesture \(g.button.rawValue) \(g.kind.rawValue)", fields: [("button", g.button.rawValue), ("gesture", g.kind.rawValue)])
+                }
             }
             if log.level == .debug, !isQuiet(next) || !commands.isEmpty {
                 log.debug("\(next) -> \(commands.map(Self.brief))")

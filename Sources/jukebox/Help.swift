@@ -105,7 +105,8 @@ enum Help {
     interrupt end, diag, log [N], version, help, card assign [ID] PATH|COMMAND (puts the last
     new card, or card ID, on the cards map; replies once the map is written). `events` prints a line per event
     (`event 04:47:43.250 button next down → playing`, local time) until you press Enter (a line
-    on stdin) or the player stops. Text from files and tags is shown with control characters
+    on stdin) or the player stops; `events --json` prints each as a JSON object, with the card id
+    or the button and its gesture as fields of their own. Text from files and tags is shown with control characters
     replaced by U+FFFD; `status --json` escapes them instead.
 
     Options:

@@ -403,7 +403,9 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(parse("diag"), .success(.diag))
         XCTAssertEqual(parse("log"), .success(.log(count: 20)))
         XCTAssertEqual(parse("log 5"), .success(.log(count: 5)))
-        XCTAssertEqual(parse("events"), .success(.events))
+        XCTAssertEqual(parse("events"), .success(.events(json: false)))
+        XCTAssertEqual(parse("events --json"), .success(.events(json: true)))
+        XCTAssertEqual(parse("events --xml"), .failure(ControlError("events takes no arguments")))
         XCTAssertEqual(parse("version"), .success(.version))
     }
 

@@ -136,6 +136,23 @@ final class ControlSocketTests: XCTestCase {
         XCTAssertEqual(watcher.request("", timeout: 5)?.components(separatedBy: "\n").last, "ok events ended")
     }
 
+    func testEventsAsJSONCarryTheCardIdAsAFieldWhileTextClientsGetTheSameEventAsText() throws {
+        let program = try ControlClient(path: path), person = try ControlClient(path: path)
+        XCTAssertEqual(program.request("events --json", timeout: 5), "ok streaming events; send any line to stop")
+        XCTAssertEqual(person.request("events", timeout: 5), "ok streaming events; send any line to stop")
+        box.runtime.mailbox.post(.cardRead(id: "0A0B", at: 1))
+        let json = try XCTUnwrap(program.readLine(timeout: 5))
+        XCTAssertTrue(json.hasPrefix("event {"), json)
+        let fields = try JSONDecoder().decode([String: String].self, from: Data(json.dropFirst(6).utf8))
+        XCTAssertEqual(fields["card"], "0A0B")
+        XCTAssertEqual(fields["what"], "card 0A0B")
+        XCTAssertEqual(fields["phase"], "stopped")
+        XCTAssertEqual(fields["time"]?.count, "04:47:43.250".count, json)
+        let text = try XCTUnwrap(person.readLine(timeout: 5))
+        XCTAssertTrue(text.hasPrefix("event ") && text.hasSuffix(" card 0A0B → stopped"), text)
+        XCTAssertEqual(program.request("", timeout: 5)?.components(separatedBy: "\n").last, "ok events ended")
+    }
+
     func testYieldIsGrantedOnceReleasedAndEndsWhenTheClientDisconnects() throws {
         let player = try ControlClient(path: path)
         _ = player.request("play", timeout: 5)

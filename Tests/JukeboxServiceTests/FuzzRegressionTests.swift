@@ -95,7 +95,8 @@ final class FuzzRegressionTests: XCTestCase {
         case .add(let path): return "add " + path
         case .load(let path): return "load " + path
         case .log(let count): return "log \(count)"
-        case .status, .help, .save, .diag, .events, .version: return "\(command)"
+        case .events(let json): return json ? "events --json" : "events"
+        case .status, .help, .save, .diag, .version: return "\(command)"
         case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
         }
     }
