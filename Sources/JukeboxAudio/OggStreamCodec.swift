@@ -300,7 +300,10 @@ private final class OpusVoice: OggVoice {
         var end = decoded
         preSkip -= first
         let granuleBefore = granule
-        granule += Int64(decoded)
+        // Saturating: a page's granule position is 64 bits off the network (Int64.max then one
+        // more packet would trap and take the player down).
+        let (sum, overflow) = granule.addingReportingOverflow(Int64(decoded))
+        granule = overflow ? .max : sum
         if packet.pointee.granulepos >= 0 {
             // The last page's granule position ends the stream short of the last packet's end.
             if packet.pointee.e_o_s != 0 && packet.pointee.granulepos < granule {

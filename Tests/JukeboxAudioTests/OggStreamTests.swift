@@ -291,6 +291,33 @@ final class OggStreamTests: XCTestCase {
         print("mutated Ogg: 300 streams, \(failures) refused, \(decodedFrames) samples decoded, seed \(seed)")
     }
 
+    func testExtremeGranulePositionsNeitherTrapNorMakeUpAudio() throws {
+        // A page header's granule position is 64 bits from the network: Int64.max on an audio page
+        // (then more audio after it) must not overflow the Opus voice's sample count (a trap would
+        // take the whole player down), nor may any value make more audio than the packets hold.
+        for kind in [TestAudio.Kind.oggVorbis, .opus] {
+            let original: [UInt8] = scratch.bytes(try scratch.audio(kind, frames: 20_000, name: "granule"))
+            let starts: [Int] = pageStarts(original)
+            XCTAssertGreaterThanOrEqual(starts.count, 4, "\(kind)")
+            let extremes: [Int64] = [Int64.max, Int64.max - 1, 1 << 62, 0]
+            for value in extremes {
+                var bytes = original
+                // Every page after the headers (the first page holds only the first header).
+                for start in starts.dropFirst(2) {
+                    var page: [UInt8] = Array(bytes[start..<(starts.first { $0 > start } ?? bytes.count)])
+                    withUnsafeBytes(of: value.littleEndian) { page.replaceSubrange(6..<14, with: $0) }
+                    page.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+                    let crc = Self.crc(page)
+                    withUnsafeBytes(of: crc.littleEndian) { page.replaceSubrange(22..<26, with: $0) }
+                    bytes.replaceSubrange(start..<(start + page.count), with: page)
+                }
+                let output = decodeInPieces(bytes, seed: UInt64(truncatingIfNeeded: value))
+                let channels = output.formats.last?.channels ?? 2
+                XCTAssertLessThanOrEqual(output.samples.count / channels, 20_000 + 48_000, "\(kind), granule \(value)")
+            }
+        }
+    }
+
     /// Where each page of a well-formed Ogg file starts.
     private func pageStarts(_ bytes: [UInt8]) -> [Int] {
         var starts: [Int] = []
