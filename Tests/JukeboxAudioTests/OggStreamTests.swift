@@ -240,7 +240,8 @@ final class OggStreamTests: XCTestCase {
     func testMutatedPagesWithValidChecksumsNeverCrashTheDecoders() throws {
         // A small fuzzer: bytes changed inside page bodies (headers included) and the checksum made
         // right again, so libvorbis and libopus get the damaged packets rather than libogg dropping
-        // them; pages duplicated, dropped or cut short. Whatever comes: no crash, no hang, a sane format.
+        // them; a page header's granule position or flags set to extremes (checksum made right);
+        // pages duplicated, dropped or cut short. Whatever comes: no crash, no hang, a sane format.
         let seed = seed()
         var random = OggSplitMix(seed: seed)
         let vorbis: [UInt8] = scratch.bytes(try scratch.audio(.oggVorbis, frames: 20_000, name: "fv"))
@@ -260,7 +261,23 @@ final class OggStreamTests: XCTestCase {
                 let which: Int = Int(random.next() % UInt64(pages.count))
                 // A page cut short earlier is left as it is.
                 guard pages[which].count > 27 else { continue }
-                switch random.next() % 5 {
+                switch random.next() % 6 {
+                case 5:
+                    // The header's flags (continued, beginning, end) or granule position: 64 bits
+                    // from the network, extremes included.
+                    var page = pages[which]
+                    if page.count < 27 { break }
+                    let extremes: [Int64] = [.max, .max - 1, -1, -2, .min, 0, Int64(truncatingIfNeeded: random.next())]
+                    if random.next() % 2 == 0 {
+                        page[5] = UInt8(truncatingIfNeeded: random.next() % 8)
+                    } else {
+                        let granule: Int64 = extremes[Int(random.next() % UInt64(extremes.count))]
+                        withUnsafeBytes(of: granule.littleEndian) { page.replaceSubrange(6..<14, with: $0) }
+                    }
+                    page.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+                    let crc = Self.crc(page)
+                    withUnsafeBytes(of: crc.littleEndian) { page.replaceSubrange(22..<26, with: $0) }
+                    pages[which] = page
                 case 0: pages.remove(at: which)
                 case 1: pages.insert(pages[which], at: which)
                 case 2: pages[which] = Array(pages[which].prefix(Int(random.next() % UInt64(pages[which].count))))
