@@ -32,6 +32,11 @@ final class OggStreamCodec: StreamCodec {
     /// Beginning pages of logical streams that are neither Vorbis nor Opus: serial → what they are.
     private var others: [Int32: String] = [:]
     private var failure: String?
+    /// Bytes of pages that carried the played stream's header packets (StreamCodec's contract:
+    /// not counted against the sync limit, as a cover picture in a Vorbis comment or OpusTags can
+    /// be far larger than it), at most three packets' worth in all so that a stream of nothing but
+    /// new links' headers is still refused in the end.
+    private(set) var headerBytes = 0
 
     /// The most bytes one packet may gather across pages before the stream is refused: far above
     /// any audio packet or header (a Vorbis comment with a cover picture stays well below).
@@ -136,6 +141,9 @@ final class OggStreamCodec: StreamCodec {
             return nil  // another logical stream's page, or one before any beginning
         }
         guard ogg_stream_pagein(stream, page) == 0 else { return nil }
+        if voice?.readingHeaders == true {
+            headerBytes = min(headerBytes + page.pointee.header_len + page.pointee.body_len, 3 * Self.packetLimit)
+        }
         if stream.pointee.body_fill - stream.pointee.body_returned > Self.packetLimit {
             return "an Ogg packet grew past \(Self.packetLimit >> 20) MiB: not a playable stream"
         }
@@ -178,6 +186,8 @@ final class OggStreamCodec: StreamCodec {
 private protocol OggVoice: AnyObject {
     /// The PCM shape, once the headers are read.
     var format: AudioFormat? { get }
+    /// Header packets are still to come (the next page's bytes are headers, not audio).
+    var readingHeaders: Bool { get }
     /// Takes the stream's next packet. A failure reason when the stream cannot be decoded (its
     /// headers); a corrupt audio packet is skipped.
     func take(_ packet: UnsafeMutablePointer<ogg_packet>) -> String?
@@ -197,6 +207,7 @@ private final class VorbisVoice: OggVoice {
     private var headers = 0
     private var synthesis = false
     private(set) var format: AudioFormat?
+    var readingHeaders: Bool { headers < 3 }
 
     init() {
         // libvorbis keeps pointers between these: they live at fixed addresses.
@@ -278,6 +289,7 @@ private final class OpusVoice: OggVoice {
     private var start = 0
     private var pending = 0
     private(set) var format: AudioFormat?
+    var readingHeaders: Bool { headers < 2 }
     /// The most frames one packet decodes to (120 ms at 48 kHz).
     private static let maxPacketFrames = 5760
 
@@ -300,7 +312,10 @@ private final class OpusVoice: OggVoice {
         var end = decoded
         preSkip -= first
         let granuleBefore = granule
-        granule += Int64(decoded)
+        // Saturating: a page's granule position is 64 bits off the network (Int64.max then one
+        // more packet would trap and take the player down).
+        let (sum, overflow) = granule.addingReportingOverflow(Int64(decoded))
+        granule = overflow ? .max : sum
         if packet.pointee.granulepos >= 0 {
             // The last page's granule position ends the stream short of the last packet's end.
             if packet.pointee.e_o_s != 0 && packet.pointee.granulepos < granule {

@@ -120,6 +120,9 @@ enum SampleConversion {
     }
 
     private static func store(_ value: Double, as type: SampleType, into target: UnsafeMutableRawPointer, at i: Int) {
+        // A float source can hold NaN (a damaged or hostile Vorbis stream's codebook, a float file):
+        // min/max pass it through and Int16(NaN) traps; it is silence instead.
+        let value = value.isNaN ? 0 : value
         switch type {
         case .int16:
             let scaled = min(max((value * 32768).rounded(), -32768), 32767)

@@ -96,8 +96,11 @@ public final class StreamDecoder {
 
     /// The bytes buffered before playing: `bufferSeconds` at `icy-br` (else 128 kbit/s), at most the ring.
     static func bufferTarget(facts: StreamFacts, settings: StreamSettings, capacity: Int) -> Int {
-        let bytesPerSecond = Double((facts.bitrate ?? 128) * 125)
-        return min(capacity, max(1, Int(settings.bufferSeconds * bytesPerSecond)))
+        // icy-br is whatever the server sent: 0 or less says nothing, and a huge one must neither
+        // overflow the multiplication nor the conversion back to Int (either traps).
+        let kbps = facts.bitrate.flatMap { $0 > 0 ? $0 : nil } ?? 128
+        let bytes = settings.bufferSeconds * Double(kbps) * 125
+        return bytes >= Double(capacity) ? capacity : max(1, Int(bytes))
     }
 
     /// Feeds bytes until the codec reports the first format. The codec is chosen with the first

@@ -9,7 +9,8 @@ import Glibc
 /// `Content-Type: audio/mpeg` and `ice-name`, paced at the file's byte rate, looping. Titles are set
 /// through Icecast's admin API (`updateTitle`). Icecast refuses to run as root, so as root it runs
 /// as `nobody` (setpriv) in a folder handed to nobody. Throws `RadioServer.Unavailable` without
-/// icecast2 or python3; every wait is bounded.
+/// icecast2 or python3 (a skip), `Failure` when it is there and does not work; every wait is
+/// bounded, and neither icecast2 nor the source client outlives a test process that is killed.
 public final class IcecastServer {
     /// The port it listens on, on 127.0.0.1.
     public let port: Int
@@ -22,7 +23,8 @@ public final class IcecastServer {
     private var sources: [Process] = []
 
     static let sourceScript = #"""
-import socket, sys, time, base64
+import os, socket, sys, time, base64
+parent = os.getppid()
 port, mount, path, name, rate, password = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
 data = open(path, 'rb').read()
 deadline = time.monotonic() + 10
@@ -54,6 +56,8 @@ while True:
         piece = data[i:i + 4096]
         s.sendall(piece)
         sent += len(piece)
+        # The test process is gone (killed, crashed): stop, do not stream into an orphan forever.
+        if os.getppid() != parent: sys.exit(0)
         ahead = start + sent / rate - time.monotonic()
         if ahead > 0: time.sleep(ahead)
 """#
@@ -71,7 +75,10 @@ except Exception as e:
 """#
 
     /// Starts icecast2 with a config written into a folder of its own (mkdtemp in the temporary
-    /// folder: a test's scratch folder may be closed to the `nobody` it runs as under root).
+    /// folder: a test's scratch folder may be closed to the `nobody` it runs as under root) and
+    /// returns once it listens (about 10 s at most; a port taken between the kernel's pick and
+    /// icecast2's bind is picked again, 3 tries). The Python scripts are not in that folder: under
+    /// root it belongs to nobody, and root must not run what nobody can write.
     public init() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/icecast2") else {
             throw RadioServer.Unavailable(description: "icecast2 is not installed: no Icecast test (apt-get install icecast2)")
@@ -79,34 +86,86 @@ except Exception as e:
         guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
             FileManager.default.isExecutableFile(atPath: $0)
         }) else { throw RadioServer.Unavailable(description: "python3 is not installed: no Icecast source client") }
+        let setpriv = FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+        if getuid() == 0 && !setpriv {
+            throw RadioServer.Unavailable(description: "running as root without setpriv: icecast2 will not run as root")
+        }
         self.python = python
         var template = Array((NSTemporaryDirectory() + "/jukebox-icecast-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw RadioServer.Unavailable(description: "no folder for icecast2") }
         let folder = String(cString: made)
         self.folder = folder
-        port = try Self.freePort()
-        let config = Self.config(folder: folder, port: port, source: sourcePassword, admin: adminPassword)
-        try config.write(toFile: folder + "/icecast.xml", atomically: false, encoding: .utf8)
-        try Self.sourceScript.write(toFile: folder + "/icecast_source.py", atomically: false, encoding: .utf8)
-        try Self.adminScript.write(toFile: folder + "/icecast_admin.py", atomically: false, encoding: .utf8)
-        process = Process()
+        var started = false
+        // A failed start leaves no folder behind (deinit does not run for an init that throws).
+        defer { if !started { try? FileManager.default.removeItem(atPath: folder) } }
         if getuid() == 0 {
             // "You should not run icecast2 as root": run it as nobody, in a folder nobody may write.
-            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
-                throw RadioServer.Unavailable(description: "running as root without setpriv: icecast2 will not run as root")
-            }
             guard chown(folder, 65534, 65534) == 0 else {
                 throw RadioServer.Unavailable(description: "cannot hand \(folder) to nobody for icecast2")
             }
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/icecast2", "-c", folder + "/icecast.xml"]
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/icecast2")
-            process.arguments = ["-c", folder + "/icecast.xml"]
         }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        var tries = 0
+        while true {
+            let port = try Self.freePort()
+            let config = Self.config(folder: folder, port: port, source: sourcePassword, admin: adminPassword)
+            try config.write(toFile: folder + "/icecast.xml", atomically: false, encoding: .utf8)
+            let process = Process()
+            var arguments = ["/usr/bin/icecast2", "-c", folder + "/icecast.xml"]
+            if setpriv {
+                // SIGTERM when the test process dies (killed, crashed): no orphan icecast2 (setpriv
+                // sets it after the user change, which would clear it).
+                var options = ["--pdeathsig", "TERM"]
+                if getuid() == 0 { options += ["--reuid=65534", "--regid=65534", "--clear-groups"] }
+                arguments = options + arguments
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            } else {
+                process.executableURL = URL(fileURLWithPath: arguments.removeFirst())
+            }
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if Self.listening(process, port: port) {
+                self.port = port
+                self.process = process
+                break
+            }
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+            tries += 1
+            if tries == 3 {
+                let log = (try? String(contentsOfFile: folder + "/error.log", encoding: .utf8)) ?? ""
+                throw Failure(description: "icecast2 did not listen on 127.0.0.1 (3 tries): \(log.suffix(600))")
+            }
+        }
+        started = true
+    }
+
+    /// Whether icecast2 accepts connections on `port` within 10 s (false at once when it exited:
+    /// its port was taken).
+    private static func listening(_ process: Process, port: Int) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, process.isRunning {
+            if accepts(port) { return process.isRunning }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    /// Whether a connection to 127.0.0.1:`port` is accepted now.
+    private static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
     }
 
     deinit {
@@ -134,7 +193,8 @@ except Exception as e:
     public func startSource(mount: String, mp3: String, name: String, bytesPerSecond: Int) throws {
         let source = Process()
         source.executableURL = URL(fileURLWithPath: python)
-        source.arguments = [folder + "/icecast_source.py", String(port), mount, mp3, name, String(bytesPerSecond), sourcePassword]
+        // -I: no script folder, current folder or PYTHON* variables on its module path.
+        source.arguments = ["-I", "-c", Self.sourceScript, String(port), mount, mp3, name, String(bytesPerSecond), sourcePassword]
         let out = Pipe()
         source.standardOutput = out
         source.standardError = FileHandle.nullDevice
@@ -151,7 +211,7 @@ except Exception as e:
     public func updateTitle(mount: String, song: String) throws -> String {
         let admin = Process()
         admin.executableURL = URL(fileURLWithPath: python)
-        admin.arguments = [folder + "/icecast_admin.py", String(port), mount, song, adminPassword]
+        admin.arguments = ["-I", "-c", Self.adminScript, String(port), mount, song, adminPassword]
         let out = Pipe()
         admin.standardOutput = out
         admin.standardError = FileHandle.nullDevice

@@ -240,7 +240,8 @@ final class OggStreamTests: XCTestCase {
     func testMutatedPagesWithValidChecksumsNeverCrashTheDecoders() throws {
         // A small fuzzer: bytes changed inside page bodies (headers included) and the checksum made
         // right again, so libvorbis and libopus get the damaged packets rather than libogg dropping
-        // them; pages duplicated, dropped or cut short. Whatever comes: no crash, no hang, a sane format.
+        // them; a page header's granule position or flags set to extremes (checksum made right);
+        // pages duplicated, dropped or cut short. Whatever comes: no crash, no hang, a sane format.
         let seed = seed()
         var random = OggSplitMix(seed: seed)
         let vorbis: [UInt8] = scratch.bytes(try scratch.audio(.oggVorbis, frames: 20_000, name: "fv"))
@@ -260,7 +261,23 @@ final class OggStreamTests: XCTestCase {
                 let which: Int = Int(random.next() % UInt64(pages.count))
                 // A page cut short earlier is left as it is.
                 guard pages[which].count > 27 else { continue }
-                switch random.next() % 5 {
+                switch random.next() % 6 {
+                case 5:
+                    // The header's flags (continued, beginning, end) or granule position: 64 bits
+                    // from the network, extremes included.
+                    var page = pages[which]
+                    if page.count < 27 { break }
+                    let extremes: [Int64] = [.max, .max - 1, -1, -2, .min, 0, Int64(truncatingIfNeeded: random.next())]
+                    if random.next() % 2 == 0 {
+                        page[5] = UInt8(truncatingIfNeeded: random.next() % 8)
+                    } else {
+                        let granule: Int64 = extremes[Int(random.next() % UInt64(extremes.count))]
+                        withUnsafeBytes(of: granule.littleEndian) { page.replaceSubrange(6..<14, with: $0) }
+                    }
+                    page.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+                    let crc = Self.crc(page)
+                    withUnsafeBytes(of: crc.littleEndian) { page.replaceSubrange(22..<26, with: $0) }
+                    pages[which] = page
                 case 0: pages.remove(at: which)
                 case 1: pages.insert(pages[which], at: which)
                 case 2: pages[which] = Array(pages[which].prefix(Int(random.next() % UInt64(pages[which].count))))
@@ -289,6 +306,33 @@ final class OggStreamTests: XCTestCase {
             if output.failure != nil { failures += 1 }
         }
         print("mutated Ogg: 300 streams, \(failures) refused, \(decodedFrames) samples decoded, seed \(seed)")
+    }
+
+    func testExtremeGranulePositionsNeitherTrapNorMakeUpAudio() throws {
+        // A page header's granule position is 64 bits from the network: Int64.max on an audio page
+        // (then more audio after it) must not overflow the Opus voice's sample count (a trap would
+        // take the whole player down), nor may any value make more audio than the packets hold.
+        for kind in [TestAudio.Kind.oggVorbis, .opus] {
+            let original: [UInt8] = scratch.bytes(try scratch.audio(kind, frames: 20_000, name: "granule"))
+            let starts: [Int] = pageStarts(original)
+            XCTAssertGreaterThanOrEqual(starts.count, 4, "\(kind)")
+            let extremes: [Int64] = [Int64.max, Int64.max - 1, 1 << 62, 0]
+            for value in extremes {
+                var bytes = original
+                // Every page after the headers (the first page holds only the first header).
+                for start in starts.dropFirst(2) {
+                    var page: [UInt8] = Array(bytes[start..<(starts.first { $0 > start } ?? bytes.count)])
+                    withUnsafeBytes(of: value.littleEndian) { page.replaceSubrange(6..<14, with: $0) }
+                    page.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+                    let crc = Self.crc(page)
+                    withUnsafeBytes(of: crc.littleEndian) { page.replaceSubrange(22..<26, with: $0) }
+                    bytes.replaceSubrange(start..<(start + page.count), with: page)
+                }
+                let output = decodeInPieces(bytes, seed: UInt64(truncatingIfNeeded: value))
+                let channels = output.formats.last?.channels ?? 2
+                XCTAssertLessThanOrEqual(output.samples.count / channels, 20_000 + 48_000, "\(kind), granule \(value)")
+            }
+        }
     }
 
     /// Where each page of a well-formed Ogg file starts.
@@ -473,6 +517,98 @@ final class OggStreamTests: XCTestCase {
         XCTAssertGreaterThan(recording.count, 2 * 44100 * 2)
         let count = min(recording.count, expected.count)
         assertSame(Array(recording.prefix(count)), Array(expected.prefix(count)), channels: 2, "ICY \(kind) through the engine")
+        XCTAssertFalse(log.all.contains { if case .failed = $0 { true } else { false } }, "\(log.all)")
+    }
+
+    /// `vorbis` (a well-formed Ogg Vorbis file) with its comment header replaced by one of
+    /// `commentBytes` (a cover picture's size), paged as an encoder pages it: the header packets on
+    /// pages of their own, the audio pages after them renumbered.
+    private func withLargeComment(_ vorbis: [UInt8], commentBytes: Int) throws -> [UInt8] {
+        var packets: [[UInt8]] = []
+        var current: [UInt8] = []
+        var at = 0
+        while packets.count < 3 {
+            let segments = Int(vorbis[at + 26])
+            var body = at + 27 + segments
+            for index in 0..<segments {
+                let size = Int(vorbis[at + 27 + index])
+                current += vorbis[body..<(body + size)]
+                body += size
+                if size < 255 {
+                    packets.append(current)
+                    current = []
+                }
+            }
+            at = body
+        }
+        let serial = vorbis[14..<18].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+        var comment: [UInt8] = [3]
+        comment += Array("vorbis".utf8)
+        comment += [7, 0, 0, 0]
+        comment += Array("jukebox".utf8)
+        comment += [1, 0, 0, 0]
+        var field: [UInt8] = Array("METADATA_BLOCK_PICTURE=".utf8)
+        field += [UInt8](repeating: UInt8(ascii: "A"), count: commentBytes)
+        comment += withUnsafeBytes(of: UInt32(field.count).littleEndian) { Array($0) }
+        comment += field
+        comment.append(1)  // framing bit
+        var bytes: [UInt8] = try oggPage(serial: serial, bos: true, body: packets[0])
+        var sequence: UInt32 = 1
+        var left = comment[...]
+        while left.count >= 255 * 255 {
+            bytes += try oggPage(serial: serial, bos: false, sequence: sequence, body: Array(left.prefix(255 * 255)),
+                                 continued: sequence > 1, open: true)
+            left = left.dropFirst(255 * 255)
+            sequence += 1
+        }
+        bytes += try oggPage(serial: serial, bos: false, sequence: sequence, body: Array(left), continued: sequence > 1)
+        sequence += 1
+        bytes += try oggPage(serial: serial, bos: false, sequence: sequence, body: packets[2])
+        for start in pageStarts(vorbis) where start >= at {
+            sequence += 1
+            let end: Int = pageStarts(vorbis).first { $0 > start } ?? vorbis.count
+            var page: [UInt8] = Array(vorbis[start..<end])
+            withUnsafeBytes(of: sequence.littleEndian) { page.replaceSubrange(18..<22, with: $0) }
+            page.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+            let crc = Self.crc(page)
+            withUnsafeBytes(of: crc.littleEndian) { page.replaceSubrange(22..<26, with: $0) }
+            bytes += page
+        }
+        return bytes
+    }
+
+    func testAVorbisStreamWithACoverPictureInItsCommentHeaderPlays() throws {
+        // 600 KB of comment (a cover picture, base64) before the setup header: more than the sync
+        // limit, which is for finding a stream, not for reading its headers.
+        let path = try scratch.audio(.oggVorbis, frames: 132_000, name: "plain")
+        let bytes = try withLargeComment(scratch.bytes(path), commentBytes: 600_000)
+        let output = decodeInPieces(bytes, seed: 3)
+        XCTAssertNil(output.failure)
+        XCTAssertEqual(output.samples.count, try reference(path).count)
+        let big = scratch.path("cover.ogg")
+        XCTAssertTrue(FileManager.default.createFile(atPath: big, contents: Data(bytes)))
+        let mp3 = try scratch.audio(.mp3, frames: 4410)
+        let server: RadioServer
+        do {
+            server = try RadioServer(mp3: mp3, folder: scratch.url.path, files: ["cover": (big, "audio/ogg")])
+        } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = StreamSettings()
+        settings.backoff = 0.1...0.4
+        settings.bufferSeconds = 0.5
+        engine.setStreamSettings(settings)
+        engine.play(id: 4, path: server.url("/icy?metaint=8192&file=cover&once=1"), from: 0, paused: false)
+        func startedOrFailed(_ report: AudioEngine.Report) -> Bool {
+            if case .failed = report { return true }
+            return report == .started(id: 4)
+        }
+        XCTAssertTrue(log.wait(timeout: 20, for: startedOrFailed), "\(log.all)")
+        XCTAssertTrue(log.all.contains(.started(id: 4)), "\(log.all)")
         XCTAssertFalse(log.all.contains { if case .failed = $0 { true } else { false } }, "\(log.all)")
     }
 
