@@ -25,12 +25,8 @@ final class AACStreamCodec: StreamCodec {
     private var skipped = 0
     /// libfaad's complaint about the last bad frame, for the failure message.
     private var lastError = ""
-    /// The format last reported (nil before the first), and one decoded but not reported yet.
-    private var reported: AudioFormat?
-    private var unreported: AudioFormat?
-    /// The decoded frame being handed out (interleaved), and how much of it went.
-    private var pending: [Float] = []
-    private var pendingUsed = 0
+    /// The decoded frame being handed out, and its format.
+    private var frame = DecodedFrame()
 
     /// The smallest ADTS header (no CRC).
     private static let headerBytes = 7
@@ -65,20 +61,7 @@ final class AACStreamCodec: StreamCodec {
     func decode(into buffer: UnsafeMutableRawPointer, frames: Int) -> StreamCodecResult {
         guard handle != nil else { return .ended }
         while true {
-            if let format = unreported {
-                unreported = nil
-                reported = format
-                return .format(format)
-            }
-            if let format = reported, pendingUsed < pending.count {
-                let count = min(frames, (pending.count - pendingUsed) / format.channels)
-                let samples = count * format.channels
-                pending.withUnsafeBufferPointer { source in
-                    buffer.copyMemory(from: source.baseAddress! + pendingUsed, byteCount: samples * MemoryLayout<Float>.size)
-                }
-                pendingUsed += samples
-                return .frames(count)
-            }
+            if let result = frame.next(into: buffer, frames: frames) { return result }
             if let result = decodeFrame() { return result }
         }
     }
@@ -87,7 +70,7 @@ final class AACStreamCodec: StreamCodec {
     /// what `decode` must say instead when there is no frame to decode yet.
     private func decodeFrame() -> StreamCodecResult? {
         while true {
-            if reported != nil && skipped > StreamDecoder.syncLimit {
+            if frame.reported != nil && skipped > StreamDecoder.syncLimit {
                 return .failed("AAC decoding failed (nothing decodable in \(skipped >> 10) KiB" + (lastError.isEmpty ? ")" : ": \(lastError))"))
             }
             let available = bytes.count
@@ -140,11 +123,8 @@ final class AACStreamCodec: StreamCodec {
             let rate = Int(info.samplerate)
             guard let output, info.samples > 0, channels > 0, rate > 0 else { continue }  // libfaad's start-up delay
             let samples = Int(info.samples)
-            pending = Array(UnsafeBufferPointer(start: output.assumingMemoryBound(to: Float.self), count: samples - samples % channels))
-            pendingUsed = 0
-            if reported?.sampleRate != rate || reported?.channels != channels {
-                unreported = AudioFormat(sampleRate: rate, channels: channels, sample: .float32)
-            }
+            frame.hold(Array(UnsafeBufferPointer(start: output.assumingMemoryBound(to: Float.self), count: samples - samples % channels)),
+                       format: AudioFormat(sampleRate: rate, channels: channels, sample: .float32))
             return nil
         }
     }

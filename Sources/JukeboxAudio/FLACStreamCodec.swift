@@ -45,10 +45,8 @@ final class FLACStreamCodec: StreamCodec {
     /// "fLaC" and the metadata blocks read so far.
     private(set) var headerBytes = 0
 
-    private var reported: AudioFormat?
-    private var unreported: AudioFormat?
-    private var pending: [Float] = []
-    private var pendingUsed = 0
+    /// The decoded frame being handed out, and its format.
+    private var frame = DecodedFrame()
 
     /// A FLAC frame larger than this is refused (a stream's are a few KiB; the format allows MiBs).
     static let largestFrame = 1 << 20
@@ -90,21 +88,8 @@ final class FLACStreamCodec: StreamCodec {
     func decode(into buffer: UnsafeMutableRawPointer, frames: Int) -> StreamCodecResult {
         guard let decoder else { return .ended }
         while true {
-            if let format = unreported {
-                unreported = nil
-                reported = format
-                return .format(format)
-            }
-            if let format = reported, pendingUsed < pending.count {
-                let count = min(frames, (pending.count - pendingUsed) / format.channels)
-                let samples = count * format.channels
-                pending.withUnsafeBufferPointer { source in
-                    buffer.copyMemory(from: source.baseAddress! + pendingUsed, byteCount: samples * MemoryLayout<Float>.size)
-                }
-                pendingUsed += samples
-                return .frames(count)
-            }
-            if reported != nil && sinceFrame > StreamDecoder.syncLimit {
+            if let result = frame.next(into: buffer, frames: frames) { return result }
+            if frame.reported != nil && sinceFrame > StreamDecoder.syncLimit {
                 return .failed("FLAC decoding failed (nothing decodable in \(sinceFrame >> 10) KiB" + (lastError.isEmpty ? ")" : ": \(lastError))"))
             }
             switch stage {
@@ -123,7 +108,7 @@ final class FLACStreamCodec: StreamCodec {
                 }
                 let state = FLAC__stream_decoder_get_state(decoder)
                 if state == FLAC__STREAM_DECODER_END_OF_STREAM {
-                    if pendingUsed >= pending.count && unreported == nil { return .ended }
+                    if frame.isDrained { return .ended }
                 } else if !decoded {
                     return .failed("FLAC decoding failed (" + String(cString: FLAC__stream_decoder_get_resolved_state_string(decoder)) + ")")
                 }
@@ -237,7 +222,7 @@ final class FLACStreamCodec: StreamCodec {
         return FLAC__STREAM_DECODER_READ_STATUS_CONTINUE
     }
 
-    /// libFLAC's write callback: one decoded frame, planar integers → interleaved float in `pending`.
+    /// libFLAC's write callback: one decoded frame, planar integers → interleaved float in `frame`.
     private func write(_ frame: UnsafePointer<FLAC__Frame>, _ planes: UnsafePointer<UnsafePointer<FLAC__int32>?>) -> FLAC__StreamDecoderWriteStatus {
         let header = frame.pointee.header
         let channels = Int(header.channels)
@@ -250,20 +235,17 @@ final class FLACStreamCodec: StreamCodec {
             return FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE
         }
         let scale = 1 / Float(sign: .plus, exponent: Int(header.bits_per_sample) - 1, significand: 1)
-        pending = [Float](repeating: 0, count: count * channels)
-        pending.withUnsafeMutableBufferPointer { out in
+        var samples = [Float](repeating: 0, count: count * channels)
+        samples.withUnsafeMutableBufferPointer { out in
             for channel in 0..<channels {
                 guard let plane = planes[channel] else { continue }
                 for index in 0..<count { out[index * channels + channel] = Float(plane[index]) * scale }
             }
         }
-        pendingUsed = 0
+        self.frame.hold(samples, format: AudioFormat(sampleRate: rate, channels: channels, sample: .float32))
         inSync = true
         sinceFrame = 0
         lastError = ""
-        if reported?.sampleRate != rate || reported?.channels != channels {
-            unreported = AudioFormat(sampleRate: rate, channels: channels, sample: .float32)
-        }
         return FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE
     }
 
