@@ -7,28 +7,7 @@ import XCTest
 /// title in `status --json`, `--:--` for the length, a refused seek, a URL added by `ctl add` and
 /// skipped with its reason, a dropped connection reconnected without leaving the entry. Plays
 /// silently (`audio: null`, paced in real time). Skipped without python3.
-final class RadioBinaryTests: DaemonTestCase {
-    private var server: RadioServer!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        let mp3 = dir + "/tone.mp3"
-        try TestAudio.write(path: mp3, kind: .mp3, frames: 132_300, sampleRate: 44100, channels: 2)
-        do { server = try RadioServer(mp3: mp3, folder: dir) } catch let error as RadioServer.Unavailable {
-            throw XCTSkip(error.description)
-        }
-    }
-
-    override func tearDown() {
-        server = nil
-        super.tearDown()
-    }
-
-    private func json() -> [String: Any] {
-        guard let out = try? ctl("status", "--json").stdout,
-              let object = try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any] else { return [:] }
-        return object
-    }
+final class RadioBinaryTests: RadioDaemonTestCase {
 
     func testAStationShowsItsNameAndTitleRefusesSeeksAndANonAudioURLIsSkipped() throws {
         let start = Date()

@@ -9,29 +9,12 @@ import XCTest
 /// entry, playing) is on disk, and is started again: it must resume the same URL, live, playing,
 /// with the station's title coming back; a queue of [file, URL, file] cut while the URL plays
 /// resumes at the URL entry. Skipped without python3. Every wait is bounded.
-final class RadioPowerCutTests: DaemonTestCase {
-    private var server: RadioServer!
+final class RadioPowerCutTests: RadioDaemonTestCase {
     private var statePath: String { dir + "/state/state.json" }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        let mp3 = dir + "/tone.mp3"
-        try TestAudio.write(path: mp3, kind: .mp3, frames: 132_300, sampleRate: 44100, channels: 2)
         try FileManager.default.createDirectory(atPath: dir + "/state", withIntermediateDirectories: true)
-        do { server = try RadioServer(mp3: mp3, folder: dir) } catch let error as RadioServer.Unavailable {
-            throw XCTSkip(error.description)
-        }
-    }
-
-    override func tearDown() {
-        server = nil
-        super.tearDown()
-    }
-
-    private func json() -> [String: Any] {
-        guard let out = try? ctl("status", "--json").stdout,
-              let object = try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any] else { return [:] }
-        return object
     }
 
     private func start(_ music: [String]) throws -> Jukebox.Running {
