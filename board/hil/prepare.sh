@@ -136,12 +136,13 @@ hil_prepare_tools() {
 # Test audio, made on the host (sox under TCG takes minutes):
 #   a.flac (1.5 s) + b.wav (1 s, then 0.5 s of silence: snd-aloop may blank the last 4 ms tick of a
 #   stream) = src.raw: noise never silent across the boundary, so any gap, shift or change shows;
-#   music/Track N.wav (60 s tones), chime.wav (3 s), chime-short.wav (1 s).
-HIL_FIXTURES_VERSION=1
+#   music/Track N.wav (60 s tones), chime.wav (3 s), chime-short.wav (1 s), www/station.flac (Track 3
+#   as FLAC: the station deb-radio serves in the guest).
+HIL_FIXTURES_VERSION=2
 hil_prepare_fixtures() {
   local f="$HIL_CACHE/fixtures" raw="-t raw -r 44100 -e signed -b 16 -c 2" n
   hil_valid fixtures "$HIL_FIXTURES_VERSION $(sha256sum < "$HIL_CACHE/tools/pcmcmp" | cut -c1-16)" && return 0
-  rm -rf "$f" && mkdir -p "$f/music"
+  rm -rf "$f" && mkdir -p "$f/music" "$f/www"
   "$HIL_CACHE/tools/pcmcmp" gen "$f/a.raw" 66150 1
   "$HIL_CACHE/tools/pcmcmp" gen "$f/b.raw" 44100 2 22050
   cat "$f/a.raw" "$f/b.raw" > "$f/src.raw"
@@ -150,6 +151,7 @@ hil_prepare_fixtures() {
   for n in 1 2 3; do
     sox -q -n -r 44100 -c 2 -b 16 "$f/music/Track $n.wav" synth 60 sine $((300 + 100 * n)) vol 0.3
   done
+  sox -q "$f/music/Track 3.wav" "$f/www/station.flac"
   sox -q -n -r 44100 -c 2 -b 16 "$f/chime.wav" synth 3 sine 880 vol 0.3
   sox -q -n -r 44100 -c 2 -b 16 "$f/chime-short.wav" synth 1 sine 990 vol 0.3
   hil_stamp fixtures "$HIL_FIXTURES_VERSION $(sha256sum < "$HIL_CACHE/tools/pcmcmp" | cut -c1-16)"

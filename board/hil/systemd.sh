@@ -22,7 +22,7 @@
 HIL_IMAGE_VERSION=7
 # The test box's own packages; the .deb's Depends and Recommends are added (hil_deb_packages).
 HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,alsa-utils,mpc
-HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-mpd service-boot rfid-keyboard usb-stick serial-console power-cut deb-upgrade deb-purge"
+HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-mpd deb-radio service-boot rfid-keyboard usb-stick serial-console power-cut deb-upgrade deb-purge"
 
 # True when any systemd-guest scenario is asked for (they share one disk and run together).
 hil_want_systemd() {
@@ -202,6 +202,9 @@ hil_run_systemd_guest() {
   # Boot 2's card reader (a uinput keyboard), its fast control client, the stick, the comparison
   # of the stick's recorded audio.
   cp "$HIL_CACHE/tools/hilkeys" "$HIL_CACHE/tools/hilctl" "$HIL_CACHE/tools/pcmcmp" "$sd/"
+  # Boot 1's radio station: a FLAC file served in the guest by the host's static busybox (httpd).
+  cp -r "$HIL_CACHE/fixtures/www" "$sd/www"
+  cp /bin/busybox "$sd/busybox"
   hil_make_stick "$sd/stick.img"
 
   hil_log "systemd guest, boot 1: install.sh, then apt install ./jukebox_${v}_amd64.deb"

@@ -161,6 +161,35 @@ install)
   [[ "$(prop RestrictAddressFamilies)" == *AF_INET* ]] || note "the drop-in is not in force: RestrictAddressFamilies=$(prop RestrictAddressFamilies)"
   wait_for 10 mpc_playing || note "expected mpc status on 127.0.0.1:6600 to say [playing], seen: $(cat /tmp/mpc.log)"
   finish "without the drop-in refused (journal), with it: $(sed -n 2p /tmp/mpc.log) ($(since "$t") s)"
+
+  # Internet radio through the installed sandbox: radio.network makes mpd-network open the unit
+  # to any address (netlink for the resolver too); a FLAC station served in the guest (busybox
+  # httpd on 127.0.0.1) plays, and what reaches the Loopback is the station's audio, bit for bit.
+  # Then the folder again: the later boots resume from the state file.
+  begin deb-radio
+  t=$(uptime_s)
+  url=http://127.0.0.1:8000/station.flac
+  sed -i 's|"device": "hw:Loopback,0,0",|&\n  "radio": {"network": true, "bufferSeconds": 1},|' "$CONFIG"
+  grep -q '"radio": {"network": true' "$CONFIG" || note "the radio edit did not take: $(cat "$CONFIG")"
+  /usr/share/jukebox/mpd-network --jukebox /usr/bin/jukebox > /tmp/mpd-network.log 2>&1 || note "mpd-network failed: $(cat /tmp/mpd-network.log)"
+  grep -qx 'IPAddressAllow=any' "$dropin" 2>/dev/null || note "expected IPAddressAllow=any in $dropin with radio.network, seen: $(cat "$dropin" 2>&1)"
+  "$OUT/busybox" httpd -f -p 127.0.0.1:8000 -h "$OUT/www" &
+  httpd=$!
+  systemctl restart jukebox.service
+  wait_for 60 playing || note "expected it to play after the restart; seen '$(prop StatusText)'"
+  [[ "$(prop RestrictAddressFamilies)" == *AF_NETLINK* ]] || note "the radio drop-in is not in force: RestrictAddressFamilies=$(prop RestrictAddressFamilies)"
+  jukebox ctl --socket "$SOCK" vol 100 > /dev/null 2>&1 || note "vol 100 refused"
+  jukebox ctl --socket "$SOCK" load "$url" > /tmp/radio-load.log 2>&1 || note "ctl load $url: $(cat /tmp/radio-load.log)"
+  wait_for 30 playing_path "$url" || note "expected $url playing, seen $(fast_status)"
+  started=$(secs "$t")
+  [ "$(field stream "$(fast_status)")" = true ] || note "expected status --json to say stream true: $(fast_status)"
+  wait_for 20 position_at_least 1.5 || note "expected the station to play on, seen $(fast_status)"
+  record_stick "$OUT/music/Track 3.wav" || note "the station's audio at hw:Loopback,1,0 is not the served FLAC's: $RECORDED"
+  kill "$httpd" 2>/dev/null
+  jukebox ctl --socket "$SOCK" load /srv/music > /tmp/radio-load.log 2>&1 || note "ctl load /srv/music: $(cat /tmp/radio-load.log)"
+  wait_for 30 playing_path /srv/music || note "expected /srv/music playing again, seen $(fast_status)"
+  wait_for 20 position_at_least 3 || note "expected some seconds of /srv/music heard before the poweroff, seen $(fast_status)"
+  finish "drop-in IPAddressAllow=any, AF_NETLINK; $url playing ${started} s after the restart began; recorded: $RECORDED ($(since "$t") s)"
   done_phase
   systemctl poweroff
   ;;
