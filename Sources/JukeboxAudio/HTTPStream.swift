@@ -125,14 +125,17 @@ public final class HTTPStream: @unchecked Sendable {
         self.target = url
         self.settings = settings
         self.clock = clock
-        ring = [UInt8](repeating: 0, count: max(16 << 10, Int(settings.bufferSeconds * Double(StreamSettings.ringBytesPerSecond))))
+        capacity = max(16 << 10, Int(settings.bufferSeconds * Double(StreamSettings.ringBytesPerSecond)))
+        ring = [UInt8](repeating: 0, count: capacity)
         jb_http_global_init()
         // The thread holds the stream until it ends: `close` need not wait for it.
         thread = NativeThread(name: "jukebox-http") { [self] in self.run() }
     }
 
-    /// The ring's size in bytes.
-    public var capacity: Int { ring.count }
+    /// The ring's size in bytes. A constant of its own: `ring.count` read from another thread is a
+    /// read of the array the HTTP thread is writing (ThreadSanitizer caught the engine's buffering
+    /// figure doing it).
+    public let capacity: Int
 
     /// What the thread has found so far.
     public var facts: StreamFacts {
