@@ -189,6 +189,13 @@ public final class HTTPStream: @unchecked Sendable {
         monitor.withLock { state.rebuffering = on }
     }
 
+    /// Shows `title` as the stream's title (one the codec read from the stream itself, an Ogg
+    /// link's comment header, when the decoder reached it). ICY titles still apply as their audio
+    /// is read: the latest of either wins.
+    public func setTitle(_ title: String) {
+        monitor.withLock { state.title = title }
+    }
+
     /// Waits at most `timeout` seconds until `bytes` are buffered or the stream ends or fails.
     /// Returns the bytes buffered then.
     public func waitForBuffered(_ bytes: Int, timeout: Double) -> Int {

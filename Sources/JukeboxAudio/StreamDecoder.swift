@@ -110,7 +110,9 @@ public final class StreamDecoder {
         while true {
             if isCancelled() { throw DecodeError(path: url, reason: "cancelled") }
             if let codec {
-                switch codec.decode(into: scratch, frames: 1) {
+                let result = codec.decode(into: scratch, frames: 1)
+                passTitle(codec)
+                switch result {
                 case .format(let format): return format
                 case .frames: continue  // not by the contract (a format comes first); nothing to keep
                 case .ended: throw DecodeError(path: url, reason: "the stream ended before any audio")
@@ -150,7 +152,9 @@ public final class StreamDecoder {
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let codec, failure == nil, frames > 0 else { return 0 }
         while true {
-            switch codec.decode(into: buffer, frames: frames) {
+            let result = codec.decode(into: buffer, frames: frames)
+            passTitle(codec)
+            switch result {
             case .frames(let count):
                 return count
             case .format(let next):
@@ -192,6 +196,12 @@ public final class StreamDecoder {
                 }
             }
         }
+    }
+
+    /// A title the codec read from the stream itself (an Ogg link's comments) goes to the stream's
+    /// facts, where status and display show it as an ICY title would be.
+    private func passTitle(_ codec: any StreamCodec) {
+        if let title = codec.takeTitle() { stream.setTitle(title) }
     }
 
     /// A live stream cannot seek: the core refuses seeks on streams, so this only reports it.
