@@ -50,6 +50,8 @@ public final class StreamDecoder {
     private var rebuffering = false
     /// The stream ended and the codec was told (`endOfInput`): what it still holds is decoded.
     private var inputEnded = false
+    /// The codec's nominal bitrate as last told to the stream.
+    private var toldBitrate: Int?
     private let scratch: UnsafeMutableRawPointer
     private static let scratchBytes = 16 << 10
     /// How long one `read` waits for network bytes before saying "pending".
@@ -57,8 +59,10 @@ public final class StreamDecoder {
     /// Bytes that may pass without one decodable frame before the stream is refused.
     static let syncLimit = 256 << 10
 
-    /// Waits until `stream` has buffered `stream.settings.bufferSeconds` of audio (by `icy-br`, else
-    /// 128 kbit/s) and the first frame's format is known. `isCancelled` is polled every 50 ms: a
+    /// Waits until the first frame's format is known and then until `stream` has buffered
+    /// `stream.settings.bufferSeconds` of audio (by `icy-br`, else the bitrate the stream's header
+    /// names, else 128 kbit/s: the format comes first so that a 32 kbit/s Ogg stream does not wait
+    /// four times too long). `isCancelled` is polled every 50 ms: a
     /// cancelled opening throws (and the stream is closed). Throws with the stream's own reason
     /// when it fails.
     init(stream: HTTPStream, isCancelled: () -> Bool) throws(DecodeError) {
@@ -67,8 +71,9 @@ public final class StreamDecoder {
         scratch = UnsafeMutableRawPointer.allocate(byteCount: Self.scratchBytes, alignment: 16)
         format = AudioFormat(sampleRate: 44100, channels: 2, sample: .float32)  // replaced below
         do throws(DecodeError) {
-            try prebuffer(isCancelled)
             format = try firstFormat(isCancelled)
+            passFacts()
+            try prebuffer(isCancelled)
         } catch {
             close()
             throw error
@@ -94,11 +99,13 @@ public final class StreamDecoder {
         }
     }
 
-    /// The bytes buffered before playing: `bufferSeconds` at `icy-br` (else 128 kbit/s), at most the ring.
+    /// The bytes buffered before playing: `bufferSeconds` at `icy-br` (else the stream header's
+    /// nominal bitrate, else 128 kbit/s), at most the ring.
     static func bufferTarget(facts: StreamFacts, settings: StreamSettings, capacity: Int) -> Int {
-        // icy-br is whatever the server sent: 0 or less says nothing, and a huge one must neither
-        // overflow the multiplication nor the conversion back to Int (either traps).
-        let kbps = facts.bitrate.flatMap { $0 > 0 ? $0 : nil } ?? 128
+        // icy-br is whatever the server sent (and a header's bitrate whatever the stream says): 0 or
+        // less says nothing, and a huge one must neither overflow the multiplication nor the
+        // conversion back to Int (either traps).
+        let kbps = facts.bitrate.flatMap { $0 > 0 ? $0 : nil } ?? facts.nominalBitrate.flatMap { $0 > 0 ? $0 : nil } ?? 128
         let bytes = settings.bufferSeconds * Double(kbps) * 125
         return bytes >= Double(capacity) ? capacity : max(1, Int(bytes))
     }
@@ -111,7 +118,7 @@ public final class StreamDecoder {
             if isCancelled() { throw DecodeError(path: url, reason: "cancelled") }
             if let codec {
                 let result = codec.decode(into: scratch, frames: 1)
-                passTitle(codec)
+                passFacts()
                 switch result {
                 case .format(let format): return format
                 case .frames: continue  // not by the contract (a format comes first); nothing to keep
@@ -153,7 +160,7 @@ public final class StreamDecoder {
         guard let codec, failure == nil, frames > 0 else { return 0 }
         while true {
             let result = codec.decode(into: buffer, frames: frames)
-            passTitle(codec)
+            passFacts()
             switch result {
             case .frames(let count):
                 return count
@@ -198,10 +205,17 @@ public final class StreamDecoder {
         }
     }
 
-    /// A title the codec read from the stream itself (an Ogg link's comments) goes to the stream's
-    /// facts, where status and display show it as an ICY title would be.
-    private func passTitle(_ codec: any StreamCodec) {
+    /// What the codec read from the stream itself goes to the stream's facts: a title (an Ogg
+    /// link's comments), shown as an ICY title would be, and a nominal bitrate when it changed
+    /// (each link of a chain may name its own).
+    private func passFacts() {
+        guard let codec else { return }
         if let title = codec.takeTitle() { stream.setTitle(title) }
+        let bitrate = codec.nominalBitrate
+        if bitrate != toldBitrate {
+            toldBitrate = bitrate
+            stream.setNominalBitrate(bitrate)
+        }
     }
 
     /// A live stream cannot seek: the core refuses seeks on streams, so this only reports it.

@@ -725,6 +725,38 @@ final class OggStreamTests: XCTestCase {
         XCTAssertEqual(output.samples.count, try reference(path).count)
     }
 
+    func testTheEngineShowsACommentTitleAndBuffersAtTheHeadersBitrateWithoutICY() throws {
+        // A plain response (`/file/NAME`): no icy-br, no ICY blocks; the title and the bitrate come
+        // from the Vorbis headers.
+        // Mono at 22.05 kHz: a nominal bitrate well below the 128 kbit/s assumed without one.
+        let tags = TestAudio.Tags(title: "Night", artist: "Owls")
+        let path = try scratch.audio(.oggVorbis, frames: 66_000, name: "tagged", sampleRate: 22050, channels: 1, tags: tags)
+        let mp3 = try scratch.audio(.mp3, frames: 4410)
+        let server: RadioServer
+        do {
+            server = try RadioServer(mp3: mp3, folder: scratch.url.path, files: ["tagged": (path, "audio/ogg")])
+        } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 0.5
+        engine.setStreamSettings(settings)
+        engine.play(id: 6, path: server.url("/file/tagged"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 6) }, "\(log.all)")
+        let live = try XCTUnwrap(engine.streamFacts())
+        XCTAssertEqual(live.facts.title, "Owls - Night")
+        XCTAssertNil(live.facts.bitrate)
+        let kbps = try XCTUnwrap(live.facts.nominalBitrate)
+        print("Ogg Vorbis test stream: nominal bitrate \(kbps) kbit/s, buffer target \(live.target) bytes")
+        XCTAssertGreaterThan(kbps, 0)
+        XCTAssertLessThan(kbps, 100, "the test would not tell the header's bitrate from the default")
+        XCTAssertEqual(live.target, Int(0.5 * Double(kbps) * 125))
+    }
+
     func testAnICYVorbisStreamPlaysAsTheReferenceDecode() throws {
         try playICY(.oggVorbis, contentType: "audio/ogg")
     }
