@@ -105,7 +105,8 @@ public final class StreamDecoder {
         // icy-br is whatever the server sent (and a header's bitrate whatever the stream says): 0 or
         // less says nothing, and a huge one must neither overflow the multiplication nor the
         // conversion back to Int (either traps).
-        let kbps = facts.bitrate.flatMap { $0 > 0 ? $0 : nil } ?? facts.nominalBitrate.flatMap { $0 > 0 ? $0 : nil } ?? 128
+        func positive(_ value: Int?) -> Int? { value.flatMap { $0 > 0 ? $0 : nil } }
+        let kbps: Int = positive(facts.bitrate) ?? positive(facts.nominalBitrate) ?? 128
         let bytes = settings.bufferSeconds * Double(kbps) * 125
         return bytes >= Double(capacity) ? capacity : max(1, Int(bytes))
     }
