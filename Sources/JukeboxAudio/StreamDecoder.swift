@@ -50,6 +50,9 @@ public final class StreamDecoder {
     private var rebuffering = false
     /// The stream ended and the codec was told (`endOfInput`): what it still holds is decoded.
     private var inputEnded = false
+    /// Bytes the codec was fed while the format was found, its headers not counted: audio already
+    /// taken from the ring, part of the start-up buffer (the ring then waits for that much less).
+    private var fedAudio = 0
     /// The codec's nominal bitrate as last told to the stream.
     private var toldBitrate: Int?
     private let scratch: UnsafeMutableRawPointer
@@ -93,9 +96,10 @@ public final class StreamDecoder {
             if isCancelled() { throw DecodeError(path: url, reason: "cancelled") }
             let facts = stream.facts
             if let failure = facts.failure { throw DecodeError(path: url, reason: failure) }
-            let target = Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity)
-            let have = stream.waitForBuffered(target, timeout: Self.readWait)
-            if have >= target || facts.ended { return }
+            let wanted = Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity) - fedAudio
+            if wanted <= 0 { return }
+            let have = stream.waitForBuffered(wanted, timeout: Self.readWait)
+            if have >= wanted || facts.ended { return }
         }
     }
 
@@ -121,7 +125,9 @@ public final class StreamDecoder {
                 let result = codec.decode(into: scratch, frames: 1)
                 passFacts()
                 switch result {
-                case .format(let format): return format
+                case .format(let format):
+                    fedAudio = max(0, fed - codec.headerBytes)
+                    return format
                 case .frames: continue  // not by the contract (a format comes first); nothing to keep
                 case .ended: throw DecodeError(path: url, reason: "the stream ended before any audio")
                 case .failed(let reason): throw DecodeError(path: url, reason: reason)
