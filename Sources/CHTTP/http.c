@@ -135,8 +135,12 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
 	if (options->user_agent)
 		curl_easy_setopt(curl, CURLOPT_USERAGENT, options->user_agent);
-	if (options->ca_file && options->ca_file[0])
+	if (options->ca_file && options->ca_file[0]) {
+		// CURLOPT_CAINFO replaces the bundle file; the system's folder is named too, so public
+		// stations stay trusted whatever CA path this libcurl was built with (or without).
 		curl_easy_setopt(curl, CURLOPT_CAINFO, options->ca_file);
+		curl_easy_setopt(curl, CURLOPT_CAPATH, "/etc/ssl/certs");
+	}
 	if (headers)
 		curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);

@@ -50,6 +50,9 @@ public struct StreamFacts: Sendable, Equatable {
     public var title: String?
     /// The `icy-br` header (kbit/s), when sent.
     public var bitrate: Int?
+    /// The bitrate (kbit/s) the stream's own header names (Ogg Vorbis' nominal bitrate), told by
+    /// the decoder: sizes the buffer when no `icy-br` came.
+    public var nominalBitrate: Int?
     /// The last response's `Content-Type` (lowercased, without parameters).
     public var contentType: String?
     /// The connection was lost after audio came and a new one is being tried.
@@ -190,6 +193,18 @@ public final class HTTPStream: @unchecked Sendable {
     /// Marks the reader as waiting for the buffer to fill again (shown as buffering).
     public func setRebuffering(_ on: Bool) {
         monitor.withLock { state.rebuffering = on }
+    }
+
+    /// Shows `title` as the stream's title (one the codec read from the stream itself, an Ogg
+    /// link's comment header, when the decoder reached it). ICY titles still apply as their audio
+    /// is read: the latest of either wins.
+    public func setTitle(_ title: String) {
+        monitor.withLock { state.title = title }
+    }
+
+    /// Records the bitrate the stream's own header names (`StreamFacts.nominalBitrate`).
+    public func setNominalBitrate(_ kbps: Int?) {
+        monitor.withLock { state.nominalBitrate = kbps }
     }
 
     /// Waits at most `timeout` seconds until `bytes` are buffered or the stream ends or fails.

@@ -72,11 +72,13 @@ public struct ICYDemuxer: Sendable {
         return cleanText(Array(block[valueStart..<max(valueStart, end)]))
     }
 
-    /// Header or metadata text made safe to show: UTF-8 (else Latin-1), control characters
-    /// dropped, spaces trimmed, at most `maxTitleCharacters`.
-    public static func cleanText(_ bytes: [UInt8]) -> String {
+    /// Header or metadata text made safe to show: UTF-8 (else Latin-1; without `latin1Fallback`,
+    /// invalid UTF-8 becomes U+FFFD, for text that is UTF-8 by its format such as Vorbis comments),
+    /// control characters dropped, spaces trimmed, at most `maxTitleCharacters`.
+    public static func cleanText(_ bytes: [UInt8], latin1Fallback: Bool = true) -> String {
         let decoded = String(validating: bytes, as: UTF8.self)
-            ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+            ?? (latin1Fallback ? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+                : String(decoding: bytes, as: UTF8.self))
         var kept = String.UnicodeScalarView()
         for scalar in decoded.unicodeScalars where !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)) {
             kept.append(scalar)

@@ -17,6 +17,10 @@ import Glibc
 /// (≤ 64 KiB) beyond what was fed, and a packet that grows past `packetLimit` fails the stream.
 /// Corrupt audio packets are skipped. Output is 32-bit float at the stream's rate and channels
 /// (Opus: 48 kHz, its pre-skip dropped and its end trimmed as the last page says).
+///
+/// Titles: Icecast puts no ICY metadata into an Ogg mount; a track's title is in its link's
+/// comment header (Vorbis comment, OpusTags). Each link's TITLE and ARTIST become a title shaped as
+/// an ICY `StreamTitle` ("ARTIST - TITLE"), handed out by `takeTitle` once the header is read.
 final class OggStreamCodec: StreamCodec {
     private let sync: UnsafeMutablePointer<ogg_sync_state>
     private let stream: UnsafeMutablePointer<ogg_stream_state>
@@ -32,6 +36,8 @@ final class OggStreamCodec: StreamCodec {
     /// Beginning pages of logical streams that are neither Vorbis nor Opus: serial → what they are.
     private var others: [Int32: String] = [:]
     private var failure: String?
+    /// The title of the latest link's comment header, not yet taken.
+    private var newTitle: String?
     /// Bytes of pages that carried the played stream's header packets (StreamCodec's contract:
     /// not counted against the sync limit, as a cover picture in a Vorbis comment or OpusTags can
     /// be far larger than it), at most three packets' worth in all so that a stream of nothing but
@@ -87,6 +93,7 @@ final class OggStreamCodec: StreamCodec {
                 let result = ogg_stream_packetout(stream, packet)
                 if result == 1 {
                     if let reason = voice.take(packet) { return fail(reason) }
+                    if let title = voice.takeTitle() { newTitle = title }
                     continue
                 }
                 // -1: pages were lost (a gap in the sequence): the next whole packet goes on.
@@ -98,6 +105,17 @@ final class OggStreamCodec: StreamCodec {
             if let reason = takePage() { return fail(reason) }
         }
     }
+
+    /// The title of the link whose comment header was read last ("ARTIST - TITLE", TITLE or ARTIST
+    /// alone, cleaned as an ICY title), once; nil when none came since the last call (a link
+    /// without either tag gives none).
+    func takeTitle() -> String? {
+        defer { newTitle = nil }
+        return newTitle
+    }
+
+    /// The stream's nominal bitrate in kbit/s when its header says one (Vorbis), else nil.
+    var nominalBitrate: Int? { voice?.nominalBitrate }
 
     /// Bytes libogg holds for this codec (its sync buffer and the stream's packet buffer), for the
     /// tests of its bound.
@@ -195,6 +213,81 @@ private protocol OggVoice: AnyObject {
     func read(into out: UnsafeMutablePointer<Float>, frames: Int) -> Int
     /// Frees the library's state. Called once.
     func close()
+    /// The title of its comment header, once, after the header packet was taken (nil: none).
+    func takeTitle() -> String?
+    /// Its nominal bitrate (kbit/s) when the header says one.
+    var nominalBitrate: Int? { get }
+}
+
+/// TITLE and ARTIST out of one link's comments (`NAME=value` fields, names case-insensitive,
+/// values UTF-8), shaped as an ICY `StreamTitle`.
+struct OggCommentTitle {
+    private var title: [UInt8]?
+    private var artist: [UInt8]?
+    /// Bytes of a value kept: enough for `ICYDemuxer.maxTitleCharacters` characters of up to 4
+    /// bytes, so a 1 MB comment is never copied whole.
+    static let valueBytes = 4 * ICYDemuxer.maxTitleCharacters
+
+    /// Takes one field; the first TITLE and the first ARTIST count.
+    mutating func take(_ field: UnsafeRawBufferPointer) {
+        if title == nil, let value = Self.value(of: "TITLE=", in: field) {
+            title = value
+        } else if artist == nil, let value = Self.value(of: "ARTIST=", in: field) {
+            artist = value
+        }
+    }
+
+    /// "ARTIST - TITLE", or the one there is, cleaned as an ICY title; nil when neither has text.
+    var text: String? {
+        let title = self.title.map { ICYDemuxer.cleanText($0, latin1Fallback: false) } ?? ""
+        let artist = self.artist.map { ICYDemuxer.cleanText($0, latin1Fallback: false) } ?? ""
+        var text = title
+        if !artist.isEmpty { text = title.isEmpty ? artist : artist + " - " + title }
+        if text.count > ICYDemuxer.maxTitleCharacters { text = String(text.prefix(ICYDemuxer.maxTitleCharacters)) }
+        return text.isEmpty ? nil : text
+    }
+
+    private static func value(of key: String, in field: UnsafeRawBufferPointer) -> [UInt8]? {
+        let key = Array(key.utf8)
+        guard field.count >= key.count else { return nil }
+        for index in 0..<key.count {
+            var byte = field[index]
+            if byte >= 0x61 && byte <= 0x7A { byte -= 0x20 }  // ASCII upper case: names ignore case
+            if byte != key[index] { return nil }
+        }
+        var value = Array(field[key.count..<min(field.count, key.count + valueBytes)])
+        if field.count > key.count + valueBytes {
+            // Cut: a character whose bytes were cut off would show as U+FFFD.
+            while let last = value.last, last & 0xC0 == 0x80 { value.removeLast() }
+            if let last = value.last, last >= 0xC0 { value.removeLast() }
+        }
+        return value
+    }
+
+    /// The title of an OpusTags packet (RFC 7845 5.2: "OpusTags", a vendor string and a count of
+    /// fields, each 32-bit little-endian length first); every length is checked against the packet,
+    /// and a field that overruns it ends the reading (the fields before it count).
+    static func opusTags(_ packet: UnsafeRawBufferPointer) -> String? {
+        var at = 8
+        func length() -> Int? {
+            guard packet.count - at >= 4 else { return nil }
+            var value = 0
+            for index in 0..<4 { value |= Int(packet[at + index]) << (8 * index) }
+            at += 4
+            return value
+        }
+        guard packet.count >= 8, let vendor = length(), vendor <= packet.count - at else { return nil }
+        at += vendor
+        guard let count = length() else { return nil }
+        var tags = OggCommentTitle()
+        // Bounded by the packet, whatever the count says: each field takes 4 bytes at least.
+        for _ in 0..<count {
+            guard let size = length(), size <= packet.count - at else { break }
+            tags.take(UnsafeRawBufferPointer(rebasing: packet[at..<(at + size)]))
+            at += size
+        }
+        return tags.text
+    }
 }
 
 /// Vorbis: three header packets, then audio. libvorbis trims the stream's first and last blocks
@@ -206,8 +299,17 @@ private final class VorbisVoice: OggVoice {
     private let block: UnsafeMutablePointer<vorbis_block>
     private var headers = 0
     private var synthesis = false
+    private var title: String?
     private(set) var format: AudioFormat?
     var readingHeaders: Bool { headers < 3 }
+    var nominalBitrate: Int? {
+        headers > 0 && info.pointee.bitrate_nominal > 0 ? info.pointee.bitrate_nominal / 1000 : nil
+    }
+
+    func takeTitle() -> String? {
+        defer { title = nil }
+        return title
+    }
 
     init() {
         // libvorbis keeps pointers between these: they live at fixed addresses.
@@ -229,6 +331,7 @@ private final class VorbisVoice: OggVoice {
                 return "Ogg Vorbis header \(headers + 1) of 3 is damaged"
             }
             headers += 1
+            if headers == 2 { title = commentTitle() }
             if headers == 3 {
                 guard vorbis_synthesis_init(dsp, info) == 0 else { return "libvorbis refused the stream's headers" }
                 vorbis_block_init(dsp, block)
@@ -239,6 +342,20 @@ private final class VorbisVoice: OggVoice {
         }
         if vorbis_synthesis(block, packet) == 0 { vorbis_synthesis_blockin(dsp, block) }
         return nil
+    }
+
+    /// TITLE and ARTIST of the comment header libvorbis parsed (its lengths checked by libvorbis).
+    private func commentTitle() -> String? {
+        var tags = OggCommentTitle()
+        let count = Int(comment.pointee.comments)
+        guard count > 0, let fields = comment.pointee.user_comments, let lengths = comment.pointee.comment_lengths else {
+            return nil
+        }
+        for index in 0..<count {
+            guard let field = fields[index] else { continue }
+            tags.take(UnsafeRawBufferPointer(start: field, count: Int(max(0, lengths[index]))))
+        }
+        return tags.text
     }
 
     func read(into out: UnsafeMutablePointer<Float>, frames: Int) -> Int {
@@ -288,8 +405,16 @@ private final class OpusVoice: OggVoice {
     private var buffer: UnsafeMutablePointer<Float>?
     private var start = 0
     private var pending = 0
+    private var title: String?
     private(set) var format: AudioFormat?
     var readingHeaders: Bool { headers < 2 }
+    /// None: OpusHead says no bitrate.
+    var nominalBitrate: Int? { nil }
+
+    func takeTitle() -> String? {
+        defer { title = nil }
+        return title
+    }
     /// The most frames one packet decodes to (120 ms at 48 kHz).
     private static let maxPacketFrames = 5760
 
@@ -301,7 +426,10 @@ private final class OpusVoice: OggVoice {
         }
         if headers == 1 {
             headers = 2
-            if bytes.starts(with: Array("OpusTags".utf8)) { return nil }
+            if bytes.starts(with: Array("OpusTags".utf8)) {
+                title = OggCommentTitle.opusTags(bytes)
+                return nil
+            }
         }
         // An empty packet would be concealed as 120 ms of a lost one: skipped instead.
         guard let decoder, let buffer, let base = packet.pointee.packet, packet.pointee.bytes > 0 else { return nil }

@@ -19,6 +19,12 @@ protocol StreamCodec: AnyObject {
     /// Bytes read as the format's own headers (tags, pictures) so far: not counted against
     /// `StreamDecoder.syncLimit`, since a 1 MB cover ahead of the audio is no sign of garbage.
     var headerBytes: Int { get }
+    /// A title the stream itself carries (an Ogg link's comment header), once, cleaned as an ICY
+    /// `StreamTitle`; nil when no new one came since the last call. Polled after each `decode`.
+    func takeTitle() -> String?
+    /// The bitrate (kbit/s) the stream's own header names, for sizing the buffer when the server
+    /// sent no `icy-br`; nil when unknown.
+    var nominalBitrate: Int? { get }
 }
 
 extension StreamCodec {
@@ -26,6 +32,10 @@ extension StreamCodec {
     func endOfInput() {}
     /// None: the codec has no headers worth telling apart from garbage.
     var headerBytes: Int { 0 }
+    /// None: the format carries no titles (or they are not read).
+    func takeTitle() -> String? { nil }
+    /// Unknown.
+    var nominalBitrate: Int? { nil }
 }
 
 /// What one `StreamCodec.decode` call produced.

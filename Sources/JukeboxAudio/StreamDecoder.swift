@@ -50,6 +50,11 @@ public final class StreamDecoder {
     private var rebuffering = false
     /// The stream ended and the codec was told (`endOfInput`): what it still holds is decoded.
     private var inputEnded = false
+    /// Bytes the codec was fed while the format was found, its headers not counted: audio already
+    /// taken from the ring, part of the start-up buffer (the ring then waits for that much less).
+    private var fedAudio = 0
+    /// The codec's nominal bitrate as last told to the stream.
+    private var toldBitrate: Int?
     private let scratch: UnsafeMutableRawPointer
     private static let scratchBytes = 16 << 10
     /// How long one `read` waits for network bytes before saying "pending".
@@ -57,8 +62,10 @@ public final class StreamDecoder {
     /// Bytes that may pass without one decodable frame before the stream is refused.
     static let syncLimit = 256 << 10
 
-    /// Waits until `stream` has buffered `stream.settings.bufferSeconds` of audio (by `icy-br`, else
-    /// 128 kbit/s) and the first frame's format is known. `isCancelled` is polled every 50 ms: a
+    /// Waits until the first frame's format is known and then until `stream` has buffered
+    /// `stream.settings.bufferSeconds` of audio (by `icy-br`, else the bitrate the stream's header
+    /// names, else 128 kbit/s: the format comes first so that a 32 kbit/s Ogg stream does not wait
+    /// four times too long). `isCancelled` is polled every 50 ms: a
     /// cancelled opening throws (and the stream is closed). Throws with the stream's own reason
     /// when it fails.
     init(stream: HTTPStream, isCancelled: () -> Bool) throws(DecodeError) {
@@ -67,8 +74,9 @@ public final class StreamDecoder {
         scratch = UnsafeMutableRawPointer.allocate(byteCount: Self.scratchBytes, alignment: 16)
         format = AudioFormat(sampleRate: 44100, channels: 2, sample: .float32)  // replaced below
         do throws(DecodeError) {
-            try prebuffer(isCancelled)
             format = try firstFormat(isCancelled)
+            passFacts()
+            try prebuffer(isCancelled)
         } catch {
             close()
             throw error
@@ -88,17 +96,21 @@ public final class StreamDecoder {
             if isCancelled() { throw DecodeError(path: url, reason: "cancelled") }
             let facts = stream.facts
             if let failure = facts.failure { throw DecodeError(path: url, reason: failure) }
-            let target = Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity)
-            let have = stream.waitForBuffered(target, timeout: Self.readWait)
-            if have >= target || facts.ended { return }
+            let wanted = Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity) - fedAudio
+            if wanted <= 0 { return }
+            let have = stream.waitForBuffered(wanted, timeout: Self.readWait)
+            if have >= wanted || facts.ended { return }
         }
     }
 
-    /// The bytes buffered before playing: `bufferSeconds` at `icy-br` (else 128 kbit/s), at most the ring.
+    /// The bytes buffered before playing: `bufferSeconds` at `icy-br` (else the stream header's
+    /// nominal bitrate, else 128 kbit/s), at most the ring.
     static func bufferTarget(facts: StreamFacts, settings: StreamSettings, capacity: Int) -> Int {
-        // icy-br is whatever the server sent: 0 or less says nothing, and a huge one must neither
-        // overflow the multiplication nor the conversion back to Int (either traps).
-        let kbps = facts.bitrate.flatMap { $0 > 0 ? $0 : nil } ?? 128
+        // icy-br is whatever the server sent (and a header's bitrate whatever the stream says): 0 or
+        // less says nothing, and a huge one must neither overflow the multiplication nor the
+        // conversion back to Int (either traps).
+        func positive(_ value: Int?) -> Int? { value.flatMap { $0 > 0 ? $0 : nil } }
+        let kbps: Int = positive(facts.bitrate) ?? positive(facts.nominalBitrate) ?? 128
         let bytes = settings.bufferSeconds * Double(kbps) * 125
         return bytes >= Double(capacity) ? capacity : max(1, Int(bytes))
     }
@@ -110,8 +122,12 @@ public final class StreamDecoder {
         while true {
             if isCancelled() { throw DecodeError(path: url, reason: "cancelled") }
             if let codec {
-                switch codec.decode(into: scratch, frames: 1) {
-                case .format(let format): return format
+                let result = codec.decode(into: scratch, frames: 1)
+                passFacts()
+                switch result {
+                case .format(let format):
+                    fedAudio = max(0, fed - codec.headerBytes)
+                    return format
                 case .frames: continue  // not by the contract (a format comes first); nothing to keep
                 case .ended: throw DecodeError(path: url, reason: "the stream ended before any audio")
                 case .failed(let reason): throw DecodeError(path: url, reason: reason)
@@ -150,7 +166,9 @@ public final class StreamDecoder {
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let codec, failure == nil, frames > 0 else { return 0 }
         while true {
-            switch codec.decode(into: buffer, frames: frames) {
+            let result = codec.decode(into: buffer, frames: frames)
+            passFacts()
+            switch result {
             case .frames(let count):
                 return count
             case .format(let next):
@@ -191,6 +209,19 @@ public final class StreamDecoder {
                     return 0
                 }
             }
+        }
+    }
+
+    /// What the codec read from the stream itself goes to the stream's facts: a title (an Ogg
+    /// link's comments), shown as an ICY title would be, and a nominal bitrate when it changed
+    /// (each link of a chain may name its own).
+    private func passFacts() {
+        guard let codec else { return }
+        if let title = codec.takeTitle() { stream.setTitle(title) }
+        let bitrate = codec.nominalBitrate
+        if bitrate != toldBitrate {
+            toldBitrate = bitrate
+            stream.setNominalBitrate(bitrate)
         }
     }
 

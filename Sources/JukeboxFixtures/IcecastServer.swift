@@ -25,7 +25,7 @@ public final class IcecastServer {
     static let sourceScript = #"""
 import os, socket, sys, time, base64
 parent = os.getppid()
-port, mount, path, name, rate, password = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
+port, mount, path, name, rate, password, ctype = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6], sys.argv[7]
 data = open(path, 'rb').read()
 deadline = time.monotonic() + 10
 while True:
@@ -33,7 +33,7 @@ while True:
         s = socket.create_connection(('127.0.0.1', port), timeout=5)
         auth = base64.b64encode(('source:' + password).encode()).decode()
         s.sendall(('PUT %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Basic %s\r\n'
-                   'Content-Type: audio/mpeg\r\nice-name: %s\r\nice-public: 0\r\n\r\n' % (mount, port, auth, name)).encode())
+                   'Content-Type: %s\r\nice-name: %s\r\nice-public: 0\r\n\r\n' % (mount, port, auth, ctype, name)).encode())
         answer = b''
         while b'\r\n\r\n' not in answer:
             chunk = s.recv(1024)
@@ -188,13 +188,17 @@ except Exception as e:
         public var description: String
     }
 
-    /// Feeds `mount` with `mp3` (looping, `bytesPerSecond` at most) as station `name`; returns once
-    /// Icecast has accepted the source (about 10 s at most, else `Failure` with the error log's end).
-    public func startSource(mount: String, mp3: String, name: String, bytesPerSecond: Int) throws {
+    /// Feeds `mount` with `mp3` (looping, `bytesPerSecond` at most) as station `name`, sent as
+    /// `contentType` (an Ogg file as `audio/ogg`: Icecast then parses its pages and inserts no ICY
+    /// metadata); returns once Icecast has accepted the source (about 10 s at most, else `Failure`
+    /// with the error log's end).
+    public func startSource(mount: String, mp3: String, name: String, bytesPerSecond: Int,
+                            contentType: String = "audio/mpeg") throws {
         let source = Process()
         source.executableURL = URL(fileURLWithPath: python)
         // -I: no script folder, current folder or PYTHON* variables on its module path.
-        source.arguments = ["-I", "-c", Self.sourceScript, String(port), mount, mp3, name, String(bytesPerSecond), sourcePassword]
+        source.arguments = ["-I", "-c", Self.sourceScript, String(port), mount, mp3, name, String(bytesPerSecond), sourcePassword,
+                            contentType]
         let out = Pipe()
         source.standardOutput = out
         source.standardError = FileHandle.nullDevice

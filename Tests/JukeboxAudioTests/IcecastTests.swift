@@ -64,4 +64,41 @@ final class IcecastTests: XCTestCase {
         print("icecast first sound: \(sound) from play to the first frame out (1 s buffer, \(bytesPerSecond) B/s source, "
               + "16 KiB burst); admin title update shown after \(title) (\(heardText) heard)")
     }
+
+    func testAnIcecastOggMountShowsTheTitlesOfItsLinksComments() throws {
+        // Icecast puts no ICY metadata into an Ogg mount: the titles travel in each link's Vorbis
+        // comment header. Two tagged 3 s links, looped by the source at their own byte rate.
+        let first = try scratch.audio(.oggVorbis, frames: 132_300, name: "one", tags: TestAudio.Tags(title: "Icecast One", artist: "Ogg Band"))
+        let second = try scratch.audio(.oggVorbis, frames: 132_300, name: "two", tags: TestAudio.Tags(title: "Icecast Two"))
+        var chain: [UInt8] = scratch.bytes(first)
+        chain += scratch.bytes(second)
+        let path = scratch.path("chain.ogg")
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(chain)))
+        let bytesPerSecond = max(1, chain.count / 6)
+        let icecast: IcecastServer
+        do { icecast = try IcecastServer() } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        try icecast.startSource(mount: "/ogg", mp3: path, name: "Jukebox Ogg FM", bytesPerSecond: bytesPerSecond,
+                                contentType: "audio/ogg")
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 1)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 1
+        settings.backoff = 0.1...0.4
+        engine.setStreamSettings(settings)
+        engine.play(id: 1, path: icecast.url("/ogg"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 1) }, "\(log.all) \(icecast.errorLog().suffix(600))")
+        XCTAssertEqual(engine.streamFacts()?.facts.contentType, "audio/ogg")
+        // Joined mid-link: that link's headers come first (Icecast sends them), then the next link's.
+        var seen: Set<String> = []
+        let both = TestPCM.wait(timeout: 20) {
+            if let title = engine.streamFacts()?.facts.title { seen.insert(title) }
+            return seen.isSuperset(of: ["Ogg Band - Icecast One", "Icecast Two"])
+        }
+        XCTAssertTrue(both, "titles seen: \(seen) \(log.all) \(icecast.errorLog().suffix(600))")
+        XCTAssertFalse(log.all.contains { if case .failed = $0 { true } else { false } }, "\(log.all)")
+    }
 }

@@ -31,6 +31,8 @@ final class OggStreamTests: XCTestCase {
         var formats: [AudioFormat] = []
         var samples: [Float] = []
         var failure: String?
+        /// The titles `takeTitle` gave, in order.
+        var titles: [String] = []
     }
 
     /// The seed of the random pieces: JUKEBOX_OGG_SEED replays a run.
@@ -59,7 +61,9 @@ final class OggStreamTests: XCTestCase {
             offset += piece
             decoding: while true {
                 let want: Int = 1 + Int(random.next() % UInt64(capacity))
-                switch codec.decode(into: buffer, frames: want) {
+                let result = codec.decode(into: buffer, frames: want)
+                if let title = codec.takeTitle() { output.titles.append(title) }
+                switch result {
                 case .frames(let count):
                     XCTAssertLessThanOrEqual(count, want)
                     output.samples.append(contentsOf: UnsafeBufferPointer(start: buffer, count: count * channels))
@@ -524,6 +528,31 @@ final class OggStreamTests: XCTestCase {
     /// `commentBytes` (a cover picture's size), paged as an encoder pages it: the header packets on
     /// pages of their own, the audio pages after them renumbered.
     private func withLargeComment(_ vorbis: [UInt8], commentBytes: Int) throws -> [UInt8] {
+        var field: [UInt8] = Array("METADATA_BLOCK_PICTURE=".utf8)
+        field += [UInt8](repeating: UInt8(ascii: "A"), count: commentBytes)
+        return try withComment(vorbis, fields: [field])
+    }
+
+    /// A Vorbis comment header: vendor "jukebox", then `fields` each with its length, or as
+    /// `lengths` say when given (a hostile header's lengths).
+    private func vorbisComment(fields: [[UInt8]], lengths: [UInt32]? = nil, count: UInt32? = nil) -> [UInt8] {
+        var comment: [UInt8] = [3]
+        comment += Array("vorbis".utf8)
+        comment += [7, 0, 0, 0]
+        comment += Array("jukebox".utf8)
+        comment += withUnsafeBytes(of: (count ?? UInt32(fields.count)).littleEndian) { Array($0) }
+        for (index, field) in fields.enumerated() {
+            let length: UInt32 = lengths?[index] ?? UInt32(field.count)
+            comment += withUnsafeBytes(of: length.littleEndian) { Array($0) }
+            comment += field
+        }
+        comment.append(1)  // framing bit
+        return comment
+    }
+
+    /// `vorbis` with its comment header replaced by `comment` (else one of `fields`), paged as
+    /// `withLargeComment` says.
+    private func withComment(_ vorbis: [UInt8], fields: [[UInt8]], comment given: [UInt8]? = nil) throws -> [UInt8] {
         var packets: [[UInt8]] = []
         var current: [UInt8] = []
         var at = 0
@@ -542,16 +571,7 @@ final class OggStreamTests: XCTestCase {
             at = body
         }
         let serial = vorbis[14..<18].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
-        var comment: [UInt8] = [3]
-        comment += Array("vorbis".utf8)
-        comment += [7, 0, 0, 0]
-        comment += Array("jukebox".utf8)
-        comment += [1, 0, 0, 0]
-        var field: [UInt8] = Array("METADATA_BLOCK_PICTURE=".utf8)
-        field += [UInt8](repeating: UInt8(ascii: "A"), count: commentBytes)
-        comment += withUnsafeBytes(of: UInt32(field.count).littleEndian) { Array($0) }
-        comment += field
-        comment.append(1)  // framing bit
+        let comment: [UInt8] = given ?? vorbisComment(fields: fields)
         var bytes: [UInt8] = try oggPage(serial: serial, bos: true, body: packets[0])
         var sequence: UInt32 = 1
         var left = comment[...]
@@ -610,6 +630,132 @@ final class OggStreamTests: XCTestCase {
         XCTAssertTrue(log.wait(timeout: 20, for: startedOrFailed), "\(log.all)")
         XCTAssertTrue(log.all.contains(.started(id: 4)), "\(log.all)")
         XCTAssertFalse(log.all.contains { if case .failed = $0 { true } else { false } }, "\(log.all)")
+    }
+
+    // MARK: Titles from the comments
+
+    func testEachLinksTitleAndArtistAreTakenInOrder() throws {
+        let seed = seed()
+        let first = try scratch.audio(.oggVorbis, frames: 20_000, name: "first", tags: TestAudio.Tags(title: "One", artist: "Band A"))
+        let second = try scratch.audio(.oggVorbis, frames: 20_000, name: "second", tags: TestAudio.Tags(title: "Two"))
+        let plain = try scratch.audio(.oggVorbis, frames: 20_000, name: "plain")
+        let third = try scratch.audio(.opus, frames: 20_000, name: "third", tags: TestAudio.Tags(title: "Three", artist: "Ensemble Ü"))
+        var bytes: [UInt8] = scratch.bytes(first)
+        bytes += scratch.bytes(second)
+        bytes += scratch.bytes(plain)
+        bytes += scratch.bytes(third)
+        let output = decodeInPieces(bytes, seed: seed)
+        XCTAssertNil(output.failure, "seed \(seed)")
+        // A link without TITLE or ARTIST gives none (the one before stays shown).
+        XCTAssertEqual(output.titles, ["Band A - One", "Two", "Ensemble Ü - Three"], "seed \(seed)")
+    }
+
+    private func littleEndian(_ value: UInt32) -> [UInt8] {
+        withUnsafeBytes(of: value.littleEndian) { Array($0) }
+    }
+
+    /// An OpusTags packet of `parts` after its magic.
+    private func opusTags(_ parts: [[UInt8]]) -> [UInt8] {
+        var packet: [UInt8] = Array("OpusTags".utf8)
+        for part in parts { packet += part }
+        return packet
+    }
+
+    private func opusTitle(_ packet: [UInt8]) -> String? {
+        packet.withUnsafeBytes { OggCommentTitle.opusTags($0) }
+    }
+
+    func testHostileCommentLengthsNeitherCrashNorMakeUpATitle() throws {
+        let title: [UInt8] = Array("TITLE=Fine".utf8)
+        let size = UInt32(title.count)
+        XCTAssertNil(opusTitle(opusTags([littleEndian(0xFFFF_FFFF)])), "vendor past the end")
+        XCTAssertNil(opusTitle(opusTags([littleEndian(0), littleEndian(0xFFFF_FFFF)])), "a huge count, no fields")
+        XCTAssertNil(opusTitle(opusTags([littleEndian(0), littleEndian(1), littleEndian(0x7FFF_FFFF), title])))
+        XCTAssertNil(opusTitle(opusTags([])))
+        XCTAssertNil(opusTitle(Array("Opus".utf8)))
+        XCTAssertNil(opusTitle(opusTags([littleEndian(0), littleEndian(1), littleEndian(4), Array("TITL".utf8)])))
+        // The fields before one that overruns the packet count.
+        let overrun = opusTags([littleEndian(0), littleEndian(2), littleEndian(size), title, littleEndian(0xFFFF_FFF0), title])
+        XCTAssertEqual(opusTitle(overrun), "Fine")
+        // UTF-8 by the format: invalid bytes are replaced, not read as Latin-1; names ignore case.
+        var invalid: [UInt8] = Array("tItLe=A".utf8)
+        invalid += [0xFF]
+        invalid += Array("B".utf8)
+        let replaced = opusTags([littleEndian(0), littleEndian(1), littleEndian(UInt32(invalid.count)), invalid])
+        XCTAssertEqual(opusTitle(replaced), "A\u{FFFD}B")
+
+        // Random packets whose lengths are random, small or huge: never a trap.
+        let seed = seed()
+        var random = OggSplitMix(seed: seed)
+        for _ in 0..<20_000 {
+            var packet: [UInt8] = Array("OpusTags".utf8)
+            let words: Int = Int(random.next() % 8)
+            for _ in 0..<words {
+                let pick = random.next()
+                var value = UInt32((pick >> 40) & 15)
+                if pick % 3 == 0 { value = UInt32(truncatingIfNeeded: pick >> 32) }
+                packet += littleEndian(value)
+                if pick % 2 == 0 { packet += title.prefix(Int(pick >> 8 & 15)) }
+            }
+            if let shown = opusTitle(packet) { XCTAssertLessThanOrEqual(shown.count, ICYDemuxer.maxTitleCharacters, "seed \(seed)") }
+        }
+
+        // A Vorbis comment header whose field or count runs past its end: libvorbis refuses it.
+        let path = try scratch.audio(.oggVorbis, frames: 20_000, name: "plain")
+        let lying = vorbisComment(fields: [title], lengths: [0xFFFF_FFF0])
+        let output = decodeInPieces(try withComment(scratch.bytes(path), fields: [], comment: lying), seed: seed)
+        XCTAssertNotNil(output.failure, "seed \(seed)")
+        XCTAssertEqual(output.titles, [], "seed \(seed)")
+        let counted = vorbisComment(fields: [title], count: 0x7FFF_FFFF)
+        let many = decodeInPieces(try withComment(scratch.bytes(path), fields: [], comment: counted), seed: seed)
+        XCTAssertEqual(many.titles, [], "seed \(seed)")
+    }
+
+    func testAMegabyteTitleIsCappedAndCutOnACharacter() throws {
+        let path = try scratch.audio(.oggVorbis, frames: 20_000, name: "plain")
+        var title: [UInt8] = Array("TITLE=".utf8)
+        for _ in 0..<500_000 { title += [0xC3, 0xA9] }  // "é": 1 MB
+        let artist: [UInt8] = Array("artist=  Tab\tbed ".utf8)
+        let output = decodeInPieces(try withComment(scratch.bytes(path), fields: [artist, title]), seed: 5)
+        XCTAssertNil(output.failure)
+        XCTAssertEqual(output.titles.count, 1)
+        let shown: String = output.titles.first ?? ""
+        XCTAssertEqual(shown.count, ICYDemuxer.maxTitleCharacters)
+        XCTAssertTrue(shown.hasPrefix("Tabbed - éé"), String(shown.prefix(20)))
+        XCTAssertFalse(shown.contains("\u{FFFD}"))
+        XCTAssertEqual(output.samples.count, try reference(path).count)
+    }
+
+    func testTheEngineShowsACommentTitleAndBuffersAtTheHeadersBitrateWithoutICY() throws {
+        // A plain response (`/file/NAME`): no icy-br, no ICY blocks; the title and the bitrate come
+        // from the Vorbis headers.
+        // Mono at 22.05 kHz: a nominal bitrate well below the 128 kbit/s assumed without one.
+        let tags = TestAudio.Tags(title: "Night", artist: "Owls")
+        let path = try scratch.audio(.oggVorbis, frames: 66_000, name: "tagged", sampleRate: 22050, channels: 1, tags: tags)
+        let mp3 = try scratch.audio(.mp3, frames: 4410)
+        let server: RadioServer
+        do {
+            server = try RadioServer(mp3: mp3, folder: scratch.url.path, files: ["tagged": (path, "audio/ogg")])
+        } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 0.5
+        engine.setStreamSettings(settings)
+        engine.play(id: 6, path: server.url("/file/tagged"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 6) }, "\(log.all)")
+        let live = try XCTUnwrap(engine.streamFacts())
+        XCTAssertEqual(live.facts.title, "Owls - Night")
+        XCTAssertNil(live.facts.bitrate)
+        let kbps = try XCTUnwrap(live.facts.nominalBitrate)
+        print("Ogg Vorbis test stream: nominal bitrate \(kbps) kbit/s, buffer target \(live.target) bytes")
+        XCTAssertGreaterThan(kbps, 0)
+        XCTAssertLessThan(kbps, 100, "the test would not tell the header's bitrate from the default")
+        XCTAssertEqual(live.target, Int(0.5 * Double(kbps) * 125))
     }
 
     func testAnICYVorbisStreamPlaysAsTheReferenceDecode() throws {

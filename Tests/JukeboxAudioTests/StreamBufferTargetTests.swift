@@ -19,4 +19,22 @@ final class StreamBufferTargetTests: XCTestCase {
             XCTAssertEqual(StreamDecoder.bufferTarget(facts: facts, settings: settings, capacity: capacity), expected, "icy-br \(bitrate)")
         }
     }
+
+    func testWithoutIcyBrTheStreamHeadersNominalBitrateCounts() {
+        var settings = StreamSettings()
+        settings.bufferSeconds = 2
+        var facts = StreamFacts()
+        let capacity = 1 << 20
+        facts.nominalBitrate = 32
+        XCTAssertEqual(StreamDecoder.bufferTarget(facts: facts, settings: settings, capacity: capacity), 8_000)
+        // icy-br, when sent, is the server's word and wins.
+        facts.bitrate = 64
+        XCTAssertEqual(StreamDecoder.bufferTarget(facts: facts, settings: settings, capacity: capacity), 16_000)
+        facts.bitrate = nil
+        let cases: [(Int, Int)] = [(Int.max, capacity), (0, 32_000), (-5, 32_000), (Int.min, 32_000)]
+        for (bitrate, expected) in cases {
+            facts.nominalBitrate = bitrate
+            XCTAssertEqual(StreamDecoder.bufferTarget(facts: facts, settings: settings, capacity: capacity), expected, "nominal \(bitrate)")
+        }
+    }
 }

@@ -71,6 +71,31 @@ final class RadioBinaryTests: RadioDaemonTestCase {
         XCTAssertFalse(log.contains("skipped"), log)
     }
 
+    func testAnOggStationWithoutICYMetadataShowsEachLinksCommentTitle() throws {
+        // Icecast's Ogg mounts carry no ICY blocks: the title is each chain link's comment header.
+        // Served as a plain HTTP response (`/file/chain`: no icy-metaint), two 3 s links.
+        let first = dir + "/first.ogg"
+        try TestAudio.write(path: first, kind: .oggVorbis, frames: 132_300, tags: TestAudio.Tags(title: "First Song", artist: "Band A"))
+        let second = dir + "/second.ogg"
+        try TestAudio.write(path: second, kind: .oggVorbis, frames: 132_300, startFrame: 132_300,
+                            tags: TestAudio.Tags(title: "Second Song"))
+        var chain = Data(try Data(contentsOf: URL(fileURLWithPath: first)))
+        chain.append(try Data(contentsOf: URL(fileURLWithPath: second)))
+        let path = dir + "/chain.ogg"
+        try chain.write(to: URL(fileURLWithPath: path))
+        let ogg: RadioServer
+        do { ogg = try RadioServer(mp3: dir + "/tone.mp3", folder: dir, files: ["chain": (path, "audio/ogg")]) } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let daemon = try startDaemon([ogg.url("/file/chain")], extra: ["radio": ["bufferSeconds": 1]])
+        defer { _ = daemon.wait(timeout: 0); daemon.process.terminate() }
+        XCTAssertTrue(waitFor(10) { (self.json()["title"] as? String) == "Band A - First Song" }, "\(json())")
+        XCTAssertEqual(json()["stream"] as? Bool, true)
+        XCTAssertTrue(waitFor(10) { (self.json()["title"] as? String) == "Second Song" }, "\(json())")
+        let log: String = (try? ctl("log", "50").stdout) ?? ""
+        XCTAssertFalse(log.contains("skipped"), log)
+    }
+
     func testADroppedConnectionIsReconnectedWithoutLeavingTheEntry() throws {
         // Every connection ends after 30000 bytes (about 2 s at 128 kbit/s).
         let daemon = try startDaemon([server.url("/icy?metaint=8192&drop=30000")], extra: ["radio": ["bufferSeconds": 1]])

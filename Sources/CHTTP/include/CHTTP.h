@@ -23,7 +23,8 @@ typedef struct {
 	int want_icy_metadata;
 	const char *user_agent;
 	/// A PEM file of certificates to trust (CURLOPT_CAINFO), or NULL for libcurl's own bundle. It
-	/// replaces only the bundle file: Debian's libcurl also searches its CA folder (/etc/ssl/certs).
+	/// replaces only the bundle file; with it, CURLOPT_CAPATH is set to /etc/ssl/certs explicitly,
+	/// so the system's certificates stay trusted whatever libcurl's build defaults are.
 	const char *ca_file;
 } jb_http_options;
 
