@@ -119,6 +119,9 @@ if want interruption || want display-ssd1306; then
   start_daemon '"device": "hw:Loopback,0,0", "display": {"type": "ssd1306", "bus": "jukebox-hil", "address": 60}'
   if want interruption; then
     begin interruption
+    # "playing" is the player's phase: the writer thread opens the device a moment later (CI saw
+    # aplay get there first with the arm64 guest running beside). The test is about a held device.
+    wait_for 10 pcm_owner_is Loopback 0p "$JPID" || note "jukebox does not hold the device while playing: $(pcm_status Loopback 0p)"
     out=$(aplay -D hw:Loopback,0,0 "$F/chime-short.wav" 2>&1) && note "aplay played while jukebox held the device"
     grep -q "Device or resource busy" <<<"$out" || note "expected aplay to fail with 'Device or resource busy' while jukebox plays; seen: $out"
     ctl pause

@@ -88,6 +88,25 @@ record_stick() {
   return 1
 }
 source_is() { [ "$(state_source)" = "$1" ]; }
+# record_float WAV: record_stick for a stream, which decodes to 32-bit float and is handed to the
+# device as it is (bit-perfect): the Loopback's capture takes that format, and pcmcmp turns it back
+# into the 16 bits it came from before looking for it in WAV. Same retries and RECORDED.
+record_float() {
+  local attempt cmp
+  RECORDED=""
+  for attempt in 1 2 3; do
+    rm -f /tmp/radio.f32 /tmp/radio.raw
+    if ! timeout 10 arecord -q -D hw:Loopback,1,0 -f FLOAT_LE -r 44100 -c 2 -s 110250 -t raw /tmp/radio.f32 2>/tmp/arecord.err \
+        || ! "$OUT/pcmcmp" f2s /tmp/radio.f32 /tmp/radio.raw; then
+      RECORDED+="attempt $attempt: arecord failed: $(cat /tmp/arecord.err) (playback: $(tr '\n' ' ' < /proc/asound/Loopback/pcm0p/sub0/hw_params))"
+      return 1
+    fi
+    cmp=$("$OUT/pcmcmp" window "$1" /tmp/radio.raw 44100) && { RECORDED+="$cmp"; return 0; }
+    RECORDED+="attempt $attempt: $cmp; "
+    [[ "$cmp" == gap:* ]] || return 1
+  done
+  return 1
+}
 
 case "$PHASE" in
 install)
@@ -184,7 +203,7 @@ install)
   started=$(secs "$t")
   [ "$(field stream "$(fast_status)")" = true ] || note "expected status --json to say stream true: $(fast_status)"
   wait_for 20 position_at_least 1.5 || note "expected the station to play on, seen $(fast_status)"
-  record_stick "$OUT/music/Track 3.wav" || note "the station's audio at hw:Loopback,1,0 is not the served FLAC's: $RECORDED"
+  record_float "$OUT/music/Track 3.wav" || note "the station's audio at hw:Loopback,1,0 is not the served FLAC's: $RECORDED"
   kill "$httpd" 2>/dev/null
   jukebox ctl --socket "$SOCK" load /srv/music > /tmp/radio-load.log 2>&1 || note "ctl load /srv/music: $(cat /tmp/radio-load.log)"
   wait_for 30 playing_path /srv/music || note "expected /srv/music playing again, seen $(fast_status)"

@@ -18,6 +18,10 @@
 //         "bit-exact: N frames (T s) at source frame F (t=S s)"                     exit 0
 //         "mismatch …" / "gap: …" as for find, at the offset that matched longest      exit 1
 //         "not in source: recording frames R.. (first 64) found nowhere"             exit 1
+//   pcmcmp f2s IN OUT
+//       converts raw 32-bit float samples (a recording of a float stream: the Loopback's capture
+//       takes the playback's format) to 16 bits, x * 32768 rounded and clamped, as the player's
+//       own conversion does: exact for samples that came from 16 bits.
 // SOURCE and RECORDING are raw PCM, or WAV files (the samples of their data chunk).
 #include <stdint.h>
 #include <stdio.h>
@@ -135,6 +139,19 @@ int main(int argc, char **argv) {
         if (best < 0) { printf("not in source: recording frames %ld.. (first %ld) found nowhere\n", r0, seed); return 1; }
         return report(s, best, best + best_n, r, r0, r1 + 1, rate);
     }
-    fprintf(stderr, "usage: pcmcmp gen FILE FRAMES SEED [SILENT] | pcmcmp find|window SOURCE RECORDING RATE\n");
+    if (argc == 4 && strcmp(argv[1], "f2s") == 0) {
+        FILE *in = fopen(argv[2], "rb"), *out = fopen(argv[3], "wb");
+        if (!in || !out) { perror(in ? argv[3] : argv[2]); return 2; }
+        float x;
+        while (fread(&x, sizeof x, 1, in) == 1) {
+            double v = x != x ? 0 : (double)x * 32768;
+            v = v < -32768 ? -32768 : v > 32767 ? 32767 : v;
+            int16_t s = (int16_t)(v < 0 ? v - 0.5 : v + 0.5);
+            fwrite(&s, sizeof s, 1, out);
+        }
+        fclose(in);
+        return fclose(out) == 0 ? 0 : 2;
+    }
+    fprintf(stderr, "usage: pcmcmp gen FILE FRAMES SEED [SILENT] | pcmcmp find|window SOURCE RECORDING RATE | pcmcmp f2s IN OUT\n");
     return 2;
 }
