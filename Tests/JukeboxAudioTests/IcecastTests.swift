@@ -19,24 +19,34 @@ final class IcecastTests: XCTestCase {
         scratch = nil
     }
 
-    func testAnIcecastMountPlaysWithItsStationNameAndAnAdminTitleUpdate() throws {
-        // 3 s of test audio looped by the source at the file's own byte rate (a live encoder's pace).
-        let mp3 = try scratch.audio(.mp3, frames: 132_300)
-        let bytesPerSecond = max(1, scratch.bytes(mp3).count / 3)
-        let icecast: IcecastServer
-        do { icecast = try IcecastServer() } catch let error as RadioServer.Unavailable {
+    /// Icecast run by the test, or a skip where it cannot run (no icecast2 or python3).
+    private func startIcecast() throws -> IcecastServer {
+        do { return try IcecastServer() } catch let error as RadioServer.Unavailable {
             throw XCTSkip(error.description)
         }
-        // Installed and started: from here on a problem is a failure, not a skip.
-        try icecast.startSource(mount: "/m", mp3: mp3, name: "Jukebox Test FM", bytesPerSecond: bytesPerSecond)
+    }
+
+    /// An engine playing into a real-time test device, with a 1 s stream buffer and a quick back-off.
+    private func realTimeEngine(_ log: ReportLog) throws -> (TestPCM, AudioEngine) {
         let pcm = try TestPCM(directory: scratch.path("device"), speed: 1)
-        let log = ReportLog()
         let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
-        defer { engine.shutdown() }
         var settings = StreamSettings()
         settings.bufferSeconds = 1
         settings.backoff = 0.1...0.4
         engine.setStreamSettings(settings)
+        return (pcm, engine)
+    }
+
+    func testAnIcecastMountPlaysWithItsStationNameAndAnAdminTitleUpdate() throws {
+        // 3 s of test audio looped by the source at the file's own byte rate (a live encoder's pace).
+        let mp3 = try scratch.audio(.mp3, frames: 132_300)
+        let bytesPerSecond = max(1, scratch.bytes(mp3).count / 3)
+        let icecast = try startIcecast()
+        // Installed and started: from here on a problem is a failure, not a skip.
+        try icecast.startSource(mount: "/m", mp3: mp3, name: "Jukebox Test FM", bytesPerSecond: bytesPerSecond)
+        let log = ReportLog()
+        let (pcm, engine) = try realTimeEngine(log)
+        defer { engine.shutdown() }
         let start = Date()
         engine.play(id: 1, path: icecast.url("/m"), from: 0, paused: false)
         XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 1) }, "\(log.all) \(icecast.errorLog().suffix(600))")
@@ -75,20 +85,12 @@ final class IcecastTests: XCTestCase {
         let path = scratch.path("chain.ogg")
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(chain)))
         let bytesPerSecond = max(1, chain.count / 6)
-        let icecast: IcecastServer
-        do { icecast = try IcecastServer() } catch let error as RadioServer.Unavailable {
-            throw XCTSkip(error.description)
-        }
+        let icecast = try startIcecast()
         try icecast.startSource(mount: "/ogg", mp3: path, name: "Jukebox Ogg FM", bytesPerSecond: bytesPerSecond,
                                 contentType: "audio/ogg")
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 1)
         let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
-        defer { engine.shutdown() }
-        var settings = StreamSettings()
-        settings.bufferSeconds = 1
-        settings.backoff = 0.1...0.4
-        engine.setStreamSettings(settings)
+        let (pcm, engine) = try realTimeEngine(log)
+        defer { engine.shutdown(); withExtendedLifetime(pcm) {} }  // the device lives as long as the engine plays
         engine.play(id: 1, path: icecast.url("/ogg"), from: 0, paused: false)
         XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 1) }, "\(log.all) \(icecast.errorLog().suffix(600))")
         XCTAssertEqual(engine.streamFacts()?.facts.contentType, "audio/ogg")

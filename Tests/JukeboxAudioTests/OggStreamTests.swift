@@ -107,24 +107,24 @@ final class OggStreamTests: XCTestCase {
     // MARK: The codec
 
     func testVorbisFedInRandomPiecesDecodesAsLibsndfile() throws {
-        let seed = seed()
-        for channels in [1, 2, 6] {
-            let path = try scratch.audio(.oggVorbis, frames: 100_000, name: "v\(channels)", channels: channels)
-            let output = decodeInPieces(scratch.bytes(path), seed: seed &+ UInt64(channels))
-            XCTAssertNil(output.failure, "seed \(seed)")
-            XCTAssertEqual(output.formats, [AudioFormat(sampleRate: 44100, channels: channels, sample: .float32)])
-            assertSame(output.samples, try reference(path), channels: channels, "Vorbis \(channels) ch, seed \(seed)")
-        }
+        try assertRandomPiecesDecodeAsLibsndfile(.oggVorbis, rate: 44100, label: "Vorbis", prefix: "v")
     }
 
     func testOpusFedInRandomPiecesDecodesAsLibsndfile() throws {
+        try assertRandomPiecesDecodeAsLibsndfile(.opus, rate: 48000, label: "Opus", prefix: "o")
+    }
+
+    /// Files of `kind` in 1, 2 and 6 channels, fed in random pieces (seed printed), decode to one
+    /// format at `rate` and to libsndfile's samples.
+    private func assertRandomPiecesDecodeAsLibsndfile(_ kind: TestAudio.Kind, rate: Int, label: String, prefix: String,
+                                                      file: StaticString = #filePath, line: UInt = #line) throws {
         let seed = seed()
         for channels in [1, 2, 6] {
-            let path = try scratch.audio(.opus, frames: 100_000, name: "o\(channels)", channels: channels)
+            let path = try scratch.audio(kind, frames: 100_000, name: prefix + String(channels), channels: channels)
             let output = decodeInPieces(scratch.bytes(path), seed: seed &+ UInt64(channels))
-            XCTAssertNil(output.failure, "seed \(seed)")
-            XCTAssertEqual(output.formats, [AudioFormat(sampleRate: 48000, channels: channels, sample: .float32)])
-            assertSame(output.samples, try reference(path), channels: channels, "Opus \(channels) ch, seed \(seed)")
+            XCTAssertNil(output.failure, "seed \(seed)", file: file, line: line)
+            XCTAssertEqual(output.formats, [AudioFormat(sampleRate: rate, channels: channels, sample: .float32)], file: file, line: line)
+            assertSame(output.samples, try reference(path), channels: channels, "\(label) \(channels) ch, seed \(seed)", file: file, line: line)
         }
     }
 
