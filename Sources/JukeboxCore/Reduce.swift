@@ -19,6 +19,10 @@ extension State {
         case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy, .playEntry:
             step.activity = true
             message = nil
+            // What a person does gives every track another chance: the count that stops a queue
+            // where nothing plays starts again (else, once stopped, a later play would stop at the
+            // first failure without ever trying a good track added since: the fault soak's wedge).
+            failuresInARow = 0
             // A stop rewinds: the source's place before it is its bookmark.
             if case .stop = event { noteBookmark() }
             intent(event, &step)
@@ -29,6 +33,7 @@ extension State {
         case .add, .replaceQueue, .loadSource, .remove, .move, .moveRange, .insert, .shuffleEntries, .clear:
             step.activity = true
             message = nil
+            failuresInARow = 0  // another queue: its tracks have not failed yet
             queueChange(event, &step)
         case .restore(let snapshot):
             restore(snapshot, &step)

@@ -199,6 +199,68 @@ final class EngineReportTests: XCTestCase {
         XCTAssertEqual(h.state.message, "nothing in the queue can be played")
     }
 
+    /// Once a queue where nothing plays has stopped, what a person does next (here: adding a good
+    /// track, then play) tries every track again: play no longer stops at the first failure with
+    /// the count left from before (the fault soak's wedge: a queue of broken files, a good one
+    /// added, and every later play stopped at once).
+    func testAfterNothingCouldBePlayedATrackAddedLaterIsReachedByTheNextPlay() {
+        let h = CoreHarness(playing(1))
+        h.send(.trackFailed(playID: 1, reason: "bad"), {
+            $0.phase = .stopped
+            $0.message = "nothing in the queue can be played"
+            $0.loaded = nil
+            $0.failuresInARow = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.shown = status("stopped", song: 1, index: 1, of: 1, message: "nothing in the queue can be played")
+        }, commands: [
+            .report("skipped /music/1.flac: bad"),
+            .report("nothing in the queue can be played"),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0)),
+            .render(status("stopped", song: 1, index: 1, of: 1, message: "nothing in the queue can be played")),
+        ])
+        h.send(.add([info(2)]), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
+            $0.order = [1, 2]
+            $0.nextTrackID = 3
+            $0.queueRevision = 2
+            $0.message = nil
+            $0.failuresInARow = 0
+            $0.savedMark = mark(revision: 2, current: 1, phase: "stopped")
+            $0.shown = status("stopped", song: 1, index: 1, of: 2)
+        }, commands: [
+            .persist(Snapshot(tracks: [info(1), info(2)], current: 0)),
+            .render(status("stopped", song: 1, index: 1, of: 2)),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 2, trackID: 1)
+            $0.handedNext = PlayRef(playID: 3, trackID: 2)
+            $0.nextPlayID = 4
+            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 2, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 3, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+        ])
+        // The broken first track fails once more; the count (1 of 2) no longer stops the queue.
+        h.send(.trackFailed(playID: 2, reason: "bad"), {
+            $0.cursor = 1
+            $0.message = "skipped 1.flac: bad"
+            $0.loaded = PlayRef(playID: 4, trackID: 2)
+            $0.handedNext = nil
+            $0.nextPlayID = 5
+            $0.failuresInARow = 1
+            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")
+        }, commands: [
+            .report("skipped /music/1.flac: bad"),
+            .startTrack(playID: 4, path: "/music/2.flac", at: 0, paused: false),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")),
+        ])
+    }
+
     func testBusyDeviceIsProbedWithCappedBackOffAndTheTrackReopensOnlyOnceItIsFree() {
         let h = CoreHarness(playing(2))
         h.heard(1, at: 42.25, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:42"))
