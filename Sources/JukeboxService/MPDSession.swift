@@ -155,7 +155,7 @@ public final class MPDSession {
         case .success(let r) where r.name == "idle":
             guard authorized else { return start([parsed], list: false, ok: false) }
             switch Self.subsystems(r.args) {
-            case .failure(let e): write(e.ack(index: 0, command: "idle")); write("OK")
+            case .failure(let e): write(e.ack(index: 0, command: "idle"))  // an ACK ends a reply: no OK (MPD's way)
             case .success(let mask):
                 idleMask = mask
                 notify([])
@@ -193,7 +193,7 @@ public final class MPDSession {
             guard current.index < current.items.count else {
                 write("OK")
                 batch = nil
-                while batch == nil, !waiting, !closing, idleMask == nil, !held.isEmpty { handle(held.removeFirst()) }
+                handleHeld()
                 continue
             }
             let index = current.index
@@ -254,7 +254,14 @@ public final class MPDSession {
     private func fail(_ e: MPDError, index: Int, command: String) {
         write(e.ack(index: index, command: command))
         batch = nil
-        while batch == nil, !waiting, !closing, idleMask == nil, !held.isEmpty { handle(held.removeFirst()) }
+        handleHeld()
+    }
+
+    // The lines that came while a reply was awaited, in order, until one must wait in turn. An
+    // `idle` among them does not stop this: what follows it is its `noidle` (or closes the
+    // connection, as MPD does), and a `noidle` left held would leave the client waiting forever.
+    private func handleHeld() {
+        while batch == nil, !waiting, !closing, !held.isEmpty { handle(held.removeFirst()) }
     }
 
     // The commands the session answers: nil when `r` is not one of them (nor refused for want of

@@ -191,7 +191,28 @@ final class MPDProtocolTests: XCTestCase {
         XCTAssertEqual(send(s, "noidle"), "OK\n")
         // python-mpd2's race: noidle after idle already returned is ignored, not answered.
         XCTAssertEqual(send(s, "noidle", "ping"), "OK\n")
-        XCTAssertEqual(send(s, "idle bogus"), "ACK [2@0] {idle} Unrecognized idle event: bogus\nOK\n")
+        XCTAssertEqual(send(s, "idle bogus"), "ACK [2@0] {idle} Unrecognized idle event: bogus\n")
+        XCTAssertFalse(s.isIdle)
+    }
+
+    /// A client that sends ahead (`idle`, then its `noidle` and the next command, while a reply
+    /// is awaited) gets every reply in order: the lines after a held `idle` were left held.
+    func testIdleAndNoidleSentAheadOfAnAwaitedReplyAreAnsweredInOrder() {
+        let (s, b) = session()
+        XCTAssertEqual(send(s, "slow", "idle", "noidle", "status"), "")
+        b.held.removeFirst()(.success(["done: 1"]))
+        XCTAssertEqual(take(s), "done: 1\nOK\nOK\nstate: play\nOK\n")
+        XCTAssertFalse(s.isIdle)
+        // The same with a change pending: idle reports it at once and the noidle after it is ignored.
+        XCTAssertEqual(send(s, "slow", "idle", "noidle", "ping"), "")
+        s.notify([.player])
+        b.held.removeFirst()(.success([]))
+        XCTAssertEqual(take(s), "OK\nchanged: player\nOK\nOK\n")
+        // Anything but noidle after a held idle closes the connection, as it does unheld.
+        XCTAssertEqual(send(s, "slow", "idle", "status"), "")
+        b.held.removeFirst()(.success([]))
+        XCTAssertEqual(take(s), "OK\n")
+        XCTAssertTrue(s.closing)
     }
 
     func testAnythingButNoidleDuringIdleClosesTheConnection() {
