@@ -81,11 +81,9 @@ if [ -w /dev/shm ]; then JUKEBOX_FUZZ_TMP=/dev/shm/jukebox-fuzz.$$; else JUKEBOX
 export JUKEBOX_FUZZ_TMP
 trap 'rm -rf "$JUKEBOX_FUZZ_TMP"' EXIT
 
-failed=()
-summary=()
-for h in "${HARNESSES[@]}"; do
-  log=$OUT/$h.log
-  echo "fuzz: $h for $SECONDS_EACH s ($MODE)"
+# One harness: its summary line to $OUT/$h.line, its exit status returned.
+fuzz_one() {
+  local h=$1 log=$OUT/$1.log rc line execs rate cov corp
   set +e
   if [ "$MODE" = libfuzzer ]; then
     mkdir -p "$OUT/corpus/$h"
@@ -111,13 +109,29 @@ for h in "${HARNESSES[@]}"; do
   set -e
   if [ $rc -ne 0 ]; then
     [ $rc -eq 124 ] && echo "fuzz: $h hung (killed after $((SECONDS_EACH + 120)) s)" >"$OUT/crashes/$h-hang-seed$SEED"
-    failed+=("$h")
     line="$line -- CRASH (exit $rc)"
     echo "fuzz: $h crashed; the end of $log:" >&2
     grep -E 'Fatal error|property failed|ERROR: libFuzzer|SUMMARY|Test unit written|input written' "$log" | head -n 10 >&2 || true
   fi
   echo "fuzz: $line"
-  summary+=("$line")
+  printf '%s\n' "$line" >"$OUT/$h.line"
+  return $rc
+}
+
+# Each harness is one process on one core: FUZZ_JOBS (default: the cores) run at once.
+jobs_at_once=${FUZZ_JOBS:-$(nproc)}
+declare -A pid_of=()
+failed=()
+summary=()
+for h in "${HARNESSES[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n || true; done
+  echo "fuzz: $h for $SECONDS_EACH s ($MODE)"
+  fuzz_one "$h" &
+  pid_of[$h]=$!
+done
+for h in "${HARNESSES[@]}"; do
+  wait "${pid_of[$h]}" || failed+=("$h")
+  summary+=("$(cat "$OUT/$h.line" 2>/dev/null || echo "$h: no statistics")")
 done
 
 echo "fuzz: summary ($MODE, $SECONDS_EACH s each; logs, corpus and crashes in $OUT)"

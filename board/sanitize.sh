@@ -51,7 +51,10 @@ echo "sanitize: running the tests under -sanitize=$kind (reports to $reports_dir
 log=$(mktemp)
 trap 'rm -f "$log"; rm -rf "$reports_dir"' EXIT
 status=0
-swift test --skip-build --sanitize="$kind" --scratch-path "$scratch" "${skip_args[@]}" 2>&1 | tee "$log" || status=$?
+# In worker processes (JUKEBOX_TEST_WORKERS, as board/test.sh): the tests mostly wait on real
+# time; each worker's reports reach $reports_dir.
+swift test --skip-build --sanitize="$kind" --scratch-path "$scratch" --parallel --num-workers "${JUKEBOX_TEST_WORKERS:-4}" \
+  "${skip_args[@]}" 2>&1 | tee "$log" || status=$?
 # A report does not always change the exit status (TSan with halt_on_error=0): count them, in the
 # test's output and in every process's report file.
 pattern='^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Thread|Leak)Sanitizer)'
