@@ -70,5 +70,6 @@ build() { # build ARCH
 
 ensure_tool file file
 t_all=$SECONDS
+sync_sources
 for a in "${arches[@]}"; do build "$a"; done
 say "done in $((SECONDS - t_all)) s (repository: $repo)"

@@ -19,8 +19,10 @@
 #      load: the Swift runtime swiftlang ships, libasound, libsndfile, TagLib, libgpiod, and gcc,
 #      which MixerTests calls) over a small extract of the programs the tests call (dash,
 #      coreutils, setpriv, aplay; $CROSS_CACHE/arm64-run-extra, made once), under a writable layer
-#      made fresh for each run, so the shared sysroot is never written to. The repository is
-#      mounted read-only at /src, where the build saw it (tests find their fixtures by #filePath);
+#      made fresh for each run, so the shared sysroot is never written to. The sources the build
+#      saw ($CROSS_CACHE/src: the repository's files, unchanged ones with their old time stamps, so
+#      a clean clone rebuilds only what changed) are mounted read-only at /src, where the build
+#      saw them (tests find their fixtures by #filePath);
 #   3. mounts binfmt_misc and enables qemu-user-static's qemu-aarch64 entry (flag F: the
 #      interpreter is opened at registration, so it works inside the root) when they are not
 #      already; puts them back as they were on exit;
@@ -33,7 +35,6 @@
 # (seconds, default 1500) bounds each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$(pwd)
 
 say() { printf 'test-arm64: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -71,7 +72,8 @@ for p in qemu-user-static:qemu-aarch64-static binfmt-support:update-binfmts; do
   ensure_tool "${p#*:}" "${p%%:*}"
 done
 
-# 1. the build
+# 1. the build, from the copy of the sources that keeps unchanged files' time stamps (sdk.sh)
+sync_sources
 if [ "$build" = 1 ]; then
   t0=$SECONDS
   arm64_swift_build "${build_args[@]}" || die "the arm64 test build failed (see above)"
@@ -146,7 +148,7 @@ mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount --make-rslave "$root/dev"
 mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
-mount --bind "$repo" "$root/src"
+mount --bind "$cache/src" "$root/src"
 mount -o remount,bind,ro "$root/src"
 mkdir -p "$root$scratch"
 mount --bind "$chroot_dir$scratch" "$root$scratch"
