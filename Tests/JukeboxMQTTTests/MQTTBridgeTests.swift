@@ -367,8 +367,12 @@ final class MQTTBridgeTests: XCTestCase {
               + "(\(String(format: "%.2f", monotonicNow() - start)) s after it was killed)")
         XCTAssertEqual(bridge.stats.connects, 2)
         // Retained, complete and current, for whoever subscribes next.
+        // The broker hands the retained messages over one by one: wait for every one asserted (under
+        // emulation the discovery config came after the state and the queue had).
         let late = try observe(broker.port)
-        XCTAssertTrue(waitFor(60) { late.retained()[self.topic + "/state"] != nil && late.retained()[self.topic + "/queue"] != nil })
+        let expected = ["availability", "phase", "title", "file", "volume", "queue", "state"].map { topic + "/" + $0 }
+            + ["homeassistant/sensor/jukebox_test/now_playing/config"]
+        XCTAssertTrue(waitFor(60) { let r = late.retained(); return expected.allSatisfy { r[$0] != nil } }, "retained: \(late.retained().keys.sorted())")
         let retained = late.retained()
         XCTAssertEqual(retained[topic + "/availability"], "online")
         XCTAssertEqual(retained[topic + "/phase"], "playing")
