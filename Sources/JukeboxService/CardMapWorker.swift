@@ -90,7 +90,7 @@ public final class CardMapWorker: @unchecked Sendable {
         func watch() {
             guard notify >= 0, !watching else { return }
             let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
-            watching = inotify_add_watch(notify, folder, mask) >= 0
+            watching = inotify_add_watch(notify, cPath(folder), mask) >= 0
         }
         func readMap(force: Bool) {
             switch CardMapFile.read(path) {

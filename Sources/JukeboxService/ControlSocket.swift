@@ -73,7 +73,7 @@ public final class ControlSocket {
                 close(probe)
                 throw SystemError(call: "bind (another jukebox is listening)", subject: path, errno: EADDRINUSE)
             }
-            unlink(path)
+            unlink(cPath(path))
         }
         let fd = Int32(try sys("socket", path) { Int(socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)) })
         var addr = ControlSocket.address(path)
@@ -93,7 +93,7 @@ public final class ControlSocket {
     deinit {
         for client in clients.values { close(client.fd) }
         close(listenFD)
-        unlink(path)
+        unlink(cPath(path))
     }
 
     static func address(_ path: String) -> sockaddr_un {

@@ -66,7 +66,7 @@ public final class MPDListener {
         for client in clients.values { close(client.fd) }
         for l in listeners {
             close(l.fd)
-            if MPDSettings.isPath(l.name) { unlink(l.name) }
+            if MPDSettings.isPath(l.name) { unlink(cPath(l.name)) }
         }
     }
 
@@ -79,7 +79,7 @@ public final class MPDListener {
                     close(probe)
                     throw SystemError(call: "bind", subject: bind, errno: EADDRINUSE)
                 }
-                unlink(bind)
+                unlink(cPath(bind))
             }
             let fd = Int32(try sys("socket", bind) { Int(socket(AF_UNIX, flags, 0)) })
             var addr = ControlSocket.address(bind)

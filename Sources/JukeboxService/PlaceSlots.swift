@@ -91,7 +91,7 @@ enum PlaceSlots {
     /// when a call fails on one that is.
     static func overwrite(_ place: PlaceFile, at path: String, beforeSync: (() -> Void)?) throws(SystemError) -> Bool {
         // O_NOFOLLOW: a symlink is not ours to write through; it is replaced by a created file.
-        let fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        let fd = open(cPath(path), O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var info = stat()

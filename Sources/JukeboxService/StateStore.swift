@@ -110,7 +110,7 @@ public struct StateStore: Sendable {
             if error.errno == ENOENT { return .none }
             // It may hold a newer place than the queue file: kept aside (a rename needs no read)
             // rather than written over by the next place save.
-            let aside = freeDamagedName(for: placePath).flatMap { rename(placePath, $0) == 0 ? $0 : nil }
+            let aside = freeDamagedName(for: placePath).flatMap { rename(cPath(placePath), cPath($0)) == 0 ? $0 : nil }
             return .damaged("cannot read the place file \(placePath) (\(error)); " + (aside.map { "moved it to \($0); " } ?? "")
                             + "resuming at the place saved with the queue")
         }
@@ -127,7 +127,7 @@ public struct StateStore: Sendable {
             if let place, place.queue != PlaceFile.hex(queueHash) { return .none }
         }
         guard let place, place.fits(tracks: tracks) else {
-            let aside = freeDamagedName(for: placePath).flatMap { rename(placePath, $0) == 0 ? $0 : nil }
+            let aside = freeDamagedName(for: placePath).flatMap { rename(cPath(placePath), cPath($0)) == 0 ? $0 : nil }
             return .damaged("place file \(placePath) is damaged; " + (aside.map { "moved it to \($0); " } ?? "")
                             + "resuming at the place saved with the queue")
         }
@@ -162,7 +162,7 @@ public struct StateStore: Sendable {
         do { if !isDirectory(folder) { try makeDirectories(folder) } } catch { throw .failed(error) }
         let lockPath = path + ".lock"
         let fd: Int32
-        do { fd = Int32(try sys("open", lockPath) { Int(open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)) }) } catch {
+        do { fd = Int32(try sys("open", lockPath) { Int(open(cPath(lockPath), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)) }) } catch {
             throw .failed(error)
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
@@ -208,7 +208,7 @@ public struct StateStore: Sendable {
     // A file that fails to parse is kept for a person to look at, never deleted.
     private func moveAside() -> String? {
         guard let candidate = freeDamagedName(for: path) else { return nil }
-        return rename(path, candidate) == 0 ? candidate : nil
+        return rename(cPath(path), cPath(candidate)) == 0 ? candidate : nil
     }
 
     // A file with wrong values is copied: what is valid in it is used and saved over it later.
@@ -263,7 +263,7 @@ public func writeAtomically(_ bytes: [UInt8], to path: String, beforeSync: (() -
     if !isDirectory(folder) { try makeDirectories(folder) }
     // One fixed name: one writer per state file, and a leftover from a crash is simply overwritten.
     let temp = "\(path).tmp"
-    let fd = Int32(try sys("open", temp) { Int(open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)) })
+    let fd = Int32(try sys("open", temp) { Int(open(cPath(temp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)) })
     do {
         var offset = 0
         while offset < bytes.count {
@@ -277,17 +277,17 @@ public func writeAtomically(_ bytes: [UInt8], to path: String, beforeSync: (() -
         try sys("close", temp) { Int(close(fd)) }
     } catch {
         close(fd)
-        unlink(temp)
+        unlink(cPath(temp))
         throw error
     }
     do {
-        try sys("rename", "\(temp) → \(path)") { Int(rename(temp, path)) }
+        try sys("rename", "\(temp) → \(path)") { Int(rename(cPath(temp), cPath(path))) }
     } catch {
-        unlink(temp)
+        unlink(cPath(temp))
         throw error
     }
     // Without this the rename itself may not survive a power cut.
-    let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    let dirfd = open(cPath(folder), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if dirfd >= 0 {
         beforeSync?()
         fsync(dirfd)
@@ -300,7 +300,7 @@ public func makeDirectories(_ path: String) throws(SystemError) {
     var current = path.hasPrefix("/") ? "" : "."
     for part in path.split(separator: "/") {
         current += "/" + part
-        if mkdir(current, 0o755) != 0 && errno != EEXIST {
+        if mkdir(cPath(current), 0o755) != 0 && errno != EEXIST {
             throw SystemError(call: "mkdir", subject: current, errno: errno)
         }
     }
