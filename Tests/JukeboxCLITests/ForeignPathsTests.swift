@@ -117,6 +117,9 @@ final class ForeignPathsTests: DaemonTestCase {
         let status = try ctl("status").stdout
         XCTAssertTrue(status.contains("\u{FFFD}\u{FFFD}"), status)
         XCTAssertFalse(status.unicodeScalars.contains { (0xEF80...0xEFFF).contains($0.value) }, status)
+        let json = try ctl("status", "--json").stdout
+        XCTAssertTrue(json.contains("music/\u{FFFD}\u{FFFD}.wav"), json)
+        XCTAssertFalse(json.unicodeScalars.contains { (0xEF80...0xEFFF).contains($0.value) }, json)
         XCTAssertEqual(stop(daemon)?.status, 0)
 
         let saved = try XCTUnwrap(SavedStateFile.read(state))
