@@ -149,7 +149,7 @@ public final class CardMapWorker: @unchecked Sendable {
                         }
                         let start = offset + MemoryLayout<inotify_event>.size
                         let end = min(start + length, n)
-                        let entry = String(decoding: buffer[start..<end].prefix { $0 != 0 }, as: UTF8.self)
+                        let entry = FileSystemPath.string(buffer[start..<end].prefix { $0 != 0 })
                         if entry == name { changed = true }
                         // The folder itself went away (unmounted, removed): watch it again later.
                         if mask & UInt32(IN_IGNORED) != 0 { watching = false; changed = true }

@@ -79,6 +79,18 @@ final class ForeignPathsTests: DaemonTestCase {
         XCTAssertTrue(r.stderr.contains("not a regular file"), r.stderr)
     }
 
+    /// A cards map that is a FIFO: reported with its reason (its reader blocked for good, and the
+    /// map was never read).
+    func testACardsMapThatIsAFIFOIsReported() throws {
+        try TestAudio.write(path: music + "/good.wav", kind: .wav16, frames: 44_100 * 30)
+        XCTAssertEqual(mkfifo(dir + "/cards.json", 0o644), 0)
+        let daemon = try startDaemon([music], extra: ["rfid": ["reader": "keyboard", "name": "no such reader here", "cards": dir + "/cards.json"]])
+        defer { kill(daemon.process.processIdentifier, SIGKILL) }
+        XCTAssertTrue(waitFor(10) { (try? ctl("log", "100"))?.stdout.contains("not a regular file") == true },
+                      (try? ctl("log", "100").stdout) ?? "")
+        XCTAssertEqual(stop(daemon)?.status, 0)
+    }
+
     // MARK: Names that are not UTF-8
 
     /// `jukebox play` of a Latin-1 name (`$'\xe9t\xe9.wav'`) plays that file, bit for bit.
