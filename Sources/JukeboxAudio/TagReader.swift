@@ -35,7 +35,7 @@ public enum TagReader {
     /// `openRegularFile` checked (a FIFO or device never reaches TagLib, whose read of one never
     /// ends); nil when it is not a regular file or TagLib cannot open it. TagLib's C API takes only
     /// a name and, before TagLib 2, picks the format by the name's extension alone, so it is given
-    /// a link named `t.EXT` in a private folder (`mkdtemp`, mode 0700) to `/proc/self/fd/N`; where
+    /// a link named `t.EXT` in a private folder (`mkdtemp`, mode 0700, in /dev/shm) to `/proc/self/fd/N`; where
     /// no such folder can be made, `/proc/self/fd/N` itself (TagLib 2 also detects by content).
     static func withTagLibFile<T>(_ path: String, _ body: (UnsafeMutablePointer<TagLib_File>) -> T) -> T? {
         guard let fd = try? openRegularFile(path) else { return nil }
@@ -43,7 +43,9 @@ public enum TagReader {
         let target = "/proc/self/fd/\(fd)"
         let last = path.split(separator: "/").last ?? ""
         let ext = last.contains(".") ? String(last.split(separator: ".").last ?? "").filter { $0.isASCII && ($0.isLetter || $0.isNumber) } : ""
-        let tmp = getenv("TMPDIR").map { pathString(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        // /dev/shm first: a tmpfs everywhere, so a library scan writes nothing to an SD card.
+        let tmp = isDirectory("/dev/shm") ? "/dev/shm"
+            : getenv("TMPDIR").map { pathString(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
         var folder = cPath(tmp + "/jukebox-tags-XXXXXX")
         var name = target
         let made = mkdtemp(&folder) != nil

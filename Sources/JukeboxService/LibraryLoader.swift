@@ -104,12 +104,12 @@ public struct LibraryLoader {
         }
         for name in names where !name.hasPrefix(".") {
             let path = dir == "/" ? "/" + name : dir + "/" + name
-            guard Library.isAudio(path) || isDirectory(path) else { continue }
             switch fileKind(path) {
             case .directory: walk(path, depth: depth + 1, into: &files, visited: &visited, messages: &messages)
-            case .regular: files.append(path)
-            case .other: messages.append("not a regular file: \(path)")  // a FIFO, socket or device: never opened
-            case nil: break
+            case .regular where Library.isAudio(path): files.append(path)
+            case .other where Library.isAudio(path):
+                messages.append("not a regular file: \(path)")  // a FIFO, socket or device: never opened
+            default: break
             }
         }
     }

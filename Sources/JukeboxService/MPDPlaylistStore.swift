@@ -56,16 +56,13 @@ public struct MPDPlaylistStore: Sendable {
     public func entries(_ name: String) -> Result<[String], MPDError> {
         if let e = Self.check(name) { return .failure(e) }
         let path = file(name)
-        // O_NONBLOCK: a FIFO planted under the name must not hang the thread; O_NOFOLLOW: nor a link.
-        let fd = open(cPath(path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ELOOP { return .failure(MPDError(.noExist, "No such playlist")) }
-            return .failure(MPDError(.system, "cannot read playlist \(name): \(errnoText(code))"))
+        // A FIFO planted under the name must not hang the thread (`openRegularFile`); nor a link.
+        let fd: Int32
+        do { fd = try openRegularFile(path, noFollow: true) } catch {
+            if [ENOENT, ELOOP, EISDIR].contains(error.errno) || error.reason != nil { return .failure(MPDError(.noExist, "No such playlist")) }
+            return .failure(MPDError(.system, "cannot read playlist \(name): \(errnoText(error.errno))"))
         }
         defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .failure(MPDError(.noExist, "No such playlist")) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
