@@ -56,7 +56,7 @@ public final class Decoder {
         self.clock = cpuClock
         var info = SF_INFO()
         let fd: Int32
-        do { fd = try openRegularFile(path) } catch {
+        do throws(SystemError) { fd = try openRegularFile(path) } catch {
             throw DecodeError(path: path, reason: error.reason ?? (error.errno == EISDIR ? "is a directory" : errnoText(error.errno).lowercased()))
         }
         defer { Glibc.close(fd) }

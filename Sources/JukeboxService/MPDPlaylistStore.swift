@@ -58,7 +58,7 @@ public struct MPDPlaylistStore: Sendable {
         let path = file(name)
         // A FIFO planted under the name must not hang the thread (`openRegularFile`); nor a link.
         let fd: Int32
-        do { fd = try openRegularFile(path, noFollow: true) } catch {
+        do throws(SystemError) { fd = try openRegularFile(path, noFollow: true) } catch {
             if [ENOENT, ELOOP, EISDIR].contains(error.errno) || error.reason != nil { return .failure(MPDError(.noExist, "No such playlist")) }
             return .failure(MPDError(.system, "cannot read playlist \(name): \(errnoText(error.errno))"))
         }
