@@ -91,6 +91,26 @@ final class ForeignPathsTests: DaemonTestCase {
         XCTAssertEqual(stop(daemon)?.status, 0)
     }
 
+    /// A USB stick holding a FIFO named like music and a Latin-1 name: the FIFO is passed over,
+    /// the Latin-1 file is queued and plays (the stick's tag read hung on the FIFO for good).
+    func testAStickWithAFIFOAndALatin1NamePlays() throws {
+        try TestAudio.write(path: music + "/song.wav", kind: .wav16, frames: 44_100 * 60)
+        let media = dir + "/media", made = dir + "/made"
+        try FileManager.default.createDirectory(atPath: media, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+        XCTAssertEqual(mkfifo(made + "/0.flac", 0o644), 0)
+        try writeWAV(made, [0x31, 0xE9, 0x2E, 0x77, 0x61, 0x76])  // "1é.wav" in Latin-1
+        try TestAudio.write(path: made + "/2.wav", kind: .wav16, frames: 44_100 * 60)
+        let daemon = try startDaemon([music + "/song.wav"], extra: ["usb": ["roots": [media], "autoplay": true, "mountsOnly": false]])
+        defer { kill(daemon.process.processIdentifier, SIGKILL) }
+        XCTAssertEqual(rename(made, media + "/STICK"), 0)
+        let json = { (try? self.ctl("status", "--json").stdout) ?? "" }
+        XCTAssertTrue(waitFor(30) { json().contains("\"path\":\"\(media)/STICK/1\u{FFFD}.wav\"") && json().contains("\"phase\":\"playing\"") },
+                      json())
+        XCTAssertTrue(waitFor(10) { json().contains("\"count\":2") }, json() + ((try? ctl("log", "50").stdout) ?? ""))
+        XCTAssertEqual(stop(daemon)?.status, 0)
+    }
+
     // MARK: Names that are not UTF-8
 
     /// `jukebox play` of a Latin-1 name (`$'\xe9t\xe9.wav'`) plays that file, bit for bit.
