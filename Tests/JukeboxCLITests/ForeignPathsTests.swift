@@ -207,6 +207,8 @@ final class ForeignPathsTests: DaemonTestCase {
         let listed = try mpc("listall").out
         XCTAssertEqual(listed.split(separator: "\n").sorted(), [Substring(escaped), "plain.wav"], listed)
         XCTAssertEqual(try mpc("clear").status, 0)
+        _ = try mpc("add", "x.flac")  // the FIFO by name: refused or nothing, but it must answer
+        _ = try mpc("add", music + "/x.flac")
         XCTAssertEqual(try mpc("add", escaped).status, 0)
         XCTAssertEqual(try mpc("playlist", "-f", "%file%").out, escaped + "\n")
         XCTAssertEqual(try mpc("play").status, 0)
