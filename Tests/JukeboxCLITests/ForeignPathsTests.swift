@@ -139,6 +139,30 @@ final class ForeignPathsTests: DaemonTestCase {
         XCTAssertFalse(stderr.unicodeScalars.contains { (0xEF80...0xEFFF).contains($0.value) }, "shown as U+FFFD: \(stderr)")
     }
 
+    /// `jukebox ctl add` of a Latin-1 name (argv bytes from the shell) queues that file, which
+    /// then plays; `queue` shows it with U+FFFD.
+    func testCtlAddOfALatin1NameQueuesAndPlaysIt() throws {
+        try TestAudio.write(path: music + "/first.wav", kind: .wav16, frames: 44_100 * 30)
+        try writeWAV(dir, [0xE9, 0x74, 0xE9, 0x2E, 0x77, 0x61, 0x76])
+        let daemon = try startDaemon([music + "/first.wav"])
+        defer { kill(daemon.process.processIdentifier, SIGKILL) }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", #"exec "$0" ctl --socket "$1" add "$2/$(printf '\351t\351.wav')""#, Jukebox.binary, socket, dir]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        XCTAssertTrue(waitFor(10) { !p.isRunning }, "ctl add did not finish")
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+        let queue = try ctl("queue").stdout
+        XCTAssertTrue(queue.contains("\u{FFFD}t\u{FFFD}"), queue)
+        XCTAssertEqual(try ctl("next").status, 0)
+        XCTAssertTrue(waitFor(10) { (try? self.ctl("status"))?.stdout.hasPrefix("▶ \u{FFFD}t\u{FFFD}") == true }, (try? ctl("status").stdout) ?? "")
+        XCTAssertFalse(try ctl("log", "50").stdout.contains("skipped"))
+        XCTAssertEqual(stop(daemon)?.status, 0)
+    }
+
     /// A name that is not UTF-8 in the music folder plays; `ctl` shows it with U+FFFD; the state
     /// file keeps it losslessly (U+EF80…U+EFFF), so a restart resumes the same file.
     func testANonUTF8NamePlaysIsShownAsReplacementAndResumesAfterARestart() throws {
