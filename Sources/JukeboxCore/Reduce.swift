@@ -109,7 +109,7 @@ extension State {
             saveError = error
         case .tick(let now):
             self.now = now
-            if phase == .playing, now - savedAt >= settings.saveInterval, position != savedPosition {
+            if phase == .playing, now >= placeSaveDue, position != savedPosition {
                 step.forceSave = true
             }
         case .timerFired(.deviceRetry, _):

@@ -160,6 +160,8 @@ public struct State: Equatable, Sendable {
     public var savedPosition: Double = 0
     /// When the state was saved last (monotonic seconds).
     public var savedAt: Double = 0
+    /// While playing, when the next periodic save of the place falls due (monotonic seconds).
+    public var placeSaveDue: Double { savedAt + settings.placeSaveSpacing }
     /// The last save error reported (reported once until it changes).
     public var saveError: String?
     /// The status last rendered.

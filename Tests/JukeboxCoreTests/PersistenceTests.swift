@@ -4,12 +4,14 @@ import JukeboxTestSupport
 import XCTest
 
 final class PersistencePolicyTests: XCTestCase {
-    func testWhilePlayingThePositionIsSavedEveryFiveSecondsAndNoMoreOften() {
+    /// `saveInterval` 5 s bounds the loss, write included: the place is saved every 4 s.
+    func testWhilePlayingThePositionIsSavedEveryFourSecondsAndNoMoreOften() {
         let h = CoreHarness(playing(2))
-        for second in 1...16 {
+        XCTAssertEqual(h.state.settings.saveInterval, 5)
+        for second in 1...17 {
             let t = Double(second), clock = second < 10 ? "0:0\(second)" : "0:\(second)"
             h.heard(1, at: t, shows: status("playing", song: 1, index: 1, of: 2, elapsed: clock))
-            if [5, 10, 15].contains(second) {
+            if [4, 8, 12, 16].contains(second) {
                 h.send(.tick(now: t), { $0.now = t; $0.savedPosition = t; $0.savedAt = t }, commands: [
                     .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: t, phase: "playing")),
                 ])
