@@ -73,14 +73,9 @@ public final class MPDListener {
     private static func listen(_ bind: String, port: Int) throws(SystemError) -> Int32 {
         let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         if MPDSettings.isPath(bind) {
-            // A stale socket file from an earlier run is replaced; a live one is not stolen.
-            if fileExists(bind) {
-                if let probe = try? ControlSocket.connect(path: bind) {
-                    close(probe)
-                    throw SystemError(call: "bind", subject: bind, errno: EADDRINUSE)
-                }
-                unlink(bind)
-            }
+            // A stale socket file from an earlier run is replaced; a live one is not stolen, and
+            // anything that is not a socket is not deleted.
+            try ControlSocket.clearStale(bind)
             let fd = Int32(try sys("socket", bind) { Int(socket(AF_UNIX, flags, 0)) })
             var addr = ControlSocket.address(bind)
             return try finish(fd, bind) { withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } } }
