@@ -49,7 +49,7 @@ public final class MPDListener {
         for bind in settings.binds {
             let name = MPDSettings.isPath(bind) ? bind : (bind.contains(":") ? "[\(bind)]" : bind) + ":\(settings.port)"
             do { listeners.append((try Self.listen(bind, port: settings.port), name)) } catch {
-                problems.append("mpd: cannot listen on \(name): \(errnoText(error.errno))"
+                problems.append("mpd: cannot listen on \(name): \(error.reason ?? errnoText(error.errno))"
                                 + (error.errno == EAFNOSUPPORT || error.errno == EPERM || error.errno == EACCES
                                    ? " (a systemd unit restricted to AF_UNIX needs a drop-in for TCP)" : ""))
             }
