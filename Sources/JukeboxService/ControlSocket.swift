@@ -75,7 +75,8 @@ public final class ControlSocket {
             try sys("bind", path) {
                 Int(withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } })
             }
-            chmod(path, 0o660)
+            // Not through a link: whatever took the name since bind is not ours to change.
+            fchmodat(AT_FDCWD, path, 0o660, AT_SYMLINK_NOFOLLOW)
             try sys("listen", path) { Int(listen(fd, 16)) }
         } catch {
             close(fd)

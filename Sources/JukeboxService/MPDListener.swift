@@ -102,7 +102,7 @@ public final class MPDListener {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         do {
             try sys("bind", bind) { Int(doBind()) }
-            if MPDSettings.isPath(bind) { chmod(bind, 0o660) }
+            if MPDSettings.isPath(bind) { fchmodat(AT_FDCWD, bind, 0o660, AT_SYMLINK_NOFOLLOW) }
             try sys("listen", bind) { Int(Glibc.listen(fd, 16)) }
         } catch {
             close(fd)

@@ -132,6 +132,9 @@ final class StateFilesBinaryTests: DaemonTestCase {
         _ = killed.wait(timeout: 5)
         XCTAssertTrue(FileManager.default.fileExists(atPath: socket), "the killed player's socket is left")
         let second = try startDaemon([a])
+        var st = stat()
+        XCTAssertEqual(lstat(socket, &st), 0)
+        XCTAssertEqual(st.st_mode & 0o7777, 0o660, "the socket's mode, set without following a link")
         XCTAssertEqual(stop(second)?.status, 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "the player removes its own socket at exit")
     }
