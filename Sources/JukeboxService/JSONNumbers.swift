@@ -4,8 +4,9 @@ import JukeboxCore
 /// Finds the number a JSON decode failed on. FoundationEssentials' `JSONDecoder` reports a number
 /// its type cannot hold (`80.5` or `1e300` for a whole number, `1e999` for any) as "not valid
 /// JSON" with no coding path, so a message could not name the key. Here every number literal is
-/// found with the path of keys leading to it, and the one the decode fails on is the one which,
-/// alone left as written (every other number made `0`), still fails it.
+/// found with the path of keys leading to it, and the first the decode fails on is found by
+/// bisection: the decode with the literals before it as written and the rest made `0` passes,
+/// and with it as written too it fails.
 enum JSONNumbers {
     /// A number literal in JSON text: where it is, its key path (`mpd.port`, `music[2]`) and its text.
     struct Literal: Equatable {
@@ -14,8 +15,8 @@ enum JSONNumbers {
         var text: String
     }
 
-    /// Most literals looked at (each costs a decode; configs hold a few dozen).
-    static let limit = 500
+    /// Most literals looked at (a bound on the scan; the decodes are a bisection of them).
+    static let limit = 100_000
 
     /// The number literals in `bytes` (JSON text already checked by `JSONText.problem`), in order.
     static func literals(_ bytes: [UInt8]) -> [Literal] {
@@ -79,11 +80,30 @@ enum JSONNumbers {
     /// it fails in the way being explained.
     static func culprit(in bytes: [UInt8], fails: ([UInt8]) -> Bool) -> (path: String, text: String, problem: String)? {
         let all = literals(bytes)
-        guard !all.isEmpty, !fails(zeroing(bytes, all, except: nil)) else { return nil }
-        for (n, literal) in all.enumerated() where fails(zeroing(bytes, all, except: n)) {
-            return (DisplayText.inert(literal.path), DisplayText.inert(literal.text), problem(literal.text))
+        // The first `k` literals as written, the rest made 0: fails for every `k` from the first
+        // culprit's on (a number that fits never makes a decode fail), so a bisection finds it.
+        guard !all.isEmpty, !fails(zeroing(bytes, all, keeping: 0)) else { return nil }
+        var low = 0, high = all.count  // fails(keeping: low) is false; fails(keeping: high) is taken as true
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if fails(zeroing(bytes, all, keeping: middle)) { high = middle } else { low = middle }
         }
-        return nil
+        guard fails(zeroing(bytes, all, keeping: high)) else { return nil }
+        let literal = all[high - 1]
+        return (shortened(literal.path, to: 100, fromStart: false), shortened(literal.text, to: 40, fromStart: true), problem(literal.text))
+    }
+
+    // Inert, and at most `limit` characters: a key path keeps its end, a number its start.
+    private static func shortened(_ text: String, to limit: Int, fromStart: Bool) -> String {
+        let clean = DisplayText.inert(text)
+        guard clean.unicodeScalars.count > limit else { return clean }
+        var scalars = String.UnicodeScalarView()
+        if fromStart {
+            scalars.append(contentsOf: clean.unicodeScalars.prefix(limit))
+            return String(scalars) + "…"
+        }
+        scalars.append(contentsOf: clean.unicodeScalars.suffix(limit))
+        return "…" + String(scalars)
     }
 
     /// What a number literal's value cannot be.
@@ -94,11 +114,11 @@ enum JSONNumbers {
         return value < 0 ? "is too small for a whole number" : "is too large for a whole number"
     }
 
-    private static func zeroing(_ bytes: [UInt8], _ literals: [Literal], except kept: Int?) -> [UInt8] {
+    private static func zeroing(_ bytes: [UInt8], _ literals: [Literal], keeping kept: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var at = 0
-        for (n, literal) in literals.enumerated() where n != kept {
+        for literal in literals.dropFirst(kept) {
             out += bytes[at..<literal.range.lowerBound]
             out.append(UInt8(ascii: "0"))
             at = literal.range.upperBound

@@ -259,6 +259,8 @@ final class ConfigTests: XCTestCase {
             // A fraction where one is allowed is not the one named.
             (#"{"radio": {"bufferSeconds": 2.5}, "mpd": {"maxClients": 2.5}}"#, "c.json: mpd.maxClients: 2.5 is not a whole number (it must be 1 to 256)"),
             (#"{"music": ["/a"], "rfid": {"reader": "keyboard", "sameCardDelay": 1e400}}"#, "c.json: rfid.sameCardDelay: 1e400 is too large (it must be seconds from 0 to 60)"),
+            // Two: the first in the file is named.
+            (#"{"mpd": {"port": 80.5, "maxClients": 2.5}}"#, "c.json: mpd.port: 80.5 is not a whole number (it must be a TCP port from 1 to 65535)"),
             ("", "c.json: the config file is empty (write {} for every default)"),
             (" \n\t\r\n", "c.json: the config file is empty (write {} for every default)"),
         ]
