@@ -50,7 +50,7 @@ public enum TagReader {
         var name = target
         let made = mkdtemp(&folder) != nil
         let folderPath = made ? pathString(cString: folder) : ""
-        if made, symlink(target, cPath(folderPath + "/t." + ext)) == 0 { name = folderPath + "/t." + ext }
+        if made, symlink(cPath(target), cPath(folderPath + "/t." + ext)) == 0 { name = folderPath + "/t." + ext }
         defer {
             if made {
                 unlink(cPath(folderPath + "/t." + ext))

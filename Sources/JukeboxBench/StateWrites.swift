@@ -10,7 +10,7 @@ import JukeboxSystem
 /// could lose.
 ///
 /// Why simulated: an hour of real playback does not fit in a benchmark of a few minutes, and what
-/// decides a write is the core alone (`reduce`: a change of track, phase or mode, or `saveInterval`
+/// decides a write is the core alone (`reduce`: a change of track, phase or mode, or `placeSaveSpacing`
 /// seconds of playing). So the core is driven with a manual clock exactly as the runtime loop
 /// drives it while playing (`heard` then `tick` every 0.25 s; `trackFinished`/`trackStarted` at
 /// each gapless boundary; `saved` after each write), and every save it orders is written with
@@ -139,7 +139,7 @@ enum StateWritesBench {
 
 /// The real binary's state file writes during a short real-time play, watched with inotify: a
 /// check that the runtime carries out the core's saves as the simulation assumes (one write per
-/// change of track or phase, then one every `saveInterval` = 5 s while playing), not more.
+/// change of track or phase, then one every `placeSaveSpacing` = 4 s while playing), not more.
 struct LiveStateWrites {
     /// Seconds of audio played.
     var seconds: Double

@@ -78,6 +78,7 @@ extension Event {
         case .deviceRetry: return "device retry"
         case .releaseDevice: return "release device"
         case .saveVolume: return "save volume"
+        case .saveRetry: return "save retry"
         case .idlePowerOff: return "idle power-off"
         case .sleep: return "sleep"
         case .debounce(let b): return "debounce \(b.rawValue)"

@@ -61,6 +61,9 @@ public enum TimerID: Equatable, Hashable, Sendable {
     /// A volume knob or button has been still for `State.volumeSaveDelay`: save the volume now
     /// (an encoder spin is one write, not one per detent).
     case saveVolume
+    /// The last save failed (a full or read-only disk): save again, forced, after
+    /// `State.saveRetryDelay` (doubling to `State.saveRetryMax`) until a save succeeds.
+    case saveRetry
     /// Idle power-off: the countdown starts (`State.powerOffCountdown` before the end), then
     /// fires each second of it to update what it shows, and at its end.
     case idlePowerOff

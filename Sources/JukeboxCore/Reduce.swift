@@ -106,10 +106,22 @@ extension State {
             if error != saveError, let error {
                 step.commands.append(.report("could not save state: \(error)"))
             }
+            if error != nil {
+                // What is in memory stands; it is saved again, forced (nothing may change meanwhile),
+                // less often the longer the disk stays full.
+                step.commands.append(.startTimer(.saveRetry, after: saveRetryDelay))
+                saveRetryDelay = min(saveRetryDelay * 2, State.saveRetryMax)
+            } else if saveError != nil {
+                step.commands.append(.cancelTimer(.saveRetry))
+                step.commands.append(.report("state saved again"))
+                saveRetryDelay = State.saveRetryFirst
+            }
             saveError = error
+        case .timerFired(.saveRetry, _):
+            if saveError != nil { step.forceSave = true }
         case .tick(let now):
             self.now = now
-            if phase == .playing, now - savedAt >= settings.saveInterval, position != savedPosition {
+            if phase == .playing, now >= placeSaveDue, position != savedPosition {
                 step.forceSave = true
             }
         case .timerFired(.deviceRetry, _):

@@ -160,8 +160,12 @@ public struct State: Equatable, Sendable {
     public var savedPosition: Double = 0
     /// When the state was saved last (monotonic seconds).
     public var savedAt: Double = 0
+    /// While playing, when the next periodic save of the place falls due (monotonic seconds).
+    public var placeSaveDue: Double { savedAt + settings.placeSaveSpacing }
     /// The last save error reported (reported once until it changes).
     public var saveError: String?
+    /// Delay before the next save after a failed one (`TimerID.saveRetry`).
+    public var saveRetryDelay = State.saveRetryFirst
     /// The status last rendered.
     public var shown: StatusView?
 
@@ -174,6 +178,10 @@ public struct State: Equatable, Sendable {
 
     /// How long a volume knob or button must be still before the volume is saved (seconds).
     public static let volumeSaveDelay = 1.0
+    /// Seconds before a failed save is tried again, doubled after each failure up to `saveRetryMax`.
+    public static let saveRetryFirst = 1.0
+    /// The longest wait between retries of a failing save.
+    public static let saveRetryMax = 60.0
 
     /// An empty, stopped player.
     public init(settings: Settings = Settings()) {

@@ -117,10 +117,37 @@ public struct Config: Equatable, Sendable {
         return (config, warnings)
     }
 
+    // The decoder says only "not valid JSON", without a key, for a number its type cannot hold
+    // (80.5 or 1e300 for a whole number, 1e999 for any): the key and the value's problem, found
+    // by `JSONNumbers`, with what the key takes where it is known.
+    private static func numberProblem(_ bytes: [UInt8]) -> String? {
+        let generic = { (candidate: [UInt8]) -> Bool in
+            do { _ = try JSONDecoder().decode(ConfigFile.self, from: Data(candidate)); return false } catch {
+                guard case .dataCorrupted(let c)? = error as? DecodingError else { return false }
+                return c.codingPath.isEmpty
+            }
+        }
+        guard let bad = JSONNumbers.culprit(in: bytes, fails: generic) else { return nil }
+        let keys = bad.path.split(separator: ".").map(String.init)
+        var takes: String?
+        switch keys.count {
+        case 1: takes = RawConfig.expectation(keys[0])
+        case 2 where keys[0] == "mpd": takes = RawMPD.expectation(keys[1])
+        case 2 where keys[0] == "rfid": takes = RawRFID.expectation(keys[1])
+        case 2 where keys[0] == "output": takes = RawOutput.expectation(keys[1])
+        default: break
+        }
+        if takes == "unexpected value" { takes = nil }
+        return "\(bad.path): \(bad.text) \(bad.problem)" + (takes.map { " (it \($0))" } ?? "")
+    }
+
     /// Parses configuration JSON; `source` names it in messages.
     public static func parse(_ bytes: [UInt8], source: String) throws(Problem) -> (config: Config, warnings: [String]) {
         let file: ConfigFile
         if let problem = JSONText.problem(bytes) { throw Problem(description: "\(source): not valid JSON (\(problem))") }
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+            throw Problem(description: "\(source): the config file is empty (write {} for every default)")
+        }
         do {
             file = try JSONDecoder().decode(ConfigFile.self, from: Data(bytes))
         } catch let e as DecodingError {
@@ -141,6 +168,9 @@ public struct Config: Equatable, Sendable {
                     throw Problem(description: "\(source): mpd.\(inner): \(RawMPD.expectation(inner))")
                 }
                 throw Problem(description: "\(source): \(key): \(RawConfig.expectation(key))")
+            }
+            if case .dataCorrupted(let c) = e, c.codingPath.isEmpty, let bad = numberProblem(bytes) {
+                throw Problem(description: "\(source): \(bad)")
             }
             throw Problem(description: "\(source): not valid JSON (\(StateStore.describe(e)))")
         } catch {

@@ -68,31 +68,52 @@ public final class ControlSocket {
         let folder = Paths.directory(path)
         if !isDirectory(folder) { try makeDirectories(folder) }
         guard path.utf8.count < 108 else { throw SystemError(call: "bind", subject: path, errno: ENAMETOOLONG) }
-        if fileExists(path) {
-            if let probe = try? ControlSocket.connect(path: path) {
-                close(probe)
-                throw SystemError(call: "bind (another jukebox is listening)", subject: path, errno: EADDRINUSE)
-            }
-            unlink(cPath(path))
-        }
+        try ControlSocket.clearStale(path)
         let fd = Int32(try sys("socket", path) { Int(socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)) })
         var addr = ControlSocket.address(path)
         do {
             try sys("bind", path) {
                 Int(withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } })
             }
-            chmod(path, 0o660)
+            // Not through a link: whatever took the name since bind is not ours to change.
+            fchmodat(AT_FDCWD, path, 0o660, AT_SYMLINK_NOFOLLOW)
             try sys("listen", path) { Int(listen(fd, 16)) }
         } catch {
             close(fd)
             throw error
         }
         listenFD = fd
+        var info = stat()
+        made = lstat(cPath(path), &info) == 0 ? (info.st_dev, info.st_ino) : nil
     }
 
     deinit {
         for client in clients.values { close(client.fd) }
         close(listenFD)
+        // Only the socket this one made: what has taken its name since is someone else's.
+        var info = stat()
+        if let made, lstat(cPath(path), &info) == 0, info.st_dev == made.device, info.st_ino == made.inode { unlink(cPath(path)) }
+    }
+
+    // The socket file bind made (device and inode), removed at the end only if still there.
+    private var made: (device: dev_t, inode: ino_t)?
+
+    /// Makes way for a socket at `path`: nothing there, or a stale socket (no one answers), which
+    /// is removed. A live socket is an error (two players never steal each other's socket), and so
+    /// is anything that is not a socket (a regular file, a folder, a link): it is not ours to delete.
+    static func clearStale(_ path: String) throws(SystemError) {
+        var info = stat()
+        guard lstat(cPath(path), &info) == 0 else { return }
+        let kind = info.st_mode & S_IFMT
+        guard kind == S_IFSOCK else {
+            let what = kind == S_IFREG ? "a regular file" : kind == S_IFDIR ? "a folder" : kind == S_IFLNK ? "a symbolic link" : "not a socket"
+            throw SystemError(call: "refusing the socket path", subject: path, errno: EEXIST,
+                              reason: "it is \(what), not a stale socket; not deleting it (remove it, or choose another socket path)")
+        }
+        if let probe = try? connect(path: path) {
+            close(probe)
+            throw SystemError(call: "bind (another jukebox is listening)", subject: path, errno: EADDRINUSE)
+        }
         unlink(cPath(path))
     }
 

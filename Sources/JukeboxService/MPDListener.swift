@@ -49,7 +49,7 @@ public final class MPDListener {
         for bind in settings.binds {
             let name = MPDSettings.isPath(bind) ? bind : (bind.contains(":") ? "[\(bind)]" : bind) + ":\(settings.port)"
             do { listeners.append((try Self.listen(bind, port: settings.port), name)) } catch {
-                problems.append("mpd: cannot listen on \(name): \(errnoText(error.errno))"
+                problems.append("mpd: cannot listen on \(name): \(error.reason ?? errnoText(error.errno))"
                                 + (error.errno == EAFNOSUPPORT || error.errno == EPERM || error.errno == EACCES
                                    ? " (a systemd unit restricted to AF_UNIX needs a drop-in for TCP)" : ""))
             }
@@ -73,14 +73,9 @@ public final class MPDListener {
     private static func listen(_ bind: String, port: Int) throws(SystemError) -> Int32 {
         let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         if MPDSettings.isPath(bind) {
-            // A stale socket file from an earlier run is replaced; a live one is not stolen.
-            if fileExists(bind) {
-                if let probe = try? ControlSocket.connect(path: bind) {
-                    close(probe)
-                    throw SystemError(call: "bind", subject: bind, errno: EADDRINUSE)
-                }
-                unlink(cPath(bind))
-            }
+            // A stale socket file from an earlier run is replaced; a live one is not stolen, and
+            // anything that is not a socket is not deleted.
+            try ControlSocket.clearStale(bind)
             let fd = Int32(try sys("socket", bind) { Int(socket(AF_UNIX, flags, 0)) })
             var addr = ControlSocket.address(bind)
             return try finish(fd, bind) { withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } } }
@@ -107,7 +102,7 @@ public final class MPDListener {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         do {
             try sys("bind", bind) { Int(doBind()) }
-            if MPDSettings.isPath(bind) { chmod(bind, 0o660) }
+            if MPDSettings.isPath(bind) { fchmodat(AT_FDCWD, bind, 0o660, AT_SYMLINK_NOFOLLOW) }
             try sys("listen", bind) { Int(Glibc.listen(fd, 16)) }
         } catch {
             close(fd)

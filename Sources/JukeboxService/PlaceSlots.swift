@@ -90,12 +90,13 @@ enum PlaceSlots {
     /// when there is no sidecar in this layout to write into (the caller creates one); throws
     /// when a call fails on one that is.
     static func overwrite(_ place: PlaceFile, at path: String, beforeSync: (() -> Void)?) throws(SystemError) -> Bool {
-        // O_NOFOLLOW: a symlink is not ours to write through; it is replaced by a created file.
-        let fd = open(cPath(path), O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        // O_NOFOLLOW: a symlink is not ours to write through; it is replaced by a created file,
+        // as is anything but a plain file of one name (a FIFO, a hard link to another file).
+        let fd = open(cPath(path), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size == fileSize else { return false }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1, info.st_size == fileSize else { return false }
         var bytes = [UInt8](repeating: 0, count: fileSize)
         let got = try sys("read", path) { bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, fileSize, 0) } }
         guard got == fileSize else { return false }

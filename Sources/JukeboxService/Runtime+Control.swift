@@ -79,6 +79,13 @@ extension Runtime {
 
     // Sends `lines` to the client once the saves handed over since `since` are on disk: an `ok`
     // to a change means it survives a power cut. The loop does not wait; the client's reply does.
+    /// The reply to a change whose save failed: no `ok`, as that promises the change is on
+    /// disk. The change stands in the player (`done` says what it was), and the core saves it
+    /// again until a save succeeds (`State.saveRetry`).
+    static func notSaved(_ done: String, _ error: String) -> String {
+        "error: \(done), but not saved: \(error); the player keeps it and tries to save it again"
+    }
+
     private func replyAfterSaves(since: UInt64, _ client: ControlSocket.Client, _ lines: @escaping (_ error: String?) -> [String]) {
         let slot = reserveReply(client), id = client.id
         afterSaves(since: since) { [weak self] error in self?.fill(slot, lines(error), clientID: id) }
@@ -110,7 +117,7 @@ extension Runtime {
             dispatch(event)
             // The status line carries the core's message when the intent could not be done.
             let line = "ok " + StatusView(state).line
-            replyAfterSaves(since: before, client) { _ in [line] }
+            replyAfterSaves(since: before, client) { error in [error.map { Self.notSaved("the change is made", $0) } ?? line] }
         case .success(.events(let json)):
             eventClients.insert(client.id)
             if json { jsonEventClients.insert(client.id) }
@@ -204,8 +211,10 @@ extension Runtime {
                 let before = saveNumber
                 // A `load` names its source: its bookmark applies (an `add` has none).
                 dispatch(replace ? .loadSource(QueueSource(paths: [path], marked: marked), tracks: tracks) : .add(tracks))
-                let lines = messages.map { "  " + $0 } + ["ok \(tracks.count) track\(tracks.count == 1 ? "" : "s") " + (replace ? "loaded" : "added")]
-                afterSaves(since: before) { _ in reply(lines) }
+                let done = "\(tracks.count) track\(tracks.count == 1 ? "" : "s") " + (replace ? "loaded" : "added")
+                afterSaves(since: before) { error in
+                    reply(messages.map { "  " + $0 } + [error.map { Self.notSaved(done, $0) } ?? "ok " + done])
+                }
             }
         case .cardAssign(let id, let value):
             return assignCard(id: id, value: value, reply)

@@ -338,7 +338,7 @@ public final class Runtime {
     /// has: if the core did not save then, e.g. the position did not move, the ticks go on as usual).
     private var saveTickDue: Double? {
         guard state.phase == .playing else { return nil }
-        let due = state.savedAt + state.settings.saveInterval
+        let due = state.placeSaveDue
         return lastTick < due ? due : nil
     }
 

@@ -156,14 +156,23 @@ public struct StateStore: Sendable {
     /// Takes the state file's lock for the rest of the process's life: `flock` on `FILE.lock`
     /// beside it (opened with `O_NOFOLLOW`, so a planted symlink cannot redirect it), so that two
     /// players never both write one state file. The lock goes with the process, however it ends.
-    /// Throws `.held` (with the holder's pid when known) when another process has it.
+    /// Throws `.held` (with the holder's pid when known) when another process has it, and
+    /// `.refused` when the name holds a symbolic link or anything but a plain file of one name.
     public func lock() throws(StateLockError) {
         let folder = Paths.directory(path)
         do { if !isDirectory(folder) { try makeDirectories(folder) } } catch { throw .failed(error) }
         let lockPath = path + ".lock"
-        let fd: Int32
-        do { fd = Int32(try sys("open", lockPath) { Int(open(cPath(lockPath), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)) }) } catch {
-            throw .failed(error)
+        let fd = retryingEINTR { open(cPath(lockPath), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
+        guard fd >= 0 else {
+            // A link at the lock's name was planted (the player never makes one): playing on
+            // unprotected would let a second player write over this one's state.
+            if errno == ELOOP { throw .refused(path: lockPath, reason: "it is a symbolic link") }
+            throw .failed(SystemError(call: "open", subject: lockPath, errno: errno))
+        }
+        var info = stat()
+        if fstat(fd, &info) != 0 || info.st_mode & S_IFMT != S_IFREG || info.st_nlink != 1 {
+            close(fd)
+            throw .refused(path: lockPath, reason: info.st_mode & S_IFMT != S_IFREG ? "it is not a regular file" : "it has other names (hard links)")
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let busy = errno == EWOULDBLOCK
@@ -243,6 +252,9 @@ public enum StateLockError: Error, CustomStringConvertible {
     case held(path: String, pid: String?)
     /// The lock file could not be made or locked.
     case failed(SystemError)
+    /// Something the player would not have made is at the lock's name (a symbolic link, a FIFO,
+    /// a file with other names): someone put it there, so the lock is not taken through it.
+    case refused(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -251,6 +263,9 @@ public enum StateLockError: Error, CustomStringConvertible {
                 + "; stop it first, or give this one its own state file"
         case .failed(let error):
             return "cannot lock the state file: \(error)"
+        case .refused(let path, let reason):
+            return "refusing the state file's lock \(path): \(reason), which jukebox never makes; "
+                + "someone else may have put it there: remove it, or give the player a state file in a folder of its own"
         }
     }
 }
@@ -261,9 +276,11 @@ public enum StateLockError: Error, CustomStringConvertible {
 public func writeAtomically(_ bytes: [UInt8], to path: String, beforeSync: (() -> Void)? = nil) throws(SystemError) {
     let folder = Paths.directory(path)
     if !isDirectory(folder) { try makeDirectories(folder) }
-    // One fixed name: one writer per state file, and a leftover from a crash is simply overwritten.
+    // One fixed name: one writer per state file (its lock is held), and a leftover from a crash
+    // is replaced. Created anew, never opened through whatever has that name: in a shared
+    // folder a link planted there would otherwise have the file it names overwritten.
     let temp = "\(path).tmp"
-    let fd = Int32(try sys("open", temp) { Int(open(cPath(temp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)) })
+    let fd = try createFresh(temp, mode: 0o644)
     do {
         var offset = 0
         while offset < bytes.count {
@@ -293,6 +310,27 @@ public func writeAtomically(_ bytes: [UInt8], to path: String, beforeSync: (() -
         fsync(dirfd)
         close(dirfd)
     }
+}
+
+/// Creates the file `path` for writing, anew: with `O_CREAT|O_EXCL|O_NOFOLLOW`, so no file,
+/// link or FIFO that someone else put at that name is ever written through. A name already taken
+/// (a crash's leftover, a planted link) is unlinked, which removes the name and never touches
+/// what a link points to, and the create tried again; a name that keeps being taken, or cannot be
+/// removed (another user's file in a sticky folder), is an error naming it.
+public func createFresh(_ path: String, mode: mode_t) throws(SystemError) -> Int32 {
+    for _ in 0..<4 {
+        let fd = retryingEINTR { open(cPath(path), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+        if fd >= 0 { return fd }
+        let code = errno
+        guard code == EEXIST else { throw SystemError(call: "open", subject: path, errno: code) }
+        if unlink(cPath(path)) != 0, errno != ENOENT {
+            let why = errno
+            throw SystemError(call: "unlink", subject: path, errno: why,
+                              reason: "something of that name is in the way and cannot be removed (\(errnoText(why)))")
+        }
+    }
+    throw SystemError(call: "open", subject: path, errno: EEXIST,
+                      reason: "the name is taken again each time it is removed: another process is placing files there")
 }
 
 /// `mkdir -p`.

@@ -58,9 +58,11 @@ enum Player {
         if let path = setup.statePath {
             // Before the file is read: one player per state file, for the whole of its life.
             do { try StateStore(path: path).lock() } catch {
-                if case .held = error {
+                switch error {
+                case .held, .refused:
                     log.error("\(error)")
                     return 1
+                case .failed: break
                 }
                 // A read-only place still plays (saves will fail and say so).
                 log.warning("\(error); not protected against a second player")

@@ -188,6 +188,19 @@ final class BinaryTests: ScratchTestCase {
         XCTAssertTrue(r.stderr.contains("saveInterval: must be seconds from 1 to 300"), r.stderr)
     }
 
+    func testRunWithANumberItsKeyCannotHoldOrAnEmptyConfigNamesTheProblem() throws {
+        let config = dir + "/c.json"
+        for (text, message) in [(#"{"mpd": {"port": 80.5}}"#, "mpd.port: 80.5 is not a whole number"),
+                                (#"{"bootVolume": 1e300}"#, "bootVolume: 1e300 is too large for a whole number"),
+                                ("", "the config file is empty")] {
+            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            let r = try Jukebox.run(["run", "--config", config])
+            XCTAssertEqual(r.status, 1, text)
+            XCTAssertTrue(r.stderr.contains(config + ": " + message), "\(text): \(r.stderr)")
+            XCTAssertFalse(r.stderr.contains("not valid JSON"), r.stderr)
+        }
+    }
+
     /// The saved state: the queue file with its place sidecar laid over it.
     static func snapshot(_ path: String) -> [String: Any]? {
         SavedStateFile.read(path)

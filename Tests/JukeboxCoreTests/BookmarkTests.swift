@@ -47,12 +47,13 @@ final class BookmarkTests: XCTestCase {
         let h = ready()
         loadBookA(h)
         h.heard(1, at: 3, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:03"))
-        // Before the save interval nothing is written, the bookmark neither.
-        h.send(.tick(now: 4.9), { $0.now = 4.9 }, commands: [])
-        h.send(.tick(now: 5), {
-            $0.now = 5
+        // Before the periodic save (4 s: `saveInterval` 5 less the write's second) nothing is
+        // written, the bookmark neither.
+        h.send(.tick(now: 3.9), { $0.now = 3.9 }, commands: [])
+        h.send(.tick(now: 4), {
+            $0.now = 4
             $0.savedPosition = 3
-            $0.savedAt = 5
+            $0.savedAt = 4
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: "playing", source: QueueSource(paths: ["/books/a"]))),

@@ -4,12 +4,14 @@ import JukeboxTestSupport
 import XCTest
 
 final class PersistencePolicyTests: XCTestCase {
-    func testWhilePlayingThePositionIsSavedEveryFiveSecondsAndNoMoreOften() {
+    /// `saveInterval` 5 s bounds the loss, write included: the place is saved every 4 s.
+    func testWhilePlayingThePositionIsSavedEveryFourSecondsAndNoMoreOften() {
         let h = CoreHarness(playing(2))
-        for second in 1...16 {
+        XCTAssertEqual(h.state.settings.saveInterval, 5)
+        for second in 1...17 {
             let t = Double(second), clock = second < 10 ? "0:0\(second)" : "0:\(second)"
             h.heard(1, at: t, shows: status("playing", song: 1, index: 1, of: 2, elapsed: clock))
-            if [5, 10, 15].contains(second) {
+            if [4, 8, 12, 16].contains(second) {
                 h.send(.tick(now: t), { $0.now = t; $0.savedPosition = t; $0.savedAt = t }, commands: [
                     .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: t, phase: "playing")),
                 ])
@@ -163,9 +165,30 @@ final class PersistencePolicyTests: XCTestCase {
 
     func testASaveErrorIsReportedOnceUntilItChanges() {
         let h = CoreHarness(queued(1))
-        h.send(.saved(error: "disk full"), { $0.saveError = "disk full" }, commands: [.report("could not save state: disk full")])
-        h.send(.saved(error: "disk full"), commands: [])
-        h.send(.saved(error: nil), { $0.saveError = nil }, commands: [])
+        h.send(.saved(error: "disk full"), { $0.saveError = "disk full"; $0.saveRetryDelay = 2 },
+               commands: [.report("could not save state: disk full"), .startTimer(.saveRetry, after: 1)])
+        h.send(.saved(error: "disk full"), { $0.saveRetryDelay = 4 }, commands: [.startTimer(.saveRetry, after: 2)])
+        h.send(.saved(error: nil), { $0.saveError = nil; $0.saveRetryDelay = 1 },
+               commands: [.cancelTimer(.saveRetry), .report("state saved again")])
+        h.send(.saved(error: nil), commands: [])
+    }
+
+    func testAFailedSaveIsTriedAgainForcedUntilOneSucceedsLessOftenTheLongerItFails() {
+        let h = CoreHarness(queued(1))
+        // The state is in memory only: the retry saves it whole although nothing changed since.
+        h.send(.saved(error: "disk full"), { $0.saveError = "disk full"; $0.saveRetryDelay = 2 },
+               commands: [.report("could not save state: disk full"), .startTimer(.saveRetry, after: 1)])
+        var delay = 2.0
+        for _ in 0..<8 {
+            h.send(.timerFired(.saveRetry, at: h.state.now), { $0.savedAt = h.state.now }, commands: [.persistPlace(h.state.snapshot)])
+            h.send(.saved(error: "disk full"), { $0.saveRetryDelay = min(delay * 2, 60) }, commands: [.startTimer(.saveRetry, after: delay)])
+            delay = min(delay * 2, 60)
+        }
+        XCTAssertEqual(h.state.saveRetryDelay, 60, "at most a minute between tries")
+        h.send(.saved(error: nil), { $0.saveError = nil; $0.saveRetryDelay = 1 },
+               commands: [.cancelTimer(.saveRetry), .report("state saved again")])
+        // A late firing after the success saves nothing.
+        h.send(.timerFired(.saveRetry, at: h.state.now), commands: [])
     }
 
     func testRestoreOfAPlayingStateResumesAtTheSavedPosition() {

@@ -248,6 +248,29 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(try parse(#"{"mpd": {"prot": 1}}"#).warnings, ["c.json: unknown key \"mpd.prot\" ignored"])
     }
 
+    func testANumberItsKeyCannotHoldNamesTheKeyAndTheProblem() {
+        // The decoder says only "not valid JSON" for these, without a key.
+        let cases: [(String, String)] = [
+            (#"{"mpd": {"port": 80.5}}"#, "c.json: mpd.port: 80.5 is not a whole number (it must be a TCP port from 1 to 65535)"),
+            (#"{"mpd": {"port": 1e300}}"#, "c.json: mpd.port: 1e300 is too large for a whole number (it must be a TCP port from 1 to 65535)"),
+            (#"{"bootVolume": 50.5}"#, "c.json: bootVolume: 50.5 is not a whole number (it must be 0 to 100 (leave it out to keep the saved volume))"),
+            (#"{"saveInterval": 5, "consoleBaud": -9223372036854775809}"#, "c.json: consoleBaud: -9223372036854775809 is too small for a whole number (it must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600)"),
+            (#"{"seekStep": 1e999}"#, "c.json: seekStep: 1e999 is too large (it must be seconds above 0, at most 600)"),
+            // A fraction where one is allowed is not the one named.
+            (#"{"radio": {"bufferSeconds": 2.5}, "mpd": {"maxClients": 2.5}}"#, "c.json: mpd.maxClients: 2.5 is not a whole number (it must be 1 to 256)"),
+            (#"{"music": ["/a"], "rfid": {"reader": "keyboard", "sameCardDelay": 1e400}}"#, "c.json: rfid.sameCardDelay: 1e400 is too large (it must be seconds from 0 to 60)"),
+            // Two: the first in the file is named.
+            (#"{"mpd": {"port": 80.5, "maxClients": 2.5}}"#, "c.json: mpd.port: 80.5 is not a whole number (it must be a TCP port from 1 to 65535)"),
+            ("", "c.json: the config file is empty (write {} for every default)"),
+            (" \n\t\r\n", "c.json: the config file is empty (write {} for every default)"),
+        ]
+        for (text, message) in cases {
+            XCTAssertThrowsError(try parse(text), text) { XCTAssertEqual("\($0)", message, text) }
+        }
+        // Nothing a number could explain: as before.
+        XCTAssertThrowsError(try parse(#"{"saveInterval": 5,"#)) { XCTAssertEqual("\($0)", "c.json: not valid JSON (not valid JSON)") }
+    }
+
     func testBadMPDValuesNameTheirKey() {
         let cases = [
             (#"{"mpd": {"bind": "localhost"}}"#, "c.json: mpd.bind: must be an IP address (\"127.0.0.1\", \"::1\", \"0.0.0.0\", \"::\"), an absolute Unix socket path, or a list of them"),

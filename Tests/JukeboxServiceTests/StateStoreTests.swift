@@ -157,7 +157,63 @@ final class StateStoreTests: XCTestCase {
         // A symlink in its place is not followed.
         let other = StateStore(path: dir.file("other.json"))
         symlink(dir.file("sub/state.json.lock"), dir.file("other.json.lock"))
-        XCTAssertThrowsError(try other.lock()) { XCTAssertTrue("\($0)".contains("cannot lock"), "\($0)") }
+        XCTAssertThrowsError(try other.lock()) {
+            XCTAssertEqual("\($0)", "refusing the state file's lock \(dir.file("other.json.lock")): it is a symbolic link, which jukebox never makes; "
+                           + "someone else may have put it there: remove it, or give the player a state file in a folder of its own")
+        }
+    }
+
+    func testALockThatIsNotAPlainFileOfOneNameIsRefused() throws {
+        let dir = TempDir()
+        mkfifo(dir.file("fifo.json.lock"), 0o644)
+        XCTAssertThrowsError(try StateStore(path: dir.file("fifo.json")).lock()) {
+            XCTAssertTrue("\($0)".contains("fifo.json.lock: it is not a regular file"), "\($0)")
+        }
+        let target = dir.write("target", "keep\n")
+        link(target, dir.file("linked.json.lock"))
+        XCTAssertThrowsError(try StateStore(path: dir.file("linked.json")).lock()) {
+            XCTAssertTrue("\($0)".contains("linked.json.lock: it has other names (hard links)"), "\($0)")
+        }
+        XCTAssertEqual(dir.read("target"), "keep\n")
+    }
+
+    func testLinksPlantedAtTheTemporaryNamesAreReplacedNeverFollowed() throws {
+        let dir = TempDir()
+        let victim = dir.write("victim", "not the player's\n")
+        for name in ["state.json.tmp", "state.json.place.tmp"] { symlink(victim, dir.file(name)) }
+        let store = StateStore(path: dir.file("state.json"))
+        let hash = try store.save(Snapshot(tracks: tracks))
+        try store.savePlace(Snapshot(tracks: tracks, current: 1, position: 3), queueHash: hash)
+        XCTAssertEqual(dir.read("victim"), "not the player's\n")
+        XCTAssertEqual(dir.list(), ["state.json", "state.json.place", "victim"])
+        let loaded = store.load()
+        XCTAssertEqual(loaded.snapshot?.tracks, tracks)
+        XCTAssertEqual(loaded.snapshot?.position, 3)
+        var st = stat()
+        XCTAssertEqual(lstat(dir.file("state.json"), &st), 0)
+        XCTAssertEqual(st.st_mode & S_IFMT, S_IFREG)
+    }
+
+    func testAPlaceFileWithOtherNamesIsReplacedNotWrittenInPlace() throws {
+        let dir = TempDir()
+        let store = StateStore(path: dir.file("state.json"))
+        let hash = try store.save(Snapshot(tracks: tracks))
+        try store.savePlace(Snapshot(tracks: tracks, current: 0, position: 1), queueHash: hash)
+        let before = dir.read("state.json.place")
+        // Another name for the sidecar's file (a hard link someone made to read or change it).
+        link(dir.file("state.json.place"), dir.file("other"))
+        try store.savePlace(Snapshot(tracks: tracks, current: 1, position: 2), queueHash: hash)
+        XCTAssertEqual(dir.read("other"), before, "written through a hard link")
+        XCTAssertEqual(store.load().snapshot?.position, 2)
+    }
+
+    func testANameThatCannotBeRemovedIsAClearError() throws {
+        let dir = TempDir()
+        // A folder at the temp name: unlink cannot remove it.
+        try FileManager.default.createDirectory(atPath: dir.file("state.json.tmp"), withIntermediateDirectories: false)
+        XCTAssertThrowsError(try StateStore(path: dir.file("state.json")).save(Snapshot(tracks: tracks))) {
+            XCTAssertTrue("\($0)".hasPrefix("unlink \(dir.file("state.json.tmp")): something of that name is in the way and cannot be removed"), "\($0)")
+        }
     }
 
     func testSaveCreatesTheFolderAndReportsAnUnwritablePlace() throws {
