@@ -55,25 +55,28 @@ public final class Decoder {
         self.limits = limits
         self.clock = cpuClock
         var info = SF_INFO()
-        guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
-            throw DecodeError(path: path, reason: Self.openFailureReason(path: path))
+        let fd: Int32
+        do throws(SystemError) { fd = try openRegularFile(path) } catch {
+            throw DecodeError(path: path, reason: error.reason ?? (error.errno == EISDIR ? "is a directory" : errnoText(error.errno).lowercased()))
         }
-        guard info.channels > 0, info.samplerate > 0 else {
+        defer { Glibc.close(fd) }
+        // libsndfile gets a copy it owns: it closes a descriptor whose open fails whatever
+        // close_desc says, and with close_desc 1 `sf_close` closes it after a good open.
+        guard let handle = sf_open_fd(dup(fd), Int32(SFM_READ), &info, 1) else {
+            throw DecodeError(path: path, reason: Self.openFailureReason(fd: fd))
+        }
+        func refuse(_ reason: String) -> DecodeError {
             sf_close(handle)
-            throw DecodeError(path: path, reason: "no audio in file")
+            return DecodeError(path: path, reason: reason)
         }
-        guard info.frames != 0 else {
-            sf_close(handle)
-            throw DecodeError(path: path, reason: "no audio in file")
-        }
+        guard info.channels > 0, info.samplerate > 0 else { throw refuse("no audio in file") }
+        guard info.frames != 0 else { throw refuse("no audio in file") }
         guard limits.sampleRates.contains(Int(info.samplerate)) else {
-            sf_close(handle)
-            throw DecodeError(path: path, reason: "unsupported sample rate \(info.samplerate) Hz "
-                              + "(playable: \(limits.sampleRates.lowerBound)-\(limits.sampleRates.upperBound) Hz)")
+            throw refuse("unsupported sample rate \(info.samplerate) Hz "
+                         + "(playable: \(limits.sampleRates.lowerBound)-\(limits.sampleRates.upperBound) Hz)")
         }
         guard Int(info.channels) <= limits.maxChannels else {
-            sf_close(handle)
-            throw DecodeError(path: path, reason: "too many channels (\(info.channels), at most \(limits.maxChannels))")
+            throw refuse("too many channels (\(info.channels), at most \(limits.maxChannels))")
         }
         self.handle = handle
         self.format = AudioFormat(sampleRate: Int(info.samplerate), channels: Int(info.channels),
@@ -82,7 +85,7 @@ public final class Decoder {
         self.frameCount = known
         self.seeksWithPreroll = Int(info.format) & SF_FORMAT_TYPEMASK == SF_FORMAT_OGG
         var status = stat()
-        let bytes = stat(path, &status) == 0 ? Int64(status.st_size) : Int64(Int32.max)
+        let bytes = fstat(fd, &status) == 0 ? Int64(status.st_size) : Int64(Int32.max)
         self.frameCap = known.map { $0 + Int64(info.samplerate) }
             ?? min(Int64.max / 2, max(bytes, 1) * Self.maxFramesPerByte)
         self.lastClock = cpuClock()
@@ -197,14 +200,12 @@ public final class Decoder {
     }
 
     // libsndfile's own texts are terse ("File contains data in an unknown format."): say it plainly.
-    private static func openFailureReason(path: String) -> String {
+    private static func openFailureReason(fd: Int32) -> String {
         var status = stat()
-        if stat(path, &status) != 0 {
+        if fstat(fd, &status) != 0 {
             return errnoText(errno).lowercased()
         }
-        if (status.st_mode & S_IFMT) == S_IFDIR { return "is a directory" }
         if status.st_size == 0 { return "file is empty" }
-        if access(path, R_OK) != 0 { return errnoText(errno).lowercased() }
         // The file exists and is readable, so libsndfile's "does not exist" (code 7, seen when the MPEG
         // probe gives up) and "unimplemented format" (18) both mean it is not audio we know.
         switch Int(sf_error(nil)) {

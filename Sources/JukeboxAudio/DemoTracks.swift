@@ -33,7 +33,7 @@ public enum DemoTracks {
     /// ever followed: each name is unlinked and created anew (`O_CREAT|O_EXCL|O_NOFOLLOW`), so a
     /// link another user planted under a tune's name goes and its target is never written.
     public static func make(in folder: String) throws(DecodeError) -> [String] {
-        if mkdir(folder, 0o755) != 0 && errno != EEXIST {
+        if mkdir(cPath(folder), 0o755) != 0 && errno != EEXIST {
             throw DecodeError(path: folder, reason: "cannot create folder: \(errnoText(errno))")
         }
         var paths: [String] = []
@@ -58,8 +58,8 @@ public enum DemoTracks {
 
     /// Removes the tunes `make` wrote into `folder`, then the folder if that left it empty.
     public static func remove(from folder: String) {
-        for tune in tunes { unlink(folder + "/" + tune.file) }
-        rmdir(folder)
+        for tune in tunes { unlink(cPath(folder + "/" + tune.file)) }
+        rmdir(cPath(folder))
     }
 
     static func write(_ tune: Tune, to path: String) throws(DecodeError) {
@@ -68,8 +68,8 @@ public enum DemoTracks {
         info.samplerate = Int32(rate)
         info.channels = 2
         info.format = tune.format
-        unlink(path)  // a planted link goes, its target stays untouched
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        unlink(cPath(path))  // a planted link goes, its target stays untouched
+        let fd = open(cPath(path), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw DecodeError(path: path, reason: "cannot create: \(errnoText(errno))") }
         defer { close(fd) }
         guard let file = sf_open_fd(fd, Int32(SFM_WRITE), &info, 0) else {

@@ -145,7 +145,7 @@ public final class SnapcastOutput: PCMOutput {
         held = -1
         var ours = stat()
         var now = stat()
-        if Self.hasReader(kept), fstat(kept, &ours) == 0, lstat(pipe, &now) == 0, ours.st_dev == now.st_dev, ours.st_ino == now.st_ino {
+        if Self.hasReader(kept), fstat(kept, &ours) == 0, lstat(cPath(pipe), &now) == 0, ours.st_dev == now.st_dev, ours.st_ino == now.st_ino {
             Self.blockSIGPIPE()
             return kept
         }
@@ -156,17 +156,17 @@ public final class SnapcastOutput: PCMOutput {
     /// Opens the FIFO for writing in blocking mode and waits for a reader (see the type's notes).
     private func connect() throws(OutputError) -> Int32 {
         Self.blockSIGPIPE()
-        var fd = Glibc.open(pipe, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        var fd = Glibc.open(cPath(pipe), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
         if fd < 0 && errno == ENXIO {
             // No reader this instant: snapserver is between two looks, or absent. As a writer we
             // keep it reading when it looks again; to become one, read for a moment ourselves.
-            let keeper = Glibc.open(pipe, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+            let keeper = Glibc.open(cPath(pipe), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
             guard keeper >= 0 else { throw openError(errno) }
             if let problem = notFIFO(keeper) {
                 Glibc.close(keeper)
                 throw problem
             }
-            fd = Glibc.open(pipe, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+            fd = Glibc.open(cPath(pipe), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
             let saved = errno
             Glibc.close(keeper)
             errno = saved
@@ -337,7 +337,7 @@ public final class SnapcastOutput: PCMOutput {
     /// was counted as heard by the caller's `delayFrames()` just before, to within that piece.
     public func drop() {
         guard fd >= 0 else { return }
-        let reader = Glibc.open(pipe, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        let reader = Glibc.open(cPath(pipe), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
         guard reader >= 0 else { return }
         defer { Glibc.close(reader) }
         var ours = stat()

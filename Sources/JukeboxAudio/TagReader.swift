@@ -2,6 +2,7 @@
 import CSndfile
 import CTagLib
 import Glibc
+import JukeboxSystem
 
 /// Reads tags with TagLib's C API and the duration with libsndfile.
 ///
@@ -24,10 +25,41 @@ public enum TagReader {
     public static func picture(path: String, limit: Int) -> EmbeddedPicture? {
         taglib_set_strings_unicode(1)
         taglib_set_string_management_enabled(0)
-        guard let file = taglib_file_new(path) else { return nil }
+        return withTagLibFile(path) { file in
+            guard taglib_file_is_valid(file) != 0 else { return nil }
+            return TagLibProperties.picture(file: UnsafeRawPointer(file), limit: limit)
+        } ?? nil
+    }
+
+    /// Runs `body` with TagLib's file for `path`, opened through a descriptor that
+    /// `openRegularFile` checked (a FIFO or device never reaches TagLib, whose read of one never
+    /// ends); nil when it is not a regular file or TagLib cannot open it. TagLib's C API takes only
+    /// a name and, before TagLib 2, picks the format by the name's extension alone, so it is given
+    /// a link named `t.EXT` in a private folder (`mkdtemp`, mode 0700, in /dev/shm) to `/proc/self/fd/N`; where
+    /// no such folder can be made, `/proc/self/fd/N` itself (TagLib 2 also detects by content).
+    static func withTagLibFile<T>(_ path: String, _ body: (UnsafeMutablePointer<TagLib_File>) -> T) -> T? {
+        guard let fd = try? openRegularFile(path) else { return nil }
+        defer { close(fd) }
+        let target = "/proc/self/fd/\(fd)"
+        let last = path.split(separator: "/").last ?? ""
+        let ext = last.contains(".") ? String(last.split(separator: ".").last ?? "").filter { $0.isASCII && ($0.isLetter || $0.isNumber) } : ""
+        // /dev/shm first: a tmpfs everywhere, so a library scan writes nothing to an SD card.
+        let tmp = isDirectory("/dev/shm") ? "/dev/shm"
+            : getenv("TMPDIR").map { pathString(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        var folder = cPath(tmp + "/jukebox-tags-XXXXXX")
+        var name = target
+        let made = mkdtemp(&folder) != nil
+        let folderPath = made ? pathString(cString: folder) : ""
+        if made, symlink(cPath(target), cPath(folderPath + "/t." + ext)) == 0 { name = folderPath + "/t." + ext }
+        defer {
+            if made {
+                unlink(cPath(folderPath + "/t." + ext))
+                rmdir(cPath(folderPath))
+            }
+        }
+        guard let file = taglib_file_new(cPath(name)) else { return nil }
         defer { taglib_file_free(file) }
-        guard taglib_file_is_valid(file) != 0 else { return nil }
-        return TagLibProperties.picture(file: UnsafeRawPointer(file), limit: limit)
+        return body(file)
     }
 
     /// Whether `picture(path:limit:)` can find anything with the installed TagLib.
@@ -37,20 +69,24 @@ public enum TagReader {
         // Caller-owned strings (freed with taglib_free), so nothing accumulates in TagLib's global list.
         taglib_set_strings_unicode(1)
         taglib_set_string_management_enabled(0)
-        guard let file = taglib_file_new(path) else { return }
-        defer { taglib_file_free(file) }
-        guard taglib_file_is_valid(file) != 0, let tag = taglib_file_tag(file) else { return }
-        tags.title = take(taglib_tag_title(tag))
-        tags.artist = take(taglib_tag_artist(tag))
-        tags.album = take(taglib_tag_album(tag))
-        let track = taglib_tag_track(tag)
-        tags.trackNumber = track > 0 ? Int(track) : nil
-        tags.discNumber = TagLibProperties.discNumber(file: UnsafeRawPointer(file))
+        _ = withTagLibFile(path) { file in
+            guard taglib_file_is_valid(file) != 0, let tag = taglib_file_tag(file) else { return }
+            tags.title = take(taglib_tag_title(tag))
+            tags.artist = take(taglib_tag_artist(tag))
+            tags.album = take(taglib_tag_album(tag))
+            let track = taglib_tag_track(tag)
+            tags.trackNumber = track > 0 ? Int(track) : nil
+            tags.discNumber = TagLibProperties.discNumber(file: UnsafeRawPointer(file))
+        }
     }
 
     private static func readSndfile(path: String, into tags: inout TrackTags) {
         var info = SF_INFO()
-        guard let handle = sf_open(path, Int32(SFM_READ), &info) else { return }
+        guard let fd = try? openRegularFile(path) else { return }
+        defer { close(fd) }
+        // A copy libsndfile owns: it closes a descriptor whose open fails whatever close_desc
+        // says, and with close_desc 1 `sf_close` closes it after a good open.
+        guard let handle = sf_open_fd(dup(fd), Int32(SFM_READ), &info, 1) else { return }
         defer { sf_close(handle) }
         if info.samplerate > 0, info.frames >= 0, info.frames < Int64.max / 2 {
             tags.durationSeconds = Double(info.frames) / Double(info.samplerate)

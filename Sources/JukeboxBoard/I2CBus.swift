@@ -45,7 +45,7 @@ public final class I2CBus: I2CTransport {
     /// Opens a device node. Throws `.notFound` (listing the buses there are) or `.permissionDenied`.
     public init(path: String) throws(DeviceError) {
         self.path = path
-        let fd = retryingEINTR { Glibc.open(path, O_RDWR | O_CLOEXEC) }
+        let fd = retryingEINTR { Glibc.open(cPath(path), O_RDWR | O_CLOEXEC) }
         guard fd >= 0 else { throw I2CErrno.openError(errno, path: path) }
         self.fd = fd
     }

@@ -233,7 +233,7 @@ public final class InputDevices {
     /// Opens a device non-blocking, reads its name and media keys, and puts its clock on
     /// CLOCK_MONOTONIC (best effort: older kernels keep CLOCK_REALTIME).
     private static func openDevice(_ path: String) throws(DeviceError) -> Device {
-        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let fd = Glibc.open(cPath(path), O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw InputErrors.open(errno, path: path) }
         var name = [CChar](repeating: 0, count: 256)
         guard jb_input_get_name(fd, &name, name.count) >= 0 else {
@@ -255,9 +255,9 @@ public final class InputDevices {
 
     /// The path with symlinks resolved (by-id links and eventN name the same device), or itself.
     static func canonical(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
+        guard let resolved = realpath(cPath(path), nil) else { return path }
         defer { free(resolved) }
-        return String(cString: resolved)
+        return pathString(cString: resolved)
     }
 }
 
@@ -284,7 +284,7 @@ enum InputErrors {
         let readable = all.filter { $0.error == nil }
         let here = readable.isEmpty ? "none" : readable.map { "'\($0.name)' (\($0.path))" }.joined(separator: ", ")
         if case .path(let path) = selector {
-            let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            let fd = Glibc.open(cPath(path), O_RDONLY | O_NONBLOCK | O_CLOEXEC)
             let code = fd >= 0 ? ENOTTY : errno
             if fd >= 0 { _ = Glibc.close(fd) }
             var error = open(code, path: path)

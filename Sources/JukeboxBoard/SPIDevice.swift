@@ -26,7 +26,7 @@ public final class SPIDevice: SPITransport {
     public init(path: String, speed: UInt32 = 1_000_000) throws(DeviceError) {
         self.path = path
         self.speed = speed
-        let fd = retryingEINTR { Glibc.open(path, O_RDWR | O_CLOEXEC) }
+        let fd = retryingEINTR { Glibc.open(cPath(path), O_RDWR | O_CLOEXEC) }
         guard fd >= 0 else { throw Self.openError(errno, path: path) }
         if clinux_spi_setup(fd, 0, 8, speed) < 0 {
             let code = errno

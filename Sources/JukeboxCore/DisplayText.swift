@@ -14,9 +14,26 @@ public enum DisplayText {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
-    /// `text` with every control character replaced by `replacement`, one for one; everything
-    /// else (any language, emoji, the player's glyphs) is kept. Idempotent.
+    /// Whether `scalar` stands for a byte of a file name that is not UTF-8 (U+EF80–U+EFFF:
+    /// JukeboxSystem's `FileSystemPath` keeps such names losslessly as these private-use scalars).
+    public static func isEscapedByte(_ scalar: Unicode.Scalar) -> Bool {
+        (0xEF80...0xEFFF).contains(scalar.value)
+    }
+
+    /// `text` with every control character, and every escaped byte of a file name that is not
+    /// UTF-8, replaced by `replacement`, one for one; everything else (any language, emoji, the
+    /// player's glyphs) is kept. Idempotent. For what a person reads.
     public static func inert<S: StringProtocol>(_ text: S) -> String {
+        let shown = { (s: Unicode.Scalar) in isControl(s) || isEscapedByte(s) }
+        guard text.unicodeScalars.contains(where: shown) else { return String(text) }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars { out.append(shown(scalar) ? replacement : scalar) }
+        return String(out)
+    }
+
+    /// `text` with only its control characters replaced (escaped bytes kept): for a reply a
+    /// program reads and may send back, as the MPD face's URIs, which must still name the file.
+    public static func lineSafe<S: StringProtocol>(_ text: S) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return String(text) }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars { out.append(isControl(scalar) ? replacement : scalar) }

@@ -124,7 +124,47 @@ public enum Library {
                 bytes.append(c)
             }
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return losslessPath(bytes)
+    }
+
+    /// `bytes` of a file name as a path, losslessly: the same escape as JukeboxSystem's
+    /// `FileSystemPath.string` (bytes not part of valid UTF-8, and those of a sequence for
+    /// U+EF80…U+EFFF, become U+EF00 + byte), so a `file://` entry's `%E9` still names the file.
+    static func losslessPath(_ bytes: [UInt8]) -> String {
+        var out = String.UnicodeScalarView()
+        var i = 0
+        while i < bytes.count {
+            var length = 0
+            var value: UInt32 = 0
+            switch bytes[i] {
+            case 0x00...0x7F: length = 1; value = UInt32(bytes[i])
+            case 0xC2...0xDF: length = 2; value = UInt32(bytes[i] & 0x1F)
+            case 0xE0...0xEF: length = 3; value = UInt32(bytes[i] & 0x0F)
+            case 0xF0...0xF4: length = 4; value = UInt32(bytes[i] & 0x07)
+            default: break
+            }
+            var valid = length > 0 && i + length <= bytes.count
+            if valid {
+                for k in (i + 1)..<(i + length) where bytes[k] & 0xC0 != 0x80 { valid = false }
+            }
+            if valid {
+                for k in (i + 1)..<(i + length) { value = value << 6 | UInt32(bytes[k] & 0x3F) }
+                let minimum: UInt32 = [0, 0, 0x80, 0x800, 0x10000][length]
+                valid = value >= minimum && value <= 0x10FFFF && !(0xD800...0xDFFF).contains(value)
+                    && !DisplayText.isEscapedByte(Unicode.Scalar(value) ?? " ")
+            }
+            if valid, let scalar = Unicode.Scalar(value) {
+                out.append(scalar)
+                i += length
+            } else if length > 1, i + length <= bytes.count, Unicode.Scalar(value).map(DisplayText.isEscapedByte) == true {
+                for k in i..<(i + length) { out.append(Unicode.Scalar(0xEF00 + UInt32(bytes[k]))!) }
+                i += length
+            } else {
+                out.append(Unicode.Scalar(0xEF00 + UInt32(bytes[i]))!)
+                i += 1
+            }
+        }
+        return String(out)
     }
 }
 

@@ -418,8 +418,9 @@ public final class MQTTBridge: @unchecked Sendable {
             }
             line = "load " + path
         }
-        // Control characters (a newline would start a second command) become inert.
-        line = DisplayText.inert(line)
+        // Control characters (a newline would start a second command) become inert; the escaped
+        // bytes of a playlist's name that is not UTF-8 stay (they name the file).
+        line = DisplayText.lineSafe(line)
         guard let client = statusClient else { send("reply", "error: the player's control socket is not open"); return }
         if let answer = ask(client, line, timeout: 30) {
             send("reply", answer)

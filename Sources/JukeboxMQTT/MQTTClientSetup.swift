@@ -15,7 +15,7 @@ enum MQTTClientSetup {
     /// users cannot read. The message names the fix.
     static func secretProblem(_ path: String, holding what: String) -> String? {
         var st = stat()
-        guard stat(path, &st) == 0 else { return "mqtt: \(what) \(path): \(errnoText(errno))" }
+        guard stat(cPath(path), &st) == 0 else { return "mqtt: \(what) \(path): \(errnoText(errno))" }
         guard (st.st_mode & S_IFMT) == S_IFREG else { return "mqtt: \(what) \(path) is not a regular file" }
         if st.st_mode & S_IROTH != 0 {
             let mode = String(st.st_mode & 0o7777, radix: 8)
@@ -27,7 +27,7 @@ enum MQTTClientSetup {
 
     /// The problem with a file the client only reads (the CA, the certificate), nil when none.
     static func readableProblem(_ path: String, as what: String) -> String? {
-        access(path, R_OK) == 0 ? nil : "mqtt: \(what) \(path): \(errnoText(errno))"
+        access(cPath(path), R_OK) == 0 ? nil : "mqtt: \(what) \(path): \(errnoText(errno))"
     }
 
     /// The password in `path`: its first line.

@@ -94,7 +94,7 @@ public final class MQTTRecord: @unchecked Sendable {
             change(&list)
             if list == before, list.isEmpty == !fileExists(path) { return nil }
             if list.isEmpty {
-                return unlink(path) == 0 || errno == ENOENT ? nil : "mqtt: \(path): \(errnoText(errno))"
+                return unlink(cPath(path)) == 0 || errno == ENOENT ? nil : "mqtt: \(path): \(errnoText(errno))"
             }
             do {
                 let encoder = JSONEncoder()
@@ -112,7 +112,7 @@ public final class MQTTRecord: @unchecked Sendable {
         var temp = "", fd: Int32 = -1
         for attempt in 0..<8 {
             temp = "\(folder)/.\(fileName).\(getpid()).\(attempt).tmp"
-            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            fd = open(cPath(temp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if fd >= 0 || errno != EEXIST { break }
         }
         guard fd >= 0 else { throw MQTTProblem(text: "\(temp): \(errnoText(errno))") }
@@ -120,10 +120,10 @@ public final class MQTTRecord: @unchecked Sendable {
         // `mqtt-forget` runs as root from the package's prerm; the file it leaves must stay the
         // service's (the folder's owner), or the service can no longer read what is left to take away.
         var folderStat = stat()
-        if geteuid() == 0, stat(folder, &folderStat) == 0, folderStat.st_uid != 0,
+        if geteuid() == 0, stat(cPath(folder), &folderStat) == 0, folderStat.st_uid != 0,
            fchown(fd, folderStat.st_uid, folderStat.st_gid) != 0 {
             let problem = errnoText(errno)
-            unlink(temp)
+            unlink(cPath(temp))
             throw MQTTProblem(text: "\(temp): chown: \(problem)")
         }
         var offset = 0
@@ -132,17 +132,17 @@ public final class MQTTRecord: @unchecked Sendable {
             if n < 0, errno == EINTR { continue }
             guard n > 0 else {
                 let problem = errnoText(errno)
-                unlink(temp)
+                unlink(cPath(temp))
                 throw MQTTProblem(text: "\(temp): \(problem)")
             }
             offset += n
         }
-        guard fsync(fd) == 0, rename(temp, path) == 0 else {
+        guard fsync(fd) == 0, rename(cPath(temp), cPath(path)) == 0 else {
             let problem = errnoText(errno)
-            unlink(temp)
+            unlink(cPath(temp))
             throw MQTTProblem(text: "\(path): \(problem)")
         }
-        let dir = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dir = open(cPath(folder), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 {
             fsync(dir)
             close(dir)

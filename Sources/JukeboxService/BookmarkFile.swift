@@ -61,7 +61,7 @@ public enum BookmarkFile {
             body = try JSONDecoder().decode(FileBody.self, from: Data(bytes))
         } catch {
             guard let aside = (1...1000).lazy.map({ "\(path).damaged-\($0)" }).first(where: { !fileExists($0) }),
-                  rename(path, aside) == 0 else {
+                  rename(cPath(path), cPath(aside)) == 0 else {
                 return Loaded(bookmarks: nil, messages: [
                     "bookmarks file \(path) is damaged (\(StateStore.describe(error))) and could not be moved aside; not saving bookmarks",
                 ])
@@ -86,7 +86,7 @@ public enum BookmarkFile {
         let folder = Paths.directory(path), prefix = "." + Paths.fileName(path) + "."
         guard let names = try? directoryEntries(folder) else { return }
         for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
-            unlink(folder == "/" ? "/" + name : folder + "/" + name)
+            unlink(cPath(folder == "/" ? "/" + name : folder + "/" + name))
         }
     }
 

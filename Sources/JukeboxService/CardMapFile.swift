@@ -139,7 +139,7 @@ public enum CardMapFile {
         var fd: Int32 = -1
         for attempt in 0..<8 {
             temp = "\(folder)/.\(base).\(getpid()).\(attempt).tmp"
-            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            fd = open(cPath(temp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             if fd >= 0 || errno != EEXIST { break }
         }
         let tempPath = temp, opened = fd
@@ -154,14 +154,14 @@ public enum CardMapFile {
             try sys("close", tempPath) { Int(close(opened)) }
         } catch {
             close(opened)
-            unlink(tempPath)
+            unlink(cPath(tempPath))
             throw error
         }
-        do { try sys("rename", "\(tempPath) → \(path)") { Int(rename(tempPath, path)) } } catch {
-            unlink(tempPath)
+        do { try sys("rename", "\(tempPath) → \(path)") { Int(rename(cPath(tempPath), cPath(path))) } } catch {
+            unlink(cPath(tempPath))
             throw error
         }
-        let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dirfd = open(cPath(folder), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirfd >= 0 {
             fsync(dirfd)
             close(dirfd)

@@ -90,7 +90,7 @@ public final class CardMapWorker: @unchecked Sendable {
         func watch() {
             guard notify >= 0, !watching else { return }
             let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
-            watching = inotify_add_watch(notify, folder, mask) >= 0
+            watching = inotify_add_watch(notify, cPath(folder), mask) >= 0
         }
         func readMap(force: Bool) {
             switch CardMapFile.read(path) {
@@ -149,7 +149,7 @@ public final class CardMapWorker: @unchecked Sendable {
                         }
                         let start = offset + MemoryLayout<inotify_event>.size
                         let end = min(start + length, n)
-                        let entry = String(decoding: buffer[start..<end].prefix { $0 != 0 }, as: UTF8.self)
+                        let entry = FileSystemPath.string(buffer[start..<end].prefix { $0 != 0 })
                         if entry == name { changed = true }
                         // The folder itself went away (unmounted, removed): watch it again later.
                         if mask & UInt32(IN_IGNORED) != 0 { watching = false; changed = true }

@@ -90,7 +90,7 @@ public struct Config: Equatable, Sendable {
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         if n > 0 {
-            let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let exe = FileSystemPath.string(buffer[0..<n].map { UInt8(bitPattern: $0) })
             folders.append(Paths.resolve("../../../board/profiles", against: Paths.directory(exe)))
         }
         return folders

@@ -84,7 +84,7 @@ public final class ControlSocket {
         }
         listenFD = fd
         var info = stat()
-        made = lstat(path, &info) == 0 ? (info.st_dev, info.st_ino) : nil
+        made = lstat(cPath(path), &info) == 0 ? (info.st_dev, info.st_ino) : nil
     }
 
     deinit {
@@ -92,7 +92,7 @@ public final class ControlSocket {
         close(listenFD)
         // Only the socket this one made: what has taken its name since is someone else's.
         var info = stat()
-        if let made, lstat(path, &info) == 0, info.st_dev == made.device, info.st_ino == made.inode { unlink(path) }
+        if let made, lstat(cPath(path), &info) == 0, info.st_dev == made.device, info.st_ino == made.inode { unlink(cPath(path)) }
     }
 
     // The socket file bind made (device and inode), removed at the end only if still there.
@@ -103,7 +103,7 @@ public final class ControlSocket {
     /// is anything that is not a socket (a regular file, a folder, a link): it is not ours to delete.
     static func clearStale(_ path: String) throws(SystemError) {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return }
+        guard lstat(cPath(path), &info) == 0 else { return }
         let kind = info.st_mode & S_IFMT
         guard kind == S_IFSOCK else {
             let what = kind == S_IFREG ? "a regular file" : kind == S_IFDIR ? "a folder" : kind == S_IFLNK ? "a symbolic link" : "not a socket"
@@ -114,7 +114,7 @@ public final class ControlSocket {
             close(probe)
             throw SystemError(call: "bind (another jukebox is listening)", subject: path, errno: EADDRINUSE)
         }
-        unlink(path)
+        unlink(cPath(path))
     }
 
     static func address(_ path: String) -> sockaddr_un {

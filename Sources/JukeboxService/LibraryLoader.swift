@@ -48,12 +48,14 @@ public struct LibraryLoader {
             let path = absolutePath(raw)
             if isDirectory(path) {
                 var files: [String] = []
-                var visited = Set<String>()
+                var visited = ancestorIdentities(path)
                 walk(path, depth: 0, into: &files, visited: &visited, messages: &messages)
                 if files.isEmpty { messages.append("no audio files in \(path)") }
                 tracks += Library.folderOrder(files.map(readInfo))
             } else if !fileExists(path) {
                 messages.append("no such file or folder: \(path)")
+            } else if fileKind(path) != .regular {
+                messages.append("not a regular file: \(path)")
             } else if Library.isPlaylist(path) {
                 tracks += playlist(path, messages: &messages)
             } else if Library.isAudio(path) {
@@ -72,14 +74,16 @@ public struct LibraryLoader {
             return []
         }
         var result: [TrackInfo] = []
-        for entry in Library.parseM3U(String(decoding: bytes, as: UTF8.self), playlistPath: path) {
+        for entry in Library.parseM3U(FileSystemPath.string(bytes), playlistPath: path) {
             if Library.isStreamURL(entry) {
                 result.append(Library.streamTrack(entry))
             } else if !fileExists(entry) {
                 messages.append("playlist \(Paths.fileName(path)): no such file: \(entry)")
+            } else if fileKind(entry) == .other {
+                messages.append("playlist \(Paths.fileName(path)): not a regular file: \(entry)")
             } else if isDirectory(entry) {
                 var files: [String] = []
-                var visited = Set<String>()
+                var visited = ancestorIdentities(entry)
                 walk(entry, depth: 0, into: &files, visited: &visited, messages: &messages)
                 result += Library.folderOrder(files.map(readInfo))
             } else {
@@ -91,9 +95,7 @@ public struct LibraryLoader {
 
     private func walk(_ dir: String, depth: Int, into files: inout [String], visited: inout Set<String>,
                       messages: inout [String]) {
-        var st = stat()
-        guard stat(dir, &st) == 0 else { return }
-        let identity = "\(st.st_dev):\(st.st_ino)"
+        guard let identity = fileIdentity(dir) else { return }
         guard depth <= maxDepth, visited.insert(identity).inserted else { return }
         let names: [String]
         do { names = try directoryEntries(dir) } catch {
@@ -102,10 +104,12 @@ public struct LibraryLoader {
         }
         for name in names where !name.hasPrefix(".") {
             let path = dir == "/" ? "/" + name : dir + "/" + name
-            if isDirectory(path) {
-                walk(path, depth: depth + 1, into: &files, visited: &visited, messages: &messages)
-            } else if Library.isAudio(path) {
-                files.append(path)
+            switch fileKind(path) {
+            case .directory: walk(path, depth: depth + 1, into: &files, visited: &visited, messages: &messages)
+            case .regular where Library.isAudio(path): files.append(path)
+            case .other where Library.isAudio(path):
+                messages.append("not a regular file: \(path)")  // a FIFO, socket or device: never opened
+            default: break
             }
         }
     }

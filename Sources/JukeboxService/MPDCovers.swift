@@ -61,18 +61,17 @@ public enum MPDCovers {
 
     /// `path` with every symlink, `.` and `..` resolved, or nil when it does not exist.
     static func realPath(_ path: String) -> String? {
-        guard let p = Glibc.realpath(path, nil) else { return nil }
+        guard let p = Glibc.realpath(cPath(path), nil) else { return nil }
         defer { free(p) }
-        return String(cString: p)
+        return pathString(cString: p)
     }
 
     /// Reads `limit` bytes at `offset` of the regular file `path` (already resolved).
     static func chunk(_ path: String, offset: Int, limit: Int) -> Result<FileChunk, MPDError> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return .failure(MPDError(.noExist, "No file exists")) }
+        guard let fd = try? openRegularFile(path, noFollow: true) else { return .failure(MPDError(.noExist, "No file exists")) }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .failure(MPDError(.noExist, "No file exists")) }
+        guard fstat(fd, &st) == 0 else { return .failure(MPDError(.noExist, "No file exists")) }
         let size = Int(st.st_size)
         guard size <= maxSize else { return .failure(MPDError(.system, "the cover is larger than \(maxSize >> 20) MiB")) }
         guard offset <= size else { return .failure(MPDError(.arg, "Bad file offset")) }

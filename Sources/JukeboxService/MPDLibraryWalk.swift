@@ -13,16 +13,28 @@ public enum MPDLibraryWalk {
     /// Playlists are left out: the loader would read their entries as tracks.
     public static func groups(_ bases: [String]) -> [[String]] {
         var groups: [[String]] = []
+        // Folders already given (dev:inode, and every folder above a base): a link back to one
+        // (`music/loop → music`) would list the same files again under another name.
+        var seen = Set<String>()
         for base in bases {
-            if isDirectory(base) {
+            let kind = fileKind(base)
+            if kind == .directory {
+                seen.formUnion(ancestorIdentities(base))
+                guard let id = fileIdentity(base), seen.insert(id).inserted else { continue }
                 let names = ((try? directoryEntries(base)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
                 var files: [String] = []
                 for name in names {
                     let path = base + "/" + name
-                    if isDirectory(path) { groups.append([path]) } else if Library.isAudio(path) { files.append(path) }
+                    switch fileKind(path) {
+                    case .directory:
+                        if let id = fileIdentity(path), seen.insert(id).inserted { groups.append([path]) }
+                    case .regular:
+                        if Library.isAudio(path) { files.append(path) }
+                    default: break  // a FIFO, socket or device is never opened
+                    }
                 }
                 if !files.isEmpty { groups.append(files) }
-            } else if fileExists(base), Library.isAudio(base) {
+            } else if kind == .regular, Library.isAudio(base) {
                 groups.append([base])
             }
         }

@@ -66,7 +66,7 @@ public final class MPDListener {
         for client in clients.values { close(client.fd) }
         for l in listeners {
             close(l.fd)
-            if MPDSettings.isPath(l.name) { unlink(l.name) }
+            if MPDSettings.isPath(l.name) { unlink(cPath(l.name)) }
         }
     }
 

@@ -46,7 +46,7 @@ public struct MPDPlaylistStore: Sendable {
         for file in names.sorted() where file.hasSuffix(".m3u") && !file.hasPrefix(".") {
             var st = stat()
             // lstat: a symlink is not one of ours and is not listed.
-            guard lstat(folder + "/" + file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            guard lstat(cPath(folder + "/" + file), &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
             lines += ["playlist: \(file.dropLast(4))", "Last-Modified: \(Self.iso8601(st.st_mtim.tv_sec))"]
         }
         return .success(FileWorkOutput(lines: lines))
@@ -56,16 +56,13 @@ public struct MPDPlaylistStore: Sendable {
     public func entries(_ name: String) -> Result<[String], MPDError> {
         if let e = Self.check(name) { return .failure(e) }
         let path = file(name)
-        // O_NONBLOCK: a FIFO planted under the name must not hang the thread; O_NOFOLLOW: nor a link.
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ELOOP { return .failure(MPDError(.noExist, "No such playlist")) }
-            return .failure(MPDError(.system, "cannot read playlist \(name): \(errnoText(code))"))
+        // A FIFO planted under the name must not hang the thread (`openRegularFile`); nor a link.
+        let fd: Int32
+        do throws(SystemError) { fd = try openRegularFile(path, noFollow: true) } catch {
+            if [ENOENT, ELOOP, EISDIR].contains(error.errno) || error.reason != nil { return .failure(MPDError(.noExist, "No such playlist")) }
+            return .failure(MPDError(.system, "cannot read playlist \(name): \(errnoText(error.errno))"))
         }
         defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .failure(MPDError(.noExist, "No such playlist")) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -75,7 +72,7 @@ public struct MPDPlaylistStore: Sendable {
             bytes += chunk[0..<n]
             if bytes.count > Self.maxBytes { return .failure(MPDError(.playlistLoad, "playlist \(name) is too large")) }
         }
-        return .success(Self.parse(String(decoding: bytes, as: UTF8.self)))
+        return .success(Self.parse(FileSystemPath.string(bytes)))
     }
 
     /// An M3U text's entries: one per line, `#` lines and blank lines left out, CRs dropped.
@@ -111,7 +108,7 @@ public struct MPDPlaylistStore: Sendable {
         for attempt in 0..<16 {
             // A leading dot: never a playlist name (`check`), never listed.
             temp = folder + "/.\(name).\(getpid()).\(attempt).tmp"
-            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            fd = open(cPath(temp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             if fd >= 0 || errno != EEXIST { break }
         }
         guard fd >= 0 else { return .failure(MPDError(.system, "cannot write playlist \(name): \(errnoText(errno))")) }
@@ -127,16 +124,16 @@ public struct MPDPlaylistStore: Sendable {
             if create {
                 let code = Self.renameNoReplace(temp, target)
                 if code != 0 {
-                    unlink(temp)
+                    unlink(cPath(temp))
                     if code == EEXIST { return .failure(MPDError(.exist, "Playlist already exists")) }
                     return .failure(MPDError(.system, "cannot write playlist \(name): \(errnoText(code))"))
                 }
             } else {
-                try sys("rename", temp) { Int(Glibc.rename(temp, target)) }
+                try sys("rename", temp) { Int(Glibc.rename(cPath(temp), cPath(target))) }
             }
         } catch {
             if fd >= 0 { close(fd) }
-            unlink(temp)
+            unlink(cPath(temp))
             return .failure(MPDError(.system, "cannot write playlist \(name): \(error)"))
         }
         syncFolder()
@@ -146,7 +143,7 @@ public struct MPDPlaylistStore: Sendable {
     /// `rm NAME`.
     public func remove(_ name: String) -> Result<Void, MPDError> {
         if let e = Self.check(name) { return .failure(e) }
-        guard unlink(file(name)) == 0 else {
+        guard unlink(cPath(file(name))) == 0 else {
             return .failure(errno == ENOENT ? MPDError(.noExist, "No such playlist") : MPDError(.system, "cannot remove playlist \(name): \(errnoText(errno))"))
         }
         syncFolder()
@@ -157,7 +154,7 @@ public struct MPDPlaylistStore: Sendable {
     public func rename(_ from: String, to: String) -> Result<Void, MPDError> {
         if let e = Self.check(from) ?? Self.check(to) { return .failure(e) }
         var st = stat()
-        guard lstat(file(from), &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .failure(MPDError(.noExist, "No such playlist")) }
+        guard lstat(cPath(file(from)), &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .failure(MPDError(.noExist, "No such playlist")) }
         let code = Self.renameNoReplace(file(from), file(to))
         guard code == 0 else {
             return .failure(code == EEXIST ? MPDError(.exist, "Playlist already exists") : MPDError(.system, "cannot rename playlist \(from): \(errnoText(code))"))
@@ -174,19 +171,19 @@ public struct MPDPlaylistStore: Sendable {
     // on one thread.
     static func renameNoReplace(_ from: String, _ to: String) -> Int32 {
         if link(from, to) == 0 {
-            unlink(from)
+            unlink(cPath(from))
             return 0
         }
         let code = errno
         guard code == EPERM || code == EOPNOTSUPP || code == EMLINK else { return code }
         var st = stat()
-        if lstat(to, &st) == 0 { return EEXIST }
-        return Glibc.rename(from, to) == 0 ? 0 : errno
+        if lstat(cPath(to), &st) == 0 { return EEXIST }
+        return Glibc.rename(cPath(from), cPath(to)) == 0 ? 0 : errno
     }
 
     // Without this a rename, link or unlink may not survive a power cut.
     private func syncFolder() {
-        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = open(cPath(folder), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)
         close(fd)

@@ -305,6 +305,6 @@ public final class MPDSession {
     }
 
     private func write(_ line: String) {
-        output += Array((DisplayText.inert(line) + "\n").utf8)
+        output += Array((DisplayText.lineSafe(line) + "\n").utf8)
     }
 }

@@ -92,7 +92,7 @@ enum PlaceSlots {
     static func overwrite(_ place: PlaceFile, at path: String, beforeSync: (() -> Void)?) throws(SystemError) -> Bool {
         // O_NOFOLLOW: a symlink is not ours to write through; it is replaced by a created file,
         // as is anything but a plain file of one name (a FIFO, a hard link to another file).
-        let fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let fd = open(cPath(path), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var info = stat()

@@ -45,10 +45,16 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         // A stream shows its station as the artist and what is on air as the title.
         let shown = state.shownCurrentInfo
         phase = state.phase.name
-        title = shown?.title
-        artist = shown?.artist
-        album = track?.info.album
-        path = track?.info.path
+        // What is shown: the escaped bytes of a name that is not UTF-8 as U+FFFD (controls are
+        // escaped by the JSON itself).
+        func view(_ s: String?) -> String? {
+            guard let s, s.unicodeScalars.contains(where: DisplayText.isEscapedByte) else { return s }
+            return String(String.UnicodeScalarView(s.unicodeScalars.map { DisplayText.isEscapedByte($0) ? DisplayText.replacement : $0 }))
+        }
+        title = view(shown?.title)
+        artist = view(shown?.artist)
+        album = view(track?.info.album)
+        path = view(track?.info.path)
         position = track == nil ? nil : state.position
         duration = track?.info.duration
         index = state.cursor.map { $0 + 1 }

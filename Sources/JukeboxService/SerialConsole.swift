@@ -277,7 +277,7 @@ public final class SerialConsole {
             let rates = baudRates.map(String.init).joined(separator: ", ")
             throw SystemError(call: "baud rate \(baud) (use one of \(rates)) for", subject: path, errno: EINVAL)
         }
-        let fd = Int32(try sys("open", path) { Int(Glibc.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) })
+        let fd = Int32(try sys("open", path) { Int(Glibc.open(cPath(path), O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) })
         do {
             try configure(fd, speed: speed, subject: path)
         } catch {

@@ -21,7 +21,7 @@ public enum SocketFolder {
     /// be a folder itself (no link), owned by the user and closed to everyone else (mode 0700).
     public static func problem(_ folder: String) -> String? {
         var st = stat()
-        guard lstat(folder, &st) == 0 else { return errnoText(errno) }
+        guard lstat(cPath(folder), &st) == 0 else { return errnoText(errno) }
         if (st.st_mode & S_IFMT) != S_IFDIR { return (st.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : "not a folder" }
         if st.st_uid != getuid() { return "owned by uid \(st.st_uid), not \(getuid())" }
         let mode = st.st_mode & 0o7777
@@ -35,7 +35,7 @@ public enum SocketFolder {
     public static func check(socket path: String, create: Bool) throws(SystemError) {
         let folder = Paths.directory(path)
         guard folder == fallback() else { return }
-        if create && mkdir(folder, 0o700) != 0 && errno != EEXIST {
+        if create && mkdir(cPath(folder), 0o700) != 0 && errno != EEXIST {
             throw SystemError(call: "mkdir", subject: folder, errno: errno)
         }
         if let problem = problem(folder) {

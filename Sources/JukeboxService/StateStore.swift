@@ -110,7 +110,7 @@ public struct StateStore: Sendable {
             if error.errno == ENOENT { return .none }
             // It may hold a newer place than the queue file: kept aside (a rename needs no read)
             // rather than written over by the next place save.
-            let aside = freeDamagedName(for: placePath).flatMap { rename(placePath, $0) == 0 ? $0 : nil }
+            let aside = freeDamagedName(for: placePath).flatMap { rename(cPath(placePath), cPath($0)) == 0 ? $0 : nil }
             return .damaged("cannot read the place file \(placePath) (\(error)); " + (aside.map { "moved it to \($0); " } ?? "")
                             + "resuming at the place saved with the queue")
         }
@@ -127,7 +127,7 @@ public struct StateStore: Sendable {
             if let place, place.queue != PlaceFile.hex(queueHash) { return .none }
         }
         guard let place, place.fits(tracks: tracks) else {
-            let aside = freeDamagedName(for: placePath).flatMap { rename(placePath, $0) == 0 ? $0 : nil }
+            let aside = freeDamagedName(for: placePath).flatMap { rename(cPath(placePath), cPath($0)) == 0 ? $0 : nil }
             return .damaged("place file \(placePath) is damaged; " + (aside.map { "moved it to \($0); " } ?? "")
                             + "resuming at the place saved with the queue")
         }
@@ -162,7 +162,7 @@ public struct StateStore: Sendable {
         let folder = Paths.directory(path)
         do { if !isDirectory(folder) { try makeDirectories(folder) } } catch { throw .failed(error) }
         let lockPath = path + ".lock"
-        let fd = retryingEINTR { open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
+        let fd = retryingEINTR { open(cPath(lockPath), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
         guard fd >= 0 else {
             // A link at the lock's name was planted (the player never makes one): playing on
             // unprotected would let a second player write over this one's state.
@@ -217,7 +217,7 @@ public struct StateStore: Sendable {
     // A file that fails to parse is kept for a person to look at, never deleted.
     private func moveAside() -> String? {
         guard let candidate = freeDamagedName(for: path) else { return nil }
-        return rename(path, candidate) == 0 ? candidate : nil
+        return rename(cPath(path), cPath(candidate)) == 0 ? candidate : nil
     }
 
     // A file with wrong values is copied: what is valid in it is used and saved over it later.
@@ -294,17 +294,17 @@ public func writeAtomically(_ bytes: [UInt8], to path: String, beforeSync: (() -
         try sys("close", temp) { Int(close(fd)) }
     } catch {
         close(fd)
-        unlink(temp)
+        unlink(cPath(temp))
         throw error
     }
     do {
-        try sys("rename", "\(temp) → \(path)") { Int(rename(temp, path)) }
+        try sys("rename", "\(temp) → \(path)") { Int(rename(cPath(temp), cPath(path))) }
     } catch {
-        unlink(temp)
+        unlink(cPath(temp))
         throw error
     }
     // Without this the rename itself may not survive a power cut.
-    let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    let dirfd = open(cPath(folder), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if dirfd >= 0 {
         beforeSync?()
         fsync(dirfd)
@@ -319,11 +319,11 @@ public func writeAtomically(_ bytes: [UInt8], to path: String, beforeSync: (() -
 /// removed (another user's file in a sticky folder), is an error naming it.
 public func createFresh(_ path: String, mode: mode_t) throws(SystemError) -> Int32 {
     for _ in 0..<4 {
-        let fd = retryingEINTR { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+        let fd = retryingEINTR { open(cPath(path), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
         if fd >= 0 { return fd }
         let code = errno
         guard code == EEXIST else { throw SystemError(call: "open", subject: path, errno: code) }
-        if unlink(path) != 0, errno != ENOENT {
+        if unlink(cPath(path)) != 0, errno != ENOENT {
             let why = errno
             throw SystemError(call: "unlink", subject: path, errno: why,
                               reason: "something of that name is in the way and cannot be removed (\(errnoText(why)))")
@@ -338,7 +338,7 @@ public func makeDirectories(_ path: String) throws(SystemError) {
     var current = path.hasPrefix("/") ? "" : "."
     for part in path.split(separator: "/") {
         current += "/" + part
-        if mkdir(current, 0o755) != 0 && errno != EEXIST {
+        if mkdir(cPath(current), 0o755) != 0 && errno != EEXIST {
             throw SystemError(call: "mkdir", subject: current, errno: errno)
         }
     }

@@ -30,13 +30,14 @@ public enum USBScan {
 
     private static func walk(_ dir: String, depth: Int, into byFolder: inout [String: [String]], visited: inout Set<String>) {
         var st = stat()
-        guard depth <= maxDepth, stat(dir, &st) == 0, visited.insert("\(st.st_dev):\(st.st_ino)").inserted,
+        guard depth <= maxDepth, stat(cPath(dir), &st) == 0, visited.insert("\(st.st_dev):\(st.st_ino)").inserted,
               let names = try? directoryEntries(dir) else { return }
         for name in names where !name.hasPrefix(".") {
             let path = dir.hasSuffix("/") ? dir + name : dir + "/" + name
-            if isDirectory(path) {
+            let kind = fileKind(path)
+            if kind == .directory {
                 walk(path, depth: depth + 1, into: &byFolder, visited: &visited)
-            } else if Library.isAudio(path) {
+            } else if kind == .regular, Library.isAudio(path) {
                 byFolder[dir, default: []].append(path)
             }
         }

@@ -91,8 +91,8 @@ public final class USBWatch: EventSource {
             guard let name = file.dropFirst(base.count + 1).split(separator: "/").first, !name.isEmpty else { continue }
             let stick = base + "/" + name
             var rootStat = stat(), st = stat()
-            let rootThere = lstat(base, &rootStat) == 0
-            guard lstat(stick, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, rootThere,
+            let rootThere = lstat(cPath(base), &rootStat) == 0
+            guard lstat(cPath(stick), &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, rootThere,
                   !(mountsOnly && st.st_dev == rootStat.st_dev) else { return stick }
             return nil
         }
@@ -102,7 +102,7 @@ public final class USBWatch: EventSource {
     private func addWatches() {
         guard notify >= 0 else { return }
         let mask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR)
-        for root in roots { _ = inotify_add_watch(notify, root, mask) }
+        for root in roots { _ = inotify_add_watch(notify, cPath(root), mask) }
     }
 
     /// The sticks under the roots now, compared with the last look: insertions then removals,
@@ -111,12 +111,12 @@ public final class USBWatch: EventSource {
         var now: Set<String> = []
         for root in roots {
             var rootStat = stat()
-            guard lstat(root, &rootStat) == 0, (rootStat.st_mode & S_IFMT) == S_IFDIR,
+            guard lstat(cPath(root), &rootStat) == 0, (rootStat.st_mode & S_IFMT) == S_IFDIR,
                   let names = try? directoryEntries(root) else { continue }
             for name in names where !name.hasPrefix(".") {
                 let path = root.hasSuffix("/") ? root + name : root + "/" + name
                 var st = stat()
-                guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { continue }
+                guard lstat(cPath(path), &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { continue }
                 if mountsOnly && st.st_dev == rootStat.st_dev { continue }
                 now.insert(path)
             }

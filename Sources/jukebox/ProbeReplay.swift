@@ -80,7 +80,7 @@ enum ProbeReplay {
     }
 
     private static func readText(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY)
+        let fd = open(cPath(path), O_RDONLY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var data: [UInt8] = []

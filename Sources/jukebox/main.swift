@@ -8,8 +8,11 @@ import JukeboxSystem
 signal(SIGPIPE, SIG_IGN)
 keepSteadyBuffersMapped()
 // snapserver's controlscript must be a file: a link to this binary by that name is the command.
-let calledAs = CommandLine.arguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? ""
-let args = calledAs == "snapcast-control" ? ["snapcast-control"] + CommandLine.arguments.dropFirst() : Array(CommandLine.arguments.dropFirst())
+// The arguments are decoded losslessly (`FileSystemPath`): `CommandLine.arguments` repairs bytes
+// that are not UTF-8 into U+FFFD, and `jukebox play $'\xe9t\xe9.wav'` then named no file.
+let rawArguments = (0..<Int(CommandLine.argc)).compactMap { CommandLine.unsafeArgv[$0].map { pathString(cString: $0) } }
+let calledAs = rawArguments.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? ""
+let args = calledAs == "snapcast-control" ? ["snapcast-control"] + rawArguments.dropFirst() : Array(rawArguments.dropFirst())
 let code: Int32
 do throws(UsageError) {
     switch args.first {

@@ -52,3 +52,15 @@ final class DisplayTextTests: XCTestCase {
         }
     }
 }
+
+/// The escaped bytes of a file name that is not UTF-8 (U+EF80…U+EFFF) are shown as U+FFFD; the
+/// MPD face's `lineSafe` keeps them (a client sends the URI back) but still blanks controls.
+final class EscapedNameDisplayTests: XCTestCase {
+    func testEscapedBytesAreShownAsReplacementCharactersButKeptForMPD() {
+        let name = "lib/\u{EFFF}\u{EFFE}.wav"
+        XCTAssertEqual(DisplayText.inert(name), "lib/\u{FFFD}\u{FFFD}.wav")
+        XCTAssertEqual(DisplayText.inert("\u{EF7F}é\u{F000}"), "\u{EF7F}é\u{F000}", "neighbours are kept")
+        XCTAssertEqual(DisplayText.lineSafe(name + "\nOK"), "lib/\u{EFFF}\u{EFFE}.wav\u{FFFD}OK")
+        XCTAssertEqual(DisplayText.inert(DisplayText.inert(name)), DisplayText.inert(name))
+    }
+}
