@@ -243,7 +243,7 @@ struct OggCommentTitle {
         let artist = self.artist.map { ICYDemuxer.cleanText($0, latin1Fallback: false) } ?? ""
         var text = title
         if !artist.isEmpty { text = title.isEmpty ? artist : artist + " - " + title }
-        if text.count > ICYDemuxer.maxTitleCharacters { text = String(text.prefix(ICYDemuxer.maxTitleCharacters)) }
+        text = TagText.clean(text)
         return text.isEmpty ? nil : text
     }
 

@@ -76,9 +76,10 @@ public enum TagReader {
         return nonEmpty(String(cString: raw))
     }
 
+    /// A text tag as it enters: `TagText.field` (at most 200 characters, control characters
+    /// dropped, spaces trimmed; nil when blank), the same cleaning as a stream's title.
     static func nonEmpty(_ text: String) -> String? {
-        let trimmed = text.trimmingASCIIWhitespace()
-        return trimmed.isEmpty ? nil : trimmed
+        TagText.field(text.trimmingASCIIWhitespace())
     }
 
     /// The positive integer at the start of "3", "3/12" or " 03 "; nil otherwise.
