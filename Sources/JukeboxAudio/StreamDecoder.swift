@@ -55,6 +55,8 @@ public final class StreamDecoder {
     private var fedAudio = 0
     /// The codec's nominal bitrate as last told to the stream.
     private var toldBitrate: Int?
+    /// When the start-up must be done by (`StreamSettings.startSeconds` after the first connection).
+    private var startDeadline: Double?
     private let scratch: UnsafeMutableRawPointer
     private static let scratchBytes = 16 << 10
     /// How long one `read` waits for network bytes before saying "pending".
@@ -96,11 +98,30 @@ public final class StreamDecoder {
             if isCancelled() { throw DecodeError(path: url, reason: "cancelled") }
             let facts = stream.facts
             if let failure = facts.failure { throw DecodeError(path: url, reason: failure) }
-            let wanted = Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity) - fedAudio
+            let target = Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity)
+            let wanted = target - fedAudio
             if wanted <= 0 { return }
             let have = stream.waitForBuffered(wanted, timeout: Self.readWait)
             if have >= wanted || facts.ended { return }
+            try checkStart(facts, filled: Double(have + fedAudio) / Double(max(1, target)))
         }
+    }
+
+    /// Gives up when the start-up has taken `StreamSettings.startSeconds` (at least 4 × the
+    /// buffer) since the first connection: a server sending a trickle would otherwise show
+    /// "buffering 0 %" for ever (the core's give-up counts only time without a connection).
+    private func checkStart(_ facts: StreamFacts, filled: Double) throws(DecodeError) {
+        let now = monotonicNow()
+        let settings = stream.settings
+        let limit = max(settings.startSeconds, 4 * settings.bufferSeconds)
+        guard let deadline = startDeadline else {
+            if facts.connected { startDeadline = now + limit }
+            return
+        }
+        guard now >= deadline else { return }
+        let percent = Int((min(1, max(0, filled)) * 100).rounded(.down))
+        let seconds = limit == limit.rounded() ? String(Int(limit)) : String(limit)
+        throw DecodeError(path: url, reason: "the stream is too slow to start: \(percent) % of the start-up buffer in \(seconds) s")
     }
 
     /// The bytes buffered before playing: `bufferSeconds` at `icy-br` (else the stream header's
@@ -115,7 +136,7 @@ public final class StreamDecoder {
         return bytes >= Double(capacity) ? capacity : max(1, Int(bytes))
     }
 
-    /// Feeds bytes until the codec reports the first format. The codec is chosen with the first
+    /// Feeds bytes until the codec reports the first format (within the start-up's bound). The codec is chosen with the first
     /// bytes: by the Content-Type when it names a format, else by what the bytes look like.
     private func firstFormat(_ isCancelled: () -> Bool) throws(DecodeError) -> AudioFormat {
         var fed = 0
@@ -137,6 +158,8 @@ public final class StreamDecoder {
                     }
                 }
             }
+            let facts = stream.facts
+            try checkStart(facts, filled: Double(fed) / Double(max(1, Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity))))
             switch stream.read(into: scratch, count: Self.scratchBytes, timeout: Self.readWait) {
             case .bytes(let count):
                 let bytes = UnsafeRawBufferPointer(start: scratch, count: count)
