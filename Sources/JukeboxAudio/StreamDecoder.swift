@@ -101,6 +101,20 @@ public final class StreamDecoder {
             let target = Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity)
             let wanted = target - fedAudio
             if wanted <= 0 { return }
+            if facts.bitrate == nil, let codec, codec.measuresBitrate {
+                // Opus names no bitrate: what arrives is fed (it counts as buffered) until its
+                // pages tell the rate, instead of waiting for 128 kbit/s' worth of a 32 kbit/s stream.
+                switch stream.read(into: scratch, count: min(Self.scratchBytes, wanted), timeout: Self.readWait) {
+                case .bytes(let count):
+                    codec.feed(UnsafeRawBufferPointer(start: scratch, count: count))
+                    fedAudio += count
+                    passFacts()
+                case .pending: try checkStart(facts, filled: Double(fedAudio) / Double(max(1, target)))
+                case .ended: return
+                case .failed(let reason): throw DecodeError(path: url, reason: reason)
+                }
+                continue
+            }
             let have = stream.waitForBuffered(wanted, timeout: Self.readWait)
             if have >= wanted || facts.ended { return }
             try checkStart(facts, filled: Double(have + fedAudio) / Double(max(1, target)))

@@ -760,6 +760,37 @@ final class OggStreamTests: XCTestCase {
         XCTAssertEqual(live.target, Int(0.5 * Double(kbps) * 125))
     }
 
+    /// Ogg Opus names no bitrate in its header: without icy-br the buffer is sized at the rate its
+    /// pages' granule positions show (it was 128 kbit/s: four times too long at 32 kbit/s).
+    func testAnOpusStreamWithoutICYBuffersAtItsMeasuredBitrate() throws {
+        let path = try scratch.audio(.opus, frames: 48_000 * 6, name: "opus", channels: 1)
+        let seconds = 6.0
+        let fileKbps = Double(scratch.bytes(path).count) * 8 / seconds / 1000
+        let mp3 = try scratch.audio(.mp3, frames: 4410)
+        let server: RadioServer
+        do {
+            server = try RadioServer(mp3: mp3, folder: scratch.url.path, files: ["opus": (path, "audio/ogg")])
+        } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 1
+        engine.setStreamSettings(settings)
+        engine.play(id: 8, path: server.url("/file/opus"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 8) }, "\(log.all)")
+        let live = try XCTUnwrap(engine.streamFacts())
+        XCTAssertNil(live.facts.bitrate)
+        let kbps = try XCTUnwrap(live.facts.nominalBitrate, "no bitrate measured")
+        print("Ogg Opus test stream: \(String(format: "%.1f", fileKbps)) kbit/s in the file, measured \(kbps) kbit/s, buffer target \(live.target) bytes")
+        XCTAssertLessThan(fileKbps, 100, "the test would not tell a measured bitrate from the default")
+        XCTAssertEqual(Double(kbps), fileKbps, accuracy: fileKbps * 0.3)
+        XCTAssertEqual(live.target, Int(1 * Double(kbps) * 125))
+    }
+
     func testAnICYVorbisStreamPlaysAsTheReferenceDecode() throws {
         try playICY(.oggVorbis, contentType: "audio/ogg")
     }
