@@ -104,12 +104,14 @@ public final class StreamDecoder {
             if facts.bitrate == nil, let codec, codec.measuresBitrate {
                 // Opus names no bitrate: what arrives is fed (it counts as buffered) until its
                 // pages tell the rate, instead of waiting for 128 kbit/s' worth of a 32 kbit/s stream.
+                // Bounded like the wait below: a trickle brings bytes each time, never "pending".
+                try checkStart(facts, filled: Double(fedAudio) / Double(max(1, target)))
                 switch stream.read(into: scratch, count: min(Self.scratchBytes, wanted), timeout: Self.readWait) {
                 case .bytes(let count):
                     codec.feed(UnsafeRawBufferPointer(start: scratch, count: count))
                     fedAudio += count
                     passFacts()
-                case .pending: try checkStart(facts, filled: Double(fedAudio) / Double(max(1, target)))
+                case .pending: break
                 case .ended: return
                 case .failed(let reason): throw DecodeError(path: url, reason: reason)
                 }

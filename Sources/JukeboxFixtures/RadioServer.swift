@@ -23,7 +23,9 @@ import Foundation
 /// - `/endless`: a status line, then header lines without end. `/endlessline`: a status line, then
 ///   one header line without end.
 /// - `/slowheaders?every=S`: an ICY stream's headers, one byte every S seconds.
-/// - `/trickle?every=S`: an ICY stream (`icy-br: 128`, no metadata) whose body comes a byte every S seconds.
+/// - `/trickle?every=S[&file=NAME][&fast=N]`: a stream of the MP3 (`icy-br: 128`, no metadata)
+///   or of `files[NAME]` (its Content-Type, no `icy-br`) whose body comes a byte every S seconds,
+///   after its first N bytes at once.
 /// - `/gzip`: the MP3 gzipped, with `Content-Encoding: gzip`, whatever the request accepts.
 /// - `/silent`: `ICY 200 OK` headers, then nothing (a stalled server).
 public final class RadioServer {
@@ -106,9 +108,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(MP3)
             elif url.path == '/trickle':
                 every = float(q.get('every', '1'))
-                self.raw('ICY 200 OK\r\nContent-Type: audio/mpeg\r\nicy-br: 128\r\n\r\n')
+                fast = int(q.get('fast', '0'))
+                if 'file' in q:
+                    body, ctype = FILES[q['file']]
+                    self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\n\r\n' % ctype)
+                else:
+                    body = MP3
+                    self.raw('ICY 200 OK\r\nContent-Type: audio/mpeg\r\nicy-br: 128\r\n\r\n')
+                self.wfile.write(body[:fast])
                 self.wfile.flush()
-                for byte in MP3:
+                for byte in body[fast:]:
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
                     time.sleep(every)

@@ -791,6 +791,40 @@ final class OggStreamTests: XCTestCase {
         XCTAssertEqual(live.target, Int(1 * Double(kbps) * 125))
     }
 
+    /// While its rate is measured, a trickling Opus stream is still given up at the start-up bound.
+    func testAnOpusStreamTricklingWhileItsRateIsMeasuredIsGivenUp() throws {
+        let path = try scratch.audio(.opus, frames: 48_000 * 6, name: "opus", channels: 1)
+        // Its headers (OpusHead, OpusTags) at once, then a byte at a time: the format is known, the
+        // rate never is.
+        let bytes = scratch.bytes(path)
+        let starts = pageStarts(bytes)
+        XCTAssertGreaterThan(starts.count, 4)
+        let fast = starts[2] + 100
+        let mp3 = try scratch.audio(.mp3, frames: 4410)
+        let server: RadioServer
+        do {
+            server = try RadioServer(mp3: mp3, folder: scratch.url.path, files: ["opus": (path, "audio/ogg")])
+        } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 0.5
+        settings.startSeconds = 1
+        engine.setStreamSettings(settings)
+        let start = Date()
+        engine.play(id: 9, path: server.url("/trickle?every=0.02&file=opus&fast=\(fast)"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { if case .failed(9, _) = $0 { true } else { false } }, "\(log.all)")
+        let reason = log.all.compactMap { if case .failed(9, let r) = $0 { r } else { nil } }.first
+        print("Opus trickle given up after " + String(format: "%.2f s", Date().timeIntervalSince(start)) + ": \(reason ?? "?")")
+        XCTAssertTrue(reason?.hasPrefix("the stream is too slow to start: ") == true && reason?.hasSuffix(" % of the start-up buffer in 2 s") == true,
+                      reason ?? "")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 6)
+    }
+
     func testAnICYVorbisStreamPlaysAsTheReferenceDecode() throws {
         try playICY(.oggVorbis, contentType: "audio/ogg")
     }
