@@ -204,6 +204,10 @@ public final class StreamDecoder {
     /// `failure`: the engine's output stays open in one format for a stream).
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let codec, failure == nil, frames > 0 else { return 0 }
+        // Bytes that trickle in (a server sending a byte at a time) come on every read: without a
+        // bound this loop fed them one by one for minutes before a frame was whole, and the
+        // engine's decoder could not see a stop, a next or a shutdown meanwhile.
+        let deadline = monotonicNow() + Self.readWait
         while true {
             let result = codec.decode(into: buffer, frames: frames)
             passFacts()
@@ -235,6 +239,12 @@ public final class StreamDecoder {
                 switch stream.read(into: scratch, count: Self.scratchBytes, timeout: Self.readWait) {
                 case .bytes(let count):
                     codec.feed(UnsafeRawBufferPointer(start: scratch, count: count))
+                    if monotonicNow() >= deadline {
+                        // Running dry at a trickle: buffer again, as when nothing came.
+                        rebuffering = true
+                        stream.setRebuffering(true)
+                        return pcmSourcePending
+                    }
                 case .pending:
                     rebuffering = true
                     stream.setRebuffering(true)

@@ -825,6 +825,36 @@ final class OggStreamTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(start), 6)
     }
 
+    /// A stream that slows to a byte at a time once playing never holds the engine's decoder: it
+    /// buffers again, and a shutdown ends at once (it waited 45 s, the decoder feeding the codec
+    /// byte by byte until an Opus page was whole).
+    func testAStreamThatTricklesAfterItsStartDoesNotHoldTheDecoder() throws {
+        let path = try scratch.audio(.opus, frames: 48_000 * 6, name: "opus", channels: 1)
+        let mp3 = try scratch.audio(.mp3, frames: 4410)
+        let server: RadioServer
+        do {
+            server = try RadioServer(mp3: mp3, folder: scratch.url.path, files: ["opus": (path, "audio/ogg")])
+        } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 0.25
+        engine.setStreamSettings(settings)
+        // The headers and the first audio page at once, then a byte every 20 ms.
+        let fast = pageStarts(scratch.bytes(path))[3]
+        engine.play(id: 10, path: server.url("/trickle?every=0.02&file=opus&fast=\(fast)"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 10) }, "\(log.all)")
+        XCTAssertTrue(TestPCM.wait(timeout: 10) { engine.streamFacts()?.facts.rebuffering == true }, "never buffered again")
+        let start = Date()
+        engine.shutdown()
+        let seconds = Date().timeIntervalSince(start)
+        print("trickling stream: shutdown in " + String(format: "%.2f s", seconds))
+        XCTAssertLessThan(seconds, 3)
+    }
+
     func testAnICYVorbisStreamPlaysAsTheReferenceDecode() throws {
         try playICY(.oggVorbis, contentType: "audio/ogg")
     }
