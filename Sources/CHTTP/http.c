@@ -33,6 +33,12 @@ typedef struct {
 	double started, last_byte;
 	/// The stall watchdog ended the transfer.
 	int stalled;
+	/// The header watchdog ended the transfer (connected, the headers not complete in time).
+	int headers_slow;
+	/// A response's headers are complete (its blank line came), or its body began.
+	int headers_done;
+	int body_started;
+	CURL *curl;
 } transfer;
 
 static double monotonic_seconds(void)
@@ -48,8 +54,12 @@ static size_t on_header(char *data, size_t size, size_t count, void *user)
 	size_t length = size * count;
 	t->last_byte = monotonic_seconds();
 	// A status line starts a new response (a redirect's next hop): its headers count afresh.
-	if (length >= 5 && (memcmp(data, "HTTP/", 5) == 0 || memcmp(data, "ICY ", 4) == 0))
+	if (length >= 5 && (memcmp(data, "HTTP/", 5) == 0 || memcmp(data, "ICY ", 4) == 0)) {
 		t->header_bytes = 0;
+		t->headers_done = 0;
+	}
+	if (length <= 2 && (length == 0 || data[0] == '\r' || data[0] == '\n'))
+		t->headers_done = 1;
 	t->header_bytes += length;
 	if (t->header_bytes > t->options->max_header_bytes) {
 		t->result->header_overflow = 1;
@@ -67,6 +77,8 @@ static size_t on_body(char *data, size_t size, size_t count, void *user)
 {
 	transfer *t = user;
 	size_t length = size * count;
+	t->body_started = 1;
+	t->headers_done = 1;
 	size_t taken = t->callbacks->body(t->callbacks->context, data, length);
 	// After the callback: it may wait for room in a full ring, which is no silence of the server's.
 	if (length > 0)
@@ -91,6 +103,21 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
 	// the last 5 s, so after a burst a silent server was cut only 5 s past the stall time (a 4 s
 	// silence with a 1 s stall time went unnoticed). Before the first byte, connecting may take its
 	// own timeout on top.
+	// The header watchdog: on_header sees only whole lines, so headers trickled a byte at a time
+	// looked like silence ("no data") to the stall watchdog. Once connected, the headers get
+	// header_seconds in all.
+	long header_seconds = t->options->header_seconds > 0 ? t->options->header_seconds : t->options->stall_seconds;
+	if (!t->headers_done && header_seconds > 0) {
+		curl_off_t connected_us = 0;
+		if (curl_easy_getinfo(t->curl, CURLINFO_CONNECT_TIME_T, &connected_us) == CURLE_OK && connected_us > 0) {
+			double waited = monotonic_seconds() - t->started - (double)connected_us / 1e6;
+			if (waited >= (double)header_seconds) {
+				t->headers_slow = 1;
+				return 1;
+			}
+			return 0;
+		}
+	}
 	if (t->options->stall_seconds > 0) {
 		double now = monotonic_seconds();
 		double limit = (double)t->options->stall_seconds;
@@ -113,12 +140,15 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 		snprintf(result->error, sizeof result->error, "cannot start libcurl");
 		return;
 	}
-	transfer t = { options, callbacks, result, 0, monotonic_seconds(), 0, 0 };
+	transfer t = { options, callbacks, result, 0, monotonic_seconds(), 0, 0, 0, 0, 0, curl };
 	struct curl_slist *headers = NULL;
 	// Shoutcast v1 answers "ICY 200 OK": without the alias libcurl takes it for HTTP/0.9 and refuses it.
 	struct curl_slist *aliases = curl_slist_append(NULL, "ICY 200");
 	if (options->want_icy_metadata)
 		headers = curl_slist_append(headers, "Icy-MetaData: 1");
+	// An audio stream is not compressed: a server that gzips anyway is refused by its
+	// Content-Encoding (HTTPStream), not decoded as garbage.
+	headers = curl_slist_append(headers, "Accept-Encoding: identity");
 	curl_easy_setopt(curl, CURLOPT_URL, options->url);
 	// Threads: no signals (libcurl's SIGALRM name-lookup timeout is process-wide).
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -158,10 +188,19 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	long status = 0;
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	result->status = status;
-	if (t.stalled) {
+	if (t.headers_slow) {
+		// Retried like a stall: a slow network may send the headers in time next time.
+		result->code = CURLE_OPERATION_TIMEDOUT;
+		long limit = options->header_seconds > 0 ? options->header_seconds : options->stall_seconds;
+		snprintf(result->error, sizeof result->error, "timed out: the server's headers took longer than %ld s", limit);
+	} else if (t.stalled) {
 		// A network failure, retried like libcurl's own timeouts.
 		result->code = CURLE_OPERATION_TIMEDOUT;
 		snprintf(result->error, sizeof result->error, "timed out: no data for %ld s", options->stall_seconds);
+	} else if (!t.body_started && (code == CURLE_OUT_OF_MEMORY || (int)code == 100 /* CURLE_TOO_LARGE, libcurl 8.6 */)) {
+		// libcurl refuses one header line over CURL_MAX_HTTP_HEADER (100 KiB) before on_header
+		// sees it: an endless line, said as the header cap rather than "Out of memory".
+		result->header_overflow = 1;
 	}
 	if (code != CURLE_OK && result->error[0] == 0)
 		snprintf(result->error, sizeof result->error, "%s", curl_easy_strerror(code));

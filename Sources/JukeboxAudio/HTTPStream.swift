@@ -11,6 +11,13 @@ public struct StreamSettings: Sendable, Equatable {
     public var connectTimeoutSeconds: Double
     /// No byte for this long ends a connection (it is then reconnected).
     public var stallSeconds: Int
+    /// Once connected, the response's headers must all come within this long (a server sending
+    /// them a byte at a time is cut, and reconnected, with the reason said).
+    public var headerSeconds: Int
+    /// Once connected, the start-up buffer must fill within this long, else the stream gives up:
+    /// a server that sends a byte a second is not waited for with "buffering 0 %" for ever. At
+    /// least 4 × `bufferSeconds`.
+    public var startSeconds: Double
     /// Redirects followed, at most.
     public var maxRedirects: Int
     /// Bytes of header one response may send.
@@ -24,8 +31,10 @@ public struct StreamSettings: Sendable, Equatable {
     /// Creates settings; the defaults are the README's.
     public init(bufferSeconds: Double = 2, connectTimeoutSeconds: Double = 10, stallSeconds: Int = 10,
                 maxRedirects: Int = 5, maxHeaderBytes: Int = 64 << 10, backoff: ClosedRange<Double> = 0.5...30,
-                caFile: String? = nil) {
+                caFile: String? = nil, headerSeconds: Int = 10, startSeconds: Double = 30) {
         self.caFile = caFile
+        self.headerSeconds = headerSeconds
+        self.startSeconds = startSeconds
         self.bufferSeconds = bufferSeconds
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.stallSeconds = stallSeconds
@@ -114,6 +123,7 @@ public final class HTTPStream: @unchecked Sendable {
     private var headerType: String?
     private var headerBitrate: Int?
     private var headerLength: Int?
+    private var headerEncoding: String?
     /// The URL fetched now: `url`, or the stream a playlist at `url` named (`StreamPlaylist`).
     private var target: String
     /// Playlists followed to reach `target`.
@@ -339,6 +349,7 @@ public final class HTTPStream: @unchecked Sendable {
         headerType = nil
         headerBitrate = nil
         headerLength = nil
+        headerEncoding = nil
         playlistBody = nil
         deliveredThisConnection = false
         var result = jb_http_result()
@@ -367,6 +378,7 @@ public final class HTTPStream: @unchecked Sendable {
                         url: urlText,
                         connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
                         stall_seconds: settings.stallSeconds,
+                        header_seconds: settings.headerSeconds,
                         max_redirects: settings.maxRedirects,
                         max_header_bytes: settings.maxHeaderBytes,
                         want_icy_metadata: 1,
@@ -436,6 +448,7 @@ public final class HTTPStream: @unchecked Sendable {
             headerType = nil
             headerBitrate = nil
             headerLength = nil
+            headerEncoding = nil
             return
         }
         guard let colon = text.firstIndex(of: ":") else { return }
@@ -449,6 +462,7 @@ public final class HTTPStream: @unchecked Sendable {
             let start = (bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.count - 1) + 1
             headerStation = ICYDemuxer.cleanText(Array(bytes[start...]))
         case "content-length": headerLength = Int(value)
+        case "content-encoding": headerEncoding = value.lowercased()
         case "icy-br": headerBitrate = Int(value.split(separator: ",").first ?? "")
         case "content-type":
             headerType = value.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() }
@@ -469,7 +483,7 @@ public final class HTTPStream: @unchecked Sendable {
                 playlistBody = Array(bytes.prefix(StreamPlaylist.maxBytes))
                 return bytes.count < StreamPlaylist.maxBytes
             }
-            if let reason = Self.refusal(contentType: headerType) {
+            if let reason = Self.refusal(contentType: headerType) ?? Self.refusal(contentEncoding: headerEncoding) {
                 refusal = reason
                 return false
             }
@@ -527,6 +541,13 @@ public final class HTTPStream: @unchecked Sendable {
             monitor.broadcast()
         }
         return true
+    }
+
+    /// Why a response in this Content-Encoding is not played (gzip, br, …: it was asked for
+    /// `identity`, and compressed audio would only be decoded as garbage), or nil for none or identity.
+    public static func refusal(contentEncoding: String?) -> String? {
+        guard let encoding = contentEncoding?.trimmingCharacters(in: " \t"), !encoding.isEmpty, encoding != "identity" else { return nil }
+        return "the server compressed the stream (Content-Encoding: \(TagText.clean(encoding.prefix(40))))"
     }
 
     /// Why a response of this type is not played, or nil when it is (a format with a codec, an

@@ -56,12 +56,13 @@ public struct ICYDemuxer: Sendable {
         if !text.isEmpty { metadata(text) }
     }
 
-    /// The most characters of a title kept (a hostile server's 4 KB "title" is cut).
-    public static let maxTitleCharacters = 200
+    /// The most characters of a title kept (a hostile server's 4 KB "title" is cut): `TagText`'s.
+    public static let maxTitleCharacters = TagText.maxCharacters
 
     /// The `StreamTitle` of a metadata block: `StreamTitle='Artist - Title';StreamUrl='…';`.
-    /// nil when the block has none; control characters removed, spaces trimmed, at most
-    /// `maxTitleCharacters`; invalid UTF-8 is read as Latin-1 (older Shoutcast servers send it).
+    /// nil when the block has none; cleaned by `TagText.clean` (control characters removed,
+    /// spaces trimmed, at most `maxTitleCharacters`); invalid UTF-8 is read as Latin-1 (older
+    /// Shoutcast servers send it).
     public static func streamTitle(_ block: [UInt8]) -> String? {
         let key = Array("StreamTitle='".utf8)
         guard let start = firstIndex(of: key, in: block, from: 0) else { return nil }
@@ -72,22 +73,10 @@ public struct ICYDemuxer: Sendable {
         return cleanText(Array(block[valueStart..<max(valueStart, end)]))
     }
 
-    /// Header or metadata text made safe to show: UTF-8 (else Latin-1; without `latin1Fallback`,
-    /// invalid UTF-8 becomes U+FFFD, for text that is UTF-8 by its format such as Vorbis comments),
-    /// control characters dropped, spaces trimmed, at most `maxTitleCharacters`.
+    /// Header or metadata text made safe to show: `TagText.clean`, the one definition shared
+    /// with the tags of files.
     public static func cleanText(_ bytes: [UInt8], latin1Fallback: Bool = true) -> String {
-        let decoded = String(validating: bytes, as: UTF8.self)
-            ?? (latin1Fallback ? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
-                : String(decoding: bytes, as: UTF8.self))
-        var kept = String.UnicodeScalarView()
-        for scalar in decoded.unicodeScalars where !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)) {
-            kept.append(scalar)
-        }
-        var text = String(kept)
-        while text.first == " " { text.removeFirst() }
-        while text.last == " " { text.removeLast() }
-        if text.count > maxTitleCharacters { text = String(text.prefix(maxTitleCharacters)) }
-        return text
+        TagText.clean(bytes, latin1Fallback: latin1Fallback)
     }
 
     private static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {

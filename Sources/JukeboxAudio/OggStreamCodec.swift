@@ -114,8 +114,62 @@ final class OggStreamCodec: StreamCodec {
         return newTitle
     }
 
-    /// The stream's nominal bitrate in kbit/s when its header says one (Vorbis), else nil.
-    var nominalBitrate: Int? { voice?.nominalBitrate }
+    /// The stream's nominal bitrate in kbit/s when its header says one (Vorbis); for Opus, whose
+    /// header names none, the rate measured from the pages fed but not yet decoded
+    /// (`measuredOpusBitrate`), once half a second of them came; else nil.
+    var nominalBitrate: Int? {
+        if let named = voice?.nominalBitrate { return named }
+        guard voice is OpusVoice else { return nil }
+        if opusBitrate == nil { opusBitrate = measuredOpusBitrate() }
+        return opusBitrate
+    }
+
+    /// An Opus link whose rate is not measured yet.
+    var measuresBitrate: Bool { voice is OpusVoice && nominalBitrate == nil }
+
+    /// The Opus link's bitrate as measured (kept once known; a new link measures again).
+    private var opusBitrate: Int?
+
+    /// The bitrate of the played logical stream's audio pages held in the sync buffer, not yet
+    /// taken: the bytes of the pages after the first one with a granule position, over the
+    /// samples (48 kHz) between their granule positions. nil below half a second. Reads the
+    /// pages' headers only, in place: nothing is consumed, so decoding is untouched.
+    private func measuredOpusBitrate() -> Int? {
+        guard let serial, let data = sync.pointee.data else { return nil }
+        let end = Int(sync.pointee.fill)
+        var at = Int(sync.pointee.returned)
+        var firstGranule: Int64?
+        var bytes = 0
+        while at + 27 <= end {
+            guard data[at] == 0x4F, data[at + 1] == 0x67, data[at + 2] == 0x67, data[at + 3] == 0x53 else {
+                at += 1  // not a page here: look for the next capture pattern
+                continue
+            }
+            let segments = Int(data[at + 26])
+            guard at + 27 + segments <= end else { break }
+            var body = 0
+            for index in 0..<segments { body += Int(data[at + 27 + index]) }
+            let length = 27 + segments + body
+            guard at + length <= end else { break }
+            var granule: Int64 = 0
+            for index in (0..<8).reversed() { granule = granule << 8 | Int64(data[at + 6 + index]) }
+            var pageSerial: UInt32 = 0
+            for index in (0..<4).reversed() { pageSerial = pageSerial << 8 | UInt32(data[at + 14 + index]) }
+            if Int32(bitPattern: pageSerial) == serial, granule > 0 {
+                if let first = firstGranule {
+                    bytes += length
+                    let span = granule - first
+                    if span >= 24_000 {
+                        return max(1, Int((Double(bytes) * 8 * 48 / Double(span)).rounded()))
+                    }
+                } else {
+                    firstGranule = granule
+                }
+            }
+            at += length
+        }
+        return nil
+    }
 
     /// Bytes libogg holds for this codec (its sync buffer and the stream's packet buffer), for the
     /// tests of its bound.
@@ -138,6 +192,7 @@ final class OggStreamCodec: StreamCodec {
                 // A chained stream's next link (or the first): the old decoder's PCM was all read.
                 voice?.close()
                 if identity == .opus { voice = OpusVoice() } else { voice = VorbisVoice() }
+                opusBitrate = nil
                 serial = pageSerial
                 ogg_stream_reset_serialno(stream, pageSerial)
             case .other(let name):
@@ -243,7 +298,7 @@ struct OggCommentTitle {
         let artist = self.artist.map { ICYDemuxer.cleanText($0, latin1Fallback: false) } ?? ""
         var text = title
         if !artist.isEmpty { text = title.isEmpty ? artist : artist + " - " + title }
-        if text.count > ICYDemuxer.maxTitleCharacters { text = String(text.prefix(ICYDemuxer.maxTitleCharacters)) }
+        text = TagText.clean(text)
         return text.isEmpty ? nil : text
     }
 

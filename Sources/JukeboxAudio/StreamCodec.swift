@@ -25,6 +25,10 @@ protocol StreamCodec: AnyObject {
     /// The bitrate (kbit/s) the stream's own header names, for sizing the buffer when the server
     /// sent no `icy-br`; nil when unknown.
     var nominalBitrate: Int? { get }
+    /// Whether `nominalBitrate` is still unknown but would come from more bytes fed (Opus: its
+    /// header names no bitrate, its pages' granule positions tell it). The start-up buffer then
+    /// feeds the codec what arrives rather than waiting in the ring at a guessed rate.
+    var measuresBitrate: Bool { get }
 }
 
 extension StreamCodec {
@@ -36,6 +40,8 @@ extension StreamCodec {
     func takeTitle() -> String? { nil }
     /// Unknown.
     var nominalBitrate: Int? { nil }
+    /// Nothing to measure.
+    var measuresBitrate: Bool { false }
 }
 
 /// What one `StreamCodec.decode` call produced.

@@ -55,6 +55,8 @@ public final class StreamDecoder {
     private var fedAudio = 0
     /// The codec's nominal bitrate as last told to the stream.
     private var toldBitrate: Int?
+    /// When the start-up must be done by (`StreamSettings.startSeconds` after the first connection).
+    private var startDeadline: Double?
     private let scratch: UnsafeMutableRawPointer
     private static let scratchBytes = 16 << 10
     /// How long one `read` waits for network bytes before saying "pending".
@@ -96,11 +98,46 @@ public final class StreamDecoder {
             if isCancelled() { throw DecodeError(path: url, reason: "cancelled") }
             let facts = stream.facts
             if let failure = facts.failure { throw DecodeError(path: url, reason: failure) }
-            let wanted = Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity) - fedAudio
+            let target = Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity)
+            let wanted = target - fedAudio
             if wanted <= 0 { return }
+            if facts.bitrate == nil, let codec, codec.measuresBitrate {
+                // Opus names no bitrate: what arrives is fed (it counts as buffered) until its
+                // pages tell the rate, instead of waiting for 128 kbit/s' worth of a 32 kbit/s stream.
+                // Bounded like the wait below: a trickle brings bytes each time, never "pending".
+                try checkStart(facts, filled: Double(fedAudio) / Double(max(1, target)))
+                switch stream.read(into: scratch, count: min(Self.scratchBytes, wanted), timeout: Self.readWait) {
+                case .bytes(let count):
+                    codec.feed(UnsafeRawBufferPointer(start: scratch, count: count))
+                    fedAudio += count
+                    passFacts()
+                case .pending: break
+                case .ended: return
+                case .failed(let reason): throw DecodeError(path: url, reason: reason)
+                }
+                continue
+            }
             let have = stream.waitForBuffered(wanted, timeout: Self.readWait)
             if have >= wanted || facts.ended { return }
+            try checkStart(facts, filled: Double(have + fedAudio) / Double(max(1, target)))
         }
+    }
+
+    /// Gives up when the start-up has taken `StreamSettings.startSeconds` (at least 4 × the
+    /// buffer) since the first connection: a server sending a trickle would otherwise show
+    /// "buffering 0 %" for ever (the core's give-up counts only time without a connection).
+    private func checkStart(_ facts: StreamFacts, filled: Double) throws(DecodeError) {
+        let now = monotonicNow()
+        let settings = stream.settings
+        let limit = max(settings.startSeconds, 4 * settings.bufferSeconds)
+        guard let deadline = startDeadline else {
+            if facts.connected { startDeadline = now + limit }
+            return
+        }
+        guard now >= deadline else { return }
+        let percent = Int((min(1, max(0, filled)) * 100).rounded(.down))
+        let seconds = limit == limit.rounded() ? String(Int(limit)) : String(limit)
+        throw DecodeError(path: url, reason: "the stream is too slow to start: \(percent) % of the start-up buffer in \(seconds) s")
     }
 
     /// The bytes buffered before playing: `bufferSeconds` at `icy-br` (else the stream header's
@@ -115,7 +152,7 @@ public final class StreamDecoder {
         return bytes >= Double(capacity) ? capacity : max(1, Int(bytes))
     }
 
-    /// Feeds bytes until the codec reports the first format. The codec is chosen with the first
+    /// Feeds bytes until the codec reports the first format (within the start-up's bound). The codec is chosen with the first
     /// bytes: by the Content-Type when it names a format, else by what the bytes look like.
     private func firstFormat(_ isCancelled: () -> Bool) throws(DecodeError) -> AudioFormat {
         var fed = 0
@@ -137,6 +174,8 @@ public final class StreamDecoder {
                     }
                 }
             }
+            let facts = stream.facts
+            try checkStart(facts, filled: Double(fed) / Double(max(1, Self.bufferTarget(facts: facts, settings: stream.settings, capacity: stream.capacity))))
             switch stream.read(into: scratch, count: Self.scratchBytes, timeout: Self.readWait) {
             case .bytes(let count):
                 let bytes = UnsafeRawBufferPointer(start: scratch, count: count)
@@ -165,6 +204,10 @@ public final class StreamDecoder {
     /// `failure`: the engine's output stays open in one format for a stream).
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let codec, failure == nil, frames > 0 else { return 0 }
+        // Bytes that trickle in (a server sending a byte at a time) come on every read: without a
+        // bound this loop fed them one by one for minutes before a frame was whole, and the
+        // engine's decoder could not see a stop, a next or a shutdown meanwhile.
+        let deadline = monotonicNow() + Self.readWait
         while true {
             let result = codec.decode(into: buffer, frames: frames)
             passFacts()
@@ -196,6 +239,12 @@ public final class StreamDecoder {
                 switch stream.read(into: scratch, count: Self.scratchBytes, timeout: Self.readWait) {
                 case .bytes(let count):
                     codec.feed(UnsafeRawBufferPointer(start: scratch, count: count))
+                    if monotonicNow() >= deadline {
+                        // Running dry at a trickle: buffer again, as when nothing came.
+                        rebuffering = true
+                        stream.setRebuffering(true)
+                        return pcmSourcePending
+                    }
                 case .pending:
                     rebuffering = true
                     stream.setRebuffering(true)

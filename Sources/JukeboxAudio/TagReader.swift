@@ -14,8 +14,8 @@ public enum TagReader {
     /// libsndfile, which also supplies RIFF INFO / AIFF strings for each field TagLib left empty.
     public static func read(path: String) -> TrackTags {
         var tags = TrackTags()
-        readTagLib(path: path, into: &tags)
-        readSndfile(path: path, into: &tags)
+        let taglibSeconds = readTagLib(path: path, into: &tags)
+        readSndfile(path: path, taglibSeconds: taglibSeconds, into: &tags)
         return tags
     }
 
@@ -65,22 +65,27 @@ public enum TagReader {
     /// Whether `picture(path:limit:)` can find anything with the installed TagLib.
     public static var readsPictures: Bool { TagLibProperties.readsPictures }
 
-    private static func readTagLib(path: String, into tags: inout TrackTags) {
+    /// Reads TagLib's tags into `tags`; returns TagLib's own length in whole seconds (0 unknown).
+    @discardableResult
+    private static func readTagLib(path: String, into tags: inout TrackTags) -> Int {
         // Caller-owned strings (freed with taglib_free), so nothing accumulates in TagLib's global list.
         taglib_set_strings_unicode(1)
         taglib_set_string_management_enabled(0)
-        _ = withTagLibFile(path) { file in
-            guard taglib_file_is_valid(file) != 0, let tag = taglib_file_tag(file) else { return }
+        return withTagLibFile(path) { file -> Int in
+            guard taglib_file_is_valid(file) != 0 else { return 0 }
+            let seconds = taglib_file_audioproperties(file).map { Int(taglib_audioproperties_length($0)) } ?? 0
+            guard let tag = taglib_file_tag(file) else { return seconds }
             tags.title = take(taglib_tag_title(tag))
             tags.artist = take(taglib_tag_artist(tag))
             tags.album = take(taglib_tag_album(tag))
             let track = taglib_tag_track(tag)
             tags.trackNumber = track > 0 ? Int(track) : nil
             tags.discNumber = TagLibProperties.discNumber(file: UnsafeRawPointer(file))
-        }
+            return seconds
+        } ?? 0
     }
 
-    private static func readSndfile(path: String, into tags: inout TrackTags) {
+    private static func readSndfile(path: String, taglibSeconds: Int, into tags: inout TrackTags) {
         var info = SF_INFO()
         guard let fd = try? openRegularFile(path) else { return }
         defer { close(fd) }
@@ -89,7 +94,11 @@ public enum TagReader {
         guard let handle = sf_open_fd(dup(fd), Int32(SFM_READ), &info, 1) else { return }
         defer { sf_close(handle) }
         if info.samplerate > 0, info.frames >= 0, info.frames < Int64.max / 2 {
-            tags.durationSeconds = Double(info.frames) / Double(info.samplerate)
+            var seconds = Double(info.frames) / Double(info.samplerate)
+            if Int(info.format) & Int(SF_FORMAT_TYPEMASK) == Int(SF_FORMAT_MPEG) {
+                seconds = mpegSeconds(seconds, path: path, taglibSeconds: taglibSeconds)
+            }
+            tags.durationSeconds = seconds
         }
         // Field by field: TagLib 2 reads a RIFF INFO title but not every INFO field libsndfile
         // writes (the track number), so a found title must not stop the fallback.
@@ -99,6 +108,37 @@ public enum TagReader {
         if tags.trackNumber == nil, let text = sndfileString(handle, SF_STR_TRACKNUMBER) {
             tags.trackNumber = leadingNumber(text)
         }
+    }
+
+    /// An MP3's length with its ID3v2 tag not counted as audio. Without a Xing/Info header
+    /// libsndfile's length is libmpg123's estimate, the file's size over the bytes per frame,
+    /// and that size includes an ID3v2 tag in front: a 50 MB picture made a 20 s MP3 last 55 min.
+    /// The estimate scaled to the bytes after the tag is taken when it is nearer TagLib's length
+    /// (whole seconds, the tag not counted) than libsndfile's own: an exact length (an Info
+    /// header's frame count) is kept.
+    static func mpegSeconds(_ seconds: Double, path: String, taglibSeconds: Int) -> Double {
+        guard taglibSeconds > 0, let (tagBytes, fileBytes) = id3v2Size(path: path), tagBytes > 0, fileBytes > tagBytes else {
+            return seconds
+        }
+        let scaled = seconds * Double(fileBytes - tagBytes) / Double(fileBytes)
+        let taglib = Double(taglibSeconds)
+        return abs(scaled - taglib) < abs(seconds - taglib) ? scaled : seconds
+    }
+
+    /// The size of the ID3v2 tag at the start of the file at `path` (its header and footer
+    /// included) and the file's size; nil when it cannot be read. 0 when there is no tag.
+    static func id3v2Size(path: String) -> (tag: Int, file: Int)? {
+        guard let fd = try? openRegularFile(path) else { return nil }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { return nil }
+        var header = [UInt8](repeating: 0, count: 10)
+        guard Glibc.read(fd, &header, 10) == 10 else { return (0, Int(status.st_size)) }
+        guard header[0] == 0x49, header[1] == 0x44, header[2] == 0x33, header[6...9].allSatisfy({ $0 < 0x80 }) else {
+            return (0, Int(status.st_size))
+        }
+        let size = header[6...9].reduce(0) { $0 << 7 | Int($1) }
+        return (10 + size + (header[5] & 0x10 != 0 ? 10 : 0), Int(status.st_size))
     }
 
     private static func sndfileString(_ handle: OpaquePointer, _ kind: Int) -> String? {
@@ -112,9 +152,10 @@ public enum TagReader {
         return nonEmpty(String(cString: raw))
     }
 
+    /// A text tag as it enters: `TagText.field` (at most 200 characters, control characters
+    /// dropped, spaces trimmed; nil when blank), the same cleaning as a stream's title.
     static func nonEmpty(_ text: String) -> String? {
-        let trimmed = text.trimmingASCIIWhitespace()
-        return trimmed.isEmpty ? nil : trimmed
+        TagText.field(text.trimmingASCIIWhitespace())
     }
 
     /// The positive integer at the start of "3", "3/12" or " 03 "; nil otherwise.

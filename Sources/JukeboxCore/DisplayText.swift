@@ -9,9 +9,15 @@ public enum DisplayText {
     public static let replacement: Unicode.Scalar = "\u{FFFD}"
 
     /// Whether `scalar` is a control character: C0 (U+0000–U+001F, tab and newline included),
-    /// DEL (U+007F) or C1 (U+0080–U+009F).
+    /// DEL (U+007F), C1 (U+0080–U+009F), or a bidirectional formatting control (U+061C ALM,
+    /// U+200E LRM, U+200F RLM, U+202A–U+202E embeddings and overrides, U+2066–U+2069 isolates):
+    /// a U+202E in a title would show the rest of the line, the player's own words included,
+    /// reversed. JukeboxAudio's `TagText.isControl` drops the same set where tags enter.
     public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        let v = scalar.value
+        if v < 0x20 || (0x7F...0x9F).contains(v) { return true }
+        guard v >= 0x061C, v <= 0x2069 else { return false }
+        return v == 0x061C || v == 0x200E || v == 0x200F || (0x202A...0x202E).contains(v) || (0x2066...0x2069).contains(v)
     }
 
     /// Whether `scalar` stands for a byte of a file name that is not UTF-8 (U+EF80–U+EFFF:

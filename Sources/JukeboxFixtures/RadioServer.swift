@@ -20,7 +20,13 @@ import Foundation
 ///   `/icy?metaint=8192&once=1`; `/nested.m3u` names `/station.pls`; `/loop.m3u` names itself;
 ///   `/hls.m3u8` is an HLS media playlist.
 /// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` that is "OggS" and zeros (no valid page).
-/// - `/endless`: a status line, then header lines without end.
+/// - `/endless`: a status line, then header lines without end. `/endlessline`: a status line, then
+///   one header line without end.
+/// - `/slowheaders?every=S`: an ICY stream's headers, one byte every S seconds.
+/// - `/trickle?every=S[&file=NAME][&fast=N]`: a stream of the MP3 (`icy-br: 128`, no metadata)
+///   or of `files[NAME]` (its Content-Type, no `icy-br`) whose body comes a byte every S seconds,
+///   after its first N bytes at once.
+/// - `/gzip`: the MP3 gzipped, with `Content-Encoding: gzip`, whatever the request accepts.
 /// - `/silent`: `ICY 200 OK` headers, then nothing (a stalled server).
 public final class RadioServer {
     /// The port it listens on, on 127.0.0.1.
@@ -32,7 +38,7 @@ public final class RadioServer {
     private let process: Process
 
     static let script = #"""
-import http.server, socketserver, sys, os, random, time, ssl
+import http.server, socketserver, sys, os, random, time, ssl, gzip
 from urllib.parse import urlparse, parse_qs
 MP3 = open(sys.argv[1], 'rb').read()
 # More bodies, by name: RADIO_FILES is "name|content-type|path" entries joined by newlines.
@@ -89,6 +95,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.raw('HTTP/1.0 200 OK\r\n')
                 line = ('X-Filler: ' + 'a' * 100 + '\r\n').encode()
                 while True: self.wfile.write(line)
+            elif url.path == '/endlessline':
+                self.raw('HTTP/1.0 200 OK\r\nX-Filler: ')
+                chunk = b'a' * 4096
+                while True: self.wfile.write(chunk)
+            elif url.path == '/slowheaders':
+                every = float(q.get('every', '1'))
+                for byte in b'ICY 200 OK\r\nContent-Type: audio/mpeg\r\nicy-br: 128\r\nicy-name: Slow FM\r\n\r\n':
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(every)
+                self.wfile.write(MP3)
+            elif url.path == '/trickle':
+                every = float(q.get('every', '1'))
+                fast = int(q.get('fast', '0'))
+                if 'file' in q:
+                    body, ctype = FILES[q['file']]
+                    self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\n\r\n' % ctype)
+                else:
+                    body = MP3
+                    self.raw('ICY 200 OK\r\nContent-Type: audio/mpeg\r\nicy-br: 128\r\n\r\n')
+                self.wfile.write(body[:fast])
+                self.wfile.flush()
+                for byte in body[fast:]:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(every)
+            elif url.path == '/gzip':
+                body = gzip.compress(MP3)
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: audio/mpeg\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n' % len(body))
+                self.wfile.write(body)
             elif url.path == '/silent':
                 self.raw('ICY 200 OK\r\nContent-Type: audio/mpeg\r\nicy-metaint: 8192\r\n\r\n')
                 self.wfile.flush()

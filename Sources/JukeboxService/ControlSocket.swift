@@ -202,15 +202,36 @@ public final class ControlSocket {
     }
 
     /// Queues a reply line, made inert (`DisplayText.inert`: a newline in a title cannot forge a
-    /// second line); a client that lets replies pile up is disconnected.
+    /// second line); a client that lets replies pile up (more than `maxOutput` unsent before this
+    /// line) is disconnected. A line longer than `maxOutput` on its own is answered all the same,
+    /// as `bounded` makes it: no field can cost a client its reply.
     func reply(_ client: Client, _ text: String) {
         guard !client.closed else { return }
-        client.output += Array((DisplayText.inert(text) + "\n").utf8)
         if client.output.count > Self.maxOutput {
             client.closed = true
             return
         }
+        client.output += Array((Self.bounded(DisplayText.inert(text)) + "\n").utf8)
         flush(client)
+    }
+
+    /// What a reply that would exceed the limit says instead.
+    public static let tooLongReply = "error: the reply was longer than 64 KiB"
+
+    /// `line` when it fits in `maxOutput` bytes; otherwise a continuation line (two spaces) cut
+    /// on a character and ended with "…", and any other line (the final `ok …`, a status line, a
+    /// JSON object, which a cut would make invalid) replaced by `tooLongReply`.
+    static func bounded(_ line: String) -> String {
+        guard line.utf8.count > maxOutput else { return line }
+        guard line.hasPrefix("  ") else { return tooLongReply }
+        var kept = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in line.unicodeScalars {
+            bytes += UTF8.width(scalar)
+            if bytes > maxOutput - 4 { break }
+            kept.append(scalar)
+        }
+        return String(kept) + "…"
     }
 
     /// Sends what the socket takes now, without blocking.

@@ -66,7 +66,7 @@ public enum JSONText {
 
 extension JSONText {
     /// `text` as a JSON string literal, quotes included: `"` and `\` escaped, and every control
-    /// character (`DisplayText.isControl`: C0, DEL and C1, which JSON itself only requires for
+    /// character (`DisplayText.isControl`: C0, DEL, C1 and the bidi controls; JSON itself requires it for
     /// C0) as `\uXXXX`, so the reply stays one inert line and decodes to exactly `text`.
     public static func quoted(_ text: String) -> String {
         var out = "\""

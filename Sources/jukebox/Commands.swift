@@ -195,7 +195,11 @@ enum Commands {
             return 1
         }
         guard let reply = answer else {
-            writeAll(2, "jukebox: no reply from \(path) within \(Int(timeout)) s\n")
+            // Closed is not slow: a player that hangs up (a reply it would not send, a crash) is
+            // said so at once, not as a timeout that never waited.
+            writeAll(2, client.isClosed
+                ? "jukebox: \(path) closed the connection before the reply was complete\n"
+                : "jukebox: no reply from \(path) within \(Int(timeout)) s\n")
             return 1
         }
         // Whatever answers there, nothing it sends reaches the terminal raw.

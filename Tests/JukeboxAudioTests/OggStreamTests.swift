@@ -760,6 +760,101 @@ final class OggStreamTests: XCTestCase {
         XCTAssertEqual(live.target, Int(0.5 * Double(kbps) * 125))
     }
 
+    /// Ogg Opus names no bitrate in its header: without icy-br the buffer is sized at the rate its
+    /// pages' granule positions show (it was 128 kbit/s: four times too long at 32 kbit/s).
+    func testAnOpusStreamWithoutICYBuffersAtItsMeasuredBitrate() throws {
+        let path = try scratch.audio(.opus, frames: 48_000 * 6, name: "opus", channels: 1)
+        let seconds = 6.0
+        let fileKbps = Double(scratch.bytes(path).count) * 8 / seconds / 1000
+        let mp3 = try scratch.audio(.mp3, frames: 4410)
+        let server: RadioServer
+        do {
+            server = try RadioServer(mp3: mp3, folder: scratch.url.path, files: ["opus": (path, "audio/ogg")])
+        } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 1
+        engine.setStreamSettings(settings)
+        engine.play(id: 8, path: server.url("/file/opus"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 8) }, "\(log.all)")
+        let live = try XCTUnwrap(engine.streamFacts())
+        XCTAssertNil(live.facts.bitrate)
+        let kbps = try XCTUnwrap(live.facts.nominalBitrate, "no bitrate measured")
+        print("Ogg Opus test stream: \(String(format: "%.1f", fileKbps)) kbit/s in the file, measured \(kbps) kbit/s, buffer target \(live.target) bytes")
+        XCTAssertLessThan(fileKbps, 100, "the test would not tell a measured bitrate from the default")
+        XCTAssertEqual(Double(kbps), fileKbps, accuracy: fileKbps * 0.3)
+        XCTAssertEqual(live.target, Int(1 * Double(kbps) * 125))
+    }
+
+    /// While its rate is measured, a trickling Opus stream is still given up at the start-up bound.
+    func testAnOpusStreamTricklingWhileItsRateIsMeasuredIsGivenUp() throws {
+        let path = try scratch.audio(.opus, frames: 48_000 * 6, name: "opus", channels: 1)
+        // Its headers (OpusHead, OpusTags) at once, then a byte at a time: the format is known, the
+        // rate never is.
+        let bytes = scratch.bytes(path)
+        let starts = pageStarts(bytes)
+        XCTAssertGreaterThan(starts.count, 4)
+        let fast = starts[2] + 100
+        let mp3 = try scratch.audio(.mp3, frames: 4410)
+        let server: RadioServer
+        do {
+            server = try RadioServer(mp3: mp3, folder: scratch.url.path, files: ["opus": (path, "audio/ogg")])
+        } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 0.5
+        settings.startSeconds = 1
+        engine.setStreamSettings(settings)
+        let start = Date()
+        engine.play(id: 9, path: server.url("/trickle?every=0.02&file=opus&fast=\(fast)"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { if case .failed(9, _) = $0 { true } else { false } }, "\(log.all)")
+        let reason = log.all.compactMap { if case .failed(9, let r) = $0 { r } else { nil } }.first
+        print("Opus trickle given up after " + String(format: "%.2f s", Date().timeIntervalSince(start)) + ": \(reason ?? "?")")
+        XCTAssertTrue(reason?.hasPrefix("the stream is too slow to start: ") == true && reason?.hasSuffix(" % of the start-up buffer in 2 s") == true,
+                      reason ?? "")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 6)
+    }
+
+    /// A stream that slows to a byte at a time once playing never holds the engine's decoder: it
+    /// buffers again, and a shutdown ends at once (it waited 45 s, the decoder feeding the codec
+    /// byte by byte until an Opus page was whole).
+    func testAStreamThatTricklesAfterItsStartDoesNotHoldTheDecoder() throws {
+        let path = try scratch.audio(.opus, frames: 48_000 * 6, name: "opus", channels: 1)
+        let mp3 = try scratch.audio(.mp3, frames: 4410)
+        let server: RadioServer
+        do {
+            server = try RadioServer(mp3: mp3, folder: scratch.url.path, files: ["opus": (path, "audio/ogg")])
+        } catch let error as RadioServer.Unavailable {
+            throw XCTSkip(error.description)
+        }
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        var settings = StreamSettings()
+        settings.bufferSeconds = 0.25
+        engine.setStreamSettings(settings)
+        // The headers and the first audio page at once, then a byte every 20 ms.
+        let fast = pageStarts(scratch.bytes(path))[3]
+        engine.play(id: 10, path: server.url("/trickle?every=0.02&file=opus&fast=\(fast)"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 10) }, "\(log.all)")
+        XCTAssertTrue(TestPCM.wait(timeout: 10) { engine.streamFacts()?.facts.rebuffering == true }, "never buffered again")
+        let start = Date()
+        engine.shutdown()
+        let seconds = Date().timeIntervalSince(start)
+        print("trickling stream: shutdown in " + String(format: "%.2f s", seconds))
+        XCTAssertLessThan(seconds, 3)
+    }
+
     func testAnICYVorbisStreamPlaysAsTheReferenceDecode() throws {
         try playICY(.oggVorbis, contentType: "audio/ogg")
     }

@@ -220,6 +220,34 @@ final class RadioStreamTests: XCTestCase {
         XCTAssertLessThan(seconds, 5)
     }
 
+    /// One header line without end: libcurl refuses to hold it past 100 KiB ("Out of memory"),
+    /// which is said as the header cap the README promises.
+    func testAnEndlessHeaderLineEndsAtTheCap() throws {
+        let (reason, seconds) = failure("/endlessline")
+        XCTAssertEqual(reason, "the server's header is longer than 64 KiB")
+        XCTAssertLessThan(seconds, 5)
+    }
+
+    /// Headers a byte at a time: cut once `headerSeconds` passed since the connection, and said so
+    /// (it was "no data for 10 s": the stall watchdog sees only whole lines).
+    func testHeadersTrickledAByteAtATimeTimeOutAsHeaders() throws {
+        var settings = fast()
+        settings.headerSeconds = 1
+        let stream = HTTPStream(url: server.url("/slowheaders?every=0.1"), settings: settings)
+        defer { stream.close() }
+        XCTAssertTrue(TestPCM.wait(timeout: 6) { stream.facts.lastError != nil }, "\(stream.facts)")
+        XCTAssertEqual(stream.facts.lastError, "timed out: the server's headers took longer than 1 s")
+        XCTAssertNil(stream.facts.failure, "a network's slowness is tried again")
+    }
+
+    /// A gzipped response is refused by its Content-Encoding (it was "the stream ended before any
+    /// audio"); the request asks for identity.
+    func testACompressedResponseIsRefusedClearly() throws {
+        let (reason, seconds) = failure("/gzip")
+        XCTAssertEqual(reason, "the server compressed the stream (Content-Encoding: gzip)")
+        XCTAssertLessThan(seconds, 5)
+    }
+
     func testADroppedConnectionIsReconnectedAndTheAudioGoesOn() throws {
         // Each connection ends after 20000 body bytes; the audio must keep coming through reconnects.
         // The default back-off (0.5 s first): the figure printed is what a listener waits.
@@ -485,6 +513,27 @@ final class RadioStreamTests: XCTestCase {
         XCTAssertTrue(log.wait(timeout: 15) { if case .finished(4, _) = $0 { true } else { false } }, "\(log.all)")
         engine.shutdown()
         assertSameAudio(pcm.recording(), reference[...], bytesPerFrame: 8, "started at 42 s")
+    }
+
+    /// A server that sends a byte now and then is given up after `startSeconds` with the reason,
+    /// instead of "buffering 0 %" for ever.
+    func testAStreamTooSlowToFillItsStartUpBufferIsGivenUp() throws {
+        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
+        let log = ReportLog()
+        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        defer { engine.shutdown() }
+        var settings = fast()
+        settings.bufferSeconds = 0.25
+        settings.startSeconds = 1
+        engine.setStreamSettings(settings)
+        let start = Date()
+        engine.play(id: 7, path: server.url("/trickle?every=0.05"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { if case .failed(7, _) = $0 { true } else { false } }, "\(log.all)")
+        let seconds = Date().timeIntervalSince(start)
+        let reason = log.all.compactMap { if case .failed(7, let r) = $0 { r } else { nil } }.first
+        print("radio /trickle given up after " + String(format: "%.2f s", seconds) + ": \(reason ?? "?")")
+        XCTAssertEqual(reason, "the stream is too slow to start: 0 % of the start-up buffer in 1 s")
+        XCTAssertLessThan(seconds, 5)
     }
 
     func testFailingStreamsAreReportedWithTheirReason() throws {

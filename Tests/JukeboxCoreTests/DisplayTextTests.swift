@@ -15,6 +15,16 @@ final class DisplayTextTests: XCTestCase {
         XCTAssertEqual(DisplayText.inert(DisplayText.inert(Self.evil)), DisplayText.inert(Self.evil))
     }
 
+    /// U+202E and the other bidi controls would reorder the rest of a line (the player's own
+    /// words included): they are made inert like C0 and C1.
+    func testBidiControlsAreMadeInertToo() {
+        let bidi = "\u{202E}\u{200E}\u{200F}\u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069}\u{061C}"
+        XCTAssertEqual(DisplayText.inert("gpj." + bidi + "exe"), "gpj." + String(repeating: "�", count: 12) + "exe")
+        // Neighbours that are not controls stay: ZWJ (emoji sequences), NBSP, Arabic letters.
+        let fine = "\u{200D}\u{A0}\u{0627}\u{061B}\u{2065}\u{206A}\u{2029}"
+        XCTAssertEqual(DisplayText.inert(fine), fine)
+    }
+
     func testTheStatusLineOfAnEvilTagIsOneLineWithoutEscapes() {
         var s = State()
         _ = reduce(&s, .add([TrackInfo(path: "/m/x.flac", title: Self.evil, artist: "Band\u{1B}[31m", duration: 10)]))

@@ -27,14 +27,15 @@ final class ControlSocketTests: XCTestCase {
 
     /// A loop with two tracks queued, its socket at `path` (named `name` in the test's folder:
     /// a stopped loop's socket may live on with its thread).
-    func startLoop(named name: String = "control", idleLimit: Double = ControlSocket.defaultIdleLimit) throws {
+    func startLoop(named name: String = "control", idleLimit: Double = ControlSocket.defaultIdleLimit,
+                   tracks: [TrackInfo] = [TrackInfo(path: "/m/a.flac", duration: 100), TrackInfo(path: "/m/b.flac")]) throws {
         path = dir.file(name)
         audio = RecordingAudio()
         let mailbox = Mailbox()
         audio.mailbox = mailbox
         let control = try ControlSocket(path: path, idleLimit: idleLimit)
         var state = State()
-        _ = reduce(&state, .add([TrackInfo(path: "/m/a.flac", duration: 100), TrackInfo(path: "/m/b.flac")]))
+        _ = reduce(&state, .add(tracks))
         box = Box(Runtime(state: state, audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
                           mailbox: mailbox, control: control))
         finished = DispatchSemaphore(value: 0)
@@ -124,6 +125,27 @@ final class ControlSocketTests: XCTestCase {
         XCTAssertTrue(diag.hasSuffix("\nok"), diag)
         XCTAssertEqual(c.request("save", timeout: 5), "error: no state file is configured")
         XCTAssertEqual(c.request("add /nonexistent", timeout: 5), "error: this player cannot load files")
+    }
+
+    /// A reply line longer than the 64 KiB limit (a title no tag reader cut) is still answered:
+    /// a continuation line cut on a character, any other line as an error, and the connection
+    /// stays for the next command.
+    func testRepliesLongerThanTheLimitAreAnsweredNotHungUp() throws {
+        stopLoop()
+        let long = String(repeating: "é", count: 100_000)
+        try startLoop(named: "long", tracks: [TrackInfo(path: "/m/a.flac", title: long, duration: 100), TrackInfo(path: "/m/b.flac")])
+        let c = try ControlClient(path: path)
+        XCTAssertEqual(c.request("play", timeout: 5), "error: the reply was longer than 64 KiB")
+        XCTAssertEqual(c.request("status", timeout: 5), "error: the reply was longer than 64 KiB")
+        XCTAssertEqual(c.request("status --json", timeout: 5), "error: the reply was longer than 64 KiB")
+        let queue = try XCTUnwrap(c.request("queue", timeout: 5))
+        let lines = queue.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 3, String(queue.prefix(200)))
+        XCTAssertTrue(lines[0].hasPrefix("  ") && lines[0].contains("1. éé") && lines[0].hasSuffix("é…"), String(lines[0].prefix(20)))
+        XCTAssertLessThanOrEqual(lines[0].utf8.count, 64 << 10)
+        XCTAssertEqual(lines.last, "ok queue page 1/1, 2 tracks")
+        XCTAssertFalse(c.isClosed)
+        XCTAssertEqual(c.request("next", timeout: 5)?.hasPrefix("ok ▶ b"), true)
     }
 
     func testEventsStreamUntilTheNextLine() throws {

@@ -14,12 +14,17 @@ typedef struct {
 	/// No byte for this long ends the transfer (code CURLE_OPERATION_TIMEDOUT, "timed out: no data
 	/// for N s"); before the first byte, connect_timeout_ms more.
 	long stall_seconds;
+	/// Once connected, a response's header lines must all have come within this long (else code
+	/// CURLE_OPERATION_TIMEDOUT, "timed out: the server's headers took longer than N s"): a server
+	/// that sends its headers a byte at a time is told from one that sends nothing. 0: stall_seconds.
+	long header_seconds;
 	/// Redirects followed, at most.
 	long max_redirects;
 	/// Bytes of header lines one response may send (counted from its status line); more ends the
-	/// transfer with header_overflow set, so an endless header costs bounded memory and time.
+	/// transfer with header_overflow set, so an endless header costs bounded memory and time. A
+	/// single line libcurl itself refuses to hold (100 KiB, "Out of memory") sets it too.
 	size_t max_header_bytes;
-	/// Sent as `Icy-MetaData: 1` when nonzero.
+	/// Sent as `Icy-MetaData: 1` when nonzero. `Accept-Encoding: identity` is always sent.
 	int want_icy_metadata;
 	const char *user_agent;
 	/// A PEM file of certificates to trust (CURLOPT_CAINFO), or NULL for libcurl's own bundle. It
