@@ -178,7 +178,7 @@ public final class ControlSocket {
     static let maxPending = 64
     /// Most lines of one client handled per pass of the loop: one client's flood of commands
     /// delays another's `status` by a few lines of work, not by the whole flood.
-    static let linesPerTurn = 8
+    static let linesPerTurn = 16
 
     /// Reads what a client sent into its `pending` lines (over-long ones become nil entries so the
     /// caller can answer with an error), up to `maxPending`; returns whether the client has gone.
