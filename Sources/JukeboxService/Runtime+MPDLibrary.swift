@@ -169,7 +169,7 @@ extension Runtime {
                 lines(listed)
                 return true
             }
-            let store = MPDPlaylistStore(folder: folder, roots: mpdMusicFolders)
+            let store = MPDPlaylistStore(folder: folder, roots: mpdMusicFolders, allowURLs: mpd?.settings.allowURLs ?? false)
             let started = offLoop({ _ in store.list() }) { playlists in
                 // A playlists folder that cannot be read leaves the music's listing as it is.
                 lines(.success(music + ((try? playlists.get().lines) ?? [])))
