@@ -367,7 +367,7 @@ public final class Runtime {
     /// state file the core waits for.
     private var needsMaintenance: Bool {
         sources.contains { $0.needsMaintenance }
-            || (console.map { $0.failed != nil && $0.path != nil } ?? false)
+            || (console.map { $0.failed != nil && $0.canReopen } ?? false)
             || state.awaitedMusicFolder != nil || state.stateUnreadable != nil
     }
 
