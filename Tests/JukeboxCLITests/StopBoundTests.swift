@@ -60,4 +60,28 @@ final class StopBoundTests: DaemonTestCase {
         let saved = try String(contentsOfFile: state, encoding: .utf8)
         XCTAssertTrue(saved.contains("song.wav"), "the place was saved: \(saved)")
     }
+
+    /// A player a test starts dies with its parent (`ChildDeath`: PR_SET_PDEATHSIG = SIGKILL set
+    /// between fork and exec): here the parent is a thread that ends at once, as the test runner's
+    /// would when it is killed.
+    func testAPlayerStartedByATestDiesWithItsParent() throws {
+        let song = dir + "/song.wav"
+        try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 60)
+        let config = dir + "/c.json"
+        let object: [String: Any] = ["audio": "null", "state": "", "music": [song], "socket": socket!]
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
+        final class Slot: @unchecked Sendable { var running: Jukebox.Running?; var error: Error? }
+        let slot = Slot(), started = DispatchSemaphore(value: 0)
+        Thread {
+            do { slot.running = try Jukebox.start(["run", "--config", config]) } catch { slot.error = error }
+            started.signal()
+        }.start()
+        XCTAssertEqual(started.wait(timeout: .now() + 10), .success)
+        let daemon = try XCTUnwrap(slot.running, "\(slot.error.map { "\($0)" } ?? "not started")")
+        XCTAssertTrue(waitFor(10) { !daemon.process.isRunning }, "the player outlived the thread that started it")
+        if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) }
+        daemon.process.waitUntilExit()
+        XCTAssertEqual(daemon.process.terminationReason, .uncaughtSignal)
+        XCTAssertEqual(daemon.process.terminationStatus, SIGKILL)
+    }
 }
