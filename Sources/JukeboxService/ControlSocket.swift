@@ -160,7 +160,10 @@ public final class ControlSocket {
                 let victim = clients.values.filter { !$0.closed && now - $0.lastHeard >= idleLimit && evictable($0) }
                     .min { $0.lastHeard < $1.lastHeard }
                 guard let victim else {
-                    writeAll(fd, ControlClient.noRoomReply + "\n")
+                    // send(MSG_NOSIGNAL): a newcomer that already left must not raise SIGPIPE (the
+                    // player ignores it; a process hosting a Runtime, like the tests, may not).
+                    let reply = Array((ControlClient.noRoomReply + "\n").utf8)
+                    _ = reply.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                     close(fd)
                     continue
                 }

@@ -99,7 +99,8 @@ final class StuckJobTests: XCTestCase {
         for i in 0..<40 {
             let fd = try ControlSocket.connect(path: dir.file("control"))
             let line = "add /music/\(i)\n"
-            XCTAssertEqual(write(fd, line, line.utf8.count), line.utf8.count)
+            // Refused ones (no room) are closed by the player: no SIGPIPE for the test.
+            _ = send(fd, line, line.utf8.count, Int32(MSG_NOSIGNAL))
             close(fd)
         }
         gate.waitForSomeoneAtIt()
@@ -112,7 +113,7 @@ final class StuckJobTests: XCTestCase {
         let half = try ControlSocket.connect(path: dir.file("control"))
         defer { close(half) }
         let line = "add /music/half\n"
-        XCTAssertEqual(write(half, line, line.utf8.count), line.utf8.count)
+        XCTAssertEqual(send(half, line, line.utf8.count, Int32(MSG_NOSIGNAL)), line.utf8.count)
         shutdown(half, Int32(SHUT_WR))
         gate.open()
         var bytes = [UInt8](repeating: 0, count: 256)
