@@ -59,16 +59,15 @@ public final class ShutdownWatchdog: @unchecked Sendable {
                 arm("SIGTERM or SIGINT")
             }
         }
-        let (due, name) = monitor.withLock {
+        let name: String = monitor.withLock {
             while true {
-                let due = (armedAt ?? monotonicNow()) + grace
-                let left = due - monotonicNow()
-                if left <= 0 { return (due, signalName) }
+                let left = (armedAt ?? monotonicNow()) + grace - monotonicNow()
+                if left <= 0 { return signalName }
                 monitor.wait(seconds: left)
             }
         }
-        _ = due
-        writeAll(2, "jukebox: still running \(grace) s after \(name) (a thread is stuck, e.g. in a read of a hung disk or share): exiting now\n")
+        let secs = grace == grace.rounded() ? "\(Int(grace))" : "\(grace)"
+        writeAll(2, "jukebox: still running \(secs) s after \(name) (a thread is stuck, e.g. in a read of a hung disk or share): exiting now\n")
         _exit(1)
     }
 }
