@@ -149,4 +149,52 @@ final class StuckJobTests: XCTestCase {
         XCTAssertTrue(c.send("ping"))
         XCTAssertEqual(c.readLine(timeout: 5), "OK")
     }
+
+    /// The bound is on a stall, not on a job's length: a read that notes progress (as
+    /// `LibraryLoader` does per file) runs three times the limit and is answered in full.
+    func testASlowReadThatMakesProgressIsNotCut() throws {
+        let dir = TempDir()
+        let (box, done) = try start(dir, jobLimit: 0.5) { paths in
+            var tracks: [TrackInfo] = []
+            for i in 0..<15 {
+                // A slow file: 0.1 s each, 1.5 s in all (the work itself, not a wait for the test).
+                var pause = timespec(tv_sec: 0, tv_nsec: 100_000_000)
+                nanosleep(&pause, nil)
+                JobProgress.note()
+                tracks.append(TrackInfo(path: paths[0] + "/\(i).flac"))
+            }
+            return (tracks, [])
+        }
+        defer { stop(box, done) }
+        let c = try ControlClient(path: dir.file("control"))
+        XCTAssertEqual(c.request("add /slow", timeout: 10), "ok 15 tracks added")
+    }
+
+    /// A library update whose folder read is stuck ends (no more `updating_db`) with the index as
+    /// it was, instead of "Updating DB" for ever.
+    func testAnMPDUpdateStuckInAFolderEnds() throws {
+        let dir = TempDir()
+        dir.write("m/stuck/1.flac", "")
+        dir.write("m/ok/2.flac", "")
+        let gate = Gate()
+        let (box, done) = try start(dir, jobLimit: 0.5, mpd: true) { paths in
+            if paths.contains(where: { $0.contains("stuck") }) { gate.pass() }
+            return (paths.map { TrackInfo(path: $0 + "/2.flac", title: "Two") }, [])
+        }
+        defer { gate.open(); stop(box, done) }
+        let c = try ControlClient(path: dir.file("mpd"))
+        XCTAssertEqual(c.readLine(timeout: 5), "OK MPD 0.21.0")
+        XCTAssertTrue(c.send("update"))
+        XCTAssertEqual(c.readLine(timeout: 5), "updating_db: 1")
+        XCTAssertEqual(c.readLine(timeout: 5), "OK")
+        gate.waitForSomeoneAtIt()
+        XCTAssertTrue(waitFor(10) {
+            guard c.send("status") else { return false }
+            var lines: [String] = []
+            while let line = c.readLine(timeout: 5), line != "OK" { lines.append(line) }
+            return !lines.contains { $0.hasPrefix("updating_db") }
+        }, "the update never ended")
+        XCTAssertTrue(c.send("lsinfo ok"))
+        XCTAssertEqual(c.readLine(timeout: 5), "file: ok/2.flac", "the folder that could be read is in the index")
+    }
 }
