@@ -7,7 +7,8 @@ import Foundation
 /// util-linux's `setpriv --pdeathsig KILL`, which calls `prctl(PR_SET_PDEATHSIG, SIGKILL)` in the
 /// child and then execs the program (the setting survives the exec). Linux sends the signal when
 /// the *thread* that started the child ends, so start long-lived children from a thread that
-/// outlives them (the test's own).
+/// outlives them (the test's own); a thread that ends before setpriv's prctl ran leaves the child
+/// to the rest of the process (then it dies with the process, not with that thread).
 public enum ChildDeath {
     /// util-linux's setpriv (Debian's `util-linux` package, always installed).
     public static let setpriv = "/usr/bin/setpriv"

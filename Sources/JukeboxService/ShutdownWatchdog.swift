@@ -21,6 +21,8 @@ public final class ShutdownWatchdog: @unchecked Sendable {
     private var grace = ShutdownWatchdog.defaultGrace
     private var armedAt: Double?
     private var signalName = ""
+    /// Written by `arm` to wake the watching thread (which otherwise sleeps: no idle wakeups).
+    private var wake: Int32 = -1
 
     /// Starts the watching thread (once; later calls do nothing). Call after `Runtime.blockSignals`,
     /// so the signals stay blocked in it and pending for the loop.
@@ -28,6 +30,7 @@ public final class ShutdownWatchdog: @unchecked Sendable {
         monitor.withLock {
             guard thread == nil else { return }
             self.grace = grace
+            wake = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
             thread = NativeThread(name: "jukebox-stop") { [self] in watch() }
             thread?.detach()
         }
@@ -41,6 +44,8 @@ public final class ShutdownWatchdog: @unchecked Sendable {
             armedAt = monotonicNow()
             signalName = name
             monitor.broadcast()
+            var one: UInt64 = 1
+            _ = write(wake, &one, 8)
         }
     }
 
@@ -50,11 +55,12 @@ public final class ShutdownWatchdog: @unchecked Sendable {
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGINT)
         let fd = signalfd(-1, &set, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
+        let wake = monitor.withLock { self.wake }
         // Until armed: wait for a signal to be pending (poll only: the loop reads it), or for the
-        // loop to say it took one (a 1 s poll, so its `arm` is seen in time).
+        // loop to say it took one (`arm` writes the eventfd). No timeout: no wakeups while idle.
         while monitor.withLock({ armedAt == nil }) {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&p, fd >= 0 ? 1 : 0, 1000) > 0, p.revents != 0 {
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            if poll(&fds, 2, -1) > 0, fds[0].revents != 0 {
                 // Which one it is stays unread; both mean stop.
                 arm("SIGTERM or SIGINT")
             }

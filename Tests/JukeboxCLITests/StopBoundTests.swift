@@ -73,7 +73,14 @@ final class StopBoundTests: DaemonTestCase {
         final class Slot: @unchecked Sendable { var running: Jukebox.Running?; var error: Error? }
         let slot = Slot(), started = DispatchSemaphore(value: 0)
         Thread {
-            do { slot.running = try Jukebox.start(["run", "--config", config]) } catch { slot.error = error }
+            do {
+                let running = try Jukebox.start(["run", "--config", config])
+                slot.running = running
+                // The thread ends only once setpriv has set the signal and exec'd the player (the
+                // process runs the binary itself): a parent gone before the prctl would not count.
+                let exe = "/proc/\(running.process.processIdentifier)/exe"
+                _ = waitFor(10) { (try? FileManager.default.destinationOfSymbolicLink(atPath: exe)) == Jukebox.binary }
+            } catch { slot.error = error }
             started.signal()
         }.start()
         XCTAssertEqual(started.wait(timeout: .now() + 10), .success)
