@@ -17,6 +17,12 @@ public final class ControlSocket {
         /// The client ended its side while replies were still owed to it: it is closed once they
         /// are sent, and not read meanwhile.
         var ended = false
+        /// Lines read and not handled yet (over-long ones as nil), oldest first: a few are
+        /// handled per pass (`take`), so a client that sends thousands at once takes turns.
+        var pending: [String?] = []
+        /// The peer ended its side (a read found the end); `hungUp`: it closed both ways (POLLHUP).
+        var peerEnded = false
+        var hungUp = false
         /// When it last sent a byte (or connected), on the socket's clock.
         var lastHeard: Double
         init(id: Int, fd: Int32, now: Double) {
@@ -147,10 +153,12 @@ public final class ControlSocket {
     func pollFDs() -> [pollfd] {
         var fds = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)]
         for client in clients.values.sorted(by: { $0.id < $1.id }) {
-            let events = (client.ended ? 0 : Int16(POLLIN)) | (client.output.isEmpty ? 0 : Int16(POLLOUT))
-            // An ended client with nothing to send is left out (-1: poll skips it), or its end of
-            // file would wake the loop again and again until its replies are ready.
-            fds.append(pollfd(fd: client.ended && client.output.isEmpty ? -1 : client.fd, events: events, revents: 0))
+            // An ended client is polled for nothing but the hang-up poll always reports: its end
+            // of file (POLLIN) would wake the loop again and again until its replies are ready,
+            // while POLLHUP (the peer closed both ways: it exited) frees its slot at once.
+            let reading = !client.ended && !client.peerEnded && client.pending.count < Self.maxPending
+            let events = (reading ? Int16(POLLIN) : 0) | (client.output.isEmpty ? 0 : Int16(POLLOUT))
+            fds.append(pollfd(fd: client.fd, events: events, revents: 0))
         }
         return fds
     }
@@ -173,7 +181,10 @@ public final class ControlSocket {
                 let victim = clients.values.filter { !$0.closed && now - $0.lastHeard >= idleLimit && evictable($0) }
                     .min { $0.lastHeard < $1.lastHeard }
                 guard let victim else {
-                    writeAll(fd, ControlClient.noRoomReply + "\n")
+                    // send(MSG_NOSIGNAL): a newcomer that already left must not raise SIGPIPE (the
+                    // player ignores it; a process hosting a Runtime, like the tests, may not).
+                    let reply = Array((ControlClient.noRoomReply + "\n").utf8)
+                    _ = reply.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                     close(fd)
                     continue
                 }
@@ -186,20 +197,36 @@ public final class ControlSocket {
         }
     }
 
-    /// Reads what a client sent; returns complete lines (over-long ones become nil entries so the
-    /// caller can answer with an error) and whether the client has gone.
-    func read(_ client: Client) -> (lines: [String?], gone: Bool) {
+    /// Most lines read ahead of handling per client; the rest stay in the socket until a turn
+    /// took them (the client's writes then wait: its own pace, nobody else's).
+    static let maxPending = 64
+    /// Most lines of one client handled per pass of the loop: one client's flood of commands
+    /// delays another's `status` by a few lines of work, not by the whole flood.
+    static let linesPerTurn = 16
+
+    /// Reads what a client sent into its `pending` lines (over-long ones become nil entries so the
+    /// caller can answer with an error), up to `maxPending`; returns whether the client has gone.
+    func read(_ client: Client) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var lines: [String?] = []
-        while true {
+        while client.pending.count < Self.maxPending {
             let n = Glibc.read(client.fd, &buffer, buffer.count)
-            if n == 0 { return (lines, true) }
-            if n < 0 { return (lines, errno != EAGAIN && errno != EINTR) }
+            if n == 0 { return true }
+            if n < 0 { return errno != EAGAIN && errno != EINTR }
             client.lastHeard = clock()
-            client.input.feed(buffer[0..<n]) { line in lines.append(line.map { String(decoding: $0, as: UTF8.self) }) }
-            if lines.count > 64 { return (lines, false) }  // leave the rest for the next turn
+            client.input.feed(buffer[0..<n]) { line in client.pending.append(line.map { String(decoding: $0, as: UTF8.self) }) }
         }
+        return false  // leave the rest for a later turn
     }
+
+    /// The client's next lines to handle on this pass, at most `linesPerTurn`.
+    func take(_ client: Client) -> [String?] {
+        let turn = Array(client.pending.prefix(Self.linesPerTurn))
+        client.pending.removeFirst(turn.count)
+        return turn
+    }
+
+    /// Whether a client has lines read and not yet handled (the loop must not sleep then).
+    var hasPending: Bool { clients.values.contains { !$0.closed && !$0.pending.isEmpty } }
 
     /// Queues a reply line, made inert (`DisplayText.inert`: a newline in a title cannot forge a
     /// second line); a client that lets replies pile up (more than `maxOutput` unsent before this
@@ -252,7 +279,8 @@ public final class ControlSocket {
 
     /// When the next client that began a line counts as stalled, nil when none has.
     func nextStallDeadline() -> Double? {
-        clients.values.filter { !$0.closed && $0.input.midLine }.map { $0.lastHeard + idleLimit }.min()
+        if hasPending { return clock() }
+        return clients.values.filter { !$0.closed && $0.input.midLine }.map { $0.lastHeard + idleLimit }.min()
     }
 
     /// Closes a client.

@@ -51,7 +51,7 @@ public struct LibraryLoader {
                 var visited = ancestorIdentities(path)
                 walk(path, depth: 0, into: &files, visited: &visited, messages: &messages)
                 if files.isEmpty { messages.append("no audio files in \(path)") }
-                tracks += Library.folderOrder(files.map(readInfo))
+                tracks += Library.folderOrder(files.map(readNoting))
             } else if !fileExists(path) {
                 messages.append("no such file or folder: \(path)")
             } else if fileKind(path) != .regular {
@@ -59,12 +59,18 @@ public struct LibraryLoader {
             } else if Library.isPlaylist(path) {
                 tracks += playlist(path, messages: &messages)
             } else if Library.isAudio(path) {
-                tracks.append(readInfo(path))
+                tracks.append(readNoting(path))
             } else {
                 messages.append("not an audio file or playlist (by its name): \(path)")
             }
         }
         return (tracks, messages)
+    }
+
+    // A file's tags, read as progress of the job in hand (`JobRunner` bounds stalls, not length).
+    private func readNoting(_ path: String) -> TrackInfo {
+        JobProgress.note()
+        return readInfo(path)
     }
 
     private func playlist(_ path: String, messages: inout [String]) -> [TrackInfo] {
@@ -85,9 +91,9 @@ public struct LibraryLoader {
                 var files: [String] = []
                 var visited = ancestorIdentities(entry)
                 walk(entry, depth: 0, into: &files, visited: &visited, messages: &messages)
-                result += Library.folderOrder(files.map(readInfo))
+                result += Library.folderOrder(files.map(readNoting))
             } else {
-                result.append(readInfo(entry))
+                result.append(readNoting(entry))
             }
         }
         return result
@@ -103,6 +109,7 @@ public struct LibraryLoader {
             return
         }
         for name in names where !name.hasPrefix(".") {
+            JobProgress.note()
             let path = dir == "/" ? "/" + name : dir + "/" + name
             switch fileKind(path) {
             case .directory: walk(path, depth: depth + 1, into: &files, visited: &visited, messages: &messages)

@@ -24,6 +24,7 @@ public enum MPDLibraryWalk {
                 let names = ((try? directoryEntries(base)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
                 var files: [String] = []
                 for name in names {
+                    JobProgress.note()  // a stat per entry: progress, not a stall (`JobRunner`)
                     let path = base + "/" + name
                     switch fileKind(path) {
                     case .directory:

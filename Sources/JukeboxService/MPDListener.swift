@@ -124,11 +124,13 @@ public final class MPDListener {
     /// Services what `poll` reported for `pollFDs()`'s fds: accepts, reads lines into the
     /// sessions, sends, closes what must close.
     func service(_ fds: [pollfd]) {
-        for (i, l) in listeners.enumerated() where fds.indices.contains(i) && fds[i].revents != 0 { accept(l.fd) }
         for fd in fds.dropFirst(listeners.count) where fd.revents != 0 {
             guard let client = clients.values.first(where: { $0.fd == fd.fd }) else { continue }
             if fd.revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 { read(client) }
         }
+        // Clients that hung up are closed before newcomers are counted against `maxClients`.
+        sweep()
+        for (i, l) in listeners.enumerated() where fds.indices.contains(i) && fds[i].revents != 0 { accept(l.fd) }
         sweep()
     }
 

@@ -19,9 +19,13 @@ public struct MPDPlaylistStore: Sendable {
     public static let maxBytes = 16 << 20
 
     /// A store over `folder`, with relative entries rooted in `roots`.
-    public init(folder: String, roots: [String]) {
+    /// Whether an entry may be an `http(s)://` URL (`MPDSettings.allowURLs`); off: it is left out.
+    public let allowURLs: Bool
+
+    public init(folder: String, roots: [String], allowURLs: Bool = false) {
         self.folder = folder
         self.roots = roots
+        self.allowURLs = allowURLs
     }
 
     /// Why `name` cannot name a playlist, or nil when it can: empty, a `/` (another folder), a
@@ -86,7 +90,7 @@ public struct MPDPlaylistStore: Sendable {
     /// first music folder where it exists (else the first folder: it is reported missing when
     /// read). nil for what jukebox cannot play (streams) or what would leave the folders (`..`).
     public func path(of entry: String) -> String? {
-        switch MPDReplies.path(for: entry, roots: roots, exists: fileExists) {
+        switch MPDReplies.path(for: entry, roots: roots, allowURLs: allowURLs, exists: fileExists) {
         case .success(let p): return p
         case .failure(let e):
             guard e.code == .noExist, !entry.contains("://"), let first = roots.first else { return nil }

@@ -102,10 +102,14 @@ public enum MPDReplies {
     /// What `add` was given, as a path to load: `file:///x` and absolute paths as they are,
     /// relative ones inside the first music folder where they exist (`exists` checks). Other URL
     /// schemes are refused: jukebox plays no streams yet.
-    public static func path(for uri: String, roots: [String], exists: (String) -> Bool) -> Result<String, MPDError> {
+    public static func path(for uri: String, roots: [String], allowURLs: Bool, exists: (String) -> Bool) -> Result<String, MPDError> {
         if uri.hasPrefix("file://") { return .success(String(uri.dropFirst("file://".count))) }
-        // An internet radio stream (Home Assistant's media browser hands one over): queued as it is.
-        if Library.isStreamURL(uri) { return .success(uri) }
+        // An internet radio stream (Home Assistant's media browser hands one over): queued as it
+        // is, when the config lets MPD clients name URLs at all (else the box would connect to any
+        // host and port a client on the network names).
+        if Library.isStreamURL(uri) {
+            return allowURLs ? .success(uri) : .failure(MPDError(.permission, urlsRefused))
+        }
         if let colon = uri.firstIndex(of: ":"), uri[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }),
            uri[colon...].hasPrefix("://") {
             return .failure(MPDError(.noExist, "jukebox plays http and https streams only (not \(uri[..<colon]) URLs)"))
@@ -120,6 +124,9 @@ public enum MPDReplies {
         }
         return .failure(MPDError(.noExist, "No such directory"))
     }
+
+    /// Why an MPD client's URL is refused while `mpd.allowURLs` is off.
+    public static let urlsRefused = "URLs from MPD clients are off (the config's mpd.allowURLs; jukebox ctl add takes them)"
 
     /// Parses MPD's `START:END` (END may be left out: to the end) or a single position.
     public static func range(_ text: String, count: Int) -> Range<Int>? {

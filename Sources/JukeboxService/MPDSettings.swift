@@ -18,6 +18,12 @@ public struct MPDSettings: Equatable, Sendable {
     /// Seconds a client may be silent outside `idle` before it is closed (MPD's `connection_timeout`).
     public var timeout = 60.0
 
+    /// Whether MPD clients may queue `http(s)://` URLs (`add`, `addid`, stored playlists). Off by
+    /// default: anyone who reaches the MPD port could otherwise make the box connect to any host
+    /// and port of its network, again and again (a port scanner). The control socket (local, root
+    /// or the group only) always may.
+    public var allowURLs = false
+
     /// The stored playlists' folder (absolute); nil: `playlists` next to the state file (see
     /// `playlistFolder(statePath:)`).
     public var playlists: String?
@@ -50,10 +56,11 @@ struct RawMPD: Decodable {
     var maxClients: Int?
     var timeout: Double?
     var playlists: String?
+    var allowURLs: Bool?
     /// Keys this object does not read (reported as warnings, like the top level's).
     var unknownKeys: [String] = []
 
-    private enum Keys: String, CodingKey, CaseIterable { case bind, port, password, maxClients, timeout, playlists }
+    private enum Keys: String, CodingKey, CaseIterable { case bind, port, password, maxClients, timeout, playlists, allowURLs }
 
     init(from decoder: any Decoder) throws {
         unknownKeys = try decoder.unknownKeys(besides: Keys.self)
@@ -69,6 +76,7 @@ struct RawMPD: Decodable {
         maxClients = try c.decodeIfPresent(Int.self, forKey: .maxClients)
         timeout = try c.decodeIfPresent(Double.self, forKey: .timeout)
         playlists = try c.decodeIfPresent(String.self, forKey: .playlists)
+        allowURLs = try c.decodeIfPresent(Bool.self, forKey: .allowURLs)
     }
 
     /// The settings these values make, or the first key that is wrong.
@@ -88,6 +96,7 @@ struct RawMPD: Decodable {
             guard playlists.hasPrefix("/"), !playlists.contains(where: { $0.isNewline || $0 == "\0" }) else { return .failure(MPDKeyError(key: "playlists")) }
             s.playlists = playlists
         }
+        if let allowURLs { s.allowURLs = allowURLs }
         return .success(s)
     }
 
@@ -99,6 +108,7 @@ struct RawMPD: Decodable {
         case "password": return "must be a non-empty string on one line, or null for none"
         case "maxClients": return "must be 1 to 256"
         case "timeout": return "must be seconds from 1 to 86400"
+        case "allowURLs": return "must be true or false (whether MPD clients may queue http(s) URLs; default false)"
         case "playlists": return "must be an absolute folder path (stored playlists; default: playlists next to the state file)"
         default: return "must be an object such as {\"bind\": \"127.0.0.1\", \"port\": 6600} (null turns MPD off)"
         }

@@ -25,8 +25,9 @@ public final class Mailbox: @unchecked Sendable {
         case workDone(id: Int, result: FileWorkResult)
         /// A chunk of a file (an MPD client's cover) for request `id`, or why not (`WorkerThread`).
         case chunkRead(id: Int, result: Swift.Result<FileChunk, MPDError>)
-        /// The tag reader requests an MPD library update is cut into (`MPDLibraryWalk`).
-        case updateListed(id: Int, groups: [[String]])
+        /// The tag reader requests an MPD library update is cut into (`MPDLibraryWalk`); nil
+        /// groups with the `problem` when the listing was given up (`JobRunner`).
+        case updateListed(id: Int, groups: [[String]]?, problem: String?)
         /// The cards map was read (or refused), or an assignment was written (`CardMapWorker`).
         case cards(CardMapWorker.Report)
     }

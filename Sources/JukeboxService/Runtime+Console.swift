@@ -20,12 +20,12 @@ extension Runtime {
             }
         }
         if let failed = console.failed {
-            log.warning("console: \(failed); reopening later")
+            log.warning("console: \(failed)" + (console.canReopen ? "; reopening later" : "; a pty is not reopened"))
         }
     }
 
     func maintainConsole() {
-        guard let console, console.failed != nil, console.path != nil else { return }
+        guard let console, console.failed != nil, console.canReopen else { return }
         if (try? console.reopen()) != nil {
             log.info("console: \(console.path ?? "") reopened")
             console.prompt()

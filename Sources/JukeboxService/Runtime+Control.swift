@@ -8,9 +8,6 @@ import JukeboxSystem
 extension Runtime {
     func serviceControl(_ fds: [pollfd]) {
         guard let control else { return }
-        if fds[0].revents != 0 {
-            for id in control.acceptAll(evictable: { !holdsSomething($0.id) }) { replySlots[id] = nil }
-        }
         for fd in fds.dropFirst() where fd.revents != 0 {
             guard let client = control.clients.values.first(where: { $0.fd == fd.fd }) else { continue }
             if fd.revents & Int16(POLLOUT) != 0 { control.flush(client) }
@@ -18,12 +15,25 @@ extension Runtime {
                 if fd.revents & (Int16(POLLHUP) | Int16(POLLERR)) != 0 { client.closed = true }
                 continue
             }
-            if fd.revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 {
-                let (lines, gone) = control.read(client)
-                for line in lines { handle(line, from: client, control) }
-                // Replies it is still owed (waiting for a save or the tag reader) are sent first.
-                if gone { if replySlots[client.id]?.isEmpty == false { client.ended = true } else { client.closed = true } }
+            let hangUp = fd.revents & (Int16(POLLHUP) | Int16(POLLERR)) != 0
+            if hangUp && client.peerEnded { client.hungUp = true }
+            if fd.revents & Int16(POLLIN) != 0 || (hangUp && !client.peerEnded) {
+                if control.read(client) {
+                    client.peerEnded = true
+                    client.hungUp = hangUp
+                }
             }
+        }
+        // A few lines of each client per pass, in turn: a client pipelining thousands of
+        // commands cannot make another's `status` wait for all of them.
+        for client in control.clients.values.sorted(by: { $0.id < $1.id }) where !client.closed && !client.pending.isEmpty {
+            for line in control.take(client) { handle(line, from: client, control) }
+        }
+        for client in control.clients.values where client.peerEnded && client.pending.isEmpty && !client.ended && !client.closed {
+            // Replies it is still owed (waiting for a save or the tag reader) are sent first to a
+            // peer that only ended its side (shutdown SHUT_WR); one that hung up both ways
+            // (POLLHUP: it exited) cannot read them, and its slot is freed now.
+            if replySlots[client.id]?.isEmpty == false && !client.hungUp { client.ended = true } else { client.closed = true }
         }
         for client in control.stalledClients() { client.closed = true }
         for client in control.clients.values where client.closed {
@@ -33,6 +43,10 @@ extension Runtime {
             jsonEventClients.remove(client.id)
             // A helper that went away cannot end its interruption: end it for it.
             for id in heldByClient.removeValue(forKey: client.id) ?? [] { dispatch(.interruptEnded(id: id)) }
+        }
+        // Newcomers last: the slots of clients that hung up on this pass are free for them.
+        if fds[0].revents != 0 {
+            for id in control.acceptAll(evictable: { !holdsSomething($0.id) }) { replySlots[id] = nil }
         }
     }
 

@@ -202,9 +202,9 @@ extension Runtime {
                 ?? state.queue.map { ($0.info.artist, $0.info.album, $0.info.duration) }
             reply(.success(MPDReplies.stats(songs, uptime: clock() - (mpdFace?.started ?? clock()), playtime: played)))
         case "urlhandlers":
-            // The stream schemes (local files are added by path).
+            // The stream schemes (local files are added by path), when clients may add URLs.
             guard args(0...0) else { return }
-            reply(.success(["handler: http://", "handler: https://"]))
+            reply(.success(mpd?.settings.allowURLs == true ? ["handler: http://", "handler: https://"] : []))
         case "replay_gain_status":
             guard args(0...0) else { return }
             reply(.success(["replay_gain_mode: off"]))
@@ -264,7 +264,7 @@ extension Runtime {
 
     private func add(_ uri: String, _ reply: @escaping (Result<[String], MPDError>) -> Void) {
         let path: String
-        switch MPDReplies.path(for: uri, roots: mpdMusicFolders, exists: fileExists) {
+        switch MPDReplies.path(for: uri, roots: mpdMusicFolders, allowURLs: mpd?.settings.allowURLs ?? false, exists: fileExists) {
         case .failure(let e): return reply(.failure(e))
         case .success(let p): path = p
         }

@@ -19,7 +19,7 @@ final class MPDLibraryState {
     var reader: WorkerThread?
     var nextRead = 1
     var readWaiters: [Int: (Result<FileChunk, MPDError>) -> Void] = [:]
-    var listWaiters: [Int: ([[String]]) -> Void] = [:]
+    var listWaiters: [Int: ([[String]]?) -> Void] = [:]
 
     /// Set when an update's tags were taken into the index.
     var trimDue = false
@@ -76,14 +76,26 @@ extension Runtime {
         }
         let id = lib.nextRead
         lib.nextRead += 1
-        lib.listWaiters[id] = { [weak self] groups in self?.readGroups(groups, then: finish) }
-        worker(lib).run { .updateListed(id: id, groups: MPDLibraryWalk.groups(bases)) }
+        lib.listWaiters[id] = { [weak self, weak lib] groups in
+            guard let groups else {
+                lib?.updating.removeAll { $0.job == job }
+                self?.notifyMPD([.update])
+                return
+            }
+            self?.readGroups(groups, then: finish)
+        }
+        worker(lib).run("listing " + (uri.isEmpty ? "the music folders" : uri), failed: { reason in
+            .updateListed(id: id, groups: nil, problem: reason)
+        }) { .updateListed(id: id, groups: MPDLibraryWalk.groups(bases), problem: nil) }
         return job
     }
 
     /// The folders of an update were listed.
-    func mpdUpdateListed(id: Int, _ groups: [[String]]) {
-        mpdLibrary?.listWaiters.removeValue(forKey: id)?(groups)
+    /// A listing given up on (`problem`) ends its update with the index as it was.
+    func mpdUpdateListed(id: Int, _ groups: [[String]]?, problem: String?) {
+        guard let waiter = mpdLibrary?.listWaiters.removeValue(forKey: id) else { return }
+        if let problem { log.warning("mpd: update: \(problem)") }
+        waiter(groups)
     }
 
     // One tag reader request per group; `then` gets every track once the last is read.
@@ -105,7 +117,7 @@ extension Runtime {
 
     private func worker(_ lib: MPDLibraryState) -> WorkerThread {
         if let reader = lib.reader { return reader }
-        let reader = WorkerThread(name: "jukebox-mpd", mailbox: mailbox)
+        let reader = WorkerThread(name: "jukebox-mpd", mailbox: mailbox, limit: jobLimit)
         lib.reader = reader
         return reader
     }
@@ -157,7 +169,7 @@ extension Runtime {
                 lines(listed)
                 return true
             }
-            let store = MPDPlaylistStore(folder: folder, roots: mpdMusicFolders)
+            let store = MPDPlaylistStore(folder: folder, roots: mpdMusicFolders, allowURLs: mpd?.settings.allowURLs ?? false)
             let started = offLoop({ _ in store.list() }) { playlists in
                 // A playlists folder that cannot be read leaves the music's listing as it is.
                 lines(.success(music + ((try? playlists.get().lines) ?? [])))
@@ -244,7 +256,9 @@ extension Runtime {
         lib.nextRead += 1
         lib.readWaiters[id] = then
         let roots = lib.index.roots
-        worker(lib).run { .chunkRead(id: id, result: MPDCovers.read(uri: uri, roots: roots, offset: offset, limit: limit)) }
+        worker(lib).run("reading the cover of \(uri)", failed: { reason in .chunkRead(id: id, result: .failure(MPDError(.system, reason))) }) {
+            .chunkRead(id: id, result: MPDCovers.read(uri: uri, roots: roots, offset: offset, limit: limit))
+        }
     }
 }
 

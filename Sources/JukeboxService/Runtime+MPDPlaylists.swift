@@ -41,7 +41,7 @@ extension Runtime {
             reply(.failure(e))
             return true
         }
-        let store = MPDPlaylistStore(folder: folder, roots: mpdMusicFolders)
+        let store = MPDPlaylistStore(folder: folder, roots: mpdMusicFolders, allowURLs: mpd?.settings.allowURLs ?? false)
         let args = r.args
         switch r.name {
         case "listplaylists":

@@ -109,7 +109,7 @@ extension Runtime {
     // given back. A folder or playlist is refused: MPD's `addid` takes one song.
     private func addID(_ uri: String, at: Int?, _ reply: @escaping (Result<[String], MPDError>) -> Void) {
         let path: String
-        switch MPDReplies.path(for: uri, roots: mpdMusicFolders, exists: fileExists) {
+        switch MPDReplies.path(for: uri, roots: mpdMusicFolders, allowURLs: mpd?.settings.allowURLs ?? false, exists: fileExists) {
         case .failure(let e): return reply(.failure(e))
         case .success(let p): path = p
         }

@@ -19,6 +19,9 @@ public final class Runtime {
     let writer: StateWriter?
     /// Reads tags for `add`/`load` off the loop (started at the first request).
     private var tagReader: TagReaderThread?
+    /// Seconds an off-loop job (a tag read, a folder listing, a cover read) may go without
+    /// progress before it is given up and answered as failed (`JobRunner`); set before the first job.
+    public var jobLimit = JobRunner.defaultLimit
     private var nextReadID = 1
     private var readWaiters: [Int: (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void] = [:]
     private var workWaiters: [Int: (FileWorkResult) -> Void] = [:]
@@ -353,6 +356,8 @@ public final class Runtime {
         if let interval = notifier?.watchdogInterval { deadlines.append(lastPing + interval / 2) }
         if let idle = nextIdleClientDeadline() { deadlines.append(idle) }
         if let idle = mpd?.nextDeadline() { deadlines.append(idle) }
+        if let job = tagReader?.nextDeadline { deadlines.append(job) }
+        if let job = mpdLibrary?.reader?.nextDeadline { deadlines.append(job) }
         if needsMaintenance { deadlines.append(lastMaintain + 1) }
         return deadlines.min()
     }
@@ -362,7 +367,7 @@ public final class Runtime {
     /// state file the core waits for.
     private var needsMaintenance: Bool {
         sources.contains { $0.needsMaintenance }
-            || (console.map { $0.failed != nil && $0.path != nil } ?? false)
+            || (console.map { $0.failed != nil && $0.canReopen } ?? false)
             || state.awaitedMusicFolder != nil || state.stateUnreadable != nil
     }
 
@@ -438,6 +443,10 @@ public final class Runtime {
             feedStream()
             dispatch(.tick(now: after))
         }
+        // Jobs handed over on this pass are watched from now; one without progress is given up.
+        let end = clock()
+        tagReader?.supervise(now: end)
+        mpdLibrary?.reader?.supervise(now: end)
         // Replies that came from a worker, and `idle` answers to what happened on this pass.
         mpd?.sweep()
     }
@@ -476,8 +485,8 @@ public final class Runtime {
             workWaiters.removeValue(forKey: id)?(result)
         case .chunkRead(let id, let result):
             mpdChunkRead(id: id, result)
-        case .updateListed(let id, let groups):
-            mpdUpdateListed(id: id, groups)
+        case .updateListed(let id, let groups, let problem):
+            mpdUpdateListed(id: id, groups, problem: problem)
         case .cards(let report):
             settleCards(report)
         }
@@ -511,7 +520,7 @@ public final class Runtime {
     /// folders holds `LibraryLoader.resumeMarker` (looked for on the tag reader's thread).
     func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool {
         guard let loadTracks else { return false }
-        if tagReader == nil { tagReader = TagReaderThread(mailbox: mailbox, load: loadTracks) }
+        if tagReader == nil { tagReader = TagReaderThread(mailbox: mailbox, limit: jobLimit, load: loadTracks) }
         let id = nextReadID
         nextReadID += 1
         readWaiters[id] = then
@@ -524,7 +533,7 @@ public final class Runtime {
     func offLoop(_ work: @escaping @Sendable (_ load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) -> FileWorkResult,
                  then: @escaping (FileWorkResult) -> Void) -> Bool {
         guard let loadTracks else { return false }
-        if tagReader == nil { tagReader = TagReaderThread(mailbox: mailbox, load: loadTracks) }
+        if tagReader == nil { tagReader = TagReaderThread(mailbox: mailbox, limit: jobLimit, load: loadTracks) }
         let id = nextReadID
         nextReadID += 1
         workWaiters[id] = then
@@ -549,6 +558,8 @@ public final class Runtime {
         while read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
             switch Int32(info.ssi_signo) {
             case SIGTERM, SIGINT:
+                // The stop is bounded: whatever gets stuck from here, the process ends in 5 s.
+                ShutdownWatchdog.shared.arm(info.ssi_signo == UInt32(SIGTERM) ? "SIGTERM" : "SIGINT")
                 log.info("signal \(info.ssi_signo == UInt32(SIGTERM) ? "SIGTERM" : "SIGINT"): saving and stopping")
                 feedHeard()
                 dispatch(.quit)

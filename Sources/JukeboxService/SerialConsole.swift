@@ -34,6 +34,11 @@ public final class SerialConsole {
     /// Why the console stopped (an I/O error such as EIO from a USB gadget that went away);
     /// nil while it works. Cleared by a successful `reopen()`.
     public private(set) var failed: String?
+    /// Whether `path` is a pseudo-terminal's slave (`/dev/pts/N`): once it hung up it is never
+    /// reopened, since its number may by then be another login's terminal.
+    public let isPseudoTerminal: Bool
+    /// Whether `reopen()` may be tried: opened by path, and not a pty that failed.
+    public var canReopen: Bool { path != nil && !(isPseudoTerminal && failed != nil) }
     /// While true (e.g. for a command that streams events) input is not line-edited: the next
     /// keypress yields `.anyKey` and sets this back to false.
     public var streaming = false
@@ -60,7 +65,18 @@ public final class SerialConsole {
     public init(path: String, baud: Int = 115200) throws(SystemError) {
         self.path = path
         self.baud = baud
-        fd = try SerialConsole.open(path: path, baud: baud)
+        let opened = try SerialConsole.open(path: path, baud: baud)
+        fd = opened
+        isPseudoTerminal = Self.isPseudoTerminal(opened)
+    }
+
+    /// UNIX 98 pty slaves have character majors 136 to 143 (Documentation/admin-guide/devices.txt).
+    static func isPseudoTerminal(_ fd: Int32) -> Bool {
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFCHR else { return false }
+        let rdev = UInt64(st.st_rdev)
+        let major = ((rdev >> 8) & 0xFFF) | ((rdev >> 32) & ~UInt64(0xFFF))
+        return (136...143).contains(major)
     }
 
     /// Takes over an open descriptor (closed by `close()`): non-blocking, and if it is a
@@ -68,6 +84,7 @@ public final class SerialConsole {
     public init(fd: Int32) {
         path = nil
         baud = nil
+        isPseudoTerminal = Self.isPseudoTerminal(fd)
         self.fd = fd
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -90,6 +107,8 @@ public final class SerialConsole {
     /// from a descriptor.
     public func reopen() throws(SystemError) {
         guard let path, let baud else { throw SystemError(call: "reopen", subject: "serial console from fd", errno: EBADF) }
+        // A pty that hung up is gone for good: its number may be someone else's terminal now.
+        guard canReopen else { throw SystemError(call: "reopen (a pty that hung up is not reopened)", subject: path, errno: ENXIO) }
         close()
         fd = try SerialConsole.open(path: path, baud: baud)
         failed = nil

@@ -5,76 +5,50 @@ import JukeboxSystem
 /// Runs `add`/`load` (a folder walk and a tag read per file, seconds for a large folder on an SD
 /// card) on a thread of its own, one request at a time, in order; each result is posted to the
 /// loop as `Mailbox.Result.tracksRead`, which turns it into `Event.add` or `Event.replaceQueue`.
+/// A request stuck without progress for `limit` seconds (a hung share) is given up and answered
+/// as failed, and later ones go on (`JobRunner`).
 public final class TagReaderThread: @unchecked Sendable {
-    private let load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])
-    private let mailbox: Mailbox
-    private let monitor = Monitor()
-    private var thread: NativeThread?
-    /// One request: paths to read, or other file work (stored playlists) given the loader.
-    private enum Job {
-        case read([String])
-        case work(@Sendable (_ load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) -> FileWorkResult)
-    }
-    // Shared with the thread, under the monitor.
-    private var requests: [(id: Int, job: Job)] = []
-    private var stopping = false
+    public typealias Load = @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])
+    private let load: Load
+    private let runner: JobRunner
 
     /// Starts the thread; `load` turns paths into tracks (`LibraryLoader.load`) and runs on it.
-    public init(mailbox: Mailbox, load: @escaping @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) {
-        self.mailbox = mailbox
+    /// `limit`: seconds a request may go without progress before it is given up.
+    public init(mailbox: Mailbox, limit: Double = JobRunner.defaultLimit, load: @escaping Load) {
         self.load = load
-        thread = NativeThread(name: "jukebox-tags") { [self] in run() }
+        runner = JobRunner(name: "jukebox-tags", mailbox: mailbox, limit: limit)
     }
 
     /// Queues a request; its result carries `id`.
     public func read(_ paths: [String], id: Int) {
-        enqueue(id, .read(paths))
+        let load = load
+        runner.submit("reading " + (paths.first ?? "") + (paths.count > 1 ? " and \(paths.count - 1) more" : ""), run: {
+            let (tracks, messages) = load(paths)
+            // The audiobook mark is looked for here, where the folder is read anyway.
+            let marked = LibraryLoader.resumeMarked(paths)
+            return .tracksRead(id: id, tracks: tracks, messages: messages, marked: marked)
+        }, failed: { reason in .tracksRead(id: id, tracks: [], messages: [reason]) })
     }
 
     /// Queues other file work (the MPD face's stored playlists: reads, and writes with their
     /// fsyncs), run in order with the reads, so a `save` is on disk before a later `load` of the
     /// same name is read. `work` gets the tag-reading function; its result carries `id`.
     public func perform(id: Int, _ work: @escaping @Sendable (_ load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) -> FileWorkResult) {
-        enqueue(id, .work(work))
+        let load = load
+        runner.submit("file work", run: { .workDone(id: id, result: work(load)) },
+                      failed: { reason in .workDone(id: id, result: .failure(MPDError(.system, reason))) })
     }
 
-    private func enqueue(_ id: Int, _ job: Job) {
-        monitor.withLock {
-            requests.append((id, job))
-            monitor.broadcast()
-        }
-    }
+    /// On the loop, every pass: gives up a request without progress (`JobRunner.supervise`).
+    public func supervise(now: Double) { runner.supervise(now: now) }
+
+    /// When `supervise` must next run; nil while nothing is read.
+    public var nextDeadline: Double? { runner.nextDeadline }
 
     /// Drops what is queued and ends the thread after the request in hand; `waiting` for that
     /// (tests), or not (the player quitting: a large folder must not hold up its exit).
     public func finish(waiting: Bool = true) {
-        monitor.withLock {
-            stopping = true
-            requests.removeAll()
-            monitor.broadcast()
-        }
-        if waiting { thread?.join() } else { thread?.detach() }
-    }
-
-    private func run() {
-        while let request = next() {
-            switch request.job {
-            case .read(let paths):
-                let (tracks, messages) = load(paths)
-                // The audiobook mark is looked for here, where the folder is read anyway.
-                let marked = LibraryLoader.resumeMarked(paths)
-                mailbox.post(result: .tracksRead(id: request.id, tracks: tracks, messages: messages, marked: marked))
-            case .work(let work):
-                mailbox.post(result: .workDone(id: request.id, result: work(load)))
-            }
-        }
-    }
-
-    private func next() -> (id: Int, job: Job)? {
-        monitor.withLock {
-            while requests.isEmpty && !stopping { monitor.wait() }
-            return stopping ? nil : requests.removeFirst()
-        }
+        runner.finish(waiting: waiting)
     }
 }
 

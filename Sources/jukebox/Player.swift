@@ -54,6 +54,8 @@ enum Player {
     /// Runs until the core says exit; `initial` builds the first events once the log exists.
     static func run(_ setup: PlayerSetup, initial: (Log) -> [Event]?) -> Int32 {
         Runtime.blockSignals()
+        // From here SIGTERM ends the process within 5 s, even while start-up is stuck in a read.
+        ShutdownWatchdog.shared.start()
         let log = Log(level: setup.logLevel)
         if let path = setup.statePath {
             // Before the file is read: one player per state file, for the whole of its life.
@@ -140,7 +142,7 @@ enum Player {
             }
         }
         if let reload = setup.reload { runtime.reload = { reload(log) } }
-        runtime.loadTracks = { paths in LibraryLoader(readInfo: AudioWiring.trackInfo(path:)).load(paths) }
+        runtime.loadTracks = { paths in LibraryLoader(readInfo: trackInfo(path:)).load(paths) }
         runtime.readPicture = { path in AudioWiring.picture(path: path) }
         // The MPD library is read on the tag reader, so it needs `loadTracks`; playback never waits for it.
         runtime.startMPDLibrary()
@@ -232,10 +234,27 @@ enum Player {
         return { AlsaOutput(device: device) }
     }
 
+    /// A file's tags (`AudioWiring.trackInfo`). Test knob (docs/TESTING.md): with
+    /// `JUKEBOX_TEST_HANG_READS=TEXT` in the environment, the read of a path containing TEXT blocks
+    /// for good in a read(2) — a hung NFS server or USB disk, which no file check can prevent.
+    static func trackInfo(path: String) -> TrackInfo {
+        if let marker = hangMarker, !marker.isEmpty, path.contains(marker) {
+            var ends: [Int32] = [0, 0]
+            if pipe(&ends) == 0 {
+                var byte: UInt8 = 0
+                // The write end stays open and unwritten: this read never returns.
+                while read(ends[0], &byte, 1) != 1 {}
+            }
+        }
+        return AudioWiring.trackInfo(path: path)
+    }
+
+    private static let hangMarker: String? = getenv("JUKEBOX_TEST_HANG_READS").map { String(cString: $0) }
+
     /// Loads `paths` into track info, logging what could not be used; nil (and a message) when
     /// nothing playable is left.
     static func load(_ paths: [String], log: Log) -> [TrackInfo]? {
-        let loader = LibraryLoader(readInfo: AudioWiring.trackInfo(path:))
+        let loader = LibraryLoader(readInfo: trackInfo(path:))
         let (tracks, messages) = loader.load(paths)
         // TagLib's code and tables are done with until the next `add`: given back before the
         // device is opened, so start-up and playing do not add up to one peak (bench: 16.9 -> 13.9 MiB).

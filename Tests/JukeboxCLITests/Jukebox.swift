@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+import JukeboxFixtures
 
 /// Runs the `jukebox` executable built beside the test bundle.
 enum Jukebox {
@@ -60,13 +61,10 @@ enum Jukebox {
             throw NSError(domain: "jukebox", code: 1, userInfo: [NSLocalizedDescriptionKey: "no jukebox binary at \(binary): run 'swift build' first"])
         }
         let p = Process()
-        if let uid = asUser {
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            p.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", binary] + args
-        } else {
-            p.executableURL = URL(fileURLWithPath: binary)
-            p.arguments = args
-        }
+        // The player dies with the test process (`ChildDeath`: PR_SET_PDEATHSIG through setpriv).
+        let command = ChildDeath.command(binary, args, options: asUser.map { ["--reuid=\($0)", "--regid=\($0)", "--clear-groups"] } ?? [])
+        p.executableURL = URL(fileURLWithPath: command.executable)
+        p.arguments = command.arguments
         let base = NSTemporaryDirectory() + "jukebox-out-" + UUID().uuidString
         FileManager.default.createFile(atPath: base + ".out", contents: nil)
         FileManager.default.createFile(atPath: base + ".err", contents: nil)

@@ -148,11 +148,45 @@ final class MPCTests: DaemonTestCase {
         XCTAssertEqual(try mpc("clear").status, 0)
         XCTAssertEqual(try mpc("playlist").out, "")
         XCTAssertTrue(try ctl("status").stdout.contains("queue empty"), "the core's queue is not empty")
-        // An internet radio URL is queued as it is (nothing is fetched until it plays).
+        // URLs from MPD clients are off by default (`mpd.allowURLs`); the control socket may add them.
         let radio = "http://127.0.0.1:9/live.mp3"
-        XCTAssertEqual(try mpc("add", radio).status, 0)
+        let refused = try mpc("add", radio)
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.err.contains("URLs from MPD clients are off (the config's mpd.allowURLs"), refused.err)
+        XCTAssertEqual(try mpc("playlist").out, "")
+        XCTAssertEqual(try ctl("add", radio).status, 0)
         XCTAssertEqual(try mpc("-f", "%file%", "playlist").out, radio + "\n")
         XCTAssertEqual(try mpc("clear").status, 0)
+    }
+
+    /// `add http://HOST:PORT/` from anyone on the network must not make the box connect there (a
+    /// port scanner for the LAN): refused unless the config allows URLs, and then queued as it is.
+    func testURLsFromMPDClientsAreRefusedUnlessTheConfigAllowsThem() throws {
+        // A local port that listens and never accepts: a connection attempt would wait in its backlog.
+        let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        XCTAssertEqual(listen(listener, 8), 0)
+        let target = "http://127.0.0.1:\(UInt16(bigEndian: addr.sin_port))/"
+        let daemon = try startPlayer()
+        let refused = try mpc("add", target)
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.err.contains("URLs from MPD clients are off"), refused.err)
+        XCTAssertEqual(try mpc("play", "3").status, 1, "nothing was queued")
+        var p = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        XCTAssertEqual(poll(&p, 1, 1000), 0, "the player connected to the port a client named")
+        daemon.process.terminate()
+        _ = daemon.wait(timeout: 5)
+        // Allowed by the config: queued as it is (only http and https).
+        let allowing = try startPlayer(["allowURLs": true])
+        defer { allowing.process.terminate(); _ = allowing.wait(timeout: 5) }
+        XCTAssertEqual(try mpc("add", target).status, 0)
+        XCTAssertEqual(try mpc("-f", "%file%", "playlist").out, a + "\n" + b + "\n" + target + "\n")
     }
 
     func testIdleReturnsOnTheChangeItWaitsFor() throws {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+import JukeboxFixtures
 
 /// The `jukebox` executable built beside the test bundle, started as a service manager would
 /// (no terminal, output to files so no pipe can fill and block it). A copy of what the CLI tests
@@ -54,8 +55,10 @@ enum Binary {
             throw Failure("no jukebox binary at \(path): run 'swift build' first")
         }
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = ["run", "--config", config]
+        // The player dies with the test process (`ChildDeath`: PR_SET_PDEATHSIG through setpriv).
+        let command = ChildDeath.command(path, ["run", "--config", config])
+        p.executableURL = URL(fileURLWithPath: command.executable)
+        p.arguments = command.arguments
         if !FileManager.default.fileExists(atPath: errPath) { _ = FileManager.default.createFile(atPath: errPath, contents: nil) }
         let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         err.seekToEndOfFile()

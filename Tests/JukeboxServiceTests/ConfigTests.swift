@@ -229,7 +229,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(try parse(#"{"mpd": {}}"#).config.mpd, MPDSettings())
         let (c, w) = try parse("""
         {"mpd": {"bind": ["0.0.0.0", "::", "/run/jukebox/mpd"], "port": 6601, "password": "pw", "maxClients": 4, "timeout": 30,
-                 "playlists": "/srv/playlists"}}
+                 "playlists": "/srv/playlists", "allowURLs": true}}
         """)
         XCTAssertEqual(w, [])
         var expected = MPDSettings()
@@ -239,7 +239,9 @@ final class ConfigTests: XCTestCase {
         expected.maxClients = 4
         expected.timeout = 30
         expected.playlists = "/srv/playlists"
+        expected.allowURLs = true
         XCTAssertEqual(c.mpd, expected)
+        XCTAssertFalse(MPDSettings().allowURLs, "URLs from MPD clients are off unless the config says so")
         XCTAssertEqual(c.mpd?.playlistFolder(statePath: "/var/lib/jukebox/state.json"), "/srv/playlists")
         // Left out: next to the state file; without one, none (stored playlists off).
         XCTAssertEqual(MPDSettings().playlistFolder(statePath: "/var/lib/jukebox/state.json"), "/var/lib/jukebox/playlists")
@@ -282,6 +284,7 @@ final class ConfigTests: XCTestCase {
             (#"{"mpd": {"maxClients": 0}}"#, "c.json: mpd.maxClients: must be 1 to 256"),
             (#"{"mpd": {"timeout": 0.5}}"#, "c.json: mpd.timeout: must be seconds from 1 to 86400"),
             (#"{"mpd": {"playlists": "playlists"}}"#, "c.json: mpd.playlists: must be an absolute folder path (stored playlists; default: playlists next to the state file)"),
+            (#"{"mpd": {"allowURLs": "yes"}}"#, "c.json: mpd.allowURLs: must be true or false (whether MPD clients may queue http(s) URLs; default false)"),
             (#"{"mpd": true}"#, "c.json: mpd: must be an object such as {\"bind\": \"127.0.0.1\", \"port\": 6600} (null turns MPD off)"),
         ]
         for (text, message) in cases {

@@ -85,7 +85,9 @@ final class MPDPlaylistStoreTests: XCTestCase {
         XCTAssertEqual(store.path(of: "/abs/c.flac"), "/abs/c.flac")
         XCTAssertNil(store.path(of: "../outside.flac"))
         // A stream is itself (internet radio); another scheme is nothing.
-        XCTAssertEqual(store.path(of: "http://radio.example/stream"), "http://radio.example/stream")
+        XCTAssertNil(store.path(of: "http://radio.example/stream"), "URLs are off by default")
+        XCTAssertEqual(MPDPlaylistStore(folder: store.folder, roots: store.roots, allowURLs: true).path(of: "http://radio.example/stream"),
+                       "http://radio.example/stream")
         XCTAssertNil(store.path(of: "ftp://radio.example/stream"))
     }
 }

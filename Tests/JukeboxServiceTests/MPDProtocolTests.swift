@@ -272,16 +272,19 @@ final class MPDProtocolTests: XCTestCase {
     func testAddNamesAreRootedStreamsKeptAndOtherURLsRefused() {
         let roots = ["/srv/a", "/srv/b"]
         let exists: (String) -> Bool = { $0 == "/srv/b/x" }
-        XCTAssertEqual(MPDReplies.path(for: "x", roots: roots, exists: exists), .success("/srv/b/x"))
-        XCTAssertEqual(MPDReplies.path(for: "/abs/y.flac", roots: roots, exists: exists), .success("/abs/y.flac"))
-        XCTAssertEqual(MPDReplies.path(for: "file:///abs/y.flac", roots: roots, exists: exists), .success("/abs/y.flac"))
-        XCTAssertEqual(MPDReplies.path(for: "../etc", roots: roots, exists: { _ in true }), .failure(MPDError(.arg, "Malformed URI")))
-        XCTAssertEqual(MPDReplies.path(for: "http://radio.example/stream", roots: roots, exists: exists),
+        XCTAssertEqual(MPDReplies.path(for: "x", roots: roots, allowURLs: true, exists: exists), .success("/srv/b/x"))
+        XCTAssertEqual(MPDReplies.path(for: "/abs/y.flac", roots: roots, allowURLs: true, exists: exists), .success("/abs/y.flac"))
+        XCTAssertEqual(MPDReplies.path(for: "file:///abs/y.flac", roots: roots, allowURLs: true, exists: exists), .success("/abs/y.flac"))
+        XCTAssertEqual(MPDReplies.path(for: "../etc", roots: roots, allowURLs: true, exists: { _ in true }), .failure(MPDError(.arg, "Malformed URI")))
+        XCTAssertEqual(MPDReplies.path(for: "http://radio.example/stream", roots: roots, allowURLs: true, exists: exists),
                        .success("http://radio.example/stream"))
-        XCTAssertEqual(MPDReplies.path(for: "https://radio.example/s.mp3?x=1", roots: roots, exists: exists),
+        XCTAssertEqual(MPDReplies.path(for: "https://radio.example/s.mp3?x=1", roots: roots, allowURLs: true, exists: exists),
                        .success("https://radio.example/s.mp3?x=1"))
-        XCTAssertEqual(MPDReplies.path(for: "ftp://radio.example/stream", roots: roots, exists: exists),
+        XCTAssertEqual(MPDReplies.path(for: "ftp://radio.example/stream", roots: roots, allowURLs: true, exists: exists),
                        .failure(MPDError(.noExist, "jukebox plays http and https streams only (not ftp URLs)")))
+        // Off (the default): a client on the network cannot make the box connect anywhere.
+        XCTAssertEqual(MPDReplies.path(for: "http://127.0.0.1:22/", roots: roots, allowURLs: false, exists: exists),
+                       .failure(MPDError(.permission, MPDReplies.urlsRefused)))
     }
 
     func testRanges() {

@@ -365,6 +365,27 @@ final class SerialConsoleTests: XCTestCase {
         XCTAssertNotNil(console.failed)
     }
 
+    /// A pty slave that hung up is never opened again: the kernel hands its number to the next pty
+    /// (another login's terminal), which the console would then read and write.
+    func testAPtyThatHungUpIsNotReopenedEvenWhenItsNumberIsAnotherTerminalsNow() throws {
+        XCTAssertTrue(console.isPseudoTerminal)
+        let number = pty.slavePath
+        pty.closeAll()
+        pty = nil
+        XCTAssertEqual(inputs(), [])
+        XCTAssertNotNil(console.failed)
+        XCTAssertFalse(console.canReopen)
+        let next = try PTY()
+        defer { next.closeAll() }
+        print("the hung-up console was \(number); the next pty is \(next.slavePath)")
+        XCTAssertThrowsError(try console.reopen())
+        XCTAssertEqual(console.fd, -1)
+        console.print("secret")
+        next.type("typed by someone else\r")
+        XCTAssertEqual(console.readInput(), [])
+        XCTAssertFalse(next.read().contains("secret"))
+    }
+
     func testReopenStartsAFreshLine() throws {
         console.prompt()
         pty.type("sta")

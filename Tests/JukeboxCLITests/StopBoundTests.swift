@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import Glibc
+import JukeboxFixtures
+import XCTest
+
+/// SIGTERM ends the player in bounded time whatever is stuck. A read that never returns (a hung
+/// NFS server, a dying USB disk) is the test knob `JUKEBOX_TEST_HANG_READS`: the tag read of a
+/// path containing its text blocks for good in read(2) on a pipe.
+final class StopBoundTests: DaemonTestCase {
+    /// Whether a thread of `pid` sleeps in a pipe read (the knob's stuck read).
+    private static func stuckInRead(_ pid: Int32) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { tid in
+            ((try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/wchan", encoding: .utf8)) ?? "").contains("pipe_read")
+        }
+    }
+
+    func testSIGTERMWhileStartUpIsStuckInAReadEndsTheProcessWithinFiveSeconds() throws {
+        try FileManager.default.createDirectory(atPath: dir + "/hung", withIntermediateDirectories: true)
+        try TestAudio.write(path: dir + "/hung/a.wav", kind: .wav16, frames: 44_100)
+        let config = dir + "/c.json"
+        let object: [String: Any] = ["audio": "null", "state": "", "music": [dir + "/hung"], "socket": socket!]
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
+        let daemon = try Jukebox.start(["run", "--config", config], environment: ["JUKEBOX_TEST_HANG_READS": "/hung/"])
+        XCTAssertTrue(waitFor(10) { Self.stuckInRead(daemon.process.processIdentifier) }, "start-up never reached the stuck read")
+        let sent = Date()
+        kill(daemon.process.processIdentifier, SIGTERM)
+        let result = daemon.wait(timeout: 10)
+        let took = Date().timeIntervalSince(sent)
+        print("SIGTERM during a stuck start-up: exited after \(String(format: "%.2f", took)) s")
+        let ended = try XCTUnwrap(result, "still running 10 s after SIGTERM (killed)")
+        XCTAssertLessThan(took, 6.5)
+        XCTAssertNotEqual(ended.status, 0, "a forced exit is not a clean one")
+        XCTAssertTrue(ended.stderr.contains("after SIGTERM"), ended.stderr)
+    }
+
+    func testSIGTERMWhileAnAddIsStuckInAReadSavesAndEndsAtOnce() throws {
+        let song = dir + "/song.wav"
+        try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 60)
+        try FileManager.default.createDirectory(atPath: dir + "/hung", withIntermediateDirectories: true)
+        try TestAudio.write(path: dir + "/hung/a.wav", kind: .wav16, frames: 44_100)
+        let config = dir + "/c.json"
+        let state = dir + "/state.json"
+        let object: [String: Any] = ["audio": "null", "state": state, "music": [song], "socket": socket!]
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
+        let daemon = try Jukebox.start(["run", "--config", config], environment: ["JUKEBOX_TEST_HANG_READS": "/hung/"])
+        XCTAssertTrue(waitFor(10) { (try? ctl("status"))?.stdout.hasPrefix("▶") == true }, "the daemon never played")
+        let add = try Jukebox.start(["ctl", "--socket", socket, "add", dir + "/hung"])
+        defer { _ = add.wait(timeout: 1) }
+        XCTAssertTrue(waitFor(10) { Self.stuckInRead(daemon.process.processIdentifier) }, "the add never reached the stuck read")
+        let sent = Date()
+        kill(daemon.process.processIdentifier, SIGTERM)
+        let result = daemon.wait(timeout: 10)
+        let took = Date().timeIntervalSince(sent)
+        print("SIGTERM during a stuck add: exited after \(String(format: "%.2f", took)) s")
+        let ended = try XCTUnwrap(result, "still running 10 s after SIGTERM (killed)")
+        XCTAssertLessThan(took, 2)
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        let saved = try String(contentsOfFile: state, encoding: .utf8)
+        XCTAssertTrue(saved.contains("song.wav"), "the place was saved: \(saved)")
+    }
+
+    /// A player a test starts dies with its parent (`ChildDeath`: PR_SET_PDEATHSIG = SIGKILL set
+    /// between fork and exec): here the parent is a thread that ends at once, as the test runner's
+    /// would when it is killed.
+    func testAPlayerStartedByATestDiesWithItsParent() throws {
+        let song = dir + "/song.wav"
+        try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 60)
+        let config = dir + "/c.json"
+        let object: [String: Any] = ["audio": "null", "state": "", "music": [song], "socket": socket!]
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
+        final class Slot: @unchecked Sendable { var running: Jukebox.Running?; var error: Error? }
+        let slot = Slot(), started = DispatchSemaphore(value: 0)
+        Thread {
+            do {
+                let running = try Jukebox.start(["run", "--config", config])
+                slot.running = running
+                // The thread ends only once setpriv has set the signal and exec'd the player (the
+                // process runs the binary itself): a parent gone before the prctl would not count.
+                let exe = "/proc/\(running.process.processIdentifier)/exe"
+                _ = waitFor(10) { (try? FileManager.default.destinationOfSymbolicLink(atPath: exe)) == Jukebox.binary }
+            } catch { slot.error = error }
+            started.signal()
+        }.start()
+        XCTAssertEqual(started.wait(timeout: .now() + 10), .success)
+        let daemon = try XCTUnwrap(slot.running, "\(slot.error.map { "\($0)" } ?? "not started")")
+        XCTAssertTrue(waitFor(10) { !daemon.process.isRunning }, "the player outlived the thread that started it")
+        if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) }
+        daemon.process.waitUntilExit()
+        XCTAssertEqual(daemon.process.terminationReason, .uncaughtSignal)
+        XCTAssertEqual(daemon.process.terminationStatus, SIGKILL)
+    }
+}
