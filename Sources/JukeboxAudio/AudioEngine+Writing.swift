@@ -206,8 +206,15 @@ extension AudioEngine {
         let output = makeOutputOnce(&writer)
         if !output.isOpen || writer.sourceFormat != chunk.format {
             if output.isOpen {
-                // A new format needs a new stream: let the old one play out first.
+                // A new format needs a new stream: let the old one play out first. A device that
+                // stands still meanwhile is lost, the old track's end unheard (see `finishIfDrained`).
+                let unheard = output.delayFrames()
+                let stallsBefore = output.counters.stalls
                 output.drain()
+                if output.counters.stalls > stallsBefore {
+                    playOutStalled(output, unheard: unheard, drainCounted: true, &writer)
+                    return
+                }
                 flushPending(&writer, continuing: chunk.track.id)
                 output.close()
             }
