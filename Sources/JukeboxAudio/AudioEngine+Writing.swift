@@ -211,8 +211,7 @@ extension AudioEngine {
                 let unheard = output.delayFrames()
                 let stallsBefore = output.counters.stalls
                 output.drain()
-                if output.counters.stalls > stallsBefore {
-                    playOutStalled(output, unheard: unheard, drainCounted: true, &writer)
+                if output.counters.stalls > stallsBefore, playOutStalled(output, unheard: unheard, drainCounted: true, &writer) {
                     return
                 }
                 flushPending(&writer, continuing: chunk.track.id)
@@ -479,8 +478,8 @@ extension AudioEngine {
                 if left < Self.playOutSlackSeconds { break }
                 let still = clock() - lastProgress
                 if still >= output.stallTimeout {
-                    playOutStalled(output, unheard: delay, drainCounted: false, &writer)
-                    return
+                    if playOutStalled(output, unheard: delay, drainCounted: false, &writer) { return }
+                    break
                 }
                 let interrupted = monitor.withLock { () -> Bool in
                     let changed = { self.state.generation != generation || self.state.shutdown || self.state.paused }
@@ -500,8 +499,7 @@ extension AudioEngine {
             // the stall): that end was not heard either.
             let stallsBefore = output.counters.stalls
             output.drain()
-            if output.counters.stalls > stallsBefore {
-                playOutStalled(output, unheard: delay, drainCounted: true, &writer)
+            if output.counters.stalls > stallsBefore, playOutStalled(output, unheard: delay, drainCounted: true, &writer) {
                 return
             }
         } else {
@@ -531,17 +529,19 @@ extension AudioEngine {
     /// The device stood still while the end of the queue played out: lost, as a stall in `write`
     /// is. `unheard`: the frames it held when it stopped (its delay, which no longer shrank). The
     /// held reports (`.finished` and what followed it) are dropped: the track did not end, and the
-    /// caller resumes it from the frame heard once the device is back.
-    private func playOutStalled(_ output: PCMOutput, unheard: Int, drainCounted: Bool, _ writer: inout Writer) {
-        guard let rate = writer.sourceFormat?.sampleRate else { return }
-        output.noteLost(stalled: !drainCounted)
+    /// caller resumes it from the frame heard once the device is back. False (nothing done) when
+    /// no frame of this stream can be named: the caller then ends as before.
+    private func playOutStalled(_ output: PCMOutput, unheard: Int, drainCounted: Bool, _ writer: inout Writer) -> Bool {
+        guard let rate = writer.sourceFormat?.sampleRate else { return false }
         let heard = max(0, writer.written - Int64(unheard))
         let written = writer.written
         let fallback = monitor.withLock { state.point(atDeviceFrame: heard) ?? state.frozen }
             ?? writer.history.point(atDeviceFrame: heard)
-        guard let fallback else { return }
+        guard let fallback else { return false }
+        output.noteLost(stalled: !drainCounted)
         let error = OutputError(kind: .lost, message: "the audio device stalled: nothing played for \(output.stallTimeout) s")
         deviceFailed(error, fallback: fallback, heardFrame: (heard, written, rate), &writer)
+        return true
     }
 
     /// Writes the held-back tail ramped down to silence and plays it out (`drain`); returns the track
