@@ -23,8 +23,15 @@ final class PanelSinkTests: XCTestCase {
                 writesStarted += 1
                 while held { monitor.wait() }
             }
-            try sim.write(address: address, bytes: bytes)
+            // The simulator under the lock too: the test reads its rows from its own thread.
+            let result: Result<Void, DeviceError> = monitor.withLock {
+                do throws(DeviceError) { try sim.write(address: address, bytes: bytes); return .success(()) } catch { return .failure(error) }
+            }
+            try result.get()
         }
+
+        /// The simulator's rows, read under the lock its writes take.
+        var rows: [String] { monitor.withLock { sim.rows } }
 
         func release() {
             monitor.withLock {
@@ -74,7 +81,7 @@ final class PanelSinkTests: XCTestCase {
         bus.release()
         loop.join()
         // The panel thread finishes the init sequence (its waits are its own) and shows the newest frame.
-        XCTAssertTrue(waitFor(5) { bus.sim.rows.first == "second          " }, "shown: \(bus.sim.rows)")
+        XCTAssertTrue(waitFor(5) { bus.rows.first == "second          " }, "shown: \(bus.rows)")
         sink.close()
         let summary = sink.summary
         XCTAssertEqual(summary.state, .connected)

@@ -119,7 +119,13 @@ final class InterruptionScenarioTests: XCTestCase {
         // long, full from the start) instead of letting it play out, so the sound stops at once
         // and the process goes well within that second. (A device that rewinds gets a 15 ms
         // fade-out instead; the fade itself: RampEngineTests.)
-        XCTAssertLessThan(took, 0.8, "the queued second was played out instead of dropped")
+        // Judged in the plain builds only (the main run and the arm64 suite): a sanitizer makes the
+        // binary itself 5-15 times slower, and under ThreadSanitizer on a loaded 2-core machine the
+        // exit took 1.08 s with the drop done; played out, the second would show in every plain run.
+        let sanitized = ["TSAN_OPTIONS", "ASAN_OPTIONS"].contains { ProcessInfo.processInfo.environment[$0] != nil }
+        if !sanitized {
+            XCTAssertLessThan(took, 0.8, "the queued second was played out instead of dropped")
+        }
     }
 
     static func phase(_ path: String) -> String? {
