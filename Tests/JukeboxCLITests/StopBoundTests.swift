@@ -76,14 +76,19 @@ final class StopBoundTests: DaemonTestCase {
             do {
                 let running = try Jukebox.start(["run", "--config", config])
                 slot.running = running
-                // The thread ends only once setpriv has set the signal and exec'd the player (the
-                // process runs the binary itself): a parent gone before the prctl would not count.
-                let exe = "/proc/\(running.process.processIdentifier)/exe"
-                _ = waitFor(10) { (try? FileManager.default.destinationOfSymbolicLink(atPath: exe)) == Jukebox.binary }
+                // The thread ends only once setpriv has set the signal and exec'd the player: a
+                // parent gone before the prctl would not count. The command line tells, not
+                // /proc/PID/exe, which under qemu-user (the arm64 suite) names the emulator.
+                let cmdline = "/proc/\(running.process.processIdentifier)/cmdline"
+                _ = waitFor(20) {
+                    let words = ((try? Data(contentsOf: URL(fileURLWithPath: cmdline))) ?? Data()).split(separator: 0)
+                        .map { String(decoding: $0, as: UTF8.self) }
+                    return words.contains(Jukebox.binary) && !words.contains("--pdeathsig")
+                }
             } catch { slot.error = error }
             started.signal()
         }.start()
-        XCTAssertEqual(started.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(started.wait(timeout: .now() + 30), .success)
         let daemon = try XCTUnwrap(slot.running, "\(slot.error.map { "\($0)" } ?? "not started")")
         XCTAssertTrue(waitFor(10) { !daemon.process.isRunning }, "the player outlived the thread that started it")
         if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) }
