@@ -434,6 +434,12 @@ public final class AlsaOutput: PCMOutput {
         snd_pcm_prepare(pcm)
     }
 
+    /// Counts a loss the engine found outside `write` (see `PCMOutput.noteLost`).
+    public func noteLost(stalled: Bool) {
+        if stalled { counters.stalls += 1 }
+        counters.lost += 1
+    }
+
     /// Closes the device; safe to call when closed.
     public func close() {
         if let pcm { snd_pcm_close(pcm) }

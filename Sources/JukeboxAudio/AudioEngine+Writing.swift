@@ -206,8 +206,14 @@ extension AudioEngine {
         let output = makeOutputOnce(&writer)
         if !output.isOpen || writer.sourceFormat != chunk.format {
             if output.isOpen {
-                // A new format needs a new stream: let the old one play out first.
+                // A new format needs a new stream: let the old one play out first. A device that
+                // stands still meanwhile is lost, the old track's end unheard (see `finishIfDrained`).
+                let unheard = output.delayFrames()
+                let stallsBefore = output.counters.stalls
                 output.drain()
+                if output.counters.stalls > stallsBefore, playOutStalled(output, unheard: unheard, drainCounted: true, &writer) {
+                    return
+                }
                 flushPending(&writer, continuing: chunk.track.id)
                 output.close()
             }
@@ -460,20 +466,45 @@ extension AudioEngine {
     private func finishIfDrained(_ writer: inout Writer) {
         // The device plays out its long buffer; a command meanwhile is taken at once (the next
         // step cuts what is queued), so only the last few milliseconds are waited out in `drain`.
+        // A device that stands still meanwhile (its delay shrinks no more for `stallTimeout`) is
+        // lost, as in `write`: the track did not end, and the frame heard is held for the resume.
         if let output = writer.output, output.isOpen, let rate = writer.sourceFormat?.sampleRate {
             let generation = writer.generation
+            var delay = output.delayFrames()
+            var least = delay
+            var lastProgress = clock()
             while true {
-                let left = Double(output.delayFrames()) / Double(rate)
+                let left = Double(delay) / Double(rate)
                 if left < Self.playOutSlackSeconds { break }
+                let still = clock() - lastProgress
+                if still >= output.stallTimeout {
+                    if playOutStalled(output, unheard: delay, drainCounted: false, &writer) { return }
+                    break
+                }
                 let interrupted = monitor.withLock { () -> Bool in
                     let changed = { self.state.generation != generation || self.state.shutdown || self.state.paused }
-                    if !changed() { monitor.wait(seconds: left - Self.playOutSlackSeconds * 0.8) }
+                    if !changed() {
+                        monitor.wait(seconds: max(0.001, min(left - Self.playOutSlackSeconds * 0.8, output.stallTimeout - still)))
+                    }
                     return changed()
                 }
                 if interrupted { return }
+                delay = output.delayFrames()
+                if delay < least {
+                    least = delay
+                    lastProgress = clock()
+                }
             }
+            // `drain` gives up on a device that stands still for its last few milliseconds (and counts
+            // the stall): that end was not heard either.
+            let stallsBefore = output.counters.stalls
+            output.drain()
+            if output.counters.stalls > stallsBefore, playOutStalled(output, unheard: delay, drainCounted: true, &writer) {
+                return
+            }
+        } else {
+            writer.output?.drain()
         }
-        writer.output?.drain()
         let done = monitor.withLock { () -> Bool in
             guard state.generation == writer.generation, writer.pendingEnd, state.decoderHasNothingComing else { return false }
             state.becomeIdle(keep: nil)
@@ -493,6 +524,24 @@ extension AudioEngine {
         flushPending(&writer, continuing: failedNext)
         resetStream(&writer)
         writer.lingerUntil = lingerUntil
+    }
+
+    /// The device stood still while the end of the queue played out: lost, as a stall in `write`
+    /// is. `unheard`: the frames it held when it stopped (its delay, which no longer shrank). The
+    /// held reports (`.finished` and what followed it) are dropped: the track did not end, and the
+    /// caller resumes it from the frame heard once the device is back. False (nothing done) when
+    /// no frame of this stream can be named: the caller then ends as before.
+    private func playOutStalled(_ output: PCMOutput, unheard: Int, drainCounted: Bool, _ writer: inout Writer) -> Bool {
+        guard let rate = writer.sourceFormat?.sampleRate else { return false }
+        let heard = max(0, writer.written - Int64(unheard))
+        let written = writer.written
+        let fallback = monitor.withLock { state.point(atDeviceFrame: heard) ?? state.frozen }
+            ?? writer.history.point(atDeviceFrame: heard)
+        guard let fallback else { return false }
+        output.noteLost(stalled: !drainCounted)
+        let error = OutputError(kind: .lost, message: "the audio device stalled: nothing played for \(output.stallTimeout) s")
+        deviceFailed(error, fallback: fallback, heardFrame: (heard, written, rate), &writer)
+        return true
     }
 
     /// Writes the held-back tail ramped down to silence and plays it out (`drain`); returns the track

@@ -84,6 +84,12 @@ public protocol PCMOutput: AnyObject {
     /// but not heard at the failure, so the caller can hold the frame really heard. Nil when the
     /// output cannot tell (the default); the caller then estimates from `delayFrames()`.
     var failurePoint: (accepted: Int, unheard: Int)? { get }
+    /// Seconds the device may consume nothing, with frames queued, before it counts as lost (a
+    /// stall); the engine applies it too while the end of the queue plays out (default: 2).
+    var stallTimeout: Double { get }
+    /// The engine gave the stream up as lost outside `write` (it stood still while the end of the
+    /// queue played out): counted as a loss, and as a stall unless `drain` counted that already.
+    func noteLost(stalled: Bool)
 }
 
 extension PCMOutput {
@@ -99,4 +105,8 @@ extension PCMOutput {
     public var counters: DeviceCounters { DeviceCounters() }
     /// Unknown.
     public var failurePoint: (accepted: Int, unheard: Int)? { nil }
+    /// Two seconds, as `AlsaOutput` and `SnapcastOutput` default to.
+    public var stallTimeout: Double { 2.0 }
+    /// Nothing counted.
+    public func noteLost(stalled: Bool) {}
 }

@@ -376,6 +376,12 @@ public final class SnapcastOutput: PCMOutput {
         }
     }
 
+    /// Counts a loss the engine found outside `write` (see `PCMOutput.noteLost`).
+    public func noteLost(stalled: Bool) {
+        if stalled { counters.stalls += 1 }
+        counters.lost += 1
+    }
+
     /// Ends the stream: the pipe stays open while snapserver reads it (`held`: what was written is
     /// read and followed by silence, never cut by an end of file), and is closed after a failure.
     /// Safe when closed.

@@ -429,6 +429,57 @@ final class FaultyDeviceTests: XCTestCase {
         XCTAssertTrue(TestPCM.wait(timeout: 2) { !pcm.events(named: "close").isEmpty }, "device not closed")
     }
 
+    /// A stall while the end of the queue plays out (everything written, the writer waiting for the
+    /// device to play it) is a stall like any other: lost within the bound, counted, the heard frame
+    /// held, no `.finished`, and the rest of the track played once the device is back. The writer
+    /// used to wait for a delay that never shrank (a silent box saying "playing" at the track's end),
+    /// or, in the last 50 ms, let `drain` give up and report the end as heard.
+    func testAStallWhileTheEndOfTheQueuePlaysOutIsLostAndResumedWhereItStopped() throws {
+        // Stalled from the start: a short track fits in the device buffer, so every write succeeds
+        // and only the play-out can notice.
+        try stallAtTheEnd(seconds: 0.6, stall: { pcm, _ in try pcm.set([.stall]) })
+        // Stalled once everything is written: the device meets it at the writer's next look, in
+        // the last milliseconds, inside `drain`.
+        try stallAtTheEnd(seconds: 1.5, stall: { pcm, bytes in
+            XCTAssertTrue(TestPCM.wait(timeout: 5) { pcm.recording().count >= bytes }, "never all written")
+            try pcm.set([.stall])
+        })
+    }
+
+    private func stallAtTheEnd(seconds: Double, stall: (TestPCM, Int) throws -> Void) throws {
+        scratch = try Scratch()
+        let pcm = try device(speed: 1)
+        let path = try scratch.audio(.wav16, frames: Int(44100 * seconds))
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        let start = Date()
+        if seconds < 1 { try stall(pcm, source.bytes.count) }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        if seconds >= 1 { try stall(pcm, source.bytes.count) }
+        XCTAssertTrue(log.wait(timeout: 8, for: isLost), "the stall was never noticed: \(log.all)")
+        let detected = Date().timeIntervalSince(start)
+        XCTAssertFalse(log.all.contains { if case .finished = $0 { true } else { false } }, "\(log.all)")
+        let counters = engine.counters()
+        XCTAssertEqual([counters.stalls, counters.lost], [1, 1], "\(counters)")
+        let stalled = try XCTUnwrap(pcm.events(named: "stall").first)
+        let held = try XCTUnwrap(engine.position())
+        XCTAssertEqual(held.id, 1)
+        let heldFrame = Int((held.seconds * 44100).rounded())
+        print("jukeboxtest stall at the end of a \(seconds) s track: lost \(String(format: "%.3f", detected)) s after the play; "
+              + "device stopped at frame \(stalled.heard / 4), engine holds \(heldFrame)")
+        XCTAssertLessThanOrEqual(abs(heldFrame - stalled.heard / 4), period(pcm))
+        XCTAssertTrue(TestPCM.wait(timeout: 2) { !pcm.events(named: "close").isEmpty }, "device not closed")
+        // Back: the rest of the track from the held frame, and then its end.
+        try pcm.clear()
+        let streamOneBytes = pcm.recording().count
+        engine.play(id: 1, path: path, from: held.seconds, paused: false)
+        XCTAssertTrue(finished(log, 1, timeout: 6))
+        engine.shutdown()
+        XCTAssertEqual((pcm.recording().count - streamOneBytes) / 4, source.frames - heldFrame)
+    }
+
     // MARK: Pause
 
     func testOutputPausesOnADeviceThatCanAndRefusesOnOneThatCannot() throws {

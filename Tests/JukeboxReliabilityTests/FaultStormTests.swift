@@ -83,12 +83,19 @@ final class FaultStormTests: XCTestCase {
                 try rig.pcm.set([.unplug])
                 noticed = waitFor(Self.recoveryBound) { control.status()?.phase == "waiting" }
             case .stall:
-                // Noticed: the stall counter moved, or the wait was seen. The wait alone can be too
-                // short to see: the reopen after it may play at once (CI polled past it once, at load).
+                // A stall is a lost device wherever it meets the player: mid-write, while the end of
+                // a track plays out, in the drain before a reopen, or at the next open when it came
+                // between streams. Within the stall timeout (2 s) of the device standing still, diag
+                // counts a stall *and* a loss (the player then waits for the device). The counters
+                // decide, not the phase: the wait can be too short to poll (the reopen may play at
+                // once). Before the engine watched the play-out, a stall there left it "playing"
+                // at the track's end, silent (seed 1796237088622, fault 209).
                 let before = counters(control)
                 try rig.pcm.set([.stall])
                 noticed = waitFor(2 + Self.recoveryBound) {
-                    control.status()?.phase == "waiting" || counters(control)["stall", default: 0] > before["stall", default: 0]
+                    let now = counters(control)
+                    return now["stall", default: 0] > before["stall", default: 0]
+                        && now["lost", default: 0] > before["lost", default: 0]
                 }
             case .busy:
                 // Busy is met when the device is opened: release it and come back, as around a
@@ -138,8 +145,8 @@ final class FaultStormTests: XCTestCase {
         return .xrun
     }
 
-    /// The device's fault counters from `diag` ("audio device jt: xruns 5, suspends 0, … stalls 1, …"), keyed by
-    /// the fault's name.
+    /// The device's fault counters from `diag` ("audio device jt: xruns 5, suspends 0, … stalls 1, lost 1"),
+    /// keyed by the fault's name (and `lost`).
     private func counters(_ control: ControlConnection) -> [String: Int] {
         guard let line = control.ask("diag")?.first(where: { $0.contains("audio device") }) else { return [:] }
         var result: [String: Int] = [:]
@@ -150,6 +157,7 @@ final class FaultStormTests: XCTestCase {
             case "xruns": result["xrun"] = n
             case "suspends": result["suspend"] = n
             case "stalls": result["stall"] = n
+            case "lost": result["lost"] = n
             default: break
             }
         }
