@@ -406,7 +406,9 @@ public final class AlsaOutput: PCMOutput {
     }
 
     /// Plays out queued frames (`snd_pcm_drain`, waiting in bounded sleeps) and prepares the stream for
-    /// new writes. Gives up (dropping the rest) when the device consumes nothing for `stallTimeout`.
+    /// new writes. Gives up (dropping the rest) when the device consumes nothing for `stallTimeout`
+    /// with frames still queued: a stall, counted. An empty queue whose drain has not ended is
+    /// waited for as long and is no stall: every frame was heard.
     public func drain() {
         guard let pcm, let format else { return }
         if devicePaused {
@@ -416,7 +418,10 @@ public final class AlsaOutput: PCMOutput {
         var rc = snd_pcm_drain(pcm)
         var least = Int.max
         var lastProgress = monotonicNow()
-        while rc == -EAGAIN {
+        // The state tells when the drain is over, not the answer: a kernel driver's non-blocking
+        // drain answers EAGAIN to every call, also once the stream is back in SETUP (seen on
+        // snd-aloop in board/hil: the drain waited out the whole stall timeout after each track).
+        while rc == -EAGAIN, snd_pcm_state(pcm) == SND_PCM_STATE_DRAINING {
             var delay: snd_pcm_sframes_t = 0
             let left = snd_pcm_delay(pcm, &delay) >= 0 ? max(0, Int(delay)) : 0
             let now = monotonicNow()
@@ -424,7 +429,7 @@ public final class AlsaOutput: PCMOutput {
                 least = left
                 lastProgress = now
             } else if now - lastProgress >= stallTimeout {
-                counters.stalls += 1
+                if left > 0 { counters.stalls += 1 }
                 break
             }
             sleepSeconds(min(0.05, max(0.002, Double(left) / Double(format.sampleRate))))
