@@ -263,6 +263,55 @@ final class FaultyDeviceTests: XCTestCase {
         XCTAssertLessThanOrEqual(lastHeard - heldFrame, 882, "more than 20 ms repeated")
     }
 
+    /// A card lost right after an xrun recovery, before the writer read its delay again, said
+    /// nothing was unheard (the last delay was forgotten at the recovery), so the resume skipped
+    /// the whole refilled buffer. The last delay known now survives the recovery: the resume
+    /// repeats (what the xrun dropped, too) but never passes the last frame the card played.
+    /// Straight on `AlsaOutput`, reading the delay after every write as the engine does.
+    func testACardLostRightAfterAnXrunIsNotTakenAsHeardPastWhereItStopped() throws {
+        let pcm = try device(speed: 1)
+        let output = AlsaOutput(device: pcm.name, configText: pcm.configText)
+        try output.open(format: AudioFormat(sampleRate: 44100, channels: 2, sample: .int16))
+        let bytes = [UInt8](repeating: 0x11, count: 44100 * 4 * 4)
+        var written = 0
+        while written < 44100 / 2 {
+            written += try bytes.withUnsafeBytes { try output.write($0.baseAddress!, frames: 2048) }
+            _ = output.delayFrames()
+        }
+        XCTAssertFalse(pcm.events(named: "start").isEmpty, "never started")
+        try pcm.set([.xrun])
+        // The next write meets the xrun, recovers, refills the buffer and waits for room: the card
+        // goes as soon as it plays again, before the writer's next look at it.
+        let unplugger = Thread {
+            let started = TestPCM.wait(timeout: 5) {
+                let names = pcm.events().map(\.name)
+                guard let xrun = names.lastIndex(of: "xrun") else { return false }
+                return names[xrun...].contains("start")
+            }
+            if started { try? pcm.set([.unplug]) }
+        }
+        unplugger.start()
+        var failure: OutputError?
+        do {
+            _ = try bytes.withUnsafeBytes { try output.write($0.baseAddress!, frames: 44100 * 3) }
+        } catch let error as OutputError {
+            failure = error
+        }
+        XCTAssertEqual(failure?.kind, .lost, "\(String(describing: failure)); events \(pcm.events())")
+        let point = try XCTUnwrap(output.failurePoint)
+        output.close()
+        let unplug = try XCTUnwrap(pcm.events(named: "unplug").first)
+        XCTAssertGreaterThanOrEqual(output.counters.recoveries, 1)
+        let total = written + point.accepted
+        XCTAssertEqual(pcm.recording().count / 4, total, "the device records every frame written")
+        let resumeFrame = total - point.unheard
+        let lastHeard = unplug.heard / 4
+        print("jukeboxtest xrun then unplug: the card stopped at frame \(lastHeard) of \(total) written; the output "
+              + "says \(point.unheard) unheard: resume at \(resumeFrame) (\(resumeFrame - lastHeard) frames after the last heard)")
+        XCTAssertLessThanOrEqual(resumeFrame, lastHeard, "the resume would skip \(resumeFrame - lastHeard) frames never played")
+        XCTAssertGreaterThanOrEqual(resumeFrame, 0)
+    }
+
     /// Plays a 4 s track, unplugs the device 0.7 s in (after stalling it for 0.5 s with
     /// `stallFirst`), replugs it and plays on from the held frame; checks the recording around it.
     /// Returns the frame the device stopped at (the first it did not play), the frame the
