@@ -256,9 +256,11 @@ public final class AlsaOutput: PCMOutput {
         let rewindable = Int(snd_pcm_rewindable(pcm))
         guard rewindable - keeping >= max(1, atLeast) else { return 0 }
         let done = max(0, Int(snd_pcm_rewind(pcm, snd_pcm_uframes_t(rewindable - keeping))))
+        // The newest frames went back: those written since the last delay reading first.
+        let newer = min(writtenSinceDelay, done)
         streamWritten = max(0, streamWritten - done)
-        writtenSinceDelay = max(0, writtenSinceDelay - done)
-        lastDelay = lastDelay.map { max(0, $0 - done) }
+        writtenSinceDelay -= newer
+        lastDelay = lastDelay.map { max(0, $0 - (done - newer)) }
         return done
     }
 
