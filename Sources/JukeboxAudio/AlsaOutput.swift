@@ -27,8 +27,13 @@ public final class AlsaOutput: PCMOutput {
     private var canPause = false
     private var devicePaused = false
     private var pollFds: [pollfd] = []
-    /// The last delay read from the device and when (for the frame heard at a failure).
-    private var lastDelay: (frames: Int, at: Double)?
+    /// The last delay read from the device (for the frame heard at a loss). Kept across an xrun
+    /// or suspend recovery: a card that goes right after one must not lose what it held.
+    private var lastDelay: Int?
+    /// Frames written since `lastDelay` was read: queued after it, so not heard at a loss either.
+    private var writtenSinceDelay = 0
+    /// Frames written since the stream opened (what a loss can say was not heard, at most).
+    private var streamWritten = 0
     /// Readable while the engine has a command for the writer (see `setInterrupt`); -1: none.
     private var interruptFD: Int32 = -1
     /// The device buffer of the open stream, in frames.
@@ -81,7 +86,7 @@ public final class AlsaOutput: PCMOutput {
         pcm = handle
         self.format = format
         devicePaused = false
-        lastDelay = nil
+        forgetDelay()
         let count = max(0, Int(snd_pcm_poll_descriptors_count(handle)))
         pollFds = [pollfd](repeating: pollfd(), count: count)
         if count > 0 {
@@ -250,9 +255,13 @@ public final class AlsaOutput: PCMOutput {
         _ = snd_pcm_avail(pcm)
         let rewindable = Int(snd_pcm_rewindable(pcm))
         guard rewindable - keeping >= max(1, atLeast) else { return 0 }
-        let done = Int(snd_pcm_rewind(pcm, snd_pcm_uframes_t(rewindable - keeping)))
-        lastDelay = nil
-        return max(0, done)
+        let done = max(0, Int(snd_pcm_rewind(pcm, snd_pcm_uframes_t(rewindable - keeping))))
+        // The newest frames went back: those written since the last delay reading first.
+        let newer = min(writtenSinceDelay, done)
+        streamWritten = max(0, streamWritten - done)
+        writtenSinceDelay -= newer
+        lastDelay = lastDelay.map { max(0, $0 - (done - newer)) }
+        return done
     }
 
     static func alsaFormat(_ sample: SampleType) -> snd_pcm_format_t {
@@ -283,6 +292,8 @@ public final class AlsaOutput: PCMOutput {
             if n > 0 {
                 // No delay read here: the caller reads it once per write, and a wait below notes it.
                 done += Int(n)
+                writtenSinceDelay += Int(n)
+                streamWritten += Int(n)
                 recoveries = 0
                 lastProgress = monotonicNow()
                 continue
@@ -294,7 +305,7 @@ public final class AlsaOutput: PCMOutput {
                     counters.stalls += 1
                     counters.lost += 1
                     // The device stood still: what it had not played when it stopped, it never played.
-                    failurePoint = (done, lastDelay?.frames ?? 0)
+                    failurePoint = (done, unheardAtLoss())
                     throw OutputError(kind: .lost, message: "\(device): stalled: nothing played for \(stallTimeout) s")
                 }
                 // Room comes once half the buffer is free (avail_min): about half a second.
@@ -309,12 +320,13 @@ public final class AlsaOutput: PCMOutput {
             if (code == -EPIPE || code == -ESTRPIPE) && recoveries <= 5 && recover(pcm, code) {
                 counters.recoveries += 1
                 lastProgress = monotonicNow()
-                lastDelay = nil
+                // `lastDelay` stays: a card lost before the next reading resumes from it (an
+                // xrun dropped what was queued, so that repeats a little; nothing is skipped).
                 continue
             }
             // -ENODEV (unplugged), -EIO, -EBADFD or a failed recovery: the device is gone.
             counters.lost += 1
-            failurePoint = (done, unheardNow(rate: format.sampleRate))
+            failurePoint = (done, unheardAtLoss())
             throw AlsaErrors.streamError(code, device: device, doing: "write")
         }
         return done
@@ -355,14 +367,29 @@ public final class AlsaOutput: PCMOutput {
 
     private func noteDelay(_ pcm: OpaquePointer) {
         var delay: snd_pcm_sframes_t = 0
-        if snd_pcm_delay(pcm, &delay) >= 0 { lastDelay = (max(0, Int(delay)), monotonicNow()) }
+        if snd_pcm_delay(pcm, &delay) >= 0 { rememberDelay(Int(delay)) }
     }
 
-    /// Frames queued and not yet heard now, from the last delay read (the device played on since).
-    private func unheardNow(rate: Int) -> Int {
-        guard let lastDelay else { return 0 }
-        let played = Int((monotonicNow() - lastDelay.at) * Double(rate))
-        return max(0, lastDelay.frames - played)
+    private func rememberDelay(_ frames: Int) {
+        lastDelay = max(0, frames)
+        writtenSinceDelay = 0
+    }
+
+    private func forgetDelay() {
+        lastDelay = nil
+        writtenSinceDelay = 0
+        streamWritten = 0
+    }
+
+    /// Frames not heard when the device was lost: the last delay read, plus what was written
+    /// after it. No estimate of what the card played since that reading: a card that vanishes
+    /// often stops playing before the failure shows (a USB card stops, its driver goes later),
+    /// and an estimate then skipped what sat in its buffer (0.4-1.0 s). Resuming from the last
+    /// delay known repeats at most what was played between that reading and the loss. With no
+    /// reading in this stream, everything it was given counts as unheard.
+    private func unheardAtLoss() -> Int {
+        guard let lastDelay else { return streamWritten }
+        return min(streamWritten, lastDelay + writtenSinceDelay)
     }
 
     /// Frames queued and not yet heard (`snd_pcm_delay`); 0 when stopped, underrun or on error.
@@ -371,7 +398,7 @@ public final class AlsaOutput: PCMOutput {
         var delay: snd_pcm_sframes_t = 0
         guard snd_pcm_delay(pcm, &delay) >= 0 else { return 0 }
         // Also the last delay known, for the frame heard if a later write fails.
-        lastDelay = (max(0, Int(delay)), monotonicNow())
+        rememberDelay(Int(delay))
         return max(0, Int(delay))
     }
 
@@ -403,6 +430,13 @@ public final class AlsaOutput: PCMOutput {
         snd_pcm_drop(pcm)
         snd_pcm_prepare(pcm)
         devicePaused = false
+        emptied()
+    }
+
+    /// The queue is empty (dropped or played out): a loss before the next write loses nothing of it.
+    private func emptied() {
+        forgetDelay()
+        lastDelay = 0
     }
 
     /// Plays out queued frames (`snd_pcm_drain`, waiting in bounded sleeps) and prepares the stream for
@@ -437,6 +471,7 @@ public final class AlsaOutput: PCMOutput {
         }
         snd_pcm_drop(pcm)
         snd_pcm_prepare(pcm)
+        emptied()
     }
 
     /// Counts a loss the engine found outside `write` (see `PCMOutput.noteLost`).
@@ -452,7 +487,7 @@ public final class AlsaOutput: PCMOutput {
         format = nil
         devicePaused = false
         pollFds = []
-        lastDelay = nil
+        forgetDelay()
         bufferFrames = 0
         cutMethod = .drain
     }

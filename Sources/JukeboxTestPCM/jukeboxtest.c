@@ -31,7 +31,10 @@
  *   ok        no fault (the same as an empty or missing file)
  *   busy      opening fails with -EBUSY
  *   unplug    the open stream dies: writes fail with -ENODEV, the state becomes DISCONNECTED and
- *             the clock stops; opening fails with -ENODEV until the word is gone
+ *             the clock stops, as of the moment the file changed (its mtime, no earlier than the
+ *             device's previous look at it) though the writer learns it at its next call, as
+ *             a card that stops before its driver goes; opening fails with -ENODEV until the word
+ *             is gone. Its log line's `heard` is where the clock stopped (`noticed_after_ms=`)
  *   xrun      one underrun (-EPIPE) in the open stream; the frames queued at that moment are lost
  *   suspend   one suspend (-ESTRPIPE) in the open stream; snd_pcm_resume continues where it stopped
  *   stall     the device stops consuming (the clock stops, poll never reports room, blocking
@@ -102,6 +105,8 @@ typedef struct {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
+	uint64_t checked_ns;       /* CLOCK_MONOTONIC of the last look at the control file */
+	uint64_t changed_ns;       /* CLOCK_MONOTONIC when it last changed (see read_control) */
 	int pending_xrun, pending_suspend;
 
 	/* faults in effect */
@@ -165,8 +170,9 @@ static void jt_log(jt_t *t, const char *event, const char *extra)
 		(void)!write(t->log_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
-/* Starts or stops the clock to match the faults and the stream state. */
-static void update_clock(jt_t *t)
+/* Starts or stops the clock to match the faults and the stream state; a stop counts from `at`
+ * (a past moment, or 0 for now). */
+static void update_clock_at(jt_t *t, uint64_t at)
 {
 	int on = t->started && !t->paused && !t->stalled && !t->suspended && !t->unplugged;
 	if (on == t->clock_on)
@@ -174,10 +180,20 @@ static void update_clock(jt_t *t)
 	if (on) {
 		t->t0_ns = now_ns();
 	} else {
-		uint64_t c = consumed(t);
+		uint64_t now = now_ns();
+		if (at == 0 || at > now)
+			at = now;
+		if (at < t->t0_ns)
+			at = t->t0_ns;
+		uint64_t c = consumed_at(t, at);
 		t->pos0 = c < t->written ? c : t->written;
 	}
 	t->clock_on = on;
+}
+
+static void update_clock(jt_t *t)
+{
+	update_clock_at(t, 0);
 }
 
 static unsigned parse_control(const char *text)
@@ -214,6 +230,8 @@ static void read_control(jt_t *t)
 	if (!t->control_path)
 		return;
 	struct stat st;
+	uint64_t previous = t->checked_ns;
+	t->checked_ns = now_ns();
 	if (stat(t->control_path, &st) != 0) {
 		if (t->seen && t->ino == 0)
 			return;
@@ -231,6 +249,18 @@ static void read_control(jt_t *t)
 	t->ino = st.st_ino;
 	t->size = st.st_size;
 	t->mtime = st.st_mtim;
+	/* When it changed, on CLOCK_MONOTONIC: its mtime, kept between the previous look (it had not
+	 * changed then; the mtime's coarse clock may say a little earlier) and now. */
+	struct timespec real;
+	clock_gettime(CLOCK_REALTIME, &real);
+	int64_t ago = ((int64_t)real.tv_sec - (int64_t)st.st_mtim.tv_sec) * 1000000000ll +
+		      ((int64_t)real.tv_nsec - (int64_t)st.st_mtim.tv_nsec);
+	uint64_t changed = t->checked_ns;
+	if (ago > 0 && (uint64_t)ago < changed)
+		changed -= (uint64_t)ago;
+	if (changed < previous)
+		changed = previous;
+	t->changed_ns = changed;
 	char text[4096];
 	ssize_t n = 0;
 	int fd = open(t->control_path, O_RDONLY | O_CLOEXEC);
@@ -251,11 +281,16 @@ static void apply_faults(jt_t *t)
 {
 	read_control(t);
 	if ((t->flags & F_UNPLUG) && !t->unplugged) {
+		/* The card went when the control file changed: its clock stops then, though the writer
+		 * only learns it now, at its next call (a real card also stops before its driver goes). */
 		update_clock(t);
 		t->unplugged = 1;
-		update_clock(t);
+		update_clock_at(t, t->changed_ns);
 		t->io.state = SND_PCM_STATE_DISCONNECTED;
-		jt_log(t, "unplug", NULL);
+		char extra[64];
+		uint64_t lag = t->checked_ns > t->changed_ns ? t->checked_ns - t->changed_ns : 0;
+		snprintf(extra, sizeof extra, "noticed_after_ms=%.1f", (double)lag * 1e-6);
+		jt_log(t, "unplug", extra);
 	}
 	if (t->unplugged)
 		return;

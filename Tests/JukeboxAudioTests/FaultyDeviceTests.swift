@@ -239,6 +239,126 @@ final class FaultyDeviceTests: XCTestCase {
               + "(negative: repeated), \(streamOneBytes / 4 - lastHeard) frames were queued and never heard")
     }
 
+    /// A card that vanishes mid-track resumes, once back, from the last frame it played: at most a
+    /// little before it (what it played between the writer's last delay reading and the loss,
+    /// repeated), never after it. The test device stops its clock when the control file changes
+    /// and the writer learns it only at its next call (up to a period later): `AlsaOutput` used to
+    /// assume the card had played on until then, and the resume skipped that much (0.4-1.0 s on a
+    /// real card, whose queue was lost).
+    func testAVanishedCardResumesFromTheLastFrameItPlayedNotAfterIt() throws {
+        let (lastHeard, heldFrame, periodFrames) = try unplugAndReplug(stallFirst: false)
+        XCTAssertLessThanOrEqual(heldFrame, lastHeard, "the resume skipped \(heldFrame - lastHeard) frames the card never played")
+        // What it repeats: at most what the card played since the writer last read its delay
+        // (the writer wakes once a period on this device).
+        XCTAssertLessThanOrEqual(lastHeard - heldFrame, periodFrames + 4096)
+    }
+
+    /// A USB card stops playing before its driver goes: the writer waits for room, reading a
+    /// delay that no longer shrinks, and then meets the loss up to a period later. The resume
+    /// is the frame the card stopped at (within 20 ms, never after), not that minus the time the
+    /// loss took to show.
+    func testACardThatStopsAndThenVanishesResumesWhereItStopped() throws {
+        let (lastHeard, heldFrame, _) = try unplugAndReplug(stallFirst: true)
+        XCTAssertLessThanOrEqual(heldFrame, lastHeard, "the resume skipped \(heldFrame - lastHeard) frames the card never played")
+        XCTAssertLessThanOrEqual(lastHeard - heldFrame, 882, "more than 20 ms repeated")
+    }
+
+    /// A card lost right after an xrun recovery, before the writer read its delay again, said
+    /// nothing was unheard (the last delay was forgotten at the recovery), so the resume skipped
+    /// the whole refilled buffer. The last delay known now survives the recovery: the resume
+    /// repeats (what the xrun dropped, too) but never passes the last frame the card played.
+    /// Straight on `AlsaOutput`, reading the delay after every write as the engine does.
+    func testACardLostRightAfterAnXrunIsNotTakenAsHeardPastWhereItStopped() throws {
+        let pcm = try device(speed: 1)
+        let output = AlsaOutput(device: pcm.name, configText: pcm.configText)
+        try output.open(format: AudioFormat(sampleRate: 44100, channels: 2, sample: .int16))
+        let bytes = [UInt8](repeating: 0x11, count: 44100 * 4 * 4)
+        var written = 0
+        while written < 44100 / 2 {
+            written += try bytes.withUnsafeBytes { try output.write($0.baseAddress!, frames: 2048) }
+            _ = output.delayFrames()
+        }
+        XCTAssertFalse(pcm.events(named: "start").isEmpty, "never started")
+        try pcm.set([.xrun])
+        // The next write meets the xrun, recovers, refills the buffer and waits for room: the card
+        // goes as soon as it plays again, before the writer's next look at it.
+        let unplugger = Thread {
+            let started = TestPCM.wait(timeout: 5) {
+                let names = pcm.events().map(\.name)
+                guard let xrun = names.lastIndex(of: "xrun") else { return false }
+                return names[xrun...].contains("start")
+            }
+            if started { try? pcm.set([.unplug]) }
+        }
+        unplugger.start()
+        var failure: OutputError?
+        do {
+            _ = try bytes.withUnsafeBytes { try output.write($0.baseAddress!, frames: 44100 * 3) }
+        } catch let error as OutputError {
+            failure = error
+        }
+        XCTAssertEqual(failure?.kind, .lost, "\(String(describing: failure)); events \(pcm.events())")
+        let point = try XCTUnwrap(output.failurePoint)
+        output.close()
+        let unplug = try XCTUnwrap(pcm.events(named: "unplug").first)
+        XCTAssertGreaterThanOrEqual(output.counters.recoveries, 1)
+        let total = written + point.accepted
+        XCTAssertEqual(pcm.recording().count / 4, total, "the device records every frame written")
+        let resumeFrame = total - point.unheard
+        let lastHeard = unplug.heard / 4
+        print("jukeboxtest xrun then unplug: the card stopped at frame \(lastHeard) of \(total) written; the output "
+              + "says \(point.unheard) unheard: resume at \(resumeFrame) (\(resumeFrame - lastHeard) frames after the last heard)")
+        XCTAssertLessThanOrEqual(resumeFrame, lastHeard, "the resume would skip \(resumeFrame - lastHeard) frames never played")
+        XCTAssertGreaterThanOrEqual(resumeFrame, 0)
+    }
+
+    /// Plays a 4 s track, unplugs the device 0.7 s in (after stalling it for 0.5 s with
+    /// `stallFirst`), replugs it and plays on from the held frame; checks the recording around it.
+    /// Returns the frame the device stopped at (the first it did not play), the frame the
+    /// engine resumed at, and the device's period.
+    private func unplugAndReplug(stallFirst: Bool) throws -> (lastHeard: Int, heldFrame: Int, period: Int) {
+        let pcm = try device(speed: 1)
+        let path = try scratch.audio(.wav16, frames: 44100 * 4)
+        let source = try TestAudio.decode(path: path)
+        let log = ReportLog()
+        let engine = engine(pcm, log)
+        defer { engine.shutdown() }
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        XCTAssertTrue(waitHeard(engine, 0.7))
+        if stallFirst {
+            try pcm.set([.stall])
+            usleep(500_000)
+            XCTAssertFalse(log.all.contains(where: isLost), "lost during the stall")
+        }
+        try pcm.set([.unplug])
+        XCTAssertTrue(log.wait(timeout: 5, for: isLost))
+        XCTAssertEqual(deviceReports(log).count, 1)
+        XCTAssertTrue(TestPCM.wait(timeout: 2) { !pcm.events(named: "close").isEmpty }, "device not closed")
+        let held = try XCTUnwrap(engine.position())
+        XCTAssertEqual(held.id, 1)
+        let unplug = try XCTUnwrap(pcm.events(named: "unplug").first)
+        let stopped = stallFirst ? try XCTUnwrap(pcm.events(named: "stall").first) : unplug
+        let lastHeard = stopped.heard / 4 // stream 1 starts at frame 0 of the recording
+        let heldFrame = Int((held.seconds * 44100).rounded())
+        // Back: the rest of the track from the held frame.
+        try pcm.clear()
+        let streamOneBytes = pcm.recording().count
+        engine.play(id: 1, path: path, from: held.seconds, paused: false)
+        XCTAssertTrue(finished(log, 1, timeout: 8))
+        engine.shutdown()
+        let recording = pcm.recording()
+        XCTAssertEqual((recording.count - streamOneBytes) / 4, source.frames - heldFrame)
+        if recording.count > streamOneBytes + fadeFrames * 4 {
+            assertSameAudio(Array(recording[(streamOneBytes + fadeFrames * 4)...]),
+                            source.bytes(frames: (heldFrame + fadeFrames)..<source.frames), bytesPerFrame: 4, "after the resume")
+        }
+        let periodFrames = period(pcm)
+        print("jukeboxtest vanish\(stallFirst ? " after a stall" : ""): the card stopped at frame \(lastHeard), noticed "
+              + "\(unplug.fields["noticed_after_ms"] ?? "?") ms after the unplug; resumed at \(heldFrame): "
+              + "\(heldFrame - lastHeard) frames after the last heard (negative: repeated), period \(periodFrames)")
+        return (lastHeard, heldFrame, periodFrames)
+    }
+
     // MARK: Release for another program (interruptions, release on pause)
 
     func testReleaseReportsWhereTheSoundStoppedAndResumingThereRepeatsAndSkipsNothing() throws {
