@@ -60,6 +60,7 @@ extension Event {
         case .trackFailed(let id, let reason): return "track failed (play \(id)): \(reason)"
         case .deviceUnavailable(let reason, let problem): return "device \(problem.rawValue): \(reason)"
         case .deviceAvailable: return "device available"
+        case .soundDevicesChanged: return "sound devices changed"
         case .deviceReleased: return "device released"
         case .saved(let error): return error.map { "save failed: \($0)" } ?? "saved"
         case .timerFired(let id, _): return "timer " + Self.name(id)

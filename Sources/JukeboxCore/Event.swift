@@ -136,6 +136,9 @@ public enum Event: Equatable, Sendable {
     /// A probe (`Command.probeDevice`) found the sound device free; a probe that could not have it
     /// reports `deviceUnavailable` instead.
     case deviceAvailable
+    /// The kernel's sound devices changed (a card's device nodes appeared or changed owner): a
+    /// device that was lost may be back.
+    case soundDevicesChanged
     /// The engine closed the device as asked by `Command.releaseDevice(token:)`; `heard` is where
     /// the sound really stopped (a release plays out a short fade after the request).
     case deviceReleased(token: UInt64, heard: PlayPosition?)

@@ -90,8 +90,12 @@ extension State {
             case .playing, .waitingForDevice:
                 if phase == .playing { step.commands.append(.report("waiting for audio device: \(reason)")) }
                 phase = .waitingForDevice(reason: reason)
-                step.commands.append(.startTimer(.deviceRetry, after: retryDelay))
-                retryDelay = min(retryDelay * 2, settings.deviceRetryMax)
+                // A card that is gone comes back announced, when the shell watches for it: the
+                // timer is then only a net, and the wait costs no wake-ups. Another program's hold
+                // ends unannounced: polled.
+                let most = problem == .lost && deviceReturnAnnounced ? settings.deviceRetryAnnouncedMax : settings.deviceRetryMax
+                step.commands.append(.startTimer(.deviceRetry, after: min(retryDelay, most)))
+                retryDelay = min(retryDelay * 2, most)
             case .paused, .stopped, .interrupted, .waitingForMusic:
                 break  // nothing wants the device now; the next play opens it again
             }
@@ -100,6 +104,16 @@ extension State {
         default:
             break
         }
+    }
+
+    /// Probes the device the player waits for (cheap: an open and a close); the track is opened and
+    /// decoded only once the device is free. A play already in flight answers by itself.
+    mutating func probeWaitingDevice(_ step: inout Step) {
+        guard case .waitingForDevice = phase, currentTrack != nil, loaded == nil else { return }
+        step.commands.append(.probeDevice)
+        // Its answer restarts the timer; should an answer never come, the wait still cannot
+        // outlive its cause: probe again a moment later.
+        step.commands.append(.startTimer(.deviceRetry, after: State.probeAnswerTimeout))
     }
 
     /// Seconds a probe's answer may take before the core probes again (the answer comes from the

@@ -57,6 +57,13 @@ extension State {
             }
         case .streamStatus(let playID, let status):
             streamReport(playID: playID, status: status, &step)
+        case .soundDevicesChanged:
+            // A card announced: probe now, and start the waits over (a card back but busy is
+            // then polled as closely as any busy device).
+            if case .waitingForDevice = phase, currentTrack != nil, loaded == nil {
+                retryDelay = settings.deviceRetryInitial
+                probeWaitingDevice(&step)
+            }
         case .interruptBegan, .interruptEnded, .deviceReleased:
             interruption(event, &step)
         case .buttonEdge, .buttonLevel, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),
@@ -125,14 +132,7 @@ extension State {
                 step.forceSave = true
             }
         case .timerFired(.deviceRetry, _):
-            // Probe first (cheap: an open and a close); the track is opened and decoded only once
-            // the device is free. A play already in flight answers by itself.
-            if case .waitingForDevice = phase, currentTrack != nil, loaded == nil {
-                step.commands.append(.probeDevice)
-                // Its answer restarts this timer; should an answer never come, the wait still
-                // cannot outlive its cause: probe again a moment later.
-                step.commands.append(.startTimer(.deviceRetry, after: State.probeAnswerTimeout))
-            }
+            probeWaitingDevice(&step)
         case .timerFired(.releaseDevice, _):
             releaseAfterPause(&step)
         }

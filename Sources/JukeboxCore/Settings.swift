@@ -26,6 +26,10 @@ public struct Settings: Equatable, Sendable {
     /// The longest wait between device probes (seconds): a device freed by another program is
     /// noticed within this time (plus the open).
     public var deviceRetryMax: Double = 0.25
+    /// The longest wait between probes of a lost device whose return the kernel announces
+    /// (`State.deviceReturnAnnounced`): the announcement finds the return, so this is only a net
+    /// for one missed (seconds).
+    public var deviceRetryAnnouncedMax: Double = 10
     /// Whether the program ends (exit code 0) when the queue has played to its end.
     public var exitWhenQueueEnds: Bool = false
     /// On restore: play if the saved state was playing (true), or always come back paused.

@@ -152,6 +152,10 @@ public struct State: Equatable, Sendable {
     public var failuresInARow = 0
     /// Delay before the next device retry.
     public var retryDelay: Double
+    /// Whether the kernel announces sound devices as they come (`Event.soundDevicesChanged`, a
+    /// watch on /dev/snd the shell runs for a device naming a kernel card): a lost device is then
+    /// probed on the announcement, and by timer only `Settings.deviceRetryAnnouncedMax` apart.
+    public var deviceReturnAnnounced = false
     /// Bumped on every change of queue contents or order.
     public var queueRevision = 0
     /// What was saved last, to save on change only.

@@ -302,6 +302,65 @@ final class EngineReportTests: XCTestCase {
         h.send(.deviceAvailable, commands: [])
     }
 
+    /// A card that went away, when the kernel announces sound devices (the shell's watch on
+    /// /dev/snd): the probes back off to 10 s apart (a net, not the way back), the announcement
+    /// probes at once, and a card back but busy is polled as closely as any busy device.
+    func testALostCardWhoseReturnIsAnnouncedIsProbedOnTheAnnouncementNotByPolling() {
+        var start = playing(2)
+        start.deviceReturnAnnounced = true
+        let h = CoreHarness(start)
+        h.heard(1, at: 42.25, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:42"))
+        let gone = "hw:0: No such device"
+        h.send(.deviceUnavailable(reason: gone, problem: .lost), {
+            $0.phase = .waitingForDevice(reason: gone)
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.retryDelay = 0.25
+            $0.shown = status("waiting", song: 1, index: 1, of: 2, elapsed: "0:42", message: "waiting for audio device: \(gone)")
+        }, commands: [
+            .report("waiting for audio device: \(gone)"),
+            .startTimer(.deviceRetry, after: 0.125),
+            .render(status("waiting", song: 1, index: 1, of: 2, elapsed: "0:42", message: "waiting for audio device: \(gone)")),
+        ])
+        for (wait, next) in [(0.25, 0.5), (0.5, 1.0), (1.0, 2.0), (2.0, 4.0), (4.0, 8.0), (8.0, 10.0), (10.0, 10.0), (10.0, 10.0)] {
+            h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
+            h.send(.deviceUnavailable(reason: gone, problem: .lost), { $0.retryDelay = next }, commands: [
+                .startTimer(.deviceRetry, after: wait),
+            ])
+        }
+        // The card's nodes appear: probed now, the waits start over.
+        h.send(.soundDevicesChanged, { $0.retryDelay = 0.125 }, commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
+        // Back, but another program took it first: polled 0.25 s apart at most, as a busy device is.
+        h.send(.deviceUnavailable(reason: "busy (held by aplay)", problem: .busy), {
+            $0.phase = .waitingForDevice(reason: "busy (held by aplay)")
+            $0.retryDelay = 0.25
+            $0.shown = status("waiting", song: 1, index: 1, of: 2, elapsed: "0:42", message: "waiting for audio device: busy (held by aplay)")
+        }, commands: [
+            .startTimer(.deviceRetry, after: 0.125),
+            .render(status("waiting", song: 1, index: 1, of: 2, elapsed: "0:42", message: "waiting for audio device: busy (held by aplay)")),
+        ])
+        h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
+        h.send(.deviceAvailable, {
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.nextPlayID = 5
+        }, commands: [.cancelTimer(.deviceRetry),
+                      .startTrack(playID: 3, path: "/music/1.flac", at: 42.25, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac"))])
+        // Playing again: an announcement changes nothing.
+        h.send(.soundDevicesChanged, commands: [])
+    }
+
+    /// Without the announcement (a plugin device, no watch), a lost card is polled as a busy one.
+    func testALostCardWithoutAnnouncementsIsPolledAndAnAnnouncementIsHarmless() {
+        let h = CoreHarness(playing(2))
+        h.deviceBusyOnTrack1(of: 2, reason: "gone", problem: .lost)
+        for _ in 0..<3 {
+            h.send(.timerFired(.deviceRetry, at: 0), commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
+            h.send(.deviceUnavailable(reason: "gone", problem: .lost), commands: [.startTimer(.deviceRetry, after: 0.25)])
+        }
+        h.send(.soundDevicesChanged, { $0.retryDelay = 0.125 }, commands: [.probeDevice, .startTimer(.deviceRetry, after: 2.5)])
+    }
+
     /// A probe whose answer is lost (it cannot happen with the real engine, which answers every
     /// probe made while it is idle) still cannot leave the player waiting forever: the probe
     /// timer is already running again.

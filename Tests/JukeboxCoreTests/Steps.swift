@@ -31,20 +31,21 @@ extension CoreHarness {
         ])
     }
 
-    /// The device turns out busy while track 1 of `count` plays at 0:00 (`playing(count)`): the
+    /// The device turns out busy (or `problem`) while track 1 of `count` plays at 0:00 (`playing(count)`): the
     /// player waits, first probe in 0.125 s, the next ones 0.25 s apart. Nothing is saved: waiting
     /// is saved as playing.
-    func deviceBusyOnTrack1(of count: Int, file: StaticString = #filePath, line: UInt = #line) {
-        send(.deviceUnavailable(reason: "busy", problem: .busy), file: file, line: line, {
-            $0.phase = .waitingForDevice(reason: "busy")
+    func deviceBusyOnTrack1(of count: Int, reason: String = "busy", problem: DeviceProblem = .busy,
+                            file: StaticString = #filePath, line: UInt = #line) {
+        send(.deviceUnavailable(reason: reason, problem: problem), file: file, line: line, {
+            $0.phase = .waitingForDevice(reason: reason)
             $0.loaded = nil
             $0.handedNext = nil
             $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: count, message: "waiting for audio device: busy")
+            $0.shown = status("waiting", song: 1, index: 1, of: count, message: "waiting for audio device: \(reason)")
         }, commands: [
-            .report("waiting for audio device: busy"),
+            .report("waiting for audio device: \(reason)"),
             .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: count, message: "waiting for audio device: busy")),
+            .render(status("waiting", song: 1, index: 1, of: count, message: "waiting for audio device: \(reason)")),
         ])
     }
 }
