@@ -118,7 +118,18 @@ enum Player {
             if terminal == nil { log.warning("--panel draws in a terminal only") }
         }
         let usbWatch: [EventSource] = setup.usb.map { [USBWatch(roots: $0.roots, mountsOnly: $0.mountsOnly)] } ?? []
-        let sources = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log) + usbWatch
+        // A kernel card that goes away is waited for by the kernel's word, not by polling.
+        var soundWatch: [EventSource] = []
+        if setup.audio == .alsa, SoundDeviceWatch.namesKernelCard(setup.device) {
+            let watch = SoundDeviceWatch()
+            if watch.isWatching {
+                soundWatch = [watch]
+                state.deviceReturnAnnounced = true
+            } else {
+                log.warning("cannot watch /dev/snd: a lost sound card is polled for")
+            }
+        }
+        let sources = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log) + usbWatch + soundWatch
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,

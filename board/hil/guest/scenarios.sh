@@ -162,5 +162,36 @@ if want interruption || want display-ssd1306; then
   fi
   stop_daemon
 fi
+# ---- A card that goes away and comes back: snd-dummy's driver unbound while it plays -------------
+if want card-return; then
+  start_daemon '"device": "hw:Dummy,0,0"'
+  begin card-return
+  drv=/sys/bus/platform/drivers/snd_dummy
+  dev=$(basename "$(ls -d "$drv"/snd_dummy.* 2>/dev/null | head -n 1)")
+  [ -n "$dev" ] || note "no snd_dummy device under $drv: $(ls "$drv" 2>&1)"
+  wait_for 10 pcm_owner_is Dummy 0p "$JPID" || note "jukebox does not hold the card while playing: $(pcm_status Dummy 0p)"
+  # The kernel frees the card once its files are closed: the unbind returns only after jukebox
+  # closed the PCM it lost (in the background, so that a player that never lets go is a failure
+  # here, not a hung guest).
+  ( echo "$dev" > "$drv/unbind" ) 2>"$W/unbind.err" &
+  unbinder=$!
+  wait_for 10 status_matches '"message":"waiting for audio device' \
+    || note "expected 'waiting for audio device' once the card was gone; seen: $(status_json)"
+  wait_for 10 eval '! kill -0 $unbinder 2>/dev/null' || note "the unbind never returned: jukebox kept the lost card open"
+  # Gone for 9 s: polling 0.25 s apart would probe about 36 times; announced, the probes back off.
+  before=$(grep -c 'timerFired(JukeboxCore.TimerID.deviceRetry' "$DLOG")
+  settle 9
+  probes=$(( $(grep -c 'timerFired(JukeboxCore.TimerID.deviceRetry' "$DLOG") - before ))
+  echo "$dev" > "$drv/bind" 2>>"$W/unbind.err" || note "cannot bind $dev again: $(cat "$W/unbind.err")"
+  back=$(date +%s%N)
+  wait_for 20 status_is playing || note "jukebox did not play again by itself once the card was back; seen: $(status_json)"
+  detail "probes while the card was gone 9 s: $probes; playing again $(( ($(date +%s%N) - back) / 1000000 )) ms after the bind (status polled through ctl)"
+  [ "$probes" -le 12 ] || note "the player polled the missing card $probes times in 9 s (announced: at most 12)"
+  grep -q 'soundDevicesChanged -> \["probeDevice"' "$DLOG" || note "the card's return was not announced to the core (no 'soundDevicesChanged -> [\"probeDevice\"' in the log)"
+  wait_for 10 pcm_owner_is Dummy 0p "$JPID" || note "card not reopened by jukebox: $(pcm_status Dummy 0p)"
+  finish
+  stop_daemon
+fi
+
 summary
 cp "$W"/*.log "$W"/*.json /tmp/out/ 2>/dev/null || true
