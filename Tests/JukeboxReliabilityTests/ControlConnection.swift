@@ -98,7 +98,12 @@ func advancing(_ control: ControlConnection, within seconds: Double) -> Double? 
     let ok = waitFor(seconds) {
         guard let s = control.status(), s.phase == "playing" else { return false }
         guard let before = first else { first = s; return false }
-        return s.path != before.path || (s.position ?? 0) > (before.position ?? 0) + 0.2
+        if s.path != before.path { return true }
+        // Back to an earlier place in the same track (repeat one from the end, as seed
+        // 1796299536685 found: a play at 60.0 of 60.0 ends at once and starts over; or a seek
+        // back): that is the new baseline, or the first sample would stay out of reach.
+        if (s.position ?? 0) < (before.position ?? 0) { first = s; return false }
+        return (s.position ?? 0) > (before.position ?? 0) + 0.2
     }
     return ok ? Date().timeIntervalSince(start) : nil
 }
