@@ -65,6 +65,28 @@ final class LibraryTests: XCTestCase {
         XCTAssertEqual(TrackInfo(path: "/m/Intro.wav").title, "Intro")
         XCTAssertEqual(TrackInfo(path: "/m/Intro.wav", title: "").title, "Intro")
     }
+
+    /// A combining mark right after a slash makes one grapheme of the two: the helpers still cut
+    /// where the kernel does (at the byte), and tell apart names the kernel tells apart.
+    func testPathsCutAtTheSlashByteWhateverFollowsIt() {
+        let mark = "\u{301}"  // COMBINING ACUTE ACCENT
+        XCTAssertEqual(Paths.fileName("/m/a/\(mark)b.flac"), "\(mark)b.flac")
+        XCTAssertEqual(Paths.directory("/m/a/\(mark)b.flac"), "/m/a")
+        XCTAssertEqual(Paths.stem("/m/a/\(mark)b.flac"), "\(mark)b")
+        XCTAssertEqual(Paths.fileExtension("/m/x.\(mark)FLAC"), "\(mark)flac")
+        XCTAssertEqual(Paths.stem("/m/.\(mark)hidden"), ".\(mark)hidden")
+        // The kernel walks a, ́, .., b: one `..` takes back the mark's folder only.
+        XCTAssertEqual(Paths.resolve("a/\(mark)/../b", against: "/m"), "/m/a/b")
+        XCTAssertEqual(Paths.resolve("./\(mark)x/../../y", against: "m"), "y")
+        XCTAssertTrue(Paths.isInside("/m/\(mark)x.flac", folder: "/m"))
+        XCTAssertTrue(Paths.isInside("/m/", folder: "/m/"))
+        XCTAssertFalse(Paths.isInside("/m\(mark)/x.flac", folder: "/m"))
+        // é precomposed and é decomposed are two names on disk (String's == says equal).
+        XCTAssertFalse(Paths.isInside("/caf\u{E9}/x.flac", folder: "/cafe\(mark)"))
+        XCTAssertTrue(Paths.isInside("/cafe\(mark)/x.flac", folder: "/cafe\(mark)"))
+        XCTAssertTrue(Paths.isInside("/x", folder: "/"))
+        XCTAssertFalse(Paths.isInside("/x", folder: ""))
+    }
 }
 
 final class TimeFormatTests: XCTestCase {
