@@ -157,7 +157,12 @@ install)
   systemctl restart jukebox.service
   wait_for 60 playing || note "expected StatusText 'playing: …' after the config edit; seen '$(prop StatusText)'"
   sleep 3   # some seconds heard, so the saved position is not 0
-  finish "apt install ./$deb: $VERSION, enabled and started (${took} s); conffile edited; $(prop StatusText)"
+  # Under the unit's sandbox the player watches /dev/snd for a card's return (SoundDeviceWatch,
+  # made for a kernel card's name): an inotify watch on that folder's inode among its fds.
+  snd_ino=$(printf '%x' "$(stat -c %i /dev/snd)")
+  grep -qs "inotify wd:[0-9]* ino:$snd_ino " "/proc/$(prop MainPID)/fdinfo/"* \
+    || note "the service does not watch /dev/snd (no inotify watch on inode $snd_ino): $(journalctl -b -u jukebox.service -o cat | grep -i watch | tail -n 2)"
+  finish "apt install ./$deb: $VERSION, enabled and started (${took} s); conffile edited; /dev/snd watched; $(prop StatusText)"
 
   # An MPD TCP listener: refused by the unit's sandbox as installed (one journal line, the player
   # plays on); answered once /usr/share/jukebox/mpd-network has written the network drop-in.
