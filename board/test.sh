@@ -4,7 +4,8 @@
 # test.sh - the whole test suite, from a fresh Debian 12/13 machine (it is what CI runs):
 #   1. installs what is needed (board/setup.sh), checks systemd/jukebox.service (check-unit.sh) and
 #      the module graph's one-way arrows (check-modules.sh: the service reaches no adapter and no
-#      ALSA, libsndfile, TagLib or libgpiod);
+#      ALSA, libsndfile, TagLib or libgpiod), and that every repository file the docs name exists
+#      (check-docs.sh);
 #   2. builds and runs every unit and end-to-end test;
 #   3. the reliability tests: 200+ power cuts (SIGKILL) and a compressed fault soak (beside
 #      steps 2 and 4-6: they mostly wait on real time);
@@ -45,6 +46,9 @@ bash board/check-unit.sh
 
 echo "test: module graph"
 bash board/check-modules.sh
+
+echo "test: files the docs name"
+bash board/check-docs.sh
 
 skip() { [ "${1:-0}" = 1 ]; }
 
