@@ -172,8 +172,9 @@ extension AudioEngine {
                 advanced.isUnstartedNext = false
                 return advanced
             }
-            // End of file (a read error mid-file also ends the track: play what could be decoded),
-            // unless the decoder gave up on the file (too slow): that is a failure with its reason.
+            // End of file (damaged data mid-file also ends the track: play what could be decoded),
+            // unless the decoder gave up on the file (too slow, or the medium failed under the
+            // read): that is a failure with its reason.
             track.decoder.close()
             if state.liveStream?.id == track.job.track.id { state.liveStream = nil }
             if let failure = track.decoder.failure {

@@ -99,8 +99,9 @@ public final class Decoder {
 
     /// Decodes up to `frames` frames into `buffer` (which must hold `frames * format.bytesPerFrame` bytes).
     /// Returns the frames decoded; 0 at the end of the file, on a decoding error, past the header's
-    /// length (plus a second's grace), when not one frame of the file decodes, or when decoding breaks
-    /// `limits` (in those last two cases `failure` says why).
+    /// length (plus a second's grace), when not one frame of the file decodes, when the read itself
+    /// fails (an I/O error), or when decoding breaks `limits` (in those last three cases `failure`
+    /// says why).
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let handle, frames > 0, failure == nil, position < frameCap else { return 0 }
         let count = sf_count_t(min(Int64(frames), frameCap - position))
@@ -116,6 +117,13 @@ public final class Decoder {
         let now = clock()
         decodeSeconds += now - lastClock
         lastClock = now
+        if delivered < count && Int(sf_error(handle)) == SF_ERR_SYSTEM {
+            // The medium failed under the read (EIO: a USB stick pulled out, a dying card): no end
+            // of the track, a failure with its reason, so that the caller can tell a stick that is
+            // gone from a damaged file (whose decodable part plays, then ends).
+            failure = DecodeError(path: path, reason: "read error: " + String(cString: sf_strerror(handle)))
+            return 0
+        }
         if delivered == 0 && position == 0 && decodedFrames == 0 {
             // The header promised audio but not one frame decodes: cut short inside the first frames,
             // or damaged. Saying so beats an empty track that "plays" in no time.

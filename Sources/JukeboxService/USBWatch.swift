@@ -18,6 +18,8 @@ public final class USBWatch: EventSource {
     /// Whether only a subfolder that is a mount point (another device than its root) is a stick;
     /// false lets any subfolder be one (tests, a bind-less setup).
     public let mountsOnly: Bool
+    /// The kernel's block devices by number (`/sys/dev/block`; a scratch folder in tests).
+    public let sysBlock: String
     private var notify: Int32 = -1
     /// Wakes the loop when `maintain` found a change (it cannot return events itself).
     private var wake: Int32 = -1
@@ -26,9 +28,10 @@ public final class USBWatch: EventSource {
 
     /// Starts watching `roots`. The sticks already there at start are not reported: they were
     /// not inserted now (a queue playing from one was restored with the state).
-    public init(roots: [String], mountsOnly: Bool = true) {
+    public init(roots: [String], mountsOnly: Bool = true, sysBlock: String = "/sys/dev/block") {
         self.roots = roots
         self.mountsOnly = mountsOnly
+        self.sysBlock = sysBlock
         notify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         addWatches()
@@ -94,9 +97,24 @@ public final class USBWatch: EventSource {
             let rootThere = lstat(cPath(base), &rootStat) == 0
             guard lstat(cPath(stick), &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, rootThere,
                   !(mountsOnly && st.st_dev == rootStat.st_dev) else { return stick }
+            // Pulled out, not unmounted yet: a read fails (EIO) before systemd undoes the mount,
+            // but the disk has left the kernel's block devices by then. (A file system on no block
+            // device, major 0 — tmpfs, NFS, FUSE — has no such entry to lose; and without sysfs
+            // mounted nothing can be told.)
+            let (major, minor) = Self.deviceNumbers(st.st_dev)
+            var entry = stat()
+            if major != 0, stat(cPath(sysBlock), &entry) == 0,
+               stat(cPath("\(sysBlock)/\(major):\(minor)"), &entry) != 0, errno == ENOENT { return stick }
             return nil
         }
         return nil
+    }
+
+    /// glibc's `major`/`minor` (macros Swift does not import) of a `dev_t`.
+    public static func deviceNumbers(_ dev: dev_t) -> (major: UInt64, minor: UInt64) {
+        let d = UInt64(dev)
+        return (((d & 0x0000_0000_000f_ff00) >> 8) | ((d & 0xffff_f000_0000_0000) >> 32),
+                (d & 0xff) | ((d & 0x0000_0fff_fff0_0000) >> 12))
     }
 
     private func addWatches() {

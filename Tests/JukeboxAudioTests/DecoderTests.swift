@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
+import Glibc
 import JukeboxAudio
 import JukeboxFixtures
 import XCTest
@@ -109,6 +110,35 @@ final class DecoderTests: XCTestCase {
                               || reason.hasPrefix("damaged audio file ("), "\(kind): \(reason)")
                 XCTAssertEqual((error as? DecodeError)?.path, truncated)
             }
+        }
+    }
+
+    /// The medium failing under the read (a USB stick pulled out: EIO) is no end of the track: the
+    /// decoder says it failed and why, so that the player can tell a stick that is gone from a
+    /// damaged file. Simulated at the system call: every descriptor of the file is replaced
+    /// (`dup2`) by one of a folder, whose `read` fails (EISDIR) as a vanished disk's does (EIO).
+    func testAReadThatFailsInTheMiddleIsAFailureNotTheEnd() throws {
+        let scratch = try Scratch()
+        for kind in [TestAudio.Kind.wav16, .flac] {
+            let path = try scratch.audio(kind, frames: 44100 * 20)
+            let decoder = try Decoder(path: path)
+            var buffer = [UInt8](repeating: 0, count: 4096 * 4)
+            XCTAssertEqual(buffer.withUnsafeMutableBytes { decoder.read(into: $0.baseAddress!, frames: 4096) }, 4096, "\(kind)")
+            let fds = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap(Int32.init)
+                .filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path }
+            XCTAssertFalse(fds.isEmpty, "the decoder's descriptor of \(path) not found")
+            let folder = open(scratch.url.path, O_RDONLY | O_DIRECTORY)
+            for fd in fds { XCTAssertEqual(dup2(folder, fd), fd) }
+            close(folder)
+            var got = 1, reads = 0
+            while got > 0 && reads < 2000 {
+                got = buffer.withUnsafeMutableBytes { decoder.read(into: $0.baseAddress!, frames: 4096) }
+                reads += 1
+            }
+            XCTAssertEqual(got, 0, "\(kind)")
+            let failure = try XCTUnwrap(decoder.failure, "\(kind): a failing read ended the track as if it were its end")
+            XCTAssertTrue(failure.reason.hasPrefix("read error: "), "\(kind): \(failure.reason)")
+            print("\(kind): \(failure.reason) (after \(reads) reads)")
         }
     }
 

@@ -112,4 +112,32 @@ final class USBWatchTests: XCTestCase {
         XCTAssertNil(plain.goneStick(holding: root + "/EMPTY/1.flac"))
         XCTAssertEqual(plain.goneStick(holding: root + "/OTHER/1.flac"), root + "/OTHER")
     }
+
+    /// A stick pulled out whose mount systemd has not undone yet: the folder still answers, but
+    /// its disk has left the kernel's block devices (`/sys/dev/block/MAJ:MIN`). A read fails (EIO)
+    /// in that window; the track is on a stick that is gone, not a file to skip.
+    func testAStickWhoseDiskLeftTheKernelIsGoneWhileItsMountRemains() throws {
+        let dir = TempDir()
+        let root = dir.file("media")
+        XCTAssertEqual(mkdir(root, 0o755), 0)
+        XCTAssertEqual(mkdir(root + "/STICK", 0o755), 0)
+        var st = stat()
+        XCTAssertEqual(stat(root + "/STICK", &st), 0)
+        let (major, minor) = USBWatch.deviceNumbers(st.st_dev)
+        guard major != 0 else { throw XCTSkip("the scratch folder is on no block device (major 0): nothing to lose") }
+        let sys = dir.file("sys-dev-block")
+        XCTAssertEqual(mkdir(sys, 0o755), 0)
+        dir.write("sys-dev-block/\(major):\(minor)", "")
+        // mountsOnly off: the scratch folder is no mount point; the disk check is the same.
+        let watch = USBWatch(roots: [root], mountsOnly: false, sysBlock: sys)
+        XCTAssertNil(watch.goneStick(holding: root + "/STICK/1.flac"))
+        XCTAssertEqual(unlink(sys + "/\(major):\(minor)"), 0)
+        XCTAssertEqual(watch.goneStick(holding: root + "/STICK/1.flac"), root + "/STICK")
+        // No sysfs at all (a root without /sys): nothing can be told, the stick counts as there.
+        let blind = USBWatch(roots: [root], mountsOnly: false, sysBlock: dir.file("no-sys"))
+        XCTAssertNil(blind.goneStick(holding: root + "/STICK/1.flac"))
+        // The numbers glibc's major()/minor() give, for a large and a small device number.
+        XCTAssertTrue(USBWatch.deviceNumbers(dev_t(0x0000_0801)) == (8, 1))
+        XCTAssertTrue(USBWatch.deviceNumbers(dev_t(0x0000_1000_5672_3489)) == (0x1234, 0x56789))
+    }
 }
