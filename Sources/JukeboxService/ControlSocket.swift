@@ -23,6 +23,9 @@ public final class ControlSocket {
         /// The peer ended its side (a read found the end); `hungUp`: it closed both ways (POLLHUP).
         var peerEnded = false
         var hungUp = false
+        /// Its peer was seen gone (POLLHUP) before its lines were read: it still has its lines
+        /// handled, but holds no slot a newcomer could have.
+        var peerGone = false
         /// When it last sent a byte (or connected), on the socket's clock.
         var lastHeard: Double
         init(id: Int, fd: Int32, now: Double) {
@@ -37,8 +40,11 @@ public final class ControlSocket {
     let listenFD: Int32
     var clients: [Int: Client] = [:]
     private var nextID = 1
-    /// Most clients at once; more are closed at accept.
+    /// Most clients at once; more are closed at accept. Clients whose peer has gone (their lines
+    /// are still handled: `echo add … | socat` leaves at once) do not count, up to
+    /// `maxClientsWithGone` descriptors in all.
     static let maxClients = 32
+    static let maxClientsWithGone = 4 * maxClients
     /// Most unsent reply bytes kept for a client that does not read.
     static let maxOutput = 64 << 10
     /// Seconds a client may stall mid-line, or be silent before its slot may go to a newcomer
@@ -176,7 +182,8 @@ public final class ControlSocket {
             if fd < 0 { return evicted }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            if clients.count >= Self.maxClients {
+            if live() >= Self.maxClients { noticeGonePeers() }
+            if live() >= Self.maxClients || clients.count >= Self.maxClientsWithGone {
                 let now = clock()
                 let victim = clients.values.filter { !$0.closed && now - $0.lastHeard >= idleLimit && evictable($0) }
                     .min { $0.lastHeard < $1.lastHeard }
@@ -194,6 +201,21 @@ public final class ControlSocket {
             let client = Client(id: nextID, fd: fd, now: clock())
             nextID += 1
             clients[client.id] = client
+        }
+    }
+
+    /// Clients holding a slot: not closed, peer not gone.
+    private func live() -> Int { clients.values.filter { !$0.closed && !$0.peerGone && !$0.hungUp }.count }
+
+    /// Marks the clients whose peer has closed its socket (POLLHUP, polled at once): a burst of
+    /// clients that sent a line and left, still in the listen queue when a newcomer came, took
+    /// the slots the newcomer was then refused (StuckJobTests saw "too many connections").
+    private func noticeGonePeers() {
+        let open = clients.values.filter { !$0.closed && !$0.peerGone && !$0.hungUp }
+        var fds = open.map { pollfd(fd: $0.fd, events: 0, revents: 0) }
+        guard !fds.isEmpty, poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
+        for (client, fd) in zip(open, fds) where fd.revents & (Int16(POLLHUP) | Int16(POLLERR)) != 0 {
+            client.peerGone = true
         }
     }
 
