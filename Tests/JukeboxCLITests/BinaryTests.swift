@@ -161,7 +161,8 @@ final class BinaryTests: ScratchTestCase {
         _ = try Jukebox.run(["ctl", "--socket", socket, "vol", "90"])
         try write(max: 50)
         kill(daemon.process.processIdentifier, SIGHUP)
-        XCTAssertTrue(waitFor(5) { (try? Jukebox.run(["ctl", "--socket", socket, "status"]))?.stdout.contains("vol 50") == true },
+        // Each `ctl` takes about a second under qemu-aarch64: room for several readings.
+        XCTAssertTrue(waitFor(15) { (try? Jukebox.run(["ctl", "--socket", socket, "status"]))?.stdout.contains("vol 50") == true },
                       "the new volume limit did not apply")
         let after = try Jukebox.run(["ctl", "--socket", socket, "status"]).stdout
         XCTAssertTrue(after.hasPrefix("▶ song"), "still playing: \(after)")

@@ -60,7 +60,7 @@ final class InterruptionScenarioTests: XCTestCase {
         XCTAssertTrue(waitFor(5) { self.pcm.events(named: "close").count > closes }, "a pause with releaseDelay 0 did not release the device")
 
         let chime = dir + "/chime.wav"
-        try TestAudio.write(path: chime, kind: .wav16, frames: 44_100 * 3 / 2)
+        try TestAudio.write(path: chime, kind: .wav16, frames: 44_100 * 4)
         let other = try aplay(chime)
         XCTAssertTrue(waitFor(5) { self.pcm.lockHolder == other.processIdentifier }, "aplay did not get the device")
         XCTAssertEqual(try Jukebox.run(["ctl", "--socket", socket, "play"]).status, 0)
