@@ -9,13 +9,16 @@
 # a test class by its path, `Tests/JukeboxMQTTTests/MQTTBridgeTests`, is its .swift file).
 # Names of other projects' files (`meta_mpd.py`, the kernel's `gpio-sim.c`), paths on a box
 # (`/etc/…`), globs (`MPD*.swift`) and placeholders (`Tests/FuzzCorpus/<harness>`) are left alone.
+# Also every relative link, `[text](path#anchor)`: the file must exist and, in a Markdown file,
+# a heading must make the anchor (GitHub's rule: lower case, punctuation dropped, spaces to `-`),
+# so that moving a section from one document to another cannot leave a dead link behind.
 #
 #   bash board/check-docs.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 files=$(git ls-files 2>/dev/null || find . -type f -not -path './.git/*' -not -path './.build/*' | sed 's|^\./||')
-docs=(README.md docs/*.md board/*.md board/*/README.md)
+docs=(README.md CONTRIBUTING.md docs/*.md board/*.md board/*/README.md)
 missing=0
 for doc in "${docs[@]}"; do
   [ -f "$doc" ] || continue
@@ -36,5 +39,32 @@ for doc in "${docs[@]}"; do
     fi
   done < <(grep -o '`[^`]*`' "$doc" | tr -d '`' | sort -u)
 done
-[ "$missing" -eq 0 ] || { printf 'check-docs: FAIL: %d name(s) of missing files\n' "$missing" >&2; exit 1; }
-echo "check-docs: every file the docs name is in the repository"
+
+# A document's text outside fenced code blocks.
+prose() { awk '/^```/ { fenced = !fenced; next } !fenced' "$1"; }
+# The anchors a Markdown file's headings make.
+anchors() { prose "$1" | sed -n 's/^#\{1,6\} //p' | LC_ALL=C.UTF-8 tr '[:upper:]' '[:lower:]' \
+  | LC_ALL=C.UTF-8 sed 's/[^[:alnum:]_ -]//g; s/ /-/g'; }
+dead=0
+for doc in "${docs[@]}"; do
+  [ -f "$doc" ] || continue
+  while IFS= read -r link; do
+    case "$link" in *:*) continue ;; esac   # https:, mailto:
+    path=${link%%#*} anchor=""
+    [[ "$link" == *'#'* ]] && anchor=${link#*#}
+    target=$doc
+    [ -n "$path" ] && target=$(dirname "$doc")/$path
+    if [ ! -e "$target" ]; then
+      printf 'check-docs: %s links to `%s`, which does not exist\n' "$doc" "$link" >&2
+      dead=$((dead + 1))
+    elif [ -n "$anchor" ] && [[ "$target" == *.md ]] && ! anchors "$target" | grep -qxF -- "$anchor"; then
+      printf 'check-docs: %s links to `%s`: no heading there makes that anchor\n' "$doc" "$link" >&2
+      dead=$((dead + 1))
+    fi
+  done < <(prose "$doc" | grep -o '](\([^) ]*\))' | sed 's/^](//; s/)$//' | sort -u)
+done
+
+[ "$missing" -eq 0 ] || printf 'check-docs: FAIL: %d name(s) of missing files\n' "$missing" >&2
+[ "$dead" -eq 0 ] || printf 'check-docs: FAIL: %d dead link(s)\n' "$dead" >&2
+[ "$missing" -eq 0 ] && [ "$dead" -eq 0 ] || exit 1
+echo "check-docs: every file the docs name is in the repository, every link leads somewhere"

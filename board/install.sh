@@ -14,7 +14,7 @@
 #   --binary PATH    install this jukebox binary instead of building one (skips setup.sh and the build)
 #   --root DIR       install the files under DIR (a staging root); skips users, udev and systemctl
 #   --dry-run        print every step, change nothing
-#   --snapcast-server   also make this box a Snapcast server (README "Several rooms: Snapcast"): snapserver
+#   --snapcast-server   also make this box a Snapcast server (docs/REMOTE.md "Several rooms: Snapcast"): snapserver
 #                    installed and started with jukebox's pipe source, a new config's output into it
 #   --snapcast-client[=HOST]   make this box a Snapcast client only (no jukebox): snapclient installed
 #                    and started, following the server at HOST (default: found by avahi)
@@ -83,7 +83,7 @@ root=${root%/}
 machine_arch=${JUKEBOX_ARCH:-$( (dpkg --print-architecture 2>/dev/null || uname -m) | head -n 1)}
 case "$machine_arch" in
   armhf|armel|arm|armv6l|armv7l|armv8l)
-    die "this system is 32-bit ARM ($machine_arch): not supported. Debian has no Swift toolchain or runtime for 32-bit ARM, so jukebox cannot be built or run on 32-bit Raspberry Pi OS, nor at all on the armv6 boards (Pi 1, original Pi Zero / Zero W). On a Pi Zero 2 W, 3, 4 or 5 install 64-bit Raspberry Pi OS (trixie) and the arm64 .deb (see README)." ;;
+    die "this system is 32-bit ARM ($machine_arch): not supported. Debian has no Swift toolchain or runtime for 32-bit ARM, so jukebox cannot be built or run on 32-bit Raspberry Pi OS, nor at all on the armv6 boards (Pi 1, original Pi Zero / Zero W). On a Pi Zero 2 W, 3, 4 or 5 install 64-bit Raspberry Pi OS (trixie) and the arm64 .deb (see docs/INSTALL.md)." ;;
 esac
 
 if [ -n "$board" ] && [ ! -f "board/profiles/$board.json" ]; then

@@ -152,7 +152,7 @@ make_deb() { # make_deb ARCH
   sed 's|/usr/local/share/jukebox/usb-mount|/usr/share/jukebox/usb-mount|g' \
     'systemd/jukebox-usb@.service' > "$stage/usr/lib/systemd/system/jukebox-usb@.service"
   install -D -m 0644 board/50-jukebox-power.rules "$stage/usr/share/polkit-1/rules.d/50-jukebox-power.rules"
-  # snapserver's controlscript for a jukebox pipe stream (README "Several rooms: Snapcast").
+  # snapserver's controlscript for a jukebox pipe stream (docs/REMOTE.md "Several rooms: Snapcast").
   install -d -m 0755 "$stage/usr/lib/jukebox"
   ln -s ../../bin/jukebox "$stage/usr/lib/jukebox/snapcast-control"
   install -d -m 0755 "$stage/usr/share/man/man1" "$stage/usr/share/doc/jukebox"
@@ -199,7 +199,7 @@ EOF
 
 for a in "${arches[@]}"; do make_deb "$a"; done
 
-# lintian: errors fail; warnings are printed (there are none today: README "Cross-building and packages").
+# lintian: errors fail; warnings are printed (there are none today: docs/BUILDING.md "Cross-building and packages").
 for a in "${arches[@]}"; do
   deb=$out/jukebox_${version}_${a}.deb
   report=$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -v 'running with root privileges' || true)

@@ -28,7 +28,7 @@
 #     starting too; its postinst works without systemd);
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
-#     Swift package: install a Swift 6 toolchain from swift.org first (see README).
+#     Swift package: install a Swift 6 toolchain from swift.org first (see README.md).
 set -euo pipefail
 
 say() { printf 'setup: %s\n' "$*"; }

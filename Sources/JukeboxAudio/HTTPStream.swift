@@ -28,7 +28,7 @@ public struct StreamSettings: Sendable, Equatable {
     /// `radio.caFile`: a station on a private network with its own CA); nil: the system's only.
     public var caFile: String?
 
-    /// Creates settings; the defaults are the README's.
+    /// Creates settings; the defaults are docs/RADIO.md's.
     public init(bufferSeconds: Double = 2, connectTimeoutSeconds: Double = 10, stallSeconds: Int = 10,
                 maxRedirects: Int = 5, maxHeaderBytes: Int = 64 << 10, backoff: ClosedRange<Double> = 0.5...30,
                 caFile: String? = nil, headerSeconds: Int = 10, startSeconds: Double = 30) {

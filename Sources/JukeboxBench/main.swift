@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// jukebox-bench: the figures of README "Performance and reliability". Usually run through
+// jukebox-bench: the figures of docs/TESTING.md "Performance and reliability". Usually run through
 // board/bench.sh, which builds the binary the way board/install.sh does and passes it here.
 import Foundation
 import Glibc

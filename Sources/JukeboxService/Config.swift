@@ -4,7 +4,7 @@ import JukeboxCore
 import Glibc
 import JukeboxSystem
 
-/// The daemon's configuration, read from a JSON file. Every key is optional; the README lists
+/// The daemon's configuration, read from a JSON file. Every key is optional; docs/CONFIGURATION.md lists
 /// each with its default. Unknown keys are reported (a typo should not pass silently) but do not
 /// stop the player.
 public struct Config: Equatable, Sendable {
@@ -367,7 +367,7 @@ private struct RawConfig: Decodable {
         case "rfid": return RawRFID.expectation("rfid")
         case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400, \"network\": true|false, \"caFile\": an absolute path}"
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
-        case "mqtt": return "must be an object with at least \"host\" (see README \"MQTT\")"
+        case "mqtt": return "must be an object with at least \"host\" (see docs/REMOTE.md \"MQTT\")"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
         default: return "unexpected value"
         }

@@ -48,7 +48,7 @@ public final class MPDSession {
     }
 
     /// The protocol version in the greeting: what jukebox implements, and so what clients may
-    /// rely on (see the README: 0.19's `list … group`, 0.21's filter expressions and `albumart`
+    /// rely on (see docs/REMOTE.md: 0.19's `list … group`, 0.21's filter expressions and `albumart`
     /// are here; 0.22's `readpicture` answers but finds no picture, so 0.22 is not claimed).
     public static let protocolVersion = "0.21.0"
     /// The commands allowed before `password` when one is configured.

@@ -71,7 +71,7 @@ enum Help {
     file holds no queue it queues the config's "music" paths. Music whose folder is not there
     yet (a stick or share not mounted) is waited for, keeping the queue and the place; a state
     file that cannot be read is never written over; one player per state file. Keys of the
-    JSON config file are listed in the README ("Configuration").
+    JSON config file are listed in docs/CONFIGURATION.md.
 
     Options:
       --config FILE       the JSON configuration (required)

@@ -79,7 +79,7 @@ final class GaplessBoundaryTests: XCTestCase {
                                     .finished(id: 2, next: 3), .started(id: 3), .finished(id: 3)])
     }
 
-    /// Documents the behaviour of MP3 without a LAME/Xing info frame (see README, "Behaviour worth
+    /// Documents the behaviour of MP3 without a LAME/Xing info frame (see docs/USING.md, "Behaviour worth
     /// knowing"): mpg123 then knows neither the encoder delay nor the padding, so the decode starts with
     /// the encoder's and decoder's delay (576 + 529 = 1105 frames) and the track does not join its
     /// neighbours gaplessly. The length is estimated from the first frame's bit rate and the file

@@ -58,8 +58,8 @@ final class ConfigTests: XCTestCase {
                     "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
                     "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "mqtt", "radio"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
-            let readme = try String(contentsOf: repo.appendingPathComponent("README.md"), encoding: .utf8)
-            XCTAssertTrue(readme.contains("| `\(key)` |"), "README does not document \(key)")
+            let reference = try String(contentsOf: repo.appendingPathComponent("docs/CONFIGURATION.md"), encoding: .utf8)
+            XCTAssertTrue(reference.contains("| `\(key)` |"), "docs/CONFIGURATION.md does not document \(key)")
         }
     }
 

@@ -11,6 +11,6 @@ choose_arches() {
   case "$1" in
     all) arches=(arm64 amd64) ;;
     arm64|amd64) arches=("$1") ;;
-    *) die "--arch $1: only arm64 and amd64 (Debian has no Swift for armhf: see README)" ;;
+    *) die "--arch $1: only arm64 and amd64 (Debian has no Swift for armhf: see docs/INSTALL.md)" ;;
   esac
 }
