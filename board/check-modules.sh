@@ -11,6 +11,8 @@
 #   - JukeboxAudio, JukeboxBoard: not the service or the wiring (adapters know only their own vocabulary
 #     and the core's display words);
 #   - JukeboxCore: nothing at all; JukeboxSystem: nothing but Glibc.
+# and a face that is a room of its own (the MPD face) names neither the runtime nor another face in
+# its code: it reaches the loop through its port (`MPDLoop`).
 #
 #   bash board/check-modules.sh           the closure check
 #   sudo bash board/check-modules.sh --build
@@ -76,6 +78,22 @@ for rule in "${rules[@]}"; do
     done
   fi
   echo "check-modules: $target -> ${reach:-(nothing)}"
+done
+
+# Faces that are rooms of their own reach the loop only through their port: no file in such a
+# folder names `Runtime` (or another face's folder's types) in code. Comments may name it.
+face_rooms=(
+  # folder:types of other rooms it must not name
+  "Sources/JukeboxService/MPD:Runtime ControlSocket SerialConsole SnapcastControl"
+)
+for room in "${face_rooms[@]}"; do
+  folder=${room%%:*}
+  for banned in ${room#*:}; do
+    # Code only: lines that are not comments.
+    hits=$(grep -n -w "$banned" "$folder"/*.swift | grep -v -E '^[^:]+:[0-9]+:[[:space:]]*//' || true)
+    [ -z "$hits" ] || fail "$folder reaches $banned (a face talks to the loop through its port): $hits"
+  done
+  echo "check-modules: $folder names none of: ${room#*:}"
 done
 
 [ "${1:-}" = --build ] || exit 0

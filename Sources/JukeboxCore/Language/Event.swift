@@ -129,8 +129,10 @@ public enum Event: Equatable, Sendable {
     /// A play reached its end; `next` is the play the engine went on with by itself (a gapless
     /// successor it was handed), nil when it stopped there.
     case trackFinished(playID: UInt64, next: UInt64?)
-    /// A play could not be opened or decoded.
-    case trackFailed(playID: UInt64, reason: String)
+    /// A play could not be opened or decoded. `missing`: what the shell found about where the
+    /// track's music went (nil: nothing is missing, the file itself is at fault); the core
+    /// decides what that means.
+    case trackFailed(playID: UInt64, reason: String, missing: MissingMusic? = nil)
     /// The sound device could not be had; the engine is idle and holds no device.
     case deviceUnavailable(reason: String, problem: DeviceProblem)
     /// A probe (`Command.probeDevice`) found the sound device free; a probe that could not have it
@@ -179,4 +181,13 @@ public struct PlayPosition: Equatable, Sendable {
         self.playID = playID
         self.seconds = seconds
     }
+}
+
+/// Where a track's music went, as the shell found it when the track failed: facts about the file
+/// system, which the core turns into a wait instead of a skip.
+public enum MissingMusic: Equatable, Sendable {
+    /// The USB stick that holds it is gone (its mount point may still be there, empty or stale).
+    case stickGone(path: String)
+    /// A folder above it is not there (a share gone, a folder moved).
+    case folderGone(String)
 }

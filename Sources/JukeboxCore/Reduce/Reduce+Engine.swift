@@ -6,7 +6,7 @@ extension State {
     mutating func engineReport(_ event: Event, _ step: inout Step) {
         if let chime = chimePlay {
             switch event {
-            case .trackFinished(chime, _), .trackFailed(chime, _), .deviceUnavailable:
+            case .trackFinished(chime, _), .trackFailed(chime, _, _), .deviceUnavailable:
                 // The chime is over (or could not sound): the track it stood in front of starts.
                 chimePlay = nil
                 let at = afterChime ?? position
@@ -45,8 +45,20 @@ extension State {
                 position = 0
                 startCurrent(at: 0, paused: !wantsSound, &step)
             }
-        case .trackFailed(let id, let reason):
+        case .trackFailed(let id, let reason, let missing):
             guard loaded?.playID == id, let track = currentTrack else { return }
+            // A play that failed because its music is not there (a stick pulled, a share gone)
+            // is not the track's fault: skipping would run through the whole queue and lose the
+            // place. The music is missing: it is waited for.
+            switch missing {
+            case .stickGone(let path)?:
+                step.activity = true
+                return usb(.usbRemoved(path: path), &step)
+            case .folderGone(let folder)?:
+                return startUp(.musicMissing(folder), &step)
+            case nil:
+                break
+            }
             failuresInARow += 1
             let name = Library.isStreamURL(track.info.path) ? track.info.path : Paths.fileName(track.info.path)
             message = "skipped \(name): \(reason)"

@@ -264,7 +264,7 @@ extension Runtime {
             ", last save \(Int(clock() - s.at)) s ago: " + (s.error ?? "ok")
         } ?? ", not saved yet") + (state.stateUnreadable.map { ", not saving: it cannot be read (\($0))" } ?? ""))
         lines.append("control clients \(control?.clients.count ?? 0)")
-        if let mpd { lines.append("mpd on \(mpd.listening.joined(separator: ", ")), \(mpd.clients.count) clients") }
+        if let mpd { lines.append("mpd on \(mpd.listener.listening.joined(separator: ", ")), \(mpd.listener.clients.count) clients") }
         return lines
     }
 

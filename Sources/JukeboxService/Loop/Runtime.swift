@@ -35,16 +35,8 @@ public final class Runtime {
     private let keyInput: Int32?
     /// The control socket, if one is open.
     let control: ControlSocket?
-    /// The MPD listener, once `openMPD` opened it.
-    var mpd: MPDListener?
-    /// The MPD sessions' backend (kept here: sessions hold it weakly).
-    var mpdFace: MPDFace?
-    /// Where relative MPD names are rooted.
-    var mpdMusicFolders: [String] = []
-    /// What MPD clients last saw, to tell which subsystems changed.
-    var mpdSeen: MPDWatch?
-    /// The MPD library index, its updates and cover reads (`Runtime+MPDLibrary.swift`).
-    var mpdLibrary: MPDLibraryState?
+    /// The MPD face, once `openMPD` opened it (sessions hold it weakly: kept here).
+    var mpd: MPDFace?
     /// The panel, if any.
     let display: DisplaySink?
     /// Buttons, encoder, input devices.
@@ -132,7 +124,7 @@ public final class Runtime {
 
     deinit {
         tagReader?.finish()
-        mpdLibrary?.reader?.finish()
+        mpd?.finish()
         writer?.finish()
     }
 
@@ -201,7 +193,7 @@ public final class Runtime {
         // The last save (the quit's) is on disk before the process ends; a folder still being
         // read is not waited for.
         tagReader?.finish(waiting: false)
-        mpdLibrary?.reader?.finish(waiting: false)
+        mpd?.finish(waiting: false)
         writer?.finish()
         audio.shutdown()
         if signalFD >= 0 { close(signalFD) }
@@ -259,22 +251,21 @@ public final class Runtime {
                 log.debug("\(next) -> \(commands.map(Self.brief))")
             }
             for command in commands { perform(command) }
-            if mpd != nil { noticeMPDChanges(next) }
+            mpd?.noticeChanges(next)
             if !readySent && !startingUp { reportLiveness() }
         }
     }
 
-    // A play that failed because its folder is not there (a stick pulled, a share gone) is not
-    // the track's fault: skipping would run through the whole queue and lose the place. The core
-    // hears that the music is missing instead, and waits for it.
+    // A failed play carries what the file system says about the current track's music: its
+    // stick gone, or a folder above it missing. The core decides what that means.
     private func explained(_ event: Event) -> Event {
-        guard case .trackFailed(let id, _) = event, state.loaded?.playID == id, let track = state.currentTrack else { return event }
+        guard case .trackFailed(let id, let reason, nil) = event, let track = state.currentTrack else { return event }
         // A stick pulled out leaves its mount point: the folder is there, the music is not.
         if let stick = sources.lazy.compactMap({ ($0 as? USBWatch)?.goneStick(holding: track.info.path) }).first {
-            return .usbRemoved(path: stick)
+            return .trackFailed(playID: id, reason: reason, missing: .stickGone(path: stick))
         }
         guard let folder = StartUp.missingFolder(of: track.info.path) else { return event }
-        return .musicMissing(folder)
+        return .trackFailed(playID: id, reason: reason, missing: .folderGone(folder))
     }
 
     /// Whether `event` can change a button's gesture state (edges, level reads, gesture timers).
@@ -355,9 +346,8 @@ public final class Runtime {
         if let panel = display?.nextDeadline { deadlines.append(panel) }
         if let interval = notifier?.watchdogInterval { deadlines.append(lastPing + interval / 2) }
         if let idle = nextIdleClientDeadline() { deadlines.append(idle) }
-        if let idle = mpd?.nextDeadline() { deadlines.append(idle) }
+        deadlines += mpd?.nextDeadline() ?? []
         if let job = tagReader?.nextDeadline { deadlines.append(job) }
-        if let job = mpdLibrary?.reader?.nextDeadline { deadlines.append(job) }
         if needsMaintenance { deadlines.append(lastMaintain + 1) }
         return deadlines.min()
     }
@@ -391,7 +381,7 @@ public final class Runtime {
         let controlStart = fds.count
         if let control { fds += control.pollFDs() }
         let mpdStart = fds.count
-        if let mpd { fds += mpd.pollFDs() }
+        if let mpd { fds += mpd.listener.pollFDs() }
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
         if n < 0 && errno != EINTR { log.error("poll: \(errnoText(errno))") }
         if fds[0].revents != 0 {
@@ -405,7 +395,7 @@ public final class Runtime {
             // After `drain` has reset the eventfd: a result posted meanwhile wakes the next poll.
             for result in mailbox.drainResults() { settle(result) }
             // Once the results (a library's tags among them) are freed: give their pages back.
-            mpdLibrary?.trimIfDue()
+            mpd?.library?.trimIfDue()
         }
         if fds[1].revents != 0 { readSignals() }
         if fds[2].revents != 0 { readKeys(fds[2].revents) }
@@ -415,7 +405,7 @@ public final class Runtime {
             for event in events { dispatch(event) }
         }
         if control != nil { serviceControl(Array(fds[controlStart..<mpdStart])) }
-        if let mpd { mpd.service(Array(fds[mpdStart...])) }
+        if let mpd { mpd.listener.service(Array(fds[mpdStart...])) }
         if let console, fds[consoleIndex].revents != 0 {
             if fds[consoleIndex].revents & Int16(POLLOUT) != 0 { console.flush() }
             if fds[consoleIndex].revents & ~Int16(POLLOUT) != 0 { serviceConsole(console) }
@@ -446,9 +436,9 @@ public final class Runtime {
         // Jobs handed over on this pass are watched from now; one without progress is given up.
         let end = clock()
         tagReader?.supervise(now: end)
-        mpdLibrary?.reader?.supervise(now: end)
+        mpd?.supervise(now: end)
         // Replies that came from a worker, and `idle` answers to what happened on this pass.
-        mpd?.sweep()
+        mpd?.listener.sweep()
     }
 
     // At most once a second: the music's folder (a stick mounted, a share up) and a state file
@@ -484,9 +474,9 @@ public final class Runtime {
         case .workDone(let id, let result):
             workWaiters.removeValue(forKey: id)?(result)
         case .chunkRead(let id, let result):
-            mpdChunkRead(id: id, result)
+            mpd?.chunkRead(id: id, result)
         case .updateListed(let id, let groups, let problem):
-            mpdUpdateListed(id: id, groups, problem: problem)
+            mpd?.updateListed(id: id, groups, problem: problem)
         case .cards(let report):
             settleCards(report)
         }

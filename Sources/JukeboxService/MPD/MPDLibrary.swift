@@ -3,7 +3,7 @@ import JukeboxCore
 
 /// The MPD face's library index: every song of the music folders with its tags, and the replies
 /// of `lsinfo`, `listall`, `listallinfo`, `find`/`search`, `list` and `count` made from it. Pure:
-/// the walk and the tag reads that fill it run on the tag reader (`Runtime+MPDLibrary.swift`);
+/// the walk and the tag reads that fill it run on the tag reader (`MPDLibraryCommands.swift`);
 /// this only sorts, filters and formats, so every reply is tested without a disk.
 public struct MPDLibrary: Sendable {
     /// One song: its URI (relative to its music folder, as MPD's clients see it), which folder,

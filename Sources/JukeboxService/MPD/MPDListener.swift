@@ -88,9 +88,9 @@ public final class MPDListener {
         if MPDSettings.isPath(bind) {
             // A stale socket file from an earlier run is replaced; a live one is not stolen, and
             // anything that is not a socket is not deleted.
-            try ControlSocket.clearStale(bind)
+            try UnixSocket.clearStale(bind)
             let fd = Int32(try sys("socket", bind) { Int(socket(AF_UNIX, flags, 0)) })
-            var addr = ControlSocket.address(bind)
+            var addr = UnixSocket.address(bind)
             return try finish(fd, bind) { withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } } }
         }
         var v4 = sockaddr_in(), v6 = sockaddr_in6()

@@ -5,7 +5,7 @@ import JukeboxSystem
 
 /// MPD's stored playlists: one `NAME.m3u` per playlist in one folder, one entry per line, written
 /// as MPD writes them (relative to the first music folder that holds the file, else absolute).
-/// Everything here touches the disk, so it runs on the tag reader's thread (`Runtime.offLoop`),
+/// Everything here touches the disk, so it runs on the tag reader's thread (`MPDLoop.offLoop`),
 /// never on the loop. Names come from clients: `check` refuses what could leave the folder or
 /// hide in it; files are opened with `O_NOFOLLOW`, so a symlink planted in the folder is never
 /// followed; writes go to an `O_EXCL` temporary file, are fsynced and renamed (or linked, when the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 
-/// What carries out MPD commands for a session: the loop (`Runtime+MPD.swift`), or a test double.
+/// What carries out MPD commands for a session: the MPD face (`MPDFace`: its command table), or a test double.
 public protocol MPDBackend: AnyObject {
     /// Carries out one command (never `idle`, `noidle`, `password`, `ping`, `close`, `commands`,
     /// `notcommands` or the command-list words: the session answers those). `reply` gets the
