@@ -107,9 +107,6 @@ enum Player {
                 log.warning("no control socket: \(error)")
             }
         }
-        if setup.hardware.display != nil || setup.terminalPanel != nil {
-            state.splashUntil = state.now + state.settings.splashSeconds
-        }
         var panel = PanelSink.make(setup.hardware.display, log: log, threaded: true)
         // `"display": {"type": "terminal"}` is the demo's simulated panel, chosen in the config.
         let terminalLayout = setup.terminalPanel ?? (setup.hardware.display?.kind == .terminal ? DisplayType.terminal.layout : nil)

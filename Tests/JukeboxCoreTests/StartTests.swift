@@ -42,6 +42,21 @@ final class StartTests: XCTestCase {
         ])
     }
 
+    /// With a panel the start shows the boot splash for `splashSeconds` from the start's time;
+    /// without one there is no splash to show.
+    func testAPanelShowsTheSplashFromTheStart() {
+        var withPanel = settings()
+        withPanel.display = .lcd16x2
+        var s = State(settings: withPanel)
+        s.now = 500
+        _ = reduce(&s, .started)
+        XCTAssertEqual(s.splashUntil, 501.5)
+        var plain = State(settings: settings())
+        plain.now = 500
+        _ = reduce(&plain, .started)
+        XCTAssertEqual(plain.splashUntil, 0)
+    }
+
     func testTheStartIsNotWrittenOverTheStateFileBeforeTheRestore() {
         let h = CoreHarness(State(settings: settings(max: 60)))
         h.send(.started, {

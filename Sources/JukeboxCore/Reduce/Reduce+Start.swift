@@ -6,6 +6,8 @@ extension State {
     mutating func startUp(_ event: Event, _ step: inout Step) {
         switch event {
         case .started:
+            // A panel shows the boot splash first, for `splashSeconds` from the start.
+            if settings.display != nil { splashUntil = now + settings.splashSeconds }
             volume = clampVolume(settings.bootVolume ?? volume)
             step.commands.append(.setVolume(volume))
             // Nothing was read or changed by a person: no reason to write the state file (a
