@@ -80,7 +80,6 @@ public final class MQTTBridge: @unchecked Sendable {
     public let topic: String
     let port: Int
     let log: @Sendable (LogLevel, String) -> Void
-    let interval: Double
 
     private var mosq: OpaquePointer?
     private let monitor = Monitor()
@@ -107,7 +106,7 @@ public final class MQTTBridge: @unchecked Sendable {
     /// Retained topics recorded earlier for this broker that this run does not publish: emptied.
     private var stale: Set<String> = []
     private var recorded: Set<String>?
-    private var lastPosition: (value: Double, at: Double, published: Double, file: String, phase: String)?
+    private var positions: PositionPublisher
     private var statusClient: ControlClient?
     private var eventClient: ControlClient?
     private var lastStatusAt = -Double.infinity
@@ -138,7 +137,7 @@ public final class MQTTBridge: @unchecked Sendable {
         topic = settings.topic ?? "jukebox/\(host)"
         port = settings.port ?? (settings.tls == nil ? 1883 : 8883)
         self.log = log
-        interval = settings.positionInterval ?? 10
+        positions = PositionPublisher(interval: settings.positionInterval ?? 10)
     }
 
     /// This machine's host name ("" when unknown).
@@ -358,7 +357,7 @@ public final class MQTTBridge: @unchecked Sendable {
             if stop { return }
             if again {
                 sent = [:]
-                lastPosition = nil
+                positions.forget()
             }
             connectSocket()
             let now = monotonicNow()
@@ -495,26 +494,18 @@ public final class MQTTBridge: @unchecked Sendable {
         set("repeat", status.repeat)
         set("queue", String(status.count))
         set("message", status.message ?? "")
-        // Position: at most every `interval` seconds while it runs as expected; at once after a
-        // jump (a seek, another track, a stop or a start).
+        // Position: when `PositionPublisher` says (every `positionInterval` while it runs as expected,
+        // at once after a jump).
         let position = status.position
-        var due = true
-        if let p = position, let last = lastPosition {
-            let expected = last.phase == "playing" ? last.value + (now - last.at) : last.value
-            let jumped = abs(p - expected) > 1.5 || file != last.file || status.phase != last.phase
-            due = jumped || (status.phase == "playing" && now - last.published >= interval)
-            if !due { lastPosition = (p, now, last.published, file, status.phase) }
-        }
-        if due {
+        if positions.observe(position, file: file, phase: status.phase, running: status.phase == "playing", now: now) {
             set("position", position.map(Self.seconds) ?? "")
-            lastPosition = position.map { ($0, now, now, file, status.phase) }
         }
         // `state` carries the published position, so it does not change every second.
         let q = JSONText.quoted
         func text(_ v: String?) -> String { v.map(q) ?? "null" }
         func number(_ v: Double?) -> String { v.flatMap { $0.isFinite ? Self.seconds($0) : nil } ?? "null" }
         let state = "{\"phase\":\(q(status.phase)),\"title\":\(text(status.title)),\"artist\":\(text(status.artist)),"
-            + "\"album\":\(text(status.album)),\"file\":\(text(status.path)),\"position\":\(number(position == nil ? nil : lastPosition?.value)),"
+            + "\"album\":\(text(status.album)),\"file\":\(text(status.path)),\"position\":\(number(position == nil ? nil : positions.latest)),"
             + "\"duration\":\(number(status.duration)),\"volume\":\(status.volume),\"shuffle\":\(status.shuffle),"
             + "\"repeat\":\(q(status.repeat)),\"queue\":\(status.count),\"message\":\(text(status.message))}"
         set("state", state)
