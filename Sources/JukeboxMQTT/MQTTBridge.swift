@@ -505,7 +505,7 @@ public final class MQTTBridge: @unchecked Sendable {
         func text(_ v: String?) -> String { v.map(q) ?? "null" }
         func number(_ v: Double?) -> String { v.flatMap { $0.isFinite ? Self.seconds($0) : nil } ?? "null" }
         let state = "{\"phase\":\(q(status.phase)),\"title\":\(text(status.title)),\"artist\":\(text(status.artist)),"
-            + "\"album\":\(text(status.album)),\"file\":\(text(status.path)),\"position\":\(number(position == nil ? nil : positions.latest)),"
+            + "\"album\":\(text(status.album)),\"file\":\(text(status.path)),\"position\":\(number(position == nil ? nil : positions.published)),"
             + "\"duration\":\(number(status.duration)),\"volume\":\(status.volume),\"shuffle\":\(status.shuffle),"
             + "\"repeat\":\(q(status.repeat)),\"queue\":\(status.count),\"message\":\(text(status.message))}"
         set("state", state)

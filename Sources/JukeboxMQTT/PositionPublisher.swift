@@ -21,13 +21,13 @@ struct PositionPublisher: Equatable {
         var running: Bool
     }
     private var last: Seen?
+    /// The position published last (nil: none, or none since `forget`).
+    private(set) var published: Double?
 
     init(interval: Double) {
         self.interval = interval
     }
 
-    /// The position seen last (what the `state` object carries), nil when none is.
-    var latest: Double? { last?.value }
 
     /// A status read at `now`: the position (nil: none), its file, the phase, and whether the
     /// position runs (playing). Returns whether the position is to be published now; when not,
@@ -42,11 +42,13 @@ struct PositionPublisher: Equatable {
             }
         }
         last = position.map { Seen(value: $0, at: now, published: now, file: file, phase: phase, running: running) }
+        published = position
         return true
     }
 
     /// Forgets what was published (a new connection to the broker publishes everything again).
     mutating func forget() {
         last = nil
+        published = nil
     }
 }

@@ -281,6 +281,11 @@ final class MQTTBridgeTests: XCTestCase {
         print("MQTT: position gaps while playing with positionInterval 2: \(gaps.map { String(format: "%.2f", $0) }.joined(separator: ", ")) s")
         // Published every read would be about 1 s apart; delivery jitter under emulation is allowed for.
         for gap in gaps { XCTAssertGreaterThanOrEqual(gap, 1.5, "positions \(gaps)") }
+        // The state object carries the published position, so it changes with it, not with every
+        // read: while the three positions went out, at most one state each (and the first).
+        let window = o.messages.dropFirst(start).prefix { $0.at <= times[times.count - 1] }
+        let states = window.filter { $0.topic == topic + "/state" }.count
+        XCTAssertLessThanOrEqual(states, times.count + 1, "state messages \(states) for \(times.count) positions")
         // Paused, the position does not run: nothing is due but a jump, which goes out at once.
         XCTAssertEqual(player.ask("pause")?.hasPrefix("ok ⏸"), true)
         XCTAssertTrue(o.sees(topic + "/phase", "paused"))

@@ -35,16 +35,16 @@ final class PositionPublisherTests: XCTestCase {
             XCTAssertEqual(p.observe(row.position, file: row.file, phase: row.phase, running: running, now: row.now), row.publish,
                            "at \(row.now): \(row.why)")
         }
-        XCTAssertEqual(p.latest, 0)
+        XCTAssertEqual(p.published, 0)
     }
 
-    func testAPositionHeldBackIsStillTheLatestAndForgetPublishesAgain() {
+    func testAPositionHeldBackLeavesThePublishedOneAndForgetPublishesAgain() {
         var p = PositionPublisher(interval: 10)
         XCTAssertTrue(p.observe(5, file: "a", phase: "playing", running: true, now: 0))
         XCTAssertFalse(p.observe(6, file: "a", phase: "playing", running: true, now: 1))
-        XCTAssertEqual(p.latest, 6, "the value seen is what the state object carries")
+        XCTAssertEqual(p.published, 5, "the state object carries what was published, not each second's value")
         p.forget()
-        XCTAssertNil(p.latest)
+        XCTAssertNil(p.published)
         XCTAssertTrue(p.observe(7, file: "a", phase: "playing", running: true, now: 2), "after a reconnect everything goes out")
     }
 }
