@@ -6,7 +6,7 @@ import JukeboxService
 import JukeboxSystem
 
 /// How soon a big USB stick plays: the player's own two steps after the watcher reports it
-/// (`Runtime.loadUSB`): listing the stick and reading its first folder's tags (then the first
+/// (`Runtime.loadUSB`, as `Command.loadUSB` asks): listing the stick and reading its first folder's tags (then the first
 /// track can start), and reading the rest (appended meanwhile). The watcher's own delay (an
 /// inotify event, one loop pass) and the engine's start are left out.
 struct USBStickStart {

@@ -33,7 +33,7 @@ final class USBTests: XCTestCase {
         }, commands: [])
         h.send(.usbInserted(path: stick), { $0.usbLoading = "/music" }, commands: [
             .report("USB stick inserted: /music: reading"),
-            .loadUSB(path: "/music"),
+            .loadUSB(path: "/music", through: "/music/2.flac"),
         ])
         // The bookmark's track, at its second: the stick's place from the last time.
         h.send(.usbTracks(path: stick, tracks: infos(3), messages: ["skipped notes.txt"]), {

@@ -54,8 +54,10 @@ public enum Command: Equatable, Sendable {
     /// Read these paths (folders, playlists, files) off the loop and report the tracks as
     /// `Event.cardTracks(card:)`.
     case loadCard(card: String, paths: [String])
-    /// Read the stick mounted at `path` off the loop and report its tracks as `Event.usbTracks`.
-    case loadUSB(path: String)
+    /// Read the stick mounted at `path` off the loop and report its tracks as `Event.usbTracks`:
+    /// first its folders up to the one holding `through` (the stick's bookmarked track; nil: the
+    /// first folder), so that play starts there while the rest is read.
+    case loadUSB(path: String, through: String? = nil)
     /// Run this program (an argument vector, never through a shell) and do not wait for it.
     case runProgram([String])
     /// End the program with this exit code (after carrying out the commands before it).

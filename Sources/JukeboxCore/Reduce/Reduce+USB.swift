@@ -18,7 +18,8 @@ extension State {
             }
             usbLoading = path
             step.commands.append(.report("USB stick inserted: \(path): reading"))
-            step.commands.append(.loadUSB(path: path))
+            // Read first: the folders through the one its bookmark is in, which plays at once.
+            step.commands.append(.loadUSB(path: path, through: bookmarks.last(where: { $0.paths == [path] })?.track))
         case .usbRemoved(let path):
             if usbLoading == path { usbLoading = nil }
             if usbFilling == path { usbFilling = nil }

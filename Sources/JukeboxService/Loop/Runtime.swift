@@ -311,7 +311,7 @@ public final class Runtime {
             pending.append(.buttonLevel(button, pressed: level, at: clock()))
         case .exit(let code): exitCode = code
         case .loadCard(let card, let paths): loadCard(card, paths: paths)
-        case .loadUSB(let path): loadUSB(path)
+        case .loadUSB(let path, let through): loadUSB(path, through: through)
         case .runProgram(let argv):
             if let error = startProgram(argv).error { status.report("cannot run \(argv.first ?? ""): \(error)") }
         }

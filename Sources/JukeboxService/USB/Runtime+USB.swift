@@ -9,12 +9,11 @@ private final class USBRest: @unchecked Sendable {
 }
 
 extension Runtime {
-    /// `Command.loadUSB`: the stick is listed and its first folder (through its bookmark's
-    /// folder) read by the tag reader, never on the loop, and comes back as `Event.usbTracks`
-    /// (`more`), so it plays while the rest is read and comes back as `Event.usbMoreTracks`.
-    /// A player that cannot load files says so at once.
-    func loadUSB(_ path: String) {
-        let bookmarked = state.bookmarks.last(where: { $0.paths == [path] })?.track
+    /// `Command.loadUSB`: the stick is listed and its first folders (through the one holding
+    /// `through`, as the core chose) read by the tag reader, never on the loop, and come back as
+    /// `Event.usbTracks` (`more`), so it plays while the rest is read and comes back as
+    /// `Event.usbMoreTracks`. A player that cannot load files says so at once.
+    func loadUSB(_ path: String, through bookmarked: String?) {
         let rest = USBRest()
         let started = offLoop({ load in
             let (first, others) = USBScan.split(USBScan.folders(path), through: bookmarked)
