@@ -15,6 +15,7 @@ extension Event {
         case .seek(let to): return "seek to " + TimeFormat.clock(to)
         case .seekBy(let by): return "seek " + (by < 0 ? "-" : "+") + TimeFormat.clock(abs(by))
         case .playEntry(let at): return "play entry \(at + 1)"
+        case .seekEntry(let at, let to): return "seek entry \(at + 1) to \(TimeFormat.clock(to))"
         case .setVolume(let v): return "volume \(v)"
         case .changeVolume(let by): return "volume " + (by < 0 ? "\(by)" : "+\(by)")
         case .setShuffle(let on, _): return "shuffle " + (on ? "on" : "off")

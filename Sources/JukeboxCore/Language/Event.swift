@@ -22,6 +22,9 @@ public enum Event: Equatable, Sendable {
     case seekBy(Double)
     /// Make the queue entry at this index (queue order, 0-based) current at 0 s and play it.
     case playEntry(at: Int)
+    /// Go to `to` seconds in the queue entry at this index: a seek when it is the current track,
+    /// else that entry plays from there (MPD's `seek` and `seekid`).
+    case seekEntry(at: Int, to: Double)
     /// Set the volume (0–100, clamped to the configured range).
     case setVolume(Int)
     /// Change the volume by a signed number of points.

@@ -43,6 +43,13 @@ extension State {
             if phase == .paused { unload(&step) }
             go(to: target, &step)
             play(&step)
+        case .seekEntry(let index, let seconds):
+            guard queue.indices.contains(index) else {
+                message = "no queue entry \(index + 1)"
+                return
+            }
+            if currentTrack?.id != queue[index].id { intent(.playEntry(at: index), &step) }
+            seek(to: seconds, &step)
         default: break
         }
     }

@@ -84,10 +84,9 @@ extension MPDFace {
         MPDCommand("mixrampdelay", 1...1) { face, _, r, reply in face.mixramp(r, reply) },
     ]
 
-    // A seek in the current track, or a play of another entry at that point.
+    // A seek in the current track, or a play of another entry from that point: the core's choice.
     private func seek(_ pos: Int, to t: Double, _ loop: MPDLoop, _ reply: @escaping MPDLinesReply) {
-        let current = loop.state.currentTrack?.id == loop.state.queue[pos].id
-        intents(current ? [.seek(to: t)] : [.playEntry(at: pos), .seek(to: t)], loop, reply)
+        intents([.seekEntry(at: pos, to: t)], loop, reply)
     }
 
     private func mixramp(_ r: MPDRequest, _ reply: @escaping MPDLinesReply) {
