@@ -6,7 +6,7 @@
 # device plugin libasound loads) run by qemu-aarch64 through binfmt_misc. The module-level suites
 # (core, audio, board, service, system, MQTT, app) and a few end-to-end classes of the binary;
 # board/test.sh runs it. Left out: JukeboxReliabilityTests (minutes long natively) and the other
-# end-to-end classes of JukeboxCLITests (see cli_classes below).
+# end-to-end classes of JukeboxEndToEndTests (see cli_classes below).
 #
 #   sudo bash board/test-arm64.sh [--no-build] [FILTER]
 #
@@ -168,8 +168,8 @@ in_root() {
 }
 
 # 4. the run. Raw XCTest takes classes (Module.Class), not modules: every class outside
-# JukeboxReliabilityTests and JukeboxCLITests, from the bundle's own list, and these of
-# JukeboxCLITests. The end-to-end classes start the binary many times (each start costs seconds
+# JukeboxReliabilityTests and JukeboxEndToEndTests, from the bundle's own list, and these of
+# JukeboxEndToEndTests. The end-to-end classes start the binary many times (each start costs seconds
 # under emulation) and run the same Swift code the module suites run here: all of them took 2,613
 # of the 3,900 seconds the whole suite took under emulation (3 December 2026), and two failed only
 # for the emulator's pace beside three other processes. The binary itself is proven on arm64 by
@@ -178,15 +178,15 @@ in_root() {
 # parent-death signal (BinaryTests, StopBoundTests), a file name that is not UTF-8 from the
 # directory listing to open() (CChar is unsigned on arm64), and the state file's refusals.
 cli_classes=(
-  JukeboxCLITests.BinaryTests
-  JukeboxCLITests.StopBoundTests
-  JukeboxCLITests.ForeignPathsTests/testANonUTF8NamePlaysIsShownAsReplacementAndResumesAfterARestart
-  JukeboxCLITests.StateFilesBinaryTests/testLinksPlantedAtTheStateFilesTemporaryNamesAreNeverWrittenThrough
+  JukeboxEndToEndTests.BinaryTests
+  JukeboxEndToEndTests.StopBoundTests
+  JukeboxEndToEndTests.ForeignPathsTests/testANonUTF8NamePlaysIsShownAsReplacementAndResumesAfterARestart
+  JukeboxEndToEndTests.StateFilesBinaryTests/testLinksPlantedAtTheStateFilesTemporaryNamesAreNeverWrittenThrough
 )
 if [ -z "$filter" ]; then
   in_root "$bundle" --list-tests > "$run/list" 2>&1 || die "$bundle --list-tests failed: $(tail -n 5 "$run/list")"
   filter=$( { sed -n 's#^\([A-Za-z0-9_]*\)\.\([A-Za-z0-9_]*\)/.*#\1.\2#p' "$run/list" \
-    | { grep -v -e '^JukeboxReliabilityTests\.' -e '^JukeboxCLITests\.' || true; }
+    | { grep -v -e '^JukeboxReliabilityTests\.' -e '^JukeboxEndToEndTests\.' || true; }
     printf '%s\n' "${cli_classes[@]}"; } | sort -u | paste -sd, -)
   [ -n "$filter" ] || die "the bundle listed no tests"
 fi

@@ -27,7 +27,7 @@ enum Probe {
 
     /// Prints `probe NAME --help`; exit code 0.
     static func subjectHelp(_ name: String) -> Int32 {
-        Commands.help(Help.probe(name) ?? Help.probe)
+        Subcommands.help(Help.probe(name) ?? Help.probe)
     }
 
     /// A sine on the device: the quickest "does this box make sound" check.

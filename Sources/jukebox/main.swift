@@ -16,15 +16,15 @@ let args = calledAs == "snapcast-control" ? ["snapcast-control"] + rawArguments.
 let code: Int32
 do throws(UsageError) {
     switch args.first {
-    case "play": code = try Commands.play(Array(args.dropFirst()))
-    case "run": code = try Commands.run(Array(args.dropFirst()))
-    case "demo": code = try Commands.demo(Array(args.dropFirst()))
-    case "ctl": code = try Commands.ctl(Array(args.dropFirst()))
-    case "yield": code = try Commands.yield(Array(args.dropFirst()))
+    case "play": code = try Subcommands.play(Array(args.dropFirst()))
+    case "run": code = try Subcommands.run(Array(args.dropFirst()))
+    case "demo": code = try Subcommands.demo(Array(args.dropFirst()))
+    case "ctl": code = try Subcommands.ctl(Array(args.dropFirst()))
+    case "yield": code = try Subcommands.yield(Array(args.dropFirst()))
     case "probe": code = try Probe.run(Array(args.dropFirst()))
-    case "mpd-tcp": code = try Commands.mpdTCP(Array(args.dropFirst()))
-    case "mqtt-forget": code = try Commands.mqttForget(Array(args.dropFirst()))
-    case "snapcast-control": code = try Commands.snapcastControl(Array(args.dropFirst()))
+    case "mpd-tcp": code = try Subcommands.mpdTCP(Array(args.dropFirst()))
+    case "mqtt-forget": code = try Subcommands.mqttForget(Array(args.dropFirst()))
+    case "snapcast-control": code = try Subcommands.snapcastControl(Array(args.dropFirst()))
     case "--version", "-V", "version":
         writeAll(1, "jukebox \(jukeboxVersion)\n")
         code = 0

@@ -9,7 +9,7 @@ import XCTest
 /// does (`SnapReader`): the pipe paces the writer, the bytes arrive whole and in order, a missing
 /// reader or a stalled one is a lost device within bounded time, an interrupt ends a waiting
 /// write at once, and formats the stream cannot carry are refused naming both. The same with
-/// the real snapserver and snapclient: JukeboxCLITests' SnapcastTests.
+/// the real snapserver and snapclient: JukeboxEndToEndTests' SnapcastTests.
 final class SnapcastOutputTests: XCTestCase {
     private let stream = SnapcastOutput.StreamFormat(rate: 44100, bits: 16, channels: 2)
     private let cd = AudioFormat(sampleRate: 44100, channels: 2, sample: .int16)

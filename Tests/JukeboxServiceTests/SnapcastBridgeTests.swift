@@ -4,7 +4,7 @@ import JukeboxService
 import XCTest
 
 /// The stream plugin's translation, without I/O: requests → control lines, `status --json` →
-/// properties. The bridge with a player and a stdin: JukeboxCLITests' SnapcastControlTests.
+/// properties. The bridge with a player and a stdin: JukeboxEndToEndTests' SnapcastControlTests.
 final class SnapcastBridgeTests: XCTestCase {
     func action(_ text: String) -> SnapcastBridge.Action { SnapcastBridge.action(for: Array(text.utf8)) }
 

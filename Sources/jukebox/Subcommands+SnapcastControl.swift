@@ -3,7 +3,7 @@ import Glibc
 import JukeboxService
 import JukeboxSystem
 
-extension Commands {
+extension Subcommands {
     /// `jukebox snapcast-control [--socket PATH]`: snapserver's stream plugin (`SnapcastControl`).
     /// snapserver adds arguments of its own (`--stream=ID`, `--snapcast-port=N`, in later versions
     /// `--snapcast-host=H` and `controlscriptparams`): every `--name=value` is accepted and ignored,

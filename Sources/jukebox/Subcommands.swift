@@ -6,7 +6,7 @@ import Glibc
 import JukeboxSystem
 
 /// The subcommands: each parses its arguments into a setup and hands it to `Player`.
-enum Commands {
+enum Subcommands {
     static let logLevels = ["error", "warning", "info", "debug"]
 
     static func play(_ args: [String]) throws(UsageError) -> Int32 {

@@ -3,7 +3,7 @@ import JukeboxMQTT
 import JukeboxService
 import JukeboxSystem
 
-extension Commands {
+extension Subcommands {
     /// `jukebox mqtt-forget --config FILE [--timeout SECONDS]`: takes away what the player
     /// announced on its MQTT brokers (Home Assistant's discovery configs and the retained state:
     /// an empty retained message on each), as the record beside FILE's state file lists it. For

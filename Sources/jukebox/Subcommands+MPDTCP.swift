@@ -3,7 +3,7 @@ import JukeboxMQTT
 import JukeboxService
 import JukeboxSystem
 
-extension Commands {
+extension Subcommands {
     /// `jukebox mpd-tcp --config FILE`: the config's MPD TCP listeners, one `ADDRESS PORT` line
     /// each, nothing when the config has no `mpd` object or only Unix socket paths. The service's
     /// network drop-in is written from this (board/mpd-network.sh: install.sh and the package's
