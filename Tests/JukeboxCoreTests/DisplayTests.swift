@@ -315,6 +315,7 @@ final class DisplayTests: XCTestCase {
             .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
         ])
         h.send(.trackFailed(playID: 1, reason: "bad"), {
+            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
             $0.cursor = 1
             $0.message = "skipped 1.flac: bad"
             $0.shownFrame = DisplayFrame(rows: ["Song 2          ", "skipped 1.flac: "])

@@ -107,6 +107,7 @@ final class EngineReportTests: XCTestCase {
     func testAFailedTrackIsSkippedWithAMessageNamingTheFile() {
         let h = CoreHarness(playing(3))
         h.send(.trackFailed(playID: 1, reason: "not a recognised audio format"), {
+            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
             $0.cursor = 1
             $0.message = "skipped 1.flac: not a recognised audio format"
             $0.nextPlayID = 5
@@ -122,7 +123,10 @@ final class EngineReportTests: XCTestCase {
             .render(status("playing", song: 2, index: 2, of: 3, message: "skipped 1.flac: not a recognised audio format")),
         ])
         // A successful start resets the failure count.
-        h.send(.trackStarted(playID: 3), { $0.failuresInARow = 0 }, commands: [])
+        h.send(.trackStarted(playID: 3), {
+            $0.failuresInARow = 0
+            $0.failuresFrom = nil
+        }, commands: [])
     }
 
     func testAFailedSuccessorIsSkippedAfterTheContinuation() {
@@ -140,6 +144,7 @@ final class EngineReportTests: XCTestCase {
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
         h.send(.trackFailed(playID: 2, reason: "truncated"), {
+            $0.failuresFrom = FailurePlace(cursor: 1, position: 0.0, wantedSound: true)
             $0.cursor = 2
             $0.message = "skipped 2.flac: truncated"
             $0.nextPlayID = 5
@@ -167,6 +172,7 @@ final class EngineReportTests: XCTestCase {
             .render(status("playing", song: 1, index: 1, of: 2, repeat: .all)),
         ])
         h.send(.trackFailed(playID: 1, reason: "bad"), {
+            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
             $0.cursor = 1
             $0.message = "skipped 1.flac: bad"
             $0.nextPlayID = 5
@@ -206,6 +212,7 @@ final class EngineReportTests: XCTestCase {
     func testAfterNothingCouldBePlayedATrackAddedLaterIsReachedByTheNextPlay() {
         let h = CoreHarness(playing(1))
         h.send(.trackFailed(playID: 1, reason: "bad"), {
+            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
             $0.phase = .stopped
             $0.message = "nothing in the queue can be played"
             $0.loaded = nil
@@ -219,6 +226,7 @@ final class EngineReportTests: XCTestCase {
             .render(status("stopped", song: 1, index: 1, of: 1, message: "nothing in the queue can be played")),
         ])
         h.send(.add([info(2)]), {
+            $0.failuresFrom = nil
             $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
             $0.order = [1, 2]
             $0.nextTrackID = 3
@@ -245,6 +253,7 @@ final class EngineReportTests: XCTestCase {
         ])
         // The broken first track fails once more; the count (1 of 2) no longer stops the queue.
         h.send(.trackFailed(playID: 2, reason: "bad"), {
+            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
             $0.cursor = 1
             $0.message = "skipped 1.flac: bad"
             $0.loaded = PlayRef(playID: 4, trackID: 2)
@@ -391,6 +400,7 @@ final class EngineReportTests: XCTestCase {
             .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
         ])
         h.send(.trackFailed(playID: 3, reason: "not a recognised audio format"), {
+            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
             $0.cursor = 1
             $0.message = "skipped 1.flac: not a recognised audio format"
             $0.nextPlayID = 7

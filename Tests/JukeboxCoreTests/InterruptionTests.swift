@@ -332,6 +332,7 @@ final class InterruptionTests: XCTestCase {
     func testAFormatTheDeviceRefusesSkipsTheTrack() {
         let h = CoreHarness(playing(2))
         h.send(.deviceUnavailable(reason: "no sample format accepted", problem: .unsupported), {
+            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
             $0.cursor = 1
             $0.message = "skipped 1.flac: the audio device cannot play it (no sample format accepted)"
             $0.nextPlayID = 4

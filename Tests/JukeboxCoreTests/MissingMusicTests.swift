@@ -58,3 +58,72 @@ final class MissingMusicTests: XCTestCase {
         XCTAssertEqual(stale, s)
     }
 }
+
+/// A stick pulled out while it plays: the read fails with an I/O error before the kernel lets go
+/// of the disk, so the shell cannot tell yet, the track is skipped and the next one fails too
+/// (the HIL's usb-stick scenario saw exactly this). When the removal is noticed, it explains
+/// those failures: the place goes back to where the first one failed, and the player waits for
+/// the stick there.
+final class StickFailuresTests: XCTestCase {
+    private let stick = "/media/jukebox/STICK"
+
+    private func playingTheStick(heard: Double) -> State {
+        var settings = Settings()
+        settings.usbAutoplay = true
+        var s = State(settings: settings)
+        s.bookmarksReady = true
+        _ = reduce(&s, .usbInserted(path: stick))
+        _ = reduce(&s, .usbTracks(path: stick, tracks: [TrackInfo(path: stick + "/1.wav", duration: 60), TrackInfo(path: stick + "/2.wav", duration: 60)], messages: []))
+        _ = reduce(&s, .trackStarted(playID: 1))
+        _ = reduce(&s, .heard(playID: 1, seconds: heard))
+        XCTAssertEqual(s.phase, .playing)
+        return s
+    }
+
+    func testFailuresBeforeTheRemovalWasNoticedAreTakenBackToTheFirst() {
+        var s = playingTheStick(heard: 8.8)
+        _ = reduce(&s, .trackFailed(playID: 1, reason: "read error: Input/output error"))
+        XCTAssertEqual(s.currentTrack?.info.path, stick + "/2.wav", "skipped: nothing told the core yet")
+        let playID = s.loaded?.playID ?? 0
+        _ = reduce(&s, .trackFailed(playID: playID, reason: "host is down"))
+        XCTAssertEqual(s.phase, .stopped)
+        XCTAssertEqual(s.message, "nothing in the queue can be played")
+        _ = reduce(&s, .usbRemoved(path: stick))
+        XCTAssertEqual(s.phase, .waitingForMusic)
+        XCTAssertEqual(s.currentTrack?.info.path, stick + "/1.wav")
+        XCTAssertEqual(s.position, 8.8)
+        XCTAssertEqual(s.usbGone, stick)
+        XCTAssertEqual(s.bookmarks.last, Bookmark(paths: [stick], track: stick + "/1.wav", position: 8.8))
+        // Back in: it plays on at that second.
+        let commands = reduce(&s, .usbInserted(path: stick))
+        XCTAssertEqual(s.phase, .playing)
+        XCTAssertTrue(commands.contains { if case .startTrack(_, stick + "/1.wav", 8.8, false, _) = $0 { return true } else { return false } }, "\(commands)")
+    }
+
+    func testARunOfFailuresEndedByATrackThatPlayedIsNotTakenBack() {
+        var s = playingTheStick(heard: 8.8)
+        _ = reduce(&s, .trackFailed(playID: 1, reason: "bad data"))
+        let playID = s.loaded?.playID ?? 0
+        _ = reduce(&s, .trackStarted(playID: playID))
+        _ = reduce(&s, .heard(playID: playID, seconds: 3))
+        XCTAssertNil(s.failuresFrom)
+        _ = reduce(&s, .usbRemoved(path: stick))
+        XCTAssertEqual(s.currentTrack?.info.path, stick + "/2.wav", "the place is where the player was")
+        XCTAssertEqual(s.position, 3)
+        XCTAssertEqual(s.phase, .waitingForMusic)
+    }
+
+    func testFailuresThatBeganOffTheStickAreLeftAlone() {
+        var s = State()
+        s.bookmarksReady = true
+        _ = reduce(&s, .replaceQueue([TrackInfo(path: "/srv/music/a.wav", duration: 60), TrackInfo(path: stick + "/1.wav", duration: 60)]))
+        _ = reduce(&s, .trackFailed(playID: 1, reason: "bad data"))
+        let playID = s.loaded?.playID ?? 0
+        _ = reduce(&s, .trackFailed(playID: playID, reason: "Input/output error"))
+        XCTAssertEqual(s.phase, .stopped)
+        let before = s
+        _ = reduce(&s, .usbRemoved(path: stick))
+        XCTAssertEqual(s.cursor, before.cursor)
+        XCTAssertEqual(s.phase, .stopped, "a person stopped by failures off the stick starts again by hand")
+    }
+}

@@ -69,6 +69,7 @@ final class StreamTests: XCTestCase {
         h.send(.streamStatus(playID: 1, later), { $0.stream = PlayStreamStatus(playID: 1, status: later) }, commands: [])
         let tooLong = StreamStatus(station: "Test FM", bufferedPercent: 0, reconnectingFor: 120.2, lastError: "Connection refused")
         h.send(.streamStatus(playID: 1, tooLong), {
+            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
             $0.stream = nil
             $0.streamStarted = false
             $0.failuresInARow = 1

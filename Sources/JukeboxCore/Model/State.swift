@@ -150,6 +150,11 @@ public struct State: Equatable, Sendable {
     public var handedNext: PlayRef?
     /// Consecutive tracks that failed (stops an endless skip loop over a broken queue).
     public var failuresInARow = 0
+    /// Where the current run of failures began (the first failed track's order index, the
+    /// position heard, and whether the player wanted sound), kept while `failuresInARow` > 0: a
+    /// USB stick's removal noticed after its tracks failed explains them, and the place goes back
+    /// there (`Reduce+USB.swift`).
+    public var failuresFrom: FailurePlace?
     /// Delay before the next device retry.
     public var retryDelay: Double
     /// Whether the kernel announces sound devices as they come (`Event.soundDevicesChanged`, a
@@ -267,5 +272,21 @@ public struct Interruption: Equatable, Sendable {
     public init(id: String, reason: String) {
         self.id = id
         self.reason = reason
+    }
+}
+
+/// Where a run of failed tracks began: what a stick's removal noticed late puts back.
+public struct FailurePlace: Equatable, Sendable {
+    /// The first failed track's index in play order.
+    public var cursor: Int
+    /// The position heard in it when it failed.
+    public var position: Double
+    /// Whether the player wanted sound then (playing or waiting for it).
+    public var wantedSound: Bool
+
+    public init(cursor: Int, position: Double, wantedSound: Bool) {
+        self.cursor = cursor
+        self.position = position
+        self.wantedSound = wantedSound
     }
 }

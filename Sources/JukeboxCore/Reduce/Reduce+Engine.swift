@@ -59,6 +59,7 @@ extension State {
             case nil:
                 break
             }
+            if failuresInARow == 0, let cursor { failuresFrom = FailurePlace(cursor: cursor, position: position, wantedSound: wantsSound) }
             failuresInARow += 1
             let name = Library.isStreamURL(track.info.path) ? track.info.path : Paths.fileName(track.info.path)
             message = "skipped \(name): \(reason)"

@@ -24,6 +24,7 @@ extension State {
             if usbLoading == path { usbLoading = nil }
             if usbFilling == path { usbFilling = nil }
             step.commands.append(.report("USB stick removed"))
+            takeBackFailuresOn(path)
             guard let track = currentTrack, Paths.isInside(track.info.path, folder: path), musicMissing == nil else { return }
             // The place as it was heard becomes the stick's bookmark before the output stops.
             noteBookmark()
@@ -52,5 +53,21 @@ extension State {
         default:
             break
         }
+    }
+
+    /// Tracks that failed one after the other from a track on the stick at `path` failed because
+    /// the stick was going (a read fails before the kernel lets go of the disk): the place goes
+    /// back to where the first of them failed, wanting sound as it did then, as if the removal
+    /// had been noticed at that moment. A run of failures that began elsewhere is left alone.
+    private mutating func takeBackFailuresOn(_ path: String) {
+        guard let from = failuresFrom, order.indices.contains(from.cursor),
+              let track = queue.first(where: { $0.id == order[from.cursor] }),
+              Paths.isInside(track.info.path, folder: path) else { return }
+        cursor = from.cursor
+        position = from.position
+        failuresInARow = 0
+        failuresFrom = nil
+        message = nil
+        if from.wantedSound, phase == .stopped { phase = .playing }
     }
 }

@@ -154,6 +154,9 @@ extension State {
     /// Hands the engine the gapless successor, saves when needed, renders when changed, and
     /// puts `exit` last so it follows the save.
     mutating func finish(_ step: inout Step) {
+        // A run of failures ended (a track started, a person acted, another queue): its start
+        // is no longer a place to go back to.
+        if failuresInARow == 0 { failuresFrom = nil }
         syncNext(&step)
         followIdleness(activity: step.activity, &step)
         let mark = saveMark
