@@ -56,6 +56,27 @@ for t in "My Stick|x|My Stick" "../../etc|x|etc" "..|12-AB|12-AB" ".||sdz1"; do
 done
 echo "check-unit: systemd-analyze verify $usb_unit: clean; usb-mount.sh names: right"
 
+# 1c. The web app's socket and service (systemd/jukebox-web.socket, .service), and their exposure.
+for web_unit in systemd/jukebox-web.socket systemd/jukebox-web.service; do
+  sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' "$web_unit" | sort -u | while read -r exe; do
+    mkdir -p "$vroot$(dirname "$exe")"
+    printf '#!/bin/sh\n' > "$vroot$exe"
+    chmod 755 "$vroot$exe"
+  done
+  cp "$web_unit" "$vroot/etc/systemd/system/"
+done
+out=$(systemd-analyze verify --man=no --root="$vroot" jukebox-web.socket jukebox-web.service 2>&1) || fail "systemd-analyze verify the web units: $out"
+[ -z "$out" ] || fail "systemd-analyze verify the web units: $out"
+grep -qx 'ListenStream=80' systemd/jukebox-web.socket && grep -qx 'IPAddressDeny=any' systemd/jukebox-web.socket \
+  || fail "jukebox-web.socket must listen on port 80 for local networks only"
+grep -qx 'PrivateNetwork=yes' systemd/jukebox-web.service && grep -qx 'CapabilityBoundingSet=' systemd/jukebox-web.service \
+  || fail "jukebox-web.service must have no network of its own and no capability"
+web_report=$(systemd-analyze security --offline=true --root="$vroot" jukebox-web.service 2>&1) || true
+web_score=$(printf '%s\n' "$web_report" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+[ -n "$web_score" ] || fail "no score from systemd-analyze security for jukebox-web.service: $web_report"
+awk -v s="$web_score" -v m="$max" 'BEGIN { exit !(s <= m) }' || fail "jukebox-web.service exposure $web_score is over $max"
+echo "check-unit: systemd-analyze verify the web units: clean; jukebox-web.service exposure $web_score (at most $max)"
+
 # 2. security
 report=$(systemd-analyze security --offline=true "$unit" 2>&1) || true
 score=$(printf '%s\n' "$report" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')

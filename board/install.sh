@@ -29,6 +29,9 @@
 #   /etc/systemd/system/jukebox-usb@.service   mounts a stick read-only under /media/jukebox/LABEL
 #   /usr/local/share/jukebox/usb-mount         board/usb-mount.sh, which that unit runs
 #   /etc/polkit-1/rules.d/50-jukebox-power.rules   lets user jukebox power off and reboot
+#   /etc/systemd/system/jukebox-web.socket     the web app's port 80 (docs/WEB.md), enabled: it starts
+#   /etc/systemd/system/jukebox-web.service    `jukebox web` at the first connection
+#   /usr/local/share/jukebox/web/              the web app's page (Sources/JukeboxWeb/Assets)
 #   /usr/local/share/jukebox/mpd-network       board/mpd-network.sh, run here: only when the config
 #       has an MPD TCP listener, /etc/systemd/system/jukebox.service.d/mpd-network.conf opens the
 #       sandbox to the network (and, for a LAN listener with avahi installed,
@@ -119,6 +122,8 @@ udev_rule=/etc/udev/rules.d/99-jukebox.rules
 polkit_rule=/etc/polkit-1/rules.d/50-jukebox-power.rules
 usb_rule=/etc/udev/rules.d/98-jukebox-usb.rules
 usb_unit=/etc/systemd/system/jukebox-usb@.service
+web_socket=/etc/systemd/system/jukebox-web.socket
+web_service=/etc/systemd/system/jukebox-web.service
 dropin_dir=/etc/systemd/system/jukebox.service.d
 dropin=$dropin_dir/mpd-network.conf
 avahi_service=/etc/avahi/services/jukebox-mpd.service
@@ -178,6 +183,7 @@ reload_udev() {
 if [ "$uninstall" -eq 1 ]; then
   say "removing the jukebox service"
   if systemd_running; then
+    if [ -e "$root$web_socket" ]; then run systemctl disable --now jukebox-web.socket jukebox-web.service; fi
     if [ -e "$root$unit" ]; then run systemctl disable --now jukebox.service; fi
   else
     say "systemd is not running (not PID 1): nothing to stop or disable"
@@ -187,9 +193,10 @@ if [ "$uninstall" -eq 1 ]; then
   if [ -z "$root" ] && [ -x "$bin" ] && [ -e "$config" ]; then
     run timeout 15 "$bin" mqtt-forget --config "$config" --timeout 10 || say "MQTT: not everything announced could be removed (see above)"
   fi
-  for f in "$unit" "$bin" "$udev_rule" "$usb_rule" "$usb_unit" "$polkit_rule" "$dropin" "$avahi_service"; do
+  for f in "$unit" "$bin" "$udev_rule" "$usb_rule" "$usb_unit" "$polkit_rule" "$dropin" "$avahi_service" "$web_socket" "$web_service"; do
     if [ -e "$root$f" ]; then run rm -f "$root$f"; fi
   done
+  if [ -d "$root$share/web" ]; then run rm -rf "$root$share/web"; fi
   # Snapcast (--snapcast-server): the controlscript link and snapserver's drop-in.
   if [ -L "$root$snapcast_link" ]; then run rm -f "$root$snapcast_link"; run rmdir --ignore-fail-on-non-empty "$root$(dirname "$snapcast_link")"; fi
   if [ -e "$root$snapserver_dropin" ]; then
@@ -266,6 +273,11 @@ run install -D -m 0644 board/99-jukebox.rules "$root$udev_rule"
 say "installing $usb_rule and $usb_unit (USB sticks, read-only, under /media/jukebox)"
 run install -D -m 0644 board/98-jukebox-usb.rules "$root$usb_rule"
 run install -D -m 0644 systemd/jukebox-usb@.service "$root$usb_unit"
+say "installing $web_socket and $web_service (the web app on port 80, docs/WEB.md)"
+run install -D -m 0644 systemd/jukebox-web.socket "$root$web_socket"
+run install -D -m 0644 systemd/jukebox-web.service "$root$web_service"
+run install -d -m 0755 "$root$share/web"
+run install -m 0644 Sources/JukeboxWeb/Assets/* "$root$share/web/"
 say "installing $polkit_rule (power button: user jukebox may power off)"
 run install -D -m 0644 board/50-jukebox-power.rules "$root$polkit_rule"
 if [ -z "$root" ] && ! command -v pkcheck >/dev/null 2>&1 && [ ! -x /usr/lib/polkit-1/polkitd ]; then
@@ -377,7 +389,11 @@ if systemd_running; then
   run systemctl enable jukebox.service
   # restart, not start: an update must run the new binary.
   run systemctl restart jukebox.service
-  say "started; see: systemctl status jukebox; journalctl -u jukebox -f"
+  # The web app: its socket listens; an update ends a running `jukebox web` so the next page gets the new one.
+  run systemctl enable jukebox-web.socket
+  run systemctl restart jukebox-web.socket
+  run systemctl stop jukebox-web.service
+  say "started; see: systemctl status jukebox; journalctl -u jukebox -f; the web app: http://$(hostname 2>/dev/null || echo BOX)/"
 else
   say "systemd is not running (not PID 1${root:+, or a staging root}): skipped daemon-reload, enable and start"
   say "  on the board: systemctl daemon-reload && systemctl enable --now jukebox"

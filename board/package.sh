@@ -86,6 +86,8 @@ package_of() {
     libtag_c.so.2) echo libtag-c2 ;;
     libtag.so.2) echo libtag2 ;;
     libmosquitto.so.1) echo libmosquitto1 ;;
+    libmicrohttpd.so.12) echo libmicrohttpd12t64 ;;
+    libcrypt.so.1) echo libcrypt1 ;;
     libgpiod.so.3) echo libgpiod3 ;;
     libstdc++.so.6) echo libstdc++6 ;;
     libgcc_s.so.1) echo libgcc-s1 ;;
@@ -141,6 +143,13 @@ make_deb() { # make_deb ARCH
   install -d -m 0755 "$stage/usr/lib/systemd/system"
   sed 's|/usr/local/bin/jukebox|/usr/bin/jukebox|g; s|Installed by board/install.sh|Installed by the jukebox package (or board/install.sh)|' \
     systemd/jukebox.service > "$stage/usr/lib/systemd/system/jukebox.service"
+  # The web app (docs/WEB.md): port 80 by socket activation, its page under /usr/share/jukebox/web.
+  for u in jukebox-web.socket jukebox-web.service; do
+    sed 's|/usr/local/bin/jukebox|/usr/bin/jukebox|g; s|/usr/local/share/jukebox|/usr/share/jukebox|g; s|Installed by board/install.sh|Installed by the jukebox package (or board/install.sh)|' \
+      "systemd/$u" > "$stage/usr/lib/systemd/system/$u"
+  done
+  install -d -m 0755 "$stage/usr/share/jukebox/web"
+  install -m 0644 Sources/JukeboxWeb/Assets/* "$stage/usr/share/jukebox/web/"
   install -D -m 0644 board/deb/config.json "$stage/etc/jukebox/config.json"
   install -d -m 0755 "$stage/usr/share/jukebox/profiles"
   install -m 0644 board/profiles/*.json "$stage/usr/share/jukebox/profiles/"

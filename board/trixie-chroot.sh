@@ -59,6 +59,7 @@ PACKAGES=(
   libtag-c-dev
   libgpiod-dev
   libmosquitto-dev
+  libmicrohttpd-dev
   alsa-utils
   git
   ca-certificates
