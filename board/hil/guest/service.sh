@@ -164,6 +164,25 @@ install)
     || note "the service does not watch /dev/snd (no inotify watch on inode $snd_ino): $(journalctl -b -u jukebox.service -o cat | grep -i watch | tail -n 2)"
   finish "apt install ./$deb: $VERSION, enabled and started (${took} s); conffile edited; /dev/snd watched; $(prop StatusText)"
 
+  # The web app as the .deb installs it: jukebox-web.socket listens on port 80 and nothing runs
+  # until a page is asked for; the first request starts jukebox-web.service (user jukebox, no
+  # network of its own) which answers with the page and the player's own status.
+  begin deb-web
+  t=$(uptime_s)
+  [ "$(systemctl is-enabled jukebox-web.socket 2>&1)" = enabled ] || note "expected jukebox-web.socket enabled, seen $(systemctl is-enabled jukebox-web.socket 2>&1)"
+  [ "$(systemctl is-active jukebox-web.socket 2>&1)" = active ] || note "expected jukebox-web.socket listening, seen $(systemctl is-active jukebox-web.socket 2>&1)"
+  [ "$(systemctl is-active jukebox-web.service 2>&1)" != active ] || note "jukebox-web.service ran before any page was asked for"
+  "$OUT/busybox" wget -q -T 30 -O /tmp/web-index.html http://127.0.0.1/ > /tmp/web-get.log 2>&1 || note "GET http://127.0.0.1/ failed: $(cat /tmp/web-get.log)"
+  grep -qi '<html' /tmp/web-index.html 2>/dev/null || note "GET / did not answer the page: $(head -c 300 /tmp/web-index.html 2>&1)"
+  "$OUT/busybox" wget -q -T 10 -O /tmp/web-status.json http://127.0.0.1/api/status > /tmp/web-get.log 2>&1 || note "GET /api/status failed: $(cat /tmp/web-get.log)"
+  web_json=$(cat /tmp/web-status.json 2>/dev/null)
+  [ "$(field phase "$web_json")" = playing ] || note "expected /api/status to say phase playing, seen: $web_json"
+  wpid=$(systemctl show -p MainPID --value jukebox-web.service)
+  wuser=$(ps -o user= -p "$wpid" 2>/dev/null | tr -d ' ')
+  [ "$wuser" = jukebox ] || note "expected jukebox web to run as user jukebox, seen '$wuser' (pid $wpid)"
+  [ "$(systemctl show -p PrivateNetwork --value jukebox-web.service)" = yes ] || note "expected jukebox-web.service without a network of its own"
+  finish "socket-activated on port 80: page $(wc -c < /tmp/web-index.html 2>/dev/null) bytes, /api/status phase $(field phase "$web_json"), served by pid $wpid as $wuser ($(since "$t") s)"
+
   # An MPD TCP listener: refused by the unit's sandbox as installed (one journal line, the player
   # plays on); answered once /usr/share/jukebox/mpd-network has written the network drop-in.
   # It stays on for the later phases: the upgrade keeps the drop-in, the purge removes it.
@@ -376,7 +395,8 @@ resume)
   for f in /usr/bin/jukebox /usr/lib/systemd/system/jukebox.service /etc/jukebox /var/lib/jukebox \
     /var/lib/private/jukebox /run/jukebox /etc/systemd/system/jukebox.service \
     /etc/systemd/system/multi-user.target.wants/jukebox.service /usr/share/jukebox \
-    /etc/systemd/system/jukebox.service.d; do
+    /etc/systemd/system/jukebox.service.d /usr/lib/systemd/system/jukebox-web.socket \
+    /usr/lib/systemd/system/jukebox-web.service /etc/systemd/system/sockets.target.wants/jukebox-web.socket; do
     if [ -e "$f" ] || [ -L "$f" ]; then left+=("$f"); fi
   done
   [ ${#left[@]} -eq 0 ] || note "purge left ${left[*]}"
@@ -385,6 +405,7 @@ resume)
   getent group jukebox >/dev/null && note "purge left the group jukebox"
   pgrep -x jukebox >/dev/null && note "jukebox still runs after purge (pid $(pgrep -x jukebox))"
   [ "$(prop LoadState)" = not-found ] || note "expected systemd to know no jukebox.service, seen LoadState $(prop LoadState)"
+  ss -Hltn 'sport = :80' 2>/dev/null | grep -q . && note "something still listens on port 80 after purge: $(ss -Hltnp 'sport = :80' 2>&1)"
   [ -n "$(ls /srv/music)" ] || note "purge touched the music in /srv/music"
   finish "binary, unit, config, state, user and group gone, music kept ($(since "$t") s)"
   done_phase
