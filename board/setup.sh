@@ -26,6 +26,9 @@
 #   - icecast2, the real Icecast server IcecastTests play a mount of (started by the test as its own
 #     user on 127.0.0.1 and a free port, config in a mkdtemp folder; its SysV service is kept from
 #     starting too; its postinst works without systemd);
+#   - libmicrohttpd-dev (the web face, JukeboxWeb: `jukebox web`; its PIN hash uses libcrypt, which comes
+#     with libc6-dev) and, for the web app's browser test, Debian's chromium, chromium-driver and
+#     python3-selenium (headless, on 127.0.0.1, started by the test);
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README.md).
@@ -62,7 +65,8 @@ fi
 
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
-  mosquitto mosquitto-clients openssl icecast2)
+  mosquitto mosquitto-clients openssl icecast2
+  libmicrohttpd-dev chromium chromium-driver python3-selenium)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.

@@ -39,15 +39,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step's line says when it began (minutes:seconds into the run): where CI's time goes.
+step() { printf 'test: [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+
 bash board/setup.sh
 
-echo "test: systemd unit"
+step "systemd unit"
 bash board/check-unit.sh
 
-echo "test: module graph"
+step "module graph"
 bash board/check-modules.sh
 
-echo "test: files the docs name"
+step "files the docs name"
 bash board/check-docs.sh
 
 skip() { [ "${1:-0}" = 1 ]; }
@@ -69,14 +72,14 @@ await_beside() {
   local t0=$SECONDS status=0
   wait "$beside_pid" || status=$?
   trap - EXIT
-  echo "test: $beside_name: its log (waited $((SECONDS - t0)) s for it)"
+  step "$beside_name: its log (waited $((SECONDS - t0)) s for it)"
   cat "$beside_log"
   rm -f "$beside_log"
   beside_pid=""
-  [ "$status" -eq 0 ] || { echo "test: $beside_name FAILED (exit $status)" >&2; exit 1; }
+  [ "$status" -eq 0 ] || { step "$beside_name FAILED (exit $status)" >&2; exit 1; }
 }
 
-echo "test: swift build and test ($(swift --version 2>/dev/null | head -n 1))"
+step "swift build and test ($(swift --version 2>/dev/null | head -n 1))"
 swift build --build-tests
 
 # The reliability tests spend minutes waiting on real time (power cuts, a fault storm) at a load
@@ -84,12 +87,12 @@ swift build --build-tests
 # are awaited, after the benchmark. They run the test bundle directly, not through `swift test`,
 # which would hold the .build lock the other steps' `swift build` calls need.
 if skip "${JUKEBOX_SKIP_RELIABILITY:-0}"; then
-  echo "test: reliability tests skipped (JUKEBOX_SKIP_RELIABILITY=1)"
+  step "reliability tests skipped (JUKEBOX_SKIP_RELIABILITY=1)"
 else
   bundle="$(swift build --show-bin-path)/jukeboxPackageTests.xctest"
   classes=$(swift test list --skip-build | sed -n 's|^\(JukeboxReliabilityTests\.[A-Za-z0-9_]*\)/.*|\1|p' | sort -u | paste -sd, -)
-  [ -n "$classes" ] || { echo "test: no reliability tests found in $bundle" >&2; exit 1; }
-  echo "test: reliability (power cuts, fault soak) started beside the next steps: ${classes//JukeboxReliabilityTests./}"
+  [ -n "$classes" ] || { step "no reliability tests found in $bundle" >&2; exit 1; }
+  step "reliability (power cuts, fault soak) started beside the next steps: ${classes//JukeboxReliabilityTests./}"
   start_beside "reliability (power cuts, fault soak)" "$bundle" "$classes"
 fi
 # In JUKEBOX_TEST_WORKERS processes (default 4): most tests wait on real time (a device's pace, a
@@ -98,27 +101,27 @@ fi
 export JUKEBOX_TEST_WORKERS=${JUKEBOX_TEST_WORKERS:-4}
 t0=$SECONDS
 swift test --skip-build --parallel --num-workers "$JUKEBOX_TEST_WORKERS" --skip JukeboxReliabilityTests
-echo "test: unit and end-to-end tests took $((SECONDS - t0)) s ($JUKEBOX_TEST_WORKERS processes)"
+step "unit and end-to-end tests took $((SECONDS - t0)) s ($JUKEBOX_TEST_WORKERS processes)"
 
 if skip "${JUKEBOX_SKIP_FUZZ:-0}"; then
-  echo "test: fuzzing skipped (JUKEBOX_SKIP_FUZZ=1)"
+  step "fuzzing skipped (JUKEBOX_SKIP_FUZZ=1)"
 else
-  echo "test: fuzzing the parsers"
+  step "fuzzing the parsers"
   FUZZ_SECONDS=${FUZZ_SECONDS:-30} bash board/fuzz.sh
 fi
 
 if skip "${JUKEBOX_SKIP_SANITIZERS:-0}"; then
-  echo "test: sanitizers skipped (JUKEBOX_SKIP_SANITIZERS=1)"
+  step "sanitizers skipped (JUKEBOX_SKIP_SANITIZERS=1)"
 else
-  echo "test: sanitizers"
+  step "sanitizers"
   bash board/sanitize.sh thread
   bash board/sanitize.sh address
 fi
 
 if skip "${JUKEBOX_SKIP_BENCH:-0}"; then
-  echo "test: benchmark smoke run skipped (JUKEBOX_SKIP_BENCH=1)"
+  step "benchmark smoke run skipped (JUKEBOX_SKIP_BENCH=1)"
 else
-  echo "test: benchmark smoke run"
+  step "benchmark smoke run"
   bash board/bench.sh --quick
 fi
 
@@ -128,51 +131,51 @@ deb=""
 packages_ran=0
 arm64_suite_ran=0
 if skip "${JUKEBOX_SKIP_PACKAGES:-0}"; then
-  echo "test: packages skipped (JUKEBOX_SKIP_PACKAGES=1)"
+  step "packages skipped (JUKEBOX_SKIP_PACKAGES=1)"
 elif [ "$(id -u)" -ne 0 ]; then
-  echo "test: packages skipped (needs root for the chroot and mmdebstrap)"
+  step "packages skipped (needs root for the chroot and mmdebstrap)"
 elif [ "$(uname -m)" != x86_64 ]; then
-  echo "test: packages skipped (cross-building needs an x86-64 machine)"
+  step "packages skipped (cross-building needs an x86-64 machine)"
 else
-  echo "test: packages: arm64 and amd64 cross-built, .debs and lintian, arm64 under qemu-aarch64, apt life cycle in a chroot"
+  step "packages: arm64 and amd64 cross-built, .debs and lintian, arm64 under qemu-aarch64, apt life cycle in a chroot"
   packages_t0=$SECONDS
   packages_ran=1
   bash board/package.sh
   bash board/emulate-arm64.sh
   bash board/test-deb-chroot.sh
   if skip "${JUKEBOX_SKIP_ARM64_GUEST:-0}"; then
-    echo "test: arm64 guest skipped (JUKEBOX_SKIP_ARM64_GUEST=1)"
+    step "arm64 guest skipped (JUKEBOX_SKIP_ARM64_GUEST=1)"
   else
     # One emulated CPU keeps one core busy for 5-10 minutes: the amd64 guests (step 8) and the
     # arm64 suite (step 9) use the other core meanwhile. Its log is shown when it is awaited.
-    echo "test: the arm64 .deb in an emulated arm64 machine (qemu-system-aarch64, Debian 13), beside steps 8-10"
+    step "the arm64 .deb in an emulated arm64 machine (qemu-system-aarch64, Debian 13), beside steps 8-10"
     start_beside "the arm64 .deb in an emulated arm64 machine" bash board/hil/arm64.sh
   fi
-  echo "test: packages took $((SECONDS - packages_t0)) s (the arm64 guest goes on)"
+  step "packages took $((SECONDS - packages_t0)) s (the arm64 guest goes on)"
   version=$(sed -n 's/^let jukeboxVersion = "\([^"]*\)"$/\1/p' Sources/jukebox/Help.swift)
   deb="${CROSS_CACHE:-/var/tmp/jukebox-cross}/debs/jukebox_${version}_amd64.deb"
 fi
 
 if skip "${JUKEBOX_SKIP_HIL:-0}"; then
-  echo "test: hardware in the loop skipped (JUKEBOX_SKIP_HIL=1)"
+  step "hardware in the loop skipped (JUKEBOX_SKIP_HIL=1)"
 elif [ "$(id -u)" -ne 0 ]; then
-  echo "test: hardware in the loop skipped (needs root)"
+  step "hardware in the loop skipped (needs root)"
 elif [ -n "$deb" ]; then
-  echo "test: hardware in the loop (QEMU): guest 1, and $(basename "$deb") in the systemd guest"
+  step "hardware in the loop (QEMU): guest 1, and $(basename "$deb") in the systemd guest"
   JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" JUKEBOX_DEB=$deb bash board/hil/run.sh
 else
-  echo "test: hardware in the loop (QEMU): guest 1 only; the systemd guest installs step 7's .deb (skipped)"
+  step "hardware in the loop (QEMU): guest 1 only; the systemd guest installs step 7's .deb (skipped)"
   JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" bash board/hil/run.sh audio buttons display-hd44780 interruption display-ssd1306 card-return
 fi
 
 if [ "$packages_ran" = 0 ]; then
-  echo "test: arm64 test suite skipped (it uses the packages step's sysroot and Swift SDK)"
+  step "arm64 test suite skipped (it uses the packages step's sysroot and Swift SDK)"
 elif skip "${JUKEBOX_SKIP_ARM64_TESTS:-0}"; then
-  echo "test: arm64 test suite skipped (JUKEBOX_SKIP_ARM64_TESTS=1)"
+  step "arm64 test suite skipped (JUKEBOX_SKIP_ARM64_TESTS=1)"
 else
   # About 9 minutes on 2 cores from nothing (build 4, run 5 in 4 processes: the tests mostly wait
   # on real time, so 4 processes fit 2 cores), beside the arm64 guest if that is still running.
-  echo "test: the test suite cross-built for arm64 and run under qemu-aarch64 (board/test-arm64.sh)"
+  step "the test suite cross-built for arm64 and run under qemu-aarch64 (board/test-arm64.sh)"
   bash board/test-arm64.sh
   arm64_suite_ran=1
 fi
@@ -180,19 +183,19 @@ fi
 # shellcheck disable=SC1091
 codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 if skip "${JUKEBOX_SKIP_TRIXIE:-0}"; then
-  echo "test: Debian 13 build skipped (JUKEBOX_SKIP_TRIXIE=1)"
+  step "Debian 13 build skipped (JUKEBOX_SKIP_TRIXIE=1)"
 elif [ "$codename" = trixie ]; then
-  echo "test: host is Debian 13 already; no chroot needed"
+  step "host is Debian 13 already; no chroot needed"
 elif [ "$arm64_suite_ran" = 1 ]; then
   # The arm64 suite was built by Debian 13's swiftlang 6.0.3 and ran against trixie's libraries
   # (libgpiod 2 among them), and step 7 built the amd64 release with it: running the same suite
   # again on amd64 would repeat that, for minutes of a CI run.
-  echo "test: Debian 13 build and test covered by step 9 (the suite built by swiftlang 6.0.3, run on arm64 against trixie's libraries; the amd64 release built with it)"
+  step "Debian 13 build and test covered by step 9 (the suite built by swiftlang 6.0.3, run on arm64 against trixie's libraries; the amd64 release built with it)"
 elif [ "$(id -u)" -ne 0 ]; then
-  echo "test: Debian 13 build skipped (needs root for the chroot)"
+  step "Debian 13 build skipped (needs root for the chroot)"
 else
-  echo "test: build and test with Debian 13's swiftlang in a trixie chroot"
+  step "build and test with Debian 13's swiftlang in a trixie chroot"
   bash board/trixie-chroot.sh bash -c 'swift --version 2>&1 | head -n 1 && swift build --build-tests --scratch-path /root/trixie-build && swift test --skip-build --skip JukeboxReliabilityTests --scratch-path /root/trixie-build'
 fi
 await_beside
-echo "test: all passed"
+step "all passed"
