@@ -118,7 +118,7 @@ let package = Package(
             "JukeboxMQTT", "JukeboxApp", "JukeboxAudio", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxTestSupport",
             "JukeboxFixtures", "CMosquitto"]),
         .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxCore"]),
-        .testTarget(name: "JukeboxEndToEndTests", dependencies: ["JukeboxFixtures", "JukeboxCore"]),
+        .testTarget(name: "JukeboxEndToEndTests", dependencies: ["JukeboxFixtures", "JukeboxCore", "JukeboxTestSupport"]),
         // Power-cut and fault-soak runs of the binary: minutes long, run once by board/test.sh.
         // The GPIO button soak runs a Runtime in-process (no uinput or GPIO chip reaches the binary).
         .testTarget(name: "JukeboxReliabilityTests", dependencies: [

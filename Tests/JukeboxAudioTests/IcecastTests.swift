@@ -2,6 +2,7 @@
 import Foundation
 import JukeboxAudio
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// The engine playing a mount of a real Icecast server (`IcecastServer`: Debian's icecast2 run by
@@ -22,7 +23,7 @@ final class IcecastTests: XCTestCase {
     /// Icecast run by the test, or a skip where it cannot run (no icecast2 or python3).
     private func startIcecast() throws -> IcecastServer {
         do { return try IcecastServer() } catch let error as RadioServer.Unavailable {
-            throw XCTSkip(error.description)
+            throw missingPeer(error.description)
         }
     }
 

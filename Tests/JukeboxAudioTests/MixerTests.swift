@@ -2,6 +2,7 @@
 import Foundation
 @testable import JukeboxAudio
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// `AlsaMixer` against a user-space ALSA control device: a small external control plugin
@@ -129,7 +130,7 @@ SND_CTL_PLUGIN_SYMBOL(jbmix);
             cc.arguments = ["cc", "-shared", "-fPIC", "-DPIC", "-o", library, source.path, "-lasound"]
             try cc.run()
             cc.waitUntilExit()
-            guard cc.terminationStatus == 0 else { throw XCTSkip("cc could not build the test control plugin") }
+            guard cc.terminationStatus == 0 else { throw missingPeer("cc could not build the test control plugin") }
             return .success(library)
         } catch {
             return .failure(error)
@@ -140,7 +141,7 @@ SND_CTL_PLUGIN_SYMBOL(jbmix);
         let library: String
         switch Self.plugin {
         case .success(let path): library = path
-        case .failure: throw XCTSkip("no C compiler to build the test control plugin")
+        case .failure: throw missingPeer("no C compiler to build the test control plugin")
         }
         let config = """
         ctl_type.jbmix { lib "\(library)" }

@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// Paths from outside through the real binary: FIFOs where music is expected (TagLib's read of
@@ -196,7 +197,7 @@ final class ForeignPathsTests: DaemonTestCase {
     /// is listed; a link back to the music folder does not list it twice.
     func testMPCListsAndAddsBackANonUTF8NameAndSkipsAFIFOAndALinkLoop() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mpc") else {
-            throw XCTSkip("mpc is not installed; board/setup.sh installs it")
+            throw missingPeer("mpc is not installed; board/setup.sh installs it")
         }
         try writeWAV(music, Array("Caf".utf8) + [0xE9, 0x2E, 0x77, 0x61, 0x76])
         try TestAudio.write(path: music + "/plain.wav", kind: .wav16, frames: 44_100 * 30)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// The built binary sharing the fault-injecting test device with a second real program (`aplay`),
@@ -17,7 +18,7 @@ final class InterruptionScenarioTests: XCTestCase {
         pcm = try TestPCM(directory: dir + "/device", speed: 1)
         try pcm.writeAsoundrc(home: home)
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/aplay") else {
-            throw XCTSkip("aplay (alsa-utils) is not installed; board/setup.sh installs it")
+            throw missingPeer("aplay (alsa-utils) is not installed; board/setup.sh installs it")
         }
     }
 

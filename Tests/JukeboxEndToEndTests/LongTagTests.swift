@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// Tags are bounded where they enter: a 1 MiB TITLE (FLAC) or TIT2 (MP3) shows as its first 200
@@ -46,7 +47,7 @@ final class LongTagTests: DaemonTestCase {
 
     func testAMebibyteTitleIsCutTo200CharactersForCtlMPDAndTheLog() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mpc") else {
-            throw XCTSkip("mpc is not installed; board/setup.sh installs it")
+            throw missingPeer("mpc is not installed; board/setup.sh installs it")
         }
         let flac = dir + "/long.flac", mp3 = dir + "/long.mp3"
         try TestAudio.write(path: dir + "/plain.flac", kind: .flac, frames: 44_100 * 30)
@@ -92,7 +93,7 @@ final class LongTagTests: DaemonTestCase {
     /// U+202E and the other bidi controls, in a tag or a file name, are inert in every reply.
     func testBidiControlsInTagsAndNamesAreInertEverywhere() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mpc") else {
-            throw XCTSkip("mpc is not installed; board/setup.sh installs it")
+            throw missingPeer("mpc is not installed; board/setup.sh installs it")
         }
         let bidi = "\u{202E}\u{200E}\u{200F}\u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069}\u{061C}"
         let tagged = dir + "/tagged.flac", named = dir + "/gpj.\(bidi)exe.wav"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 extension MPCLibraryTests {
@@ -96,7 +97,7 @@ extension MPCLibraryTests {
     func testPythonsSyncClientRunsEveryCommand() throws {
         let probe = try? Process.run(URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", "import mpd"])
         probe?.waitUntilExit()
-        guard probe?.terminationStatus == 0 else { throw XCTSkip("python3-mpd is not installed; board/setup.sh installs it") }
+        guard probe?.terminationStatus == 0 else { throw missingPeer("python3-mpd is not installed; board/setup.sh installs it") }
         let daemon = try startDaemon([music], extra: ["mpd": ["bind": "127.0.0.1", "port": port, "playlists": dir + "/playlists", "allowURLs": true]])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
         XCTAssertEqual(try mpc("--wait", "update").status, 0)

@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// The MPD library and covers through the real `mpc` and python-mpd2 against the real binary,
@@ -15,7 +16,7 @@ final class MPCLibraryTests: DaemonTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mpc") else {
-            throw XCTSkip("mpc is not installed; board/setup.sh installs it")
+            throw missingPeer("mpc is not installed; board/setup.sh installs it")
         }
         port = try MPCTests.freePort()
         let fm = FileManager.default
@@ -136,7 +137,7 @@ final class MPCLibraryTests: DaemonTestCase {
         let probe = try? Process.run(URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", "import mpd"])
         probe?.waitUntilExit()
         guard probe?.terminationStatus == 0 else {
-            throw XCTSkip("python3-mpd is not installed; board/setup.sh installs it")
+            throw missingPeer("python3-mpd is not installed; board/setup.sh installs it")
         }
         let script = #"""
         import sys, mpd, hashlib

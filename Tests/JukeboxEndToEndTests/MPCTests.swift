@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// The real `mpc` (Debian's package) against the real binary's MPD listener on 127.0.0.1, with its
@@ -14,7 +15,7 @@ final class MPCTests: DaemonTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mpc") else {
-            throw XCTSkip("mpc is not installed; board/setup.sh installs it")
+            throw missingPeer("mpc is not installed; board/setup.sh installs it")
         }
         port = try Self.freePort()
         try TestAudio.write(path: a, kind: .wav16, frames: 44_100 * 30)

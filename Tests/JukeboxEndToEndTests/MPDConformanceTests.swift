@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// Conformance against the real thing: Debian's `mpd` (private config, null output, its own
@@ -141,7 +142,7 @@ final class MPDConformanceTests: DaemonTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mpd") else {
-            throw XCTSkip("mpd is not installed; board/setup.sh installs it")
+            throw missingPeer("mpd is not installed; board/setup.sh installs it")
         }
     }
 

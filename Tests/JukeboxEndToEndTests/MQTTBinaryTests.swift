@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// The MQTT face through the real binary and a real mosquitto on 127.0.0.1: `run` with an
@@ -14,7 +15,7 @@ final class MQTTBinaryTests: DaemonTestCase {
 
     override func setUpWithError() throws {
         for tool in ["/usr/sbin/mosquitto", "/usr/bin/mosquitto_sub"] where !FileManager.default.isExecutableFile(atPath: tool) {
-            throw XCTSkip("\(tool) missing (board/setup.sh installs mosquitto and mosquitto-clients)")
+            throw missingPeer("\(tool) missing (board/setup.sh installs mosquitto and mosquitto-clients)")
         }
         try super.setUpWithError()
         // A free port: bound by the kernel, then given to mosquitto.

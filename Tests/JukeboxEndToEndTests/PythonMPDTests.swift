@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// python-mpd2 (Debian's python3-mpd), the library Home Assistant's MPD integration uses, against
@@ -206,7 +207,7 @@ final class PythonMPDTests: DaemonTestCase {
     private func run(_ script: String, extra: [String: Any], arguments: (String, String) -> [String]) throws -> (String, Int32, String) {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
               (try? Process.run(URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", "import mpd, mpd.asyncio"]).waitAndStatus()) == 0 else {
-            throw XCTSkip("python3-mpd is not installed; board/setup.sh installs it")
+            throw missingPeer("python3-mpd is not installed; board/setup.sh installs it")
         }
         let a = dir + "/a.wav", b = dir + "/b.wav"
         try TestAudio.write(path: a, kind: .wav16, frames: 44_100 * 30)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// The binary playing internet radio from a local server (`RadioServer`, 127.0.0.1 only): station and
@@ -37,7 +38,7 @@ final class RadioBinaryTests: RadioDaemonTestCase {
         // trusted, so the station plays (without it the URL is refused: RadioStreamTests).
         let tls: RadioServer
         do { tls = try RadioServer(mp3: dir + "/tone.mp3", folder: dir, tls: true) } catch let error as RadioServer.Unavailable {
-            throw XCTSkip(error.description)
+            throw missingPeer(error.description)
         }
         let radio: [String: Any] = ["bufferSeconds": 1, "caFile": try XCTUnwrap(tls.certificatePath)]
         let daemon = try startDaemon([tls.url("/icy?metaint=8192")], extra: ["radio": radio])
@@ -55,7 +56,7 @@ final class RadioBinaryTests: RadioDaemonTestCase {
         try TestAudio.write(path: vorbis, kind: .oggVorbis, frames: 132_300, sampleRate: 44100, channels: 2)
         let ogg: RadioServer
         do { ogg = try RadioServer(mp3: dir + "/tone.mp3", folder: dir, files: ["vorbis": (vorbis, "audio/ogg")]) } catch let error as RadioServer.Unavailable {
-            throw XCTSkip(error.description)
+            throw missingPeer(error.description)
         }
         let daemon = try startDaemon([ogg.url("/icy?metaint=8192&file=vorbis")], extra: ["radio": ["bufferSeconds": 1]])
         defer { _ = daemon.wait(timeout: 0); daemon.process.terminate() }
@@ -85,7 +86,7 @@ final class RadioBinaryTests: RadioDaemonTestCase {
         try chain.write(to: URL(fileURLWithPath: path))
         let ogg: RadioServer
         do { ogg = try RadioServer(mp3: dir + "/tone.mp3", folder: dir, files: ["chain": (path, "audio/ogg")]) } catch let error as RadioServer.Unavailable {
-            throw XCTSkip(error.description)
+            throw missingPeer(error.description)
         }
         let daemon = try startDaemon([ogg.url("/file/chain")], extra: ["radio": ["bufferSeconds": 1]])
         defer { _ = daemon.wait(timeout: 0); daemon.process.terminate() }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// A daemon test with a local radio server (`RadioServer` over a 3 s MP3, `dir/tone.mp3`) started
@@ -13,7 +14,7 @@ class RadioDaemonTestCase: DaemonTestCase {
         let mp3 = dir + "/tone.mp3"
         try TestAudio.write(path: mp3, kind: .mp3, frames: 132_300, sampleRate: 44100, channels: 2)
         do { server = try RadioServer(mp3: mp3, folder: dir) } catch let error as RadioServer.Unavailable {
-            throw XCTSkip(error.description)
+            throw missingPeer(error.description)
         }
     }
 

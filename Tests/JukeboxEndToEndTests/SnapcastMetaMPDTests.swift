@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// Snapcast's MPD stream plugin, `meta_mpd.py` as Debian's snapserver package ships it, run
@@ -23,7 +24,7 @@ final class SnapcastMetaMPDTests: DaemonTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         guard FileManager.default.fileExists(atPath: Self.script) else {
-            throw XCTSkip("no \(Self.script): board/setup.sh installs snapserver")
+            throw missingPeer("no \(Self.script): board/setup.sh installs snapserver")
         }
         let check = Process()
         check.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
@@ -32,7 +33,7 @@ final class SnapcastMetaMPDTests: DaemonTestCase {
         try check.run()
         check.waitUntilExit()
         guard check.terminationStatus == 0 else {
-            throw XCTSkip("meta_mpd.py's modules are missing: board/setup.sh installs python3-mpd, python3-gi, python3-dbus, python3-musicbrainzngs")
+            throw missingPeer("meta_mpd.py's modules are missing: board/setup.sh installs python3-mpd, python3-gi, python3-dbus, python3-musicbrainzngs")
         }
     }
 

@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// jukebox → snapserver → snapclient on 127.0.0.1, all real (Debian's snapserver and snapclient):
@@ -22,7 +23,7 @@ final class SnapcastTests: DaemonTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         for program in ["/usr/bin/snapserver", "/usr/bin/snapclient"] where !FileManager.default.isExecutableFile(atPath: program) {
-            throw XCTSkip("no \(program): board/setup.sh installs snapserver and snapclient")
+            throw missingPeer("no \(program): board/setup.sh installs snapserver and snapclient")
         }
     }
 

@@ -5,6 +5,7 @@ import JukeboxFixtures
 import JukeboxMQTT
 import JukeboxService
 import JukeboxSystem
+import JukeboxTestSupport
 import XCTest
 
 /// The MQTT bridge between a real `mosquitto` (started here on 127.0.0.1, a free port) and a
@@ -30,7 +31,7 @@ final class MQTTBridgeTests: XCTestCase {
 
     override func setUpWithError() throws {
         guard FileManager.default.isExecutableFile(atPath: Broker.binary) else {
-            throw XCTSkip("\(Broker.binary) missing (board/setup.sh installs mosquitto)")
+            throw missingPeer("\(Broker.binary) missing (board/setup.sh installs mosquitto)")
         }
         folder = makeTemporaryFolder()
     }
@@ -484,7 +485,7 @@ final class MQTTBridgeTests: XCTestCase {
 
     func testTLSWithATestCAAndAPasswordFileReadableOnlyByTheService() throws {
         for tool in ["/usr/bin/openssl", "/usr/bin/mosquitto_passwd"] where !FileManager.default.isExecutableFile(atPath: tool) {
-            throw XCTSkip("\(tool) missing")
+            throw missingPeer("\(tool) missing")
         }
         _ = try startPlayer(stateFile: false)
         let ca = try TestCA(folder: folder)
