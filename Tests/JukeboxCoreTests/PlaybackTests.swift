@@ -49,8 +49,6 @@ final class PlaybackTests: XCTestCase {
 
     func testPlayOnAnEmptyQueueSaysSoAndStaysStopped() {
         let h = CoreHarness()
-        var e = h.state
-        e.message = "the queue is empty"
         h.send(.play, {
             $0.message = "the queue is empty"
             $0.shown = status("stopped", message: "the queue is empty")
