@@ -28,13 +28,13 @@ public final class Runtime {
     /// Saves up to this number are finished (written or failed).
     private var savedThrough: UInt64 = 0
     private var saveWaiters: [(through: UInt64, then: (_ error: String?) -> Void)] = []
-    /// Replies owed to each socket client, in the order of its lines (see `ReplySlot`).
-    var replySlots: [Int: [ReplySlot]] = [:]
     let status: StatusSink
     let log: Log
     private let keyInput: Int32?
-    /// The control socket, if one is open.
-    let control: ControlSocket?
+    /// The control socket's face, if a socket is open.
+    let controlFace: ControlFace?
+    /// The serial console's face, if one is configured (`console`).
+    var consoleFace: ConsoleFace?
     /// The MPD face, once `openMPD` opened it (sessions hold it weakly: kept here).
     var mpd: MPDFace?
     /// The panel, if any.
@@ -75,21 +75,9 @@ public final class Runtime {
     var statePath: String? { store?.path }
     /// The last save: when (monotonic) and its error.
     var lastSave: (at: Double, error: String?)?
-    /// Clients streaming `events`.
-    var eventClients: Set<Int> = []
-    /// The `eventClients` that asked for `events --json`.
-    var jsonEventClients: Set<Int> = []
-    /// The serial console, if one is configured.
-    public var console: SerialConsole?
-    /// Whether the console streams `events`.
-    var consoleStreaming = false
-    /// The console's `events` stream is `events --json`.
-    var consoleStreamingJSON = false
     private var lastMaintain = 0.0
-    /// Clients waiting for `Command.grant(id)`, per interruption id, oldest first.
-    var waitingForGrant: [String: [Int]] = [:]
-    /// Interruptions each client holds (`yield begin`), ended when it disconnects.
-    var heldByClient: [Int: [String]] = [:]
+    /// What to do when `Command.grant(id)` comes, per interruption id, oldest first (`beginInterruption`).
+    var grantWaiters: [String: [() -> Void]] = [:]
     private var keyDecoder = KeyDecoder()
     private var timers: [TimerID: Double] = [:]
     var pending: [Event] = []
@@ -110,7 +98,7 @@ public final class Runtime {
         self.sources = sources
         self.state = state
         self.mailbox = mailbox
-        self.control = control
+        self.controlFace = control.map { ControlFace(socket: $0) }
         self.audio = audio
         self.store = store
         self.writer = store.map { StateWriter(store: $0, mailbox: mailbox) }
@@ -120,6 +108,16 @@ public final class Runtime {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         seedState = UInt64(truncatingIfNeeded: ts.tv_nsec) ^ UInt64(truncatingIfNeeded: ts.tv_sec) << 20 ^ UInt64(getpid())
+        controlFace?.loop = self
+    }
+
+    /// The serial console, if one is configured: it speaks through its face (`ConsoleFace`).
+    public var console: SerialConsole? {
+        get { consoleFace?.console }
+        set {
+            consoleFace = newValue.map { ConsoleFace(console: $0) }
+            consoleFace?.loop = self
+        }
     }
 
     deinit {
@@ -238,7 +236,7 @@ public final class Runtime {
                 sawStart = true
                 started = true
             }
-            let streaming = !eventClients.isEmpty || consoleStreaming
+            let streaming = controlFace?.streams == true || consoleFace?.streams == true
             let buttonsBefore = streaming && Self.movesButtons(next) ? state.buttons : nil
             let commands = reduce(&state, next)
             if streaming, !isQuiet(next) { streamEvent(next) }
@@ -345,7 +343,7 @@ public final class Runtime {
         if let save = saveTickDue { deadlines.append(save) }
         if let panel = display?.nextDeadline { deadlines.append(panel) }
         if let interval = notifier?.watchdogInterval { deadlines.append(lastPing + interval / 2) }
-        if let idle = nextIdleClientDeadline() { deadlines.append(idle) }
+        if let idle = controlFace?.nextDeadline { deadlines.append(idle) }
         deadlines += mpd?.nextDeadline() ?? []
         if let job = tagReader?.nextDeadline { deadlines.append(job) }
         if needsMaintenance { deadlines.append(lastMaintain + 1) }
@@ -357,7 +355,7 @@ public final class Runtime {
     /// state file the core waits for.
     private var needsMaintenance: Bool {
         sources.contains { $0.needsMaintenance }
-            || (console.map { $0.failed != nil && $0.canReopen } ?? false)
+            || consoleFace?.needsMaintenance == true
             || state.awaitedMusicFolder != nil || state.stateUnreadable != nil
     }
 
@@ -377,9 +375,9 @@ public final class Runtime {
             }
         }
         let consoleIndex = fds.count
-        fds.append(pollfd(fd: console?.fd ?? -1, events: Int16(POLLIN) | (console?.wantsWrite == true ? Int16(POLLOUT) : 0), revents: 0))
+        fds.append(consoleFace?.pollFD() ?? pollfd(fd: -1, events: Int16(POLLIN), revents: 0))
         let controlStart = fds.count
-        if let control { fds += control.pollFDs() }
+        if let controlFace { fds += controlFace.pollFDs() }
         let mpdStart = fds.count
         if let mpd { fds += mpd.listener.pollFDs() }
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
@@ -404,19 +402,16 @@ public final class Runtime {
             if !events.isEmpty { feedHeard() }
             for event in events { dispatch(event) }
         }
-        if control != nil { serviceControl(Array(fds[controlStart..<mpdStart])) }
+        controlFace?.service(Array(fds[controlStart..<mpdStart]))
         if let mpd { mpd.listener.service(Array(fds[mpdStart...])) }
-        if let console, fds[consoleIndex].revents != 0 {
-            if fds[consoleIndex].revents & Int16(POLLOUT) != 0 { console.flush() }
-            if fds[consoleIndex].revents & ~Int16(POLLOUT) != 0 { serviceConsole(console) }
-        }
+        consoleFace?.service(fds[consoleIndex].revents)
         reapChildren()
         let after = clock()
         display?.tick(now: after)
         if after - lastMaintain >= 1 && needsMaintenance {
             lastMaintain = after
             for source in sources { source.maintain() }
-            maintainConsole()
+            consoleFace?.maintain()
             probeWhatTheCoreWaitsFor()
         }
         for (id, at) in timers where at <= after {
