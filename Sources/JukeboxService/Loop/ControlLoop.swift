@@ -148,17 +148,14 @@ extension Runtime: ControlLoop {
     var saves: Bool { writer != nil }
 
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void) {
-        grantWaiters[id, default: []].append(granted)
+        faces.grantWaiters[id, default: []].append(granted)
         feedHeard()
         dispatch(.interruptBegan(id: id, reason: reason))
     }
 
     /// Carries out `Command.grant(id)`: the first waiter for that interruption learns the device is free.
     func grants(_ id: String) {
-        guard var queue = grantWaiters[id], !queue.isEmpty else { return }
-        let granted = queue.removeFirst()
-        grantWaiters[id] = queue.isEmpty ? nil : queue
-        granted()
+        faces.takeGrantWaiter(id)?()
     }
 
     /// Sends an event to every client streaming `events` and to the console when it streams.
@@ -174,8 +171,8 @@ extension Runtime: ControlLoop {
     /// 04:47:43.250 gesture next long → playing`, which no event names by itself.
     func stream(_ what: String, fields: [(String, String)] = []) {
         let line = EventLine(time: wallClockText(wallClockNow(), dateAndTime: false), what: what, phase: state.phase.name, fields: fields)
-        controlFace?.stream(line)
-        consoleFace?.stream(line)
+        faces.control?.stream(line)
+        faces.console?.stream(line)
     }
 
     func diagLines() -> [String] {
@@ -193,8 +190,8 @@ extension Runtime: ControlLoop {
         lines.append("state file \(statePath ?? "none")" + (lastSave.map { s in
             ", last save \(Int(clock() - s.at)) s ago: " + (s.error ?? "ok")
         } ?? ", not saved yet") + (state.stateUnreadable.map { ", not saving: it cannot be read (\($0))" } ?? ""))
-        lines.append("control clients \(controlFace?.clientCount ?? 0)")
-        if let mpd { lines.append("mpd on \(mpd.listener.listening.joined(separator: ", ")), \(mpd.listener.clients.count) clients") }
+        lines.append("control clients \(faces.control?.clientCount ?? 0)")
+        if let mpd = faces.mpd { lines.append("mpd on \(mpd.listener.listening.joined(separator: ", ")), \(mpd.listener.clients.count) clients") }
         return lines
     }
 }

@@ -39,7 +39,7 @@ extension Runtime: MPDLoop {
     /// are rooted; `playlists` is the stored playlists' folder (nil: none, the commands refuse).
     public func openMPD(_ settings: MPDSettings, musicFolders: [String] = [], playlists: String? = nil) -> [String] {
         let face = MPDFace(settings: settings, loop: self, musicFolders: musicFolders, playlists: playlists)
-        mpd = face
+        faces.mpd = face
         return face.listener.problems
     }
 
