@@ -41,7 +41,7 @@ public final class Runtime {
     /// Events a command queued while the loop carries out another's commands.
     var pending: [Event] = []
     private var exitCode: Int32?
-    private var signalFD: Int32 = -1
+    private var signals = SignalInput()
     private var seedState: UInt64
 
     /// Seconds an off-loop job (a tag read, a folder listing, a cover read) may go without
@@ -111,19 +111,7 @@ public final class Runtime {
     /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every thread it
     /// creates later), so that they arrive only through the loop's signalfd. Call before any
     /// thread is started.
-    public static func blockSignals() {
-        var set = Self.signalSet()
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-    }
-
-    private static func signalSet() -> sigset_t {
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGTERM)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGHUP)
-        return set
-    }
+    public static func blockSignals() { SignalInput.block() }
 
     /// Runs `Event.started`, then the `initial` events, then loops until a command says exit;
     /// returns the exit code.
@@ -137,8 +125,7 @@ public final class Runtime {
     /// events. With `step` and `finish`, for a test that drives the loop one pass at a time on its
     /// own thread (and its time with the clock it gave `init`).
     public func start(initial: [Event]) {
-        var set = Self.signalSet()
-        signalFD = signalfd(-1, &set, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
+        signals.open()
         times.lastTick = clock()
         // The start is one step to the outside: READY and the first status come once the state
         // is loaded, not for the empty player the first of these events sees.
@@ -176,35 +163,20 @@ public final class Runtime {
         faces.mpd?.finish(waiting: false)
         saving.writer?.finish()
         audio.shutdown()
-        if signalFD >= 0 { close(signalFD) }
-        signalFD = -1
+        signals.close()
         return exitCode ?? 0
     }
 
-    /// READY once the state is loaded and audio plays (or knowingly waits, or nothing is meant to
-    /// play); watchdog pings from the loop itself, so a hung loop gets the service restarted.
+    /// READY and watchdog pings (`Readiness.report`).
     private func reportLiveness() {
-        guard let notifier else { return }
-        if !readiness.readySent && (state.phase != .playing || readiness.sawStart) {
-            readiness.readySent = true
-            notifier.ready()
+        if readiness.report(playing: state.phase == .playing, clock: clock) {
             log.debug("READY after \(Int((clock() - startedAt) * 1000)) ms")
-        }
-        if let interval = notifier.watchdogInterval, clock() - readiness.lastPing >= interval / 2 {
-            readiness.lastPing = clock()
-            notifier.watchdogPing()
         }
     }
 
     private func show(_ view: StatusView) {
         status.render(view)
-        notifier?.status(Self.systemdStatus(view))
-    }
-
-    static func systemdStatus(_ view: StatusView) -> String {
-        if let message = view.message, view.phase == "waiting" || view.phase == "interrupted" { return message }
-        if view.count == 0 { return "\(view.phase): queue empty" }
-        return "\(view.phase): \(view.title)" + (view.artist.map { " – \($0)" } ?? "")
+        notifier?.status(Readiness.systemdStatus(view))
     }
 
     /// Feeds one event (and any it causes) through `reduce` and carries out the commands.
@@ -228,7 +200,7 @@ public final class Runtime {
                 }
             }
             if log.level == .debug, !isQuiet(next) || !commands.isEmpty {
-                log.debug("\(next) -> \(commands.map(Self.brief))")
+                log.debug("\(next) -> \(commands.map(\.brief))")
             }
             for command in commands { perform(command) }
             faces.mpd?.noticeChanges(next)
@@ -346,7 +318,7 @@ public final class Runtime {
         let deadline = wait ? nextDeadline() : now
         let timeoutMs = deadline.map { Int32(max(0, min(Double(Int32.max), ($0 - now) * 1000)).rounded(.up)) } ?? -1
         var fds = [pollfd(fd: mailbox.fd, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: keys.closed ? -1 : keys.fd ?? -1, events: Int16(POLLIN), revents: 0)]
         let sourceStart = fds.count
         var owners: [EventSource] = []
@@ -505,13 +477,12 @@ public final class Runtime {
     }
 
     private func readSignals() {
-        var info = signalfd_siginfo()
-        while read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
-            switch Int32(info.ssi_signo) {
+        for signal in signals.read() {
+            switch signal {
             case SIGTERM, SIGINT:
                 // The stop is bounded: whatever gets stuck from here, the process ends in 5 s.
-                ShutdownWatchdog.shared.arm(info.ssi_signo == UInt32(SIGTERM) ? "SIGTERM" : "SIGINT")
-                log.info("signal \(info.ssi_signo == UInt32(SIGTERM) ? "SIGTERM" : "SIGINT"): saving and stopping")
+                ShutdownWatchdog.shared.arm(signal == SIGTERM ? "SIGTERM" : "SIGINT")
+                log.info("signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): saving and stopping")
                 feedHeard()
                 dispatch(.quit)
             case SIGHUP:
@@ -533,18 +504,9 @@ public final class Runtime {
     }
 
     private func readKeys(_ revents: Int16) {
-        guard let fd = keys.fd else { return }
-        var buf = [UInt8](repeating: 0, count: 64)
-        let n = read(fd, &buf, buf.count)
-        if n <= 0 {
-            // The terminal went away: stop reading keys rather than spinning on POLLHUP.
-            if n == 0 || (errno != EAGAIN && errno != EINTR) {
-                keys.closed = true
-                log.warning("terminal input closed; keys are off")
-            }
-            return
-        }
-        for key in keys.decoder.feed(Array(buf[0..<n])) {
+        let (read, closedNow) = keys.read()
+        if closedNow { log.warning("terminal input closed; keys are off") }
+        for key in read {
             if let event = KeyMap.event(for: key, settings: state.settings, seed: nextSeed()) {
                 feedHeard()
                 dispatch(event)
@@ -556,14 +518,5 @@ public final class Runtime {
         var g = SeededGenerator(seed: seedState)
         seedState = g.next()
         return seedState
-    }
-
-    static func brief(_ c: Command) -> String {
-        switch c {
-        case .persist(let s): return "persist(\(s.tracks.count) tracks @\(s.position))"
-        case .persistPlace(let s): return "persistPlace(@\(s.position))"
-        case .render: return "render"
-        default: return "\(c)"
-        }
     }
 }
