@@ -147,6 +147,12 @@ struct EventLine {
 extension Runtime: ControlLoop {
     var saves: Bool { writer != nil }
 
+    func assignCard(id: String?, value: String, _ reply: @escaping ([String]) -> Void) -> Bool {
+        guard let cards else { return false }
+        cards.assign(id: id, value: value, lastUnknown: state.cards.lastUnknown, reply)
+        return true
+    }
+
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void) {
         faces.grantWaiters[id, default: []].append(granted)
         feedHeard()

@@ -39,7 +39,7 @@ public final class Runtime {
     let startedAt: Double
     private var times = LoopTimes()
     /// Events a command queued while the loop carries out another's commands.
-    var pending: [Event] = []
+    private var pending: [Event] = []
     private var exitCode: Int32?
     private var signals = SignalInput()
     private var seedState: UInt64
@@ -92,6 +92,10 @@ public final class Runtime {
         faces.control = control.map { ControlFace(socket: $0) }
         faces.control?.loop = self
     }
+
+    /// Starts watching the cards map at `path` (read off the loop; the first map arrives as an
+    /// event like every later one).
+    public func watchCards(path: String) { cards = CardMapWorker(path: path, mailbox: mailbox) }
 
     /// The serial console, if one is configured: it speaks through its face (`ConsoleFace`).
     public var console: SerialConsole? {
@@ -262,8 +266,11 @@ public final class Runtime {
             let level = sources.lazy.compactMap { $0.level(of: button) }.first
             pending.append(.buttonLevel(button, pressed: level, at: clock()))
         case .exit(let code): exitCode = code
-        case .loadCard(let card, let paths): loadCard(card, paths: paths)
-        case .loadUSB(let path, let through): loadUSB(path, through: through)
+        // Queued, not dispatched, when it cannot start: this runs while a command is carried out.
+        case .loadCard(let card, let paths):
+            if let refused = jobs.readCard(card, paths: paths, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
+        case .loadUSB(let path, let through):
+            if let refused = jobs.readStick(path, through: through, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
         case .runProgram(let argv):
             if let error = startProgram(argv).error { status.report("cannot run \(argv.first ?? ""): \(error)") }
         }
@@ -424,7 +431,7 @@ public final class Runtime {
         case .updateListed(let id, let groups, let problem):
             faces.mpd?.updateListed(id: id, groups, problem: problem)
         case .cards(let report):
-            settleCards(report)
+            cards?.settle(report, dispatch: dispatch, log: log, status: status)
         }
     }
 
