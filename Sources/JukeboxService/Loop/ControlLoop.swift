@@ -145,6 +145,12 @@ struct EventLine {
 }
 
 extension Runtime: ControlLoop {
+    /// `readTracks` for a source (a card's paths, a `load`): `marked` tells whether one of its
+    /// folders holds `LibraryLoader.resumeMarker` (looked for on the tag reader's thread).
+    func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool {
+        jobs.read(paths, then: then)
+    }
+
     var saves: Bool { writer != nil }
 
     func assignCard(id: String?, value: String, _ reply: @escaping ([String]) -> Void) -> Bool {

@@ -452,25 +452,6 @@ public final class Runtime {
     /// The number of the last save handed to the writer (0 without one).
     var saveNumber: UInt64 { saving.number }
 
-    /// Reads `paths` off the loop and calls `then` on the loop with what was found; false when
-    /// this player cannot load files.
-    func readTracks(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String]) -> Void) -> Bool {
-        readSource(paths) { tracks, messages, _ in then(tracks, messages) }
-    }
-
-    /// `readTracks` for a source (a card's paths, a `load`): `marked` tells whether one of its
-    /// folders holds `LibraryLoader.resumeMarker` (looked for on the tag reader's thread).
-    func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool {
-        jobs.read(paths, then: then)
-    }
-
-    /// Runs file work on the tag reader's thread, in order with its reads, and calls `then` on
-    /// the loop with the result; false when this player cannot load files.
-    func offLoop(_ work: @escaping @Sendable (_ load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) -> FileWorkResult,
-                 then: @escaping (FileWorkResult) -> Void) -> Bool {
-        jobs.perform(work, then: then)
-    }
-
     func feedHeard() {
         if let p = audio.position() { dispatch(.heard(playID: p.id, seconds: p.seconds)) }
     }
