@@ -119,4 +119,18 @@ final class ControlClientBookTests: XCTestCase {
         XCTAssertEqual(book.granted("manual"), 4)
         XCTAssertEqual(book.drop(4), [], "a second drop finds nothing")
     }
+
+    func testTheLoopGrantsOneInterruptionsWaitersInTurnWhicheverFaceAsked() {
+        // The socket's and the console's waiters for one id share one queue in the loop (`Faces`).
+        var faces = Faces(), granted: [String] = []
+        faces.grantWaiters["manual", default: []].append { granted.append("console") }
+        faces.grantWaiters["manual", default: []].append { granted.append("socket client 1") }
+        faces.grantWaiters["yield-2", default: []].append { granted.append("socket client 2") }
+        faces.takeGrantWaiter("manual")?()
+        faces.takeGrantWaiter("yield-2")?()
+        faces.takeGrantWaiter("manual")?()
+        XCTAssertNil(faces.takeGrantWaiter("manual"), "a grant no one waits for does nothing")
+        XCTAssertEqual(granted, ["console", "socket client 2", "socket client 1"])
+        XCTAssertTrue(faces.grantWaiters.isEmpty)
+    }
 }
