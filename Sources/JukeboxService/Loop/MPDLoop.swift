@@ -34,12 +34,25 @@ protocol MPDLoop: AnyObject {
 }
 
 extension Runtime: MPDLoop {
+    /// Reads `paths` off the loop and calls `then` on the loop with what was found; false when
+    /// this player cannot load files.
+    func readTracks(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String]) -> Void) -> Bool {
+        readSource(paths) { tracks, messages, _ in then(tracks, messages) }
+    }
+
+    /// Runs file work on the tag reader's thread, in order with its reads, and calls `then` on
+    /// the loop with the result; false when this player cannot load files.
+    func offLoop(_ work: @escaping @Sendable (_ load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) -> FileWorkResult,
+                 then: @escaping (FileWorkResult) -> Void) -> Bool {
+        jobs.perform(work, then: then)
+    }
+
     /// Opens the MPD face; returns one line per address it could not listen on (the player
     /// plays on without them). `musicFolders` are where relative `add` names and `file:` lines
     /// are rooted; `playlists` is the stored playlists' folder (nil: none, the commands refuse).
     public func openMPD(_ settings: MPDSettings, musicFolders: [String] = [], playlists: String? = nil) -> [String] {
         let face = MPDFace(settings: settings, loop: self, musicFolders: musicFolders, playlists: playlists)
-        mpd = face
+        faces.mpd = face
         return face.listener.problems
     }
 

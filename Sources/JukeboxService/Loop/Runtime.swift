@@ -14,89 +14,59 @@ public final class Runtime {
     public let mailbox: Mailbox
 
     private let audio: AudioPort
-    private let store: StateStore?
-    /// Writes the core's saves off the loop (nil without a state file).
-    let writer: StateWriter?
-    /// Reads tags for `add`/`load` off the loop (started at the first request).
-    private var tagReader: TagReaderThread?
-    /// Seconds an off-loop job (a tag read, a folder listing, a cover read) may go without
-    /// progress before it is given up and answered as failed (`JobRunner`); set before the first job.
-    public var jobLimit = JobRunner.defaultLimit
-    private var nextReadID = 1
-    private var readWaiters: [Int: (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void] = [:]
-    private var workWaiters: [Int: (FileWorkResult) -> Void] = [:]
-    /// Saves up to this number are finished (written or failed).
-    private var savedThrough: UInt64 = 0
-    private var saveWaiters: [(through: UInt64, then: (_ error: String?) -> Void)] = []
-    /// Replies owed to each socket client, in the order of its lines (see `ReplySlot`).
-    var replySlots: [Int: [ReplySlot]] = [:]
+    /// The state file, its writer (off the loop) and who waits for a save.
+    var saving: SaveLedger
+    /// Jobs on the tag reader's thread (tags for `add`/`load`/cards, file work) and their waiters.
+    let jobs: OffLoopJobs
     let status: StatusSink
     let log: Log
-    private let keyInput: Int32?
-    /// The control socket, if one is open.
-    let control: ControlSocket?
-    /// The MPD face, once `openMPD` opened it (sessions hold it weakly: kept here).
-    var mpd: MPDFace?
+    private var keys: KeyReader
+    /// The control socket, the console and MPD: each a room of its own, polled by the loop.
+    var faces = Faces()
     /// The panel, if any.
     let display: DisplaySink?
     /// Buttons, encoder, input devices.
     let sources: [EventSource]
-    /// Reads files, folders and playlists for `add`/`load` (tags are I/O); runs on a thread of
-    /// its own, never on the loop.
-    public var loadTracks: (@Sendable ([String]) -> (tracks: [TrackInfo], messages: [String]))?
-    /// Reads the picture embedded in a file's tags: its MIME type and bytes, nil when it has none
-    /// (MPD's `readpicture`). Called on the tag reader's thread only, like `loadTracks` (TagLib's
-    /// C API is not thread-safe); nil: this player reads no embedded pictures.
-    public var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)?
-    /// Lines about the adapters for `diag` (device, counters, board).
-    public var diagnostics: (() -> [String])?
-    /// Gives back memory that start-up or a batch of tags touched once (`ColdPages.release`); called
-    /// after each track start and after each batch of tags read, when most of that is done with.
-    public var releaseColdPages: (() -> Void)?
-    /// Tells systemd about readiness, status and liveness (a no-op outside a `Type=notify` unit).
-    public var notifier: SystemdNotifier?
-    private var readySent = false
-    private var startingUp = false
-    private var startView: StatusView?
-    private var sawStart = false
-    private var lastPing = 0.0
-    /// Re-reads the configuration for SIGHUP: the new settings, or nil after logging why not.
-    public var reload: (() -> Settings?)?
+    /// What the wiring plugs in (`Hooks`).
+    private var hooks = Hooks()
+    private var readiness = Readiness()
     /// The cards map's worker (`watchCards`); nil: no cards map.
     public internal(set) var cards: CardMapWorker?
-    /// The version and build for `version` and `diag`.
-    public var version = "jukebox"
     /// Monotonic seconds: timers, ticks, debounce level reads, watchdog pings, uptime. Injected so
     /// that a test drives time (with `step`) instead of sleeping.
     let clock: () -> Double
     /// When the loop started (monotonic), for uptime.
     let startedAt: Double
-    /// The path of the state file, for `diag`.
-    var statePath: String? { store?.path }
-    /// The last save: when (monotonic) and its error.
-    var lastSave: (at: Double, error: String?)?
-    /// Clients streaming `events`.
-    var eventClients: Set<Int> = []
-    /// The `eventClients` that asked for `events --json`.
-    var jsonEventClients: Set<Int> = []
-    /// The serial console, if one is configured.
-    public var console: SerialConsole?
-    /// Whether the console streams `events`.
-    var consoleStreaming = false
-    /// The console's `events` stream is `events --json`.
-    var consoleStreamingJSON = false
-    private var lastMaintain = 0.0
-    /// Clients waiting for `Command.grant(id)`, per interruption id, oldest first.
-    var waitingForGrant: [String: [Int]] = [:]
-    /// Interruptions each client holds (`yield begin`), ended when it disconnects.
-    var heldByClient: [Int: [String]] = [:]
-    private var keyDecoder = KeyDecoder()
-    private var timers: [TimerID: Double] = [:]
-    var pending: [Event] = []
+    private var times = LoopTimes()
+    /// Events a command queued while the loop carries out another's commands.
+    private var pending: [Event] = []
     private var exitCode: Int32?
-    private var signalFD: Int32 = -1
-    private var lastTick = 0.0
+    private var signals = SignalInput()
     private var seedState: UInt64
+
+    /// Seconds an off-loop job (a tag read, a folder listing, a cover read) may go without
+    /// progress before it is given up and answered as failed (`JobRunner`); set before the first job.
+    public var jobLimit: Double { get { jobs.limit } set { jobs.limit = newValue } }
+    /// Reads files, folders and playlists for `add`/`load` (tags are I/O); runs on a thread of
+    /// its own, never on the loop.
+    public var loadTracks: (@Sendable ([String]) -> (tracks: [TrackInfo], messages: [String]))? { get { jobs.load } set { jobs.load = newValue } }
+    /// Reads the picture embedded in a file's tags: its MIME type and bytes, nil when it has none
+    /// (MPD's `readpicture`). Called on the tag reader's thread only, like `loadTracks`.
+    public var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)? {
+        get { jobs.readPicture }
+        set { jobs.readPicture = newValue }
+    }
+    public var diagnostics: (() -> [String])? { get { hooks.diagnostics } set { hooks.diagnostics = newValue } }
+    public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
+    public var reload: (() -> Settings?)? { get { hooks.reload } set { hooks.reload = newValue } }
+    public var version: String { get { hooks.version } set { hooks.version = newValue } }
+    /// Tells systemd about readiness, status and liveness (a no-op outside a `Type=notify` unit).
+    public var notifier: SystemdNotifier? { get { readiness.notifier } set { readiness.notifier = newValue } }
+    /// The state file, its writer, the path for `diag` and the last save (when, its error).
+    var writer: StateWriter? { saving.writer }
+    var statePath: String? { saving.store?.path }
+    var lastSave: (at: Double, error: String?)? { saving.last }
+    var mpd: MPDFace? { faces.mpd }
 
     /// Wires a runtime. `keyInput` is a terminal fd to read keys from, if any. `clock` gives
     /// monotonic seconds (CLOCK_MONOTONIC unless a test drives its own); the loop reads it, and the
@@ -110,40 +80,42 @@ public final class Runtime {
         self.sources = sources
         self.state = state
         self.mailbox = mailbox
-        self.control = control
         self.audio = audio
-        self.store = store
-        self.writer = store.map { StateWriter(store: $0, mailbox: mailbox) }
+        saving = SaveLedger(store: store, mailbox: mailbox)
+        jobs = OffLoopJobs(mailbox: mailbox)
         self.status = status
         self.log = log
-        self.keyInput = keyInput
+        keys = KeyReader(fd: keyInput)
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         seedState = UInt64(truncatingIfNeeded: ts.tv_nsec) ^ UInt64(truncatingIfNeeded: ts.tv_sec) << 20 ^ UInt64(getpid())
+        faces.control = control.map { ControlFace(socket: $0) }
+        faces.control?.loop = self
+    }
+
+    /// Starts watching the cards map at `path` (read off the loop; the first map arrives as an
+    /// event like every later one).
+    public func watchCards(path: String) { cards = CardMapWorker(path: path, mailbox: mailbox) }
+
+    /// The serial console, if one is configured: it speaks through its face (`ConsoleFace`).
+    public var console: SerialConsole? {
+        get { faces.console?.console }
+        set {
+            faces.console = newValue.map { ConsoleFace(console: $0) }
+            faces.console?.loop = self
+        }
     }
 
     deinit {
-        tagReader?.finish()
-        mpd?.finish()
-        writer?.finish()
+        jobs.finish()
+        faces.mpd?.finish()
+        saving.writer?.finish()
     }
 
     /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every thread it
     /// creates later), so that they arrive only through the loop's signalfd. Call before any
     /// thread is started.
-    public static func blockSignals() {
-        var set = Self.signalSet()
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-    }
-
-    private static func signalSet() -> sigset_t {
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGTERM)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGHUP)
-        return set
-    }
+    public static func blockSignals() { SignalInput.block() }
 
     /// Runs `Event.started`, then the `initial` events, then loops until a command says exit;
     /// returns the exit code.
@@ -157,23 +129,22 @@ public final class Runtime {
     /// events. With `step` and `finish`, for a test that drives the loop one pass at a time on its
     /// own thread (and its time with the clock it gave `init`).
     public func start(initial: [Event]) {
-        var set = Self.signalSet()
-        signalFD = signalfd(-1, &set, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
-        lastTick = clock()
+        signals.open()
+        times.lastTick = clock()
         // The start is one step to the outside: READY and the first status come once the state
         // is loaded, not for the empty player the first of these events sees.
-        startingUp = true
+        readiness.startingUp = true
         // The bookmarks are read before anything can play (a card, a `load` in `initial`); a file
         // that cannot be read sends nothing, so the core never saves over it.
         var bookmarks: [Event] = []
-        if let store {
+        if let store = saving.store {
             let loaded = BookmarkFile.read(store.bookmarksPath, limit: state.settings.bookmarkLimit)
             for line in loaded.messages { log.warning(line) }
             if let marks = loaded.bookmarks { bookmarks = [.bookmarksLoaded(marks)] }
         }
         for event in [.started] + bookmarks + initial { dispatch(event) }
-        startingUp = false
-        if let view = startView { show(view) }
+        readiness.startingUp = false
+        if let view = readiness.startView { show(view) }
     }
 
     /// One pass of the loop: waits for an event or the nearest deadline (with `wait` false, takes
@@ -192,53 +163,38 @@ public final class Runtime {
         notifier?.stopping()
         // The last save (the quit's) is on disk before the process ends; a folder still being
         // read is not waited for.
-        tagReader?.finish(waiting: false)
-        mpd?.finish(waiting: false)
-        writer?.finish()
+        jobs.finish(waiting: false)
+        faces.mpd?.finish(waiting: false)
+        saving.writer?.finish()
         audio.shutdown()
-        if signalFD >= 0 { close(signalFD) }
-        signalFD = -1
+        signals.close()
         return exitCode ?? 0
     }
 
-    /// READY once the state is loaded and audio plays (or knowingly waits, or nothing is meant to
-    /// play); watchdog pings from the loop itself, so a hung loop gets the service restarted.
+    /// READY and watchdog pings (`Readiness.report`).
     private func reportLiveness() {
-        guard let notifier else { return }
-        if !readySent && (state.phase != .playing || sawStart) {
-            readySent = true
-            notifier.ready()
+        if readiness.report(playing: state.phase == .playing, clock: clock) {
             log.debug("READY after \(Int((clock() - startedAt) * 1000)) ms")
-        }
-        if let interval = notifier.watchdogInterval, clock() - lastPing >= interval / 2 {
-            lastPing = clock()
-            notifier.watchdogPing()
         }
     }
 
     private func show(_ view: StatusView) {
         status.render(view)
-        notifier?.status(Self.systemdStatus(view))
-    }
-
-    static func systemdStatus(_ view: StatusView) -> String {
-        if let message = view.message, view.phase == "waiting" || view.phase == "interrupted" { return message }
-        if view.count == 0 { return "\(view.phase): queue empty" }
-        return "\(view.phase): \(view.title)" + (view.artist.map { " – \($0)" } ?? "")
+        notifier?.status(Readiness.systemdStatus(view))
     }
 
     /// Feeds one event (and any it causes) through `reduce` and carries out the commands.
     public func dispatch(_ event: Event) {
         pending.append(event)
         var started = false
-        defer { if started { releaseColdPages?() } }
+        defer { if started { hooks.releaseColdPages?() } }
         while !pending.isEmpty {
             let next = explained(pending.removeFirst())
             if case .trackStarted = next {
-                sawStart = true
+                readiness.sawStart = true
                 started = true
             }
-            let streaming = !eventClients.isEmpty || consoleStreaming
+            let streaming = faces.streaming
             let buttonsBefore = streaming && Self.movesButtons(next) ? state.buttons : nil
             let commands = reduce(&state, next)
             if streaming, !isQuiet(next) { streamEvent(next) }
@@ -248,11 +204,11 @@ public final class Runtime {
                 }
             }
             if log.level == .debug, !isQuiet(next) || !commands.isEmpty {
-                log.debug("\(next) -> \(commands.map(Self.brief))")
+                log.debug("\(next) -> \(commands.map(\.brief))")
             }
             for command in commands { perform(command) }
-            mpd?.noticeChanges(next)
-            if !readySent && !startingUp { reportLiveness() }
+            faces.mpd?.noticeChanges(next)
+            if !readiness.readySent && !readiness.startingUp { reportLiveness() }
         }
     }
 
@@ -297,21 +253,24 @@ public final class Runtime {
         case .grant(let id): grants(id)
         case .seekOutput(let to): audio.seek(to: to)
         case .setVolume(let v): audio.setVolume(v)
-        case .persist(let snapshot): writer?.submit(snapshot, queueChanged: true)
-        case .persistPlace(let snapshot): writer?.submit(snapshot, queueChanged: false)
-        case .persistBookmarks(let marks): writer?.submitBookmarks(marks)
+        case .persist(let snapshot): saving.writer?.submit(snapshot, queueChanged: true)
+        case .persistPlace(let snapshot): saving.writer?.submit(snapshot, queueChanged: false)
+        case .persistBookmarks(let marks): saving.writer?.submitBookmarks(marks)
         case .render(let view):
-            if startingUp { startView = view } else { show(view) }
+            if readiness.startingUp { readiness.startView = view } else { show(view) }
         case .show(let frame): display?.show(frame)
         case .report(let message): status.report(message)
-        case .startTimer(let id, let after): timers[id] = clock() + after
-        case .cancelTimer(let id): timers[id] = nil
+        case .startTimer(let id, let after): times.timers[id] = clock() + after
+        case .cancelTimer(let id): times.timers[id] = nil
         case .readLevel(let button):
             let level = sources.lazy.compactMap { $0.level(of: button) }.first
             pending.append(.buttonLevel(button, pressed: level, at: clock()))
         case .exit(let code): exitCode = code
-        case .loadCard(let card, let paths): loadCard(card, paths: paths)
-        case .loadUSB(let path, let through): loadUSB(path, through: through)
+        // Queued, not dispatched, when it cannot start: this runs while a command is carried out.
+        case .loadCard(let card, let paths):
+            if let refused = jobs.readCard(card, paths: paths, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
+        case .loadUSB(let path, let through):
+            if let refused = jobs.readStick(path, through: through, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
         case .runProgram(let argv):
             if let error = startProgram(argv).error { status.report("cannot run \(argv.first ?? ""): \(error)") }
         }
@@ -333,22 +292,22 @@ public final class Runtime {
     private var saveTickDue: Double? {
         guard state.phase == .playing else { return nil }
         let due = state.placeSaveDue
-        return lastTick < due ? due : nil
+        return times.lastTick < due ? due : nil
     }
 
     /// When the loop must wake without an event: the next tick, core timer, panel step, watchdog
     /// ping, idle client to drop or one-a-second check of something that went away; nil: never.
     public func nextDeadline() -> Double? {
-        var deadlines: [Double] = Array(timers.values)
-        if let tickInterval { deadlines.append(lastTick + tickInterval) }
+        var deadlines: [Double] = Array(times.timers.values)
+        if let tickInterval { deadlines.append(times.lastTick + tickInterval) }
         // The periodic save is decided on a tick: one falls due exactly then, not up to a tick late.
         if let save = saveTickDue { deadlines.append(save) }
         if let panel = display?.nextDeadline { deadlines.append(panel) }
-        if let interval = notifier?.watchdogInterval { deadlines.append(lastPing + interval / 2) }
-        if let idle = nextIdleClientDeadline() { deadlines.append(idle) }
-        deadlines += mpd?.nextDeadline() ?? []
-        if let job = tagReader?.nextDeadline { deadlines.append(job) }
-        if needsMaintenance { deadlines.append(lastMaintain + 1) }
+        if let interval = notifier?.watchdogInterval { deadlines.append(readiness.lastPing + interval / 2) }
+        if let idle = faces.control?.nextDeadline { deadlines.append(idle) }
+        deadlines += faces.mpd?.nextDeadline() ?? []
+        if let job = jobs.nextDeadline { deadlines.append(job) }
+        if needsMaintenance { deadlines.append(times.lastMaintain + 1) }
         return deadlines.min()
     }
 
@@ -357,7 +316,7 @@ public final class Runtime {
     /// state file the core waits for.
     private var needsMaintenance: Bool {
         sources.contains { $0.needsMaintenance }
-            || (console.map { $0.failed != nil && $0.canReopen } ?? false)
+            || faces.console?.needsMaintenance == true
             || state.awaitedMusicFolder != nil || state.stateUnreadable != nil
     }
 
@@ -366,8 +325,8 @@ public final class Runtime {
         let deadline = wait ? nextDeadline() : now
         let timeoutMs = deadline.map { Int32(max(0, min(Double(Int32.max), ($0 - now) * 1000)).rounded(.up)) } ?? -1
         var fds = [pollfd(fd: mailbox.fd, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: keyInput.flatMap { keyInputClosed ? nil : $0 } ?? -1, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: keys.closed ? -1 : keys.fd ?? -1, events: Int16(POLLIN), revents: 0)]
         let sourceStart = fds.count
         var owners: [EventSource] = []
         for source in sources {
@@ -377,11 +336,11 @@ public final class Runtime {
             }
         }
         let consoleIndex = fds.count
-        fds.append(pollfd(fd: console?.fd ?? -1, events: Int16(POLLIN) | (console?.wantsWrite == true ? Int16(POLLOUT) : 0), revents: 0))
+        fds.append(faces.console?.pollFD() ?? pollfd(fd: -1, events: Int16(POLLIN), revents: 0))
         let controlStart = fds.count
-        if let control { fds += control.pollFDs() }
+        if let control = faces.control { fds += control.pollFDs() }
         let mpdStart = fds.count
-        if let mpd { fds += mpd.listener.pollFDs() }
+        if let mpd = faces.mpd { fds += mpd.listener.pollFDs() }
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
         if n < 0 && errno != EINTR { log.error("poll: \(errnoText(errno))") }
         if fds[0].revents != 0 {
@@ -395,7 +354,7 @@ public final class Runtime {
             // After `drain` has reset the eventfd: a result posted meanwhile wakes the next poll.
             for result in mailbox.drainResults() { settle(result) }
             // Once the results (a library's tags among them) are freed: give their pages back.
-            mpd?.library?.trimIfDue()
+            faces.mpd?.library?.trimIfDue()
         }
         if fds[1].revents != 0 { readSignals() }
         if fds[2].revents != 0 { readKeys(fds[2].revents) }
@@ -404,41 +363,38 @@ public final class Runtime {
             if !events.isEmpty { feedHeard() }
             for event in events { dispatch(event) }
         }
-        if control != nil { serviceControl(Array(fds[controlStart..<mpdStart])) }
-        if let mpd { mpd.listener.service(Array(fds[mpdStart...])) }
-        if let console, fds[consoleIndex].revents != 0 {
-            if fds[consoleIndex].revents & Int16(POLLOUT) != 0 { console.flush() }
-            if fds[consoleIndex].revents & ~Int16(POLLOUT) != 0 { serviceConsole(console) }
-        }
+        faces.control?.service(Array(fds[controlStart..<mpdStart]))
+        if let mpd = faces.mpd { mpd.listener.service(Array(fds[mpdStart...])) }
+        faces.console?.service(fds[consoleIndex].revents)
         reapChildren()
         let after = clock()
         display?.tick(now: after)
-        if after - lastMaintain >= 1 && needsMaintenance {
-            lastMaintain = after
+        if after - times.lastMaintain >= 1 && needsMaintenance {
+            times.lastMaintain = after
             for source in sources { source.maintain() }
-            maintainConsole()
+            faces.console?.maintain()
             probeWhatTheCoreWaitsFor()
         }
-        for (id, at) in timers where at <= after {
-            timers[id] = nil
+        for (id, at) in times.timers where at <= after {
+            times.timers[id] = nil
             // The core acts on the position (a release keeps it), so it must be the latest.
             feedHeard()
             dispatch(.timerFired(id, at: after))
         }
         // Without ticks (paused, stopped) the first pass after a long sleep still brings `now` up to date.
         let saveDue = saveTickDue.map { after >= $0 } ?? false
-        if after - lastTick >= (tickInterval ?? 1) * 0.9 || saveDue {
-            lastTick = after
+        if after - times.lastTick >= (tickInterval ?? 1) * 0.9 || saveDue {
+            times.lastTick = after
             feedHeard()
             feedStream()
             dispatch(.tick(now: after))
         }
         // Jobs handed over on this pass are watched from now; one without progress is given up.
         let end = clock()
-        tagReader?.supervise(now: end)
-        mpd?.supervise(now: end)
+        jobs.supervise(now: end)
+        faces.mpd?.supervise(now: end)
         // Replies that came from a worker, and `idle` answers to what happened on this pass.
-        mpd?.listener.sweep()
+        faces.mpd?.listener.sweep()
     }
 
     // At most once a second: the music's folder (a stick mounted, a share up) and a state file
@@ -446,7 +402,7 @@ public final class Runtime {
     // missing level of the path and still a probe for network shares.
     private func probeWhatTheCoreWaitsFor() {
         if let folder = state.awaitedMusicFolder, isDirectory(folder) { dispatch(.musicAppeared) }
-        if state.stateUnreadable != nil, let store {
+        if state.stateUnreadable != nil, let store = saving.store {
             let loaded = store.load()
             guard loaded.unreadable == nil else { return }
             for m in loaded.messages { log.warning(m) }
@@ -462,74 +418,39 @@ public final class Runtime {
     private func settle(_ result: Mailbox.Result) {
         switch result {
         case .saved(let through, let error):
-            savedThrough = max(savedThrough, through)
-            lastSave = (clock(), error)
+            let due = saving.finished(through: through, error: error, at: clock())
             dispatch(.saved(error: error))
-            let due = saveWaiters.filter { $0.through <= savedThrough }
-            saveWaiters.removeAll { $0.through <= savedThrough }
-            for waiter in due { waiter.then(error) }
+            for then in due { then(error) }
         case .tracksRead(let id, let tracks, let messages, let marked):
-            readWaiters.removeValue(forKey: id)?(tracks, messages, marked)
-            releaseColdPages?()
+            jobs.tracksRead(id: id, tracks, messages, marked: marked)
+            hooks.releaseColdPages?()
         case .workDone(let id, let result):
-            workWaiters.removeValue(forKey: id)?(result)
+            jobs.workDone(id: id, result)
         case .chunkRead(let id, let result):
-            mpd?.chunkRead(id: id, result)
+            faces.mpd?.chunkRead(id: id, result)
         case .updateListed(let id, let groups, let problem):
-            mpd?.updateListed(id: id, groups, problem: problem)
+            faces.mpd?.updateListed(id: id, groups, problem: problem)
         case .cards(let report):
-            settleCards(report)
+            cards?.settle(report, dispatch: dispatch, log: log, status: status)
         }
     }
 
     /// Calls `then` once every save handed to the writer since number `since` is finished, with
     /// the error of the write that finished it; at once when there is none.
     func afterSaves(since: UInt64, _ then: @escaping (_ error: String?) -> Void) {
-        guard let writer, writer.lastNumber > since, writer.lastNumber > savedThrough else { return then(nil) }
-        saveWaiters.append((writer.lastNumber, then))
+        if !saving.wait(since: since, then) { then(nil) }
     }
 
     /// Waits until the writer has finished every save handed over, then takes its results as
     /// the loop would. For tests and tools that call `dispatch` without running the loop; the
     /// loop itself never waits.
     public func waitForSaves() {
-        writer?.waitUntilIdle()
+        saving.writer?.waitUntilIdle()
         for result in mailbox.drainResults() { settle(result) }
     }
 
     /// The number of the last save handed to the writer (0 without one).
-    var saveNumber: UInt64 { writer?.lastNumber ?? 0 }
-
-    /// Reads `paths` off the loop and calls `then` on the loop with what was found; false when
-    /// this player cannot load files.
-    func readTracks(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String]) -> Void) -> Bool {
-        readSource(paths) { tracks, messages, _ in then(tracks, messages) }
-    }
-
-    /// `readTracks` for a source (a card's paths, a `load`): `marked` tells whether one of its
-    /// folders holds `LibraryLoader.resumeMarker` (looked for on the tag reader's thread).
-    func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool {
-        guard let loadTracks else { return false }
-        if tagReader == nil { tagReader = TagReaderThread(mailbox: mailbox, limit: jobLimit, load: loadTracks) }
-        let id = nextReadID
-        nextReadID += 1
-        readWaiters[id] = then
-        tagReader?.read(paths, id: id)
-        return true
-    }
-
-    /// Runs file work on the tag reader's thread, in order with its reads, and calls `then` on
-    /// the loop with the result; false when this player cannot load files.
-    func offLoop(_ work: @escaping @Sendable (_ load: @Sendable ([String]) -> (tracks: [TrackInfo], messages: [String])) -> FileWorkResult,
-                 then: @escaping (FileWorkResult) -> Void) -> Bool {
-        guard let loadTracks else { return false }
-        if tagReader == nil { tagReader = TagReaderThread(mailbox: mailbox, limit: jobLimit, load: loadTracks) }
-        let id = nextReadID
-        nextReadID += 1
-        workWaiters[id] = then
-        tagReader?.perform(id: id, work)
-        return true
-    }
+    var saveNumber: UInt64 { saving.number }
 
     func feedHeard() {
         if let p = audio.position() { dispatch(.heard(playID: p.id, seconds: p.seconds)) }
@@ -544,27 +465,26 @@ public final class Runtime {
     }
 
     private func readSignals() {
-        var info = signalfd_siginfo()
-        while read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
-            switch Int32(info.ssi_signo) {
+        for signal in signals.read() {
+            switch signal {
             case SIGTERM, SIGINT:
                 // The stop is bounded: whatever gets stuck from here, the process ends in 5 s.
-                ShutdownWatchdog.shared.arm(info.ssi_signo == UInt32(SIGTERM) ? "SIGTERM" : "SIGINT")
-                log.info("signal \(info.ssi_signo == UInt32(SIGTERM) ? "SIGTERM" : "SIGINT"): saving and stopping")
+                ShutdownWatchdog.shared.arm(signal == SIGTERM ? "SIGTERM" : "SIGINT")
+                log.info("signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): saving and stopping")
                 feedHeard()
                 dispatch(.quit)
             case SIGHUP:
                 cards?.reload()
-                guard let reload else {
+                guard let reload = hooks.reload else {
                     log.info("SIGHUP: this player has no configuration file to reload")
                     break
                 }
-                notifier?.reloading()
+                readiness.notifier?.reloading()
                 if let settings = reload() {
                     dispatch(.reconfigured(settings))
                     log.info("SIGHUP: configuration reloaded")
                 }
-                notifier?.readyAgain()
+                readiness.notifier?.readyAgain()
             default:
                 break
             }
@@ -572,15 +492,9 @@ public final class Runtime {
     }
 
     private func readKeys(_ revents: Int16) {
-        guard let fd = keyInput else { return }
-        var buf = [UInt8](repeating: 0, count: 64)
-        let n = read(fd, &buf, buf.count)
-        if n <= 0 {
-            // The terminal went away: stop reading keys rather than spinning on POLLHUP.
-            if n == 0 || (errno != EAGAIN && errno != EINTR) { keyInputClosed = true }
-            return
-        }
-        for key in keyDecoder.feed(Array(buf[0..<n])) {
+        let (read, closedNow) = keys.read()
+        if closedNow { log.warning("terminal input closed; keys are off") }
+        for key in read {
             if let event = KeyMap.event(for: key, settings: state.settings, seed: nextSeed()) {
                 feedHeard()
                 dispatch(event)
@@ -588,22 +502,9 @@ public final class Runtime {
         }
     }
 
-    private var keyInputClosed = false {
-        didSet { if keyInputClosed { log.warning("terminal input closed; keys are off") } }
-    }
-
     func nextSeed() -> UInt64 {
         var g = SeededGenerator(seed: seedState)
         seedState = g.next()
         return seedState
-    }
-
-    static func brief(_ c: Command) -> String {
-        switch c {
-        case .persist(let s): return "persist(\(s.tracks.count) tracks @\(s.position))"
-        case .persistPlace(let s): return "persistPlace(@\(s.position))"
-        case .render: return "render"
-        default: return "\(c)"
-        }
     }
 }

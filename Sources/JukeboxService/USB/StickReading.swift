@@ -8,36 +8,34 @@ private final class USBRest: @unchecked Sendable {
     var files: [String] = []
 }
 
-extension Runtime {
+extension OffLoopJobs {
     /// `Command.loadUSB`: the stick is listed and its first folders (through the one holding
     /// `through`, as the core chose) read by the tag reader, never on the loop, and come back as
-    /// `Event.usbTracks` (`more`), so it plays while the rest is read and comes back as
-    /// `Event.usbMoreTracks`. A player that cannot load files says so at once.
-    func loadUSB(_ path: String, through bookmarked: String?) {
+    /// `Event.usbTracks` (`more`) through `deliver`, so it plays while the rest is read and comes
+    /// back as `Event.usbMoreTracks`. Nil once started; a player that cannot load files gets the
+    /// event that says so at once (to queue: this runs while the loop carries out a command).
+    func readStick(_ path: String, through bookmarked: String?, deliver: @escaping (Event) -> Void) -> Event? {
         let rest = USBRest()
-        let started = offLoop({ load in
+        let started = perform({ load in
             let (first, others) = USBScan.split(USBScan.folders(path), through: bookmarked)
             rest.files = others
             guard !first.isEmpty else { return .success(FileWorkOutput(lines: ["no audio files in \(path)"])) }
             let read = load(first)
             return .success(FileWorkOutput(tracks: Library.folderOrder(read.tracks), lines: read.messages))
-        }, then: { [weak self] result in
+        }, then: { result in
             let output = (try? result.get()) ?? FileWorkOutput()
-            self?.dispatch(.usbTracks(path: path, tracks: output.tracks, messages: output.lines, more: true))
+            deliver(.usbTracks(path: path, tracks: output.tracks, messages: output.lines, more: true))
         })
-        // Queued, not dispatched: this runs while a command of the loop is carried out.
-        guard started else {
-            pending.append(.usbTracks(path: path, tracks: [], messages: ["this player cannot load files"]))
-            return
-        }
-        _ = offLoop({ load in
+        guard started else { return .usbTracks(path: path, tracks: [], messages: ["this player cannot load files"]) }
+        _ = perform({ load in
             guard !rest.files.isEmpty else { return .success(FileWorkOutput()) }
             let read = load(rest.files)
             rest.files = []
             return .success(FileWorkOutput(tracks: Library.folderOrder(read.tracks), lines: read.messages))
-        }, then: { [weak self] result in
+        }, then: { result in
             let output = (try? result.get()) ?? FileWorkOutput()
-            self?.dispatch(.usbMoreTracks(path: path, tracks: output.tracks, messages: output.lines))
+            deliver(.usbMoreTracks(path: path, tracks: output.tracks, messages: output.lines))
         })
+        return nil
     }
 }

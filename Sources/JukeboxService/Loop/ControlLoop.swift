@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+import Glibc
+import JukeboxSystem
+
+/// The one port through which the faces that speak the control language (the control socket,
+/// `ControlFace`; the serial console, `ConsoleFace`) reach the loop: they read the state, hand the
+/// core events, wait for saves and grants, and share the answers to the commands that only read
+/// or load (`answer`, `answerLater`). `Runtime` is its one implementation; the faces never see
+/// the runtime's other parts.
+protocol ControlLoop: AnyObject {
+    /// The player state (the face reads it; only `dispatch` changes it).
+    var state: State { get }
+    var log: Log { get }
+    /// The version and build for `version` and `diag`.
+    var version: String { get }
+    /// The number of the last save handed to the writer (0 without one).
+    var saveNumber: UInt64 { get }
+    /// Whether the player saves its state (a state file is configured).
+    var saves: Bool { get }
+    /// The path of the state file, for `save`'s reply.
+    var statePath: String? { get }
+    /// Brings the core's position up to the frame heard.
+    func feedHeard()
+    /// Feeds one event through the core and carries out its commands.
+    func dispatch(_ event: Event)
+    /// A fresh shuffle seed (for parsing a line).
+    func nextSeed() -> UInt64
+    /// Calls `then` once every save since number `since` is finished.
+    func afterSaves(since: UInt64, _ then: @escaping (_ error: String?) -> Void)
+    /// Reads a source's `paths` on the tag reader; false when this player cannot load files.
+    func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool
+    /// `card assign`: false when no cards map is configured.
+    func assignCard(id: String?, value: String, _ reply: @escaping ([String]) -> Void) -> Bool
+    /// The lines of `diag`.
+    func diagLines() -> [String]
+    /// Hands the core `interruptBegan` and calls `granted` once its `Command.grant` comes (the
+    /// waiters for one interruption id are granted in turn, whichever face they came from).
+    func beginInterruption(id: String, reason: String, granted: @escaping () -> Void)
+}
+
+/// Reply lines the faces of the control language share.
+enum ControlReply {
+    /// The reply to a change whose save failed: no `ok`, as that promises the change is on
+    /// disk. The change stands in the player (`done` says what it was), and the core saves it
+    /// again until a save succeeds (`State.saveRetry`).
+    static func notSaved(_ done: String, _ error: String) -> String {
+        "error: \(done), but not saved: \(error); the player keeps it and tries to save it again"
+    }
+}
+
+extension ControlLoop {
+    /// The reply lines for commands that only read or load (shared by the socket and the console);
+    /// nil for the ones that need the client (interruptions, events).
+    func answer(_ command: ControlCommand) -> [String]? {
+        switch command {
+        case .statusJSON:
+            feedHeard()
+            return ["ok " + statusJSON()]
+        case .queue(let page):
+            let perPage = 20
+            let pages = max(1, (state.queue.count + perPage - 1) / perPage)
+            guard page <= pages else { return ["error: there " + (pages == 1 ? "is 1 page" : "are \(pages) pages")] }
+            let current = state.currentTrack?.id
+            let lines = state.queue.enumerated().dropFirst((page - 1) * perPage).prefix(perPage).map { i, t in
+                (t.id == current ? "> " : "  ") + "\(i + 1). \(t.info.title)" + (t.info.artist.map { " – \($0)" } ?? "")
+                    + "  " + TimeFormat.clock(t.info.duration)
+            }
+            return lines.map { "  " + $0 } + ["ok queue page \(page)/\(pages), \(state.queue.count) tracks"]
+        case .add, .load:
+            return ["error: this player cannot load files"]
+        case .cardAssign:
+            return ["error: no cards map is configured (config \"rfid\")"]
+        case .save:
+            if let reason = state.stateUnreadable { return ["error: not saving: the state file cannot be read (\(reason))"] }
+            return ["error: no state file is configured"]
+        case .log(let count):
+            return log.recent.suffix(count).map { "  " + $0 } + ["ok \(min(count, log.recent.count)) lines"]
+        case .version:
+            return ["ok " + version]
+        case .diag:
+            feedHeard()
+            return diagLines().map { "  " + $0 } + ["ok"]
+        case .help:
+            return ["ok " + ControlCommand.helpText.split(separator: "\n").joined(separator: " · ")]
+        default:
+            return nil
+        }
+    }
+
+    /// Starts the commands whose answer waits for a worker (`add`/`load`: the tag reader, then the
+    /// save; `save`: the writer), without blocking the loop; `reply` gets the lines later, on the
+    /// loop. False for every other command, and when the player cannot do it (then `answer` says why).
+    func answerLater(_ command: ControlCommand, _ reply: @escaping ([String]) -> Void) -> Bool {
+        switch command {
+        case .add(let path), .load(let path):
+            let replace = command == .load(path: path)
+            return readSource([path]) { [weak self] tracks, messages, marked in
+                guard let self else { return }
+                guard !tracks.isEmpty else { return reply(["error: " + (messages.first ?? "nothing to play in \(path)")]) }
+                let before = saveNumber
+                // A `load` names its source: its bookmark applies (an `add` has none).
+                dispatch(replace ? .loadSource(QueueSource(paths: [path], marked: marked), tracks: tracks) : .add(tracks))
+                let done = "\(tracks.count) track\(tracks.count == 1 ? "" : "s") " + (replace ? "loaded" : "added")
+                afterSaves(since: before) { error in
+                    reply(messages.map { "  " + $0 } + [error.map { ControlReply.notSaved(done, $0) } ?? "ok " + done])
+                }
+            }
+        case .cardAssign(let id, let value):
+            return assignCard(id: id, value: value, reply)
+        case .save:
+            guard saves, state.stateUnreadable == nil else { return false }
+            feedHeard()
+            let before = saveNumber
+            dispatch(.saveRequested)
+            afterSaves(since: before) { [weak self] error in
+                reply([error.map { "error: \($0)" } ?? "ok saved to \(self?.statePath ?? "")"])
+            }
+            return true
+        default:
+            return false
+        }
+    }
+
+    func statusJSON() -> String { PlayerStatusJSON(state).text }
+}
+
+/// One line of an `events` stream: `event 04:47:43.250 button next down → playing` (wall-clock
+/// time of day, then what happened and the phase after it), or for `events --json` clients
+/// `event {"time":…,"what":…,"phase":…}` with `fields` added (the card id, the button and its
+/// gesture), so a program never parses the words of `what`.
+struct EventLine {
+    let time: String
+    let what: String
+    let phase: String
+    let fields: [(String, String)]
+
+    var text: String { "event \(time) \(what) → \(phase)" }
+
+    var json: String {
+        let q = JSONText.quoted
+        let pairs = [("time", time), ("what", what), ("phase", phase)] + fields
+        return "event {" + pairs.map { q($0.0) + ":" + q($0.1) }.joined(separator: ",") + "}"
+    }
+}
+
+extension Runtime: ControlLoop {
+    /// `readTracks` for a source (a card's paths, a `load`): `marked` tells whether one of its
+    /// folders holds `LibraryLoader.resumeMarker` (looked for on the tag reader's thread).
+    func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool {
+        jobs.read(paths, then: then)
+    }
+
+    var saves: Bool { writer != nil }
+
+    func assignCard(id: String?, value: String, _ reply: @escaping ([String]) -> Void) -> Bool {
+        guard let cards else { return false }
+        cards.assign(id: id, value: value, lastUnknown: state.cards.lastUnknown, reply)
+        return true
+    }
+
+    func beginInterruption(id: String, reason: String, granted: @escaping () -> Void) {
+        faces.grantWaiters[id, default: []].append(granted)
+        feedHeard()
+        dispatch(.interruptBegan(id: id, reason: reason))
+    }
+
+    /// Carries out `Command.grant(id)`: the first waiter for that interruption learns the device is free.
+    func grants(_ id: String) {
+        faces.takeGrantWaiter(id)?()
+    }
+
+    /// Sends an event to every client streaming `events` and to the console when it streams.
+    func streamEvent(_ event: Event) {
+        if case .cardRead(let id, _) = event {
+            stream(event.summary, fields: [("card", id)])
+        } else {
+            stream(event.summary)
+        }
+    }
+
+    /// Streams `what` as an event line (`EventLine`): also the button gestures, `event
+    /// 04:47:43.250 gesture next long → playing`, which no event names by itself.
+    func stream(_ what: String, fields: [(String, String)] = []) {
+        let line = EventLine(time: wallClockText(wallClockNow(), dateAndTime: false), what: what, phase: state.phase.name, fields: fields)
+        faces.control?.stream(line)
+        faces.console?.stream(line)
+    }
+
+    func diagLines() -> [String] {
+        var lines = [version, "uptime \(TimeFormat.clock(clock() - startedAt))"]
+        if let status = readFileText("/proc/self/status") {
+            let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ") }
+            lines.append("memory \(rss ?? "?") resident")
+        }
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        lines.append("cpu \(Int(cpu * 1000)) ms since start")
+        lines.append("player " + StatusView(state).line)
+        lines += diagnostics?() ?? []
+        lines.append("state file \(statePath ?? "none")" + (lastSave.map { s in
+            ", last save \(Int(clock() - s.at)) s ago: " + (s.error ?? "ok")
+        } ?? ", not saved yet") + (state.stateUnreadable.map { ", not saving: it cannot be read (\($0))" } ?? ""))
+        lines.append("control clients \(faces.control?.clientCount ?? 0)")
+        if let mpd = faces.mpd { lines.append("mpd on \(mpd.listener.listening.joined(separator: ", ")), \(mpd.listener.clients.count) clients") }
+        return lines
+    }
+}
