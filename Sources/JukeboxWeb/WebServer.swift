@@ -108,6 +108,7 @@ public final class WebServer: @unchecked Sendable {
                                 contentType: text(request.content_type), cookie: text(request.cookie), csrf: text(request.csrf),
                                 body: body, bodyTooLarge: request.body_too_large != 0, localPeer: MPDPeer.isLocal(request.peer))
         var reply = answer(incoming)
+        reply.stream?.fd = request.fd
         jb_web_response_status(response, UInt32(reply.status))
         for (name, value) in Self.securityHeaders { jb_web_response_header(response, name, value) }
         if path.hasPrefix("/api/") { jb_web_response_header(response, "Cache-Control", "no-store") }
@@ -315,6 +316,8 @@ final class EventStream: @unchecked Sendable {
     private var sentQueue: String?
     private var wasOffline = false
     private var pending: [UInt8] = []
+    /// The connection's socket, to notice a page that went away while nothing is sent.
+    var fd: Int32 = -1
 
     init(server: WebServer, keepalive: Double) {
         self.server = server
@@ -326,8 +329,15 @@ final class EventStream: @unchecked Sendable {
     /// next generation; -1 ends the stream (the server stops).
     func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
         if pending.isEmpty {
-            let snapshot = hub.wait(after: generation, timeout: generation < 0 ? 0 : keepalive)
-            if snapshot.stopping { return -1 }
+            // Waits in slices of a second, looking at the connection in between: a closed page
+            // frees its thread (and lets an idle process exit) at once, not at the next keepalive.
+            let deadline = monotonicNow() + (generation < 0 ? 0 : keepalive)
+            var snapshot = hub.wait(after: generation, timeout: min(1, deadline - monotonicNow()))
+            while snapshot.generation == generation && !snapshot.stopping && monotonicNow() < deadline {
+                if jb_web_peer_closed(fd) != 0 { return -1 }
+                snapshot = hub.wait(after: generation, timeout: min(1, deadline - monotonicNow()))
+            }
+            if snapshot.stopping || jb_web_peer_closed(fd) != 0 { return -1 }
             pending = Array(Self.frames(snapshot, after: generation, sentQueue: &sentQueue, wasOffline: &wasOffline).utf8)
             generation = snapshot.generation
         }
