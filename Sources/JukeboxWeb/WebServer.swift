@@ -223,8 +223,15 @@ public final class WebServer: @unchecked Sendable {
     private struct LineBody: Decodable { var line: String }
     private struct PinBody: Decodable { var pin: String }
 
+    /// The body decoded, nil when it is not that object. Bytes Swift 6.0's JSONDecoder traps on
+    /// (a NUL or a lone surrogate in a key, bad UTF-8) are refused first, as for the config file.
+    private func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) -> T? {
+        guard JSONText.problem(body) == nil else { return nil }
+        return try? JSONDecoder().decode(type, from: Data(body))
+    }
+
     private func control(_ request: Incoming) -> Reply {
-        guard let body = try? JSONDecoder().decode(LineBody.self, from: Data(request.body)) else {
+        guard let body = decode(LineBody.self, request.body) else {
             return .error(400, "the body must be {\"line\":\"…\"}")
         }
         let line = body.line
@@ -266,7 +273,7 @@ public final class WebServer: @unchecked Sendable {
     }
 
     private func setPin(_ request: Incoming) -> Reply {
-        guard let body = try? JSONDecoder().decode(PinBody.self, from: Data(request.body)) else {
+        guard let body = decode(PinBody.self, request.body) else {
             return .error(400, "the body must be {\"pin\":\"…\"}")
         }
         if let problem = pinProblem(body.pin) { return .error(400, problem) }
@@ -286,7 +293,7 @@ public final class WebServer: @unchecked Sendable {
     }
 
     private func login(_ request: Incoming) -> Reply {
-        guard let body = try? JSONDecoder().decode(PinBody.self, from: Data(request.body)) else {
+        guard let body = decode(PinBody.self, request.body) else {
             return .error(400, "the body must be {\"pin\":\"…\"}")
         }
         // The slow hash runs one at a time, and the back-off is checked and counted inside.

@@ -65,6 +65,10 @@ final class WebFaceTests: DaemonTestCase {
         XCTAssertEqual(bad.body, "{\"error\":\"usage: vol [+|-]N (0-100)\"}")
         XCTAssertEqual(try http("POST", "/api/control", json: "{\"line\":\"interrupt begin\"}").status, 403)
         XCTAssertEqual(try http("POST", "/api/control", json: "{\"line\":\"diag\"}").status, 403)
+        // Bodies that are not the object, or JSON Swift 6.0's decoder traps on, are a 400.
+        for body in ["{\"line\":\"\\ud800x\"}", "{\"\\ud800\":1}", "[1]", "{\"line\":3}", "", "{\"line\":\"next\\nstop\"}"] {
+            XCTAssertEqual(try http("POST", "/api/control", json: body).status, 400, body)
+        }
 
         // A change made with ctl arrives on the event stream within 500 ms.
         let events = try EventStreamClient(port: port)
