@@ -37,9 +37,13 @@ public final class WebServer: @unchecked Sendable {
     private var lastActivity = monotonicNow()
     private var openStreams = 0
     private var server: OpaquePointer?
+    /// This machine's name (`gethostname`): a `Host` the guard accepts besides addresses and local names.
+    private let machineName: String
 
     public init(options: Options) {
         self.options = options
+        var name = [CChar](repeating: 0, count: 256)
+        machineName = gethostname(&name, name.count - 1) == 0 ? String(cString: name) : ""
         hub = EventHub(socketPath: options.socketPath)
         pins = PinStore(folder: options.stateFolder)
     }
@@ -162,7 +166,7 @@ public final class WebServer: @unchecked Sendable {
     func answer(_ request: Incoming) -> Reply {
         if let refusal = RequestGuard.check(method: request.method, localPeer: request.localPeer, host: request.host,
                                             origin: request.origin, contentType: request.contentType,
-                                            bodyTooLarge: request.bodyTooLarge) {
+                                            bodyTooLarge: request.bodyTooLarge, machineName: machineName) {
             var reply = Reply.error(refusal.status, refusal.error)
             reply.close = refusal.close
             return reply

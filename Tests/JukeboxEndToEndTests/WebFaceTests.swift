@@ -119,6 +119,15 @@ final class WebFaceTests: DaemonTestCase {
         XCTAssertEqual(try http("GET", "/%2e%2e/.hidden").status, 404)
         XCTAssertEqual(try http("GET", "/.hidden").status, 404)
 
+        // DNS rebinding: a page of evil.example whose name now resolves to the box comes from a
+        // local peer with a matching Origin; its Host gives it away, for reading and for changing.
+        let rebound = try http("GET", "/api/status", host: "evil.example")
+        XCTAssertEqual(rebound.status, 403)
+        XCTAssertEqual(rebound.body, "{\"error\":\"unknown host name: open the box by its address or its .local name\"}")
+        XCTAssertEqual(try http("POST", "/api/control", json: "{\"line\":\"stop\"}", headers: ["Origin": "http://evil.example:\(port)"],
+                                host: "evil.example:\(port)").status, 403)
+        XCTAssertEqual(try http("GET", "/api/session", host: "localhost:\(port)").status, 200)
+
         // Cross-origin and non-JSON POSTs are refused before anything else.
         let foreign = try http("POST", "/api/control", json: "{\"line\":\"stop\"}", headers: ["Origin": "http://evil.example"])
         XCTAssertEqual(foreign.status, 403)
@@ -242,11 +251,11 @@ final class WebFaceTests: DaemonTestCase {
     }
 
     private func http(_ method: String, _ path: String, json: String? = nil, body: String? = nil, contentType: String? = nil,
-                      headers: [String: String] = [:]) throws -> Reply {
+                      headers: [String: String] = [:], host: String? = nil) throws -> Reply {
         let fd = try Self.connect(port: port)
         defer { close(fd) }
         let payload = json ?? body
-        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n"
         if let type = json != nil ? "application/json" : contentType { request += "Content-Type: \(type)\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if let payload { request += "Content-Length: \(payload.utf8.count)\r\n" }

@@ -60,6 +60,27 @@ final class WebPiecesTests: XCTestCase {
         }
     }
 
+    /// DNS rebinding: a foreign name that resolves to the box is refused, whatever its peer and Origin.
+    func testOnlyAddressesAndLocalNamesMayBeTheHost() {
+        let table: [(String?, Bool)] = [
+            (nil, true), ("", true), ("127.0.0.1", true), ("127.0.0.1:8080", true), ("192.168.1.20", true), ("[::1]:80", true),
+            ("[fe80::1%25eth0]", true), ("localhost", true), ("localhost:80", true), ("jukebox", true), ("JUKEBOX:80", true),
+            ("jukebox.local", true), ("jukebox.local.", true), ("kids-box.lan", true), ("box.home.arpa", true),
+            ("jukebox.fritz.box", true), ("pi.example.org", true),
+            ("evil.example", false), ("evil.example:80", false), ("jukebox.evil.example", false), ("local.evil.example", false),
+            ("evil.example.", false), ("1.2.3.4.evil.example", false), ("box.local:http", false), ("a b", false),
+            ("<img>", false), ("evil.box", false), ("127.0.0.1.nip.io", false),
+        ]
+        for (host, allowed) in table {
+            XCTAssertEqual(RequestGuard.hostIsLocal(host, machineName: "pi.example.org"), allowed, host ?? "nil")
+        }
+        XCTAssertEqual(RequestGuard.check(method: "GET", localPeer: true, host: "evil.example", origin: nil, contentType: nil,
+                                          bodyTooLarge: false),
+                       RequestGuard.Refusal(403, "unknown host name: open the box by its address or its .local name", close: true))
+        XCTAssertEqual(RequestGuard.check(method: "POST", localPeer: true, host: "evil.example", origin: "http://evil.example",
+                                          contentType: "application/json", bodyTooLarge: false)?.status, 403)
+    }
+
     /// The peer rule is the MPD listener's (MPDPeer.isLocal), on the addresses libmicrohttpd hands over.
     func testThePeerRuleIsTheMPDListeners() {
         func v4(_ text: String) -> sockaddr_storage {
