@@ -97,7 +97,6 @@ function renderStatus() {
   renderPosition();
   const playing = s.phase === 'playing';
   $('toggle').setAttribute('aria-label', playing ? 'Pause' : 'Play');
-  text($('toggle-glyph'), playing ? '❚❚' : '▶');
   const vol = $('volume');
   vol.min = s.volumeMin ?? 0;
   vol.max = s.volumeMax ?? 100;
