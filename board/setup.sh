@@ -26,6 +26,8 @@
 #   - icecast2, the real Icecast server IcecastTests play a mount of (started by the test as its own
 #     user on 127.0.0.1 and a free port, config in a mkdtemp folder; its SysV service is kept from
 #     starting too; its postinst works without systemd);
+#   - chromium, chromium-driver and python3-selenium: the real browser WebBrowserTests drive the
+#     web page with (headless, against `jukebox web` on 127.0.0.1);
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README.md).
@@ -64,6 +66,7 @@ wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
   mosquitto mosquitto-clients openssl icecast2)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
+wanted+=(chromium chromium-driver python3-selenium)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
 if installed libtagc0-dev || installed libtag-c-dev; then
