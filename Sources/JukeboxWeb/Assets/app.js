@@ -75,7 +75,9 @@ function shownPosition() {
 function renderPosition() {
   const p = shownPosition();
   text($('elapsed'), p == null ? '0:00' : clock(p));
-  if (!dragging.position) $('position').value = p == null ? 0 : Math.floor(p);
+  const pos = $('position');
+  if (!dragging.position) pos.value = p == null ? 0 : Math.floor(p);
+  pos.setAttribute('aria-valuetext', `${clock(Number(pos.value))} of ${clock(status && status.duration)}`);
 }
 
 function renderStatus() {
