@@ -127,6 +127,7 @@ function renderQueue() {
   const list = $('queue');
   const entries = queue.entries || [];
   $('queue-empty').hidden = entries.length > 0;
+  $('queue-truncated').hidden = !queue.truncated;
   const focused = document.activeElement && list.contains(document.activeElement)
     ? [document.activeElement.closest('li')?.dataset.position, document.activeElement.dataset.role] : null;
   const items = entries.map((e, i) => {
