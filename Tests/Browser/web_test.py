@@ -12,7 +12,7 @@ of each page at each size. Prints one line per check; exits 1 at the first failu
 import argparse, json, os, shutil, signal, subprocess, sys, tempfile, time, urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
 SIZES = [(360, 740), (1280, 800)]
@@ -112,6 +112,17 @@ def screenshot(d, page, width, height):
     log("screenshot", path)
 
 
+def click(d, css, index=0):
+    """Clicks the index-th element matching css, found again if a re-render replaced it."""
+    for _ in range(20):
+        try:
+            d.find_elements(By.CSS_SELECTOR, css)[index].click()
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+    fail(f"{css}[{index}] kept being replaced")
+
+
 def go(d, page):
     d.execute_script("location.hash = arguments[0]", "#/" + page)
     wait(f"page {page} shown", lambda: el(d, "page-" + page).is_displayed())
@@ -179,17 +190,17 @@ def queue_page(d, width, height):
     check_layout(d, width)
     # Jump to the third entry.
     target = get("/api/queue")["entries"][2]
-    d.find_elements(By.CSS_SELECTOR, "#queue li .entry")[2].click()
+    click(d, "#queue li .entry", 2)
     wait("jump played entry 3", lambda: status()["index"] == 3 and status()["path"] == target["path"])
     wait("the page marks entry 3 current",
          lambda: js(d, "return document.querySelector('#queue li[aria-current=true]')?.dataset.position") == "3")
     # Move the first entry down.
     first = get("/api/queue")["entries"][0]["path"]
-    d.find_elements(By.CSS_SELECTOR, "#queue li [data-role=down]")[0].click()
+    click(d, "#queue li [data-role=down]", 0)
     wait("move down reached the player", lambda: get("/api/queue")["entries"][1]["path"] == first)
     # Remove the last entry.
     last = get("/api/queue")["entries"][-1]["path"]
-    d.find_elements(By.CSS_SELECTOR, "#queue li [data-role=remove]")[-1].click()
+    click(d, "#queue li [data-role=remove]", -1)
     wait("remove reached the player", lambda: status()["count"] == count - 1)
     if any(e["path"] == last for e in get("/api/queue")["entries"]):
         fail("the removed entry is still queued")
