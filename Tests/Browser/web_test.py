@@ -56,6 +56,13 @@ def status():
     return get("/api/status")
 
 
+def post(path, body):
+    request = urllib.request.Request(args.url.rstrip("/") + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=5) as r:
+        return json.loads(r.read())
+
+
 def ctl(*words):
     r = subprocess.run([args.jukebox, "ctl", "--socket", args.socket, *words], capture_output=True, text=True, timeout=10)
     if r.returncode != 0:
@@ -216,12 +223,12 @@ def queue_page(d, width, height):
     screenshot(d, "queue", width, height)
     # Put it back as it was for the next size: the removed file at the end, the first first.
     ctl("add", last)
-    ctl("move", "2", "1")
+    post("/api/control", {"line": "move 2 1"})
 
 
 def xss_playing(d, width, height):
     position = next(e["position"] for e in get("/api/queue")["entries"] if XSS in e["path"])
-    ctl("play", str(position))
+    post("/api/control", {"line": f"play {position}"})
     go(d, "now")
     wait("the XSS title shows as text", lambda: XSS in txt(d, "title"))
     if js(d, "return document.images.length") != 0:

@@ -301,7 +301,9 @@ async function loadQueue() {
   } catch { /* offline: the stream says so */ }
 }
 
-setInterval(() => { if (status && status.phase === 'playing') renderPosition(); }, 250);
+setInterval(() => {
+  if (status && status.phase === 'playing' && document.body.dataset.online === 'yes') renderPosition();
+}, 250);
 route();
 renderSession();
 loadSession();
