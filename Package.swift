@@ -59,6 +59,10 @@ let package = Package(
         // HTTP(S) for the radio streams: libcurl (libcurl4-openssl-dev) behind a C shim, its setopt being variadic.
         .target(name: "CHTTP", linkerSettings: [.linkedLibrary("curl")]),
 
+        // The web face's HTTP server: libmicrohttpd (libmicrohttpd-dev) behind a C shim, its
+        // MHD_start_daemon being variadic; and the PIN's yescrypt hash through libcrypt.
+        .target(name: "CWeb", linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("crypt")]),
+
         // Adapters.
         .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
                                                      "CHTTP", "CMpg123", "COgg", "COpus", "CFaad", "CFLAC"]),
@@ -79,8 +83,13 @@ let package = Package(
         // The MQTT face: a broker bridged to the control socket (libmosquitto on its own threads).
         .target(name: "JukeboxMQTT", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "CMosquitto"]),
 
+        // The web face: an HTTP server (its own process, `jukebox web`) speaking to the player
+        // only through the control socket, like the MQTT face.
+        .target(name: "JukeboxWeb", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "CWeb"],
+                exclude: ["Assets"]),
+
         .executableTarget(name: "jukebox", dependencies: [
-            "JukeboxApp", "JukeboxMQTT", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard"]),
+            "JukeboxApp", "JukeboxMQTT", "JukeboxWeb", "CWeb", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard"]),
 
         // The ALSA test device: C, built as libJukeboxTestPCM.so. -DPIC or libasound's dlsym check fails.
         .target(name: "JukeboxTestPCM", dependencies: ["CALSA"], cSettings: [.define("PIC")],
@@ -117,6 +126,8 @@ let package = Package(
         .testTarget(name: "JukeboxMQTTTests", dependencies: [
             "JukeboxMQTT", "JukeboxApp", "JukeboxAudio", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxTestSupport",
             "JukeboxFixtures", "CMosquitto"]),
+        // The web face's pure pieces (router, request guard, sessions, PIN back-off, which lines are open).
+        .testTarget(name: "JukeboxWebTests", dependencies: ["JukeboxWeb", "JukeboxService", "JukeboxCore"]),
         .testTarget(name: "JukeboxBoardTests", dependencies: ["JukeboxBoard", "JukeboxCore"]),
         .testTarget(name: "JukeboxEndToEndTests", dependencies: ["JukeboxFixtures", "JukeboxCore"]),
         // Power-cut and fault-soak runs of the binary: minutes long, run once by board/test.sh.

@@ -120,6 +120,9 @@ enum CommandHarness {
             case .next: return "next"
             case .previous: return "prev"
             case .clear: return "clear"
+            case .playEntry(let at): return "play \(at + 1)"
+            case .remove(let at): return "delete \(at + 1)"
+            case .move(let from, let to): return "move \(from + 1) \(to + 1)"
             case .seek(let to): return plain(to).map { "seek " + $0 }
             case .seekBy(let by): return plain(abs(by)).map { "seek " + (by.sign == .minus ? "-" : "+") + $0 }
             case .setVolume(let n): return "vol \(n)"
@@ -141,6 +144,7 @@ enum CommandHarness {
         case .yieldEnd: return "yield end"
         case .help: return "help"
         case .queue(let page): return "queue \(page)"
+        case .queueJSON: return "queue --json"
         case .add(let path): return "add " + path
         case .load(let path): return "load " + path
         case .save: return "save"

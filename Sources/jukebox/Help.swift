@@ -20,6 +20,7 @@ enum Help {
                                        the MPD TCP listeners (or MQTT broker) FILE configures (for the service's drop-in)
       jukebox mqtt-forget --config FILE
                                        remove what the player announced over MQTT (for uninstalling)
+      jukebox web [options]            the web face: the web app and its API, on the control socket
       jukebox snapcast-control         snapserver's stream plugin for a jukebox stream (its controlscript)
       jukebox --version | --help
 

@@ -82,6 +82,9 @@ final class FuzzRegressionTests: XCTestCase {
         case .intent(.setRepeat(let mode)): return "repeat " + mode.rawValue
         case .intent(.togglePlayPause): return "toggle"
         case .intent(.previous): return "prev"
+        case .intent(.playEntry(let at)): return "play \(at + 1)"
+        case .intent(.remove(let at)): return "delete \(at + 1)"
+        case .intent(.move(let from, let to)): return "move \(from + 1) \(to + 1)"
         case .intent(.sleepTimer(let seconds)):
             guard let seconds else { return "sleep off" }
             return (seconds / 60) * 60 == seconds ? "sleep \(seconds / 60)" : nil
@@ -92,6 +95,7 @@ final class FuzzRegressionTests: XCTestCase {
         case .yieldBegin(let reason): return "yield begin " + reason
         case .yieldEnd: return "yield end"
         case .queue(let page): return "queue \(page)"
+        case .queueJSON: return "queue --json"
         case .add(let path): return "add " + path
         case .load(let path): return "load " + path
         case .log(let count): return "log \(count)"

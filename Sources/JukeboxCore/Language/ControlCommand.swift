@@ -22,6 +22,9 @@ public enum ControlCommand: Equatable, Sendable {
     case statusJSON
     /// A page of the queue (1-based, 20 entries a page).
     case queue(page: Int)
+    /// The whole queue as one JSON object (`queue --json`, for the web face): its entries with
+    /// their 1-based positions, tags and lengths, and the current position.
+    case queueJSON
     /// Append a file, folder or playlist.
     case add(path: String)
     /// Replace the queue with a folder or playlist and play it.
@@ -43,8 +46,9 @@ public enum ControlCommand: Equatable, Sendable {
 
     /// The commands, one per line, for `help`.
     public static let helpText = """
-    status [--json] · play · pause · toggle · stop · next · prev · seek [+|-]m:ss · vol [+|-]N
-    shuffle on|off · repeat off|one|all · queue [page] · add PATH · load FOLDER|PLAYLIST · clear · save
+    status [--json] · play [N] · pause · toggle · stop · next · prev · seek [+|-]m:ss · vol [+|-]N
+    shuffle on|off · repeat off|one|all · queue [page|--json] · delete N · move FROM TO
+    add PATH · load FOLDER|PLAYLIST · clear · save
     sleep MINUTES|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|COMMAND
@@ -67,6 +71,7 @@ public enum ControlCommand: Equatable, Sendable {
             if rest == ["--json"] { return .success(.statusJSON) }
             return none(.status)
         case "queue":
+            if rest == ["--json"] { return .success(.queueJSON) }
             guard rest.count <= 1, let page = rest.isEmpty ? 1 : Int(rest[0]), page >= 1 else {
                 return .failure(ControlError("usage: queue [page]"))
             }
@@ -91,7 +96,19 @@ public enum ControlCommand: Equatable, Sendable {
             }
             return .success(.log(count: n))
         case "help", "?": return none(.help)
-        case "play": return none(.intent(.play))
+        case "play":
+            // `play N`: the queue entry N (1-based, as `queue` numbers them).
+            if rest.isEmpty { return .success(.intent(.play)) }
+            guard rest.count == 1, let n = position(rest[0]) else { return .failure(ControlError("usage: play [N] (a queue position from 1)")) }
+            return .success(.intent(.playEntry(at: n - 1)))
+        case "delete":
+            guard rest.count == 1, let n = position(rest[0]) else { return .failure(ControlError("usage: delete N (a queue position from 1)")) }
+            return .success(.intent(.remove(at: n - 1)))
+        case "move":
+            guard rest.count == 2, let from = position(rest[0]), let to = position(rest[1]) else {
+                return .failure(ControlError("usage: move FROM TO (queue positions from 1)"))
+            }
+            return .success(.intent(.move(from: from - 1, to: to - 1)))
         case "pause": return none(.intent(.pause))
         case "toggle": return none(.intent(.togglePlayPause))
         case "stop": return none(.intent(.stop))
@@ -142,6 +159,12 @@ public enum ControlCommand: Equatable, Sendable {
 }
 
 extension ControlCommand {
+    /// A queue position as typed: digits only, 1 or more (a bound no queue reaches keeps `- 1` safe).
+    static func position(_ word: String) -> Int? {
+        guard !word.isEmpty, word.utf8.count <= 9, word.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let n = Int(word), n >= 1 else { return nil }
+        return n
+    }
+
     /// `card assign [ID] PATH|COMMAND`: a first word of letters and digits that is not a command
     /// is the id; the rest of the line (spaces and all) is the value.
     static func parseCard(_ line: String) -> Result<ControlCommand, ControlError> {

@@ -191,6 +191,8 @@ extension Runtime {
                     + "  " + TimeFormat.clock(t.info.duration)
             }
             return lines.map { "  " + $0 } + ["ok queue page \(page)/\(pages), \(state.queue.count) tracks"]
+        case .queueJSON:
+            return ["ok " + QueueJSON.text(state)]
         case .add, .load:
             return ["error: this player cannot load files"]
         case .cardAssign:

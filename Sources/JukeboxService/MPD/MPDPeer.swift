@@ -7,10 +7,10 @@ import Glibc
 /// line once internet radio is on: systemd's `IPAddressAllow=` filters both directions, so
 /// letting streams come from any address lets any address reach the MPD port. The listener
 /// therefore checks each peer itself and closes the others at once, unanswered. Unix sockets
-/// are local by nature.
-enum MPDPeer {
+/// are local by nature. Public: the web face (JukeboxWeb) applies the same rule.
+public enum MPDPeer {
     /// Whether the peer of an accepted connection (its address as `accept` filled it) is local.
-    static func isLocal(_ address: sockaddr_storage) -> Bool {
+    public static func isLocal(_ address: sockaddr_storage) -> Bool {
         var copy = address
         return withUnsafeBytes(of: &copy) { raw -> Bool in
             switch Int32(address.ss_family) {
@@ -27,7 +27,7 @@ enum MPDPeer {
     }
 
     /// An IPv4 address (host order) in loopback, link-local, 10/8, 172.16/12, 192.168/16 or 100.64/10.
-    static func isLocal(ipv4 a: UInt32) -> Bool {
+    public static func isLocal(ipv4 a: UInt32) -> Bool {
         localIPv4.contains { range in a >> (32 - range.bits) == range.prefix >> (32 - range.bits) }
     }
 
@@ -39,7 +39,7 @@ enum MPDPeer {
 
     /// An IPv6 address (16 bytes) that is loopback, link-local (fe80::/10), unique-local
     /// (fc00::/7), or an IPv4-mapped local one.
-    static func isLocal(ipv6 b: [UInt8]) -> Bool {
+    public static func isLocal(ipv6 b: [UInt8]) -> Bool {
         guard b.count == 16 else { return false }
         if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return true }
         if b[0] == 0xFE && b[1] & 0xC0 == 0x80 { return true }

@@ -272,15 +272,16 @@ public enum StateLockError: Error, CustomStringConvertible {
 
 /// Writes `bytes` to `path` so that a crash or power cut at any moment leaves either the old or
 /// the new content: temp file in the same folder, fsync, rename, fsync of the folder.
-/// `beforeSync` is a test hook called before each `fsync`.
-public func writeAtomically(_ bytes: [UInt8], to path: String, beforeSync: (() -> Void)? = nil) throws(SystemError) {
+/// `mode`: the new file's permissions (0600 for a secret). `beforeSync` is a test hook called
+/// before each `fsync`.
+public func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, beforeSync: (() -> Void)? = nil) throws(SystemError) {
     let folder = Paths.directory(path)
     if !isDirectory(folder) { try makeDirectories(folder) }
     // One fixed name: one writer per state file (its lock is held), and a leftover from a crash
     // is replaced. Created anew, never opened through whatever has that name: in a shared
     // folder a link planted there would otherwise have the file it names overwritten.
     let temp = "\(path).tmp"
-    let fd = try createFresh(temp, mode: 0o644)
+    let fd = try createFresh(temp, mode: mode)
     do {
         var offset = 0
         while offset < bytes.count {

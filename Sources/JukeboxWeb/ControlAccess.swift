@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+import JukeboxCore
+
+/// Which control lines the web face passes on, decided on the parsed command (never on the
+/// words): playback and the queue's order are open to anyone allowed to connect (like the box's
+/// buttons and MPD without a password); what adds, replaces, saves or maps needs a session;
+/// what holds the player or reads its insides is never for the web.
+public enum ControlAccess: Equatable, Sendable {
+    case open
+    case session
+    case refused
+
+    public static func of(_ command: ControlCommand) -> ControlAccess {
+        switch command {
+        case .intent(let event):
+            switch event {
+            case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy, .setVolume, .changeVolume,
+                 .setShuffle, .setRepeat, .playEntry, .remove, .move, .clear:
+                return .open
+            case .sleepTimer:
+                return .session
+            default:
+                // An intent the language gains later is refused until it is placed here.
+                return .refused
+            }
+        case .status, .statusJSON, .queue, .queueJSON, .help, .version:
+            return .open
+        case .add, .load, .save, .cardAssign:
+            return .session
+        case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .events, .log, .diag:
+            return .refused
+        }
+    }
+}
