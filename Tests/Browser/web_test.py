@@ -294,6 +294,8 @@ def main():
     p.add_argument("--docs", default="")
     args = p.parse_args()
     os.makedirs(args.screens, exist_ok=True)
+    if args.docs:
+        os.makedirs(args.docs, exist_ok=True)
     player = None
     try:
         for i, (width, height) in enumerate(SIZES):
