@@ -14,6 +14,7 @@ import argparse, json, os, shutil, signal, subprocess, sys, tempfile, time, urll
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 SIZES = [(360, 740), (1280, 800)]
 XSS = "<img src=x onerror=alert(1)>"
@@ -168,7 +169,25 @@ def now_playing(d, width, height):
     wait("shuffle on", lambda: status()["shuffle"] is True)
     el(d, "shuffle").click()
     wait("shuffle off", lambda: status()["shuffle"] is False)
-    log(f"{width}x{height}: play/pause/next/prev/shuffle reach the player")
+    # The keyboard: Tab reaches the play/pause button, its focus ring shows, Space presses it.
+    js(d, "document.activeElement.blur(); window.scrollTo(0, 0)")
+    body = d.find_element(By.TAG_NAME, "body")
+    body.send_keys(Keys.TAB)
+    for _ in range(20):
+        if d.switch_to.active_element.get_attribute("id") == "toggle":
+            break
+        d.switch_to.active_element.send_keys(Keys.TAB)
+    else:
+        fail("Tab never reached the play/pause button")
+    # At least 2 px (WCAG 2.2's focus appearance), not the browser's thin default.
+    ring = js(d, "const s = getComputedStyle(document.activeElement); return [s.outlineStyle, parseFloat(s.outlineWidth)]")
+    if ring[0] == "none" or ring[1] < 2:
+        fail(f"the focused button shows no focus ring of 2 px or more ({ring})")
+    d.switch_to.active_element.send_keys(Keys.SPACE)
+    wait("Space on play/pause paused the player", lambda: status()["phase"] == "paused")
+    d.switch_to.active_element.send_keys(Keys.SPACE)
+    wait("Space on play/pause played again", lambda: status()["phase"] == "playing")
+    log(f"{width}x{height}: play/pause/next/prev/shuffle reach the player, by mouse and by keyboard")
     # A change made elsewhere shows within 500 ms (the page's own clock; no poll of ours in between).
     for volume in (37, 64):
         ctl("vol", str(volume))
