@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 
 fail() { printf 'check-modules: FAIL: %s\n' "$*" >&2; exit 1; }
 
-adapters="JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC JukeboxFixtures JukeboxTestPCM"
+adapters="JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT JukeboxWeb CWeb CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC JukeboxFixtures JukeboxTestPCM"
 rules=(
   "JukeboxService:$adapters JukeboxTestSupport"
   # The tests may use the shared test doubles (JukeboxTestSupport), which must then reach no adapter either.
@@ -34,6 +34,8 @@ rules=(
   "JukeboxBoard:JukeboxService JukeboxApp JukeboxAudio"
   # The MQTT face reaches the player through the control socket only: no adapter, not the wiring.
   "JukeboxMQTT:JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC"
+  # So does the web face (docs/WEB.md): libmicrohttpd and libcrypt only, through CWeb.
+  "JukeboxWeb:JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC"
   "JukeboxCore:*"
   "JukeboxSystem:*"
 )

@@ -63,7 +63,7 @@ if [ -r /etc/os-release ]; then
 fi
 
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libgpiod-dev
-  alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
+  alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev libmicrohttpd-dev
   mosquitto mosquitto-clients openssl icecast2)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 wanted+=(chromium chromium-driver python3-selenium)

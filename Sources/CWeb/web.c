@@ -190,6 +190,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
 		request.peer.ss_family = AF_UNSPEC;
 	}
 
+	const union MHD_ConnectionInfo *socket_info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+	request.fd = socket_info ? socket_info->connect_fd : -1;
+
 	jb_web_response *r = calloc(1, sizeof *r);
 	if (r == NULL) return MHD_NO;
 	r->status = 500;
@@ -262,6 +265,18 @@ void jb_web_stop(jb_web_server *server) {
 	if (server == NULL) return;
 	MHD_stop_daemon(server->daemon);
 	free(server);
+}
+
+#include <poll.h>
+
+int jb_web_peer_closed(int fd) {
+	if (fd < 0) return 0;
+	struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+	if (poll(&p, 1, 0) <= 0) return 0;
+	if (p.revents & (POLLHUP | POLLERR | POLLRDHUP)) return 1;
+	char byte;
+	ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 #include <crypt.h>

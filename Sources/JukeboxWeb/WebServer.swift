@@ -108,6 +108,7 @@ public final class WebServer: @unchecked Sendable {
                                 contentType: text(request.content_type), cookie: text(request.cookie), csrf: text(request.csrf),
                                 body: body, bodyTooLarge: request.body_too_large != 0, localPeer: MPDPeer.isLocal(request.peer))
         var reply = answer(incoming)
+        reply.stream?.fd = request.fd
         jb_web_response_status(response, UInt32(reply.status))
         for (name, value) in Self.securityHeaders { jb_web_response_header(response, name, value) }
         if path.hasPrefix("/api/") { jb_web_response_header(response, "Cache-Control", "no-store") }
@@ -222,8 +223,15 @@ public final class WebServer: @unchecked Sendable {
     private struct LineBody: Decodable { var line: String }
     private struct PinBody: Decodable { var pin: String }
 
+    /// The body decoded, nil when it is not that object. Bytes Swift 6.0's JSONDecoder traps on
+    /// (a NUL or a lone surrogate in a key, bad UTF-8) are refused first, as for the config file.
+    private func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) -> T? {
+        guard JSONText.problem(body) == nil else { return nil }
+        return try? JSONDecoder().decode(type, from: Data(body))
+    }
+
     private func control(_ request: Incoming) -> Reply {
-        guard let body = try? JSONDecoder().decode(LineBody.self, from: Data(request.body)) else {
+        guard let body = decode(LineBody.self, request.body) else {
             return .error(400, "the body must be {\"line\":\"…\"}")
         }
         let line = body.line
@@ -265,7 +273,7 @@ public final class WebServer: @unchecked Sendable {
     }
 
     private func setPin(_ request: Incoming) -> Reply {
-        guard let body = try? JSONDecoder().decode(PinBody.self, from: Data(request.body)) else {
+        guard let body = decode(PinBody.self, request.body) else {
             return .error(400, "the body must be {\"pin\":\"…\"}")
         }
         if let problem = pinProblem(body.pin) { return .error(400, problem) }
@@ -285,7 +293,7 @@ public final class WebServer: @unchecked Sendable {
     }
 
     private func login(_ request: Incoming) -> Reply {
-        guard let body = try? JSONDecoder().decode(PinBody.self, from: Data(request.body)) else {
+        guard let body = decode(PinBody.self, request.body) else {
             return .error(400, "the body must be {\"pin\":\"…\"}")
         }
         // The slow hash runs one at a time, and the back-off is checked and counted inside.
@@ -315,6 +323,8 @@ final class EventStream: @unchecked Sendable {
     private var sentQueue: String?
     private var wasOffline = false
     private var pending: [UInt8] = []
+    /// The connection's socket, to notice a page that went away while nothing is sent.
+    var fd: Int32 = -1
 
     init(server: WebServer, keepalive: Double) {
         self.server = server
@@ -326,8 +336,15 @@ final class EventStream: @unchecked Sendable {
     /// next generation; -1 ends the stream (the server stops).
     func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
         if pending.isEmpty {
-            let snapshot = hub.wait(after: generation, timeout: generation < 0 ? 0 : keepalive)
-            if snapshot.stopping { return -1 }
+            // Waits in slices of a second, looking at the connection in between: a closed page
+            // frees its thread (and lets an idle process exit) at once, not at the next keepalive.
+            let deadline = monotonicNow() + (generation < 0 ? 0 : keepalive)
+            var snapshot = hub.wait(after: generation, timeout: min(1, deadline - monotonicNow()))
+            while snapshot.generation == generation && !snapshot.stopping && monotonicNow() < deadline {
+                if jb_web_peer_closed(fd) != 0 { return -1 }
+                snapshot = hub.wait(after: generation, timeout: min(1, deadline - monotonicNow()))
+            }
+            if snapshot.stopping || jb_web_peer_closed(fd) != 0 { return -1 }
             pending = Array(Self.frames(snapshot, after: generation, sentQueue: &sentQueue, wasOffline: &wasOffline).utf8)
             generation = snapshot.generation
         }

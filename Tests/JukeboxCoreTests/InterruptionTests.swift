@@ -412,7 +412,9 @@ final class ControlCommandTests: XCTestCase {
 
     func testMistakesSayWhatIsExpected() {
         XCTAssertEqual(parse(""), .failure(ControlError("empty command")))
-        XCTAssertEqual(parse("play now"), .failure(ControlError("play takes no arguments")))
+        XCTAssertEqual(parse("pause now"), .failure(ControlError("pause takes no arguments")))
+        // `play` takes a queue position (`play N`), nothing else.
+        XCTAssertEqual(parse("play now"), .failure(ControlError("usage: play [N] (a queue position from 1)")))
         XCTAssertEqual(parse("seek soon"), .failure(ControlError("usage: seek [+|-]m:ss")))
         XCTAssertEqual(parse("vol 500"), .failure(ControlError("usage: vol [+|-]N (0-100)")))
         XCTAssertEqual(parse("shuffle maybe"), .failure(ControlError("usage: shuffle on|off")))

@@ -27,6 +27,8 @@ typedef struct {
 	int body_too_large;
 	/// The peer's address (sockaddr_in, sockaddr_in6 or sockaddr_un); a copy.
 	struct sockaddr_storage peer;
+	/// The connection's socket (-1 when unknown): only for jb_web_peer_closed.
+	int fd;
 } jb_web_request;
 
 /// Reads the next bytes of a stream into `buffer` (at most `max`): their count, or -1 to end the
@@ -65,6 +67,10 @@ jb_web_server *jb_web_start(int fd, unsigned connection_limit, size_t body_limit
 /// Stops accepting, waits for the connections' threads (their stream readers must return), frees.
 void jb_web_stop(jb_web_server *server);
 
+
+/// Whether the peer of the connection socket `fd` has closed it (a stream's reader asks while it
+/// waits, so a page that went away frees its thread at once, not at the next write).
+int jb_web_peer_closed(int fd);
 
 /// Hashes `secret` with yescrypt (libcrypt's "$y$", a salt of 16 bytes from getrandom) into
 /// `out` (a string like "$y$j9T$…"); 0 on success, -1 on failure.

@@ -8,8 +8,9 @@ import JukeboxCore
 /// (RFC 8259: UTF-8 text; in strings, control characters escaped, `\u` surrogates paired), so
 /// valid files pass untouched.
 public enum JSONText {
-    /// What is wrong with `bytes` as JSON text, or nil when its encoding and strings are sound.
-    static func problem(_ bytes: [UInt8]) -> String? {
+    /// What is wrong with `bytes` as JSON text, or nil when its encoding and strings are sound. Public:
+    /// the web face checks request bodies with it before they reach JSONDecoder.
+    public static func problem(_ bytes: [UInt8]) -> String? {
         var utf8 = UTF8()
         var iterator = bytes.makeIterator()
         var offset = 0

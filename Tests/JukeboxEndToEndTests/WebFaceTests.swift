@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import Glibc
+import JukeboxFixtures
+import XCTest
+
+/// `jukebox web` against a real player, through real HTTP on 127.0.0.1 (a small socket client,
+/// so a test can send what no browser would: a path with `..`, a foreign Origin).
+final class WebFaceTests: DaemonTestCase {
+    private var web: Jukebox.Running?
+    private var port: UInt16 = 0
+
+    override func tearDown() {
+        if let web { web.process.terminate(); _ = web.wait(timeout: 5) }
+        super.tearDown()
+    }
+
+    /// A player with two 60 s tracks, and the web face on a free port.
+    private func start() throws -> Jukebox.Running {
+        let a = dir + "/a.wav", b = dir + "/b.wav"
+        try TestAudio.write(path: a, kind: .wav16, frames: 44_100 * 60)
+        try TestAudio.write(path: b, kind: .wav16, frames: 44_100 * 60)
+        let daemon = try startDaemon([a, b])
+        try FileManager.default.createDirectory(atPath: dir + "/web", withIntermediateDirectories: true)
+        try Data("<!doctype html><title>t</title>".utf8).write(to: URL(fileURLWithPath: dir + "/web/index.html"))
+        try Data("secret".utf8).write(to: URL(fileURLWithPath: dir + "/.hidden"))
+        let web = try Jukebox.start(["web", "--socket", socket, "--listen", "127.0.0.1:0", "--assets", dir + "/web",
+                                     "--state", dir + "/state"])
+        self.web = web
+        XCTAssertTrue(waitFor(10) { web.stdoutSoFar.contains("/\n") }, web.stdoutSoFar)
+        let line = web.stdoutSoFar.split(separator: "\n").first.map(String.init) ?? ""
+        let match = try XCTUnwrap(line.range(of: "^web: listening on http://127\\.0\\.0\\.1:[0-9]+/$", options: .regularExpression), line)
+        port = try XCTUnwrap(UInt16(line[match].dropFirst("web: listening on http://127.0.0.1:".count).dropLast()))
+        return daemon
+    }
+
+    func testStatusControlAndEventsReachThePlayerAndBack() throws {
+        let daemon = try start()
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        XCTAssertEqual(try ctl("pause").status, 0)
+
+        // The status is the player's own `status --json`, verbatim.
+        let status = try http("GET", "/api/status")
+        XCTAssertEqual(status.status, 200)
+        XCTAssertEqual(status.body + "\n", try ctl("status", "--json").stdout)
+        XCTAssertEqual(status.headers["content-type"], "application/json; charset=utf-8")
+        XCTAssertEqual(status.headers["cache-control"], "no-store")
+
+        let queue = try http("GET", "/api/queue")
+        XCTAssertEqual(queue.status, 200)
+        XCTAssertTrue(queue.body.hasPrefix("{\"entries\":[{\"position\":1,\"path\":\"\(dir!)/a.wav\""), queue.body)
+        XCTAssertTrue(queue.body.hasSuffix("\"current\":1}"), queue.body)
+
+        // Open lines reach the player without a session.
+        let vol = try http("POST", "/api/control", json: "{\"line\":\"vol 37\"}")
+        XCTAssertEqual(vol.status, 200, vol.body)
+        XCTAssertTrue(vol.body.hasPrefix("{\"reply\":\"ok "), vol.body)
+        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volume\":37"))
+        let moved = try http("POST", "/api/control", json: "{\"line\":\"move 2 1\"}")
+        XCTAssertEqual(moved.status, 200, moved.body)
+        XCTAssertTrue(try http("GET", "/api/queue").body.contains("\"current\":2"))
+        // The player's refusal is a 400 with its words; a line the web never passes is a 403.
+        let bad = try http("POST", "/api/control", json: "{\"line\":\"vol 500\"}")
+        XCTAssertEqual(bad.status, 400)
+        XCTAssertEqual(bad.body, "{\"error\":\"usage: vol [+|-]N (0-100)\"}")
+        XCTAssertEqual(try http("POST", "/api/control", json: "{\"line\":\"interrupt begin\"}").status, 403)
+        XCTAssertEqual(try http("POST", "/api/control", json: "{\"line\":\"diag\"}").status, 403)
+        // Bodies that are not the object, or JSON Swift 6.0's decoder traps on, are a 400.
+        for body in ["{\"line\":\"\\ud800x\"}", "{\"\\ud800\":1}", "[1]", "{\"line\":3}", "", "{\"line\":\"next\\nstop\"}"] {
+            XCTAssertEqual(try http("POST", "/api/control", json: body).status, 400, body)
+        }
+
+        // A change made with ctl arrives on the event stream within 500 ms.
+        let events = try EventStreamClient(port: port)
+        XCTAssertTrue(events.read(until: 5) { $0.contains("event: status\ndata: {") && $0.contains("event: queue\ndata: {") }, events.text)
+        XCTAssertTrue(events.headers.lowercased().contains("content-type: text/event-stream"), events.headers)
+        let before = Date()
+        XCTAssertEqual(try ctl("vol", "23").status, 0)
+        XCTAssertTrue(events.read(until: 2) { $0.contains("\"volume\":23") }, events.text)
+        let latency = Date().timeIntervalSince(before)
+        print("web: a ctl change reached /api/events in \(Int(latency * 1000)) ms (ctl's own run included)")
+        XCTAssertLessThan(latency, 0.5)
+        // A queue change sends the queue again.
+        let seen = events.text.count
+        XCTAssertEqual(try ctl("delete", "2").status, 0)
+        XCTAssertTrue(events.read(until: 2) { String($0.dropFirst(seen)).contains("event: queue\ndata: {\"entries\":[{\"position\":1") },
+                      events.text)
+
+        // The player goes away: the stream says so, the API answers 502.
+        daemon.process.terminate()
+        _ = daemon.wait(timeout: 5)
+        XCTAssertTrue(events.read(until: 5) { $0.contains("event: offline\ndata: {}") }, events.text)
+        let down = try http("GET", "/api/status")
+        XCTAssertEqual(down.status, 502)
+        XCTAssertEqual(down.body, "{\"error\":\"the player is not running\"}")
+
+        // SIGTERM ends the streams and exits 0.
+        web?.process.terminate()
+        let ended = try XCTUnwrap(web?.wait(timeout: 5), "web did not exit on SIGTERM")
+        web = nil
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+    }
+
+    func testChangesNeedTheSessionAndTheRequestMustComeFromThePage() throws {
+        let daemon = try start()
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+
+        // Security headers on every answer; assets only by plain name.
+        let index = try http("GET", "/")
+        XCTAssertEqual(index.status, 200)
+        XCTAssertEqual(index.headers["content-type"], "text/html; charset=utf-8")
+        for reply in [index, try http("GET", "/api/session"), try http("GET", "/nothing.js")] {
+            XCTAssertTrue(reply.headers["content-security-policy"]?.hasPrefix("default-src 'none'; script-src 'self';") == true, "\(reply.headers)")
+            XCTAssertEqual(reply.headers["x-content-type-options"], "nosniff")
+            XCTAssertEqual(reply.headers["referrer-policy"], "no-referrer")
+        }
+        XCTAssertEqual(try http("GET", "/nothing.js").status, 404)
+        XCTAssertEqual(try http("GET", "/../etc/passwd").status, 404)
+        XCTAssertEqual(try http("GET", "/%2e%2e/.hidden").status, 404)
+        XCTAssertEqual(try http("GET", "/.hidden").status, 404)
+
+        // Cross-origin and non-JSON POSTs are refused before anything else.
+        let foreign = try http("POST", "/api/control", json: "{\"line\":\"stop\"}", headers: ["Origin": "http://evil.example"])
+        XCTAssertEqual(foreign.status, 403)
+        XCTAssertEqual(foreign.body, "{\"error\":\"cross-origin request refused\"}")
+        XCTAssertEqual(try http("POST", "/api/control", json: "{\"line\":\"stop\"}", headers: ["Origin": "http://127.0.0.1:\(port)"]).status, 200)
+        XCTAssertEqual(try http("POST", "/api/control", body: "{\"line\":\"stop\"}", contentType: "text/plain").status, 415)
+        XCTAssertEqual(try http("POST", "/api/control", json: "{\"line\":\"" + String(repeating: "x", count: 17_000) + "\"}").status, 413)
+
+        // `add` needs a session and its CSRF token.
+        let add = "{\"line\":\"add \(dir!)/a.wav\"}"
+        XCTAssertEqual(try http("GET", "/api/session").body, "{\"pinSet\":false,\"signedIn\":false,\"csrf\":null}")
+        let anonymous = try http("POST", "/api/control", json: add)
+        XCTAssertEqual(anonymous.status, 401)
+        XCTAssertEqual(anonymous.body, "{\"error\":\"sign in first\"}")
+        XCTAssertEqual(try http("POST", "/api/login", json: "{\"pin\":\"2468\"}").status, 409, "no PIN yet")
+        let set = try http("POST", "/api/pin", json: "{\"pin\":\"2468\"}")
+        XCTAssertEqual(set.status, 200, set.body)
+        let cookie = try XCTUnwrap(set.headers["set-cookie"])
+        XCTAssertTrue(cookie.hasSuffix("; HttpOnly; SameSite=Strict; Path=/"), cookie)
+        let session = String(cookie.prefix { $0 != ";" })
+        let csrf = try XCTUnwrap(set.body.range(of: "[0-9a-f]{64}", options: .regularExpression).map { String(set.body[$0]) }, set.body)
+        var st = stat()
+        XCTAssertEqual(stat(dir + "/state/web-pin", &st), 0)
+        XCTAssertEqual(st.st_mode & 0o777, 0o600)
+        XCTAssertEqual(try http("POST", "/api/pin", json: "{\"pin\":\"1111\"}").status, 409, "the PIN is set once")
+        XCTAssertEqual(try http("POST", "/api/control", json: add, headers: ["Cookie": session]).status, 403, "no CSRF token")
+        XCTAssertEqual(try http("POST", "/api/control", json: add, headers: ["Cookie": session, "X-CSRF-Token": String(repeating: "0", count: 64)]).status, 403)
+        let added = try http("POST", "/api/control", json: add, headers: ["Cookie": session, "X-CSRF-Token": csrf])
+        XCTAssertEqual(added.status, 200, added.body)
+        XCTAssertEqual(added.body, "{\"reply\":\"ok 1 track added\"}")
+        XCTAssertTrue(try http("GET", "/api/session", headers: ["Cookie": session]).body.hasPrefix("{\"pinSet\":true,\"signedIn\":true,\"csrf\":\"\(csrf)\"}"))
+
+        // Wrong PINs: three answered at once, then every attempt waits (1, 2, 4 … s).
+        var waits: [String] = []
+        for _ in 0..<3 {
+            let wrong = try http("POST", "/api/login", json: "{\"pin\":\"0000\"}")
+            XCTAssertEqual(wrong.status, 403)
+            waits.append(wrong.body)
+        }
+        XCTAssertEqual(waits, ["{\"error\":\"wrong PIN\",\"retryAfter\":0}", "{\"error\":\"wrong PIN\",\"retryAfter\":0}",
+                               "{\"error\":\"wrong PIN\",\"retryAfter\":1}"])
+        let early = try http("POST", "/api/login", json: "{\"pin\":\"2468\"}")
+        XCTAssertEqual(early.status, 429, "even the right PIN waits")
+        XCTAssertEqual(early.body, "{\"error\":\"too many wrong PINs: wait\",\"retryAfter\":1}")
+        XCTAssertTrue(waitFor(3) { (try? self.http("POST", "/api/login", json: "{\"pin\":\"2468\"}"))?.status == 200 })
+
+        // Logging out ends the session.
+        XCTAssertEqual(try http("POST", "/api/logout", json: "{}", headers: ["Cookie": session]).status, 200)
+        XCTAssertEqual(try http("POST", "/api/control", json: add, headers: ["Cookie": session, "X-CSRF-Token": csrf]).status, 401)
+    }
+
+    /// Socket-activated, it is started by the first connection: with no page open and no
+    /// request for `--idle-exit` seconds it exits 0 (systemd starts it again on the next).
+    func testItExitsWhenIdleAndNotWhileAPageIsOpen() throws {
+        let web = try Jukebox.start(["web", "--socket", dir + "/none", "--listen", "127.0.0.1:0", "--assets", dir,
+                                     "--state", dir, "--idle-exit", "1"])
+        self.web = web
+        XCTAssertTrue(waitFor(10) { web.stdoutSoFar.contains("/\n") }, web.stdoutSoFar)
+        let line = web.stdoutSoFar.split(separator: "\n").first.map(String.init) ?? ""
+        port = try XCTUnwrap(line.split(separator: ":").last.flatMap { UInt16($0.dropLast()) }, line)
+        let events = try EventStreamClient(port: port)
+        XCTAssertTrue(events.read(until: 5) { $0.contains("event: offline\ndata: {}") }, events.text)
+        XCTAssertFalse(waitFor(2.5) { !web.process.isRunning }, "it exited with a page open")
+        events.hangUp()
+        let ended = try XCTUnwrap(web.wait(timeout: 5), "it did not exit when idle")
+        self.web = nil
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        XCTAssertTrue(ended.stdout.hasSuffix("web: idle for 1 s, exiting\n"), ended.stdout)
+    }
+
+    // MARK: a small HTTP/1.1 client
+
+    struct Reply {
+        var status: Int
+        var headers: [String: String]
+        var body: String
+    }
+
+    private func http(_ method: String, _ path: String, json: String? = nil, body: String? = nil, contentType: String? = nil,
+                      headers: [String: String] = [:]) throws -> Reply {
+        let fd = try Self.connect(port: port)
+        defer { close(fd) }
+        let payload = json ?? body
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        if let type = json != nil ? "application/json" : contentType { request += "Content-Type: \(type)\r\n" }
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        if let payload { request += "Content-Length: \(payload.utf8.count)\r\n" }
+        request += "\r\n" + (payload ?? "")
+        Self.send(fd, request)
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let end = Date().addingTimeInterval(10)
+        while Date() < end {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) >= 0 else { break }
+            if p.revents == 0 { continue }
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            bytes += chunk[0..<n]
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        let head = parts[0].components(separatedBy: "\r\n")
+        guard let statusLine = head.first, statusLine.hasPrefix("HTTP/1.1 "), let code = Int(statusLine.dropFirst(9).prefix(3)) else {
+            throw NSError(domain: "web", code: 1, userInfo: [NSLocalizedDescriptionKey: "no HTTP answer: \(text.debugDescription)"])
+        }
+        var fields: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Reply(status: code, headers: fields, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
+    static func connect(port: UInt16) throws -> Int32 {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw NSError(domain: "web", code: 2, userInfo: [NSLocalizedDescriptionKey: "cannot connect to port \(port)"])
+        }
+        return fd
+    }
+
+    static func send(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            sent += n
+        }
+    }
+
+    /// `/api/events` held open, its text read as it comes.
+    final class EventStreamClient {
+        private(set) var fd: Int32
+        private(set) var text = ""
+        var headers: String { text.components(separatedBy: "\r\n\r\n").first ?? "" }
+
+        init(port: UInt16) throws {
+            fd = try WebFaceTests.connect(port: port)
+            WebFaceTests.send(fd, "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n")
+        }
+
+        deinit { hangUp() }
+
+        /// Closes the connection (the page went away).
+        func hangUp() {
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+
+        /// Reads until `done` holds for the text so far, or `seconds` passed (false then).
+        func read(until seconds: Double, _ done: (String) -> Bool) -> Bool {
+            let end = Date().addingTimeInterval(seconds)
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while !done(text) {
+                let left = end.timeIntervalSinceNow
+                if left <= 0 { return false }
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&p, 1, Int32(left * 1000) + 1) >= 0 else { return false }
+                if p.revents == 0 { continue }
+                let n = Glibc.read(fd, &chunk, chunk.count)
+                if n <= 0 { return done(text) }
+                text += String(decoding: chunk[0..<n], as: UTF8.self)
+            }
+            return true
+        }
+    }
+}
