@@ -202,6 +202,14 @@ def now_playing(d, width, height):
     ctl("play")
     wait("ctl play shows", lambda: el(d, "toggle").get_attribute("aria-label") == "Pause", timeout=0.5, step=0.005)
     log(f"{width}x{height}: ctl changes show in the page in {figures['ctl-to-page ms'][-3:]} ms")
+    # The player's message (here an interruption's, with markup in its reason) shows, as text.
+    ctl("interrupt", "begin", "doorbell", "<b>ring</b>")
+    wait("the interruption's message shows", lambda: txt(d, "message") == "interrupted: doorbell <b>ring</b>", timeout=0.5, step=0.005)
+    if js(d, "return document.getElementById('message').children.length") != 0:
+        fail("the message made an element")
+    ctl("interrupt", "end")
+    wait("the message goes with the interruption", lambda: txt(d, "message") == "" and status()["phase"] == "playing")
+    log(f"{width}x{height}: the player's message shows as text")
     screenshot(d, "now", width, height)
 
 
