@@ -264,6 +264,22 @@ def xss_playing(d, width, height):
     log(f"{width}x{height}: the XSS title shows as text")
 
 
+def stream(d, width, height):
+    """A radio station: the station as the artist, what is on air as the title, no seek bar."""
+    ctl("add", args.stream)
+    position = status()["count"]
+    post("/api/control", {"line": f"play {position}"})
+    go(d, "now")
+    wait("the station shows", lambda: txt(d, "artist") == "Test FM" and txt(d, "title").startswith("Song "), timeout=10)
+    if not el(d, "position").get_attribute("disabled") or txt(d, "duration") != "live":
+        fail(f"a live stream shows a seek bar ({txt(d, 'duration')!r})")
+    screenshot(d, "radio", width, height)
+    post("/api/control", {"line": f"delete {position}"})
+    post("/api/control", {"line": "play 1"})
+    wait("back to the first track", lambda: status()["index"] == 1 and not status()["stream"])
+    log(f"{width}x{height}: a stream shows its station and what is on air, live, without a seek bar")
+
+
 def sign_in(d, width, height):
     go(d, "signin")
     check_layout(d, width)
@@ -317,6 +333,7 @@ def main():
     p.add_argument("--socket", required=True)
     p.add_argument("--config", required=True)
     p.add_argument("--pid", type=int, required=True)
+    p.add_argument("--stream", required=True)
     p.add_argument("--screens", required=True)
     p.add_argument("--docs", default="")
     args = p.parse_args()
@@ -332,6 +349,7 @@ def main():
                 now_playing(d, width, height)
                 queue_page(d, width, height)
                 xss_playing(d, width, height)
+                stream(d, width, height)
                 sign_in(d, width, height)
                 if i == len(SIZES) - 1:
                     player = restart(d, width, height)

@@ -35,6 +35,10 @@ final class WebBrowserTests: DaemonTestCase {
             try TestAudio.write(path: path, kind: .flac, frames: 8_000 * 300, sampleRate: 8_000, channels: 1,
                                 tags: title.map { TestAudio.Tags(title: $0, artist: "Artist \(i + 1)", album: "Album") })
         }
+        // A radio station (ICY, "Test FM", its StreamTitle "Song 1", "Song 2"…) for the stream's view.
+        try TestAudio.write(path: dir + "/tone.mp3", kind: .mp3, frames: 132_300, sampleRate: 44100, channels: 2)
+        let radio = try RadioServer(mp3: dir + "/tone.mp3", folder: dir)
+        defer { withExtendedLifetime(radio) {} }
         let daemon = try startDaemon(music)
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
 
@@ -60,7 +64,7 @@ final class WebBrowserTests: DaemonTestCase {
             Self.root + "/Tests/Browser/web_test.py", "--url", url.trimmingCharacters(in: .whitespacesAndNewlines),
             "--driver", driverURL, "--chromium", wrapper, "--jukebox", Jukebox.binary, "--socket", socket,
             "--config", dir + "/c.json", "--pid", String(daemon.process.processIdentifier),
-            "--screens", screens, "--docs", Self.root + "/docs/images",
+            "--stream", "http://127.0.0.1:\(radio.port)/icy?metaint=8192", "--screens", screens, "--docs", Self.root + "/docs/images",
         ], environment: ["HOME": dir, "PYTHONUNBUFFERED": "1"])
         guard let result = script.wait(timeout: 240) else {
             return XCTFail("the browser test did not finish in 240 s:\n" + script.stdoutSoFar)
