@@ -116,6 +116,17 @@ unsigned jb_web_bound_port(int fd) {
 	return 0;
 }
 
+int jb_web_bound_host(int fd, char *out, size_t out_size) {
+	struct sockaddr_storage address;
+	socklen_t length = sizeof address;
+	if (getsockname(fd, (struct sockaddr *)&address, &length) != 0) return -1;
+	if (address.ss_family == AF_INET)
+		return inet_ntop(AF_INET, &((struct sockaddr_in *)&address)->sin_addr, out, (socklen_t)out_size) ? 0 : -1;
+	if (address.ss_family == AF_INET6)
+		return inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&address)->sin6_addr, out, (socklen_t)out_size) ? 0 : -1;
+	return -1;
+}
+
 static void free_response(jb_web_response *r) {
 	for (int i = 0; i < r->header_count; i++) {
 		free(r->names[i]);

@@ -338,11 +338,14 @@ final class EventStream: @unchecked Sendable {
         if pending.isEmpty {
             // Waits in slices of a second, looking at the connection in between: a closed page
             // frees its thread (and lets an idle process exit) at once, not at the next keepalive.
-            let deadline = monotonicNow() + (generation < 0 ? 0 : keepalive)
-            var snapshot = hub.wait(after: generation, timeout: min(1, deadline - monotonicNow()))
-            while snapshot.generation == generation && !snapshot.stopping && monotonicNow() < deadline {
+            // The first read waits (up to 2 s) for the hub's first word, so a page opened as the
+            // process starts is not told "offline" before the hub has even asked the player.
+            let after = Swift.max(generation, 0)
+            let deadline = monotonicNow() + (generation < 0 ? 2 : keepalive)
+            var snapshot = hub.wait(after: after, timeout: min(1, deadline - monotonicNow()))
+            while snapshot.generation == after && !snapshot.stopping && monotonicNow() < deadline {
                 if jb_web_peer_closed(fd) != 0 { return -1 }
-                snapshot = hub.wait(after: generation, timeout: min(1, deadline - monotonicNow()))
+                snapshot = hub.wait(after: after, timeout: min(1, deadline - monotonicNow()))
             }
             if snapshot.stopping || jb_web_peer_closed(fd) != 0 { return -1 }
             pending = Array(Self.frames(snapshot, after: generation, sentQueue: &sentQueue, wasOffline: &wasOffline).utf8)

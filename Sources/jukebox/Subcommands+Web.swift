@@ -48,7 +48,8 @@ extension Subcommands {
             unsetenv("LISTEN_FDNAMES")
             fd = 3
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            host = "0.0.0.0"
+            var text = [CChar](repeating: 0, count: 64)
+            host = jb_web_bound_host(fd, &text, text.count) == 0 ? text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "0.0.0.0"
         } else {
             let (h, port) = try listenAddress(a.options["--listen"] ?? "127.0.0.1:8080")
             var error = [CChar](repeating: 0, count: 256)

@@ -189,6 +189,50 @@ final class WebFaceTests: DaemonTestCase {
         XCTAssertTrue(ended.stdout.hasSuffix("web: idle for 1 s, exiting\n"), ended.stdout)
     }
 
+    /// Under systemd's socket activation (`systemd-socket-activate`, the same LISTEN_FDS/LISTEN_PID
+    /// protocol as jukebox-web.socket) it serves the socket it is handed, started by the first connection.
+    func testItServesTheSocketSystemdHandsIt() throws {
+        let activate = "/usr/bin/systemd-socket-activate"
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: activate), "no \(activate) (package systemd)")
+        // A free port: bound, read and closed (systemd-socket-activate cannot say which port 0 got).
+        let probe = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                _ = bind(probe, $0, length)
+                _ = getsockname(probe, $0, &length)
+            }
+        }
+        close(probe)
+        port = UInt16(bigEndian: address.sin_port)
+        let command = ChildDeath.command(activate, ["-l", "127.0.0.1:\(port)", Jukebox.binary, "web", "--socket", dir + "/none",
+                                                    "--state", dir, "--assets", dir])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command.executable)
+        process.arguments = command.arguments
+        let out = dir + "/activated.out", err = dir + "/activated.err"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        FileManager.default.createFile(atPath: err, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: out)
+        process.standardError = FileHandle(forWritingAtPath: err)
+        try process.run()
+        let web = Jukebox.Running(process: process, outPath: out, errPath: err)
+        self.web = web
+        XCTAssertTrue(waitFor(10) { ((try? String(contentsOfFile: err, encoding: .utf8)) ?? "").contains("Listening on") })
+        // The first connection starts it; it answers that very connection.
+        let session = try http("GET", "/api/session")
+        XCTAssertEqual(session.status, 200)
+        XCTAssertEqual(session.body, "{\"pinSet\":false,\"signedIn\":false,\"csrf\":null}")
+        XCTAssertEqual(web.stdoutSoFar, "web: listening on http://127.0.0.1:\(port)/\n")
+        process.terminate()
+        let ended = try XCTUnwrap(web.wait(timeout: 5))
+        self.web = nil
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+    }
+
     // MARK: a small HTTP/1.1 client
 
     struct Reply {

@@ -59,6 +59,9 @@ typedef struct jb_web_server jb_web_server;
 int jb_web_listen(const char *host, unsigned port, char *error, size_t error_size);
 /// The port a listening socket is bound to, 0 on error.
 unsigned jb_web_bound_port(int fd);
+/// The numeric address a listening socket is bound to (`0.0.0.0`, `::`, `127.0.0.1`…) into
+/// `out`; 0 on success.
+int jb_web_bound_host(int fd, char *out, size_t out_size);
 
 /// Starts serving on the listening socket `fd` (it becomes the server's), a thread per connection,
 /// at most `connection_limit` at once. NULL with `error` filled on failure.
