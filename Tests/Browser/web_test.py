@@ -210,7 +210,13 @@ def now_playing(d, width, height):
     ctl("interrupt", "end")
     wait("the message goes with the interruption", lambda: txt(d, "message") == "" and status()["phase"] == "playing")
     log(f"{width}x{height}: the player's message shows as text")
+    # The same picture every run (so docs/images changes only when the page does): paused at 0:30.
+    post("/api/control", {"line": "seek 0:30"})
+    ctl("pause")
+    wait("paused at 0:30", lambda: txt(d, "elapsed") == "0:30" and el(d, "toggle").get_attribute("aria-label") == "Play")
     screenshot(d, "now", width, height)
+    ctl("play")
+    wait("playing after the picture", lambda: status()["phase"] == "playing")
 
 
 def queue_entries(d):
