@@ -21,7 +21,7 @@ final class WebBrowserTests: DaemonTestCase {
 
     func testPagesInARealBrowser() throws {
         try requireBrowser()
-        // Eight tracks: a tagged one, one with markup in its file name and one with markup in its title.
+        // Seven tracks: tagged ones, one with markup in its file name (untagged), one with markup in its title.
         var music: [String] = []
         for i in 1...6 {
             let path = dir + "/music/\(String(format: "%02d", i)) Track.flac"
