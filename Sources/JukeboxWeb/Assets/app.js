@@ -8,6 +8,7 @@ const pages = ['now', 'queue', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
+let queueDirty = true;      // the queue changed since its page was last built
 let session = { pinSet: false, signedIn: false, csrf: null };
 let dragging = { position: false, volume: false };
 
@@ -259,6 +260,7 @@ function route() {
   }
   document.body.dataset.page = name;
   if (name === 'signin') loadSession();
+  if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
 }
 window.addEventListener('hashchange', () => { route(); $('main').focus({ preventScroll: true }); });
 
@@ -278,7 +280,9 @@ function onStatus(data) {
 
 function onQueue(data) {
   queue = data;
-  renderQueue();
+  // A long queue is many elements: built only while its page shows (and when it is opened).
+  queueDirty = true;
+  if (document.body.dataset.page === 'queue') { queueDirty = false; renderQueue(); }
 }
 
 function connect() {
