@@ -15,6 +15,7 @@ from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 SIZES = [(360, 740), (1280, 800)]
 XSS = "<img src=x onerror=alert(1)>"
@@ -187,7 +188,15 @@ def now_playing(d, width, height):
     wait("Space on play/pause paused the player", lambda: status()["phase"] == "paused")
     d.switch_to.active_element.send_keys(Keys.SPACE)
     wait("Space on play/pause played again", lambda: status()["phase"] == "playing")
-    log(f"{width}x{height}: play/pause/next/prev/shuffle reach the player, by mouse and by keyboard")
+    # The volume slider (arrow keys) and the repeat menu.
+    volume = status()["volume"]
+    el(d, "volume").send_keys(Keys.ARROW_LEFT if volume > 0 else Keys.ARROW_RIGHT)
+    wait("the volume slider reached the player", lambda: status()["volume"] == (volume - 1 if volume > 0 else 1))
+    Select(el(d, "repeat")).select_by_value("all")
+    wait("repeat all reached the player", lambda: status()["repeat"] == "all")
+    Select(el(d, "repeat")).select_by_value("off")
+    wait("repeat off reached the player", lambda: status()["repeat"] == "off")
+    log(f"{width}x{height}: play/pause/next/prev/shuffle/volume/repeat reach the player, by mouse and by keyboard")
     # A change made elsewhere shows within 500 ms (the page's own clock; no poll of ours in between).
     for volume in (37, 64):
         ctl("vol", str(volume))
