@@ -224,6 +224,9 @@ def now_playing(d, width, height):
     ctl("pause")
     wait("paused at 0:30", lambda: txt(d, "elapsed") == "0:30" and el(d, "toggle").get_attribute("aria-label") == "Play")
     screenshot(d, "now", width, height)
+    # The seek bar (arrow key: one second on) reaches the player.
+    el(d, "position").send_keys(Keys.ARROW_RIGHT)
+    wait("the seek bar reached the player", lambda: 30.9 <= status()["position"] <= 31.5)
     ctl("play")
     wait("playing after the picture", lambda: status()["phase"] == "playing")
 
