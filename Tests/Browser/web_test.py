@@ -117,7 +117,10 @@ def screenshot(d, page, width, height):
     path = os.path.join(args.screens, name)
     d.save_screenshot(path)
     if width == 360 and args.docs:
-        shutil.copyfile(path, os.path.join(args.docs, f"web-{page}.png"))
+        try:
+            shutil.copyfile(path, os.path.join(args.docs, f"web-{page}.png"))
+        except OSError as e:  # a read-only checkout: the screenshots stay under .build
+            log("not copied to the docs:", e)
     log("screenshot", path)
 
 
@@ -357,7 +360,10 @@ def main():
     args = p.parse_args()
     os.makedirs(args.screens, exist_ok=True)
     if args.docs:
-        os.makedirs(args.docs, exist_ok=True)
+        try:
+            os.makedirs(args.docs, exist_ok=True)
+        except OSError as e:
+            log("no docs folder:", e)
     player = None
     try:
         for i, (width, height) in enumerate(SIZES):
