@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import Glibc
+import JukeboxFixtures
+import XCTest
+
+/// The web page in a real browser: Debian's chromium, driven through chromium-driver by
+/// python3-selenium (Tests/Browser/web_test.py), against the real `jukebox web` and a real player.
+/// Every child dies with the test process: the player, `jukebox web` and chromedriver are started
+/// through `ChildDeath` (PR_SET_PDEATHSIG), and chromium through a wrapper that does the same to
+/// it when chromedriver goes. Without chromium, chromedriver or selenium the test skips, saying
+/// why, unless `CI` is set: then it fails.
+final class WebBrowserTests: DaemonTestCase {
+    static let chromium = "/usr/bin/chromium"
+    static let chromedriver = "/usr/bin/chromedriver"
+    static let python = "/usr/bin/python3"
+
+    /// The repository's root (this file is Tests/JukeboxEndToEndTests/WebBrowserTests.swift).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    func testPagesInARealBrowser() throws {
+        try requireBrowser()
+        // Seven tracks: tagged ones, one with markup in its file name (untagged), one with markup in its title.
+        var music: [String] = []
+        for i in 1...6 {
+            let path = dir + "/music/\(String(format: "%02d", i)) Track.flac"
+            music.append(path)
+        }
+        music.insert(dir + "/music/<img src=x onerror=alert(1)>.flac", at: 4)
+        try FileManager.default.createDirectory(atPath: dir + "/music", withIntermediateDirectories: true)
+        for (i, path) in music.enumerated() {
+            let title = i == 2 ? "Song <img src=x onerror=alert(2)> & \"quotes\"" : (i == 4 ? nil : "Song \(i + 1)")
+            // Five minutes each (no track ends by itself during the test), at 8 kHz mono: quick to write.
+            try TestAudio.write(path: path, kind: .flac, frames: 8_000 * 300, sampleRate: 8_000, channels: 1,
+                                tags: title.map { TestAudio.Tags(title: $0, artist: "Artist \(i + 1)", album: "Album") })
+        }
+        // A radio station (ICY, "Test FM", its StreamTitle "Song 1", "Song 2"…) for the stream's view.
+        try TestAudio.write(path: dir + "/tone.mp3", kind: .mp3, frames: 132_300, sampleRate: 44100, channels: 2)
+        let radio = try RadioServer(mp3: dir + "/tone.mp3", folder: dir)
+        defer { withExtendedLifetime(radio) {} }
+        let daemon = try startDaemon(music)
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+
+        let web = try Jukebox.start(["web", "--socket", socket, "--listen", "127.0.0.1:0",
+                                     "--assets", Self.root + "/Sources/JukeboxWeb/Assets", "--state", dir])
+        defer { web.process.terminate(); _ = web.wait(timeout: 5) }
+        let url = try XCTUnwrap(waitForLine(web, prefix: "web: listening on ", timeout: 10), "jukebox web never said where it listens: " + web.stdoutSoFar + Self.contents(web.errPath))
+
+        let driver = try spawn(Self.chromedriver, ["--port=0"])
+        defer { driver.process.terminate(); _ = driver.wait(timeout: 5) }
+        let started = try XCTUnwrap(waitForLine(driver, prefix: "ChromeDriver was started successfully on port ", timeout: 10),
+                                    "chromedriver did not start: " + driver.stdoutSoFar)
+        let driverURL = "http://127.0.0.1:" + started.trimmingCharacters(in: CharacterSet(charactersIn: ". \n"))
+
+        // chromium dies with chromedriver (its parent): PR_SET_PDEATHSIG through setpriv.
+        let wrapper = dir + "/chromium"
+        try "#!/bin/sh\nexec \(ChildDeath.setpriv) --pdeathsig KILL -- \(Self.chromium) \"$@\"\n"
+            .write(toFile: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper, 0o755)
+
+        let screens = Self.root + "/.build/web-screenshots"
+        let script = try spawn(Self.python, [
+            Self.root + "/Tests/Browser/web_test.py", "--url", url.trimmingCharacters(in: .whitespacesAndNewlines),
+            "--driver", driverURL, "--chromium", wrapper, "--jukebox", Jukebox.binary, "--socket", socket,
+            "--config", dir + "/c.json", "--pid", String(daemon.process.processIdentifier),
+            "--stream", "http://127.0.0.1:\(radio.port)/icy?metaint=8192", "--screens", screens, "--docs", Self.root + "/docs/images",
+        ], environment: ["HOME": dir, "PYTHONUNBUFFERED": "1"])
+        guard let result = script.wait(timeout: 240) else {
+            return XCTFail("the browser test did not finish in 240 s:\n" + script.stdoutSoFar)
+        }
+        print(result.stdout)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix("PASS\n"), result.stdout)
+    }
+
+    private static func contents(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+    /// Skips (or, under CI, fails) when a piece of the browser test is missing.
+    private func requireBrowser() throws {
+        var missing: [String] = []
+        for (path, package) in [(Self.chromium, "chromium"), (Self.chromedriver, "chromium-driver"), (Self.python, "python3")]
+        where !FileManager.default.isExecutableFile(atPath: path) {
+            missing.append(package)
+        }
+        if missing.isEmpty, (try? spawn(Self.python, ["-c", "import selenium.webdriver"]).wait(timeout: 20)?.status) != 0 {
+            missing.append("python3-selenium")
+        }
+        guard !missing.isEmpty else { return }
+        let why = "the browser test needs " + missing.joined(separator: ", ") + " (apt install chromium chromium-driver python3-selenium)"
+        // Thrown, so the test stops here (a failure under CI, a skip elsewhere).
+        if ProcessInfo.processInfo.environment["CI"] != nil {
+            throw NSError(domain: "WebBrowserTests", code: 1, userInfo: [NSLocalizedDescriptionKey: why + " (CI is set)"])
+        }
+        throw XCTSkip(why)
+    }
+
+    /// Starts `executable` so it dies with this process, output collected into files.
+    private func spawn(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Jukebox.Running {
+        let command = ChildDeath.command(executable, arguments)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: command.executable)
+        p.arguments = command.arguments
+        let base = NSTemporaryDirectory() + "jukebox-web-" + UUID().uuidString
+        FileManager.default.createFile(atPath: base + ".out", contents: nil)
+        FileManager.default.createFile(atPath: base + ".err", contents: nil)
+        p.standardOutput = FileHandle(forWritingAtPath: base + ".out")
+        p.standardError = FileHandle(forWritingAtPath: base + ".err")
+        p.standardInput = FileHandle.nullDevice
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        try p.run()
+        return Jukebox.Running(process: p, outPath: base + ".out", errPath: base + ".err")
+    }
+
+    /// What follows `prefix` on the first line of `running`'s stdout that starts with it, once written.
+    private func waitForLine(_ running: Jukebox.Running, prefix: String, timeout: Double) -> String? {
+        var found: String?
+        _ = waitFor(timeout) {
+            found = running.stdoutSoFar.split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+            return found != nil || !running.process.isRunning
+        }
+        return found
+    }
+}
