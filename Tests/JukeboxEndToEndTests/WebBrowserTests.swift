@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// The web page in a real browser: Debian's chromium, driven through chromium-driver by
@@ -9,7 +10,7 @@ import XCTest
 /// Every child dies with the test process: the player, `jukebox web` and chromedriver are started
 /// through `ChildDeath` (PR_SET_PDEATHSIG), and chromium through a wrapper that does the same to
 /// it when chromedriver goes. Without chromium, chromedriver or selenium the test skips, saying
-/// why, unless `CI` is set: then it fails.
+/// why, unless `JUKEBOX_REQUIRE_PEERS=1` (board/test.sh): then it fails (`missingPeer`).
 final class WebBrowserTests: DaemonTestCase {
     static let chromium = "/usr/bin/chromium"
     static let chromedriver = "/usr/bin/chromedriver"
@@ -76,7 +77,7 @@ final class WebBrowserTests: DaemonTestCase {
 
     private static func contents(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 
-    /// Skips (or, under CI, fails) when a piece of the browser test is missing.
+    /// Skips (or, under board/test.sh, fails) when a piece of the browser test is missing.
     private func requireBrowser() throws {
         var missing: [String] = []
         for (path, package) in [(Self.chromium, "chromium"), (Self.chromedriver, "chromium-driver"), (Self.python, "python3")]
@@ -88,11 +89,8 @@ final class WebBrowserTests: DaemonTestCase {
         }
         guard !missing.isEmpty else { return }
         let why = "the browser test needs " + missing.joined(separator: ", ") + " (apt install chromium chromium-driver python3-selenium)"
-        // Thrown, so the test stops here (a failure under CI, a skip elsewhere).
-        if ProcessInfo.processInfo.environment["CI"] != nil {
-            throw NSError(domain: "WebBrowserTests", code: 1, userInfo: [NSLocalizedDescriptionKey: why + " (CI is set)"])
-        }
-        throw XCTSkip(why)
+        // Thrown, so the test stops here (a failure under board/test.sh, a skip elsewhere).
+        throw missingPeer(why)
     }
 
     /// Starts `executable` so it dies with this process, output collected into files.
