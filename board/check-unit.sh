@@ -156,7 +156,8 @@ bash board/install.sh --root "$sroot" --binary "$tmp/jukebox" --board pi4 > "$tm
 for f in usr/local/bin/jukebox etc/systemd/system/jukebox.service etc/jukebox/config.json \
   usr/local/share/jukebox/profiles/pi4.json usr/local/share/jukebox/mpd-network etc/udev/rules.d/99-jukebox.rules \
   etc/polkit-1/rules.d/50-jukebox-power.rules etc/udev/rules.d/98-jukebox-usb.rules \
-  "etc/systemd/system/jukebox-usb@.service" usr/local/share/jukebox/usb-mount; do
+  "etc/systemd/system/jukebox-usb@.service" usr/local/share/jukebox/usb-mount etc/systemd/system/jukebox-web.socket \
+  etc/systemd/system/jukebox-web.service usr/local/share/jukebox/web/index.html usr/local/share/jukebox/web/app.js; do
   [ -e "$sroot/$f" ] || fail "install.sh did not install /$f"
 done
 grep -q '"board": "pi4"' "$sroot/etc/jukebox/config.json" || fail "install.sh --board pi4: not in the config"
