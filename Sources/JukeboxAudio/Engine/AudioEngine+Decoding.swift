@@ -88,11 +88,9 @@ extension AudioEngine {
         var result: Result<OpenTrack, DecodeError>
         do throws(DecodeError) {
             let decoder = try openSource(job.track, serial: serial, generation: generation)
-            // A live stream joins what is on air now, whatever place it is asked for (a resume after
-            // a restart or a lost device names where listening had got to).
-            var frame = decoder is StreamDecoder ? 0 : Int64((job.fromSeconds * Double(decoder.format.sampleRate)).rounded())
-            // Past the end: play nothing and end the track at once instead of failing the seek.
-            if let count = decoder.frameCount { frame = min(frame, count) }
+            // A live stream joins what is on air now; a file starts where asked, at most at its end.
+            let frame = DecodeJob.startFrame(fromSeconds: job.fromSeconds, rate: decoder.format.sampleRate,
+                                             frameCount: decoder.frameCount, live: decoder is StreamDecoder)
             if frame > 0 { try decoder.seek(toFrame: frame) }
             result = .success(OpenTrack(decoder: decoder, job: job, serial: serial, generation: generation,
                                         nextFrame: frame, isUnstartedNext: isNext))

@@ -19,16 +19,14 @@ extension AudioEngine {
         var sourceFormat: AudioFormat?
         var deviceSample = SampleType.int16
         var generation: UInt64 = 0
-        var devicePaused = false
+        /// Writing, ending, paused or lingering: every change is a transition of it (`WriterPhase`).
+        var phase = WriterPhase.writing
         var currentSerial: UInt64?
         /// Reports held until the frames before them are heard (or the next track continues).
         var pending: [Report] = []
-        var pendingEnd = false
         var written: Int64 = 0
         var firstSampleSent = false
         var scratch: [UInt8] = []
-        /// After the last track ended by itself, the device stays open until then (see `lingerSeconds`).
-        var lingerUntil: Double?
         /// Gain, held-back tail and fades (see `FadeState`).
         var fade = FadeState()
         /// What the device holds and has not played (see `WriteHistory`).
@@ -63,7 +61,7 @@ extension AudioEngine {
                 let faded = end != nil
                 if release { writer.output?.close() } else if !faded { writer.output?.drop() }
                 resetStream(&writer)
-                writer.lingerUntil = nil
+                writer.phase.stopLingering()
                 if release { writer.sourceFormat = nil }
                 // Acknowledged on any flush: when a play already followed the release, the caller
                 // has resumed and nobody waits for the device any more.
@@ -101,9 +99,9 @@ extension AudioEngine {
                     if writer.generation != generation { continue }
                 }
                 writer.pending.append(.finished(id: id))
-                writer.pendingEnd = true
+                writer.phase.wroteEnd()
             case .item(.failed(_, let id, let reason, let wasNext), _, _):
-                if writer.pendingEnd {
+                if writer.phase.endWritten {
                     writer.pending.append(.failed(id: id, reason: reason))
                 } else {
                     if !wasNext { idleAfterFailedPlay(&writer) }
@@ -130,12 +128,12 @@ extension AudioEngine {
                 if !state.active { return .probe }
             }
             if state.paused {
-                if writer.isOpen && !writer.devicePaused { return .pauseDevice }
+                if writer.isOpen && !writer.phase.isPaused { return .pauseDevice }
                 state.pauseSettling = false // nothing sounds: the held point is final
                 monitor.wait()
                 continue
             }
-            if writer.devicePaused { return .resumeDevice }
+            if writer.phase.isPaused { return .resumeDevice }
             if !writer.rest.isEmpty { return .rest(volume: state.volume) }
             if !state.queue.isEmpty {
                 var item = state.queue.removeFirst()
@@ -171,8 +169,8 @@ extension AudioEngine {
                 }
                 return .item(item, volume: state.volume, starts: starts)
             }
-            if writer.pendingEnd && state.decoderHasNothingComing { return .finishIfDrained }
-            if let until = writer.lingerUntil {
+            if writer.phase.endWritten && state.decoderHasNothingComing { return .finishIfDrained }
+            if let until = writer.phase.lingerUntil {
                 let left = until - clock()
                 if left <= 0 { return .flush(release: true) }
                 monitor.wait(seconds: left)
@@ -187,10 +185,9 @@ extension AudioEngine {
         writer.history.reset()
         writer.rest = []
         writer.written = 0
-        writer.devicePaused = false
         writer.currentSerial = nil
         writer.pending = []
-        writer.pendingEnd = false
+        writer.phase.forgotStream()
     }
 
     /// The output, made on first use (on this thread, as `makeOutput` requires).
@@ -298,7 +295,7 @@ extension AudioEngine {
                 try output.open(format: AudioFormat(sampleRate: format.sampleRate, channels: format.channels, sample: sample))
                 writer.sourceFormat = format
                 writer.deviceSample = sample
-                writer.devicePaused = false
+                writer.phase.openedDevice()
                 return nil
             } catch {
                 lastError = error
@@ -326,7 +323,7 @@ extension AudioEngine {
     private func flushPending(_ writer: inout Writer, continuing: UInt64?) {
         let reports = writer.pending
         writer.pending = []
-        writer.pendingEnd = false
+        writer.phase.sentReports()
         for item in reports {
             if case .finished(let id, _) = item {
                 report(.finished(id: id, next: continuing))
@@ -344,9 +341,8 @@ extension AudioEngine {
         writer.fade.reset()
         writer.output?.close()
         writer.sourceFormat = nil
-        writer.devicePaused = false
         writer.pending = []
-        writer.pendingEnd = false
+        writer.phase.forgotStream()
         writer.currentSerial = nil
         writer.written = 0
         writer.history.reset()
@@ -382,8 +378,7 @@ extension AudioEngine {
         if let end = fadeOut(&writer, bookkeeping: true) {
             // Faded out and played out: the device holds nothing, so there is nothing to pause. The
             // position held is where the sound stopped (up to one device buffer after `pause()`).
-            writer.devicePaused = true
-            writer.fade.drainedForPause = true
+            writer.phase.paused(drained: true)
             monitor.withLock {
                 guard state.generation == writer.generation else { return }
                 state.frozen = end
@@ -393,7 +388,7 @@ extension AudioEngine {
         }
         do throws(OutputError) {
             try output.pause(true)
-            writer.devicePaused = true
+            writer.phase.paused(drained: false)
             monitor.withLock {
                 guard state.generation == writer.generation else { return }
                 // The sound stopped now, not when `pause()` was called: hold that frame, and make
@@ -417,19 +412,19 @@ extension AudioEngine {
 
     private func resumeDevice(_ writer: inout Writer) {
         guard let output = writer.output else { return }
-        if writer.fade.drainedForPause {
-            writer.fade.drainedForPause = false
-            writer.fade.fadeInNext = true
-            writer.devicePaused = false
+        switch writer.phase.resumed() {
+        case .none:
             return
-        }
-        do throws(OutputError) {
-            try output.pause(false)
-            writer.devicePaused = false
-        } catch {
-            restartAtHeard(&writer)
-            output.drop()
-            writer.devicePaused = false
+        case .fadeIn:
+            // The pause was played out: nothing is held, the next frames fade in.
+            writer.fade.fadeInNext = true
+        case .resumeDevice:
+            do throws(OutputError) {
+                try output.pause(false)
+            } catch {
+                restartAtHeard(&writer)
+                output.drop()
+            }
         }
     }
 
@@ -460,7 +455,7 @@ extension AudioEngine {
         }
         guard owned else { return }
         resetStream(&writer)
-        writer.lingerUntil = writer.isOpen ? clock() + Self.lingerSeconds : nil
+        writer.phase.linger(until: writer.isOpen ? clock() + Self.lingerSeconds : nil)
     }
 
     private func finishIfDrained(_ writer: inout Writer) {
@@ -506,7 +501,7 @@ extension AudioEngine {
             writer.output?.drain()
         }
         let done = monitor.withLock { () -> Bool in
-            guard state.generation == writer.generation, writer.pendingEnd, state.decoderHasNothingComing else { return false }
+            guard state.generation == writer.generation, writer.phase.endWritten, state.decoderHasNothingComing else { return false }
             state.becomeIdle(keep: nil)
             // Idle without a flush: the drained device stays open for a moment, so a play that
             // follows at once (a successor the caller named too late) continues on the same stream.
@@ -523,7 +518,7 @@ extension AudioEngine {
         }.first
         flushPending(&writer, continuing: failedNext)
         resetStream(&writer)
-        writer.lingerUntil = lingerUntil
+        writer.phase.linger(until: lingerUntil)
     }
 
     /// The device stood still while the end of the queue played out: lost, as a stall in `write`
@@ -549,11 +544,11 @@ extension AudioEngine {
     /// With `bookkeeping` the frames count as heard (pause); without, they belong to a generation
     /// already discarded (stop, seek, skip) and only go to the device.
     private func fadeOut(_ writer: inout Writer, bookkeeping: Bool) -> TrackPoint? {
-        if let output = writer.output, output.isOpen, !writer.devicePaused, output.cutMethod != .drain,
+        if let output = writer.output, output.isOpen, !writer.phase.isPaused, output.cutMethod != .drain,
            let end = cutQueued(output, &writer, bookkeeping: bookkeeping) {
             return end
         }
-        guard let output = writer.output, output.isOpen, !writer.devicePaused,
+        guard let output = writer.output, output.isOpen, !writer.phase.isPaused,
               let (tail, starts) = writer.fade.takeTail() else {
             _ = writer.fade.takeTail()
             return nil
@@ -655,7 +650,7 @@ extension AudioEngine {
     /// and when less than `minimumCutSeconds` is queued, the change applies to frames written from
     /// now on.
     private func rewrite(at volume: Int, _ writer: inout Writer) -> Rewrite {
-        guard let output = writer.output, output.isOpen, !writer.devicePaused,
+        guard let output = writer.output, output.isOpen, !writer.phase.isPaused,
               let format = writer.sourceFormat else { return .none }
         switch output.cutMethod {
         case .drain:

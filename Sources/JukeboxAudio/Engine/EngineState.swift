@@ -14,6 +14,19 @@ struct DecodeJob {
     var announce: Bool
 }
 
+extension DecodeJob {
+    /// The frame this play starts at, decided in one place: a live stream (`live`) joins what is
+    /// on air now, whatever place it is asked for (a resume after a restart or a lost device
+    /// names where listening had got to); a file starts at `fromSeconds`, rounded to a frame at
+    /// `rate`, and at most at its end (`frameCount`: past it, the track plays nothing and ends at
+    /// once instead of failing the seek).
+    static func startFrame(fromSeconds: Double, rate: Int, frameCount: Int64?, live: Bool) -> Int64 {
+        var frame = live ? 0 : Int64((fromSeconds * Double(rate)).rounded())
+        if let frameCount { frame = min(frame, frameCount) }
+        return frame
+    }
+}
+
 /// Decoded frames of one track, in the decoder's format.
 struct PCMChunk {
     /// Distinguishes two openings of the same track (a seek opens anew).

@@ -91,8 +91,6 @@ struct FadeState {
     /// The next frames written start a stream: the gain jumps to the volume, or starts at 0 (a
     /// fade-in) when they do not begin their track (seek, resume, a play from a saved position).
     var fadeInNext = true
-    /// The device was played out for a pause (not paused): resuming just writes on, fading in.
-    var drainedForPause = false
     /// The volume of the last chunk taken (for writing the tail at a track's end), or of the
     /// audio last rewritten at a new volume.
     var volume = 100
@@ -152,7 +150,6 @@ struct FadeState {
         tail = nil
         tailStarts = false
         fadeInNext = true
-        drainedForPause = false
         fadingOut = false
     }
 }

@@ -25,7 +25,8 @@ public final class AlsaOutput: PCMOutput {
     private var pcm: OpaquePointer?
     private var format: AudioFormat?
     private var canPause = false
-    private var devicePaused = false
+    /// What the stream is doing (closed, open, paused): every change is a transition of it.
+    private(set) var streamState = AlsaStreamState.closed
     private var pollFds: [pollfd] = []
     /// The last delay read from the device (for the frame heard at a loss). Kept across an xrun
     /// or suspend recovery: a card that goes right after one must not lose what it held.
@@ -68,7 +69,7 @@ public final class AlsaOutput: PCMOutput {
     }
 
     /// Whether a stream is open.
-    public var isOpen: Bool { pcm != nil }
+    public var isOpen: Bool { streamState.isOpen }
 
     /// Opens and configures the device for exactly `format` (interleaved, rate not resampled by `hw:`).
     /// Throws `.busy`, `.lost`, `.unsupported` (format, rate or channels refused) or `.other`.
@@ -85,7 +86,7 @@ public final class AlsaOutput: PCMOutput {
         }
         pcm = handle
         self.format = format
-        devicePaused = false
+        streamState.opened()
         forgetDelay()
         let count = max(0, Int(snd_pcm_poll_descriptors_count(handle)))
         pollFds = [pollfd](repeating: pollfd(), count: count)
@@ -100,7 +101,7 @@ public final class AlsaOutput: PCMOutput {
     /// Opens the device non-blocking and closes it at once: the cheap check a waiting player makes
     /// before it reopens and decodes a track. Nil when it opened; else the error `open` would throw.
     public func probe() -> OutputError? {
-        guard pcm == nil else { return nil }
+        guard !streamState.isOpen else { return nil }
         do throws(OutputError) {
             snd_pcm_close(try openHandle())
             return nil
@@ -246,7 +247,7 @@ public final class AlsaOutput: PCMOutput {
     /// least `atLeast` can be taken; returns the frames taken back (0 when the device cannot rewind
     /// or holds too little).
     public func rewind(keeping: Int, atLeast: Int) -> Int {
-        guard let pcm, cutMethod == .rewind, !devicePaused else { return 0 }
+        guard let pcm, cutMethod == .rewind, streamState.takesWrites else { return 0 }
         // snd_pcm_rewindable counts from the play pointer libasound last read, which may be up to
         // half a buffer old (the writer sleeps until half is free): snd_pcm_avail reads it afresh.
         // Without this, a plugin that does not clamp the rewind itself (ioplug under plug: the
@@ -281,8 +282,7 @@ public final class AlsaOutput: PCMOutput {
     /// recovery keeps failing, or nothing was consumed for `stallTimeout` seconds (`failurePoint` then
     /// says what was heard).
     public func write(_ buf: UnsafeRawPointer, frames: Int) throws(OutputError) -> Int {
-        guard let pcm, let format, frames > 0 else { return 0 }
-        if devicePaused { return 0 }
+        guard let pcm, let format, frames > 0, streamState.takesWrites else { return 0 }
         failurePoint = nil
         var done = 0
         var recoveries = 0
@@ -405,23 +405,21 @@ public final class AlsaOutput: PCMOutput {
     /// Pauses or resumes with `snd_pcm_pause`, keeping queued frames. Throws `.unsupported` when the device
     /// cannot pause (the Pi headphone jack): the engine then drops and rewrites from the heard position.
     public func pause(_ on: Bool) throws(OutputError) {
-        guard let pcm, on != devicePaused else { return }
-        guard canPause else {
+        guard let pcm else { return }
+        // Paused while nothing is playing (not yet started, or underrun): there is nothing to hold,
+        // and snd_pcm_pause would fail with -EBADFD. Writes are refused until resume.
+        let state = snd_pcm_state(pcm)
+        switch streamState.pause(on, canPause: canPause, running: state == SND_PCM_STATE_RUNNING,
+                                 devicePaused: state == SND_PCM_STATE_PAUSED) {
+        case .none:
+            return
+        case .refuse:
             throw OutputError(kind: .unsupported, message: "\(device): cannot pause")
+        case .pauseDevice(let on):
+            let rc = snd_pcm_pause(pcm, on ? 1 : 0)
+            if rc < 0 { throw AlsaErrors.streamError(rc, device: device, doing: on ? "pause" : "resume") }
+            streamState.pauseDone(on)
         }
-        if on && snd_pcm_state(pcm) != SND_PCM_STATE_RUNNING {
-            // Nothing is playing (not yet started, or underrun): there is nothing to hold, and
-            // snd_pcm_pause would fail with -EBADFD. Writes are refused until resume.
-            devicePaused = true
-            return
-        }
-        if !on && snd_pcm_state(pcm) != SND_PCM_STATE_PAUSED {
-            devicePaused = false
-            return
-        }
-        let rc = snd_pcm_pause(pcm, on ? 1 : 0)
-        if rc < 0 { throw AlsaErrors.streamError(rc, device: device, doing: on ? "pause" : "resume") }
-        devicePaused = on
     }
 
     /// Discards queued frames (`snd_pcm_drop`) and prepares the stream for new writes.
@@ -429,12 +427,12 @@ public final class AlsaOutput: PCMOutput {
         guard let pcm else { return }
         snd_pcm_drop(pcm)
         snd_pcm_prepare(pcm)
-        devicePaused = false
         emptied()
     }
 
     /// The queue is empty (dropped or played out): a loss before the next write loses nothing of it.
     private func emptied() {
+        streamState.emptied()
         forgetDelay()
         lastDelay = 0
     }
@@ -445,10 +443,7 @@ public final class AlsaOutput: PCMOutput {
     /// waited for as long and is no stall: every frame was heard.
     public func drain() {
         guard let pcm, let format else { return }
-        if devicePaused {
-            _ = snd_pcm_pause(pcm, 0)
-            devicePaused = false
-        }
+        if case .pauseDevice(let on) = streamState.draining() { _ = snd_pcm_pause(pcm, on ? 1 : 0) }
         var rc = snd_pcm_drain(pcm)
         var least = Int.max
         var lastProgress = monotonicNow()
@@ -485,7 +480,7 @@ public final class AlsaOutput: PCMOutput {
         if let pcm { snd_pcm_close(pcm) }
         pcm = nil
         format = nil
-        devicePaused = false
+        streamState.closed()
         pollFds = []
         forgetDelay()
         bufferFrames = 0

@@ -83,12 +83,13 @@ public struct StreamFacts: Sendable, Equatable {
 /// One HTTP(S) audio stream fetched by libcurl on its own thread (`jukebox-http`) into a bounded ring.
 ///
 /// The thread connects (redirects, header and time bounds: `StreamSettings`), asks for ICY metadata
-/// and takes it out of the audio (`ICYDemuxer`), and after a lost connection reconnects with a
-/// doubling back-off, only ever adding the new connection's bytes (nothing is replayed). It never
-/// blocks another thread: readers wait on its monitor with a timeout. What it learns is in `facts`.
-/// Before any audio came, only the network's own failures are retried (`transientCodes`, 5xx: no
-/// network yet at boot); a URL that is wrong (404, not audio, TLS, a refused format) fails at once
-/// (`facts.failure`). How long to go on trying is the core's decision (`radio.giveUpSeconds`).
+/// and takes it out of the audio (`ICYDemuxer`), and after a lost connection reconnects as
+/// `ReconnectPolicy` decides (a doubling back-off), only ever adding the new connection's bytes
+/// (nothing is replayed). It never blocks another thread: readers wait on its monitor with a
+/// timeout. What it learns is in `facts`. Before any audio came, only the network's own failures
+/// are retried (`transientCodes`, 5xx: no network yet at boot); a URL that is wrong (404, not
+/// audio, TLS, a refused format) fails at once (`facts.failure`). How long to go on trying is the
+/// core's decision (`radio.giveUpSeconds`).
 public final class HTTPStream: @unchecked Sendable {
     /// The URL asked for.
     public let url: String
@@ -268,54 +269,43 @@ public final class HTTPStream: @unchecked Sendable {
                 monitor.broadcast()
             }
         }
-        var delay = settings.backoff.lowerBound
-        while !monitor.withLock({ stopping }) {
-            let outcome = fetchOnce()
-            if let next = outcome.follow {
-                // A playlist named its stream: fetch that at once (no back-off, not a reconnection).
+        var policy = ReconnectPolicy(backoff: settings.backoff)
+        connecting: while !monitor.withLock({ stopping }) {
+            let end = fetchOnce()
+            let (stop, hadAudio) = monitor.withLock { (stopping, gotAudio) }
+            switch policy.connectionEnded(end, hadAudio: hadAudio, stopping: stop) {
+            case .follow(let next):
+                // A playlist named its stream: fetch that at once.
                 target = next
                 playlistDepth += 1
-                continue
-            }
-            let (stop, hadAudio) = monitor.withLock { (stopping, gotAudio) }
-            if stop || (outcome.fileEnded && hadAudio) { break }
-            // Before any audio, only the network's own failures are tried again (no network yet at
-            // boot, a station's server restarting); a 404, not audio, TLS, a refused format are final.
-            if let fatal = outcome.fatal, (!hadAudio && !outcome.transient) || outcome.alwaysFatal {
+            case .end:
+                break connecting
+            case .giveUp(let reason, let disconnect):
                 monitor.withLock {
-                    state.failure = fatal
+                    state.failure = reason
+                    if disconnect { state.connected = false }
+                    monitor.broadcast()
+                }
+                return
+            case .reconnect(let seconds, let lastError):
+                let now = clock()
+                monitor.withLock {
                     state.connected = false
+                    state.reconnecting = true
+                    if state.reconnectingSince == nil { state.reconnectingSince = now }
+                    state.lastError = lastError
                     monitor.broadcast()
                 }
-                return
-            }
-            if !hadAudio && !outcome.transient {
-                // Ended cleanly before any audio: an empty body, nothing to retry.
+                // The back-off: woken early only by close().
                 monitor.withLock {
-                    state.failure = outcome.fatal ?? "the server sent no audio"
-                    monitor.broadcast()
-                }
-                return
-            }
-            if outcome.deliveredAudio { delay = settings.backoff.lowerBound }
-            let now = clock()
-            monitor.withLock {
-                state.connected = false
-                state.reconnecting = true
-                if state.reconnectingSince == nil { state.reconnectingSince = now }
-                state.lastError = outcome.fatal ?? "the server ended the stream"
-                monitor.broadcast()
-            }
-            // The back-off: woken early only by close().
-            monitor.withLock {
-                let deadline = clock() + delay
-                while !stopping {
-                    let left = deadline - clock()
-                    if left <= 0 { break }
-                    monitor.wait(seconds: left)
+                    let deadline = clock() + seconds
+                    while !stopping {
+                        let left = deadline - clock()
+                        if left <= 0 { break }
+                        monitor.wait(seconds: left)
+                    }
                 }
             }
-            delay = min(settings.backoff.upperBound, delay * 2)
         }
         monitor.withLock {
             state.ended = true
@@ -324,23 +314,9 @@ public final class HTTPStream: @unchecked Sendable {
         }
     }
 
-    private struct Outcome {
-        var fatal: String?
-        /// Not worth retrying even after audio came (a refused format, an endless header).
-        var alwaysFatal = false
-        var deliveredAudio = false
-        /// A response with a length arrived whole: a file, not a live stream, so its end is the end.
-        var fileEnded = false
-        /// The network failed, not the URL: no name resolution, no connection, no answer in time, a
-        /// connection cut, a 5xx. Tried again even before any audio came.
-        var transient = false
-        /// The response was a playlist naming this stream.
-        var follow: String?
-    }
-
     private var deliveredThisConnection = false
 
-    private func fetchOnce() -> Outcome {
+    private func fetchOnce() -> ConnectionEnd {
         demuxer = ICYDemuxer(metaInterval: 0)
         metaInterval = 0
         bodyStarted = false
@@ -388,7 +364,7 @@ public final class HTTPStream: @unchecked Sendable {
                 }
             }
         }
-        var outcome = Outcome(deliveredAudio: deliveredThisConnection)
+        var outcome = ConnectionEnd(deliveredAudio: deliveredThisConnection)
         if let body = playlistBody, refusal == nil {
             // A playlist: whole (the server ended it) or cut at the cap; either way read what came.
             switch StreamPlaylist.read(body) {

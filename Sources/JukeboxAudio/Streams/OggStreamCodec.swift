@@ -294,8 +294,14 @@ struct OggCommentTitle {
 
     /// "ARTIST - TITLE", or the one there is, cleaned as an ICY title; nil when neither has text.
     var text: String? {
-        let title = self.title.map { ICYDemuxer.cleanText($0, latin1Fallback: false) } ?? ""
-        let artist = self.artist.map { ICYDemuxer.cleanText($0, latin1Fallback: false) } ?? ""
+        Self.streamTitle(artist: artist.map { ICYDemuxer.cleanText($0, latin1Fallback: false) } ?? "",
+                         title: title.map { ICYDemuxer.cleanText($0, latin1Fallback: false) } ?? "")
+    }
+
+    /// The now-playing text a stream's own tags make, shaped as an ICY `StreamTitle`, decided in
+    /// one place: "ARTIST - TITLE", or the one there is (text already read from the comment),
+    /// cleaned for a terminal; nil when neither has text.
+    static func streamTitle(artist: String, title: String) -> String? {
         var text = title
         if !artist.isEmpty { text = title.isEmpty ? artist : artist + " - " + title }
         text = TagText.clean(text)
