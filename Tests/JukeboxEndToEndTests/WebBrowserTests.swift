@@ -99,9 +99,10 @@ final class WebBrowserTests: DaemonTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: command.executable)
         p.arguments = command.arguments
-        let base = NSTemporaryDirectory() + "jukebox-web-" + UUID().uuidString
-        FileManager.default.createFile(atPath: base + ".out", contents: nil)
-        FileManager.default.createFile(atPath: base + ".err", contents: nil)
+        // In the test's own scratch folder, removed with it: nothing left loose in /tmp.
+        let base = dir + "/child-" + UUID().uuidString
+        _ = FileManager.default.createFile(atPath: base + ".out", contents: nil)
+        _ = FileManager.default.createFile(atPath: base + ".err", contents: nil)
         p.standardOutput = FileHandle(forWritingAtPath: base + ".out")
         p.standardError = FileHandle(forWritingAtPath: base + ".err")
         p.standardInput = FileHandle.nullDevice
