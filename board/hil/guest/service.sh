@@ -172,7 +172,10 @@ install)
   [ "$(systemctl is-enabled jukebox-web.socket 2>&1)" = enabled ] || note "expected jukebox-web.socket enabled, seen $(systemctl is-enabled jukebox-web.socket 2>&1)"
   [ "$(systemctl is-active jukebox-web.socket 2>&1)" = active ] || note "expected jukebox-web.socket listening, seen $(systemctl is-active jukebox-web.socket 2>&1)"
   [ "$(systemctl is-active jukebox-web.service 2>&1)" != active ] || note "jukebox-web.service ran before any page was asked for"
-  "$OUT/busybox" wget -q -T 30 -O /tmp/web-index.html http://127.0.0.1/ > /tmp/web-get.log 2>&1 || note "GET http://127.0.0.1/ failed: $(cat /tmp/web-get.log)"
+  if ! "$OUT/busybox" wget -T 30 -O /tmp/web-index.html http://127.0.0.1/ > /tmp/web-get.log 2>&1; then
+    note "GET http://127.0.0.1/ failed: $(tr '\n' ' ' < /tmp/web-get.log)"
+    note "jukebox-web: $(systemctl show -p ActiveState,SubState,Result,ExecMainStatus jukebox-web.service | tr '\n' ' '); journal: $(journalctl -b -u jukebox-web.service -u jukebox-web.socket -o cat 2>&1 | tail -n 12 | tr '\n' '|')"
+  fi
   grep -qi '<html' /tmp/web-index.html 2>/dev/null || note "GET / did not answer the page: $(head -c 300 /tmp/web-index.html 2>&1)"
   "$OUT/busybox" wget -q -T 10 -O /tmp/web-status.json http://127.0.0.1/api/status > /tmp/web-get.log 2>&1 || note "GET /api/status failed: $(cat /tmp/web-get.log)"
   web_json=$(cat /tmp/web-status.json 2>/dev/null)
