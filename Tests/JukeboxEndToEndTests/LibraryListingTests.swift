@@ -22,10 +22,9 @@ final class LibraryListingTests: DaemonTestCase {
         XCTAssertEqual(symlink(outside + "/secret.wav", music + "/secret.wav"), 0)
         XCTAssertEqual(symlink(music + "/Album 2", music + "/inside link"), 0)
         // A name that is not UTF-8: caf\xE9.wav.
-        var name = Array((music + "/caf").utf8) + [0xE9] + Array(".wav".utf8) + [0]
-        let fd = name.withUnsafeMutableBufferPointer { p in p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: p.count) { open($0, O_WRONLY | O_CREAT | O_EXCL, 0o644) } }
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        close(fd)
+        try TestAudio.write(path: music + "/cafe.wav", kind: .wav16, frames: 44_100)
+        let name = (Array((music + "/caf").utf8) + [0xE9] + Array(".wav".utf8)).map { CChar(bitPattern: $0) } + [0]
+        XCTAssertEqual(rename(music + "/cafe.wav", name), 0)
 
         let daemon = try startDaemon([music])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
@@ -46,6 +45,38 @@ final class LibraryListingTests: DaemonTestCase {
         XCTAssertEqual(names(top.object, "folders"), ["Album 2", "Album 10", "inside link"], top.text)
         XCTAssertEqual(names(top.object, "files"), ["caf\u{FFFD}.wav", "top.wav"], top.text)
         XCTAssertFalse(top.text.contains("secret") || top.text.contains("\"root\"") || top.text.contains("notes"), top.text)
+
+        // The non-UTF-8 name, through the control socket as the web face speaks it.
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in socket.utf8.enumerated() { raw[i] = b } }
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        XCTAssertEqual(connected, 0)
+        func ask(_ line: String) -> String {
+            let bytes = Array((line + "\n").utf8)
+            XCTAssertEqual(Glibc.write(fd, bytes, bytes.count), bytes.count)
+            var reply: [UInt8] = []
+            var byte: UInt8 = 0
+            while Glibc.read(fd, &byte, 1) == 1 {
+                if byte == 10 {
+                    let text = String(decoding: reply, as: UTF8.self)
+                    if text.hasPrefix("ok") || text.hasPrefix("error") { return text }
+                    reply = []
+                } else { reply.append(byte) }
+            }
+            return String(decoding: reply, as: UTF8.self)
+        }
+        let listed = ask("ls --json " + music)
+        XCTAssertTrue(listed.hasPrefix("ok {"), listed)
+        let object = (try? JSONSerialization.jsonObject(with: Data(listed.dropFirst(3).utf8))) as? [String: Any] ?? [:]
+        let cafe = try XCTUnwrap((object["files"] as? [[String: Any]])?.first { ($0["name"] as? String) == "caf\u{FFFD}.wav" }?["path"] as? String)
+        // Its bytes do not survive the control language (a reply shows them as U+FFFD): `load` of that
+        // path is refused with a clear error, while its folder plays it with the rest.
+        XCTAssertEqual(ask("load " + cafe), "error: no such file or folder: \(music)/caf\u{FFFD}.wav")
+        XCTAssertTrue(ask("load " + music).hasPrefix("ok "))
+        XCTAssertTrue(ask("queue --json").contains("\"title\":\"caf\u{FFFD}\""), "its folder did not play the file that is not UTF-8")
 
         // A folder inside: its files in play order, with their tags and lengths; the parent is the music folder.
         let album = try list(music + "/Album 2")

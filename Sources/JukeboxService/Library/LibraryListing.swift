@@ -84,8 +84,7 @@ public enum LibraryListing {
             + "],\"files\":[" + fileParts.joined(separator: ",") + "]" + (truncated ? ",\"truncated\":true" : "") + "}")
     }
 
-    /// A name to show: the bytes that are not UTF-8 (kept losslessly as escapes in `path`, so a
-    /// `load` of that path finds the file) as U+FFFD.
+    /// A name to show: the bytes that are not UTF-8 as U+FFFD (a reply line shows them so anyway).
     static func view(_ s: String) -> String {
         guard s.unicodeScalars.contains(where: DisplayText.isEscapedByte) else { return s }
         return String(String.UnicodeScalarView(s.unicodeScalars.map { DisplayText.isEscapedByte($0) ? DisplayText.replacement : $0 }))
