@@ -4,7 +4,7 @@
 public enum WebRoute: Equatable, Sendable {
     /// A file of the assets folder, by its name (`/` is `index.html`).
     case asset(String)
-    case status, queue, events, session
+    case status, queue, library, events, session
     case pin, login, logout, control
     /// Known path, other method.
     case methodNotAllowed
@@ -13,7 +13,7 @@ public enum WebRoute: Equatable, Sendable {
     /// The route of `method` and `path` (percent-decoded, without the query).
     public static func route(method: String, path: String) -> WebRoute {
         let api: [String: (method: String, route: WebRoute)] = [
-            "/api/status": ("GET", .status), "/api/queue": ("GET", .queue), "/api/events": ("GET", .events),
+            "/api/status": ("GET", .status), "/api/queue": ("GET", .queue), "/api/library": ("GET", .library), "/api/events": ("GET", .events),
             "/api/session": ("GET", .session), "/api/pin": ("POST", .pin), "/api/login": ("POST", .login),
             "/api/logout": ("POST", .logout), "/api/control": ("POST", .control),
         ]

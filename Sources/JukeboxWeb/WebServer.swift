@@ -111,7 +111,9 @@ public final class WebServer: @unchecked Sendable {
         let incoming = Incoming(method: method, path: path, host: text(request.host), origin: text(request.origin),
                                 contentType: text(request.content_type), cookie: text(request.cookie), csrf: text(request.csrf),
                                 body: body, bodyTooLarge: request.body_too_large != 0, localPeer: MPDPeer.isLocal(request.peer))
-        var reply = answer(incoming)
+        var incomingWithQuery = incoming
+        incomingWithQuery.queryPath = text(request.query_path)
+        var reply = answer(incomingWithQuery)
         reply.stream?.fd = request.fd
         jb_web_response_status(response, UInt32(reply.status))
         for (name, value) in Self.securityHeaders { jb_web_response_header(response, name, value) }
@@ -148,6 +150,8 @@ public final class WebServer: @unchecked Sendable {
     struct Incoming {
         var method, path: String
         var host, origin, contentType, cookie, csrf: String?
+        /// The query argument `path` (`/api/library?path=…`).
+        var queryPath: String? = nil
         var body: [UInt8]
         var bodyTooLarge: Bool
         var localPeer: Bool
@@ -177,6 +181,7 @@ public final class WebServer: @unchecked Sendable {
         case .methodNotAllowed: return .error(405, "method not allowed")
         case .status: return ask("status --json")
         case .queue: return ask("queue --json")
+        case .library: return library(request.queryPath)
         case .events:
             var reply = Reply(status: 200, body: "", contentType: "text/event-stream; charset=utf-8")
             reply.headers = [("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")]
@@ -215,13 +220,27 @@ public final class WebServer: @unchecked Sendable {
     }
 
     /// One line to the player on a connection of its own: the answer's JSON after `ok `.
-    private func ask(_ line: String) -> Reply {
+    /// `refused`: the status when the player answers `error: …` (its words as the error).
+    private func ask(_ line: String, refused: Int = 502) -> Reply {
         guard let client = try? ControlClient(path: options.socketPath) else { return .error(502, "the player is not running") }
         guard let reply = client.request(line, timeout: 10) else { return .error(502, "no answer from the player") }
         guard reply.hasPrefix("ok {") else {
-            return .error(502, reply.hasPrefix("error: ") ? String(reply.dropFirst(7)) : "unexpected answer from the player")
+            return reply.hasPrefix("error: ") ? .error(refused, String(reply.dropFirst(7))) : .error(502, "unexpected answer from the player")
         }
         return .json(200, String(reply.dropFirst(3)))
+    }
+
+    /// `ls --json [PATH]`: a path that would not stay one control line (a control character, a
+    /// newline) or is too long for one is refused here; the player decides the rest.
+    private func library(_ path: String?) -> Reply {
+        let path = path.flatMap { $0.isEmpty ? nil : $0 }
+        if let path {
+            guard path.utf8.count <= 900, !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                return .error(400, "not a usable path")
+            }
+        }
+        // The player's refusal (a path outside the music folders) is the client's error: 400.
+        return ask("ls --json" + (path.map { " " + $0 } ?? ""), refused: 400)
     }
 
     private struct LineBody: Decodable { var line: String }

@@ -132,6 +132,7 @@ enum Player {
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
                               sources: sources)
         runtime.version = "jukebox \(jukeboxVersion)"
+        runtime.musicFolders = setup.musicFolders
         runtime.notifier = SystemdNotifier()
         if let mpd = setup.mpd {
             // Like the control socket: a listener that cannot open is one line, and the player plays on.

@@ -327,6 +327,47 @@ def sign_in(d, width, height):
     log(f"{width}x{height}: PIN set, a wrong one refused, the right one signs in")
 
 
+def library_page(d, width, height):
+    """Browse into a folder of the music folder and play it (signed in), checked through /api/status."""
+    go(d, "library")
+    wait("the music folder lists its folders",
+         lambda: js(d, "return [...document.querySelectorAll('#library a.folder')].map(a => a.textContent)") == ["Album/"])
+    check_layout(d, width)
+    before = get("/api/queue")["entries"]
+    # Into the folder with the keyboard: focus its link, Enter.
+    js(d, "document.querySelector('#library a.folder').focus()")
+    d.switch_to.active_element.send_keys("\n")
+    wait("the folder lists its files", lambda: js(d, "return [...document.querySelectorAll('#library .entry > span:first-child')].map(s => s.textContent)") == ["Library 1", "Library 2"])
+    crumbs = js(d, "return [...document.querySelectorAll('#crumbs a')].map(a => a.textContent)")
+    if crumbs != ["Music", "Album"]:
+        fail(f"the breadcrumbs are {crumbs}")
+    check_layout(d, width)
+    screenshot(d, "library", width, height)
+    el(d, "lib-play").click()
+    wait("Play folder reached the player",
+         lambda: status()["count"] == 2 and "/library/Album/" in (status().get("path") or "") and status()["phase"] == "playing")
+    # Up again through the breadcrumbs.
+    click(d, "#crumbs a", 0)
+    wait("the breadcrumb leads back up", lambda: js(d, "return document.querySelectorAll('#library a.folder').length") == 1)
+    log(f"{width}x{height}: the library browses into a folder, its breadcrumbs lead back, Play folder plays it")
+    # The queue as it was, for what follows.
+    ctl("clear")
+    for e in before:
+        ctl("add", e["path"])
+    post("/api/control", {"line": "play 1"})
+    wait("the queue is back", lambda: status()["count"] == len(before) and status()["index"] == 1)
+
+
+def library_signed_out(d, width):
+    """Play folder without a session leads to the sign-in page (the server's 401)."""
+    go(d, "library")
+    wait("the music folder lists its folders", lambda: js(d, "return document.querySelectorAll('#library a.folder').length") == 1)
+    click(d, "#library a.folder", 0)
+    wait("the folder opens", lambda: el(d, "folder-actions").is_displayed())
+    el(d, "lib-add").click()
+    wait("Add without a session leads to sign in", lambda: el(d, "page-signin").is_displayed())
+
+
 def restart(d, width, height):
     """The player goes away and comes back while the page is open: the page reconnects by itself."""
     go(d, "now")
@@ -374,7 +415,9 @@ def main():
                 queue_page(d, width, height)
                 xss_playing(d, width, height)
                 stream(d, width, height)
+                library_signed_out(d, width)
                 sign_in(d, width, height)
+                library_page(d, width, height)
                 if i == len(SIZES) - 1:
                     player = restart(d, width, height)
                 no_alert(d)

@@ -25,6 +25,14 @@ final class QueueLinesTests: XCTestCase {
             ("move 1 0", .failure(ControlError("usage: move FROM TO (queue positions from 1)"))),
             ("move 1 2 3", .failure(ControlError("usage: move FROM TO (queue positions from 1)"))),
             ("queue --json 2", .failure(ControlError("usage: queue [page]"))),
+            ("ls --json", .success(.lsJSON(path: nil))),
+            ("LS --json   ", .success(.lsJSON(path: nil))),
+            ("ls --json /music/A B/", .success(.lsJSON(path: "/music/A B/"))),
+            ("ls  --json \t /music/x  ", .success(.lsJSON(path: "/music/x"))),
+            ("ls --json --json", .success(.lsJSON(path: "--json"))),
+            ("ls", .failure(ControlError("usage: ls --json [FOLDER]"))),
+            ("ls /music", .failure(ControlError("usage: ls --json [FOLDER]"))),
+            ("ls --jsonx", .failure(ControlError("usage: ls --json [FOLDER]"))),
         ]
         for (line, expected) in table {
             XCTAssertEqual(ControlCommand.parse(line, seed: 0), expected, line)

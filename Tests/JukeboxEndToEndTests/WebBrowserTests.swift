@@ -40,7 +40,13 @@ final class WebBrowserTests: DaemonTestCase {
         try TestAudio.write(path: dir + "/tone.mp3", kind: .mp3, frames: 132_300, sampleRate: 44100, channels: 2)
         let radio = try RadioServer(mp3: dir + "/tone.mp3", folder: dir)
         defer { withExtendedLifetime(radio) {} }
-        let daemon = try startDaemon(music)
+        // A music folder for the Library page: Album/ with two tracks (queued after the seven at start).
+        try FileManager.default.createDirectory(atPath: dir + "/library/Album", withIntermediateDirectories: true)
+        for i in 1...2 {
+            try TestAudio.write(path: dir + "/library/Album/\(i).flac", kind: .flac, frames: 8_000 * 300, sampleRate: 8_000, channels: 1,
+                                tags: TestAudio.Tags(title: "Library \(i)", artist: "Artist", album: "Album"))
+        }
+        let daemon = try startDaemon(music + [dir + "/library"])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
 
         let web = try Jukebox.start(["web", "--socket", socket, "--listen", "127.0.0.1:0",

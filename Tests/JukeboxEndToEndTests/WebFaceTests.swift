@@ -16,11 +16,14 @@ final class WebFaceTests: DaemonTestCase {
     }
 
     /// A player with two 60 s tracks, and the web face on a free port.
-    private func start() throws -> Jukebox.Running {
-        let a = dir + "/a.wav", b = dir + "/b.wav"
+    /// `folder`: play the music folder `dir/music` (the two tracks in `dir/music/A`) instead.
+    private func start(folder: Bool = false) throws -> Jukebox.Running {
+        let base = folder ? dir + "/music/A" : dir!
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        let a = base + "/a.wav", b = base + "/b.wav"
         try TestAudio.write(path: a, kind: .wav16, frames: 44_100 * 60)
         try TestAudio.write(path: b, kind: .wav16, frames: 44_100 * 60)
-        let daemon = try startDaemon([a, b])
+        let daemon = try startDaemon(folder ? [dir + "/music"] : [a, b])
         try FileManager.default.createDirectory(atPath: dir + "/web", withIntermediateDirectories: true)
         try Data("<!doctype html><title>t</title>".utf8).write(to: URL(fileURLWithPath: dir + "/web/index.html"))
         try Data("secret".utf8).write(to: URL(fileURLWithPath: dir + "/.hidden"))
@@ -99,6 +102,33 @@ final class WebFaceTests: DaemonTestCase {
         let ended = try XCTUnwrap(web?.wait(timeout: 5), "web did not exit on SIGTERM")
         web = nil
         XCTAssertEqual(ended.status, 0, ended.stderr)
+    }
+
+    func testTheLibraryIsTheListingOfTheMusicFolders() throws {
+        let daemon = try start(folder: true)
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        let music = dir + "/music"
+        let top = try http("GET", "/api/library")
+        XCTAssertEqual(top.status, 200, top.body)
+        XCTAssertEqual(top.headers["cache-control"], "no-store")
+        XCTAssertEqual(top.body, "{\"path\":\"\(music)\",\"parent\":null,\"folders\":[{\"name\":\"A\",\"path\":\"\(music)/A\"}],\"files\":[]}")
+        // The query is percent-decoded; the folder's files come with their tags and lengths.
+        let album = try http("GET", "/api/library?path=" + (music + "/A").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+        XCTAssertEqual(album.status, 200, album.body)
+        XCTAssertTrue(album.body.hasPrefix("{\"path\":\"\(music)/A\",\"parent\":\"\(music)\",\"folders\":[],\"files\":[{\"name\":\"a.wav\",\"path\":\"\(music)/A/a.wav\",\"title\":\"a\""), album.body)
+        XCTAssertTrue(album.body.contains("\"seconds\":60"), album.body)
+        // Outside the music folders: the player's refusal, as a 400.
+        let outside = try http("GET", "/api/library?path=/etc")
+        XCTAssertEqual(outside.status, 400)
+        XCTAssertEqual(outside.body, "{\"error\":\"not a folder in the music folders: /etc\"}")
+        // A path that would be two control lines never reaches the player.
+        let injected = try http("GET", "/api/library?path=%2Fx%0Astop")
+        XCTAssertEqual(injected.status, 400)
+        XCTAssertEqual(injected.body, "{\"error\":\"not a usable path\"}")
+        XCTAssertTrue(try ctl("status").stdout.hasPrefix("▶"))
+        // Playing a folder is `load`, which needs a session.
+        XCTAssertEqual(try http("POST", "/api/control", json: "{\"line\":\"load \(music)/A\"}").status, 401)
+        XCTAssertEqual(try http("POST", "/api/library", json: "{}").status, 405)
     }
 
     func testChangesNeedTheSessionAndTheRequestMustComeFromThePage() throws {

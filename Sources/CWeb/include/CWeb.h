@@ -21,6 +21,8 @@ typedef struct {
 	const char *content_type;
 	const char *cookie;
 	const char *csrf;
+	/// The query argument `path` (percent-decoded by libmicrohttpd), or NULL.
+	const char *query_path;
 	/// The body, its first `body_limit` bytes (body_too_large set when more came).
 	const char *body;
 	size_t body_length;

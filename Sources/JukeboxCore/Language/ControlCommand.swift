@@ -25,6 +25,10 @@ public enum ControlCommand: Equatable, Sendable {
     /// The whole queue as one JSON object (`queue --json`, for the web face): its entries with
     /// their 1-based positions, tags and lengths, and the current position.
     case queueJSON
+    /// The folders and audio files directly inside `path` (nil: the music folders) as one JSON
+    /// object (`ls --json [PATH]`, for the web face's library); the player refuses a path
+    /// outside its music folders.
+    case lsJSON(path: String?)
     /// Append a file, folder or playlist.
     case add(path: String)
     /// Replace the queue with a folder or playlist and play it.
@@ -48,7 +52,7 @@ public enum ControlCommand: Equatable, Sendable {
     public static let helpText = """
     status [--json] · play [N] · pause · toggle · stop · next · prev · seek [+|-]m:ss · vol [+|-]N
     shuffle on|off · repeat off|one|all · queue [page|--json] · delete N · move FROM TO
-    add PATH · load FOLDER|PLAYLIST · clear · save
+    add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [FOLDER]
     sleep MINUTES|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|COMMAND
@@ -82,6 +86,12 @@ public enum ControlCommand: Equatable, Sendable {
             let path = Substring(afterVerb).trimmingSpaces()
             guard !path.isEmpty else { return .failure(ControlError("usage: \(verb) PATH")) }
             return .success(verb == "add" ? .add(path: path) : .load(path: path))
+        case "ls":
+            // `ls --json [PATH]`: the rest of the line after `--json` is the path, spaces and all.
+            guard rest.first == "--json" else { return .failure(ControlError("usage: ls --json [FOLDER]")) }
+            let afterVerb = line.drop { $0 == " " || $0 == "\t" }.dropFirst(verb.count).drop { $0 == " " || $0 == "\t" }
+            let path = Substring(afterVerb.dropFirst("--json".count)).trimmingSpaces()
+            return .success(.lsJSON(path: path.isEmpty ? nil : path))
         case "card": return parseCard(line)
         case "clear": return none(.intent(.clear))
         case "save": return none(.save)

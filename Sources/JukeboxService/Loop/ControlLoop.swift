@@ -30,6 +30,9 @@ protocol ControlLoop: AnyObject {
     func afterSaves(since: UInt64, _ then: @escaping (_ error: String?) -> Void)
     /// Reads a source's `paths` on the tag reader; false when this player cannot load files.
     func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool
+    /// `ls --json [PATH]` (`LibraryListing`), read off the loop; `reply` gets the line on the
+    /// loop. False when this player cannot read files.
+    func listLibrary(_ path: String?, _ reply: @escaping ([String]) -> Void) -> Bool
     /// `card assign`: false when no cards map is configured.
     func assignCard(id: String?, value: String, _ reply: @escaping ([String]) -> Void) -> Bool
     /// The lines of `diag`.
@@ -71,6 +74,8 @@ extension ControlLoop {
             return ["ok " + QueueJSON.text(state)]
         case .add, .load:
             return ["error: this player cannot load files"]
+        case .lsJSON:
+            return ["error: this player cannot list files"]
         case .cardAssign:
             return ["error: no cards map is configured (config \"rfid\")"]
         case .save:
@@ -108,6 +113,8 @@ extension ControlLoop {
                     reply(messages.map { "  " + $0 } + [error.map { ControlReply.notSaved(done, $0) } ?? "ok " + done])
                 }
             }
+        case .lsJSON(let path):
+            return listLibrary(path, reply)
         case .cardAssign(let id, let value):
             return assignCard(id: id, value: value, reply)
         case .save:
@@ -154,6 +161,20 @@ extension Runtime: ControlLoop {
     }
 
     var saves: Bool { writer != nil }
+
+    func listLibrary(_ path: String?, _ reply: @escaping ([String]) -> Void) -> Bool {
+        let roots = musicFolders
+        return jobs.perform({ load in
+            LibraryListing.json(path: path, roots: roots, load: load)
+                .map { FileWorkOutput(lines: ["ok " + $0]) }
+                .flatMapError { .success(FileWorkOutput(lines: ["error: " + $0.message])) }
+        }, then: { result in
+            switch result {
+            case .success(let output): reply(output.lines)
+            case .failure(let error): reply(["error: " + error.message])
+            }
+        })
+    }
 
     func assignCard(id: String?, value: String, _ reply: @escaping ([String]) -> Void) -> Bool {
         guard let cards else { return false }

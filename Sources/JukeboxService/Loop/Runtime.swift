@@ -60,6 +60,8 @@ public final class Runtime {
     public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
     public var reload: (() -> Settings?)? { get { hooks.reload } set { hooks.reload = newValue } }
     public var version: String { get { hooks.version } set { hooks.version = newValue } }
+    /// The music folders `ls --json` lists (`LibraryListing`).
+    public var musicFolders: [String] { get { hooks.musicFolders } set { hooks.musicFolders = newValue } }
     /// Tells systemd about readiness, status and liveness (a no-op outside a `Type=notify` unit).
     public var notifier: SystemdNotifier? { get { readiness.notifier } set { readiness.notifier = newValue } }
     /// The state file, its writer, the path for `diag` and the last save (when, its error).

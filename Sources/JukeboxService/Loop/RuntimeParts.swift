@@ -67,4 +67,6 @@ struct Hooks {
     var reload: (() -> Settings?)?
     /// The version and build for `version` and `diag`.
     var version = "jukebox"
+    /// The music folders `ls --json` lists (the config's `music`).
+    var musicFolders: [String] = []
 }

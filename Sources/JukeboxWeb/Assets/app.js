@@ -4,7 +4,7 @@
 // are the player's and the server's. Everything from outside is set as DOM text, never as markup.
 
 const $ = (id) => document.getElementById(id);
-const pages = ['now', 'queue', 'signin'];
+const pages = ['now', 'queue', 'library', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
@@ -182,6 +182,7 @@ function renderSession() {
   $('signed-in').hidden = !session.signedIn;
   text($('nav-signin'), session.signedIn ? 'Signed in' : session.pinSet ? 'Sign in' : 'Set PIN');
   text($('signin-heading'), session.signedIn ? 'Signed in' : session.pinSet ? 'Sign in' : 'Set a PIN');
+  if (session.signedIn && $('error').textContent === 'sign in first') showError('');
 }
 
 async function loadSession() {
@@ -248,6 +249,77 @@ for (const [id, send] of [['position', (v) => `seek ${v}`], ['volume', (v) => `v
   });
 }
 
+// ---- library: #/library/<path, URI-encoded>; folders are links, so Back goes up again
+
+let library = null;        // the last /api/library answer
+let libraryRoot = null;    // the music folder (the listing without a path), for the breadcrumbs
+
+function libraryHref(path) { return path ? `#/library/${encodeURIComponent(path)}` : '#/library'; }
+
+async function loadLibrary() {
+  const m = location.hash.match(/^#\/library\/(.+)$/);
+  let path = null;
+  try { path = m ? decodeURIComponent(m[1]) : null; } catch { path = null; }
+  text($('library-message'), 'Loading…');
+  try {
+    const r = await api('GET', path ? `/api/library?path=${encodeURIComponent(path)}` : '/api/library');
+    if (!r.ok) { library = null; text($('library-message'), r.data.error || `The server answered ${r.code}`); }
+    else { library = r.data; if (library.parent == null) libraryRoot = library.path; text($('library-message'), ''); }
+  } catch { library = null; text($('library-message'), 'The box did not answer'); }
+  renderLibrary();
+}
+
+function crumb(label, href, current) {
+  const li = document.createElement('li');
+  const a = document.createElement('a');
+  a.href = href;
+  text(a, label);
+  if (current) a.setAttribute('aria-current', 'location');
+  li.append(a);
+  return li;
+}
+
+function renderLibrary() {
+  const l = library || { folders: [], files: [] };
+  const crumbs = [crumb('Music', '#/library', l.parent == null && l.path != null)];
+  if (l.path && libraryRoot && l.path.startsWith(libraryRoot + '/')) {
+    let at = libraryRoot;
+    const parts = l.path.slice(libraryRoot.length + 1).split('/');
+    parts.forEach((part, i) => { at += '/' + part; crumbs.push(crumb(part, libraryHref(at), i === parts.length - 1)); });
+  } else if (l.parent != null) {
+    crumbs.push(crumb('Up', libraryHref(l.parent), false), crumb(l.path.split('/').pop(), libraryHref(l.path), true));
+  }
+  $('crumbs').replaceChildren(...crumbs);
+  $('folder-actions').hidden = !l.path;
+  const items = (l.folders || []).map((f) => {
+    const li = document.createElement('li');
+    const a = document.createElement('a');
+    a.className = 'entry folder';
+    a.href = libraryHref(f.path);
+    text(a, `${f.name}/`);
+    li.append(a);
+    return li;
+  }).concat((l.files || []).map((f) => {
+    const li = document.createElement('li');
+    const s = document.createElement('span');
+    s.className = 'entry';
+    const t = document.createElement('span');
+    text(t, f.title || f.name);
+    const sub = document.createElement('span');
+    sub.className = 'sub';
+    text(sub, [f.artist, f.album].filter(Boolean).join(' · ') + (f.seconds != null ? ` ${clock(f.seconds)}` : ''));
+    s.append(t, sub);
+    li.append(s);
+    return li;
+  }));
+  $('library').replaceChildren(...items);
+  if (library && !items.length) text($('library-message'), 'Nothing to play here.');
+  if (l.truncated) text($('library-message'), 'This folder has more entries than the player sends in one reply: the first are shown.');
+}
+
+$('lib-play').addEventListener('click', () => { if (library && library.path) control(`load ${library.path}`); });
+$('lib-add').addEventListener('click', () => { if (library && library.path) control(`add ${library.path}`); });
+
 // ---- routes
 
 function route() {
@@ -261,6 +333,7 @@ function route() {
   document.body.dataset.page = name;
   if (name === 'signin') loadSession();
   if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
+  if (name === 'library') loadLibrary();
 }
 window.addEventListener('hashchange', () => { route(); $('main').focus({ preventScroll: true }); });
 

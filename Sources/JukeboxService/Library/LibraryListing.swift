@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+import Glibc
+import JukeboxCore
+import JukeboxSystem
+
+/// `ls --json [PATH]`: the folders and audio files directly inside one folder of the music
+/// folders, as one JSON object for the web face's library:
+/// `{"path":"/music/A","parent":"/music","folders":[{"name":"CD1","path":"/music/A/CD1"}],
+/// "files":[{"name":"01.flac","path":…,"title":…,"artist":…,"album":…,"seconds":212.5}]}`
+/// (`parent` null at a music folder; without PATH and with several music folders, `path` is null
+/// and `folders` are the music folders). Reads folders and tags: runs off the loop (the tag
+/// reader's thread, `OffLoopJobs.perform`), never on it.
+///
+/// Only inside the music folders: PATH is resolved (`realpath`, links and `..` included) and must
+/// be a music folder or under one, else an error; an entry whose resolved path leaves them (a
+/// link planted to `/`) is not listed. Hidden names are left out. Folders sort by name
+/// (`Library.naturalLess`), files in the order the player plays a folder (`Library.folderOrder`).
+/// Bounded: at most `maxEntries` entries and `maxBytes` of text, then `"truncated":true`.
+public enum LibraryListing {
+    public static let maxEntries = 1000
+    public static let maxBytes = 512 << 10
+
+    /// The reply line's text after `ok ` (the JSON object), or the error's words.
+    public static func json(path: String?, roots: [String], load: ([String]) -> (tracks: [TrackInfo], messages: [String])) -> Result<String, LibraryListingError> {
+        let realRoots = roots.compactMap(resolved)
+        guard !realRoots.isEmpty else { return .failure(.init("no music folders are configured (config \"music\")")) }
+        let q = JSONText.quoted
+        guard let path else {
+            if realRoots.count == 1 { return listing(realRoots[0], roots: realRoots, load: load) }
+            let folders = realRoots.map { "{\"name\":" + q(view($0)) + ",\"path\":" + q($0) + "}" }
+            return .success("{\"path\":null,\"parent\":null,\"folders\":[" + folders.joined(separator: ",") + "],\"files\":[]}")
+        }
+        guard path.hasPrefix("/") else { return .failure(.init("not an absolute path: \(view(path))")) }
+        guard let real = resolved(path), inside(real, realRoots) else {
+            // The same words whether it exists or not: nothing is told about what lies outside.
+            return .failure(.init("not a folder in the music folders: \(view(path))"))
+        }
+        guard isDirectory(real) else { return .failure(.init("not a folder: \(view(path))")) }
+        return listing(real, roots: realRoots, load: load)
+    }
+
+    private static func listing(_ dir: String, roots: [String], load: ([String]) -> (tracks: [TrackInfo], messages: [String])) -> Result<String, LibraryListingError> {
+        let names: [String]
+        do { names = try directoryEntries(dir) } catch { return .failure(.init("cannot read the folder: \(view(dir))")) }
+        var folders: [String] = []
+        var files: [String] = []
+        var truncated = false
+        for name in names.sorted(by: Library.naturalLess) where !name.hasPrefix(".") {
+            JobProgress.note()
+            guard folders.count + files.count < maxEntries else { truncated = true; break }
+            let entry = dir == "/" ? "/" + name : dir + "/" + name
+            // A link is listed only when where it leads is inside the music folders.
+            guard let real = resolved(entry), inside(real, roots) else { continue }
+            switch fileKind(entry) {
+            case .directory: folders.append(entry)
+            case .regular where Library.isAudio(entry): files.append(entry)
+            default: break  // a playlist, a FIFO, a device: not listed
+            }
+        }
+        let q = JSONText.quoted
+        func str(_ s: String?) -> String { s.map { q(view($0)) } ?? "null" }
+        var size = 0
+        var parts: [String] = []
+        for folder in folders {
+            let part = "{\"name\":" + q(view(Paths.fileName(folder))) + ",\"path\":" + q(folder) + "}"
+            size += part.utf8.count + 1
+            if size > maxBytes { truncated = true; break }
+            parts.append(part)
+        }
+        var fileParts: [String] = []
+        if size <= maxBytes {
+            let tracks = Library.folderOrder(load(files).tracks)
+            for t in tracks {
+                let seconds = t.duration.map { $0.isFinite ? String($0) : "null" } ?? "null"
+                let part = "{\"name\":" + q(view(Paths.fileName(t.path))) + ",\"path\":" + q(t.path) + ",\"title\":" + str(t.title)
+                    + ",\"artist\":" + str(t.artist) + ",\"album\":" + str(t.album) + ",\"seconds\":" + seconds + "}"
+                size += part.utf8.count + 1
+                if size > maxBytes { truncated = true; break }
+                fileParts.append(part)
+            }
+        }
+        let parent = roots.contains(dir) ? "null" : q(Paths.directory(dir))
+        return .success("{\"path\":" + q(dir) + ",\"parent\":" + parent + ",\"folders\":[" + parts.joined(separator: ",")
+            + "],\"files\":[" + fileParts.joined(separator: ",") + "]" + (truncated ? ",\"truncated\":true" : "") + "}")
+    }
+
+    /// A name to show: the bytes that are not UTF-8 as U+FFFD (a reply line shows them so anyway).
+    static func view(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: DisplayText.isEscapedByte) else { return s }
+        return String(String.UnicodeScalarView(s.unicodeScalars.map { DisplayText.isEscapedByte($0) ? DisplayText.replacement : $0 }))
+    }
+
+    static func inside(_ path: String, _ roots: [String]) -> Bool {
+        roots.contains { root in path == root || path.hasPrefix(root == "/" ? "/" : root + "/") }
+    }
+
+    /// `path` with every link and `..` resolved, or nil when it does not exist.
+    static func resolved(_ path: String) -> String? {
+        guard let p = realpath(cPath(path), nil) else { return nil }
+        defer { free(p) }
+        return pathString(cString: p)
+    }
+}
+
+public struct LibraryListingError: Error, Equatable {
+    public var message: String
+    init(_ message: String) { self.message = message }
+}
