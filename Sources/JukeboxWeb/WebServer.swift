@@ -43,7 +43,7 @@ public final class WebServer: @unchecked Sendable {
     public init(options: Options) {
         self.options = options
         var name = [CChar](repeating: 0, count: 256)
-        machineName = gethostname(&name, name.count - 1) == 0 ? String(cString: name) : ""
+        machineName = gethostname(&name, name.count - 1) == 0 ? name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : ""
         hub = EventHub(socketPath: options.socketPath)
         pins = PinStore(folder: options.stateFolder)
     }
