@@ -15,15 +15,8 @@ public enum MPDReplies {
         }
     }
 
-    /// jukebox's repeat mode as MPD's `repeat` and `single` flags: `all` is repeat, `one` is
-    /// repeat with single (MPD's "repeat the current song").
-    public static func flags(_ mode: RepeatMode) -> (repeat: Bool, single: Bool) {
-        switch mode {
-        case .off: return (false, false)
-        case .all: return (true, false)
-        case .one: return (true, true)
-        }
-    }
+    /// jukebox's repeat mode as MPD's `repeat` and `single` flags (`RepeatMode.flags`).
+    public static func flags(_ mode: RepeatMode) -> (repeat: Bool, single: Bool) { mode.flags }
 
     /// The `status` reply's lines.
     public static func status(_ state: State) -> [String] {
