@@ -46,7 +46,8 @@ public func mark(revision: Int, current: UInt64?, phase: String, shuffle: Bool =
     var m = State().saveMark
     m.queueRevision = revision
     m.currentTrackID = current
-    m.phase = phase
+    guard let saved = SavedPhase(rawValue: phase) else { preconditionFailure("not a saved phase: \(phase)") }
+    m.phase = saved
     m.shuffle = shuffle
     m.repeatMode = repeatMode
     m.volume = volume
@@ -92,7 +93,7 @@ public enum CoreSource {
         case let v as TrackInfo: return trackInfo(v)
         case let v as StatusView: return statusView(v)
         case let v as SaveMark:
-            var args = ["revision: \(v.queueRevision)", "current: \(of(v.currentTrackID as Any))", "phase: \(of(v.phase))"]
+            var args = ["revision: \(v.queueRevision)", "current: \(of(v.currentTrackID as Any))", "phase: \(of(v.phase.rawValue))"]
             if v.shuffle { args.append("shuffle: true") }
             if v.repeatMode != .off { args.append("repeat: .\(v.repeatMode)") }
             if v.volume != 100 { args.append("volume: \(v.volume)") }

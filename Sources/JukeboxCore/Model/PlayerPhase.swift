@@ -46,6 +46,23 @@ public enum PlayerPhase: Equatable, Sendable {
     }
 }
 
+/// The phase as the state file keeps it: waiting counts as playing (it wants to play), an
+/// interruption as the phase it will go back to. The raw value is the file's text, written in one
+/// place (`State.persistedPhase`).
+public enum SavedPhase: String, Equatable, Sendable, CaseIterable {
+    case playing, paused, stopped
+
+    /// The saved phase of a phase that is not an interruption (an interruption saves the phase
+    /// it goes back to: `State.savedPhase`).
+    public init(_ phase: PlayerPhase) {
+        switch phase {
+        case .playing, .waitingForDevice, .waitingForMusic: self = .playing
+        case .paused: self = .paused
+        case .stopped, .interrupted: self = .stopped
+        }
+    }
+}
+
 /// Timers the core asks the shell to run; their expiry comes back as `Event.timerFired`.
 public enum TimerID: Equatable, Hashable, Sendable {
     /// Probe the sound device again.
