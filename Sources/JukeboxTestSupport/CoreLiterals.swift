@@ -17,7 +17,8 @@ public func status(_ phase: String, title: String = "", artist: String? = nil, e
     // StatusView has no memberwise initializer; every field is overwritten below, so nothing of
     // the empty state's view survives.
     var v = StatusView(State())
-    v.phase = phase
+    guard let shown = ShownPhase(rawValue: phase) else { preconditionFailure("not a shown phase: \(phase)") }
+    v.phase = shown
     v.title = title
     v.artist = artist
     v.elapsed = elapsed
@@ -169,7 +170,7 @@ public enum CoreSource {
     }
 
     static func statusView(_ v: StatusView) -> String {
-        var args = [of(v.phase)]
+        var args = [of(v.phase.rawValue)]
         if v.artist == "Band", v.title.hasPrefix("Song "), let n = Int(v.title.dropFirst(5)) {
             args += ["song: \(n)", "index: \(v.index)", "of: \(v.count)"]
             if v.elapsed != "0:00" { args.append("elapsed: \(of(v.elapsed))") }
