@@ -17,7 +17,8 @@ public func status(_ phase: String, title: String = "", artist: String? = nil, e
     // StatusView has no memberwise initializer; every field is overwritten below, so nothing of
     // the empty state's view survives.
     var v = StatusView(State())
-    v.phase = phase
+    guard let shown = ShownPhase(rawValue: phase) else { preconditionFailure("not a shown phase: \(phase)") }
+    v.phase = shown
     v.title = title
     v.artist = artist
     v.elapsed = elapsed
@@ -46,7 +47,8 @@ public func mark(revision: Int, current: UInt64?, phase: String, shuffle: Bool =
     var m = State().saveMark
     m.queueRevision = revision
     m.currentTrackID = current
-    m.phase = phase
+    guard let saved = SavedPhase(rawValue: phase) else { preconditionFailure("not a saved phase: \(phase)") }
+    m.phase = saved
     m.shuffle = shuffle
     m.repeatMode = repeatMode
     m.volume = volume
@@ -92,7 +94,7 @@ public enum CoreSource {
         case let v as TrackInfo: return trackInfo(v)
         case let v as StatusView: return statusView(v)
         case let v as SaveMark:
-            var args = ["revision: \(v.queueRevision)", "current: \(of(v.currentTrackID as Any))", "phase: \(of(v.phase))"]
+            var args = ["revision: \(v.queueRevision)", "current: \(of(v.currentTrackID as Any))", "phase: \(of(v.phase.rawValue))"]
             if v.shuffle { args.append("shuffle: true") }
             if v.repeatMode != .off { args.append("repeat: .\(v.repeatMode)") }
             if v.volume != 100 { args.append("volume: \(v.volume)") }
@@ -168,7 +170,7 @@ public enum CoreSource {
     }
 
     static func statusView(_ v: StatusView) -> String {
-        var args = [of(v.phase)]
+        var args = [of(v.phase.rawValue)]
         if v.artist == "Band", v.title.hasPrefix("Song "), let n = Int(v.title.dropFirst(5)) {
             args += ["song: \(n)", "index: \(v.index)", "of: \(v.count)"]
             if v.elapsed != "0:00" { args.append("elapsed: \(of(v.elapsed))") }

@@ -125,7 +125,7 @@ final class SeenStatus: StatusSink, @unchecked Sendable {
 
     func render(_ view: StatusView) {
         volumes.insert(view.volume)
-        phases.insert(view.phase)
+        phases.insert(view.phase.rawValue)
         shuffles.insert(view.shuffle)
     }
 

@@ -4,8 +4,8 @@
 /// drawn by whichever screen the shell has (terminal line, console, display). Its text fields
 /// are inert (`DisplayText.inert`): a tag or a file name cannot break a line or send escapes.
 public struct StatusView: Equatable, Sendable {
-    /// "playing", "paused", "stopped" or "waiting".
-    public var phase: String
+    /// Playing, paused, stopped, waiting or interrupted.
+    public var phase: ShownPhase
     /// Title of the current track, or "" with an empty queue.
     public var title: String
     /// Artist of the current track, if known.
@@ -29,7 +29,7 @@ public struct StatusView: Equatable, Sendable {
 
     /// The view of `state`.
     public init(_ state: State) {
-        phase = state.phase.name
+        phase = state.phase.shown
         let track = state.shownCurrentInfo
         title = DisplayText.inert(track?.title ?? "")
         artist = track?.artist.map(DisplayText.inert)
@@ -58,11 +58,11 @@ public struct StatusView: Equatable, Sendable {
     public var line: String {
         let glyph: String
         switch phase {
-        case "playing": glyph = "▶"
-        case "paused": glyph = "⏸"
-        case "waiting": glyph = "…"
-        case "interrupted": glyph = "⏏"
-        default: glyph = "■"
+        case .playing: glyph = "▶"
+        case .paused: glyph = "⏸"
+        case .waiting: glyph = "…"
+        case .interrupted: glyph = "⏏"
+        case .stopped: glyph = "■"
         }
         if count == 0 { return "\(glyph) queue empty  vol \(volume)" + (message.map { "  (\($0))" } ?? "") }
         if index == 0 { return "\(glyph) \(count) tracks queued  vol \(volume)" + (message.map { "  (\($0))" } ?? "") }

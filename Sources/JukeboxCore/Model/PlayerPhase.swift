@@ -34,14 +34,40 @@ public enum PlayerPhase: Equatable, Sendable {
     /// May be followed by: `playing`, `paused`, `stopped` (when the last interruption ends).
     case interrupted(reason: String)
 
-    /// Short name for logs, the status line and the state file.
-    public var name: String {
+    /// The phase as people and programs are shown it (the status line, `status --json`).
+    public var shown: ShownPhase {
         switch self {
-        case .stopped: return "stopped"
-        case .playing: return "playing"
-        case .paused: return "paused"
-        case .waitingForDevice, .waitingForMusic: return "waiting"
-        case .interrupted: return "interrupted"
+        case .stopped: return .stopped
+        case .playing: return .playing
+        case .paused: return .paused
+        case .waitingForDevice, .waitingForMusic: return .waiting
+        case .interrupted: return .interrupted
+        }
+    }
+
+    /// Short name for logs and the status: `shown`'s text.
+    public var name: String { shown.rawValue }
+}
+
+/// The phase as shown (`StatusView.phase`): both waits are one `waiting`, without their reasons.
+/// The raw value is the text logs and `status --json` carry.
+public enum ShownPhase: String, Equatable, Sendable, CaseIterable {
+    case stopped, playing, paused, waiting, interrupted
+}
+
+/// The phase as the state file keeps it: waiting counts as playing (it wants to play), an
+/// interruption as the phase it will go back to. The raw value is the file's text, written in one
+/// place (`State.persistedPhase`).
+public enum SavedPhase: String, Equatable, Sendable, CaseIterable {
+    case playing, paused, stopped
+
+    /// The saved phase of a phase that is not an interruption (an interruption saves the phase
+    /// it goes back to: `State.savedPhase`).
+    public init(_ phase: PlayerPhase) {
+        switch phase {
+        case .playing, .waitingForDevice, .waitingForMusic: self = .playing
+        case .paused: self = .paused
+        case .stopped, .interrupted: self = .stopped
         }
     }
 }

@@ -21,8 +21,8 @@ public struct SaveMark: Equatable, Sendable {
     public var queueRevision: Int
     /// The current track's id when saved.
     public var currentTrackID: UInt64?
-    /// The persisted phase name when saved.
-    public var phase: String
+    /// The persisted phase when saved.
+    public var phase: SavedPhase
     /// Shuffle when saved.
     public var shuffle: Bool
     /// Repeat mode when saved.
@@ -229,21 +229,13 @@ public struct State: Equatable, Sendable {
     }
 
     /// The phase as the state file names it (waiting counts as playing: it wants to play).
-    public var persistedPhase: String {
-        switch phase {
-        case .playing, .waitingForDevice, .waitingForMusic: return "playing"
-        case .paused: return "paused"
-        case .stopped: return "stopped"
-        case .interrupted: return State.persistedName(afterInterruption)
-        }
-    }
+    /// The file's text for `savedPhase`: the one place a saved phase becomes a string.
+    public var persistedPhase: String { savedPhase.rawValue }
 
-    static func persistedName(_ phase: PlayerPhase) -> String {
-        switch phase {
-        case .playing, .waitingForDevice, .waitingForMusic: return "playing"
-        case .paused: return "paused"
-        default: return "stopped"
-        }
+    /// The phase as the state file keeps it; an interruption keeps the phase it goes back to.
+    public var savedPhase: SavedPhase {
+        if case .interrupted = phase { return SavedPhase(afterInterruption) }
+        return SavedPhase(phase)
     }
 
     /// The folder whose appearance ends the wait for music (the current track's), while the
@@ -256,7 +248,7 @@ public struct State: Equatable, Sendable {
 
     /// The fields of this state whose change triggers an immediate save.
     public var saveMark: SaveMark {
-        SaveMark(queueRevision: queueRevision, currentTrackID: currentTrack?.id, phase: persistedPhase,
+        SaveMark(queueRevision: queueRevision, currentTrackID: currentTrack?.id, phase: savedPhase,
                  shuffle: shuffle, repeatMode: repeatMode, volume: volume)
     }
 }

@@ -122,13 +122,13 @@ public final class LogStatus: StatusSink {
 
     /// Logs a line when the track or the phase changed.
     public func render(_ view: StatusView) {
-        let key = (view.phase, view.title)
+        let key = (view.phase.rawValue, view.title)
         if let last, last == key { return }
         last = key
         if view.count == 0 {
-            log.info("\(view.phase): queue empty")
+            log.info("\(view.phase.rawValue): queue empty")
         } else {
-            log.info("\(view.phase): \(view.title)" + (view.artist.map { " – \($0)" } ?? "") +
+            log.info("\(view.phase.rawValue): \(view.title)" + (view.artist.map { " – \($0)" } ?? "") +
                      " [\(view.index)/\(view.count)]" + (view.message.map { " (\($0))" } ?? ""))
         }
     }

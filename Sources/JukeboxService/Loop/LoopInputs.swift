@@ -81,9 +81,9 @@ extension Readiness {
 
     /// The status line systemd shows for `view`.
     static func systemdStatus(_ view: StatusView) -> String {
-        if let message = view.message, view.phase == "waiting" || view.phase == "interrupted" { return message }
-        if view.count == 0 { return "\(view.phase): queue empty" }
-        return "\(view.phase): \(view.title)" + (view.artist.map { " – \($0)" } ?? "")
+        if let message = view.message, view.phase == .waiting || view.phase == .interrupted { return message }
+        if view.count == 0 { return "\(view.phase.rawValue): queue empty" }
+        return "\(view.phase.rawValue): \(view.title)" + (view.artist.map { " – \($0)" } ?? "")
     }
 }
 

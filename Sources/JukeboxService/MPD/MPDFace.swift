@@ -164,7 +164,7 @@ final class MPDFace: MPDBackend {
 
 /// What MPD clients watch, to tell which `idle` subsystems an event changed.
 struct MPDWatch: Equatable {
-    var phase: String
+    var phase: MPDPlayState
     var current: UInt64?
     var volume: Int
     var repeatMode: RepeatMode
@@ -172,7 +172,7 @@ struct MPDWatch: Equatable {
     var queueRevision: Int
 
     init(_ state: State) {
-        phase = MPDReplies.playState(state.phase)
+        phase = MPDPlayState(state.phase)
         current = state.currentTrack?.id
         volume = state.volume
         repeatMode = state.repeatMode

@@ -94,26 +94,25 @@ extension MPDFace {
         reply(.success([]))
     }
 
-    // MPD's repeat/random/single/consume over jukebox's shuffle and repeat off/all/one. What
-    // jukebox has no mode for (single without repeat: stop after the song; consume) is refused.
+    // MPD's repeat/random/single/consume over jukebox's shuffle and repeat off/all/one: the face
+    // parses the value; what a flag does to the repeat mode is the core's `RepeatMode.setting`.
     private func mode(_ r: MPDRequest, _ loop: MPDLoop, _ reply: @escaping MPDLinesReply) {
         let name = r.name, value = r.args[0]
-        let (rep, single) = MPDReplies.flags(loop.state.repeatMode)
-        func no(_ what: String) { reply(.failure(MPDError(.arg, "jukebox has no \(what) mode"))) }
         guard value == "0" || value == "1" || (value == "oneshot" && (name == "single" || name == "consume")) else {
             return reply(.failure(MPDError(.arg, "Boolean (0/1) expected: \(value)")))
         }
-        let on = value == "1"
+        let asked: RepeatFlagValue = value == "1" ? .on : value == "0" ? .off : .oneshot
+        let flag: RepeatFlag
         switch name {
-        case "random": intents([.setShuffle(on, seed: loop.nextSeed())], loop, reply)
-        case "repeat": intents([.setRepeat(on ? (single ? .one : .all) : .off)], loop, reply)
-        case "single":
-            if value == "oneshot" { return no("single oneshot") }
-            if on && !rep { return no("single-without-repeat (stop after the song)") }
-            intents(on ? [.setRepeat(.one)] : (single ? [.setRepeat(.all)] : []), loop, reply)
-        default:
-            if on || value == "oneshot" { return no("consume") }
-            reply(.success([]))
+        case "random": return intents([.setShuffle(asked == .on, seed: loop.nextSeed())], loop, reply)
+        case "repeat": flag = .repeat
+        case "single": flag = .single
+        default: flag = .consume
+        }
+        switch loop.state.repeatMode.setting(flag, to: asked) {
+        case .set(let mode): intents([.setRepeat(mode)], loop, reply)
+        case .unchanged: reply(.success([]))
+        case .refused(let what): reply(.failure(MPDError(.arg, "jukebox has no \(what) mode")))
         }
     }
 }

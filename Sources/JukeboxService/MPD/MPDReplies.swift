@@ -1,29 +1,31 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 
+/// MPD's `state` (`play`, `pause`, `stop`); the raw value is the reply's text.
+enum MPDPlayState: String, Equatable {
+    case play, pause, stop
+
+    /// Waiting for a device or for the music counts as `play` (it wants to play and will), an
+    /// interruption as `pause` (nothing sounds until it ends).
+    init(_ phase: PlayerPhase) {
+        switch phase {
+        case .playing, .waitingForDevice, .waitingForMusic: self = .play
+        case .paused, .interrupted: self = .pause
+        case .stopped: self = .stop
+        }
+    }
+}
+
 /// The MPD face's replies, made from the core's `State`: pure functions, so every field is
 /// tested without a socket. Song ids are the core's queue-entry ids (`Track.id`): stable while
 /// the entry is in the queue, never reused in one run.
 public enum MPDReplies {
     /// MPD's `state` for a phase: waiting for a device or for the music counts as `play` (it
     /// wants to play and will), an interruption as `pause` (nothing sounds until it ends).
-    public static func playState(_ phase: PlayerPhase) -> String {
-        switch phase {
-        case .playing, .waitingForDevice, .waitingForMusic: return "play"
-        case .paused, .interrupted: return "pause"
-        case .stopped: return "stop"
-        }
-    }
+    public static func playState(_ phase: PlayerPhase) -> String { MPDPlayState(phase).rawValue }
 
-    /// jukebox's repeat mode as MPD's `repeat` and `single` flags: `all` is repeat, `one` is
-    /// repeat with single (MPD's "repeat the current song").
-    public static func flags(_ mode: RepeatMode) -> (repeat: Bool, single: Bool) {
-        switch mode {
-        case .off: return (false, false)
-        case .all: return (true, false)
-        case .one: return (true, true)
-        }
-    }
+    /// jukebox's repeat mode as MPD's `repeat` and `single` flags (`RepeatMode.flags`).
+    public static func flags(_ mode: RepeatMode) -> (repeat: Bool, single: Bool) { mode.flags }
 
     /// The `status` reply's lines.
     public static func status(_ state: State) -> [String] {
