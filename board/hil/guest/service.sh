@@ -166,18 +166,19 @@ install)
 
   # The web app as the .deb installs it: jukebox-web.socket listens on port 80 and nothing runs
   # until a page is asked for; the first request starts jukebox-web.service (user jukebox, no
-  # network of its own) which answers with the page and the player's own status.
+  # network of its own) which answers with the page and the player's own status. (Bounded by
+  # timeout(1): Debian 12's static busybox wget crashes on its own -T.)
   begin deb-web
   t=$(uptime_s)
   [ "$(systemctl is-enabled jukebox-web.socket 2>&1)" = enabled ] || note "expected jukebox-web.socket enabled, seen $(systemctl is-enabled jukebox-web.socket 2>&1)"
   [ "$(systemctl is-active jukebox-web.socket 2>&1)" = active ] || note "expected jukebox-web.socket listening, seen $(systemctl is-active jukebox-web.socket 2>&1)"
   [ "$(systemctl is-active jukebox-web.service 2>&1)" != active ] || note "jukebox-web.service ran before any page was asked for"
-  if ! "$OUT/busybox" wget -T 30 -O /tmp/web-index.html http://127.0.0.1/ > /tmp/web-get.log 2>&1; then
+  if ! timeout 30 "$OUT/busybox" wget -O /tmp/web-index.html http://127.0.0.1/ > /tmp/web-get.log 2>&1; then
     note "GET http://127.0.0.1/ failed: $(tr '\n' ' ' < /tmp/web-get.log)"
     note "jukebox-web: $(systemctl show -p ActiveState,SubState,Result,ExecMainStatus jukebox-web.service | tr '\n' ' '); journal: $(journalctl -b -u jukebox-web.service -u jukebox-web.socket -o cat 2>&1 | tail -n 12 | tr '\n' '|')"
   fi
   grep -qi '<html' /tmp/web-index.html 2>/dev/null || note "GET / did not answer the page: $(head -c 300 /tmp/web-index.html 2>&1)"
-  "$OUT/busybox" wget -q -T 10 -O /tmp/web-status.json http://127.0.0.1/api/status > /tmp/web-get.log 2>&1 || note "GET /api/status failed: $(cat /tmp/web-get.log)"
+  timeout 10 "$OUT/busybox" wget -q -O /tmp/web-status.json http://127.0.0.1/api/status > /tmp/web-get.log 2>&1 || note "GET /api/status failed: $(cat /tmp/web-get.log)"
   web_json=$(cat /tmp/web-status.json 2>/dev/null)
   [ "$(field phase "$web_json")" = playing ] || note "expected /api/status to say phase playing, seen: $web_json"
   wpid=$(systemctl show -p MainPID --value jukebox-web.service)
