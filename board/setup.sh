@@ -149,4 +149,24 @@ if [ "$need_swift" -eq 1 ]; then
   fi
 fi
 
+# axe-core for the browser test's accessibility check (WebBrowserTests): the PyPI wheel
+# axe-core-python 0.1.0 (MIT; it bundles axe-core 4.4.3's axe.min.js, MPL-2.0), pinned by its
+# sha256, unpacked into a cache outside the repository. Nothing is installed by pip.
+axe_dir="${JUKEBOX_AXE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/jukebox/axe-core-4.4.3}"
+axe_wheel=axe_core_python-0.1.0-py3-none-any.whl
+axe_sha=f99f6bd674726c631c5e20b876983b44dff2b8f452a0ccf08f3c23ee45d0aac3
+if [ ! -s "$axe_dir/axe.min.js" ]; then
+  say "fetching axe-core (axe-core-python 0.1.0 from PyPI) into $axe_dir"
+  axe_tmp=$(mktemp -d)
+  if python3 -m pip download -q --no-deps --only-binary=:all: --dest "$axe_tmp" axe-core-python==0.1.0 \
+      && echo "$axe_sha  $axe_tmp/$axe_wheel" | sha256sum -c --quiet -; then
+    mkdir -p "$axe_dir"
+    python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2] + "/axe.min.js.tmp", "wb").write(z.read("axe_core_python/axe.min.js")); open(sys.argv[2] + "/LICENSE-wrapper.txt", "wb").write(z.read("axe_core_python-0.1.0.dist-info/LICENSE"))' "$axe_tmp/$axe_wheel" "$axe_dir"
+    mv "$axe_dir/axe.min.js.tmp" "$axe_dir/axe.min.js"
+  else
+    say "could not fetch axe-core (pip, PyPI or the checksum): the browser test's accessibility check will be missing" >&2
+  fi
+  rm -rf "$axe_tmp"
+fi
+
 say "ready: $(swift --version 2>/dev/null | head -n 1)"
