@@ -27,7 +27,10 @@ enum WebBench {
             guard reply != nil else { throw BenchError("the player did not answer \(line)") }
         }
         try FileManager.default.createDirectory(atPath: ws.path("web-state"), withIntermediateDirectories: true)
-        let web = try ws.start(["web", "--socket", socket, "--listen", "127.0.0.1:0", "--state", ws.path("web-state")])
+        // The page from this source tree (a release build elsewhere would look in /usr/share).
+        let assetsDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path + "/Sources/JukeboxWeb/Assets"
+        let web = try ws.start(["web", "--socket", socket, "--assets", assetsDir, "--listen", "127.0.0.1:0", "--state", ws.path("web-state")])
         defer { web.send(SIGTERM); _ = try? web.wait(timeout: 10) }
         var url = ""
         _ = waitFor(10) {
@@ -42,13 +45,7 @@ enum WebBench {
         if let m = player.memory() { out["playerVmRSSKiB"] = m.rss }
 
         // The assets, gzip -9 each (as docs/WEB.md counts them).
-        var dir = URL(fileURLWithPath: ws.binary).deletingLastPathComponent()
-        var assets: String?
-        for _ in 0..<6 {
-            let candidate = dir.path + "/Sources/JukeboxWeb/Assets"
-            if FileManager.default.fileExists(atPath: candidate) { assets = candidate; break }
-            dir = dir.deletingLastPathComponent()
-        }
+        let assets: String? = FileManager.default.fileExists(atPath: assetsDir) ? assetsDir : nil
         if let assets {
             let sizes = shell("cd '\(assets)' && for f in *; do printf '%s %s %s\\n' \"$f\" $(wc -c < \"$f\") $(gzip -9c \"$f\" | wc -c); done")
             var raw = 0, zipped = 0

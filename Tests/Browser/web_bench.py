@@ -56,6 +56,8 @@ def main():
         while d.execute_script("return document.body.dataset.online") != "yes" and time.monotonic() < end:
             time.sleep(0.01)
         shown = time.monotonic() - t0
+        if d.execute_script("return document.body.dataset.online") != "yes":
+            raise SystemExit("the page never showed the player's status")
         nav = d.execute_script("const n = performance.getEntriesByType('navigation')[0];"
                                "return {dcl: n.domContentLoadedEventEnd, load: n.loadEventEnd};")
         result["throttle6x_load_ms"] = round(nav["load"])
