@@ -13,7 +13,7 @@
 # Options:
 #   --quick          shorter runs, fewer repeats, no 2,000-track folder
 #   --json FILE      also write the JSON object to FILE
-#   --only LIST      some of playback,resume,button,latency,library,state,loop,gapless,idle
+#   --only LIST      some of playback,resume,button,latency,library,state,loop,gapless,idle,web (web: not in --quick unless named)
 #   --vs-mpd [FILE]  then, when MPD is installed, MPD and this jukebox side by side in one run:
 #                    ../shared/bench/side-by-side.sh (paced CPU through ALSA's pulse plugin, RSS,
 #                    PSS, idle CPU; ~6 minutes); its JSON to FILE (default: beside --json, or not kept)

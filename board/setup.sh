@@ -28,7 +28,8 @@
 #     starting too; its postinst works without systemd);
 #   - libmicrohttpd-dev (the web face, JukeboxWeb: `jukebox web`; its PIN hash uses libcrypt, which comes
 #     with libc6-dev) and, for the web app's browser test, Debian's chromium, chromium-driver and
-#     python3-selenium (headless, on 127.0.0.1, started by the test);
+#     python3-selenium (headless, on 127.0.0.1, started by the test), and python3-pip to fetch
+#     axe-core for its accessibility check (below);
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README.md).
@@ -66,7 +67,7 @@ fi
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
   mosquitto mosquitto-clients openssl icecast2
-  libmicrohttpd-dev chromium chromium-driver python3-selenium)
+  libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
@@ -147,6 +148,26 @@ if [ "$need_swift" -eq 1 ]; then
     say "install a Swift 6 toolchain from swift.org and put its usr/bin on PATH, then run this again" >&2
     exit 1
   fi
+fi
+
+# axe-core for the browser test's accessibility check (WebBrowserTests): the PyPI wheel
+# axe-core-python 0.1.0 (MIT; it bundles axe-core 4.4.3's axe.min.js, MPL-2.0), pinned by its
+# sha256, unpacked into a cache outside the repository. Nothing is installed by pip.
+axe_dir="${JUKEBOX_AXE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/jukebox/axe-core-4.4.3}"
+axe_wheel=axe_core_python-0.1.0-py3-none-any.whl
+axe_sha=f99f6bd674726c631c5e20b876983b44dff2b8f452a0ccf08f3c23ee45d0aac3
+if [ ! -s "$axe_dir/axe.min.js" ]; then
+  say "fetching axe-core (axe-core-python 0.1.0 from PyPI) into $axe_dir"
+  axe_tmp=$(mktemp -d)
+  if python3 -m pip download -q --no-deps --only-binary=:all: --dest "$axe_tmp" axe-core-python==0.1.0 \
+      && echo "$axe_sha  $axe_tmp/$axe_wheel" | sha256sum -c --quiet -; then
+    mkdir -p "$axe_dir"
+    python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2] + "/axe.min.js.tmp", "wb").write(z.read("axe_core_python/axe.min.js")); open(sys.argv[2] + "/LICENSE-wrapper.txt", "wb").write(z.read("axe_core_python-0.1.0.dist-info/LICENSE"))' "$axe_tmp/$axe_wheel" "$axe_dir"
+    mv "$axe_dir/axe.min.js.tmp" "$axe_dir/axe.min.js"
+  else
+    say "could not fetch axe-core (pip, PyPI or the checksum): the browser test's accessibility check will be missing" >&2
+  fi
+  rm -rf "$axe_tmp"
 fi
 
 say "ready: $(swift --version 2>/dev/null | head -n 1)"

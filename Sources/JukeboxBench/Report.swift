@@ -19,6 +19,8 @@ struct Report {
     var loopStall: LoopStallBench.Result?
     var gapless: [GaplessResult] = []
     var idle: [IdleWakeups] = []
+    /// The web face's figures (WebBench), as they go into the JSON.
+    var web: [String: Any] = [:]
     var failures: [String] = []
     var seconds = 0.0
 
@@ -63,6 +65,7 @@ struct Report {
         }
         out["resumeFirstSampleMs"] = Dictionary(uniqueKeysWithValues: resume.map { ($0.format.rawValue, $0.ms.json(scale: 1000, digits: 1)) })
         if let processFloor { out["processStartToExitOfVersionMs"] = processFloor.json(scale: 1000, digits: 1) }
+        if !web.isEmpty { out["web"] = web }
         out["idle"] = idle.map { i -> [String: Any] in
             ["phase": i.phase, "wakeupsPerSecond": round(i.wakeupsPerSecond, 2),
              "wakeupsPerSecondPerThread": i.perThread.mapValues { round($0, 2) }, "cpuSecondsPerMinute": round(i.cpuPerMinute, 4)]
@@ -284,6 +287,11 @@ struct Report {
                 lines.append(String(format: "  %-8@ %6.2f /s  (%@)  CPU %.4f s/min", i.phase, i.wakeupsPerSecond, threads, i.cpuPerMinute))
             }
             lines.append("  target: \(Self.targets["idle"]!)")
+            lines.append("")
+        }
+        if !web.isEmpty {
+            lines.append("Web face: `jukebox web` beside a playing player (memory in KiB; not asserted)")
+            for (k, v) in web.sorted(by: { $0.key < $1.key }) { lines.append("  \(k): \(v)") }
             lines.append("")
         }
         for f in failures { lines.append("FAILED: \(f)") }

@@ -15,7 +15,7 @@ Runs the jukebox binary without a sound card and prints a table, then one JSON o
   --quick          shorter runs and fewer repeats (a smoke test, about a minute)
   --build TEXT     how the binary was built, for the report (e.g. "release, --static-swift-stdlib")
   --toolchain TEXT the Swift toolchain, for the report
-  --only LIST      some of: playback,resume,button,latency,library,usb,state,loop,gapless,idle
+  --only LIST      some of: playback,resume,button,latency,library,usb,state,loop,gapless,idle,web
 Exit status: 0 when every section ran, 1 when one failed, 2 on a usage error.
 """
 
@@ -27,7 +27,8 @@ struct Options {
     var quick = false
     var build = "unknown"
     var toolchain = ""
-    var only: Set<String> = ["playback", "resume", "button", "latency", "library", "usb", "state", "loop", "gapless", "idle"]
+    var onlyGiven = false
+    var only: Set<String> = ["playback", "resume", "button", "latency", "library", "usb", "state", "loop", "gapless", "idle", "web"]
 
     init(_ args: [String]) throws {
         var rest = args[...]
@@ -48,12 +49,15 @@ struct Options {
                 let unknown = names.subtracting(only)
                 guard unknown.isEmpty else { throw BenchError("unknown section(s): \(unknown.sorted().joined(separator: ", "))") }
                 only = names
+                onlyGiven = true
             case "-h", "--help":
                 print(usage)
                 exit(0)
             default: throw BenchError("unknown argument \(arg)")
             }
         }
+        // The web section (a browser, about 20 s) stays out of --quick unless asked for by name.
+        if quick && !onlyGiven { only.remove("web") }
     }
 }
 
@@ -170,6 +174,9 @@ func main() -> Int32 {
     }
     section("idle") {
         report.idle = try IdleBench.measure(seconds: q ? 3 : 10, in: ws)
+    }
+    section("web") {
+        report.web = try WebBench.measure(changes: q ? 5 : 20, in: ws)
     }
     report.seconds = Date().timeIntervalSince(started)
     report.machine["loadAverageAtEnd"] = loadAverage()

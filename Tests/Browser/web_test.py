@@ -122,6 +122,35 @@ def screenshot(d, page, width, height):
         except OSError as e:  # a read-only checkout: the screenshots stay under .build
             log("not copied to the docs:", e)
     log("screenshot", path)
+    accessibility(d, page, width, height)
+
+
+def accessibility(d, page, width, height):
+    """axe-core (--axe: the axe.min.js board/setup.sh fetches) on the page as it shows: fails on any
+    serious or critical violation, printing each with the elements it names. Called for every page
+    and state the test screenshots, at both sizes."""
+    if not args.axe:
+        return
+    with open(args.axe, encoding="utf-8") as f:
+        source = f.read()
+    # Injected by the driver (not a <script> element, which the page's CSP would refuse).
+    d.execute_script(source + "\n;window.__axe = axe;")
+    result = d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "window.__axe.run(document, {resultTypes: ['violations']})"
+        ".then(r => done({violations: r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,"
+        " nodes: v.nodes.map(n => n.target.join(' ') + ': ' + n.failureSummary)}))}))"
+        ".catch(e => done({error: String(e)}));")
+    if "error" in result:
+        fail(f"axe-core failed on {page} at {width}x{height}: {result['error']}")
+    bad = [v for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    for v in result["violations"]:
+        log(f"axe {page} {width}x{height}: {v['impact']} {v['id']}: {v['help']}")
+        for n in v["nodes"][:5]:
+            log("    ", " ".join(n.split()))
+    if bad:
+        fail(f"axe-core: {len(bad)} serious or critical violation(s) on {page} at {width}x{height}")
+    figures.setdefault("axe", []).append(f"{page}-{width}: {len(result['violations'])} minor")
 
 
 def click(d, css, index=0):
@@ -398,6 +427,7 @@ def main():
     p.add_argument("--stream", required=True)
     p.add_argument("--screens", required=True)
     p.add_argument("--docs", default="")
+    p.add_argument("--axe", default="", help="axe.min.js (axe-core): check every page for accessibility")
     args = p.parse_args()
     os.makedirs(args.screens, exist_ok=True)
     if args.docs:

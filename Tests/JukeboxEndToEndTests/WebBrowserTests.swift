@@ -70,11 +70,16 @@ final class WebBrowserTests: DaemonTestCase {
         // The README's phone-size pictures in docs/images are replaced only when asked
         // (JUKEBOX_UPDATE_SCREENSHOTS=1): a test run leaves the checkout as it found it.
         let docs = ProcessInfo.processInfo.environment["JUKEBOX_UPDATE_SCREENSHOTS"] == "1" ? ["--docs", Self.root + "/docs/images"] : []
+        // axe-core for the accessibility check: board/setup.sh fetches it into a cache outside the
+        // repository. Missing, the rest still runs, then the test ends as a missing peer.
+        let axe = Self.axePath
+        let haveAxe = FileManager.default.isReadableFile(atPath: axe)
         let script = try spawn(Self.python, [
             Self.root + "/Tests/Browser/web_test.py", "--url", url.trimmingCharacters(in: .whitespacesAndNewlines),
             "--driver", driverURL, "--chromium", wrapper, "--jukebox", Jukebox.binary, "--socket", socket,
             "--config", dir + "/c.json", "--pid", String(daemon.process.processIdentifier),
             "--stream", "http://127.0.0.1:\(radio.port)/icy?metaint=8192", "--screens", screens,
+            "--axe", haveAxe ? axe : "",
         ] + docs, environment: ["HOME": dir, "PYTHONUNBUFFERED": "1"])
         guard let result = script.wait(timeout: 240) else {
             return XCTFail("the browser test did not finish in 240 s:\n" + script.stdoutSoFar)
@@ -82,6 +87,15 @@ final class WebBrowserTests: DaemonTestCase {
         print(result.stdout)
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
         XCTAssertTrue(result.stdout.hasSuffix("PASS\n"), result.stdout)
+        if !haveAxe { throw missingPeer("the accessibility check needs axe-core's axe.min.js at \(axe) (board/setup.sh fetches it)") }
+    }
+
+    /// axe.min.js: `JUKEBOX_AXE_DIR` (as board/setup.sh reads it), else `$XDG_CACHE_HOME` or `~/.cache`.
+    static var axePath: String {
+        let env = ProcessInfo.processInfo.environment
+        if let dir = env["JUKEBOX_AXE_DIR"], !dir.isEmpty { return dir + "/axe.min.js" }
+        let cache = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ((env["HOME"] ?? "/root") + "/.cache")
+        return cache + "/jukebox/axe-core-4.4.3/axe.min.js"
     }
 
     private static func contents(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
