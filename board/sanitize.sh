@@ -41,9 +41,10 @@ export TSAN_OPTIONS="suppressions=$PWD/board/tsan.supp:halt_on_error=0:second_de
 
 # Left out here (run unsanitized in board/test.sh): the reliability runs, and the tests whose
 # subject is another program's view of the protocol (mpc, python-mpd2, MPD itself, snapserver and
-# snapclient, mosquitto through the binary, the MPD soak): minutes under the sanitizers, for code
-# paths the other end-to-end tests already drive through the same instrumented binary.
-skips=(JukeboxReliabilityTests MPCTests MPCLibraryTests PythonMPDTests MPDConformanceTests MPDSoakTests SnapcastTests MQTTBinaryTests)
+# snapclient, mosquitto through the binary, the MPD soak, a browser driving the web page): minutes
+# under the sanitizers, for code paths the other end-to-end tests (WebFaceTests for the web face)
+# already drive through the same instrumented binary.
+skips=(JukeboxReliabilityTests MPCTests MPCLibraryTests PythonMPDTests MPDConformanceTests MPDSoakTests SnapcastTests MQTTBinaryTests WebBrowserTests)
 skip_args=()
 for s in "${skips[@]}"; do skip_args+=(--skip "$s"); done
 
