@@ -2,15 +2,17 @@
 import JukeboxCore
 
 /// `cards --json` and `bookmarks --json`: the cards map and the bookmarks as one JSON object each,
-/// for the web face's Cards and Bookmarks pages. One reply line each, bounded like `queue --json`:
-/// entries stop once the text reaches `limit` bytes, and `"truncated":true` says so.
+/// for the web face's Cards and Bookmarks pages. One reply line each, bounded: entries stop once
+/// they reach `limit` bytes, and `"truncated":true` says so. The limit keeps the whole line (the
+/// settings, a waiting value of up to a control line) under the control socket's 64 KiB for one
+/// reply line (`ControlSocket.maxOutput`), which would replace a longer one by an error.
 ///
 /// `{"cards":[{"id":"0012345678","paths":["/music/A"]},{"id":"0099","command":"toggle"}],
 ///   "secondSwipe":"toggle","onRemove":"none","sameCardDelay":1,"newCard":null,"assignNext":null}`
 /// (cards sorted by id; `paths` for what plays, `command` for a command, `sleep 30` included).
 public enum CardsJSON {
     /// The bound of one reply, in bytes.
-    public static let defaultLimit = 1 << 20
+    public static let defaultLimit = ControlSocket.maxOutput - (8 << 10)
 
     public static func text(_ state: State, limit: Int = defaultLimit) -> String {
         let q = JSONText.quoted
