@@ -6,7 +6,7 @@ The player runs with the simulated card reader (JUKEBOX_TEST_CARD_PIPE: each lin
 FIFO `reader` beside the config is a card read) and `rfid.sameCardDelay` 0. Checks: "Assign to the
 next card" says "swipe a card now", the swipe maps the card and plays nothing, the page names the
 card (through the event stream), the next swipe plays the folder (read back from /api/status);
-a value with markup shows as text; a card deleted from the page leaves the map; the wait
+a value with markup shows as text; a card changed and one deleted from the page leaves the map; the wait
 cancelled; a bookmark shown and reset. Screenshots and axe-core as for the other pages.
 """
 import json, os, time
@@ -98,6 +98,18 @@ def run(w, d, width, height):
     if json.loads(w.ctl("bookmarks", "--json"))["bookmarks"]:
         w.fail("the player still has the bookmark")
     w.log(f"{width}x{height}: a bookmark shown and reset")
+
+    # ---- change (reassign) a card from the list
+    w.go(d, "cards")
+    w.wait("the list shows the card", lambda: card in listed())
+    w.js(d, "document.querySelector(`#cards button[aria-label=\"Change card ${arguments[0]}\"]`).click()", card)
+    w.wait("the form names the card", lambda: w.txt(d, "card-assign") == f"Assign to card {card}")
+    w.js(d, "document.querySelector('input[name=card-kind][value=command]').click()")
+    Select(w.el(d, "card-command")).select_by_value("next")
+    w.el(d, "card-assign").click()
+    w.wait("the card now runs next", lambda: any(c["id"] == card and c.get("command") == "next" for c in cards_json()["cards"]))
+    w.wait("the page lists it", lambda: w.txt(d, "cards-message") == f"card {card} is next" and w.txt(d, "card-assign") == "Assign to the next card")
+    w.log(f"{width}x{height}: a card changed from the list")
 
     # ---- the card off the map and the queue as it was, for what follows
     w.ctl("card", "delete", card)

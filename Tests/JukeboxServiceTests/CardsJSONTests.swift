@@ -31,7 +31,7 @@ final class CardsJSONTests: XCTestCase {
     func testAHugeMapOrManyBookmarksStayUnderOneReplyLine() throws {
         var state = State()
         let long = "/" + String(repeating: "x", count: 300)
-        state.cards.map = CardMap(Dictionary(uniqueKeysWithValues: (0..<2000).map { (String(format: "%05d", $0), CardAction.play([long])) }))
+        state.cards.map = CardMap(Dictionary(uniqueKeysWithValues: (0..<2000).map { (String(String(100_000 + $0).dropFirst()), CardAction.play([long])) }))
         state.cards.assignNext = NextCardAssignment(value: "/" + String(repeating: "v", count: ControlCommand.maxLineLength))
         state.bookmarks = (0..<500).map { Bookmark(paths: [long + "\($0)"], track: long + "/t.flac", position: 1) }
         for text in [CardsJSON.text(state), CardsJSON.bookmarks(state)] {
