@@ -89,8 +89,87 @@ final class MP4DecoderTests: XCTestCase {
         XCTAssertThrowsError(try FileDecoder.open(path: text)) { error in
             XCTAssertEqual((error as? DecodeError)?.reason, "not a recognised audio format")
         }
-        XCTAssertThrowsError(try FileDecoder.open(path: Self.fixture("two-tone-alac.m4a"))) { error in
-            XCTAssertEqual((error as? DecodeError)?.reason, "Apple Lossless (ALAC) is not supported yet")
+        XCTAssertTrue(try FileDecoder.open(path: Self.fixture("two-tone-alac.m4a")) is MP4Decoder)
+    }
+}
+
+/// Apple Lossless through `ALACDecoder`: bit-exact against FLAC files FFmpeg made from the same PCM
+/// (libsndfile decodes those), 16-bit stereo sines and 24-bit stereo pink noise (which makes the
+/// encoder use its verbatim low bits and, where noise does not compress, uncompressed packets),
+/// exact seeks, and damaged packets refused with a reason, never a trap.
+final class ALACDecoderTests: XCTestCase {
+    static func fixture(_ name: String) -> String { MP4MovieTests.fixture(name) }
+
+    /// The interleaved samples of a file, as 32-bit integers whatever their width.
+    static func integers(_ decoder: any PCMSource) -> [Int32] {
+        var out: [Int32] = []
+        let chunk = 777
+        let size = decoder.format.bytesPerFrame
+        var buffer = [UInt8](repeating: 0, count: chunk * size)
+        while true {
+            let got = buffer.withUnsafeMutableBytes { decoder.read(into: $0.baseAddress!, frames: chunk) }
+            if got <= 0 { break }
+            buffer.withUnsafeBytes { raw in
+                switch decoder.format.sample {
+                case .int16: out += raw.bindMemory(to: Int16.self).prefix(got * decoder.format.channels).map { Int32($0) }
+                case .int32: out += raw.bindMemory(to: Int32.self).prefix(got * decoder.format.channels)
+                case .float32: XCTFail("float from a lossless decoder")
+                }
+            }
+        }
+        return out
+    }
+
+    func testSixteenBitStereoIsBitExact() throws {
+        let alac = try MP4Decoder(path: Self.fixture("two-tone-alac.m4a"))
+        let flac = try Decoder(path: Self.fixture("two-tone-alac-source.flac"))
+        XCTAssertEqual(alac.format, flac.format)
+        XCTAssertEqual(alac.format, AudioFormat(sampleRate: 44100, channels: 2, sample: .int16))
+        XCTAssertEqual(alac.frameCount, 22050)
+        let got = Self.integers(alac)
+        XCTAssertNil(alac.failure)
+        XCTAssertEqual(got.count, 2 * 22050)
+        XCTAssertTrue(got == Self.integers(flac), "bit-exact")
+    }
+
+    func testTwentyFourBitNoiseIsBitExactAndSeeksExactly() throws {
+        let alac = try MP4Decoder(path: Self.fixture("noise24-alac.m4a"))
+        let reference = Self.integers(try Decoder(path: Self.fixture("noise24-alac-source.flac")))
+        XCTAssertEqual(alac.format, AudioFormat(sampleRate: 48000, channels: 2, sample: .int32))
+        let got = Self.integers(alac)
+        XCTAssertEqual(got.count, 2 * 7200)
+        XCTAssertTrue(got == reference, "bit-exact; first difference at \(zip(got, reference).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1)")
+        for target in [0, 1, 4095, 4096, 4097, 7199] {
+            try alac.seek(toFrame: Int64(target))
+            XCTAssertTrue(Self.integers(alac) == Array(reference[(2 * target)...]), "from frame \(target)")
+        }
+    }
+
+    func testDamagedPacketsAreRefusedNotTrapped() throws {
+        let movie = try MP4Movie.read(try MP4File(path: Self.fixture("noise24-alac.m4a")))
+        guard case .alac(let cookie) = movie.track.codec else { return XCTFail() }
+        let decoder = try ALACDecoder(cookie: cookie)
+        let file = try MP4File(path: Self.fixture("noise24-alac.m4a"))
+        var reader = try MP4SampleReader(movie.track.table, source: file)
+        let first = try XCTUnwrap(try reader.next())
+        let packet = try file.read(at: first.offset, count: first.size)
+        XCTAssertEqual(try decoder.decode(packet).count, 2 * 4096)
+        var generator = SystemRandomNumberGenerator()
+        var refused = 0
+        for cut in stride(from: 0, to: packet.count, by: 37) {
+            if (try? decoder.decode(Array(packet[..<cut]))) == nil { refused += 1 }
+        }
+        for _ in 0..<200 {
+            var bad = packet
+            for _ in 0..<4 { bad[Int.random(in: 0..<bad.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            _ = try? decoder.decode(bad)  // any outcome but a trap
+        }
+        XCTAssertGreaterThan(refused, 0)
+        XCTAssertThrowsError(try ALACDecoder(cookie: Array(cookie.prefix(10))))
+        var sixChannels = cookie
+        sixChannels[9] = 6
+        XCTAssertThrowsError(try ALACDecoder(cookie: sixChannels)) { error in
+            XCTAssertEqual((error as? MP4Error)?.reason, "ALAC with 6 channels is not supported (mono and stereo)")
         }
     }
 }
