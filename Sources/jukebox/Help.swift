@@ -30,8 +30,9 @@ enum Help {
     static let play = """
     Usage: jukebox play [options] PATH...
 
-    Plays audio files (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3), folders (recursively, in
-    disc/track/name order) and M3U/M3U8 playlists, then exits 0 when the queue has played.
+    Plays audio files (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3, M4A/M4B with AAC or ALAC),
+    folders (recursively, in disc/track/name order) and M3U/M3U8 playlists, then exits 0 when
+    the queue has played.
     On a terminal: space pause/resume, n next, p previous, left/right seek 10 s, +/- volume,
     s shuffle, r repeat, q quit.
 
