@@ -154,6 +154,7 @@ enum CommandHarness {
         case .events(let json): return json ? "events --json" : "events"
         case .version: return "version"
         case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
+        case .reload: return "reload"
         }
     }
 

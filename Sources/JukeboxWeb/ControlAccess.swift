@@ -25,7 +25,7 @@ public enum ControlAccess: Equatable, Sendable {
             }
         case .status, .statusJSON, .queue, .queueJSON, .lsJSON, .help, .version:
             return .open
-        case .add, .load, .save, .cardAssign:
+        case .add, .load, .save, .cardAssign, .reload:
             return .session
         case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .events, .log, .diag:
             return .refused

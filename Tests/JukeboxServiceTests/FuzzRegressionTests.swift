@@ -101,7 +101,7 @@ final class FuzzRegressionTests: XCTestCase {
         case .load(let path): return "load " + path
         case .log(let count): return "log \(count)"
         case .events(let json): return json ? "events --json" : "events"
-        case .status, .help, .save, .diag, .version: return "\(command)"
+        case .status, .help, .save, .diag, .version, .reload: return "\(command)"
         case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
         }
     }

@@ -47,6 +47,9 @@ public enum ControlCommand: Equatable, Sendable {
     /// Put card `id` (nil: the last unknown card read) on the cards map as `value` (an absolute
     /// path, or a command word of `Cards.commands`).
     case cardAssign(id: String?, value: String)
+    /// Read the config file again, as SIGHUP does (for the web face's settings, which cannot
+    /// signal the player from its sandbox).
+    case reload
 
     /// The commands, one per line, for `help`.
     public static let helpText = """
@@ -55,7 +58,7 @@ public enum ControlCommand: Equatable, Sendable {
     add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [FOLDER]
     sleep MINUTES|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
-    diag · log [N] · events [--json] · version · help · card assign [ID] PATH|COMMAND
+    diag · log [N] · events [--json] · version · help · card assign [ID] PATH|COMMAND · reload
     """
 
     /// Longest line accepted, in bytes.
@@ -100,6 +103,7 @@ public enum ControlCommand: Equatable, Sendable {
             if rest == ["--json"] { return .success(.events(json: true)) }
             return none(.events(json: false))
         case "version": return none(.version)
+        case "reload": return none(.reload)
         case "log":
             guard rest.count <= 1, let n = rest.isEmpty ? 20 : Int(rest[0]), (1...1000).contains(n) else {
                 return .failure(ControlError("usage: log [N] (1-1000)"))

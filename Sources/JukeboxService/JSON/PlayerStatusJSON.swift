@@ -38,6 +38,10 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     public var newCard: String?
     /// The current track is an HTTP(S) stream.
     public var stream: Bool
+    /// The volume limits of the config (`volumeMin`, `volumeMax`): a slider's range. Optional so
+    /// an older player's status still reads.
+    public var volumeMin: Int?
+    public var volumeMax: Int?
 
     /// What `state` shows.
     init(_ state: State) {
@@ -65,6 +69,8 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         message = StatusView(state).message
         newCard = state.cards.lastUnknown
         stream = track.map { Library.isStreamURL($0.info.path) } ?? false
+        volumeMin = state.settings.volumeMin
+        volumeMax = state.settings.volumeMax
     }
 
     /// Decodes `text` (the answer after `ok `); nil when it is not this object.
@@ -84,6 +90,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
             "\"index\":" + (index.map { String($0) } ?? "null"), "\"count\":\(count)", "\"volume\":\(volume)",
             "\"shuffle\":\(shuffle)", "\"repeat\":" + q(self.repeat), "\"message\":" + str(message),
             "\"newCard\":" + str(newCard), "\"stream\":\(stream)",
+            "\"volumeMin\":" + (volumeMin.map { String($0) } ?? "null"), "\"volumeMax\":" + (volumeMax.map { String($0) } ?? "null"),
         ]
         return "{" + fields.joined(separator: ",") + "}"
     }

@@ -37,6 +37,8 @@ protocol ControlLoop: AnyObject {
     func assignCard(id: String?, value: String, _ reply: @escaping ([String]) -> Void) -> Bool
     /// The lines of `diag`.
     func diagLines() -> [String]
+    /// `reload`: the config file read again, as on SIGHUP; the reply line.
+    func reloadConfiguration() -> String
     /// Hands the core `interruptBegan` and calls `granted` once its `Command.grant` comes (the
     /// waiters for one interruption id are granted in turn, whichever face they came from).
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void)
@@ -88,6 +90,8 @@ extension ControlLoop {
         case .diag:
             feedHeard()
             return diagLines().map { "  " + $0 } + ["ok"]
+        case .reload:
+            return [reloadConfiguration()]
         case .help:
             return ["ok " + ControlCommand.helpText.split(separator: "\n").joined(separator: " · ")]
         default:

@@ -476,21 +476,29 @@ public final class Runtime {
                 feedHeard()
                 dispatch(.quit)
             case SIGHUP:
-                cards?.reload()
-                guard let reload = hooks.reload else {
-                    log.info("SIGHUP: this player has no configuration file to reload")
-                    break
-                }
-                readiness.notifier?.reloading()
-                if let settings = reload() {
-                    dispatch(.reconfigured(settings))
-                    log.info("SIGHUP: configuration reloaded")
-                }
-                readiness.notifier?.readyAgain()
+                _ = reloadConfiguration()
             default:
                 break
             }
         }
+    }
+
+    /// SIGHUP's and the `reload` line's work: the cards map and the config file read again; the
+    /// policy applies at once (what needs a restart is logged as such). The reply line.
+    func reloadConfiguration() -> String {
+        cards?.reload()
+        guard let reload = hooks.reload else {
+            log.info("SIGHUP: this player has no configuration file to reload")
+            return "error: this player has no configuration file to reload"
+        }
+        readiness.notifier?.reloading()
+        defer { readiness.notifier?.readyAgain() }
+        guard let settings = reload() else {
+            return "error: the configuration was not reloaded; the log says why (log 5)"
+        }
+        dispatch(.reconfigured(settings))
+        log.info("SIGHUP: configuration reloaded")
+        return "ok configuration reloaded"
     }
 
     private func readKeys(_ revents: Int16) {
