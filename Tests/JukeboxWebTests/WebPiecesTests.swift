@@ -23,6 +23,9 @@ final class WebPiecesTests: XCTestCase {
             ("POST", "/api/logout", .logout),
             ("POST", "/api/control", .control),
             ("GET", "/api/control", .methodNotAllowed),
+            ("GET", "/api/settings", .settings),
+            ("POST", "/api/settings/change", .changeSettings),
+            ("POST", "/api/settings", .methodNotAllowed),
             ("POST", "/api/status", .methodNotAllowed),
             ("POST", "/app.js", .methodNotAllowed),
             ("GET", "/api/other", .notFound),
@@ -107,7 +110,7 @@ final class WebPiecesTests: XCTestCase {
             ("shuffle on", .open), ("repeat all", .open), ("delete 2", .open), ("move 1 3", .open), ("clear", .open),
             ("status --json", .open), ("queue --json", .open), ("ls --json /music", .open), ("version", .open),
             ("add /srv/music/A", .session), ("load /srv/music/A", .session), ("sleep 30", .session), ("sleep off", .session),
-            ("card assign /srv/music/A", .session), ("save", .session),
+            ("card assign /srv/music/A", .session), ("save", .session), ("reload", .session),
             ("interrupt begin", .refused), ("interrupt end", .refused), ("yield begin", .refused), ("yield end", .refused),
             ("events", .refused), ("events --json", .refused), ("log 5", .refused), ("diag", .refused),
         ]
