@@ -3,8 +3,10 @@
 // send control lines (/api/control). No policy here: what is allowed, the limits and what happens
 // are the player's and the server's. Everything from outside is set as DOM text, never as markup.
 
+import { setupSettings, loadSettings } from './settings.js';
+
 const $ = (id) => document.getElementById(id);
-const pages = ['now', 'queue', 'library', 'signin'];
+const pages = ['now', 'queue', 'library', 'settings', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
@@ -180,8 +182,8 @@ function renderSession() {
   $('setpin-form').hidden = session.pinSet;
   $('login-form').hidden = !session.pinSet || session.signedIn;
   $('signed-in').hidden = !session.signedIn;
-  text($('nav-signin'), session.signedIn ? 'Signed in' : session.pinSet ? 'Sign in' : 'Set PIN');
-  text($('signin-heading'), session.signedIn ? 'Signed in' : session.pinSet ? 'Sign in' : 'Set a PIN');
+  text($('nav-signin'), session.signedIn ? 'Signed in' : 'Sign in');
+  text($('signin-heading'), session.signedIn ? 'Signed in' : session.pinSet ? 'Sign in' : 'No PIN yet');
   if (session.signedIn && $('error').textContent === 'sign in first') showError('');
 }
 
@@ -196,18 +198,6 @@ function signinMessage(r) {
   const wait = r.data.retryAfter ? ` (try again in ${r.data.retryAfter} s)` : '';
   text($('signin-message'), (r.data.error || `The server answered ${r.code}`) + wait);
 }
-
-$('setpin-form').addEventListener('submit', async (ev) => {
-  ev.preventDefault();
-  const pin = $('new-pin').value;
-  if (pin !== $('new-pin2').value) { text($('signin-message'), 'The two PINs differ.'); return; }
-  const r = await api('POST', '/api/pin', { pin });
-  if (r.ok) {
-    $('new-pin').value = $('new-pin2').value = '';
-    text($('signin-message'), 'PIN set; you are signed in.');
-    await loadSession();
-  } else signinMessage(r);
-});
 
 $('login-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
@@ -334,6 +324,7 @@ function route() {
   if (name === 'signin') loadSession();
   if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
   if (name === 'library') loadLibrary();
+  if (name === 'settings') loadSettings();
 }
 window.addEventListener('hashchange', () => { route(); $('main').focus({ preventScroll: true }); });
 
@@ -381,6 +372,7 @@ async function loadQueue() {
 setInterval(() => {
   if (status && status.phase === 'playing' && document.body.dataset.online === 'yes') renderPosition();
 }, 250);
+setupSettings({ api, text, showError });
 route();
 renderSession();
 loadSession();
