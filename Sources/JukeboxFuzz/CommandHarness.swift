@@ -155,6 +155,8 @@ enum CommandHarness {
         case .version: return "version"
         case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
         case .reload: return "reload"
+        case .systemJSON: return "system --json"
+        case .restart: return "restart"
         }
     }
 

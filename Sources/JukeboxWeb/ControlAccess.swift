@@ -25,9 +25,9 @@ public enum ControlAccess: Equatable, Sendable {
             }
         case .status, .statusJSON, .queue, .queueJSON, .lsJSON, .help, .version:
             return .open
-        case .add, .load, .save, .cardAssign, .reload:
+        case .add, .load, .save, .cardAssign, .reload, .restart:
             return .session
-        case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .events, .log, .diag:
+        case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .events, .log, .diag, .systemJSON:
             return .refused
         }
     }

@@ -6,7 +6,7 @@ public enum WebRoute: Equatable, Sendable {
     case asset(String)
     case status, queue, library, events, session
     case pin, login, logout, control
-    case settings, changeSettings
+    case settings, changeSettings, system
     /// Known path, other method.
     case methodNotAllowed
     case notFound
@@ -18,6 +18,7 @@ public enum WebRoute: Equatable, Sendable {
             "/api/session": ("GET", .session), "/api/pin": ("POST", .pin), "/api/login": ("POST", .login),
             "/api/logout": ("POST", .logout), "/api/control": ("POST", .control),
             "/api/settings": ("GET", .settings), "/api/settings/change": ("POST", .changeSettings),
+            "/api/system": ("GET", .system),
         ]
         if let known = api[path] {
             return method == known.method || (method == "HEAD" && known.method == "GET" && known.route != .events)

@@ -206,6 +206,7 @@ public final class WebServer: @unchecked Sendable {
         case .control: return control(request)
         case .settings: return settings(request)
         case .changeSettings: return changeSettings(request)
+        case .system: return system(request)
         }
     }
 

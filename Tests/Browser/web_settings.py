@@ -72,3 +72,21 @@ def run(t, d, width, height):
     set_field(t, d, "volumeMax", original)
     t.el(d, "settings-save").click()
     t.wait("the limit is back", lambda: t.status().get("volumeMax") == original)
+    system_page(t, d, width, height)
+
+
+def system_page(t, d, width, height):
+    """The System page (signed in): the player's version and its last log lines, as text."""
+    t.go(d, "system")
+    t.wait("the system facts show", lambda: t.el(d, "system-box").is_displayed() and "Version" in t.txt(d, "system-facts"))
+    t.wait("the log lines show", lambda: t.js(d, "return document.querySelectorAll('#system-log li').length") > 0)
+    t.check_layout(d, width)
+    facts = t.txt(d, "system-facts")
+    for words in ("Up for", "Memory", "This page reached it at"):
+        if words not in facts:
+            t.fail(f"the System page lacks {words!r}: {facts!r}")
+    if t.js(d, "return document.querySelectorAll('#system-log *:not(li)').length") != 0:
+        t.fail("a log line became markup")
+    t.screenshot(d, "system", width, height)
+    lines = t.js(d, "return document.querySelectorAll('#system-log li').length")
+    t.log(f"{width}x{height}: the System page shows the box and {lines} log lines")

@@ -71,3 +71,33 @@ extension WebFaceTests {
         XCTAssertTrue(try String(contentsOfFile: path, encoding: .utf8).hasSuffix(", \"volumeMin\": 10, \"bootVolume\": 20}"))
     }
 }
+
+extension WebFaceTests {
+    /// The System page's API: the player's `system --json` and its last log lines, signed in
+    /// only; `restart` (signed in) makes the player save and exit 75 for systemd to start it again.
+    func testSystemShowsTheBoxAndRestartExitsForSystemd() throws {
+        let daemon = try start()
+        defer { if daemon.process.isRunning { daemon.process.terminate(); _ = daemon.wait(timeout: 5) } }
+        XCTAssertEqual(try http("GET", "/api/system").status, 401, "signed in only")
+        XCTAssertEqual(try http("POST", "/api/control", json: "{\"line\":\"system --json\"}").status, 403)
+        XCTAssertEqual(try http("POST", "/api/control", json: "{\"line\":\"restart\"}").status, 401)
+        let (cookie, csrf) = try signIn()
+        let reply = try http("GET", "/api/system", headers: ["Cookie": cookie])
+        XCTAssertEqual(reply.status, 200, reply.body)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any], reply.body)
+        let system = try XCTUnwrap(object["system"] as? [String: Any])
+        XCTAssertEqual((system["version"] as? String).map { $0 + "\n" }, try ctl("version").stdout.replacingOccurrences(of: "ok ", with: ""))
+        XCTAssertGreaterThan(system["uptime"] as? Int ?? 0, 0)
+        XCTAssertEqual((system["disks"] as? [[String: Any]])?.first?["folder"] as? String, nil, "no music folder, no state file: no disk")
+        let log = try XCTUnwrap(object["log"] as? [String])
+        XCTAssertFalse(log.isEmpty, reply.body)
+        XCTAssertTrue(log.allSatisfy { !$0.hasPrefix("  ") && !$0.hasPrefix("ok ") }, "\(log)")
+
+        let restart = try http("POST", "/api/control", json: "{\"line\":\"restart\"}", headers: ["Cookie": cookie, "X-CSRF-Token": csrf])
+        XCTAssertEqual(restart.status, 200, restart.body)
+        XCTAssertEqual(restart.body, "{\"reply\":\"ok restarting\"}")
+        let ended = try XCTUnwrap(daemon.wait(timeout: 10), "the player did not exit on restart")
+        XCTAssertEqual(ended.status, 75, ended.stderr)
+        XCTAssertTrue(ended.stderr.contains("restart asked: saving and exiting 75"), ended.stderr)
+    }
+}

@@ -101,7 +101,8 @@ final class FuzzRegressionTests: XCTestCase {
         case .load(let path): return "load " + path
         case .log(let count): return "log \(count)"
         case .events(let json): return json ? "events --json" : "events"
-        case .status, .help, .save, .diag, .version, .reload: return "\(command)"
+        case .status, .help, .save, .diag, .version, .reload, .restart: return "\(command)"
+        case .systemJSON: return "system --json"
         case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
         }
     }

@@ -26,6 +26,7 @@ final class WebPiecesTests: XCTestCase {
             ("GET", "/api/settings", .settings),
             ("POST", "/api/settings/change", .changeSettings),
             ("POST", "/api/settings", .methodNotAllowed),
+            ("GET", "/api/system", .system),
             ("POST", "/api/status", .methodNotAllowed),
             ("POST", "/app.js", .methodNotAllowed),
             ("GET", "/api/other", .notFound),
@@ -110,7 +111,7 @@ final class WebPiecesTests: XCTestCase {
             ("shuffle on", .open), ("repeat all", .open), ("delete 2", .open), ("move 1 3", .open), ("clear", .open),
             ("status --json", .open), ("queue --json", .open), ("ls --json /music", .open), ("version", .open),
             ("add /srv/music/A", .session), ("load /srv/music/A", .session), ("sleep 30", .session), ("sleep off", .session),
-            ("card assign /srv/music/A", .session), ("save", .session), ("reload", .session),
+            ("card assign /srv/music/A", .session), ("save", .session), ("reload", .session), ("restart", .session), ("system --json", .refused),
             ("interrupt begin", .refused), ("interrupt end", .refused), ("yield begin", .refused), ("yield end", .refused),
             ("events", .refused), ("events --json", .refused), ("log 5", .refused), ("diag", .refused),
         ]

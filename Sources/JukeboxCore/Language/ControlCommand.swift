@@ -50,6 +50,11 @@ public enum ControlCommand: Equatable, Sendable {
     /// Read the config file again, as SIGHUP does (for the web face's settings, which cannot
     /// signal the player from its sandbox).
     case reload
+    /// The box for the web face's System page (`system --json`): versions, uptimes, memory,
+    /// disks, temperatures, addresses, as one JSON object.
+    case systemJSON
+    /// Save and exit with status 75, for systemd (Restart=on-failure) to start the player again.
+    case restart
 
     /// The commands, one per line, for `help`.
     public static let helpText = """
@@ -58,7 +63,7 @@ public enum ControlCommand: Equatable, Sendable {
     add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [FOLDER]
     sleep MINUTES|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
-    diag · log [N] · events [--json] · version · help · card assign [ID] PATH|COMMAND · reload
+    diag · log [N] · events [--json] · version · help · card assign [ID] PATH|COMMAND · reload · system --json · restart
     """
 
     /// Longest line accepted, in bytes.
@@ -104,6 +109,10 @@ public enum ControlCommand: Equatable, Sendable {
             return none(.events(json: false))
         case "version": return none(.version)
         case "reload": return none(.reload)
+        case "restart": return none(.restart)
+        case "system":
+            guard rest == ["--json"] else { return .failure(ControlError("usage: system --json")) }
+            return .success(.systemJSON)
         case "log":
             guard rest.count <= 1, let n = rest.isEmpty ? 20 : Int(rest[0]), (1...1000).contains(n) else {
                 return .failure(ControlError("usage: log [N] (1-1000)"))

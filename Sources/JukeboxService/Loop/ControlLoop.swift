@@ -39,6 +39,10 @@ protocol ControlLoop: AnyObject {
     func diagLines() -> [String]
     /// `reload`: the config file read again, as on SIGHUP; the reply line.
     func reloadConfiguration() -> String
+    /// `restart`: saves, stops and exits for systemd to start it again; the reply line.
+    func restartPlayer() -> String
+    /// `system --json` (`SystemJSON`), read off the loop; false when this player has no worker.
+    func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool
     /// Hands the core `interruptBegan` and calls `granted` once its `Command.grant` comes (the
     /// waiters for one interruption id are granted in turn, whichever face they came from).
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void)
@@ -92,6 +96,10 @@ extension ControlLoop {
             return diagLines().map { "  " + $0 } + ["ok"]
         case .reload:
             return [reloadConfiguration()]
+        case .restart:
+            return [restartPlayer()]
+        case .systemJSON:
+            return ["error: this player cannot read the system's facts"]
         case .help:
             return ["ok " + ControlCommand.helpText.split(separator: "\n").joined(separator: " · ")]
         default:
@@ -121,6 +129,8 @@ extension ControlLoop {
             return listLibrary(path, reply)
         case .cardAssign(let id, let value):
             return assignCard(id: id, value: value, reply)
+        case .systemJSON:
+            return systemFacts(reply)
         case .save:
             guard saves, state.stateUnreadable == nil else { return false }
             feedHeard()
@@ -212,6 +222,19 @@ extension Runtime: ControlLoop {
         let line = EventLine(time: wallClockText(wallClockNow(), dateAndTime: false), what: what, phase: state.phase.name, fields: fields)
         faces.control?.stream(line)
         faces.console?.stream(line)
+    }
+
+    func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool {
+        let folders = musicFolders + (statePath.map { [Paths.directory($0)] } ?? [])
+        let version = version, uptime = clock() - startedAt
+        return jobs.perform({ _ in
+            .success(FileWorkOutput(lines: ["ok " + SystemJSON.text(folders: folders, version: version, playerUptime: uptime)]))
+        }, then: { result in
+            switch result {
+            case .success(let output): reply(output.lines)
+            case .failure(let error): reply(["error: " + error.message])
+            }
+        })
     }
 
     func diagLines() -> [String] {

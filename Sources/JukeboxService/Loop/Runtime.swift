@@ -41,6 +41,10 @@ public final class Runtime {
     /// Events a command queued while the loop carries out another's commands.
     private var pending: [Event] = []
     private var exitCode: Int32?
+    /// `restart` asked: the quit's exit code is `Runtime.restartExitCode`, for systemd to start it again.
+    private var restartAsked = false
+    /// What the player exits with after `restart` (EX_TEMPFAIL): the unit's Restart=on-failure starts it again.
+    public static let restartExitCode: Int32 = 75
     private var signals = SignalInput()
     private var seedState: UInt64
 
@@ -170,7 +174,16 @@ public final class Runtime {
         saving.writer?.finish()
         audio.shutdown()
         signals.close()
-        return exitCode ?? 0
+        return restartAsked && (exitCode ?? 0) == 0 ? Self.restartExitCode : exitCode ?? 0
+    }
+
+    /// `restart`: saves and stops as on SIGTERM, then exits with `restartExitCode`.
+    func restartPlayer() -> String {
+        log.info("restart asked: saving and exiting \(Self.restartExitCode) for systemd to start the player again")
+        restartAsked = true
+        feedHeard()
+        dispatch(.quit)
+        return "ok restarting"
     }
 
     /// READY and watchdog pings (`Readiness.report`).

@@ -4,9 +4,10 @@
 // are the player's and the server's. Everything from outside is set as DOM text, never as markup.
 
 import { setupSettings, loadSettings } from './settings.js';
+import { setupSystem, loadSystem } from './system.js';
 
 const $ = (id) => document.getElementById(id);
-const pages = ['now', 'queue', 'library', 'settings', 'signin'];
+const pages = ['now', 'queue', 'library', 'settings', 'system', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
@@ -325,6 +326,7 @@ function route() {
   if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
   if (name === 'library') loadLibrary();
   if (name === 'settings') loadSettings();
+  if (name === 'system') loadSystem();
 }
 window.addEventListener('hashchange', () => { route(); $('main').focus({ preventScroll: true }); });
 
@@ -373,6 +375,7 @@ setInterval(() => {
   if (status && status.phase === 'playing' && document.body.dataset.online === 'yes') renderPosition();
 }, 250);
 setupSettings({ api, text, showError });
+setupSystem({ api, text, control });
 route();
 renderSession();
 loadSession();
