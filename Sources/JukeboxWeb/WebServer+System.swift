@@ -25,3 +25,17 @@ extension WebServer {
         return .json(200, "{\"system\":" + facts.body + ",\"log\":[" + lines.map(JSONText.quoted).joined(separator: ",") + "]}")
     }
 }
+
+extension WebServer {
+    /// A PIN set anew with `jukebox web-pin` (a reset: maybe someone else knew the old one) ends
+    /// every session made under the old one. The hash is read from its file at each API request.
+    func endSessionsIfThePinChanged() {
+        let current = pins.hash()
+        lock.withLock {
+            if current != sessionsPinHash {
+                sessions.endAll()
+                sessionsPinHash = current
+            }
+        }
+    }
+}

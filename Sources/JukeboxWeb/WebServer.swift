@@ -31,7 +31,9 @@ public final class WebServer: @unchecked Sendable {
 
     public let options: Options
     public let hub: EventHub
-    private let pins: PinStore
+    let pins: PinStore
+    /// The PIN's hash the sessions were made under (`endSessionsIfThePinChanged`).
+    var sessionsPinHash: String?
     let lock = Monitor()
     private let pinLock = Monitor()
     /// One settings change at a time (read, edit, write the config file).
@@ -179,6 +181,7 @@ public final class WebServer: @unchecked Sendable {
             reply.close = refusal.close
             return reply
         }
+        if request.path.hasPrefix("/api/") { endSessionsIfThePinChanged() }
         switch WebRoute.route(method: request.method, path: request.path) {
         case .asset(let name): return asset(name)
         case .notFound: return .error(404, "not found")

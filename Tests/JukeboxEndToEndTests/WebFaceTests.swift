@@ -221,8 +221,13 @@ final class WebFaceTests: DaemonTestCase {
         XCTAssertEqual(try http("POST", "/api/logout", json: "{}", headers: ["Cookie": session]).status, 200)
         XCTAssertEqual(try http("POST", "/api/control", json: add, headers: ["Cookie": session, "X-CSRF-Token": csrf]).status, 401)
 
-        // web-pin again resets it: the old PIN no longer signs in, the new one does.
+        // web-pin again resets it: the sessions made under the old PIN end, the old PIN no longer
+        // signs in, the new one does.
+        let again = try http("POST", "/api/login", json: "{\"pin\":\"2468\"}")
+        let second = String(try XCTUnwrap(again.headers["set-cookie"]).prefix { $0 != ";" })
+        XCTAssertTrue(try http("GET", "/api/session", headers: ["Cookie": second]).body.contains("\"signedIn\":true"))
         XCTAssertEqual(try webPin("new passphrase").status, 0)
+        XCTAssertTrue(try http("GET", "/api/session", headers: ["Cookie": second]).body.contains("\"signedIn\":false"), "a reset ends the sessions")
         XCTAssertEqual(try http("POST", "/api/login", json: "{\"pin\":\"2468\"}").status, 403)
         XCTAssertEqual(try http("POST", "/api/login", json: "{\"pin\":\"new passphrase\"}").status, 200)
     }
