@@ -101,3 +101,24 @@ extension WebFaceTests {
         XCTAssertTrue(ended.stderr.contains("restart asked: saving and exiting 75"), ended.stderr)
     }
 }
+
+extension WebFaceTests {
+    /// `ctl reload` on a config that no longer loads: the player says so and keeps the running one.
+    func testReloadOfABadConfigKeepsTheRunningOne() throws {
+        let daemon = try start(extra: ["volumeMax": 80])
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        let path = dir + "/c.json"
+        let good = try String(contentsOfFile: path, encoding: .utf8)
+        try Data(good.replacingOccurrences(of: "\"volumeMax\":80", with: "\"volumeMax\":800").utf8).write(to: URL(fileURLWithPath: path))
+        let refused = try ctl("reload")
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("the configuration was not reloaded"), refused.stdout + refused.stderr)
+        XCTAssertTrue(try ctl("log", "5").stdout.contains("volumeMax: must be 0 to 100"))
+        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMax\":80}"))
+        try Data(good.replacingOccurrences(of: "\"volumeMax\":80", with: "\"volumeMax\":70").utf8).write(to: URL(fileURLWithPath: path))
+        let applied = try ctl("reload")
+        XCTAssertEqual(applied.status, 0, applied.stderr)
+        XCTAssertEqual(applied.stdout, "configuration reloaded\n")
+        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMax\":70}"))
+    }
+}
