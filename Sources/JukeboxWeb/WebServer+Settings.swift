@@ -94,7 +94,8 @@ public enum WebSettings {
             default: return "null"
             }
         }
-        let shown = entries.filter { $0.needs == nil || ConfigEdit.value(at: [$0.needs!], in: file) != nil }
+        // A section written `null` is off: its keys are not offered (an edit would find no object).
+        let shown = entries.filter { e in e.needs.map { ConfigEdit.value(at: [$0], in: file)?.hasPrefix("{") == true } ?? true }
         let items = shown.map { e in
             "{\"key\":" + q(e.key) + ",\"value\":" + effective(e.key) + ",\"applies\":" + q(e.applies.rawValue)
                 + ",\"optional\":\(e.optional)}"

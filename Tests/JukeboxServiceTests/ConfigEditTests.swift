@@ -102,3 +102,49 @@ final class ConfigEditTests: XCTestCase {
         XCTAssertNil(ConfigEdit.value(at: ["volumeMax", "x"], in: file))
     }
 }
+
+extension ConfigEditTests {
+    /// Random edits of the shipped example config (set, add, remove; top level and one deep):
+    /// each result is JSON whose object is the old one with exactly that change, and every key
+    /// not edited keeps its bytes. The seed is printed; JUKEBOX_SEED repeats a run.
+    func testRandomEditsChangeOnlyTheirKey() throws {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        var text = Array(try Data(contentsOf: repo.appendingPathComponent("board/config.example.json")))
+        let seed = ProcessInfo.processInfo.environment["JUKEBOX_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+        print("ConfigEditTests.testRandomEditsChangeOnlyTheirKey seed \(seed) (JUKEBOX_SEED=\(seed) repeats it)")
+        var rng = seed
+        func next(_ n: Int) -> Int {
+            rng = rng &* 6364136223846793005 &+ 1442695040888963407
+            return Int((rng >> 33) % UInt64(n))
+        }
+        let values = ["1", "\"x\"", "true", "null", "[1, \"]\"]", "{\"a\": {\"b\": \"}\"}}", "\"\\\"}\"", "-2.5e3"]
+        for step in 0..<100 {
+            var object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text)) as? [String: Any])
+            let keys = object.keys.sorted()
+            let objects = keys.filter { object[$0] is [String: Any] }
+            let deep = !objects.isEmpty && next(3) == 0
+            let parent = deep ? objects[next(objects.count)] : nil
+            let siblings = parent.map { Array((object[$0] as! [String: Any]).keys).sorted() } ?? keys
+            let key = next(4) == 0 || siblings.isEmpty ? "new\(step)" : siblings[next(siblings.count)]
+            let value: String? = next(5) == 0 ? nil : values[next(values.count)]
+            let path = (parent.map { [$0] } ?? []) + [key]
+            let out = try ConfigEdit.apply([.init(path, value)], to: text)
+            let got = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(out)) as? [String: Any], "seed \(seed) step \(step): \(String(decoding: out, as: UTF8.self))")
+            // The expected object: the old one with that change.
+            let parsed = try value.map { try JSONSerialization.jsonObject(with: Data($0.utf8), options: .fragmentsAllowed) }
+            if let parent {
+                var inner = object[parent] as! [String: Any]
+                inner[key] = parsed
+                object[parent] = inner
+            } else {
+                object[key] = parsed
+            }
+            XCTAssertEqual(NSDictionary(dictionary: got), NSDictionary(dictionary: object), "seed \(seed) step \(step): \(path) = \(value ?? "removed")")
+            // Every other top-level key keeps its text.
+            for other in keys where other != path[0] {
+                XCTAssertEqual(ConfigEdit.value(at: [other], in: out), ConfigEdit.value(at: [other], in: text), "seed \(seed) step \(step): \(other)")
+            }
+            text = out
+        }
+    }
+}

@@ -36,5 +36,9 @@ final class WebSettingsTests: XCTestCase {
         XCTAssertFalse(json.contains("rfid.onRemove\",\"value"), "no rfid section: its keys are not offered")
         XCTAssertTrue(json.contains("\"buttons\":{\"next\":\"GPIO5\"}"), json)
         XCTAssertTrue(json.hasSuffix("\"mpd\":true,\"mqtt\":false,\"rfid\":false}"), json)
+        for (text, offered) in [("{\"rfid\": null}", false), ("{\"rfid\": {\"reader\": \"keyboard\", \"device\": \"/dev/x\"}}", true)] {
+            let config = try Config.parse(Array(text.utf8), source: "c.json").config
+            XCTAssertEqual(WebSettings.json(config, file: Array(text.utf8), path: "c.json").contains("rfid.onRemove\",\"value"), offered, text)
+        }
     }
 }

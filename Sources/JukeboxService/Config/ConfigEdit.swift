@@ -190,7 +190,15 @@ public enum ConfigEdit {
                 let keyStart = i
                 try skipString()
                 let keyRange = keyStart..<i
-                guard let key = try? JSONDecoder().decode([String].self, from: Data([UInt8(ascii: "[")] + b[keyRange] + [UInt8(ascii: "]")])).first else { throw bad }
+                let inner = b[(keyRange.lowerBound + 1)..<(keyRange.upperBound - 1)]
+                let key: String
+                if !inner.contains(UInt8(ascii: "\\")) {
+                    key = String(decoding: inner, as: UTF8.self)
+                } else {
+                    // An escape (`\u004d`): the decoder says what the key is.
+                    guard let decoded = try? JSONDecoder().decode([String].self, from: Data([UInt8(ascii: "[")] + b[keyRange] + [UInt8(ascii: "]")])).first else { throw bad }
+                    key = decoded
+                }
                 skipSpace()
                 guard peek == UInt8(ascii: ":") else { throw bad }
                 i += 1
