@@ -157,6 +157,11 @@ enum CommandHarness {
         case .reload: return "reload"
         case .systemJSON: return "system --json"
         case .restart: return "restart"
+        case .cardAssignNext(let value): return value.map { "card assign --next " + $0 } ?? "card assign --cancel"
+        case .cardDelete(let id): return "card delete " + id
+        case .cardsJSON: return "cards --json"
+        case .bookmarksJSON: return "bookmarks --json"
+        case .bookmarkReset(let path): return "bookmark reset " + (path ?? "--all")
         }
     }
 

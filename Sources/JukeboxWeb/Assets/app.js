@@ -3,11 +3,12 @@
 // send control lines (/api/control). No policy here: what is allowed, the limits and what happens
 // are the player's and the server's. Everything from outside is set as DOM text, never as markup.
 
+import { setupCards } from './cards.js';
 import { setupSettings, loadSettings } from './settings.js';
 import { setupSystem, loadSystem } from './system.js';
 
 const $ = (id) => document.getElementById(id);
-const pages = ['now', 'queue', 'library', 'settings', 'system', 'signin'];
+const pages = ['now', 'queue', 'library', 'cards', 'bookmarks', 'settings', 'system', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
@@ -325,6 +326,7 @@ function route() {
   if (name === 'signin') loadSession();
   if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
   if (name === 'library') loadLibrary();
+  cards.show(name);
   if (name === 'settings') loadSettings();
   if (name === 'system') loadSystem();
 }
@@ -342,6 +344,7 @@ function onStatus(data) {
   statusAt = performance.now();
   setOffline(false);
   renderStatus();
+  cards.status(data);
 }
 
 function onQueue(data) {
@@ -374,6 +377,7 @@ async function loadQueue() {
 setInterval(() => {
   if (status && status.phase === 'playing' && document.body.dataset.online === 'yes') renderPosition();
 }, 250);
+const cards = setupCards({ $, text, control, showError });
 setupSettings({ api, text, showError });
 setupSystem({ api, text, control });
 route();
