@@ -312,6 +312,13 @@ ${board_line}  \"powerCommand\": [\"systemctl\", \"poweroff\"]
     (umask 022 && printf '%s\n' "$text" > "$root$config")
   fi
 fi
+# The web app's Settings page writes the config through a new file renamed over it (docs/WEB.md
+# "Settings"): the folder is writable by group jukebox; the web unit may write it and no more of /etc.
+if [ -z "$root" ] && [ -d /etc/jukebox ]; then
+  say "/etc/jukebox writable by group jukebox (the web app's Settings page)"
+  run chgrp jukebox /etc/jukebox
+  run chmod 0775 /etc/jukebox
+fi
 if [ ! -d "$root/srv/music" ]; then
   say "creating /srv/music (put the music there, readable by user jukebox)"
   run install -d -m 0755 "$root/srv/music"

@@ -154,6 +154,9 @@ enum CommandHarness {
         case .events(let json): return json ? "events --json" : "events"
         case .version: return "version"
         case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
+        case .reload: return "reload"
+        case .systemJSON: return "system --json"
+        case .restart: return "restart"
         case .cardAssignNext(let value): return value.map { "card assign --next " + $0 } ?? "card assign --cancel"
         case .cardDelete(let id): return "card delete " + id
         case .cardsJSON: return "cards --json"

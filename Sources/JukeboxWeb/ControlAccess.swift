@@ -25,9 +25,9 @@ public enum ControlAccess: Equatable, Sendable {
             }
         case .status, .statusJSON, .queue, .queueJSON, .lsJSON, .help, .version, .cardsJSON, .bookmarksJSON:
             return .open
-        case .add, .load, .save, .cardAssign, .cardAssignNext, .cardDelete, .bookmarkReset:
+        case .add, .load, .save, .cardAssign, .cardAssignNext, .cardDelete, .bookmarkReset, .reload, .restart:
             return .session
-        case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .events, .log, .diag:
+        case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .events, .log, .diag, .systemJSON:
             return .refused
         }
     }

@@ -16,6 +16,8 @@ public final class WebServer: @unchecked Sendable {
         public var socketPath: String
         public var assets: String
         public var stateFolder: String
+        /// The player's config file, which the settings page edits (nil: no settings page).
+        public var configPath: String?
         /// Connections at once (each has a thread while it is open).
         public var connectionLimit: Int = 16
         /// A comment line on every event stream this often, so proxies and phones keep it.
@@ -29,10 +31,14 @@ public final class WebServer: @unchecked Sendable {
 
     public let options: Options
     public let hub: EventHub
-    private let pins: PinStore
-    private let lock = Monitor()
+    let pins: PinStore
+    /// The PIN's hash the sessions were made under (`endSessionsIfThePinChanged`).
+    var sessionsPinHash: String?
+    let lock = Monitor()
     private let pinLock = Monitor()
-    private var sessions = SessionTable()
+    /// One settings change at a time (read, edit, write the config file).
+    let settingsLock = Monitor()
+    var sessions = SessionTable()
     private var backoff = PinBackoff()
     private var lastActivity = monotonicNow()
     private var openStreams = 0
@@ -175,6 +181,7 @@ public final class WebServer: @unchecked Sendable {
             reply.close = refusal.close
             return reply
         }
+        if request.path.hasPrefix("/api/") { endSessionsIfThePinChanged() }
         switch WebRoute.route(method: request.method, path: request.path) {
         case .asset(let name): return asset(name)
         case .notFound: return .error(404, "not found")
@@ -200,6 +207,9 @@ public final class WebServer: @unchecked Sendable {
             reply.headers = [("Set-Cookie", "jb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0")]
             return reply
         case .control: return control(request)
+        case .settings: return settings(request)
+        case .changeSettings: return changeSettings(request)
+        case .system: return system(request)
         }
     }
 
@@ -221,7 +231,7 @@ public final class WebServer: @unchecked Sendable {
 
     /// One line to the player on a connection of its own: the answer's JSON after `ok `.
     /// `refused`: the status when the player answers `error: …` (its words as the error).
-    private func ask(_ line: String, refused: Int = 502) -> Reply {
+    func ask(_ line: String, refused: Int = 502) -> Reply {
         guard let client = try? ControlClient(path: options.socketPath) else { return .error(502, "the player is not running") }
         guard let reply = client.request(line, timeout: 10) else { return .error(502, "no answer from the player") }
         guard reply.hasPrefix("ok {") else {
@@ -248,7 +258,7 @@ public final class WebServer: @unchecked Sendable {
 
     /// The body decoded, nil when it is not that object. Bytes Swift 6.0's JSONDecoder traps on
     /// (a NUL or a lone surrogate in a key, bad UTF-8) are refused first, as for the config file.
-    private func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) -> T? {
+    func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) -> T? {
         guard JSONText.problem(body) == nil else { return nil }
         return try? JSONDecoder().decode(type, from: Data(body))
     }
@@ -295,25 +305,14 @@ public final class WebServer: @unchecked Sendable {
         return reply
     }
 
+    /// The page never sets a PIN: whoever reached the page first would own the box. It is set on
+    /// the box (`jukebox web-pin`), which proves a shell there (docs/WEB.md "Security").
     private func setPin(_ request: Incoming) -> Reply {
-        guard let body = decode(PinBody.self, request.body) else {
-            return .error(400, "the body must be {\"pin\":\"…\"}")
-        }
-        if let problem = pinProblem(body.pin) { return .error(400, problem) }
-        // One at a time: two first visitors cannot both set it.
-        let stored: Result<Void, SystemError>? = pinLock.withLock {
-            guard pins.hash() == nil else { return nil }
-            do throws(SystemError) { try pins.set(body.pin) } catch { return .failure(error) }
-            return .success(())
-        }
-        switch stored {
-        case nil: return .error(409, "a PIN is already set")
-        case .failure(let error)?: return .error(500, "cannot store the PIN: \(error)")
-        case .success?:
-            lock.withLock { backoff.succeeded() }
-            return signIn()
-        }
+        .error(403, WebServer.setPinOnTheBox)
     }
+
+    /// What the page says while no PIN is set.
+    public static let setPinOnTheBox = "set the PIN on the box: sudo jukebox web-pin --config /etc/jukebox/config.json"
 
     private func login(_ request: Incoming) -> Reply {
         guard let body = decode(PinBody.self, request.body) else {

@@ -21,6 +21,7 @@ enum Help {
       jukebox mqtt-forget --config FILE
                                        remove what the player announced over MQTT (for uninstalling)
       jukebox web [options]            the web face: the web app and its API, on the control socket
+      jukebox web-pin [options]        sets the web face's PIN (on the box: the page cannot)
       jukebox snapcast-control         snapserver's stream plugin for a jukebox stream (its controlscript)
       jukebox --version | --help
 

@@ -61,7 +61,9 @@ extension Subcommands {
             host = h
         }
         let port = jb_web_bound_port(fd)
-        let server = WebServer(options: WebServer.Options(socketPath: socket, assets: assets, stateFolder: state))
+        var webOptions = WebServer.Options(socketPath: socket, assets: assets, stateFolder: state)
+        webOptions.configPath = a.options["--config"].map(absolutePath)
+        let server = WebServer(options: webOptions)
         if let error = server.start(listening: fd) {
             writeAll(2, "jukebox: web: \(error)\n")
             return 1

@@ -25,6 +25,7 @@ do throws(UsageError) {
     case "mpd-tcp": code = try Subcommands.mpdTCP(Array(args.dropFirst()))
     case "mqtt-forget": code = try Subcommands.mqttForget(Array(args.dropFirst()))
     case "web": code = try Subcommands.web(Array(args.dropFirst()))
+    case "web-pin": code = try Subcommands.webPin(Array(args.dropFirst()))
     case "snapcast-control": code = try Subcommands.snapcastControl(Array(args.dropFirst()))
     case "--version", "-V", "version":
         writeAll(1, "jukebox \(jukeboxVersion)\n")

@@ -53,7 +53,7 @@ final class WebBrowserTests: DaemonTestCase {
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
 
         let web = try Jukebox.start(["web", "--socket", socket, "--listen", "127.0.0.1:0",
-                                     "--assets", Self.root + "/Sources/JukeboxWeb/Assets", "--state", dir])
+                                     "--assets", Self.root + "/Sources/JukeboxWeb/Assets", "--state", dir, "--config", dir + "/c.json"])
         defer { web.process.terminate(); _ = web.wait(timeout: 5) }
         let url = try XCTUnwrap(waitForLine(web, prefix: "web: listening on ", timeout: 10), "jukebox web never said where it listens: " + web.stdoutSoFar + Self.contents(web.errPath))
 

@@ -7,8 +7,8 @@ import XCTest
 /// `jukebox web` against a real player, through real HTTP on 127.0.0.1 (a small socket client,
 /// so a test can send what no browser would: a path with `..`, a foreign Origin).
 final class WebFaceTests: DaemonTestCase {
-    private var web: Jukebox.Running?
-    private var port: UInt16 = 0
+    var web: Jukebox.Running?
+    var port: UInt16 = 0
 
     override func tearDown() {
         if let web { web.process.terminate(); _ = web.wait(timeout: 5) }
@@ -17,18 +17,19 @@ final class WebFaceTests: DaemonTestCase {
 
     /// A player with two 60 s tracks, and the web face on a free port.
     /// `folder`: play the music folder `dir/music` (the two tracks in `dir/music/A`) instead.
-    private func start(folder: Bool = false) throws -> Jukebox.Running {
+    /// `config`: the web face is given the player's config (`--config`, for the settings).
+    func start(folder: Bool = false, config: Bool = false, extra: [String: Any] = [:]) throws -> Jukebox.Running {
         let base = folder ? dir + "/music/A" : dir!
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         let a = base + "/a.wav", b = base + "/b.wav"
         try TestAudio.write(path: a, kind: .wav16, frames: 44_100 * 60)
         try TestAudio.write(path: b, kind: .wav16, frames: 44_100 * 60)
-        let daemon = try startDaemon(folder ? [dir + "/music"] : [a, b])
+        let daemon = try startDaemon(folder ? [dir + "/music"] : [a, b], extra: extra)
         try FileManager.default.createDirectory(atPath: dir + "/web", withIntermediateDirectories: true)
         try Data("<!doctype html><title>t</title>".utf8).write(to: URL(fileURLWithPath: dir + "/web/index.html"))
         try Data("secret".utf8).write(to: URL(fileURLWithPath: dir + "/.hidden"))
         let web = try Jukebox.start(["web", "--socket", socket, "--listen", "127.0.0.1:0", "--assets", dir + "/web",
-                                     "--state", dir + "/state"])
+                                     "--state", dir + "/state"] + (config ? ["--config", dir + "/c.json"] : []))
         self.web = web
         XCTAssertTrue(waitFor(10) { web.stdoutSoFar.contains("/\n") }, web.stdoutSoFar)
         let line = web.stdoutSoFar.split(separator: "\n").first.map(String.init) ?? ""
@@ -173,7 +174,19 @@ final class WebFaceTests: DaemonTestCase {
         XCTAssertEqual(anonymous.status, 401)
         XCTAssertEqual(anonymous.body, "{\"error\":\"sign in first\"}")
         XCTAssertEqual(try http("POST", "/api/login", json: "{\"pin\":\"2468\"}").status, 409, "no PIN yet")
-        let set = try http("POST", "/api/pin", json: "{\"pin\":\"2468\"}")
+        // The page cannot set the first PIN: whoever opened it first on the network would own the box.
+        let firstVisitor = try http("POST", "/api/pin", json: "{\"pin\":\"2468\"}")
+        XCTAssertEqual(firstVisitor.status, 403, firstVisitor.body)
+        XCTAssertEqual(firstVisitor.body, "{\"error\":\"set the PIN on the box: sudo jukebox web-pin --config /etc/jukebox/config.json\"}")
+        XCTAssertEqual(try http("GET", "/api/session").body, "{\"pinSet\":false,\"signedIn\":false,\"csrf\":null}")
+        // On the box: `jukebox web-pin` sets it; a PIN it refuses leaves none.
+        let short = try webPin("12")
+        XCTAssertEqual(short.status, 1)
+        XCTAssertEqual(short.stderr, "jukebox: web-pin: a PIN has at least 4 characters\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/state/web-pin"))
+        let pinned = try webPin("2468")
+        XCTAssertEqual(pinned.status, 0, pinned.stderr)
+        let set = try http("POST", "/api/login", json: "{\"pin\":\"2468\"}")
         XCTAssertEqual(set.status, 200, set.body)
         let cookie = try XCTUnwrap(set.headers["set-cookie"])
         XCTAssertTrue(cookie.hasSuffix("; HttpOnly; SameSite=Strict; Path=/"), cookie)
@@ -182,7 +195,7 @@ final class WebFaceTests: DaemonTestCase {
         var st = stat()
         XCTAssertEqual(stat(dir + "/state/web-pin", &st), 0)
         XCTAssertEqual(st.st_mode & 0o777, 0o600)
-        XCTAssertEqual(try http("POST", "/api/pin", json: "{\"pin\":\"1111\"}").status, 409, "the PIN is set once")
+        XCTAssertEqual(try http("POST", "/api/pin", json: "{\"pin\":\"1111\"}").status, 403, "nor can the page replace it")
         XCTAssertEqual(try http("POST", "/api/control", json: add, headers: ["Cookie": session]).status, 403, "no CSRF token")
         XCTAssertEqual(try http("POST", "/api/control", json: add, headers: ["Cookie": session, "X-CSRF-Token": String(repeating: "0", count: 64)]).status, 403)
         let added = try http("POST", "/api/control", json: add, headers: ["Cookie": session, "X-CSRF-Token": csrf])
@@ -207,6 +220,16 @@ final class WebFaceTests: DaemonTestCase {
         // Logging out ends the session.
         XCTAssertEqual(try http("POST", "/api/logout", json: "{}", headers: ["Cookie": session]).status, 200)
         XCTAssertEqual(try http("POST", "/api/control", json: add, headers: ["Cookie": session, "X-CSRF-Token": csrf]).status, 401)
+
+        // web-pin again resets it: the sessions made under the old PIN end, the old PIN no longer
+        // signs in, the new one does.
+        let again = try http("POST", "/api/login", json: "{\"pin\":\"2468\"}")
+        let second = String(try XCTUnwrap(again.headers["set-cookie"]).prefix { $0 != ";" })
+        XCTAssertTrue(try http("GET", "/api/session", headers: ["Cookie": second]).body.contains("\"signedIn\":true"))
+        XCTAssertEqual(try webPin("new passphrase").status, 0)
+        XCTAssertTrue(try http("GET", "/api/session", headers: ["Cookie": second]).body.contains("\"signedIn\":false"), "a reset ends the sessions")
+        XCTAssertEqual(try http("POST", "/api/login", json: "{\"pin\":\"2468\"}").status, 403)
+        XCTAssertEqual(try http("POST", "/api/login", json: "{\"pin\":\"new passphrase\"}").status, 200)
     }
 
     /// Socket-activated, it is started by the first connection: with no page open and no
@@ -280,7 +303,7 @@ final class WebFaceTests: DaemonTestCase {
         var body: String
     }
 
-    private func http(_ method: String, _ path: String, json: String? = nil, body: String? = nil, contentType: String? = nil,
+    func http(_ method: String, _ path: String, json: String? = nil, body: String? = nil, contentType: String? = nil,
                       headers: [String: String] = [:], host: String? = nil) throws -> Reply {
         let fd = try Self.connect(port: port)
         defer { close(fd) }

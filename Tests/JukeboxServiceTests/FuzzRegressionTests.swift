@@ -101,7 +101,8 @@ final class FuzzRegressionTests: XCTestCase {
         case .load(let path): return "load " + path
         case .log(let count): return "log \(count)"
         case .events(let json): return json ? "events --json" : "events"
-        case .status, .help, .save, .diag, .version: return "\(command)"
+        case .status, .help, .save, .diag, .version, .reload, .restart: return "\(command)"
+        case .systemJSON: return "system --json"
         case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
         case .cardAssignNext(let value): return value.map { "card assign --next " + $0 } ?? "card assign --cancel"
         case .cardDelete(let id): return "card delete " + id

@@ -47,6 +47,14 @@ public enum ControlCommand: Equatable, Sendable {
     /// Put card `id` (nil: the last unknown card read) on the cards map as `value` (an absolute
     /// path, or a command word of `Cards.commands`).
     case cardAssign(id: String?, value: String)
+    /// Read the config file again, as SIGHUP does (for the web face's settings, which cannot
+    /// signal the player from its sandbox).
+    case reload
+    /// The box for the web face's System page (`system --json`): versions, uptimes, memory,
+    /// disks, temperatures, addresses, as one JSON object.
+    case systemJSON
+    /// Save and exit with status 75, for systemd (Restart=on-failure) to start the player again.
+    case restart
     /// `card assign --next VALUE`: the next card swiped gets `value` (checked here) instead of
     /// playing; `card assign --cancel` (nil) drops a waiting assignment.
     case cardAssignNext(value: String?)
@@ -70,6 +78,7 @@ public enum ControlCommand: Equatable, Sendable {
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
     card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
     bookmarks --json · bookmark reset PATH|--all
+    reload · system --json · restart
     """
 
     /// Longest line accepted, in bytes.
@@ -129,6 +138,11 @@ public enum ControlCommand: Equatable, Sendable {
             if rest == ["--json"] { return .success(.events(json: true)) }
             return none(.events(json: false))
         case "version": return none(.version)
+        case "reload": return none(.reload)
+        case "restart": return none(.restart)
+        case "system":
+            guard rest == ["--json"] else { return .failure(ControlError("usage: system --json")) }
+            return .success(.systemJSON)
         case "log":
             guard rest.count <= 1, let n = rest.isEmpty ? 20 : Int(rest[0]), (1...1000).contains(n) else {
                 return .failure(ControlError("usage: log [N] (1-1000)"))

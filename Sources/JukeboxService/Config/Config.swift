@@ -103,6 +103,11 @@ public struct Config: Equatable, Sendable {
         do { bytes = try readFile(path, limit: 1 << 20) } catch {
             throw Problem(description: "cannot read config: \(error)")
         }
+        return try load(bytes, path: path)
+    }
+
+    /// `load(path:)` on the file's bytes as read (or as they would be: `ConfigEdit`).
+    public static func load(_ bytes: [UInt8], path: String) throws(Problem) -> (config: Config, warnings: [String]) {
         var (config, warnings) = try parse(bytes, source: path)
         if let board = config.hardware.board, !board.isEmpty {
             // "board" names a profile; the config's own hardware keys override it.

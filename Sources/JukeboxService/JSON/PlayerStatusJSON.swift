@@ -49,6 +49,10 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         public var card: String?
         public var error: String?
     }
+    /// The volume limits of the config (`volumeMin`, `volumeMax`): a slider's range. Optional so
+    /// an older player's status still reads.
+    public var volumeMin: Int?
+    public var volumeMax: Int?
 
     /// What `state` shows.
     init(_ state: State) {
@@ -77,6 +81,8 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         newCard = state.cards.lastUnknown
         stream = track.map { Library.isStreamURL($0.info.path) } ?? false
         cardAssign = state.cards.assignNext.map { CardAssignStatus(stage: $0.stage.rawValue, value: $0.value, card: $0.card, error: $0.error) }
+        volumeMin = state.settings.volumeMin
+        volumeMax = state.settings.volumeMax
     }
 
     /// Decodes `text` (the answer after `ok `); nil when it is not this object.
@@ -99,6 +105,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
             "\"cardAssign\":" + (cardAssign.map { c in
                 "{\"stage\":" + q(c.stage) + ",\"value\":" + q(CardsJSON.view(c.value)) + ",\"card\":" + str(c.card) + ",\"error\":" + str(c.error.map(CardsJSON.view)) + "}"
             } ?? "null"),
+            "\"volumeMin\":" + (volumeMin.map { String($0) } ?? "null"), "\"volumeMax\":" + (volumeMax.map { String($0) } ?? "null"),
         ]
         return "{" + fields.joined(separator: ",") + "}"
     }

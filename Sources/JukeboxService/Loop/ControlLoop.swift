@@ -41,6 +41,12 @@ protocol ControlLoop: AnyObject {
     var hasCardsMap: Bool { get }
     /// The lines of `diag`.
     func diagLines() -> [String]
+    /// `reload`: the config file read again, as on SIGHUP; the reply line.
+    func reloadConfiguration() -> String
+    /// `restart`: saves, stops and exits for systemd to start it again; the reply line.
+    func restartPlayer() -> String
+    /// `system --json` (`SystemJSON`), read off the loop; false when this player has no worker.
+    func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool
     /// Hands the core `interruptBegan` and calls `granted` once its `Command.grant` comes (the
     /// waiters for one interruption id are granted in turn, whichever face they came from).
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void)
@@ -108,6 +114,12 @@ extension ControlLoop {
         case .diag:
             feedHeard()
             return diagLines().map { "  " + $0 } + ["ok"]
+        case .reload:
+            return [reloadConfiguration()]
+        case .restart:
+            return [restartPlayer()]
+        case .systemJSON:
+            return ["error: this player cannot read the system's facts"]
         case .help:
             return ["ok " + ControlCommand.helpText.split(separator: "\n").joined(separator: " · ")]
         default:
@@ -137,6 +149,8 @@ extension ControlLoop {
             return listLibrary(path, reply)
         case .cardAssign(let id, let value):
             return assignCard(id: id, value: value, reply)
+        case .systemJSON:
+            return systemFacts(reply)
         case .cardDelete(let id):
             return deleteCard(id: id, reply)
         case .save:
@@ -238,6 +252,19 @@ extension Runtime: ControlLoop {
         let line = EventLine(time: wallClockText(wallClockNow(), dateAndTime: false), what: what, phase: state.phase.name, fields: fields)
         faces.control?.stream(line)
         faces.console?.stream(line)
+    }
+
+    func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool {
+        let folders = musicFolders + (statePath.map { [Paths.directory($0)] } ?? [])
+        let version = version, uptime = clock() - startedAt
+        return jobs.perform({ _ in
+            .success(FileWorkOutput(lines: ["ok " + SystemJSON.text(folders: folders, version: version, playerUptime: uptime)]))
+        }, then: { result in
+            switch result {
+            case .success(let output): reply(output.lines)
+            case .failure(let error): reply(["error: " + error.message])
+            }
+        })
     }
 
     func diagLines() -> [String] {

@@ -41,6 +41,10 @@ public final class Runtime {
     /// Events a command queued while the loop carries out another's commands.
     private var pending: [Event] = []
     private var exitCode: Int32?
+    /// `restart` asked: the quit's exit code is `Runtime.restartExitCode`, for systemd to start it again.
+    private var restartAsked = false
+    /// What the player exits with after `restart` (EX_TEMPFAIL): the unit's Restart=on-failure starts it again.
+    public static let restartExitCode: Int32 = 75
     private var signals = SignalInput()
     private var seedState: UInt64
 
@@ -170,7 +174,16 @@ public final class Runtime {
         saving.writer?.finish()
         audio.shutdown()
         signals.close()
-        return exitCode ?? 0
+        return restartAsked && (exitCode ?? 0) == 0 ? Self.restartExitCode : exitCode ?? 0
+    }
+
+    /// `restart`: saves and stops as on SIGTERM, then exits with `restartExitCode`.
+    func restartPlayer() -> String {
+        log.info("restart asked: saving and exiting \(Self.restartExitCode) for systemd to start the player again")
+        restartAsked = true
+        feedHeard()
+        dispatch(.quit)
+        return "ok restarting"
     }
 
     /// READY and watchdog pings (`Readiness.report`).
@@ -484,21 +497,29 @@ public final class Runtime {
                 feedHeard()
                 dispatch(.quit)
             case SIGHUP:
-                cards?.reload()
-                guard let reload = hooks.reload else {
-                    log.info("SIGHUP: this player has no configuration file to reload")
-                    break
-                }
-                readiness.notifier?.reloading()
-                if let settings = reload() {
-                    dispatch(.reconfigured(settings))
-                    log.info("SIGHUP: configuration reloaded")
-                }
-                readiness.notifier?.readyAgain()
+                _ = reloadConfiguration()
             default:
                 break
             }
         }
+    }
+
+    /// SIGHUP's and the `reload` line's work: the cards map and the config file read again; the
+    /// policy applies at once (what needs a restart is logged as such). The reply line.
+    func reloadConfiguration() -> String {
+        cards?.reload()
+        guard let reload = hooks.reload else {
+            log.info("SIGHUP: this player has no configuration file to reload")
+            return "error: this player has no configuration file to reload"
+        }
+        readiness.notifier?.reloading()
+        defer { readiness.notifier?.readyAgain() }
+        guard let settings = reload() else {
+            return "error: the configuration was not reloaded; the log says why (log 5)"
+        }
+        dispatch(.reconfigured(settings))
+        log.info("SIGHUP: configuration reloaded")
+        return "ok configuration reloaded"
     }
 
     private func readKeys(_ revents: Int16) {

@@ -4,9 +4,11 @@
 // are the player's and the server's. Everything from outside is set as DOM text, never as markup.
 
 import { setupCards } from './cards.js';
+import { setupSettings, loadSettings } from './settings.js';
+import { setupSystem, loadSystem } from './system.js';
 
 const $ = (id) => document.getElementById(id);
-const pages = ['now', 'queue', 'library', 'cards', 'bookmarks', 'signin'];
+const pages = ['now', 'queue', 'library', 'cards', 'bookmarks', 'settings', 'system', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
@@ -182,8 +184,8 @@ function renderSession() {
   $('setpin-form').hidden = session.pinSet;
   $('login-form').hidden = !session.pinSet || session.signedIn;
   $('signed-in').hidden = !session.signedIn;
-  text($('nav-signin'), session.signedIn ? 'Signed in' : session.pinSet ? 'Sign in' : 'Set PIN');
-  text($('signin-heading'), session.signedIn ? 'Signed in' : session.pinSet ? 'Sign in' : 'Set a PIN');
+  text($('nav-signin'), session.signedIn ? 'Signed in' : 'Sign in');
+  text($('signin-heading'), session.signedIn ? 'Signed in' : session.pinSet ? 'Sign in' : 'No PIN yet');
   if (session.signedIn && $('error').textContent === 'sign in first') showError('');
 }
 
@@ -198,18 +200,6 @@ function signinMessage(r) {
   const wait = r.data.retryAfter ? ` (try again in ${r.data.retryAfter} s)` : '';
   text($('signin-message'), (r.data.error || `The server answered ${r.code}`) + wait);
 }
-
-$('setpin-form').addEventListener('submit', async (ev) => {
-  ev.preventDefault();
-  const pin = $('new-pin').value;
-  if (pin !== $('new-pin2').value) { text($('signin-message'), 'The two PINs differ.'); return; }
-  const r = await api('POST', '/api/pin', { pin });
-  if (r.ok) {
-    $('new-pin').value = $('new-pin2').value = '';
-    text($('signin-message'), 'PIN set; you are signed in.');
-    await loadSession();
-  } else signinMessage(r);
-});
 
 $('login-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
@@ -337,6 +327,8 @@ function route() {
   if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
   if (name === 'library') loadLibrary();
   cards.show(name);
+  if (name === 'settings') loadSettings();
+  if (name === 'system') loadSystem();
 }
 window.addEventListener('hashchange', () => { route(); $('main').focus({ preventScroll: true }); });
 
@@ -386,6 +378,8 @@ setInterval(() => {
   if (status && status.phase === 'playing' && document.body.dataset.online === 'yes') renderPosition();
 }, 250);
 const cards = setupCards({ $, text, control, showError });
+setupSettings({ api, text, showError });
+setupSystem({ api, text, control });
 route();
 renderSession();
 loadSession();

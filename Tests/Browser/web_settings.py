@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: MIT
+"""The Settings page, driven from web_test.py (signed in): `run(t, d, width, height)` with `t` the
+web_test module (its helpers and arguments). A setting changed on the page reaches the config
+file (the rest of the file as it was) and the player (status --json's volumeMax, the volume
+slider's range); a value the config refuses shows the config's words and writes nothing; signed
+out the API answers 401. Screenshots and axe-core as for every page."""
+
+import json
+import urllib.error
+import urllib.request
+
+
+def settings_value(t, d, key):
+    return t.js(d, "const e = document.querySelector(`[data-key='${arguments[0]}']`); return e ? e.value : null", key)
+
+
+def set_field(t, d, key, value):
+    t.js(d, "const e = document.querySelector(`[data-key='${arguments[0]}']`); e.value = arguments[1];"
+         " e.dispatchEvent(new Event('input', {bubbles: true}));", key, str(value))
+
+
+def run(t, d, width, height):
+    # Signed out (no cookie): no settings.
+    try:
+        urllib.request.urlopen(t.args.url.rstrip("/") + "/api/settings", timeout=5)
+        t.fail("GET /api/settings answered without a session")
+    except urllib.error.HTTPError as e:
+        if e.code != 401:
+            t.fail(f"GET /api/settings without a session answered {e.code}, not 401")
+
+    t.go(d, "settings")
+    t.wait("the settings show", lambda: t.el(d, "settings-form").is_displayed() and settings_value(t, d, "volumeMax") not in (None, ""))
+    t.check_layout(d, width)
+    facts = t.txt(d, "settings-facts")
+    if t.args.config not in facts:
+        t.fail(f"the facts do not name the config file: {facts!r}")
+    t.screenshot(d, "settings", width, height)
+    with open(t.args.config, "rb") as f:
+        before = f.read()
+    original = int(settings_value(t, d, "volumeMax"))
+    wanted = 70 if width < 1000 else 65
+
+    # A value the config refuses: its words, and the file untouched.
+    set_field(t, d, "volumeMin", wanted + 10)
+    set_field(t, d, "volumeMax", wanted)
+    t.el(d, "settings-save").click()
+    t.wait("the config's refusal shows", lambda: "volumeMin: must be 0 to 100, with volumeMin <= volumeMax" in t.txt(d, "settings-message"))
+    with open(t.args.config, "rb") as f:
+        if f.read() != before:
+            t.fail("a refused change was written")
+    t.screenshot(d, "settings-refused", width, height)
+
+    # A good one: in the file, in the player, in the slider.
+    set_field(t, d, "volumeMin", 0)
+    t.el(d, "settings-save").click()
+    t.wait("the change is saved and applied", lambda: "The player applied it" in t.txt(d, "settings-message"))
+    t.wait("status --json has the new limit", lambda: t.status().get("volumeMax") == wanted)
+    with open(t.args.config, "rb") as f:
+        after = f.read()
+    if json.loads(after).get("volumeMax") != wanted:
+        t.fail(f"the config file does not say volumeMax {wanted}: {after!r}")
+    rest = {k: v for k, v in json.loads(after).items() if k not in ("volumeMax", "volumeMin")}
+    if rest != {k: v for k, v in json.loads(before).items() if k not in ("volumeMax", "volumeMin")}:
+        t.fail("the other keys of the config file changed")
+    t.go(d, "now")
+    t.wait("the volume slider stops at the new limit", lambda: t.el(d, "volume").get_attribute("max") == str(wanted))
+    t.log(f"{width}x{height}: settings: a refused value shows the config's words, volumeMax {wanted} reaches the file, the player and the slider")
+
+    # Back as it was, for what follows.
+    t.go(d, "settings")
+    t.wait("the settings show again", lambda: settings_value(t, d, "volumeMax") == str(wanted))
+    set_field(t, d, "volumeMax", original)
+    t.el(d, "settings-save").click()
+    t.wait("the limit is back", lambda: t.status().get("volumeMax") == original)
+    system_page(t, d, width, height)
+
+
+def system_page(t, d, width, height):
+    """The System page (signed in): the player's version and its last log lines, as text."""
+    t.go(d, "system")
+    t.wait("the system facts show", lambda: t.el(d, "system-box").is_displayed() and "Version" in t.txt(d, "system-facts"))
+    t.wait("the log lines show", lambda: t.js(d, "return document.querySelectorAll('#system-log li').length") > 0)
+    t.check_layout(d, width)
+    facts = t.txt(d, "system-facts")
+    for words in ("Up for", "Memory", "This page reached it at"):
+        if words not in facts:
+            t.fail(f"the System page lacks {words!r}: {facts!r}")
+    if t.js(d, "return document.querySelectorAll('#system-log *:not(li)').length") != 0:
+        t.fail("a log line became markup")
+    t.screenshot(d, "system", width, height)
+    lines = t.js(d, "return document.querySelectorAll('#system-log li').length")
+    t.log(f"{width}x{height}: the System page shows the box and {lines} log lines")
