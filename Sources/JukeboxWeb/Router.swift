@@ -6,6 +6,7 @@ public enum WebRoute: Equatable, Sendable {
     case asset(String)
     case status, queue, library, events, session
     case pin, login, logout, control
+    case cover, search, stations, saveStations
     /// Known path, other method.
     case methodNotAllowed
     case notFound
@@ -16,6 +17,8 @@ public enum WebRoute: Equatable, Sendable {
             "/api/status": ("GET", .status), "/api/queue": ("GET", .queue), "/api/library": ("GET", .library), "/api/events": ("GET", .events),
             "/api/session": ("GET", .session), "/api/pin": ("POST", .pin), "/api/login": ("POST", .login),
             "/api/logout": ("POST", .logout), "/api/control": ("POST", .control),
+            "/api/cover": ("GET", .cover), "/api/search": ("GET", .search), "/api/stations": ("GET", .stations),
+            "/api/stations/save": ("POST", .saveStations),
         ]
         if let known = api[path] {
             return method == known.method || (method == "HEAD" && known.method == "GET" && known.route != .events)

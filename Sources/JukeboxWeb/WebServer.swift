@@ -20,6 +20,8 @@ public final class WebServer: @unchecked Sendable {
         public var connectionLimit: Int = 16
         /// A comment line on every event stream this often, so proxies and phones keep it.
         public var keepalive: Double = 15
+        /// The first picture embedded in an audio file (TagLib's, from `jukebox web`), for covers.
+        public var embeddedPicture: (@Sendable (_ path: String, _ limit: Int) -> [UInt8]?)?
         public init(socketPath: String, assets: String, stateFolder: String) {
             self.socketPath = socketPath
             self.assets = assets
@@ -30,9 +32,11 @@ public final class WebServer: @unchecked Sendable {
     public let options: Options
     public let hub: EventHub
     private let pins: PinStore
-    private let lock = Monitor()
+    let lock = Monitor()
     private let pinLock = Monitor()
-    private var sessions = SessionTable()
+    var sessions = SessionTable()
+    /// The music folders, as the player lists them (covers are read only inside them).
+    let musicRoots = MusicRoots()
     private var backoff = PinBackoff()
     private var lastActivity = monotonicNow()
     private var openStreams = 0
@@ -84,6 +88,8 @@ public final class WebServer: @unchecked Sendable {
     struct Reply {
         var status: Int
         var body: String
+        /// A binary body (an image), sent instead of `body`.
+        var bytes: [UInt8]? = nil
         var contentType = "application/json; charset=utf-8"
         var headers: [(String, String)] = []
         var close = false
@@ -113,11 +119,13 @@ public final class WebServer: @unchecked Sendable {
                                 body: body, bodyTooLarge: request.body_too_large != 0, localPeer: MPDPeer.isLocal(request.peer))
         var incomingWithQuery = incoming
         incomingWithQuery.queryPath = text(request.query_path)
+        incomingWithQuery.queryText = text(request.query_text)
+        incomingWithQuery.ifNoneMatch = text(request.if_none_match)
         var reply = answer(incomingWithQuery)
         reply.stream?.fd = request.fd
         jb_web_response_status(response, UInt32(reply.status))
         for (name, value) in Self.securityHeaders { jb_web_response_header(response, name, value) }
-        if path.hasPrefix("/api/") { jb_web_response_header(response, "Cache-Control", "no-store") }
+        if path.hasPrefix("/api/") && !reply.headers.contains(where: { $0.0 == "Cache-Control" }) { jb_web_response_header(response, "Cache-Control", "no-store") }
         jb_web_response_header(response, "Content-Type", reply.contentType)
         for (name, value) in reply.headers { jb_web_response_header(response, name, value) }
         if reply.close { jb_web_response_close(response) }
@@ -134,8 +142,12 @@ public final class WebServer: @unchecked Sendable {
             }
             jb_web_response_stream(response, Unmanaged.passRetained(stream).toOpaque(), reader, release)
         } else {
-            if method == "HEAD" { reply.body = "" }
-            jb_web_response_body(response, reply.body, reply.body.utf8.count)
+            if method == "HEAD" { reply.body = ""; reply.bytes = reply.bytes.map { _ in [] } }
+            if let bytes = reply.bytes {
+                bytes.withUnsafeBytes { jb_web_response_body(response, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+            } else {
+                jb_web_response_body(response, reply.body, reply.body.utf8.count)
+            }
         }
     }
 
@@ -152,6 +164,9 @@ public final class WebServer: @unchecked Sendable {
         var host, origin, contentType, cookie, csrf: String?
         /// The query argument `path` (`/api/library?path=…`).
         var queryPath: String? = nil
+        /// The query argument `q` (`/api/search?q=…`) and the If-None-Match header.
+        var queryText: String? = nil
+        var ifNoneMatch: String? = nil
         var body: [UInt8]
         var bodyTooLarge: Bool
         var localPeer: Bool
@@ -182,6 +197,10 @@ public final class WebServer: @unchecked Sendable {
         case .status: return ask("status --json")
         case .queue: return ask("queue --json")
         case .library: return library(request.queryPath)
+        case .cover: return cover(request.queryPath, ifNoneMatch: request.ifNoneMatch)
+        case .search: return search(request.queryText)
+        case .stations: return stations()
+        case .saveStations: return saveStations(request)
         case .events:
             var reply = Reply(status: 200, body: "", contentType: "text/event-stream; charset=utf-8")
             reply.headers = [("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")]
@@ -214,14 +233,15 @@ public final class WebServer: @unchecked Sendable {
             if n <= 0 { break }
             bytes += chunk[0..<n]
         }
-        var reply = Reply(status: 200, body: String(decoding: bytes, as: UTF8.self), contentType: WebRoute.contentType(of: name))
+        // Bytes as they are: an image or a font is not UTF-8.
+        var reply = Reply(status: 200, body: "", bytes: bytes, contentType: WebRoute.contentType(of: name))
         reply.headers = [("Cache-Control", "no-cache")]
         return reply
     }
 
     /// One line to the player on a connection of its own: the answer's JSON after `ok `.
     /// `refused`: the status when the player answers `error: …` (its words as the error).
-    private func ask(_ line: String, refused: Int = 502) -> Reply {
+    func ask(_ line: String, refused: Int = 502) -> Reply {
         guard let client = try? ControlClient(path: options.socketPath) else { return .error(502, "the player is not running") }
         guard let reply = client.request(line, timeout: 10) else { return .error(502, "no answer from the player") }
         guard reply.hasPrefix("ok {") else {
@@ -248,7 +268,7 @@ public final class WebServer: @unchecked Sendable {
 
     /// The body decoded, nil when it is not that object. Bytes Swift 6.0's JSONDecoder traps on
     /// (a NUL or a lone surrogate in a key, bad UTF-8) are refused first, as for the config file.
-    private func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) -> T? {
+    func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) -> T? {
         guard JSONText.problem(body) == nil else { return nil }
         return try? JSONDecoder().decode(type, from: Data(body))
     }

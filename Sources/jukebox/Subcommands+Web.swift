@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CWeb
 import Glibc
+import JukeboxAudio
 import JukeboxCore
 import JukeboxService
 import JukeboxSystem
@@ -61,7 +62,11 @@ extension Subcommands {
             host = h
         }
         let port = jb_web_bound_port(fd)
-        let server = WebServer(options: WebServer.Options(socketPath: socket, assets: assets, stateFolder: state))
+        var options = WebServer.Options(socketPath: socket, assets: assets, stateFolder: state)
+        // Covers embedded in tags are read here, by TagLib in this process: a malformed file costs
+        // the web face, never the player (docs/WEB.md, "Covers").
+        options.embeddedPicture = { path, limit in TagReader.picture(path: path, limit: limit)?.bytes }
+        let server = WebServer(options: options)
         if let error = server.start(listening: fd) {
             writeAll(2, "jukebox: web: \(error)\n")
             return 1

@@ -3,8 +3,11 @@
 // send control lines (/api/control). No policy here: what is allowed, the limits and what happens
 // are the player's and the server's. Everything from outside is set as DOM text, never as markup.
 
+import { setupLibraryExtras, showCover } from './library-extras.js';
+import { setupRadio, loadRadio } from './radio.js';
+
 const $ = (id) => document.getElementById(id);
-const pages = ['now', 'queue', 'library', 'signin'];
+const pages = ['now', 'queue', 'library', 'radio', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
@@ -89,6 +92,7 @@ function renderStatus() {
   text($('artist'), s.artist);
   text($('album'), s.album);
   text($('message'), s.message);
+  showCover($('now-cover'), s.stream ? null : s.path);
   const buffering = s.stream && s.message ? /buffering\D*(\d+)/i.exec(s.message) : null;
   $('buffering').hidden = !buffering;
   if (buffering) $('buffering').value = Number(buffering[1]);
@@ -290,6 +294,7 @@ function renderLibrary() {
     crumbs.push(crumb('Up', libraryHref(l.parent), false), crumb(l.path.split('/').pop(), libraryHref(l.path), true));
   }
   $('crumbs').replaceChildren(...crumbs);
+  showCover($('library-cover'), l.path);
   $('folder-actions').hidden = !l.path;
   const items = (l.folders || []).map((f) => {
     const li = document.createElement('li');
@@ -334,6 +339,7 @@ function route() {
   if (name === 'signin') loadSession();
   if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
   if (name === 'library') loadLibrary();
+  if (name === 'radio') loadRadio();
 }
 window.addEventListener('hashchange', () => { route(); $('main').focus({ preventScroll: true }); });
 
@@ -381,6 +387,8 @@ async function loadQueue() {
 setInterval(() => {
   if (status && status.phase === 'playing' && document.body.dataset.online === 'yes') renderPosition();
 }, 250);
+setupLibraryExtras({ api, control, text, clock, $ });
+setupRadio({ api, control, text, showError, $ });
 route();
 renderSession();
 loadSession();

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+import Glibc
+import JukeboxCore
+import JukeboxSystem
+
+/// `search --json TEXT`: the folders and audio files of the music folders whose name, title,
+/// artist or album holds every word of TEXT (case-insensitive), as one JSON object:
+/// `{"text":…,"folders":[{"name":…,"path":…}],"files":[{"name":…,"path":…,"title":…,"artist":…,
+/// "album":…,"seconds":…}],"scanned":N}` plus `"truncated":true` when more matched than
+/// `maxResults`, and `"incomplete":true` when the walk stopped at its budget (`budget` seconds or
+/// `maxFiles` files) before the end of the tree.
+///
+/// There is no index (yet): every query is a walk of the tree with the tags read through the
+/// player's tag reader (`load`), on the tag reader's thread, never on the loop. It is bounded so a
+/// large library costs a query a known time (measured in docs/WEB.md: 10,000 files). The same rule
+/// as `ls --json`: hidden names are left out, a link is followed only when where it leads is inside
+/// the music folders, and a folder reached twice (a link back up) is walked once.
+public enum LibrarySearch {
+    public static let maxResults = 100
+    /// Audio files whose tags one query reads at most.
+    public static let maxFiles = 20_000
+    /// Seconds one query may take on the tag reader's thread (a card's `load` waits behind it).
+    public static let budget = 3.0
+    /// Longest text searched for, in bytes; words beyond the eighth are ignored.
+    public static let maxText = 200
+
+    /// The words to look for: the text lowercased, split at spaces, at most 8.
+    public static func words(_ text: String) -> [String] {
+        Array(text.lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" }).prefix(8).map(String.init))
+    }
+
+    /// Whether every word is in one of the fields (case-insensitive).
+    public static func matches(_ words: [String], _ fields: [String?]) -> Bool {
+        guard !words.isEmpty else { return false }
+        let lowered = fields.compactMap { $0?.lowercased() }
+        return words.allSatisfy { word in lowered.contains { $0.contains(word) } }
+    }
+
+    public static func json(text: String, roots: [String], load: ([String]) -> (tracks: [TrackInfo], messages: [String]),
+                            budget: Double = budget, maxFiles: Int = maxFiles, clock: () -> Double = monotonicNow) -> Result<String, LibraryListingError> {
+        let words = words(text)
+        guard !words.isEmpty else { return .failure(.init("usage: search --json TEXT")) }
+        guard text.utf8.count <= maxText else { return .failure(.init("the text is longer than \(maxText) bytes")) }
+        let realRoots = roots.compactMap(LibraryListing.resolved)
+        guard !realRoots.isEmpty else { return .failure(.init("no music folders are configured (config \"music\")")) }
+        let deadline = clock() + budget
+        var folders: [String] = []
+        var hits: [TrackInfo] = []
+        var truncated = false, incomplete = false
+        var scanned = 0
+        var pending: [String] = []
+        var seen = Set<String>()
+        var queue = realRoots
+        func full() -> Bool { folders.count + hits.count >= maxResults }
+        // Reads the tags of the pending files and keeps those that match.
+        func flush() {
+            guard !pending.isEmpty else { return }
+            scanned += pending.count
+            for track in load(pending).tracks where matches(words, [Paths.fileName(track.path), track.title, track.artist, track.album]) {
+                if full() { truncated = true; break }
+                hits.append(track)
+            }
+            pending.removeAll()
+        }
+        walk: while !queue.isEmpty {
+            let dir = queue.removeFirst()
+            guard let id = fileIdentity(dir), seen.insert(id).inserted else { continue }
+            guard let names = try? directoryEntries(dir) else { continue }
+            for name in names.sorted(by: Library.naturalLess) where !name.hasPrefix(".") {
+                JobProgress.note()
+                if full() { truncated = true; break walk }
+                if clock() > deadline || scanned + pending.count >= maxFiles { incomplete = true; break walk }
+                let entry = dir == "/" ? "/" + name : dir + "/" + name
+                var st = stat()
+                guard lstat(cPath(entry), &st) == 0 else { continue }
+                if (st.st_mode & S_IFMT) == S_IFLNK {
+                    guard let real = LibraryListing.resolved(entry), LibraryListing.inside(real, realRoots) else { continue }
+                }
+                switch fileKind(entry) {
+                case .directory:
+                    if matches(words, [name]) { folders.append(entry) }
+                    queue.append(entry)
+                case .regular where Library.isAudio(entry):
+                    pending.append(entry)
+                    if pending.count >= 64 { flush() }
+                default: break
+                }
+            }
+        }
+        if !full() { flush() } else if !pending.isEmpty { truncated = true }
+        let q = JSONText.quoted
+        func str(_ s: String?) -> String { s.map { q(LibraryListing.view($0)) } ?? "null" }
+        let folderParts = folders.prefix(maxResults).map { "{\"name\":" + q(LibraryListing.view(Paths.fileName($0))) + ",\"path\":" + q($0) + "}" }
+        let fileParts = hits.map { t in
+            "{\"name\":" + q(LibraryListing.view(Paths.fileName(t.path))) + ",\"path\":" + q(t.path) + ",\"title\":" + str(t.title)
+                + ",\"artist\":" + str(t.artist) + ",\"album\":" + str(t.album) + ",\"seconds\":"
+                + (t.duration.map { $0.isFinite ? String($0) : "null" } ?? "null") + "}"
+        }
+        return .success("{\"text\":" + q(LibraryListing.view(text)) + ",\"folders\":[" + folderParts.joined(separator: ",")
+            + "],\"files\":[" + fileParts.joined(separator: ",") + "],\"scanned\":\(scanned)"
+            + (truncated ? ",\"truncated\":true" : "") + (incomplete ? ",\"incomplete\":true" : "") + "}")
+    }
+}
