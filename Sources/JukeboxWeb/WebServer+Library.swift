@@ -119,11 +119,9 @@ extension WebServer {
 
     /// `GET /api/stations`: `{"stations":[{"name":…,"url":…}],"file":…}` (none when no file).
     func stations() -> Reply {
-        let list = readStations()
-        let body = try? JSONEncoder().encode(StationsBody(stations: list))
-        var text = body.map { String(decoding: $0, as: UTF8.self) } ?? "{\"stations\":[]}"
-        text.removeLast()
-        return .json(200, text + ",\"file\":" + JSONText.quoted(stationsPath) + "}")
+        let q = JSONText.quoted
+        let list = readStations().map { "{\"name\":" + q($0.name) + ",\"url\":" + q($0.url) + "}" }
+        return .json(200, "{\"stations\":[" + list.joined(separator: ",") + "],\"file\":" + q(stationsPath) + "}")
     }
 
     func readStations() -> [Station] {

@@ -107,8 +107,7 @@ final class WebLibraryTests: DaemonTestCase {
         let session = ["Cookie": cookie, "X-CSRF-Token": csrf]
         let saved = try http("POST", "/api/stations/save", json: list, headers: session)
         XCTAssertEqual(saved.status, 200, saved.text)
-        XCTAssertTrue(saved.text.hasPrefix("{\"stations\":[{\"name\":\"<img src=x onerror=alert(1)>\",\"url\":\"http:\\/\\/127.0.0.1:9\\/live.mp3\"}]")
-                      || saved.text.hasPrefix("{\"stations\":[{\"name\":\"<img src=x onerror=alert(1)>\",\"url\":\"http://127.0.0.1:9/live.mp3\"}]"), saved.text)
+        XCTAssertTrue(saved.text.hasPrefix("{\"stations\":[{\"name\":\"<img src=x onerror=alert(1)>\",\"url\":\"http://127.0.0.1:9/live.mp3\"}]"), saved.text)
         XCTAssertEqual(try String(contentsOfFile: dir + "/state/stations.m3u", encoding: .utf8),
                        "#EXTM3U\n#EXTINF:-1,<img src=x onerror=alert(1)>\nhttp://127.0.0.1:9/live.mp3\n")
         for bad in ["file:///etc/passwd", "http://a/\\nstop", "javascript:alert(1)"] {
