@@ -75,4 +75,28 @@ final class LibrarySearchTests: XCTestCase {
         XCTAssertEqual(capped["incomplete"] as? Bool, true)
         XCTAssertEqual(capped["scanned"] as? Int, 20)
     }
+
+    func testTagsReadOnceAreKeptWhileTheFileIsUnchanged() throws {
+        let dir = TempDir()
+        for i in 0..<10 { dir.write("music/abba\(i).flac", "x") }
+        let root = dir.file("music")
+        let cache = SearchTagCache()
+        var read: [String] = []
+        let counting: ([String]) -> (tracks: [TrackInfo], messages: [String]) = { paths in
+            read += paths
+            return self.load(paths)
+        }
+        let first = try object(LibrarySearch.json(text: "waterloo", roots: [root], load: counting, cache: cache))
+        XCTAssertEqual(read.count, 10)
+        XCTAssertEqual((first["files"] as? [[String: Any]])?.count, 10)
+        read = []
+        let second = try object(LibrarySearch.json(text: "waterloo", roots: [root], load: counting, cache: cache))
+        XCTAssertEqual(read, [], "the tags were read again")
+        XCTAssertEqual((second["files"] as? [[String: Any]])?.count, 10)
+        XCTAssertEqual(second["scanned"] as? Int, 10)
+        // A file that changed (its size) is read again; a new search sees its new tags.
+        dir.write("music/abba3.flac", "longer now")
+        _ = try LibrarySearch.json(text: "waterloo", roots: [root], load: counting, cache: cache).get()
+        XCTAssertEqual(read.map { ($0 as NSString).lastPathComponent }, ["abba3.flac"])
+    }
 }

@@ -37,7 +37,8 @@ public enum LibrarySearch {
     }
 
     public static func json(text: String, roots: [String], load: ([String]) -> (tracks: [TrackInfo], messages: [String]),
-                            budget: Double = budget, maxFiles: Int = maxFiles, clock: () -> Double = monotonicNow) -> Result<String, LibraryListingError> {
+                            budget: Double = budget, maxFiles: Int = maxFiles, clock: () -> Double = monotonicNow,
+                            cache: SearchTagCache = .shared) -> Result<String, LibraryListingError> {
         let words = words(text)
         guard !words.isEmpty else { return .failure(.init("usage: search --json TEXT")) }
         guard text.utf8.count <= maxText else { return .failure(.init("the text is longer than \(maxText) bytes")) }
@@ -49,6 +50,8 @@ public enum LibrarySearch {
         var truncated = false, incomplete = false
         var scanned = 0
         var pending: [String] = []
+        var stamps: [String: String] = [:]
+        var cached = 0
         var seen = Set<String>()
         var queue = realRoots
         func full() -> Bool { folders.count + hits.count >= maxResults }
@@ -56,11 +59,14 @@ public enum LibrarySearch {
         func flush() {
             guard !pending.isEmpty else { return }
             scanned += pending.count
-            for track in load(pending).tracks where matches(words, [Paths.fileName(track.path), track.title, track.artist, track.album]) {
+            let tracks = load(pending).tracks
+            cache.put(tracks, stamps: stamps)
+            for track in tracks where matches(words, [Paths.fileName(track.path), track.title, track.artist, track.album]) {
                 if full() { truncated = true; break }
                 hits.append(track)
             }
             pending.removeAll()
+            stamps.removeAll()
         }
         walk: while !queue.isEmpty {
             let dir = queue.removeFirst()
@@ -69,7 +75,7 @@ public enum LibrarySearch {
             for name in names.sorted(by: Library.naturalLess) where !name.hasPrefix(".") {
                 JobProgress.note()
                 if full() { truncated = true; break walk }
-                if clock() > deadline || scanned + pending.count >= maxFiles { incomplete = true; break walk }
+                if clock() > deadline || scanned + pending.count + cached >= maxFiles { incomplete = true; break walk }
                 let entry = dir == "/" ? "/" + name : dir + "/" + name
                 var st = stat()
                 guard lstat(cPath(entry), &st) == 0 else { continue }
@@ -81,8 +87,18 @@ public enum LibrarySearch {
                     if matches(words, [name]) { folders.append(entry) }
                     queue.append(entry)
                 case .regular where Library.isAudio(entry):
-                    pending.append(entry)
-                    if pending.count >= 64 { flush() }
+                    // The tags an earlier search read, while the file is unchanged; else read now.
+                    var target = st
+                    if (st.st_mode & S_IFMT) == S_IFLNK { _ = stat(cPath(entry), &target) }
+                    let stamp = "\(target.st_size):\(target.st_mtim.tv_sec).\(target.st_mtim.tv_nsec)"
+                    if let track = cache.get(entry, stamp: stamp) {
+                        cached += 1
+                        if matches(words, [name, track.title, track.artist, track.album]) { hits.append(track) }
+                    } else {
+                        pending.append(entry)
+                        stamps[entry] = stamp
+                        if pending.count >= 64 { flush() }
+                    }
                 default: break
                 }
             }
@@ -97,7 +113,31 @@ public enum LibrarySearch {
                 + (t.duration.map { $0.isFinite ? String($0) : "null" } ?? "null") + "}"
         }
         return .success("{\"text\":" + q(LibraryListing.view(text)) + ",\"folders\":[" + folderParts.joined(separator: ",")
-            + "],\"files\":[" + fileParts.joined(separator: ",") + "],\"scanned\":\(scanned)"
+            + "],\"files\":[" + fileParts.joined(separator: ",") + "],\"scanned\":\(scanned + cached)"
             + (truncated ? ",\"truncated\":true" : "") + (incomplete ? ",\"incomplete\":true" : "") + "}")
+    }
+}
+
+/// The tags searches read, by path, kept while the file's size and modification time stay the
+/// same: the first search of a large library reads what its budget allows, the next ones go on
+/// from there and then match from memory (about 300 bytes a file; at most `capacity` files, then
+/// it starts again). Only the tag reader's thread uses it in the player; the lock is for tests.
+public final class SearchTagCache: @unchecked Sendable {
+    public static let shared = SearchTagCache()
+    public static let capacity = 20_000
+    private let lock = Monitor()
+    private var entries: [String: (stamp: String, track: TrackInfo)] = [:]
+
+    public init() {}
+
+    func get(_ path: String, stamp: String) -> TrackInfo? {
+        lock.withLock { entries[path].flatMap { $0.stamp == stamp ? $0.track : nil } }
+    }
+
+    func put(_ tracks: [TrackInfo], stamps: [String: String]) {
+        lock.withLock {
+            if entries.count + tracks.count > Self.capacity { entries.removeAll() }
+            for track in tracks { if let stamp = stamps[track.path] { entries[track.path] = (stamp, track) } }
+        }
     }
 }
