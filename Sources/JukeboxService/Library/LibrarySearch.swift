@@ -12,7 +12,8 @@ import JukeboxSystem
 ///
 /// There is no index (yet): every query is a walk of the tree with the tags read through the
 /// player's tag reader (`load`), on the tag reader's thread, never on the loop. It is bounded so a
-/// large library costs a query a known time (measured in docs/WEB.md: 10,000 files). The same rule
+/// large library costs a query a known time (measured in docs/WEB.md: 10,000 files), and keeps
+/// the tags it read (`SearchTagCache`) so the next queries match from memory. The same rule
 /// as `ls --json`: hidden names are left out, a link is followed only when where it leads is inside
 /// the music folders, and a folder reached twice (a link back up) is walked once.
 public enum LibrarySearch {
@@ -120,7 +121,7 @@ public enum LibrarySearch {
 
 /// The tags searches read, by path, kept while the file's size and modification time stay the
 /// same: the first search of a large library reads what its budget allows, the next ones go on
-/// from there and then match from memory (about 300 bytes a file; at most `capacity` files, then
+/// from there and then match from memory (about 500 bytes a file; at most `capacity` files, then
 /// it starts again). Only the tag reader's thread uses it in the player; the lock is for tests.
 public final class SearchTagCache: @unchecked Sendable {
     public static let shared = SearchTagCache()
