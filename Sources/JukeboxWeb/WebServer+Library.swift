@@ -19,6 +19,14 @@ final class MusicRoots: @unchecked Sendable {
         var folders: [Folder]
     }
 
+    /// Sets the folders as if the player had listed them now (tests).
+    func preset(_ folders: [String]) {
+        lock.withLock {
+            roots = folders.compactMap(realPath)
+            at = monotonicNow()
+        }
+    }
+
     func get(_ ask: (String) -> WebServer.Reply) -> [String] {
         if let cached = lock.withLock({ monotonicNow() - at < 30 && !roots.isEmpty ? roots : nil }) { return cached }
         let reply = ask("ls --json")

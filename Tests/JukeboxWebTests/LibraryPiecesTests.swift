@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+import Foundation
+import Glibc
 import JukeboxCore
 @testable import JukeboxWeb
 import XCTest
@@ -109,5 +111,43 @@ final class LibraryPiecesTests: XCTestCase {
     func testSearchIsOpenToEveryoneAsTheListingIs() throws {
         let command = try ControlCommand.parse("search --json abba", seed: 0).get()
         XCTAssertEqual(ControlAccess.of(command), .open)
+    }
+}
+
+/// `WebServer.cover` with a stand-in for TagLib's embedded picture (this machine's TagLib 1.13 reads
+/// none; Debian 13's does): which source wins, and what is refused.
+final class CoverSourceTests: XCTestCase {
+    static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3]
+    static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 9]
+
+    func testTheFolderImageFirstThenTheTrackThenTheFolderFirstTrack() throws {
+        let root = FileManager.default.temporaryDirectory.path + "/jukebox-cover-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for folder in ["A", "B", "C"] { try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true) }
+        for file in ["A/1.flac", "B/1.flac", "B/2.flac", "C/1.flac"] { FileManager.default.createFile(atPath: root + "/" + file, contents: Data("x".utf8)) }
+        FileManager.default.createFile(atPath: root + "/A/Folder.PNG", contents: Data(Self.png))
+        var options = WebServer.Options(socketPath: root + "/none", assets: root, stateFolder: root)
+        // B/1 holds a JPEG, B/2 a GIF (refused though its tag may say image/jpeg), C/1 one too large.
+        options.embeddedPicture = { path, limit in
+            if path.hasSuffix("/B/1.flac") { return Self.jpeg }
+            if path.hasSuffix("/B/2.flac") { return Array("GIF89a".utf8) }
+            if path.hasSuffix("/C/1.flac") { return Self.jpeg + [UInt8](repeating: 0, count: limit) }
+            return nil
+        }
+        let server = WebServer(options: options)
+        server.musicRoots.preset([root])
+        func cover(_ path: String) -> (Int, [UInt8]?, String) {
+            let r = server.cover(root + "/" + path, ifNoneMatch: nil)
+            return (r.status, r.bytes, r.contentType)
+        }
+        XCTAssertEqual(cover("A/1.flac").1, Self.png)
+        XCTAssertEqual(cover("A/1.flac").2, "image/png")
+        XCTAssertEqual(cover("B/1.flac").1, Self.jpeg)
+        XCTAssertEqual(cover("B/1.flac").2, "image/jpeg")
+        XCTAssertEqual(cover("B").1, Self.jpeg, "a folder: its first track's picture")
+        XCTAssertEqual(cover("B/2.flac").0, 404)
+        XCTAssertEqual(cover("C/1.flac").0, 404)
+        XCTAssertEqual(cover("C").0, 404)
+        XCTAssertEqual(server.cover("/etc/passwd", ifNoneMatch: nil).status, 404)
     }
 }
