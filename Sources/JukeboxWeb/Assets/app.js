@@ -5,9 +5,10 @@
 
 import { setupLibraryExtras, showCover } from './library-extras.js';
 import { setupRadio, loadRadio } from './radio.js';
+import { setupCards } from './cards.js';
 
 const $ = (id) => document.getElementById(id);
-const pages = ['now', 'queue', 'library', 'radio', 'signin'];
+const pages = ['now', 'queue', 'library', 'radio', 'cards', 'bookmarks', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
@@ -340,6 +341,7 @@ function route() {
   if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
   if (name === 'library') loadLibrary();
   if (name === 'radio') loadRadio();
+  cards.show(name);
 }
 window.addEventListener('hashchange', () => { route(); $('main').focus({ preventScroll: true }); });
 
@@ -355,6 +357,7 @@ function onStatus(data) {
   statusAt = performance.now();
   setOffline(false);
   renderStatus();
+  cards.status(data);
 }
 
 function onQueue(data) {
@@ -389,6 +392,7 @@ setInterval(() => {
 }, 250);
 setupLibraryExtras({ api, control, text, clock, $ });
 setupRadio({ api, control, text, showError, $ });
+const cards = setupCards({ $, text, control, showError });
 route();
 renderSession();
 loadSession();
