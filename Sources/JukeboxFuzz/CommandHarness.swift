@@ -146,6 +146,7 @@ enum CommandHarness {
         case .queue(let page): return "queue \(page)"
         case .queueJSON: return "queue --json"
         case .lsJSON(let path): return "ls --json" + (path.map { " " + $0 } ?? "")
+        case .searchJSON(let text): return "search --json " + text
         case .add(let path): return "add " + path
         case .load(let path): return "load " + path
         case .save: return "save"

@@ -7,6 +7,7 @@ public enum WebRoute: Equatable, Sendable {
     case status, queue, library, events, session
     case pin, login, logout, control
     case settings, changeSettings, system
+    case cover, search, stations, saveStations
     /// Known path, other method.
     case methodNotAllowed
     case notFound
@@ -19,6 +20,8 @@ public enum WebRoute: Equatable, Sendable {
             "/api/logout": ("POST", .logout), "/api/control": ("POST", .control),
             "/api/settings": ("GET", .settings), "/api/settings/change": ("POST", .changeSettings),
             "/api/system": ("GET", .system),
+            "/api/cover": ("GET", .cover), "/api/search": ("GET", .search), "/api/stations": ("GET", .stations),
+            "/api/stations/save": ("POST", .saveStations),
         ]
         if let known = api[path] {
             return method == known.method || (method == "HEAD" && known.method == "GET" && known.route != .events)

@@ -22,6 +22,8 @@ public final class WebServer: @unchecked Sendable {
         public var connectionLimit: Int = 16
         /// A comment line on every event stream this often, so proxies and phones keep it.
         public var keepalive: Double = 15
+        /// The first picture embedded in an audio file (TagLib's, from `jukebox web`), for covers.
+        public var embeddedPicture: (@Sendable (_ path: String, _ limit: Int) -> [UInt8]?)?
         public init(socketPath: String, assets: String, stateFolder: String) {
             self.socketPath = socketPath
             self.assets = assets
@@ -39,6 +41,8 @@ public final class WebServer: @unchecked Sendable {
     /// One settings change at a time (read, edit, write the config file).
     let settingsLock = Monitor()
     var sessions = SessionTable()
+    /// The music folders, as the player lists them (covers are read only inside them).
+    let musicRoots = MusicRoots()
     private var backoff = PinBackoff()
     private var lastActivity = monotonicNow()
     private var openStreams = 0
@@ -90,6 +94,8 @@ public final class WebServer: @unchecked Sendable {
     struct Reply {
         var status: Int
         var body: String
+        /// A binary body (an image), sent instead of `body`.
+        var bytes: [UInt8]? = nil
         var contentType = "application/json; charset=utf-8"
         var headers: [(String, String)] = []
         var close = false
@@ -119,11 +125,13 @@ public final class WebServer: @unchecked Sendable {
                                 body: body, bodyTooLarge: request.body_too_large != 0, localPeer: MPDPeer.isLocal(request.peer))
         var incomingWithQuery = incoming
         incomingWithQuery.queryPath = text(request.query_path)
+        incomingWithQuery.queryText = text(request.query_text)
+        incomingWithQuery.ifNoneMatch = text(request.if_none_match)
         var reply = answer(incomingWithQuery)
         reply.stream?.fd = request.fd
         jb_web_response_status(response, UInt32(reply.status))
         for (name, value) in Self.securityHeaders { jb_web_response_header(response, name, value) }
-        if path.hasPrefix("/api/") { jb_web_response_header(response, "Cache-Control", "no-store") }
+        if path.hasPrefix("/api/") && !reply.headers.contains(where: { $0.0 == "Cache-Control" }) { jb_web_response_header(response, "Cache-Control", "no-store") }
         jb_web_response_header(response, "Content-Type", reply.contentType)
         for (name, value) in reply.headers { jb_web_response_header(response, name, value) }
         if reply.close { jb_web_response_close(response) }
@@ -140,8 +148,12 @@ public final class WebServer: @unchecked Sendable {
             }
             jb_web_response_stream(response, Unmanaged.passRetained(stream).toOpaque(), reader, release)
         } else {
-            if method == "HEAD" { reply.body = "" }
-            jb_web_response_body(response, reply.body, reply.body.utf8.count)
+            if method == "HEAD" { reply.body = ""; reply.bytes = reply.bytes.map { _ in [] } }
+            if let bytes = reply.bytes {
+                bytes.withUnsafeBytes { jb_web_response_body(response, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+            } else {
+                jb_web_response_body(response, reply.body, reply.body.utf8.count)
+            }
         }
     }
 
@@ -158,6 +170,9 @@ public final class WebServer: @unchecked Sendable {
         var host, origin, contentType, cookie, csrf: String?
         /// The query argument `path` (`/api/library?path=…`).
         var queryPath: String? = nil
+        /// The query argument `q` (`/api/search?q=…`) and the If-None-Match header.
+        var queryText: String? = nil
+        var ifNoneMatch: String? = nil
         var body: [UInt8]
         var bodyTooLarge: Bool
         var localPeer: Bool
@@ -189,6 +204,10 @@ public final class WebServer: @unchecked Sendable {
         case .status: return ask("status --json")
         case .queue: return ask("queue --json")
         case .library: return library(request.queryPath)
+        case .cover: return cover(request.queryPath, ifNoneMatch: request.ifNoneMatch)
+        case .search: return search(request.queryText)
+        case .stations: return stations()
+        case .saveStations: return saveStations(request)
         case .events:
             var reply = Reply(status: 200, body: "", contentType: "text/event-stream; charset=utf-8")
             reply.headers = [("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")]
@@ -224,7 +243,8 @@ public final class WebServer: @unchecked Sendable {
             if n <= 0 { break }
             bytes += chunk[0..<n]
         }
-        var reply = Reply(status: 200, body: String(decoding: bytes, as: UTF8.self), contentType: WebRoute.contentType(of: name))
+        // Bytes as they are: an image or a font is not UTF-8.
+        var reply = Reply(status: 200, body: "", bytes: bytes, contentType: WebRoute.contentType(of: name))
         reply.headers = [("Cache-Control", "no-cache")]
         return reply
     }

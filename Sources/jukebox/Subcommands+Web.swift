@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CWeb
 import Glibc
+import JukeboxAudio
 import JukeboxCore
 import JukeboxService
 import JukeboxSystem
@@ -63,6 +64,9 @@ extension Subcommands {
         let port = jb_web_bound_port(fd)
         var webOptions = WebServer.Options(socketPath: socket, assets: assets, stateFolder: state)
         webOptions.configPath = a.options["--config"].map(absolutePath)
+        // Covers embedded in tags are read here, by TagLib in this process: a malformed file costs
+        // the web face, never the player (docs/WEB.md, "Covers").
+        webOptions.embeddedPicture = { path, limit in TagReader.picture(path: path, limit: limit)?.bytes }
         let server = WebServer(options: webOptions)
         if let error = server.start(listening: fd) {
             writeAll(2, "jukebox: web: \(error)\n")

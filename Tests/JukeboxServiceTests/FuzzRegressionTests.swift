@@ -97,6 +97,7 @@ final class FuzzRegressionTests: XCTestCase {
         case .queue(let page): return "queue \(page)"
         case .queueJSON: return "queue --json"
         case .lsJSON(let path): return "ls --json" + (path.map { " " + $0 } ?? "")
+        case .searchJSON(let text): return "search --json " + text
         case .add(let path): return "add " + path
         case .load(let path): return "load " + path
         case .log(let count): return "log \(count)"

@@ -31,6 +31,9 @@ typedef struct {
 	struct sockaddr_storage peer;
 	/// The connection's socket (-1 when unknown): only for jb_web_peer_closed.
 	int fd;
+	/// The query argument `q` (a search's text), and the If-None-Match header; NULL when absent.
+	const char *query_text;
+	const char *if_none_match;
 } jb_web_request;
 
 /// Reads the next bytes of a stream into `buffer` (at most `max`): their count, or -1 to end the

@@ -29,6 +29,10 @@ public enum ControlCommand: Equatable, Sendable {
     /// object (`ls --json [PATH]`, for the web face's library); the player refuses a path
     /// outside its music folders.
     case lsJSON(path: String?)
+    /// Audio files and folders of the music folders whose title, artist, album or name holds
+    /// every word of `text` (`search --json TEXT`, for the web face): one JSON object, bounded
+    /// in results and time (`LibrarySearch`).
+    case searchJSON(text: String)
     /// Append a file, folder or playlist.
     case add(path: String)
     /// Replace the queue with a folder or playlist and play it.
@@ -72,7 +76,7 @@ public enum ControlCommand: Equatable, Sendable {
     public static let helpText = """
     status [--json] · play [N] · pause · toggle · stop · next · prev · seek [+|-]m:ss · vol [+|-]N
     shuffle on|off · repeat off|one|all · queue [page|--json] · delete N · move FROM TO
-    add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [FOLDER]
+    add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [FOLDER] · search --json TEXT
     sleep MINUTES|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
@@ -115,6 +119,11 @@ public enum ControlCommand: Equatable, Sendable {
             let afterVerb = line.drop { $0 == " " || $0 == "\t" }.dropFirst(verb.count).drop { $0 == " " || $0 == "\t" }
             let path = Substring(afterVerb.dropFirst("--json".count)).trimmingSpaces()
             return .success(.lsJSON(path: path.isEmpty ? nil : path))
+        case "search":
+            // `search --json TEXT`: the rest of the line after `--json` is the text.
+            guard rest.first == "--json", rest.count > 1 else { return .failure(ControlError("usage: search --json TEXT")) }
+            let afterVerb = line.drop { $0 == " " || $0 == "\t" }.dropFirst(verb.count).drop { $0 == " " || $0 == "\t" }
+            return .success(.searchJSON(text: Substring(afterVerb.dropFirst("--json".count)).trimmingSpaces()))
         case "card": return parseCard(line)
         case "cards":
             guard rest == ["--json"] else { return .failure(ControlError("usage: cards --json")) }

@@ -33,6 +33,8 @@ protocol ControlLoop: AnyObject {
     /// `ls --json [PATH]` (`LibraryListing`), read off the loop; `reply` gets the line on the
     /// loop. False when this player cannot read files.
     func listLibrary(_ path: String?, _ reply: @escaping ([String]) -> Void) -> Bool
+    /// `search --json TEXT` (`LibrarySearch`), read off the loop like `listLibrary`.
+    func searchLibrary(_ text: String, _ reply: @escaping ([String]) -> Void) -> Bool
     /// `card assign`: false when no cards map is configured.
     func assignCard(id: String?, value: String, _ reply: @escaping ([String]) -> Void) -> Bool
     /// `card delete`: false when no cards map is configured.
@@ -84,7 +86,7 @@ extension ControlLoop {
             return ["ok " + QueueJSON.text(state)]
         case .add, .load:
             return ["error: this player cannot load files"]
-        case .lsJSON:
+        case .lsJSON, .searchJSON:
             return ["error: this player cannot list files"]
         case .cardAssign, .cardDelete:
             return ["error: no cards map is configured (config \"rfid\")"]
@@ -147,6 +149,8 @@ extension ControlLoop {
             }
         case .lsJSON(let path):
             return listLibrary(path, reply)
+        case .searchJSON(let text):
+            return searchLibrary(text, reply)
         case .cardAssign(let id, let value):
             return assignCard(id: id, value: value, reply)
         case .systemJSON:
@@ -204,6 +208,21 @@ extension Runtime: ControlLoop {
             LibraryListing.json(path: path, roots: roots, load: load)
                 .map { FileWorkOutput(lines: ["ok " + $0]) }
                 .flatMapError { .success(FileWorkOutput(lines: ["error: " + $0.message])) }
+        }, then: { result in
+            switch result {
+            case .success(let output): reply(output.lines)
+            case .failure(let error): reply(["error: " + error.message])
+            }
+        })
+    }
+
+    func searchLibrary(_ text: String, _ reply: @escaping ([String]) -> Void) -> Bool {
+        let roots = musicFolders
+        return jobs.perform({ load in
+            switch LibrarySearch.json(text: text, roots: roots, load: load) {
+            case .success(let json): return .success(FileWorkOutput(lines: ["ok " + json]))
+            case .failure(let error): return .success(FileWorkOutput(lines: ["error: " + error.message]))
+            }
         }, then: { result in
             switch result {
             case .success(let output): reply(output.lines)

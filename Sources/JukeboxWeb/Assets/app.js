@@ -3,12 +3,14 @@
 // send control lines (/api/control). No policy here: what is allowed, the limits and what happens
 // are the player's and the server's. Everything from outside is set as DOM text, never as markup.
 
+import { setupLibraryExtras, showCover } from './library-extras.js';
+import { setupRadio, loadRadio } from './radio.js';
 import { setupCards } from './cards.js';
 import { setupSettings, loadSettings } from './settings.js';
 import { setupSystem, loadSystem } from './system.js';
 
 const $ = (id) => document.getElementById(id);
-const pages = ['now', 'queue', 'library', 'cards', 'bookmarks', 'settings', 'system', 'signin'];
+const pages = ['now', 'queue', 'library', 'radio', 'cards', 'bookmarks', 'settings', 'system', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
@@ -93,6 +95,7 @@ function renderStatus() {
   text($('artist'), s.artist);
   text($('album'), s.album);
   text($('message'), s.message);
+  showCover($('now-cover'), s.stream ? null : s.path);
   const buffering = s.stream && s.message ? /buffering\D*(\d+)/i.exec(s.message) : null;
   $('buffering').hidden = !buffering;
   if (buffering) $('buffering').value = Number(buffering[1]);
@@ -282,6 +285,7 @@ function renderLibrary() {
     crumbs.push(crumb('Up', libraryHref(l.parent), false), crumb(l.path.split('/').pop(), libraryHref(l.path), true));
   }
   $('crumbs').replaceChildren(...crumbs);
+  showCover($('library-cover'), l.path);
   $('folder-actions').hidden = !l.path;
   const items = (l.folders || []).map((f) => {
     const li = document.createElement('li');
@@ -326,6 +330,7 @@ function route() {
   if (name === 'signin') loadSession();
   if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
   if (name === 'library') loadLibrary();
+  if (name === 'radio') loadRadio();
   cards.show(name);
   if (name === 'settings') loadSettings();
   if (name === 'system') loadSystem();
@@ -377,6 +382,8 @@ async function loadQueue() {
 setInterval(() => {
   if (status && status.phase === 'playing' && document.body.dataset.online === 'yes') renderPosition();
 }, 250);
+setupLibraryExtras({ api, control, text, clock, $ });
+setupRadio({ api, control, text, showError, $ });
 const cards = setupCards({ $, text, control, showError });
 setupSettings({ api, text, showError });
 setupSystem({ api, text, control });
