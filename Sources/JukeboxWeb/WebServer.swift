@@ -20,6 +20,9 @@ public final class WebServer: @unchecked Sendable {
         public var connectionLimit: Int = 16
         /// A comment line on every event stream this often, so proxies and phones keep it.
         public var keepalive: Double = 15
+        /// Uploads: the limits, and the player's own decision on a file (its decoder's refusal, nil when it plays).
+        public var uploads = UploadRules.Limits()
+        public var playable: (@Sendable (String) -> String?)?
         public init(socketPath: String, assets: String, stateFolder: String) {
             self.socketPath = socketPath
             self.assets = assets
@@ -30,15 +33,16 @@ public final class WebServer: @unchecked Sendable {
     public let options: Options
     public let hub: EventHub
     private let pins: PinStore
-    private let lock = Monitor()
+    let lock = Monitor()
     private let pinLock = Monitor()
-    private var sessions = SessionTable()
+    var sessions = SessionTable()
     private var backoff = PinBackoff()
-    private var lastActivity = monotonicNow()
+    var lastActivity = monotonicNow()
+    let uploadGate = UploadGate()
     private var openStreams = 0
     private var server: OpaquePointer?
     /// This machine's name (`gethostname`): a `Host` the guard accepts besides addresses and local names.
-    private let machineName: String
+    let machineName: String
 
     public init(options: Options) {
         self.options = options
@@ -50,13 +54,15 @@ public final class WebServer: @unchecked Sendable {
 
     /// Serves on the listening socket `fd` (it becomes the server's); the error when it cannot.
     public func start(listening fd: Int32) -> String? {
+        removeUploadsLeftBehind()
         hub.start()
         var error = [CChar](repeating: 0, count: 256)
         let handler: jb_web_handler = { context, request, response in
             guard let context, let request, let response else { return }
             Unmanaged<WebServer>.fromOpaque(context).takeUnretainedValue().serve(request.pointee, response)
         }
-        let started = jb_web_start(fd, UInt32(options.connectionLimit), size_t(RequestGuard.bodyLimit), 60, handler,
+        var hooks = Self.uploadHooks
+        let started = jb_web_start(fd, UInt32(options.connectionLimit), size_t(RequestGuard.bodyLimit), 60, handler, &hooks,
                                    Unmanaged.passUnretained(self).toOpaque(), &error, error.count)
         guard let started else {
             hub.stop()
@@ -72,6 +78,8 @@ public final class WebServer: @unchecked Sendable {
         if let server { jb_web_stop(server) }
         server = nil
     }
+
+    func touch() { lock.withLock { lastActivity = monotonicNow() } }
 
     /// Seconds since the last request, nil while an event stream is open (a page is showing).
     public func idleSeconds() -> Double? {
@@ -113,7 +121,7 @@ public final class WebServer: @unchecked Sendable {
                                 body: body, bodyTooLarge: request.body_too_large != 0, localPeer: MPDPeer.isLocal(request.peer))
         var incomingWithQuery = incoming
         incomingWithQuery.queryPath = text(request.query_path)
-        var reply = answer(incomingWithQuery)
+        var reply = request.sink.map(finishUpload) ?? answer(incomingWithQuery)
         reply.stream?.fd = request.fd
         jb_web_response_status(response, UInt32(reply.status))
         for (name, value) in Self.securityHeaders { jb_web_response_header(response, name, value) }
@@ -200,6 +208,7 @@ public final class WebServer: @unchecked Sendable {
             reply.headers = [("Set-Cookie", "jb_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0")]
             return reply
         case .control: return control(request)
+        case .upload: return .error(400, "an upload needs a Content-Length")  // a streamed one is answered by finishUpload
         }
     }
 
@@ -221,7 +230,7 @@ public final class WebServer: @unchecked Sendable {
 
     /// One line to the player on a connection of its own: the answer's JSON after `ok `.
     /// `refused`: the status when the player answers `error: …` (its words as the error).
-    private func ask(_ line: String, refused: Int = 502) -> Reply {
+    func ask(_ line: String, refused: Int = 502) -> Reply {
         guard let client = try? ControlClient(path: options.socketPath) else { return .error(502, "the player is not running") }
         guard let reply = client.request(line, timeout: 10) else { return .error(502, "no answer from the player") }
         guard reply.hasPrefix("ok {") else {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CWeb
 import Glibc
+import JukeboxAudio
 import JukeboxCore
 import JukeboxService
 import JukeboxSystem
@@ -61,7 +62,9 @@ extension Subcommands {
             host = h
         }
         let port = jb_web_bound_port(fd)
-        let server = WebServer(options: WebServer.Options(socketPath: socket, assets: assets, stateFolder: state))
+        var webOptions = WebServer.Options(socketPath: socket, assets: assets, stateFolder: state)
+        webOptions.playable = { Decoder.playableProblem(path: $0) }
+        let server = WebServer(options: webOptions)
         if let error = server.start(listening: fd) {
             writeAll(2, "jukebox: web: \(error)\n")
             return 1
