@@ -132,24 +132,27 @@ extension WebServer {
 /// The uploads running: how many and their bytes (for `UploadRules.admit` and the free space).
 final class UploadGate: @unchecked Sendable {
     private let lock = Monitor()
-    private var running: [ObjectIdentifier: Int64] = [:]
+    private var runningBytes: [ObjectIdentifier: Int64] = [:]
 
     func admit(_ sink: UploadSink, length: Int64, limits: UploadRules.Limits) -> UploadRules.Refusal? {
         lock.withLock {
-            if let refusal = UploadRules.admit(length: length, running: running.count, runningBytes: running.values.reduce(0, +), limits: limits) {
+            if let refusal = UploadRules.admit(length: length, running: runningBytes.count, runningBytes: runningBytes.values.reduce(0, +), limits: limits) {
                 return refusal
             }
-            running[ObjectIdentifier(sink)] = length
+            runningBytes[ObjectIdentifier(sink)] = length
             return nil
         }
     }
 
     /// The bytes the other running uploads will still need.
     func reserved(besides sink: UploadSink) -> Int64 {
-        lock.withLock { running.filter { $0.key != ObjectIdentifier(sink) }.values.reduce(0, +) }
+        lock.withLock { runningBytes.filter { $0.key != ObjectIdentifier(sink) }.values.reduce(0, +) }
     }
 
-    func release(_ sink: UploadSink) { _ = lock.withLock { running.removeValue(forKey: ObjectIdentifier(sink)) } }
+    /// How many run now.
+    var running: Int { lock.withLock { runningBytes.count } }
+
+    func release(_ sink: UploadSink) { _ = lock.withLock { runningBytes.removeValue(forKey: ObjectIdentifier(sink)) } }
 }
 
 /// One upload's files: the target folder, the hidden temporary file, its journal entry.

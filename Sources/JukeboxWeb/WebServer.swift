@@ -81,9 +81,10 @@ public final class WebServer: @unchecked Sendable {
 
     func touch() { lock.withLock { lastActivity = monotonicNow() } }
 
-    /// Seconds since the last request, nil while an event stream is open (a page is showing).
+    /// Seconds since the last request, nil while an event stream is open (a page is showing) or an upload runs.
     public func idleSeconds() -> Double? {
-        lock.withLock { openStreams > 0 ? nil : monotonicNow() - lastActivity }
+        let uploading = uploadGate.running > 0  // an upload longer than the idle time is not cut
+        return lock.withLock { openStreams > 0 || uploading ? nil : monotonicNow() - lastActivity }
     }
 
     // MARK: requests

@@ -3,6 +3,8 @@
 // send control lines (/api/control). No policy here: what is allowed, the limits and what happens
 // are the player's and the server's. Everything from outside is set as DOM text, never as markup.
 
+import { setupUpload, uploadView } from './upload.js';
+
 const $ = (id) => document.getElementById(id);
 const pages = ['now', 'queue', 'library', 'signin'];
 let status = null;          // the player's status --json object
@@ -315,8 +317,10 @@ function renderLibrary() {
   $('library').replaceChildren(...items);
   if (library && !items.length) text($('library-message'), 'Nothing to play here.');
   if (l.truncated) text($('library-message'), 'This folder has more entries than the player sends in one reply: the first are shown.');
+  uploadView();
 }
 
+setupUpload({ folder: () => library && library.path, session: () => session, reload: loadLibrary });
 $('lib-play').addEventListener('click', () => { if (library && library.path) control(`load ${library.path}`); });
 $('lib-add').addEventListener('click', () => { if (library && library.path) control(`add ${library.path}`); });
 
