@@ -172,8 +172,9 @@ final class WebUploadTests: DaemonTestCase {
         XCTAssertEqual(everything(dir + "/state/web-uploads").count, 1)
         XCTAssertFalse(try http("GET", "/api/library?path=" + encode(music + "/A")).body.contains(".upload-"))
         close(fd)
-        XCTAssertTrue(waitFor(10) { self.everything(self.music) == ["A", "A/a.wav"] }, "\(everything(music))")
-        XCTAssertEqual(everything(dir + "/state/web-uploads"), [])
+        // The temporary file goes first, then (the folder fsynced) its journal entry.
+        XCTAssertTrue(waitFor(10) { self.everything(self.music) == ["A", "A/a.wav"] && self.everything(self.dir + "/state/web-uploads") == [] },
+                      "\(everything(music)) \(everything(dir + "/state/web-uploads"))")
 
         // At most three at once: the fourth is refused (429) while they run.
         var open: [Int32] = []
@@ -187,7 +188,7 @@ final class WebUploadTests: DaemonTestCase {
         let fourth = try upload(music + "/A", "four.flac", flac)
         XCTAssertEqual(fourth.status, 429, fourth.body)
         for fd in open { close(fd) }
-        XCTAssertTrue(waitFor(10) { self.everything(self.music) == ["A", "A/a.wav"] }, "\(everything(music))")
+        XCTAssertTrue(waitFor(10) { self.everything(self.music) == ["A", "A/a.wav"] && self.everything(self.dir + "/state/web-uploads") == [] }, "\(everything(music))")
         XCTAssertEqual(try upload(music + "/A", "four.flac", flac).status, 201)
 
         // A power cut mid-upload: the web process killed (no clean-up runs) leaves the hidden
@@ -200,9 +201,64 @@ final class WebUploadTests: DaemonTestCase {
         _ = web!.wait(timeout: 5)
         close(cut)
         XCTAssertTrue(everything(music + "/A").contains { $0.hasPrefix(".upload-") }, "left by the kill")
+        let journal = everything(dir + "/state/web-uploads")
         try startWeb()
         XCTAssertEqual(everything(music), ["A", "A/a.wav", "A/four.flac"])
+        XCTAssertEqual(everything(dir + "/state/web-uploads"), [], "before the start: \(journal) "
+            + everything(dir + "/state/web-uploads").map { (try? String(contentsOfFile: dir + "/state/web-uploads/" + $0, encoding: .utf8)) ?? "?" }.joined(separator: ", "))
+    }
+
+    /// A disk of 80 MiB (a tmpfs: needs root, else skipped) as the music folder: an upload the
+    /// free space cannot take is refused; a disk filled while an upload runs ends it with 507 and
+    /// removes the partial file.
+    func testAFullDiskIsAClearErrorAndLeavesNothing() throws {
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        let mounted = try runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=80m", "tmpfs", music])
+        guard mounted == 0 else { throw XCTSkip("mounting a small tmpfs needs root") }
+        defer { _ = try? runTool("/bin/umount", ["-l", music]) }
+        let daemon = try start()  // a.wav: 10.6 MB of the 80 MiB; 64 MiB kept free: 9.2 MB usable
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        let big = try audio(.wav16, seconds: 60)
+        let tooBig = try upload(music + "/A", "big.wav", big + big)
+        XCTAssertEqual(tooBig.status, 507, tooBig.body)
+        XCTAssertTrue(tooBig.body.hasPrefix("{\"error\":\"not enough free space: "), tooBig.body)
+
+        let small = try audio(.wav16, seconds: 30)
+        let fd = try WebFaceTests.connect(port: port)
+        defer { close(fd) }
+        WebFaceTests.send(fd, "POST /api/upload?folder=\(encode(music + "/A"))&name=full.wav HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+            + "Content-Type: application/octet-stream\r\nConnection: close\r\nCookie: \(cookie)\r\nX-CSRF-Token: \(csrf)\r\nContent-Length: \(small.count)\r\n\r\n")
+        sendBytes(fd, Array(small.prefix(100_000)))
+        XCTAssertTrue(waitFor(10) { self.everything(self.music + "/A").contains { $0.hasPrefix(".upload-") } })
+        // Something else fills the disk meanwhile.
+        let filler = Glibc.open(music + "/filler", O_WRONLY | O_CREAT, 0o644)
+        let block = [UInt8](repeating: 1, count: 1 << 20)
+        while write(filler, block, block.count) > 0 {}
+        close(filler)
+        sendBytes(fd, Array(small.dropFirst(100_000)))
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let end = Date().addingTimeInterval(20)
+        while Date() < end {
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            answer += chunk[0..<n]
+        }
+        let text = String(decoding: answer, as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 507"), text)
+        XCTAssertTrue(text.hasSuffix("{\"error\":\"the disk is full: the upload was removed\"}"), text)
+        XCTAssertEqual(everything(music), ["A", "A/a.wav", "filler"])
         XCTAssertEqual(everything(dir + "/state/web-uploads"), [])
+    }
+
+    private func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = arguments
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        return p.terminationStatus
     }
 
     // MARK: HTTP
