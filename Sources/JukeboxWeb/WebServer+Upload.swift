@@ -220,7 +220,9 @@ final class UploadSink: @unchecked Sendable {
         guard fileFD >= 0 else {
             let error = errno
             removeJournal()
-            return UploadRules.Refusal(500, "cannot create the file: \(errnoText(error))")
+            let hint = error == EACCES || error == EROFS || error == EPERM
+                ? " (the web face, user jukebox, may not write this folder: docs/WEB.md, Upload)" : ""
+            return UploadRules.Refusal(500, "cannot create the file: \(errnoText(error))" + hint)
         }
         fchmod(fileFD, 0o644)  // readable by the player whatever the umask
         temporary = name
@@ -264,7 +266,8 @@ final class UploadSink: @unchecked Sendable {
         }
         close(fileFD)
         fileFD = -1
-        if let playable, let problem = playable(folder + "/" + temporary) {
+        // No decoder given: nothing is taken (only what the player plays may land in its folders).
+        if let problem = playable.map({ $0(folder + "/" + temporary) }) ?? "no decoder to check it with" {
             removeTemporary()
             return .failure(UploadRules.Refusal(415, "not audio the player can play: \(problem)"))
         }
@@ -273,7 +276,8 @@ final class UploadSink: @unchecked Sendable {
         defer { for d in dirs where d >= 0 { close(d) } }
         for part in parts.dropLast() {
             let parent = dirs[dirs.count - 1]
-            if mkdirat(parent, part, 0o755) == 0 {
+            let made = mkdirat(parent, part, 0o755) == 0
+            if made {
                 _ = fsync(parent)
             } else if errno != EEXIST {
                 let error = errno
@@ -286,7 +290,7 @@ final class UploadSink: @unchecked Sendable {
                 removeTemporary()
                 return .failure(UploadRules.Refusal(409, "\(part) is not a folder: \(errnoText(error))"))
             }
-            fchmod(next, 0o755)
+            if made { fchmod(next, 0o755) }  // readable by the player whatever the umask
             dirs.append(next)
         }
         let leaf = dirs[dirs.count - 1]
