@@ -100,4 +100,22 @@ final class UploadRulesTests: XCTestCase {
             XCTAssertFalse(UploadRules.isTemporaryName(name), name)
         }
     }
+
+    func testTheRouteAndTheGuardOfAnUpload() {
+        XCTAssertEqual(WebRoute.route(method: "POST", path: "/api/upload"), .upload)
+        XCTAssertEqual(WebRoute.route(method: "GET", path: "/api/upload"), .methodNotAllowed)
+        XCTAssertEqual(WebRoute.route(method: "PUT", path: "/api/upload"), .methodNotAllowed)
+        let octets = "application/octet-stream"
+        XCTAssertNil(RequestGuard.check(method: "POST", localPeer: true, host: "127.0.0.1:80", origin: "http://127.0.0.1:80",
+                                        contentType: octets, bodyTooLarge: false, bodyType: octets))
+        XCTAssertEqual(RequestGuard.check(method: "POST", localPeer: true, host: "127.0.0.1", origin: nil, contentType: "application/json",
+                                          bodyTooLarge: false, bodyType: octets), RequestGuard.Refusal(415, "a POST must be application/octet-stream"))
+        XCTAssertEqual(RequestGuard.check(method: "POST", localPeer: true, host: "127.0.0.1", origin: nil, contentType: "multipart/form-data; boundary=x",
+                                          bodyTooLarge: false, bodyType: octets)?.status, 415)
+        XCTAssertEqual(RequestGuard.check(method: "POST", localPeer: true, host: "127.0.0.1", origin: "http://evil.example", contentType: octets,
+                                          bodyTooLarge: false, bodyType: octets)?.status, 403)
+        // Every other POST is JSON still.
+        XCTAssertEqual(RequestGuard.check(method: "POST", localPeer: true, host: "127.0.0.1", origin: nil, contentType: octets,
+                                          bodyTooLarge: false)?.status, 415)
+    }
 }
