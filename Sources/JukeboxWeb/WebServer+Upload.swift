@@ -93,8 +93,12 @@ extension WebServer {
         return sink.open(folder: target, parts: parts, length: bytes, roots: roots, limits: options.uploads)
     }
 
-    /// The resolved music folders from the player's `ls --json` (one: its `path`; several: its `folders`).
+    /// The resolved music folders from the player's `ls --json` (one: its `path`; several: its
+    /// `folders`). With one music folder that reply lists its top level and reads those files'
+    /// tags, so it is kept for `UploadGate.rootsLifetime` seconds: a folder of 100 files dropped
+    /// asks once, not 100 times. (Where a file may go is still resolved for every file.)
     private func musicFolders() -> Result<[String], UploadRules.Refusal> {
+        if let roots = uploadGate.cachedRoots(now: monotonicNow()) { return .success(roots) }
         let reply = ask("ls --json", refused: 400)
         guard reply.status == 200 else {
             let words = (try? JSONDecoder().decode([String: String].self, from: Data(reply.body.utf8)))?["error"] ?? reply.body
@@ -108,7 +112,9 @@ extension WebServer {
         guard let listing = try? JSONDecoder().decode(Listing.self, from: Data(reply.body.utf8)) else {
             return .failure(UploadRules.Refusal(502, "unexpected answer from the player"))
         }
-        return .success(listing.path.map { [$0] } ?? listing.folders.map(\.path))
+        let roots = listing.path.map { [$0] } ?? listing.folders.map(\.path)
+        uploadGate.keep(roots: roots, now: monotonicNow())
+        return .success(roots)
     }
 
     /// The body is whole: the answer of the upload.
@@ -133,6 +139,14 @@ extension WebServer {
 final class UploadGate: @unchecked Sendable {
     private let lock = Monitor()
     private var runningBytes: [ObjectIdentifier: Int64] = [:]
+    private var roots: (folders: [String], at: Double)?
+    static let rootsLifetime = 30.0
+
+    func cachedRoots(now: Double) -> [String]? {
+        lock.withLock { roots.flatMap { now - $0.at < Self.rootsLifetime ? $0.folders : nil } }
+    }
+
+    func keep(roots folders: [String], now: Double) { lock.withLock { roots = (folders, now) } }
 
     func admit(_ sink: UploadSink, length: Int64, limits: UploadRules.Limits) -> UploadRules.Refusal? {
         lock.withLock {
