@@ -152,6 +152,14 @@ final class WebUploadTests: DaemonTestCase {
                                     extra: ["Transfer-Encoding": "chunked"])
         XCTAssertEqual(chunked.status, 411, chunked.body)
 
+        // A body longer than its Content-Length: the file is the declared bytes, never more (the
+        // rest is the next request on the connection, and not a request: refused).
+        let longer = try rawUpload(folder: music + "/A", name: "longer.flac", contentLength: String(flac.count),
+                                   body: flac + Array("GARBAGE GARBAGE GARBAGE\r\n\r\n".utf8))
+        XCTAssertEqual(longer.status, 201, longer.body)
+        XCTAssertEqual(Array(try Data(contentsOf: URL(fileURLWithPath: music + "/A/longer.flac"))), flac)
+        unlink(music + "/A/longer.flac")
+
         XCTAssertEqual(everything(music), ["A", "A/a.wav", "out"])
         XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/x.flac"))
     }
