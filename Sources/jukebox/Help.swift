@@ -104,7 +104,9 @@ enum Help {
     seek [+|-]m:ss, vol [+|-]N, shuffle on|off, repeat off|one|all, queue [page], add PATH,
     load PATH, clear, save, interrupt begin [reason] (replies once the sound device is free),
     interrupt end, diag, log [N], version, help, card assign [ID] PATH|COMMAND (puts the last
-    new card, or card ID, on the cards map; replies once the map is written). `events` prints a line per event
+    new card, or card ID, on the cards map; replies once the map is written), card assign --next
+    PATH|URL|COMMAND (the next card swiped gets it instead of playing), card assign --cancel,
+    card delete ID, cards --json, bookmarks --json, bookmark reset PATH|--all. `events` prints a line per event
     (`event 04:47:43.250 button next down → playing`, local time) until you press Enter (a line
     on stdin) or the player stops; `events --json` prints each as a JSON object, with the card id
     or the button and its gesture as fields of their own. Text from files and tags is shown with control characters

@@ -450,6 +450,7 @@ def main():
                 sign_in(d, width, height)
                 library_page(d, width, height)
                 web_upload.upload_page(sys.modules[__name__], d, width, height, send=i == len(SIZES) - 1)
+                __import__("web_cards").run(sys.modules[__name__], d, width, height)
                 if i == len(SIZES) - 1:
                     player = restart(d, width, height)
                 no_alert(d)
