@@ -71,6 +71,9 @@ grep -qx 'ListenStream=80' systemd/jukebox-web.socket && grep -qx 'IPAddressDeny
   || fail "jukebox-web.socket must listen on port 80 for local networks only"
 grep -qx 'PrivateNetwork=yes' systemd/jukebox-web.service && grep -qx 'CapabilityBoundingSet=' systemd/jukebox-web.service \
   || fail "jukebox-web.service must have no network of its own and no capability"
+# Uploads: the web face writes the default music folder and nothing else of the system.
+[ "$(grep '^ReadWritePaths=' systemd/jukebox-web.service | sort | tr '\n' ' ')" = 'ReadWritePaths=-/etc/jukebox ReadWritePaths=-/srv/music ' ] && grep -qx 'ProtectSystem=strict' systemd/jukebox-web.service \
+  || fail "jukebox-web.service may write only /srv/music (uploads) and /etc/jukebox (settings) besides its state, under ProtectSystem=strict"
 web_report=$(systemd-analyze security --offline=true --root="$vroot" jukebox-web.service 2>&1) || true
 web_score=$(printf '%s\n' "$web_report" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
 [ -n "$web_score" ] || fail "no score from systemd-analyze security for jukebox-web.service: $web_report"

@@ -320,8 +320,8 @@ if [ -z "$root" ] && [ -d /etc/jukebox ]; then
   run chmod 0775 /etc/jukebox
 fi
 if [ ! -d "$root/srv/music" ]; then
-  say "creating /srv/music (put the music there, readable by user jukebox)"
-  run install -d -m 0755 "$root/srv/music"
+  say "creating /srv/music (put the music there, readable by user jukebox; web uploads write it as group jukebox)"
+  if [ -n "$root" ]; then run install -d -m 0755 "$root/srv/music"; else run install -d -g jukebox -m 2775 /srv/music; fi
 fi
 
 reload_udev

@@ -36,12 +36,17 @@ struct jb_web_server {
 	jb_web_handler handler;
 	void *context;
 	size_t body_limit;
+	jb_web_body_hooks hooks;
 };
 
 typedef struct {
 	char *body;
 	size_t length;
 	int too_large;
+	/// The body's sink (jb_web_body_hooks), NULL when the body is gathered.
+	void *sink;
+	/// The handler has answered (queued a response).
+	int answered;
 } pending_request;
 
 void jb_web_response_status(jb_web_response *response, unsigned status) { response->status = status; }
@@ -152,60 +157,45 @@ static const char *header(struct MHD_Connection *connection, const char *name) {
 	return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
 }
 
-static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
-                                      const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls) {
-	(void)version;
-	jb_web_server *server = cls;
-	pending_request *pending = *con_cls;
-	if (pending == NULL) {
-		pending = calloc(1, sizeof *pending);
-		if (pending == NULL) return MHD_NO;
-		*con_cls = pending;
-		return MHD_YES;
-	}
-	if (*upload_data_size != 0) {
-		size_t room = server->body_limit > pending->length ? server->body_limit - pending->length : 0;
-		size_t take = *upload_data_size < room ? *upload_data_size : room;
-		if (take < *upload_data_size) pending->too_large = 1;
-		if (take > 0) {
-			char *grown = realloc(pending->body, pending->length + take + 1);
-			if (grown == NULL) return MHD_NO;
-			pending->body = grown;
-			memcpy(pending->body + pending->length, upload_data, take);
-			pending->length += take;
-			pending->body[pending->length] = 0;
-		}
-		*upload_data_size = 0;
-		return MHD_YES;
-	}
-
-	jb_web_request request;
-	memset(&request, 0, sizeof request);
-	request.method = method;
-	request.url = url;
-	request.host = header(connection, "Host");
-	request.origin = header(connection, "Origin");
-	request.content_type = header(connection, "Content-Type");
-	request.cookie = header(connection, "Cookie");
-	request.csrf = header(connection, "X-CSRF-Token");
-	request.query_path = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "path");
-	request.query_text = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "q");
-	request.if_none_match = header(connection, "If-None-Match");
-	request.body = pending->body ? pending->body : "";
-	request.body_length = pending->length;
-	request.body_too_large = pending->too_large;
+static void fill_request(struct MHD_Connection *connection, const char *url, const char *method, jb_web_request *request) {
+	memset(request, 0, sizeof *request);
+	request->method = method;
+	request->url = url;
+	request->host = header(connection, "Host");
+	request->origin = header(connection, "Origin");
+	request->content_type = header(connection, "Content-Type");
+	request->cookie = header(connection, "Cookie");
+	request->csrf = header(connection, "X-CSRF-Token");
+	request->content_length = header(connection, "Content-Length");
+	request->query_path = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "path");
+	request->query_folder = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "folder");
+	request->query_name = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "name");
+	request->query_text = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "q");
+	request->if_none_match = header(connection, "If-None-Match");
+	request->body = "";
 	const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (info && info->client_addr) {
 		const struct sockaddr *peer = info->client_addr;
 		size_t size = peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 		            : peer->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr);
-		memcpy(&request.peer, peer, size);
+		memcpy(&request->peer, peer, size);
 	} else {
-		request.peer.ss_family = AF_UNSPEC;
+		request->peer.ss_family = AF_UNSPEC;
 	}
-
 	const union MHD_ConnectionInfo *socket_info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-	request.fd = socket_info ? socket_info->connect_fd : -1;
+	request->fd = socket_info ? socket_info->connect_fd : -1;
+}
+
+/// Calls the handler on the request and queues its answer.
+static enum MHD_Result answer(jb_web_server *server, struct MHD_Connection *connection, const char *url, const char *method,
+                              pending_request *pending) {
+	jb_web_request request;
+	fill_request(connection, url, method, &request);
+	request.body = pending->body ? pending->body : "";
+	request.body_length = pending->length;
+	request.body_too_large = pending->too_large;
+	request.sink = pending->sink;
+	pending->answered = 1;
 
 	jb_web_response *r = calloc(1, sizeof *r);
 	if (r == NULL) return MHD_NO;
@@ -238,10 +228,61 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
 	return queued;
 }
 
+static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
+                                      const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls) {
+	(void)version;
+	jb_web_server *server = cls;
+	pending_request *pending = *con_cls;
+	if (pending == NULL) {
+		pending = calloc(1, sizeof *pending);
+		if (pending == NULL) return MHD_NO;
+		*con_cls = pending;
+		if (server->hooks.begin) {
+			jb_web_request request;
+			fill_request(connection, url, method, &request);
+			int now = 0;
+			pending->sink = server->hooks.begin(server->context, &request, &now);
+			// Answered before the body is read: libmicrohttpd then closes the connection.
+			if (now) return answer(server, connection, url, method, pending);
+		}
+		return MHD_YES;
+	}
+	if (pending->answered) {
+		// Answered early: what still comes is dropped.
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (*upload_data_size != 0) {
+		if (pending->sink) {
+			int stop = server->hooks.chunk(pending->sink, upload_data, *upload_data_size);
+			*upload_data_size = 0;
+			if (stop != 0) return answer(server, connection, url, method, pending);
+			return MHD_YES;
+		}
+		size_t room = server->body_limit > pending->length ? server->body_limit - pending->length : 0;
+		size_t take = *upload_data_size < room ? *upload_data_size : room;
+		if (take < *upload_data_size) pending->too_large = 1;
+		if (take > 0) {
+			char *grown = realloc(pending->body, pending->length + take + 1);
+			if (grown == NULL) return MHD_NO;
+			pending->body = grown;
+			memcpy(pending->body + pending->length, upload_data, take);
+			pending->length += take;
+			pending->body[pending->length] = 0;
+		}
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	return answer(server, connection, url, method, pending);
+}
+
 static void completed(void *cls, struct MHD_Connection *connection, void **con_cls, enum MHD_RequestTerminationCode code) {
-	(void)cls; (void)connection; (void)code;
+	(void)connection;
+	jb_web_server *server = cls;
 	pending_request *pending = *con_cls;
 	if (pending) {
+		if (pending->sink && server->hooks.end)
+			server->hooks.end(pending->sink, pending->answered && code == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 		free(pending->body);
 		free(pending);
 		*con_cls = NULL;
@@ -249,7 +290,7 @@ static void completed(void *cls, struct MHD_Connection *connection, void **con_c
 }
 
 jb_web_server *jb_web_start(int fd, unsigned connection_limit, size_t body_limit, unsigned connection_timeout,
-                            jb_web_handler handler, void *context, char *error, size_t error_size) {
+                            jb_web_handler handler, const jb_web_body_hooks *hooks, void *context, char *error, size_t error_size) {
 	jb_web_server *server = calloc(1, sizeof *server);
 	if (server == NULL) {
 		snprintf(error, error_size, "out of memory");
@@ -258,6 +299,7 @@ jb_web_server *jb_web_start(int fd, unsigned connection_limit, size_t body_limit
 	server->handler = handler;
 	server->context = context;
 	server->body_limit = body_limit;
+	if (hooks) server->hooks = *hooks;
 	// A thread per connection: a stream's reader may block (bounded) waiting for the player's next
 	// event, with no suspend/resume bookkeeping, and the connection limit bounds the threads.
 	server->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
@@ -265,7 +307,7 @@ jb_web_server *jb_web_start(int fd, unsigned connection_limit, size_t body_limit
 	                                  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 	                                  MHD_OPTION_CONNECTION_LIMIT, connection_limit,
 	                                  MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
-	                                  MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+	                                  MHD_OPTION_NOTIFY_COMPLETED, completed, server,
 	                                  MHD_OPTION_END);
 	if (server->daemon == NULL) {
 		snprintf(error, error_size, "libmicrohttpd could not start");
@@ -342,4 +384,16 @@ int jb_web_check_secret(const char *secret, const char *hash) {
 	explicit_bzero(data, sizeof *data);
 	free(data);
 	return same;
+}
+
+#include <stdio.h>
+#include <fcntl.h>
+
+int jb_web_rename_noreplace(int from_dir, const char *from, int to_dir, const char *to) {
+	if (renameat2(from_dir, from, to_dir, to, RENAME_NOREPLACE) == 0) return 0;
+	if (errno != EINVAL && errno != ENOSYS) return -1;
+	// No RENAME_NOREPLACE here (some file systems): a hard link fails with EEXIST just the same.
+	if (linkat(from_dir, from, to_dir, to, 0) != 0) return -1;
+	unlinkat(from_dir, from, 0);
+	return 0;
 }

@@ -20,12 +20,13 @@ public enum RequestGuard {
     }
 
     /// nil when the request may be served. `localPeer`: the peer passes `MPDPeer.isLocal` (the MPD
-    /// listener's rule). A POST must be `application/json` (parameters allowed), at most
+    /// listener's rule). A POST must be `bodyType` (`application/json`; an upload's
+    /// `application/octet-stream`; parameters allowed), at most
     /// `bodyLimit` bytes, and when it has an `Origin` it must be `http://` + its `Host`.
     /// `machineName`: this machine's host name (`gethostname`), a name the `Host` header may carry
     /// besides those `hostIsLocal` accepts.
     public static func check(method: String, localPeer: Bool, host: String?, origin: String?, contentType: String?,
-                             bodyTooLarge: Bool, machineName: String = "") -> Refusal? {
+                             bodyTooLarge: Bool, machineName: String = "", bodyType: String = "application/json") -> Refusal? {
         guard localPeer else { return Refusal(403, "only this machine and the local network may connect", close: true) }
         guard hostIsLocal(host, machineName: machineName) else {
             return Refusal(403, "unknown host name: open the box by its address or its .local name", close: true)
@@ -35,7 +36,7 @@ public enum RequestGuard {
             guard let host, !host.isEmpty, origin == "http://" + host else { return Refusal(403, "cross-origin request refused") }
         }
         let type = contentType?.split(separator: ";").first.map { $0.trimmingCharacters() .lowercased() }
-        guard type == "application/json" else { return Refusal(415, "a POST must be application/json") }
+        guard type == bodyType else { return Refusal(415, "a POST must be \(bodyType)") }
         guard !bodyTooLarge else { return Refusal(413, "the request is larger than \(bodyLimit / 1024) KiB") }
         return nil
     }

@@ -5,7 +5,7 @@ public enum WebRoute: Equatable, Sendable {
     /// A file of the assets folder, by its name (`/` is `index.html`).
     case asset(String)
     case status, queue, library, events, session
-    case pin, login, logout, control
+    case pin, login, logout, control, upload
     case settings, changeSettings, system
     case cover, search, stations, saveStations
     /// Known path, other method.
@@ -17,7 +17,7 @@ public enum WebRoute: Equatable, Sendable {
         let api: [String: (method: String, route: WebRoute)] = [
             "/api/status": ("GET", .status), "/api/queue": ("GET", .queue), "/api/library": ("GET", .library), "/api/events": ("GET", .events),
             "/api/session": ("GET", .session), "/api/pin": ("POST", .pin), "/api/login": ("POST", .login),
-            "/api/logout": ("POST", .logout), "/api/control": ("POST", .control),
+            "/api/logout": ("POST", .logout), "/api/control": ("POST", .control), "/api/upload": ("POST", .upload),
             "/api/settings": ("GET", .settings), "/api/settings/change": ("POST", .changeSettings),
             "/api/system": ("GET", .system),
             "/api/cover": ("GET", .cover), "/api/search": ("GET", .search), "/api/stations": ("GET", .stations),

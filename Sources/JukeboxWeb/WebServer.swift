@@ -24,6 +24,9 @@ public final class WebServer: @unchecked Sendable {
         public var keepalive: Double = 15
         /// The first picture embedded in an audio file (TagLib's, from `jukebox web`), for covers.
         public var embeddedPicture: (@Sendable (_ path: String, _ limit: Int) -> [UInt8]?)?
+        /// Uploads: the limits, and the player's own decision on a file (its decoder's refusal, nil when it plays).
+        public var uploads = UploadRules.Limits()
+        public var playable: (@Sendable (String) -> String?)?
         public init(socketPath: String, assets: String, stateFolder: String) {
             self.socketPath = socketPath
             self.assets = assets
@@ -44,11 +47,12 @@ public final class WebServer: @unchecked Sendable {
     /// The music folders, as the player lists them (covers are read only inside them).
     let musicRoots = MusicRoots()
     private var backoff = PinBackoff()
-    private var lastActivity = monotonicNow()
+    var lastActivity = monotonicNow()
+    let uploadGate = UploadGate()
     private var openStreams = 0
     private var server: OpaquePointer?
     /// This machine's name (`gethostname`): a `Host` the guard accepts besides addresses and local names.
-    private let machineName: String
+    let machineName: String
 
     public init(options: Options) {
         self.options = options
@@ -60,13 +64,15 @@ public final class WebServer: @unchecked Sendable {
 
     /// Serves on the listening socket `fd` (it becomes the server's); the error when it cannot.
     public func start(listening fd: Int32) -> String? {
+        removeUploadsLeftBehind()
         hub.start()
         var error = [CChar](repeating: 0, count: 256)
         let handler: jb_web_handler = { context, request, response in
             guard let context, let request, let response else { return }
             Unmanaged<WebServer>.fromOpaque(context).takeUnretainedValue().serve(request.pointee, response)
         }
-        let started = jb_web_start(fd, UInt32(options.connectionLimit), size_t(RequestGuard.bodyLimit), 60, handler,
+        var hooks = Self.uploadHooks
+        let started = jb_web_start(fd, UInt32(options.connectionLimit), size_t(RequestGuard.bodyLimit), 60, handler, &hooks,
                                    Unmanaged.passUnretained(self).toOpaque(), &error, error.count)
         guard let started else {
             hub.stop()
@@ -83,9 +89,12 @@ public final class WebServer: @unchecked Sendable {
         server = nil
     }
 
-    /// Seconds since the last request, nil while an event stream is open (a page is showing).
+    func touch() { lock.withLock { lastActivity = monotonicNow() } }
+
+    /// Seconds since the last request, nil while an event stream is open (a page is showing) or an upload runs.
     public func idleSeconds() -> Double? {
-        lock.withLock { openStreams > 0 ? nil : monotonicNow() - lastActivity }
+        let uploading = uploadGate.running > 0  // an upload longer than the idle time is not cut
+        return lock.withLock { openStreams > 0 || uploading ? nil : monotonicNow() - lastActivity }
     }
 
     // MARK: requests
@@ -127,7 +136,7 @@ public final class WebServer: @unchecked Sendable {
         incomingWithQuery.queryPath = text(request.query_path)
         incomingWithQuery.queryText = text(request.query_text)
         incomingWithQuery.ifNoneMatch = text(request.if_none_match)
-        var reply = answer(incomingWithQuery)
+        var reply = request.sink.map(finishUpload) ?? answer(incomingWithQuery)
         reply.stream?.fd = request.fd
         jb_web_response_status(response, UInt32(reply.status))
         for (name, value) in Self.securityHeaders { jb_web_response_header(response, name, value) }
@@ -229,6 +238,7 @@ public final class WebServer: @unchecked Sendable {
         case .settings: return settings(request)
         case .changeSettings: return changeSettings(request)
         case .system: return system(request)
+        case .upload: return .error(400, "an upload needs a Content-Length")  // a streamed one is answered by finishUpload
         }
     }
 

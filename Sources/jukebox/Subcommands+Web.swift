@@ -67,6 +67,7 @@ extension Subcommands {
         // Covers embedded in tags are read here, by TagLib in this process: a malformed file costs
         // the web face, never the player (docs/WEB.md, "Covers").
         webOptions.embeddedPicture = { path, limit in TagReader.picture(path: path, limit: limit)?.bytes }
+        webOptions.playable = { Decoder.playableProblem(path: $0) }
         let server = WebServer(options: webOptions)
         if let error = server.start(listening: fd) {
             writeAll(2, "jukebox: web: \(error)\n")

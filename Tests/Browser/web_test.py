@@ -9,9 +9,10 @@ chromedriver (all dying with the test process) and passes their addresses. Check
 PIN and signing in, and the page reconnecting by itself when the player restarts. Saves a screenshot
 of each page at each size. Prints one line per check; exits 1 at the first failure.
 """
-import argparse, json, os, shutil, signal, subprocess, sys, tempfile, time, urllib.error, urllib.request
+import argparse, json, os, shutil, signal, subprocess, sys, tempfile, time, urllib.error, urllib.parse, urllib.request
 
 from selenium import webdriver
+import web_upload
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -460,6 +461,7 @@ def main():
                 sign_in(d, width, height)
                 library_page(d, width, height)
                 __import__("web_library").run(sys.modules[__name__], d, width, height)
+                web_upload.upload_page(sys.modules[__name__], d, width, height, send=i == len(SIZES) - 1)
                 __import__("web_cards").run(sys.modules[__name__], d, width, height)
                 __import__("web_settings").run(sys.modules[__name__], d, width, height)
                 if i == len(SIZES) - 1:

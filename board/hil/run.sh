@@ -8,8 +8,8 @@
 #
 #   bash board/hil/run.sh [SCENARIO...]        all, or some of: audio buttons display-hd44780
 #                                              interruption display-ssd1306 card-return; naming any of install-sh
-#                                              deb-install deb-web deb-mpd deb-radio service-boot rfid-keyboard usb-stick
-#                                              serial-console power-cut deb-upgrade deb-purge (or
+#                                              deb-install deb-web deb-upload deb-mpd deb-radio service-boot rfid-keyboard
+#                                              usb-stick serial-console power-cut upload-power-cut deb-upgrade deb-purge (or
 #                                              service) runs all of those
 # Environment:
 #   JUKEBOX_BIN=PATH     the jukebox binary guest 1 tests (default: built here, debug, dynamically

@@ -22,7 +22,7 @@
 HIL_IMAGE_VERSION=7
 # The test box's own packages; the .deb's Depends and Recommends are added (hil_deb_packages).
 HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,alsa-utils,mpc
-HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-web deb-mpd deb-radio service-boot rfid-keyboard usb-stick serial-console power-cut deb-upgrade deb-purge"
+HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-web deb-upload deb-mpd deb-radio service-boot rfid-keyboard usb-stick serial-console power-cut upload-power-cut deb-upgrade deb-purge"
 
 # True when any systemd-guest scenario is asked for (they share one disk and run together).
 hil_want_systemd() {

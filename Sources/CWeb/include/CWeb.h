@@ -34,7 +34,26 @@ typedef struct {
 	/// The query argument `q` (a search's text), and the If-None-Match header; NULL when absent.
 	const char *query_text;
 	const char *if_none_match;
+	/// The query arguments `folder` and `name` (an upload's), and the Content-Length header; NULL when absent.
+	const char *query_folder;
+	const char *query_name;
+	const char *content_length;
+	/// The sink `jb_web_body_hooks.begin` gave for this request (its body went there, not to `body`), or NULL.
+	void *sink;
 } jb_web_request;
+
+/// A request's body streamed instead of gathered (uploads: never a whole file in memory).
+typedef struct {
+	/// Called once a request's headers are in, before its body: a sink to take the body in chunks,
+	/// or NULL to gather it as usual. Set `*answer_now` to answer at once without reading the body
+	/// (the connection is closed after the answer).
+	void *(*begin)(void *context, const jb_web_request *request, int *answer_now);
+	/// The next bytes of the body: 0 to go on, -1 to answer at once (the rest is not read).
+	int (*chunk)(void *sink, const char *data, size_t length);
+	/// The request is over: `answered` 1 when the handler answered it and the answer went out
+	/// whole, 0 when the client went away or the connection failed first. Frees the sink.
+	void (*end)(void *sink, int answered);
+} jb_web_body_hooks;
 
 /// Reads the next bytes of a stream into `buffer` (at most `max`): their count, or -1 to end the
 /// stream. Called on the connection's own thread, which it may block (bounded).
@@ -70,8 +89,9 @@ int jb_web_bound_host(int fd, char *out, size_t out_size);
 
 /// Starts serving on the listening socket `fd` (it becomes the server's), a thread per connection,
 /// at most `connection_limit` at once. NULL with `error` filled on failure.
+/// `hooks` (may be NULL; copied) stream the bodies the handler's `begin` asks for.
 jb_web_server *jb_web_start(int fd, unsigned connection_limit, size_t body_limit, unsigned connection_timeout,
-                            jb_web_handler handler, void *context, char *error, size_t error_size);
+                            jb_web_handler handler, const jb_web_body_hooks *hooks, void *context, char *error, size_t error_size);
 /// Stops accepting, waits for the connections' threads (their stream readers must return), frees.
 void jb_web_stop(jb_web_server *server);
 
@@ -87,5 +107,10 @@ int jb_web_hash_secret(const char *secret, char *out, size_t out_size);
 int jb_web_check_secret(const char *secret, const char *hash);
 /// Fills `buffer` with `length` random bytes from getrandom; 0 on success.
 int jb_web_random(unsigned char *buffer, size_t length);
+
+/// Moves `from` (in folder `from_dir`) to `to` (in `to_dir`) without ever replacing a file:
+/// renameat2(RENAME_NOREPLACE), or link + unlink where the file system has no such rename.
+/// 0, or -1 with errno (EEXIST when `to` is there).
+int jb_web_rename_noreplace(int from_dir, const char *from, int to_dir, const char *to);
 
 #endif

@@ -90,6 +90,20 @@ public enum LibraryListing {
         return String(String.UnicodeScalarView(s.unicodeScalars.map { DisplayText.isEscapedByte($0) ? DisplayText.replacement : $0 }))
     }
 
+    /// The folder `path` names, resolved as `json` resolves it (`realpath`: links and `..`), when
+    /// it is a music folder or a folder under one; nil otherwise. The web face's uploads land only
+    /// where this says, so they and the listing agree on what "in the music folders" means.
+    public static func folderInside(_ path: String, roots: [String]) -> String? {
+        let realRoots = roots.compactMap(resolved)
+        guard path.hasPrefix("/"), let real = resolved(path), inside(real, realRoots), isDirectory(real) else { return nil }
+        return real
+    }
+
+    /// Whether the resolved path `path` is a music folder or under one (`roots` resolved first).
+    public static func isInside(_ path: String, roots: [String]) -> Bool {
+        inside(path, roots.compactMap(resolved))
+    }
+
     static func inside(_ path: String, _ roots: [String]) -> Bool {
         roots.contains { root in path == root || path.hasPrefix(root == "/" ? "/" : root + "/") }
     }

@@ -5,6 +5,7 @@
 
 import { setupLibraryExtras, showCover } from './library-extras.js';
 import { setupRadio, loadRadio } from './radio.js';
+import { setupUpload, uploadView } from './upload.js';
 import { setupCards } from './cards.js';
 import { setupSettings, loadSettings } from './settings.js';
 import { setupSystem, loadSystem } from './system.js';
@@ -311,8 +312,10 @@ function renderLibrary() {
   $('library').replaceChildren(...items);
   if (library && !items.length) text($('library-message'), 'Nothing to play here.');
   if (l.truncated) text($('library-message'), 'This folder has more entries than the player sends in one reply: the first are shown.');
+  uploadView();
 }
 
+setupUpload({ folder: () => library && library.path, session: () => session, reload: loadLibrary });
 $('lib-play').addEventListener('click', () => { if (library && library.path) control(`load ${library.path}`); });
 $('lib-add').addEventListener('click', () => { if (library && library.path) control(`add ${library.path}`); });
 

@@ -16,6 +16,8 @@ SOCK=/run/jukebox/control
 CONFIG=/etc/jukebox/config.json
 # shellcheck source=board/hil/guest/service-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
+# shellcheck source=board/hil/guest/upload-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/upload-lib.sh"
 status_json() { jukebox ctl --socket "$SOCK" status --json 2>&1; }
 repeat_is() { [ "$(field repeat "$(status_json)")" = "$1" ]; }
 refused_in_journal() { journalctl -b "_PID=$1" -o cat 2>/dev/null | grep -q 'mpd: cannot listen on 127.0.0.1:6600'; }
@@ -186,6 +188,7 @@ install)
   [ "$wuser" = jukebox ] || note "expected jukebox web to run as user jukebox, seen '$wuser' (pid $wpid)"
   [ "$(systemctl show -p PrivateNetwork --value jukebox-web.service)" = yes ] || note "expected jukebox-web.service without a network of its own"
   finish "socket-activated on port 80: page $(wc -c < /tmp/web-index.html 2>/dev/null) bytes, /api/status phase $(field phase "$web_json"), served by pid $wpid as $wuser ($(since "$t") s)"
+  scenario_deb_upload
 
   # An MPD TCP listener: refused by the unit's sandbox as installed (one journal line, the player
   # plays on); answered once /usr/share/jukebox/mpd-network has written the network drop-in.
@@ -352,6 +355,7 @@ boot)
   echo quit >&"${KEYS[1]}"
   finish "plugged: mounted vfat ${mounted%%,nosuid*} (seen by the service), playing in $plugged s; at $(round "$rec_from") s recorded and compared in $recorded s: $RECORDED in $(basename "$wav"); pulled at $(round "$(field position "$before")") s of track $(field index "$before"): waiting in $pulled s, kept $(round "$kept") s, no skip; card played; plugged back: resumed at $(round "$resumed") s in $replugged s"
 
+  start_upload_for_power_cut
   echo "HIL-SERIAL-GO"
   echo resume > "$OUT/phase"
   sync
@@ -363,6 +367,7 @@ resume)
   check_power_cut 30
   resumed=$spos
   finish "cut at $cut s, resumed at $resumed s (lost $(awk -v c="$cut" -v r="$resumed" 'BEGIN { printf "%.1f", c - r }') s, save interval $interval s), playing at $pos s"
+  scenario_upload_power_cut
 
   # The same package rebuilt as a higher version, installed over the running service. Repeat all
   # first: a mode only the state file carries over a restart (the config says nothing of it), and
