@@ -189,6 +189,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
 	request.cookie = header(connection, "Cookie");
 	request.csrf = header(connection, "X-CSRF-Token");
 	request.query_path = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "path");
+	request.query_from = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "from");
 	request.body = pending->body ? pending->body : "";
 	request.body_length = pending->length;
 	request.body_too_large = pending->too_large;

@@ -113,6 +113,7 @@ public final class WebServer: @unchecked Sendable {
                                 body: body, bodyTooLarge: request.body_too_large != 0, localPeer: MPDPeer.isLocal(request.peer))
         var incomingWithQuery = incoming
         incomingWithQuery.queryPath = text(request.query_path)
+        incomingWithQuery.queryFrom = text(request.query_from)
         var reply = answer(incomingWithQuery)
         reply.stream?.fd = request.fd
         jb_web_response_status(response, UInt32(reply.status))
@@ -152,6 +153,8 @@ public final class WebServer: @unchecked Sendable {
         var host, origin, contentType, cookie, csrf: String?
         /// The query argument `path` (`/api/library?path=…`).
         var queryPath: String? = nil
+        /// The query argument `from` (`/api/queue?from=N`: a page's first entry).
+        var queryFrom: String? = nil
         var body: [UInt8]
         var bodyTooLarge: Bool
         var localPeer: Bool
@@ -180,8 +183,8 @@ public final class WebServer: @unchecked Sendable {
         case .notFound: return .error(404, "not found")
         case .methodNotAllowed: return .error(405, "method not allowed")
         case .status: return ask("status --json")
-        case .queue: return ask("queue --json")
-        case .library: return library(request.queryPath)
+        case .queue: return PageQuery.from(request.queryFrom).map { ask("queue --json \($0)") } ?? PageQuery.refusal
+        case .library: return PageQuery.from(request.queryFrom).map { library(request.queryPath, from: $0) } ?? PageQuery.refusal
         case .events:
             var reply = Reply(status: 200, body: "", contentType: "text/event-stream; charset=utf-8")
             reply.headers = [("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")]
@@ -232,7 +235,7 @@ public final class WebServer: @unchecked Sendable {
 
     /// `ls --json [PATH]`: a path that would not stay one control line (a control character, a
     /// newline) or is too long for one is refused here; the player decides the rest.
-    private func library(_ path: String?) -> Reply {
+    private func library(_ path: String?, from: Int) -> Reply {
         let path = path.flatMap { $0.isEmpty ? nil : $0 }
         if let path {
             guard path.utf8.count <= 900, !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
@@ -240,7 +243,7 @@ public final class WebServer: @unchecked Sendable {
             }
         }
         // The player's refusal (a path outside the music folders) is the client's error: 400.
-        return ask("ls --json" + (path.map { " " + $0 } ?? ""), refused: 400)
+        return ask("ls --json --from \(from)" + (path.map { " " + $0 } ?? ""), refused: 400)
     }
 
     private struct LineBody: Decodable { var line: String }

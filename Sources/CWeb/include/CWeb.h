@@ -31,6 +31,8 @@ typedef struct {
 	struct sockaddr_storage peer;
 	/// The connection's socket (-1 when unknown): only for jb_web_peer_closed.
 	int fd;
+	/// The query argument `from` (a page's first entry: /api/queue, /api/library), or NULL.
+	const char *query_from;
 } jb_web_request;
 
 /// Reads the next bytes of a stream into `buffer` (at most `max`): their count, or -1 to end the
