@@ -30,8 +30,11 @@ public enum LibraryListing {
         let q = JSONText.quoted
         guard let path else {
             if realRoots.count == 1 { return listing(realRoots[0], from: from, budget: budget, roots: realRoots, load: load) }
-            let folders = realRoots.map { "{\"name\":" + q(view($0)) + ",\"path\":" + q($0) + "}" }
-            return .success("{\"path\":null,\"parent\":null,\"folders\":[" + folders.joined(separator: ",") + "],\"files\":[]}")
+            let folder = { (i: Int) in "{\"name\":" + q(view(realRoots[i])) + ",\"path\":" + q(realRoots[i]) + "}" }
+            let head = "{\"path\":null,\"parent\":null,\"folders\":[", tail = "],\"files\":[]"
+            let page = JSONPage.cut(count: realRoots.count, from: from - 1, room: budget - head.utf8.count - tail.utf8.count - 24,
+                                    entry: folder, shortened: folder)
+            return .success(head + page.entries.joined(separator: ",") + tail + (page.next.map { ",\"next\":\($0 + 1)" } ?? "") + "}")
         }
         guard path.hasPrefix("/") else { return .failure(.init("not an absolute path: \(view(path))")) }
         guard let real = resolved(path), inside(real, realRoots) else {
