@@ -400,7 +400,12 @@ function connect() {
   });
 }
 
-$('queue-more').addEventListener('click', () => moreQueue(null));
+$('queue-more').addEventListener('click', async () => {
+  const shown = queue.entries.length;
+  await moreQueue(null);
+  // The button may go with the last page: the focus goes to the first entry that came.
+  $('queue').children[shown]?.querySelector('.entry')?.focus();
+});
 
 async function loadQueue() {
   try {
