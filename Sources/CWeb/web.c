@@ -172,6 +172,7 @@ static void fill_request(struct MHD_Connection *connection, const char *url, con
 	request->query_name = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "name");
 	request->query_text = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "q");
 	request->if_none_match = header(connection, "If-None-Match");
+	request->query_from = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "from");
 	request->body = "";
 	const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (info && info->client_addr) {

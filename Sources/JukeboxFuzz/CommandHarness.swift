@@ -144,8 +144,8 @@ enum CommandHarness {
         case .yieldEnd: return "yield end"
         case .help: return "help"
         case .queue(let page): return "queue \(page)"
-        case .queueJSON: return "queue --json"
-        case .lsJSON(let path): return "ls --json" + (path.map { " " + $0 } ?? "")
+        case .queueJSON(let from): return "queue --json \(from)"
+        case .lsJSON(let path, let from): return "ls --json --from \(from)" + (path.map { " " + $0 } ?? "")
         case .searchJSON(let text): return "search --json " + text
         case .add(let path): return "add " + path
         case .load(let path): return "load " + path

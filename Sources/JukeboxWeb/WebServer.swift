@@ -136,6 +136,7 @@ public final class WebServer: @unchecked Sendable {
         incomingWithQuery.queryPath = text(request.query_path)
         incomingWithQuery.queryText = text(request.query_text)
         incomingWithQuery.ifNoneMatch = text(request.if_none_match)
+        incomingWithQuery.queryFrom = text(request.query_from)
         var reply = request.sink.map(finishUpload) ?? answer(incomingWithQuery)
         reply.stream?.fd = request.fd
         jb_web_response_status(response, UInt32(reply.status))
@@ -182,6 +183,8 @@ public final class WebServer: @unchecked Sendable {
         /// The query argument `q` (`/api/search?q=…`) and the If-None-Match header.
         var queryText: String? = nil
         var ifNoneMatch: String? = nil
+        /// The query argument `from` (`/api/queue?from=N`: a page's first entry).
+        var queryFrom: String? = nil
         var body: [UInt8]
         var bodyTooLarge: Bool
         var localPeer: Bool
@@ -211,8 +214,8 @@ public final class WebServer: @unchecked Sendable {
         case .notFound: return .error(404, "not found")
         case .methodNotAllowed: return .error(405, "method not allowed")
         case .status: return ask("status --json")
-        case .queue: return ask("queue --json")
-        case .library: return library(request.queryPath)
+        case .queue: return PageQuery.from(request.queryFrom).map { ask("queue --json \($0)") } ?? PageQuery.refusal
+        case .library: return PageQuery.from(request.queryFrom).map { library(request.queryPath, from: $0) } ?? PageQuery.refusal
         case .cover: return cover(request.queryPath, ifNoneMatch: request.ifNoneMatch)
         case .search: return search(request.queryText)
         case .stations: return stations()
@@ -272,7 +275,7 @@ public final class WebServer: @unchecked Sendable {
 
     /// `ls --json [PATH]`: a path that would not stay one control line (a control character, a
     /// newline) or is too long for one is refused here; the player decides the rest.
-    private func library(_ path: String?) -> Reply {
+    private func library(_ path: String?, from: Int) -> Reply {
         let path = path.flatMap { $0.isEmpty ? nil : $0 }
         if let path {
             guard path.utf8.count <= 900, !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
@@ -280,7 +283,7 @@ public final class WebServer: @unchecked Sendable {
             }
         }
         // The player's refusal (a path outside the music folders) is the client's error: 400.
-        return ask("ls --json" + (path.map { " " + $0 } ?? ""), refused: 400)
+        return ask("ls --json --from \(from)" + (path.map { " " + $0 } ?? ""), refused: 400)
     }
 
     private struct LineBody: Decodable { var line: String }

@@ -455,6 +455,7 @@ def main():
                 d.get(args.url)
                 now_playing(d, width, height)
                 queue_page(d, width, height)
+                __import__("web_paging").run(sys.modules[__name__], d, width, height)
                 xss_playing(d, width, height)
                 stream(d, width, height)
                 library_signed_out(d, width)

@@ -53,7 +53,7 @@ final class WebFaceTests: DaemonTestCase {
         let queue = try http("GET", "/api/queue")
         XCTAssertEqual(queue.status, 200)
         XCTAssertTrue(queue.body.hasPrefix("{\"entries\":[{\"position\":1,\"path\":\"\(dir!)/a.wav\""), queue.body)
-        XCTAssertTrue(queue.body.hasSuffix("\"current\":1}"), queue.body)
+        XCTAssertTrue(queue.body.hasSuffix("\"current\":1,\"total\":2}"), queue.body)
 
         // Open lines reach the player without a session.
         let vol = try http("POST", "/api/control", json: "{\"line\":\"vol 37\"}")

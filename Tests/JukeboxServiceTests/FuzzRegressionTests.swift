@@ -95,8 +95,8 @@ final class FuzzRegressionTests: XCTestCase {
         case .yieldBegin(let reason): return "yield begin " + reason
         case .yieldEnd: return "yield end"
         case .queue(let page): return "queue \(page)"
-        case .queueJSON: return "queue --json"
-        case .lsJSON(let path): return "ls --json" + (path.map { " " + $0 } ?? "")
+        case .queueJSON(let from): return "queue --json \(from)"
+        case .lsJSON(let path, let from): return "ls --json --from \(from)" + (path.map { " " + $0 } ?? "")
         case .searchJSON(let text): return "search --json " + text
         case .add(let path): return "add " + path
         case .load(let path): return "load " + path

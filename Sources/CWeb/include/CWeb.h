@@ -40,6 +40,8 @@ typedef struct {
 	const char *content_length;
 	/// The sink `jb_web_body_hooks.begin` gave for this request (its body went there, not to `body`), or NULL.
 	void *sink;
+	/// The query argument `from` (a page's first entry: /api/queue, /api/library), or NULL.
+	const char *query_from;
 } jb_web_request;
 
 /// A request's body streamed instead of gathered (uploads: never a whole file in memory).

@@ -22,13 +22,14 @@ public enum ControlCommand: Equatable, Sendable {
     case statusJSON
     /// A page of the queue (1-based, 20 entries a page).
     case queue(page: Int)
-    /// The whole queue as one JSON object (`queue --json`, for the web face): its entries with
-    /// their 1-based positions, tags and lengths, and the current position.
-    case queueJSON
+    /// A page of the queue as one JSON object (`queue --json [FROM]`, for the web face): its entries
+    /// from position `from` (1-based) with their tags and lengths, as many as fit one reply line,
+    /// the current position, and where the next page starts.
+    case queueJSON(from: Int)
     /// The folders and audio files directly inside `path` (nil: the music folders) as one JSON
-    /// object (`ls --json [PATH]`, for the web face's library); the player refuses a path
-    /// outside its music folders.
-    case lsJSON(path: String?)
+    /// object (`ls --json [--from N] [PATH]`, for the web face's library), a page from entry `from`
+    /// (1-based, folders first); the player refuses a path outside its music folders.
+    case lsJSON(path: String?, from: Int)
     /// Audio files and folders of the music folders whose title, artist, album or name holds
     /// every word of `text` (`search --json TEXT`, for the web face): one JSON object, bounded
     /// in results and time (`LibrarySearch`).
@@ -75,8 +76,8 @@ public enum ControlCommand: Equatable, Sendable {
     /// The commands, one per line, for `help`.
     public static let helpText = """
     status [--json] · play [N] · pause · toggle · stop · next · prev · seek [+|-]m:ss · vol [+|-]N
-    shuffle on|off · repeat off|one|all · queue [page|--json] · delete N · move FROM TO
-    add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [FOLDER] · search --json TEXT
+    shuffle on|off · repeat off|one|all · queue [page|--json [FROM]] · delete N · move FROM TO
+    add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [--from N] [FOLDER] · search --json TEXT
     sleep MINUTES|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
@@ -102,7 +103,13 @@ public enum ControlCommand: Equatable, Sendable {
             if rest == ["--json"] { return .success(.statusJSON) }
             return none(.status)
         case "queue":
-            if rest == ["--json"] { return .success(.queueJSON) }
+            if rest.first == "--json" {
+                // `queue --json [FROM]`: the page from position FROM (1-based, 1 when left out).
+                guard rest.count <= 2, let from = rest.count == 1 ? 1 : position(rest[1]) else {
+                    return .failure(ControlError("usage: queue --json [FROM] (a queue position from 1)"))
+                }
+                return .success(.queueJSON(from: from))
+            }
             guard rest.count <= 1, let page = rest.isEmpty ? 1 : Int(rest[0]), page >= 1 else {
                 return .failure(ControlError("usage: queue [page]"))
             }
@@ -114,11 +121,20 @@ public enum ControlCommand: Equatable, Sendable {
             guard !path.isEmpty else { return .failure(ControlError("usage: \(verb) PATH")) }
             return .success(verb == "add" ? .add(path: path) : .load(path: path))
         case "ls":
-            // `ls --json [PATH]`: the rest of the line after `--json` is the path, spaces and all.
-            guard rest.first == "--json" else { return .failure(ControlError("usage: ls --json [FOLDER]")) }
-            let afterVerb = line.drop { $0 == " " || $0 == "\t" }.dropFirst(verb.count).drop { $0 == " " || $0 == "\t" }
-            let path = Substring(afterVerb.dropFirst("--json".count)).trimmingSpaces()
-            return .success(.lsJSON(path: path.isEmpty ? nil : path))
+            // `ls --json [--from N] [PATH]`: `--from N` only right after `--json`; the rest of the
+            // line is the path, spaces, a leading `--` and all (`--from 1 --from x` names `--from x`).
+            let usage = ControlError("usage: ls --json [--from N] [FOLDER]")
+            guard rest.first == "--json" else { return .failure(usage) }
+            func skipSpaces(_ s: Substring) -> Substring { s.drop { $0 == " " || $0 == "\t" } }
+            var tail = skipSpaces(skipSpaces(Substring(line)).dropFirst(verb.count)).dropFirst("--json".count)
+            var from = 1
+            if rest.count >= 2, rest[1] == "--from" {
+                guard rest.count >= 3, let n = position(rest[2]) else { return .failure(usage) }
+                from = n
+                tail = skipSpaces(skipSpaces(tail).dropFirst("--from".count)).drop { $0 != " " && $0 != "\t" }
+            }
+            let path = tail.trimmingSpaces()
+            return .success(.lsJSON(path: path.isEmpty ? nil : path, from: from))
         case "search":
             // `search --json TEXT`: the rest of the line after `--json` is the text.
             guard rest.first == "--json", rest.count > 1 else { return .failure(ControlError("usage: search --json TEXT")) }

@@ -3,7 +3,7 @@ import Glibc
 import JukeboxCore
 import JukeboxSystem
 
-/// `ls --json [PATH]`: the folders and audio files directly inside one folder of the music
+/// `ls --json [--from N] [PATH]`: the folders and audio files directly inside one folder of the music
 /// folders, as one JSON object for the web face's library:
 /// `{"path":"/music/A","parent":"/music","folders":[{"name":"CD1","path":"/music/A/CD1"}],
 /// "files":[{"name":"01.flac","path":…,"title":…,"artist":…,"album":…,"seconds":212.5}]}`
@@ -15,20 +15,26 @@ import JukeboxSystem
 /// be a music folder or under one, else an error; an entry whose resolved path leaves them (a
 /// link planted to `/`) is not listed. Hidden names are left out. Folders sort by name
 /// (`Library.naturalLess`), files in the order the player plays a folder (`Library.folderOrder`).
-/// Bounded: at most `maxEntries` entries and `maxBytes` of text, then `"truncated":true`.
+/// Paged (`JSONPage`): the entries from N (1-based, folders first, then files) that fit in `budget`
+/// bytes, the whole object counted, and `"next":N` when more follow. A file's entry longer than a
+/// page on its own comes first on its page, its name and tags cut and `"shortened"` saying why. At most
+/// `maxEntries` entries of a folder are listed at all (each page reads the tags of every file, to
+/// order them), then `"truncated":true`.
 public enum LibraryListing {
     public static let maxEntries = 1000
-    public static let maxBytes = 512 << 10
 
     /// The reply line's text after `ok ` (the JSON object), or the error's words.
-    public static func json(path: String?, roots: [String], load: ([String]) -> (tracks: [TrackInfo], messages: [String])) -> Result<String, LibraryListingError> {
+    public static func json(path: String?, from: Int = 1, budget: Int = JSONPage.budget, roots: [String], load: ([String]) -> (tracks: [TrackInfo], messages: [String])) -> Result<String, LibraryListingError> {
         let realRoots = roots.compactMap(resolved)
         guard !realRoots.isEmpty else { return .failure(.init("no music folders are configured (config \"music\")")) }
         let q = JSONText.quoted
         guard let path else {
-            if realRoots.count == 1 { return listing(realRoots[0], roots: realRoots, load: load) }
-            let folders = realRoots.map { "{\"name\":" + q(view($0)) + ",\"path\":" + q($0) + "}" }
-            return .success("{\"path\":null,\"parent\":null,\"folders\":[" + folders.joined(separator: ",") + "],\"files\":[]}")
+            if realRoots.count == 1 { return listing(realRoots[0], from: from, budget: budget, roots: realRoots, load: load) }
+            let folder = { (i: Int) in "{\"name\":" + q(view(realRoots[i])) + ",\"path\":" + q(realRoots[i]) + "}" }
+            let head = "{\"path\":null,\"parent\":null,\"folders\":[", tail = "],\"files\":[]"
+            let page = JSONPage.cut(count: realRoots.count, from: from - 1, room: budget - head.utf8.count - tail.utf8.count - 24,
+                                    entry: folder, shortened: folder)
+            return .success(head + page.entries.joined(separator: ",") + tail + (page.next.map { ",\"next\":\($0 + 1)" } ?? "") + "}")
         }
         guard path.hasPrefix("/") else { return .failure(.init("not an absolute path: \(view(path))")) }
         guard let real = resolved(path), inside(real, realRoots) else {
@@ -36,10 +42,10 @@ public enum LibraryListing {
             return .failure(.init("not a folder in the music folders: \(view(path))"))
         }
         guard isDirectory(real) else { return .failure(.init("not a folder: \(view(path))")) }
-        return listing(real, roots: realRoots, load: load)
+        return listing(real, from: from, budget: budget, roots: realRoots, load: load)
     }
 
-    private static func listing(_ dir: String, roots: [String], load: ([String]) -> (tracks: [TrackInfo], messages: [String])) -> Result<String, LibraryListingError> {
+    private static func listing(_ dir: String, from: Int, budget: Int, roots: [String], load: ([String]) -> (tracks: [TrackInfo], messages: [String])) -> Result<String, LibraryListingError> {
         let names: [String]
         do { names = try directoryEntries(dir) } catch { return .failure(.init("cannot read the folder: \(view(dir))")) }
         var folders: [String] = []
@@ -59,29 +65,45 @@ public enum LibraryListing {
         }
         let q = JSONText.quoted
         func str(_ s: String?) -> String { s.map { q(view($0)) } ?? "null" }
-        var size = 0
-        var parts: [String] = []
-        for folder in folders {
-            let part = "{\"name\":" + q(view(Paths.fileName(folder))) + ",\"path\":" + q(folder) + "}"
-            size += part.utf8.count + 1
-            if size > maxBytes { truncated = true; break }
-            parts.append(part)
+        let parent = roots.contains(dir) ? "null" : q(Paths.directory(dir))
+        let head = "{\"path\":" + q(dir) + ",\"parent\":" + parent + ",\"folders\":["
+        let middle = "],\"files\":["
+        let tail = "]" + (truncated ? ",\"truncated\":true" : "")
+        let end = ",\"next\":\(folders.count + files.count)}"
+        let room = budget - head.utf8.count - middle.utf8.count - tail.utf8.count - end.utf8.count
+        // A shortened file's name and tags at most this many scalars each (6 bytes each in JSON at most).
+        let clip = max(16, (room - 200) / 24)
+        func folderEntry(_ i: Int) -> String {
+            "{\"name\":" + q(view(Paths.fileName(folders[i]))) + ",\"path\":" + q(folders[i]) + "}"
+        }
+        let start = max(0, from - 1)
+        var folderParts: [String] = []
+        var next: Int?
+        if start < folders.count {
+            let cut = JSONPage.cut(count: folders.count, from: start, room: room, entry: folderEntry, shortened: folderEntry)
+            folderParts = cut.entries
+            next = cut.next
         }
         var fileParts: [String] = []
-        if size <= maxBytes {
+        // The files' tags are read only when the page reaches them.
+        if next == nil && !files.isEmpty {
             let tracks = Library.folderOrder(load(files).tracks)
-            for t in tracks {
+            func fileEntry(_ i: Int, shortened: Bool) -> String {
+                let t = tracks[i]
+                func field(_ s: String?) -> String { str(shortened ? JSONPage.clipped(s, clip) : s) }
                 let seconds = t.duration.map { $0.isFinite ? String($0) : "null" } ?? "null"
-                let part = "{\"name\":" + q(view(Paths.fileName(t.path))) + ",\"path\":" + q(t.path) + ",\"title\":" + str(t.title)
-                    + ",\"artist\":" + str(t.artist) + ",\"album\":" + str(t.album) + ",\"seconds\":" + seconds + "}"
-                size += part.utf8.count + 1
-                if size > maxBytes { truncated = true; break }
-                fileParts.append(part)
+                return "{\"name\":" + field(Paths.fileName(t.path)) + ",\"path\":" + q(t.path) + ",\"title\":" + field(t.title)
+                    + ",\"artist\":" + field(t.artist) + ",\"album\":" + field(t.album) + ",\"seconds\":" + seconds
+                    + (shortened ? ",\"shortened\":" + q(JSONPage.shortenedReason) : "") + "}"
             }
+            let used = folderParts.isEmpty ? 0 : folderParts.reduce(0) { $0 + $1.utf8.count + 1 }
+            let cut = JSONPage.cut(count: tracks.count, from: max(0, start - folders.count), room: room - used, after: !folderParts.isEmpty,
+                                   entry: { fileEntry($0, shortened: false) }, shortened: { fileEntry($0, shortened: true) })
+            fileParts = cut.entries
+            next = cut.next.map { folders.count + $0 }
         }
-        let parent = roots.contains(dir) ? "null" : q(Paths.directory(dir))
-        return .success("{\"path\":" + q(dir) + ",\"parent\":" + parent + ",\"folders\":[" + parts.joined(separator: ",")
-            + "],\"files\":[" + fileParts.joined(separator: ",") + "]" + (truncated ? ",\"truncated\":true" : "") + "}")
+        return .success(head + folderParts.joined(separator: ",") + middle + fileParts.joined(separator: ",") + tail
+            + (next.map { ",\"next\":\($0 + 1)" } ?? "") + "}")
     }
 
     /// A name to show: the bytes that are not UTF-8 as U+FFFD (a reply line shows them so anyway).

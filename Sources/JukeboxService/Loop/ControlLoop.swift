@@ -32,7 +32,7 @@ protocol ControlLoop: AnyObject {
     func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool
     /// `ls --json [PATH]` (`LibraryListing`), read off the loop; `reply` gets the line on the
     /// loop. False when this player cannot read files.
-    func listLibrary(_ path: String?, _ reply: @escaping ([String]) -> Void) -> Bool
+    func listLibrary(_ path: String?, from: Int, _ reply: @escaping ([String]) -> Void) -> Bool
     /// `search --json TEXT` (`LibrarySearch`), read off the loop like `listLibrary`.
     func searchLibrary(_ text: String, _ reply: @escaping ([String]) -> Void) -> Bool
     /// `card assign`: false when no cards map is configured.
@@ -82,8 +82,8 @@ extension ControlLoop {
                     + "  " + TimeFormat.clock(t.info.duration)
             }
             return lines.map { "  " + $0 } + ["ok queue page \(page)/\(pages), \(state.queue.count) tracks"]
-        case .queueJSON:
-            return ["ok " + QueueJSON.text(state)]
+        case .queueJSON(let from):
+            return ["ok " + QueueJSON.text(state, from: from)]
         case .add, .load:
             return ["error: this player cannot load files"]
         case .lsJSON, .searchJSON:
@@ -147,8 +147,8 @@ extension ControlLoop {
                     reply(messages.map { "  " + $0 } + [error.map { ControlReply.notSaved(done, $0) } ?? "ok " + done])
                 }
             }
-        case .lsJSON(let path):
-            return listLibrary(path, reply)
+        case .lsJSON(let path, let from):
+            return listLibrary(path, from: from, reply)
         case .searchJSON(let text):
             return searchLibrary(text, reply)
         case .cardAssign(let id, let value):
@@ -202,10 +202,10 @@ extension Runtime: ControlLoop {
 
     var saves: Bool { writer != nil }
 
-    func listLibrary(_ path: String?, _ reply: @escaping ([String]) -> Void) -> Bool {
+    func listLibrary(_ path: String?, from: Int, _ reply: @escaping ([String]) -> Void) -> Bool {
         let roots = musicFolders
         return jobs.perform({ load in
-            LibraryListing.json(path: path, roots: roots, load: load)
+            LibraryListing.json(path: path, from: from, roots: roots, load: load)
                 .map { FileWorkOutput(lines: ["ok " + $0]) }
                 .flatMapError { .success(FileWorkOutput(lines: ["error: " + $0.message])) }
         }, then: { result in

@@ -9,6 +9,7 @@ import { setupUpload, uploadView } from './upload.js';
 import { setupCards } from './cards.js';
 import { setupSettings, loadSettings } from './settings.js';
 import { setupSystem, loadSystem } from './system.js';
+import { appendPages } from './paging.js';
 
 const $ = (id) => document.getElementById(id);
 const pages = ['now', 'queue', 'library', 'radio', 'cards', 'bookmarks', 'settings', 'system', 'signin'];
@@ -16,6 +17,7 @@ let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
 let queueDirty = true;      // the queue changed since its page was last built
+let queueGen = 0;           // counts the queue's answers: a page asked for an older one is dropped
 let session = { pinSet: false, signedIn: false, csrf: null };
 let dragging = { position: false, volume: false };
 
@@ -136,7 +138,7 @@ function renderQueue() {
   const list = $('queue');
   const entries = queue.entries || [];
   $('queue-empty').hidden = entries.length > 0;
-  $('queue-truncated').hidden = !queue.truncated;
+  $('queue-more').hidden = !queue.next;
   const focused = document.activeElement && list.contains(document.activeElement)
     ? [document.activeElement.closest('li')?.dataset.position, document.activeElement.dataset.role] : null;
   const items = entries.map((e, i) => {
@@ -160,7 +162,7 @@ function renderQueue() {
     up.disabled = i === 0;
     const down = entryButton('Move down', name, () => control(`move ${e.position} ${e.position + 1}`), '↓');
     down.dataset.role = 'down';
-    down.disabled = i === entries.length - 1;
+    down.disabled = e.position === (queue.total ?? entries.length);
     const remove = entryButton('Remove', name, () => control(`delete ${e.position}`), '✕');
     remove.dataset.role = 'remove';
     li.append(jump, up, down, remove);
@@ -250,6 +252,8 @@ for (const [id, send] of [['position', (v) => `seek ${v}`], ['volume', (v) => `v
 let library = null;        // the last /api/library answer
 let libraryRoot = null;    // the music folder (the listing without a path), for the breadcrumbs
 
+function libraryURL(path) { return path ? `/api/library?path=${encodeURIComponent(path)}` : '/api/library'; }
+
 function libraryHref(path) { return path ? `#/library/${encodeURIComponent(path)}` : '#/library'; }
 
 async function loadLibrary() {
@@ -258,7 +262,7 @@ async function loadLibrary() {
   try { path = m ? decodeURIComponent(m[1]) : null; } catch { path = null; }
   text($('library-message'), 'Loading…');
   try {
-    const r = await api('GET', path ? `/api/library?path=${encodeURIComponent(path)}` : '/api/library');
+    const r = await api('GET', libraryURL(path));
     if (!r.ok) { library = null; text($('library-message'), r.data.error || `The server answered ${r.code}`); }
     else { library = r.data; if (library.parent == null) libraryRoot = library.path; text($('library-message'), ''); }
   } catch { library = null; text($('library-message'), 'The box did not answer'); }
@@ -310,12 +314,21 @@ function renderLibrary() {
     return li;
   }));
   $('library').replaceChildren(...items);
+  $('library-more').hidden = !l.next;
   if (library && !items.length) text($('library-message'), 'Nothing to play here.');
-  if (l.truncated) text($('library-message'), 'This folder has more entries than the player sends in one reply: the first are shown.');
+  if (l.truncated) text($('library-message'), 'This folder has more entries than the player lists: the first 1000 are shown.');
   uploadView();
 }
 
 setupUpload({ folder: () => library && library.path, session: () => session, reload: loadLibrary });
+
+$('library-more').addEventListener('click', async () => {
+  const shown = library;
+  if (!shown || !shown.next) return;
+  const ok = await appendPages(api, libraryURL(shown.path), shown, ['folders', 'files'], null, () => library !== shown);
+  if (library === shown) { if (!ok) text($('library-message'), 'The next entries did not come: try More again.'); renderLibrary(); }
+});
+
 $('lib-play').addEventListener('click', () => { if (library && library.path) control(`load ${library.path}`); });
 $('lib-add').addEventListener('click', () => { if (library && library.path) control(`add ${library.path}`); });
 
@@ -356,10 +369,23 @@ function onStatus(data) {
 }
 
 function onQueue(data) {
+  const shown = queue.entries ? queue.entries.length : 0;
   queue = data;
+  queueGen += 1;
   // A long queue is many elements: built only while its page shows (and when it is opened).
   queueDirty = true;
-  if (document.body.dataset.page === 'queue') { queueDirty = false; renderQueue(); }
+  if (document.body.dataset.page === 'queue') {
+    queueDirty = false;
+    renderQueue();
+    // The pages the user had opened are asked again (the first page came with the change).
+    if (shown > data.entries.length) moreQueue(shown);
+  }
+}
+
+/** The queue's next page (or pages, until `upTo` entries show), appended and shown. */
+async function moreQueue(upTo) {
+  const gen = queueGen;
+  if (await appendPages(api, '/api/queue', queue, ['entries'], upTo, () => gen !== queueGen)) renderQueue();
 }
 
 function connect() {
@@ -374,6 +400,13 @@ function connect() {
     if (events.readyState === EventSource.CLOSED) setTimeout(connect, 2000);
   });
 }
+
+$('queue-more').addEventListener('click', async () => {
+  const shown = queue.entries.length;
+  await moreQueue(null);
+  // The button may go with the last page: the focus goes to the first entry that came.
+  $('queue').children[shown]?.querySelector('.entry')?.focus();
+});
 
 async function loadQueue() {
   try {
