@@ -40,11 +40,11 @@ final class CardRemovalTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
             $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
     }
@@ -52,24 +52,24 @@ final class CardRemovalTests: XCTestCase {
     private let pausing: [Command] = [
         .pauseOutput,
         .startTimer(.releaseDevice, after: 3),
-        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
         .render(status("paused", song: 1, index: 1, of: 2)),
     ]
     private let resuming: [Command] = [
         .resumeOutput,
-        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
         .render(status("playing", song: 1, index: 1, of: 2)),
     ]
 
     private func paused(_ s: inout State) {
         s.phase = .paused
-        s.savedMark = mark(revision: 1, current: 1, phase: "paused")
+        s.savedMark = mark(revision: 1, current: 1, phase: .paused)
         s.shown = status("paused", song: 1, index: 1, of: 2)
     }
 
     private func playingAgain(_ s: inout State) {
         s.phase = .playing
-        s.savedMark = mark(revision: 1, current: 1, phase: "playing")
+        s.savedMark = mark(revision: 1, current: 1, phase: .playing)
         s.shown = status("playing", song: 1, index: 1, of: 2)
     }
 
@@ -124,7 +124,7 @@ final class CardRemovalTests: XCTestCase {
             $0.phase = .stopped
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .stopOutput,

@@ -79,7 +79,7 @@ final class IdleTests: XCTestCase {
             $0.repeatMode = .all
             $0.powerOffAt = nil
             $0.message = nil
-            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: nil, phase: .stopped, repeat: .all)
             $0.shown = status("stopped", of: 2, repeat: .all)
         }, commands: [
             .startTimer(.idlePowerOff, after: 540),
@@ -108,12 +108,12 @@ final class IdleTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
             $0.idleArmed = false
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 3)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
             .cancelTimer(.idlePowerOff),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
         // A firing already on its way when play came is ignored.
@@ -121,13 +121,13 @@ final class IdleTests: XCTestCase {
         h.send(.pause, {
             $0.phase = .paused
             $0.idleArmed = true
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 3)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
             .startTimer(.idlePowerOff, after: 540),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 3)),
         ])
     }
@@ -156,13 +156,13 @@ final class IdleTests: XCTestCase {
             $0.sleepArmed = false
             $0.phase = .paused
             $0.message = "sleep timer: paused"
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.savedPosition = 95
             $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: paused")
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 95, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 95, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: paused")),
         ])
         // Fired once: a late duplicate does nothing.

@@ -22,11 +22,11 @@ extension CoreHarness {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
     }
@@ -81,13 +81,13 @@ extension CoreHarness {
                      file: StaticString = #filePath, line: UInt = #line) {
         send(.pause, file: file, line: line, {
             $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.savedPosition = position
             $0.shown = status("paused", song: 1, index: 1, of: count, elapsed: elapsed)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: (1...count).map { info($0) }, current: 0, position: position, phase: "paused")),
+            .persistPlace(Snapshot(tracks: (1...count).map { info($0) }, current: 0, position: position, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: count, elapsed: elapsed)),
         ])
     }

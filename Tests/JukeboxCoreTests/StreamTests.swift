@@ -78,14 +78,14 @@ final class StreamTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = nil
             $0.message = "skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)"
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 2,
                               message: "skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)")
         }, commands: [
             .report("skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)"),
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
             .persistPlace(Snapshot(tracks: [TrackInfo(path: url, title: "radio.example/live.mp3"), info(2)], current: 1,
-                                   phase: "playing")),
+                                   phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 2,
                            message: "skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)")),
         ])
@@ -147,12 +147,12 @@ final class StreamTests: XCTestCase {
             $0.position = 0
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)
         }, commands: [
             .stopOutput,
             .persistPlace(Snapshot(tracks: [TrackInfo(path: url, title: "radio.example/live.mp3"), info(2)], current: 0,
-                                   phase: "paused")),
+                                   phase: .paused)),
             .render(status("paused", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)),
         ])
         h.send(.play, {
@@ -160,12 +160,12 @@ final class StreamTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 3, path: url, at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
             .persistPlace(Snapshot(tracks: [TrackInfo(path: url, title: "radio.example/live.mp3"), info(2)], current: 0,
-                                   phase: "playing")),
+                                   phase: .playing)),
             .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)),
         ])
     }

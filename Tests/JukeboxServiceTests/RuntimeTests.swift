@@ -14,7 +14,7 @@ final class RuntimeTests: XCTestCase {
         runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac"), TrackInfo(path: "/m/b.flac")]))
         XCTAssertEqual(audio.calls, [.play(id: 1, file: "a.flac", at: 0, next: 2, nextFile: "b.flac")])
         runtime.waitForSaves()
-        XCTAssertEqual(store.load().snapshot?.phase, "playing")
+        XCTAssertEqual(store.load().snapshot?.phase, .playing)
         XCTAssertEqual(status.views.last?.title, "a")
 
         audio.heard = (1, 17.5)

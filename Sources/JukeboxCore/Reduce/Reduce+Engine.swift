@@ -172,10 +172,10 @@ extension State {
         switch (snapshot.phase, cursor) {
         case (_, nil):
             phase = .stopped
-        case ("playing", _) where settings.resumePlaying:
+        case (.playing, _) where settings.resumePlaying:
             phase = .playing
             startCurrent(at: position, paused: false, &step)
-        case ("playing", _), ("paused", _):
+        case (.playing, _), (.paused, _):
             phase = .paused
         default:
             phase = .stopped
