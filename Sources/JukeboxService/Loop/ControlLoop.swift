@@ -134,25 +134,6 @@ extension ControlLoop {
     func statusJSON() -> String { PlayerStatusJSON(state).text }
 }
 
-/// One line of an `events` stream: `event 04:47:43.250 button next down → playing` (wall-clock
-/// time of day, then what happened and the phase after it), or for `events --json` clients
-/// `event {"time":…,"what":…,"phase":…}` with `fields` added (the card id, the button and its
-/// gesture), so a program never parses the words of `what`.
-struct EventLine {
-    let time: String
-    let what: String
-    let phase: String
-    let fields: [(String, String)]
-
-    var text: String { "event \(time) \(what) → \(phase)" }
-
-    var json: String {
-        let q = JSONText.quoted
-        let pairs = [("time", time), ("what", what), ("phase", phase)] + fields
-        return "event {" + pairs.map { q($0.0) + ":" + q($0.1) }.joined(separator: ",") + "}"
-    }
-}
-
 /// What every face's port needs of the loop itself: the state, the core's one entry, the heard
 /// position and fresh seeds. `Runtime` is its one implementation; the ports (`ControlPort`,
 /// `MPDPort`) hold it unowned (the loop owns them).
@@ -275,19 +256,20 @@ final class ControlPort: ControlLoop {
     /// no event names by itself).
     func stream(_ event: Event, buttonsBefore: [Button: ButtonState]?) {
         if case .cardRead(let id, _) = event {
-            stream(event.summary, fields: [("card", id)])
+            stream(event.summary, card: id)
         } else if !event.isRoutine {
             stream(event.summary)
         }
         guard let before = buttonsBefore else { return }
         for g in ButtonGesture.between(before, state.buttons) {
-            stream("gesture \(g.button.rawValue) \(g.kind.rawValue)", fields: [("button", g.button.rawValue), ("gesture", g.kind.rawValue)])
+            stream("gesture \(g.button.rawValue) \(g.kind.rawValue)", gesture: g)
         }
     }
 
     /// Streams `what` as an event line (`EventLine`).
-    private func stream(_ what: String, fields: [(String, String)] = []) {
-        let line = EventLine(time: wallClockText(wallClockNow(), dateAndTime: false), what: what, phase: state.phase.name, fields: fields)
+    private func stream(_ what: String, card: String? = nil, gesture: ButtonGesture? = nil) {
+        let line = EventLine(time: wallClockText(wallClockNow(), dateAndTime: false), what: what, phase: state.phase.name,
+                             card: card, gesture: gesture)
         control?.stream(line)
         console?.stream(line)
     }
