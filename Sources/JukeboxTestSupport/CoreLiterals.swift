@@ -45,12 +45,8 @@ public func mark(revision: Int, current: UInt64?, phase: SavedPhase, shuffle: Bo
                  repeat repeatMode: RepeatMode = .off, volume: Int = 100) -> SaveMark {
     // SaveMark's initializer is internal; every field is overwritten below.
     var m = State().saveMark
-    m.queueRevision = revision
-    m.currentTrackID = current
-    m.phase = phase
-    m.shuffle = shuffle
-    m.repeatMode = repeatMode
-    m.volume = volume
+    (m.queueRevision, m.currentTrackID, m.phase) = (revision, current, phase)
+    (m.shuffle, m.repeatMode, m.volume) = (shuffle, repeatMode, volume)
     return m
 }
 

@@ -740,18 +740,7 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
-        h.send(.mediaKey(code: MediaKey.nextSong, value: 1, at: 2), {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.nextToTrack2Of3(by: .mediaKey(code: MediaKey.nextSong, value: 1, at: 2))
         h.send(.mediaKey(code: MediaKey.nextSong, value: 2, at: 2.5), commands: [])
         XCTAssertEqual(h.state.currentTrack?.id, 2, "autorepeat does not skip again")
         h.send(.mediaKey(code: MediaKey.volumeDown, value: 1, at: 3), {

@@ -27,18 +27,7 @@ final class EngineReportTests: XCTestCase {
     func testASuccessorTheEngineDidNotContinueIntoIsStartedExplicitly() {
         // The engine ran out before the successor reached it (a very short track, a loaded board).
         let h = CoreHarness(playing(3))
-        h.send(.trackFinished(playID: 1, next: nil), {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.nextToTrack2Of3(by: .trackFinished(playID: 1, next: nil))
         // The stale successor's reports are then ignored.
         h.send(.trackStarted(playID: 2), commands: [])
     }

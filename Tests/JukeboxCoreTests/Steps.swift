@@ -14,10 +14,11 @@ extension CoreHarness {
         }, commands: [.render(view)])
     }
 
-    /// `next` on `playing(3)` before anything else happened: track 2 starts as play 3 with
-    /// track 3 handed as play 4, and the new place is saved.
-    func nextToTrack2Of3(file: StaticString = #filePath, line: UInt = #line) {
-        send(.next, file: file, line: line, {
+    /// `next` (or `event`, another way on to the next track: a media key, the end of a track the
+    /// engine did not continue from) on `playing(3)` before anything else happened: track 2 starts
+    /// as play 3 with track 3 handed as play 4, and the new place is saved.
+    func nextToTrack2Of3(by event: Event = .next, file: StaticString = #filePath, line: UInt = #line) {
+        send(event, file: file, line: line, {
             $0.cursor = 1
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
