@@ -203,17 +203,6 @@ final class QueueOrderTests: XCTestCase {
 extension CoreHarness {
     /// `next` on `playing(5)`: track 2 plays as play 3, track 3 handed as play 4.
     func nextToTrack2Of5(file: StaticString = #filePath, line: UInt = #line) {
-        send(.next, file: file, line: line, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 5)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 5)),
-        ])
+        nextToTrack2(of: 5, file: file, line: line)
     }
 }

@@ -18,17 +18,22 @@ extension CoreHarness {
     /// engine did not continue from) on `playing(3)` before anything else happened: track 2 starts
     /// as play 3 with track 3 handed as play 4, and the new place is saved.
     func nextToTrack2Of3(by event: Event = .next, file: StaticString = #filePath, line: UInt = #line) {
+        nextToTrack2(of: 3, by: event, file: file, line: line)
+    }
+
+    /// The same on `playing(count)`.
+    func nextToTrack2(of count: Int, by event: Event = .next, file: StaticString = #filePath, line: UInt = #line) {
         send(event, file: file, line: line, {
             $0.cursor = 1
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
             $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
+            $0.shown = status("playing", song: 2, index: 2, of: count)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 3)),
+            .persistPlace(Snapshot(tracks: (1...count).map { info($0) }, current: 1, phase: .playing)),
+            .render(status("playing", song: 2, index: 2, of: count)),
         ])
     }
 
