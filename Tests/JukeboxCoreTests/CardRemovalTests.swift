@@ -61,6 +61,20 @@ final class CardRemovalTests: XCTestCase {
         .render(status("playing", song: 1, index: 1, of: 2)),
     ]
 
+    /// Card A1 (read as `id`) taken away at `at`: the player pauses; put back at `back`: it plays on.
+    private func takenAwayAndBack(_ h: CoreHarness, _ id: String, at: Double, back: Double,
+                                  file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.cardRemoved(id: id, at: at), file: file, line: line, {
+            self.paused(&$0)
+            $0.cards.pausedByRemoval = "A1"
+        }, commands: pausing)
+        h.send(.cardRead(id: "A1", at: back), file: file, line: line, {
+            self.playingAgain(&$0)
+            $0.cards.pausedByRemoval = nil
+            $0.cards.lastReadAt = back
+        }, commands: resuming)
+    }
+
     private func paused(_ s: inout State) {
         s.phase = .paused
         s.savedMark = mark(revision: 1, current: 1, phase: .paused)
@@ -76,26 +90,11 @@ final class CardRemovalTests: XCTestCase {
     func testTakingThePlayingCardAwayPausesAndPuttingItBackResumesEvenWithinTheSameCardDelay() {
         let h = empty(.pause)
         place(h, at: 10)
-        h.send(.cardRemoved(id: "a1", at: 10.2), {
-            self.paused(&$0)
-            $0.cards.pausedByRemoval = "A1"
-        }, commands: pausing)
-        // Back 0.3 s after it was placed: inside sameCardDelay (1 s), still a resume, not a swipe.
-        h.send(.cardRead(id: "A1", at: 10.3), {
-            self.playingAgain(&$0)
-            $0.cards.pausedByRemoval = nil
-            $0.cards.lastReadAt = 10.3
-        }, commands: resuming)
+        // Taken away, and back 0.3 s after it was placed: inside sameCardDelay (1 s), still a
+        // resume, not a swipe.
+        takenAwayAndBack(h, "a1", at: 10.2, back: 10.3)
         // And again, much later: the same.
-        h.send(.cardRemoved(id: "A1", at: 50), {
-            self.paused(&$0)
-            $0.cards.pausedByRemoval = "A1"
-        }, commands: pausing)
-        h.send(.cardRead(id: "A1", at: 400), {
-            self.playingAgain(&$0)
-            $0.cards.pausedByRemoval = nil
-            $0.cards.lastReadAt = 400
-        }, commands: resuming)
+        takenAwayAndBack(h, "A1", at: 50, back: 400)
     }
 
     func testWithOnRemoveNoneRemovalDoesNothingAndPuttingTheCardBackIsASecondSwipe() {

@@ -14,6 +14,14 @@ extension CoreHarness {
         }, commands: [.render(view)])
     }
 
+    /// The stream of play 1 reports `report`: the core keeps it and the status shows `view`.
+    func streamReports(_ report: StreamStatus, shows view: StatusView, file: StaticString = #filePath, line: UInt = #line) {
+        send(.streamStatus(playID: 1, report), file: file, line: line, {
+            $0.stream = PlayStreamStatus(playID: 1, status: report)
+            $0.shown = view
+        }, commands: [.render(view)])
+    }
+
     /// `next` (or `event`, another way on to the next track: a media key, the end of a track the
     /// engine did not continue from) on `playing(3)` before anything else happened: track 2 starts
     /// as play 3 with track 3 handed as play 4, and the new place is saved.

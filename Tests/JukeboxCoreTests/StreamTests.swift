@@ -20,23 +20,11 @@ final class StreamTests: XCTestCase {
     func testBufferingThenStationAndTitleAreShown() {
         let h = CoreHarness(streaming())
         let filling = StreamStatus(bufferedPercent: 40)
-        h.send(.streamStatus(playID: 1, filling), {
-            $0.stream = PlayStreamStatus(playID: 1, status: filling)
-            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
-                              message: "buffering 40 %")
-        }, commands: [
-            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
-                           message: "buffering 40 %")),
-        ])
+        h.streamReports(filling, shows: status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+            message: "buffering 40 %"))
         let onAir = StreamStatus(station: "Test FM", title: "Artist - Song", bufferedPercent: 100)
-        h.send(.streamStatus(playID: 1, onAir), {
-            $0.stream = PlayStreamStatus(playID: 1, status: onAir)
-            $0.shown = status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
-                              message: "buffering 100 %")
-        }, commands: [
-            .render(status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
-                           message: "buffering 100 %")),
-        ])
+        h.streamReports(onAir, shows: status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+            message: "buffering 100 %"))
         h.send(.trackStarted(playID: 1), {
             $0.streamStarted = true
             $0.shown = status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2)
@@ -97,7 +85,7 @@ final class StreamTests: XCTestCase {
         let lost = StreamStatus(station: "Test FM", bufferedPercent: 0, reconnectingFor: 2.5, lastError: "Connection reset")
         start.stream = PlayStreamStatus(playID: 1, status: lost)
         start.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
-                             message: "reconnecting (Connection reset)")
+            message: "reconnecting (Connection reset)")
         let h = CoreHarness(start)
         let back = StreamStatus(station: "Test FM", title: "Song 2", bufferedPercent: 30, lastError: "Connection reset",
                                 reconnects: 1)
@@ -115,14 +103,8 @@ final class StreamTests: XCTestCase {
         start.streamStarted = true
         let h = CoreHarness(start)
         let dry = StreamStatus(station: "Test FM", bufferedPercent: 35, rebuffering: true)
-        h.send(.streamStatus(playID: 1, dry), {
-            $0.stream = PlayStreamStatus(playID: 1, status: dry)
-            $0.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
-                              message: "buffering 35 %")
-        }, commands: [
-            .render(status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
-                           message: "buffering 35 %")),
-        ])
+        h.streamReports(dry, shows: status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+            message: "buffering 35 %"))
     }
 
     func testSeekIsRefusedOnAStream() {
