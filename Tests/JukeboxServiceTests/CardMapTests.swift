@@ -127,21 +127,21 @@ final class CardMapTests: XCTestCase {
         let status = RecordingStatus()
         let runtime = runtime(dir, audio: RecordingAudio(), status: status)
         var replies: [[String]] = []
-        XCTAssertTrue(runtime.control.answerLater(.cardAssign(id: nil, value: "/m/x")) { replies.append($0) })
+        XCTAssertTrue(runtime.answerLater(.cardAssign(id: nil, value: "/m/x")) { replies.append($0) })
         XCTAssertEqual(replies, [["error: no new card to assign: swipe one, or give its id"]])
         runtime.dispatch(.cardRead(id: "0a0b", at: 1))
         XCTAssertEqual(runtime.state.cards.lastUnknown, "0A0B")
-        XCTAssertTrue(runtime.control.statusJSON().contains(#""newCard":"0A0B""#), runtime.control.statusJSON())
-        XCTAssertTrue(runtime.control.answerLater(.cardAssign(id: nil, value: "dance")) { replies.append($0) })
+        XCTAssertTrue(runtime.statusJSON().contains(#""newCard":"0A0B""#), runtime.statusJSON())
+        XCTAssertTrue(runtime.answerLater(.cardAssign(id: nil, value: "dance")) { replies.append($0) })
         XCTAssertEqual(replies.last, ["error: \"dance\" is neither an absolute path nor a command (next, pause, play, poweroff, "
                                       + "prev, previous, repeat, seek+, seek-, shuffle, stop, toggle, vol+, vol-)"])
-        XCTAssertTrue(runtime.control.answerLater(.cardAssign(id: nil, value: "/m/x")) { replies.append($0) })
+        XCTAssertTrue(runtime.answerLater(.cardAssign(id: nil, value: "/m/x")) { replies.append($0) })
         settle(runtime, "the assignment is written") { replies.count == 3 }
         XCTAssertEqual(replies.last, ["ok card 0A0B is /m/x"])
         XCTAssertEqual(runtime.state.cards.map, CardMap(["0A0B": .play(["/m/x"])]), "the new map is in force before the reply")
         XCTAssertNil(runtime.state.cards.lastUnknown)
         XCTAssertEqual(CardMapFile.load(dir.file("cards.json")), .success(CardMap(["0A0B": .play(["/m/x"])])))
-        XCTAssertTrue(runtime.control.answerLater(.cardAssign(id: "77", value: "vol-")) { replies.append($0) })
+        XCTAssertTrue(runtime.answerLater(.cardAssign(id: "77", value: "vol-")) { replies.append($0) })
         settle(runtime, "the second assignment is written") { replies.count == 4 }
         XCTAssertEqual(replies.last, ["ok card 77 is vol-"])
         XCTAssertEqual(runtime.state.cards.map, CardMap(["0A0B": .play(["/m/x"]), "77": .command(.volumeDown)]))
@@ -149,8 +149,8 @@ final class CardMapTests: XCTestCase {
 
     func testWithoutACardsMapAssignIsRefused() {
         let runtime = Runtime(state: State(), audio: RecordingAudio(), store: nil, status: RecordingStatus(), log: Log(level: .error))
-        XCTAssertFalse(runtime.control.answerLater(.cardAssign(id: "1", value: "next")) { _ in })
-        XCTAssertEqual(runtime.control.answer(.cardAssign(id: "1", value: "next")), ["error: no cards map is configured (config \"rfid\")"])
+        XCTAssertFalse(runtime.answerLater(.cardAssign(id: "1", value: "next")) { _ in })
+        XCTAssertEqual(runtime.answer(.cardAssign(id: "1", value: "next")), ["error: no cards map is configured (config \"rfid\")"])
     }
 
     func testTheRfidConfig() throws {

@@ -107,7 +107,7 @@ final class ColdPagesTests: XCTestCase {
 
         runtime.loadTracks = { paths in (paths.map { TrackInfo(path: $0) }, []) }
         var read: [TrackInfo]?
-        XCTAssertTrue(runtime.control.readSource(["/m/c.flac"]) { tracks, _, _ in read = tracks })
+        XCTAssertTrue(runtime.readTracks(["/m/c.flac"]) { tracks, _ in read = tracks })
         XCTAssertTrue(waitFor(5) {
             runtime.waitForSaves()  // takes the workers' results, the tags among them
             return read != nil
