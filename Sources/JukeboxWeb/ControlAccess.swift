@@ -23,9 +23,9 @@ public enum ControlAccess: Equatable, Sendable {
                 // An intent the language gains later is refused until it is placed here.
                 return .refused
             }
-        case .status, .statusJSON, .queue, .queueJSON, .lsJSON, .help, .version:
+        case .status, .statusJSON, .queue, .queueJSON, .lsJSON, .help, .version, .cardsJSON, .bookmarksJSON:
             return .open
-        case .add, .load, .save, .cardAssign:
+        case .add, .load, .save, .cardAssign, .cardAssignNext, .cardDelete, .bookmarkReset:
             return .session
         case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .events, .log, .diag:
             return .refused

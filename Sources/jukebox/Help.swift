@@ -30,8 +30,9 @@ enum Help {
     static let play = """
     Usage: jukebox play [options] PATH...
 
-    Plays audio files (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3), folders (recursively, in
-    disc/track/name order) and M3U/M3U8 playlists, then exits 0 when the queue has played.
+    Plays audio files (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3, M4A/M4B with AAC or ALAC),
+    folders (recursively, in disc/track/name order) and M3U/M3U8 playlists, then exits 0 when
+    the queue has played.
     On a terminal: space pause/resume, n next, p previous, left/right seek 10 s, +/- volume,
     s shuffle, r repeat, q quit.
 
@@ -104,7 +105,9 @@ enum Help {
     seek [+|-]m:ss, vol [+|-]N, shuffle on|off, repeat off|one|all, queue [page], add PATH,
     load PATH, clear, save, interrupt begin [reason] (replies once the sound device is free),
     interrupt end, diag, log [N], version, help, card assign [ID] PATH|COMMAND (puts the last
-    new card, or card ID, on the cards map; replies once the map is written). `events` prints a line per event
+    new card, or card ID, on the cards map; replies once the map is written), card assign --next
+    PATH|URL|COMMAND (the next card swiped gets it instead of playing), card assign --cancel,
+    card delete ID, cards --json, bookmarks --json, bookmark reset PATH|--all. `events` prints a line per event
     (`event 04:47:43.250 button next down → playing`, local time) until you press Enter (a line
     on stdin) or the player stops; `events --json` prints each as a JSON object, with the card id
     or the button and its gesture as fields of their own. Text from files and tags is shown with control characters

@@ -448,6 +448,7 @@ def main():
                 library_signed_out(d, width)
                 sign_in(d, width, height)
                 library_page(d, width, height)
+                __import__("web_cards").run(sys.modules[__name__], d, width, height)
                 if i == len(SIZES) - 1:
                     player = restart(d, width, height)
                 no_alert(d)

@@ -535,7 +535,7 @@ final class CardTests: XCTestCase {
         XCTAssertEqual(Cards.parseAction("Sleep off"), .success(.sleep(nil)))
         XCTAssertEqual(Cards.parseAction("sleep soon"), .failure(CardMapError("usage: sleep MINUTES (1-1440) | sleep off")))
         XCTAssertEqual(Cards.parseAction("music/Peppa"), .failure(CardMapError(
-            "\"music/Peppa\" is neither an absolute path nor a command (next, pause, play, poweroff, prev, previous, "
+            "\"music/Peppa\" is neither an absolute path, a stream URL nor a command (next, pause, play, poweroff, prev, previous, "
             + "repeat, seek+, seek-, shuffle, stop, toggle, vol+, vol-)")))
         XCTAssertEqual(Cards.parseAction(paths: ["/a.flac", " /b "]), .success(.play(["/a.flac", "/b"])))
         XCTAssertEqual(Cards.parseAction(paths: []), .failure(CardMapError("an empty list of paths")))
@@ -555,9 +555,9 @@ final class CardAssignCommandTests: XCTestCase {
         XCTAssertEqual(parse("card assign sleep 30"), .success(.cardAssign(id: "sleep", value: "30")),
                        "the runtime refuses the value: 30 is neither a path nor a command")
         XCTAssertEqual(parse("card assign next pause"), .success(.cardAssign(id: nil, value: "next pause")))
-        XCTAssertEqual(parse("card assign"), .failure(ControlError("usage: card assign [ID] PATH|COMMAND")))
-        XCTAssertEqual(parse("card list"), .failure(ControlError("usage: card assign [ID] PATH|COMMAND")))
-        XCTAssertEqual(parse("card"), .failure(ControlError("usage: card assign [ID] PATH|COMMAND")))
+        XCTAssertEqual(parse("card assign"), .failure(ControlError("usage: card assign [ID|--next] PATH|URL|COMMAND | card assign --cancel | card delete ID")))
+        XCTAssertEqual(parse("card list"), .failure(ControlError("usage: card assign [ID|--next] PATH|URL|COMMAND | card assign --cancel | card delete ID")))
+        XCTAssertEqual(parse("card"), .failure(ControlError("usage: card assign [ID|--next] PATH|URL|COMMAND | card assign --cancel | card delete ID")))
     }
 }
 

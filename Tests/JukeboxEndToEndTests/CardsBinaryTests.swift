@@ -31,7 +31,7 @@ final class CardsBinaryTests: DaemonTestCase {
 
         // Edited by hand, badly: reported (the log), the previous map kept, and not written over.
         try Data(#"{"1": "dance"}"#.utf8).write(to: URL(fileURLWithPath: cards))
-        XCTAssertTrue(waitFor(10) { (try? ctl("log", "100"))?.stdout.contains("card 1: \"dance\" is neither an absolute path nor a command") == true },
+        XCTAssertTrue(waitFor(10) { (try? ctl("log", "100"))?.stdout.contains("card 1: \"dance\" is neither an absolute path, a stream URL nor a command") == true },
                       (try? ctl("log", "100").stdout) ?? "")
         let refused = try ctl("card", "assign", "7", "next")
         XCTAssertNotEqual(refused.status, 0)

@@ -46,7 +46,10 @@ final class WebBrowserTests: DaemonTestCase {
             try TestAudio.write(path: dir + "/library/Album/\(i).flac", kind: .flac, frames: 8_000 * 300, sampleRate: 8_000, channels: 1,
                                 tags: TestAudio.Tags(title: "Library \(i)", artist: "Artist", album: "Album"))
         }
-        let daemon = try startDaemon(music + [dir + "/library"])
+        // The simulated card reader for the Cards page (Tests/Browser/web_cards.py writes ids to it).
+        XCTAssertEqual(mkfifo(dir + "/reader", 0o600), 0)
+        let daemon = try startDaemon(music + [dir + "/library"], extra: ["rfid": ["reader": "keyboard", "name": "no such reader", "cards": dir + "/cards.json", "sameCardDelay": 0]],
+                                     environment: ["JUKEBOX_TEST_CARD_PIPE": dir + "/reader"])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
 
         let web = try Jukebox.start(["web", "--socket", socket, "--listen", "127.0.0.1:0",

@@ -25,7 +25,7 @@ final class CardMapTests: XCTestCase {
         XCTAssertEqual(CardMapFile.parse(Array(text.utf8), source: "c.json"), .failure(CardMapError([
             "c.json: \"--\": an id must be 1-32 letters and digits",
             "c.json: card 01: usage: sleep MINUTES (1-1440) | sleep off",
-            "c.json: card 02: \"music/x\" is neither an absolute path nor a command (next, pause, play, poweroff, prev, previous, repeat, seek+, seek-, shuffle, stop, toggle, vol+, vol-)",
+            "c.json: card 02: \"music/x\" is neither an absolute path, a stream URL nor a command (next, pause, play, poweroff, prev, previous, repeat, seek+, seek-, shuffle, stop, toggle, vol+, vol-)",
             "c.json: card 03: an empty list of paths",
             "c.json: card 04: \"b\" is not an absolute path",
             "c.json: \"1a\": card 1A is listed twice",
@@ -133,7 +133,7 @@ final class CardMapTests: XCTestCase {
         XCTAssertEqual(runtime.state.cards.lastUnknown, "0A0B")
         XCTAssertTrue(runtime.statusJSON().contains(#""newCard":"0A0B""#), runtime.statusJSON())
         XCTAssertTrue(runtime.answerLater(.cardAssign(id: nil, value: "dance")) { replies.append($0) })
-        XCTAssertEqual(replies.last, ["error: \"dance\" is neither an absolute path nor a command (next, pause, play, poweroff, "
+        XCTAssertEqual(replies.last, ["error: \"dance\" is neither an absolute path, a stream URL nor a command (next, pause, play, poweroff, "
                                       + "prev, previous, repeat, seek+, seek-, shuffle, stop, toggle, vol+, vol-)"])
         XCTAssertTrue(runtime.answerLater(.cardAssign(id: nil, value: "/m/x")) { replies.append($0) })
         settle(runtime, "the assignment is written") { replies.count == 3 }

@@ -103,6 +103,11 @@ final class FuzzRegressionTests: XCTestCase {
         case .events(let json): return json ? "events --json" : "events"
         case .status, .help, .save, .diag, .version: return "\(command)"
         case .cardAssign(let id, let value): return "card assign " + (id.map { $0 + " " } ?? "") + value
+        case .cardAssignNext(let value): return value.map { "card assign --next " + $0 } ?? "card assign --cancel"
+        case .cardDelete(let id): return "card delete " + id
+        case .cardsJSON: return "cards --json"
+        case .bookmarksJSON: return "bookmarks --json"
+        case .bookmarkReset(let path): return "bookmark reset " + (path ?? "--all")
         }
     }
 

@@ -108,6 +108,8 @@ final class WebPiecesTests: XCTestCase {
             ("status --json", .open), ("queue --json", .open), ("ls --json /music", .open), ("version", .open),
             ("add /srv/music/A", .session), ("load /srv/music/A", .session), ("sleep 30", .session), ("sleep off", .session),
             ("card assign /srv/music/A", .session), ("save", .session),
+            ("card assign --next /srv/music/A", .session), ("card assign --cancel", .session), ("card delete 04A3", .session),
+            ("bookmark reset /srv/music/A", .session), ("bookmark reset --all", .session), ("cards --json", .open), ("bookmarks --json", .open),
             ("interrupt begin", .refused), ("interrupt end", .refused), ("yield begin", .refused), ("yield end", .refused),
             ("events", .refused), ("events --json", .refused), ("log 5", .refused), ("diag", .refused),
         ]

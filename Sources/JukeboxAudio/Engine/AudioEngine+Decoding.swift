@@ -136,7 +136,7 @@ extension AudioEngine {
     /// format needs (`StreamDecoder`, which waits for its buffer to fill; a stop, play or seek
     /// meanwhile cancels it within 50 ms).
     private func openSource(_ track: TrackRef, serial: UInt64, generation: UInt64) throws(DecodeError) -> any PCMSource {
-        guard isStreamURL(track.path) else { return try Decoder(path: track.path) }
+        guard isStreamURL(track.path) else { return try FileDecoder.open(path: track.path) }
         let settings = monitor.withLock { state.streamSettings }
         let stream = HTTPStream(url: track.path, settings: settings)
         monitor.withLock { state.liveStream = (track.id, stream) }

@@ -58,6 +58,9 @@ public enum Command: Equatable, Sendable {
     /// first its folders up to the one holding `through` (the stick's bookmarked track; nil: the
     /// first folder), so that play starts there while the rest is read.
     case loadUSB(path: String, through: String? = nil)
+    /// Put card `card` on the cards map as `value` (`card assign --next`, then a swipe) and
+    /// report the outcome as `Event.cardAssigned`.
+    case assignCard(card: String, value: String)
     /// Run this program (an argument vector, never through a shell) and do not wait for it.
     case runProgram([String])
     /// End the program with this exit code (after carrying out the commands before it).

@@ -47,6 +47,18 @@ public enum ControlCommand: Equatable, Sendable {
     /// Put card `id` (nil: the last unknown card read) on the cards map as `value` (an absolute
     /// path, or a command word of `Cards.commands`).
     case cardAssign(id: String?, value: String)
+    /// `card assign --next VALUE`: the next card swiped gets `value` (checked here) instead of
+    /// playing; `card assign --cancel` (nil) drops a waiting assignment.
+    case cardAssignNext(value: String?)
+    /// `card delete ID`: take card `id` off the cards map.
+    case cardDelete(id: String)
+    /// `cards --json`: the cards map, its settings and a waiting assignment as one JSON object.
+    case cardsJSON
+    /// `bookmarks --json`: every bookmark as one JSON object.
+    case bookmarksJSON
+    /// `bookmark reset PATH|--all`: drop the bookmarks of the sources whose first path is
+    /// `path` (nil: all of them).
+    case bookmarkReset(path: String?)
 
     /// The commands, one per line, for `help`.
     public static let helpText = """
@@ -55,7 +67,9 @@ public enum ControlCommand: Equatable, Sendable {
     add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [FOLDER]
     sleep MINUTES|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
-    diag · log [N] · events [--json] · version · help · card assign [ID] PATH|COMMAND
+    diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
+    card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
+    bookmarks --json · bookmark reset PATH|--all
     """
 
     /// Longest line accepted, in bytes.
@@ -93,6 +107,21 @@ public enum ControlCommand: Equatable, Sendable {
             let path = Substring(afterVerb.dropFirst("--json".count)).trimmingSpaces()
             return .success(.lsJSON(path: path.isEmpty ? nil : path))
         case "card": return parseCard(line)
+        case "cards":
+            guard rest == ["--json"] else { return .failure(ControlError("usage: cards --json")) }
+            return .success(.cardsJSON)
+        case "bookmarks":
+            guard rest == ["--json"] else { return .failure(ControlError("usage: bookmarks --json")) }
+            return .success(.bookmarksJSON)
+        case "bookmark":
+            // `bookmark reset PATH`: the rest of the line after `reset` is the path, spaces and all.
+            let usage = ControlError("usage: bookmark reset PATH|--all")
+            guard rest.first?.lowercased() == "reset" else { return .failure(usage) }
+            let afterVerb = line.drop { $0 == " " || $0 == "\t" }.dropFirst(verb.count).drop { $0 == " " || $0 == "\t" }
+            let path = Substring(afterVerb.dropFirst("reset".count)).trimmingSpaces()
+            if path == "--all" { return .success(.bookmarkReset(path: nil)) }
+            guard !path.isEmpty else { return .failure(usage) }
+            return .success(.bookmarkReset(path: path))
         case "clear": return none(.intent(.clear))
         case "save": return none(.save)
         case "diag": return none(.diag)
@@ -175,24 +204,49 @@ extension ControlCommand {
         return n
     }
 
-    /// `card assign [ID] PATH|COMMAND`: a first word of letters and digits that is not a command
-    /// is the id; the rest of the line (spaces and all) is the value.
+    /// `card assign [ID] PATH|URL|COMMAND`: a first word of letters and digits that is not a
+    /// command is the id; the rest of the line (spaces and all) is the value. `card assign --next
+    /// VALUE` (the value checked now, so a page hears what is wrong before anyone swipes),
+    /// `card assign --cancel`, `card delete ID`.
     static func parseCard(_ line: String) -> Result<ControlCommand, ControlError> {
-        let usage = ControlError("usage: card assign [ID] PATH|COMMAND")
+        let usage = ControlError("usage: card assign [ID|--next] PATH|URL|COMMAND | card assign --cancel | card delete ID")
         var rest = Substring(line).trimmingSpaces()[...]
-        for word in ["card", "assign"] {
+        func word() -> Substring {
             let head = rest.prefix { $0 != " " && $0 != "\t" }
-            guard head.lowercased() == word else { return .failure(usage) }
             rest = Substring(rest.dropFirst(head.count).trimmingSpaces())
+            return head
+        }
+        guard word().lowercased() == "card" else { return .failure(usage) }
+        switch word().lowercased() {
+        case "assign": break
+        case "delete":
+            let id = word()
+            guard rest.isEmpty, let normal = Cards.normalisedID(String(id)), id.unicodeScalars.allSatisfy(isIDScalar) else {
+                return .failure(ControlError("usage: card delete ID (1-\(Cards.maxIDLength) letters and digits)"))
+            }
+            return .success(.cardDelete(id: normal))
+        default: return .failure(usage)
         }
         guard !rest.isEmpty else { return .failure(usage) }
         let first = rest.prefix { $0 != " " && $0 != "\t" }
         let after = rest.dropFirst(first.count).trimmingSpaces()
-        if !after.isEmpty, Cards.commands[first.lowercased()] == nil,
-           first.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || ("A"..."Z").contains($0) || ("a"..."z").contains($0) }) {
+        switch first.lowercased() {
+        case "--cancel":
+            return after.isEmpty ? .success(.cardAssignNext(value: nil)) : .failure(usage)
+        case "--next":
+            guard !after.isEmpty else { return .failure(usage) }
+            if case .failure(let e) = Cards.parseAction(after) { return .failure(ControlError(e.message)) }
+            return .success(.cardAssignNext(value: after))
+        default: break
+        }
+        if !after.isEmpty, Cards.commands[first.lowercased()] == nil, first.unicodeScalars.allSatisfy(isIDScalar) {
             return .success(.cardAssign(id: String(first), value: after))
         }
         return .success(.cardAssign(id: nil, value: String(rest)))
+    }
+
+    private static func isIDScalar(_ c: Unicode.Scalar) -> Bool {
+        ("0"..."9").contains(c) || ("A"..."Z").contains(c) || ("a"..."z").contains(c)
     }
 }
 

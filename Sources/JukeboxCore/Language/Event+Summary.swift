@@ -56,6 +56,9 @@ extension Event {
         case .usbTracks(let path, let tracks, _, let more): return "USB stick " + DisplayText.inert(path) + ": " + Self.count(tracks.count) + (more ? ", more to come" : "")
         case .usbMoreTracks(let path, let tracks, _): return "USB stick " + DisplayText.inert(path) + ": " + Self.count(tracks.count) + " more"
         case .bookmarksLoaded(let marks): return "bookmarks: \(marks.count)"
+        case .cardAssignNext(let value): return value.map { "card assign next: " + DisplayText.inert(String($0.prefix(80))) } ?? "card assign cancelled"
+        case .cardAssigned(let card, _, let error): return "card \(card) assigned" + (error == nil ? "" : ", not written")
+        case .resetBookmarks(let path): return path.map { "bookmark reset: " + DisplayText.inert(String($0.prefix(200))) } ?? "bookmarks reset"
         case .trackStarted(let id): return "track started (play \(id))"
         case .trackFinished(let id, let next): return "track finished (play \(id))" + (next.map { ", play \($0) follows" } ?? "")
         case .trackFailed(let id, let reason, let missing):
@@ -86,6 +89,7 @@ extension Event {
         case .saveRetry: return "save retry"
         case .idlePowerOff: return "idle power-off"
         case .sleep: return "sleep"
+        case .cardAssign: return "card assignment"
         case .debounce(let b): return "debounce \(b.rawValue)"
         case .gesture(let b): return "gesture \(b.rawValue)"
         case .doubleTap(let b): return "double tap \(b.rawValue)"

@@ -125,6 +125,15 @@ public enum Event: Equatable, Sendable {
     /// The bookmarks file was read at start (absent: none); until this arrives nothing is saved
     /// over it.
     case bookmarksLoaded([Bookmark])
+    /// `card assign --next VALUE`: the next card swiped gets `value` on the map instead of
+    /// playing (nil: `card assign --cancel`, the waiting assignment is dropped). `value` was
+    /// checked by `Cards.parseAction` when the line was parsed.
+    case cardAssignNext(String?)
+    /// The shell wrote (or could not write: `error`) the assignment `Command.assignCard` asked for.
+    case cardAssigned(card: String, value: String, error: String?)
+    /// `bookmark reset PATH`: the bookmarks of the sources whose first path is `path` are
+    /// dropped (nil: `bookmark reset --all`, every bookmark), so they start from the top.
+    case resetBookmarks(path: String?)
 
     // MARK: Outcomes from the audio engine (`playID` is the one the start command carried)
     /// The first sample of a play was handed to the device.

@@ -104,3 +104,16 @@ extension State {
         return (at, position)
     }
 }
+
+extension State {
+    /// `bookmark reset PATH` (nil: all): the bookmarks of the sources whose first path is `path`
+    /// go, so those sources start from the top. The source playing now makes a new one as it
+    /// plays on (at its next save), as it would after any start from the top.
+    mutating func resetBookmarks(_ path: String?, _ step: inout Step) {
+        step.activity = true
+        let before = bookmarks.count
+        bookmarks.removeAll { mark in path.map { mark.paths.first == $0 } ?? true }
+        guard bookmarks.count != before else { return }
+        bookmarksDirty = true
+    }
+}

@@ -91,9 +91,42 @@ public struct CardState: Equatable, Sendable {
     public var pausedByRemoval: String?
     /// The last card read that the map does not know (`jukebox ctl card assign` takes it by default).
     public var lastUnknown: String?
+    /// `card assign --next`: the assignment waiting for the next card swiped, then how it went
+    /// (kept until the next one, or `--cancel`, so a page can show which card got it).
+    public var assignNext: NextCardAssignment?
 
     /// Nothing known.
     public init() {}
+}
+
+/// `card assign --next VALUE`: what the next card swiped gets, and how far that went.
+public struct NextCardAssignment: Equatable, Sendable {
+    /// How far the assignment went.
+    public enum Stage: String, Equatable, Sendable {
+        /// No card swiped yet (a swipe now is mapped, not played).
+        case waiting
+        /// A card was swiped; the map is being written.
+        case writing
+        /// The map on disk has it.
+        case done
+        /// The map could not be written (`error` says why); the map is as it was.
+        case failed
+    }
+    /// What the card gets: a path or a command, as `Cards.parseAction` accepts it.
+    public var value: String
+    /// The card swiped (nil while waiting).
+    public var card: String?
+    public var stage: Stage
+    /// Why it failed.
+    public var error: String?
+
+    /// Creates a record.
+    public init(value: String, card: String? = nil, stage: Stage = .waiting, error: String? = nil) {
+        self.value = value
+        self.card = card
+        self.stage = stage
+        self.error = error
+    }
 }
 
 /// The card vocabulary: ids and the map's entries.
@@ -125,11 +158,11 @@ public enum Cards {
         "poweroff": .power,
     ]
 
-    /// One entry's text: an absolute path (a folder or a playlist, read when the card is swiped)
-    /// or a command word; the error says what is wrong, for the person editing the map.
+    /// One entry's text: an absolute path (a folder or a playlist, read when the card is swiped),
+    /// an `http(s)://` stream URL (a station) or a command word; the error says what is wrong, for the person editing the map.
     public static func parseAction(_ text: String) -> Result<CardAction, CardMapError> {
         let trimmed = text[...].trimmingSpaces()
-        if trimmed.hasPrefix("/") { return .success(.play([trimmed])) }
+        if trimmed.hasPrefix("/") || Library.isStreamURL(trimmed) { return .success(.play([trimmed])) }
         let word = trimmed.lowercased()
         if let action = commands[word] { return .success(.command(action)) }
         if word.split(separator: " ").first == "sleep" {
@@ -140,7 +173,7 @@ public enum Cards {
             default: return .failure(CardMapError("usage: sleep MINUTES (1-1440) | sleep off"))
             }
         }
-        return .failure(CardMapError("\"\(DisplayText.inert(String(trimmed.prefix(40))))\" is neither an absolute path nor a command ("
+        return .failure(CardMapError("\"\(DisplayText.inert(String(trimmed.prefix(40))))\" is neither an absolute path, a stream URL nor a command ("
                                      + commands.keys.sorted().joined(separator: ", ") + ")"))
     }
 

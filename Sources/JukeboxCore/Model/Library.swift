@@ -5,7 +5,7 @@
 public enum Library {
     /// File extensions the decoder plays (lowercase, no dot).
     public static let audioExtensions: Set<String> = [
-        "wav", "wave", "aif", "aiff", "aifc", "flac", "ogg", "oga", "opus", "mp3",
+        "wav", "wave", "aif", "aiff", "aifc", "flac", "ogg", "oga", "opus", "mp3", "m4a", "m4b", "mp4",
     ]
 
     /// Extensions read as M3U/M3U8 playlists.

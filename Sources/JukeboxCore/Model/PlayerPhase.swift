@@ -96,4 +96,7 @@ public enum TimerID: Equatable, Hashable, Sendable {
     case idlePowerOff
     /// The sleep timer ran out: the sound stops as a pause does (the place is kept).
     case sleep
+    /// An assignment waiting for the next card (`card assign --next`) has waited
+    /// `State.cardAssignWait`: it is dropped, so a card swiped much later is played, not mapped.
+    case cardAssign
 }

@@ -65,6 +65,35 @@ extension State {
                 apply(.replaceQueue(tracks), &step)
             }
             cards.active = ActiveCard(id: id, tracks: first..<nextTrackID)
+        case .cardAssignNext(let value):
+            step.activity = true
+            if cards.assignNext?.stage == .waiting || cards.assignNext?.stage == .writing, message == State.swipeNow { message = nil }
+            guard let value else {
+                // A write already under way finishes; only a wait is cancelled.
+                if cards.assignNext?.stage != .writing { cards.assignNext = nil }
+                step.commands.append(.cancelTimer(.cardAssign))
+                return
+            }
+            cards.assignNext = NextCardAssignment(value: value)
+            message = State.swipeNow
+            step.commands.append(.startTimer(.cardAssign, after: State.cardAssignWait))
+        case .timerFired(.cardAssign, _):
+            guard cards.assignNext?.stage == .waiting else { return }
+            cards.assignNext = nil
+            if message == State.swipeNow { message = nil }
+            step.commands.append(.report("no card swiped within \(Int(State.cardAssignWait)) s: the assignment is dropped"))
+        case .cardAssigned(let card, let value, let error):
+            guard var next = cards.assignNext, next.stage == .writing, next.card == card, next.value == value else { return }
+            next.stage = error == nil ? .done : .failed
+            next.error = error
+            cards.assignNext = next
+            if let error {
+                message = "card \(card) not assigned: " + (error.split(separator: "\n").first.map(String.init) ?? error)
+                step.commands.append(.report("card \(card) not assigned: " + error.split(separator: "\n").joined(separator: "; ")))
+            } else {
+                message = "card \(card) assigned"
+                step.commands.append(.report("card \(card) is \(value)"))
+            }
         default:
             break
         }
@@ -78,6 +107,16 @@ extension State {
 
     /// One swipe of a known or unknown card.
     private mutating func swipe(_ id: String, _ step: inout Step) {
+        // `card assign --next` waits for this swipe: the card gets the value and plays nothing.
+        if var next = cards.assignNext, next.stage == .waiting {
+            next.card = id
+            next.stage = .writing
+            cards.assignNext = next
+            if message == State.swipeNow { message = nil }
+            step.commands.append(.cancelTimer(.cardAssign))
+            step.commands.append(.assignCard(card: id, value: next.value))
+            return
+        }
         guard let action = cards.map.entries[id] else {
             cards.lastUnknown = id
             message = "new card \(id)"
@@ -112,4 +151,11 @@ extension State {
         case .none: break
         }
     }
+}
+
+extension State {
+    /// What the status and the display say while an assignment waits for a card.
+    static let swipeNow = "swipe a card now"
+    /// How long `card assign --next` waits for a card (seconds).
+    public static let cardAssignWait: Double = 120
 }

@@ -82,8 +82,10 @@ extension State {
             // A card on the reader, or taken off it, is a person at the box (idle power-off waits again).
             step.activity = true
             card(event, &step)
-        case .cardsLoaded, .cardTracks:
+        case .cardsLoaded, .cardTracks, .cardAssignNext, .cardAssigned, .timerFired(.cardAssign, _):
             card(event, &step)
+        case .resetBookmarks(let path):
+            resetBookmarks(path, &step)
         case .usbInserted, .usbRemoved, .usbTracks, .usbMoreTracks:
             step.activity = true
             usb(event, &step)

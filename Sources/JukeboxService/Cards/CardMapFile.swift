@@ -104,10 +104,20 @@ public enum CardMapFile {
     /// renamed over the map, and the folder fsynced. Other entries are kept as they were written;
     /// a map with problems is not touched (the person editing it must fix it first).
     public static func assign(id rawID: String, value: String, path: String) throws(CardMapError) {
+        try update(id: rawID, value: value, path: path)
+    }
+
+    /// Takes card `id` off the map, written as `assign` writes it; an error when it is not there.
+    public static func remove(id rawID: String, path: String) throws(CardMapError) {
+        try update(id: rawID, value: nil, path: path)
+    }
+
+    /// `assign` (a value) or `remove` (nil).
+    static func update(id rawID: String, value: String?, path: String) throws(CardMapError) {
         guard let id = Cards.normalisedID(rawID) else {
             throw CardMapError("a card id must be 1-\(Cards.maxIDLength) letters and digits")
         }
-        if case .failure(let e) = Cards.parseAction(value) { throw e }
+        if let value, case .failure(let e) = Cards.parseAction(value) { throw e }
         var entries: [String: Entry]
         switch read(path) {
         case .success(let bytes):
@@ -119,8 +129,13 @@ public enum CardMapFile {
         }
         if case .failure(let e) = parse(try encode(entries), source: path) { throw CardMapError("\(e.message)\nfix it before assigning") }
         // The same card written another way ("00ab" for "00AB") is replaced, not doubled.
+        let before = entries.count
         for key in entries.keys where Cards.normalisedID(key) == id { entries[key] = nil }
-        entries[id] = .text(value[...].trimmingSpacesForCards())
+        if let value {
+            entries[id] = .text(value[...].trimmingSpacesForCards())
+        } else if entries.count == before {
+            throw CardMapError("card \(id) is not on the map")
+        }
         let bytes = try encode(entries)
         do { try writeExclusive(bytes, to: path) } catch { throw CardMapError("\(path): \(error)") }
     }

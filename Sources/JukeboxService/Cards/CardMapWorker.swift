@@ -28,7 +28,7 @@ public final class CardMapWorker: @unchecked Sendable {
     private var thread: NativeThread?
     // Shared with the thread, under the monitor.
     private var reloadAsked = false
-    private var assignments: [(number: Int, id: String, value: String)] = []
+    private var assignments: [(number: Int, id: String, value: String?)] = []
     private var stopping = false
     // The loop's own.
     private var nextAssignment = 1
@@ -53,7 +53,8 @@ public final class CardMapWorker: @unchecked Sendable {
 
     /// Writes `value` as card `id`'s entry; `done` is called on the loop with the error, nil once
     /// the map on disk has it (its new map is posted before). From the loop.
-    public func assign(id: String, value: String, done: @escaping (String?) -> Void) {
+    /// A nil `value` takes the card off the map (`card delete`).
+    public func assign(id: String, value: String?, done: @escaping (String?) -> Void) {
         let number = nextAssignment
         nextAssignment += 1
         waiting[number] = done
@@ -117,14 +118,14 @@ public final class CardMapWorker: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             watch()
-            let (reload, work, stop) = monitor.withLock { () -> (Bool, [(number: Int, id: String, value: String)], Bool) in
+            let (reload, work, stop) = monitor.withLock { () -> (Bool, [(number: Int, id: String, value: String?)], Bool) in
                 defer { reloadAsked = false; assignments = [] }
                 return (reloadAsked, assignments, stopping)
             }
             if stop { return }
             for job in work {
                 var problem: String?
-                do throws(CardMapError) { try CardMapFile.assign(id: job.id, value: job.value, path: path) } catch { problem = error.message }
+                do throws(CardMapError) { try CardMapFile.update(id: job.id, value: job.value, path: path) } catch { problem = error.message }
                 // The new map first, so the reply follows the map it made.
                 if problem == nil { readMap(force: false) }
                 mailbox.post(result: .cards(Report(map: nil, problem: problem, assignment: job.number)))

@@ -40,4 +40,11 @@ extension CardMapWorker {
             reply([error.map { "error: " + $0.split(separator: "\n").joined(separator: "; ") } ?? "ok card \(card) is \(value)"])
         }
     }
+
+    /// `card delete ID`: the reply once the map on disk no longer has it.
+    func delete(id: String, _ reply: @escaping ([String]) -> Void) {
+        assign(id: id, value: nil) { error in
+            reply([error.map { "error: " + $0.split(separator: "\n").joined(separator: "; ") } ?? "ok card \(id) deleted"])
+        }
+    }
 }

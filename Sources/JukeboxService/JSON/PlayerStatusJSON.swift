@@ -38,6 +38,17 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     public var newCard: String?
     /// The current track is an HTTP(S) stream.
     public var stream: Bool
+    /// `card assign --next`: waiting for a card, or which card got it (`CardsJSON.assignment`).
+    public var cardAssign: CardAssignStatus?
+
+    /// `card assign --next` as `status --json` shows it.
+    public struct CardAssignStatus: Decodable, Equatable, Sendable {
+        /// `waiting`, `writing`, `done` or `failed`.
+        public var stage: String
+        public var value: String
+        public var card: String?
+        public var error: String?
+    }
 
     /// What `state` shows.
     init(_ state: State) {
@@ -65,6 +76,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         message = StatusView(state).message
         newCard = state.cards.lastUnknown
         stream = track.map { Library.isStreamURL($0.info.path) } ?? false
+        cardAssign = state.cards.assignNext.map { CardAssignStatus(stage: $0.stage.rawValue, value: $0.value, card: $0.card, error: $0.error) }
     }
 
     /// Decodes `text` (the answer after `ok `); nil when it is not this object.
@@ -84,6 +96,9 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
             "\"index\":" + (index.map { String($0) } ?? "null"), "\"count\":\(count)", "\"volume\":\(volume)",
             "\"shuffle\":\(shuffle)", "\"repeat\":" + q(self.repeat), "\"message\":" + str(message),
             "\"newCard\":" + str(newCard), "\"stream\":\(stream)",
+            "\"cardAssign\":" + (cardAssign.map { c in
+                "{\"stage\":" + q(c.stage) + ",\"value\":" + q(CardsJSON.view(c.value)) + ",\"card\":" + str(c.card) + ",\"error\":" + str(c.error.map(CardsJSON.view)) + "}"
+            } ?? "null"),
         ]
         return "{" + fields.joined(separator: ",") + "}"
     }

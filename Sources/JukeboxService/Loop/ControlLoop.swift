@@ -35,6 +35,10 @@ protocol ControlLoop: AnyObject {
     func listLibrary(_ path: String?, _ reply: @escaping ([String]) -> Void) -> Bool
     /// `card assign`: false when no cards map is configured.
     func assignCard(id: String?, value: String, _ reply: @escaping ([String]) -> Void) -> Bool
+    /// `card delete`: false when no cards map is configured.
+    func deleteCard(id: String, _ reply: @escaping ([String]) -> Void) -> Bool
+    /// Whether a cards map is configured (`card assign --next` needs one to write to).
+    var hasCardsMap: Bool { get }
     /// The lines of `diag`.
     func diagLines() -> [String]
     /// Hands the core `interruptBegan` and calls `granted` once its `Command.grant` comes (the
@@ -76,8 +80,24 @@ extension ControlLoop {
             return ["error: this player cannot load files"]
         case .lsJSON:
             return ["error: this player cannot list files"]
-        case .cardAssign:
+        case .cardAssign, .cardDelete:
             return ["error: no cards map is configured (config \"rfid\")"]
+        case .cardsJSON:
+            return ["ok " + CardsJSON.text(state)]
+        case .bookmarksJSON:
+            return ["ok " + CardsJSON.bookmarks(state)]
+        case .cardAssignNext(let value):
+            guard hasCardsMap else { return ["error: no cards map is configured (config \"rfid\")"] }
+            let before = state.cards.assignNext
+            dispatch(.cardAssignNext(value))
+            if value != nil { return ["ok swipe a card now (within \(Int(State.cardAssignWait)) s)"] }
+            return before?.stage == .waiting ? ["ok cancelled"] : ["error: no assignment is waiting for a card"]
+        case .bookmarkReset(let path):
+            let before = state.bookmarks.count
+            dispatch(.resetBookmarks(path: path))
+            let gone = before - state.bookmarks.count
+            guard gone > 0 else { return ["error: " + (path.map { "no bookmark for " + DisplayText.inert(String($0.prefix(200))) } ?? "no bookmarks")] }
+            return ["ok \(gone) bookmark\(gone == 1 ? "" : "s") reset"]
         case .save:
             if let reason = state.stateUnreadable { return ["error: not saving: the state file cannot be read (\(reason))"] }
             return ["error: no state file is configured"]
@@ -117,6 +137,8 @@ extension ControlLoop {
             return listLibrary(path, reply)
         case .cardAssign(let id, let value):
             return assignCard(id: id, value: value, reply)
+        case .cardDelete(let id):
+            return deleteCard(id: id, reply)
         case .save:
             guard saves, state.stateUnreadable == nil else { return false }
             feedHeard()
@@ -237,6 +259,14 @@ final class ControlPort: ControlLoop {
         cards.assign(id: id, value: value, lastUnknown: state.cards.lastUnknown, reply)
         return true
     }
+
+    func deleteCard(id: String, _ reply: @escaping ([String]) -> Void) -> Bool {
+        guard let cards else { return false }
+        cards.delete(id: id, reply)
+        return true
+    }
+
+    var hasCardsMap: Bool { cards != nil }
 
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void) {
         grantWaiters.queues[id, default: []].append(granted)

@@ -17,7 +17,8 @@ extension MPDFace {
             reply(.success(["outputid: 0", "outputname: jukebox", "plugin: alsa", "outputenabled: 1"]))
         },
         MPDCommand("decoders", 0...0) { _, _, _, reply in
-            reply(.success(["plugin: sndfile"] + ["wav", "flac", "ogg", "oga", "opus", "mp3", "aiff", "aif"].map { "suffix: \($0)" }))
+            reply(.success(["plugin: sndfile"] + ["wav", "flac", "ogg", "oga", "opus", "mp3", "aiff", "aif"].map { "suffix: \($0)" }
+                           + ["plugin: mp4"] + ["m4a", "m4b", "mp4"].map { "suffix: \($0)" }))
         },
         MPDCommand("stats", 0...0) { face, loop, _, reply in
             let now = loop.clock()

@@ -3,8 +3,10 @@
 // send control lines (/api/control). No policy here: what is allowed, the limits and what happens
 // are the player's and the server's. Everything from outside is set as DOM text, never as markup.
 
+import { setupCards } from './cards.js';
+
 const $ = (id) => document.getElementById(id);
-const pages = ['now', 'queue', 'library', 'signin'];
+const pages = ['now', 'queue', 'library', 'cards', 'bookmarks', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
@@ -334,6 +336,7 @@ function route() {
   if (name === 'signin') loadSession();
   if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
   if (name === 'library') loadLibrary();
+  cards.show(name);
 }
 window.addEventListener('hashchange', () => { route(); $('main').focus({ preventScroll: true }); });
 
@@ -349,6 +352,7 @@ function onStatus(data) {
   statusAt = performance.now();
   setOffline(false);
   renderStatus();
+  cards.status(data);
 }
 
 function onQueue(data) {
@@ -381,6 +385,7 @@ async function loadQueue() {
 setInterval(() => {
   if (status && status.phase === 'playing' && document.body.dataset.online === 'yes') renderPosition();
 }, 250);
+const cards = setupCards({ $, text, control, showError });
 route();
 renderSession();
 loadSession();
