@@ -268,6 +268,15 @@ final class ControlPort: ControlLoop {
 
     var hasCardsMap: Bool { cards != nil }
 
+    /// `Command.assignCard` (a swipe after `card assign --next`): the outcome comes back as
+    /// `Event.cardAssigned`. Nil once started; without a map, the event that says so (to queue:
+    /// this runs while a command is carried out).
+    func assignSwiped(_ card: String, value: String) -> Event? {
+        guard let cards else { return .cardAssigned(card: card, value: value, error: "no cards map is configured") }
+        cards.assign(id: card, value: value) { [weak self] error in self?.dispatch(.cardAssigned(card: card, value: value, error: error)) }
+        return nil
+    }
+
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void) {
         grantWaiters.queues[id, default: []].append(granted)
         feedHeard()

@@ -139,8 +139,7 @@ public final class Runtime: LoopCore {
     /// One pass of the loop: waits for an event or the nearest deadline (with `wait` false, takes
     /// only what is ready now), dispatches what came and every timer due by the clock. Returns
     /// false once a command said exit.
-    @discardableResult
-    public func step(wait: Bool = true) -> Bool {
+    @discardableResult public func step(wait: Bool = true) -> Bool {
         guard exitCode == nil else { return false }
         reportLiveness()
         waitAndDispatch(wait: wait)
@@ -212,14 +211,7 @@ public final class Runtime: LoopCore {
         // Queued, not dispatched, when it cannot start: this runs while a command is carried out.
         case .loadCard(let card, let paths):
             if let refused = jobs.readCard(card, paths: paths, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
-        // A swipe after `card assign --next`: the outcome comes back as `Event.cardAssigned`
-        // (queued when there is no map: this runs while a command is carried out).
-        case .assignCard(let card, let value):
-            if let cards {
-                cards.assign(id: card, value: value) { [weak self] error in self?.dispatch(.cardAssigned(card: card, value: value, error: error)) }
-            } else {
-                pending.append(.cardAssigned(card: card, value: value, error: "no cards map is configured"))
-            }
+        case .assignCard(let card, let value): if let refused = control.assignSwiped(card, value: value) { pending.append(refused) }
         case .loadUSB(let path, let through):
             if let refused = jobs.readStick(path, through: through, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
         case .runProgram(let argv):
