@@ -12,7 +12,8 @@
 #     and the core's display words);
 #   - JukeboxCore: nothing at all; JukeboxSystem: nothing but Glibc.
 # and a face that is a room of its own (MPD/, Control/, Console/) names neither the runtime nor
-# another face's types in its code: it reaches the loop through its port (`MPDLoop`, `ControlLoop`).
+# another face's types in its code: it reaches the loop through its port (`MPDLoop`, `ControlLoop`);
+# and the runtime is one file: no other file extends `Runtime` (a port holds what it needs instead).
 #
 #   bash board/check-modules.sh           the closure check
 #   sudo bash board/check-modules.sh --build
@@ -83,7 +84,8 @@ for rule in "${rules[@]}"; do
 done
 
 # Faces that are rooms of their own reach the loop only through their port (`MPDLoop`,
-# `ControlLoop`): no file in such a folder names `Runtime`, nor a type declared in another face's
+# `ControlLoop`): no file in such a folder names `Runtime` or a port's implementation (`ControlPort`,
+# `MPDPort`, `LoopCore`), nor a type declared in another face's
 # folder, in code (comments may). The types are read from the folders, so a new type in a face is
 # banned from the others without editing this list. The socket plumbing that lives in Control/
 # (`shared`) is for every face.
@@ -96,7 +98,7 @@ declared() {
 }
 for room in $face_rooms; do
   folder=$service/$room
-  banned="Runtime"
+  banned="Runtime ControlPort MPDPort LoopCore"
   for other in $face_folders; do
     [ "$other" = "$room" ] && continue
     for t in $(declared "$other"); do
@@ -110,6 +112,12 @@ for room in $face_rooms; do
   done
   echo "check-modules: $folder names neither Runtime nor another face's types ($(echo "$banned" | wc -w) names)"
 done
+
+# The runtime is one file: a port is a class of its own holding what it needs, never an
+# extension of `Runtime` elsewhere (issue 27: the class stays small enough to read at once).
+ext=$(grep -rln -E '^[[:space:]]*(public |internal |private |fileprivate )?extension Runtime\b' "$service" | grep -v -x "$service/Loop/Runtime.swift" || true)
+[ -z "$ext" ] || fail "Runtime is extended outside Loop/Runtime.swift: $ext"
+echo "check-modules: Runtime is one file"
 
 [ "${1:-}" = --build ] || exit 0
 

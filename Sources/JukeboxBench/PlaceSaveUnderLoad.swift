@@ -53,7 +53,7 @@ enum PlaceSaveUnderLoadBench {
         usleep(300_000)
         var renamed: [Double] = [], slotted: [Double] = []
         for i in 0..<saves {
-            let snapshot = Snapshot(tracks: tracks, current: 1, position: Double(i) * 5, phase: "playing")
+            let snapshot = Snapshot(tracks: tracks, current: 1, position: Double(i) * 5, phase: .playing)
             var started = monotonicNow()
             // The first layout's bytes: the same one-line record (`PlaceFile.bytes`).
             let line = "{\"current\":1,\"phase\":\"playing\",\"position\":\(snapshot.position),\"queue\":\"\(String(hash, radix: 16))\","

@@ -41,7 +41,7 @@ enum ResumeBench {
         let tracks = (1...10).map { (n: Int) in
             TrackInfo(path: file, title: "Track \(n)", artist: "jukebox-bench", album: "Figures", trackNumber: n, duration: 30)
         }
-        let snapshot = Snapshot(tracks: tracks, current: 0, position: 20, phase: "playing", volume: 80)
+        let snapshot = Snapshot(tracks: tracks, current: 0, position: 20, phase: .playing, volume: 80)
         var latencies: [Double] = []
         for _ in 0..<runs {
             // Every run starts from the same file: the previous run's exit saved its own position.

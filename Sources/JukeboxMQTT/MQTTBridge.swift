@@ -445,22 +445,24 @@ public final class MQTTBridge: @unchecked Sendable {
         return nil
     }
 
-    /// One line of the `events --json` stream: `event {"time":…,"what":…,"phase":…}`, with `card`
-    /// for a card read and `button` and `gesture` for a gesture (fields, never words parsed out of
-    /// `what`, whose wording is for people).
+    /// One line of the `events --json` stream, read as the player wrote it (`EventLine`: the card
+    /// and the gesture are fields, never words parsed out of `what`, whose wording is for people).
     private func event(_ line: String) {
         guard line.hasPrefix("event {") else {
             if line.hasPrefix("ok events ended") || line.hasPrefix("error") { eventClient = nil }
             return
         }
-        guard let fields = try? JSONDecoder().decode([String: String].self, from: Data(line.dropFirst(6).utf8)),
-              let what = fields["what"] else { return }
-        send("event", what + (fields["phase"].map { " → " + $0 } ?? ""))
-        if let card = fields["card"] { send("card", card) }
-        if let name = fields["button"], let gesture = fields["gesture"], Button(rawValue: name) != nil,
-           ButtonGesture.Kind(rawValue: gesture) != nil {
-            send("button/" + name, gesture)
-        }
+        guard let event = EventLine(json: line) else { return }
+        for (name, payload) in Self.messages(for: event) { send(name, payload) }
+    }
+
+    /// The messages (topic under `topic`, payload) an event is published as: `event` (what, and
+    /// the phase after it), `card` for a card, `button/<name>` for a gesture.
+    static func messages(for event: EventLine) -> [(name: String, payload: String)] {
+        var out = [("event", event.what + (event.phase.isEmpty ? "" : " → " + event.phase))]
+        if let card = event.card { out.append(("card", card)) }
+        if let g = event.gesture { out.append(("button/" + g.button.rawValue, g.kind.rawValue)) }
+        return out
     }
 
     private func refreshStatus(now: Double) {
@@ -497,18 +499,22 @@ public final class MQTTBridge: @unchecked Sendable {
         // Position: when `PositionPublisher` says (every `positionInterval` while it runs as expected,
         // at once after a jump).
         let position = status.position
-        if positions.observe(position, file: file, phase: status.phase, running: status.phase == "playing", now: now) {
+        if positions.observe(position, file: file, phase: status.phase, running: ShownPhase(rawValue: status.phase) == .playing, now: now) {
             set("position", position.map(Self.seconds) ?? "")
         }
-        // `state` carries the published position, so it does not change every second.
-        let q = JSONText.quoted
-        func text(_ v: String?) -> String { v.map(q) ?? "null" }
-        func number(_ v: Double?) -> String { v.flatMap { $0.isFinite ? Self.seconds($0) : nil } ?? "null" }
-        let state = "{\"phase\":\(q(status.phase)),\"title\":\(text(status.title)),\"artist\":\(text(status.artist)),"
-            + "\"album\":\(text(status.album)),\"file\":\(text(status.path)),\"position\":\(number(position == nil ? nil : positions.published)),"
-            + "\"duration\":\(number(status.duration)),\"volume\":\(status.volume),\"shuffle\":\(status.shuffle),"
-            + "\"repeat\":\(q(status.repeat)),\"queue\":\(status.count),\"message\":\(text(status.message))}"
-        set("state", state)
+        set("state", Self.state(status, published: position == nil ? nil : positions.published).text)
+    }
+
+    /// The `state` topic's object: the status's fields, with the position last published (so it
+    /// does not change every second); seconds to the tenth, as the topics of their own.
+    static func state(_ status: PlayerStatusJSON, published: Double?) -> JSONValue {
+        func seconds(_ v: Double?) -> JSONValue { v.flatMap { $0.isFinite ? .number(($0 * 10).rounded() / 10) : nil } ?? .null }
+        return .fields([
+            .init("phase", .string(status.phase)), .init("title", .orNull(status.title)), .init("artist", .orNull(status.artist)),
+            .init("album", .orNull(status.album)), .init("file", .orNull(status.path)), .init("position", seconds(published)),
+            .init("duration", seconds(status.duration)), .init("volume", .integer(status.volume)), .init("shuffle", .bool(status.shuffle)),
+            .init("repeat", .string(status.repeat)), .init("queue", .integer(status.count)), .init("message", .orNull(status.message)),
+        ])
     }
 
     static func seconds(_ value: Double) -> String {

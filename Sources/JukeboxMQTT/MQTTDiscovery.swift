@@ -68,59 +68,66 @@ public struct MQTTDiscovery: Sendable {
         }
     }
 
-    /// The configs: discovery topic → JSON payload, in a stable order.
+    /// The configs: discovery topic → JSON payload, in a stable order (built as `JSONValue`s, the
+    /// one encoder; each object's fields in the order Home Assistant's documentation gives them).
     public func configs() -> [(topic: String, payload: String)] {
         guard !prefix.isEmpty else { return [] }
-        let q = JSONText.quoted
+        typealias F = JSONValue.Field
         let t = topic
         let name = "jukebox " + (topic.split(separator: "/").last.map(String.init) ?? nodeID)
-        let device = "\"device\":{\"identifiers\":[\(q("jukebox_" + nodeID))],\"name\":\(q(name)),"
-            + "\"manufacturer\":\"jukebox\",\"model\":\"jukebox music player\",\"sw_version\":\(q(version))}"
-        let origin = "\"origin\":{\"name\":\"jukebox\",\"sw_version\":\(q(version))}"
-        let availability = "\"availability_topic\":\(q(t + "/availability")),\"payload_available\":\"online\",\"payload_not_available\":\"offline\""
+        let device = F("device", .fields([
+            F("identifiers", .array([.string("jukebox_" + nodeID)])), F("name", .string(name)),
+            F("manufacturer", .string("jukebox")), F("model", .string("jukebox music player")), F("sw_version", .string(version))]))
+        let origin = F("origin", .fields([F("name", .string("jukebox")), F("sw_version", .string(version))]))
+        let availability = [F("availability_topic", .string(t + "/availability")), F("payload_available", .string("online")),
+                            F("payload_not_available", .string("offline"))]
         var configs: [(String, String)] = []
-        func entity(_ component: String, _ object: String, _ label: String, _ fields: [String]) {
-            let body = ["\"name\":" + q(label), "\"unique_id\":" + q(nodeID + "_" + object)] + fields + [availability, device, origin]
-            configs.append(("\(prefix)/\(component)/\(nodeID)/\(object)/config", "{" + body.joined(separator: ",") + "}"))
+        func entity(_ component: String, _ object: String, _ label: String, _ fields: [F]) {
+            let body = [F("name", .string(label)), F("unique_id", .string(nodeID + "_" + object))] + fields + availability + [device, origin]
+            configs.append(("\(prefix)/\(component)/\(nodeID)/\(object)/config", JSONValue.fields(body).text))
         }
+        func string(_ key: String, _ value: String) -> F { F(key, .string(value)) }
+        func options(_ values: [String]) -> F { F("options", .array(values.map { .string($0) })) }
         entity("sensor", "now_playing", "Now playing", [
-            "\"state_topic\":" + q(t + "/state"),
+            string("state_topic", t + "/state"),
             // A state is at most 255 characters in Home Assistant.
-            "\"value_template\":" + q("{{ (value_json.title or '')[:255] }}"),
-            "\"json_attributes_topic\":" + q(t + "/state"),
-            "\"json_attributes_template\":" + q("{{ {'artist': value_json.artist, 'album': value_json.album, 'position': value_json.position, "
-                                                   + "'duration': value_json.duration, 'phase': value_json.phase, 'file': value_json.file, "
-                                                   + "'message': value_json.message} | tojson }}"),
-            "\"icon\":\"mdi:music\""])
+            string("value_template", "{{ (value_json.title or '')[:255] }}"),
+            string("json_attributes_topic", t + "/state"),
+            string("json_attributes_template", "{{ {'artist': value_json.artist, 'album': value_json.album, 'position': value_json.position, "
+                                                 + "'duration': value_json.duration, 'phase': value_json.phase, 'file': value_json.file, "
+                                                 + "'message': value_json.message} | tojson }}"),
+            string("icon", "mdi:music")])
         for (object, label, command) in [("play_pause", "Play/pause", "toggle"), ("next", "Next", "next"),
                                          ("previous", "Previous", "prev"), ("stop", "Stop", "stop")] {
-            entity("button", object, label, ["\"command_topic\":" + q(t + "/cmd/" + command), "\"payload_press\":\"\""])
+            entity("button", object, label, [string("command_topic", t + "/cmd/" + command), string("payload_press", "")])
         }
         entity("number", "volume", "Volume", [
-            "\"command_topic\":" + q(t + "/cmd/volume"), "\"command_template\":" + q("{{ value | int }}"),
-            "\"state_topic\":" + q(t + "/volume"),
-            "\"min\":\(volumeRange.lowerBound)", "\"max\":\(volumeRange.upperBound)", "\"step\":1", "\"mode\":\"slider\"",
-            "\"icon\":\"mdi:volume-high\""])
+            string("command_topic", t + "/cmd/volume"), string("command_template", "{{ value | int }}"),
+            string("state_topic", t + "/volume"),
+            F("min", .integer(volumeRange.lowerBound)), F("max", .integer(volumeRange.upperBound)), F("step", .integer(1)),
+            string("mode", "slider"), string("icon", "mdi:volume-high")])
         entity("select", "repeat", "Repeat", [
-            "\"command_topic\":" + q(t + "/cmd/repeat"), "\"state_topic\":" + q(t + "/repeat"),
-            "\"options\":[" + RepeatMode.allCases.map { q($0.rawValue) }.joined(separator: ",") + "]", "\"icon\":\"mdi:repeat\""])
+            string("command_topic", t + "/cmd/repeat"), string("state_topic", t + "/repeat"),
+            options(RepeatMode.allCases.map(\.rawValue)), string("icon", "mdi:repeat")])
         if !playlists.isEmpty {
             // No state topic: what plays may come from anywhere (a card, a button), so the select
             // shows the last one chosen in Home Assistant (its optimistic mode).
             entity("select", "playlist", "Playlist", [
-                "\"command_topic\":" + q(t + "/cmd/playlist"),
-                "\"options\":[" + playlists.map(q).joined(separator: ",") + "]", "\"icon\":\"mdi:playlist-music\""])
+                string("command_topic", t + "/cmd/playlist"), options(playlists), string("icon", "mdi:playlist-music")])
         }
         entity("switch", "shuffle", "Shuffle", [
-            "\"command_topic\":" + q(t + "/cmd/shuffle"), "\"state_topic\":" + q(t + "/shuffle"),
-            "\"payload_on\":\"on\"", "\"payload_off\":\"off\"", "\"state_on\":\"on\"", "\"state_off\":\"off\"", "\"icon\":\"mdi:shuffle\""])
+            string("command_topic", t + "/cmd/shuffle"), string("state_topic", t + "/shuffle"),
+            string("payload_on", "on"), string("payload_off", "off"), string("state_on", "on"), string("state_off", "off"),
+            string("icon", "mdi:shuffle")])
         // A tag scanner: Home Assistant's tag integration takes the card id as the payload.
-        configs.append(("\(prefix)/tag/\(nodeID)/card/config", "{\"topic\":\(q(t + "/card")),\"value_template\":\"{{ value }}\",\(device)}"))
+        configs.append(("\(prefix)/tag/\(nodeID)/card/config",
+                        JSONValue.fields([string("topic", t + "/card"), string("value_template", "{{ value }}"), device]).text))
         for g in gestures {
             let button = g.button.rawValue
             configs.append(("\(prefix)/device_automation/\(nodeID)/\(button)_\(g.kind.rawValue)/config",
-                            "{\"automation_type\":\"trigger\",\"topic\":\(q(t + "/button/" + button)),\"payload\":\(q(g.kind.rawValue)),"
-                            + "\"type\":\(q(Self.triggerType(g.kind))),\"subtype\":\(q(button)),\(device)}"))
+                            JSONValue.fields([string("automation_type", "trigger"), string("topic", t + "/button/" + button),
+                                              string("payload", g.kind.rawValue), string("type", Self.triggerType(g.kind)),
+                                              string("subtype", button), device]).text))
         }
         return configs
     }

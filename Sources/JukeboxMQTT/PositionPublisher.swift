@@ -12,7 +12,7 @@ struct PositionPublisher: Equatable {
 
     /// What was seen last: the position, when, when it was last published, the file and whether
     /// it was running (playing).
-    private struct Seen: Equatable {
+    struct Seen: Equatable {
         var value: Double
         var at: Double
         var published: Double
@@ -33,17 +33,26 @@ struct PositionPublisher: Equatable {
     /// position runs (playing). Returns whether the position is to be published now; when not,
     /// the published value stays what it was.
     mutating func observe(_ position: Double?, file: String, phase: String, running: Bool, now: Double) -> Bool {
-        if let p = position, let seen = last {
-            let expected = seen.running ? seen.value + (now - seen.at) : seen.value
-            let jumped = abs(p - expected) > Self.jumpThreshold || file != seen.file || phase != seen.phase
-            if !jumped && !(running && now - seen.published >= interval) {
-                last = Seen(value: p, at: now, published: seen.published, file: file, phase: phase, running: running)
-                return false
-            }
+        if let p = position, let seen = last,
+           !Self.publishes(p, file: file, phase: phase, running: running, now: now, after: seen, interval: interval) {
+            last = Seen(value: p, at: now, published: seen.published, file: file, phase: phase, running: running)
+            return false
         }
         last = position.map { Seen(value: $0, at: now, published: now, file: file, phase: phase, running: running) }
         published = position
         return true
+    }
+
+    /// The rule, pure: whether a position read at `now` is published after `seen` (what was read
+    /// before, and when it was last published). A jump is published at once: more than
+    /// `jumpThreshold` seconds from where the last one would be by now (it runs only while it was
+    /// running), another file or another phase; a position that runs as expected, every
+    /// `interval` seconds. (No position, or none seen before, is always published.)
+    static func publishes(_ position: Double, file: String, phase: String, running: Bool, now: Double,
+                          after seen: Seen, interval: Double) -> Bool {
+        let expected = seen.running ? seen.value + (now - seen.at) : seen.value
+        let jumped = abs(position - expected) > jumpThreshold || file != seen.file || phase != seen.phase
+        return jumped || (running && now - seen.published >= interval)
     }
 
     /// Forgets what was published (a new connection to the broker publishes everything again).

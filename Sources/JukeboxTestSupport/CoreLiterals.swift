@@ -41,17 +41,12 @@ public func status(_ phase: String, song: Int, index: Int, of count: Int, elapse
 }
 
 /// What was saved last, every field given.
-public func mark(revision: Int, current: UInt64?, phase: String, shuffle: Bool = false,
+public func mark(revision: Int, current: UInt64?, phase: SavedPhase, shuffle: Bool = false,
                  repeat repeatMode: RepeatMode = .off, volume: Int = 100) -> SaveMark {
     // SaveMark's initializer is internal; every field is overwritten below.
     var m = State().saveMark
-    m.queueRevision = revision
-    m.currentTrackID = current
-    guard let saved = SavedPhase(rawValue: phase) else { preconditionFailure("not a saved phase: \(phase)") }
-    m.phase = saved
-    m.shuffle = shuffle
-    m.repeatMode = repeatMode
-    m.volume = volume
+    (m.queueRevision, m.currentTrackID, m.phase) = (revision, current, phase)
+    (m.shuffle, m.repeatMode, m.volume) = (shuffle, repeatMode, volume)
     return m
 }
 
@@ -94,7 +89,7 @@ public enum CoreSource {
         case let v as TrackInfo: return trackInfo(v)
         case let v as StatusView: return statusView(v)
         case let v as SaveMark:
-            var args = ["revision: \(v.queueRevision)", "current: \(of(v.currentTrackID as Any))", "phase: \(of(v.phase.rawValue))"]
+            var args = ["revision: \(v.queueRevision)", "current: \(of(v.currentTrackID as Any))", "phase: .\(v.phase.rawValue)"]
             if v.shuffle { args.append("shuffle: true") }
             if v.repeatMode != .off { args.append("repeat: .\(v.repeatMode)") }
             if v.volume != 100 { args.append("volume: \(v.volume)") }
@@ -197,7 +192,7 @@ public enum CoreSource {
         if let o = v.order { args.append("order: \(of(o))") }
         if let c = v.current { args.append("current: \(c)") }
         if v.position != 0 { args.append("position: \(number(v.position))") }
-        if v.phase != "stopped" { args.append("phase: \(of(v.phase))") }
+        if v.phase != .stopped { args.append("phase: .\(v.phase.rawValue)") }
         if v.shuffle { args.append("shuffle: true") }
         if v.shuffleSeed != 0 { args.append("shuffleSeed: \(v.shuffleSeed)") }
         if v.repeatMode != .off { args.append("repeatMode: .\(v.repeatMode)") }

@@ -108,7 +108,7 @@ enum Subcommands {
                 if let snapshot = result.snapshot, !snapshot.tracks.isEmpty {
                     // Where, to the tenth of a second: what a technician (and the HIL's power-cut
                     // check) compares with where the player was when the power went.
-                    let place = snapshot.current.map { "track \($0 + 1) at \((snapshot.position * 10).rounded() / 10) s, \(snapshot.phase)" } ?? snapshot.phase
+                    let place = snapshot.current.map { "track \($0 + 1) at \((snapshot.position * 10).rounded() / 10) s, \(snapshot.phase.rawValue)" } ?? snapshot.phase.rawValue
                     log.info("resuming \(snapshot.tracks.count) tracks from \(statePath): \(place)")
                     return StartUp.events(for: result)
                 }

@@ -32,12 +32,12 @@ final class BookmarkTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
             $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]
             $0.shown = status("playing", song: 1, index: 1, of: 3)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
@@ -56,7 +56,7 @@ final class BookmarkTests: XCTestCase {
             $0.savedAt = 4
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]),
         ])
         // Another source: the first keeps its place, the second gets its own.
@@ -70,7 +70,7 @@ final class BookmarkTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 4)
             $0.handedNext = PlayRef(playID: 4, trackID: 5)
             $0.nextPlayID = 5
-            $0.savedMark = mark(revision: 2, current: 4, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 4, phase: .playing)
             $0.savedPosition = 0
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3),
                             Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 0)]
@@ -78,7 +78,7 @@ final class BookmarkTests: XCTestCase {
         }, commands: [
             .stopOutput,
             .startTrack(playID: 3, path: "/music/4.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/5.flac")),
-            .persist(Snapshot(tracks: [info(4), info(5)], current: 0, phase: "playing", source: QueueSource(paths: ["/music/b"]))),
+            .persist(Snapshot(tracks: [info(4), info(5)], current: 0, phase: .playing, source: QueueSource(paths: ["/music/b"]))),
             .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3),
                                Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 0)]),
             .render(status("playing", song: 4, index: 1, of: 2)),
@@ -94,7 +94,7 @@ final class BookmarkTests: XCTestCase {
             $0.loaded = PlayRef(playID: 5, trackID: 6)
             $0.handedNext = PlayRef(playID: 6, trackID: 7)
             $0.nextPlayID = 7
-            $0.savedMark = mark(revision: 3, current: 6, phase: "playing")
+            $0.savedMark = mark(revision: 3, current: 6, phase: .playing)
             $0.savedPosition = 3
             $0.bookmarks = [Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 0),
                             Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]
@@ -102,7 +102,7 @@ final class BookmarkTests: XCTestCase {
         }, commands: [
             .stopOutput,
             .startTrack(playID: 5, path: "/music/1.flac", at: 3, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 0),
                                Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]),
             .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:03")),
@@ -121,12 +121,12 @@ final class BookmarkTests: XCTestCase {
             $0.source = QueueSource(paths: ["/books/a"])
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.nextPlayID = 2
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]
             $0.shown = status("playing", song: 1, index: 1, of: 1)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
-            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]),
             .render(status("playing", song: 1, index: 1, of: 1)),
         ])
@@ -135,12 +135,12 @@ final class BookmarkTests: XCTestCase {
             $0.phase = .stopped
             $0.position = 0
             $0.loaded = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.bookmarks = []
             $0.shown = status("stopped", song: 1, index: 1, of: 1)
         }, commands: [
             .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "stopped", source: QueueSource(paths: ["/books/a"]))),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .stopped, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([]),
             .render(status("stopped", song: 1, index: 1, of: 1)),
         ])
@@ -152,12 +152,12 @@ final class BookmarkTests: XCTestCase {
             $0.phase = .playing
             $0.loaded = PlayRef(playID: 2, trackID: 2)
             $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]
             $0.shown = status("playing", song: 1, index: 1, of: 1)
         }, commands: [
             .startTrack(playID: 2, path: "/music/1.flac", at: 0, paused: false),
-            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]),
             .render(status("playing", song: 1, index: 1, of: 1)),
         ])
@@ -172,12 +172,12 @@ final class BookmarkTests: XCTestCase {
             $0.position = 0
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 30)]
             $0.shown = status("stopped", song: 1, index: 1, of: 3)
         }, commands: [
             .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "stopped", source: QueueSource(paths: ["/books/a"]))),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .stopped, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 30)]),
             .render(status("stopped", song: 1, index: 1, of: 3)),
         ])
@@ -191,12 +191,12 @@ final class BookmarkTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 4)
             $0.handedNext = PlayRef(playID: 4, trackID: 5)
             $0.nextPlayID = 5
-            $0.savedMark = mark(revision: 2, current: 4, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 4, phase: .playing)
             $0.savedPosition = 30
             $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 30, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 30, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 30, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")),
         ])
     }
@@ -222,13 +222,13 @@ final class BookmarkTests: XCTestCase {
             $0.source = QueueSource(paths: ["/s/4"])
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.nextPlayID = 2
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.bookmarks = [Bookmark(paths: ["/s/3"], track: "/music/3.flac", position: 3),
                             Bookmark(paths: ["/s/4"], track: "/music/4.flac", position: 0)]
             $0.shown = status("playing", song: 4, index: 1, of: 1)
         }, commands: [
             .startTrack(playID: 1, path: "/music/4.flac", at: 0, paused: false),
-            .persist(Snapshot(tracks: [info(4)], current: 0, phase: "playing", source: QueueSource(paths: ["/s/4"]))),
+            .persist(Snapshot(tracks: [info(4)], current: 0, phase: .playing, source: QueueSource(paths: ["/s/4"]))),
             .persistBookmarks([Bookmark(paths: ["/s/3"], track: "/music/3.flac", position: 3),
                                Bookmark(paths: ["/s/4"], track: "/music/4.flac", position: 0)]),
             .render(status("playing", song: 4, index: 1, of: 1)),
@@ -243,7 +243,7 @@ final class BookmarkTests: XCTestCase {
             $0.source = QueueSource(paths: ["/s/3"])
             $0.loaded = PlayRef(playID: 2, trackID: 2)
             $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
             $0.savedPosition = 3
             $0.bookmarks = [Bookmark(paths: ["/s/4"], track: "/music/4.flac", position: 0),
                             Bookmark(paths: ["/s/3"], track: "/music/3.flac", position: 3)]
@@ -251,7 +251,7 @@ final class BookmarkTests: XCTestCase {
         }, commands: [
             .stopOutput,
             .startTrack(playID: 2, path: "/music/3.flac", at: 3, paused: false),
-            .persist(Snapshot(tracks: [info(3)], current: 0, position: 3, phase: "playing", source: QueueSource(paths: ["/s/3"]))),
+            .persist(Snapshot(tracks: [info(3)], current: 0, position: 3, phase: .playing, source: QueueSource(paths: ["/s/3"]))),
             .persistBookmarks([Bookmark(paths: ["/s/4"], track: "/music/4.flac", position: 0),
                                Bookmark(paths: ["/s/3"], track: "/music/3.flac", position: 3)]),
             .render(status("playing", song: 3, index: 1, of: 1, elapsed: "0:03")),
@@ -274,12 +274,12 @@ final class BookmarkTests: XCTestCase {
             $0.source = kept ? source : nil
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.nextPlayID = 2
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.bookmarks = kept ? [mark1] : []
             $0.shown = status("playing", song: n, index: 1, of: 1)
         }, commands: [
             .startTrack(playID: 1, path: "/music/\(n).flac", at: 0, paused: false),
-            .persist(Snapshot(tracks: [info(n)], current: 0, phase: "playing", source: kept ? source : nil)),
+            .persist(Snapshot(tracks: [info(n)], current: 0, phase: .playing, source: kept ? source : nil)),
         ] + (kept ? [.persistBookmarks([mark1])] : []) + [
             .render(status("playing", song: n, index: 1, of: 1)),
         ])
@@ -315,13 +315,13 @@ final class BookmarkTests: XCTestCase {
             $0.source = QueueSource(paths: ["/books/a"])
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.nextPlayID = 2
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]
             $0.bookmarksDirty = true
             $0.shown = status("playing", song: 1, index: 1, of: 1)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
-            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .render(status("playing", song: 1, index: 1, of: 1)),
         ])
         h.send(.bookmarksLoaded([Bookmark(paths: ["/books/z"], track: "/music/9.flac", position: 9),
@@ -338,7 +338,7 @@ final class BookmarkTests: XCTestCase {
             $0.bookmarks = [Bookmark(paths: ["/books/z"], track: "/music/9.flac", position: 9),
                             Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 6)]
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 6, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 6, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([Bookmark(paths: ["/books/z"], track: "/music/9.flac", position: 9),
                                Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 6)]),
         ])
@@ -371,13 +371,13 @@ final class BookmarkTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 2)
             $0.handedNext = PlayRef(playID: 2, trackID: 3)
             $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.savedPosition = 100
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 100)]
             $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "1:40")
         }, commands: [
             .startTrack(playID: 1, path: "/music/2.flac", at: 100, paused: false, next: NextPlay(playID: 2, path: "/music/3.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 100, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 100, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 100)]),
             .render(status("playing", song: 2, index: 2, of: 3, elapsed: "1:40")),
         ])
@@ -387,12 +387,12 @@ final class BookmarkTests: XCTestCase {
             $0.position = 0
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 2, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .stopped)
             $0.savedPosition = 0
             $0.shown = status("stopped", song: 2, index: 2, of: 3)
         }, commands: [
             .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "stopped", source: QueueSource(paths: ["/books/a"]))),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .stopped, source: QueueSource(paths: ["/books/a"]))),
             .render(status("stopped", song: 2, index: 2, of: 3)),
         ])
         h.send(.cardRead(id: "A1", at: 20), {
@@ -411,12 +411,12 @@ final class BookmarkTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 4)
             $0.handedNext = PlayRef(playID: 4, trackID: 5)
             $0.nextPlayID = 5
-            $0.savedMark = mark(revision: 2, current: 4, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 4, phase: .playing)
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persist(Snapshot(tracks: [info(1), info(3)], current: 0, phase: "playing", source: QueueSource(paths: ["/books/a"]))),
+            .persist(Snapshot(tracks: [info(1), info(3)], current: 0, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 0)]),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
@@ -424,7 +424,7 @@ final class BookmarkTests: XCTestCase {
 
     func testARestoreKeepsTheQueuesSourceAndAClearForgetsIt() {
         let h = ready()
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 12, phase: "paused", source: QueueSource(paths: ["/books/a"]))), {
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 12, phase: .paused, source: QueueSource(paths: ["/books/a"]))), {
             $0.queue = [Track(id: 1, info: info(1))]
             $0.order = [1]
             $0.nextTrackID = 2
@@ -433,7 +433,7 @@ final class BookmarkTests: XCTestCase {
             $0.position = 12
             $0.phase = .paused
             $0.source = QueueSource(paths: ["/books/a"])
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.savedPosition = 12
             $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:12")
         }, commands: [
@@ -449,12 +449,12 @@ final class BookmarkTests: XCTestCase {
             $0.phase = .stopped
             $0.queueRevision = 2
             $0.source = nil
-            $0.savedMark = mark(revision: 2, current: nil, phase: "stopped")
+            $0.savedMark = mark(revision: 2, current: nil, phase: .stopped)
             $0.savedPosition = 0
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 12)]
             $0.shown = status("stopped")
         }, commands: [
-            .persist(Snapshot(phase: "stopped")),
+            .persist(Snapshot(phase: .stopped)),
             .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 12)]),
             .render(status("stopped")),
         ])

@@ -29,13 +29,13 @@ final class ButtonTests: XCTestCase {
             $0.nextPlayID = 3
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTimer(.debounce(.play), after: 0.02),
             .cancelTimer(.gesture(.play)),
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
     }
@@ -58,7 +58,7 @@ final class ButtonTests: XCTestCase {
             $0.buttons[.play] = button(true, longFired: true)
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .stopOutput,
@@ -98,13 +98,13 @@ final class ButtonTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .startTimer(.debounce(.next), after: 0.02),
             .cancelTimer(.gesture(.next)),
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
         h.send(.buttonEdge(.next, pressed: true, at: 5.121), {
@@ -151,7 +151,7 @@ final class ButtonTests: XCTestCase {
             $0.buttons[.stop] = button(true, settling: true)
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .startTimer(.debounce(.stop), after: 0.02),
@@ -199,12 +199,12 @@ final class ButtonTests: XCTestCase {
         h.send(.buttonEdge(.play, pressed: false, at: at), file: file, line: line, {
             $0.phase = .paused
             $0.buttons[.play] = button(false, settling: true, readAt: 1.02)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 2)
         }, commands: [
             .startTimer(.debounce(.play), after: 0.02), .cancelTimer(.gesture(.play)),
             .pauseOutput, .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2)),
         ])
     }
@@ -268,7 +268,7 @@ final class ButtonTests: XCTestCase {
             $0.buttons[.stop] = button(true, settling: true)
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .startTimer(.debounce(.stop), after: 0.02),
@@ -312,7 +312,7 @@ final class ButtonTests: XCTestCase {
         }, commands: [
             .seekOutput(to: 10),
             .startTimer(.gesture(.next), after: 0.3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 10, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 10, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:10")),
         ])
         // Every 0.3 s held, another 10 s forward.
@@ -325,7 +325,7 @@ final class ButtonTests: XCTestCase {
             }, commands: [
                 .seekOutput(to: Double(seconds)),
                 .startTimer(.gesture(.next), after: 0.3),
-                .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: Double(seconds), phase: "playing")),
+                .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: Double(seconds), phase: .playing)),
                 .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:\(seconds)")),
             ])
         }
@@ -342,11 +342,11 @@ final class ButtonTests: XCTestCase {
         let h = CoreHarness(playing(1))
         h.send(.setVolume(50), {
             $0.volume = 50
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 50)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 50)
             $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
         }, commands: [
             .setVolume(50),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 50)),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 50)),
             .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
         ])
         h.send(.buttonEdge(.volumeUp, pressed: true, at: 0), {
@@ -456,13 +456,13 @@ final class ButtonTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .startTimer(.debounce(.play), after: 0.02),
             .cancelTimer(.doubleTap(.play)),
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
         h.send(.timerFired(.debounce(.play), at: 0.27), {
@@ -500,12 +500,12 @@ final class ButtonTests: XCTestCase {
         h.send(.timerFired(.doubleTap(.play), at: 2.45), {
             $0.phase = .paused
             $0.buttons[.play] = button(false, settling: true)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .paused)
             $0.shown = status("paused", song: 2, index: 2, of: 3)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .paused)),
             .render(status("paused", song: 2, index: 2, of: 3)),
         ])
     }
@@ -524,12 +524,12 @@ final class ButtonTests: XCTestCase {
             $0.repeatMode = .all
             $0.buttons[.next] = button(true, settling: true, consumed: true)
             $0.buttons[.previous] = button(true, settling: true, consumed: true)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, repeat: .all)
             $0.shown = status("playing", song: 1, index: 1, of: 3, repeat: .all)
         }, commands: [
             .startTimer(.debounce(.previous), after: 0.02),
             .cancelTimer(.gesture(.next)),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing", repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing, repeatMode: .all)),
             .render(status("playing", song: 1, index: 1, of: 3, repeat: .all)),
         ])
         h.send(.buttonEdge(.next, pressed: false, at: 0.3), {
@@ -608,11 +608,11 @@ final class ButtonTests: XCTestCase {
         let h = CoreHarness(playing(1, settings: settings))
         h.send(.setVolume(50), {
             $0.volume = 50
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 50)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 50)
             $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
         }, commands: [
             .setVolume(50),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 50)),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 50)),
             .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
         ])
         // One clockwise detent (4 transitions) with bounce between two neighbouring states.
@@ -685,11 +685,11 @@ final class ButtonTests: XCTestCase {
         let h = CoreHarness(playing(1, settings: settings))
         h.send(.setVolume(20), {
             $0.volume = 20
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 20)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 20)
             $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 20)
         }, commands: [
             .setVolume(20),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 20)),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 20)),
             .render(status("playing", song: 1, index: 1, of: 1, volume: 20)),
         ])
         // Slow: a detent every 0.3 s moves 5 each.
@@ -722,36 +722,25 @@ final class ButtonTests: XCTestCase {
         let h = CoreHarness(playing(3))
         h.send(.mediaKey(code: MediaKey.playPause, value: 1, at: 0), {
             $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 3)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 3)),
         ])
         h.send(.mediaKey(code: MediaKey.playPause, value: 0, at: 0.1), commands: [])
         h.send(.mediaKey(code: MediaKey.play, value: 1, at: 1), {
             $0.phase = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 3)
         }, commands: [
             .resumeOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
-        h.send(.mediaKey(code: MediaKey.nextSong, value: 1, at: 2), {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.nextToTrack2Of3(by: .mediaKey(code: MediaKey.nextSong, value: 1, at: 2))
         h.send(.mediaKey(code: MediaKey.nextSong, value: 2, at: 2.5), commands: [])
         XCTAssertEqual(h.state.currentTrack?.id, 2, "autorepeat does not skip again")
         h.send(.mediaKey(code: MediaKey.volumeDown, value: 1, at: 3), {
@@ -773,12 +762,12 @@ final class ButtonTests: XCTestCase {
         XCTAssertEqual(h.state.volume, 90, "volume repeats while held")
         h.send(.mediaKey(code: MediaKey.fastForward, value: 1, at: 4), {
             $0.position = 10
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", volume: 90)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing, volume: 90)
             $0.savedPosition = 10
             $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "0:10", volume: 90)
         }, commands: [
             .seekOutput(to: 10),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 10, phase: "playing", volume: 90)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 10, phase: .playing, volume: 90)),
             .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:10", volume: 90)),
         ])
         h.send(.mediaKey(code: MediaKey.stopCD, value: 1, at: 5), {
@@ -786,7 +775,7 @@ final class ButtonTests: XCTestCase {
             $0.position = 0
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 2, phase: "stopped", volume: 90)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .stopped, volume: 90)
             $0.savedPosition = 0
             $0.shown = status("stopped", song: 2, index: 2, of: 3, volume: 90)
         }, commands: [

@@ -40,11 +40,11 @@ final class CardRemovalTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
             $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
     }
@@ -52,50 +52,49 @@ final class CardRemovalTests: XCTestCase {
     private let pausing: [Command] = [
         .pauseOutput,
         .startTimer(.releaseDevice, after: 3),
-        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
         .render(status("paused", song: 1, index: 1, of: 2)),
     ]
     private let resuming: [Command] = [
         .resumeOutput,
-        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
         .render(status("playing", song: 1, index: 1, of: 2)),
     ]
 
+    /// Card A1 (read as `id`) taken away at `at`: the player pauses; put back at `back`: it plays on.
+    private func takenAwayAndBack(_ h: CoreHarness, _ id: String, at: Double, back: Double,
+                                  file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.cardRemoved(id: id, at: at), file: file, line: line, {
+            self.paused(&$0)
+            $0.cards.pausedByRemoval = "A1"
+        }, commands: pausing)
+        h.send(.cardRead(id: "A1", at: back), file: file, line: line, {
+            self.playingAgain(&$0)
+            $0.cards.pausedByRemoval = nil
+            $0.cards.lastReadAt = back
+        }, commands: resuming)
+    }
+
     private func paused(_ s: inout State) {
         s.phase = .paused
-        s.savedMark = mark(revision: 1, current: 1, phase: "paused")
+        s.savedMark = mark(revision: 1, current: 1, phase: .paused)
         s.shown = status("paused", song: 1, index: 1, of: 2)
     }
 
     private func playingAgain(_ s: inout State) {
         s.phase = .playing
-        s.savedMark = mark(revision: 1, current: 1, phase: "playing")
+        s.savedMark = mark(revision: 1, current: 1, phase: .playing)
         s.shown = status("playing", song: 1, index: 1, of: 2)
     }
 
     func testTakingThePlayingCardAwayPausesAndPuttingItBackResumesEvenWithinTheSameCardDelay() {
         let h = empty(.pause)
         place(h, at: 10)
-        h.send(.cardRemoved(id: "a1", at: 10.2), {
-            self.paused(&$0)
-            $0.cards.pausedByRemoval = "A1"
-        }, commands: pausing)
-        // Back 0.3 s after it was placed: inside sameCardDelay (1 s), still a resume, not a swipe.
-        h.send(.cardRead(id: "A1", at: 10.3), {
-            self.playingAgain(&$0)
-            $0.cards.pausedByRemoval = nil
-            $0.cards.lastReadAt = 10.3
-        }, commands: resuming)
+        // Taken away, and back 0.3 s after it was placed: inside sameCardDelay (1 s), still a
+        // resume, not a swipe.
+        takenAwayAndBack(h, "a1", at: 10.2, back: 10.3)
         // And again, much later: the same.
-        h.send(.cardRemoved(id: "A1", at: 50), {
-            self.paused(&$0)
-            $0.cards.pausedByRemoval = "A1"
-        }, commands: pausing)
-        h.send(.cardRead(id: "A1", at: 400), {
-            self.playingAgain(&$0)
-            $0.cards.pausedByRemoval = nil
-            $0.cards.lastReadAt = 400
-        }, commands: resuming)
+        takenAwayAndBack(h, "A1", at: 50, back: 400)
     }
 
     func testWithOnRemoveNoneRemovalDoesNothingAndPuttingTheCardBackIsASecondSwipe() {
@@ -124,7 +123,7 @@ final class CardRemovalTests: XCTestCase {
             $0.phase = .stopped
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .stopOutput,

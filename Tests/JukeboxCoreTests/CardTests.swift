@@ -50,12 +50,12 @@ final class CardTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
             $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .report("card A1: /music/album/cover.jpg: not audio"),
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
     }
@@ -119,23 +119,23 @@ final class CardTests: XCTestCase {
         h.send(.cardRead(id: "A1", at: 13.4), {
             $0.cards.lastReadAt = 13.4
             $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 2)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2)),
         ])
         // And again: play.
         h.send(.cardRead(id: "A1", at: 20), {
             $0.cards.lastReadAt = 20
             $0.phase = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .resumeOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
     }
@@ -148,23 +148,23 @@ final class CardTests: XCTestCase {
             $0.cards.lastReadID = "C3"
             $0.cards.lastReadAt = 10.2
             $0.volume = 95
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 95)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 95)
             $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 95)
         }, commands: [
             .setVolume(95),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 95)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 95)),
             .render(status("playing", song: 1, index: 1, of: 2, volume: 95)),
         ])
         h.send(.cardRead(id: "A1", at: 10.4), {
             $0.cards.lastReadID = "A1"
             $0.cards.lastReadAt = 10.4
             $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", volume: 95)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: 95)
             $0.shown = status("paused", song: 1, index: 1, of: 2, volume: 95)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused", volume: 95)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused, volume: 95)),
             .render(status("paused", song: 1, index: 1, of: 2, volume: 95)),
         ])
     }
@@ -179,11 +179,11 @@ final class CardTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = nil
             $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 2)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 2)),
         ])
     }
@@ -196,11 +196,11 @@ final class CardTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = nil
             $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 2)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 2)),
         ])
         h.heard(3, at: 30, shows: status("playing", song: 2, index: 2, of: 2, elapsed: "0:30"))
@@ -211,11 +211,11 @@ final class CardTests: XCTestCase {
             $0.loaded = PlayRef(playID: 4, trackID: 1)
             $0.handedNext = PlayRef(playID: 5, trackID: 2)
             $0.nextPlayID = 6
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 4, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 5, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
     }
@@ -233,11 +233,11 @@ final class CardTests: XCTestCase {
             $0.phase = .stopped
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "stopped")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .stopped)),
             .render(status("stopped", song: 1, index: 1, of: 2)),
         ])
         h.send(.cardRead(id: "A1", at: 15), {
@@ -264,12 +264,12 @@ final class CardTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 3)
             $0.handedNext = nil
             $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 2, current: 3, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 3, phase: .playing)
             $0.shown = status("playing", song: 5, index: 1, of: 1)
         }, commands: [
             .stopOutput,
             .startTrack(playID: 3, path: "/music/5.flac", at: 0, paused: false),
-            .persist(Snapshot(tracks: [info(5)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(5)], current: 0, phase: .playing)),
             .render(status("playing", song: 5, index: 1, of: 1)),
         ])
         // A1 again is a first swipe: its folder is read again.
@@ -291,12 +291,12 @@ final class CardTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 3)
             $0.handedNext = nil
             $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 2, current: 3, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 3, phase: .playing)
             $0.shown = status("playing", song: 9, index: 1, of: 1)
         }, commands: [
             .stopOutput,
             .startTrack(playID: 3, path: "/music/9.flac", at: 0, paused: false),
-            .persist(Snapshot(tracks: [info(9)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(9)], current: 0, phase: .playing)),
             .render(status("playing", song: 9, index: 1, of: 1)),
         ])
         // The record stays, but none of its entries is queued: a swipe loads the card again.
@@ -342,23 +342,23 @@ final class CardTests: XCTestCase {
             $0.cards.lastReadID = "E5"
             $0.cards.lastReadAt = 11
             $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 2)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2)),
         ])
         h.send(.cardRead(id: "E5", at: 11.5), { $0.cards.lastReadAt = 11.5 }, commands: [])
         h.send(.cardRead(id: "E5", at: 13), {
             $0.cards.lastReadAt = 13
             $0.phase = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .resumeOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
         h.send(.cardRead(id: "D4", at: 14), {
@@ -381,11 +381,11 @@ final class CardTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = nil
             $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 2)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 2)),
         ])
     }
@@ -398,10 +398,10 @@ final class CardTests: XCTestCase {
             $0.order = [1, 2, 3]
             $0.nextTrackID = 4
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 3)
         }, commands: [
-            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
         h.send(.next, {
@@ -409,11 +409,11 @@ final class CardTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
             $0.nextPlayID = 5
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
         // The card's first track is taken off the queue: its second is now its first.
@@ -422,10 +422,10 @@ final class CardTests: XCTestCase {
             $0.order = [2, 3]
             $0.cursor = 0
             $0.queueRevision = 3
-            $0.savedMark = mark(revision: 3, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 3, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 1, of: 2)
         }, commands: [
-            .persist(Snapshot(tracks: [info(2), info(3)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 2, index: 1, of: 2)),
         ])
         h.heard(3, at: 20, shows: status("playing", song: 2, index: 1, of: 2, elapsed: "0:20"))
@@ -439,7 +439,7 @@ final class CardTests: XCTestCase {
             $0.shown = status("playing", song: 2, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 5, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(2), info(3)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 2, index: 1, of: 2)),
         ])
     }
@@ -470,11 +470,11 @@ final class CardTests: XCTestCase {
             $0.cards.lastReadID = "C3"
             $0.cards.lastReadAt = 1.2
             $0.volume = 95
-            $0.savedMark = mark(revision: 0, current: nil, phase: "stopped", volume: 95)
+            $0.savedMark = mark(revision: 0, current: nil, phase: .stopped, volume: 95)
             $0.shown = status("stopped", volume: 95)
         }, commands: [
             .setVolume(95),
-            .persistPlace(Snapshot(tracks: [], phase: "stopped", volume: 95)),
+            .persistPlace(Snapshot(tracks: [], phase: .stopped, volume: 95)),
             .render(status("stopped", volume: 95)),
         ])
         h.send(.cardRead(id: "FF", at: 1.3), {
@@ -499,11 +499,11 @@ final class CardTests: XCTestCase {
             $0.phase = .playing
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.nextPlayID = 2
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 95)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 95)
             $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 95)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
-            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 95)),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 95)),
             .render(status("playing", song: 1, index: 1, of: 1, volume: 95)),
         ])
     }

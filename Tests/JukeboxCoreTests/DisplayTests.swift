@@ -18,7 +18,7 @@ final class DisplayTests: XCTestCase {
                 $0.order = (1...n).map { UInt64($0) }
                 $0.nextTrackID = UInt64(n + 1)
                 $0.queueRevision = 1
-                $0.savedMark = mark(revision: 1, current: nil, phase: "stopped")
+                $0.savedMark = mark(revision: 1, current: nil, phase: .stopped)
             }
             $0.shownFrame = DisplayFrame(rows: rows)
             $0.shown = status("stopped", of: n)
@@ -40,11 +40,11 @@ final class DisplayTests: XCTestCase {
             $0.nextPlayID = 3
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
             .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
         ])
@@ -67,11 +67,11 @@ final class DisplayTests: XCTestCase {
         h.send(.setRepeat(.all), {
             $0.repeatMode = .all
             $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40    🔁"])
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, repeat: .all)
             $0.savedPosition = 83
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:23", repeat: .all)
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 83, phase: "playing", repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 83, phase: .playing, repeatMode: .all)),
             .render(status("playing", song: 1, index: 1, of: 2, elapsed: "1:23", repeat: .all)),
             .show(DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40    🔁"])),
         ])
@@ -80,10 +80,10 @@ final class DisplayTests: XCTestCase {
             $0.shuffleSeed = 1
             $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40   🔀🔁"])
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing", shuffle: true, repeat: .all)
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing, shuffle: true, repeat: .all)
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:23", shuffle: true, repeat: .all)
         }, commands: [
-            .persist(Snapshot(tracks: [info(1), info(2)], order: [0, 1], current: 0, position: 83, phase: "playing", shuffle: true, shuffleSeed: 1, repeatMode: .all)),
+            .persist(Snapshot(tracks: [info(1), info(2)], order: [0, 1], current: 0, position: 83, phase: .playing, shuffle: true, shuffleSeed: 1, repeatMode: .all)),
             .render(status("playing", song: 1, index: 1, of: 2, elapsed: "1:23", shuffle: true, repeat: .all)),
             .show(DisplayFrame(rows: ["Song 1          ", "▶ 1:23/1:40   🔀🔁"])),
         ])
@@ -91,12 +91,12 @@ final class DisplayTests: XCTestCase {
         h.send(.pause, {
             $0.phase = .paused
             $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "⏸ 1:23/1:40   🔀🔁"])
-            $0.savedMark = mark(revision: 2, current: 1, phase: "paused", shuffle: true, repeat: .all)
+            $0.savedMark = mark(revision: 2, current: 1, phase: .paused, shuffle: true, repeat: .all)
             $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "1:23", shuffle: true, repeat: .all)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], order: [0, 1], current: 0, position: 83, phase: "paused", shuffle: true, shuffleSeed: 1, repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], order: [0, 1], current: 0, position: 83, phase: .paused, shuffle: true, shuffleSeed: 1, repeatMode: .all)),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "1:23", shuffle: true, repeat: .all)),
             .show(DisplayFrame(rows: ["Song 1          ", "⏸ 1:23/1:40   🔀🔁"])),
         ])
@@ -120,12 +120,12 @@ final class DisplayTests: XCTestCase {
             $0.titleSince = 100
             $0.nextPlayID = 2
             $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.savedAt = 100
             $0.shown = status("playing", title: "A Very Long Song Title Indeed", elapsed: "0:00", duration: "1:01:01", index: 1, of: 1)
         }, commands: [
             .startTrack(playID: 1, path: "/m/x.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [TrackInfo(path: "/m/x.flac", title: "A Very Long Song Title Indeed", artist: nil, album: nil, trackNumber: nil, discNumber: nil, duration: 3661)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [TrackInfo(path: "/m/x.flac", title: "A Very Long Song Title Indeed", artist: nil, album: nil, trackNumber: nil, discNumber: nil, duration: 3661)], current: 0, phase: .playing)),
             .render(status("playing", title: "A Very Long Song Title Indeed", elapsed: "0:00", duration: "1:01:01", index: 1, of: 1)),
             .show(DisplayFrame(rows: ["A Very Long Song", "▶ 0:00/1:01:01  "])),
         ])
@@ -162,12 +162,12 @@ final class DisplayTests: XCTestCase {
             $0.volume = 60
             $0.shownFrame = DisplayFrame(rows: ["Volume          ", "███████      60 "])
             $0.volumeShownUntil = 12
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 60)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 60)
             $0.savedAt = 10
             $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 60)
         }, commands: [
             .setVolume(60),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 60)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 60)),
             .render(status("playing", song: 1, index: 1, of: 2, volume: 60)),
             .show(DisplayFrame(rows: ["Volume          ", "███████      60 "])),
         ])
@@ -188,12 +188,12 @@ final class DisplayTests: XCTestCase {
             $0.volume = 100
             $0.shownFrame = DisplayFrame(rows: ["Volume          ", "████████████100 "])
             $0.volumeShownUntil = 14.1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.savedAt = 12.1
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .setVolume(100),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
             .show(DisplayFrame(rows: ["Volume          ", "████████████100 "])),
         ])
@@ -241,10 +241,10 @@ final class DisplayTests: XCTestCase {
             $0.phase = .waitingForMusic
             $0.shownFrame = DisplayFrame(rows: ["Waiting for         ", "music               ", "/srv/usb is not ther", "                    "])
             $0.titleShown = "Song 1"
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for music: /srv/usb is not there")
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for music: /srv/usb is not there")),
             .show(DisplayFrame(rows: ["Waiting for         ", "music               ", "/srv/usb is not ther", "                    "])),
         ])
@@ -258,11 +258,11 @@ final class DisplayTests: XCTestCase {
             $0.nextPlayID = 3
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
             .show(DisplayFrame(rows: ["Song 1              ", "Band                ", "                    ", "▶ 0:00/1:40         "])),
         ])
@@ -305,12 +305,12 @@ final class DisplayTests: XCTestCase {
             $0.nextPlayID = 3
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.savedAt = 50
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
             .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
         ])
@@ -327,12 +327,12 @@ final class DisplayTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = nil
             $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")
         }, commands: [
             .report("skipped /music/1.flac: bad"),
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")),
             .show(DisplayFrame(rows: ["Song 2          ", "skipped 1.flac: "])),
         ])
@@ -357,11 +357,11 @@ final class DisplayTests: XCTestCase {
             $0.nextPlayID = 3
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
             .show(DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:00/1:40       100"], progress: 0, progressRow: 5)),
         ])
@@ -436,11 +436,11 @@ final class DisplayTests: XCTestCase {
         let h = CoreHarness(playing(2))
         h.send(.setVolume(40), {
             $0.volume = 40
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 40)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 40)
             $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 40)
         }, commands: [
             .setVolume(40),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 40)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 40)),
             .render(status("playing", song: 1, index: 1, of: 2, volume: 40)),
         ])
     }

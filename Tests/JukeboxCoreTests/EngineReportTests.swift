@@ -13,11 +13,11 @@ final class EngineReportTests: XCTestCase {
             $0.nextPlayID = 4
             $0.loaded = PlayRef(playID: 2, trackID: 2)
             $0.handedNext = PlayRef(playID: 3, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .setNext(playID: 3, path: "/music/3.flac"),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
         // The engine's start report for the continuation is then a no-op.
@@ -27,18 +27,7 @@ final class EngineReportTests: XCTestCase {
     func testASuccessorTheEngineDidNotContinueIntoIsStartedExplicitly() {
         // The engine ran out before the successor reached it (a very short track, a loaded board).
         let h = CoreHarness(playing(3))
-        h.send(.trackFinished(playID: 1, next: nil), {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.nextToTrack2Of3(by: .trackFinished(playID: 1, next: nil))
         // The stale successor's reports are then ignored.
         h.send(.trackStarted(playID: 2), commands: [])
     }
@@ -50,11 +39,11 @@ final class EngineReportTests: XCTestCase {
             $0.nextPlayID = 4
             $0.loaded = PlayRef(playID: 2, trackID: 2)
             $0.handedNext = PlayRef(playID: 3, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .setNext(playID: 3, path: "/music/3.flac"),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
     }
@@ -65,11 +54,11 @@ final class EngineReportTests: XCTestCase {
             $0.repeatMode = .one
             $0.nextPlayID = 4
             $0.handedNext = PlayRef(playID: 3, trackID: 1)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .one)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, repeat: .one)
             $0.shown = status("playing", song: 1, index: 1, of: 2, repeat: .one)
         }, commands: [
             .setNext(playID: 3, path: "/music/1.flac"),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", repeatMode: .one)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, repeatMode: .one)),
             .render(status("playing", song: 1, index: 1, of: 2, repeat: .one)),
         ])
         h.heard(1, at: 100, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "1:40", repeat: .one))
@@ -82,7 +71,7 @@ final class EngineReportTests: XCTestCase {
             $0.shown = status("playing", song: 1, index: 1, of: 2, repeat: .one)
         }, commands: [
             .setNext(playID: 4, path: "/music/1.flac"),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", repeatMode: .one)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, repeatMode: .one)),
             .render(status("playing", song: 1, index: 1, of: 2, repeat: .one)),
         ])
     }
@@ -94,7 +83,7 @@ final class EngineReportTests: XCTestCase {
         h.send(.trackFinished(playID: 1, next: nil), {
             $0.phase = .stopped
             $0.loaded = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 1)
         }, commands: [
             .stopOutput,
@@ -114,12 +103,12 @@ final class EngineReportTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
             $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 3, message: "skipped 1.flac: not a recognised audio format")
         }, commands: [
             .report("skipped /music/1.flac: not a recognised audio format"),
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3, message: "skipped 1.flac: not a recognised audio format")),
         ])
         // A successful start resets the failure count.
@@ -136,11 +125,11 @@ final class EngineReportTests: XCTestCase {
             $0.nextPlayID = 4
             $0.loaded = PlayRef(playID: 2, trackID: 2)
             $0.handedNext = PlayRef(playID: 3, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .setNext(playID: 3, path: "/music/3.flac"),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
         h.send(.trackFailed(playID: 2, reason: "truncated"), {
@@ -151,12 +140,12 @@ final class EngineReportTests: XCTestCase {
             $0.loaded = PlayRef(playID: 4, trackID: 3)
             $0.handedNext = nil
             $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 3, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 3, phase: .playing)
             $0.shown = status("playing", song: 3, index: 3, of: 3, message: "skipped 2.flac: truncated")
         }, commands: [
             .report("skipped /music/2.flac: truncated"),
             .startTrack(playID: 4, path: "/music/3.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 2, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 2, phase: .playing)),
             .render(status("playing", song: 3, index: 3, of: 3, message: "skipped 2.flac: truncated")),
         ])
     }
@@ -165,10 +154,10 @@ final class EngineReportTests: XCTestCase {
         let h = CoreHarness(playing(2))
         h.send(.setRepeat(.all), {
             $0.repeatMode = .all
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, repeat: .all)
             $0.shown = status("playing", song: 1, index: 1, of: 2, repeat: .all)
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, repeatMode: .all)),
             .render(status("playing", song: 1, index: 1, of: 2, repeat: .all)),
         ])
         h.send(.trackFailed(playID: 1, reason: "bad"), {
@@ -179,12 +168,12 @@ final class EngineReportTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 1)
             $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing, repeat: .all)
             $0.shown = status("playing", song: 2, index: 2, of: 2, repeat: .all, message: "skipped 1.flac: bad")
         }, commands: [
             .report("skipped /music/1.flac: bad"),
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/1.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing", repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing, repeatMode: .all)),
             .render(status("playing", song: 2, index: 2, of: 2, repeat: .all, message: "skipped 1.flac: bad")),
         ])
         let playID = h.state.loaded!.playID
@@ -194,7 +183,7 @@ final class EngineReportTests: XCTestCase {
             $0.loaded = nil
             $0.handedNext = nil
             $0.failuresInARow = 2
-            $0.savedMark = mark(revision: 1, current: 2, phase: "stopped", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .stopped, repeat: .all)
             $0.shown = status("stopped", song: 2, index: 2, of: 2, repeat: .all, message: "nothing in the queue can be played")
         }, commands: [
             .report("skipped /music/2.flac: bad"),
@@ -217,7 +206,7 @@ final class EngineReportTests: XCTestCase {
             $0.message = "nothing in the queue can be played"
             $0.loaded = nil
             $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 1, message: "nothing in the queue can be played")
         }, commands: [
             .report("skipped /music/1.flac: bad"),
@@ -233,7 +222,7 @@ final class EngineReportTests: XCTestCase {
             $0.queueRevision = 2
             $0.message = nil
             $0.failuresInARow = 0
-            $0.savedMark = mark(revision: 2, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 2, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .persist(Snapshot(tracks: [info(1), info(2)], current: 0)),
@@ -244,11 +233,11 @@ final class EngineReportTests: XCTestCase {
             $0.loaded = PlayRef(playID: 2, trackID: 1)
             $0.handedNext = PlayRef(playID: 3, trackID: 2)
             $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 2, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 3, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
         // The broken first track fails once more; the count (1 of 2) no longer stops the queue.
@@ -260,12 +249,12 @@ final class EngineReportTests: XCTestCase {
             $0.handedNext = nil
             $0.nextPlayID = 5
             $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")
         }, commands: [
             .report("skipped /music/1.flac: bad"),
             .startTrack(playID: 4, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")),
         ])
     }
@@ -407,12 +396,12 @@ final class EngineReportTests: XCTestCase {
             $0.loaded = PlayRef(playID: 5, trackID: 2)
             $0.handedNext = PlayRef(playID: 6, trackID: 3)
             $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("waiting", song: 2, index: 2, of: 3, message: "waiting for audio device: busy")
         }, commands: [
             .report("skipped /music/1.flac: not a recognised audio format"),
             .startTrack(playID: 5, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("waiting", song: 2, index: 2, of: 3, message: "waiting for audio device: busy")),
         ])
         // Still busy: back to probing.
@@ -446,11 +435,11 @@ final class EngineReportTests: XCTestCase {
             $0.nextPlayID = 7
             $0.loaded = PlayRef(playID: 5, trackID: 2)
             $0.handedNext = PlayRef(playID: 6, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("waiting", song: 2, index: 2, of: 3, message: "waiting for audio device: busy")
         }, commands: [
             .startTrack(playID: 5, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("waiting", song: 2, index: 2, of: 3, message: "waiting for audio device: busy")),
         ])
     }
@@ -477,11 +466,11 @@ final class EngineReportTests: XCTestCase {
             $0.nextPlayID = 7
             $0.loaded = PlayRef(playID: 5, trackID: 2)
             $0.handedNext = PlayRef(playID: 6, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("waiting", song: 2, index: 2, of: 3, message: "waiting for audio device: busy")
         }, commands: [
             .startTrack(playID: 5, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("waiting", song: 2, index: 2, of: 3, message: "waiting for audio device: busy")),
         ])
         h.send(.seek(to: 20), {
@@ -493,7 +482,7 @@ final class EngineReportTests: XCTestCase {
             $0.shown = status("waiting", song: 2, index: 2, of: 3, elapsed: "0:20", message: "waiting for audio device: busy")
         }, commands: [
             .startTrack(playID: 7, path: "/music/2.flac", at: 20, paused: false, next: NextPlay(playID: 8, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 20, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 20, phase: .playing)),
             .render(status("waiting", song: 2, index: 2, of: 3, elapsed: "0:20", message: "waiting for audio device: busy")),
         ])
         // With no play in flight a skip only moves the cursor: the next probe starts it.
@@ -506,11 +495,11 @@ final class EngineReportTests: XCTestCase {
         h.send(.next, {
             $0.cursor = 2
             $0.position = 0
-            $0.savedMark = mark(revision: 1, current: 3, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 3, phase: .playing)
             $0.savedPosition = 0
             $0.shown = status("waiting", song: 3, index: 3, of: 3, message: "waiting for audio device: busy")
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 2, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 2, phase: .playing)),
             .render(status("waiting", song: 3, index: 3, of: 3, message: "waiting for audio device: busy")),
         ])
     }
@@ -521,7 +510,7 @@ final class EngineReportTests: XCTestCase {
         h.send(.stop, {
             $0.phase = .stopped
             $0.retryDelay = 0.125
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .cancelTimer(.deviceRetry),
@@ -548,11 +537,11 @@ final class EngineReportTests: XCTestCase {
         h.send(.pause, {
             $0.phase = .paused
             $0.retryDelay = 0.125
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 2)
         }, commands: [
             .cancelTimer(.deviceRetry),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2)),
         ])
         h.send(.timerFired(.deviceRetry, at: 0), commands: [])
@@ -561,11 +550,11 @@ final class EngineReportTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
     }
@@ -580,11 +569,11 @@ final class EngineReportTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:07")
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 7, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 7, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 7, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:07")),
         ])
     }

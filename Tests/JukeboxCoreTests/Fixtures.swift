@@ -14,7 +14,7 @@ func queued(_ n: Int, settings: Settings = Settings()) -> State {
     s.order = (1...n).map { UInt64($0) }
     s.nextTrackID = UInt64(n + 1)
     s.queueRevision = 1
-    s.savedMark = mark(revision: 1, current: nil, phase: "stopped")
+    s.savedMark = mark(revision: 1, current: nil, phase: .stopped)
     s.shown = status("stopped", of: n)
     return s
 }
@@ -29,7 +29,7 @@ func playing(_ n: Int, settings: Settings = Settings()) -> State {
     s.loaded = PlayRef(playID: 1, trackID: 1)
     s.handedNext = n > 1 ? PlayRef(playID: 2, trackID: 2) : nil
     s.nextPlayID = n > 1 ? 3 : 2
-    s.savedMark = mark(revision: 1, current: 1, phase: "playing")
+    s.savedMark = mark(revision: 1, current: 1, phase: .playing)
     s.shown = status("playing", song: 1, index: 1, of: n)
     return s
 }

@@ -24,29 +24,10 @@ final class IdleTests: XCTestCase {
         ])
         // Nothing else arms it again while nothing happens.
         h.send(.tick(now: 101), { $0.now = 101 }, commands: [])
-        h.send(.timerFired(.idlePowerOff, at: 640), {
-            $0.powerOffAt = 700
-            $0.message = "power off in 60 s (any key cancels)"
-            $0.shown = status("stopped", message: "power off in 60 s (any key cancels)")
-        }, commands: [
-            .startTimer(.idlePowerOff, after: 1),
-            .render(status("stopped", message: "power off in 60 s (any key cancels)")),
-        ])
-        h.send(.timerFired(.idlePowerOff, at: 641.02), {
-            $0.message = "power off in 59 s (any key cancels)"
-            $0.shown = status("stopped", message: "power off in 59 s (any key cancels)")
-        }, commands: [
-            .startTimer(.idlePowerOff, after: 1),
-            .render(status("stopped", message: "power off in 59 s (any key cancels)")),
-        ])
+        countdown(h, at: 640, left: 60, from: 700) { status("stopped", message: $0) }
+        countdown(h, at: 641.02, left: 59) { status("stopped", message: $0) }
         // The last second: the timer is asked for what is left, not a whole second.
-        h.send(.timerFired(.idlePowerOff, at: 699.25), {
-            $0.message = "power off in 1 s (any key cancels)"
-            $0.shown = status("stopped", message: "power off in 1 s (any key cancels)")
-        }, commands: [
-            .startTimer(.idlePowerOff, after: 0.75),
-            .render(status("stopped", message: "power off in 1 s (any key cancels)")),
-        ])
+        countdown(h, at: 699.25, left: 1, next: 0.75) { status("stopped", message: $0) }
         // The end: the command runs, once, and the place is saved (the state writer has it on
         // its way long before systemd's SIGTERM, which saves it again).
         h.send(.timerFired(.idlePowerOff, at: 700.01), {
@@ -67,19 +48,12 @@ final class IdleTests: XCTestCase {
         var s = queued(2, settings: tenMinutes())
         s.idleArmed = true
         let h = CoreHarness(s)
-        h.send(.timerFired(.idlePowerOff, at: 540), {
-            $0.powerOffAt = 600
-            $0.message = "power off in 60 s (any key cancels)"
-            $0.shown = status("stopped", of: 2, message: "power off in 60 s (any key cancels)")
-        }, commands: [
-            .startTimer(.idlePowerOff, after: 1),
-            .render(status("stopped", of: 2, message: "power off in 60 s (any key cancels)")),
-        ])
+        countdown(h, at: 540, left: 60, from: 600) { status("stopped", of: 2, message: $0) }
         h.send(.setRepeat(.all), {
             $0.repeatMode = .all
             $0.powerOffAt = nil
             $0.message = nil
-            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: nil, phase: .stopped, repeat: .all)
             $0.shown = status("stopped", of: 2, repeat: .all)
         }, commands: [
             .startTimer(.idlePowerOff, after: 540),
@@ -87,14 +61,7 @@ final class IdleTests: XCTestCase {
             .render(status("stopped", of: 2, repeat: .all)),
         ])
         // A stale firing of the countdown (the shell had it queued) starts it afresh, from its own time.
-        h.send(.timerFired(.idlePowerOff, at: 1140), {
-            $0.powerOffAt = 1200
-            $0.message = "power off in 60 s (any key cancels)"
-            $0.shown = status("stopped", of: 2, repeat: .all, message: "power off in 60 s (any key cancels)")
-        }, commands: [
-            .startTimer(.idlePowerOff, after: 1),
-            .render(status("stopped", of: 2, repeat: .all, message: "power off in 60 s (any key cancels)")),
-        ])
+        countdown(h, at: 1140, left: 60, from: 1200) { status("stopped", of: 2, repeat: .all, message: $0) }
     }
 
     func testPlayingDisarmsItAndPausingArmsItAgain() {
@@ -108,12 +75,12 @@ final class IdleTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
             $0.idleArmed = false
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 3)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
             .cancelTimer(.idlePowerOff),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
         // A firing already on its way when play came is ignored.
@@ -121,13 +88,13 @@ final class IdleTests: XCTestCase {
         h.send(.pause, {
             $0.phase = .paused
             $0.idleArmed = true
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 3)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
             .startTimer(.idlePowerOff, after: 540),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 3)),
         ])
     }
@@ -156,13 +123,13 @@ final class IdleTests: XCTestCase {
             $0.sleepArmed = false
             $0.phase = .paused
             $0.message = "sleep timer: paused"
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.savedPosition = 95
             $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: paused")
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 95, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 95, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: paused")),
         ])
         // Fired once: a late duplicate does nothing.
@@ -196,5 +163,18 @@ final class IdleTests: XCTestCase {
         for bad in ["sleep", "sleep 0", "sleep -5", "sleep nan", "sleep 1441", "sleep 10 20", "sleep soon"] {
             XCTAssertEqual(ControlCommand.parse(bad, seed: 0), .failure(ControlError("usage: sleep MINUTES (1-1440) | sleep off")), bad)
         }
+    }
+
+    /// The countdown's timer fires at `at` with `left` seconds to go (from `powerOffAt`, when it
+    /// begins now): the message says so in the status `view` makes of it, and the timer is asked
+    /// again in `next` seconds.
+    private func countdown(_ h: CoreHarness, at: Double, left: Int, from powerOffAt: Double? = nil, next: Double = 1,
+                           file: StaticString = #filePath, line: UInt = #line, _ view: (String) -> StatusView) {
+        let message = "power off in \(left) s (any key cancels)"
+        h.send(.timerFired(.idlePowerOff, at: at), file: file, line: line, {
+            if let powerOffAt { $0.powerOffAt = powerOffAt }
+            $0.message = message
+            $0.shown = view(message)
+        }, commands: [.startTimer(.idlePowerOff, after: next), .render(view(message))])
     }
 }

@@ -17,7 +17,7 @@ final class InterruptionTests: XCTestCase {
             $0.savedPosition = 31.6
         }, commands: [
             .grant(id: "yield-1"),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 31.6, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 31.6, phase: .playing)),
         ])
         h.send(.interruptEnded(id: "yield-1"), {
             $0.phase = .playing
@@ -95,9 +95,9 @@ final class InterruptionTests: XCTestCase {
         ])
         h.send(.play, {
             $0.afterInterruption = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
         ])
         h.send(.deviceReleased(token: 2, heard: nil), {
             $0.pendingGrants = []
@@ -123,15 +123,15 @@ final class InterruptionTests: XCTestCase {
         h.interruptTrack1(of: 3, id: "manual", reason: "x")
         h.send(.next, {
             $0.cursor = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("interrupted", song: 2, index: 2, of: 3, message: "interrupted: x")
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("interrupted", song: 2, index: 2, of: 3, message: "interrupted: x")),
         ])
         h.send(.stop, {
             $0.afterInterruption = .stopped
-            $0.savedMark = mark(revision: 1, current: 2, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .stopped)
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1)),
         ])
@@ -187,7 +187,7 @@ final class InterruptionTests: XCTestCase {
             .releaseDevice(token: 1),
             .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: x")),
         ])
-        XCTAssertEqual(h.state.snapshot.phase, "playing", "saved as playing: a power cut now resumes playing")
+        XCTAssertEqual(h.state.snapshot.phase, .playing, "saved as playing: a power cut now resumes playing")
     }
 
     func testPauseReleasesTheDeviceAfterTheDelayAndResumeReopensAtTheSameFrame() {
@@ -207,11 +207,11 @@ final class InterruptionTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 12.000022675736961, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.000022675736961, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.000022675736961, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")),
         ])
         // A release timer that fires after the player resumed does nothing.
@@ -230,12 +230,12 @@ final class InterruptionTests: XCTestCase {
             $0.nextReleaseToken = 2
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.savedPosition = 8
             $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "0:08")
         }, commands: [
             .releaseDevice(token: 1),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:08")),
         ])
         // The fade-out played on a little; resume starts where the sound really stopped.
@@ -245,18 +245,18 @@ final class InterruptionTests: XCTestCase {
             $0.releasedPlay = nil
             $0.savedPosition = 8.215
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: .paused)),
         ])
         h.send(.play, {
             $0.phase = .playing
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:08")
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 8.215, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:08")),
         ])
     }
@@ -272,11 +272,11 @@ final class InterruptionTests: XCTestCase {
             $0.nextReleaseToken = 2
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 2)
         }, commands: [
             .releaseDevice(token: 1),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2)),
         ])
         h.send(.play, {
@@ -284,11 +284,11 @@ final class InterruptionTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
         h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 0.2)), {
@@ -306,11 +306,11 @@ final class InterruptionTests: XCTestCase {
             $0.message = "audio device lost: unplugged"
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 2, message: "audio device lost: unplugged")
         }, commands: [
             .report("audio device lost, paused: unplugged"),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2, message: "audio device lost: unplugged")),
         ])
         // Busy still waits: another program will let go.
@@ -339,12 +339,12 @@ final class InterruptionTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = nil
             $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: the audio device cannot play it (no sample format accepted)")
         }, commands: [
             .report("skipped /music/1.flac: the audio device cannot play it (no sample format accepted)"),
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: the audio device cannot play it (no sample format accepted)")),
         ])
     }
@@ -353,7 +353,7 @@ final class InterruptionTests: XCTestCase {
         var settings = Settings()
         settings.bootVolume = 30
         let h = CoreHarness(State(settings: settings))
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, phase: "paused", volume: 90)), {
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, phase: .paused, volume: 90)), {
             $0.queue = [Track(id: 1, info: info(1))]
             $0.order = [1]
             $0.cursor = 0
@@ -361,7 +361,7 @@ final class InterruptionTests: XCTestCase {
             $0.volume = 30
             $0.nextTrackID = 2
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", volume: 30)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: 30)
             $0.shown = status("paused", song: 1, index: 1, of: 1, volume: 30)
         }, commands: [
             .setVolume(30),
@@ -432,11 +432,11 @@ final class ReconfigureTests: XCTestCase {
         let h = CoreHarness(playing(2))
         h.send(.setVolume(90), {
             $0.volume = 90
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 90)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 90)
             $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 90)
         }, commands: [
             .setVolume(90),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 90)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 90)),
             .render(status("playing", song: 1, index: 1, of: 2, volume: 90)),
         ])
         var settings = h.state.settings
@@ -446,11 +446,11 @@ final class ReconfigureTests: XCTestCase {
             $0.settings.saveInterval = 2
             $0.settings.volumeMax = 60
             $0.volume = 60
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 60)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 60)
             $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 60)
         }, commands: [
             .setVolume(60),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 60)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 60)),
             .render(status("playing", song: 1, index: 1, of: 2, volume: 60)),
         ])
         XCTAssertEqual(h.state.loaded, PlayRef(playID: 1, trackID: 1), "the engine's play is untouched")

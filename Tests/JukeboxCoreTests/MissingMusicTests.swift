@@ -46,6 +46,23 @@ final class MissingMusicTests: XCTestCase {
         XCTAssertEqual(after.musicMissing, "/srv/share")
     }
 
+    /// The shell reports every fact it finds; which one explains the failure is the core's: a
+    /// stick gone wins over its folder gone (the mount point left with the stick), and facts
+    /// that found nothing are no fact.
+    func testTheFactsDecideTheStickFirstThenTheFolder() {
+        let s = playing("/media/usb0/album")
+        let rows: [(MissingMusic, Event?)] = [
+            (MissingMusic(goneStick: "/media/usb0", goneFolder: "/media/usb0/album"), .usbRemoved(path: "/media/usb0")),
+            (MissingMusic(goneStick: "/media/usb0"), .usbRemoved(path: "/media/usb0")),
+            (MissingMusic(goneFolder: "/media/usb0/album"), .musicMissing("/media/usb0/album")),
+            (MissingMusic(), nil),
+        ]
+        for (facts, same) in rows {
+            assertSame(s, .trackFailed(playID: 1, reason: "read error", missing: facts),
+                       same ?? .trackFailed(playID: 1, reason: "read error"))
+        }
+    }
+
     func testAFailureWithoutAFactIsSkippedAndAStaleOneChangesNothing() {
         let s = playing("/music")
         var skipped = s

@@ -13,7 +13,7 @@ final class PersistencePolicyTests: XCTestCase {
             h.heard(1, at: t, shows: status("playing", song: 1, index: 1, of: 2, elapsed: clock))
             if [4, 8, 12, 16].contains(second) {
                 h.send(.tick(now: t), { $0.now = t; $0.savedPosition = t; $0.savedAt = t }, commands: [
-                    .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: t, phase: "playing")),
+                    .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: t, phase: .playing)),
                 ])
             } else {
                 h.send(.tick(now: t), { $0.now = t }, commands: [])
@@ -27,30 +27,30 @@ final class PersistencePolicyTests: XCTestCase {
         h.nextToTrack2Of3()
         h.send(.pause, {
             $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 2, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .paused)
             $0.shown = status("paused", song: 2, index: 2, of: 3)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .paused)),
             .render(status("paused", song: 2, index: 2, of: 3)),
         ])
         h.send(.setRepeat(.all), {
             $0.repeatMode = .all
-            $0.savedMark = mark(revision: 1, current: 2, phase: "paused", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .paused, repeat: .all)
             $0.shown = status("paused", song: 2, index: 2, of: 3, repeat: .all)
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "paused", repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .paused, repeatMode: .all)),
             .render(status("paused", song: 2, index: 2, of: 3, repeat: .all)),
         ])
         // A volume asked for by name is saved at once.
         h.send(.setVolume(40), {
             $0.volume = 40
-            $0.savedMark = mark(revision: 1, current: 2, phase: "paused", repeat: .all, volume: 40)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .paused, repeat: .all, volume: 40)
             $0.shown = status("paused", song: 2, index: 2, of: 3, volume: 40, repeat: .all)
         }, commands: [
             .setVolume(40),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "paused", repeatMode: .all, volume: 40)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .paused, repeatMode: .all, volume: 40)),
             .render(status("paused", song: 2, index: 2, of: 3, volume: 40, repeat: .all)),
         ])
         // The queue changed: the whole file.
@@ -59,10 +59,10 @@ final class PersistencePolicyTests: XCTestCase {
             $0.order = [1, 2, 3, 4]
             $0.nextTrackID = 5
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 2, phase: "paused", repeat: .all, volume: 40)
+            $0.savedMark = mark(revision: 2, current: 2, phase: .paused, repeat: .all, volume: 40)
             $0.shown = status("paused", song: 2, index: 2, of: 4, volume: 40, repeat: .all)
         }, commands: [
-            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(9)], current: 1, phase: "paused", repeatMode: .all, volume: 40)),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(9)], current: 1, phase: .paused, repeatMode: .all, volume: 40)),
             .render(status("paused", song: 2, index: 2, of: 4, volume: 40, repeat: .all)),
         ])
         // The order changed: the whole file.
@@ -72,10 +72,10 @@ final class PersistencePolicyTests: XCTestCase {
             $0.shuffle = true
             $0.shuffleSeed = 7
             $0.queueRevision = 3
-            $0.savedMark = mark(revision: 3, current: 2, phase: "paused", shuffle: true, repeat: .all, volume: 40)
+            $0.savedMark = mark(revision: 3, current: 2, phase: .paused, shuffle: true, repeat: .all, volume: 40)
             $0.shown = status("paused", song: 2, index: 1, of: 4, volume: 40, shuffle: true, repeat: .all)
         }, commands: [
-            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(9)], order: [1, 2, 3, 0], current: 1, phase: "paused", shuffle: true, shuffleSeed: 7, repeatMode: .all, volume: 40)),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(9)], order: [1, 2, 3, 0], current: 1, phase: .paused, shuffle: true, shuffleSeed: 7, repeatMode: .all, volume: 40)),
             .render(status("paused", song: 2, index: 1, of: 4, volume: 40, shuffle: true, repeat: .all)),
         ])
         h.send(.clear, {
@@ -86,7 +86,7 @@ final class PersistencePolicyTests: XCTestCase {
             $0.loaded = nil
             $0.handedNext = nil
             $0.queueRevision = 4
-            $0.savedMark = mark(revision: 4, current: nil, phase: "stopped", shuffle: true, repeat: .all, volume: 40)
+            $0.savedMark = mark(revision: 4, current: nil, phase: .stopped, shuffle: true, repeat: .all, volume: 40)
             $0.shown = status("stopped", volume: 40, shuffle: true, repeat: .all)
         }, commands: [
             .stopOutput,
@@ -127,9 +127,9 @@ final class PersistencePolicyTests: XCTestCase {
         }
         // Still for a second: one save.
         h.send(.timerFired(.saveVolume, at: t + 1), {
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 50)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 50)
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 50)),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 50)),
         ])
         h.send(.timerFired(.saveVolume, at: t + 2), commands: [])
     }
@@ -146,7 +146,7 @@ final class PersistencePolicyTests: XCTestCase {
     func testWaitingForTheDeviceIsSavedAsPlayingSoNoExtraWriteHappens() {
         let h = CoreHarness(playing(2))
         h.deviceBusyOnTrack1(of: 2)
-        XCTAssertEqual(h.state.snapshot.phase, "playing")
+        XCTAssertEqual(h.state.snapshot.phase, .playing)
     }
 
     func testQuitSavesTheHeardPositionInTheWholeQueueFileReleasesTheDeviceAndExits() {
@@ -158,7 +158,7 @@ final class PersistencePolicyTests: XCTestCase {
             $0.savedPosition = 12.75
         }, commands: [
             .stopOutput,
-            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.75, phase: "playing")),
+            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.75, phase: .playing)),
             .exit(code: 0),
         ])
     }
@@ -192,7 +192,7 @@ final class PersistencePolicyTests: XCTestCase {
     }
 
     func testRestoreOfAPlayingStateResumesAtTheSavedPosition() {
-        let snap = Snapshot(tracks: [info(1), info(2)], current: 1, position: 33.5, phase: "playing",
+        let snap = Snapshot(tracks: [info(1), info(2)], current: 1, position: 33.5, phase: .playing,
                             repeatMode: .all, volume: 60)
         let h = CoreHarness()
         h.send(.restore(snap), {
@@ -208,7 +208,7 @@ final class PersistencePolicyTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 2)
             $0.handedNext = PlayRef(playID: 2, trackID: 1)
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", repeat: .all, volume: 60)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing, repeat: .all, volume: 60)
             $0.savedPosition = 33.5
             $0.shown = status("playing", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 60, repeat: .all)
         }, commands: [
@@ -223,7 +223,7 @@ final class PersistencePolicyTests: XCTestCase {
         var settings = Settings()
         settings.resumePlaying = false
         let h = CoreHarness(State(settings: settings))
-        let snap = Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "playing")
+        let snap = Snapshot(tracks: [info(1)], current: 0, position: 10, phase: .playing)
         h.send(.restore(snap), {
             $0.queue = [Track(id: 1, info: info(1))]
             $0.order = [1]
@@ -232,7 +232,7 @@ final class PersistencePolicyTests: XCTestCase {
             $0.position = 10
             $0.nextTrackID = 2
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.savedPosition = 10
             $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")
         }, commands: [
@@ -243,11 +243,11 @@ final class PersistencePolicyTests: XCTestCase {
             $0.phase = .playing
             $0.nextPlayID = 2
             $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:10")
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 10, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:10")),
         ])
     }
@@ -256,7 +256,7 @@ final class PersistencePolicyTests: XCTestCase {
         var settings = Settings()
         settings.resumeRewind = 5
         let h = CoreHarness(State(settings: settings))
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 33, phase: "playing")), {
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 33, phase: .playing)), {
             $0.queue = [Track(id: 1, info: info(1))]
             $0.order = [1]
             $0.cursor = 0
@@ -266,7 +266,7 @@ final class PersistencePolicyTests: XCTestCase {
             $0.nextPlayID = 2
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.savedPosition = 28
             $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:28")
         }, commands: [
@@ -275,14 +275,14 @@ final class PersistencePolicyTests: XCTestCase {
             .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:28")),
         ])
         let early = CoreHarness(State(settings: settings))
-        early.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: "paused")), {
+        early.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: .paused)), {
             $0.queue = [Track(id: 1, info: info(1))]
             $0.order = [1]
             $0.cursor = 0
             $0.phase = .paused
             $0.nextTrackID = 2
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 1)
         }, commands: [
             .setVolume(100),
@@ -292,7 +292,7 @@ final class PersistencePolicyTests: XCTestCase {
 
     func testRestoreKeepsTheShuffleOrder() {
         let snap = Snapshot(tracks: [info(1), info(2), info(3)], order: [2, 0, 1], current: 0, position: 1,
-                            phase: "paused", shuffle: true, shuffleSeed: 5)
+                            phase: .paused, shuffle: true, shuffleSeed: 5)
         let h = CoreHarness()
         h.send(.restore(snap), {
             $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
@@ -304,7 +304,7 @@ final class PersistencePolicyTests: XCTestCase {
             $0.shuffleSeed = 5
             $0.nextTrackID = 4
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", shuffle: true)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, shuffle: true)
             $0.savedPosition = 1
             $0.shown = status("paused", song: 1, index: 2, of: 3, elapsed: "0:01", shuffle: true)
         }, commands: [
@@ -314,7 +314,7 @@ final class PersistencePolicyTests: XCTestCase {
     }
 
     func testSnapshotLeavingOutEntriesMovesCurrentToTheNextKeptOne() {
-        let snap = Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 50, phase: "playing")
+        let snap = Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 50, phase: .playing)
         let kept = snap.keepingTracks { $0 != 1 }
         XCTAssertEqual(kept.tracks, [info(1), info(3)])
         XCTAssertEqual(kept.current, 1)
@@ -337,7 +337,7 @@ final class ChimeTests: XCTestCase {
 
     func testTheChimePlaysFirstAtTheBootVolumeThenTheResumedTrack() {
         let h = CoreHarness(chimeState())
-        h.send(.restore(Snapshot(tracks: [info(1), info(2)], current: 0, position: 40, phase: "playing")), {
+        h.send(.restore(Snapshot(tracks: [info(1), info(2)], current: 0, position: 40, phase: .playing)), {
             $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
             $0.order = [1, 2]
             $0.cursor = 0
@@ -350,7 +350,7 @@ final class ChimeTests: XCTestCase {
             $0.nextTrackID = 3
             $0.nextPlayID = 2
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 30)
             $0.savedPosition = 40
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:40", volume: 30)
         }, commands: [
@@ -374,7 +374,7 @@ final class ChimeTests: XCTestCase {
             $0.position = 0
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped", volume: 30)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped, volume: 30)
             $0.savedPosition = 0
             $0.shown = status("stopped", song: 1, index: 1, of: 2, volume: 30)
         }, commands: [
@@ -387,18 +387,18 @@ final class ChimeTests: XCTestCase {
             $0.nextPlayID = 6
             $0.loaded = PlayRef(playID: 4, trackID: 1)
             $0.handedNext = PlayRef(playID: 5, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 30)
             $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 30)
         }, commands: [
             .startTrack(playID: 4, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 5, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", volume: 30)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 30)),
             .render(status("playing", song: 1, index: 1, of: 2, volume: 30)),
         ])
     }
 
     func testAChimeThatCannotPlayIsSkippedWithAMessage() {
         let h = CoreHarness(chimeState())
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")), {
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: .playing)), {
             $0.queue = [Track(id: 1, info: info(1))]
             $0.order = [1]
             $0.cursor = 0
@@ -411,7 +411,7 @@ final class ChimeTests: XCTestCase {
             $0.nextTrackID = 2
             $0.nextPlayID = 2
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 30)
             $0.savedPosition = 5
             $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
         }, commands: [
@@ -432,7 +432,7 @@ final class ChimeTests: XCTestCase {
 
     func testABusyDeviceAtBootWaitsAndThenPlaysTheMusic() {
         let h = CoreHarness(chimeState())
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")), {
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: .playing)), {
             $0.queue = [Track(id: 1, info: info(1))]
             $0.order = [1]
             $0.cursor = 0
@@ -445,7 +445,7 @@ final class ChimeTests: XCTestCase {
             $0.nextTrackID = 2
             $0.nextPlayID = 2
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 30)
             $0.savedPosition = 5
             $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
         }, commands: [
@@ -482,7 +482,7 @@ final class ChimeTests: XCTestCase {
         var s = chimeState()
         s.settings.resumePlaying = false
         let h = CoreHarness(s)
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing")), {
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: .playing)), {
             $0.queue = [Track(id: 1, info: info(1))]
             $0.order = [1]
             $0.cursor = 0
@@ -491,7 +491,7 @@ final class ChimeTests: XCTestCase {
             $0.volume = 30
             $0.nextTrackID = 2
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", volume: 30)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: 30)
             $0.savedPosition = 5
             $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
         }, commands: [
@@ -504,11 +504,11 @@ final class ChimeTests: XCTestCase {
             $0.chimePlay = 1
             $0.afterChime = 5
             $0.nextPlayID = 2
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 30)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 30)
             $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
         }, commands: [
             .startTrack(playID: 1, path: "/usr/share/jukebox/ready.wav", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: "playing", volume: 30)),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: .playing, volume: 30)),
             .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
         ])
     }

@@ -16,7 +16,7 @@ final class PlaybackTests: XCTestCase {
             $0.order = [1, 2]
             $0.nextTrackID = 3
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: nil, phase: .stopped)
             $0.shown = status("stopped", of: 2)
         }, commands: [
             .persist(Snapshot(tracks: [info(1), info(2)])),
@@ -38,11 +38,11 @@ final class PlaybackTests: XCTestCase {
             $0.nextPlayID = 3
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 3)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
     }
@@ -67,11 +67,11 @@ final class PlaybackTests: XCTestCase {
         resumed.phase = .playing
         h.send(.togglePlayPause, {
             $0.phase = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:12")
         }, commands: [
             .resumeOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 12.5, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 12.5, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:12")),
         ])
     }
@@ -85,11 +85,11 @@ final class PlaybackTests: XCTestCase {
             $0.nextPlayID = 3
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
         h.send(.play, commands: [])
@@ -108,7 +108,7 @@ final class PlaybackTests: XCTestCase {
             $0.position = 0
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .stopOutput,
@@ -137,11 +137,11 @@ final class PlaybackTests: XCTestCase {
             $0.nextPlayID = 4
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 2)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 2)),
         ])
         var e = h.state
@@ -154,7 +154,7 @@ final class PlaybackTests: XCTestCase {
             $0.cursor = 0
             $0.phase = .stopped
             $0.loaded = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .stopOutput,
@@ -167,10 +167,10 @@ final class PlaybackTests: XCTestCase {
         let h = CoreHarness(playing(2))
         h.send(.setRepeat(.all), {
             $0.repeatMode = .all
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, repeat: .all)
             $0.shown = status("playing", song: 1, index: 1, of: 2, repeat: .all)
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, repeatMode: .all)),
             .render(status("playing", song: 1, index: 1, of: 2, repeat: .all)),
         ])
         h.send(.next, {
@@ -178,11 +178,11 @@ final class PlaybackTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 1)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing, repeat: .all)
             $0.shown = status("playing", song: 2, index: 2, of: 2, repeat: .all)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/1.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: "playing", repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing, repeatMode: .all)),
             .render(status("playing", song: 2, index: 2, of: 2, repeat: .all)),
         ])
         XCTAssertEqual(h.state.handedNext?.trackID, 1, "repeat all hands the first track as successor")
@@ -191,11 +191,11 @@ final class PlaybackTests: XCTestCase {
             $0.nextPlayID = 7
             $0.loaded = PlayRef(playID: 5, trackID: 1)
             $0.handedNext = PlayRef(playID: 6, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, repeat: .all)
             $0.shown = status("playing", song: 1, index: 1, of: 2, repeat: .all)
         }, commands: [
             .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, repeatMode: .all)),
             .render(status("playing", song: 1, index: 1, of: 2, repeat: .all)),
         ])
     }
@@ -210,7 +210,7 @@ final class PlaybackTests: XCTestCase {
             $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .seekOutput(to: 0),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
     }
@@ -225,11 +225,11 @@ final class PlaybackTests: XCTestCase {
             $0.nextPlayID = 7
             $0.loaded = PlayRef(playID: 5, trackID: 1)
             $0.handedNext = PlayRef(playID: 6, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 3)
         }, commands: [
             .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
     }
@@ -245,10 +245,10 @@ final class PlaybackTests: XCTestCase {
         ])
         h.send(.setRepeat(.all), {
             $0.repeatMode = .all
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, repeat: .all)
             $0.shown = status("playing", song: 1, index: 1, of: 3, repeat: .all)
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing", repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing, repeatMode: .all)),
             .render(status("playing", song: 1, index: 1, of: 3, repeat: .all)),
         ])
         h.send(.previous, {
@@ -256,11 +256,11 @@ final class PlaybackTests: XCTestCase {
             $0.nextPlayID = 7
             $0.loaded = PlayRef(playID: 5, trackID: 3)
             $0.handedNext = PlayRef(playID: 6, trackID: 1)
-            $0.savedMark = mark(revision: 1, current: 3, phase: "playing", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: 3, phase: .playing, repeat: .all)
             $0.shown = status("playing", song: 3, index: 3, of: 3, repeat: .all)
         }, commands: [
             .startTrack(playID: 5, path: "/music/3.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/1.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 2, phase: "playing", repeatMode: .all)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 2, phase: .playing, repeatMode: .all)),
             .render(status("playing", song: 3, index: 3, of: 3, repeat: .all)),
         ])
     }
@@ -273,11 +273,11 @@ final class PlaybackTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .paused)
             $0.shown = status("paused", song: 2, index: 2, of: 3)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: true, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .paused)),
             .render(status("paused", song: 2, index: 2, of: 3)),
         ])
     }
@@ -288,7 +288,7 @@ final class PlaybackTests: XCTestCase {
             $0.phase = .stopped
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 3)
         }, commands: [
             .stopOutput,
@@ -297,7 +297,7 @@ final class PlaybackTests: XCTestCase {
         ])
         h.send(.next, {
             $0.cursor = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .stopped)
             $0.shown = status("stopped", song: 2, index: 2, of: 3)
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1)),
@@ -308,11 +308,11 @@ final class PlaybackTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 3)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
     }
@@ -326,7 +326,7 @@ final class PlaybackTests: XCTestCase {
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:40")
         }, commands: [
             .seekOutput(to: 100),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 100, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 100, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2, elapsed: "1:40")),
         ])
         h.send(.seekBy(-130), {
@@ -335,7 +335,7 @@ final class PlaybackTests: XCTestCase {
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .seekOutput(to: 0),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
         h.send(.seekBy(30), {
@@ -344,7 +344,7 @@ final class PlaybackTests: XCTestCase {
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:30")
         }, commands: [
             .seekOutput(to: 30),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:30")),
         ])
         h.send(.seek(to: .nan), commands: [])
@@ -357,7 +357,7 @@ final class PlaybackTests: XCTestCase {
             $0.order = [1]
             $0.nextTrackID = 2
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: nil, phase: .stopped)
             $0.shown = status("stopped", of: 1)
         }, commands: [
             .persist(Snapshot(tracks: [info(1, duration: nil)])),
@@ -368,11 +368,11 @@ final class PlaybackTests: XCTestCase {
             $0.phase = .playing
             $0.nextPlayID = 2
             $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 1, duration: "--:--")
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1, duration: nil)], current: 0, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1, duration: nil)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 1, duration: "--:--")),
         ])
         h.send(.seek(to: 5000), {
@@ -381,7 +381,7 @@ final class PlaybackTests: XCTestCase {
             $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "1:23:20", duration: "--:--")
         }, commands: [
             .seekOutput(to: 5000),
-            .persistPlace(Snapshot(tracks: [info(1, duration: nil)], current: 0, position: 5000, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1, duration: nil)], current: 0, position: 5000, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 1, elapsed: "1:23:20", duration: "--:--")),
         ])
     }
@@ -392,7 +392,7 @@ final class PlaybackTests: XCTestCase {
             $0.phase = .stopped
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
             $0.shown = status("stopped", song: 1, index: 1, of: 2)
         }, commands: [
             .stopOutput,
@@ -413,11 +413,11 @@ final class PlaybackTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:20")
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 20, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 20, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 20, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:20")),
         ])
     }

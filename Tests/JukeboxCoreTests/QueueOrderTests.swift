@@ -16,10 +16,10 @@ final class QueueOrderTests: XCTestCase {
             $0.nextPlayID = 4
             $0.handedNext = PlayRef(playID: 3, trackID: 4)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing)
         }, commands: [
             .setNext(playID: 3, path: "/music/4.flac"),
-            .persist(Snapshot(tracks: [info(1), info(4), info(2), info(3)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(1), info(4), info(2), info(3)], current: 0, phase: .playing)),
         ])
     }
 
@@ -31,11 +31,11 @@ final class QueueOrderTests: XCTestCase {
             $0.cursor = 2
             $0.handedNext = nil
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 3, of: 3)
         }, commands: [
             .clearNext,
-            .persist(Snapshot(tracks: [info(2), info(3), info(1)], current: 2, phase: "playing")),
+            .persist(Snapshot(tracks: [info(2), info(3), info(1)], current: 2, phase: .playing)),
             .render(status("playing", song: 1, index: 3, of: 3)),
         ])
     }
@@ -78,11 +78,11 @@ final class QueueOrderTests: XCTestCase {
             $0.nextPlayID = 4
             $0.handedNext = PlayRef(playID: 3, trackID: 4)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 5)
         }, commands: [
             .setNext(playID: 3, path: "/music/7.flac"),
-            .persist(Snapshot(tracks: [info(1), info(7), info(8), info(2), info(3)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(1), info(7), info(8), info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 5)),
         ])
     }
@@ -96,10 +96,10 @@ final class QueueOrderTests: XCTestCase {
             $0.cursor = 2
             $0.nextTrackID = 5
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 3, of: 4)
         }, commands: [
-            .persist(Snapshot(tracks: [info(9), info(1), info(2), info(3)], current: 2, phase: "playing")),
+            .persist(Snapshot(tracks: [info(9), info(1), info(2), info(3)], current: 2, phase: .playing)),
             .render(status("playing", song: 2, index: 3, of: 4)),
         ])
     }
@@ -110,10 +110,10 @@ final class QueueOrderTests: XCTestCase {
             $0.shuffle = true
             $0.shuffleSeed = 1
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing", shuffle: true)
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing, shuffle: true)
             $0.shown = status("playing", song: 1, index: 1, of: 3, shuffle: true)
         }, commands: [
-            .persist(Snapshot(tracks: [info(1), info(2), info(3)], order: [0, 1, 2], current: 0, phase: "playing", shuffle: true, shuffleSeed: 1)),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], order: [0, 1, 2], current: 0, phase: .playing, shuffle: true, shuffleSeed: 1)),
             .render(status("playing", song: 1, index: 1, of: 3, shuffle: true)),
         ])
         // At the end of the queue, but next in play order.
@@ -125,12 +125,12 @@ final class QueueOrderTests: XCTestCase {
             $0.nextPlayID = 4
             $0.handedNext = PlayRef(playID: 3, trackID: 4)
             $0.queueRevision = 3
-            $0.savedMark = mark(revision: 3, current: 1, phase: "playing", shuffle: true)
+            $0.savedMark = mark(revision: 3, current: 1, phase: .playing, shuffle: true)
             $0.shown = status("playing", song: 1, index: 1, of: 5, shuffle: true)
         }, commands: [
             .setNext(playID: 3, path: "/music/7.flac"),
             .persist(Snapshot(tracks: [info(1), info(2), info(3), info(7), info(8)], order: [0, 3, 4, 1, 2], current: 0,
-                              phase: "playing", shuffle: true, shuffleSeed: 1)),
+                              phase: .playing, shuffle: true, shuffleSeed: 1)),
             .render(status("playing", song: 1, index: 1, of: 5, shuffle: true)),
         ])
     }
@@ -142,10 +142,10 @@ final class QueueOrderTests: XCTestCase {
             $0.order = [1, 2, 3]
             $0.nextTrackID = 4
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: nil, phase: "stopped")
+            $0.savedMark = mark(revision: 2, current: nil, phase: .stopped)
             $0.shown = status("stopped", of: 3)
         }, commands: [
-            .persist(Snapshot(tracks: [info(1), info(2), info(5)], phase: "stopped")),
+            .persist(Snapshot(tracks: [info(1), info(2), info(5)], phase: .stopped)),
             .render(status("stopped", of: 3)),
         ])
     }
@@ -171,11 +171,11 @@ final class QueueOrderTests: XCTestCase {
             $0.nextPlayID = 6
             $0.handedNext = PlayRef(playID: 5, trackID: 4)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 1, of: 5)
         }, commands: [
             .setNext(playID: 5, path: "/music/4.flac"),
-            .persist(Snapshot(tracks: [info(2), info(4), info(5), info(1), info(3)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(2), info(4), info(5), info(1), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 2, index: 1, of: 5)),
         ])
     }
@@ -187,9 +187,9 @@ final class QueueOrderTests: XCTestCase {
                         Track(id: 5, info: info(5)), Track(id: 3, info: info(3))]
             $0.order = [1, 2, 4, 5, 3]
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: nil, phase: "stopped")
+            $0.savedMark = mark(revision: 2, current: nil, phase: .stopped)
         }, commands: [
-            .persist(Snapshot(tracks: [info(1), info(2), info(4), info(5), info(3)], phase: "stopped")),
+            .persist(Snapshot(tracks: [info(1), info(2), info(4), info(5), info(3)], phase: .stopped)),
         ])
         h.send(.shuffleEntries(0..<6, seed: 7), {
             $0.message = "no queue entries 1-6 to shuffle"
@@ -203,17 +203,6 @@ final class QueueOrderTests: XCTestCase {
 extension CoreHarness {
     /// `next` on `playing(5)`: track 2 plays as play 3, track 3 handed as play 4.
     func nextToTrack2Of5(file: StaticString = #filePath, line: UInt = #line) {
-        send(.next, file: file, line: line, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
-            $0.shown = status("playing", song: 2, index: 2, of: 5)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5)], current: 1, phase: "playing")),
-            .render(status("playing", song: 2, index: 2, of: 5)),
-        ])
+        nextToTrack2(of: 5, file: file, line: line)
     }
 }

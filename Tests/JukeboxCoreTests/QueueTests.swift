@@ -14,12 +14,12 @@ final class QueueTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 3)
             $0.handedNext = PlayRef(playID: 4, trackID: 4)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 3, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 3, phase: .playing)
             $0.shown = status("playing", song: 7, index: 1, of: 2)
         }, commands: [
             .stopOutput,
             .startTrack(playID: 3, path: "/music/7.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/8.flac")),
-            .persist(Snapshot(tracks: [info(7), info(8)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(7), info(8)], current: 0, phase: .playing)),
             .render(status("playing", song: 7, index: 1, of: 2)),
         ])
         XCTAssertEqual(h.state.queue.map(\.info.path), ["/music/7.flac", "/music/8.flac"])
@@ -34,10 +34,10 @@ final class QueueTests: XCTestCase {
             $0.order = [2, 3]
             $0.cursor = 0
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 1, of: 2)
         }, commands: [
-            .persist(Snapshot(tracks: [info(2), info(3)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 2, index: 1, of: 2)),
         ])
     }
@@ -51,11 +51,11 @@ final class QueueTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persist(Snapshot(tracks: [info(2), info(3)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 2, index: 1, of: 2)),
         ])
     }
@@ -69,7 +69,7 @@ final class QueueTests: XCTestCase {
             $0.phase = .stopped
             $0.loaded = nil
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: nil, phase: "stopped")
+            $0.savedMark = mark(revision: 2, current: nil, phase: .stopped)
             $0.shown = status("stopped")
         }, commands: [
             .stopOutput,
@@ -86,11 +86,11 @@ final class QueueTests: XCTestCase {
             $0.nextPlayID = 4
             $0.handedNext = PlayRef(playID: 3, trackID: 3)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .setNext(playID: 3, path: "/music/3.flac"),
-            .persist(Snapshot(tracks: [info(1), info(3)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(1), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
     }
@@ -120,10 +120,10 @@ final class QueueTests: XCTestCase {
             $0.order = [3, 1, 2]
             $0.cursor = 1
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 2, of: 3)
         }, commands: [
-            .persist(Snapshot(tracks: [info(3), info(1), info(2)], current: 1, phase: "playing")),
+            .persist(Snapshot(tracks: [info(3), info(1), info(2)], current: 1, phase: .playing)),
             .render(status("playing", song: 1, index: 2, of: 3)),
         ])
     }
@@ -138,7 +138,7 @@ final class QueueTests: XCTestCase {
             $0.loaded = nil
             $0.handedNext = nil
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: nil, phase: "stopped")
+            $0.savedMark = mark(revision: 2, current: nil, phase: .stopped)
             $0.shown = status("stopped")
         }, commands: [
             .stopOutput,
@@ -154,11 +154,11 @@ final class QueueTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 10)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 10)),
         ])
         h.send(.setShuffle(true, seed: 42), {
@@ -169,11 +169,11 @@ final class QueueTests: XCTestCase {
             $0.nextPlayID = 6
             $0.handedNext = PlayRef(playID: 5, trackID: 9)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing", shuffle: true)
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing, shuffle: true)
             $0.shown = status("playing", song: 2, index: 1, of: 10, shuffle: true)
         }, commands: [
             .setNext(playID: 5, path: "/music/9.flac"),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [1, 8, 5, 9, 3, 6, 7, 0, 4, 2], current: 1, phase: "playing", shuffle: true, shuffleSeed: 42)),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [1, 8, 5, 9, 3, 6, 7, 0, 4, 2], current: 1, phase: .playing, shuffle: true, shuffleSeed: 42)),
             .render(status("playing", song: 2, index: 1, of: 10, shuffle: true)),
         ])
         XCTAssertNotEqual(h.state.order, [2, 1, 3, 4, 5, 6, 7, 8, 9, 10])
@@ -184,11 +184,11 @@ final class QueueTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 10)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 10)),
         ])
         again.send(.setShuffle(true, seed: 42), {
@@ -199,11 +199,11 @@ final class QueueTests: XCTestCase {
             $0.nextPlayID = 6
             $0.handedNext = PlayRef(playID: 5, trackID: 9)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing", shuffle: true)
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing, shuffle: true)
             $0.shown = status("playing", song: 2, index: 1, of: 10, shuffle: true)
         }, commands: [
             .setNext(playID: 5, path: "/music/9.flac"),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [1, 8, 5, 9, 3, 6, 7, 0, 4, 2], current: 1, phase: "playing", shuffle: true, shuffleSeed: 42)),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [1, 8, 5, 9, 3, 6, 7, 0, 4, 2], current: 1, phase: .playing, shuffle: true, shuffleSeed: 42)),
             .render(status("playing", song: 2, index: 1, of: 10, shuffle: true)),
         ])
         let other = CoreHarness(playing(10))
@@ -212,11 +212,11 @@ final class QueueTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 10)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 1, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 10)),
         ])
         other.send(.setShuffle(true, seed: 43), {
@@ -225,10 +225,10 @@ final class QueueTests: XCTestCase {
             $0.shuffle = true
             $0.shuffleSeed = 43
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing", shuffle: true)
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing, shuffle: true)
             $0.shown = status("playing", song: 2, index: 1, of: 10, shuffle: true)
         }, commands: [
-            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [1, 2, 5, 0, 7, 9, 6, 3, 4, 8], current: 1, phase: "playing", shuffle: true, shuffleSeed: 43)),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [1, 2, 5, 0, 7, 9, 6, 3, 4, 8], current: 1, phase: .playing, shuffle: true, shuffleSeed: 43)),
             .render(status("playing", song: 2, index: 1, of: 10, shuffle: true)),
         ])
         XCTAssertNotEqual(other.state.order, h.state.order)
@@ -243,11 +243,11 @@ final class QueueTests: XCTestCase {
             $0.nextPlayID = 4
             $0.handedNext = PlayRef(playID: 3, trackID: 4)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing", shuffle: true)
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing, shuffle: true)
             $0.shown = status("playing", song: 1, index: 1, of: 10, shuffle: true)
         }, commands: [
             .setNext(playID: 3, path: "/music/4.flac"),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [0, 3, 7, 6, 2, 8, 9, 1, 5, 4], current: 0, phase: "playing", shuffle: true, shuffleSeed: 7)),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [0, 3, 7, 6, 2, 8, 9, 1, 5, 4], current: 0, phase: .playing, shuffle: true, shuffleSeed: 7)),
             .render(status("playing", song: 1, index: 1, of: 10, shuffle: true)),
         ])
         h.send(.next, {
@@ -255,11 +255,11 @@ final class QueueTests: XCTestCase {
             $0.nextPlayID = 6
             $0.loaded = PlayRef(playID: 4, trackID: 4)
             $0.handedNext = PlayRef(playID: 5, trackID: 8)
-            $0.savedMark = mark(revision: 2, current: 4, phase: "playing", shuffle: true)
+            $0.savedMark = mark(revision: 2, current: 4, phase: .playing, shuffle: true)
             $0.shown = status("playing", song: 4, index: 2, of: 10, shuffle: true)
         }, commands: [
             .startTrack(playID: 4, path: "/music/4.flac", at: 0, paused: false, next: NextPlay(playID: 5, path: "/music/8.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [0, 3, 7, 6, 2, 8, 9, 1, 5, 4], current: 3, phase: "playing", shuffle: true, shuffleSeed: 7)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [0, 3, 7, 6, 2, 8, 9, 1, 5, 4], current: 3, phase: .playing, shuffle: true, shuffleSeed: 7)),
             .render(status("playing", song: 4, index: 2, of: 10, shuffle: true)),
         ])
         h.send(.next, {
@@ -267,11 +267,11 @@ final class QueueTests: XCTestCase {
             $0.nextPlayID = 8
             $0.loaded = PlayRef(playID: 6, trackID: 8)
             $0.handedNext = PlayRef(playID: 7, trackID: 7)
-            $0.savedMark = mark(revision: 2, current: 8, phase: "playing", shuffle: true)
+            $0.savedMark = mark(revision: 2, current: 8, phase: .playing, shuffle: true)
             $0.shown = status("playing", song: 8, index: 3, of: 10, shuffle: true)
         }, commands: [
             .startTrack(playID: 6, path: "/music/8.flac", at: 0, paused: false, next: NextPlay(playID: 7, path: "/music/7.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [0, 3, 7, 6, 2, 8, 9, 1, 5, 4], current: 7, phase: "playing", shuffle: true, shuffleSeed: 7)),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [0, 3, 7, 6, 2, 8, 9, 1, 5, 4], current: 7, phase: .playing, shuffle: true, shuffleSeed: 7)),
             .render(status("playing", song: 8, index: 3, of: 10, shuffle: true)),
         ])
         h.send(.setShuffle(false, seed: 0), {
@@ -281,11 +281,11 @@ final class QueueTests: XCTestCase {
             $0.nextPlayID = 9
             $0.handedNext = PlayRef(playID: 8, trackID: 9)
             $0.queueRevision = 3
-            $0.savedMark = mark(revision: 3, current: 8, phase: "playing")
+            $0.savedMark = mark(revision: 3, current: 8, phase: .playing)
             $0.shown = status("playing", song: 8, index: 8, of: 10)
         }, commands: [
             .setNext(playID: 8, path: "/music/9.flac"),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 7, phase: "playing", shuffleSeed: 7)),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 7, phase: .playing, shuffleSeed: 7)),
             .render(status("playing", song: 8, index: 8, of: 10)),
         ])
     }
@@ -296,10 +296,10 @@ final class QueueTests: XCTestCase {
             $0.shuffle = true
             $0.shuffleSeed = 1
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing", shuffle: true)
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing, shuffle: true)
             $0.shown = status("playing", song: 1, index: 1, of: 3, shuffle: true)
         }, commands: [
-            .persist(Snapshot(tracks: [info(1), info(2), info(3)], order: [0, 1, 2], current: 0, phase: "playing", shuffle: true, shuffleSeed: 1)),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], order: [0, 1, 2], current: 0, phase: .playing, shuffle: true, shuffleSeed: 1)),
             .render(status("playing", song: 1, index: 1, of: 3, shuffle: true)),
         ])
         h.send(.add([info(4), info(5), info(6)]), {
@@ -307,10 +307,10 @@ final class QueueTests: XCTestCase {
             $0.order = [1, 2, 3, 6, 5, 4]
             $0.nextTrackID = 7
             $0.queueRevision = 3
-            $0.savedMark = mark(revision: 3, current: 1, phase: "playing", shuffle: true)
+            $0.savedMark = mark(revision: 3, current: 1, phase: .playing, shuffle: true)
             $0.shown = status("playing", song: 1, index: 1, of: 6, shuffle: true)
         }, commands: [
-            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6)], order: [0, 1, 2, 5, 4, 3], current: 0, phase: "playing", shuffle: true, shuffleSeed: 1)),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6)], order: [0, 1, 2, 5, 4, 3], current: 0, phase: .playing, shuffle: true, shuffleSeed: 1)),
             .render(status("playing", song: 1, index: 1, of: 6, shuffle: true)),
         ])
         XCTAssertEqual(Set(h.state.order.suffix(3)), [4, 5, 6])
@@ -326,7 +326,7 @@ final class QueueTests: XCTestCase {
         let h = CoreHarness(queued(2))
         h.send(.cycleRepeat, {
             $0.repeatMode = .all
-            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped", repeat: .all)
+            $0.savedMark = mark(revision: 1, current: nil, phase: .stopped, repeat: .all)
             $0.shown = status("stopped", of: 2, repeat: .all)
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2)], repeatMode: .all)),
@@ -334,7 +334,7 @@ final class QueueTests: XCTestCase {
         ])
         h.send(.cycleRepeat, {
             $0.repeatMode = .one
-            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped", repeat: .one)
+            $0.savedMark = mark(revision: 1, current: nil, phase: .stopped, repeat: .one)
             $0.shown = status("stopped", of: 2, repeat: .one)
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2)], repeatMode: .one)),
@@ -342,7 +342,7 @@ final class QueueTests: XCTestCase {
         ])
         h.send(.cycleRepeat, {
             $0.repeatMode = .off
-            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped")
+            $0.savedMark = mark(revision: 1, current: nil, phase: .stopped)
             $0.shown = status("stopped", of: 2)
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2)])),
@@ -357,7 +357,7 @@ final class QueueTests: XCTestCase {
         let h = CoreHarness(queued(1, settings: settings))
         h.send(.setVolume(95), {
             $0.volume = 80
-            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped", volume: 80)
+            $0.savedMark = mark(revision: 1, current: nil, phase: .stopped, volume: 80)
             $0.shown = status("stopped", of: 1, volume: 80)
         }, commands: [
             .setVolume(80),
@@ -366,7 +366,7 @@ final class QueueTests: XCTestCase {
         ])
         h.send(.changeVolume(by: -100), {
             $0.volume = 10
-            $0.savedMark = mark(revision: 1, current: nil, phase: "stopped", volume: 10)
+            $0.savedMark = mark(revision: 1, current: nil, phase: .stopped, volume: 10)
             $0.shown = status("stopped", of: 1, volume: 10)
         }, commands: [
             .setVolume(10),

@@ -18,7 +18,7 @@ final class StartTests: XCTestCase {
         let h = CoreHarness(State(settings: settings(max: 60)))
         h.send(.started, {
             $0.volume = 60
-            $0.savedMark = mark(revision: 0, current: nil, phase: "stopped", volume: 60)
+            $0.savedMark = mark(revision: 0, current: nil, phase: .stopped, volume: 60)
             $0.shown = status("stopped", volume: 60)
         }, commands: [
             .setVolume(60),
@@ -27,7 +27,7 @@ final class StartTests: XCTestCase {
         let boot = CoreHarness(State(settings: settings(min: 40, boot: 30)))
         boot.send(.started, {
             $0.volume = 40
-            $0.savedMark = mark(revision: 0, current: nil, phase: "stopped", volume: 40)
+            $0.savedMark = mark(revision: 0, current: nil, phase: .stopped, volume: 40)
             $0.shown = status("stopped", volume: 40)
         }, commands: [
             .setVolume(40),
@@ -61,13 +61,13 @@ final class StartTests: XCTestCase {
         let h = CoreHarness(State(settings: settings(max: 60)))
         h.send(.started, {
             $0.volume = 60
-            $0.savedMark = mark(revision: 0, current: nil, phase: "stopped", volume: 60)
+            $0.savedMark = mark(revision: 0, current: nil, phase: .stopped, volume: 60)
             $0.shown = status("stopped", volume: 60)
         }, commands: [
             .setVolume(60),
             .render(status("stopped", volume: 60)),
         ])
-        let snap = Snapshot(tracks: [info(1)], current: 0, position: 3, phase: "paused", volume: 90)
+        let snap = Snapshot(tracks: [info(1)], current: 0, position: 3, phase: .paused, volume: 90)
         h.send(.restore(snap), {
             $0.queue = [Track(id: 1, info: info(1))]
             $0.order = [1]
@@ -76,7 +76,7 @@ final class StartTests: XCTestCase {
             $0.position = 3
             $0.nextTrackID = 2
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused", volume: 60)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: 60)
             $0.savedPosition = 3
             $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:03", volume: 60)
         }, commands: [
@@ -86,7 +86,7 @@ final class StartTests: XCTestCase {
     }
 
     func testMusicNotThereAtStartWaitsWithTheQueueAndThePlaceThenResumesThere() {
-        let snap = Snapshot(tracks: [info(1), info(2)], current: 1, position: 33.5, phase: "playing", volume: 70)
+        let snap = Snapshot(tracks: [info(1), info(2)], current: 1, position: 33.5, phase: .playing, volume: 70)
         let h = CoreHarness()
         h.send(.musicMissing("/music"), {
             $0.musicMissing = "/music"
@@ -105,7 +105,7 @@ final class StartTests: XCTestCase {
             $0.volume = 70
             $0.nextTrackID = 3
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing", volume: 70)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing, volume: 70)
             $0.savedPosition = 33.5
             $0.shown = status("waiting", song: 2, index: 2, of: 2, elapsed: "0:33", volume: 70, message: "waiting for music: /music is not there")
         }, commands: [
@@ -140,7 +140,7 @@ final class StartTests: XCTestCase {
             .report("waiting for music: /media/usb is not there"),
             .render(status("stopped", message: "waiting for music: /media/usb is not there")),
         ])
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "paused")), {
+        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: .paused)), {
             $0.queue = [Track(id: 1, info: info(1))]
             $0.order = [1]
             $0.cursor = 0
@@ -148,7 +148,7 @@ final class StartTests: XCTestCase {
             $0.position = 10
             $0.nextTrackID = 2
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.savedPosition = 10
             $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")
         }, commands: [
@@ -157,18 +157,18 @@ final class StartTests: XCTestCase {
         ])
         h.send(.play, {
             $0.phase = .waitingForMusic
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("waiting", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "playing")),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: .playing)),
             .render(status("waiting", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")),
         ])
         h.send(.pause, {
             $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: "paused")),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")),
         ])
         h.send(.musicAppeared, {
@@ -192,7 +192,7 @@ final class StartTests: XCTestCase {
             .stopOutput,
             .render(status("waiting", song: 1, index: 1, of: 1, message: "waiting for music: /music is not there")),
         ])
-        XCTAssertEqual(h.state.snapshot.phase, "playing", "saved as wanting to play")
+        XCTAssertEqual(h.state.snapshot.phase, .playing, "saved as wanting to play")
     }
 
     func testAStateFileThatCannotBeReadIsNeverWrittenUntilItCanBe() {
@@ -239,11 +239,11 @@ final class StartTests: XCTestCase {
         ])
         h.send(.stateFileUnreadable(nil), {
             $0.stateUnreadable = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing", volume: 40)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 40)
             $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 40)
         }, commands: [
             .report("the state file can be read again: saving"),
-            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", volume: 40)),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 40)),
             .render(status("playing", song: 1, index: 1, of: 1, volume: 40)),
         ])
     }

@@ -14,20 +14,34 @@ extension CoreHarness {
         }, commands: [.render(view)])
     }
 
-    /// `next` on `playing(3)` before anything else happened: track 2 starts as play 3 with
-    /// track 3 handed as play 4, and the new place is saved.
-    func nextToTrack2Of3(file: StaticString = #filePath, line: UInt = #line) {
-        send(.next, file: file, line: line, {
+    /// The stream of play 1 reports `report`: the core keeps it and the status shows `view`.
+    func streamReports(_ report: StreamStatus, shows view: StatusView, file: StaticString = #filePath, line: UInt = #line) {
+        send(.streamStatus(playID: 1, report), file: file, line: line, {
+            $0.stream = PlayStreamStatus(playID: 1, status: report)
+            $0.shown = view
+        }, commands: [.render(view)])
+    }
+
+    /// `next` (or `event`, another way on to the next track: a media key, the end of a track the
+    /// engine did not continue from) on `playing(3)` before anything else happened: track 2 starts
+    /// as play 3 with track 3 handed as play 4, and the new place is saved.
+    func nextToTrack2Of3(by event: Event = .next, file: StaticString = #filePath, line: UInt = #line) {
+        nextToTrack2(of: 3, by: event, file: file, line: line)
+    }
+
+    /// The same on `playing(count)`.
+    func nextToTrack2(of count: Int, by event: Event = .next, file: StaticString = #filePath, line: UInt = #line) {
+        send(event, file: file, line: line, {
             $0.cursor = 1
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
+            $0.shown = status("playing", song: 2, index: 2, of: count)
         }, commands: [
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: "playing")),
-            .render(status("playing", song: 2, index: 2, of: 3)),
+            .persistPlace(Snapshot(tracks: (1...count).map { info($0) }, current: 1, phase: .playing)),
+            .render(status("playing", song: 2, index: 2, of: count)),
         ])
     }
 
@@ -81,13 +95,13 @@ extension CoreHarness {
                      file: StaticString = #filePath, line: UInt = #line) {
         send(.pause, file: file, line: line, {
             $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.savedPosition = position
             $0.shown = status("paused", song: 1, index: 1, of: count, elapsed: elapsed)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: (1...count).map { info($0) }, current: 0, position: position, phase: "paused")),
+            .persistPlace(Snapshot(tracks: (1...count).map { info($0) }, current: 0, position: position, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: count, elapsed: elapsed)),
         ])
     }

@@ -20,23 +20,11 @@ final class StreamTests: XCTestCase {
     func testBufferingThenStationAndTitleAreShown() {
         let h = CoreHarness(streaming())
         let filling = StreamStatus(bufferedPercent: 40)
-        h.send(.streamStatus(playID: 1, filling), {
-            $0.stream = PlayStreamStatus(playID: 1, status: filling)
-            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
-                              message: "buffering 40 %")
-        }, commands: [
-            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
-                           message: "buffering 40 %")),
-        ])
+        h.streamReports(filling, shows: status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+            message: "buffering 40 %"))
         let onAir = StreamStatus(station: "Test FM", title: "Artist - Song", bufferedPercent: 100)
-        h.send(.streamStatus(playID: 1, onAir), {
-            $0.stream = PlayStreamStatus(playID: 1, status: onAir)
-            $0.shown = status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
-                              message: "buffering 100 %")
-        }, commands: [
-            .render(status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
-                           message: "buffering 100 %")),
-        ])
+        h.streamReports(onAir, shows: status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+            message: "buffering 100 %"))
         h.send(.trackStarted(playID: 1), {
             $0.streamStarted = true
             $0.shown = status("playing", title: "Artist - Song", artist: "Test FM", elapsed: "0:00", index: 1, of: 2)
@@ -78,14 +66,14 @@ final class StreamTests: XCTestCase {
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = nil
             $0.message = "skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)"
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 2,
                               message: "skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)")
         }, commands: [
             .report("skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)"),
             .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
             .persistPlace(Snapshot(tracks: [TrackInfo(path: url, title: "radio.example/live.mp3"), info(2)], current: 1,
-                                   phase: "playing")),
+                                   phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 2,
                            message: "skipped http://radio.example/live.mp3: no connection for 120 s (Connection refused)")),
         ])
@@ -97,7 +85,7 @@ final class StreamTests: XCTestCase {
         let lost = StreamStatus(station: "Test FM", bufferedPercent: 0, reconnectingFor: 2.5, lastError: "Connection reset")
         start.stream = PlayStreamStatus(playID: 1, status: lost)
         start.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
-                             message: "reconnecting (Connection reset)")
+            message: "reconnecting (Connection reset)")
         let h = CoreHarness(start)
         let back = StreamStatus(station: "Test FM", title: "Song 2", bufferedPercent: 30, lastError: "Connection reset",
                                 reconnects: 1)
@@ -115,14 +103,8 @@ final class StreamTests: XCTestCase {
         start.streamStarted = true
         let h = CoreHarness(start)
         let dry = StreamStatus(station: "Test FM", bufferedPercent: 35, rebuffering: true)
-        h.send(.streamStatus(playID: 1, dry), {
-            $0.stream = PlayStreamStatus(playID: 1, status: dry)
-            $0.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
-                              message: "buffering 35 %")
-        }, commands: [
-            .render(status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
-                           message: "buffering 35 %")),
-        ])
+        h.streamReports(dry, shows: status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2,
+            message: "buffering 35 %"))
     }
 
     func testSeekIsRefusedOnAStream() {
@@ -147,12 +129,12 @@ final class StreamTests: XCTestCase {
             $0.position = 0
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: "paused")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.shown = status("paused", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)
         }, commands: [
             .stopOutput,
             .persistPlace(Snapshot(tracks: [TrackInfo(path: url, title: "radio.example/live.mp3"), info(2)], current: 0,
-                                   phase: "paused")),
+                                   phase: .paused)),
             .render(status("paused", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)),
         ])
         h.send(.play, {
@@ -160,12 +142,12 @@ final class StreamTests: XCTestCase {
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 3, path: url, at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
             .persistPlace(Snapshot(tracks: [TrackInfo(path: url, title: "radio.example/live.mp3"), info(2)], current: 0,
-                                   phase: "playing")),
+                                   phase: .playing)),
             .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)),
         ])
     }

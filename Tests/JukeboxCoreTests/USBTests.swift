@@ -49,13 +49,13 @@ final class USBTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 2)
             $0.handedNext = PlayRef(playID: 2, trackID: 3)
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.savedPosition = 7
             $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "0:07")
         }, commands: [
             .report("USB stick /music: skipped notes.txt"),
             .startTrack(playID: 1, path: "/music/2.flac", at: 7, paused: false, next: NextPlay(playID: 2, path: "/music/3.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 7, phase: "playing", source: QueueSource(paths: ["/music"]))),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 7, phase: .playing, source: QueueSource(paths: ["/music"]))),
             .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:07")),
         ])
     }
@@ -79,11 +79,11 @@ final class USBTests: XCTestCase {
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 2)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: "playing", source: QueueSource(paths: ["/music"]))),
+            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, source: QueueSource(paths: ["/music"]))),
             .persistBookmarks([Bookmark(paths: ["/music"], track: "/music/1.flac", position: 0)]),
             .render(status("playing", song: 1, index: 1, of: 2)),
         ])
@@ -169,11 +169,11 @@ final class USBTests: XCTestCase {
             $0.nextPlayID = 2
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 1)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: nil),
-            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", source: QueueSource(paths: ["/music"]))),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: .playing, source: QueueSource(paths: ["/music"]))),
             .persistBookmarks([Bookmark(paths: ["/music"], track: "/music/1.flac", position: 0)]),
             .render(status("playing", song: 1, index: 1, of: 1)),
         ])
@@ -186,11 +186,11 @@ final class USBTests: XCTestCase {
             $0.nextPlayID = 3
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 3)
         }, commands: [
             .setNext(playID: 2, path: "/music/2.flac"),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: "playing", source: QueueSource(paths: ["/music"]))),
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing, source: QueueSource(paths: ["/music"]))),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
         // Once appended, a late second part (there is none) would change nothing.
@@ -216,11 +216,11 @@ final class USBTests: XCTestCase {
             $0.nextPlayID = 2
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: "playing")
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 1)
         }, commands: [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: nil),
-            .persist(Snapshot(tracks: [info(1)], current: 0, phase: "playing", source: QueueSource(paths: ["/music"]))),
+            .persist(Snapshot(tracks: [info(1)], current: 0, phase: .playing, source: QueueSource(paths: ["/music"]))),
             .persistBookmarks([Bookmark(paths: ["/music"], track: "/music/1.flac", position: 0)]),
             .render(status("playing", song: 1, index: 1, of: 1)),
         ])
@@ -233,12 +233,12 @@ final class USBTests: XCTestCase {
             $0.nextPlayID = 3
             $0.loaded = PlayRef(playID: 2, trackID: 2)
             $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 2, phase: "playing")
+            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
             $0.shown = status("playing", song: 7, index: 1, of: 1)
         }, commands: [
             .stopOutput,
             .startTrack(playID: 2, path: "/music/7.flac", at: 0, paused: false, next: nil),
-            .persist(Snapshot(tracks: [info(7)], current: 0, phase: "playing")),
+            .persist(Snapshot(tracks: [info(7)], current: 0, phase: .playing)),
             .render(status("playing", song: 7, index: 1, of: 1)),
         ])
         h.send(.usbMoreTracks(path: stick, tracks: [info(2), info(3)], messages: []), commands: [])

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxService
 @testable import JukeboxMQTT
 import XCTest
 
@@ -46,5 +48,73 @@ final class PositionPublisherTests: XCTestCase {
         p.forget()
         XCTAssertNil(p.published)
         XCTAssertTrue(p.observe(7, file: "a", phase: "playing", running: true, now: 2), "after a reconnect everything goes out")
+    }
+
+    /// The rule alone, each row against one position seen before (10 s into a.flac, playing, read
+    /// at 100 and published at 95; interval 10, jumps beyond 1.5 s).
+    func testThePublishingRuleByATable() {
+        typealias Seen = PositionPublisher.Seen
+        // position, now, published?, why; then what differs from 10 s into a.flac, playing
+        struct Rule {
+            let position: Double, now: Double, publish: Bool, why: String
+            var file = "a.flac", phase = "playing"
+            var seen = Seen(value: 10, at: 100, published: 95, file: "a.flac", phase: "playing", running: true)
+            init(_ position: Double, _ now: Double, _ publish: Bool, _ why: String, file: String = "a.flac", phase: String = "playing", seen: Seen? = nil) {
+                (self.position, self.now, self.publish, self.why, self.file, self.phase) = (position, now, publish, why, file, phase)
+                if let seen { self.seen = seen }
+            }
+        }
+        let paused = Seen(value: 10, at: 100, published: 95, file: "a.flac", phase: "paused", running: false)
+        let rows: [Rule] = [
+            Rule(11, 101, false, "runs as expected"),
+            Rule(12.5, 101, false, "1.5 s off: not beyond the threshold"),
+            Rule(12.6, 101, true, "1.6 s ahead: a jump"),
+            Rule(9.4, 101, true, "1.6 s behind: a jump"),
+            Rule(15, 105, true, "the interval since the last publication"),
+            Rule(14.9, 104.9, false, "not yet the interval"),
+            Rule(11, 101, true, "another file", file: "b.flac"),
+            Rule(11, 101, true, "another phase", phase: "paused"),
+            Rule(11, 101, true, "another phase, one the face does not know", phase: "waiting"),
+            Rule(10, 200, false, "paused: nothing runs, nothing is due", phase: "paused", seen: paused),
+            Rule(11.6, 101, true, "paused: a seek", phase: "paused", seen: paused),
+            Rule(11, 101, true, "paused, now playing", seen: paused),
+        ]
+        for r in rows {
+            XCTAssertEqual(PositionPublisher.publishes(r.position, file: r.file, phase: r.phase, running: r.phase == "playing", now: r.now,
+                                                       after: r.seen, interval: 10), r.publish, r.why)
+        }
+    }
+}
+
+/// The bridge's payloads, built from typed values through the one JSON encoder (`JSONValue`).
+final class MQTTPayloadTests: XCTestCase {
+    func testTheStateObjectKeepsItsFieldsOrderAndTenths() throws {
+        let json = #"{"phase":"playing","title":"T \"q\"\u0001","artist":null,"album":"A","path":"/m/a.flac","position":61.26,"#
+            + #""duration":200.04,"index":1,"count":3,"volume":60,"shuffle":false,"repeat":"all","message":null,"newCard":null,"stream":false}"#
+        let status = try JSONDecoder().decode(PlayerStatusJSON.self, from: Data(json.utf8))
+        XCTAssertEqual(MQTTBridge.state(status, published: 61.26).text,
+                       #"{"phase":"playing","title":"T \"q\"\u0001","artist":null,"album":"A","file":"/m/a.flac","position":61.3,"#
+                       + #""duration":200.0,"volume":60,"shuffle":false,"repeat":"all","queue":3,"message":null}"#)
+        XCTAssertTrue(MQTTBridge.state(status, published: nil).text.contains(#""position":null,"#))
+        XCTAssertTrue(MQTTBridge.state(status, published: .infinity).text.contains(#""position":null,"#))
+    }
+
+    func testEventsArePublishedFromTheirFields() throws {
+        let rows: [(String, [String])] = [
+            (#"event {"time":"04:47:43.250","what":"next","phase":"playing"}"#, ["event=next → playing"]),
+            (#"event {"time":"t","what":"card 0A0B read","phase":"playing","card":"0A0B"}"#, ["event=card 0A0B read → playing", "card=0A0B"]),
+            (#"event {"time":"t","what":"gesture next long","phase":"paused","button":"next","gesture":"long"}"#,
+             ["event=gesture next long → paused", "button/next=long"]),
+            (#"event {"time":"t","what":"gesture x","phase":"paused","button":"nosuch","gesture":"long"}"#, ["event=gesture x → paused"]),
+            (#"event {"time":"t","what":"w"}"#, ["event=w"]),
+        ]
+        for (line, messages) in rows {
+            let event = try XCTUnwrap(EventLine(json: line), line)
+            XCTAssertEqual(MQTTBridge.messages(for: event).map { $0.name + "=" + $0.payload }, messages, line)
+            // What the player writes reads back the same.
+            XCTAssertEqual(EventLine(json: event.json), event, line)
+        }
+        XCTAssertNil(EventLine(json: #"event {"time":"t"}"#), "no what: no event")
+        XCTAssertNil(EventLine(json: "ok events"))
     }
 }

@@ -9,7 +9,7 @@ import XCTest
 /// before the jump, up to a whole track away.
 /// Every jump must reach the state file at once; these pin that down in the core, fast.
 final class PositionJumpTests: XCTestCase {
-    func player(_ phase: String, at position: Double, track: Int = 1) -> State {
+    func player(_ phase: SavedPhase, at position: Double, track: Int = 1) -> State {
         var s = State()
         let tracks = (0..<3).map { TrackInfo(path: "/m/\($0).wav", title: "\($0)", duration: 100) }
         _ = reduce(&s, .restore(Snapshot(tracks: tracks, current: track, position: position, phase: phase)))
@@ -22,11 +22,11 @@ final class PositionJumpTests: XCTestCase {
     }
 
     func testEveryJumpIsSavedAtOnceInEveryPhase() {
-        let cases: [(String, Double, Event, Double)] = [
-            ("playing", 12, .seek(to: 40), 40), ("playing", 40, .seekBy(-30), 10),
-            ("paused", 12, .seek(to: 40), 40), ("stopped", 12, .seek(to: 40), 40),
-            ("playing", 30, .previous, 0), ("paused", 30, .previous, 0),
-            ("stopped", 17, .stop, 0),
+        let cases: [(SavedPhase, Double, Event, Double)] = [
+            (.playing, 12, .seek(to: 40), 40), (.playing, 40, .seekBy(-30), 10),
+            (.paused, 12, .seek(to: 40), 40), (.stopped, 12, .seek(to: 40), 40),
+            (.playing, 30, .previous, 0), (.paused, 30, .previous, 0),
+            (.stopped, 17, .stop, 0),
         ]
         for (phase, from, event, to) in cases {
             var s = player(phase, at: from)
@@ -35,7 +35,7 @@ final class PositionJumpTests: XCTestCase {
     }
 
     func testPreviousOnTheFirstTrackWhilePausedOrStoppedSavesTheRewind() {
-        for phase in ["paused", "stopped"] {
+        for phase: SavedPhase in [.paused, .stopped] {
             var s = player(phase, at: 2, track: 0)
             XCTAssertEqual(saved(reduce(&s, .previous)), 0, "previous on the first track while \(phase)")
         }
@@ -44,7 +44,7 @@ final class PositionJumpTests: XCTestCase {
     func testRepeatOneStartingTheTrackOverIsSavedAtOnce() throws {
         var s = State()
         let tracks = (0..<2).map { TrackInfo(path: "/m/\($0).wav", title: "\($0)", duration: 40) }
-        let started = reduce(&s, .restore(Snapshot(tracks: tracks, current: 1, position: 38, phase: "playing", repeatMode: .one)))
+        let started = reduce(&s, .restore(Snapshot(tracks: tracks, current: 1, position: 38, phase: .playing, repeatMode: .one)))
         let (play, next) = try XCTUnwrap(started.lazy.compactMap { command -> (UInt64, UInt64?)? in
             if case .startTrack(let id, _, _, _, let next) = command { return (id, next?.playID) } else { return nil }
         }.first, "the restore starts the track")
@@ -55,9 +55,9 @@ final class PositionJumpTests: XCTestCase {
     }
 
     func testNothingIsSavedWhenThePositionDoesNotMove() {
-        var s = player("paused", at: 0)
+        var s = player(.paused, at: 0)
         XCTAssertNil(saved(reduce(&s, .seek(to: 0))))
-        var stopped = player("stopped", at: 0)
+        var stopped = player(.stopped, at: 0)
         XCTAssertNil(saved(reduce(&stopped, .stop)))
     }
 }

@@ -121,16 +121,16 @@ final class ControlClientBookTests: XCTestCase {
     }
 
     func testTheLoopGrantsOneInterruptionsWaitersInTurnWhicheverFaceAsked() {
-        // The socket's and the console's waiters for one id share one queue in the loop (`Faces`).
-        var faces = Faces(), granted: [String] = []
-        faces.grantWaiters["manual", default: []].append { granted.append("console") }
-        faces.grantWaiters["manual", default: []].append { granted.append("socket client 1") }
-        faces.grantWaiters["yield-2", default: []].append { granted.append("socket client 2") }
-        faces.takeGrantWaiter("manual")?()
-        faces.takeGrantWaiter("yield-2")?()
-        faces.takeGrantWaiter("manual")?()
-        XCTAssertNil(faces.takeGrantWaiter("manual"), "a grant no one waits for does nothing")
+        // The socket's and the console's waiters for one id share one queue in the loop's port (`GrantWaiters`).
+        var waiters = GrantWaiters(), granted: [String] = []
+        waiters.queues["manual", default: []].append { granted.append("console") }
+        waiters.queues["manual", default: []].append { granted.append("socket client 1") }
+        waiters.queues["yield-2", default: []].append { granted.append("socket client 2") }
+        waiters.take("manual")?()
+        waiters.take("yield-2")?()
+        waiters.take("manual")?()
+        XCTAssertNil(waiters.take("manual"), "a grant no one waits for does nothing")
         XCTAssertEqual(granted, ["console", "socket client 2", "socket client 1"])
-        XCTAssertTrue(faces.grantWaiters.isEmpty)
+        XCTAssertTrue(waiters.queues.isEmpty)
     }
 }

@@ -266,7 +266,7 @@ final class FuzzRegressionTests: XCTestCase {
         if let order = s.order { XCTAssertEqual(order.sorted(), Array(s.tracks.indices), "\(name): order \(order)") }
         if let current = s.current { XCTAssertTrue(s.tracks.indices.contains(current), name) }
         XCTAssertTrue(s.position.isFinite && s.position >= 0, name)
-        XCTAssertTrue(["playing", "paused", "stopped"].contains(s.phase), name)
+        XCTAssertTrue(SavedPhase.allCases.contains(s.phase), name)
         XCTAssertTrue((0...100).contains(s.volume), name)
     }
 }

@@ -13,13 +13,13 @@ final class PlaceFileTests: XCTestCase {
     func testThePlaceIsSavedSmallBesideTheQueueAndWinsWhenItBelongsToIt() throws {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
-        let queued = Snapshot(tracks: tracks, current: 0, position: 1, phase: "playing", volume: 70)
+        let queued = Snapshot(tracks: tracks, current: 0, position: 1, phase: .playing, volume: 70)
         let hash = try store.save(queued)
         let queueBytes = dir.read("state.json")
         var later = queued
         later.current = 2
         later.position = 123.25
-        later.phase = "paused"
+        later.phase = .paused
         later.repeatMode = .all
         later.volume = 40
         try store.savePlace(later, queueHash: hash)
@@ -45,10 +45,12 @@ final class PlaceFileTests: XCTestCase {
             var snapshot = Snapshot(tracks: tracks)
             snapshot.current = i % 7 == 0 ? nil : Int(rng.next() % 5000)
             snapshot.position = i < positions.count ? positions[i] : Double(rng.next() % 10_000_000) / 1000
-            snapshot.phase = phases[Int(rng.next() % UInt64(phases.count))]
+            let phase = phases[Int(rng.next() % UInt64(phases.count))]
             snapshot.repeatMode = RepeatMode.allCases[Int(rng.next() % 3)]
             snapshot.volume = Int(rng.next() % 101)
             var place = PlaceFile(snapshot, queueHash: rng.next())
+            // The sidecar's text, odd ones too (a hand-edited file): quoted as JSONEncoder quotes.
+            place.phase = phase
             place.sequence = i % 3 == 0 ? nil : rng.next() >> (rng.next() % 64)
             let bytes = place.bytes()
             XCTAssertEqual(bytes.last, 0x0A)
@@ -68,8 +70,8 @@ final class PlaceFileTests: XCTestCase {
     func testAPlaceFromAnotherQueueFileIsIgnoredAndTheQueueFilesOwnPlaceUsed() throws {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
-        let first = Snapshot(tracks: tracks, current: 0, position: 50, phase: "playing")
-        try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 99, phase: "playing"), queueHash: try store.save(first))
+        let first = Snapshot(tracks: tracks, current: 0, position: 50, phase: .playing)
+        try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 99, phase: .playing), queueHash: try store.save(first))
         // The same queue and place written again (a power cut then lands between the two writes):
         // a new write of the queue file never matches the old sidecar, even with equal content.
         try store.save(first)
@@ -88,7 +90,7 @@ final class PlaceFileTests: XCTestCase {
         let hash = try store.save(Snapshot(tracks: tracks, current: 0))
         var inode: UInt64?
         for i in 1...5 {
-            try store.savePlace(Snapshot(tracks: tracks, current: 1, position: Double(i), phase: "playing"), queueHash: hash)
+            try store.savePlace(Snapshot(tracks: tracks, current: 1, position: Double(i), phase: .playing), queueHash: hash)
             let bytes = try XCTUnwrap(FileManager.default.contents(atPath: dir.file("state.json.place")).map(Array.init))
             let records = PlaceSlots.records(bytes)
             XCTAssertEqual(records.map(\.slot), i == 1 ? [0] : [0, 1], "after save \(i)")
@@ -117,9 +119,9 @@ final class PlaceFileTests: XCTestCase {
         let path = dir.file("state.json.place")
         var tears = 0
         for trial in 0..<100 {
-            try store.savePlace(Snapshot(tracks: tracks, current: 1, position: 10, phase: "playing"), queueHash: hash)
+            try store.savePlace(Snapshot(tracks: tracks, current: 1, position: 10, phase: .playing), queueHash: hash)
             let before = try XCTUnwrap(FileManager.default.contents(atPath: path).map(Array.init))
-            try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 20, phase: "paused"), queueHash: hash)
+            try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 20, phase: .paused), queueHash: hash)
             let written = try XCTUnwrap(FileManager.default.contents(atPath: path).map(Array.init))
             var torn = written
             let slot = try XCTUnwrap(PlaceSlots.newest(PlaceSlots.records(torn))).slot
@@ -151,7 +153,7 @@ final class PlaceFileTests: XCTestCase {
             // all the same, and then read.
             for i in (slot * 4096 + 512)..<((slot + 1) * 4096) where rng.next() % 8 == 0 { torn[i] = UInt8(truncatingIfNeeded: rng.next()) }
             _ = FileManager.default.createFile(atPath: path, contents: Data(torn))
-            try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 30, phase: "paused"), queueHash: hash)
+            try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 30, phase: .paused), queueHash: hash)
             XCTAssertEqual(store.load().snapshot?.position, 30, "trial \(trial): the slot written again")
         }
         XCTAssertGreaterThan(tears, 50, "most trials tear something")
@@ -162,7 +164,7 @@ final class PlaceFileTests: XCTestCase {
     func testASidecarWithNoIntactSlotIsDamaged() throws {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
-        let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: "playing")
+        let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: .playing)
         let hash = try store.save(saved)
         _ = FileManager.default.createFile(atPath: dir.file("state.json.place"), contents: Data(repeating: 0x41, count: 8192))
         let loaded = store.load()
@@ -180,10 +182,10 @@ final class PlaceFileTests: XCTestCase {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
         let hash = try store.save(Snapshot(tracks: tracks, current: 0))
-        let old = PlaceFile(Snapshot(tracks: tracks, current: 2, position: 42.5, phase: "paused"), queueHash: hash)
+        let old = PlaceFile(Snapshot(tracks: tracks, current: 2, position: 42.5, phase: .paused), queueHash: hash)
         _ = FileManager.default.createFile(atPath: dir.file("state.json.place"), contents: Data(old.bytes()))
         XCTAssertEqual(store.load().snapshot?.position, 42.5)
-        try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 50, phase: "playing"), queueHash: hash)
+        try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 50, phase: .playing), queueHash: hash)
         XCTAssertEqual(FileManager.default.contents(atPath: dir.file("state.json.place"))?.count, 8192)
         XCTAssertEqual(store.load().snapshot?.position, 50)
 
@@ -191,7 +193,7 @@ final class PlaceFileTests: XCTestCase {
         _ = FileManager.default.createFile(atPath: target, contents: Data(repeating: 0, count: 8192))
         try FileManager.default.removeItem(atPath: dir.file("state.json.place"))
         symlink(target, dir.file("state.json.place"))
-        try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 60, phase: "playing"), queueHash: hash)
+        try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 60, phase: .playing), queueHash: hash)
         XCTAssertEqual(FileManager.default.contents(atPath: target), Data(repeating: 0, count: 8192), "not written through")
         XCTAssertNil(try? FileManager.default.destinationOfSymbolicLink(atPath: dir.file("state.json.place")))
         XCTAssertEqual(store.load().snapshot?.position, 60)
@@ -219,7 +221,7 @@ final class PlaceFileTests: XCTestCase {
         dir.write("state.json", old)
         let loaded = StateStore(path: dir.file("state.json")).load()
         XCTAssertEqual(loaded.snapshot, Snapshot(tracks: [TrackInfo(path: "/m/1.flac", title: "T1"), TrackInfo(path: "/m/2.flac", title: "T2")],
-                                                 current: 1, position: 42.5, phase: "paused", repeatMode: .one, volume: 55))
+                                                 current: 1, position: 42.5, phase: .paused, repeatMode: .one, volume: 55))
         XCTAssertEqual(loaded.messages, [])
         XCTAssertEqual(dir.read("state.json"), old, "loading writes nothing")
     }
@@ -228,7 +230,7 @@ final class PlaceFileTests: XCTestCase {
         for damage in ["{\"queue\": \"", "", "out of range"] {
             let dir = TempDir()
             let store = StateStore(path: dir.file("state.json"))
-            let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: "playing")
+            let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: .playing)
             let hash = String(try store.save(saved), radix: 16)
             let outOfRange = "{\"version\":1,\"queue\":\"\(String(repeating: "0", count: 16 - hash.count) + hash)\",\"current\":7,"
                 + "\"position\":1,\"phase\":\"playing\",\"repeat\":\"off\",\"volume\":5}"
@@ -246,7 +248,7 @@ final class PlaceFileTests: XCTestCase {
     func testAPlaceThatCannotBeReadIsKeptAsideNotWrittenOver() throws {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
-        let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: "playing")
+        let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: .playing)
         try store.save(saved)
         // Reading /proc/self/mem from its start fails with EIO, even for root.
         symlink("/proc/self/mem", dir.file("state.json.place"))
@@ -262,7 +264,7 @@ final class PlaceFileTests: XCTestCase {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
         try store.savePlace(Snapshot(tracks: tracks, current: 2, position: 10), queueHash: try store.save(Snapshot(tracks: tracks)))
-        let shorter = Snapshot(tracks: Array(tracks.prefix(1)), current: 0, position: 4, phase: "paused")
+        let shorter = Snapshot(tracks: Array(tracks.prefix(1)), current: 0, position: 4, phase: .paused)
         try store.save(shorter)
         let loaded = store.load()
         XCTAssertEqual(loaded.snapshot, shorter)
@@ -344,7 +346,7 @@ final class PlaceFileTests: XCTestCase {
     func testAfterAStartThePlaceIsSavedBesideTheQueueFileItCameFrom() throws {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
-        let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: "playing")
+        let saved = Snapshot(tracks: tracks, current: 1, position: 10, phase: .playing)
         try store.save(saved)
         let queueBytes = dir.read("state.json")
         let writer = StateWriter(store: store, mailbox: Mailbox())

@@ -14,7 +14,7 @@ final class RuntimeTests: XCTestCase {
         runtime.dispatch(.replaceQueue([TrackInfo(path: "/m/a.flac"), TrackInfo(path: "/m/b.flac")]))
         XCTAssertEqual(audio.calls, [.play(id: 1, file: "a.flac", at: 0, next: 2, nextFile: "b.flac")])
         runtime.waitForSaves()
-        XCTAssertEqual(store.load().snapshot?.phase, "playing")
+        XCTAssertEqual(store.load().snapshot?.phase, .playing)
         XCTAssertEqual(status.views.last?.title, "a")
 
         audio.heard = (1, 17.5)
@@ -87,14 +87,7 @@ final class RuntimeTests: XCTestCase {
     }
 
     func testTheLoopRunsEngineReportsUntilTheQueueEnds() {
-        var settings = Settings()
-        settings.exitWhenQueueEnds = true
-        let audio = RecordingAudio()
-        let mailbox = Mailbox()
-        audio.mailbox = mailbox
-        audio.finishImmediately = true
-        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
-                              log: Log(level: .error), mailbox: mailbox)
+        let (runtime, audio) = RuntimeTests.endingWithTheQueue()
         let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])])
         XCTAssertEqual(code, 0)
         XCTAssertEqual(runtime.state.phase, .stopped)
@@ -201,5 +194,20 @@ final class EventSourceTests: XCTestCase {
         let code = runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac")])])
         XCTAssertEqual(code, 0)
         XCTAssertEqual(audio.calls, [.volume(100), .play(id: 1, file: "a.flac", at: 0), .stop, .shutdown])
+    }
+}
+
+extension RuntimeTests {
+    /// A runtime whose engine (returned too) ends each track as soon as it starts, exiting when
+    /// the queue ends.
+    static func endingWithTheQueue() -> (Runtime, RecordingAudio) {
+        var settings = Settings()
+        settings.exitWhenQueueEnds = true
+        let audio = RecordingAudio()
+        let mailbox = Mailbox()
+        audio.mailbox = mailbox
+        audio.finishImmediately = true
+        return (Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
+                        log: Log(level: .error), mailbox: mailbox), audio)
     }
 }

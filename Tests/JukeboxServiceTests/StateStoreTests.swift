@@ -11,7 +11,7 @@ final class StateStoreTests: XCTestCase {
     func testRoundTripKeepsEveryField() throws {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
-        let snap = Snapshot(tracks: tracks, order: [1, 0], current: 1, position: 61.123456789, phase: "paused",
+        let snap = Snapshot(tracks: tracks, order: [1, 0], current: 1, position: 61.123456789, phase: .paused,
                             shuffle: true, shuffleSeed: 99, repeatMode: .one, volume: 42)
         try store.save(snap)
         let loaded = store.load()
@@ -25,7 +25,7 @@ final class StateStoreTests: XCTestCase {
         let store = StateStore(path: dir.file("state.json"))
         let url = "https://radio.example:8443/live.mp3?token=a%20b&x=1"
         let snap = Snapshot(tracks: [TrackInfo(path: url, title: "radio.example:8443/live.mp3?token=a%20b&x=1")], current: 0,
-                            position: 300, phase: "playing")
+                            position: 300, phase: .playing)
         try store.save(snap)
         let loaded = store.load()
         XCTAssertEqual(loaded.snapshot, snap)
@@ -44,7 +44,7 @@ final class StateStoreTests: XCTestCase {
     func testATornFileIsMovedAsideReportedAndNeverDeleted() throws {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
-        try store.save(Snapshot(tracks: tracks, current: 0, position: 5, phase: "playing"))
+        try store.save(Snapshot(tracks: tracks, current: 0, position: 5, phase: .playing))
         let whole = dir.read("state.json")!
         let torn = String(whole.prefix(whole.count / 2))
         dir.write("state.json", torn)
@@ -91,7 +91,7 @@ final class StateStoreTests: XCTestCase {
     func testTracksWhoseFilesAreGoneAreKeptInTheQueue() throws {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
-        let snap = Snapshot(tracks: tracks, current: 0, position: 30, phase: "playing")
+        let snap = Snapshot(tracks: tracks, current: 0, position: 30, phase: .playing)
         try store.save(snap)
         let loaded = store.load()
         XCTAssertEqual(loaded.snapshot, snap, "/m does not exist here: every entry and the place are kept")

@@ -170,14 +170,7 @@ final class RuntimeNotifyTests: XCTestCase {
     func testReadyComesAfterTheFirstSampleAndStatusFollowsThePlayer() throws {
         let dir = TempDir()
         let listener = try SystemdNotifierTests.Listener(dir.file("notify"))
-        var settings = Settings()
-        settings.exitWhenQueueEnds = true
-        let audio = RecordingAudio()
-        let mailbox = Mailbox()
-        audio.mailbox = mailbox
-        audio.finishImmediately = true
-        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(),
-                              log: Log(level: .error), mailbox: mailbox)
+        let (runtime, _) = RuntimeTests.endingWithTheQueue()
         runtime.notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": dir.file("notify"), "WATCHDOG_USEC": "20000000"])
         XCTAssertEqual(runtime.run(initial: [.replaceQueue([TrackInfo(path: "/m/a.flac", artist: "Band")])]), 0)
         let messages = listener.received()

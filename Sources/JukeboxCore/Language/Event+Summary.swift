@@ -61,11 +61,10 @@ extension Event {
         case .resetBookmarks(let path): return path.map { "bookmark reset: " + DisplayText.inert(String($0.prefix(200))) } ?? "bookmarks reset"
         case .trackStarted(let id): return "track started (play \(id))"
         case .trackFinished(let id, let next): return "track finished (play \(id))" + (next.map { ", play \($0) follows" } ?? "")
-        case .trackFailed(let id, let reason, nil): return "track failed (play \(id)): \(reason)"
-        case .trackFailed(let id, let reason, .stickGone(let path)?):
-            return "track failed (play \(id)): \(reason); its USB stick is gone: " + DisplayText.inert(path)
-        case .trackFailed(let id, let reason, .folderGone(let folder)?):
-            return "track failed (play \(id)): \(reason); its folder is not there: \(folder)"
+        case .trackFailed(let id, let reason, let missing):
+            if let path = missing?.goneStick { return "track failed (play \(id)): \(reason); its USB stick is gone: " + DisplayText.inert(path) }
+            if let folder = missing?.goneFolder { return "track failed (play \(id)): \(reason); its folder is not there: \(folder)" }
+            return "track failed (play \(id)): \(reason)"
         case .deviceUnavailable(let reason, let problem): return "device \(problem.rawValue): \(reason)"
         case .deviceAvailable: return "device available"
         case .soundDevicesChanged: return "sound devices changed"

@@ -196,10 +196,24 @@ public struct PlayPosition: Equatable, Sendable {
 }
 
 /// Where a track's music went, as the shell found it when the track failed: facts about the file
-/// system, which the core turns into a wait instead of a skip.
-public enum MissingMusic: Equatable, Sendable {
-    /// The USB stick that holds it is gone (its mount point may still be there, empty or stale).
-    case stickGone(path: String)
-    /// A folder above it is not there (a share gone, a folder moved).
-    case folderGone(String)
+/// system, looked at and not judged (both are looked for). The core decides what they mean
+/// (`State.engineReport`): a stick gone is the stick's removal, else a folder gone is music to
+/// wait for, never a skip; with neither the failure is the track's.
+public struct MissingMusic: Equatable, Sendable {
+    /// The USB stick that holds it, when that stick is gone (its mount point may still be there,
+    /// empty or stale).
+    public var goneStick: String?
+    /// The outermost folder above it that is not there (a share gone, a folder moved).
+    public var goneFolder: String?
+
+    /// What was found (nil each: that was there).
+    public init(goneStick: String? = nil, goneFolder: String? = nil) {
+        self.goneStick = goneStick
+        self.goneFolder = goneFolder
+    }
+
+    /// Only the stick at `path` was found gone.
+    public static func stickGone(path: String) -> MissingMusic { MissingMusic(goneStick: path) }
+    /// Only `folder` was found missing.
+    public static func folderGone(_ folder: String) -> MissingMusic { MissingMusic(goneFolder: folder) }
 }

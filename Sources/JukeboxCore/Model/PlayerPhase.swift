@@ -56,9 +56,10 @@ public enum ShownPhase: String, Equatable, Sendable, CaseIterable {
 }
 
 /// The phase as the state file keeps it: waiting counts as playing (it wants to play), an
-/// interruption as the phase it will go back to. The raw value is the file's text, written in one
-/// place (`State.persistedPhase`).
-public enum SavedPhase: String, Equatable, Sendable, CaseIterable {
+/// interruption as the phase it will go back to (`State.savedPhase`). The raw value is the file's
+/// text (`Snapshot.phase`, the place sidecar's `PlaceFile.phase`); the type travels everywhere
+/// else.
+public enum SavedPhase: String, Equatable, Sendable, CaseIterable, Codable {
     case playing, paused, stopped
 
     /// The saved phase of a phase that is not an interruption (an interruption saves the phase

@@ -18,8 +18,9 @@ public struct Snapshot: Equatable, Sendable, Codable {
     public var current: Int?
     /// Seconds heard into the current track.
     public var position: Double
-    /// "playing", "paused" or "stopped" ("playing" also while waiting for the device).
-    public var phase: String
+    /// Playing, paused or stopped (playing also while waiting for the device); the file's text
+    /// is its raw value.
+    public var phase: SavedPhase
     /// Whether shuffle is on.
     public var shuffle: Bool
     /// The seed of the current shuffle (so the order can be extended the same way after restart).
@@ -33,7 +34,7 @@ public struct Snapshot: Equatable, Sendable, Codable {
 
     /// Creates a snapshot; the defaults describe an empty, stopped player at full volume.
     public init(version: Int = Snapshot.currentVersion, tracks: [TrackInfo] = [], order: [Int]? = nil,
-                current: Int? = nil, position: Double = 0, phase: String = "stopped", shuffle: Bool = false,
+                current: Int? = nil, position: Double = 0, phase: SavedPhase = .stopped, shuffle: Bool = false,
                 shuffleSeed: UInt64 = 0, repeatMode: RepeatMode = .off, volume: Int = 100,
                 source: QueueSource? = nil) {
         self.version = version
@@ -106,10 +107,6 @@ public struct Snapshot: Equatable, Sendable, Codable {
             tracks[i].duration = nil
             problems.append("tracks[\(i)].duration: not a length")
         }
-        if !["playing", "paused", "stopped"].contains(phase) {
-            phase = "stopped"
-            problems.append("phase: not playing, paused or stopped")
-        }
         if let s = source, !Bookmark(paths: s.paths, track: "/", position: 0).isValid {
             source = nil
             problems.append("source: not a list of 1-\(Bookmark.maxPaths) paths")
@@ -144,6 +141,13 @@ public struct SnapshotFile: Decodable, Sendable {
             problems.append("\(key.stringValue): not \(expected)")
             return nil
         }
+        // A text that is no saved phase is stopped, noted (the same words as a wrong type).
+        func phase(_ text: String?) -> SavedPhase {
+            guard let text else { return .stopped }
+            if let phase = SavedPhase(rawValue: text) { return phase }
+            problems.append("phase: not playing, paused or stopped")
+            return .stopped
+        }
         let version = try c.decode(Int.self, forKey: .version)
         let entries = try c.decode([LenientTrack].self, forKey: .tracks).map(\.info)
         for (i, entry) in entries.enumerated() where entry == nil { problems.append("tracks[\(i)]: not a track") }
@@ -154,7 +158,7 @@ public struct SnapshotFile: Decodable, Sendable {
             order: field(.order, "a list of track indexes"),
             current: field(.current, "a track index"),
             position: field(.position, "a number of seconds") ?? 0,
-            phase: field(.phase, "playing, paused or stopped") ?? "stopped",
+            phase: phase(field(.phase, "playing, paused or stopped")),
             shuffle: field(.shuffle, "true or false") ?? false,
             shuffleSeed: field(.shuffleSeed, "a seed") ?? 0,
             repeatMode: field(.repeatMode, "off, one or all") ?? .off,

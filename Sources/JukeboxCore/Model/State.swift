@@ -220,17 +220,13 @@ public struct State: Equatable, Sendable {
             order: shuffle ? orderIndices : nil,
             current: currentTrack.flatMap { index[$0.id] },
             position: position,
-            phase: persistedPhase,
+            phase: savedPhase,
             shuffle: shuffle,
             shuffleSeed: shuffleSeed,
             repeatMode: repeatMode,
             volume: volume,
             source: source)
     }
-
-    /// The phase as the state file names it (waiting counts as playing: it wants to play).
-    /// The file's text for `savedPhase`: the one place a saved phase becomes a string.
-    public var persistedPhase: String { savedPhase.rawValue }
 
     /// The phase as the state file keeps it; an interruption keeps the phase it goes back to.
     public var savedPhase: SavedPhase {

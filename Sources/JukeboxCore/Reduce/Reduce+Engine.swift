@@ -49,16 +49,13 @@ extension State {
             guard loaded?.playID == id, let track = currentTrack else { return }
             // A play that failed because its music is not there (a stick pulled, a share gone)
             // is not the track's fault: skipping would run through the whole queue and lose the
-            // place. The music is missing: it is waited for.
-            switch missing {
-            case .stickGone(let path)?:
+            // place. The music is missing: it is waited for. A stick gone explains a missing
+            // folder under it too (its mount point left with it): the stick's removal wins.
+            if let path = missing?.goneStick {
                 step.activity = true
                 return usb(.usbRemoved(path: path), &step)
-            case .folderGone(let folder)?:
-                return startUp(.musicMissing(folder), &step)
-            case nil:
-                break
             }
+            if let folder = missing?.goneFolder { return startUp(.musicMissing(folder), &step) }
             if failuresInARow == 0, let cursor { failuresFrom = FailurePlace(cursor: cursor, position: position, wantedSound: wantsSound) }
             failuresInARow += 1
             let name = Library.isStreamURL(track.info.path) ? track.info.path : Paths.fileName(track.info.path)
@@ -175,10 +172,10 @@ extension State {
         switch (snapshot.phase, cursor) {
         case (_, nil):
             phase = .stopped
-        case ("playing", _) where settings.resumePlaying:
+        case (.playing, _) where settings.resumePlaying:
             phase = .playing
             startCurrent(at: position, paused: false, &step)
-        case ("playing", _), ("paused", _):
+        case (.playing, _), (.paused, _):
             phase = .paused
         default:
             phase = .stopped

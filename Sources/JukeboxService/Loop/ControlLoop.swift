@@ -174,33 +174,93 @@ extension ControlLoop {
     func statusJSON() -> String { PlayerStatusJSON(state).text }
 }
 
-/// One line of an `events` stream: `event 04:47:43.250 button next down → playing` (wall-clock
-/// time of day, then what happened and the phase after it), or for `events --json` clients
-/// `event {"time":…,"what":…,"phase":…}` with `fields` added (the card id, the button and its
-/// gesture), so a program never parses the words of `what`.
-struct EventLine {
-    let time: String
-    let what: String
-    let phase: String
-    let fields: [(String, String)]
+/// What every face's port needs of the loop itself: the state, the core's one entry, the heard
+/// position and fresh seeds. `Runtime` is its one implementation; the ports (`ControlPort`,
+/// `MPDPort`) hold it unowned (the loop owns them).
+protocol LoopCore: AnyObject {
+    /// The player state (only `dispatch` changes it).
+    var state: State { get }
+    /// Brings the core's position up to the frame heard.
+    func feedHeard()
+    /// Feeds one event through the core and carries out its commands.
+    func dispatch(_ event: Event)
+    /// A fresh shuffle seed.
+    func nextSeed() -> UInt64
+    /// `reload` (SIGHUP's work): the reply line.
+    func reloadConfiguration() -> String
+    /// `restart`: save, stop, exit for systemd to start the player again; the reply line.
+    func restartPlayer() -> String
+}
 
-    var text: String { "event \(time) \(what) → \(phase)" }
+/// What to do when `Command.grant(id)` comes, per interruption id, oldest first, whichever face
+/// asked: the socket's and the console's waiters for one id share one queue.
+struct GrantWaiters {
+    var queues: [String: [() -> Void]] = [:]
 
-    var json: String {
-        let q = JSONText.quoted
-        let pairs = [("time", time), ("what", what), ("phase", phase)] + fields
-        return "event {" + pairs.map { q($0.0) + ":" + q($0.1) }.joined(separator: ",") + "}"
+    /// The first waiter for `id`'s grant, taken off its queue.
+    mutating func take(_ id: String) -> (() -> Void)? {
+        guard var queue = queues[id], !queue.isEmpty else { return nil }
+        let first = queue.removeFirst()
+        queues[id] = queue.isEmpty ? nil : queue
+        return first
     }
 }
 
-extension Runtime: ControlLoop {
+/// The control language's port (`ControlLoop`): it owns the faces that speak it (the control
+/// socket's `ControlFace`, the console's `ConsoleFace`), the waiters for interruption grants and
+/// the cards map's worker, and reaches the loop only through `LoopCore`, the tag reader
+/// (`OffLoopJobs`) and the saves (`SaveLedger`).
+final class ControlPort: ControlLoop {
+    private unowned let core: LoopCore
+    let log: Log
+    private let jobs: OffLoopJobs
+    private let saving: SaveLedger
+    private let clock: () -> Double
+    /// When the loop started (monotonic), for uptime.
+    private let startedAt: Double
+    /// The version and build for `version` and `diag`.
+    var version = "jukebox"
+    /// The music folders `ls --json` lists (the config's `music`).
+    var musicFolders: [String] = []
+    /// Lines about the adapters for `diag` (device, counters, board).
+    var diagnostics: (() -> [String])?
+    /// The cards map's worker (`Runtime.watchCards`); nil: no cards map.
+    var cards: CardMapWorker?
+    /// The control socket's face, if a socket is open.
+    var control: ControlFace? { didSet { control?.loop = self } }
+    /// The serial console's face, if one is configured.
+    var console: ConsoleFace? { didSet { console?.loop = self } }
+    /// The MPD face, for `diag`'s line about it.
+    weak var mpd: MPDFace?
+    /// Who waits for an interruption's grant, whichever face asked (`beginInterruption`).
+    private var grantWaiters = GrantWaiters()
+
+    init(core: LoopCore, log: Log, jobs: OffLoopJobs, saving: SaveLedger, clock: @escaping () -> Double) {
+        self.core = core
+        self.log = log
+        self.jobs = jobs
+        self.saving = saving
+        self.clock = clock
+        startedAt = clock()
+    }
+
+    var state: State { core.state }
+    func feedHeard() { core.feedHeard() }
+    func dispatch(_ event: Event) { core.dispatch(event) }
+    func nextSeed() -> UInt64 { core.nextSeed() }
+    var saveNumber: UInt64 { saving.number }
+    var saves: Bool { saving.writer != nil }
+    var statePath: String? { saving.store?.path }
+
+    func afterSaves(since: UInt64, _ then: @escaping (_ error: String?) -> Void) {
+        saving.after(since: since, then)
+    }
+
     /// `readTracks` for a source (a card's paths, a `load`): `marked` tells whether one of its
     /// folders holds `LibraryLoader.resumeMarker` (looked for on the tag reader's thread).
     func readSource(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void) -> Bool {
         jobs.read(paths, then: then)
     }
-
-    var saves: Bool { writer != nil }
 
     func listLibrary(_ path: String?, from: Int, _ reply: @escaping ([String]) -> Void) -> Bool {
         let roots = musicFolders
@@ -245,33 +305,53 @@ extension Runtime: ControlLoop {
 
     var hasCardsMap: Bool { cards != nil }
 
+    /// `Command.assignCard` (a swipe after `card assign --next`): the outcome comes back as
+    /// `Event.cardAssigned`. Nil once started; without a map, the event that says so (to queue:
+    /// this runs while a command is carried out).
+    func assignSwiped(_ card: String, value: String) -> Event? {
+        guard let cards else { return .cardAssigned(card: card, value: value, error: "no cards map is configured") }
+        cards.assign(id: card, value: value) { [weak self] error in self?.dispatch(.cardAssigned(card: card, value: value, error: error)) }
+        return nil
+    }
+
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void) {
-        faces.grantWaiters[id, default: []].append(granted)
+        grantWaiters.queues[id, default: []].append(granted)
         feedHeard()
         dispatch(.interruptBegan(id: id, reason: reason))
     }
 
     /// Carries out `Command.grant(id)`: the first waiter for that interruption learns the device is free.
-    func grants(_ id: String) {
-        faces.takeGrantWaiter(id)?()
-    }
+    func grant(_ id: String) { grantWaiters.take(id)?() }
 
-    /// Sends an event to every client streaming `events` and to the console when it streams.
-    func streamEvent(_ event: Event) {
+    /// Whether a face streams `events` (the loop then makes event lines).
+    var streaming: Bool { control?.streams == true || console?.streams == true }
+
+    /// Sends what `event` did to every client streaming `events` and to the console when it
+    /// streams: its summary (not for ticks and positions heard), then the button gestures it
+    /// completed since `buttonsBefore` (`event 04:47:43.250 gesture next long → playing`, which
+    /// no event names by itself).
+    func stream(_ event: Event, buttonsBefore: [Button: ButtonState]?) {
         if case .cardRead(let id, _) = event {
-            stream(event.summary, fields: [("card", id)])
-        } else {
+            stream(event.summary, card: id)
+        } else if !event.isRoutine {
             stream(event.summary)
+        }
+        guard let before = buttonsBefore else { return }
+        for g in ButtonGesture.between(before, state.buttons) {
+            stream("gesture \(g.button.rawValue) \(g.kind.rawValue)", gesture: g)
         }
     }
 
-    /// Streams `what` as an event line (`EventLine`): also the button gestures, `event
-    /// 04:47:43.250 gesture next long → playing`, which no event names by itself.
-    func stream(_ what: String, fields: [(String, String)] = []) {
-        let line = EventLine(time: wallClockText(wallClockNow(), dateAndTime: false), what: what, phase: state.phase.name, fields: fields)
-        faces.control?.stream(line)
-        faces.console?.stream(line)
+    /// Streams `what` as an event line (`EventLine`).
+    private func stream(_ what: String, card: String? = nil, gesture: ButtonGesture? = nil) {
+        let line = EventLine(time: wallClockText(wallClockNow(), dateAndTime: false), what: what, phase: state.phase.name,
+                             card: card, gesture: gesture)
+        control?.stream(line)
+        console?.stream(line)
     }
+
+    func reloadConfiguration() -> String { core.reloadConfiguration() }
+    func restartPlayer() -> String { core.restartPlayer() }
 
     func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool {
         let folders = musicFolders + (statePath.map { [Paths.directory($0)] } ?? [])
@@ -298,11 +378,11 @@ extension Runtime: ControlLoop {
         lines.append("cpu \(Int(cpu * 1000)) ms since start")
         lines.append("player " + StatusView(state).line)
         lines += diagnostics?() ?? []
-        lines.append("state file \(statePath ?? "none")" + (lastSave.map { s in
+        lines.append("state file \(statePath ?? "none")" + (saving.last.map { s in
             ", last save \(Int(clock() - s.at)) s ago: " + (s.error ?? "ok")
         } ?? ", not saved yet") + (state.stateUnreadable.map { ", not saving: it cannot be read (\($0))" } ?? ""))
-        lines.append("control clients \(faces.control?.clientCount ?? 0)")
-        if let mpd = faces.mpd { lines.append("mpd on \(mpd.listener.listening.joined(separator: ", ")), \(mpd.listener.clients.count) clients") }
+        lines.append("control clients \(control?.clientCount ?? 0)")
+        if let mpd { lines.append("mpd on \(mpd.listener.listening.joined(separator: ", ")), \(mpd.listener.clients.count) clients") }
         return lines
     }
 }

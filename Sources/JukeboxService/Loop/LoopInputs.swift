@@ -98,3 +98,55 @@ extension Command {
         }
     }
 }
+
+extension Event {
+    /// Ticks and positions heard: too frequent to stream to `events` clients or to log.
+    var isRoutine: Bool {
+        switch self {
+        case .tick, .heard: return true
+        default: return false
+        }
+    }
+
+    /// Whether the event can change a button's gesture state (edges, level reads, gesture timers).
+    var movesButtons: Bool {
+        switch self {
+        case .buttonEdge, .buttonLevel, .timerFired(.gesture, _), .timerFired(.doubleTap, _), .timerFired(.debounce, _): return true
+        default: return false
+        }
+    }
+}
+
+extension AudioPort {
+    /// Carries out one of the engine's commands (`Command.startTrack` … `setVolume`); others are
+    /// not the engine's.
+    func carryOut(_ command: Command) {
+        switch command {
+        case .startTrack(let id, let path, let at, let paused, let next):
+            play(id: id, path: path, from: at, paused: paused, next: next.map { ($0.playID, $0.path) })
+        case .setNext(let id, let path): setNext(id: id, path: path)
+        case .clearNext: clearNext()
+        case .pauseOutput: pause()
+        case .resumeOutput: resume()
+        case .stopOutput: stop()
+        case .releaseDevice(let token): release(token: token)
+        case .probeDevice: probe()
+        case .seekOutput(let to): seek(to: to)
+        case .setVolume(let v): setVolume(v)
+        default: break
+        }
+    }
+}
+
+extension StateWriter {
+    /// Carries out a save (`Command.persist`, `persistPlace`, `persistBookmarks`); others are not
+    /// the writer's.
+    func carryOut(_ command: Command) {
+        switch command {
+        case .persist(let snapshot): submit(snapshot, queueChanged: true)
+        case .persistPlace(let snapshot): submit(snapshot, queueChanged: false)
+        case .persistBookmarks(let marks): submitBookmarks(marks)
+        default: break
+        }
+    }
+}

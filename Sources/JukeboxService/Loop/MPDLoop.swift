@@ -2,8 +2,8 @@
 import JukeboxCore
 
 /// The one port through which the MPD face reaches the loop: it reads the state, hands the core
-/// events, waits for saves and has files read off the loop. `Runtime` is its one implementation;
-/// the face never sees the runtime's other parts.
+/// events, waits for saves and has files read off the loop. `MPDPort` is its one implementation;
+/// the face never sees the runtime.
 protocol MPDLoop: AnyObject {
     /// The player state (the face reads it; only `dispatch` changes it).
     var state: State { get }
@@ -33,11 +33,41 @@ protocol MPDLoop: AnyObject {
     func nextSeed() -> UInt64
 }
 
-extension Runtime: MPDLoop {
+/// The MPD face's port (`MPDLoop`): it reaches the loop only through `LoopCore`, the tag reader
+/// (`OffLoopJobs`) and the saves (`SaveLedger`). The loop holds it; the face holds it weakly.
+final class MPDPort: MPDLoop {
+    private unowned let core: LoopCore
+    let log: Log
+    let mailbox: Mailbox
+    let clock: () -> Double
+    private let jobs: OffLoopJobs
+    private let saving: SaveLedger
+
+    init(core: LoopCore, log: Log, mailbox: Mailbox, clock: @escaping () -> Double, jobs: OffLoopJobs, saving: SaveLedger) {
+        self.core = core
+        self.log = log
+        self.mailbox = mailbox
+        self.clock = clock
+        self.jobs = jobs
+        self.saving = saving
+    }
+
+    var state: State { core.state }
+    func feedHeard() { core.feedHeard() }
+    func dispatch(_ event: Event) { core.dispatch(event) }
+    func nextSeed() -> UInt64 { core.nextSeed() }
+    var jobLimit: Double { jobs.limit }
+    var saveNumber: UInt64 { saving.number }
+    var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)? { jobs.readPicture }
+
+    func afterSaves(since: UInt64, _ then: @escaping (_ error: String?) -> Void) {
+        saving.after(since: since, then)
+    }
+
     /// Reads `paths` off the loop and calls `then` on the loop with what was found; false when
     /// this player cannot load files.
     func readTracks(_ paths: [String], then: @escaping (_ tracks: [TrackInfo], _ messages: [String]) -> Void) -> Bool {
-        readSource(paths) { tracks, messages, _ in then(tracks, messages) }
+        jobs.read(paths) { tracks, messages, _ in then(tracks, messages) }
     }
 
     /// Runs file work on the tag reader's thread, in order with its reads, and calls `then` on
@@ -46,22 +76,4 @@ extension Runtime: MPDLoop {
                  then: @escaping (FileWorkResult) -> Void) -> Bool {
         jobs.perform(work, then: then)
     }
-
-    /// Opens the MPD face; returns one line per address it could not listen on (the player
-    /// plays on without them). `musicFolders` are where relative `add` names and `file:` lines
-    /// are rooted; `playlists` is the stored playlists' folder (nil: none, the commands refuse).
-    public func openMPD(_ settings: MPDSettings, musicFolders: [String] = [], playlists: String? = nil) -> [String] {
-        let face = MPDFace(settings: settings, loop: self, musicFolders: musicFolders, playlists: playlists)
-        faces.mpd = face
-        return face.listener.problems
-    }
-
-    /// Builds the MPD library index of the music folders off the loop (when the MPD face is on);
-    /// call once `loadTracks` is set. Playback does not wait for it.
-    public func startMPDLibrary() {
-        mpd?.startLibrary()
-    }
-
-    /// Where the MPD listener listens (nil when it is off).
-    public var mpdListening: [String]? { mpd?.listener.listening }
 }

@@ -7,36 +7,29 @@ import JukeboxSystem
 /// The one loop that owns `State`: it waits on every source of events (the engine's mailbox,
 /// signals, the terminal), feeds each event to `reduce` and carries out the commands through
 /// the ports. Nothing else mutates the state; the audio threads never wait on this loop.
-public final class Runtime {
+public final class Runtime: LoopCore {
     /// The player state (read it only from the loop thread or after `run` returned).
     public private(set) var state: State
     /// Where engine threads post events.
     public let mailbox: Mailbox
 
-    private let audio: AudioPort
+    /// The engine, the status, the panel and the sources of events.
+    private let adapters: Adapters
     /// The state file, its writer (off the loop) and who waits for a save.
-    var saving: SaveLedger
+    private let saving: SaveLedger
     /// Jobs on the tag reader's thread (tags for `add`/`load`/cards, file work) and their waiters.
-    let jobs: OffLoopJobs
-    let status: StatusSink
+    private let jobs: OffLoopJobs
     let log: Log
-    private var keys: KeyReader
-    /// The control socket, the console and MPD: each a room of its own, polled by the loop.
-    var faces = Faces()
-    /// The panel, if any.
-    let display: DisplaySink?
-    /// Buttons, encoder, input devices.
-    let sources: [EventSource]
+    /// Signals and a terminal's keys.
+    private var inputs: LoopInputs
+    /// The control socket, the console and MPD, each behind its port, polled by the loop.
+    private var faces: Faces!
     /// What the wiring plugs in (`Hooks`).
     private var hooks = Hooks()
     private var readiness = Readiness()
-    /// The cards map's worker (`watchCards`); nil: no cards map.
-    public internal(set) var cards: CardMapWorker?
     /// Monotonic seconds: timers, ticks, debounce level reads, watchdog pings, uptime. Injected so
     /// that a test drives time (with `step`) instead of sleeping.
-    let clock: () -> Double
-    /// When the loop started (monotonic), for uptime.
-    let startedAt: Double
+    private let clock: () -> Double
     private var times = LoopTimes()
     /// Events a command queued while the loop carries out another's commands.
     private var pending: [Event] = []
@@ -45,8 +38,6 @@ public final class Runtime {
     private var restartAsked = false
     /// What the player exits with after `restart` (EX_TEMPFAIL): the unit's Restart=on-failure starts it again.
     public static let restartExitCode: Int32 = 75
-    private var signals = SignalInput()
-    private var seedState: UInt64
 
     /// Seconds an off-loop job (a tag read, a folder listing, a cover read) may go without
     /// progress before it is given up and answered as failed (`JobRunner`); set before the first job.
@@ -56,23 +47,19 @@ public final class Runtime {
     public var loadTracks: (@Sendable ([String]) -> (tracks: [TrackInfo], messages: [String]))? { get { jobs.load } set { jobs.load = newValue } }
     /// Reads the picture embedded in a file's tags: its MIME type and bytes, nil when it has none
     /// (MPD's `readpicture`). Called on the tag reader's thread only, like `loadTracks`.
-    public var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)? {
-        get { jobs.readPicture }
-        set { jobs.readPicture = newValue }
-    }
-    public var diagnostics: (() -> [String])? { get { hooks.diagnostics } set { hooks.diagnostics = newValue } }
+    public var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)? { get { jobs.readPicture } set { jobs.readPicture = newValue } }
+    public var diagnostics: (() -> [String])? { get { control.diagnostics } set { control.diagnostics = newValue } }
     public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
     public var reload: (() -> Settings?)? { get { hooks.reload } set { hooks.reload = newValue } }
-    public var version: String { get { hooks.version } set { hooks.version = newValue } }
+    public var version: String { get { control.version } set { control.version = newValue } }
     /// The music folders `ls --json` lists (`LibraryListing`).
-    public var musicFolders: [String] { get { hooks.musicFolders } set { hooks.musicFolders = newValue } }
+    public var musicFolders: [String] { get { control.musicFolders } set { control.musicFolders = newValue } }
     /// Tells systemd about readiness, status and liveness (a no-op outside a `Type=notify` unit).
     public var notifier: SystemdNotifier? { get { readiness.notifier } set { readiness.notifier = newValue } }
-    /// The state file, its writer, the path for `diag` and the last save (when, its error).
-    var writer: StateWriter? { saving.writer }
-    var statePath: String? { saving.store?.path }
-    var lastSave: (at: Double, error: String?)? { saving.last }
-    var mpd: MPDFace? { faces.mpd }
+    /// The cards map's worker (`watchCards`); nil: no cards map.
+    public var cards: CardMapWorker? { control.cards }
+    /// The control language's port: the control socket's and the console's faces.
+    var control: ControlPort { faces.control }
 
     /// Wires a runtime. `keyInput` is a terminal fd to read keys from, if any. `clock` gives
     /// monotonic seconds (CLOCK_MONOTONIC unless a test drives its own); the loop reads it, and the
@@ -81,40 +68,45 @@ public final class Runtime {
                 keyInput: Int32? = nil, mailbox: Mailbox = Mailbox(), control: ControlSocket? = nil,
                 display: DisplaySink? = nil, sources: [EventSource] = [], clock: @escaping () -> Double = monotonicNow) {
         self.clock = clock
-        self.startedAt = clock()
-        self.display = display
-        self.sources = sources
+        readiness.startedAt = clock()
+        adapters = Adapters(audio: audio, status: status, display: display, sources: sources)
         self.state = state
         self.mailbox = mailbox
-        self.audio = audio
         saving = SaveLedger(store: store, mailbox: mailbox)
         jobs = OffLoopJobs(mailbox: mailbox)
-        self.status = status
         self.log = log
-        keys = KeyReader(fd: keyInput)
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        seedState = UInt64(truncatingIfNeeded: ts.tv_nsec) ^ UInt64(truncatingIfNeeded: ts.tv_sec) << 20 ^ UInt64(getpid())
-        faces.control = control.map { ControlFace(socket: $0) }
-        faces.control?.loop = self
+        inputs = LoopInputs(keys: KeyReader(fd: keyInput))
+        faces = Faces(control: ControlPort(core: self, log: log, jobs: jobs, saving: saving, clock: clock))
+        faces.control.control = control.map { ControlFace(socket: $0) }
     }
 
     /// Starts watching the cards map at `path` (read off the loop; the first map arrives as an
     /// event like every later one).
-    public func watchCards(path: String) { cards = CardMapWorker(path: path, mailbox: mailbox) }
+    public func watchCards(path: String) { control.cards = CardMapWorker(path: path, mailbox: mailbox) }
 
     /// The serial console, if one is configured: it speaks through its face (`ConsoleFace`).
     public var console: SerialConsole? {
-        get { faces.console?.console }
-        set {
-            faces.console = newValue.map { ConsoleFace(console: $0) }
-            faces.console?.loop = self
-        }
+        get { control.console?.console }
+        set { control.console = newValue.map { ConsoleFace(console: $0) } }
     }
+
+    /// Opens the MPD face behind its port (`Faces.openMPD`); returns one line per address it could
+    /// not listen on (the player plays on without them).
+    public func openMPD(_ settings: MPDSettings, musicFolders: [String] = [], playlists: String? = nil) -> [String] {
+        faces.openMPD(MPDPort(core: self, log: log, mailbox: mailbox, clock: clock, jobs: jobs, saving: saving),
+                      settings, musicFolders: musicFolders, playlists: playlists)
+    }
+
+    /// Builds the MPD library index of the music folders off the loop (when the MPD face is on);
+    /// call once `loadTracks` is set. Playback does not wait for it.
+    public func startMPDLibrary() { faces.mpd?.startLibrary() }
+
+    /// Where the MPD listener listens (nil when it is off).
+    public var mpdListening: [String]? { faces.mpd?.listener.listening }
 
     deinit {
         jobs.finish()
-        faces.mpd?.finish()
+        faces?.finish()
         saving.writer?.finish()
     }
 
@@ -135,19 +127,14 @@ public final class Runtime {
     /// events. With `step` and `finish`, for a test that drives the loop one pass at a time on its
     /// own thread (and its time with the clock it gave `init`).
     public func start(initial: [Event]) {
-        signals.open()
+        inputs.signals.open()
         times.lastTick = clock()
         // The start is one step to the outside: READY and the first status come once the state
         // is loaded, not for the empty player the first of these events sees.
         readiness.startingUp = true
         // The bookmarks are read before anything can play (a card, a `load` in `initial`); a file
         // that cannot be read sends nothing, so the core never saves over it.
-        var bookmarks: [Event] = []
-        if let store = saving.store {
-            let loaded = BookmarkFile.read(store.bookmarksPath, limit: state.settings.bookmarkLimit)
-            for line in loaded.messages { log.warning(line) }
-            if let marks = loaded.bookmarks { bookmarks = [.bookmarksLoaded(marks)] }
-        }
+        let bookmarks = saving.store.map { StartUp.bookmarks($0, limit: state.settings.bookmarkLimit, log: log) } ?? []
         for event in [.started] + bookmarks + initial { dispatch(event) }
         readiness.startingUp = false
         if let view = readiness.startView { show(view) }
@@ -156,8 +143,7 @@ public final class Runtime {
     /// One pass of the loop: waits for an event or the nearest deadline (with `wait` false, takes
     /// only what is ready now), dispatches what came and every timer due by the clock. Returns
     /// false once a command said exit.
-    @discardableResult
-    public func step(wait: Bool = true) -> Bool {
+    @discardableResult public func step(wait: Bool = true) -> Bool {
         guard exitCode == nil else { return false }
         reportLiveness()
         waitAndDispatch(wait: wait)
@@ -170,10 +156,10 @@ public final class Runtime {
         // The last save (the quit's) is on disk before the process ends; a folder still being
         // read is not waited for.
         jobs.finish(waiting: false)
-        faces.mpd?.finish(waiting: false)
+        faces.finish(waiting: false)
         saving.writer?.finish()
-        audio.shutdown()
-        signals.close()
+        adapters.audio.shutdown()
+        inputs.signals.close()
         return restartAsked && (exitCode ?? 0) == 0 ? Self.restartExitCode : exitCode ?? 0
     }
 
@@ -189,12 +175,12 @@ public final class Runtime {
     /// READY and watchdog pings (`Readiness.report`).
     private func reportLiveness() {
         if readiness.report(playing: state.phase == .playing, clock: clock) {
-            log.debug("READY after \(Int((clock() - startedAt) * 1000)) ms")
+            log.debug("READY after \(Int((clock() - readiness.startedAt) * 1000)) ms")
         }
     }
 
     private func show(_ view: StatusView) {
-        status.render(view)
+        adapters.status.render(view)
         notifier?.status(Readiness.systemdStatus(view))
     }
 
@@ -204,21 +190,16 @@ public final class Runtime {
         var started = false
         defer { if started { hooks.releaseColdPages?() } }
         while !pending.isEmpty {
-            let next = explained(pending.removeFirst())
+            let next = StartUp.withFacts(pending.removeFirst(), state: state, sources: adapters.sources)
             if case .trackStarted = next {
                 readiness.sawStart = true
                 started = true
             }
-            let streaming = faces.streaming
-            let buttonsBefore = streaming && Self.movesButtons(next) ? state.buttons : nil
+            let streaming = control.streaming
+            let buttonsBefore = streaming && next.movesButtons ? state.buttons : nil
             let commands = reduce(&state, next)
-            if streaming, !isQuiet(next) { streamEvent(next) }
-            if let before = buttonsBefore {
-                for g in ButtonGesture.between(before, state.buttons) {
-                    stream("gesture \(g.button.rawValue) \(g.kind.rawValue)", fields: [("button", g.button.rawValue), ("gesture", g.kind.rawValue)])
-                }
-            }
-            if log.level == .debug, !isQuiet(next) || !commands.isEmpty {
+            if streaming { control.stream(next, buttonsBefore: buttonsBefore) }
+            if log.level == .debug, !next.isRoutine || !commands.isEmpty {
                 log.debug("\(next) -> \(commands.map(\.brief))")
             }
             for command in commands { perform(command) }
@@ -227,96 +208,33 @@ public final class Runtime {
         }
     }
 
-    // A failed play carries what the file system says about the current track's music: its
-    // stick gone, or a folder above it missing. The core decides what that means.
-    private func explained(_ event: Event) -> Event {
-        guard case .trackFailed(let id, let reason, nil) = event, let track = state.currentTrack else { return event }
-        // A stick pulled out leaves its mount point: the folder is there, the music is not.
-        if let stick = sources.lazy.compactMap({ ($0 as? USBWatch)?.goneStick(holding: track.info.path) }).first {
-            return .trackFailed(playID: id, reason: reason, missing: .stickGone(path: stick))
-        }
-        guard let folder = StartUp.missingFolder(of: track.info.path) else { return event }
-        return .trackFailed(playID: id, reason: reason, missing: .folderGone(folder))
-    }
-
-    /// Whether `event` can change a button's gesture state (edges, level reads, gesture timers).
-    private static func movesButtons(_ event: Event) -> Bool {
-        switch event {
-        case .buttonEdge, .buttonLevel, .timerFired(.gesture, _), .timerFired(.doubleTap, _), .timerFired(.debounce, _): return true
-        default: return false
-        }
-    }
-
-    private func isQuiet(_ event: Event) -> Bool {
-        switch event {
-        case .tick, .heard: return true
-        default: return false
-        }
-    }
-
     private func perform(_ command: Command) {
         switch command {
-        case .startTrack(let id, let path, let at, let paused, let next):
-            audio.play(id: id, path: path, from: at, paused: paused, next: next.map { ($0.playID, $0.path) })
-        case .setNext(let id, let path): audio.setNext(id: id, path: path)
-        case .clearNext: audio.clearNext()
-        case .pauseOutput: audio.pause()
-        case .resumeOutput: audio.resume()
-        case .stopOutput: audio.stop()
-        case .releaseDevice(let token): audio.release(token: token)
-        case .probeDevice: audio.probe()
-        case .grant(let id): grants(id)
-        case .seekOutput(let to): audio.seek(to: to)
-        case .setVolume(let v): audio.setVolume(v)
-        case .persist(let snapshot): saving.writer?.submit(snapshot, queueChanged: true)
-        case .persistPlace(let snapshot): saving.writer?.submit(snapshot, queueChanged: false)
-        case .persistBookmarks(let marks): saving.writer?.submitBookmarks(marks)
-        case .render(let view):
-            if readiness.startingUp { readiness.startView = view } else { show(view) }
-        case .show(let frame): display?.show(frame)
-        case .report(let message): status.report(message)
+        case .startTrack, .setNext, .clearNext, .pauseOutput, .resumeOutput, .stopOutput, .releaseDevice, .probeDevice, .seekOutput, .setVolume:
+            adapters.audio.carryOut(command)
+        case .grant(let id): control.grant(id)
+        case .persist, .persistPlace, .persistBookmarks: saving.writer?.carryOut(command)
+        case .render(let view): if readiness.startingUp { readiness.startView = view } else { show(view) }
+        case .show(let frame): adapters.display?.show(frame)
+        case .report(let message): adapters.status.report(message)
         case .startTimer(let id, let after): times.timers[id] = clock() + after
         case .cancelTimer(let id): times.timers[id] = nil
-        case .readLevel(let button):
-            let level = sources.lazy.compactMap { $0.level(of: button) }.first
-            pending.append(.buttonLevel(button, pressed: level, at: clock()))
+        case .readLevel(let button): pending.append(.buttonLevel(button, pressed: adapters.level(of: button), at: clock()))
         case .exit(let code): exitCode = code
         // Queued, not dispatched, when it cannot start: this runs while a command is carried out.
         case .loadCard(let card, let paths):
             if let refused = jobs.readCard(card, paths: paths, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
-        // A swipe after `card assign --next`: the outcome comes back as `Event.cardAssigned`
-        // (queued when there is no map: this runs while a command is carried out).
-        case .assignCard(let card, let value):
-            if let cards {
-                cards.assign(id: card, value: value) { [weak self] error in self?.dispatch(.cardAssigned(card: card, value: value, error: error)) }
-            } else {
-                pending.append(.cardAssigned(card: card, value: value, error: "no cards map is configured"))
-            }
+        case .assignCard(let card, let value): if let refused = control.assignSwiped(card, value: value) { pending.append(refused) }
         case .loadUSB(let path, let through):
             if let refused = jobs.readStick(path, through: through, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
         case .runProgram(let argv):
-            if let error = startProgram(argv).error { status.report("cannot run \(argv.first ?? ""): \(error)") }
+            if let error = startProgram(argv).error { adapters.status.report("cannot run \(argv.first ?? ""): \(error)") }
         }
     }
 
-    // Ticks feed the heard position to the core while it moves (the status and the periodic save
-    // keep up), and a panel's frame while it changes with time (scrolling text, an overlay or a
-    // message whose time runs out: `DisplayFrame.moves`). A paused or stopped player whose panel
-    // shows nothing moving gets no ticks, and the loop sleeps until an event or a timer that is
-    // really due (see `nextDeadline`).
-    private var tickInterval: Double? {
-        if state.phase == .playing { return state.settings.display != nil || status.showsTime ? 0.25 : 1 }
-        if let layout = state.settings.display, DisplayFrame.moves(state, layout: layout) { return 0.25 }
-        return nil
-    }
-
-    /// While playing, when the periodic save falls due and no tick has looked since (nil once one
-    /// has: if the core did not save then, e.g. the position did not move, the ticks go on as usual).
-    private var saveTickDue: Double? {
-        guard state.phase == .playing else { return nil }
-        let due = state.placeSaveDue
-        return times.lastTick < due ? due : nil
-    }
+    // The ticks and the periodic save's tick are the core's to time (`State.tickInterval`).
+    private var tickInterval: Double? { state.tickInterval(showsTime: adapters.status.showsTime) }
+    private var saveTickDue: Double? { state.saveTickDue(lastTick: times.lastTick) }
 
     /// When the loop must wake without an event: the next tick, core timer, panel step, watchdog
     /// ping, idle client to drop or one-a-second check of something that went away; nil: never.
@@ -325,10 +243,9 @@ public final class Runtime {
         if let tickInterval { deadlines.append(times.lastTick + tickInterval) }
         // The periodic save is decided on a tick: one falls due exactly then, not up to a tick late.
         if let save = saveTickDue { deadlines.append(save) }
-        if let panel = display?.nextDeadline { deadlines.append(panel) }
+        if let panel = adapters.display?.nextDeadline { deadlines.append(panel) }
         if let interval = notifier?.watchdogInterval { deadlines.append(readiness.lastPing + interval / 2) }
-        if let idle = faces.control?.nextDeadline { deadlines.append(idle) }
-        deadlines += faces.mpd?.nextDeadline() ?? []
+        deadlines += faces.deadlines
         if let job = jobs.nextDeadline { deadlines.append(job) }
         if needsMaintenance { deadlines.append(times.lastMaintain + 1) }
         return deadlines.min()
@@ -338,8 +255,7 @@ public final class Runtime {
     /// device that may be plugged in, a serial console to reopen, the music folder or a readable
     /// state file the core waits for.
     private var needsMaintenance: Bool {
-        sources.contains { $0.needsMaintenance }
-            || faces.console?.needsMaintenance == true
+        adapters.sources.contains { $0.needsMaintenance } || faces.needsMaintenance
             || state.awaitedMusicFolder != nil || state.stateUnreadable != nil
     }
 
@@ -348,22 +264,12 @@ public final class Runtime {
         let deadline = wait ? nextDeadline() : now
         let timeoutMs = deadline.map { Int32(max(0, min(Double(Int32.max), ($0 - now) * 1000)).rounded(.up)) } ?? -1
         var fds = [pollfd(fd: mailbox.fd, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: keys.closed ? -1 : keys.fd ?? -1, events: Int16(POLLIN), revents: 0)]
-        let sourceStart = fds.count
-        var owners: [EventSource] = []
-        for source in sources {
-            for fd in source.fds {
-                fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
-                owners.append(source)
-            }
-        }
-        let consoleIndex = fds.count
-        fds.append(faces.console?.pollFD() ?? pollfd(fd: -1, events: Int16(POLLIN), revents: 0))
-        let controlStart = fds.count
-        if let control = faces.control { fds += control.pollFDs() }
-        let mpdStart = fds.count
-        if let mpd = faces.mpd { fds += mpd.listener.pollFDs() }
+                   pollfd(fd: inputs.signals.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: inputs.keys.closed ? -1 : inputs.keys.fd ?? -1, events: Int16(POLLIN), revents: 0)]
+        let sourceStart = fds.count, (sourceFDs, owners) = adapters.pollFDs()
+        fds += sourceFDs
+        let facesStart = fds.count, (faceFDs, controlCount) = faces.pollFDs()
+        fds += faceFDs
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
         if n < 0 && errno != EINTR { log.error("poll: \(errnoText(errno))") }
         if fds[0].revents != 0 {
@@ -380,22 +286,20 @@ public final class Runtime {
             faces.mpd?.library?.trimIfDue()
         }
         if fds[1].revents != 0 { readSignals() }
-        if fds[2].revents != 0 { readKeys(fds[2].revents) }
+        if fds[2].revents != 0 { readKeys() }
         for (i, source) in owners.enumerated() where fds[sourceStart + i].revents != 0 {
             let events = source.read(fd: fds[sourceStart + i].fd)
             if !events.isEmpty { feedHeard() }
             for event in events { dispatch(event) }
         }
-        faces.control?.service(Array(fds[controlStart..<mpdStart]))
-        if let mpd = faces.mpd { mpd.listener.service(Array(fds[mpdStart...])) }
-        faces.console?.service(fds[consoleIndex].revents)
+        faces.service(fds[facesStart...], controlCount: controlCount)
         reapChildren()
         let after = clock()
-        display?.tick(now: after)
+        adapters.display?.tick(now: after)
         if after - times.lastMaintain >= 1 && needsMaintenance {
             times.lastMaintain = after
-            for source in sources { source.maintain() }
-            faces.console?.maintain()
+            for source in adapters.sources { source.maintain() }
+            faces.maintain()
             probeWhatTheCoreWaitsFor()
         }
         for (id, at) in times.timers where at <= after {
@@ -415,9 +319,7 @@ public final class Runtime {
         // Jobs handed over on this pass are watched from now; one without progress is given up.
         let end = clock()
         jobs.supervise(now: end)
-        faces.mpd?.supervise(now: end)
-        // Replies that came from a worker, and `idle` answers to what happened on this pass.
-        faces.mpd?.listener.sweep()
+        faces.endPass(now: end)
     }
 
     // At most once a second: the music's folder (a stick mounted, a share up) and a state file
@@ -426,13 +328,7 @@ public final class Runtime {
     private func probeWhatTheCoreWaitsFor() {
         if let folder = state.awaitedMusicFolder, isDirectory(folder) { dispatch(.musicAppeared) }
         if state.stateUnreadable != nil, let store = saving.store {
-            let loaded = store.load()
-            guard loaded.unreadable == nil else { return }
-            for m in loaded.messages { log.warning(m) }
-            log.info("the state file \(store.path) can be read again")
-            // The place it holds wins over what played meanwhile; then saving resumes.
-            for event in StartUp.events(for: loaded, restoreEmpty: false) { dispatch(event) }
-            dispatch(.stateFileUnreadable(nil))
+            for event in StartUp.readAgain(store, log: log) { dispatch(event) }
         }
     }
 
@@ -449,19 +345,11 @@ public final class Runtime {
             hooks.releaseColdPages?()
         case .workDone(let id, let result):
             jobs.workDone(id: id, result)
-        case .chunkRead(let id, let result):
-            faces.mpd?.chunkRead(id: id, result)
-        case .updateListed(let id, let groups, let problem):
-            faces.mpd?.updateListed(id: id, groups, problem: problem)
+        case .chunkRead, .updateListed:
+            faces.mpd?.settle(result)
         case .cards(let report):
-            cards?.settle(report, dispatch: dispatch, log: log, status: status)
+            control.cards?.settle(report, dispatch: dispatch, log: log, status: adapters.status)
         }
-    }
-
-    /// Calls `then` once every save handed to the writer since number `since` is finished, with
-    /// the error of the write that finished it; at once when there is none.
-    func afterSaves(since: UInt64, _ then: @escaping (_ error: String?) -> Void) {
-        if !saving.wait(since: since, then) { then(nil) }
     }
 
     /// Waits until the writer has finished every save handed over, then takes its results as
@@ -472,23 +360,20 @@ public final class Runtime {
         for result in mailbox.drainResults() { settle(result) }
     }
 
-    /// The number of the last save handed to the writer (0 without one).
-    var saveNumber: UInt64 { saving.number }
-
     func feedHeard() {
-        if let p = audio.position() { dispatch(.heard(playID: p.id, seconds: p.seconds)) }
+        if let p = adapters.audio.position() { dispatch(.heard(playID: p.id, seconds: p.seconds)) }
     }
 
     /// A stream's facts (buffering, titles, reconnecting) reach the core with the ticks, only when
     /// they changed: the core decides what to show and when to give up.
     func feedStream() {
-        guard let s = audio.streamStatus() else { return }
+        guard let s = adapters.audio.streamStatus() else { return }
         if let last = state.stream, last.playID == s.id, last.status == s.status { return }
         dispatch(.streamStatus(playID: s.id, s.status))
     }
 
     private func readSignals() {
-        for signal in signals.read() {
+        for signal in inputs.signals.read() {
             switch signal {
             case SIGTERM, SIGINT:
                 // The stop is bounded: whatever gets stuck from here, the process ends in 5 s.
@@ -507,7 +392,7 @@ public final class Runtime {
     /// SIGHUP's and the `reload` line's work: the cards map and the config file read again; the
     /// policy applies at once (what needs a restart is logged as such). The reply line.
     func reloadConfiguration() -> String {
-        cards?.reload()
+        control.cards?.reload()
         guard let reload = hooks.reload else {
             log.info("SIGHUP: this player has no configuration file to reload")
             return "error: this player has no configuration file to reload"
@@ -522,20 +407,15 @@ public final class Runtime {
         return "ok configuration reloaded"
     }
 
-    private func readKeys(_ revents: Int16) {
-        let (read, closedNow) = keys.read()
+    private func readKeys() {
+        let (read, closedNow) = inputs.keys.read()
         if closedNow { log.warning("terminal input closed; keys are off") }
-        for key in read {
-            if let event = KeyMap.event(for: key, settings: state.settings, seed: nextSeed()) {
-                feedHeard()
-                dispatch(event)
-            }
+        // Only the steps of the settings are read, and no key changes them.
+        for event in read.compactMap({ KeyMap.event(for: $0, settings: state.settings, seed: nextSeed()) }) {
+            feedHeard()
+            dispatch(event)
         }
     }
 
-    func nextSeed() -> UInt64 {
-        var g = SeededGenerator(seed: seedState)
-        seedState = g.next()
-        return seedState
-    }
+    func nextSeed() -> UInt64 { inputs.nextSeed() }
 }

@@ -2,8 +2,8 @@
 
 /// The loop's saves: the state file (`store`), its writer (off the loop), how far the saves
 /// handed over are finished, who waits for that, and how the last one went. Nil store and
-/// writer: this player saves nothing.
-struct SaveLedger {
+/// writer: this player saves nothing. A class: the loop and the faces' ports share it.
+final class SaveLedger {
     let store: StateStore?
     /// Writes the core's saves off the loop (nil without a state file).
     let writer: StateWriter?
@@ -23,14 +23,20 @@ struct SaveLedger {
 
     /// Has `then` wait until every save handed over since number `since` is finished; false
     /// (nothing kept) when none is outstanding: then it is due at once.
-    mutating func wait(since: UInt64, _ then: @escaping (_ error: String?) -> Void) -> Bool {
+    func wait(since: UInt64, _ then: @escaping (_ error: String?) -> Void) -> Bool {
         guard let writer, writer.lastNumber > since, writer.lastNumber > savedThrough else { return false }
         waiters.append((writer.lastNumber, then))
         return true
     }
 
+    /// Calls `then` once every save handed over since number `since` is finished, with the error
+    /// of the write that finished it; at once when there is none.
+    func after(since: UInt64, _ then: @escaping (_ error: String?) -> Void) {
+        if !wait(since: since, then) { then(nil) }
+    }
+
     /// Saves up to `through` are finished (at `at`, with `error`): the waiters now due, oldest first.
-    mutating func finished(through: UInt64, error: String?, at: Double) -> [(_ error: String?) -> Void] {
+    func finished(through: UInt64, error: String?, at: Double) -> [(_ error: String?) -> Void] {
         savedThrough = max(savedThrough, through)
         last = (at, error)
         let due = waiters.filter { $0.through <= savedThrough }

@@ -2,8 +2,8 @@
 import JukeboxCore
 import JukeboxSystem
 
-/// The facts a start (or a state file readable again) gives the core, from what the shell read
-/// and looked at: the core decides what follows from them.
+/// The facts a start (or a state file readable again, or a failed play) gives the core, from
+/// what the shell read and looked at: the core decides what follows from them.
 public enum StartUp {
     /// The events for a loaded state file, in order: that it cannot be read, or the music its
     /// current track lives in not being there, then the restore of a queue. An empty queue is
@@ -14,6 +14,41 @@ public enum StartUp {
         guard let snapshot = loaded.snapshot, restoreEmpty || !snapshot.tracks.isEmpty else { return [] }
         let current = snapshot.current.map { snapshot.tracks[$0].path }
         return (current.flatMap(missingFolder).map { [.musicMissing($0)] } ?? []) + [.restore(snapshot)]
+    }
+
+    /// The bookmarks event for `store`'s bookmarks file, its problems logged; none when it cannot
+    /// be read (then the core never saves over it).
+    static func bookmarks(_ store: StateStore, limit: Int, log: Log) -> [Event] {
+        let loaded = BookmarkFile.read(store.bookmarksPath, limit: limit)
+        for line in loaded.messages { log.warning(line) }
+        return loaded.bookmarks.map { [.bookmarksLoaded($0)] } ?? []
+    }
+
+    /// The events for a state file that could not be read, read again: none while it still cannot;
+    /// else the place it holds (which wins over what played meanwhile), then that saving resumes.
+    static func readAgain(_ store: StateStore, log: Log) -> [Event] {
+        let loaded = store.load()
+        guard loaded.unreadable == nil else { return [] }
+        for m in loaded.messages { log.warning(m) }
+        log.info("the state file \(store.path) can be read again")
+        return events(for: loaded, restoreEmpty: false) + [.stateFileUnreadable(nil)]
+    }
+
+    /// `event` with the facts a failed play carries about the current track's music (its stick,
+    /// the folders above it) when it carries none yet: the core decides on them (`MissingMusic`).
+    static func withFacts(_ event: Event, state: State, sources: [EventSource]) -> Event {
+        guard case .trackFailed(let id, let reason, nil) = event, let track = state.currentTrack,
+              let missing = missingMusic(of: track.info.path, sources: sources) else { return event }
+        return .trackFailed(playID: id, reason: reason, missing: missing)
+    }
+
+    /// What the file system says of `file`'s music when its play failed: the stick holding it
+    /// gone (asked of each `USBWatch` among `sources`), the outermost folder above it missing;
+    /// nil when both are there. Facts only: what they mean is the core's (`MissingMusic`).
+    public static func missingMusic(of file: String, sources: [EventSource]) -> MissingMusic? {
+        let stick = sources.lazy.compactMap { ($0 as? USBWatch)?.goneStick(holding: file) }.first
+        let folder = missingFolder(of: file)
+        return stick == nil && folder == nil ? nil : MissingMusic(goneStick: stick, goneFolder: folder)
     }
 
     /// The outermost folder on the way to `file`'s folder that is not there (`/srv/music` for

@@ -180,6 +180,15 @@ extension MPDFace {
         return job
     }
 
+    /// A worker's result for this face (`chunkRead`, `updateListed`); others are not its own.
+    func settle(_ result: Mailbox.Result) {
+        switch result {
+        case .chunkRead(let id, let chunk): chunkRead(id: id, chunk)
+        case .updateListed(let id, let groups, let problem): updateListed(id: id, groups, problem: problem)
+        default: break
+        }
+    }
+
     /// The folders of an update were listed (a mailbox result the loop hands over).
     /// A listing given up on (`problem`) ends its update with the index as it was.
     func updateListed(id: Int, _ groups: [[String]]?, problem: String?) {

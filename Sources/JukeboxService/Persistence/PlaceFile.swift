@@ -17,6 +17,8 @@ struct PlaceFile: Codable, Equatable {
     var queue: String
     var current: Int?
     var position: Double
+    /// The saved phase's text (`SavedPhase.rawValue`): a sidecar with another is damaged (`fits`),
+    /// as before the type, not skipped for the other slot.
     var phase: String
     var repeatMode: RepeatMode
     var volume: Int
@@ -35,7 +37,7 @@ struct PlaceFile: Codable, Equatable {
         queue = Self.hex(queueHash)
         current = snapshot.current
         position = snapshot.position
-        phase = snapshot.phase
+        phase = snapshot.phase.rawValue
         repeatMode = snapshot.repeatMode
         volume = snapshot.volume
         sequence = nil
@@ -87,13 +89,13 @@ struct PlaceFile: Codable, Equatable {
     /// queue file it names: another queue may be shorter).
     func fits(tracks: Int) -> Bool {
         (current.map { (0..<tracks).contains($0) } ?? true) && position.isFinite && position >= 0
-            && ["playing", "paused", "stopped"].contains(phase) && (0...100).contains(volume)
+            && SavedPhase(rawValue: phase) != nil && (0...100).contains(volume)
     }
 
     func apply(to snapshot: inout Snapshot) {
         snapshot.current = current
         snapshot.position = position
-        snapshot.phase = phase
+        snapshot.phase = SavedPhase(rawValue: phase) ?? .stopped
         snapshot.repeatMode = repeatMode
         snapshot.volume = volume
     }

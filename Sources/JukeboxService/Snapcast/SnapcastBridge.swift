@@ -192,28 +192,7 @@ struct BridgeProblem: Error, Equatable {
     init(_ message: String) { self.message = message }
 }
 
-/// Any JSON value (JSON-RPC's params are free-form).
-enum JSONValue: Decodable, Equatable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let v = try? c.decode(Bool.self) { self = .bool(v) }
-        else if let v = try? c.decode(Double.self) { self = .number(v) }
-        else if let v = try? c.decode(String.self) { self = .string(v) }
-        else if let v = try? c.decode([JSONValue].self) { self = .array(v) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
-    }
-
-    var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
-    var numberValue: Double? { if case .number(let n) = self { n } else { nil } }
-
+extension JSONValue {
     /// A request id as JSON text to echo back: a string (quoted again) or an integer.
     var idText: String? {
         switch self {
