@@ -64,6 +64,7 @@ public enum AudioWiring {
     public static func trackInfo(path: String) -> TrackInfo {
         let tags = TagReader.read(path: path)
         return TrackInfo(path: path, title: tags.title, artist: tags.artist, album: tags.album,
-                         trackNumber: tags.trackNumber, discNumber: tags.discNumber, duration: tags.durationSeconds)
+                         trackNumber: tags.trackNumber, discNumber: tags.discNumber, duration: tags.durationSeconds,
+                         chapters: tags.chapters.map { Chapter(start: $0.start, title: $0.title) })
     }
 }

@@ -119,6 +119,8 @@ enum CommandHarness {
             case .stop: return "stop"
             case .next: return "next"
             case .previous: return "prev"
+            case .nextFile: return "next --file"
+            case .previousFile: return "prev --file"
             case .clear: return "clear"
             case .playEntry(let at): return "play \(at + 1)"
             case .remove(let at): return "delete \(at + 1)"

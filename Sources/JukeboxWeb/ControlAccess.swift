@@ -14,7 +14,7 @@ public enum ControlAccess: Equatable, Sendable {
         switch command {
         case .intent(let event):
             switch event {
-            case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy, .setVolume, .changeVolume,
+            case .play, .pause, .togglePlayPause, .stop, .next, .previous, .nextFile, .previousFile, .seek, .seekBy, .setVolume, .changeVolume,
                  .setShuffle, .setRepeat, .playEntry, .remove, .move, .clear:
                 return .open
             case .sleepTimer:

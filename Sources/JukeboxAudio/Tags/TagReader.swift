@@ -15,8 +15,22 @@ public enum TagReader {
     public static func read(path: String) -> TrackTags {
         var tags = TrackTags()
         let taglibSeconds = readTagLib(path: path, into: &tags)
-        readSndfile(path: path, taglibSeconds: taglibSeconds, into: &tags)
+        if FileDecoder.isMP4(path) {
+            readMP4(path: path, into: &tags)
+        } else {
+            readSndfile(path: path, taglibSeconds: taglibSeconds, into: &tags)
+        }
         return tags
+    }
+
+    /// An MP4 file's exact length (what `MP4Decoder` plays) and its chapters, from the container.
+    private static func readMP4(path: String, into tags: inout TrackTags) {
+        guard let file = try? MP4File(path: path), let movie = try? MP4Movie.read(file) else { return }
+        let track = movie.track
+        let span = track.audioSpan(outputRate: Int(track.timescale))
+        let units = span.frames ?? max(0, Int64(clamping: track.table.duration) - span.skip)
+        if track.timescale > 0 { tags.durationSeconds = Double(units) / Double(track.timescale) }
+        tags.chapters = movie.chapters.map { ($0.start, TagText.clean($0.title)) }
     }
 
     /// The first picture embedded in the file at `path` (a cover in FLAC, ID3 or MP4 tags), nil

@@ -12,8 +12,17 @@ public struct TrackTags: Sendable, Equatable {
     public var trackNumber: Int?
     /// Disc number (nil on TagLib 1.x, whose C API cannot read it).
     public var discNumber: Int?
-    /// Playing time from libsndfile (frames / sample rate), exact for most formats.
+    /// Playing time from libsndfile (frames / sample rate), exact for most formats; for MP4 from
+    /// the container (the encoder's delay and padding not counted).
     public var durationSeconds: Double?
+    /// Chapters (start in seconds, title cleaned as every tag), empty when the file has none.
+    public var chapters: [(start: Double, title: String)] = []
+
+    public static func == (a: TrackTags, b: TrackTags) -> Bool {
+        a.title == b.title && a.artist == b.artist && a.album == b.album && a.trackNumber == b.trackNumber
+            && a.discNumber == b.discNumber && a.durationSeconds == b.durationSeconds
+            && a.chapters.elementsEqual(b.chapters, by: { $0.start == $1.start && $0.title == $1.title })
+    }
 
     /// Creates tags; all fields default to nil.
     public init(title: String? = nil, artist: String? = nil, album: String? = nil,

@@ -113,7 +113,8 @@ public struct DisplayFrame: Equatable, Sendable {
                 lines = [scroll(title, width: w, since: state.titleSince, now: now, moving: &moving), message.map { scroll($0, width: w, since: state.messageSince, now: now, moving: &moving) } ?? status]
             } else {
                 lines = [scroll(title, width: w, since: state.titleSince, now: now, moving: &moving),
-                         scroll(shown?.artist ?? "", width: w, since: state.titleSince, now: now, moving: &moving)]
+                         // An audiobook's chapter in place of its author (the album row keeps the book).
+                         scroll(state.currentChapter?.chapter.title ?? shown?.artist ?? "", width: w, since: state.titleSince, now: now, moving: &moving)]
                 if layout.rows >= 4 { lines.append(scroll(track?.info.album ?? "", width: w, since: state.titleSince, now: now, moving: &moving)) }
                 if let message { lines.append(scroll(message, width: w, since: state.messageSince, now: now, moving: &moving)) }
                 if layout.graphic, let duration = track?.info.duration, duration > 0 {

@@ -26,6 +26,8 @@ public struct StatusView: Equatable, Sendable {
     public var repeatMode: RepeatMode
     /// Why the player waits, or the last problem, or that nothing is saved, if any.
     public var message: String?
+    /// The chapter playing in a file with chapters: `3/40 Title`.
+    public var chapter: String?
 
     /// The view of `state`.
     public init(_ state: State) {
@@ -40,6 +42,7 @@ public struct StatusView: Equatable, Sendable {
         volume = state.volume
         shuffle = state.shuffle
         repeatMode = state.repeatMode
+        chapter = state.currentChapter.map { DisplayText.inert("\($0.index + 1)/\($0.count) \($0.chapter.title)") }
         let message: String?
         let music = state.musicMissing.map(State.waitingForMusic)
         switch state.phase {
@@ -68,6 +71,7 @@ public struct StatusView: Equatable, Sendable {
         if index == 0 { return "\(glyph) \(count) tracks queued  vol \(volume)" + (message.map { "  (\($0))" } ?? "") }
         var s = "\(glyph) \(title)"
         if let artist { s += " – \(artist)" }
+        if let chapter { s += "  ch \(chapter)" }
         s += "  \(elapsed) / \(duration)  [\(index)/\(count)]  vol \(volume)"
         if shuffle { s += "  shuffle" }
         if repeatMode != .off { s += "  repeat \(repeatMode.rawValue)" }

@@ -190,8 +190,12 @@ public enum ControlCommand: Equatable, Sendable {
         case "pause": return none(.intent(.pause))
         case "toggle": return none(.intent(.togglePlayPause))
         case "stop": return none(.intent(.stop))
-        case "next": return none(.intent(.next))
-        case "prev", "previous": return none(.intent(.previous))
+        case "next", "prev", "previous":
+            // `--file`: by track whatever its chapters (plain next/prev move by chapter in a file with chapters).
+            let forward = verb == "next"
+            if rest == ["--file"] { return .success(.intent(forward ? .nextFile : .previousFile)) }
+            guard rest.isEmpty else { return .failure(ControlError("usage: \(verb) [--file]")) }
+            return .success(.intent(forward ? .next : .previous))
         case "seek":
             guard rest.count == 1, let t = TimeFormat.parse(rest[0]) else {
                 return .failure(ControlError("usage: seek [+|-]m:ss"))

@@ -12,6 +12,8 @@ extension Event {
         case .stop: return "stop"
         case .next: return "next"
         case .previous: return "previous"
+        case .nextFile: return "next --file"
+        case .previousFile: return "previous --file"
         case .seek(let to): return "seek to " + TimeFormat.clock(to)
         case .seekBy(let by): return "seek " + (by < 0 ? "-" : "+") + TimeFormat.clock(abs(by))
         case .playEntry(let at): return "play entry \(at + 1)"

@@ -12,10 +12,15 @@ public enum Event: Equatable, Sendable {
     case togglePlayPause
     /// Stop and rewind the current track.
     case stop
-    /// Go to the next track in play order.
+    /// Go to the next chapter of a file with chapters, else the next track in play order.
     case next
-    /// Restart the track when more than the threshold was heard, else go to the previous track.
+    /// Restart the chapter (a file with chapters) or the track when more than the threshold was
+    /// heard of it, else go to the previous chapter or track.
     case previous
+    /// Go to the next track whatever its chapters (MPD's `next`: its clients think in songs).
+    case nextFile
+    /// `previous` by tracks only, whatever their chapters.
+    case previousFile
     /// Go to an absolute position in the current track (seconds; clamped to the track).
     case seek(to: Double)
     /// Move by a signed number of seconds (clamped to the track).

@@ -19,10 +19,14 @@ public struct TrackInfo: Equatable, Hashable, Sendable, Codable {
     public var discNumber: Int?
     /// Length in seconds when known (from the decoder, not the tag).
     public var duration: Double?
+    /// The file's chapters in order (an audiobook's), nil when it has none: next and previous then
+    /// move by chapter inside it. Kept in the state file (omitted when nil, so files without
+    /// chapters are written as before).
+    public var chapters: [Chapter]?
 
     /// Creates track info; `title` defaults to the file name without extension.
     public init(path: String, title: String? = nil, artist: String? = nil, album: String? = nil,
-                trackNumber: Int? = nil, discNumber: Int? = nil, duration: Double? = nil) {
+                trackNumber: Int? = nil, discNumber: Int? = nil, duration: Double? = nil, chapters: [Chapter]? = nil) {
         self.path = path
         self.title = (title?.isEmpty == false) ? title! : Paths.stem(path)
         self.artist = artist
@@ -30,7 +34,30 @@ public struct TrackInfo: Equatable, Hashable, Sendable, Codable {
         self.trackNumber = trackNumber
         self.discNumber = discNumber
         self.duration = duration
+        self.chapters = chapters?.isEmpty == false ? chapters : nil
     }
+}
+
+/// A chapter of a long file: where it starts (seconds) and its title (text from the file).
+public struct Chapter: Equatable, Hashable, Sendable, Codable {
+    public var start: Double
+    public var title: String
+    public init(start: Double, title: String) {
+        self.start = start
+        self.title = title
+    }
+}
+
+extension TrackInfo {
+    /// The chapter playing at `position` (its index), nil without chapters or before the first.
+    public func chapterIndex(at position: Double) -> Int? {
+        guard let chapters else { return nil }
+        return chapters.lastIndex { $0.start <= position + Self.chapterSlack }
+    }
+
+    /// Positions within this much of a chapter's start count as in it: a seek to a chapter lands
+    /// there, and the position the player then reports may be a few milliseconds short.
+    public static let chapterSlack = 0.05
 }
 
 /// One entry of the queue: track info with an identity that survives moves and removals.
@@ -63,5 +90,13 @@ public enum RepeatMode: String, Equatable, Sendable, Codable, CaseIterable {
         case .all: return .one
         case .one: return .off
         }
+    }
+}
+
+extension State {
+    /// The chapter playing, when the current track has chapters: its index, their count, itself.
+    public var currentChapter: (index: Int, count: Int, chapter: Chapter)? {
+        guard let info = currentTrack?.info, let chapters = info.chapters, let i = info.chapterIndex(at: position) else { return nil }
+        return (i, chapters.count, chapters[i])
     }
 }

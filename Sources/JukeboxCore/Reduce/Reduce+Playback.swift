@@ -14,6 +14,13 @@ extension State {
             }
         case .stop: stop(&step)
         case .next:
+            if phase != .stopped, let track = currentTrack, let chapters = track.info.chapters,
+               let i = track.info.chapterIndex(at: position), i + 1 < chapters.count {
+                seek(to: chapters[i + 1].start, &step)
+                return
+            }
+            intent(.nextFile, &step)
+        case .nextFile:
             guard let cursor else { return }
             if let target = skipTarget(from: cursor) {
                 go(to: target, &step)
@@ -21,6 +28,15 @@ extension State {
                 endOfQueue(&step)
             }
         case .previous:
+            if phase != .stopped, let track = currentTrack, let chapters = track.info.chapters,
+               let i = track.info.chapterIndex(at: position), i > 0 {
+                // As for tracks: more than the threshold heard restarts the chapter.
+                let into = position - chapters[i].start
+                seek(to: into > settings.previousRestartThreshold ? chapters[i].start : chapters[i - 1].start, &step)
+                return
+            }
+            intent(.previousFile, &step)
+        case .previousFile:
             guard let cursor else { return }
             // A live stream has no start to go back to: "previous" is the entry before it.
             if phase != .stopped && position > settings.previousRestartThreshold && !currentIsStream {

@@ -16,7 +16,7 @@ extension State {
     /// Applies one event without the after-step bookkeeping, so gestures can reuse intents.
     mutating func apply(_ event: Event, _ step: inout Step) {
         switch event {
-        case .play, .pause, .togglePlayPause, .stop, .next, .previous, .seek, .seekBy, .playEntry, .seekEntry:
+        case .play, .pause, .togglePlayPause, .stop, .next, .previous, .nextFile, .previousFile, .seek, .seekBy, .playEntry, .seekEntry:
             step.activity = true
             message = nil
             // What a person does gives every track another chance: the count that stops a queue

@@ -41,6 +41,17 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     /// `card assign --next`: waiting for a card, or which card got it (`CardsJSON.assignment`).
     public var cardAssign: CardAssignStatus?
 
+    /// The chapter playing in a file with chapters (an audiobook); nil otherwise.
+    public var chapter: ChapterStatus?
+
+    /// The chapter as `status --json` shows it: its number from 1, of how many, its title and start.
+    public struct ChapterStatus: Decodable, Equatable, Sendable {
+        public var index: Int
+        public var count: Int
+        public var title: String
+        public var start: Double
+    }
+
     /// `card assign --next` as `status --json` shows it.
     public struct CardAssignStatus: Decodable, Equatable, Sendable {
         /// `waiting`, `writing`, `done` or `failed`.
@@ -80,6 +91,9 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         message = StatusView(state).message
         newCard = state.cards.lastUnknown
         stream = track.map { Library.isStreamURL($0.info.path) } ?? false
+        if let info = track?.info, let chapters = info.chapters, let i = info.chapterIndex(at: state.position) {
+            chapter = ChapterStatus(index: i + 1, count: chapters.count, title: view(chapters[i].title) ?? "", start: chapters[i].start)
+        }
         cardAssign = state.cards.assignNext.map { CardAssignStatus(stage: $0.stage.rawValue, value: $0.value, card: $0.card, error: $0.error) }
         volumeMin = state.settings.volumeMin
         volumeMax = state.settings.volumeMax
@@ -106,6 +120,9 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
                 "{\"stage\":" + q(c.stage) + ",\"value\":" + q(CardsJSON.view(c.value)) + ",\"card\":" + str(c.card) + ",\"error\":" + str(c.error.map(CardsJSON.view)) + "}"
             } ?? "null"),
             "\"volumeMin\":" + (volumeMin.map { String($0) } ?? "null"), "\"volumeMax\":" + (volumeMax.map { String($0) } ?? "null"),
+            "\"chapter\":" + (chapter.map { c in
+                "{\"index\":\(c.index),\"count\":\(c.count),\"title\":" + q(c.title) + ",\"start\":" + num(c.start) + "}"
+            } ?? "null"),
         ]
         return "{" + fields.joined(separator: ",") + "}"
     }

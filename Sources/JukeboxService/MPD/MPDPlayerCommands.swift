@@ -37,8 +37,9 @@ extension MPDFace {
             }
         },
         MPDCommand("stop", 0...0) { face, loop, _, reply in face.intents([.stop], loop, reply) },
-        MPDCommand("next", 0...0) { face, loop, _, reply in face.intents([.next], loop, reply) },
-        MPDCommand("previous", 0...0) { face, loop, _, reply in face.intents([.previous], loop, reply) },
+        // By song whatever its chapters: an MPD client's playlist is songs.
+        MPDCommand("next", 0...0) { face, loop, _, reply in face.intents([.nextFile], loop, reply) },
+        MPDCommand("previous", 0...0) { face, loop, _, reply in face.intents([.previousFile], loop, reply) },
         MPDCommand("seekcur", 1...1) { face, loop, r, reply in
             let text = r.args[0]
             guard let t = face.seconds(text, reply) else { return }
