@@ -39,7 +39,7 @@ extension WebFaceTests {
         XCTAssertEqual(shown.status, 200, shown.body)
         XCTAssertTrue(shown.body.hasPrefix("{\"file\":\"\(path)\",\"settings\":[{\"key\":\"volumeMin\",\"value\":0,\"applies\":\"now\""), shown.body)
         XCTAssertTrue(shown.body.contains("{\"key\":\"volumeMax\",\"value\":90,"), shown.body)
-        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMin\":0,\"volumeMax\":90}"))
+        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMin\":0,\"volumeMax\":90,"))
 
         let before = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertTrue(before.hasSuffix("}"), before)
@@ -49,7 +49,7 @@ extension WebFaceTests {
         // The player's value for volumeMax replaced in place; volumeMin added at the end; the rest as it was.
         let after = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertEqual(after, String(before.replacingOccurrences(of: "\"volumeMax\":90", with: "\"volumeMax\":60").dropLast()) + ", \"volumeMin\": 10}")
-        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMin\":10,\"volumeMax\":60}"))
+        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMin\":10,\"volumeMax\":60,"))
         XCTAssertEqual(try ctl("vol", "95").status, 0)
         XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volume\":60,"), "the new limit holds")
 
@@ -114,11 +114,11 @@ extension WebFaceTests {
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.stderr.contains("the configuration was not reloaded"), refused.stdout + refused.stderr)
         XCTAssertTrue(try ctl("log", "5").stdout.contains("volumeMax: must be 0 to 100"))
-        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMax\":80}"))
+        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMax\":80,"))
         try Data(good.replacingOccurrences(of: "\"volumeMax\":80", with: "\"volumeMax\":70").utf8).write(to: URL(fileURLWithPath: path))
         let applied = try ctl("reload")
         XCTAssertEqual(applied.status, 0, applied.stderr)
         XCTAssertEqual(applied.stdout, "configuration reloaded\n")
-        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMax\":70}"))
+        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMax\":70,"))
     }
 }

@@ -100,7 +100,8 @@ final class WebLibraryTests: DaemonTestCase {
         XCTAssertEqual(empty.text, "{\"stations\":[],\"file\":\"\(dir!)/state/stations.m3u\"}")
         let list = "{\"stations\":[{\"name\":\"<img src=x onerror=alert(1)>\",\"url\":\"http://127.0.0.1:9/live.mp3\"}]}"
         XCTAssertEqual(try http("POST", "/api/stations/save", json: list).status, 401)
-        let signedIn = try http("POST", "/api/pin", json: "{\"pin\":\"2468\"}")
+        try setWebPin("2468", state: dir + "/state")
+        let signedIn = try http("POST", "/api/login", json: "{\"pin\":\"2468\"}")
         XCTAssertEqual(signedIn.status, 200, signedIn.text)
         let cookie = try XCTUnwrap(signedIn.headers["set-cookie"]?.split(separator: ";").first.map(String.init))
         let csrf = try XCTUnwrap(signedIn.text.split(separator: "\"").dropLast().last.map(String.init))
