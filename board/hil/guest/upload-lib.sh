@@ -26,15 +26,15 @@ web_http() {
   timeout 120 bash -c 'exec 3<>/dev/tcp/'"$WEB"'/80 || exit 1; printf "%s" "$1" >&3; [ -z "$2" ] || cat "$2" >&3; cat <&3' _ "$1" "${2:-}"
 }
 
-# web_sign_in: sets the PIN (first use) or signs in with it; sets WEB_COOKIE and WEB_CSRF.
+# web_sign_in: sets the PIN as the box's owner does (`jukebox web-pin`: the page cannot set it),
+# then signs in; sets WEB_COOKIE and WEB_CSRF.
 web_sign_in() {
   local body answer
+  printf '%s\n' "$WEB_PIN" | timeout 30 jukebox web-pin --config /etc/jukebox/config.json > /tmp/web-pin.log 2>&1 \
+    || { echo "HIL: jukebox web-pin failed: $(cat /tmp/web-pin.log)"; return 1; }
   body=/tmp/web-pin.json
   printf '{"pin":"%s"}' "$WEB_PIN" > "$body"
-  answer=$(web_http "$(printf 'POST /api/pin HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n' "$WEB" "$(stat -c %s "$body")")" "$body")
-  if ! grep -q '^HTTP/1.1 200' <<<"$answer"; then
-    answer=$(web_http "$(printf 'POST /api/login HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n' "$WEB" "$(stat -c %s "$body")")" "$body")
-  fi
+  answer=$(web_http "$(printf 'POST /api/login HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n' "$WEB" "$(stat -c %s "$body")")" "$body")
   WEB_COOKIE=$(grep -o 'jb_session=[0-9a-f]*' <<<"$answer" | head -n 1)
   WEB_CSRF=$(grep -o '"csrf":"[0-9a-f]*"' <<<"$answer" | head -n 1 | cut -d'"' -f4)
   [ -n "$WEB_COOKIE" ] && [ -n "$WEB_CSRF" ]
