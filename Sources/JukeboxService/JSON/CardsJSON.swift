@@ -30,11 +30,12 @@ public enum CardsJSON {
             entries.append(entry)
         }
         let settings = state.settings.cards
-        return "{\"cards\":[" + entries.joined(separator: ",") + "]" + (truncated ? ",\"truncated\":true" : "")
-            + ",\"secondSwipe\":" + q(settings.secondSwipe.rawValue) + ",\"onRemove\":" + q(settings.onRemove.rawValue)
-            + ",\"sameCardDelay\":" + number(settings.sameCardDelay)
-            + ",\"newCard\":" + (state.cards.lastUnknown.map(q) ?? "null")
-            + ",\"assignNext\":" + assignment(state.cards.assignNext) + "}"
+        // In parts: one long `+` chain is more than Swift 6.0's type checker takes in time.
+        let list: String = "{\"cards\":[" + entries.joined(separator: ",") + "]" + (truncated ? ",\"truncated\":true" : "")
+        let swipes: String = ",\"secondSwipe\":" + q(settings.secondSwipe.rawValue) + ",\"onRemove\":" + q(settings.onRemove.rawValue)
+        let delay: String = ",\"sameCardDelay\":" + number(settings.sameCardDelay)
+        let newCard: String = ",\"newCard\":" + (state.cards.lastUnknown.map(q) ?? "null")
+        return list + swipes + delay + newCard + ",\"assignNext\":" + assignment(state.cards.assignNext) + "}"
     }
 
     /// A waiting or finished `card assign --next` as a JSON object (`null` without one):
@@ -42,8 +43,9 @@ public enum CardsJSON {
     public static func assignment(_ next: NextCardAssignment?) -> String {
         guard let next else { return "null" }
         let q = JSONText.quoted
-        return "{\"stage\":" + q(next.stage.rawValue) + ",\"value\":" + q(view(next.value)) + ",\"card\":" + (next.card.map(q) ?? "null")
-            + ",\"error\":" + (next.error.map { q(view($0)) } ?? "null") + "}"
+        let card: String = next.card.map(q) ?? "null"
+        let error: String = next.error.map { q(view($0)) } ?? "null"
+        return "{\"stage\":" + q(next.stage.rawValue) + ",\"value\":" + q(view(next.value)) + ",\"card\":" + card + ",\"error\":" + error + "}"
     }
 
     /// An entry's `paths` or `command` field(s).
