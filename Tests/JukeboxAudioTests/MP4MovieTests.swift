@@ -92,14 +92,17 @@ final class MP4MovieTests: XCTestCase {
 
     func testNeroChaptersStz2Co64AndChunkRuns() throws {
         // 7 samples: chunks of 3, 3, then 1 (two runs); 4-bit sizes 1...7; 64-bit chunk offsets.
-        let stbl = Self.full("stts", Self.be32(1) + Self.be32(7) + Self.be32(1024))
-            + Self.full("stsc", Self.be32(2) + Self.be32(1) + Self.be32(3) + Self.be32(1) + Self.be32(3) + Self.be32(1) + Self.be32(1))
-            + Self.full("stz2", [0, 0, 0, 4] + Self.be32(7) + [0x12, 0x34, 0x56, 0x70])
-            + Self.full("co64", Self.be32(3) + Self.be64(1000) + Self.be64(1 << 33) + Self.be64(5000))
-        let chpl = Self.full("chpl", version: 1, Self.be32(0) + [3]
-            + Self.be64(0) + [5] + Array("First".utf8)
-            + Self.be64(600_000_000) + [2] + [0xff, 0x0a]  // bad UTF-8 kept as text
-            + Self.be64(300_000_000) + [1] + Array("B".utf8))  // out of order: sorted
+        let stts: [UInt8] = Self.full("stts", Self.be32(1) + Self.be32(7) + Self.be32(1024))
+        let runs: [UInt8] = Self.be32(2) + Self.be32(1) + Self.be32(3) + Self.be32(1)
+        let stsc: [UInt8] = Self.full("stsc", runs + Self.be32(3) + Self.be32(1) + Self.be32(1))
+        let stz2: [UInt8] = Self.full("stz2", [0, 0, 0, 4] + Self.be32(7) + [0x12, 0x34, 0x56, 0x70])
+        let co64: [UInt8] = Self.full("co64", Self.be32(3) + Self.be64(1000) + Self.be64(1 << 33) + Self.be64(5000))
+        let stbl = stts + stsc + stz2 + co64
+        // In parts: Swift 6.0's type checker gives up on one long chain of array literals.
+        let first: [UInt8] = Self.be64(0) + [5] + Array("First".utf8)
+        let third: [UInt8] = Self.be64(600_000_000) + [2] + [0xff, 0x0a]  // bad UTF-8 kept as text
+        let second: [UInt8] = Self.be64(300_000_000) + [1] + Array("B".utf8)  // out of order: sorted
+        let chpl = Self.full("chpl", version: 1, Self.be32(0) + [3] + first + third + second)
         let bytes = Self.movie(stbl: stbl, udta: chpl)
         let movie = try MP4Movie.read(MP4Bytes(bytes))
         XCTAssertEqual(movie.chapters, [MP4Chapter(start: 0, title: "First"), MP4Chapter(start: 30, title: "B"),
