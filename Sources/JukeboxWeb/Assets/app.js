@@ -3,6 +3,7 @@
 // send control lines (/api/control). No policy here: what is allowed, the limits and what happens
 // are the player's and the server's. Everything from outside is set as DOM text, never as markup.
 
+import { text, toolButton } from './dom.js';
 import { setupLibraryExtras, showCover } from './library-extras.js';
 import { setupRadio, loadRadio } from './radio.js';
 import { setupUpload, uploadView } from './upload.js';
@@ -23,7 +24,6 @@ let dragging = { position: false, volume: false };
 
 // ---- helpers
 
-function text(el, value) { el.textContent = value == null ? '' : String(value); }
 
 function clock(seconds) {
   if (seconds == null || !isFinite(seconds)) return '–:––';
@@ -123,17 +123,6 @@ function renderStatus() {
 
 // ---- queue
 
-function entryButton(label, title, handler, glyph) {
-  const b = document.createElement('button');
-  b.type = 'button';
-  b.className = 'tool';
-  b.setAttribute('aria-label', `${label}: ${title}`);
-  b.title = label;
-  text(b, glyph);
-  b.addEventListener('click', handler);
-  return b;
-}
-
 function renderQueue() {
   const list = $('queue');
   const entries = queue.entries || [];
@@ -157,13 +146,13 @@ function renderQueue() {
     jump.append(t, sub);
     jump.setAttribute('aria-label', `Play ${name}`);
     jump.addEventListener('click', () => control(`play ${e.position}`));
-    const up = entryButton('Move up', name, () => control(`move ${e.position} ${e.position - 1}`), '↑');
+    const up = toolButton('Move up', name, '↑', () => control(`move ${e.position} ${e.position - 1}`));
     up.dataset.role = 'up';
     up.disabled = i === 0;
-    const down = entryButton('Move down', name, () => control(`move ${e.position} ${e.position + 1}`), '↓');
+    const down = toolButton('Move down', name, '↓', () => control(`move ${e.position} ${e.position + 1}`));
     down.dataset.role = 'down';
     down.disabled = e.position === (queue.total ?? entries.length);
-    const remove = entryButton('Remove', name, () => control(`delete ${e.position}`), '✕');
+    const remove = toolButton('Remove', name, '✕', () => control(`delete ${e.position}`));
     remove.dataset.role = 'remove';
     li.append(jump, up, down, remove);
     return li;

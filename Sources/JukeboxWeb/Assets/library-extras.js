@@ -3,6 +3,8 @@
 // hands over its helpers. Everything from outside is DOM text; a cover is an <img> whose bytes
 // the server sniffed (JPEG or PNG), with the placeholder note shown until it loads or when none.
 
+import { toolButton } from './dom.js';
+
 let app = null;   // { api, control, text, clock, $ } from app.js
 
 /** Shows the cover of `path` (a track or a folder; nothing: the placeholder) in the `.cover` box. */
@@ -44,16 +46,7 @@ function row(label, sub, actions, href) {
   return li;
 }
 
-function tool(label, name, glyph, line) {
-  const b = document.createElement('button');
-  b.type = 'button';
-  b.className = 'tool';
-  b.setAttribute('aria-label', `${label}: ${name}`);
-  b.title = label;
-  app.text(b, glyph);
-  b.addEventListener('click', () => app.control(line));
-  return b;
-}
+function tool(label, name, glyph, line) { return toolButton(label, name, glyph, () => app.control(line)); }
 
 function renderResults(r) {
   const { text, $ } = app;

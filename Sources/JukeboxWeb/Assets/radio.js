@@ -3,6 +3,8 @@
 // added, edited, deleted (the whole list is sent; the server validates it and needs a session)
 // and played with the control line `load URL`. Names and URLs are shown as DOM text only.
 
+import { toolButton } from './dom.js';
+
 let app = null;        // { api, control, text, showError, $ } from app.js
 let stations = [];
 let editing = null;    // the index of the station in the form, null: a new one
@@ -14,17 +16,6 @@ export async function loadRadio() {
     const r = await app.api('GET', '/api/stations');
     if (r.ok) { stations = r.data.stations || []; render(); } else say(r.data.error || `The server answered ${r.code}`);
   } catch { say('The box did not answer'); }
-}
-
-function tool(label, name, glyph, handler) {
-  const b = document.createElement('button');
-  b.type = 'button';
-  b.className = 'tool';
-  b.setAttribute('aria-label', `${label}: ${name}`);
-  b.title = label;
-  app.text(b, glyph);
-  b.addEventListener('click', handler);
-  return b;
 }
 
 function render() {
@@ -44,9 +35,9 @@ function render() {
     play.append(t, sub);
     play.setAttribute('aria-label', `Play ${s.name}`);
     play.addEventListener('click', () => app.control(`load ${s.url}`));
-    const edit = tool('Edit', s.name, '✎', () => startEdit(i));
+    const edit = toolButton('Edit', s.name, '✎', () => startEdit(i));
     edit.dataset.role = 'edit';
-    const remove = tool('Delete', s.name, '✕', () => save(stations.filter((_, j) => j !== i), `Deleted ${s.name}.`));
+    const remove = toolButton('Delete', s.name, '✕', () => save(stations.filter((_, j) => j !== i), `Deleted ${s.name}.`));
     remove.dataset.role = 'delete';
     li.append(play, edit, remove);
     return li;

@@ -4,6 +4,8 @@
 // lists, the config's own code checks the values and its words are shown. Every value and name
 // from the box is set as DOM text.
 
+import { factItems } from './dom.js';
+
 let ctx = null;            // { api, text, showError } from app.js
 let loaded = null;         // the last /api/settings answer
 const $ = (id) => document.getElementById(id);
@@ -90,15 +92,7 @@ function render() {
     ['Card reader', loaded.rfid ? 'on' : 'off']];
   const buttons = Object.entries(loaded.buttons || {});
   facts.push(['Buttons', buttons.length ? buttons.map(([role, line]) => `${role}: ${line}`).join(', ') : 'none in the config']);
-  const items = [];
-  for (const [term, value] of facts) {
-    const dt = document.createElement('dt');
-    text(dt, term);
-    const dd = document.createElement('dd');
-    text(dd, value);
-    items.push(dt, dd);
-  }
-  $('settings-facts').replaceChildren(...items);
+  $('settings-facts').replaceChildren(...factItems(facts));
   $('settings-facts-box').hidden = false;
 }
 

@@ -3,6 +3,8 @@
 // last log lines) shown as DOM text; "Restart the player" sends the control line `restart` (the
 // player saves and exits for systemd to start it again; the page reconnects by itself).
 
+import { factItems } from './dom.js';
+
 let ctx = null;            // { api, text, control } from app.js
 const $ = (id) => document.getElementById(id);
 
@@ -53,15 +55,7 @@ export async function loadSystem() {
   ];
   for (const d of s.disks || []) facts.push(['Disk', `${size(d.freeBytes)} free of ${size(d.bytes)} (${d.folder})`]);
   for (const t of s.temperatures || []) facts.push([`Temperature (${t.zone})`, `${Number(t.celsius).toFixed(1)} °C`]);
-  const items = [];
-  for (const [term, value] of facts) {
-    const dt = document.createElement('dt');
-    text(dt, term);
-    const dd = document.createElement('dd');
-    text(dd, value);
-    items.push(dt, dd);
-  }
-  $('system-facts').replaceChildren(...items);
+  $('system-facts').replaceChildren(...factItems(facts));
   $('system-log').replaceChildren(...(r.data.log || []).map((line) => {
     const li = document.createElement('li');
     text(li, line);
