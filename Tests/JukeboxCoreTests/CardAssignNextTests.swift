@@ -23,16 +23,23 @@ final class CardAssignNextTests: XCTestCase {
         }, commands: [.startTimer(.cardAssign, after: 120), .render(status("stopped", message: "swipe a card now"))])
     }
 
+    /// A card swiped while `value` waits for one (a stopped player): the card (`read` as the reader
+    /// gave it, `card` as the map writes it) is not played; the shell is told to map it.
+    private func swipeWhileWaiting(_ h: CoreHarness, read: String, card: String, at time: Double, value: String,
+                                   file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.cardRead(id: read, at: time), file: file, line: line, {
+            $0.cards.lastReadID = card
+            $0.cards.lastReadAt = time
+            $0.cards.assignNext = NextCardAssignment(value: value, card: card, stage: .writing)
+            $0.message = nil
+            $0.shown = status("stopped")
+        }, commands: [.cancelTimer(.cardAssign), .assignCard(card: card, value: value), .render(status("stopped"))])
+    }
+
     func testTheNextSwipeOfAKnownCardIsMappedNotPlayedAndTheOutcomeIsKept() {
         let h = empty()
         arm(h, "/music/other")
-        h.send(.cardRead(id: "a1", at: 10), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 10
-            $0.cards.assignNext = NextCardAssignment(value: "/music/other", card: "A1", stage: .writing)
-            $0.message = nil
-            $0.shown = status("stopped")
-        }, commands: [.cancelTimer(.cardAssign), .assignCard(card: "A1", value: "/music/other"), .render(status("stopped"))])
+        swipeWhileWaiting(h, read: "a1", card: "A1", at: 10, value: "/music/other")
         // A result for another card or value is not this assignment's.
         h.send(.cardAssigned(card: "B2", value: "/music/other", error: nil), commands: [])
         h.send(.cardAssigned(card: "A1", value: "/music/other", error: nil), {
@@ -51,13 +58,7 @@ final class CardAssignNextTests: XCTestCase {
     func testAnUnknownCardGetsItAndAFailedWriteSaysWhy() {
         let h = empty()
         arm(h, "toggle")
-        h.send(.cardRead(id: "0099", at: 3), {
-            $0.cards.lastReadID = "0099"
-            $0.cards.lastReadAt = 3
-            $0.cards.assignNext = NextCardAssignment(value: "toggle", card: "0099", stage: .writing)
-            $0.message = nil
-            $0.shown = status("stopped")
-        }, commands: [.cancelTimer(.cardAssign), .assignCard(card: "0099", value: "toggle"), .render(status("stopped"))])
+        swipeWhileWaiting(h, read: "0099", card: "0099", at: 3, value: "toggle")
         h.send(.cardAssigned(card: "0099", value: "toggle", error: "/etc/cards.json: permission denied\nmore"), {
             $0.cards.assignNext = NextCardAssignment(value: "toggle", card: "0099", stage: .failed, error: "/etc/cards.json: permission denied\nmore")
             $0.message = "card 0099 not assigned: /etc/cards.json: permission denied"

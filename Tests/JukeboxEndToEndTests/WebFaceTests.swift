@@ -297,46 +297,16 @@ final class WebFaceTests: DaemonTestCase {
 
     // MARK: a small HTTP/1.1 client
 
-    struct Reply {
-        var status: Int
-        var headers: [String: String]
-        var body: String
-    }
+    typealias Reply = WebReply
 
     func http(_ method: String, _ path: String, json: String? = nil, body: String? = nil, contentType: String? = nil,
                       headers: [String: String] = [:], host: String? = nil) throws -> Reply {
-        let fd = try Self.connect(port: port)
-        defer { close(fd) }
         let payload = json ?? body
         var request = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n"
         if let type = json != nil ? "application/json" : contentType { request += "Content-Type: \(type)\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if let payload { request += "Content-Length: \(payload.utf8.count)\r\n" }
-        request += "\r\n" + (payload ?? "")
-        Self.send(fd, request)
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let end = Date().addingTimeInterval(10)
-        while Date() < end {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 100) >= 0 else { break }
-            if p.revents == 0 { continue }
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let parts = text.components(separatedBy: "\r\n\r\n")
-        let head = parts[0].components(separatedBy: "\r\n")
-        guard let statusLine = head.first, statusLine.hasPrefix("HTTP/1.1 "), let code = Int(statusLine.dropFirst(9).prefix(3)) else {
-            throw NSError(domain: "web", code: 1, userInfo: [NSLocalizedDescriptionKey: "no HTTP answer: \(text.debugDescription)"])
-        }
-        var fields: [String: String] = [:]
-        for line in head.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        return Reply(status: code, headers: fields, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+        return try WebClient.exchange(port: port, head: request + "\r\n", body: Array((payload ?? "").utf8))
     }
 
     static func connect(port: UInt16) throws -> Int32 {
@@ -355,15 +325,7 @@ final class WebFaceTests: DaemonTestCase {
         return fd
     }
 
-    static func send(_ fd: Int32, _ text: String) {
-        let bytes = Array(text.utf8)
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return }
-            sent += n
-        }
-    }
+    static func send(_ fd: Int32, _ text: String) { WebClient.send(fd, Array(text.utf8)) }
 
     /// `/api/events` held open, its text read as it comes.
     final class EventStreamClient {

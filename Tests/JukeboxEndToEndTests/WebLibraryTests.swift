@@ -52,7 +52,7 @@ final class WebLibraryTests: DaemonTestCase {
         for path in [music + "/A/a.wav", music + "/A"] {
             let r = try cover(path)
             XCTAssertEqual(r.status, 200, path)
-            XCTAssertEqual(r.body, Self.jpeg, path)
+            XCTAssertEqual(r.bytes, Self.jpeg, path)
             XCTAssertEqual(r.headers["content-type"], "image/jpeg")
             XCTAssertEqual(r.headers["cache-control"], "private, max-age=60")
             XCTAssertEqual(r.headers["x-content-type-options"], "nosniff")
@@ -60,19 +60,19 @@ final class WebLibraryTests: DaemonTestCase {
         let etag = try XCTUnwrap(try cover(music + "/A/a.wav").headers["etag"])
         let again = try cover(music + "/A/b.wav", ["If-None-Match": etag])
         XCTAssertEqual(again.status, 304)
-        XCTAssertEqual(again.body, [])
+        XCTAssertEqual(again.bytes, [])
         // A GIF named .png, a link out of the music folders, a path outside, one that does not
         // exist: no cover (the page shows its placeholder), and nothing told about what is outside.
         for path in [music + "/B/c.wav", music + "/C/d.wav", dir + "/secret.jpg", "/etc/passwd", music + "/none.wav", music + "/../secret.jpg"] {
             let r = try cover(path)
             XCTAssertEqual(r.status, 404, path)
-            XCTAssertEqual(String(decoding: r.body, as: UTF8.self), "{\"error\":\"no cover\"}", path)
+            XCTAssertEqual(String(decoding: r.bytes, as: UTF8.self), "{\"error\":\"no cover\"}", path)
         }
         XCTAssertEqual(try http("GET", "/api/cover?path=rel/a.wav").status, 400)
         XCTAssertEqual(try http("GET", "/api/cover?path=%2Fa%0Astop").status, 400)
         // An asset that is not UTF-8 is served as its bytes (it was decoded as text before).
         let icon = try http("GET", "/icon.png")
-        XCTAssertEqual(icon.body, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0xFF, 0x00, 0xC3, 0x28])
+        XCTAssertEqual(icon.bytes, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0xFF, 0x00, 0xC3, 0x28])
         XCTAssertEqual(icon.headers["content-type"], "image/png")
     }
 
@@ -122,57 +122,13 @@ final class WebLibraryTests: DaemonTestCase {
         XCTAssertTrue(load.stdout.contains("1 track loaded"), load.stdout + load.stderr)
     }
 
-    struct Reply {
-        var status: Int
-        var headers: [String: String]
-        var body: [UInt8]
-        var text: String { String(decoding: body, as: UTF8.self) }
-    }
+    typealias Reply = WebReply
 
     private func http(_ method: String, _ path: String, json: String? = nil, headers: [String: String] = [:]) throws -> Reply {
-        let fd = try WebFaceTests.connect(port: port)
-        defer { close(fd) }
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         if json != nil { request += "Content-Type: application/json\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if let json { request += "Content-Length: \(json.utf8.count)\r\n" }
-        request += "\r\n" + (json ?? "")
-        WebFaceTests.send(fd, request)
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let end = Date().addingTimeInterval(10)
-        while Date() < end {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 100) >= 0 else { break }
-            if p.revents == 0 { continue }
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let split = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else {
-            throw NSError(domain: "web", code: 1, userInfo: [NSLocalizedDescriptionKey: "no HTTP answer"])
-        }
-        let head = String(decoding: bytes[..<split], as: UTF8.self).components(separatedBy: "\r\n")
-        var body = Array(bytes[(split + 4)...])
-        var fields: [String: String] = [:]
-        for line in head.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        if fields["transfer-encoding"] == "chunked" { body = Self.unchunk(body) }
-        let code = Int(head[0].dropFirst(9).prefix(3)) ?? 0
-        return Reply(status: code, headers: fields, body: body)
-    }
-
-    static func unchunk(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [], i = 0
-        while i < bytes.count {
-            guard let lineEnd = (i..<bytes.count - 1).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }),
-                  let size = Int(String(decoding: bytes[i..<lineEnd], as: UTF8.self), radix: 16), size > 0 else { break }
-            out += bytes[(lineEnd + 2)..<min(bytes.count, lineEnd + 2 + size)]
-            i = lineEnd + 2 + size + 2
-        }
-        return out
+        return try WebClient.exchange(port: port, head: request + "\r\n", body: Array((json ?? "").utf8))
     }
 }

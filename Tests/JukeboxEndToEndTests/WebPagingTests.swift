@@ -92,30 +92,7 @@ final class WebPagingTests: DaemonTestCase {
         XCTAssertTrue(past.stdout.hasPrefix("{\"entries\":[],"), past.stdout)
     }
 
-    private struct Reply {
-        var status: Int
-        var body: String
-    }
-
-    private func get(_ path: String) throws -> Reply {
-        let fd = try WebFaceTests.connect(port: port)
-        defer { close(fd) }
-        WebFaceTests.send(fd, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let end = Date().addingTimeInterval(30)
-        while Date() < end {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 100) >= 0 else { break }
-            if p.revents == 0 { continue }
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let split = text.range(of: "\r\n\r\n"), text.hasPrefix("HTTP/1.1 "), let code = Int(text.dropFirst(9).prefix(3)) else {
-            throw NSError(domain: "web", code: 1, userInfo: [NSLocalizedDescriptionKey: "no HTTP answer: \(text.prefix(300).debugDescription)"])
-        }
-        return Reply(status: code, body: String(text[split.upperBound...]))
+    private func get(_ path: String) throws -> WebReply {
+        try WebClient.exchange(port: port, head: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n", timeout: 30)
     }
 }

@@ -175,7 +175,7 @@ final class WebUploadTests: DaemonTestCase {
         let head = "POST /api/upload?folder=\(encode(music + "/A"))&name=half.flac HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
             + "Content-Type: application/octet-stream\r\nCookie: \(cookie)\r\nX-CSRF-Token: \(csrf)\r\nContent-Length: \(flac.count)\r\n\r\n"
         WebFaceTests.send(fd, head)
-        sendBytes(fd, Array(flac.prefix(flac.count / 2)))
+        WebClient.send(fd, Array(flac.prefix(flac.count / 2)))
         // The temporary file is there while the upload runs: hidden, so the library never lists it.
         XCTAssertTrue(waitFor(10) { self.everything(self.music + "/A").contains { $0.hasPrefix(".upload-") } }, "\(everything(music))")
         XCTAssertEqual(everything(dir + "/state/web-uploads").count, 1)
@@ -190,7 +190,7 @@ final class WebUploadTests: DaemonTestCase {
         for i in 0..<3 {
             let fd = try WebFaceTests.connect(port: port)
             WebFaceTests.send(fd, head.replacingOccurrences(of: "half.flac", with: "run\(i).flac"))
-            sendBytes(fd, Array(flac.prefix(1000)))
+            WebClient.send(fd, Array(flac.prefix(1000)))
             open.append(fd)
         }
         XCTAssertTrue(waitFor(10) { self.everything(self.music + "/A").filter { $0.hasPrefix(".upload-") }.count == 3 })
@@ -204,7 +204,7 @@ final class WebUploadTests: DaemonTestCase {
         // file and its journal entry; the next start removes it.
         let cut = try WebFaceTests.connect(port: port)
         WebFaceTests.send(cut, head)
-        sendBytes(cut, Array(flac.prefix(5000)))
+        WebClient.send(cut, Array(flac.prefix(5000)))
         XCTAssertTrue(waitFor(10) { self.everything(self.music + "/A").contains { $0.hasPrefix(".upload-") } })
         kill(web!.process.processIdentifier, SIGKILL)
         _ = web!.wait(timeout: 5)
@@ -237,14 +237,14 @@ final class WebUploadTests: DaemonTestCase {
         defer { close(fd) }
         WebFaceTests.send(fd, "POST /api/upload?folder=\(encode(music + "/A"))&name=full.wav HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
             + "Content-Type: application/octet-stream\r\nConnection: close\r\nCookie: \(cookie)\r\nX-CSRF-Token: \(csrf)\r\nContent-Length: \(small.count)\r\n\r\n")
-        sendBytes(fd, Array(small.prefix(100_000)))
+        WebClient.send(fd, Array(small.prefix(100_000)))
         XCTAssertTrue(waitFor(10) { self.everything(self.music + "/A").contains { $0.hasPrefix(".upload-") } })
         // Something else fills the disk meanwhile.
         let filler = Glibc.open(music + "/filler", O_WRONLY | O_CREAT, 0o644)
         let block = [UInt8](repeating: 1, count: 1 << 20)
         while write(filler, block, block.count) > 0 {}
         close(filler)
-        sendBytes(fd, Array(small.dropFirst(100_000)))
+        WebClient.send(fd, Array(small.dropFirst(100_000)))
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         let end = Date().addingTimeInterval(20)
@@ -272,11 +272,7 @@ final class WebUploadTests: DaemonTestCase {
 
     // MARK: HTTP
 
-    struct Reply {
-        var status: Int
-        var headers: [String: String]
-        var body: String
-    }
+    typealias Reply = WebReply
 
     private func encode(_ s: String) -> String { encode(Array(s.utf8)) }
     private func encode(_ bytes: [UInt8]) -> String {
@@ -313,19 +309,8 @@ final class WebUploadTests: DaemonTestCase {
                         headers: headers, contentLength: contentLength)
     }
 
-    private func sendBytes(_ fd: Int32, _ bytes: [UInt8]) {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return }
-            sent += n
-        }
-    }
-
     private func http(_ method: String, _ path: String, body: [UInt8]? = nil, type: String? = nil, headers: [String: String] = [:],
                       contentLength: String?? = .none) throws -> Reply {
-        let fd = try WebFaceTests.connect(port: port)
-        defer { close(fd) }
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         if let type { request += "Content-Type: \(type)\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
@@ -333,31 +318,6 @@ final class WebUploadTests: DaemonTestCase {
         case .none: if let body { request += "Content-Length: \(body.count)\r\n" }
         case .some(let given): if let given { request += "Content-Length: \(given)\r\n" }
         }
-        request += "\r\n"
-        WebFaceTests.send(fd, request)
-        if let body { sendBytes(fd, body) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let end = Date().addingTimeInterval(20)
-        while Date() < end {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 100) >= 0 else { break }
-            if p.revents == 0 { continue }
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let parts = text.components(separatedBy: "\r\n\r\n")
-        let head = parts[0].components(separatedBy: "\r\n")
-        guard let statusLine = head.first, statusLine.hasPrefix("HTTP/1.1 "), let code = Int(statusLine.dropFirst(9).prefix(3)) else {
-            throw NSError(domain: "web", code: 1, userInfo: [NSLocalizedDescriptionKey: "no HTTP answer: \(text.debugDescription)"])
-        }
-        var fields: [String: String] = [:]
-        for line in head.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        return Reply(status: code, headers: fields, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+        return try WebClient.exchange(port: port, head: request + "\r\n", body: body ?? [], timeout: 20)
     }
 }

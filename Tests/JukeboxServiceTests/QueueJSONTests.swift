@@ -31,7 +31,7 @@ final class QueueJSONTests: XCTestCase {
     func testFollowingNextReachesEveryEntryOnceAndEachPageStaysWithinTheBudget() throws {
         let seed = UInt64.random(in: 0...UInt64.max)
         print("QueueJSONTests seed: \(seed)")
-        var rng = SeededRandom(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         let pieces = ["a", "é", "日本", "🎵", "\"", "\\", "\n", "\u{202E}", " ", "x"]
         var state = State()
         let count = 300
@@ -78,18 +78,5 @@ final class QueueJSONTests: XCTestCase {
         XCTAssertEqual(entries[0]["shortened"] as? String, "the entry is longer than one reply")
         XCTAssertTrue((entries[0]["title"] as? String)?.hasSuffix("…") == true)
         XCTAssertNil(object["next"])
-    }
-}
-
-/// SplitMix64, for the randomized tests (the seed printed).
-private struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
