@@ -32,10 +32,10 @@ final class MP4Decoder: PCMSource {
     /// The audio in media frames at the output rate: `[audioStart, audioEnd)`.
     private var audioStart: Int64 = 0
     private var audioEnd: Int64 = 0
-    /// Decoded bytes not yet delivered, interleaved, and the coded sample they came from.
+    /// Decoded bytes not yet delivered, interleaved, and the start time of the coded sample they came from.
     private var pending: [UInt8] = []
     private var pendingAt = 0
-    private var pendingSample = 0
+    private var pendingTime: UInt64 = 0
     /// Frames before this media frame are dropped (the audio's start, or a seek's target).
     private var wanted: Int64 = 0
     /// Bad coded samples in a row, and the last complaint.
@@ -98,7 +98,7 @@ final class MP4Decoder: PCMSource {
 
     /// Decodes one coded sample into `pending` (placed at its start time); its rate and channels
     /// when it gave frames. A damaged sample gives nothing and is counted.
-    private func decode(_ sample: (offset: UInt64, size: Int)) -> (rate: Int, channels: Int)? {
+    private func decode(_ sample: (offset: UInt64, size: Int, start: UInt64)) -> (rate: Int, channels: Int)? {
         guard sample.size > 0, sample.size <= Self.maxSampleBytes else {
             badInARow += 1
             lastError = "a frame of \(sample.size) bytes"
@@ -110,7 +110,7 @@ final class MP4Decoder: PCMSource {
             badInARow = 0
             pending = decoded.pcm
             pendingAt = 0
-            pendingSample = reader.index - 1
+            pendingTime = sample.start
             return (decoded.rate, decoded.channels)
         } catch {
             badInARow += 1
@@ -121,19 +121,7 @@ final class MP4Decoder: PCMSource {
 
     /// The media frame (at the output rate) of the first frame in `pending`: its coded sample's
     /// start time.
-    private var pendingFrame: Int64 { Self.scaled(mediaTime(ofSample: pendingSample), rate: format.sampleRate, timescale: track.timescale) }
-
-    /// The start of coded sample `index` in the track's timescale.
-    private func mediaTime(ofSample index: Int) -> UInt64 {
-        var left = index
-        var time: UInt64 = 0
-        for run in track.table.durations where left > 0 {
-            let n = min(left, Int(run.count))
-            time += UInt64(n) * UInt64(run.delta)
-            left -= n
-        }
-        return time
-    }
+    private var pendingFrame: Int64 { Self.scaled(pendingTime, rate: format.sampleRate, timescale: track.timescale) }
 
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard failure == nil, frames > 0 else { return 0 }
@@ -158,7 +146,7 @@ final class MP4Decoder: PCMSource {
                 written += n
                 continue
             }
-            let next: (offset: UInt64, size: Int)?
+            let next: (offset: UInt64, size: Int, start: UInt64)?
             do throws(MP4Error) { next = try reader.next() } catch {
                 failure = DecodeError(path: path, reason: error.reason)
                 return written

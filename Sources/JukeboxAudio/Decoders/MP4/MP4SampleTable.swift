@@ -25,8 +25,8 @@ public struct MP4SampleTable: Equatable {
 
     /// Most entries kept in memory per table: far beyond a 24-hour file (1.4 million AAC frames in
     /// 9 hours use a handful of `stts` entries and ~32,000 chunks), and it bounds what a crafted
-    /// file makes the player allocate.
-    static let maxEntries = 1 << 22
+    /// file makes the player allocate (12 MiB for `stsc`).
+    static let maxEntries = 1 << 20
 
     public static func == (a: MP4SampleTable, b: MP4SampleTable) -> Bool {
         a.durations.elementsEqual(b.durations, by: { $0 == $1 }) && a.chunkRuns.elementsEqual(b.chunkRuns, by: { $0 == $1 })
@@ -153,8 +153,8 @@ public struct MP4SampleTable: Equatable {
         return (sampleCount, start)
     }
 
-    /// Where sample `index` begins: its chunk and its number within the chunk.
-    func chunk(of index: Int) -> (chunk: Int, first: Int)? {
+    /// Where sample `index` begins: its chunk, the chunk's first sample and its `chunkRuns` entry.
+    func chunk(of index: Int) -> (chunk: Int, first: Int, run: Int)? {
         var sample = 0
         for (i, run) in chunkRuns.enumerated() {
             guard run.firstChunk < chunkOffsets.count else { break }
@@ -162,7 +162,7 @@ public struct MP4SampleTable: Equatable {
             let inRun = (next - run.firstChunk) * run.samplesPerChunk
             if index < sample + inRun {
                 let k = (index - sample) / run.samplesPerChunk
-                return (run.firstChunk + k, sample + k * run.samplesPerChunk)
+                return (run.firstChunk + k, sample + k * run.samplesPerChunk, i)
             }
             sample += inRun
         }
@@ -175,9 +175,14 @@ public struct MP4SampleTable: Equatable {
 public struct MP4SampleReader {
     public let table: MP4SampleTable
     private let source: MP4ByteSource
-    /// The next sample `next()` gives.
+    /// The next sample `next()` gives, its file offset and its start time (the timescale's units).
     public private(set) var index = 0
     private var offset: UInt64 = 0
+    private var time: UInt64 = 0
+    /// Cursors into the tables, so that each sample costs the same whatever their length (a
+    /// crafted file may have millions of runs: a walk from the start per sample would never end).
+    private var chunk = 0, run = 0, leftInChunk = 0
+    private var durationRun = 0, leftInDuration = 0
     private var window: [UInt32] = []
     private var windowStart = 0
 
@@ -193,23 +198,55 @@ public struct MP4SampleReader {
     /// Positions the reader at sample `index` (the count: at the end).
     public mutating func seek(toSample target: Int) throws(MP4Error) {
         index = max(0, min(target, table.sampleCount))
-        guard index < table.sampleCount, let (chunk, first) = table.chunk(of: index) else { return }
+        // The start time and the duration run: one walk of the runs.
+        time = 0
+        durationRun = table.durations.count
+        leftInDuration = 0
+        var before = 0
+        for (i, entry) in table.durations.enumerated() {
+            let n = Int(entry.count)
+            if index < before + n {
+                durationRun = i
+                leftInDuration = before + n - index
+                time += UInt64(index - before) * UInt64(entry.delta)
+                break
+            }
+            before += n
+            time += UInt64(n) * UInt64(entry.delta)
+        }
+        guard index < table.sampleCount, let place = table.chunk(of: index) else { return }
+        chunk = place.chunk
+        run = place.run
+        leftInChunk = table.chunkRuns[run].samplesPerChunk - (index - place.first)
         offset = table.chunkOffsets[chunk]
-        for i in first..<index { offset += UInt64(try size(of: i)) }
+        for i in place.first..<index { offset += UInt64(try size(of: i)) }
     }
 
-    /// The next sample's file offset and size, or nil after the last.
-    public mutating func next() throws(MP4Error) -> (offset: UInt64, size: Int)? {
+    /// The next sample's file offset, size and start time (the track's timescale), or nil after
+    /// the last.
+    public mutating func next() throws(MP4Error) -> (offset: UInt64, size: Int, start: UInt64)? {
         guard index < table.sampleCount else { return nil }
         let size = Int(try size(of: index))
-        let here = offset
+        let here = (offset, size, time)
         index += 1
-        if index < table.sampleCount, let (chunk, first) = table.chunk(of: index), first == index {
-            offset = table.chunkOffsets[chunk]
-        } else {
-            offset += UInt64(size)
+        if durationRun < table.durations.count {
+            time += UInt64(table.durations[durationRun].delta)
+            leftInDuration -= 1
+            while leftInDuration <= 0, durationRun < table.durations.count {
+                durationRun += 1
+                leftInDuration = durationRun < table.durations.count ? Int(table.durations[durationRun].count) : 0
+            }
         }
-        return (here, size)
+        leftInChunk -= 1
+        if leftInChunk > 0 {
+            offset += UInt64(size)
+        } else {
+            chunk += 1
+            if run + 1 < table.chunkRuns.count, table.chunkRuns[run + 1].firstChunk <= chunk { run += 1 }
+            leftInChunk = table.chunkRuns[run].samplesPerChunk
+            offset = chunk < table.chunkOffsets.count ? table.chunkOffsets[chunk] : offset + UInt64(size)
+        }
+        return here
     }
 
     private mutating func size(of i: Int) throws(MP4Error) -> UInt32 {

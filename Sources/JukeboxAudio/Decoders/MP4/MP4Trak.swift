@@ -125,14 +125,11 @@ extension MP4Chapter {
         guard let table = track.table, track.timescale > 0 else { return [] }
         var reader = try MP4SampleReader(table, source: source)
         var chapters: [MP4Chapter] = []
-        var time: UInt64 = 0
-        var durations = table.durations.flatMap { Array(repeating: UInt64($0.delta), count: Int(min($0.count, UInt32(maxCount)))) }.makeIterator()
         while chapters.count < maxCount, let sample = try reader.next() {
             let bytes = try source.read(at: sample.offset, count: min(sample.size, 2 + maxTitleBytes * 2))
             var c = MP4Cursor(bytes, box: "text")
             let length = min(Int(try c.u16()), c.remaining)
-            chapters.append(MP4Chapter(start: Double(time) / Double(track.timescale), title: cleanTitle(try c.take(length))))
-            time += durations.next() ?? 0
+            chapters.append(MP4Chapter(start: Double(sample.start) / Double(track.timescale), title: cleanTitle(try c.take(length))))
         }
         return ordered(chapters)
     }
