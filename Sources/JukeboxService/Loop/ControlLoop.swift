@@ -186,8 +186,8 @@ protocol LoopCore: AnyObject {
     func dispatch(_ event: Event)
     /// A fresh shuffle seed.
     func nextSeed() -> UInt64
-    /// `reload` (SIGHUP's work): the reply line.
-    func reloadConfiguration() -> String
+    /// Tells systemd about reloading (`reload`, SIGHUP).
+    var notifier: SystemdNotifier? { get }
     /// `restart`: save, stop, exit for systemd to start the player again; the reply line.
     func restartPlayer() -> String
 }
@@ -226,6 +226,8 @@ final class ControlPort: ControlLoop {
     var diagnostics: (() -> [String])?
     /// The cards map's worker (`Runtime.watchCards`); nil: no cards map.
     var cards: CardMapWorker?
+    /// Re-reads the configuration (SIGHUP, `reload`): the new settings, or nil after logging why not.
+    var reload: (() -> Settings?)?
     /// The control socket's face, if a socket is open.
     var control: ControlFace? { didSet { control?.loop = self } }
     /// The serial console's face, if one is configured.
@@ -350,7 +352,23 @@ final class ControlPort: ControlLoop {
         console?.stream(line)
     }
 
-    func reloadConfiguration() -> String { core.reloadConfiguration() }
+    /// SIGHUP's and the `reload` line's work: the cards map and the config file read again; the
+    /// policy applies at once (what needs a restart is logged as such). The reply line.
+    func reloadConfiguration() -> String {
+        cards?.reload()
+        guard let reload else {
+            log.info("SIGHUP: this player has no configuration file to reload")
+            return "error: this player has no configuration file to reload"
+        }
+        core.notifier?.reloading()
+        defer { core.notifier?.readyAgain() }
+        guard let settings = reload() else {
+            return "error: the configuration was not reloaded; the log says why (log 5)"
+        }
+        core.dispatch(.reconfigured(settings))
+        log.info("SIGHUP: configuration reloaded")
+        return "ok configuration reloaded"
+    }
     func restartPlayer() -> String { core.restartPlayer() }
 
     func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool {

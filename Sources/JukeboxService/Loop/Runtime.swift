@@ -50,7 +50,7 @@ public final class Runtime: LoopCore {
     public var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)? { get { jobs.readPicture } set { jobs.readPicture = newValue } }
     public var diagnostics: (() -> [String])? { get { control.diagnostics } set { control.diagnostics = newValue } }
     public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
-    public var reload: (() -> Settings?)? { get { hooks.reload } set { hooks.reload = newValue } }
+    public var reload: (() -> Settings?)? { get { control.reload } set { control.reload = newValue } }
     public var version: String { get { control.version } set { control.version = newValue } }
     /// The music folders `ls --json` lists (`LibraryListing`).
     public var musicFolders: [String] { get { control.musicFolders } set { control.musicFolders = newValue } }
@@ -374,37 +374,15 @@ public final class Runtime: LoopCore {
 
     private func readSignals() {
         for signal in inputs.signals.read() {
-            switch signal {
-            case SIGTERM, SIGINT:
-                // The stop is bounded: whatever gets stuck from here, the process ends in 5 s.
-                ShutdownWatchdog.shared.arm(signal == SIGTERM ? "SIGTERM" : "SIGINT")
-                log.info("signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): saving and stopping")
-                feedHeard()
-                dispatch(.quit)
-            case SIGHUP:
-                _ = reloadConfiguration()
-            default:
-                break
-            }
+            if signal == SIGHUP { _ = control.reloadConfiguration() }
+            guard signal == SIGTERM || signal == SIGINT else { continue }
+            let name = signal == SIGTERM ? "SIGTERM" : "SIGINT"
+            // The stop is bounded: whatever gets stuck from here, the process ends in 5 s.
+            ShutdownWatchdog.shared.arm(name)
+            log.info("signal \(name): saving and stopping")
+            feedHeard()
+            dispatch(.quit)
         }
-    }
-
-    /// SIGHUP's and the `reload` line's work: the cards map and the config file read again; the
-    /// policy applies at once (what needs a restart is logged as such). The reply line.
-    func reloadConfiguration() -> String {
-        control.cards?.reload()
-        guard let reload = hooks.reload else {
-            log.info("SIGHUP: this player has no configuration file to reload")
-            return "error: this player has no configuration file to reload"
-        }
-        readiness.notifier?.reloading()
-        defer { readiness.notifier?.readyAgain() }
-        guard let settings = reload() else {
-            return "error: the configuration was not reloaded; the log says why (log 5)"
-        }
-        dispatch(.reconfigured(settings))
-        log.info("SIGHUP: configuration reloaded")
-        return "ok configuration reloaded"
     }
 
     private func readKeys() {

@@ -138,6 +138,4 @@ struct Hooks {
     /// Gives back memory that start-up or a batch of tags touched once (`ColdPages.release`); called
     /// after each track start and after each batch of tags read, when most of that is done with.
     var releaseColdPages: (() -> Void)?
-    /// Re-reads the configuration for SIGHUP: the new settings, or nil after logging why not.
-    var reload: (() -> Settings?)?
 }
