@@ -120,9 +120,8 @@ public enum SnapcastBridge {
     /// always there (snapserver 0.26 reads it unguarded once it has none).
     public static func properties(status: String?) -> String {
         guard let status, let s = PlayerStatusJSON(text: status) else {
-            return "{\"playbackStatus\":\"stopped\",\"loopStatus\":\"none\",\"shuffle\":false,\"volume\":0,\"position\":0,"
-                + "\"canGoNext\":false,\"canGoPrevious\":false,\"canPlay\":false,\"canPause\":false,\"canSeek\":false,"
-                + "\"canControl\":false,\"metadata\":{}}"
+            return properties(playback: "stopped", loop: "none", shuffle: false, volume: 0, position: .integer(0),
+                              hasTracks: false, canSeek: false, canControl: false, metadata: []).text
         }
         let playback = switch s.phase {
         case "playing", "waiting": "playing"
@@ -134,24 +133,33 @@ public enum SnapcastBridge {
         case "all": "playlist"
         default: "none"
         }
-        let hasTracks = s.count > 0
-        var metadata: [String] = []
-        if let title = s.title { metadata.append("\"title\":" + JSONText.quoted(title)) }
-        if let artist = s.artist { metadata.append("\"artist\":[" + JSONText.quoted(artist) + "]") }
-        if let album = s.album { metadata.append("\"album\":" + JSONText.quoted(album)) }
-        if let duration = s.duration, duration.isFinite { metadata.append("\"duration\":\(duration)") }
+        var metadata: [JSONValue.Field] = []
+        if let title = s.title { metadata.append(.init("title", .string(title))) }
+        if let artist = s.artist { metadata.append(.init("artist", .array([.string(artist)]))) }
+        if let album = s.album { metadata.append(.init("album", .string(album))) }
+        if let duration = s.duration, duration.isFinite { metadata.append(.init("duration", .number(duration))) }
         // snapserver 0.26 knows `url`, not the `file` its documentation lists (it warns at each one).
         // A stream's URL is already one (percent-encoding it as a path would make `file://http%3A//…`).
-        if let path = s.path { metadata.append("\"url\":" + JSONText.quoted(Library.isStreamURL(path) ? path : fileURL(path))) }
-        if let index = s.index { metadata.append("\"trackId\":" + JSONText.quoted(String(index))) }
+        if let path = s.path { metadata.append(.init("url", .string(Library.isStreamURL(path) ? path : fileURL(path)))) }
+        if let index = s.index { metadata.append(.init("trackId", .string(String(index)))) }
         let position = s.position.map { $0.isFinite ? max(0, $0) : 0 } ?? 0
-        let fields = [
-            "\"playbackStatus\":\"\(playback)\"", "\"loopStatus\":\"\(loop)\"", "\"shuffle\":\(s.shuffle)",
-            "\"volume\":\(s.volume)", "\"position\":\(position)", "\"canGoNext\":\(hasTracks)", "\"canGoPrevious\":\(hasTracks)",
-            "\"canPlay\":\(hasTracks)", "\"canPause\":\(hasTracks)", "\"canSeek\":\(s.duration != nil)", "\"canControl\":true",
-            "\"metadata\":{" + metadata.joined(separator: ",") + "}",
+        return properties(playback: playback, loop: loop, shuffle: s.shuffle, volume: s.volume, position: .number(position),
+                          hasTracks: s.count > 0, canSeek: s.duration != nil, canControl: true, metadata: metadata).text
+    }
+
+    /// The properties object, its fields in snapserver's documented order.
+    private static func properties(playback: String, loop: String, shuffle: Bool, volume: Int, position: JSONValue,
+                                   hasTracks: Bool, canSeek: Bool, canControl: Bool, metadata: [JSONValue.Field]) -> JSONValue {
+        let state: [JSONValue.Field] = [
+            .init("playbackStatus", .string(playback)), .init("loopStatus", .string(loop)), .init("shuffle", .bool(shuffle)),
+            .init("volume", .integer(volume)), .init("position", position),
         ]
-        return "{" + fields.joined(separator: ",") + "}"
+        let abilities: [JSONValue.Field] = [
+            .init("canGoNext", .bool(hasTracks)), .init("canGoPrevious", .bool(hasTracks)), .init("canPlay", .bool(hasTracks)),
+            .init("canPause", .bool(hasTracks)), .init("canSeek", .bool(canSeek)), .init("canControl", .bool(canControl)),
+            .init("metadata", .fields(metadata)),
+        ]
+        return .fields(state + abilities)
     }
 
     /// `file://` and the path, every byte but unreserved ones and `/` percent-encoded (RFC 3986).

@@ -132,6 +132,8 @@ install)
   pgrep -x jukebox >/dev/null && note "--uninstall left jukebox running (pid $(pgrep -x jukebox))"
   # What --uninstall keeps and says to remove by hand: the package starts from a clean box.
   rm -r /etc/jukebox /var/lib/jukebox || note "removing the kept config and state failed"
+  # install.sh made /srv/music (still empty) group jukebox; after userdel that gid names nothing.
+  rmdir /srv/music || note "removing the kept, empty /srv/music failed: $(ls -la /srv/music 2>&1)"
   userdel jukebox || note "userdel jukebox failed"
   finish "install.sh: $(grep -c '^  +' /tmp/install.log) steps, service active as $user; --uninstall: binary and unit gone ($(since "$t") s)"
 
@@ -164,6 +166,9 @@ install)
   snd_ino=$(printf '%x' "$(stat -c %i /dev/snd)")
   grep -qs "inotify wd:[0-9]* ino:$snd_ino " "/proc/$(prop MainPID)/fdinfo/"* \
     || note "the service does not watch /dev/snd (no inotify watch on inode $snd_ino): $(journalctl -b -u jukebox.service -o cat | grep -i watch | tail -n 2)"
+  # systemd says so on every start when the unit's mode and the package's differ.
+  ! journalctl -b -u jukebox.service -o cat | grep -q "already exists but the mode is different" \
+    || note "systemd: $(journalctl -b -u jukebox.service -o cat | grep -m 1 "already exists but the mode is different")"
   finish "apt install ./$deb: $VERSION, enabled and started (${took} s); conffile edited; /dev/snd watched; $(prop StatusText)"
 
   # The web app as the .deb installs it: jukebox-web.socket listens on port 80 and nothing runs
