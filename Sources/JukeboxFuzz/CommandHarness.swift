@@ -148,6 +148,7 @@ enum CommandHarness {
         case .queue(let page): return "queue \(page)"
         case .queueJSON(let from): return "queue --json \(from)"
         case .lsJSON(let path, let from): return "ls --json --from \(from)" + (path.map { " " + $0 } ?? "")
+        case .libraryUpdate(let path): return "update" + (path.map { " " + $0 } ?? "")
         case .searchJSON(let text): return "search --json " + text
         case .add(let path): return "add " + path
         case .load(let path): return "load " + path

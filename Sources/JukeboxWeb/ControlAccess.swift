@@ -25,7 +25,7 @@ public enum ControlAccess: Equatable, Sendable {
             }
         case .status, .statusJSON, .queue, .queueJSON, .lsJSON, .searchJSON, .help, .version, .cardsJSON, .bookmarksJSON:
             return .open
-        case .add, .load, .save, .cardAssign, .cardAssignNext, .cardDelete, .bookmarkReset, .reload, .restart:
+        case .add, .load, .save, .cardAssign, .cardAssignNext, .cardDelete, .bookmarkReset, .reload, .restart, .libraryUpdate:
             return .session
         case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .events, .log, .diag, .systemJSON:
             return .refused

@@ -124,6 +124,11 @@ extension WebServer {
         switch sink.finish() {
         case .failure(let refusal): return .error(refusal.status, refusal.error)
         case .success(let path):
+            // MPD's clients see the new file without an `update` of their own (the player's answer
+            // changes nothing here: the file is in place, and the web's listing reads the folder).
+            if let client = try? ControlClient(path: options.socketPath) {
+                _ = client.request("update " + Paths.directory(path), timeout: 2)
+            }
             return .json(201, "{\"path\":" + JSONText.quoted(path) + "}")
         }
     }

@@ -2,7 +2,8 @@
 import XCTest
 import JukeboxCore
 
-/// `reload`, `restart` and `system --json`: the lines the web face's Settings and System pages use.
+/// `reload`, `restart`, `system --json` and `update [FOLDER]`: the lines the web face's Settings,
+/// System and upload use.
 final class SystemLinesTests: XCTestCase {
     func testTheLinesParseOrSayWhatIsWrong() {
         let table: [(String, Result<ControlCommand, ControlError>)] = [
@@ -14,11 +15,13 @@ final class SystemLinesTests: XCTestCase {
             ("restart 1", .failure(ControlError("restart takes no arguments"))),
             ("system", .failure(ControlError("usage: system --json"))),
             ("system --json x", .failure(ControlError("usage: system --json"))),
+            ("update", .success(.libraryUpdate(path: nil))),
+            ("update  /srv/music/A  b ", .success(.libraryUpdate(path: "/srv/music/A  b"))),
         ]
         for (line, expected) in table {
             XCTAssertEqual(ControlCommand.parse(line, seed: 0), expected, line)
         }
-        for word in ["reload", "restart", "system --json"] {
+        for word in ["reload", "restart", "system --json", "update [FOLDER]"] {
             XCTAssertTrue(ControlCommand.helpText.contains(word), word)
         }
     }

@@ -19,10 +19,11 @@ final class WebUploadTests: DaemonTestCase {
     }
 
     /// A player on the music folder `dir/music` (one track in `A`), the web face, a PIN set.
-    private func start() throws -> Jukebox.Running {
+    /// `extra`: more of the player's config (an MPD listener).
+    private func start(extra: [String: Any] = [:]) throws -> Jukebox.Running {
         try FileManager.default.createDirectory(atPath: music + "/A", withIntermediateDirectories: true)
         try TestAudio.write(path: music + "/A/a.wav", kind: .wav16, frames: 44_100 * 60)
-        let daemon = try startDaemon([music])
+        let daemon = try startDaemon([music], extra: extra)
         try startWeb()
         try setWebPin("2468", state: dir + "/state")
         let set = try http("POST", "/api/login", body: Array("{\"pin\":\"2468\"}".utf8), type: "application/json")
@@ -104,6 +105,23 @@ final class WebUploadTests: DaemonTestCase {
                       (try? ctl("status").stdout) ?? "")
         XCTAssertEqual(try ctl("next").status, 0)
         XCTAssertTrue(waitFor(10) { (try? self.ctl("status"))?.stdout.contains("new ♪") == true }, (try? ctl("status").stdout) ?? "")
+    }
+
+    /// MPD's clients see an upload without an `update` of their own: the web face asks the
+    /// player's `update FOLDER` once the file is in place.
+    func testAnUploadReachesTheMPDLibrary() throws {
+        let mpdPort = try MPCTests.freePort()
+        let daemon = try start(extra: ["mpd": ["bind": "127.0.0.1", "port": mpdPort]])
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        let mpd = try MPDWire(port: mpdPort)
+        XCTAssertEqual(mpd.readLine()?.hasPrefix("OK MPD "), true)
+        func files() -> [String] { (mpd.request("listall A\n") ?? []).filter { $0.hasPrefix("file: ") } }
+        XCTAssertTrue(waitFor(10) { files() == ["file: A/a.wav"] }, "the index at start: \(files())")
+        XCTAssertEqual(try upload(music + "/A", "Album/up.flac", try audio(.flac)).status, 201)
+        XCTAssertTrue(waitFor(10) { files() == ["file: A/Album/up.flac", "file: A/a.wav"] }, "after the upload: \(files())")
+        // The line itself: a folder outside the music folders is refused.
+        let outside: String = dir
+        XCTAssertEqual(try ctl("update", outside).stderr, "jukebox: error: not a folder in the music folders: \(outside)\n")
     }
 
     func testRefusalsNamesAndLimits() throws {

@@ -108,6 +108,7 @@ final class FuzzRegressionTests: XCTestCase {
         case .cardAssignNext(let value): return value.map { "card assign --next " + $0 } ?? "card assign --cancel"
         case .cardDelete(let id): return "card delete " + id
         case .cardsJSON: return "cards --json"
+        case .libraryUpdate(let path): return "update" + (path.map { " " + $0 } ?? "")
         case .bookmarksJSON: return "bookmarks --json"
         case .bookmarkReset(let path): return "bookmark reset " + (path ?? "--all")
         }

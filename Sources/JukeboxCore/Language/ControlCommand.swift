@@ -72,6 +72,9 @@ public enum ControlCommand: Equatable, Sendable {
     /// `bookmark reset PATH|--all`: drop the bookmarks of the sources whose first path is
     /// `path` (nil: all of them).
     case bookmarkReset(path: String?)
+    /// `update [FOLDER]`: the MPD face's library index reads `folder` (nil: every music folder)
+    /// again, as MPD's `update` does (the web face asks after an upload).
+    case libraryUpdate(path: String?)
 
     /// The commands, one per line, for `help`.
     public static let helpText = """
@@ -83,7 +86,7 @@ public enum ControlCommand: Equatable, Sendable {
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
     card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
     bookmarks --json · bookmark reset PATH|--all
-    reload · system --json · restart
+    reload · system --json · restart · update [FOLDER]
     """
 
     /// Longest line accepted, in bytes.
@@ -164,6 +167,11 @@ public enum ControlCommand: Equatable, Sendable {
             return none(.events(json: false))
         case "version": return none(.version)
         case "reload": return none(.reload)
+        case "update":
+            // `update [FOLDER]`: the rest of the line is the folder, spaces and all.
+            let afterVerb = line.drop { $0 == " " || $0 == "\t" }.dropFirst(verb.count)
+            let path = Substring(afterVerb).trimmingSpaces()
+            return .success(.libraryUpdate(path: path.isEmpty ? nil : path))
         case "restart": return none(.restart)
         case "system":
             guard rest == ["--json"] else { return .failure(ControlError("usage: system --json")) }

@@ -47,6 +47,8 @@ protocol ControlLoop: AnyObject {
     func reloadConfiguration() -> String
     /// `restart`: saves, stops and exits for systemd to start it again; the reply line.
     func restartPlayer() -> String
+    /// `update [FOLDER]`: the MPD library index reads the folder again; the reply line.
+    func updateLibrary(_ path: String?) -> String
     /// `system --json` (`SystemJSON`), read off the loop; false when this player has no worker.
     func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool
     /// Hands the core `interruptBegan` and calls `granted` once its `Command.grant` comes (the
@@ -120,6 +122,8 @@ extension ControlLoop {
             return [reloadConfiguration()]
         case .restart:
             return [restartPlayer()]
+        case .libraryUpdate(let path):
+            return [updateLibrary(path)]
         case .systemJSON:
             return ["error: this player cannot read the system's facts"]
         case .help:
@@ -370,6 +374,22 @@ final class ControlPort: ControlLoop {
         return "ok configuration reloaded"
     }
     func restartPlayer() -> String { core.restartPlayer() }
+
+    func updateLibrary(_ path: String?) -> String {
+        guard let mpd else { return "ok nothing to update: the MPD face is off (the web and `ls` read the folders as they are)" }
+        // MPD's URIs are relative to the music folders; the folder must be one of them or inside one.
+        var uri = ""
+        if let path {
+            let folder = Paths.resolve(path, against: "/")
+            let roots = musicFolders.map { Paths.resolve($0, against: "/") }
+            guard path.hasPrefix("/"), let root = roots.first(where: { Paths.isInside(folder, folder: $0) }) else {
+                return "error: not a folder in the music folders: " + DisplayText.inert(String(path.prefix(200)))
+            }
+            uri = String(folder.dropFirst(root.count).drop { $0 == "/" })
+        }
+        guard let job = mpd.update(uri) else { return "error: the MPD library's update queue is full; try again later" }
+        return "ok updating the MPD library" + (uri.isEmpty ? "" : " under " + DisplayText.inert(uri)) + ": job \(job)"
+    }
 
     func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool {
         let folders = musicFolders + (statePath.map { [Paths.directory($0)] } ?? [])
