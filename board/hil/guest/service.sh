@@ -292,9 +292,10 @@ boot)
   wait_for 10 source_is '"source":{"marked":false,"paths":["/srv/music"]}' \
     || note "expected the queue's source /srv/music in the state file, seen '$(state_source)'"
   swipe "$card"
-  wait_for 10 status_is phase paused || note "expected the second swipe to pause (secondSwipe toggle), seen $(fast_status)"
+  wait_for 10 status_is phase paused || note "expected the second swipe to pause (secondSwipe toggle), seen $(fast_status); hilkeys: $SWIPE"
   swipe "$card"
-  wait_for 10 status_is phase playing || note "expected the third swipe to play again, seen $(fast_status)"
+  wait_for 10 status_is phase playing \
+    || note "expected the third swipe to play again, seen $(fast_status); hilkeys: $SWIPE; card lines: $(journalctl -b -u jukebox.service -o short-monotonic | grep -i card | tail -n 4 | tr '\n' ' ')"
   finish "$node found and grabbed in $found s (keys elsewhere: ${first#typed $card elsewhere }), new card $card assigned to /srv/music; swipe: playing /srv/music from $(field title "$(fast_status)") in $started s; 2nd swipe paused, 3rd played"
 
   # A USB stick hot-plugged through QEMU's monitor (the host's FAT image, partition 1 labelled
