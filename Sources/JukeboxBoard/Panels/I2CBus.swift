@@ -11,6 +11,10 @@ public protocol I2CTransport: AnyObject {
     /// Reads `count` bytes from the device at `address` as one transaction (START, address + R,
     /// bytes, STOP). Transports for write-only devices (panels) need not implement it.
     func read(address: UInt8, count: Int) throws(DeviceError) -> [UInt8]
+    /// Reads a 16-bit register, most significant byte first (the battery gauges): the register's
+    /// number written, then two bytes read. The default does a write and a read; `I2CBus` one SMBus
+    /// word read (a repeated start between them, as the chips' datasheets draw it).
+    func readRegister16(address: UInt8, register: UInt8) throws(DeviceError) -> UInt16
 }
 
 extension I2CTransport {
@@ -142,6 +146,24 @@ public final class I2CBus: I2CTransport {
             if rc >= 0 { result.answering.append(address) }
         }
         return result
+    }
+
+    /// See `I2CTransport.readRegister16`: SMBus "read word data" (the word arrives low byte first,
+    /// so the chip's first byte is the low one here and is swapped back).
+    public func readRegister16(address: UInt8, register: UInt8) throws(DeviceError) -> UInt16 {
+        guard fd >= 0 else { throw DeviceError(kind: .failed, message: "\(path): bus is closed") }
+        try select(address)
+        var args = i2c_smbus_ioctl_data()
+        var data = i2c_smbus_data()
+        let rc: Int32 = withUnsafeMutablePointer(to: &data) { dataPointer in
+            args.read_write = UInt8(I2C_SMBUS_READ)
+            args.command = register
+            args.size = UInt32(I2C_SMBUS_WORD_DATA)
+            args.data = dataPointer
+            return retryingEINTR { clinux_ioctl_ptr(fd, UInt(I2C_SMBUS), &args) }
+        }
+        if rc < 0 { throw I2CErrno.transferError(errno, path: path, address: address) }
+        return data.word.byteSwapped
     }
 
     /// Closes the device node; later writes throw `.failed`. Safe to call twice.

@@ -116,6 +116,8 @@ public enum Event: Equatable, Sendable {
     case cardTracks(card: String, tracks: [TrackInfo], messages: [String], marked: Bool = false)
     /// `load PATH`: the queue becomes these tracks, read from `source` (its bookmark applies).
     case loadSource(QueueSource, tracks: [TrackInfo])
+    /// The battery monitor read the battery (`Reduce+Battery`).
+    case battery(BatteryReading)
     /// A USB stick was mounted at `path` (a folder right under a watched mount root).
     case usbInserted(path: String)
     /// The stick mounted at `path` is gone (unmounted or pulled out).

@@ -55,6 +55,8 @@ public struct Settings: Equatable, Sendable {
     public var debounce: Double = 0.02
     /// Seconds within which a second press makes a double press (for buttons with one).
     public var doublePressWindow: Double = 0.35
+    /// The battery's rules; nil: no battery monitor (readings are kept, nothing is done).
+    public var battery: BatterySettings?
     /// What the power button's long press runs (an argument vector, no shell); also what idle
     /// power-off runs.
     public var powerCommand: [String] = ["systemctl", "poweroff"]

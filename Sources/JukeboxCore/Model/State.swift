@@ -184,6 +184,8 @@ public struct State: Equatable, Sendable {
     public var powerOffAt: Double?
     /// Whether the sleep timer runs.
     public var sleepArmed = false
+    /// The battery's last reading and what was done about it (`Reduce+Battery`).
+    public var battery = BatteryState()
 
     /// How long a volume knob or button must be still before the volume is saved (seconds).
     public static let volumeSaveDelay = 1.0

@@ -89,6 +89,8 @@ extension State {
         case .usbInserted, .usbRemoved, .usbTracks, .usbMoreTracks:
             step.activity = true
             usb(event, &step)
+        case .battery(let reading):
+            batteryReading(reading, &step)
         case .bookmarksLoaded(let marks):
             // What this player could not have made (too long, not a number) is not kept.
             bookmarks = Array(marks.filter(\.isValid).suffix(max(settings.bookmarkLimit, 0)))

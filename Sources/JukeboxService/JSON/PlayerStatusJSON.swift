@@ -60,6 +60,18 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         public var card: String?
         public var error: String?
     }
+    /// The battery's last reading (nil without a battery monitor, or before its first reading).
+    public var battery: BatteryStatus?
+
+    /// The battery as `status --json` shows it: percent and volts when the monitor measures them,
+    /// charging when it can tell, `low` when the low-battery pin is asserted.
+    public struct BatteryStatus: Decodable, Equatable, Sendable {
+        public var percent: Double?
+        public var volts: Double?
+        public var charging: Bool?
+        public var low: Bool
+    }
+
     /// The volume limits of the config (`volumeMin`, `volumeMax`): a slider's range. Optional so
     /// an older player's status still reads.
     public var volumeMin: Int?
@@ -97,6 +109,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         cardAssign = state.cards.assignNext.map { CardAssignStatus(stage: $0.stage.rawValue, value: $0.value, card: $0.card, error: $0.error) }
         volumeMin = state.settings.volumeMin
         volumeMax = state.settings.volumeMax
+        battery = state.battery.reading.map { BatteryStatus(percent: $0.percent, volts: $0.volts, charging: $0.charging, low: $0.low) }
     }
 
     /// Decodes `text` (the answer after `ok `); nil when it is not this object.
@@ -110,7 +123,12 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         let q = JSONText.quoted
         func num(_ d: Double?) -> String { d.map { $0.isFinite ? String($0) : "null" } ?? "null" }
         func str(_ s: String?) -> String { s.map(q) ?? "null" }
-        let fields = [
+        var batteryText = "null"
+        if let b = battery {
+            let charging: String = b.charging.map { String($0) } ?? "null"
+            batteryText = "{\"percent\":" + num(b.percent) + ",\"volts\":" + num(b.volts) + ",\"charging\":" + charging + ",\"low\":\(b.low)}"
+        }
+        let fields: [String] = [
             "\"phase\":" + q(phase), "\"title\":" + str(title), "\"artist\":" + str(artist), "\"album\":" + str(album),
             "\"path\":" + str(path), "\"position\":" + num(position), "\"duration\":" + num(duration),
             "\"index\":" + (index.map { String($0) } ?? "null"), "\"count\":\(count)", "\"volume\":\(volume)",
@@ -123,6 +141,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
             "\"chapter\":" + (chapter.map { c in
                 "{\"index\":\(c.index),\"count\":\(c.count),\"title\":" + q(c.title) + ",\"start\":" + num(c.start) + "}"
             } ?? "null"),
+            "\"battery\":" + batteryText,
         ]
         return "{" + fields.joined(separator: ",") + "}"
     }
