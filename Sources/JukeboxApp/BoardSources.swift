@@ -45,6 +45,30 @@ public enum BoardSources {
             }
         }
     }
+
+    /// The battery's chip `battery` names, if any, read every `interval` seconds.
+    public static func battery(_ battery: BatteryMonitorSettings?, log: Log) -> [EventSource] {
+        guard let battery else { return [] }
+        let name = "battery (\(battery.chip.rawValue) \(battery.bus))"
+        do {
+            let bus: I2CBus
+            if let n = Int(battery.bus) { bus = try I2CBus(number: n) } else if battery.bus.hasPrefix("/") {
+                bus = try I2CBus(path: battery.bus)
+            } else {
+                bus = try I2CBus(adapterNamed: battery.bus)
+            }
+            let chip: BatteryMonitor = switch battery.chip {
+            case .max17048: MAX17048(bus: bus, address: battery.address.map(UInt8.init) ?? MAX17048.defaultAddress)
+            case .ina219: INA219(bus: bus, address: battery.address.map(UInt8.init) ?? INA219.defaultAddress,
+                                 chargingWhenPositive: battery.chargingWhenPositive)
+            }
+            return [BatterySource(chip, name: name, log: log, interval: battery.interval)]
+        } catch {
+            // The player plays without it; the journal says why.
+            log.warning("\(name): \(error); no battery readings")
+            return []
+        }
+    }
 }
 
 /// Buttons and the rotary encoder on GPIO lines. A missing chip or a busy line is reported once

@@ -64,72 +64,37 @@ public final class CardReaderSource: EventSource {
 }
 
 /// A reader that sees cards lying on it (RC522 on SPI, PN532 on I2C), polled on a thread of its
-/// own (`jukebox-rfid`) at most every `interval` seconds (0.1 s), so the loop never waits for the
-/// bus: a look takes a few ms and a chip that hangs costs this thread, not the player. Placements
-/// become `Event.cardRead`, removals `Event.cardRemoved`, at the thread's clock; they and the
-/// chip's problems cross to the loop through a queue and an eventfd (the loop logs, as `Log` is
-/// its). A chip that fails is started again at every later poll. `close()` stops the thread.
+/// own (`jukebox-rfid`, `PollingThread`) at most every `interval` seconds (0.1 s). Placements
+/// become `Event.cardRead`, removals `Event.cardRemoved`, at the thread's clock; the chip's
+/// problems are logged on the loop (`Log` is its). A chip that fails is started again at every
+/// later poll. `close()` stops the thread.
 public final class PolledCardSource: EventSource {
-    /// What crosses from the polling thread to the loop, under `monitor`.
-    private final class Shared: @unchecked Sendable {
-        let monitor = Monitor()
-        var queue: [(CardWatch.Output, Double)] = []
-        var stopping = false
-        let wake: Int32
-        init(wake: Int32) { self.wake = wake }
-    }
     /// The watch, owned by the thread once it runs (the class is not Sendable).
     private final class Owned: @unchecked Sendable {
         let watch: CardWatch
         init(_ watch: CardWatch) { self.watch = watch }
     }
 
-    private let shared: Shared
+    private let polling: PollingThread<CardWatch.Output>
     private let log: Log
     private let name: String
-    private var thread: NativeThread?
 
     /// Starts polling `watch` at once. `name` prefixes log lines ("card reader (rc522 /dev/spidev0.0)").
     public init(_ watch: CardWatch, name: String, log: Log, interval: Double = 0.1,
                 clock: @escaping @Sendable () -> Double = monotonicNow) {
-        shared = Shared(wake: eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)))
         self.log = log
         self.name = name
-        let shared = self.shared, owned = Owned(watch)
-        thread = NativeThread(name: "jukebox-rfid") {
-            while true {
-                let started = clock()
-                let outputs = owned.watch.poll()
-                shared.monitor.lock()
-                if !outputs.isEmpty {
-                    shared.queue += outputs.map { ($0, started) }
-                    var one: UInt64 = 1
-                    _ = Glibc.write(shared.wake, &one, 8)
-                }
-                if !shared.stopping {
-                    let left = interval - (clock() - started)
-                    if left > 0 { shared.monitor.wait(seconds: left) }
-                }
-                let stop = shared.stopping
-                shared.monitor.unlock()
-                if stop { return }
-            }
-        }
+        let owned = Owned(watch)
+        polling = PollingThread(name: "jukebox-rfid", interval: interval, clock: clock) { owned.watch.poll() }
     }
 
     deinit { close() }
 
-    public var fds: [Int32] { shared.wake >= 0 && thread != nil ? [shared.wake] : [] }
+    public var fds: [Int32] { polling.running ? [polling.fd] : [] }
 
     public func read(fd: Int32) -> [Event] {
-        var count: UInt64 = 0
-        _ = Glibc.read(shared.wake, &count, 8)
-        let taken = shared.monitor.withLock { () -> [(CardWatch.Output, Double)] in
-            defer { shared.queue = [] }
-            return shared.queue
-        }
         var events: [Event] = []
-        for (output, at) in taken {
+        for (output, at) in polling.take() {
             switch output {
             case .placed(let id): events.append(.cardRead(id: id, at: at))
             case .removed(let id): events.append(.cardRemoved(id: id, at: at))
@@ -144,14 +109,5 @@ public final class PolledCardSource: EventSource {
     public var needsMaintenance: Bool { false }
 
     /// Stops and joins the polling thread (within one look); safe to call twice.
-    public func close() {
-        guard let thread else { return }
-        shared.monitor.withLock {
-            shared.stopping = true
-            shared.monitor.broadcast()
-        }
-        thread.join()
-        self.thread = nil
-        _ = Glibc.close(shared.wake)
-    }
+    public func close() { polling.close() }
 }

@@ -68,6 +68,7 @@ enum Subcommands {
         setup.socketPath = config.socketPath.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath()
         setup.mpd = config.mpd
         setup.rfid = config.rfid
+        setup.battery = config.battery
         setup.usb = config.usbRoots.map { ($0, config.usbMountsOnly) }
         setup.mqtt = config.mqtt
         setup.configPath = configPath

@@ -56,7 +56,7 @@ final class ConfigTests: XCTestCase {
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
                     "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
-                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "mqtt", "radio"] {
+                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "battery", "mqtt", "radio"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
             let reference = try String(contentsOf: repo.appendingPathComponent("docs/CONFIGURATION.md"), encoding: .utf8)
             XCTAssertTrue(reference.contains("| `\(key)` |"), "docs/CONFIGURATION.md does not document \(key)")
@@ -123,6 +123,7 @@ final class ConfigTests: XCTestCase {
     }
 
     func testBadValuesSayWhatToFix() {
+        let battery = #"must be {"chip": "max17048" or "ina219", "bus": "/dev/i2c-1" or a bus number, "address": 3-119, "interval": 1-3600 s, "warnPercent": 0-100, "criticalPercent": 0-100 and below warnPercent, "chargingWhenPositive": true or false}"#
         let cases: [(String, String)] = [
             (#"{"audio": "pulse"}"#, #"c.json: audio: must be "alsa" or "null""#),
             (#"{"saveInterval": 0}"#, "c.json: saveInterval: must be seconds from 1 to 300"),
@@ -134,6 +135,10 @@ final class ConfigTests: XCTestCase {
             (#"{"audiobookFolders": ["books"]}"#, "c.json: audiobookFolders: must be a list of absolute folder paths"),
             (#"{"usb": {"roots": ["media"]}}"#, #"c.json: usb: must be {"roots": [absolute folder paths, 1 to 16], "autoplay": true or false}"#),
             (#"{"usb": {"roots": []}}"#, #"c.json: usb: must be {"roots": [absolute folder paths, 1 to 16], "autoplay": true or false}"#),
+            (#"{"battery": {"chip": "bq27441"}}"#, "c.json: battery: " + battery),
+            (#"{"battery": {"chip": "max17048", "warnPercent": 5, "criticalPercent": 10}}"#, "c.json: battery: " + battery),
+            (#"{"battery": {"chip": "ina219", "address": 200}}"#, "c.json: battery: " + battery),
+            (#"{"battery": {"chip": "ina219", "interval": 0}}"#, "c.json: battery: " + battery),
             (#"{"radio": {"bufferSeconds": 0.1}}"#, #"c.json: radio: must be {"bufferSeconds": 0.5 to 30, "giveUpSeconds": 5 to 86400, "network": true|false, "caFile": an absolute path}"#),
             (#"{"radio": {"giveUpSeconds": 1}}"#, #"c.json: radio: must be {"bufferSeconds": 0.5 to 30, "giveUpSeconds": 5 to 86400, "network": true|false, "caFile": an absolute path}"#),
             (#"{"device": ""}"#, #"c.json: device: must be a non-empty ALSA PCM name such as "default" or "hw:CARD=DAC""#),
@@ -176,6 +181,19 @@ final class ConfigTests: XCTestCase {
 
     func testUnknownRadioKeysAreWarned() throws {
         XCTAssertEqual(try parse(#"{"radio": {"bufferSecond": 3}}"#).warnings, ["c.json: unknown key \"radio.bufferSecond\" ignored"])
+    }
+
+    func testTheBatteryIsOffUnlessConfiguredAndItsLevelsReachTheCore() throws {
+        XCTAssertNil(try parse("{}").config.battery)
+        XCTAssertNil(try parse("{}").config.settings.battery)
+        let plain = try parse(#"{"battery": {"chip": "max17048"}}"#).config
+        XCTAssertEqual(plain.battery, BatteryMonitorSettings(chip: .max17048, bus: "/dev/i2c-1", address: nil, interval: 30, chargingWhenPositive: false))
+        XCTAssertEqual(plain.settings.battery, BatterySettings(warnPercent: 15, criticalPercent: 5))
+        let set = try parse(#"{"battery": {"chip": "ina219", "bus": "3", "address": 65, "interval": 10, "warnPercent": 25, "criticalPercent": 8, "chargingWhenPositive": true}}"#)
+        XCTAssertEqual(set.config.battery, BatteryMonitorSettings(chip: .ina219, bus: "3", address: 65, interval: 10, chargingWhenPositive: true))
+        XCTAssertEqual(set.config.settings.battery, BatterySettings(warnPercent: 25, criticalPercent: 8))
+        XCTAssertEqual(set.warnings, [])
+        XCTAssertEqual(try parse(#"{"battery": {"chip": "ina219", "shunt": 0.1}}"#).warnings, ["c.json: unknown key \"battery.shunt\" ignored"])
     }
 
     func testUSBIsOffUnlessConfiguredAndDefaultsToMediaJukeboxWithoutAutoplay() throws {

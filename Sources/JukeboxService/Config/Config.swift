@@ -34,6 +34,8 @@ public struct Config: Equatable, Sendable {
     public var mpd: MPDSettings?
     /// The card reader and cards map; nil: none.
     public var rfid: RFIDSettings?
+    /// The battery's chip (`battery`); nil: no battery monitor.
+    public var battery: BatteryMonitorSettings?
     /// The USB sticks' mount roots (`usb.roots`); nil: no `usb` key, sticks are not watched.
     public var usbRoots: [String]?
     /// Whether only mount points under the roots are sticks (`usb.mountsOnly`, default true;
@@ -254,6 +256,12 @@ public struct Config: Equatable, Sendable {
             c.usbMountsOnly = v.mountsOnly ?? true
             sectionWarnings += unknownKeyWarnings(source, section: "usb", v.unknownKeys)
         }
+        if let v = raw.battery {
+            guard let (monitor, rules) = v.settings() else { throw Problem(description: "\(source): battery: " + RawBattery.expectation) }
+            c.battery = monitor
+            c.settings.battery = rules
+            sectionWarnings += unknownKeyWarnings(source, section: "battery", v.unknownKeys)
+        }
         if let v = raw.mpd {
             switch v.settings() {
             case .success(let settings): c.mpd = settings
@@ -336,6 +344,7 @@ private struct RawConfig: Decodable {
     var mpd: RawMPD?
     var rfid: RawRFID?
     var usb: RawUSB?
+    var battery: RawBattery?
     var mqtt: MQTTSettings?
     var radio: RawRadio?
 
@@ -371,6 +380,7 @@ private struct RawConfig: Decodable {
         case "mpd": return RawMPD.expectation("mpd")
         case "rfid": return RawRFID.expectation("rfid")
         case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400, \"network\": true|false, \"caFile\": an absolute path}"
+        case "battery": return RawBattery.expectation
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
         case "mqtt": return "must be an object with at least \"host\" (see docs/REMOTE.md \"MQTT\")"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"
