@@ -201,6 +201,48 @@ final class BookmarkTests: XCTestCase {
         ])
     }
 
+    /// A station (a card's URL, a `load` of one) keeps no bookmark: loaded, heard and stopped, the
+    /// list stays empty (a live stream has no place to resume).
+    func testAStationKeepsNoBookmark() {
+        let h = ready()
+        let station = QueueSource(paths: ["http://radio.example/live"])
+        let live = TrackInfo(path: "http://radio.example/live", title: "Live")
+        let snapshot = Snapshot(tracks: [live], current: 0, phase: .playing, source: station)
+        h.send(.loadSource(station, tracks: [live]), {
+            $0.queue = [Track(id: 1, info: live)]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.source = station
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", title: "Live", elapsed: "0:00", index: 1, of: 1)
+        }, commands: [
+            .startTrack(playID: 1, path: "http://radio.example/live", at: 0, paused: false, next: nil),
+            .persist(snapshot),
+            .render(status("playing", title: "Live", elapsed: "0:00", index: 1, of: 1)),
+        ])
+        h.send(.heard(playID: 1, seconds: 30), {
+            $0.position = 30
+            $0.shown = status("playing", title: "Live", elapsed: "0:30", index: 1, of: 1)
+        }, commands: [.render(status("playing", title: "Live", elapsed: "0:30", index: 1, of: 1))])
+        h.send(.stop, {
+            $0.phase = .stopped
+            $0.position = 0
+            $0.loaded = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
+            $0.shown = status("stopped", title: "Live", elapsed: "0:00", index: 1, of: 1)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [live], current: 0, source: station)),
+            .render(status("stopped", title: "Live", elapsed: "0:00", index: 1, of: 1)),
+        ])
+        XCTAssertEqual(h.state.bookmarks, [])
+    }
+
     func testBeyondTheLimitTheBookmarkTouchedLongestAgoGoes() {
         var settings = Settings()
         settings.bookmarkLimit = 2

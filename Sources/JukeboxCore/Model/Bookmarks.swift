@@ -70,10 +70,14 @@ extension State {
     }
 
     /// Records where the queue's source is now (the current track and position), unless the
-    /// player is stopped (a stop rewinds: the place before it was recorded already). The list
+    /// player is stopped (a stop rewinds: the place before it was recorded already) or plays a
+    /// live stream. The list
     /// is kept oldest first and at most `Settings.bookmarkLimit` long (the oldest goes).
     mutating func noteBookmark() {
         guard let source, phase != .stopped, keepsBookmark(source), let track = currentTrack else { return }
+        // A live stream has no place to come back to: a station's card starts it live each time,
+        // and the bookmarks list does not fill with stations at meaningless positions.
+        guard !Library.isStreamURL(track.info.path) else { return }
         let mark = Bookmark(paths: source.paths, track: track.info.path, position: position)
         guard mark.isValid else { return }
         if let at = bookmarks.firstIndex(where: { $0.paths == source.paths }) {
