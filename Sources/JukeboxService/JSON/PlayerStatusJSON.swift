@@ -76,9 +76,19 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     /// an older player's status still reads.
     public var volumeMin: Int?
     public var volumeMax: Int?
+    /// The sleep timer while one runs (nil: none; optional so an older player's status still reads).
+    public var sleep: SleepStatus?
 
-    /// What `state` shows.
-    init(_ state: State) {
+    /// The sleep timer as `status --json` shows it: `minutes`, `track`, `chapter` or `folder`, and
+    /// the whole seconds left (nil: not known, a track without a length).
+    public struct SleepStatus: Decodable, Equatable, Sendable {
+        public var mode: String
+        public var left: Int?
+    }
+
+    /// What `state` shows; `now`: the monotonic clock, which the sleep timer's time left is counted
+    /// from (nil: the latest time the core was given).
+    init(_ state: State, now: Double? = nil) {
         let track = state.currentTrack
         // A stream shows its station as the artist and what is on air as the title.
         let shown = state.shownCurrentInfo
@@ -110,6 +120,10 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         volumeMin = state.settings.volumeMin
         volumeMax = state.settings.volumeMax
         battery = state.battery.reading.map { BatteryStatus(percent: $0.percent, volts: $0.volts, charging: $0.charging, low: $0.low) }
+        if let timer = state.sleep {
+            let left = state.sleepLeft(now: max(now ?? state.now, timer.seenAt))
+            sleep = SleepStatus(mode: timer.request.mode, left: left.map { Int($0.rounded(.up)) })
+        }
     }
 
     /// Decodes `text` (the answer after `ok `); nil when it is not this object.
@@ -142,6 +156,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
                 "{\"index\":\(c.index),\"count\":\(c.count),\"title\":" + q(c.title) + ",\"start\":" + num(c.start) + "}"
             } ?? "null"),
             "\"battery\":" + batteryText,
+            "\"sleep\":" + (sleep.map { s in "{\"mode\":" + q(s.mode) + ",\"left\":" + (s.left.map { String($0) } ?? "null") + "}" } ?? "null"),
         ]
         return "{" + fields.joined(separator: ",") + "}"
     }
