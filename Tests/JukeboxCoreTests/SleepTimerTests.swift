@@ -417,3 +417,22 @@ final class SleepTimerTests: XCTestCase {
         XCTAssertEqual(SleepRequest.after(1800).words, "sleep 30")
     }
 }
+
+/// The panel's short mark of the time left, on the status row beside shuffle and repeat.
+final class SleepTimerDisplayTests: XCTestCase {
+    func testThePanelShowsTheTimeLeftBesideTheOtherMarks() {
+        var s = playing(2)
+        s.settings.display = .lcd16x2
+        s.position = 83
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd16x2).rows[1], "▶ 1:23/1:40     ")
+        s.sleep = SleepTimer(request: .after(1800), endsAt: 1800, seenAt: 60)
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd16x2).rows[1], "▶ 1:23/1:40  z29")
+        s.shuffle = true
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd16x2).rows[1], "▶ 1:23/1:40 z29🔀")
+        s.shuffle = false
+        s.sleep = SleepTimer(request: .end(.track))
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd16x2).rows[1], "▶ 1:23/1:40 z17s")
+        s.queue[0].info.duration = nil
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd16x2).rows[1], "▶ 1:23/--:--   z")
+    }
+}

@@ -140,6 +140,14 @@ extension State {
         return left >= 60 ? "\(Int((left / 60).rounded(.up))) min" : "\(Int(left.rounded(.up))) s"
     }
 
+    /// The panel's mark of the sleep timer, beside shuffle and repeat (plain letters: every panel
+    /// has them): `z29` minutes, `z45s` seconds, `z` while the end's time is not known.
+    var sleepPanelMark: String? {
+        guard sleep != nil else { return nil }
+        guard let left = sleepLeftShown else { return "z" }
+        return left >= 60 ? "z\(min(99, Int((left / 60).rounded(.up))))" : "z\(Int(left.rounded(.up)))s"
+    }
+
     /// Seconds left in the current track as heard, nil without a length.
     var trackLeft: Double? {
         guard let duration = currentTrack?.info.duration else { return nil }
