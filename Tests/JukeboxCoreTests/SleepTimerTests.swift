@@ -436,3 +436,27 @@ final class SleepTimerDisplayTests: XCTestCase {
         XCTAssertEqual(DisplayFrame.make(s, layout: .lcd16x2).rows[1], "▶ 1:23/--:--   z")
     }
 }
+
+/// A tap of the power button steps through the sleep timer: 15, 30, 60 min, off.
+final class SleepTimerButtonTests: XCTestCase {
+    func testAPowerTapStepsThroughTheTimerAndAHoldStillPowersOff() {
+        var state = playing(1)
+        var seen: [SleepRequest?] = []
+        var at = 10.0
+        for _ in 0..<4 {
+            _ = reduce(&state, .buttonEdge(.power, pressed: true, at: at))
+            _ = reduce(&state, .timerFired(.debounce(.power), at: at + 0.02))
+            let commands = reduce(&state, .buttonEdge(.power, pressed: false, at: at + 0.1))
+            XCTAssertFalse(commands.contains(.runProgram(["systemctl", "poweroff"])), "a tap is not the power command")
+            _ = reduce(&state, .timerFired(.debounce(.power), at: at + 0.12))
+            seen.append(state.sleep?.request)
+            at += 1
+        }
+        XCTAssertEqual(seen, [.after(900), .after(1800), .after(3600), nil])
+        XCTAssertEqual(state.message, "sleep timer off")
+        // Held 3 s: the power command, as before.
+        _ = reduce(&state, .buttonEdge(.power, pressed: true, at: 100))
+        _ = reduce(&state, .timerFired(.debounce(.power), at: 100.02))
+        XCTAssertTrue(reduce(&state, .timerFired(.gesture(.power), at: 103)).contains(.runProgram(["systemctl", "poweroff"])))
+    }
+}

@@ -10,6 +10,18 @@
 // While a timer runs the state file says paused (`savedPhase`): a restart or a power cut never
 // brings the music back for longer than the timer allowed. The timer itself is not saved.
 extension State {
+    /// The sleep timer's steps a button goes through (seconds), then off.
+    public static let sleepSteps: [Double] = [900, 1800, 3600]
+
+    /// What the `sleep` button action sets: the step after the running timer's (a timer that is
+    /// not a step, or the last one: off), the first with none.
+    var nextSleepStep: SleepRequest? {
+        guard let timer = sleep else { return .after(State.sleepSteps[0]) }
+        guard case .after(let seconds) = timer.request, let i = State.sleepSteps.firstIndex(of: seconds),
+              i + 1 < State.sleepSteps.count else { return nil }
+        return .after(State.sleepSteps[i + 1])
+    }
+
     /// `Event.sleepTimer`: (re)starts or cancels the sleep timer.
     mutating func setSleepTimer(_ request: SleepRequest?, _ step: inout Step) {
         let wasFading = sleepFade != nil
