@@ -32,13 +32,13 @@ final class SleepTimerTests: XCTestCase {
             $0.now = 1000
             $0.shown = status("playing", song: 1, index: 1, of: 2, message: set, sleep: "15 min")
         }, commands: [.render(status("playing", song: 1, index: 1, of: 2, message: set, sleep: "15 min"))])
-        // The fade begins 30 s before the end: one volume point's time apart (0.3 s at 100).
+        // The fade begins 30 s before the end: one volume point's time apart, at most two a second.
         h.send(.timerFired(.sleep, at: 1870), {
             $0.sleep?.seenAt = 1870
             $0.sleepFade = 1
             $0.shown = status("playing", song: 1, index: 1, of: 2, message: set, sleep: "30 s")
         }, commands: [
-            .startTimer(.sleep, after: 0.3),
+            .startTimer(.sleep, after: 0.5),
             .render(status("playing", song: 1, index: 1, of: 2, message: set, sleep: "30 s")),
         ])
         h.send(.timerFired(.sleep, at: 1885), {
@@ -47,7 +47,7 @@ final class SleepTimerTests: XCTestCase {
             $0.shown = status("playing", song: 1, index: 1, of: 2, message: set, sleep: "15 s")
         }, commands: [
             .setVolume(50),
-            .startTimer(.sleep, after: 0.3),
+            .startTimer(.sleep, after: 0.5),
             .render(status("playing", song: 1, index: 1, of: 2, message: set, sleep: "15 s")),
         ])
         // A volume change while fading is heard faded; the user's volume is what is saved.
@@ -151,7 +151,7 @@ final class SleepTimerTests: XCTestCase {
         h.send(.timerFired(.sleep, at: 500), {
             $0.sleep?.seenAt = 500
             $0.sleepFade = 1
-        }, commands: [.startTimer(.sleep, after: 0.3)])
+        }, commands: [.startTimer(.sleep, after: 0.5)])
         h.send(.heard(playID: 1, seconds: 85), {
             $0.position = 85
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:25", message: self.endOfTrack, sleep: "15 s")
@@ -159,7 +159,7 @@ final class SleepTimerTests: XCTestCase {
         h.send(.timerFired(.sleep, at: 515), {
             $0.sleep?.seenAt = 515
             $0.sleepFade = 0.5
-        }, commands: [.setVolume(50), .startTimer(.sleep, after: 0.3)])
+        }, commands: [.setVolume(50), .startTimer(.sleep, after: 0.5)])
         h.send(.heard(playID: 1, seconds: 100), {
             $0.position = 100
             $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:40", message: self.endOfTrack, sleep: "0 s")
@@ -247,7 +247,7 @@ final class SleepTimerTests: XCTestCase {
         h.send(.timerFired(.sleep, at: 50), {
             $0.sleep?.seenAt = 50
             $0.sleepFade = 0.5
-        }, commands: [.setVolume(50), .startTimer(.sleep, after: 0.25)])
+        }, commands: [.setVolume(50), .startTimer(.sleep, after: 0.5)])
         // Heard a little into the next chapter by the time the timer looks.
         h.send(.heard(playID: 1, seconds: 30.02), {
             $0.position = 30.02
