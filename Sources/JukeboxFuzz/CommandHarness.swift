@@ -131,8 +131,9 @@ enum CommandHarness {
             case .changeVolume(let n): return n < 0 ? "vol \(n)" : "vol +\(n)"
             case .setShuffle(let on, _): return on ? "shuffle on" : "shuffle off"
             case .setRepeat(let mode): return "repeat " + mode.rawValue
-            case .sleepTimer(let seconds):
-                guard let seconds else { return "sleep off" }
+            case .sleepTimer(let request):
+                guard let request else { return "sleep off" }
+                guard case .after(let seconds) = request else { return request.words }
                 // Minutes as written; nil where that number times 60 is not these seconds exactly.
                 let minutes = seconds / 60
                 return minutes * 60 == seconds ? "sleep \(minutes)" : nil

@@ -19,7 +19,9 @@ import JukeboxSystem
 ///
 /// Retained under `topic`: `availability` (`online`; `offline` is the broker's last will),
 /// `phase`, `title`, `artist`, `album`, `file`, `position`, `duration`, `volume`, `shuffle`,
-/// `repeat`, `queue`, `message` and `state` (all of them as one JSON object), and Home
+/// `repeat`, `queue`, `message` and `state` (all of them as one JSON object), `sleep` (the sleep
+/// timer's select: `off`, the minutes asked, `track`, `chapter`, `folder`), `sleep_left` (whole
+/// minutes left, rounded up; 0 without a timer or while unknown), and Home
 /// Assistant's discovery configs (`MQTTDiscovery`). Not retained: `event` (each line of the
 /// `events` stream, without its time), `card` (card ids), `button/<name>` (gestures), `reply`.
 /// Commands: `topic/cmd/<command>` with the arguments as payload; `cmd/playlist NAME` loads a
@@ -47,7 +49,7 @@ public final class MQTTBridge: @unchecked Sendable {
     static let refused: Set<String> = ["events", "yield"]
     /// The retained state topics, under `topic`.
     public static let stateTopics = ["availability", "phase", "title", "artist", "album", "file", "position", "duration",
-                                     "volume", "shuffle", "repeat", "queue", "message", "state"]
+                                     "volume", "shuffle", "repeat", "queue", "message", "state", "sleep", "sleep_left"]
 
     /// What the player tells the bridge besides the settings.
     public struct Context: Sendable {
@@ -496,6 +498,8 @@ public final class MQTTBridge: @unchecked Sendable {
         set("repeat", status.repeat)
         set("queue", String(status.count))
         set("message", status.message ?? "")
+        set("sleep", Self.sleepOption(status.sleep))
+        set("sleep_left", String(status.sleep?.left.map { Int((Double($0) / 60).rounded(.up)) } ?? 0))
         // Position: when `PositionPublisher` says (every `positionInterval` while it runs as expected,
         // at once after a jump).
         let position = status.position
@@ -515,6 +519,13 @@ public final class MQTTBridge: @unchecked Sendable {
             .init("duration", seconds(status.duration)), .init("volume", .integer(status.volume)), .init("shuffle", .bool(status.shuffle)),
             .init("repeat", .string(status.repeat)), .init("queue", .integer(status.count)), .init("message", .orNull(status.message)),
         ])
+    }
+
+    /// The sleep select's state: `off`, the minutes asked (`30`), or the end (`track`).
+    static func sleepOption(_ sleep: PlayerStatusJSON.SleepStatus?) -> String {
+        guard let sleep else { return "off" }
+        guard let minutes = sleep.minutes else { return sleep.mode }
+        return minutes == minutes.rounded() ? String(Int(minutes)) : String(minutes)
     }
 
     static func seconds(_ value: Double) -> String {

@@ -8,7 +8,7 @@ import JukeboxService
 /// Home Assistant has no MQTT media player, so the box is a set of plain entities: a now-playing
 /// sensor (attributes artist, album, position, duration, phase, file, message), buttons
 /// play/pause, next, previous and stop, a volume number (the config's volume limits), selects
-/// for repeat and for the playlists, a shuffle switch, a tag scanner for cards, and a device
+/// for repeat, the sleep timer and the playlists, a sleep timer sensor (minutes left), a shuffle switch, a tag scanner for cards, and a device
 /// trigger for each gesture of each wired button. Every entity has a unique id, the availability
 /// topic and the device block; topics follow `<prefix>/<component>/<node>/<object>/config`.
 public struct MQTTDiscovery: Sendable {
@@ -38,6 +38,10 @@ public struct MQTTDiscovery: Sendable {
         self.playlists = playlists
         self.gestures = gestures
     }
+
+    /// The sleep select's options: off, minutes (a timer set to other minutes shows them all the
+    /// same, Home Assistant warns of an unknown option), the ends.
+    public static let sleepOptions = ["off", "15", "30", "45", "60", "90", "track", "chapter", "folder"]
 
     /// `topic` as a node id.
     public static func nodeID(_ topic: String) -> String {
@@ -109,6 +113,12 @@ public struct MQTTDiscovery: Sendable {
         entity("select", "repeat", "Repeat", [
             string("command_topic", t + "/cmd/repeat"), string("state_topic", t + "/repeat"),
             options(RepeatMode.allCases.map(\.rawValue)), string("icon", "mdi:repeat")])
+        // The sleep timer: a select (`cmd/sleep` runs `sleep OPTION`) and the minutes left.
+        entity("select", "sleep", "Sleep timer", [
+            string("command_topic", t + "/cmd/sleep"), string("state_topic", t + "/sleep"),
+            options(Self.sleepOptions), string("icon", "mdi:sleep")])
+        entity("sensor", "sleep_left", "Sleep timer left", [
+            string("state_topic", t + "/sleep_left"), string("unit_of_measurement", "min"), string("icon", "mdi:timer-sand")])
         if !playlists.isEmpty {
             // No state topic: what plays may come from anywhere (a card, a button), so the select
             // shows the last one chosen in Home Assistant (its optimistic mode).

@@ -13,7 +13,8 @@ public func info(_ n: Int, duration: Double? = 100) -> TrackInfo {
 /// A status, every field given: what `render` should carry.
 public func status(_ phase: String, title: String = "", artist: String? = nil, elapsed: String = "--:--",
                    duration: String = "--:--", index: Int = 0, of count: Int = 0, volume: Int = 100,
-                   shuffle: Bool = false, repeat repeatMode: RepeatMode = .off, message: String? = nil) -> StatusView {
+                   shuffle: Bool = false, repeat repeatMode: RepeatMode = .off, message: String? = nil,
+                   sleep: String? = nil) -> StatusView {
     // StatusView has no memberwise initializer; every field is overwritten below, so nothing of
     // the empty state's view survives.
     var v = StatusView(State())
@@ -29,15 +30,16 @@ public func status(_ phase: String, title: String = "", artist: String? = nil, e
     v.shuffle = shuffle
     v.repeatMode = repeatMode
     v.message = message
+    v.sleep = sleep
     return v
 }
 
 /// The status of `info(song)` (title "Song N" by "Band", 1:40 long) at `index` of `count`.
 public func status(_ phase: String, song: Int, index: Int, of count: Int, elapsed: String = "0:00",
                    duration: String = "1:40", volume: Int = 100, shuffle: Bool = false,
-                   repeat repeatMode: RepeatMode = .off, message: String? = nil) -> StatusView {
+                   repeat repeatMode: RepeatMode = .off, message: String? = nil, sleep: String? = nil) -> StatusView {
     status(phase, title: "Song \(song)", artist: "Band", elapsed: elapsed, duration: duration, index: index,
-           of: count, volume: volume, shuffle: shuffle, repeat: repeatMode, message: message)
+           of: count, volume: volume, shuffle: shuffle, repeat: repeatMode, message: message, sleep: sleep)
 }
 
 /// What was saved last, every field given.
@@ -182,6 +184,7 @@ public enum CoreSource {
         if v.shuffle { args.append("shuffle: true") }
         if v.repeatMode != .off { args.append("repeat: .\(v.repeatMode)") }
         if let m = v.message { args.append("message: \(of(m))") }
+        if let s = v.sleep { args.append("sleep: \(of(s))") }
         return "status(\(args.joined(separator: ", ")))"
     }
 

@@ -465,6 +465,7 @@ def main():
                 web_upload.upload_page(sys.modules[__name__], d, width, height, send=i == len(SIZES) - 1)
                 __import__("web_cards").run(sys.modules[__name__], d, width, height)
                 __import__("web_settings").run(sys.modules[__name__], d, width, height)
+                __import__("web_sleep").run(sys.modules[__name__], d, width, height)
                 if i == len(SIZES) - 1:
                     player = restart(d, width, height)
                 no_alert(d)

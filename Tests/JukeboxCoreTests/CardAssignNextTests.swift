@@ -128,7 +128,7 @@ final class CardLinesParseTests: XCTestCase {
             ("card assign --next", .failure(usage)),
             ("card assign --next dance", .failure(ControlError("\"dance\" is neither an absolute path, a stream URL nor a command (next, pause, play, "
                 + "poweroff, prev, previous, repeat, seek+, seek-, shuffle, stop, toggle, vol+, vol-)"))),
-            ("card assign --next sleep soon", .failure(ControlError("usage: sleep MINUTES (1-1440) | sleep off"))),
+            ("card assign --next sleep soon", .failure(ControlError("usage: sleep MINUTES (1-1440) | sleep track|chapter|folder | sleep off"))),
             ("card assign --cancel", .success(.cardAssignNext(value: nil))),
             ("card assign --cancel now", .failure(usage)),
             ("card assign 04a3 http://radio.example/x", .success(.cardAssign(id: "04a3", value: "http://radio.example/x"))),

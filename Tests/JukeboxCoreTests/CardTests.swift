@@ -533,7 +533,7 @@ final class CardTests: XCTestCase {
         XCTAssertEqual(Cards.parseAction("poweroff"), .success(.command(.power)))
         XCTAssertEqual(Cards.parseAction("sleep 30"), .success(.sleep(1800)))
         XCTAssertEqual(Cards.parseAction("Sleep off"), .success(.sleep(nil)))
-        XCTAssertEqual(Cards.parseAction("sleep soon"), .failure(CardMapError("usage: sleep MINUTES (1-1440) | sleep off")))
+        XCTAssertEqual(Cards.parseAction("sleep soon"), .failure(CardMapError("usage: sleep MINUTES (1-1440) | sleep track|chapter|folder | sleep off")))
         XCTAssertEqual(Cards.parseAction("music/Peppa"), .failure(CardMapError(
             "\"music/Peppa\" is neither an absolute path, a stream URL nor a command (next, pause, play, poweroff, prev, previous, "
             + "repeat, seek+, seek-, shuffle, stop, toggle, vol+, vol-)")))

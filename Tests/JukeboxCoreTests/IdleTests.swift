@@ -3,7 +3,7 @@ import JukeboxCore
 import JukeboxTestSupport
 import XCTest
 
-/// Idle power-off and the sleep timer: timers the shell runs, a countdown from their firings.
+/// Idle power-off (the sleep timer: `SleepTimerTests`): timers the shell runs, a countdown from their firings.
 final class IdleTests: XCTestCase {
     /// Ten minutes of idleness, so the wait before the countdown is 540 s.
     private func tenMinutes() -> Settings {
@@ -103,66 +103,6 @@ final class IdleTests: XCTestCase {
         let h = CoreHarness(queued(1))
         h.send(.tick(now: 5), { $0.now = 5 }, commands: [])
         h.send(.timerFired(.idlePowerOff, at: 6), commands: [])
-    }
-
-    func testTheSleepTimerPausesAndKeepsThePlace() {
-        let h = CoreHarness(playing(2))
-        h.send(.sleepTimer(1800), {
-            $0.sleepArmed = true
-            $0.message = "sleep timer: the sound stops in 30 min"
-            $0.shown = status("playing", song: 1, index: 1, of: 2, message: "sleep timer: the sound stops in 30 min")
-        }, commands: [
-            .startTimer(.sleep, after: 1800),
-            .render(status("playing", song: 1, index: 1, of: 2, message: "sleep timer: the sound stops in 30 min")),
-        ])
-        h.send(.heard(playID: 1, seconds: 95), {
-            $0.position = 95
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: the sound stops in 30 min")
-        }, commands: [.render(status("playing", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: the sound stops in 30 min"))])
-        h.send(.timerFired(.sleep, at: 1800), {
-            $0.sleepArmed = false
-            $0.phase = .paused
-            $0.message = "sleep timer: paused"
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.savedPosition = 95
-            $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: paused")
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 95, phase: .paused)),
-            .render(status("paused", song: 1, index: 1, of: 2, elapsed: "1:35", message: "sleep timer: paused")),
-        ])
-        // Fired once: a late duplicate does nothing.
-        h.send(.timerFired(.sleep, at: 1801), commands: [])
-    }
-
-    func testTheSleepTimerCanBeReplacedOrTurnedOff() {
-        let h = CoreHarness(playing(1))
-        h.send(.sleepTimer(45), {
-            $0.sleepArmed = true
-            $0.message = "sleep timer: the sound stops in 45 s"
-            $0.shown = status("playing", song: 1, index: 1, of: 1, message: "sleep timer: the sound stops in 45 s")
-        }, commands: [
-            .startTimer(.sleep, after: 45),
-            .render(status("playing", song: 1, index: 1, of: 1, message: "sleep timer: the sound stops in 45 s")),
-        ])
-        h.send(.sleepTimer(nil), {
-            $0.sleepArmed = false
-            $0.message = "sleep timer off"
-            $0.shown = status("playing", song: 1, index: 1, of: 1, message: "sleep timer off")
-        }, commands: [
-            .cancelTimer(.sleep),
-            .render(status("playing", song: 1, index: 1, of: 1, message: "sleep timer off")),
-        ])
-        h.send(.timerFired(.sleep, at: 45), commands: [])
-    }
-
-    func testTheControlLanguageSetsAndClearsTheSleepTimer() {
-        XCTAssertEqual(ControlCommand.parse("sleep 30", seed: 0), .success(.intent(.sleepTimer(1800))))
-        XCTAssertEqual(ControlCommand.parse("sleep off", seed: 0), .success(.intent(.sleepTimer(nil))))
-        for bad in ["sleep", "sleep 0", "sleep -5", "sleep nan", "sleep 1441", "sleep 10 20", "sleep soon"] {
-            XCTAssertEqual(ControlCommand.parse(bad, seed: 0), .failure(ControlError("usage: sleep MINUTES (1-1440) | sleep off")), bad)
-        }
     }
 
     /// The countdown's timer fires at `at` with `left` seconds to go (from `powerOffAt`, when it

@@ -19,7 +19,7 @@ final class CardsBinaryTests: DaemonTestCase {
         XCTAssertTrue(none.stderr.contains("no new card to assign: swipe one, or give its id"), none.stderr + none.stdout)
         let sleep = try ctl("card", "assign", "5", "sleep soon")
         XCTAssertNotEqual(sleep.status, 0)
-        XCTAssertTrue(sleep.stderr.contains("usage: sleep MINUTES (1-1440) | sleep off"), sleep.stdout + sleep.stderr)
+        XCTAssertTrue(sleep.stderr.contains("usage: sleep MINUTES (1-1440) | sleep track|chapter|folder | sleep off"), sleep.stdout + sleep.stderr)
 
         let assigned = try ctl("card", "assign", "0012345678", dir + "/My Album")
         XCTAssertEqual(assigned.status, 0, assigned.stderr)

@@ -41,7 +41,7 @@ final class IdlePowerOffTests: DaemonTestCase {
         XCTAssertTrue(try ctl("status").stdout.contains("sleep timer off"))
         let bad = try ctl("sleep", "soon")
         XCTAssertNotEqual(bad.status, 0)
-        XCTAssertTrue(bad.stderr.contains("usage: sleep MINUTES (1-1440) | sleep off"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("usage: sleep MINUTES (1-1440) | sleep track|chapter|folder | sleep off"), bad.stderr)
         XCTAssertTrue(try ctl("status").stdout.hasPrefix("▶"))
     }
 }

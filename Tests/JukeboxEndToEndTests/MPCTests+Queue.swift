@@ -72,6 +72,11 @@ extension MPCTests {
         defer { close(fd) }
         XCTAssertEqual(readLine(fd), "OK MPD 0.21.0")
         send(fd, "listplaylists\n")
+        // Only the sleep timer's (MPCTests+Sleep.swift).
+        for name in ["sleep 15", "sleep 30", "sleep 60", "sleep track", "sleep chapter", "sleep folder", "sleep off"] {
+            XCTAssertEqual(readLine(fd), "playlist: \(name)")
+            XCTAssertEqual(readLine(fd), "Last-Modified: 1970-01-01T00:00:00Z")
+        }
         XCTAssertEqual(readLine(fd), "OK")
         send(fd, "save x\n")
         XCTAssertEqual(readLine(fd), "ACK [52@0] {save} stored playlists are off: no playlists folder (mpd.playlists in the config)")

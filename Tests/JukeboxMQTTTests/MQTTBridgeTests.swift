@@ -106,9 +106,9 @@ final class MQTTBridgeTests: XCTestCase {
             c.playlistFolders = [lists]
         }
         let o = try observe(broker.port)
-        // 10 entities and the tag scanner, and 5 device triggers: play and next short and long
+        // 12 entities and the tag scanner, and 5 device triggers: play and next short and long
         // (tap plus long or hold bound by default), stop short (it only has a press).
-        let expected = 15
+        let expected = 17
         var configs: [String: String] = [:]
         XCTAssertTrue(waitFor(60) {
             configs = o.messages.reduce(into: [:]) { $0[$1.topic] = $1.payload }.filter { $0.key.hasPrefix("homeassistant/") && !$0.value.isEmpty }
@@ -183,6 +183,9 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertLessThan(number(volume["min"]) ?? 1, number(volume["max"]) ?? 0)
         let repeatSelect = try XCTUnwrap(json(configs["homeassistant/select/jukebox_test/repeat/config"]))
         XCTAssertEqual(repeatSelect["options"] as? [String], ["off", "one", "all"])
+        let sleepSelect = try XCTUnwrap(json(configs["homeassistant/select/jukebox_test/sleep/config"]))
+        XCTAssertEqual(sleepSelect["options"] as? [String], ["off", "15", "30", "45", "60", "90", "track", "chapter", "folder"])
+        XCTAssertEqual(retained[topic + "/sleep"], "off")
         let playlists = try XCTUnwrap(json(configs["homeassistant/select/jukebox_test/playlist/config"]))
         XCTAssertEqual(playlists["options"] as? [String], ["Bedtime songs", "Morning"])
         let sensor = try XCTUnwrap(json(configs["homeassistant/sensor/jukebox_test/now_playing/config"]))
@@ -240,6 +243,8 @@ final class MQTTBridgeTests: XCTestCase {
             case ("shuffle", "off"): state("shuffle", "off", "shuffle off")
             case ("repeat", _): state("repeat", "one", "repeat")
             case ("add", _): state("queue", "3", "add")
+            case ("sleep", "30"): state("sleep", "30", "sleep 30"); state("sleep_left", "30", "sleep 30")
+            case ("sleep", "off"): state("sleep", "off", "sleep off"); state("sleep_left", "0", "sleep off")
             case ("interrupt", "begin a test"): state("phase", "interrupted", "interrupt")
             case ("playlist", _): state("queue", "2", "playlist"); state("file", folder + "/b.wav", "playlist")
             case ("stop", _): state("phase", "stopped", "stop")
@@ -592,7 +597,7 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertEqual(announced.port, broker.port)
         XCTAssertTrue(announced.retained.contains(topic + "/availability"))
         let configs = announced.retained.filter { $0.hasPrefix("homeassistant/") }
-        XCTAssertEqual(configs.count, 11, "\(configs)")
+        XCTAssertEqual(configs.count, 13, "\(configs)")
         var st = stat()
         XCTAssertEqual(stat(record.path, &st), 0)
         XCTAssertEqual(st.st_mode & 0o777, 0o600, "the record may hold the password")

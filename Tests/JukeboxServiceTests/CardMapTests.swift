@@ -24,7 +24,7 @@ final class CardMapTests: XCTestCase {
         let text = #"{"--": "/a", "01": "sleep soon", "1a": "/x", "1A": "/y", "02": "music/x", "03": [], "04": ["/a", "b"]}"#
         XCTAssertEqual(CardMapFile.parse(Array(text.utf8), source: "c.json"), .failure(CardMapError([
             "c.json: \"--\": an id must be 1-32 letters and digits",
-            "c.json: card 01: usage: sleep MINUTES (1-1440) | sleep off",
+            "c.json: card 01: usage: sleep MINUTES (1-1440) | sleep track|chapter|folder | sleep off",
             "c.json: card 02: \"music/x\" is neither an absolute path, a stream URL nor a command (next, pause, play, poweroff, prev, previous, repeat, seek+, seek-, shuffle, stop, toggle, vol+, vol-)",
             "c.json: card 03: an empty list of paths",
             "c.json: card 04: \"b\" is not an absolute path",
@@ -62,7 +62,7 @@ final class CardMapTests: XCTestCase {
         let path = dir.write("cards.json", #"{"1": "sleep soon"}"#)
         XCTAssertThrowsError(try CardMapFile.assign(id: "2", value: "/m", path: path)) { error in
             XCTAssertEqual((error as? CardMapError)?.message,
-                           "\(path): card 1: usage: sleep MINUTES (1-1440) | sleep off\nfix it before assigning")
+                           "\(path): card 1: usage: sleep MINUTES (1-1440) | sleep track|chapter|folder | sleep off\nfix it before assigning")
         }
         XCTAssertEqual(dir.read("cards.json"), #"{"1": "sleep soon"}"#)
         XCTAssertThrowsError(try CardMapFile.assign(id: "--", value: "/m", path: path))
@@ -114,7 +114,7 @@ final class CardMapTests: XCTestCase {
         dir.write("cards.json", #"{"1": "/m/a", "2": "sleep 5 min"}"#)
         settle(runtime, "the bad map is reported") { !status.reports.isEmpty }
         XCTAssertEqual(status.reports, ["cards map not loaded, keeping the previous one: "
-                                        + "\(dir.file("cards.json")): card 2: usage: sleep MINUTES (1-1440) | sleep off"])
+                                        + "\(dir.file("cards.json")): card 2: usage: sleep MINUTES (1-1440) | sleep track|chapter|folder | sleep off"])
         XCTAssertEqual(runtime.state.cards.map, CardMap(["1": .play(["/m/a"]), "2": .command(.next)]))
         // Fixed by hand, read again on request (SIGHUP) whatever inotify said.
         dir.write("cards.json", #"{"3": "stop"}"#)

@@ -85,8 +85,9 @@ final class FuzzRegressionTests: XCTestCase {
         case .intent(.playEntry(let at)): return "play \(at + 1)"
         case .intent(.remove(let at)): return "delete \(at + 1)"
         case .intent(.move(let from, let to)): return "move \(from + 1) \(to + 1)"
-        case .intent(.sleepTimer(let seconds)):
-            guard let seconds else { return "sleep off" }
+        case .intent(.sleepTimer(let request)):
+            guard let request else { return "sleep off" }
+            guard case .after(let seconds) = request else { return request.words }
             return (seconds / 60) * 60 == seconds ? "sleep \(seconds / 60)" : nil
         case .intent(let event): return "\(event)"  // play, pause, stop, next, clear
         case .statusJSON: return "status --json"

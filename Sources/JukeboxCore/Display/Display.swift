@@ -104,6 +104,7 @@ public struct DisplayFrame: Equatable, Sendable {
             if state.shuffle { marks.append(PanelGlyph.shuffle.rawValue) }
             if state.repeatMode == .all { marks.append(PanelGlyph.repeatAll.rawValue) }
             if state.repeatMode == .one { marks.append(PanelGlyph.repeatOne.rawValue) }
+            if let sleep = state.sleepPanelMark { marks = sleep + marks }
             let times = TimeFormat.clock(track == nil ? nil : state.position) + "/" + TimeFormat.clock(track?.info.duration)
             let status = spread(String(glyph) + " " + times, marks, width: w)
             // A stream's buffering or reconnecting shows for as long as it lasts.

@@ -28,6 +28,8 @@ public struct StatusView: Equatable, Sendable {
     public var message: String?
     /// The chapter playing in a file with chapters: `3/40 Title`.
     public var chapter: String?
+    /// The sleep timer's time left (`29 min`, `45 s`) or its end (`track`), while one runs.
+    public var sleep: String?
 
     /// The view of `state`.
     public init(_ state: State) {
@@ -54,6 +56,7 @@ public struct StatusView: Equatable, Sendable {
                 ?? state.stateUnreadable.map { "not saving: the state file cannot be read (\($0))" }
         }
         self.message = message.map(DisplayText.inert)
+        sleep = state.sleepMark
     }
 
     /// One line for a terminal or console:
@@ -75,6 +78,7 @@ public struct StatusView: Equatable, Sendable {
         s += "  \(elapsed) / \(duration)  [\(index)/\(count)]  vol \(volume)"
         if shuffle { s += "  shuffle" }
         if repeatMode != .off { s += "  repeat \(repeatMode.rawValue)" }
+        if let sleep { s += "  sleep \(sleep)" }
         if let message { s += "  (\(message))" }
         return s
     }

@@ -13,7 +13,7 @@ public enum Button: String, Equatable, Hashable, Sendable, CaseIterable, Codable
     case volumeUp
     /// Volume down (repeats while held).
     case volumeDown
-    /// Power (hold 3 s: run the power command).
+    /// Power (hold 3 s: run the power command; a tap: the sleep timer's next step).
     case power
     /// Stop.
     case stop
@@ -31,6 +31,8 @@ public enum Button: String, Equatable, Hashable, Sendable, CaseIterable, Codable
 public enum ButtonAction: String, Equatable, Hashable, Sendable, CaseIterable, Codable {
     case togglePlay, play, pause, stop, next, previous, seekForward, seekBack
     case volumeUp, volumeDown, shuffle, cycleRepeat, power
+    /// The sleep timer's next step: off → 15 → 30 → 60 min → off (`State.sleepSteps`).
+    case sleep
 }
 
 /// Which gestures of one button do what. A button with a `long`, `hold` or `double` action
@@ -72,7 +74,7 @@ public struct ButtonBinding: Equatable, Sendable {
         .previous: ButtonBinding(tap: .previous, hold: .seekBack, repeatEvery: 0.3),
         .volumeUp: ButtonBinding(press: .volumeUp, hold: .volumeUp, longAfter: 0.5, repeatEvery: 0.15),
         .volumeDown: ButtonBinding(press: .volumeDown, hold: .volumeDown, longAfter: 0.5, repeatEvery: 0.15),
-        .power: ButtonBinding(long: .power, longAfter: 3),
+        .power: ButtonBinding(tap: .sleep, long: .power, longAfter: 3),
         .stop: ButtonBinding(press: .stop),
         .shuffle: ButtonBinding(press: .shuffle),
         .repeatMode: ButtonBinding(press: .cycleRepeat),

@@ -81,7 +81,7 @@ public enum ControlCommand: Equatable, Sendable {
     status [--json] · play [N] · pause · toggle · stop · next · prev · seek [+|-]m:ss · vol [+|-]N
     shuffle on|off · repeat off|one|all · queue [page|--json [FROM]] · delete N · move FROM TO
     add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [--from N] [FOLDER] · search --json TEXT
-    sleep MINUTES|off
+    sleep MINUTES|track|chapter|folder|off
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
     card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
@@ -223,11 +223,7 @@ public enum ControlCommand: Equatable, Sendable {
             default: return .failure(ControlError("usage: shuffle on|off"))
             }
         case "sleep":
-            if rest.count == 1, rest[0].lowercased() == "off" { return .success(.intent(.sleepTimer(nil))) }
-            guard rest.count == 1, let minutes = Double(rest[0]), minutes >= 1, minutes <= 1440 else {
-                return .failure(ControlError("usage: sleep MINUTES (1-1440) | sleep off"))
-            }
-            return .success(.intent(.sleepTimer(minutes * 60)))
+            return parseSleep(rest).map { .intent(.sleepTimer($0)) }
         case "repeat":
             guard rest.count == 1, let mode = RepeatMode(rawValue: rest[0].lowercased()) else {
                 return .failure(ControlError("usage: repeat off|one|all"))
@@ -307,4 +303,19 @@ public struct ControlError: Error, Equatable, Sendable {
     public var message: String
     /// Creates an error.
     public init(_ message: String) { self.message = message }
+}
+
+extension ControlCommand {
+    /// What `sleep` with words it does not know answers.
+    public static let sleepUsage = "usage: sleep MINUTES (1-1440) | sleep track|chapter|folder | sleep off"
+
+    /// `sleep`'s words: minutes (fractions allowed), an end, or `off` (nil).
+    static func parseSleep(_ rest: [String]) -> Result<SleepRequest?, ControlError> {
+        guard rest.count == 1 else { return .failure(ControlError(sleepUsage)) }
+        let word = rest[0].lowercased()
+        if word == "off" { return .success(nil) }
+        if let end = SleepEnd(rawValue: word) { return .success(.end(end)) }
+        guard let minutes = Double(word), minutes >= 1, minutes <= 1440 else { return .failure(ControlError(sleepUsage)) }
+        return .success(.after(minutes * 60))
+    }
 }

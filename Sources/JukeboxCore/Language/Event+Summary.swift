@@ -31,7 +31,12 @@ extension Event {
         case .moveRange(let range, let to): return "move \(range.lowerBound + 1)-\(range.upperBound) to \(to + 1)"
         case .insert(let tracks, let at): return "insert " + Self.count(tracks.count) + " at \(at + 1)"
         case .shuffleEntries(let range, _): return "shuffle entries \(range.lowerBound + 1)-\(range.upperBound)"
-        case .sleepTimer(let seconds): return seconds.map { "sleep in " + TimeFormat.minutes($0) } ?? "sleep off"
+        case .sleepTimer(let request):
+            switch request {
+            case .after(let seconds)?: return "sleep in " + TimeFormat.minutes(seconds)
+            case .end(let end)?: return "sleep at the end of the " + end.rawValue
+            case nil: return "sleep off"
+            }
         case .clear: return "clear"
         case .interruptBegan(let id, let reason): return "interrupt begin \(id): \(reason)"
         case .interruptEnded(let id): return "interrupt end \(id)"

@@ -62,9 +62,10 @@ public enum Event: Equatable, Sendable {
     case shuffleEntries(Range<Int>, seed: UInt64)
     /// Empty the queue and stop.
     case clear
-    /// Stop the sound (as a pause: the place is kept) after this many seconds; nil turns the
-    /// sleep timer off. A new one replaces the old.
-    case sleepTimer(Double?)
+    /// Stop the sound (as a pause: the place is kept) after this many seconds or at the end of
+    /// the track, chapter or folder, fading out first; nil turns the sleep timer off. A new one
+    /// replaces the old (`Reduce+Sleep.swift`).
+    case sleepTimer(SleepRequest?)
     /// Another program or a signal line needs the sound device: release it and keep the place.
     /// `id` names the interruption (several may overlap; the player resumes after the last ends).
     /// Every begin is answered by `Command.grant(id)` once the device is free.

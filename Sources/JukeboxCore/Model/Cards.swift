@@ -7,8 +7,8 @@ public enum CardAction: Equatable, Sendable {
     case play([String])
     /// A command, spelled as on the card map and carried out like the button action it names.
     case command(ButtonAction)
-    /// `sleep MINUTES` / `sleep off`: the sleep timer, in seconds (nil: off), as `Event.sleepTimer`.
-    case sleep(Double?)
+    /// `sleep MINUTES|track|chapter|folder` / `sleep off`: the sleep timer (nil: off), as `Event.sleepTimer`.
+    case sleep(SleepRequest?)
 }
 
 /// Card id → what the card does. Ids are normalised (`Cards.normalisedID`).
@@ -168,9 +168,9 @@ public enum Cards {
         if word.split(separator: " ").first == "sleep" {
             // The control language's words, so a card and `jukebox ctl` say the same thing.
             switch ControlCommand.parse(word, seed: 0) {
-            case .success(.intent(.sleepTimer(let seconds))): return .success(.sleep(seconds))
+            case .success(.intent(.sleepTimer(let request))): return .success(.sleep(request))
             case .failure(let e): return .failure(CardMapError(e.message))
-            default: return .failure(CardMapError("usage: sleep MINUTES (1-1440) | sleep off"))
+            default: return .failure(CardMapError(ControlCommand.sleepUsage))
             }
         }
         return .failure(CardMapError("\"\(DisplayText.inert(String(trimmed.prefix(40))))\" is neither an absolute path, a stream URL nor a command ("

@@ -94,7 +94,8 @@ public enum TimerID: Equatable, Hashable, Sendable {
     /// Idle power-off: the countdown starts (`State.powerOffCountdown` before the end), then
     /// fires each second of it to update what it shows, and at its end.
     case idlePowerOff
-    /// The sleep timer ran out: the sound stops as a pause does (the place is kept).
+    /// The sleep timer looks again (`Reduce+Sleep.swift`): its start, a minute shown, a step of
+    /// its fade, its end, or the user's volume back after it.
     case sleep
     /// An assignment waiting for the next card (`card assign --next`) has waited
     /// `State.cardAssignWait`: it is dropped, so a card swiped much later is played, not mapped.

@@ -182,8 +182,11 @@ public struct State: Equatable, Sendable {
     public var idleArmed = false
     /// While idle power-off counts down: when it ends (monotonic seconds, from the timer's firing).
     public var powerOffAt: Double?
-    /// Whether the sleep timer runs.
-    public var sleepArmed = false
+    /// The sleep timer, while one runs (`Reduce+Sleep.swift`).
+    public var sleep: SleepTimer?
+    /// The share of the user's volume a sleep fade has turned the output down to (the volume
+    /// ordered is `volume` times it); nil: the output has the user's volume.
+    public var sleepFade: Double?
     /// The battery's last reading and what was done about it (`Reduce+Battery`).
     public var battery = BatteryState()
 
@@ -232,8 +235,10 @@ public struct State: Equatable, Sendable {
 
     /// The phase as the state file keeps it; an interruption keeps the phase it goes back to.
     public var savedPhase: SavedPhase {
-        if case .interrupted = phase { return SavedPhase(afterInterruption) }
-        return SavedPhase(phase)
+        var saved = SavedPhase(phase)
+        if case .interrupted = phase { saved = SavedPhase(afterInterruption) }
+        // While a sleep timer runs the music is on borrowed time: a restart comes back paused.
+        return sleep != nil && saved == .playing ? .paused : saved
     }
 
     /// The folder whose appearance ends the wait for music (the current track's), while the

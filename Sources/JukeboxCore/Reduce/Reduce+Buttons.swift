@@ -204,6 +204,7 @@ extension State {
         case .volumeDown: apply(.changeVolume(by: -settings.volumeStep), &step)
         case .shuffle: apply(.toggleShuffle(seed: nextShuffleSeed()), &step)
         case .cycleRepeat: apply(.cycleRepeat, &step)
+        case .sleep: apply(.sleepTimer(nextSleepStep), &step)
         case .power:
             step.commands.append(.report("power button: running \(settings.powerCommand.joined(separator: " "))"))
             step.commands.append(.runProgram(settings.powerCommand))

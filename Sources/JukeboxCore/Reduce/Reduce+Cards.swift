@@ -127,8 +127,8 @@ extension State {
         case .command(let command):
             message = nil
             perform(command, &step)
-        case .sleep(let seconds):
-            setSleepTimer(seconds, &step)
+        case .sleep(let request):
+            setSleepTimer(request, &step)
         case .play(let paths):
             if let active = cards.active, active.id == id, phase != .stopped,
                let first = queue.firstIndex(where: { active.tracks.contains($0.id) }) {

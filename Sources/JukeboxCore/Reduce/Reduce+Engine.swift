@@ -31,6 +31,7 @@ extension State {
             if case .waitingForDevice = phase { phase = .playing }
         case .trackFinished(let id, let next):
             guard loaded?.playID == id else { return }
+            if sleepTrackFinished(&step) { return }
             guard let target = autoAdvanceTarget() else {
                 endOfQueue(&step)
                 return

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 
-// Idle power-off and the sleep timer. Both are timers the shell runs (`startTimer`), so nothing
+// Idle power-off (the sleep timer: `Reduce+Sleep.swift`). A timer the shell runs (`startTimer`), so nothing
 // here reads a clock: the countdown's seconds come from the `at` of each firing.
 extension State {
     /// Seconds before idle power-off during which it counts down on the display and the status
@@ -61,30 +61,5 @@ extension State {
     private mutating func endCountdown() {
         if powerOffAt != nil, message?.hasPrefix("power off in ") == true { message = nil }
         powerOffAt = nil
-    }
-
-    /// `sleepTimer`: (re)starts or cancels the sleep timer.
-    mutating func setSleepTimer(_ seconds: Double?, _ step: inout Step) {
-        guard let seconds, seconds > 0 else {
-            if sleepArmed { step.commands.append(.cancelTimer(.sleep)) }
-            sleepArmed = false
-            message = "sleep timer off"
-            return
-        }
-        sleepArmed = true
-        step.commands.append(.startTimer(.sleep, after: seconds))
-        message = "sleep timer: the sound stops in \(TimeFormat.minutes(seconds))"
-    }
-
-    /// The sleep timer ran out: a pause (its fade, the place kept); idle power-off may follow.
-    mutating func sleepTimerFired(_ step: inout Step) {
-        guard sleepArmed else { return }
-        sleepArmed = false
-        switch phase {
-        case .playing, .waitingForDevice, .waitingForMusic: break
-        default: return
-        }
-        intent(.pause, &step)
-        message = "sleep timer: paused"
     }
 }

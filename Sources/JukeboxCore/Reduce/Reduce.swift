@@ -71,11 +71,11 @@ extension State {
             step.byHand = true
             step.activity = true
             input(event, &step)
-        case .sleepTimer(let seconds):
+        case .sleepTimer(let request):
             step.activity = true
-            setSleepTimer(seconds, &step)
-        case .timerFired(.sleep, _):
-            sleepTimerFired(&step)
+            setSleepTimer(request, &step)
+        case .timerFired(.sleep, let at):
+            sleepTimerFired(at: at, &step)
         case .timerFired(.idlePowerOff, let at):
             idleTimerFired(at: at, &step)
         case .cardRead, .cardRemoved:
@@ -162,6 +162,7 @@ extension State {
         // is no longer a place to go back to.
         if failuresInARow == 0 { failuresFrom = nil }
         syncNext(&step)
+        followSleep(&step)
         followIdleness(activity: step.activity, &step)
         let mark = saveMark
         // A state file that cannot be read is never written over (it may hold the only copy of
@@ -213,7 +214,8 @@ extension State {
 
     /// Makes the engine's successor match what auto-advance would play next.
     mutating func syncNext(_ step: inout Step) {
-        let wanted: UInt64? = (loaded != nil && phase != .stopped) ? autoAdvanceTarget().map { order[$0] } : nil
+        // A sleep timer that ends with this track hands no successor: the engine stops at its end.
+        let wanted: UInt64? = (loaded != nil && phase != .stopped && !sleepEndsWithTrack) ? autoAdvanceTarget().map { order[$0] } : nil
         guard wanted != handedNext?.trackID else { return }
         if let wanted, let track = track(id: wanted) {
             let ref = PlayRef(playID: nextPlayID, trackID: wanted)

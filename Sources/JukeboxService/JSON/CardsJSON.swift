@@ -58,8 +58,14 @@ public enum CardsJSON {
             // The map's word for it (the longest of its spellings: `previous`, not `prev`).
             let word = Cards.commands.filter { $0.value == button }.map(\.key).sorted().max { $0.count < $1.count } ?? "\(button)"
             return "\"command\":" + q(word)
-        case .sleep(let seconds):
-            return "\"command\":" + q(seconds.map { "sleep " + number($0 / 60) } ?? "sleep off")
+        case .sleep(let request):
+            let words: String
+            switch request {
+            case .after(let seconds)?: words = "sleep " + number(seconds / 60)
+            case let other?: words = other.words
+            case nil: words = "sleep off"
+            }
+            return "\"command\":" + q(words)
         }
     }
 

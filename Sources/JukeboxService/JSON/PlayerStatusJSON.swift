@@ -76,9 +76,21 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     /// an older player's status still reads.
     public var volumeMin: Int?
     public var volumeMax: Int?
+    /// The sleep timer while one runs (nil: none; optional so an older player's status still reads).
+    public var sleep: SleepStatus?
 
-    /// What `state` shows.
-    init(_ state: State) {
+    /// The sleep timer as `status --json` shows it: `minutes`, `track`, `chapter` or `folder`, the
+    /// whole seconds left (nil: not known, a track without a length), and the minutes asked for
+    /// (`minutes` mode only).
+    public struct SleepStatus: Decodable, Equatable, Sendable {
+        public var mode: String
+        public var left: Int?
+        public var minutes: Double?
+    }
+
+    /// What `state` shows; `now`: the monotonic clock, which the sleep timer's time left is counted
+    /// from (nil: the latest time the core was given).
+    init(_ state: State, now: Double? = nil) {
         let track = state.currentTrack
         // A stream shows its station as the artist and what is on air as the title.
         let shown = state.shownCurrentInfo
@@ -110,6 +122,12 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         volumeMin = state.settings.volumeMin
         volumeMax = state.settings.volumeMax
         battery = state.battery.reading.map { BatteryStatus(percent: $0.percent, volts: $0.volts, charging: $0.charging, low: $0.low) }
+        if let timer = state.sleep {
+            let left = state.sleepLeft(now: max(now ?? state.now, timer.seenAt))
+            var minutes: Double?
+            if case .after(let seconds) = timer.request { minutes = seconds / 60 }
+            sleep = SleepStatus(mode: timer.request.mode, left: left.map { Int($0.rounded(.up)) }, minutes: minutes)
+        }
     }
 
     /// Decodes `text` (the answer after `ok `); nil when it is not this object.
@@ -142,6 +160,9 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
                 "{\"index\":\(c.index),\"count\":\(c.count),\"title\":" + q(c.title) + ",\"start\":" + num(c.start) + "}"
             } ?? "null"),
             "\"battery\":" + batteryText,
+            "\"sleep\":" + (sleep.map { s in
+                "{\"mode\":" + q(s.mode) + ",\"left\":" + (s.left.map { String($0) } ?? "null") + (s.minutes.map { ",\"minutes\":" + CardsJSON.number($0) } ?? "") + "}"
+            } ?? "null"),
         ]
         return "{" + fields.joined(separator: ",") + "}"
     }

@@ -11,6 +11,8 @@ import JukeboxSystem
 protocol ControlLoop: AnyObject {
     /// The player state (the face reads it; only `dispatch` changes it).
     var state: State { get }
+    /// The loop's monotonic clock (what the status counts the sleep timer's time left from).
+    var now: Double { get }
     var log: Log { get }
     /// The version and build for `version` and `diag`.
     var version: String { get }
@@ -175,7 +177,7 @@ extension ControlLoop {
         }
     }
 
-    func statusJSON() -> String { PlayerStatusJSON(state).text }
+    func statusJSON() -> String { PlayerStatusJSON(state, now: now).text }
 }
 
 /// What every face's port needs of the loop itself: the state, the core's one entry, the heard
@@ -241,6 +243,7 @@ final class ControlPort: ControlLoop {
     /// Who waits for an interruption's grant, whichever face asked (`beginInterruption`).
     private var grantWaiters = GrantWaiters()
 
+    var now: Double { clock() }
     init(core: LoopCore, log: Log, jobs: OffLoopJobs, saving: SaveLedger, clock: @escaping () -> Double) {
         self.core = core
         self.log = log

@@ -8,6 +8,7 @@ import { setupLibraryExtras, showCover } from './library-extras.js';
 import { setupRadio, loadRadio } from './radio.js';
 import { setupUpload, uploadView } from './upload.js';
 import { setupCards } from './cards.js';
+import { setupSleep } from './sleep.js';
 import { setupSettings, loadSettings } from './settings.js';
 import { setupSystem, loadSystem } from './system.js';
 import { appendPages } from './paging.js';
@@ -118,6 +119,7 @@ function renderStatus() {
   if (document.activeElement !== $('repeat')) $('repeat').value = s.repeat;
   document.title = s.title ? `${s.title} · Jukebox` : 'Jukebox';
   document.body.dataset.phase = s.phase;
+  renderSleep(s);
   renderQueueCurrent();
 }
 
@@ -410,6 +412,7 @@ setInterval(() => {
 setupLibraryExtras({ api, control, text, clock, $ });
 setupRadio({ api, control, text, showError, $ });
 const cards = setupCards({ $, text, control, showError });
+const renderSleep = setupSleep({ $, text, control });
 setupSettings({ api, text, showError });
 setupSystem({ api, text, control });
 route();
