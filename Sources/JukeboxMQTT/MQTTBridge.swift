@@ -19,7 +19,8 @@ import JukeboxSystem
 ///
 /// Retained under `topic`: `availability` (`online`; `offline` is the broker's last will),
 /// `phase`, `title`, `artist`, `album`, `file`, `position`, `duration`, `volume`, `shuffle`,
-/// `repeat`, `queue`, `message` and `state` (all of them as one JSON object), and Home
+/// `repeat`, `queue`, `message`, `chapter` (an audiobook's chapter title, empty without) and
+/// `state` (all of them as one JSON object, the chapter as index, count and title), and Home
 /// Assistant's discovery configs (`MQTTDiscovery`). Not retained: `event` (each line of the
 /// `events` stream, without its time), `card` (card ids), `button/<name>` (gestures), `reply`.
 /// Commands: `topic/cmd/<command>` with the arguments as payload; `cmd/playlist NAME` loads a
@@ -47,7 +48,7 @@ public final class MQTTBridge: @unchecked Sendable {
     static let refused: Set<String> = ["events", "yield"]
     /// The retained state topics, under `topic`.
     public static let stateTopics = ["availability", "phase", "title", "artist", "album", "file", "position", "duration",
-                                     "volume", "shuffle", "repeat", "queue", "message", "state"]
+                                     "volume", "shuffle", "repeat", "queue", "message", "chapter", "state"]
 
     /// What the player tells the bridge besides the settings.
     public struct Context: Sendable {
@@ -496,6 +497,7 @@ public final class MQTTBridge: @unchecked Sendable {
         set("repeat", status.repeat)
         set("queue", String(status.count))
         set("message", status.message ?? "")
+        set("chapter", status.chapter?.title ?? "")
         // Position: when `PositionPublisher` says (every `positionInterval` while it runs as expected,
         // at once after a jump).
         let position = status.position
@@ -514,6 +516,10 @@ public final class MQTTBridge: @unchecked Sendable {
             .init("album", .orNull(status.album)), .init("file", .orNull(status.path)), .init("position", seconds(published)),
             .init("duration", seconds(status.duration)), .init("volume", .integer(status.volume)), .init("shuffle", .bool(status.shuffle)),
             .init("repeat", .string(status.repeat)), .init("queue", .integer(status.count)), .init("message", .orNull(status.message)),
+            // An audiobook's chapter playing: its number from 1, of how many, its title; null without chapters.
+            .init("chapter", status.chapter.map { c in
+                .fields([.init("index", .integer(c.index)), .init("count", .integer(c.count)), .init("title", .string(c.title))])
+            } ?? .null),
         ])
     }
 
