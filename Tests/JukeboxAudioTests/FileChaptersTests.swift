@@ -44,21 +44,39 @@ final class FileChaptersTests: XCTestCase {
     static func syncsafe(_ v: Int) -> [UInt8] { [UInt8(v >> 21 & 0x7f), UInt8(v >> 14 & 0x7f), UInt8(v >> 7 & 0x7f), UInt8(v & 0x7f)] }
 
     static func frame(_ id: String, _ body: [UInt8], major: UInt8 = 3, flags: UInt8 = 0) -> [UInt8] {
-        Array(id.utf8) + (major == 4 ? syncsafe(body.count) : be32(body.count)) + [0, flags] + body
+        var bytes: [UInt8] = Array(id.utf8)
+        bytes += major == 4 ? syncsafe(body.count) : be32(body.count)
+        bytes += [0, flags]
+        return bytes + body
     }
 
     static func chap(_ id: String, ms: Int, title: [UInt8]?, major: UInt8 = 3) -> [UInt8] {
-        let head: [UInt8] = Array(id.utf8) + [0] + be32(ms) + be32(ms + 1000) + be32(-1) + be32(-1)
-        return frame("CHAP", head + (title.map { frame("TIT2", $0, major: major) } ?? []), major: major)
+        // In parts: Swift 6.0's type checker gives up on one long chain of array literals.
+        var body: [UInt8] = Array(id.utf8)
+        body.append(0)
+        body += be32(ms)
+        body += be32(ms + 1000)
+        body += be32(-1)
+        body += be32(-1)
+        if let title { body += frame("TIT2", title, major: major) }
+        return frame("CHAP", body, major: major)
     }
 
     static func ctoc(_ id: String, top: Bool, _ children: [String], major: UInt8 = 3) -> [UInt8] {
-        frame("CTOC", Array(id.utf8) + [0, top ? 3 : 1, UInt8(children.count)] + children.flatMap { Array($0.utf8) + [0] }, major: major)
+        var body: [UInt8] = Array(id.utf8)
+        body += [0, top ? 3 : 1, UInt8(children.count)]
+        for child in children { body += Array(child.utf8) + [0] }
+        return frame("CTOC", body, major: major)
     }
 
     static func tag(_ frames: [UInt8], major: UInt8 = 3, flags: UInt8 = 0, padding: Int = 16) -> [UInt8] {
-        Array("ID3".utf8) + [major, 0, flags] + syncsafe(frames.count + padding) + frames + [UInt8](repeating: 0, count: padding)
-            + [0xff, 0xfb, 0x90, 0x00]
+        var bytes: [UInt8] = Array("ID3".utf8)
+        bytes += [major, 0, flags]
+        bytes += syncsafe(frames.count + padding)
+        bytes += frames
+        bytes += [UInt8](repeating: 0, count: padding)
+        bytes += [0xff, 0xfb, 0x90, 0x00]
+        return bytes
     }
 
     static func latin1(_ s: String) -> [UInt8] { [0] + s.unicodeScalars.map { UInt8($0.value) } + [0] }
@@ -123,8 +141,15 @@ final class FileChaptersTests: XCTestCase {
         // An Ogg page of another stream whose laces reach past the end is skipped: the next page
         // is looked for past the file's end (a trap the damage test below found: seed 9672545041332454470).
         func page(_ serial: UInt8, _ laces: [UInt8], data: Int) -> [UInt8] {
-            Array("OggS".utf8) + [0, 2] + [UInt8](repeating: 0, count: 8) + [serial, 0, 0, 0] + [UInt8](repeating: 0, count: 8)
-                + [UInt8(laces.count)] + laces + [UInt8](repeating: 0x41, count: data)
+            var bytes: [UInt8] = Array("OggS".utf8)
+            bytes += [0, 2]
+            bytes += [UInt8](repeating: 0, count: 8)
+            bytes += [serial, 0, 0, 0]
+            bytes += [UInt8](repeating: 0, count: 8)
+            bytes.append(UInt8(laces.count))
+            bytes += laces
+            bytes += [UInt8](repeating: 0x41, count: data)
+            return bytes
         }
         XCTAssertEqual(try FileChapters.read(MP4Bytes(page(1, [19], data: 19) + page(2, [255, 255], data: 10))), [])
         // An ID3v2.2 tag (no chapters) and a file too short for anything: none, no error.
