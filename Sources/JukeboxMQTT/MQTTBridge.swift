@@ -19,9 +19,10 @@ import JukeboxSystem
 ///
 /// Retained under `topic`: `availability` (`online`; `offline` is the broker's last will),
 /// `phase`, `title`, `artist`, `album`, `file`, `position`, `duration`, `volume`, `shuffle`,
-/// `repeat`, `queue`, `message` and `state` (all of them as one JSON object), `sleep` (the sleep
-/// timer's select: `off`, the minutes asked, `track`, `chapter`, `folder`), `sleep_left` (whole
-/// minutes left, rounded up; 0 without a timer or while unknown), and Home
+/// `repeat`, `queue`, `message`, `chapter` (an audiobook's chapter title, empty without) and
+/// `state` (all of them as one JSON object, the chapter as index, count and title), `sleep` (the
+/// sleep timer's select: `off`, the minutes asked, `track`, `chapter`, `folder`), `sleep_left`
+/// (whole minutes left, rounded up; 0 without a timer or while unknown), and Home
 /// Assistant's discovery configs (`MQTTDiscovery`). Not retained: `event` (each line of the
 /// `events` stream, without its time), `card` (card ids), `button/<name>` (gestures), `reply`.
 /// Commands: `topic/cmd/<command>` with the arguments as payload; `cmd/playlist NAME` loads a
@@ -49,7 +50,7 @@ public final class MQTTBridge: @unchecked Sendable {
     static let refused: Set<String> = ["events", "yield"]
     /// The retained state topics, under `topic`.
     public static let stateTopics = ["availability", "phase", "title", "artist", "album", "file", "position", "duration",
-                                     "volume", "shuffle", "repeat", "queue", "message", "state", "sleep", "sleep_left"]
+                                     "volume", "shuffle", "repeat", "queue", "message", "chapter", "state", "sleep", "sleep_left"]
 
     /// What the player tells the bridge besides the settings.
     public struct Context: Sendable {
@@ -498,6 +499,7 @@ public final class MQTTBridge: @unchecked Sendable {
         set("repeat", status.repeat)
         set("queue", String(status.count))
         set("message", status.message ?? "")
+        set("chapter", status.chapter?.title ?? "")
         set("sleep", Self.sleepOption(status.sleep))
         set("sleep_left", String(status.sleep?.left.map { Int((Double($0) / 60).rounded(.up)) } ?? 0))
         // Position: when `PositionPublisher` says (every `positionInterval` while it runs as expected,
@@ -518,6 +520,10 @@ public final class MQTTBridge: @unchecked Sendable {
             .init("album", .orNull(status.album)), .init("file", .orNull(status.path)), .init("position", seconds(published)),
             .init("duration", seconds(status.duration)), .init("volume", .integer(status.volume)), .init("shuffle", .bool(status.shuffle)),
             .init("repeat", .string(status.repeat)), .init("queue", .integer(status.count)), .init("message", .orNull(status.message)),
+            // An audiobook's chapter playing: its number from 1, of how many, its title; null without chapters.
+            .init("chapter", status.chapter.map { c in
+                .fields([.init("index", .integer(c.index)), .init("count", .integer(c.count)), .init("title", .string(c.title))])
+            } ?? .null),
         ])
     }
 

@@ -83,4 +83,32 @@ final class ChapterTests: XCTestCase {
         XCTAssertEqual(with.chapters?.count, 1)
         XCTAssertNil(TrackInfo(path: "/b.m4b", chapters: []).chapters, "none is nil: not written")
     }
+
+    /// A bookmark keeps the position, so an audiobook resumes inside the chapter it was left in:
+    /// the status shows that chapter, and next and previous go on from it.
+    func testABookmarkedAudiobookResumesInsideItsChapter() {
+        let source = QueueSource(paths: ["/books/b"])
+        var book = info(1, duration: 300)
+        book.chapters = [Chapter(start: 0, title: "One"), Chapter(start: 60, title: "Two"), Chapter(start: 120, title: "Three")]
+        var s = State()
+        s.bookmarksReady = true
+        _ = reduce(&s, .loadSource(source, tracks: [book, info(2)]))
+        guard let play = s.loaded?.playID else { return XCTFail("the book does not play") }
+        _ = reduce(&s, .heard(playID: play, seconds: 75))
+        // The periodic save writes the bookmark at 1:15, in chapter 2.
+        _ = reduce(&s, .tick(now: 10))
+        XCTAssertEqual(s.bookmarks.first { $0.paths == source.paths }?.position, 75)
+        // Another source, then the book again: it starts at 1:15, inside "Two".
+        _ = reduce(&s, .loadSource(QueueSource(paths: ["/music/x"]), tracks: [info(5)]))
+        XCTAssertNil(s.currentChapter)
+        let resumed = reduce(&s, .loadSource(source, tracks: [book, info(2)]))
+        let starts = resumed.compactMap { c -> Double? in if case .startTrack(_, "/music/1.flac", let at, _, _) = c { return at } else { return nil } }
+        XCTAssertEqual(starts, [75])
+        XCTAssertEqual(s.currentChapter?.index, 1)
+        XCTAssertEqual(StatusView(s).chapter, "2/3 Two")
+        // From there, next is chapter 3 and previous (15 s in) restarts chapter 2.
+        var next = s
+        XCTAssertEqual(seekTarget(reduce(&next, .next)), 120)
+        XCTAssertEqual(seekTarget(reduce(&s, .previous)), 60)
+    }
 }

@@ -202,9 +202,63 @@ final class PythonMPDTests: DaemonTestCase {
         XCTAssertEqual(try String(contentsOfFile: dir + "/playlists/ha.m3u", encoding: .utf8), dir + "/a.wav\n" + dir + "/b.wav\n")
     }
 
+    /// An audiobook's chapter in `currentsong` (jukebox's `Chapter`, `ChapterNumber`,
+    /// `ChapterCount`; `Title` stays the file's), and a client in `idle player` woken when the
+    /// chapter playing changes, by a seek or as it plays; the real `mpc` shows the song as before.
+    static let chapters = #"""
+    import sys, threading, mpd
+    def client():
+        c = mpd.MPDClient()
+        c.timeout = 5
+        c.connect("127.0.0.1", int(sys.argv[1]))
+        return c
+    c = client()
+    c.pause(1)
+    c.seekcur(0.5)
+    s = c.currentsong()
+    print(s["title"], "|", s["chapter"], s["chapternumber"], s["chaptercount"])
+    # mpc (libmpdclient) skips the keys it does not know and names the song.
+    import subprocess
+    print(subprocess.run(["mpc", "-h", "127.0.0.1", "-p", sys.argv[1], "current"], capture_output=True, text=True).stdout.strip())
+    print(sorted(c.idle()))
+    other = client()
+    t = threading.Timer(0.3, lambda: other.seekcur(3.2))
+    t.start()
+    print(c.idle("player"))
+    t.join()
+    print(c.currentsong()["chapter"])
+    c.seekcur(0.2)
+    c.pause(0)
+    c.idle()
+    # Nothing but the chapter changes at 1.5 s: idle wakes then, not at the file's end (4 s).
+    for _ in range(3):
+        c.idle("player")
+        if c.currentsong().get("chapternumber") == "2":
+            break
+    print(c.currentsong().get("chapter"))
+    """#
+
+    func testCurrentsongHasTheChapterAndIdleWakesWhenItChanges() throws {
+        let book = dir + "/book.mp3"
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/chapters.mp3").path, toPath: book)
+        let (out, status, stderr) = try run(Self.chapters, extra: [:], music: [book, dir + "/a.wav"], arguments: { _, _ in [] })
+        XCTAssertEqual(status, 0, stderr)
+        XCTAssertEqual(out, """
+        Chapters in ID3 | Opening 1 3
+        Fixture - Chapters in ID3
+        ['player']
+        ['player']
+        <img src=x onerror=alert(1)>
+        Café au lait
+
+        """)
+    }
+
     /// Runs `script` (python3 SCRIPT PORT ARGS...) against a player of a.wav and b.wav with
     /// `extra` in its `mpd` object: stdout, exit status, stderr.
-    private func run(_ script: String, extra: [String: Any], arguments: (String, String) -> [String]) throws -> (String, Int32, String) {
+    private func run(_ script: String, extra: [String: Any], music: [String]? = nil,
+                     arguments: (String, String) -> [String]) throws -> (String, Int32, String) {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
               (try? Process.run(URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", "import mpd, mpd.asyncio"]).waitAndStatus()) == 0 else {
             throw missingPeer("python3-mpd is not installed; board/setup.sh installs it")
@@ -213,7 +267,7 @@ final class PythonMPDTests: DaemonTestCase {
         try TestAudio.write(path: a, kind: .wav16, frames: 44_100 * 30)
         try TestAudio.write(path: b, kind: .wav16, frames: 44_100 * 30)
         let port = try MPCTests.freePort()
-        let daemon = try startDaemon([a, b], extra: ["mpd": ["port": port].merging(extra) { $1 }])
+        let daemon = try startDaemon(music ?? [a, b], extra: ["mpd": ["port": port].merging(extra) { $1 }])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
         try script.write(toFile: dir + "/script.py", atomically: true, encoding: .utf8)
         let p = Process()

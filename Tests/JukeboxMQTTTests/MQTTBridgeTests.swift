@@ -304,6 +304,36 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertTrue(o.sees(topic + "/position", "0.0"), "another track: \(o.latest(topic + "/position") ?? "nothing")")
     }
 
+    // MARK: chapters
+
+    /// An audiobook's chapter (an MP3 with ID3 chapters, read by the real tag reader): its title
+    /// retained under `chapter`, and index, count and title in `state`; `next` moves by chapter.
+    func testTheChapterPlayingIsInTheStateAndItsTopic() throws {
+        let player = try startPlayer()
+        let broker = try startBroker()
+        let book = folder + "/book.mp3"
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/chapters.mp3").path, toPath: book)
+        startBridge(port: broker.port) { s, _ in s.discoveryPrefix = "" }
+        let o = try observe(broker.port, filter: topic + "/#")
+        XCTAssertTrue(o.sees(topic + "/queue", "2"))
+        XCTAssertTrue(o.sees(topic + "/chapter", ""), "no chapter: empty")
+        XCTAssertEqual(json(o.latest(topic + "/state"))?["chapter"] as? NSNull, NSNull())
+        // Paused in the book, so the chapter stays while the test looks.
+        XCTAssertEqual(player.ask("load " + book)?.hasPrefix("ok"), true)
+        XCTAssertEqual(player.ask("pause")?.hasPrefix("ok"), true)
+        XCTAssertTrue(o.sees(topic + "/chapter", "Opening"), "chapter: \(o.latest(topic + "/chapter") ?? "nothing")")
+        XCTAssertEqual(player.ask("next")?.hasPrefix("ok"), true)
+        XCTAssertTrue(o.sees(topic + "/chapter", "Café au lait"), "chapter: \(o.latest(topic + "/chapter") ?? "nothing")")
+        XCTAssertTrue(waitFor(60) { (self.json(o.latest(self.topic + "/state"))?["chapter"] as? [String: Any])?["index"] as? Int == 2 })
+        let chapter = json(o.latest(topic + "/state"))?["chapter"] as? [String: Any]
+        XCTAssertEqual(chapter?["count"] as? Int, 3)
+        XCTAssertEqual(chapter?["title"] as? String, "Café au lait")
+        XCTAssertEqual(o.latest(topic + "/title"), "Chapters in ID3", "the title stays the file's")
+        XCTAssertEqual(player.ask("clear")?.hasPrefix("ok"), true)
+        XCTAssertTrue(o.sees(topic + "/chapter", ""), "no file, no chapter")
+    }
+
     // MARK: events
 
     func testEventsCardsAndGesturesArePublishedNotRetained() throws {

@@ -94,9 +94,18 @@ final class MQTTPayloadTests: XCTestCase {
         let status = try JSONDecoder().decode(PlayerStatusJSON.self, from: Data(json.utf8))
         XCTAssertEqual(MQTTBridge.state(status, published: 61.26).text,
                        #"{"phase":"playing","title":"T \"q\"\u0001","artist":null,"album":"A","file":"/m/a.flac","position":61.3,"#
-                       + #""duration":200.0,"volume":60,"shuffle":false,"repeat":"all","queue":3,"message":null}"#)
+                       + #""duration":200.0,"volume":60,"shuffle":false,"repeat":"all","queue":3,"message":null,"chapter":null}"#)
         XCTAssertTrue(MQTTBridge.state(status, published: nil).text.contains(#""position":null,"#))
         XCTAssertTrue(MQTTBridge.state(status, published: .infinity).text.contains(#""position":null,"#))
+    }
+
+    /// An audiobook's chapter, as `status --json` gives it, in the state object: index, count, title.
+    func testTheStateObjectCarriesTheChapter() throws {
+        let json = #"{"phase":"playing","title":"Book","path":"/m/b.m4b","position":2.5,"index":1,"count":1,"volume":60,"#
+            + #""shuffle":false,"repeat":"off","stream":false,"chapter":{"index":2,"count":3,"title":"The \"middle\"","start":2}}"#
+        let status = try JSONDecoder().decode(PlayerStatusJSON.self, from: Data(json.utf8))
+        XCTAssertTrue(MQTTBridge.state(status, published: 2.5).text.hasSuffix(
+            #""message":null,"chapter":{"index":2,"count":3,"title":"The \"middle\""}}"#), MQTTBridge.state(status, published: 2.5).text)
     }
 
     func testEventsArePublishedFromTheirFields() throws {

@@ -19,6 +19,7 @@ public enum TagReader {
             readMP4(path: path, into: &tags)
         } else {
             readSndfile(path: path, taglibSeconds: taglibSeconds, into: &tags)
+            tags.chapters = FileChapters.read(path: path).map { ($0.start, $0.title) }
         }
         return tags
     }

@@ -170,6 +170,9 @@ struct MPDWatch: Equatable {
     var repeatMode: RepeatMode
     var shuffle: Bool
     var queueRevision: Int
+    /// The chapter playing (a file with chapters): another one is a change of `player`, so a
+    /// client waiting in `idle` reads `currentsong`'s `Chapter` again.
+    var chapter: Int?
 
     init(_ state: State) {
         phase = MPDPlayState(state.phase)
@@ -178,11 +181,12 @@ struct MPDWatch: Equatable {
         repeatMode = state.repeatMode
         shuffle = state.shuffle
         queueRevision = state.queueRevision
+        chapter = state.currentChapter?.index
     }
 
     func changes(since old: MPDWatch) -> Set<MPDSession.Subsystem> {
         var set: Set<MPDSession.Subsystem> = []
-        if phase != old.phase || current != old.current { set.insert(.player) }
+        if phase != old.phase || current != old.current || chapter != old.chapter { set.insert(.player) }
         if volume != old.volume { set.insert(.mixer) }
         if repeatMode != old.repeatMode || shuffle != old.shuffle { set.insert(.options) }
         if queueRevision != old.queueRevision { set.insert(.playlist) }

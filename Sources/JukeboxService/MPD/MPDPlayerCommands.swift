@@ -12,11 +12,12 @@ extension MPDFace {
             reply(.success(MPDReplies.status(loop.state) + (job.map { ["updating_db: \($0)"] } ?? [])))
         },
         MPDCommand("currentsong", 0...0) { face, loop, _, reply in
+            if loop.state.currentTrack?.info.chapters != nil { loop.feedHeard() }
             let state = loop.state
             guard let track = state.currentTrack, let pos = state.queue.firstIndex(where: { $0.id == track.id }) else {
                 return reply(.success([]))
             }
-            reply(.success(MPDReplies.song(track, pos: pos, roots: face.musicFolders)))
+            reply(.success(MPDReplies.song(track, pos: pos, roots: face.musicFolders) + MPDReplies.chapter(state)))
         },
         MPDCommand("play", 0...1) { face, loop, r, reply in
             if r.args.isEmpty || r.args[0] == "-1" { return face.intents([.play], loop, reply) }

@@ -73,6 +73,15 @@ public enum MPDReplies {
         songInfo(track.info, roots: roots) + ["Pos: \(pos)", "Id: \(track.id)"]
     }
 
+    /// `currentsong`'s lines for the chapter playing in a file with chapters (an audiobook), after
+    /// the song's: `Chapter` (its title), `ChapterNumber` (from 1) and `ChapterCount`. jukebox's
+    /// own keys (MPD has no chapters; clients skip keys they do not know): `Title` stays the
+    /// file's, as in `playlistinfo`, so a client's queue and its "now playing" name one song.
+    public static func chapter(_ state: State) -> [String] {
+        guard let (index, count, chapter) = state.currentChapter else { return [] }
+        return ["Chapter: \(DisplayText.inert(chapter.title))", "ChapterNumber: \(index + 1)", "ChapterCount: \(count)"]
+    }
+
     /// A song block without a queue place (`file`, tags, `Time`/`duration`): a stored playlist's entry.
     public static func songInfo(_ info: TrackInfo, roots: [String]) -> [String] {
         var lines = ["file: \(uri(info.path, roots: roots))", "Title: \(info.title)"]
