@@ -22,22 +22,9 @@ final class ButtonTests: XCTestCase {
         h.send(.buttonLevel(.play, pressed: true, at: 10.020), {
             $0.buttons[.play] = button(true, readAt: 10.02)
         }, commands: [])
-        h.send(.buttonEdge(.play, pressed: false, at: 10.150), {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.buttons[.play] = button(false, settling: true, readAt: 10.02)
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTimer(.debounce(.play), after: 0.02),
-            .cancelTimer(.gesture(.play)),
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.playFromStopped(2, by: .buttonEdge(.play, pressed: false, at: 10.150),
+                          also: { $0.buttons[.play] = button(false, settling: true, readAt: 10.02) },
+                          before: [.startTimer(.debounce(.play), after: 0.02), .cancelTimer(.gesture(.play))])
     }
 
     func testHoldingPlayForTheLongPressStopsAndTheReleaseDoesNothingMore() {
@@ -53,18 +40,7 @@ final class ButtonTests: XCTestCase {
         }, commands: [
             .readLevel(.play),
         ])
-        h.send(.timerFired(.gesture(.play), at: 1.8), {
-            $0.phase = .stopped
-            $0.buttons[.play] = button(true, longFired: true)
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: 2)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
-            .render(status("stopped", song: 1, index: 1, of: 2)),
-        ])
+        h.stopTrack1(of: 2, by: .timerFired(.gesture(.play), at: 1.8), also: { $0.buttons[.play] = button(true, longFired: true) })
         h.send(.buttonEdge(.play, pressed: false, at: 2.5), {
             $0.buttons[.play] = button(false, settling: true, longFired: true)
         }, commands: [
@@ -340,15 +316,7 @@ final class ButtonTests: XCTestCase {
 
     func testVolumeFiresOnPressAndRepeatsWhileHeld() {
         let h = CoreHarness(playing(1))
-        h.send(.setVolume(50), {
-            $0.volume = 50
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 50)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
-        }, commands: [
-            .setVolume(50),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 50)),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
-        ])
+        h.setVolume(50, playingTrack1Of: 1)
         h.send(.buttonEdge(.volumeUp, pressed: true, at: 0), {
             $0.volume = 55
             $0.buttons[.volumeUp] = button(true, settling: true)
@@ -606,15 +574,7 @@ final class ButtonTests: XCTestCase {
         var settings = Settings()
         settings.encoderAcceleration = false
         let h = CoreHarness(playing(1, settings: settings))
-        h.send(.setVolume(50), {
-            $0.volume = 50
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 50)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
-        }, commands: [
-            .setVolume(50),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 50)),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
-        ])
+        h.setVolume(50, playingTrack1Of: 1)
         // One clockwise detent (4 transitions) with bounce between two neighbouring states.
         h.send(.encoderEdge(a: false, b: true, at: 1.000), {
             $0.encoderState = encoder(ab: 1, steps: 1)
@@ -683,15 +643,7 @@ final class ButtonTests: XCTestCase {
         var settings = Settings()
         settings.encoderStepsPerDetent = 2
         let h = CoreHarness(playing(1, settings: settings))
-        h.send(.setVolume(20), {
-            $0.volume = 20
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 20)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 20)
-        }, commands: [
-            .setVolume(20),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 20)),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 20)),
-        ])
+        h.setVolume(20, playingTrack1Of: 1)
         // Slow: a detent every 0.3 s moves 5 each.
         h.send(.encoderEdge(a: false, b: true, at: 0.30), {
             $0.encoderState = encoder(ab: 1, steps: 1)

@@ -119,17 +119,7 @@ final class CardRemovalTests: XCTestCase {
             self.playingAgain(&$0)
             $0.cards.lastReadAt = 13
         }, commands: resuming)
-        h.send(.stop, {
-            $0.phase = .stopped
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: 2)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
-            .render(status("stopped", song: 1, index: 1, of: 2)),
-        ])
+        h.stopTrack1(of: 2)
         h.send(.cardRemoved(id: "A1", at: 14), commands: [])
     }
 

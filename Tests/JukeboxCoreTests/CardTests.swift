@@ -229,17 +229,7 @@ final class CardTests: XCTestCase {
     func testACardPlayedToItsEndOrStoppedStartsAfreshWhenSwipedAgain() {
         let h = empty()
         swipeAlbum(h, at: 10)
-        h.send(.stop, {
-            $0.phase = .stopped
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: 2)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .stopped)),
-            .render(status("stopped", song: 1, index: 1, of: 2)),
-        ])
+        h.stopTrack1(of: 2)
         h.send(.cardRead(id: "A1", at: 15), {
             $0.cards.lastReadAt = 15
             $0.cards.loading = "A1"

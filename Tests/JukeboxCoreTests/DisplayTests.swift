@@ -32,22 +32,9 @@ final class DisplayTests: XCTestCase {
     /// scrolling starts now).
     func playingOnA16x2(file: StaticString = #filePath, line: UInt = #line) -> CoreHarness {
         let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "], file: file, line: line)
-        h.send(.play, file: file, line: line, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
-            $0.titleShown = "Song 1"
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-            .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
-        ])
+        let frame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
+        h.playFromStopped(2, also: { $0.shownFrame = frame; $0.titleShown = "Song 1" },
+                          after: [.show(frame)], file: file, line: line)
         return h
     }
 
@@ -250,22 +237,9 @@ final class DisplayTests: XCTestCase {
         ])
         XCTAssertEqual(shown(m), ["Waiting for         ", "music               ", "/srv/usb is not ther", "                    "])
         let i = panel(.lcd20x4, showing: ["Song 1              ", "                    ", "                    ", "■ --:--/--:--       "])
-        i.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.shownFrame = DisplayFrame(rows: ["Song 1              ", "Band                ", "                    ", "▶ 0:00/1:40         "])
-            $0.titleShown = "Song 1"
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-            .show(DisplayFrame(rows: ["Song 1              ", "Band                ", "                    ", "▶ 0:00/1:40         "])),
-        ])
+        let frame = DisplayFrame(rows: ["Song 1              ", "Band                ", "                    ", "▶ 0:00/1:40         "])
+        i.playFromStopped(2, also: { $0.shownFrame = frame; $0.titleShown = "Song 1" },
+                          after: [.show(frame)])
         i.send(.interruptBegan(id: "manual", reason: "doorbell"), {
             $0.phase = .interrupted(reason: "doorbell")
             $0.interruptions = [Interruption(id: "manual", reason: "doorbell")]
@@ -349,22 +323,9 @@ final class DisplayTests: XCTestCase {
     func testTheOLEDShowsArtistProgressAndVolume() {
         let h = panel(.oled128x64, showing: ["Song 1               ", "                     ", "                     ", "                     ",
                                     "                     ", "                     ", "                     ", "■ --:--/--:--     100"])
-        h.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.shownFrame = DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:00/1:40       100"], progress: 0, progressRow: 5)
-            $0.titleShown = "Song 1"
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-            .show(DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:00/1:40       100"], progress: 0, progressRow: 5)),
-        ])
+        let atStart = DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:00/1:40       100"], progress: 0, progressRow: 5)
+        h.playFromStopped(2, also: { $0.shownFrame = atStart; $0.titleShown = "Song 1" },
+                          after: [.show(atStart)])
         h.send(.heard(playID: 1, seconds: 25), {
             $0.position = 25
             $0.shownFrame = DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:25/1:40       100"], progress: 0.25, progressRow: 5)
@@ -434,15 +395,7 @@ final class DisplayTests: XCTestCase {
 
     func testNoPanelMeansNoFramesAndNoPanelBookkeeping() {
         let h = CoreHarness(playing(2))
-        h.send(.setVolume(40), {
-            $0.volume = 40
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 40)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 40)
-        }, commands: [
-            .setVolume(40),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 40)),
-            .render(status("playing", song: 1, index: 1, of: 2, volume: 40)),
-        ])
+        h.setVolume(40, playingTrack1Of: 2)
     }
 }
 

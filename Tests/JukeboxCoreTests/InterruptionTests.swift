@@ -202,18 +202,7 @@ final class InterruptionTests: XCTestCase {
             $0.nextReleaseToken = 2
         }, commands: [.releaseDevice(token: 1)])
         h.send(.deviceReleased(token: 1, heard: nil), { $0.releaseToken = nil; $0.releasedPlay = nil }, commands: [])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 12.000022675736961, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.000022675736961, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")),
-        ])
+        h.reopen(of: 2, at: 12.000022675736961, elapsed: "0:12")
         // A release timer that fires after the player resumed does nothing.
         h.send(.timerFired(.releaseDevice, at: 0), commands: [])
     }
@@ -247,18 +236,7 @@ final class InterruptionTests: XCTestCase {
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: .paused)),
         ])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:08")
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 8.215, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:08")),
-        ])
+        h.reopen(of: 2, at: 8.215, elapsed: "0:08")
     }
 
     func testAReleaseReportArrivingAfterANewPlayDoesNotMoveIt() {
@@ -279,18 +257,7 @@ final class InterruptionTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2)),
         ])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.reopen(of: 2)
         h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 0.2)), {
             $0.releaseToken = nil
             $0.releasedPlay = nil
@@ -430,15 +397,7 @@ final class ControlCommandTests: XCTestCase {
 final class ReconfigureTests: XCTestCase {
     func testANewConfigurationAppliesWithoutTouchingPlayback() {
         let h = CoreHarness(playing(2))
-        h.send(.setVolume(90), {
-            $0.volume = 90
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 90)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 90)
-        }, commands: [
-            .setVolume(90),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 90)),
-            .render(status("playing", song: 1, index: 1, of: 2, volume: 90)),
-        ])
+        h.setVolume(90, playingTrack1Of: 2)
         var settings = h.state.settings
         settings.volumeMax = 60
         settings.saveInterval = 2

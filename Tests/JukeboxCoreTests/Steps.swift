@@ -106,3 +106,83 @@ extension CoreHarness {
         ])
     }
 }
+
+extension CoreHarness {
+    /// `stop` (or `event`, another way to stop: a long press, the end of the queue) while track 1
+    /// of `count` plays: the output stops, the engine's plays are dropped, the position goes back
+    /// to 0 and the stopped place is saved. `also` is what else the event changes.
+    func stopTrack1(of count: Int, by event: Event = .stop, also: (inout State) -> Void = { _ in },
+                    file: StaticString = #filePath, line: UInt = #line) {
+        send(event, file: file, line: line, {
+            $0.phase = .stopped
+            $0.position = 0
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
+            $0.shown = status("stopped", song: 1, index: 1, of: count)
+            also(&$0)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: infos(count), current: 0)),
+            .render(status("stopped", song: 1, index: 1, of: count)),
+        ])
+    }
+
+    /// `play` on track `song` of `count` after the engine's plays were dropped (stopped, or paused
+    /// and the device let go) at `position`, shown as `elapsed`: the track opens again there as
+    /// play 3 with the next track handed as play 4, and the place is saved.
+    func reopen(song: Int = 1, of count: Int, at position: Double = 0, elapsed: String = "0:00",
+                file: StaticString = #filePath, line: UInt = #line) {
+        let shown = status("playing", song: song, index: song, of: count, elapsed: elapsed)
+        send(.play, file: file, line: line, {
+            $0.phase = .playing
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: UInt64(song))
+            $0.handedNext = PlayRef(playID: 4, trackID: UInt64(song + 1))
+            $0.savedMark = mark(revision: 1, current: UInt64(song), phase: .playing)
+            $0.shown = shown
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/\(song).flac", at: position, paused: false,
+                        next: NextPlay(playID: 4, path: "/music/\(song + 1).flac")),
+            .persistPlace(Snapshot(tracks: infos(count), current: song - 1, position: position, phase: .playing)),
+            .render(shown),
+        ])
+    }
+
+    /// `setVolume(volume)` while track 1 of `count` plays: the output's volume is set and saved at once.
+    func setVolume(_ volume: Int, playingTrack1Of count: Int, file: StaticString = #filePath, line: UInt = #line) {
+        send(.setVolume(volume), file: file, line: line, {
+            $0.volume = volume
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: volume)
+            $0.shown = status("playing", song: 1, index: 1, of: count, volume: volume)
+        }, commands: [
+            .setVolume(volume),
+            .persistPlace(Snapshot(tracks: infos(count), current: 0, phase: .playing, volume: volume)),
+            .render(status("playing", song: 1, index: 1, of: count, volume: volume)),
+        ])
+    }
+}
+
+extension CoreHarness {
+    /// `play` (or `event`) on `queued(count)`: track 1 starts as play 1 with track 2 handed as
+    /// play 2 (`count` > 1), and the place is saved. `also` is what else the event changes, `before`
+    /// and `after` the commands it gives around these.
+    func playFromStopped(_ count: Int, by event: Event = .play, also: (inout State) -> Void = { _ in },
+                         before: [Command] = [], after: [Command] = [],
+                         file: StaticString = #filePath, line: UInt = #line) {
+        send(event, file: file, line: line, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", song: 1, index: 1, of: count)
+            also(&$0)
+        }, commands: before + [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: infos(count), current: 0, phase: .playing)),
+            .render(status("playing", song: 1, index: 1, of: count)),
+        ] + after)
+    }
+}
