@@ -672,26 +672,9 @@ final class ButtonTests: XCTestCase {
 
     func testMediaKeysMapToTheSameIntents() {
         let h = CoreHarness(playing(3))
-        h.send(.mediaKey(code: MediaKey.playPause, value: 1, at: 0), {
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.shown = status("paused", song: 1, index: 1, of: 3)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .paused)),
-            .render(status("paused", song: 1, index: 1, of: 3)),
-        ])
+        h.pauseTrack1(of: 3, by: .mediaKey(code: MediaKey.playPause, value: 1, at: 0))
         h.send(.mediaKey(code: MediaKey.playPause, value: 0, at: 0.1), commands: [])
-        h.send(.mediaKey(code: MediaKey.play, value: 1, at: 1), {
-            $0.phase = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 3)
-        }, commands: [
-            .resumeOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 3)),
-        ])
+        h.resumeTrack1(of: 3, by: .mediaKey(code: MediaKey.play, value: 1, at: 1))
         h.nextToTrack2Of3(by: .mediaKey(code: MediaKey.nextSong, value: 1, at: 2))
         h.send(.mediaKey(code: MediaKey.nextSong, value: 2, at: 2.5), commands: [])
         XCTAssertEqual(h.state.currentTrack?.id, 2, "autorepeat does not skip again")

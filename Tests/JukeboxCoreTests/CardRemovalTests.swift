@@ -49,42 +49,15 @@ final class CardRemovalTests: XCTestCase {
         ])
     }
 
-    private let pausing: [Command] = [
-        .pauseOutput,
-        .startTimer(.releaseDevice, after: 3),
-        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
-        .render(status("paused", song: 1, index: 1, of: 2)),
-    ]
-    private let resuming: [Command] = [
-        .resumeOutput,
-        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-        .render(status("playing", song: 1, index: 1, of: 2)),
-    ]
-
     /// Card A1 (read as `id`) taken away at `at`: the player pauses; put back at `back`: it plays on.
     private func takenAwayAndBack(_ h: CoreHarness, _ id: String, at: Double, back: Double,
                                   file: StaticString = #filePath, line: UInt = #line) {
-        h.send(.cardRemoved(id: id, at: at), file: file, line: line, {
-            self.paused(&$0)
-            $0.cards.pausedByRemoval = "A1"
-        }, commands: pausing)
-        h.send(.cardRead(id: "A1", at: back), file: file, line: line, {
-            self.playingAgain(&$0)
+        h.pauseTrack1(of: 2, by: .cardRemoved(id: id, at: at), also: { $0.cards.pausedByRemoval = "A1" },
+                      file: file, line: line)
+        h.resumeTrack1(of: 2, by: .cardRead(id: "A1", at: back), also: {
             $0.cards.pausedByRemoval = nil
             $0.cards.lastReadAt = back
-        }, commands: resuming)
-    }
-
-    private func paused(_ s: inout State) {
-        s.phase = .paused
-        s.savedMark = mark(revision: 1, current: 1, phase: .paused)
-        s.shown = status("paused", song: 1, index: 1, of: 2)
-    }
-
-    private func playingAgain(_ s: inout State) {
-        s.phase = .playing
-        s.savedMark = mark(revision: 1, current: 1, phase: .playing)
-        s.shown = status("playing", song: 1, index: 1, of: 2)
+        }, file: file, line: line)
     }
 
     func testTakingThePlayingCardAwayPausesAndPuttingItBackResumesEvenWithinTheSameCardDelay() {
@@ -101,10 +74,7 @@ final class CardRemovalTests: XCTestCase {
         let h = empty(.none)
         place(h, at: 10)
         h.send(.cardRemoved(id: "A1", at: 10.5), commands: [])
-        h.send(.cardRead(id: "A1", at: 12), {
-            self.paused(&$0)
-            $0.cards.lastReadAt = 12
-        }, commands: pausing)
+        h.pauseTrack1(of: 2, by: .cardRead(id: "A1", at: 12), also: { $0.cards.lastReadAt = 12 })
     }
 
     func testRemovingAnotherCardOrTheCardWhilePausedByHandOrStoppedChangesNothing() {
@@ -112,13 +82,10 @@ final class CardRemovalTests: XCTestCase {
         place(h, at: 10)
         h.send(.cardRemoved(id: "B2", at: 11), commands: [])
         h.send(.cardRemoved(id: "??", at: 11), commands: [])
-        h.send(.pause, { self.paused(&$0) }, commands: pausing)
+        h.pauseTrack1(of: 2)
         h.send(.cardRemoved(id: "A1", at: 12), commands: [])
         // Put back: nothing remembered a removal, so it is a second swipe (toggle: play).
-        h.send(.cardRead(id: "A1", at: 13), {
-            self.playingAgain(&$0)
-            $0.cards.lastReadAt = 13
-        }, commands: resuming)
+        h.resumeTrack1(of: 2, by: .cardRead(id: "A1", at: 13), also: { $0.cards.lastReadAt = 13 })
         h.stopTrack1(of: 2)
         h.send(.cardRemoved(id: "A1", at: 14), commands: [])
     }
@@ -137,11 +104,8 @@ final class CardRemovalTests: XCTestCase {
     func testPlayedByHandAfterTheRemovalPuttingTheCardBackKeepsItPlaying() {
         let h = empty(.pause)
         place(h, at: 10)
-        h.send(.cardRemoved(id: "A1", at: 11), {
-            self.paused(&$0)
-            $0.cards.pausedByRemoval = "A1"
-        }, commands: pausing)
-        h.send(.play, { self.playingAgain(&$0) }, commands: resuming)
+        h.pauseTrack1(of: 2, by: .cardRemoved(id: "A1", at: 11), also: { $0.cards.pausedByRemoval = "A1" })
+        h.resumeTrack1(of: 2)
         h.send(.cardRead(id: "A1", at: 12.5), {
             $0.cards.pausedByRemoval = nil
             $0.cards.lastReadAt = 12.5
@@ -151,10 +115,7 @@ final class CardRemovalTests: XCTestCase {
     func testAnotherCardAfterARemovalIsAnOrdinarySwipeAndTheFirstCardThenIsToo() {
         let h = empty(.pause)
         place(h, at: 10)
-        h.send(.cardRemoved(id: "A1", at: 11), {
-            self.paused(&$0)
-            $0.cards.pausedByRemoval = "A1"
-        }, commands: pausing)
+        h.pauseTrack1(of: 2, by: .cardRemoved(id: "A1", at: 11), also: { $0.cards.pausedByRemoval = "A1" })
         h.send(.cardRead(id: "B2", at: 12), {
             $0.cards.pausedByRemoval = nil
             $0.cards.lastReadID = "B2"
@@ -163,10 +124,6 @@ final class CardRemovalTests: XCTestCase {
         }, commands: [.loadCard(card: "B2", paths: ["/music/other"])])
         // A1 again before B2's folder is read: an ordinary swipe of A1 (its tracks still queued
         // and paused: the second-swipe toggle plays them); B2's read still stands, as in CardTests.
-        h.send(.cardRead(id: "A1", at: 13), {
-            self.playingAgain(&$0)
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 13
-        }, commands: resuming)
+        h.resumeTrack1(of: 2, by: .cardRead(id: "A1", at: 13), also: { $0.cards.lastReadID = "A1"; $0.cards.lastReadAt = 13 })
     }
 }

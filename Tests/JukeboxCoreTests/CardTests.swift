@@ -116,28 +116,9 @@ final class CardTests: XCTestCase {
             h.send(.cardRead(id: "A1", at: at), { $0.cards.lastReadAt = at }, commands: [])
         }
         // Lifted and laid again 1 s after the last read: a second swipe (toggle: pause).
-        h.send(.cardRead(id: "A1", at: 13.4), {
-            $0.cards.lastReadAt = 13.4
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.shown = status("paused", song: 1, index: 1, of: 2)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
-            .render(status("paused", song: 1, index: 1, of: 2)),
-        ])
+        h.pauseTrack1(of: 2, by: .cardRead(id: "A1", at: 13.4), also: { $0.cards.lastReadAt = 13.4 })
         // And again: play.
-        h.send(.cardRead(id: "A1", at: 20), {
-            $0.cards.lastReadAt = 20
-            $0.phase = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .resumeOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.resumeTrack1(of: 2, by: .cardRead(id: "A1", at: 20), also: { $0.cards.lastReadAt = 20 })
     }
 
     func testAnotherCardBetweenTwoReadsMakesTheSecondASwipe() {
@@ -328,29 +309,9 @@ final class CardTests: XCTestCase {
         swipeAlbum(h, at: 10)
         // E5 is toggle: its second read 2 s later is a new swipe, not a "second swipe" of a card
         // playing (a command card plays nothing).
-        h.send(.cardRead(id: "E5", at: 11), {
-            $0.cards.lastReadID = "E5"
-            $0.cards.lastReadAt = 11
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.shown = status("paused", song: 1, index: 1, of: 2)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
-            .render(status("paused", song: 1, index: 1, of: 2)),
-        ])
+        h.pauseTrack1(of: 2, by: .cardRead(id: "E5", at: 11), also: { $0.cards.lastReadID = "E5"; $0.cards.lastReadAt = 11 })
         h.send(.cardRead(id: "E5", at: 11.5), { $0.cards.lastReadAt = 11.5 }, commands: [])
-        h.send(.cardRead(id: "E5", at: 13), {
-            $0.cards.lastReadAt = 13
-            $0.phase = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .resumeOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.resumeTrack1(of: 2, by: .cardRead(id: "E5", at: 13), also: { $0.cards.lastReadAt = 13 })
         h.send(.cardRead(id: "D4", at: 14), {
             $0.cards.lastReadID = "D4"
             $0.cards.lastReadAt = 14

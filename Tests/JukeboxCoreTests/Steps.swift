@@ -91,13 +91,15 @@ extension CoreHarness {
 extension CoreHarness {
     /// `pause` while track 1 of `count` plays at `position` (shown as `elapsed`): the output
     /// pauses, the device is let go in 3 s, and the place is saved.
-    func pauseTrack1(of count: Int, at position: Double = 0, elapsed: String = "0:00",
-                     file: StaticString = #filePath, line: UInt = #line) {
-        send(.pause, file: file, line: line, {
+    /// `event` is another way to pause (a button, a second swipe); `also` is what else it changes.
+    func pauseTrack1(of count: Int, at position: Double = 0, elapsed: String = "0:00", by event: Event = .pause,
+                     also: (inout State) -> Void = { _ in }, file: StaticString = #filePath, line: UInt = #line) {
+        send(event, file: file, line: line, {
             $0.phase = .paused
             $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.savedPosition = position
             $0.shown = status("paused", song: 1, index: 1, of: count, elapsed: elapsed)
+            also(&$0)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
@@ -184,5 +186,24 @@ extension CoreHarness {
             .persistPlace(Snapshot(tracks: infos(count), current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: count)),
         ] + after)
+    }
+}
+
+extension CoreHarness {
+    /// `play` (or `event`: a toggle, a button, a card) while track 1 of `count` is paused with the
+    /// engine still holding it: the output resumes and the place is saved. `also` is what else
+    /// the event changes.
+    func resumeTrack1(of count: Int, by event: Event = .play, also: (inout State) -> Void = { _ in },
+                      file: StaticString = #filePath, line: UInt = #line) {
+        send(event, file: file, line: line, {
+            $0.phase = .playing
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", song: 1, index: 1, of: count)
+            also(&$0)
+        }, commands: [
+            .resumeOutput,
+            .persistPlace(Snapshot(tracks: infos(count), current: 0, phase: .playing)),
+            .render(status("playing", song: 1, index: 1, of: count)),
+        ])
     }
 }

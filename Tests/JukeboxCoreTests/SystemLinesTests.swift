@@ -15,9 +15,7 @@ final class SystemLinesTests: XCTestCase {
             ("system", .failure(ControlError("usage: system --json"))),
             ("system --json x", .failure(ControlError("usage: system --json"))),
         ]
-        for (line, expected) in table {
-            XCTAssertEqual(ControlCommand.parse(line, seed: 0), expected, line)
-        }
+        assertParses(table)
         for word in ["reload", "restart", "system --json"] {
             XCTAssertTrue(ControlCommand.helpText.contains(word), word)
         }
