@@ -19,21 +19,11 @@ final class BookmarkPowerCutTests: XCTestCase {
         let root = NSTemporaryDirectory() + "jukebox-bookmarkcut-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: root) }
         let library = try PowerCutLibrary(root: root)
-        let started = Date()
         let results = PowerCutResults()
-        let done = DispatchGroup()
-        for w in 0..<players {
-            let share = cuts / players + (w < cuts % players ? 1 : 0)
-            let worker = try BookmarkCutPlayer(index: w, root: root, library: library,
-                                               seed: seed &+ UInt64(w) &* 0x9E37_79B9, results: results)
-            done.enter()
-            Thread {
-                worker.run(cuts: share)
-                done.leave()
-            }.start()
+        let wall = try runInParallel(players: players, cuts: cuts, seed: seed) { w, seed in
+            let worker = try BookmarkCutPlayer(index: w, root: root, library: library, seed: seed, results: results)
+            return { worker.run(cuts: $0) }
         }
-        done.wait()
-        let wall = Date().timeIntervalSince(started)
         let r = results.snapshot()
         let errors = r.positionErrors
         print("""

@@ -22,22 +22,11 @@ final class PowerCutTests: XCTestCase {
         let root = NSTemporaryDirectory() + "jukebox-powercut-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: root) }
         let library = try PowerCutLibrary(root: root)
-        let started = Date()
         let results = PowerCutResults()
-        let done = DispatchGroup()
-        for w in 0..<players {
-            // Each player gets its share of the kills and its own stream of random choices.
-            let share = cuts / players + (w < cuts % players ? 1 : 0)
-            let worker = try PowerCutPlayer(index: w, root: root, library: library,
-                                            seed: seed &+ UInt64(w) &* 0x9E37_79B9, results: results)
-            done.enter()
-            Thread {
-                worker.run(cuts: share)
-                done.leave()
-            }.start()
+        let wall = try runInParallel(players: players, cuts: cuts, seed: seed) { w, seed in
+            let worker = try PowerCutPlayer(index: w, root: root, library: library, seed: seed, results: results)
+            return { worker.run(cuts: $0) }
         }
-        done.wait()
-        let wall = Date().timeIntervalSince(started)
 
         let r = results.snapshot()
         let errors = r.positionErrors
@@ -55,6 +44,26 @@ final class PowerCutTests: XCTestCase {
         XCTAssertEqual(r.kills, cuts, "every planned power cut happened")
         XCTAssertGreaterThan(errors.count, cuts / 2, "most kills had a track to measure")
     }
+}
+
+/// Runs `players` workers on threads of their own and returns the wall time they took. Each
+/// worker (made by `make` from its index and seed) gets its share of the `cuts` kills and its own
+/// stream of random choices, derived from `seed`.
+func runInParallel(players: Int, cuts: Int, seed: UInt64,
+                   make: (Int, UInt64) throws -> @Sendable (Int) -> Void) throws -> Double {
+    let started = Date()
+    let done = DispatchGroup()
+    for w in 0..<players {
+        let share = cuts / players + (w < cuts % players ? 1 : 0)
+        let run = try make(w, seed &+ UInt64(w) &* 0x9E37_79B9)
+        done.enter()
+        Thread {
+            run(share)
+            done.leave()
+        }.start()
+    }
+    done.wait()
+    return Date().timeIntervalSince(started)
 }
 
 /// The music the players queue: four tracks in one folder (the config's `music`) and two more to
