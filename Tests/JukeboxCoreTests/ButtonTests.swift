@@ -511,31 +511,11 @@ final class ButtonTests: XCTestCase {
 
     func testTheMuteLineInterruptsWhileActive() {
         let h = CoreHarness(playing(2))
-        h.send(.buttonEdge(.mute, pressed: true, at: 0), {
-            $0.phase = .interrupted(reason: "mute line")
-            $0.interruptions = [Interruption(id: "mute", reason: "mute line")]
-            $0.afterInterruption = .playing
-            $0.pendingGrants = ["mute"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.buttons[.mute] = button(true, settling: true)
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: mute line")
-        }, commands: [
-            .startTimer(.debounce(.mute), after: 0.02),
-            .releaseDevice(token: 1),
-            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: mute line")),
-        ])
+        h.interruptTrack1(of: 2, id: "mute", reason: "mute line", by: .buttonEdge(.mute, pressed: true, at: 0),
+                          also: { $0.buttons[.mute] = button(true, settling: true) },
+                          before: [.startTimer(.debounce(.mute), after: 0.02)])
         XCTAssertEqual(h.state.phase, .interrupted(reason: "mute line"))
-        h.send(.deviceReleased(token: 1, heard: nil), {
-            $0.pendingGrants = []
-            $0.releaseToken = nil
-            $0.releasedPlay = nil
-        }, commands: [
-            .grant(id: "mute"),
-        ])
+        h.grantAfterRelease("mute")
         h.send(.timerFired(.debounce(.mute), at: 0.02), {
             $0.buttons[.mute] = button(true)
         }, commands: [

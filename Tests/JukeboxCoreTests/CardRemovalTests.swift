@@ -23,30 +23,7 @@ final class CardRemovalTests: XCTestCase {
 
     /// Card A1 placed at `at` on an empty player: its two tracks play.
     private func place(_ h: CoreHarness, at: Double = 10, file: StaticString = #filePath, line: UInt = #line) {
-        h.send(.cardRead(id: "A1", at: at), file: file, line: line, {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = at
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
-        h.send(.cardTracks(card: "A1", tracks: [info(1), info(2)], messages: []), file: file, line: line, {
-            $0.cards.loading = nil
-            $0.cards.active = ActiveCard(id: "A1", tracks: 1..<3)
-            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
-            $0.order = [1, 2]
-            $0.nextTrackID = 3
-            $0.queueRevision = 1
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.cardA1Plays(at: at, file: file, line: line)
     }
 
     /// Card A1 (read as `id`) taken away at `at`: the player pauses; put back at `back`: it plays on.

@@ -32,32 +32,7 @@ final class CardTests: XCTestCase {
     /// Card A1 swiped at `at` on an empty player: its folder is read, then its two tracks play
     /// (what `playing(2)` holds, with A1 active over queue entries 1 and 2).
     private func swipeAlbum(_ h: CoreHarness, at: Double = 10, file: StaticString = #filePath, line: UInt = #line) {
-        h.send(.cardRead(id: "a1", at: at), file: file, line: line, {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = at
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
-        h.send(.cardTracks(card: "A1", tracks: [info(1), info(2)], messages: ["/music/album/cover.jpg: not audio"]),
-               file: file, line: line, {
-            $0.cards.loading = nil
-            $0.cards.active = ActiveCard(id: "A1", tracks: 1..<3)
-            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
-            $0.order = [1, 2]
-            $0.nextTrackID = 3
-            $0.queueRevision = 1
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .report("card A1: /music/album/cover.jpg: not audio"),
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.cardA1Plays(readAs: "a1", at: at, messages: ["/music/album/cover.jpg: not audio"], file: file, line: line)
     }
 
     func testACardOnTheMapReadsItsFolderOffTheLoopThenPlaysIt() {
@@ -154,36 +129,13 @@ final class CardTests: XCTestCase {
         // A replugged reader may start its own count again: an earlier time is not "within the delay".
         let h = empty(.next)
         swipeAlbum(h, at: 10)
-        h.send(.cardRead(id: "A1", at: 9.9), {
-            $0.cards.lastReadAt = 9.9
-            $0.cursor = 1
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2)),
-        ])
+        h.nextToTrack2(of: 2, by: .cardRead(id: "A1", at: 9.9), also: { $0.cards.lastReadAt = 9.9 })
     }
 
     func testSecondSwipeNextSkipsAndRestartGoesBackToTheCardsFirstTrack() {
         let h = empty(.restart)
         swipeAlbum(h, at: 10)
-        h.send(.next, {
-            $0.cursor = 1
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2)),
-        ])
+        h.nextToTrack2(of: 2)
         h.heard(3, at: 30, shows: status("playing", song: 2, index: 2, of: 2, elapsed: "0:30"))
         h.send(.cardRead(id: "A1", at: 40), {
             $0.cards.lastReadAt = 40
@@ -327,18 +279,7 @@ final class CardTests: XCTestCase {
         settings.cards.sameCardDelay = 0
         h.send(.reconfigured(settings), { $0.settings = settings }, commands: [])
         swipeAlbum(h, at: 10)
-        h.send(.cardRead(id: "A1", at: 10), {
-            $0.cursor = 1
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2)),
-        ])
+        h.nextToTrack2(of: 2, by: .cardRead(id: "A1", at: 10))
     }
 
     func testRestartGoesToTheCardsFirstEntryStillQueuedAndAddedTracksKeepTheCardPlaying() {
@@ -355,18 +296,7 @@ final class CardTests: XCTestCase {
             .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
-        h.send(.next, {
-            $0.cursor = 1
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.nextPlayID = 5
-            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.nextToTrack2(of: 3, revision: 2)
         // The card's first track is taken off the queue: its second is now its first.
         h.send(.remove(at: 0), {
             $0.queue = [Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]

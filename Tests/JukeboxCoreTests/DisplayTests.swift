@@ -201,19 +201,8 @@ final class DisplayTests: XCTestCase {
 
     func testWaitingInterruptedAndEmptyScreens() {
         let h = playingOnA16x2()
-        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
-            $0.phase = .waitingForDevice(reason: "busy")
-            $0.shownFrame = DisplayFrame(rows: ["Waiting: audio  ", "busy            "])
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")
-        }, commands: [
-            .report("waiting for audio device: busy"),
-            .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")),
-            .show(DisplayFrame(rows: ["Waiting: audio  ", "busy            "])),
-        ])
+        let waiting = DisplayFrame(rows: ["Waiting: audio  ", "busy            "])
+        h.deviceBusyOnTrack1(of: 2, also: { $0.shownFrame = waiting }, after: [.show(waiting)])
         XCTAssertEqual(shown(h), ["Waiting: audio  ", "busy            "])
         let m = panel(.lcd20x4, showing: ["Song 1              ", "                    ", "                    ", "■ --:--/--:--       "])
         m.send(.musicMissing("/srv/usb"), {
@@ -240,23 +229,8 @@ final class DisplayTests: XCTestCase {
         let frame = DisplayFrame(rows: ["Song 1              ", "Band                ", "                    ", "▶ 0:00/1:40         "])
         i.playFromStopped(2, also: { $0.shownFrame = frame; $0.titleShown = "Song 1" },
                           after: [.show(frame)])
-        i.send(.interruptBegan(id: "manual", reason: "doorbell"), {
-            $0.phase = .interrupted(reason: "doorbell")
-            $0.interruptions = [Interruption(id: "manual", reason: "doorbell")]
-            $0.afterInterruption = .playing
-            $0.pendingGrants = ["manual"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.shownFrame = DisplayFrame(rows: ["Interrupted         ", "doorbell            ", "                    ", "                    "])
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: doorbell")
-        }, commands: [
-            .releaseDevice(token: 1),
-            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: doorbell")),
-            .show(DisplayFrame(rows: ["Interrupted         ", "doorbell            ", "                    ", "                    "])),
-        ])
+        let interrupted = DisplayFrame(rows: ["Interrupted         ", "doorbell            ", "                    ", "                    "])
+        i.interruptTrack1(of: 2, id: "manual", reason: "doorbell", also: { $0.shownFrame = interrupted }, then: [.show(interrupted)])
         XCTAssertEqual(shown(i), ["Interrupted         ", "doorbell            ", "                    ", "                    "])
         let e = panel(.lcd16x2, tracks: [], showing: ["jukebox         ", "queue empty     "])
         e.send(.tick(now: 1), {

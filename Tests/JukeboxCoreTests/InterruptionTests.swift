@@ -67,13 +67,7 @@ final class InterruptionTests: XCTestCase {
         let h = CoreHarness(playing(2))
         h.pauseTrack1(of: 2)
         h.interruptTrack1(of: 2, id: "manual", reason: "tts", after: .paused)
-        h.send(.deviceReleased(token: 1, heard: nil), {
-            $0.pendingGrants = []
-            $0.releaseToken = nil
-            $0.releasedPlay = nil
-        }, commands: [
-            .grant(id: "manual"),
-        ])
+        h.grantAfterRelease("manual")
         h.send(.interruptEnded(id: "manual"), {
             $0.phase = .paused
             $0.interruptions = []
@@ -135,13 +129,7 @@ final class InterruptionTests: XCTestCase {
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1)),
         ])
-        h.send(.deviceReleased(token: 1, heard: nil), {
-            $0.pendingGrants = []
-            $0.releaseToken = nil
-            $0.releasedPlay = nil
-        }, commands: [
-            .grant(id: "manual"),
-        ])
+        h.grantAfterRelease("manual")
         h.send(.interruptEnded(id: "manual"), {
             $0.phase = .stopped
             $0.interruptions = []
@@ -282,17 +270,7 @@ final class InterruptionTests: XCTestCase {
         ])
         // Busy still waits: another program will let go.
         let w = CoreHarness(playing(2, settings: settings))
-        w.send(.deviceUnavailable(reason: "busy", problem: .busy), {
-            $0.phase = .waitingForDevice(reason: "busy")
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")
-        }, commands: [
-            .report("waiting for audio device: busy"),
-            .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")),
-        ])
+        w.deviceBusyOnTrack1(of: 2)
         XCTAssertEqual(w.state.phase, .waitingForDevice(reason: "busy"))
     }
 

@@ -72,18 +72,7 @@ final class PlaybackTests: XCTestCase {
 
     func testNextOnTheLastTrackWithRepeatOffStopsAndRewinds() {
         let h = CoreHarness(playing(2))
-        h.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 4
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2)),
-        ])
+        h.nextToTrack2(of: 2)
         // Past the last track: stopped on track 1.
         h.stopTrack1(of: 2, by: .next, also: { $0.cursor = 0 })
     }

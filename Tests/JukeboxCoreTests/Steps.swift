@@ -29,26 +29,33 @@ extension CoreHarness {
         nextToTrack2(of: 3, by: event, file: file, line: line)
     }
 
-    /// The same on `playing(count)`.
-    func nextToTrack2(of count: Int, by event: Event = .next, file: StaticString = #filePath, line: UInt = #line) {
+    /// The same on `playing(count)` (with two tracks nothing is handed after track 2), the queue
+    /// at `revision`; `also` is what else the event changes.
+    func nextToTrack2(of count: Int, revision: Int = 1, by event: Event = .next, also: (inout State) -> Void = { _ in },
+                      file: StaticString = #filePath, line: UInt = #line) {
+        let last = count == 2
         send(event, file: file, line: line, {
             $0.cursor = 1
-            $0.nextPlayID = 5
+            $0.nextPlayID = last ? 4 : 5
             $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
+            $0.handedNext = last ? nil : PlayRef(playID: 4, trackID: 3)
+            $0.savedMark = mark(revision: revision, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: count)
+            also(&$0)
         }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: (1...count).map { info($0) }, current: 1, phase: .playing)),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false,
+                        next: last ? nil : NextPlay(playID: 4, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: infos(count), current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: count)),
         ])
     }
 
     /// The device turns out busy (or `problem`) while track 1 of `count` plays at 0:00 (`playing(count)`): the
     /// player waits, first probe in 0.125 s, the next ones 0.25 s apart. Nothing is saved: waiting
-    /// is saved as playing.
+    /// is saved as playing. `also` is what else changes (a panel's frame), `after` the commands
+    /// that follow (showing it).
     func deviceBusyOnTrack1(of count: Int, reason: String = "busy", problem: DeviceProblem = .busy,
+                            also: (inout State) -> Void = { _ in }, after: [Command] = [],
                             file: StaticString = #filePath, line: UInt = #line) {
         send(.deviceUnavailable(reason: reason, problem: problem), file: file, line: line, {
             $0.phase = .waitingForDevice(reason: reason)
@@ -56,21 +63,24 @@ extension CoreHarness {
             $0.handedNext = nil
             $0.retryDelay = 0.25
             $0.shown = status("waiting", song: 1, index: 1, of: count, message: "waiting for audio device: \(reason)")
+            also(&$0)
         }, commands: [
             .report("waiting for audio device: \(reason)"),
             .startTimer(.deviceRetry, after: 0.125),
             .render(status("waiting", song: 1, index: 1, of: count, message: "waiting for audio device: \(reason)")),
-        ])
+        ] + after)
     }
 }
 
 extension CoreHarness {
     /// `interruptBegan` while track 1 of `count` is loaded as play 1 (playing, or paused before
     /// the release): the first release (token 1) is asked for, the grant waits for it, and the
-    /// phase to come back to is `after`.
+    /// phase to come back to is `after`. `event` is another way in (a mute line), `also` is what
+    /// else changes (a button, a panel's frame), `before` and `then` the commands around these.
     func interruptTrack1(of count: Int, id: String, reason: String, after: PlayerPhase = .playing,
-                         elapsed: String = "0:00", file: StaticString = #filePath, line: UInt = #line) {
-        send(.interruptBegan(id: id, reason: reason), file: file, line: line, {
+                         elapsed: String = "0:00", by event: Event? = nil, also: (inout State) -> Void = { _ in },
+                         before: [Command] = [], then: [Command] = [], file: StaticString = #filePath, line: UInt = #line) {
+        send(event ?? .interruptBegan(id: id, reason: reason), file: file, line: line, {
             $0.phase = .interrupted(reason: reason)
             $0.interruptions = [Interruption(id: id, reason: reason)]
             $0.afterInterruption = after
@@ -81,9 +91,22 @@ extension CoreHarness {
             $0.loaded = nil
             $0.handedNext = nil
             $0.shown = status("interrupted", song: 1, index: 1, of: count, elapsed: elapsed, message: "interrupted: \(reason)")
-        }, commands: [
+            also(&$0)
+        }, commands: before + [
             .releaseDevice(token: 1),
             .render(status("interrupted", song: 1, index: 1, of: count, elapsed: elapsed, message: "interrupted: \(reason)")),
+        ] + then)
+    }
+
+    /// The engine reports release 1 done (nothing heard after it): the waiting interruption `id`
+    /// is granted.
+    func grantAfterRelease(_ id: String, file: StaticString = #filePath, line: UInt = #line) {
+        send(.deviceReleased(token: 1, heard: nil), file: file, line: line, {
+            $0.pendingGrants = []
+            $0.releaseToken = nil
+            $0.releasedPlay = nil
+        }, commands: [
+            .grant(id: id),
         ])
     }
 }
@@ -204,6 +227,39 @@ extension CoreHarness {
             .resumeOutput,
             .persistPlace(Snapshot(tracks: infos(count), current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: count)),
+        ])
+    }
+}
+
+extension CoreHarness {
+    /// Card A1 read (as `id`) at `at` by an empty stopped player whose map plays "/music/album"
+    /// for it: its folder is read, then its two tracks play (what `playing(2)` holds, with A1
+    /// active over queue entries 1 and 2), the read's `messages` reported first.
+    func cardA1Plays(readAs id: String = "A1", at: Double, messages: [String] = [],
+                     file: StaticString = #filePath, line: UInt = #line) {
+        send(.cardRead(id: id, at: at), file: file, line: line, {
+            $0.cards.lastReadID = "A1"
+            $0.cards.lastReadAt = at
+            $0.cards.loading = "A1"
+        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        send(.cardTracks(card: "A1", tracks: [info(1), info(2)], messages: messages), file: file, line: line, {
+            $0.cards.loading = nil
+            $0.cards.active = ActiveCard(id: "A1", tracks: 1..<3)
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
+            $0.order = [1, 2]
+            $0.nextTrackID = 3
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: messages.map { .report("card A1: " + $0) } + [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
+            .render(status("playing", song: 1, index: 1, of: 2)),
         ])
     }
 }
