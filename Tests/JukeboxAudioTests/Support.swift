@@ -82,8 +82,7 @@ extension Scratch {
     /// real time, with `streams` as its stream settings when given. The caller shuts it down.
     func deviceEngine(speed: Double = 10, streams: StreamSettings? = nil) throws -> (pcm: TestPCM, log: ReportLog, engine: AudioEngine) {
         let pcm = try TestPCM(directory: path("device"), speed: speed)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (log, engine) = logAndEngine { AlsaOutput(device: pcm.name, configText: pcm.configText) }
         if let streams { engine.setStreamSettings(streams) }
         return (pcm, log, engine)
     }
@@ -238,6 +237,12 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
 /// Builds an engine whose reports go to `log`.
 func makeEngine(_ log: ReportLog, output: @escaping () -> PCMOutput) -> AudioEngine {
     AudioEngine(makeOutput: output, report: { log.append($0) })
+}
+
+/// A fresh report log and an engine reporting to it, on the output `output` makes.
+func logAndEngine(output: @escaping () -> PCMOutput) -> (ReportLog, AudioEngine) {
+    let log = ReportLog()
+    return (log, makeEngine(log, output: output))
 }
 
 /// The ALSA file plugin as a recording device: byte-exact, unpaced, no sound card needed.
