@@ -244,46 +244,21 @@ final class DisplayTests: XCTestCase {
         h.send(.tick(now: 50), {
             $0.now = 50
         }, commands: [])
-        h.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
+        let playing = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
+        h.playFromStopped(2, also: {
+            $0.shownFrame = playing
             $0.titleShown = "Song 1"
             $0.titleSince = 50
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.savedAt = 50
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-            .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
-        ])
-        h.send(.trackFailed(playID: 1, reason: "bad"), {
-            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
-            $0.cursor = 1
-            $0.message = "skipped 1.flac: bad"
-            $0.shownFrame = DisplayFrame(rows: ["Song 2          ", "skipped 1.flac: "])
+        }, after: [.show(playing)])
+        let skipped = DisplayFrame(rows: ["Song 2          ", "skipped 1.flac: "])
+        h.track1FailsAndTrack2Plays(of: 2, reason: "bad", also: {
+            $0.shownFrame = skipped
             $0.messageUntil = 56
             $0.messageSince = 50
             $0.titleShown = "Song 2"
             $0.messageShown = "skipped 1.flac: bad"
-            $0.nextPlayID = 4
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")
-        }, commands: [
-            .report("skipped /music/1.flac: bad"),
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")),
-            .show(DisplayFrame(rows: ["Song 2          ", "skipped 1.flac: "])),
-        ])
+        }, after: [.show(skipped)])
         XCTAssertEqual(shown(h)[1], "skipped 1.flac: ")
         h.send(.tick(now: 57), {
             $0.shownFrame = DisplayFrame(rows: ["Song 2          ", "▶ 0:00/1:40     "])

@@ -276,22 +276,8 @@ final class InterruptionTests: XCTestCase {
 
     func testAFormatTheDeviceRefusesSkipsTheTrack() {
         let h = CoreHarness(playing(2))
-        h.send(.deviceUnavailable(reason: "no sample format accepted", problem: .unsupported), {
-            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
-            $0.cursor = 1
-            $0.message = "skipped 1.flac: the audio device cannot play it (no sample format accepted)"
-            $0.nextPlayID = 4
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: the audio device cannot play it (no sample format accepted)")
-        }, commands: [
-            .report("skipped /music/1.flac: the audio device cannot play it (no sample format accepted)"),
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: the audio device cannot play it (no sample format accepted)")),
-        ])
+        h.track1FailsAndTrack2Plays(of: 2, reason: "the audio device cannot play it (no sample format accepted)",
+                                    by: .deviceUnavailable(reason: "no sample format accepted", problem: .unsupported))
     }
 
     func testBootVolumeOverridesTheSavedVolume() {

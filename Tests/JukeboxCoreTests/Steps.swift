@@ -263,3 +263,34 @@ extension CoreHarness {
         ])
     }
 }
+
+extension CoreHarness {
+    /// Play 1 of track 1 fails (`trackFailed`, or `event`: a format the device refuses) for
+    /// `reason` while track 1 of `count` plays at 0:00: the track is skipped with a message naming
+    /// it, and track 2 starts as play 3, track 3 (if any) handed as play 4. `also` is what else
+    /// changes (a panel), `after` the commands that follow.
+    func track1FailsAndTrack2Plays(of count: Int, reason: String, by event: Event? = nil,
+                                   also: (inout State) -> Void = { _ in }, after: [Command] = [],
+                                   file: StaticString = #filePath, line: UInt = #line) {
+        let last = count == 2
+        let shown = status("playing", song: 2, index: 2, of: count, message: "skipped 1.flac: \(reason)")
+        send(event ?? .trackFailed(playID: 1, reason: reason), file: file, line: line, {
+            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
+            $0.cursor = 1
+            $0.message = "skipped 1.flac: \(reason)"
+            $0.nextPlayID = last ? 4 : 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = last ? nil : PlayRef(playID: 4, trackID: 3)
+            $0.failuresInARow = 1
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
+            $0.shown = shown
+            also(&$0)
+        }, commands: [
+            .report("skipped /music/1.flac: \(reason)"),
+            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false,
+                        next: last ? nil : NextPlay(playID: 4, path: "/music/3.flac")),
+            .persistPlace(Snapshot(tracks: infos(count), current: 1, phase: .playing)),
+            .render(shown),
+        ] + after)
+    }
+}
