@@ -100,17 +100,10 @@ final class CardTests: XCTestCase {
         let h = empty()
         swipeAlbum(h, at: 10)
         // C3 (volume down) at 10.2, A1 again at 10.4: not the same swipe as the one at 10.
-        h.send(.cardRead(id: "C3", at: 10.2), {
+        h.setVolume(95, playingTrack1Of: 2, by: .cardRead(id: "C3", at: 10.2), also: {
             $0.cards.lastReadID = "C3"
             $0.cards.lastReadAt = 10.2
-            $0.volume = 95
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 95)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 95)
-        }, commands: [
-            .setVolume(95),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 95)),
-            .render(status("playing", song: 1, index: 1, of: 2, volume: 95)),
-        ])
+        })
         h.send(.cardRead(id: "A1", at: 10.4), {
             $0.cards.lastReadID = "A1"
             $0.cards.lastReadAt = 10.4

@@ -174,12 +174,15 @@ extension CoreHarness {
         ])
     }
 
-    /// `setVolume(volume)` while track 1 of `count` plays: the output's volume is set and saved at once.
-    func setVolume(_ volume: Int, playingTrack1Of count: Int, file: StaticString = #filePath, line: UInt = #line) {
-        send(.setVolume(volume), file: file, line: line, {
+    /// `setVolume(volume)` (or `event`: a card, a new configuration's limit) while track 1 of
+    /// `count` plays: the output's volume is set and saved at once. `also` is what else changes.
+    func setVolume(_ volume: Int, playingTrack1Of count: Int, by event: Event? = nil, also: (inout State) -> Void = { _ in },
+                   file: StaticString = #filePath, line: UInt = #line) {
+        send(event ?? .setVolume(volume), file: file, line: line, {
             $0.volume = volume
             $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: volume)
             $0.shown = status("playing", song: 1, index: 1, of: count, volume: volume)
+            also(&$0)
         }, commands: [
             .setVolume(volume),
             .persistPlace(Snapshot(tracks: infos(count), current: 0, phase: .playing, volume: volume)),
