@@ -284,20 +284,7 @@ final class InterruptionTests: XCTestCase {
         var settings = Settings()
         settings.bootVolume = 30
         let h = CoreHarness(State(settings: settings))
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, phase: .paused, volume: 90)), {
-            $0.queue = [Track(id: 1, info: info(1))]
-            $0.order = [1]
-            $0.cursor = 0
-            $0.phase = .paused
-            $0.volume = 30
-            $0.nextTrackID = 2
-            $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: 30)
-            $0.shown = status("paused", song: 1, index: 1, of: 1, volume: 30)
-        }, commands: [
-            .setVolume(30),
-            .render(status("paused", song: 1, index: 1, of: 1, volume: 30)),
-        ])
+        h.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, phase: .paused, volume: 90), volume: 30)
     }
 }
 

@@ -224,21 +224,7 @@ final class PersistencePolicyTests: XCTestCase {
         settings.resumePlaying = false
         let h = CoreHarness(State(settings: settings))
         let snap = Snapshot(tracks: [info(1)], current: 0, position: 10, phase: .playing)
-        h.send(.restore(snap), {
-            $0.queue = [Track(id: 1, info: info(1))]
-            $0.order = [1]
-            $0.cursor = 0
-            $0.phase = .paused
-            $0.position = 10
-            $0.nextTrackID = 2
-            $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.savedPosition = 10
-            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")
-        }, commands: [
-            .setVolume(100),
-            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")),
-        ])
+        h.restorePausedTrack1(snap, at: 10, elapsed: "0:10")
         h.send(.play, {
             $0.phase = .playing
             $0.nextPlayID = 2
@@ -275,19 +261,7 @@ final class PersistencePolicyTests: XCTestCase {
             .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:28")),
         ])
         let early = CoreHarness(State(settings: settings))
-        early.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: .paused)), {
-            $0.queue = [Track(id: 1, info: info(1))]
-            $0.order = [1]
-            $0.cursor = 0
-            $0.phase = .paused
-            $0.nextTrackID = 2
-            $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.shown = status("paused", song: 1, index: 1, of: 1)
-        }, commands: [
-            .setVolume(100),
-            .render(status("paused", song: 1, index: 1, of: 1)),
-        ])
+        early.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: .paused))
     }
 
     func testRestoreKeepsTheShuffleOrder() {
@@ -482,22 +456,7 @@ final class ChimeTests: XCTestCase {
         var s = chimeState()
         s.settings.resumePlaying = false
         let h = CoreHarness(s)
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: .playing)), {
-            $0.queue = [Track(id: 1, info: info(1))]
-            $0.order = [1]
-            $0.cursor = 0
-            $0.phase = .paused
-            $0.position = 5
-            $0.volume = 30
-            $0.nextTrackID = 2
-            $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: 30)
-            $0.savedPosition = 5
-            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
-        }, commands: [
-            .setVolume(30),
-            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
-        ])
+        h.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: .playing), at: 5, elapsed: "0:05", volume: 30)
         h.send(.play, {
             $0.phase = .playing
             $0.chimePlayed = true

@@ -297,3 +297,30 @@ extension CoreHarness {
         ] + after)
     }
 }
+
+extension CoreHarness {
+    /// `restore(snapshot)` of track 1 alone that comes back paused at `position` (shown as
+    /// `elapsed`): the queue holds it, paused there with `volume` (the saved one, or the boot
+    /// volume) set on the output; the place is taken as saved. `message` is what the status says
+    /// besides.
+    func restorePausedTrack1(_ snapshot: Snapshot, at position: Double = 0, elapsed: String = "0:00", volume: Int = 100,
+                             message: String? = nil, file: StaticString = #filePath, line: UInt = #line) {
+        let shown = status("paused", song: 1, index: 1, of: 1, elapsed: elapsed, volume: volume, message: message)
+        send(.restore(snapshot), file: file, line: line, {
+            $0.queue = [Track(id: 1, info: info(1))]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .paused
+            $0.position = position
+            $0.volume = volume
+            $0.nextTrackID = 2
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: volume)
+            $0.savedPosition = position
+            $0.shown = shown
+        }, commands: [
+            .setVolume(volume),
+            .render(shown),
+        ])
+    }
+}
