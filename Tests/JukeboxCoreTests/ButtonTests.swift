@@ -465,17 +465,7 @@ final class ButtonTests: XCTestCase {
             .startTimer(.debounce(.play), after: 0.02),
             .startTimer(.doubleTap(.play), after: 0.35),
         ])
-        h.send(.timerFired(.doubleTap(.play), at: 2.45), {
-            $0.phase = .paused
-            $0.buttons[.play] = button(false, settling: true)
-            $0.savedMark = mark(revision: 1, current: 2, phase: .paused)
-            $0.shown = status("paused", song: 2, index: 2, of: 3)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .paused)),
-            .render(status("paused", song: 2, index: 2, of: 3)),
-        ])
+        h.pause(track: 2, of: 3, by: .timerFired(.doubleTap(.play), at: 2.45), also: { $0.buttons[.play] = button(false, settling: true) })
     }
 
     func testAChordFiresInsteadOfEitherButton() {
@@ -685,19 +675,7 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 10, phase: .playing, volume: 90)),
             .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:10", volume: 90)),
         ])
-        h.send(.mediaKey(code: MediaKey.stopCD, value: 1, at: 5), {
-            $0.phase = .stopped
-            $0.position = 0
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 2, phase: .stopped, volume: 90)
-            $0.savedPosition = 0
-            $0.shown = status("stopped", song: 2, index: 2, of: 3, volume: 90)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, volume: 90)),
-            .render(status("stopped", song: 2, index: 2, of: 3, volume: 90)),
-        ])
+        h.stop(track: 2, of: 3, volume: 90, by: .mediaKey(code: MediaKey.stopCD, value: 1, at: 5))
         h.send(.mediaKey(code: 30 /* KEY_A */, value: 1, at: 6), commands: [])
     }
 

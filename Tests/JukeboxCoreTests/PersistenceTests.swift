@@ -25,16 +25,7 @@ final class PersistencePolicyTests: XCTestCase {
         let h = CoreHarness(playing(3))
         // A new current track is a place.
         h.nextToTrack2Of3()
-        h.send(.pause, {
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 2, phase: .paused)
-            $0.shown = status("paused", song: 2, index: 2, of: 3)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .paused)),
-            .render(status("paused", song: 2, index: 2, of: 3)),
-        ])
+        h.pause(track: 2, of: 3)
         h.send(.setRepeat(.all), {
             $0.repeatMode = .all
             $0.savedMark = mark(revision: 1, current: 2, phase: .paused, repeat: .all)
@@ -343,19 +334,7 @@ final class ChimeTests: XCTestCase {
             .startTrack(playID: 2, path: "/music/1.flac", at: 40, paused: false, next: NextPlay(playID: 3, path: "/music/2.flac")),
         ])
         // Only once: a later stop and play goes straight to the music.
-        h.send(.stop, {
-            $0.phase = .stopped
-            $0.position = 0
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped, volume: 30)
-            $0.savedPosition = 0
-            $0.shown = status("stopped", song: 1, index: 1, of: 2, volume: 30)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, volume: 30)),
-            .render(status("stopped", song: 1, index: 1, of: 2, volume: 30)),
-        ])
+        h.stop(track: 1, of: 2, volume: 30)
         h.send(.play, {
             $0.phase = .playing
             $0.nextPlayID = 6

@@ -117,17 +117,24 @@ extension CoreHarness {
     /// `event` is another way to pause (a button, a second swipe); `also` is what else it changes.
     func pauseTrack1(of count: Int, at position: Double = 0, elapsed: String = "0:00", by event: Event = .pause,
                      also: (inout State) -> Void = { _ in }, file: StaticString = #filePath, line: UInt = #line) {
+        pause(track: 1, of: count, at: position, elapsed: elapsed, by: event, also: also, file: file, line: line)
+    }
+
+    /// The same while track `song` of `count` plays (and was saved as the place).
+    func pause(track song: Int, of count: Int, at position: Double = 0, elapsed: String = "0:00", by event: Event = .pause,
+               also: (inout State) -> Void = { _ in }, file: StaticString = #filePath, line: UInt = #line) {
+        let shown = status("paused", song: song, index: song, of: count, elapsed: elapsed)
         send(event, file: file, line: line, {
             $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
+            $0.savedMark = mark(revision: 1, current: UInt64(song), phase: .paused)
             $0.savedPosition = position
-            $0.shown = status("paused", song: 1, index: 1, of: count, elapsed: elapsed)
+            $0.shown = shown
             also(&$0)
         }, commands: [
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: (1...count).map { info($0) }, current: 0, position: position, phase: .paused)),
-            .render(status("paused", song: 1, index: 1, of: count, elapsed: elapsed)),
+            .persistPlace(Snapshot(tracks: infos(count), current: song - 1, position: position, phase: .paused)),
+            .render(shown),
         ])
     }
 }
@@ -138,18 +145,26 @@ extension CoreHarness {
     /// to 0 and the stopped place is saved. `also` is what else the event changes.
     func stopTrack1(of count: Int, by event: Event = .stop, also: (inout State) -> Void = { _ in },
                     file: StaticString = #filePath, line: UInt = #line) {
+        stop(track: 1, of: count, by: event, also: also, file: file, line: line)
+    }
+
+    /// The same while track `song` of `count` plays at `volume`; a saved position goes back to 0 too.
+    func stop(track song: Int, of count: Int, volume: Int = 100, by event: Event = .stop,
+              also: (inout State) -> Void = { _ in }, file: StaticString = #filePath, line: UInt = #line) {
+        let shown = status("stopped", song: song, index: song, of: count, volume: volume)
         send(event, file: file, line: line, {
             $0.phase = .stopped
             $0.position = 0
             $0.loaded = nil
             $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: count)
+            $0.savedMark = mark(revision: 1, current: UInt64(song), phase: .stopped, volume: volume)
+            $0.savedPosition = 0
+            $0.shown = shown
             also(&$0)
         }, commands: [
             .stopOutput,
-            .persistPlace(Snapshot(tracks: infos(count), current: 0)),
-            .render(status("stopped", song: 1, index: 1, of: count)),
+            .persistPlace(Snapshot(tracks: infos(count), current: song - 1, volume: volume)),
+            .render(shown),
         ])
     }
 
