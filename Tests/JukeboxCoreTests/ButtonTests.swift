@@ -511,19 +511,9 @@ final class ButtonTests: XCTestCase {
         }, commands: [
             .readLevel(.mute),
         ])
-        h.send(.buttonEdge(.mute, pressed: false, at: 5), {
-            $0.phase = .playing
-            $0.interruptions = []
-            $0.buttons[.mute] = button(false, settling: true)
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTimer(.debounce(.mute), after: 0.02),
-            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.interruptionEndsPlayingTrack1(of: 2, id: "mute", by: .buttonEdge(.mute, pressed: false, at: 5),
+                                        also: { $0.buttons[.mute] = button(false, settling: true) },
+                                        before: [.startTimer(.debounce(.mute), after: 0.02)])
     }
 
     /// An encoder edge that completes a detent on `playing(1)`: the volume becomes `volume`, the

@@ -19,17 +19,7 @@ final class InterruptionTests: XCTestCase {
             .grant(id: "yield-1"),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 31.6, phase: .playing)),
         ])
-        h.send(.interruptEnded(id: "yield-1"), {
-            $0.phase = .playing
-            $0.interruptions = []
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 31.6, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")),
-        ])
+        h.interruptionEndsPlayingTrack1(of: 2, id: "yield-1", at: 31.6, elapsed: "0:31")
     }
 
     func testOverlappingInterruptionsEndOnlyWhenTheLastEnds() {
@@ -50,17 +40,7 @@ final class InterruptionTests: XCTestCase {
             $0.interruptions = [Interruption(id: "yield-7", reason: "doorbell")]
         }, commands: [])
         XCTAssertEqual(h.state.phase, .interrupted(reason: "doorbell"))
-        h.send(.interruptEnded(id: "yield-7"), {
-            $0.phase = .playing
-            $0.interruptions = []
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.interruptionEndsPlayingTrack1(of: 2, id: "yield-7")
     }
 
     func testAnInterruptionWhilePausedComesBackPausedAndAPlayMeanwhileComesBackPlaying() {
@@ -99,17 +79,7 @@ final class InterruptionTests: XCTestCase {
         }, commands: [
             .grant(id: "manual"),
         ])
-        h.send(.interruptEnded(id: "manual"), {
-            $0.phase = .playing
-            $0.interruptions = []
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.interruptionEndsPlayingTrack1(of: 2, id: "manual")
     }
 
     func testStopAndSkipWhileInterruptedTouchNoDevice() {

@@ -339,3 +339,26 @@ extension CoreHarness {
         ])
     }
 }
+
+extension CoreHarness {
+    /// The last interruption `id` ends (or `event`: the mute line let go) while track 1 of `count`
+    /// waits at `position` (shown as `elapsed`) to play again: it reopens as play 3 there with
+    /// track 2 handed as play 4. `also` is what else changes, `before` the commands ahead of these.
+    func interruptionEndsPlayingTrack1(of count: Int, id: String, at position: Double = 0, elapsed: String = "0:00",
+                                       by event: Event? = nil, also: (inout State) -> Void = { _ in }, before: [Command] = [],
+                                       file: StaticString = #filePath, line: UInt = #line) {
+        let shown = status("playing", song: 1, index: 1, of: count, elapsed: elapsed)
+        send(event ?? .interruptEnded(id: id), file: file, line: line, {
+            $0.phase = .playing
+            $0.interruptions = []
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.shown = shown
+            also(&$0)
+        }, commands: before + [
+            .startTrack(playID: 3, path: "/music/1.flac", at: position, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .render(shown),
+        ])
+    }
+}
