@@ -15,7 +15,9 @@ final class SystemLinesTests: XCTestCase {
             ("system", .failure(ControlError("usage: system --json"))),
             ("system --json x", .failure(ControlError("usage: system --json"))),
         ]
-        assertParses(table)
+        for (line, expected) in table {
+            XCTAssertEqual(ControlCommand.parse(line, seed: 0), expected, line)
+        }
         for word in ["reload", "restart", "system --json"] {
             XCTAssertTrue(ControlCommand.helpText.contains(word), word)
         }
