@@ -204,8 +204,7 @@ final class BadMediaTests: ScratchCase {
             (scratch.file("cut.flac", Array(goodBytes.prefix(1000))), "no audio could be decoded (truncated or damaged file)"),
             (scratch.file("noise.mp3", (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) & 0x7F }), "not a recognised audio format"),
         ]
-        let output = RecordingOutput()
-        let (log, engine) = logAndEngine { output }
+        let (output, log, engine) = recordingEngine()
         var expected: [AudioEngine.Report] = []
         for (index, (path, reason)) in bad.enumerated() {
             let id = UInt64(index + 1)

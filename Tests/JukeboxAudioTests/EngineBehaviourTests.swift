@@ -41,8 +41,7 @@ final class EngineBehaviourTests: ScratchCase {
         let second = try scratch.audio(.wav24, frames: 3000, name: "b")
         let a = try TestAudio.decode(path: first)
         let b = try TestAudio.decode(path: second)
-        let output = RecordingOutput()
-        let (log, engine) = logAndEngine { output }
+        let (output, log, engine) = recordingEngine()
         engine.play(id: 1, path: first, from: 0, paused: true)
         engine.setNext(id: 2, path: second)
         engine.resume()
@@ -77,8 +76,7 @@ final class EngineBehaviourTests: ScratchCase {
         let source = try TestAudio.decode(path: path)
         // The mapped-volume curve over 60 dB (VolumeCurve.gain); 16-bit output is dithered (±1 LSB).
         for (volume, gain) in [(100, 1.0), (50, 0.166375), (0, 0.0)] {
-            let output = RecordingOutput()
-            let (log, engine) = logAndEngine { output }
+            let (output, log, engine) = recordingEngine()
             engine.setVolume(volume)
             engine.play(id: 1, path: path, from: 0, paused: false)
             XCTAssertTrue(log.wait(for: .finished(id: 1)))
@@ -93,8 +91,7 @@ final class EngineBehaviourTests: ScratchCase {
 
     func testPausedPlayOpensNoDeviceUntilResume() throws {
         let path = try scratch.audio(.wav16, frames: 3000)
-        let output = RecordingOutput()
-        let (log, engine) = logAndEngine { output }
+        let (output, log, engine) = recordingEngine()
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 0.01, paused: true)
         engine.pause() // no-op: already paused
@@ -124,8 +121,7 @@ final class EngineBehaviourTests: ScratchCase {
 
     func testFailedNextIsReportedAfterTheCurrentTrackFinishes() throws {
         let path = try scratch.audio(.wav16, frames: 3000)
-        let output = RecordingOutput()
-        let (log, engine) = logAndEngine { output }
+        let (_, log, engine) = recordingEngine()
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 0, paused: true)
         engine.setNext(id: 2, path: scratch.path("missing.wav"))

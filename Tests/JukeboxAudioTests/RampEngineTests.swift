@@ -181,8 +181,7 @@ final class RampEngineTests: ScratchCase {
     func testGaplessContinuationAtReducedVolumeHasNoRamp() throws {
         let first = dcTrack(scratch, "a", seconds: 0.5, value: Int16(level))
         let second = dcTrack(scratch, "b", seconds: 0.5, value: Int16(level))
-        let output = RecordingOutput()
-        let (log, engine) = logAndEngine { output }
+        let (output, log, engine) = recordingEngine()
         defer { engine.shutdown() }
         engine.setVolume(60)
         engine.play(id: 1, path: first, from: 0, paused: false, next: (id: 2, path: second))
@@ -196,8 +195,7 @@ final class RampEngineTests: ScratchCase {
 
     func testPlayFromASavedPositionFadesIn() throws {
         let path = dcTrack(scratch, "dc", seconds: 1.5, value: Int16(level))
-        let output = RecordingOutput()
-        let (log, engine) = logAndEngine { output }
+        let (output, log, engine) = recordingEngine()
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 1, paused: false)
         XCTAssertTrue(log.wait(for: .finished(id: 1)))

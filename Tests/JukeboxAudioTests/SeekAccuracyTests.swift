@@ -78,8 +78,7 @@ final class SeekAccuracyTests: XCTestCase {
             let path = scratch.path("a." + kind.fileExtension)
             try TestAudio.write(path: path, kind: kind, frames: 120_000)
             let whole = try TestAudio.decode(path: path)
-            let output = RecordingOutput()
-            let (log, engine) = logAndEngine { output }
+            let (output, log, engine) = recordingEngine()
             engine.play(id: 1, path: path, from: 0, paused: true)
             let target = 77_777
             engine.seek(to: Double(target) / 44100)

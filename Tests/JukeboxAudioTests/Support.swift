@@ -239,6 +239,13 @@ func makeEngine(_ log: ReportLog, output: @escaping () -> PCMOutput) -> AudioEng
     AudioEngine(makeOutput: output, report: { log.append($0) })
 }
 
+/// A fresh `RecordingOutput`, a report log and an engine reporting to it that plays into that output.
+func recordingEngine() -> (RecordingOutput, ReportLog, AudioEngine) {
+    let output = RecordingOutput()
+    let (log, engine) = logAndEngine { output }
+    return (output, log, engine)
+}
+
 /// A fresh report log and an engine reporting to it, on the output `output` makes.
 func logAndEngine(output: @escaping () -> PCMOutput) -> (ReportLog, AudioEngine) {
     let log = ReportLog()

@@ -69,11 +69,7 @@ final class CardRemovalTests: XCTestCase {
 
     func testACardTakenAwayBeforeItsFolderWasReadIsNotPlayed() {
         let h = empty(.pause)
-        h.send(.cardRead(id: "A1", at: 10), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 10
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.cardLoads("A1", at: 10, paths: ["/music/album"])
         h.send(.cardRemoved(id: "A1", at: 10.1), { $0.cards.loading = nil }, commands: [])
         h.send(.cardTracks(card: "A1", tracks: [info(1)], messages: []), commands: [])
     }
@@ -93,12 +89,7 @@ final class CardRemovalTests: XCTestCase {
         let h = empty(.pause)
         place(h, at: 10)
         h.pauseTrack1(of: 2, by: .cardRemoved(id: "A1", at: 11), also: { $0.cards.pausedByRemoval = "A1" })
-        h.send(.cardRead(id: "B2", at: 12), {
-            $0.cards.pausedByRemoval = nil
-            $0.cards.lastReadID = "B2"
-            $0.cards.lastReadAt = 12
-            $0.cards.loading = "B2"
-        }, commands: [.loadCard(card: "B2", paths: ["/music/other"])])
+        h.cardLoads("B2", at: 12, paths: ["/music/other"], also: { $0.cards.pausedByRemoval = nil })
         // A1 again before B2's folder is read: an ordinary swipe of A1 (its tracks still queued
         // and paused: the second-swipe toggle plays them); B2's read still stands, as in CardTests.
         h.resumeTrack1(of: 2, by: .cardRead(id: "A1", at: 13), also: { $0.cards.lastReadID = "A1"; $0.cards.lastReadAt = 13 })

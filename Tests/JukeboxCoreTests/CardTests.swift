@@ -76,10 +76,7 @@ final class CardTests: XCTestCase {
             $0.cards.lastUnknown = nil
         }, commands: [])
         // Now it plays.
-        h.send(.cardRead(id: "77", at: 9), {
-            $0.cards.lastReadAt = 9
-            $0.cards.loading = "77"
-        }, commands: [.loadCard(card: "77", paths: ["/music/album"])])
+        h.cardLoads("77", at: 9, paths: ["/music/album"])
     }
 
     func testTheSameIdWithinTheDelayIsOneSwipeHoweverLongTheCardLies() {
@@ -156,20 +153,13 @@ final class CardTests: XCTestCase {
         let h = empty()
         swipeAlbum(h, at: 10)
         h.stopTrack1(of: 2)
-        h.send(.cardRead(id: "A1", at: 15), {
-            $0.cards.lastReadAt = 15
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.cardLoads("A1", at: 15, paths: ["/music/album"])
     }
 
     func testAnotherCardsTracksReplaceTheQueueAndThePreviousCardIsNoLongerPlaying() {
         let h = empty()
         swipeAlbum(h, at: 10)
-        h.send(.cardRead(id: "B2", at: 11), {
-            $0.cards.lastReadID = "B2"
-            $0.cards.lastReadAt = 11
-            $0.cards.loading = "B2"
-        }, commands: [.loadCard(card: "B2", paths: ["/music/other", "/music/extra.flac"])])
+        h.cardLoads("B2", at: 11, paths: ["/music/other", "/music/extra.flac"])
         h.send(.cardTracks(card: "B2", tracks: [info(5)], messages: []), {
             $0.cards.loading = nil
             $0.cards.active = ActiveCard(id: "B2", tracks: 3..<4)
@@ -189,11 +179,7 @@ final class CardTests: XCTestCase {
             .render(status("playing", song: 5, index: 1, of: 1)),
         ])
         // A1 again is a first swipe: its folder is read again.
-        h.send(.cardRead(id: "A1", at: 13), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 13
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.cardLoads("A1", at: 13, paths: ["/music/album"])
     }
 
     func testAQueueReplacedByHandEndsTheCardsTurn() {
@@ -216,24 +202,13 @@ final class CardTests: XCTestCase {
             .render(status("playing", song: 9, index: 1, of: 1)),
         ])
         // The record stays, but none of its entries is queued: a swipe loads the card again.
-        h.send(.cardRead(id: "A1", at: 20), {
-            $0.cards.lastReadAt = 20
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.cardLoads("A1", at: 20, paths: ["/music/album"])
     }
 
     func testOnlyTheCardSwipedLastIsLoaded() {
         let h = empty()
-        h.send(.cardRead(id: "A1", at: 1), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 1
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
-        h.send(.cardRead(id: "B2", at: 1.5), {
-            $0.cards.lastReadID = "B2"
-            $0.cards.lastReadAt = 1.5
-            $0.cards.loading = "B2"
-        }, commands: [.loadCard(card: "B2", paths: ["/music/other", "/music/extra.flac"])])
+        h.cardLoads("A1", at: 1, paths: ["/music/album"])
+        h.cardLoads("B2", at: 1.5, paths: ["/music/other", "/music/extra.flac"])
         // A1's folder, read late, is dropped.
         h.send(.cardTracks(card: "A1", tracks: [info(1)], messages: []), commands: [])
         h.send(.cardTracks(card: "B2", tracks: [], messages: ["/music/other: no such file or directory"]), {
@@ -335,11 +310,7 @@ final class CardTests: XCTestCase {
 
     func testACommandCardOrAnUnknownCardWhileAFolderIsReadLeavesThatReadStanding() {
         let h = empty()
-        h.send(.cardRead(id: "A1", at: 1), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 1
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.cardLoads("A1", at: 1, paths: ["/music/album"])
         h.send(.cardRead(id: "C3", at: 1.2), {
             $0.cards.lastReadID = "C3"
             $0.cards.lastReadAt = 1.2

@@ -362,3 +362,17 @@ extension CoreHarness {
         ])
     }
 }
+
+extension CoreHarness {
+    /// Card `card` read at `at` starts the reading of its folders `paths` off the loop: it is the
+    /// last card read, at `at`, and loading. `also` is what else the read changes.
+    func cardLoads(_ card: String, at: Double, paths: [String], also: (inout State) -> Void = { _ in },
+                   file: StaticString = #filePath, line: UInt = #line) {
+        send(.cardRead(id: card, at: at), file: file, line: line, {
+            $0.cards.lastReadID = card
+            $0.cards.lastReadAt = at
+            $0.cards.loading = card
+            also(&$0)
+        }, commands: [.loadCard(card: card, paths: paths)])
+    }
+}
