@@ -276,13 +276,7 @@ final class AACRadioTests: XCTestCase {
 
     func testAPlainHTTPAACFilePlaysAsTheReferenceDecodeAndEnds() throws {
         let reference = try referenceBytes()
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
-        defer { engine.shutdown() }
-        engine.play(id: 3, path: server.url("/file/aac"), from: 0, paused: false)
-        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(3, _) = $0 { true } else { false } }, "\(log.all)")
-        engine.shutdown()
+        let pcm = try scratch.playedToTheEnd(id: 3, path: server.url("/file/aac"))
         XCTAssertEqual(pcm.events(named: "params").first?.fields["format"], "FLOAT_LE")
         XCTAssertEqual(pcm.events(named: "params").first?.fields["rate"], "44100")
         assertSameAudio(pcm.recording(), reference[...], bytesPerFrame: 8, "plain HTTP AAC")
@@ -292,16 +286,9 @@ final class AACRadioTests: XCTestCase {
         // `type=` sends no Content-Type: the codec is chosen by the bytes; the ICY blocks every
         // 8192 bytes are taken out before the codec sees them.
         let reference = try referenceBytes()
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (pcm, log, engine) = try scratch.deviceEngine(streams: StreamSettings(bufferSeconds: 0.5))
         defer { engine.shutdown() }
-        var settings = StreamSettings()
-        settings.bufferSeconds = 0.5
-        engine.setStreamSettings(settings)
-        engine.play(id: 7, path: server.url("/icy?metaint=8192&file=aac&once=1&type="), from: 0, paused: false)
-        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 7) }, "\(log.all)")
-        XCTAssertTrue(TestPCM.wait(timeout: 10) { (engine.position()?.seconds ?? 0) >= 2.5 }, "\(log.all)")
+        playUntilHeard(engine, log, id: 7, path: server.url("/icy?metaint=8192&file=aac&once=1&type="), seconds: 2.5)
         engine.shutdown()
         let recording = pcm.recording()
         XCTAssertGreaterThan(recording.count, 2 * 44100 * 8)

@@ -9,8 +9,7 @@ import XCTest
 final class AlsaPlaybackTests: XCTestCase {
     private func record(_ scratch: Scratch, _ body: (AudioEngine, ReportLog) throws -> Void) rethrows -> (raw: [UInt8], log: ReportLog) {
         let raw = scratch.path("recorded.raw")
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: fileDevice(raw)) }
+        let (log, engine) = logAndEngine { AlsaOutput(device: fileDevice(raw)) }
         defer { engine.shutdown() }
         try body(engine, log)
         // shutdown closes the device, which flushes the plugin's buffer to the file.
@@ -96,8 +95,7 @@ final class AlsaPlaybackTests: XCTestCase {
     func testUnknownDeviceReportsDeviceUnavailableAndKeepsThePosition() throws {
         let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 44100)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: "jukebox_no_such_device") }
+        let (log, engine) = logAndEngine { AlsaOutput(device: "jukebox_no_such_device") }
         defer { engine.shutdown() }
         engine.play(id: 4, path: path, from: 0.5, paused: false)
         XCTAssertTrue(log.wait { if case .deviceUnavailable = $0 { true } else { false } })
@@ -113,8 +111,7 @@ final class AlsaPlaybackTests: XCTestCase {
     func testMissingCardReportsDeviceUnavailable() throws {
         let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 1000, channels: 1)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: "hw:CARD=JukeboxMissing") }
+        let (log, engine) = logAndEngine { AlsaOutput(device: "hw:CARD=JukeboxMissing") }
         defer { engine.shutdown() }
         engine.play(id: 5, path: path, from: 0, paused: false)
         XCTAssertTrue(log.wait { if case .deviceUnavailable(let e) = $0 { e.kind == .lost } else { false } }, "\(log.all)")

@@ -8,7 +8,7 @@ import XCTest
 /// Damaged, mislabelled and hostile files: each either plays what is decodable or fails with a reason
 /// naming what is wrong, and TagLib survives them too. How long each took is printed, not bounded
 /// (the time is the machine's; see `outcome`).
-final class BadMediaTests: XCTestCase {
+final class BadMediaTests: ScratchCase {
     private static let kinds: [TestAudio.Kind] = [.wav16, .wav24, .aiff, .flac, .oggVorbis, .opus, .mp3]
     /// Every reason the decoder gives for a file it cannot play (beyond I/O errors).
     private static let knownReasons = ["file is empty", "not a recognised audio format", "malformed or truncated audio file",
@@ -65,7 +65,6 @@ final class BadMediaTests: XCTestCase {
     }
 
     func testZeroByteFilesSayTheyAreEmpty() throws {
-        let scratch = try Scratch()
         for kind in Self.kinds {
             let path = scratch.file("empty." + kind.fileExtension, [])
             XCTAssertEqual(outcome(path).0, .failed("file is empty"), "\(kind)")
@@ -75,7 +74,6 @@ final class BadMediaTests: XCTestCase {
     /// Each format cut inside its header, just after it, and at several points in the audio: the
     /// decoder refuses it with a reason or plays a prefix of the real audio, never more.
     func testTruncatedFilesPlayAPrefixOrFailWithAReason() throws {
-        let scratch = try Scratch()
         let frames = 44_100
         for kind in Self.kinds {
             let rate = kind.requiredSampleRate ?? 44100
@@ -104,7 +102,6 @@ final class BadMediaTests: XCTestCase {
     }
 
     func testRandomBytesFailWithAKnownReasonOrDecode() throws {
-        let scratch = try Scratch()
         var generator = SeededGenerator(seed: 42)
         var summary: [String] = []
         for ext in ["wav", "aiff", "flac", "ogg", "opus", "mp3", "bin"] {
@@ -121,7 +118,6 @@ final class BadMediaTests: XCTestCase {
     /// libsndfile goes by the content, not the name: a FLAC called .mp3 and a WAV called .ogg play
     /// their audio exactly; text called .wav is not audio.
     func testMislabelledFilesAreJudgedByTheirContent() throws {
-        let scratch = try Scratch()
         let flac = try scratch.audio(.flac, frames: 10_000)
         let wav = try scratch.audio(.wav16, frames: 10_000)
         let flacAsMP3 = scratch.file("flac.mp3", scratch.bytes(flac))
@@ -140,7 +136,6 @@ final class BadMediaTests: XCTestCase {
 
     /// Headers that are valid but absurd are refused with the number that is wrong.
     func testAbsurdSampleRateIsRefused() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 1000, channels: 1)
         var bytes = scratch.bytes(path)
         // Canonical 44-byte header: sample rate at 24, byte rate at 28.
@@ -153,7 +148,6 @@ final class BadMediaTests: XCTestCase {
     /// Tags of several megabytes in front of or inside the audio: the audio plays exactly and TagLib
     /// reads the tags (the times printed).
     func testHugeTagsDoNotStopPlayback() throws {
-        let scratch = try Scratch()
         // MP3 with a 6 MB ID3v2.3 tag in front (a TXXX frame).
         let mp3 = try scratch.audio(.mp3, frames: 20_000, name: "plain")
         let tag = Self.id3v2Tag(title: "Big Tag", filler: 6 << 20)
@@ -179,7 +173,6 @@ final class BadMediaTests: XCTestCase {
 
     /// A decoder slower than real time gives up with a reason (here forced by demanding an absurd speed).
     func testDecodingSlowerThanItsLimitFailsWithAReason() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.oggVorbis, frames: 44_100)
         let decoder = try Decoder(path: path, limits: DecodeLimits(minimumSpeed: 1e9, speedGraceSeconds: 0))
         var buffer = [UInt8](repeating: 0, count: 4096 * decoder.format.bytesPerFrame)
@@ -201,7 +194,6 @@ final class BadMediaTests: XCTestCase {
     /// each `.failed`, then a good one: the failures arrive in order with their reasons and the good
     /// file plays bit for bit. A bad gapless successor fails after the current track finishes.
     func testEngineReportsEachBadFileThenPlaysTheGoodOne() throws {
-        let scratch = try Scratch()
         let good = try scratch.audio(.flac, frames: 8000, name: "good")
         let goodBytes = scratch.bytes(good)
         let bad: [(String, String)] = [
@@ -212,9 +204,7 @@ final class BadMediaTests: XCTestCase {
             (scratch.file("cut.flac", Array(goodBytes.prefix(1000))), "no audio could be decoded (truncated or damaged file)"),
             (scratch.file("noise.mp3", (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) & 0x7F }), "not a recognised audio format"),
         ]
-        let output = RecordingOutput()
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (output, log, engine) = recordingEngine()
         var expected: [AudioEngine.Report] = []
         for (index, (path, reason)) in bad.enumerated() {
             let id = UInt64(index + 1)

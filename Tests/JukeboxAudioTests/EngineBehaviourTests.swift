@@ -6,15 +6,13 @@ import JukeboxTestSupport
 import XCTest
 
 /// Engine behaviour against an in-memory output: format negotiation, device loss, volume, commands.
-final class EngineBehaviourTests: XCTestCase {
+final class EngineBehaviourTests: ScratchCase {
     func testRefusedFloatFallsBackToInt32WithTheSameValues() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.oggVorbis, frames: 3000)
         let source = try TestAudio.decode(path: path)
         let output = RecordingOutput()
         output.refused = [.float32]
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (log, engine) = logAndEngine { output }
         engine.play(id: 1, path: path, from: 0, paused: false)
         XCTAssertTrue(log.wait(for: .finished(id: 1)))
         engine.shutdown()
@@ -28,12 +26,10 @@ final class EngineBehaviourTests: XCTestCase {
     }
 
     func testDeviceRefusingEveryFormatIsUnavailable() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 3000)
         let output = RecordingOutput()
         output.refused = [.int16, .int32, .float32]
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (log, engine) = logAndEngine { output }
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 0, paused: false)
         XCTAssertTrue(log.wait { if case .deviceUnavailable(let e) = $0 { e.kind == .unsupported } else { false } })
@@ -41,14 +37,11 @@ final class EngineBehaviourTests: XCTestCase {
     }
 
     func testFormatChangeBetweenTracksReopensTheDevice() throws {
-        let scratch = try Scratch()
         let first = try scratch.audio(.wav16, frames: 3000, name: "a")
         let second = try scratch.audio(.wav24, frames: 3000, name: "b")
         let a = try TestAudio.decode(path: first)
         let b = try TestAudio.decode(path: second)
-        let output = RecordingOutput()
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (output, log, engine) = recordingEngine()
         engine.play(id: 1, path: first, from: 0, paused: true)
         engine.setNext(id: 2, path: second)
         engine.resume()
@@ -60,13 +53,11 @@ final class EngineBehaviourTests: XCTestCase {
     }
 
     func testLostDeviceReportsOnceAndReleasesIt() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 60000)
         let output = RecordingOutput()
         // Past the first write (the writer joins queued chunks into writes of up to 16384 frames).
         output.loseAfterFrames = 20000
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (log, engine) = logAndEngine { output }
         defer { engine.shutdown() }
         engine.play(id: 7, path: path, from: 0, paused: false)
         XCTAssertTrue(log.wait { if case .deviceUnavailable(let e) = $0 { e.kind == .lost } else { false } })
@@ -81,14 +72,11 @@ final class EngineBehaviourTests: XCTestCase {
     }
 
     func testVolumeBelowFullScalesAndFullIsUntouched() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 3000)
         let source = try TestAudio.decode(path: path)
         // The mapped-volume curve over 60 dB (VolumeCurve.gain); 16-bit output is dithered (±1 LSB).
         for (volume, gain) in [(100, 1.0), (50, 0.166375), (0, 0.0)] {
-            let output = RecordingOutput()
-            let log = ReportLog()
-            let engine = makeEngine(log) { output }
+            let (output, log, engine) = recordingEngine()
             engine.setVolume(volume)
             engine.play(id: 1, path: path, from: 0, paused: false)
             XCTAssertTrue(log.wait(for: .finished(id: 1)))
@@ -102,11 +90,8 @@ final class EngineBehaviourTests: XCTestCase {
     }
 
     func testPausedPlayOpensNoDeviceUntilResume() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 3000)
-        let output = RecordingOutput()
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (output, log, engine) = recordingEngine()
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 0.01, paused: true)
         engine.pause() // no-op: already paused
@@ -121,10 +106,8 @@ final class EngineBehaviourTests: XCTestCase {
     }
 
     func testStopReportsNothingAndForgetsThePosition() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 44100 * 2)
-        let log = ReportLog()
-        let engine = makeEngine(log) { SilentOutput() }
+        let (log, engine) = logAndEngine { SilentOutput() }
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 0, paused: false)
         XCTAssertTrue(log.wait(for: .started(id: 1)))
@@ -137,11 +120,8 @@ final class EngineBehaviourTests: XCTestCase {
     }
 
     func testFailedNextIsReportedAfterTheCurrentTrackFinishes() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 3000)
-        let output = RecordingOutput()
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (_, log, engine) = recordingEngine()
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 0, paused: true)
         engine.setNext(id: 2, path: scratch.path("missing.wav"))
@@ -162,8 +142,7 @@ final class EnginePauseTests: XCTestCase {
         let output = RecordingOutput()
         output.canPause = canPause
         output.writeMicroseconds = 10_000
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (log, engine) = logAndEngine { output }
         engine.play(id: 1, path: path, from: 0, paused: false)
         XCTAssertTrue(output.wait { $0.frames >= 10000 })
         engine.pause()
@@ -204,9 +183,8 @@ final class EnginePauseTests: XCTestCase {
 
 /// The engine on a manual clock: what it times (the device kept open after an end) waits for that
 /// clock, so "at once" and "later" do not depend on the machine's speed.
-final class EngineClockTests: XCTestCase {
+final class EngineClockTests: ScratchCase {
     func testTheDeviceStaysOpenAfterAnEndUntilTheClockPassesTheLinger() throws {
-        let scratch = try Scratch()
         let a = try scratch.audio(.wav16, frames: 3000, name: "a")
         let b = try scratch.audio(.wav16, frames: 3000, name: "b")
         let output = RecordingOutput()

@@ -158,39 +158,20 @@ final class FLACRadioTests: XCTestCase {
     }
 
     func testAPlainHTTPFLACFilePlaysAsTheSourceToItsLastSample() throws {
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
-        defer { engine.shutdown() }
-        engine.play(id: 3, path: server.url("/file/flac"), from: 0, paused: false)
-        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(3, _) = $0 { true } else { false } }, "\(log.all)")
-        engine.shutdown()
+        let pcm = try scratch.playedToTheEnd(id: 3, path: server.url("/file/flac"))
         XCTAssertEqual(pcm.events(named: "params").first?.fields["format"], "FLOAT_LE")
         assertSameAudio(pcm.recording(), expected[...], bytesPerFrame: 8, "plain HTTP FLAC")
     }
 
     func testLargeMetadataIsReadPastNotTakenForGarbage() throws {
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
-        defer { engine.shutdown() }
-        engine.play(id: 4, path: server.url("/file/big"), from: 0, paused: false)
-        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(4, _) = $0 { true } else { false } }, "\(log.all)")
-        engine.shutdown()
+        let pcm = try scratch.playedToTheEnd(id: 4, path: server.url("/file/big"))
         assertSameAudio(pcm.recording(), expected[...], bytesPerFrame: 8, "FLAC with 600 KB of metadata")
     }
 
     func testAnICYStreamWithoutAContentTypeIsRecognisedAndPlaysAsTheSource() throws {
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (pcm, log, engine) = try scratch.deviceEngine(streams: StreamSettings(bufferSeconds: 0.5))
         defer { engine.shutdown() }
-        var settings = StreamSettings()
-        settings.bufferSeconds = 0.5
-        engine.setStreamSettings(settings)
-        engine.play(id: 7, path: server.url("/icy?metaint=8192&file=flac&once=1&type="), from: 0, paused: false)
-        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 7) }, "\(log.all)")
-        XCTAssertTrue(TestPCM.wait(timeout: 10) { (engine.position()?.seconds ?? 0) >= 1.5 }, "\(log.all)")
+        playUntilHeard(engine, log, id: 7, path: server.url("/icy?metaint=8192&file=flac&once=1&type="), seconds: 1.5)
         engine.shutdown()
         let recording = pcm.recording()
         XCTAssertGreaterThan(recording.count, 44100 * 8)

@@ -7,17 +7,7 @@ import XCTest
 /// The engine and `AlsaOutput` against the fault-injecting test device (`Sources/JukeboxTestPCM`),
 /// through the real libasound: pacing, busy, another program holding the device, unplug and resume,
 /// xrun, suspend, stall, a device that cannot pause. Figures are printed for the record.
-final class FaultyDeviceTests: XCTestCase {
-    private var scratch: Scratch!
-
-    override func setUpWithError() throws {
-        scratch = try Scratch()
-    }
-
-    override func tearDown() {
-        scratch = nil
-    }
-
+final class FaultyDeviceTests: ScratchCase {
     private func device(speed: Double = 1, faults: [TestPCM.Fault] = []) throws -> TestPCM {
         let pcm = try TestPCM(directory: scratch.path("device"), speed: speed)
         try pcm.set(faults)

@@ -62,8 +62,7 @@ final class GaplessBoundaryTests: XCTestCase {
         // Each write takes 50 ms, so B lasts ~250 ms: time for the test to name C as B's successor
         // after `.started(2)` even on a loaded machine (the engine holds one successor at a time).
         output.writeMicroseconds = 50_000
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (log, engine) = logAndEngine { output }
         engine.play(id: 1, path: first, from: 0, paused: true, next: (id: 2, path: second))
         engine.resume()
         XCTAssertTrue(log.wait(for: .started(id: 2)))
@@ -124,8 +123,7 @@ final class GaplessBoundaryTests: XCTestCase {
 enum GaplessRecording {
     static func play(_ scratch: Scratch, _ first: String, then second: String) throws -> (raw: [UInt8], log: ReportLog) {
         let raw = scratch.path("recorded-\(UUID().uuidString).raw")
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: fileDevice(raw)) }
+        let (log, engine) = logAndEngine { AlsaOutput(device: fileDevice(raw)) }
         // Paused first, so the successor is known before the (unpaced) first track can end.
         engine.play(id: 1, path: first, from: 0, paused: true, next: (id: 2, path: second))
         engine.resume()

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxAudio
+import JukeboxCore
 import Foundation
 import XCTest
 
@@ -28,7 +29,7 @@ final class ICYDemuxerTests: XCTestCase {
     func testAudioComesOutWholeWhateverTheReadSizes() {
         let seed = ProcessInfo.processInfo.environment["JUKEBOX_ICY_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print("ICYDemuxerTests seed: \(seed) (JUKEBOX_ICY_SEED=\(seed) replays it)")
-        var rng = SplitMix(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         for _ in 0..<50 {
             let interval = Int(rng.next() % 3000) + 1
             let audio = (0..<Int(rng.next() % 20000)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
@@ -65,18 +66,5 @@ final class ICYDemuxerTests: XCTestCase {
         XCTAssertEqual(ICYDemuxer.streamTitle(Array("StreamTitle='Unfinished".utf8)), "Unfinished")
         let long = ICYDemuxer.streamTitle(Array(("StreamTitle='" + String(repeating: "x", count: 4000) + "';").utf8))
         XCTAssertEqual(long?.count, ICYDemuxer.maxTitleCharacters)
-    }
-}
-
-/// A small seeded generator (the test prints its seed).
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -9,17 +9,7 @@ import XCTest
 /// the test on 127.0.0.1, fed by a paced source client): the audio reaches the test device, the
 /// station's name comes from Icecast's `icy-name`, and a title set through Icecast's admin API
 /// becomes the stream's title. Skipped without icecast2 or python3. Every wait is bounded.
-final class IcecastTests: XCTestCase {
-    private var scratch: Scratch!
-
-    override func setUpWithError() throws {
-        scratch = try Scratch()
-    }
-
-    override func tearDown() {
-        scratch = nil
-    }
-
+final class IcecastTests: ScratchCase {
     /// Icecast run by the test, or a skip where it cannot run (no icecast2 or python3).
     private func startIcecast() throws -> IcecastServer {
         do { return try IcecastServer() } catch let error as RadioServer.Unavailable {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 @testable import JukeboxAudio
+import JukeboxCore
 import JukeboxFixtures
 import JukeboxTestSupport
 import XCTest
@@ -9,17 +10,7 @@ import XCTest
 /// decode of the same file, chained streams, damaged and foreign bytes, and the engine playing an
 /// ICY stream of each from a local server (`RadioServer`, skipped without python3) into the test
 /// device.
-final class OggStreamTests: XCTestCase {
-    private var scratch: Scratch!
-
-    override func setUpWithError() throws {
-        scratch = try Scratch()
-    }
-
-    override func tearDown() {
-        scratch = nil
-    }
-
+final class OggStreamTests: ScratchCase {
     /// How far a sample may differ from libsndfile's decode. libsndfile decodes with the same
     /// libvorbis (`vorbis_synthesis_pcmout`) and libopus (`opus_multistream_decode_float`) on the
     /// same packets, so the floats should be identical; the slack is only for a libsndfile that
@@ -47,7 +38,7 @@ final class OggStreamTests: XCTestCase {
     /// Feeds `bytes` to a fresh codec in pieces of 1 to `maxPiece` bytes (random), decoding
     /// between pieces in random amounts, until everything is fed and decoded.
     private func decodeInPieces(_ bytes: [UInt8], seed: UInt64, maxPiece: Int = 9000) -> Output {
-        var random = OggSplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let codec = OggStreamCodec()
         defer { codec.close() }
         var output = Output()
@@ -221,7 +212,7 @@ final class OggStreamTests: XCTestCase {
 
     func testDamagedPagesAreSkippedAndDecodingGoesOn() throws {
         let seed = seed()
-        var random = OggSplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         for kind in [TestAudio.Kind.oggVorbis, .opus] {
             let path = try scratch.audio(kind, frames: 200_000, name: "damaged")
             var bytes: [UInt8] = scratch.bytes(path)
@@ -250,7 +241,7 @@ final class OggStreamTests: XCTestCase {
         // them; a page header's granule position or flags set to extremes (checksum made right);
         // pages duplicated, dropped or cut short. Whatever comes: no crash, no hang, a sane format.
         let seed = seed()
-        var random = OggSplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let vorbis: [UInt8] = scratch.bytes(try scratch.audio(.oggVorbis, frames: 20_000, name: "fv"))
         let opus: [UInt8] = scratch.bytes(try scratch.audio(.opus, frames: 20_000, name: "fo", channels: 1))
         var decodedFrames = 0
@@ -358,7 +349,7 @@ final class OggStreamTests: XCTestCase {
 
     func testNoiseAndForeignOggNeverDecodeAndAreTold() throws {
         let seed = seed()
-        var random = OggSplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var noise = [UInt8](repeating: 0, count: 1 << 20)
         for index in noise.indices { noise[index] = UInt8(truncatingIfNeeded: random.next()) }
         let output = decodeInPieces(noise, seed: seed)
@@ -386,7 +377,7 @@ final class OggStreamTests: XCTestCase {
         // 64 KiB that fails its checksum), fed 16 KiB at a time as the stream decoder does, then a
         // real stream: libogg's buffers stay within a page or two of the feed.
         let seed = seed()
-        var random = OggSplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let codec = OggStreamCodec()
         defer { codec.close() }
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 4096 * 2)
@@ -507,17 +498,9 @@ final class OggStreamTests: XCTestCase {
             throw missingPeer(error.description)
         }
         let expected = try reference(path)
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (pcm, log, engine) = try scratch.deviceEngine(streams: StreamSettings(bufferSeconds: 0.5, backoff: 0.1...0.4))
         defer { engine.shutdown() }
-        var settings = StreamSettings()
-        settings.backoff = 0.1...0.4
-        settings.bufferSeconds = 0.5
-        engine.setStreamSettings(settings)
-        engine.play(id: 9, path: server.url("/icy?metaint=8192&file=stream&once=1"), from: 0, paused: false)
-        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 9) }, "\(log.all)")
-        XCTAssertTrue(TestPCM.wait(timeout: 15) { (engine.position()?.seconds ?? 0) >= 2.5 }, "\(log.all)")
+        playUntilHeard(engine, log, id: 9, path: server.url("/icy?metaint=8192&file=stream&once=1"), seconds: 2.5, timeout: 15)
         engine.shutdown()
         XCTAssertEqual(pcm.events(named: "params").first?.fields["format"], "FLOAT_LE")
         let recording: [Float] = TestAudio.floats(pcm.recording(), type: .float32)
@@ -617,14 +600,8 @@ final class OggStreamTests: XCTestCase {
         } catch let error as RadioServer.Unavailable {
             throw missingPeer(error.description)
         }
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (_, log, engine) = try scratch.deviceEngine(streams: StreamSettings(bufferSeconds: 0.5, backoff: 0.1...0.4))
         defer { engine.shutdown() }
-        var settings = StreamSettings()
-        settings.backoff = 0.1...0.4
-        settings.bufferSeconds = 0.5
-        engine.setStreamSettings(settings)
         engine.play(id: 4, path: server.url("/icy?metaint=8192&file=cover&once=1"), from: 0, paused: false)
         func startedOrFailed(_ report: AudioEngine.Report) -> Bool {
             if case .failed = report { return true }
@@ -689,7 +666,7 @@ final class OggStreamTests: XCTestCase {
 
         // Random packets whose lengths are random, small or huge: never a trap.
         let seed = seed()
-        var random = OggSplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         for _ in 0..<20_000 {
             var packet: [UInt8] = Array("OpusTags".utf8)
             let words: Int = Int(random.next() % 8)
@@ -742,13 +719,8 @@ final class OggStreamTests: XCTestCase {
         } catch let error as RadioServer.Unavailable {
             throw missingPeer(error.description)
         }
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (_, log, engine) = try scratch.deviceEngine(streams: StreamSettings(bufferSeconds: 0.5))
         defer { engine.shutdown() }
-        var settings = StreamSettings()
-        settings.bufferSeconds = 0.5
-        engine.setStreamSettings(settings)
         engine.play(id: 6, path: server.url("/file/tagged"), from: 0, paused: false)
         XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 6) }, "\(log.all)")
         let live = try XCTUnwrap(engine.streamFacts())
@@ -774,13 +746,8 @@ final class OggStreamTests: XCTestCase {
         } catch let error as RadioServer.Unavailable {
             throw missingPeer(error.description)
         }
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (_, log, engine) = try scratch.deviceEngine(streams: StreamSettings(bufferSeconds: 1))
         defer { engine.shutdown() }
-        var settings = StreamSettings()
-        settings.bufferSeconds = 1
-        engine.setStreamSettings(settings)
         engine.play(id: 8, path: server.url("/file/opus"), from: 0, paused: false)
         XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 8) }, "\(log.all)")
         let live = try XCTUnwrap(engine.streamFacts())
@@ -808,14 +775,8 @@ final class OggStreamTests: XCTestCase {
         } catch let error as RadioServer.Unavailable {
             throw missingPeer(error.description)
         }
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (_, log, engine) = try scratch.deviceEngine(streams: StreamSettings(bufferSeconds: 0.5, startSeconds: 1))
         defer { engine.shutdown() }
-        var settings = StreamSettings()
-        settings.bufferSeconds = 0.5
-        settings.startSeconds = 1
-        engine.setStreamSettings(settings)
         let start = Date()
         engine.play(id: 9, path: server.url("/trickle?every=0.02&file=opus&fast=\(fast)"), from: 0, paused: false)
         XCTAssertTrue(log.wait(timeout: 10) { if case .failed(9, _) = $0 { true } else { false } }, "\(log.all)")
@@ -838,12 +799,7 @@ final class OggStreamTests: XCTestCase {
         } catch let error as RadioServer.Unavailable {
             throw missingPeer(error.description)
         }
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
-        var settings = StreamSettings()
-        settings.bufferSeconds = 0.25
-        engine.setStreamSettings(settings)
+        let (_, log, engine) = try scratch.deviceEngine(streams: StreamSettings(bufferSeconds: 0.25))
         // The headers and the first audio page at once, then a byte every 20 ms.
         let fast = pageStarts(scratch.bytes(path))[3]
         engine.play(id: 10, path: server.url("/trickle?every=0.02&file=opus&fast=\(fast)"), from: 0, paused: false)
@@ -863,18 +819,5 @@ final class OggStreamTests: XCTestCase {
     func testAnICYOpusStreamWithoutAContentTypePlaysAsTheReferenceDecode() throws {
         // No Content-Type: the codec is chosen by "OggS" at the start.
         try playICY(.opus, contentType: "")
-    }
-}
-
-/// A small seeded generator (the tests print their seed).
-private struct OggSplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -184,9 +184,7 @@ final class RadioStreamTests: XCTestCase {
         let withTLS = String(format: "%.1f ms", handshake * 1000), without = String(format: "%.1f ms", plain * 1000)
         print("radio HTTPS: \(withTLS) to the first audio byte with TLS, \(without) without (127.0.0.1, RSA 2048)")
         let reference = try referenceDecode(mp3)
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (pcm, log, engine) = try scratch.deviceEngine()
         defer { engine.shutdown() }
         engine.setStreamSettings(settings)
         let start = Date()
@@ -424,9 +422,7 @@ final class RadioStreamTests: XCTestCase {
     }
 
     private func playAndRecord(_ path: String, heardSeconds: Double) throws -> (recording: [UInt8], firstSound: Double) {
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (pcm, log, engine) = try scratch.deviceEngine()
         defer { engine.shutdown() }
         var settings = fast()
         settings.bufferSeconds = 0.5
@@ -442,13 +438,7 @@ final class RadioStreamTests: XCTestCase {
 
     func testAPlainHTTPFilePlaysAsTheReferenceDecodeAndEnds() throws {
         let reference = try referenceDecode(mp3)
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
-        defer { engine.shutdown() }
-        engine.play(id: 3, path: server.url("/file.mp3"), from: 0, paused: false)
-        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(3, _) = $0 { true } else { false } }, "\(log.all)")
-        engine.shutdown()
+        let pcm = try scratch.playedToTheEnd(id: 3, path: server.url("/file.mp3"))
         XCTAssertEqual(pcm.events(named: "params").first?.fields["format"], "FLOAT_LE")
         assertSameAudio(pcm.recording(), reference[...], bytesPerFrame: 8, "plain HTTP MP3")
     }
@@ -465,9 +455,7 @@ final class RadioStreamTests: XCTestCase {
     func testTimeToFirstSoundFromALiveRateSourceIsTheBuffer() throws {
         // Served at 128 kbit/s with no start-up burst (a worst case: Icecast sends a burst), the
         // default 2 s buffer fills in about 2 s: the figure printed is the wait a listener has.
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 1)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (_, log, engine) = try scratch.deviceEngine(speed: 1)
         defer { engine.shutdown() }
         let start = Date()
         engine.play(id: 8, path: server.url("/icy?metaint=8192&pace=16000"), from: 0, paused: false)
@@ -484,13 +472,8 @@ final class RadioStreamTests: XCTestCase {
         // A source at its real rate that drops every connection after 24000 bytes (1.5 s of audio),
         // played at real speed with a 1 s buffer: the track goes on through the reconnections (no
         // failure, no end), the device's underruns (if any) are recovered, never a lost device.
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 1)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (_, log, engine) = try scratch.deviceEngine(speed: 1, streams: StreamSettings(bufferSeconds: 1))
         defer { engine.shutdown() }
-        var settings = StreamSettings()
-        settings.bufferSeconds = 1
-        engine.setStreamSettings(settings)
         engine.play(id: 6, path: server.url("/icy?metaint=8192&pace=16000&drop=24000"), from: 0, paused: false)
         XCTAssertTrue(TestPCM.wait(timeout: 15) { (engine.position()?.seconds ?? 0) >= 5 }, "\(log.all)")
         let facts = try XCTUnwrap(engine.streamFacts()).facts
@@ -506,22 +489,14 @@ final class RadioStreamTests: XCTestCase {
     func testAStreamAskedToStartAtAPlaceJoinsLive() throws {
         // A resume after a restart asks for where listening had got to: a live stream plays from now.
         let reference = try referenceDecode(mp3)
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
-        defer { engine.shutdown() }
-        engine.play(id: 4, path: server.url("/file.mp3"), from: 42, paused: false)
-        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(4, _) = $0 { true } else { false } }, "\(log.all)")
-        engine.shutdown()
+        let pcm = try scratch.playedToTheEnd(id: 4, path: server.url("/file.mp3"), from: 42)
         assertSameAudio(pcm.recording(), reference[...], bytesPerFrame: 8, "started at 42 s")
     }
 
     /// A server that sends a byte now and then is given up after `startSeconds` with the reason,
     /// instead of "buffering 0 %" for ever.
     func testAStreamTooSlowToFillItsStartUpBufferIsGivenUp() throws {
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (_, log, engine) = try scratch.deviceEngine()
         defer { engine.shutdown() }
         var settings = fast()
         settings.bufferSeconds = 0.25
@@ -538,9 +513,7 @@ final class RadioStreamTests: XCTestCase {
     }
 
     func testFailingStreamsAreReportedWithTheirReason() throws {
-        let pcm = try TestPCM(directory: scratch.path("device"), speed: 10)
-        let log = ReportLog()
-        let engine = makeEngine(log) { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        let (_, log, engine) = try scratch.deviceEngine()
         defer { engine.shutdown() }
         engine.setStreamSettings(fast())
         engine.play(id: 5, path: server.url("/page.html"), from: 0, paused: false)

@@ -6,7 +6,7 @@ import XCTest
 /// Fades around pause, resume, seek, skip, stop and volume changes, measured on what the output
 /// receives. The test tracks are DC (every sample the same value), so the output divided by that value
 /// is the gain envelope, and every frame outside a ramp must be exactly the source value.
-final class RampEngineTests: XCTestCase {
+final class RampEngineTests: ScratchCase {
     private let level = 30000
     private let rampFrames = GainRamp.frames(rate: 44100)
     /// The largest sample-to-sample change a ramp may cause on this signal: one gain step, plus rounding
@@ -59,7 +59,6 @@ final class RampEngineTests: XCTestCase {
     }
 
     func testPauseAndResumeFadeOutAndInAndLoseNoFrame() throws {
-        let scratch = try Scratch()
         let path = dcTrack(scratch, "dc", seconds: 2, value: Int16(level))
         let output = RecordingOutput()
         let log = ReportLog()
@@ -91,7 +90,6 @@ final class RampEngineTests: XCTestCase {
     }
 
     func testSeekFadesOutAndInAndLeavesTheRestExact() throws {
-        let scratch = try Scratch()
         let path = dcTrack(scratch, "dc", seconds: 3, value: Int16(level))
         let output = RecordingOutput()
         let log = ReportLog()
@@ -112,7 +110,6 @@ final class RampEngineTests: XCTestCase {
     }
 
     func testSkipFadesOutAndTheNextTrackStartsUntouched() throws {
-        let scratch = try Scratch()
         let first = dcTrack(scratch, "a", seconds: 2, value: Int16(level))
         let second = dcTrack(scratch, "b", seconds: 0.5, value: -20000)
         let output = RecordingOutput()
@@ -136,7 +133,6 @@ final class RampEngineTests: XCTestCase {
     }
 
     func testStopFadesOutToSilence() throws {
-        let scratch = try Scratch()
         let path = dcTrack(scratch, "dc", seconds: 2, value: Int16(level))
         let output = RecordingOutput()
         let log = ReportLog()
@@ -155,7 +151,6 @@ final class RampEngineTests: XCTestCase {
     }
 
     func testVolumeChangesRampAndFullVolumeIsExactAgain() throws {
-        let scratch = try Scratch()
         let path = dcTrack(scratch, "dc", seconds: 3, value: Int16(level))
         let output = RecordingOutput()
         let log = ReportLog()
@@ -184,12 +179,9 @@ final class RampEngineTests: XCTestCase {
     }
 
     func testGaplessContinuationAtReducedVolumeHasNoRamp() throws {
-        let scratch = try Scratch()
         let first = dcTrack(scratch, "a", seconds: 0.5, value: Int16(level))
         let second = dcTrack(scratch, "b", seconds: 0.5, value: Int16(level))
-        let output = RecordingOutput()
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (output, log, engine) = recordingEngine()
         defer { engine.shutdown() }
         engine.setVolume(60)
         engine.play(id: 1, path: first, from: 0, paused: false, next: (id: 2, path: second))
@@ -202,11 +194,8 @@ final class RampEngineTests: XCTestCase {
     }
 
     func testPlayFromASavedPositionFadesIn() throws {
-        let scratch = try Scratch()
         let path = dcTrack(scratch, "dc", seconds: 1.5, value: Int16(level))
-        let output = RecordingOutput()
-        let log = ReportLog()
-        let engine = makeEngine(log) { output }
+        let (output, log, engine) = recordingEngine()
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 1, paused: false)
         XCTAssertTrue(log.wait(for: .finished(id: 1)))

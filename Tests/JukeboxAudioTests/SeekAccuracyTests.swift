@@ -78,9 +78,7 @@ final class SeekAccuracyTests: XCTestCase {
             let path = scratch.path("a." + kind.fileExtension)
             try TestAudio.write(path: path, kind: kind, frames: 120_000)
             let whole = try TestAudio.decode(path: path)
-            let output = RecordingOutput()
-            let log = ReportLog()
-            let engine = makeEngine(log) { output }
+            let (output, log, engine) = recordingEngine()
             engine.play(id: 1, path: path, from: 0, paused: true)
             let target = 77_777
             engine.seek(to: Double(target) / 44100)
@@ -108,8 +106,7 @@ final class SeekAccuracyTests: XCTestCase {
             try TestAudio.write(path: path, kind: kind, frames: 3 * rate, sampleRate: rate)
             let output = RecordingOutput()
             output.writeMicroseconds = 2000
-            let log = ReportLog()
-            let engine = makeEngine(log) { output }
+            let (log, engine) = logAndEngine { output }
             engine.play(id: 1, path: path, from: 0, paused: false)
             XCTAssertTrue(log.wait(for: .started(id: 1)), "\(kind)")
             engine.seek(to: 3600)

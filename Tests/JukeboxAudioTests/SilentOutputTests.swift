@@ -49,8 +49,7 @@ final class SilentOutputTests: XCTestCase {
     func testEnginePlaysInRealTimeAndPositionFollows() throws {
         let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 22050) // 0.5 s
-        let log = ReportLog()
-        let engine = makeEngine(log) { SilentOutput() }
+        let (log, engine) = logAndEngine { SilentOutput() }
         defer { engine.shutdown() }
         let start = Date()
         engine.play(id: 1, path: path, from: 0, paused: false)
@@ -106,8 +105,7 @@ final class SilentOutputTests: XCTestCase {
     func testSeekMovesThePositionWithoutAnotherStarted() throws {
         let scratch = try Scratch()
         let path = try scratch.audio(.wav16, frames: 44100 * 3)
-        let log = ReportLog()
-        let engine = makeEngine(log) { SilentOutput() }
+        let (log, engine) = logAndEngine { SilentOutput() }
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 0, paused: false)
         XCTAssertTrue(log.wait(for: .started(id: 1)))

@@ -10,7 +10,7 @@ import XCTest
 /// reader or a stalled one is a lost device within bounded time, an interrupt ends a waiting
 /// write at once, and formats the stream cannot carry are refused naming both. The same with
 /// the real snapserver and snapclient: JukeboxEndToEndTests' SnapcastTests.
-final class SnapcastOutputTests: XCTestCase {
+final class SnapcastOutputTests: ScratchCase {
     private let stream = SnapcastOutput.StreamFormat(rate: 44100, bits: 16, channels: 2)
     private let cd = AudioFormat(sampleRate: 44100, channels: 2, sample: .int16)
 
@@ -21,7 +21,6 @@ final class SnapcastOutputTests: XCTestCase {
     }
 
     func testTheEngineFeedsTheReaderEveryFrameInOrderAcrossATrackBoundary() throws {
-        let scratch = try Scratch()
         let pipe = fifo(scratch)
         let first = try scratch.audio(.flac, frames: 30_011, name: "a")
         let second = try scratch.audio(.wav16, frames: 20_021, name: "b")
@@ -30,8 +29,7 @@ final class SnapcastOutputTests: XCTestCase {
         // Eight times real time: the test stays short and the pipe still paces the writer.
         let reader = SnapReader(path: pipe, bytesPerSecond: 44100 * 4 * 8)
         defer { reader.stop() }
-        let log = ReportLog()
-        let engine = makeEngine(log) { SnapcastOutput(pipe: pipe, stream: self.stream) }
+        let (log, engine) = logAndEngine { SnapcastOutput(pipe: pipe, stream: self.stream) }
         engine.play(id: 1, path: first, from: 0, paused: false, next: (id: 2, path: second))
         XCTAssertTrue(log.wait(for: .finished(id: 2)))
         engine.shutdown()
@@ -42,14 +40,12 @@ final class SnapcastOutputTests: XCTestCase {
     }
 
     func testThePositionIsWhatTheReaderTookAndNeverAhead() throws {
-        let scratch = try Scratch()
         let pipe = fifo(scratch)
         let path = try scratch.audio(.wav16, frames: 44100 * 3)
         // Real time: the pipe (64 KiB, 0.37 s) stays full, so written - delay is what was read.
         let reader = SnapReader(path: pipe, bytesPerSecond: 44100 * 4)
         defer { reader.stop() }
-        let log = ReportLog()
-        let engine = makeEngine(log) { SnapcastOutput(pipe: pipe, stream: self.stream) }
+        let (log, engine) = logAndEngine { SnapcastOutput(pipe: pipe, stream: self.stream) }
         defer { engine.shutdown() }
         engine.play(id: 1, path: path, from: 0, paused: false)
         XCTAssertTrue(log.wait(for: .started(id: 1)))
@@ -69,7 +65,6 @@ final class SnapcastOutputTests: XCTestCase {
     }
 
     func testAReaderThatLooksEveryTenthOfASecondIsWaitedForAndNobodyIsLostInBoundedTime() throws {
-        let scratch = try Scratch()
         let pipe = fifo(scratch)
         let output = SnapcastOutput(pipe: pipe, stream: stream)
         // Nobody reads: lost after the attach timeout, not a hang.
@@ -105,7 +100,6 @@ final class SnapcastOutputTests: XCTestCase {
     }
 
     func testAnInterruptEndsAWriteThatWaitsForRoomAndDropTakesBackWhatThePipeHolds() throws {
-        let scratch = try Scratch()
         let pipe = fifo(scratch)
         let reader = SnapReader(path: pipe, bytesPerSecond: 0)  // open, reads nothing
         defer { reader.stop() }
@@ -132,7 +126,6 @@ final class SnapcastOutputTests: XCTestCase {
     }
 
     func testAReaderThatStopsReadingIsAStallAndOneThatLeavesIsLostWithoutSIGPIPE() throws {
-        let scratch = try Scratch()
         let pipe = fifo(scratch)
         let output = SnapcastOutput(pipe: pipe, stream: stream)
         output.stallTimeout = 0.3
@@ -165,7 +158,6 @@ final class SnapcastOutputTests: XCTestCase {
     }
 
     func testFormatsTheStreamCannotCarryAreRefusedNamingBothAndMonoGoesToBothChannels() throws {
-        let scratch = try Scratch()
         let pipe = fifo(scratch)
         let output = SnapcastOutput(pipe: pipe, stream: stream)
         XCTAssertThrowsError(try output.open(format: AudioFormat(sampleRate: 48000, channels: 2, sample: .int16))) { error in
@@ -193,7 +185,6 @@ final class SnapcastOutputTests: XCTestCase {
     }
 
     func testA24BitStreamGetsSamplesRightJustifiedInFourBytes() throws {
-        let scratch = try Scratch()
         let pipe = fifo(scratch)
         let output = SnapcastOutput(pipe: pipe, stream: .init(rate: 48000, bits: 24, channels: 2))
         let reader = SnapReader(path: pipe, bytesPerSecond: 48000 * 8 * 8)
@@ -209,7 +200,6 @@ final class SnapcastOutputTests: XCTestCase {
     }
 
     func testWhatIsNoFIFOIsRefusedAndAMissingPipeIsLost() throws {
-        let scratch = try Scratch()
         let file = scratch.file("plain", [1, 2, 3])
         let output = SnapcastOutput(pipe: file, stream: stream)
         XCTAssertThrowsError(try output.open(format: cd)) { error in

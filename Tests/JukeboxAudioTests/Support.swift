@@ -77,6 +77,61 @@ final class Scratch {
     }
 }
 
+extension Scratch {
+    /// The engine with `AlsaOutput` on a fresh test device here (`device`), paced at `speed` times
+    /// real time, with `streams` as its stream settings when given. The caller shuts it down.
+    func deviceEngine(speed: Double = 10, streams: StreamSettings? = nil) throws -> (pcm: TestPCM, log: ReportLog, engine: AudioEngine) {
+        let pcm = try TestPCM(directory: path("device"), speed: speed)
+        let (log, engine) = logAndEngine { AlsaOutput(device: pcm.name, configText: pcm.configText) }
+        if let streams { engine.setStreamSettings(streams) }
+        return (pcm, log, engine)
+    }
+}
+
+/// Plays `path` as play `id` from `from` on `engine` and waits up to 15 s for its end.
+func playToTheEnd(_ engine: AudioEngine, _ log: ReportLog, id: UInt64, path: String, from: Double = 0,
+                  file: StaticString = #filePath, line: UInt = #line) {
+    engine.play(id: id, path: path, from: from, paused: false)
+    XCTAssertTrue(log.wait(timeout: 15) { if case .finished(id, _) = $0 { true } else { false } }, "\(log.all)",
+                  file: file, line: line)
+}
+
+/// Starts `path` as play `id` on `engine`, waits up to 10 s for it to start and then up to
+/// `timeout` seconds until `seconds` of it were heard.
+func playUntilHeard(_ engine: AudioEngine, _ log: ReportLog, id: UInt64, path: String, seconds: Double, timeout: Double = 10,
+                    file: StaticString = #filePath, line: UInt = #line) {
+    engine.play(id: id, path: path, from: 0, paused: false)
+    XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: id) }, "\(log.all)", file: file, line: line)
+    XCTAssertTrue(TestPCM.wait(timeout: timeout) { (engine.position()?.seconds ?? 0) >= seconds }, "\(log.all)",
+                  file: file, line: line)
+}
+
+extension Scratch {
+    /// `path` played as play `id` from `from` to its end (15 s at most) by an engine of its own on
+    /// a fresh test device at ten times real time; returns the device once the engine is shut down.
+    func playedToTheEnd(id: UInt64, path: String, from: Double = 0,
+                        file: StaticString = #filePath, line: UInt = #line) throws -> TestPCM {
+        let (pcm, log, engine) = try deviceEngine()
+        defer { engine.shutdown() }
+        playToTheEnd(engine, log, id: id, path: path, from: from, file: file, line: line)
+        engine.shutdown()
+        return pcm
+    }
+}
+
+/// A test case with a fresh `Scratch` for each test, dropped (and so removed) when it ends.
+class ScratchCase: XCTestCase {
+    var scratch: Scratch!
+
+    override func setUpWithError() throws {
+        scratch = try Scratch()
+    }
+
+    override func tearDown() {
+        scratch = nil
+    }
+}
+
 /// An in-memory `PCMOutput` that records what it is given; can refuse formats, refuse to pause, be slow
 /// and lose the device. Every frame written counts as heard at once (delay 0).
 final class RecordingOutput: PCMOutput, @unchecked Sendable {
@@ -182,6 +237,19 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
 /// Builds an engine whose reports go to `log`.
 func makeEngine(_ log: ReportLog, output: @escaping () -> PCMOutput) -> AudioEngine {
     AudioEngine(makeOutput: output, report: { log.append($0) })
+}
+
+/// A fresh `RecordingOutput`, a report log and an engine reporting to it that plays into that output.
+func recordingEngine() -> (RecordingOutput, ReportLog, AudioEngine) {
+    let output = RecordingOutput()
+    let (log, engine) = logAndEngine { output }
+    return (output, log, engine)
+}
+
+/// A fresh report log and an engine reporting to it, on the output `output` makes.
+func logAndEngine(output: @escaping () -> PCMOutput) -> (ReportLog, AudioEngine) {
+    let log = ReportLog()
+    return (log, makeEngine(log, output: output))
 }
 
 /// The ALSA file plugin as a recording device: byte-exact, unpaced, no sound card needed.

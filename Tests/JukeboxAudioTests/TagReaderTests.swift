@@ -4,11 +4,10 @@ import JukeboxAudio
 import JukeboxFixtures
 import XCTest
 
-final class TagReaderTests: XCTestCase {
+final class TagReaderTests: ScratchCase {
     private let tags = TestAudio.Tags(title: "Blåbær Song", artist: "The Testers", album: "Fixtures", track: 7)
 
     func testAnEmbeddedPictureIsReadWhereTagLibCanAndNeverOverItsLimit() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.flac, frames: 4410)
         let cover = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 * 7 + $0 / 251) }
         try TestAudio.embedPicture(inFLAC: path, mimeType: "image/png", bytes: cover)
@@ -27,7 +26,6 @@ final class TagReaderTests: XCTestCase {
     }
 
     func testTagsWrittenByLibsndfileAreReadBack() throws {
-        let scratch = try Scratch()
         for kind in [TestAudio.Kind.flac, .oggVorbis, .opus, .mp3, .wav16, .aiff] {
             // libsndfile writes ID3 text as Latin-1 (UTF-8 would turn into mojibake), and AIFF has no
             // album or track chunk: those limits are the writer's, not the reader's.
@@ -44,7 +42,6 @@ final class TagReaderTests: XCTestCase {
     }
 
     func testUntaggedFileHasNoTitleButADuration() throws {
-        let scratch = try Scratch()
         for kind in [TestAudio.Kind.wav16, .flac, .mp3] {
             let path = try scratch.audio(kind, frames: 22050)
             let read = TagReader.read(path: path)
@@ -55,13 +52,11 @@ final class TagReaderTests: XCTestCase {
     }
 
     func testDurationIsExactFromLibsndfile() throws {
-        let scratch = try Scratch()
         let path = try scratch.audio(.opus, frames: 72000, tags: tags)
         XCTAssertEqual(TagReader.read(path: path).durationSeconds ?? 0, 1.5, accuracy: 0.0001)
     }
 
     func testUnreadableFileGivesEmptyTags() throws {
-        let scratch = try Scratch()
         let path = scratch.file("junk.flac", Array("not audio at all".utf8))
         XCTAssertEqual(TagReader.read(path: path), TrackTags())
         XCTAssertEqual(TagReader.read(path: "/nonexistent.mp3"), TrackTags())

@@ -5,6 +5,12 @@ import XCTest
 
 /// The HD44780 driver through the simulator: what a person would see, and the bytes it costs.
 final class HD44780Tests: XCTestCase {
+    /// A 16x2 display on the simulated PCF8574 backpack at its usual address (0x27) and wiring.
+    func standard16x2() -> (HD44780Simulator, HD44780) {
+        let sim = HD44780Simulator()
+        return (sim, HD44780(transport: sim))
+    }
+
     /// Runs updates until the panel is initialised, jumping the clock to each requested time.
     @discardableResult
     func drive(_ lcd: HD44780, _ frame: DisplayFrame, now: inout Double) throws -> PanelUpdate {
@@ -19,8 +25,7 @@ final class HD44780Tests: XCTestCase {
     }
 
     func testSixteenByTwoShowsTheRowsWithTheGlyphAndAOneCellChangeCostsEightBytes() throws {
-        let sim = HD44780Simulator()
-        let lcd = HD44780(transport: sim)
+        let (sim, lcd) = standard16x2()
         var now = 100.0
         let first = DisplayFrame(rows: ["Morning Bell    ", "▶ 1:23 / 4:56   "])
         try drive(lcd, first, now: &now)
@@ -57,8 +62,7 @@ final class HD44780Tests: XCTestCase {
     }
 
     func testInitialisationWaitsAreReturnedNotSlept() throws {
-        let sim = HD44780Simulator()
-        let lcd = HD44780(transport: sim)
+        let (sim, lcd) = standard16x2()
         // Every wait the driver does itself, recorded instead of timed (a wall-clock bound fails
         // on a loaded or emulated machine and proves nothing about sleeping).
         var paused: [UInt32] = []
@@ -83,8 +87,7 @@ final class HD44780Tests: XCTestCase {
     }
 
     func testTransliterationForRomA00() throws {
-        let sim = HD44780Simulator()
-        let lcd = HD44780(transport: sim)
+        let (sim, lcd) = standard16x2()
         var now = 0.0
         try drive(lcd, DisplayFrame(rows: ["Ärger é è à ç ß\\", "~ñöü° Straße…“x”"]), now: &now)
         XCTAssertEqual(sim.rows, ["Arger e e a c β\\", "-ñöü° Straβe.\"x\""])
@@ -98,8 +101,7 @@ final class HD44780Tests: XCTestCase {
     }
 
     func testMoreThanEightGlyphsInAFrameShowTheirFallbacks() throws {
-        let sim = HD44780Simulator()
-        let lcd = HD44780(transport: sim)
+        let (sim, lcd) = standard16x2()
         var now = 0.0
         try drive(lcd, DisplayFrame(rows: ["▶⏸■🔀🔁🔂🔈♪▁▂█▌", ""]), now: &now)
         XCTAssertEqual(sim.rows[0], "▶⏸■🔀🔁🔂🔈♪__█|    ")
@@ -111,8 +113,7 @@ final class HD44780Tests: XCTestCase {
     }
 
     func testGarbageFromALostNibbleIsRepairedByThePeriodicReinit() throws {
-        let sim = HD44780Simulator()
-        let lcd = HD44780(transport: sim)
+        let (sim, lcd) = standard16x2()
         var now = 0.0
         let frame = DisplayFrame(rows: ["Morning Bell", "1:23"])
         try drive(lcd, frame, now: &now)
@@ -127,8 +128,7 @@ final class HD44780Tests: XCTestCase {
     }
 
     func testWriteErrorThrowsAndTheNextUpdateInitialisesAgain() throws {
-        let sim = HD44780Simulator()
-        let lcd = HD44780(transport: sim)
+        let (sim, lcd) = standard16x2()
         var now = 0.0
         try drive(lcd, DisplayFrame(rows: ["One"]), now: &now)
         sim.failure = DeviceError(kind: .noDevice, message: "no device answers at 0x27")

@@ -393,11 +393,7 @@ final class BookmarkTests: XCTestCase {
         s.cards.map = CardMap(["A1": .play(["/books/a"])])
         s.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 142)]
         let h = CoreHarness(s)
-        h.send(.cardRead(id: "A1", at: 10), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 10
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/books/a"])])
+        h.cardLoads("A1", at: 10, paths: ["/books/a"])
         // Past the track's end in the bookmark (the file was replaced by a shorter one): its end.
         h.send(.cardTracks(card: "A1", tracks: infos(3), messages: []), {
             $0.cards.loading = nil
@@ -437,10 +433,7 @@ final class BookmarkTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .stopped, source: QueueSource(paths: ["/books/a"]))),
             .render(status("stopped", song: 2, index: 2, of: 3)),
         ])
-        h.send(.cardRead(id: "A1", at: 20), {
-            $0.cards.lastReadAt = 20
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/books/a"])])
+        h.cardLoads("A1", at: 20, paths: ["/books/a"])
         h.send(.cardTracks(card: "A1", tracks: [info(1), info(3)], messages: []), {
             $0.cards.loading = nil
             $0.cards.active = ActiveCard(id: "A1", tracks: 4..<6)

@@ -22,22 +22,9 @@ final class ButtonTests: XCTestCase {
         h.send(.buttonLevel(.play, pressed: true, at: 10.020), {
             $0.buttons[.play] = button(true, readAt: 10.02)
         }, commands: [])
-        h.send(.buttonEdge(.play, pressed: false, at: 10.150), {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.buttons[.play] = button(false, settling: true, readAt: 10.02)
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTimer(.debounce(.play), after: 0.02),
-            .cancelTimer(.gesture(.play)),
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.playFromStopped(2, by: .buttonEdge(.play, pressed: false, at: 10.150),
+                          also: { $0.buttons[.play] = button(false, settling: true, readAt: 10.02) },
+                          before: [.startTimer(.debounce(.play), after: 0.02), .cancelTimer(.gesture(.play))])
     }
 
     func testHoldingPlayForTheLongPressStopsAndTheReleaseDoesNothingMore() {
@@ -53,18 +40,7 @@ final class ButtonTests: XCTestCase {
         }, commands: [
             .readLevel(.play),
         ])
-        h.send(.timerFired(.gesture(.play), at: 1.8), {
-            $0.phase = .stopped
-            $0.buttons[.play] = button(true, longFired: true)
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: 2)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
-            .render(status("stopped", song: 1, index: 1, of: 2)),
-        ])
+        h.stopTrack1(of: 2, by: .timerFired(.gesture(.play), at: 1.8), also: { $0.buttons[.play] = button(true, longFired: true) })
         h.send(.buttonEdge(.play, pressed: false, at: 2.5), {
             $0.buttons[.play] = button(false, settling: true, longFired: true)
         }, commands: [
@@ -340,15 +316,7 @@ final class ButtonTests: XCTestCase {
 
     func testVolumeFiresOnPressAndRepeatsWhileHeld() {
         let h = CoreHarness(playing(1))
-        h.send(.setVolume(50), {
-            $0.volume = 50
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 50)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
-        }, commands: [
-            .setVolume(50),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 50)),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
-        ])
+        h.setVolume(50, playingTrack1Of: 1)
         h.send(.buttonEdge(.volumeUp, pressed: true, at: 0), {
             $0.volume = 55
             $0.buttons[.volumeUp] = button(true, settling: true)
@@ -497,17 +465,7 @@ final class ButtonTests: XCTestCase {
             .startTimer(.debounce(.play), after: 0.02),
             .startTimer(.doubleTap(.play), after: 0.35),
         ])
-        h.send(.timerFired(.doubleTap(.play), at: 2.45), {
-            $0.phase = .paused
-            $0.buttons[.play] = button(false, settling: true)
-            $0.savedMark = mark(revision: 1, current: 2, phase: .paused)
-            $0.shown = status("paused", song: 2, index: 2, of: 3)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .paused)),
-            .render(status("paused", song: 2, index: 2, of: 3)),
-        ])
+        h.pause(track: 2, of: 3, by: .timerFired(.doubleTap(.play), at: 2.45), also: { $0.buttons[.play] = button(false, settling: true) })
     }
 
     func testAChordFiresInsteadOfEitherButton() {
@@ -543,49 +501,19 @@ final class ButtonTests: XCTestCase {
 
     func testTheMuteLineInterruptsWhileActive() {
         let h = CoreHarness(playing(2))
-        h.send(.buttonEdge(.mute, pressed: true, at: 0), {
-            $0.phase = .interrupted(reason: "mute line")
-            $0.interruptions = [Interruption(id: "mute", reason: "mute line")]
-            $0.afterInterruption = .playing
-            $0.pendingGrants = ["mute"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.buttons[.mute] = button(true, settling: true)
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: mute line")
-        }, commands: [
-            .startTimer(.debounce(.mute), after: 0.02),
-            .releaseDevice(token: 1),
-            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: mute line")),
-        ])
+        h.interruptTrack1(of: 2, id: "mute", reason: "mute line", by: .buttonEdge(.mute, pressed: true, at: 0),
+                          also: { $0.buttons[.mute] = button(true, settling: true) },
+                          before: [.startTimer(.debounce(.mute), after: 0.02)])
         XCTAssertEqual(h.state.phase, .interrupted(reason: "mute line"))
-        h.send(.deviceReleased(token: 1, heard: nil), {
-            $0.pendingGrants = []
-            $0.releaseToken = nil
-            $0.releasedPlay = nil
-        }, commands: [
-            .grant(id: "mute"),
-        ])
+        h.grantAfterRelease("mute")
         h.send(.timerFired(.debounce(.mute), at: 0.02), {
             $0.buttons[.mute] = button(true)
         }, commands: [
             .readLevel(.mute),
         ])
-        h.send(.buttonEdge(.mute, pressed: false, at: 5), {
-            $0.phase = .playing
-            $0.interruptions = []
-            $0.buttons[.mute] = button(false, settling: true)
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTimer(.debounce(.mute), after: 0.02),
-            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.interruptionEndsPlayingTrack1(of: 2, id: "mute", by: .buttonEdge(.mute, pressed: false, at: 5),
+                                        also: { $0.buttons[.mute] = button(false, settling: true) },
+                                        before: [.startTimer(.debounce(.mute), after: 0.02)])
     }
 
     /// An encoder edge that completes a detent on `playing(1)`: the volume becomes `volume`, the
@@ -606,15 +534,7 @@ final class ButtonTests: XCTestCase {
         var settings = Settings()
         settings.encoderAcceleration = false
         let h = CoreHarness(playing(1, settings: settings))
-        h.send(.setVolume(50), {
-            $0.volume = 50
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 50)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 50)
-        }, commands: [
-            .setVolume(50),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 50)),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 50)),
-        ])
+        h.setVolume(50, playingTrack1Of: 1)
         // One clockwise detent (4 transitions) with bounce between two neighbouring states.
         h.send(.encoderEdge(a: false, b: true, at: 1.000), {
             $0.encoderState = encoder(ab: 1, steps: 1)
@@ -683,15 +603,7 @@ final class ButtonTests: XCTestCase {
         var settings = Settings()
         settings.encoderStepsPerDetent = 2
         let h = CoreHarness(playing(1, settings: settings))
-        h.send(.setVolume(20), {
-            $0.volume = 20
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 20)
-            $0.shown = status("playing", song: 1, index: 1, of: 1, volume: 20)
-        }, commands: [
-            .setVolume(20),
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .playing, volume: 20)),
-            .render(status("playing", song: 1, index: 1, of: 1, volume: 20)),
-        ])
+        h.setVolume(20, playingTrack1Of: 1)
         // Slow: a detent every 0.3 s moves 5 each.
         h.send(.encoderEdge(a: false, b: true, at: 0.30), {
             $0.encoderState = encoder(ab: 1, steps: 1)
@@ -720,26 +632,9 @@ final class ButtonTests: XCTestCase {
 
     func testMediaKeysMapToTheSameIntents() {
         let h = CoreHarness(playing(3))
-        h.send(.mediaKey(code: MediaKey.playPause, value: 1, at: 0), {
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.shown = status("paused", song: 1, index: 1, of: 3)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .paused)),
-            .render(status("paused", song: 1, index: 1, of: 3)),
-        ])
+        h.pauseTrack1(of: 3, by: .mediaKey(code: MediaKey.playPause, value: 1, at: 0))
         h.send(.mediaKey(code: MediaKey.playPause, value: 0, at: 0.1), commands: [])
-        h.send(.mediaKey(code: MediaKey.play, value: 1, at: 1), {
-            $0.phase = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 3)
-        }, commands: [
-            .resumeOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 3)),
-        ])
+        h.resumeTrack1(of: 3, by: .mediaKey(code: MediaKey.play, value: 1, at: 1))
         h.nextToTrack2Of3(by: .mediaKey(code: MediaKey.nextSong, value: 1, at: 2))
         h.send(.mediaKey(code: MediaKey.nextSong, value: 2, at: 2.5), commands: [])
         XCTAssertEqual(h.state.currentTrack?.id, 2, "autorepeat does not skip again")
@@ -770,19 +665,7 @@ final class ButtonTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 10, phase: .playing, volume: 90)),
             .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:10", volume: 90)),
         ])
-        h.send(.mediaKey(code: MediaKey.stopCD, value: 1, at: 5), {
-            $0.phase = .stopped
-            $0.position = 0
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 2, phase: .stopped, volume: 90)
-            $0.savedPosition = 0
-            $0.shown = status("stopped", song: 2, index: 2, of: 3, volume: 90)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, volume: 90)),
-            .render(status("stopped", song: 2, index: 2, of: 3, volume: 90)),
-        ])
+        h.stop(track: 2, of: 3, volume: 90, by: .mediaKey(code: MediaKey.stopCD, value: 1, at: 5))
         h.send(.mediaKey(code: 30 /* KEY_A */, value: 1, at: 6), commands: [])
     }
 

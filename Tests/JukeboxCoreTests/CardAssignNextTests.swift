@@ -49,10 +49,7 @@ final class CardAssignNextTests: XCTestCase {
         }, commands: [.report("card A1 is /music/other"), .render(status("stopped", message: "card A1 assigned"))])
         // The map the shell then loads is in force; the next swipe plays (a plain swipe again).
         h.send(.cardsLoaded(CardMap(["A1": .play(["/music/other"])])), { $0.cards.map = CardMap(["A1": .play(["/music/other"])]) }, commands: [])
-        h.send(.cardRead(id: "A1", at: 20), {
-            $0.cards.lastReadAt = 20
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/other"])])
+        h.cardLoads("A1", at: 20, paths: ["/music/other"])
     }
 
     func testAnUnknownCardGetsItAndAFailedWriteSaysWhy() {
@@ -89,11 +86,7 @@ final class CardAssignNextTests: XCTestCase {
             $0.shown = status("stopped")
         }, commands: [.report("no card swiped within 120 s: the assignment is dropped"), .render(status("stopped"))])
         // A card now plays as mapped.
-        h.send(.cardRead(id: "A1", at: 300), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 300
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.cardLoads("A1", at: 300, paths: ["/music/album"])
         // A timer left over from an earlier wait does nothing.
         h.send(.timerFired(.cardAssign, at: 400), commands: [])
     }

@@ -23,68 +23,18 @@ final class CardRemovalTests: XCTestCase {
 
     /// Card A1 placed at `at` on an empty player: its two tracks play.
     private func place(_ h: CoreHarness, at: Double = 10, file: StaticString = #filePath, line: UInt = #line) {
-        h.send(.cardRead(id: "A1", at: at), file: file, line: line, {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = at
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
-        h.send(.cardTracks(card: "A1", tracks: [info(1), info(2)], messages: []), file: file, line: line, {
-            $0.cards.loading = nil
-            $0.cards.active = ActiveCard(id: "A1", tracks: 1..<3)
-            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
-            $0.order = [1, 2]
-            $0.nextTrackID = 3
-            $0.queueRevision = 1
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.cardA1Plays(at: at, file: file, line: line)
     }
-
-    private let pausing: [Command] = [
-        .pauseOutput,
-        .startTimer(.releaseDevice, after: 3),
-        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
-        .render(status("paused", song: 1, index: 1, of: 2)),
-    ]
-    private let resuming: [Command] = [
-        .resumeOutput,
-        .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-        .render(status("playing", song: 1, index: 1, of: 2)),
-    ]
 
     /// Card A1 (read as `id`) taken away at `at`: the player pauses; put back at `back`: it plays on.
     private func takenAwayAndBack(_ h: CoreHarness, _ id: String, at: Double, back: Double,
                                   file: StaticString = #filePath, line: UInt = #line) {
-        h.send(.cardRemoved(id: id, at: at), file: file, line: line, {
-            self.paused(&$0)
-            $0.cards.pausedByRemoval = "A1"
-        }, commands: pausing)
-        h.send(.cardRead(id: "A1", at: back), file: file, line: line, {
-            self.playingAgain(&$0)
+        h.pauseTrack1(of: 2, by: .cardRemoved(id: id, at: at), also: { $0.cards.pausedByRemoval = "A1" },
+                      file: file, line: line)
+        h.resumeTrack1(of: 2, by: .cardRead(id: "A1", at: back), also: {
             $0.cards.pausedByRemoval = nil
             $0.cards.lastReadAt = back
-        }, commands: resuming)
-    }
-
-    private func paused(_ s: inout State) {
-        s.phase = .paused
-        s.savedMark = mark(revision: 1, current: 1, phase: .paused)
-        s.shown = status("paused", song: 1, index: 1, of: 2)
-    }
-
-    private func playingAgain(_ s: inout State) {
-        s.phase = .playing
-        s.savedMark = mark(revision: 1, current: 1, phase: .playing)
-        s.shown = status("playing", song: 1, index: 1, of: 2)
+        }, file: file, line: line)
     }
 
     func testTakingThePlayingCardAwayPausesAndPuttingItBackResumesEvenWithinTheSameCardDelay() {
@@ -101,10 +51,7 @@ final class CardRemovalTests: XCTestCase {
         let h = empty(.none)
         place(h, at: 10)
         h.send(.cardRemoved(id: "A1", at: 10.5), commands: [])
-        h.send(.cardRead(id: "A1", at: 12), {
-            self.paused(&$0)
-            $0.cards.lastReadAt = 12
-        }, commands: pausing)
+        h.pauseTrack1(of: 2, by: .cardRead(id: "A1", at: 12), also: { $0.cards.lastReadAt = 12 })
     }
 
     func testRemovingAnotherCardOrTheCardWhilePausedByHandOrStoppedChangesNothing() {
@@ -112,34 +59,17 @@ final class CardRemovalTests: XCTestCase {
         place(h, at: 10)
         h.send(.cardRemoved(id: "B2", at: 11), commands: [])
         h.send(.cardRemoved(id: "??", at: 11), commands: [])
-        h.send(.pause, { self.paused(&$0) }, commands: pausing)
+        h.pauseTrack1(of: 2)
         h.send(.cardRemoved(id: "A1", at: 12), commands: [])
         // Put back: nothing remembered a removal, so it is a second swipe (toggle: play).
-        h.send(.cardRead(id: "A1", at: 13), {
-            self.playingAgain(&$0)
-            $0.cards.lastReadAt = 13
-        }, commands: resuming)
-        h.send(.stop, {
-            $0.phase = .stopped
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: 2)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
-            .render(status("stopped", song: 1, index: 1, of: 2)),
-        ])
+        h.resumeTrack1(of: 2, by: .cardRead(id: "A1", at: 13), also: { $0.cards.lastReadAt = 13 })
+        h.stopTrack1(of: 2)
         h.send(.cardRemoved(id: "A1", at: 14), commands: [])
     }
 
     func testACardTakenAwayBeforeItsFolderWasReadIsNotPlayed() {
         let h = empty(.pause)
-        h.send(.cardRead(id: "A1", at: 10), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 10
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.cardLoads("A1", at: 10, paths: ["/music/album"])
         h.send(.cardRemoved(id: "A1", at: 10.1), { $0.cards.loading = nil }, commands: [])
         h.send(.cardTracks(card: "A1", tracks: [info(1)], messages: []), commands: [])
     }
@@ -147,11 +77,8 @@ final class CardRemovalTests: XCTestCase {
     func testPlayedByHandAfterTheRemovalPuttingTheCardBackKeepsItPlaying() {
         let h = empty(.pause)
         place(h, at: 10)
-        h.send(.cardRemoved(id: "A1", at: 11), {
-            self.paused(&$0)
-            $0.cards.pausedByRemoval = "A1"
-        }, commands: pausing)
-        h.send(.play, { self.playingAgain(&$0) }, commands: resuming)
+        h.pauseTrack1(of: 2, by: .cardRemoved(id: "A1", at: 11), also: { $0.cards.pausedByRemoval = "A1" })
+        h.resumeTrack1(of: 2)
         h.send(.cardRead(id: "A1", at: 12.5), {
             $0.cards.pausedByRemoval = nil
             $0.cards.lastReadAt = 12.5
@@ -161,22 +88,10 @@ final class CardRemovalTests: XCTestCase {
     func testAnotherCardAfterARemovalIsAnOrdinarySwipeAndTheFirstCardThenIsToo() {
         let h = empty(.pause)
         place(h, at: 10)
-        h.send(.cardRemoved(id: "A1", at: 11), {
-            self.paused(&$0)
-            $0.cards.pausedByRemoval = "A1"
-        }, commands: pausing)
-        h.send(.cardRead(id: "B2", at: 12), {
-            $0.cards.pausedByRemoval = nil
-            $0.cards.lastReadID = "B2"
-            $0.cards.lastReadAt = 12
-            $0.cards.loading = "B2"
-        }, commands: [.loadCard(card: "B2", paths: ["/music/other"])])
+        h.pauseTrack1(of: 2, by: .cardRemoved(id: "A1", at: 11), also: { $0.cards.pausedByRemoval = "A1" })
+        h.cardLoads("B2", at: 12, paths: ["/music/other"], also: { $0.cards.pausedByRemoval = nil })
         // A1 again before B2's folder is read: an ordinary swipe of A1 (its tracks still queued
         // and paused: the second-swipe toggle plays them); B2's read still stands, as in CardTests.
-        h.send(.cardRead(id: "A1", at: 13), {
-            self.playingAgain(&$0)
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 13
-        }, commands: resuming)
+        h.resumeTrack1(of: 2, by: .cardRead(id: "A1", at: 13), also: { $0.cards.lastReadID = "A1"; $0.cards.lastReadAt = 13 })
     }
 }

@@ -32,32 +32,7 @@ final class CardTests: XCTestCase {
     /// Card A1 swiped at `at` on an empty player: its folder is read, then its two tracks play
     /// (what `playing(2)` holds, with A1 active over queue entries 1 and 2).
     private func swipeAlbum(_ h: CoreHarness, at: Double = 10, file: StaticString = #filePath, line: UInt = #line) {
-        h.send(.cardRead(id: "a1", at: at), file: file, line: line, {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = at
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
-        h.send(.cardTracks(card: "A1", tracks: [info(1), info(2)], messages: ["/music/album/cover.jpg: not audio"]),
-               file: file, line: line, {
-            $0.cards.loading = nil
-            $0.cards.active = ActiveCard(id: "A1", tracks: 1..<3)
-            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
-            $0.order = [1, 2]
-            $0.nextTrackID = 3
-            $0.queueRevision = 1
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .report("card A1: /music/album/cover.jpg: not audio"),
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.cardA1Plays(readAs: "a1", at: at, messages: ["/music/album/cover.jpg: not audio"], file: file, line: line)
     }
 
     func testACardOnTheMapReadsItsFolderOffTheLoopThenPlaysIt() {
@@ -101,10 +76,7 @@ final class CardTests: XCTestCase {
             $0.cards.lastUnknown = nil
         }, commands: [])
         // Now it plays.
-        h.send(.cardRead(id: "77", at: 9), {
-            $0.cards.lastReadAt = 9
-            $0.cards.loading = "77"
-        }, commands: [.loadCard(card: "77", paths: ["/music/album"])])
+        h.cardLoads("77", at: 9, paths: ["/music/album"])
     }
 
     func testTheSameIdWithinTheDelayIsOneSwipeHoweverLongTheCardLies() {
@@ -116,45 +88,19 @@ final class CardTests: XCTestCase {
             h.send(.cardRead(id: "A1", at: at), { $0.cards.lastReadAt = at }, commands: [])
         }
         // Lifted and laid again 1 s after the last read: a second swipe (toggle: pause).
-        h.send(.cardRead(id: "A1", at: 13.4), {
-            $0.cards.lastReadAt = 13.4
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.shown = status("paused", song: 1, index: 1, of: 2)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
-            .render(status("paused", song: 1, index: 1, of: 2)),
-        ])
+        h.pauseTrack1(of: 2, by: .cardRead(id: "A1", at: 13.4), also: { $0.cards.lastReadAt = 13.4 })
         // And again: play.
-        h.send(.cardRead(id: "A1", at: 20), {
-            $0.cards.lastReadAt = 20
-            $0.phase = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .resumeOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.resumeTrack1(of: 2, by: .cardRead(id: "A1", at: 20), also: { $0.cards.lastReadAt = 20 })
     }
 
     func testAnotherCardBetweenTwoReadsMakesTheSecondASwipe() {
         let h = empty()
         swipeAlbum(h, at: 10)
         // C3 (volume down) at 10.2, A1 again at 10.4: not the same swipe as the one at 10.
-        h.send(.cardRead(id: "C3", at: 10.2), {
+        h.setVolume(95, playingTrack1Of: 2, by: .cardRead(id: "C3", at: 10.2), also: {
             $0.cards.lastReadID = "C3"
             $0.cards.lastReadAt = 10.2
-            $0.volume = 95
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 95)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 95)
-        }, commands: [
-            .setVolume(95),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 95)),
-            .render(status("playing", song: 1, index: 1, of: 2, volume: 95)),
-        ])
+        })
         h.send(.cardRead(id: "A1", at: 10.4), {
             $0.cards.lastReadID = "A1"
             $0.cards.lastReadAt = 10.4
@@ -173,36 +119,13 @@ final class CardTests: XCTestCase {
         // A replugged reader may start its own count again: an earlier time is not "within the delay".
         let h = empty(.next)
         swipeAlbum(h, at: 10)
-        h.send(.cardRead(id: "A1", at: 9.9), {
-            $0.cards.lastReadAt = 9.9
-            $0.cursor = 1
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2)),
-        ])
+        h.nextToTrack2(of: 2, by: .cardRead(id: "A1", at: 9.9), also: { $0.cards.lastReadAt = 9.9 })
     }
 
     func testSecondSwipeNextSkipsAndRestartGoesBackToTheCardsFirstTrack() {
         let h = empty(.restart)
         swipeAlbum(h, at: 10)
-        h.send(.next, {
-            $0.cursor = 1
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2)),
-        ])
+        h.nextToTrack2(of: 2)
         h.heard(3, at: 30, shows: status("playing", song: 2, index: 2, of: 2, elapsed: "0:30"))
         h.send(.cardRead(id: "A1", at: 40), {
             $0.cards.lastReadAt = 40
@@ -229,31 +152,14 @@ final class CardTests: XCTestCase {
     func testACardPlayedToItsEndOrStoppedStartsAfreshWhenSwipedAgain() {
         let h = empty()
         swipeAlbum(h, at: 10)
-        h.send(.stop, {
-            $0.phase = .stopped
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: 2)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .stopped)),
-            .render(status("stopped", song: 1, index: 1, of: 2)),
-        ])
-        h.send(.cardRead(id: "A1", at: 15), {
-            $0.cards.lastReadAt = 15
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.stopTrack1(of: 2)
+        h.cardLoads("A1", at: 15, paths: ["/music/album"])
     }
 
     func testAnotherCardsTracksReplaceTheQueueAndThePreviousCardIsNoLongerPlaying() {
         let h = empty()
         swipeAlbum(h, at: 10)
-        h.send(.cardRead(id: "B2", at: 11), {
-            $0.cards.lastReadID = "B2"
-            $0.cards.lastReadAt = 11
-            $0.cards.loading = "B2"
-        }, commands: [.loadCard(card: "B2", paths: ["/music/other", "/music/extra.flac"])])
+        h.cardLoads("B2", at: 11, paths: ["/music/other", "/music/extra.flac"])
         h.send(.cardTracks(card: "B2", tracks: [info(5)], messages: []), {
             $0.cards.loading = nil
             $0.cards.active = ActiveCard(id: "B2", tracks: 3..<4)
@@ -273,11 +179,7 @@ final class CardTests: XCTestCase {
             .render(status("playing", song: 5, index: 1, of: 1)),
         ])
         // A1 again is a first swipe: its folder is read again.
-        h.send(.cardRead(id: "A1", at: 13), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 13
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.cardLoads("A1", at: 13, paths: ["/music/album"])
     }
 
     func testAQueueReplacedByHandEndsTheCardsTurn() {
@@ -300,24 +202,13 @@ final class CardTests: XCTestCase {
             .render(status("playing", song: 9, index: 1, of: 1)),
         ])
         // The record stays, but none of its entries is queued: a swipe loads the card again.
-        h.send(.cardRead(id: "A1", at: 20), {
-            $0.cards.lastReadAt = 20
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.cardLoads("A1", at: 20, paths: ["/music/album"])
     }
 
     func testOnlyTheCardSwipedLastIsLoaded() {
         let h = empty()
-        h.send(.cardRead(id: "A1", at: 1), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 1
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
-        h.send(.cardRead(id: "B2", at: 1.5), {
-            $0.cards.lastReadID = "B2"
-            $0.cards.lastReadAt = 1.5
-            $0.cards.loading = "B2"
-        }, commands: [.loadCard(card: "B2", paths: ["/music/other", "/music/extra.flac"])])
+        h.cardLoads("A1", at: 1, paths: ["/music/album"])
+        h.cardLoads("B2", at: 1.5, paths: ["/music/other", "/music/extra.flac"])
         // A1's folder, read late, is dropped.
         h.send(.cardTracks(card: "A1", tracks: [info(1)], messages: []), commands: [])
         h.send(.cardTracks(card: "B2", tracks: [], messages: ["/music/other: no such file or directory"]), {
@@ -338,29 +229,9 @@ final class CardTests: XCTestCase {
         swipeAlbum(h, at: 10)
         // E5 is toggle: its second read 2 s later is a new swipe, not a "second swipe" of a card
         // playing (a command card plays nothing).
-        h.send(.cardRead(id: "E5", at: 11), {
-            $0.cards.lastReadID = "E5"
-            $0.cards.lastReadAt = 11
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.shown = status("paused", song: 1, index: 1, of: 2)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
-            .render(status("paused", song: 1, index: 1, of: 2)),
-        ])
+        h.pauseTrack1(of: 2, by: .cardRead(id: "E5", at: 11), also: { $0.cards.lastReadID = "E5"; $0.cards.lastReadAt = 11 })
         h.send(.cardRead(id: "E5", at: 11.5), { $0.cards.lastReadAt = 11.5 }, commands: [])
-        h.send(.cardRead(id: "E5", at: 13), {
-            $0.cards.lastReadAt = 13
-            $0.phase = .playing
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .resumeOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.resumeTrack1(of: 2, by: .cardRead(id: "E5", at: 13), also: { $0.cards.lastReadAt = 13 })
         h.send(.cardRead(id: "D4", at: 14), {
             $0.cards.lastReadID = "D4"
             $0.cards.lastReadAt = 14
@@ -376,18 +247,7 @@ final class CardTests: XCTestCase {
         settings.cards.sameCardDelay = 0
         h.send(.reconfigured(settings), { $0.settings = settings }, commands: [])
         swipeAlbum(h, at: 10)
-        h.send(.cardRead(id: "A1", at: 10), {
-            $0.cursor = 1
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.nextPlayID = 4
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2)),
-        ])
+        h.nextToTrack2(of: 2, by: .cardRead(id: "A1", at: 10))
     }
 
     func testRestartGoesToTheCardsFirstEntryStillQueuedAndAddedTracksKeepTheCardPlaying() {
@@ -404,18 +264,7 @@ final class CardTests: XCTestCase {
             .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3)),
         ])
-        h.send(.next, {
-            $0.cursor = 1
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.nextPlayID = 5
-            $0.savedMark = mark(revision: 2, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.nextToTrack2(of: 3, revision: 2)
         // The card's first track is taken off the queue: its second is now its first.
         h.send(.remove(at: 0), {
             $0.queue = [Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
@@ -461,11 +310,7 @@ final class CardTests: XCTestCase {
 
     func testACommandCardOrAnUnknownCardWhileAFolderIsReadLeavesThatReadStanding() {
         let h = empty()
-        h.send(.cardRead(id: "A1", at: 1), {
-            $0.cards.lastReadID = "A1"
-            $0.cards.lastReadAt = 1
-            $0.cards.loading = "A1"
-        }, commands: [.loadCard(card: "A1", paths: ["/music/album"])])
+        h.cardLoads("A1", at: 1, paths: ["/music/album"])
         h.send(.cardRead(id: "C3", at: 1.2), {
             $0.cards.lastReadID = "C3"
             $0.cards.lastReadAt = 1.2

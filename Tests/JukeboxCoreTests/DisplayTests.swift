@@ -32,22 +32,9 @@ final class DisplayTests: XCTestCase {
     /// scrolling starts now).
     func playingOnA16x2(file: StaticString = #filePath, line: UInt = #line) -> CoreHarness {
         let h = panel(.lcd16x2, showing: ["Song 1          ", "■ --:--/--:--   "], file: file, line: line)
-        h.send(.play, file: file, line: line, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
-            $0.titleShown = "Song 1"
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-            .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
-        ])
+        let frame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
+        h.playFromStopped(2, also: { $0.shownFrame = frame; $0.titleShown = "Song 1" },
+                          after: [.show(frame)], file: file, line: line)
         return h
     }
 
@@ -214,19 +201,8 @@ final class DisplayTests: XCTestCase {
 
     func testWaitingInterruptedAndEmptyScreens() {
         let h = playingOnA16x2()
-        h.send(.deviceUnavailable(reason: "busy", problem: .busy), {
-            $0.phase = .waitingForDevice(reason: "busy")
-            $0.shownFrame = DisplayFrame(rows: ["Waiting: audio  ", "busy            "])
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")
-        }, commands: [
-            .report("waiting for audio device: busy"),
-            .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")),
-            .show(DisplayFrame(rows: ["Waiting: audio  ", "busy            "])),
-        ])
+        let waiting = DisplayFrame(rows: ["Waiting: audio  ", "busy            "])
+        h.deviceBusyOnTrack1(of: 2, also: { $0.shownFrame = waiting }, after: [.show(waiting)])
         XCTAssertEqual(shown(h), ["Waiting: audio  ", "busy            "])
         let m = panel(.lcd20x4, showing: ["Song 1              ", "                    ", "                    ", "■ --:--/--:--       "])
         m.send(.musicMissing("/srv/usb"), {
@@ -250,39 +226,11 @@ final class DisplayTests: XCTestCase {
         ])
         XCTAssertEqual(shown(m), ["Waiting for         ", "music               ", "/srv/usb is not ther", "                    "])
         let i = panel(.lcd20x4, showing: ["Song 1              ", "                    ", "                    ", "■ --:--/--:--       "])
-        i.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.shownFrame = DisplayFrame(rows: ["Song 1              ", "Band                ", "                    ", "▶ 0:00/1:40         "])
-            $0.titleShown = "Song 1"
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-            .show(DisplayFrame(rows: ["Song 1              ", "Band                ", "                    ", "▶ 0:00/1:40         "])),
-        ])
-        i.send(.interruptBegan(id: "manual", reason: "doorbell"), {
-            $0.phase = .interrupted(reason: "doorbell")
-            $0.interruptions = [Interruption(id: "manual", reason: "doorbell")]
-            $0.afterInterruption = .playing
-            $0.pendingGrants = ["manual"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.shownFrame = DisplayFrame(rows: ["Interrupted         ", "doorbell            ", "                    ", "                    "])
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: doorbell")
-        }, commands: [
-            .releaseDevice(token: 1),
-            .render(status("interrupted", song: 1, index: 1, of: 2, message: "interrupted: doorbell")),
-            .show(DisplayFrame(rows: ["Interrupted         ", "doorbell            ", "                    ", "                    "])),
-        ])
+        let frame = DisplayFrame(rows: ["Song 1              ", "Band                ", "                    ", "▶ 0:00/1:40         "])
+        i.playFromStopped(2, also: { $0.shownFrame = frame; $0.titleShown = "Song 1" },
+                          after: [.show(frame)])
+        let interrupted = DisplayFrame(rows: ["Interrupted         ", "doorbell            ", "                    ", "                    "])
+        i.interruptTrack1(of: 2, id: "manual", reason: "doorbell", also: { $0.shownFrame = interrupted }, then: [.show(interrupted)])
         XCTAssertEqual(shown(i), ["Interrupted         ", "doorbell            ", "                    ", "                    "])
         let e = panel(.lcd16x2, tracks: [], showing: ["jukebox         ", "queue empty     "])
         e.send(.tick(now: 1), {
@@ -296,46 +244,21 @@ final class DisplayTests: XCTestCase {
         h.send(.tick(now: 50), {
             $0.now = 50
         }, commands: [])
-        h.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.shownFrame = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
+        let playing = DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])
+        h.playFromStopped(2, also: {
+            $0.shownFrame = playing
             $0.titleShown = "Song 1"
             $0.titleSince = 50
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.savedAt = 50
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-            .show(DisplayFrame(rows: ["Song 1          ", "▶ 0:00/1:40     "])),
-        ])
-        h.send(.trackFailed(playID: 1, reason: "bad"), {
-            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
-            $0.cursor = 1
-            $0.message = "skipped 1.flac: bad"
-            $0.shownFrame = DisplayFrame(rows: ["Song 2          ", "skipped 1.flac: "])
+        }, after: [.show(playing)])
+        let skipped = DisplayFrame(rows: ["Song 2          ", "skipped 1.flac: "])
+        h.track1FailsAndTrack2Plays(of: 2, reason: "bad", also: {
+            $0.shownFrame = skipped
             $0.messageUntil = 56
             $0.messageSince = 50
             $0.titleShown = "Song 2"
             $0.messageShown = "skipped 1.flac: bad"
-            $0.nextPlayID = 4
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")
-        }, commands: [
-            .report("skipped /music/1.flac: bad"),
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: bad")),
-            .show(DisplayFrame(rows: ["Song 2          ", "skipped 1.flac: "])),
-        ])
+        }, after: [.show(skipped)])
         XCTAssertEqual(shown(h)[1], "skipped 1.flac: ")
         h.send(.tick(now: 57), {
             $0.shownFrame = DisplayFrame(rows: ["Song 2          ", "▶ 0:00/1:40     "])
@@ -349,22 +272,9 @@ final class DisplayTests: XCTestCase {
     func testTheOLEDShowsArtistProgressAndVolume() {
         let h = panel(.oled128x64, showing: ["Song 1               ", "                     ", "                     ", "                     ",
                                     "                     ", "                     ", "                     ", "■ --:--/--:--     100"])
-        h.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.shownFrame = DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:00/1:40       100"], progress: 0, progressRow: 5)
-            $0.titleShown = "Song 1"
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-            .show(DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:00/1:40       100"], progress: 0, progressRow: 5)),
-        ])
+        let atStart = DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:00/1:40       100"], progress: 0, progressRow: 5)
+        h.playFromStopped(2, also: { $0.shownFrame = atStart; $0.titleShown = "Song 1" },
+                          after: [.show(atStart)])
         h.send(.heard(playID: 1, seconds: 25), {
             $0.position = 25
             $0.shownFrame = DisplayFrame(rows: ["Song 1               ", "Band                 ", "                     ", "                     ", "                     ", "                     ", "                     ", "▶ 0:25/1:40       100"], progress: 0.25, progressRow: 5)
@@ -434,15 +344,7 @@ final class DisplayTests: XCTestCase {
 
     func testNoPanelMeansNoFramesAndNoPanelBookkeeping() {
         let h = CoreHarness(playing(2))
-        h.send(.setVolume(40), {
-            $0.volume = 40
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 40)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 40)
-        }, commands: [
-            .setVolume(40),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 40)),
-            .render(status("playing", song: 1, index: 1, of: 2, volume: 40)),
-        ])
+        h.setVolume(40, playingTrack1Of: 2)
     }
 }
 

@@ -95,22 +95,7 @@ final class EngineReportTests: XCTestCase {
 
     func testAFailedTrackIsSkippedWithAMessageNamingTheFile() {
         let h = CoreHarness(playing(3))
-        h.send(.trackFailed(playID: 1, reason: "not a recognised audio format"), {
-            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
-            $0.cursor = 1
-            $0.message = "skipped 1.flac: not a recognised audio format"
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 3, message: "skipped 1.flac: not a recognised audio format")
-        }, commands: [
-            .report("skipped /music/1.flac: not a recognised audio format"),
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 3, message: "skipped 1.flac: not a recognised audio format")),
-        ])
+        h.track1FailsAndTrack2Plays(of: 3, reason: "not a recognised audio format")
         // A successful start resets the failure count.
         h.send(.trackStarted(playID: 3), {
             $0.failuresInARow = 0
@@ -545,18 +530,7 @@ final class EngineReportTests: XCTestCase {
             .render(status("paused", song: 1, index: 1, of: 2)),
         ])
         h.send(.timerFired(.deviceRetry, at: 0), commands: [])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.reopen(of: 2)
     }
 
     func testDeviceLostWhilePausedIsQuietAndResumeReopens() {
@@ -564,18 +538,7 @@ final class EngineReportTests: XCTestCase {
         h.heard(1, at: 7, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:07"))
         h.pauseTrack1(of: 2, at: 7, elapsed: "0:07")
         h.send(.deviceUnavailable(reason: "gone", problem: .busy), { $0.loaded = nil; $0.handedNext = nil }, commands: [])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:07")
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 7, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 7, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:07")),
-        ])
+        h.reopen(of: 2, at: 7, elapsed: "0:07")
     }
 
     func testReportsForStalePlaysAreIgnored() {

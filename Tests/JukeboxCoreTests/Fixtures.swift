@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 import JukeboxTestSupport
+import XCTest
 
 /// Tracks `info(1)…info(n)`.
 func infos(_ n: Int) -> [TrackInfo] { (1...n).map { info($0) } }
@@ -32,4 +33,11 @@ func playing(_ n: Int, settings: Settings = Settings()) -> State {
     s.savedMark = mark(revision: 1, current: 1, phase: .playing)
     s.shown = status("playing", song: 1, index: 1, of: n)
     return s
+}
+
+/// Each line of `table` parses (shuffle seed 0) to what the row says; a failing row names its line.
+func assertParses(_ table: [(String, Result<ControlCommand, ControlError>)], file: StaticString = #filePath, line: UInt = #line) {
+    for (text, expected) in table {
+        XCTAssertEqual(ControlCommand.parse(text, seed: 0), expected, text, file: file, line: line)
+    }
 }

@@ -19,17 +19,7 @@ final class InterruptionTests: XCTestCase {
             .grant(id: "yield-1"),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 31.6, phase: .playing)),
         ])
-        h.send(.interruptEnded(id: "yield-1"), {
-            $0.phase = .playing
-            $0.interruptions = []
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 31.6, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:31")),
-        ])
+        h.interruptionEndsPlayingTrack1(of: 2, id: "yield-1", at: 31.6, elapsed: "0:31")
     }
 
     func testOverlappingInterruptionsEndOnlyWhenTheLastEnds() {
@@ -50,30 +40,14 @@ final class InterruptionTests: XCTestCase {
             $0.interruptions = [Interruption(id: "yield-7", reason: "doorbell")]
         }, commands: [])
         XCTAssertEqual(h.state.phase, .interrupted(reason: "doorbell"))
-        h.send(.interruptEnded(id: "yield-7"), {
-            $0.phase = .playing
-            $0.interruptions = []
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.interruptionEndsPlayingTrack1(of: 2, id: "yield-7")
     }
 
     func testAnInterruptionWhilePausedComesBackPausedAndAPlayMeanwhileComesBackPlaying() {
         let h = CoreHarness(playing(2))
         h.pauseTrack1(of: 2)
         h.interruptTrack1(of: 2, id: "manual", reason: "tts", after: .paused)
-        h.send(.deviceReleased(token: 1, heard: nil), {
-            $0.pendingGrants = []
-            $0.releaseToken = nil
-            $0.releasedPlay = nil
-        }, commands: [
-            .grant(id: "manual"),
-        ])
+        h.grantAfterRelease("manual")
         h.send(.interruptEnded(id: "manual"), {
             $0.phase = .paused
             $0.interruptions = []
@@ -105,17 +79,7 @@ final class InterruptionTests: XCTestCase {
         }, commands: [
             .grant(id: "manual"),
         ])
-        h.send(.interruptEnded(id: "manual"), {
-            $0.phase = .playing
-            $0.interruptions = []
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.interruptionEndsPlayingTrack1(of: 2, id: "manual")
     }
 
     func testStopAndSkipWhileInterruptedTouchNoDevice() {
@@ -135,13 +99,7 @@ final class InterruptionTests: XCTestCase {
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1)),
         ])
-        h.send(.deviceReleased(token: 1, heard: nil), {
-            $0.pendingGrants = []
-            $0.releaseToken = nil
-            $0.releasedPlay = nil
-        }, commands: [
-            .grant(id: "manual"),
-        ])
+        h.grantAfterRelease("manual")
         h.send(.interruptEnded(id: "manual"), {
             $0.phase = .stopped
             $0.interruptions = []
@@ -202,18 +160,7 @@ final class InterruptionTests: XCTestCase {
             $0.nextReleaseToken = 2
         }, commands: [.releaseDevice(token: 1)])
         h.send(.deviceReleased(token: 1, heard: nil), { $0.releaseToken = nil; $0.releasedPlay = nil }, commands: [])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 12.000022675736961, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 12.000022675736961, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:12")),
-        ])
+        h.reopen(of: 2, at: 12.000022675736961, elapsed: "0:12")
         // A release timer that fires after the player resumed does nothing.
         h.send(.timerFired(.releaseDevice, at: 0), commands: [])
     }
@@ -247,18 +194,7 @@ final class InterruptionTests: XCTestCase {
         }, commands: [
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: .paused)),
         ])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:08")
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 8.215, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 8.215, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:08")),
-        ])
+        h.reopen(of: 2, at: 8.215, elapsed: "0:08")
     }
 
     func testAReleaseReportArrivingAfterANewPlayDoesNotMoveIt() {
@@ -279,18 +215,7 @@ final class InterruptionTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .paused)),
             .render(status("paused", song: 1, index: 1, of: 2)),
         ])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.reopen(of: 2)
         h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 0.2)), {
             $0.releaseToken = nil
             $0.releasedPlay = nil
@@ -315,58 +240,21 @@ final class InterruptionTests: XCTestCase {
         ])
         // Busy still waits: another program will let go.
         let w = CoreHarness(playing(2, settings: settings))
-        w.send(.deviceUnavailable(reason: "busy", problem: .busy), {
-            $0.phase = .waitingForDevice(reason: "busy")
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.retryDelay = 0.25
-            $0.shown = status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")
-        }, commands: [
-            .report("waiting for audio device: busy"),
-            .startTimer(.deviceRetry, after: 0.125),
-            .render(status("waiting", song: 1, index: 1, of: 2, message: "waiting for audio device: busy")),
-        ])
+        w.deviceBusyOnTrack1(of: 2)
         XCTAssertEqual(w.state.phase, .waitingForDevice(reason: "busy"))
     }
 
     func testAFormatTheDeviceRefusesSkipsTheTrack() {
         let h = CoreHarness(playing(2))
-        h.send(.deviceUnavailable(reason: "no sample format accepted", problem: .unsupported), {
-            $0.failuresFrom = FailurePlace(cursor: 0, position: 0.0, wantedSound: true)
-            $0.cursor = 1
-            $0.message = "skipped 1.flac: the audio device cannot play it (no sample format accepted)"
-            $0.nextPlayID = 4
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.failuresInARow = 1
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: the audio device cannot play it (no sample format accepted)")
-        }, commands: [
-            .report("skipped /music/1.flac: the audio device cannot play it (no sample format accepted)"),
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2, message: "skipped 1.flac: the audio device cannot play it (no sample format accepted)")),
-        ])
+        h.track1FailsAndTrack2Plays(of: 2, reason: "the audio device cannot play it (no sample format accepted)",
+                                    by: .deviceUnavailable(reason: "no sample format accepted", problem: .unsupported))
     }
 
     func testBootVolumeOverridesTheSavedVolume() {
         var settings = Settings()
         settings.bootVolume = 30
         let h = CoreHarness(State(settings: settings))
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, phase: .paused, volume: 90)), {
-            $0.queue = [Track(id: 1, info: info(1))]
-            $0.order = [1]
-            $0.cursor = 0
-            $0.phase = .paused
-            $0.volume = 30
-            $0.nextTrackID = 2
-            $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: 30)
-            $0.shown = status("paused", song: 1, index: 1, of: 1, volume: 30)
-        }, commands: [
-            .setVolume(30),
-            .render(status("paused", song: 1, index: 1, of: 1, volume: 30)),
-        ])
+        h.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, phase: .paused, volume: 90), volume: 30)
     }
 }
 
@@ -430,29 +318,14 @@ final class ControlCommandTests: XCTestCase {
 final class ReconfigureTests: XCTestCase {
     func testANewConfigurationAppliesWithoutTouchingPlayback() {
         let h = CoreHarness(playing(2))
-        h.send(.setVolume(90), {
-            $0.volume = 90
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 90)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 90)
-        }, commands: [
-            .setVolume(90),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 90)),
-            .render(status("playing", song: 1, index: 1, of: 2, volume: 90)),
-        ])
+        h.setVolume(90, playingTrack1Of: 2)
         var settings = h.state.settings
         settings.volumeMax = 60
         settings.saveInterval = 2
-        h.send(.reconfigured(settings), {
+        h.setVolume(60, playingTrack1Of: 2, by: .reconfigured(settings), also: {
             $0.settings.saveInterval = 2
             $0.settings.volumeMax = 60
-            $0.volume = 60
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 60)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 60)
-        }, commands: [
-            .setVolume(60),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing, volume: 60)),
-            .render(status("playing", song: 1, index: 1, of: 2, volume: 60)),
-        ])
+        })
         XCTAssertEqual(h.state.loaded, PlayRef(playID: 1, trackID: 1), "the engine's play is untouched")
     }
 }

@@ -25,16 +25,7 @@ final class PersistencePolicyTests: XCTestCase {
         let h = CoreHarness(playing(3))
         // A new current track is a place.
         h.nextToTrack2Of3()
-        h.send(.pause, {
-            $0.phase = .paused
-            $0.savedMark = mark(revision: 1, current: 2, phase: .paused)
-            $0.shown = status("paused", song: 2, index: 2, of: 3)
-        }, commands: [
-            .pauseOutput,
-            .startTimer(.releaseDevice, after: 3),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .paused)),
-            .render(status("paused", song: 2, index: 2, of: 3)),
-        ])
+        h.pause(track: 2, of: 3)
         h.send(.setRepeat(.all), {
             $0.repeatMode = .all
             $0.savedMark = mark(revision: 1, current: 2, phase: .paused, repeat: .all)
@@ -224,21 +215,7 @@ final class PersistencePolicyTests: XCTestCase {
         settings.resumePlaying = false
         let h = CoreHarness(State(settings: settings))
         let snap = Snapshot(tracks: [info(1)], current: 0, position: 10, phase: .playing)
-        h.send(.restore(snap), {
-            $0.queue = [Track(id: 1, info: info(1))]
-            $0.order = [1]
-            $0.cursor = 0
-            $0.phase = .paused
-            $0.position = 10
-            $0.nextTrackID = 2
-            $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.savedPosition = 10
-            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")
-        }, commands: [
-            .setVolume(100),
-            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10")),
-        ])
+        h.restorePausedTrack1(snap, at: 10, elapsed: "0:10")
         h.send(.play, {
             $0.phase = .playing
             $0.nextPlayID = 2
@@ -275,19 +252,7 @@ final class PersistencePolicyTests: XCTestCase {
             .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:28")),
         ])
         let early = CoreHarness(State(settings: settings))
-        early.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: .paused)), {
-            $0.queue = [Track(id: 1, info: info(1))]
-            $0.order = [1]
-            $0.cursor = 0
-            $0.phase = .paused
-            $0.nextTrackID = 2
-            $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.shown = status("paused", song: 1, index: 1, of: 1)
-        }, commands: [
-            .setVolume(100),
-            .render(status("paused", song: 1, index: 1, of: 1)),
-        ])
+        early.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, position: 3, phase: .paused))
     }
 
     func testRestoreKeepsTheShuffleOrder() {
@@ -369,19 +334,7 @@ final class ChimeTests: XCTestCase {
             .startTrack(playID: 2, path: "/music/1.flac", at: 40, paused: false, next: NextPlay(playID: 3, path: "/music/2.flac")),
         ])
         // Only once: a later stop and play goes straight to the music.
-        h.send(.stop, {
-            $0.phase = .stopped
-            $0.position = 0
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped, volume: 30)
-            $0.savedPosition = 0
-            $0.shown = status("stopped", song: 1, index: 1, of: 2, volume: 30)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, volume: 30)),
-            .render(status("stopped", song: 1, index: 1, of: 2, volume: 30)),
-        ])
+        h.stop(track: 1, of: 2, volume: 30)
         h.send(.play, {
             $0.phase = .playing
             $0.nextPlayID = 6
@@ -482,22 +435,7 @@ final class ChimeTests: XCTestCase {
         var s = chimeState()
         s.settings.resumePlaying = false
         let h = CoreHarness(s)
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: .playing)), {
-            $0.queue = [Track(id: 1, info: info(1))]
-            $0.order = [1]
-            $0.cursor = 0
-            $0.phase = .paused
-            $0.position = 5
-            $0.volume = 30
-            $0.nextTrackID = 2
-            $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: 30)
-            $0.savedPosition = 5
-            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)
-        }, commands: [
-            .setVolume(30),
-            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:05", volume: 30)),
-        ])
+        h.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, position: 5, phase: .playing), at: 5, elapsed: "0:05", volume: 30)
         h.send(.play, {
             $0.phase = .playing
             $0.chimePlayed = true

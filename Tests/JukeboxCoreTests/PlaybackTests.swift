@@ -6,11 +6,6 @@ import XCTest
 final class PlaybackTests: XCTestCase {
     func testAddingToAnEmptyPlayerQueuesWithoutPlaying() {
         let h = CoreHarness()
-        var expected = State()
-        expected.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
-        expected.order = [1, 2]
-        expected.nextTrackID = 3
-        expected.queueRevision = 1
         h.send(.add([info(1), info(2)]), {
             $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
             $0.order = [1, 2]
@@ -26,25 +21,7 @@ final class PlaybackTests: XCTestCase {
 
     func testPlayFromStoppedStartsTheFirstTrackAndHandsTheNext() {
         let h = CoreHarness(queued(3))
-        var e = h.state
-        e.cursor = 0
-        e.phase = .playing
-        e.loaded = PlayRef(playID: 1, trackID: 1)
-        e.handedNext = PlayRef(playID: 2, trackID: 2)
-        e.nextPlayID = 3
-        h.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 3)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 3)),
-        ])
+        h.playFromStopped(3)
     }
 
     func testPlayOnAnEmptyQueueSaysSoAndStaysStopped() {
@@ -60,11 +37,7 @@ final class PlaybackTests: XCTestCase {
     func testPauseThenResumeKeepsTheEnginesPlay() {
         let h = CoreHarness(playing(3))
         h.heard(1, at: 12.5, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:12"))
-        var paused = h.state
-        paused.phase = .paused
         h.pauseTrack1(of: 3, at: 12.5, elapsed: "0:12")
-        var resumed = h.state
-        resumed.phase = .playing
         h.send(.togglePlayPause, {
             $0.phase = .playing
             $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
@@ -79,42 +52,14 @@ final class PlaybackTests: XCTestCase {
     func testPauseWhenStoppedAndPlayWhenPlayingAreNoOps() {
         let h = CoreHarness(queued(2))
         h.send(.pause, commands: [])
-        h.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        h.playFromStopped(2)
         h.send(.play, commands: [])
     }
 
     func testStopRewindsAndReleasesTheDevice() {
         let h = CoreHarness(playing(2))
         h.heard(1, at: 40, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:40"))
-        var e = h.state
-        e.phase = .stopped
-        e.position = 0
-        e.loaded = nil
-        e.handedNext = nil
-        h.send(.stop, {
-            $0.phase = .stopped
-            $0.position = 0
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: 2)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
-            .render(status("stopped", song: 1, index: 1, of: 2)),
-        ])
+        h.stopTrack1(of: 2)
         // A report from the play that was stopped changes nothing.
         h.send(.trackFinished(playID: 1, next: nil), commands: [])
         h.send(.heard(playID: 1, seconds: 41), commands: [])
@@ -122,45 +67,14 @@ final class PlaybackTests: XCTestCase {
 
     func testNextStartsTheFollowingTrackWithANewPlayID() {
         let h = CoreHarness(playing(3))
-        var e = h.state
-        e.cursor = 1
-        e.loaded = PlayRef(playID: 3, trackID: 2)
-        e.handedNext = PlayRef(playID: 4, trackID: 3)
-        e.nextPlayID = 5
         h.nextToTrack2Of3()
     }
 
     func testNextOnTheLastTrackWithRepeatOffStopsAndRewinds() {
         let h = CoreHarness(playing(2))
-        h.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 4
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 2)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 2)),
-        ])
-        var e = h.state
-        e.phase = .stopped
-        e.cursor = 0
-        e.position = 0
-        e.loaded = nil
-        e.handedNext = nil
-        h.send(.next, {
-            $0.cursor = 0
-            $0.phase = .stopped
-            $0.loaded = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: 2)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
-            .render(status("stopped", song: 1, index: 1, of: 2)),
-        ])
+        h.nextToTrack2(of: 2)
+        // Past the last track: stopped on track 1.
+        h.stopTrack1(of: 2, by: .next, also: { $0.cursor = 0 })
     }
 
     func testNextOnTheLastTrackWithRepeatAllWraps() {
@@ -284,17 +198,7 @@ final class PlaybackTests: XCTestCase {
 
     func testSkipWhileStoppedOnlyMovesTheCursor() {
         let h = CoreHarness(playing(3))
-        h.send(.stop, {
-            $0.phase = .stopped
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: 3)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0)),
-            .render(status("stopped", song: 1, index: 1, of: 3)),
-        ])
+        h.stopTrack1(of: 3)
         h.send(.next, {
             $0.cursor = 1
             $0.savedMark = mark(revision: 1, current: 2, phase: .stopped)
@@ -303,18 +207,7 @@ final class PlaybackTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1)),
             .render(status("stopped", song: 2, index: 2, of: 3)),
         ])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 3)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 3)),
-        ])
+        h.reopen(song: 2, of: 3)
     }
 
     func testSeekIsClampedToTheTrack() {
@@ -388,17 +281,7 @@ final class PlaybackTests: XCTestCase {
 
     func testSeekWhileStoppedSetsWherePlayStarts() {
         let h = CoreHarness(playing(2))
-        h.send(.stop, {
-            $0.phase = .stopped
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .stopped)
-            $0.shown = status("stopped", song: 1, index: 1, of: 2)
-        }, commands: [
-            .stopOutput,
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0)),
-            .render(status("stopped", song: 1, index: 1, of: 2)),
-        ])
+        h.stopTrack1(of: 2)
         // Saved although stopped: nothing else would save it before the next play.
         h.send(.seek(to: 20), {
             $0.position = 20
@@ -408,17 +291,6 @@ final class PlaybackTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 20)),
             .render(status("stopped", song: 1, index: 1, of: 2, elapsed: "0:20")),
         ])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:20")
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 20, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 20, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:20")),
-        ])
+        h.reopen(of: 2, at: 20, elapsed: "0:20")
     }
 }

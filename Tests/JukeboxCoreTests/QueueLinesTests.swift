@@ -54,9 +54,7 @@ final class QueueLinesTests: XCTestCase {
             ("ls /music", .failure(ControlError("usage: ls --json [--from N] [FOLDER]"))),
             ("ls --jsonx", .failure(ControlError("usage: ls --json [--from N] [FOLDER]"))),
         ]
-        for (line, expected) in table {
-            XCTAssertEqual(ControlCommand.parse(line, seed: 0), expected, line)
-        }
+        assertParses(table)
     }
 
     func testTheIntentsActOnTheEntryNamedFromOne() {

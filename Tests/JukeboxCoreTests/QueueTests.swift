@@ -147,21 +147,10 @@ final class QueueTests: XCTestCase {
         ])
     }
 
-    func testShuffleIsASeededPermutationStartingAtTheCurrentTrack() {
-        let h = CoreHarness(playing(10))
-        h.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 10)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 10)),
-        ])
-        h.send(.setShuffle(true, seed: 42), {
+    /// Shuffle with seed 42 on track 2 of `playing(10)` (after `next`): track 2 first, then 9, 6, 10,
+    /// 4, 7, 8, 1, 5, 3; track 9 is handed as the next play and the new order saved.
+    private func shuffleWithSeed42(_ h: CoreHarness, file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.setShuffle(true, seed: 42), file: file, line: line, {
             $0.order = [2, 9, 6, 10, 4, 7, 8, 1, 5, 3]
             $0.cursor = 0
             $0.shuffle = true
@@ -176,49 +165,19 @@ final class QueueTests: XCTestCase {
             .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [1, 8, 5, 9, 3, 6, 7, 0, 4, 2], current: 1, phase: .playing, shuffle: true, shuffleSeed: 42)),
             .render(status("playing", song: 2, index: 1, of: 10, shuffle: true)),
         ])
+    }
+
+    func testShuffleIsASeededPermutationStartingAtTheCurrentTrack() {
+        let h = CoreHarness(playing(10))
+        h.nextToTrack2(of: 10)
+        shuffleWithSeed42(h)
         XCTAssertNotEqual(h.state.order, [2, 1, 3, 4, 5, 6, 7, 8, 9, 10])
         // The same seed gives the same order.
         let again = CoreHarness(playing(10))
-        again.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 10)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 10)),
-        ])
-        again.send(.setShuffle(true, seed: 42), {
-            $0.order = [2, 9, 6, 10, 4, 7, 8, 1, 5, 3]
-            $0.cursor = 0
-            $0.shuffle = true
-            $0.shuffleSeed = 42
-            $0.nextPlayID = 6
-            $0.handedNext = PlayRef(playID: 5, trackID: 9)
-            $0.queueRevision = 2
-            $0.savedMark = mark(revision: 2, current: 2, phase: .playing, shuffle: true)
-            $0.shown = status("playing", song: 2, index: 1, of: 10, shuffle: true)
-        }, commands: [
-            .setNext(playID: 5, path: "/music/9.flac"),
-            .persist(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], order: [1, 8, 5, 9, 3, 6, 7, 0, 4, 2], current: 1, phase: .playing, shuffle: true, shuffleSeed: 42)),
-            .render(status("playing", song: 2, index: 1, of: 10, shuffle: true)),
-        ])
+        again.nextToTrack2(of: 10)
+        shuffleWithSeed42(again)
         let other = CoreHarness(playing(10))
-        other.send(.next, {
-            $0.cursor = 1
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 2)
-            $0.handedNext = PlayRef(playID: 4, trackID: 3)
-            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
-            $0.shown = status("playing", song: 2, index: 2, of: 10)
-        }, commands: [
-            .startTrack(playID: 3, path: "/music/2.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/3.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3), info(4), info(5), info(6), info(7), info(8), info(9), info(10)], current: 1, phase: .playing)),
-            .render(status("playing", song: 2, index: 2, of: 10)),
-        ])
+        other.nextToTrack2(of: 10)
         other.send(.setShuffle(true, seed: 43), {
             $0.order = [2, 3, 6, 1, 8, 10, 7, 4, 5, 9]
             $0.cursor = 0

@@ -15,6 +15,6 @@ final class SearchLineTests: XCTestCase {
             ("search abba", .failure(ControlError("usage: search --json TEXT"))),
             ("search", .failure(ControlError("usage: search --json TEXT"))),
         ]
-        for (line, expected) in table { XCTAssertEqual(ControlCommand.parse(line, seed: 0), expected, line) }
+        assertParses(table)
     }
 }

@@ -14,25 +14,24 @@ final class StartTests: XCTestCase {
         return s
     }
 
+    /// `started` with limits that bring the volume to `volume`: the output is set to it and the
+    /// status shows it; nothing is saved before the restore.
+    private func start(_ h: CoreHarness, atVolume volume: Int, file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.started, file: file, line: line, {
+            $0.volume = volume
+            $0.savedMark = mark(revision: 0, current: nil, phase: .stopped, volume: volume)
+            $0.shown = status("stopped", volume: volume)
+        }, commands: [
+            .setVolume(volume),
+            .render(status("stopped", volume: volume)),
+        ])
+    }
+
     func testTheVolumeLimitsHoldFromTheFirstEventWithoutAnyStateFile() {
         let h = CoreHarness(State(settings: settings(max: 60)))
-        h.send(.started, {
-            $0.volume = 60
-            $0.savedMark = mark(revision: 0, current: nil, phase: .stopped, volume: 60)
-            $0.shown = status("stopped", volume: 60)
-        }, commands: [
-            .setVolume(60),
-            .render(status("stopped", volume: 60)),
-        ])
+        start(h, atVolume: 60)
         let boot = CoreHarness(State(settings: settings(min: 40, boot: 30)))
-        boot.send(.started, {
-            $0.volume = 40
-            $0.savedMark = mark(revision: 0, current: nil, phase: .stopped, volume: 40)
-            $0.shown = status("stopped", volume: 40)
-        }, commands: [
-            .setVolume(40),
-            .render(status("stopped", volume: 40)),
-        ])
+        start(boot, atVolume: 40)
         let plain = CoreHarness()
         plain.send(.started, {
             $0.shown = status("stopped")
@@ -59,30 +58,9 @@ final class StartTests: XCTestCase {
 
     func testTheStartIsNotWrittenOverTheStateFileBeforeTheRestore() {
         let h = CoreHarness(State(settings: settings(max: 60)))
-        h.send(.started, {
-            $0.volume = 60
-            $0.savedMark = mark(revision: 0, current: nil, phase: .stopped, volume: 60)
-            $0.shown = status("stopped", volume: 60)
-        }, commands: [
-            .setVolume(60),
-            .render(status("stopped", volume: 60)),
-        ])
+        start(h, atVolume: 60)
         let snap = Snapshot(tracks: [info(1)], current: 0, position: 3, phase: .paused, volume: 90)
-        h.send(.restore(snap), {
-            $0.queue = [Track(id: 1, info: info(1))]
-            $0.order = [1]
-            $0.cursor = 0
-            $0.phase = .paused
-            $0.position = 3
-            $0.nextTrackID = 2
-            $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: 60)
-            $0.savedPosition = 3
-            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:03", volume: 60)
-        }, commands: [
-            .setVolume(60),
-            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:03", volume: 60)),
-        ])
+        h.restorePausedTrack1(snap, at: 3, elapsed: "0:03", volume: 60)
     }
 
     func testMusicNotThereAtStartWaitsWithTheQueueAndThePlaceThenResumesThere() {
@@ -140,21 +118,7 @@ final class StartTests: XCTestCase {
             .report("waiting for music: /media/usb is not there"),
             .render(status("stopped", message: "waiting for music: /media/usb is not there")),
         ])
-        h.send(.restore(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: .paused)), {
-            $0.queue = [Track(id: 1, info: info(1))]
-            $0.order = [1]
-            $0.cursor = 0
-            $0.phase = .paused
-            $0.position = 10
-            $0.nextTrackID = 2
-            $0.queueRevision = 1
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
-            $0.savedPosition = 10
-            $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")
-        }, commands: [
-            .setVolume(100),
-            .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:10", message: "waiting for music: /media/usb is not there")),
-        ])
+        h.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, position: 10, phase: .paused), at: 10, elapsed: "0:10", message: "waiting for music: /media/usb is not there")
         h.send(.play, {
             $0.phase = .waitingForMusic
             $0.savedMark = mark(revision: 1, current: 1, phase: .playing)

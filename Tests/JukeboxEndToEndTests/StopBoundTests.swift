@@ -16,6 +16,20 @@ final class StopBoundTests: DaemonTestCase {
         }
     }
 
+    /// Waits (10 s at most) until `daemon` is stuck in the knob's read (during `what`), sends it
+    /// SIGTERM and returns how it ended (it must within 10 s) and how long that took (printed).
+    private func terminateOnceStuck(_ daemon: Jukebox.Running, during what: String,
+                                    file: StaticString = #filePath, line: UInt = #line) throws -> (ended: Jukebox.Result, took: Double) {
+        XCTAssertTrue(waitFor(10) { Self.stuckInRead(daemon.process.processIdentifier) }, "the \(what) never reached the stuck read",
+                      file: file, line: line)
+        let sent = Date()
+        kill(daemon.process.processIdentifier, SIGTERM)
+        let result = daemon.wait(timeout: 10)
+        let took = Date().timeIntervalSince(sent)
+        print("SIGTERM during a stuck \(what): exited after \(String(format: "%.2f", took)) s")
+        return (try XCTUnwrap(result, "still running 10 s after SIGTERM (killed)", file: file, line: line), took)
+    }
+
     func testSIGTERMWhileStartUpIsStuckInAReadEndsTheProcessWithinFiveSeconds() throws {
         try FileManager.default.createDirectory(atPath: dir + "/hung", withIntermediateDirectories: true)
         try TestAudio.write(path: dir + "/hung/a.wav", kind: .wav16, frames: 44_100)
@@ -23,13 +37,7 @@ final class StopBoundTests: DaemonTestCase {
         let object: [String: Any] = ["audio": "null", "state": "", "music": [dir + "/hung"], "socket": socket!]
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
         let daemon = try Jukebox.start(["run", "--config", config], environment: ["JUKEBOX_TEST_HANG_READS": "/hung/"])
-        XCTAssertTrue(waitFor(10) { Self.stuckInRead(daemon.process.processIdentifier) }, "start-up never reached the stuck read")
-        let sent = Date()
-        kill(daemon.process.processIdentifier, SIGTERM)
-        let result = daemon.wait(timeout: 10)
-        let took = Date().timeIntervalSince(sent)
-        print("SIGTERM during a stuck start-up: exited after \(String(format: "%.2f", took)) s")
-        let ended = try XCTUnwrap(result, "still running 10 s after SIGTERM (killed)")
+        let (ended, took) = try terminateOnceStuck(daemon, during: "start-up")
         XCTAssertLessThan(took, 6.5)
         XCTAssertNotEqual(ended.status, 0, "a forced exit is not a clean one")
         XCTAssertTrue(ended.stderr.contains("after SIGTERM"), ended.stderr)
@@ -48,13 +56,7 @@ final class StopBoundTests: DaemonTestCase {
         XCTAssertTrue(waitFor(10) { (try? ctl("status"))?.stdout.hasPrefix("▶") == true }, "the daemon never played")
         let add = try Jukebox.start(["ctl", "--socket", socket, "add", dir + "/hung"])
         defer { _ = add.wait(timeout: 1) }
-        XCTAssertTrue(waitFor(10) { Self.stuckInRead(daemon.process.processIdentifier) }, "the add never reached the stuck read")
-        let sent = Date()
-        kill(daemon.process.processIdentifier, SIGTERM)
-        let result = daemon.wait(timeout: 10)
-        let took = Date().timeIntervalSince(sent)
-        print("SIGTERM during a stuck add: exited after \(String(format: "%.2f", took)) s")
-        let ended = try XCTUnwrap(result, "still running 10 s after SIGTERM (killed)")
+        let (ended, took) = try terminateOnceStuck(daemon, during: "add")
         XCTAssertLessThan(took, 2)
         XCTAssertEqual(ended.status, 0, ended.stderr)
         let saved = try String(contentsOfFile: state, encoding: .utf8)

@@ -15,45 +15,24 @@ import XCTest
 /// `ControlConnection`, `TestPCM`).
 final class BookmarkPowerCutTests: XCTestCase {
     func testSIGKILLDuringBookmarkSavesLeavesEveryFileReadableAndLosesAtMostTheSaveInterval() throws {
-        let seed = Knobs.seed, cuts = Knobs.powerCuts, players = min(Knobs.powerCutPlayers, max(1, cuts))
-        let root = NSTemporaryDirectory() + "jukebox-bookmarkcut-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let library = try PowerCutLibrary(root: root)
-        let started = Date()
-        let results = PowerCutResults()
-        let done = DispatchGroup()
-        for w in 0..<players {
-            let share = cuts / players + (w < cuts % players ? 1 : 0)
-            let worker = try BookmarkCutPlayer(index: w, root: root, library: library,
-                                               seed: seed &+ UInt64(w) &* 0x9E37_79B9, results: results)
-            done.enter()
-            Thread {
-                worker.run(cuts: share)
-                done.leave()
-            }.start()
-        }
-        done.wait()
-        let wall = Date().timeIntervalSince(started)
-        let r = results.snapshot()
-        let errors = r.positionErrors
+        let run = try PowerCutRun(name: "bookmarkcut", players: BookmarkCutPlayer.self)
+        let (r, errors) = (run.figures, run.figures.positionErrors)
         print("""
-        jukebox bookmark power cut: seed \(seed), \(players) players in parallel, \(r.kills) SIGKILLs (\(r.killsDuringSave) with a save in flight, \
-        \(r.killsInsideAWrite) left a bookmarks temp file: inside a write), \(r.restarts) restarts, wall \(Figures.format(wall, 1)) s
+        jukebox bookmark power cut: seed \(run.seed), \(run.players) players in parallel, \(r.kills) SIGKILLs (\(r.killsDuringSave) with a save in flight, \
+        \(r.killsInsideAWrite) left a bookmarks temp file: inside a write), \(r.restarts) restarts, wall \(Figures.format(run.wall, 1)) s
         jukebox bookmark power cut: bookmark lost (truth − saved) over \(errors.count) kills while a source played or was paused: \
         max \(Figures.format(errors.max() ?? .nan)) s, median \(Figures.format(Figures.median(errors))) s, \
         min \(Figures.format(errors.min() ?? .nan)) s; \(r.nearEnd) kills near a track's end or stopped not measured; \
         save interval \(BookmarkCutPlayer.saveInterval) s
         jukebox bookmark power cut: operations: \(r.operations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         """)
-        for failure in r.failures.prefix(25) { XCTFail(failure) }
-        if r.failures.count > 25 { XCTFail("… and \(r.failures.count - 25) more failures") }
-        XCTAssertEqual(r.kills, cuts, "every planned power cut happened")
-        XCTAssertGreaterThan(errors.count, cuts / 2, "most kills had a bookmark to measure")
+        run.assertEveryCutHeld()
+        XCTAssertGreaterThan(errors.count, run.cuts / 2, "most kills had a bookmark to measure")
     }
 }
 
 /// One player switching between two sources and killed at random moments.
-final class BookmarkCutPlayer: @unchecked Sendable {
+final class BookmarkCutPlayer: PowerCutWorker, @unchecked Sendable {
     /// The config's `saveInterval` (its minimum): bookmarks are written every second while playing.
     static let saveInterval = 1.0
     /// The measurement's own error (see `PowerCutPlayer.slack`).

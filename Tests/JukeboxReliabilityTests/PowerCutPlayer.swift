@@ -4,7 +4,7 @@ import JukeboxFixtures
 
 /// One `jukebox run` player with its own state folder, control socket and test device, driven
 /// through random operations and SIGKILLed at random moments (see `PowerCutTests`).
-final class PowerCutPlayer: @unchecked Sendable {
+final class PowerCutPlayer: PowerCutWorker, @unchecked Sendable {
     /// The config's `saveInterval`: the most position a power cut may cost.
     static let saveInterval = 5.0
     /// What the measurement itself can be off by: the truth is the heard position from a status

@@ -18,42 +18,68 @@ import XCTest
 /// flight and those that fall inside a write (a temp file left) are counted.
 final class PowerCutTests: XCTestCase {
     func testSIGKILLAtRandomMomentsKeepsTheQueueAndLosesAtMostTheSaveInterval() throws {
-        let seed = Knobs.seed, cuts = Knobs.powerCuts, players = min(Knobs.powerCutPlayers, max(1, cuts))
-        let root = NSTemporaryDirectory() + "jukebox-powercut-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let library = try PowerCutLibrary(root: root)
-        let started = Date()
-        let results = PowerCutResults()
-        let done = DispatchGroup()
-        for w in 0..<players {
-            // Each player gets its share of the kills and its own stream of random choices.
-            let share = cuts / players + (w < cuts % players ? 1 : 0)
-            let worker = try PowerCutPlayer(index: w, root: root, library: library,
-                                            seed: seed &+ UInt64(w) &* 0x9E37_79B9, results: results)
-            done.enter()
-            Thread {
-                worker.run(cuts: share)
-                done.leave()
-            }.start()
-        }
-        done.wait()
-        let wall = Date().timeIntervalSince(started)
-
-        let r = results.snapshot()
-        let errors = r.positionErrors
+        let run = try PowerCutRun(name: "powercut", players: PowerCutPlayer.self)
+        let (r, errors) = (run.figures, run.figures.positionErrors)
         print("""
-        jukebox power cut: seed \(seed), \(players) players in parallel, \(r.kills) SIGKILLs (\(r.killsDuringSave) with a save in flight, \(r.killsInsideAWrite) left a temp file: inside a write), \
-        \(r.restarts) restarts, wall \(Figures.format(wall, 1)) s
+        jukebox power cut: seed \(run.seed), \(run.players) players in parallel, \(r.kills) SIGKILLs (\(r.killsDuringSave) with a save in flight, \(r.killsInsideAWrite) left a temp file: inside a write), \
+        \(r.restarts) restarts, wall \(Figures.format(run.wall, 1)) s
         jukebox power cut: position lost (truth − resumed) over \(errors.count) kills with a current track: \
         max \(Figures.format(errors.max() ?? .nan)) s, median \(Figures.format(Figures.median(errors))) s, \
         min \(Figures.format(errors.min() ?? .nan)) s; \(r.nearEnd) kills near a track's end not measured; \
         save interval \(PowerCutPlayer.saveInterval) s, resume rewind 0 s
         jukebox power cut: operations before the kills: \(r.operations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         """)
-        for failure in r.failures.prefix(25) { XCTFail(failure) }
-        if r.failures.count > 25 { XCTFail("… and \(r.failures.count - 25) more failures") }
-        XCTAssertEqual(r.kills, cuts, "every planned power cut happened")
-        XCTAssertGreaterThan(errors.count, cuts / 2, "most kills had a track to measure")
+        run.assertEveryCutHeld()
+        XCTAssertGreaterThan(errors.count, run.cuts / 2, "most kills had a track to measure")
+    }
+}
+
+/// A player that a power-cut run drives: made from its index, the run's root folder, the shared
+/// library, its own seed and the shared results; `run` does its share of the kills.
+protocol PowerCutWorker: AnyObject, Sendable {
+    init(index: Int, root: String, library: PowerCutLibrary, seed: UInt64, results: PowerCutResults) throws
+    func run(cuts: Int)
+}
+
+/// A power-cut run as the knobs ask (`Knobs.seed`, `.powerCuts`, `.powerCutPlayers`): players of
+/// type `Player` in a fresh `jukebox-<name>-` folder run on threads of their own, each with its
+/// share of the kills and its own stream of random choices. The folder is removed afterwards.
+struct PowerCutRun {
+    let seed: UInt64, cuts: Int, players: Int
+    /// The wall time all players took.
+    let wall: Double
+    let figures: PowerCutResults.Figures
+
+    init<Player: PowerCutWorker>(name: String, players kind: Player.Type) throws {
+        seed = Knobs.seed
+        cuts = Knobs.powerCuts
+        players = min(Knobs.powerCutPlayers, max(1, cuts))
+        let root = NSTemporaryDirectory() + "jukebox-\(name)-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let library = try PowerCutLibrary(root: root)
+        let results = PowerCutResults()
+        let started = Date()
+        let done = DispatchGroup()
+        for w in 0..<players {
+            let share = cuts / players + (w < cuts % players ? 1 : 0)
+            let player = try Player(index: w, root: root, library: library, seed: seed &+ UInt64(w) &* 0x9E37_79B9, results: results)
+            done.enter()
+            Thread {
+                player.run(cuts: share)
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        wall = Date().timeIntervalSince(started)
+        figures = results.snapshot()
+    }
+
+    /// Fails with what the players found wrong (the first 25 and a count of the rest), and unless
+    /// every planned cut happened.
+    func assertEveryCutHeld(file: StaticString = #filePath, line: UInt = #line) {
+        for failure in figures.failures.prefix(25) { XCTFail(failure, file: file, line: line) }
+        if figures.failures.count > 25 { XCTFail("… and \(figures.failures.count - 25) more failures", file: file, line: line) }
+        XCTAssertEqual(figures.kills, cuts, "every planned power cut happened", file: file, line: line)
     }
 }
 

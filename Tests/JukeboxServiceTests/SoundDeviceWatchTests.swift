@@ -11,14 +11,7 @@ import XCTest
 final class SoundDeviceWatchTests: XCTestCase {
     /// Polls the watch until it has something and returns what it reads; [] after `seconds`.
     private func next(_ watch: SoundDeviceWatch, within seconds: Double = 30) -> [Event] {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            var fds = watch.fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            guard poll(&fds, nfds_t(fds.count), 200) > 0 else { continue }
-            let events = fds.filter { $0.revents != 0 }.flatMap { watch.read(fd: $0.fd) }
-            if !events.isEmpty { return events }
-        }
-        return []
+        nextEvents(within: seconds, fds: { watch.fds }, read: { watch.read(fd: $0) })
     }
 
     /// What the watch says of what happened so far, without waiting for more: drained at once.

@@ -45,13 +45,19 @@ final class StuckJobTests: XCTestCase {
         XCTAssertEqual(done.wait(timeout: .now() + 5), .success, "the loop did not end")
     }
 
-    func testAStuckReadIsGivenUpWithItsReasonAndTheReadsBehindItAreAnswered() throws {
-        let dir = TempDir()
-        let gate = Gate()
-        let (box, done) = try start(dir, jobLimit: 0.5) { paths in
+    /// `start` in a fresh folder with a reader that is held at the gate returned for a path with
+    /// "stuck" in it and reads one track from any other.
+    private func startWithStuckReads(jobLimit: Double) throws -> (TempDir, Gate, Box, DispatchSemaphore) {
+        let dir = TempDir(), gate = Gate()
+        let (box, done) = try start(dir, jobLimit: jobLimit) { paths in
             if paths.contains(where: { $0.contains("stuck") }) { gate.pass() }
             return (paths.map { TrackInfo(path: $0 + "/x.flac") }, [])
         }
+        return (dir, gate, box, done)
+    }
+
+    func testAStuckReadIsGivenUpWithItsReasonAndTheReadsBehindItAreAnswered() throws {
+        let (dir, gate, box, done) = try startWithStuckReads(jobLimit: 0.5)
         defer { gate.open(); stop(box, done) }
         let stuck = try ControlClient(path: dir.file("control"))
         XCTAssertTrue(stuck.send("add /share/stuck"))
@@ -69,12 +75,7 @@ final class StuckJobTests: XCTestCase {
     }
 
     func testEveryWorkerStuckFailsLaterReadsAtOnceAndOneComingBackServesAgain() throws {
-        let dir = TempDir()
-        let gate = Gate()
-        let (box, done) = try start(dir, jobLimit: 0.3) { paths in
-            if paths.contains(where: { $0.contains("stuck") }) { gate.pass() }
-            return (paths.map { TrackInfo(path: $0 + "/x.flac") }, [])
-        }
+        let (dir, gate, box, done) = try startWithStuckReads(jobLimit: 0.3)
         defer { gate.open(); stop(box, done) }
         let c = try ControlClient(path: dir.file("control"))
         // Four stuck reads take the four workers that may hang.

@@ -12,15 +12,7 @@ import XCTest
 final class USBWatchTests: XCTestCase {
     /// Polls the watch's fds until one is readable and returns what it reads; [] after `seconds`.
     private func next(_ watch: USBWatch, within seconds: Double = 30) -> [Event] {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            var fds = watch.fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            guard poll(&fds, nfds_t(fds.count), 200) > 0 else { continue }
-            let ready = fds.filter { $0.revents != 0 }.map(\.fd)
-            let events = ready.flatMap { watch.read(fd: $0) }
-            if !events.isEmpty { return events }
-        }
-        return []
+        nextEvents(within: seconds, fds: { watch.fds }, read: { watch.read(fd: $0) })
     }
 
     /// Whether any fd of the watch is readable right now.
