@@ -201,6 +201,9 @@ def now_playing(d, width, height):
     wait("prev went back", lambda: status()["index"] == before)
     el(d, "shuffle").click()
     wait("shuffle on", lambda: status()["shuffle"] is True)
+    # The button says what the next click does from the state the page shows: as a person would,
+    # the test waits for the page to show shuffle on before clicking it off.
+    wait("the page shows shuffle on", lambda: el(d, "shuffle").get_attribute("aria-pressed") == "true")
     el(d, "shuffle").click()
     wait("shuffle off", lambda: status()["shuffle"] is False)
     # The keyboard: Tab reaches the play/pause button, its focus ring shows, Space presses it.

@@ -333,6 +333,12 @@ function route() {
     const link = $(`nav-${p}`);
     if (p === name) link.setAttribute('aria-current', 'page'); else link.removeAttribute('aria-current');
   }
+  // On a phone the row of pages scrolls: the current one is brought into it.
+  const current = $(`nav-${name}`);
+  const row = current.closest('ul');
+  if (row.scrollWidth > row.clientWidth) {
+    row.scrollLeft = Math.max(0, current.offsetLeft - row.offsetLeft - (row.clientWidth - current.offsetWidth) / 2);
+  }
   document.body.dataset.page = name;
   if (name === 'signin') loadSession();
   if (name === 'queue' && queueDirty) { queueDirty = false; renderQueue(); }
