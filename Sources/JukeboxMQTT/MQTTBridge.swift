@@ -22,7 +22,8 @@ import JukeboxSystem
 /// `repeat`, `queue`, `message`, `chapter` (an audiobook's chapter title, empty without) and
 /// `state` (all of them as one JSON object, the chapter as index, count and title), `sleep` (the
 /// sleep timer's select: `off`, the minutes asked, `track`, `chapter`, `folder`), `sleep_left`
-/// (whole minutes left, rounded up; 0 without a timer or while unknown), and Home
+/// (whole minutes left, rounded up; 0 without a timer or while unknown), `battery` (whole percent)
+/// and `battery_charging` (`ON`, `OFF`; both empty without a reading), and Home
 /// Assistant's discovery configs (`MQTTDiscovery`). Not retained: `event` (each line of the
 /// `events` stream, without its time), `card` (card ids), `button/<name>` (gestures), `reply`.
 /// Commands: `topic/cmd/<command>` with the arguments as payload; `cmd/playlist NAME` loads a
@@ -50,7 +51,8 @@ public final class MQTTBridge: @unchecked Sendable {
     static let refused: Set<String> = ["events", "yield"]
     /// The retained state topics, under `topic`.
     public static let stateTopics = ["availability", "phase", "title", "artist", "album", "file", "position", "duration",
-                                     "volume", "shuffle", "repeat", "queue", "message", "chapter", "state", "sleep", "sleep_left"]
+                                     "volume", "shuffle", "repeat", "queue", "message", "chapter", "state", "sleep", "sleep_left",
+                                     "battery", "battery_charging"]
 
     /// What the player tells the bridge besides the settings.
     public struct Context: Sendable {
@@ -72,6 +74,8 @@ public final class MQTTBridge: @unchecked Sendable {
         public var configPath: String?
         /// The player's version.
         public var version = "jukebox"
+        /// Whether a battery monitor is configured (Home Assistant's battery sensors).
+        public var battery = false
 
         /// A context for the socket at `socketPath`, the rest as defaults.
         public init(socketPath: String) { self.socketPath = socketPath }
@@ -502,6 +506,9 @@ public final class MQTTBridge: @unchecked Sendable {
         set("chapter", status.chapter?.title ?? "")
         set("sleep", Self.sleepOption(status.sleep))
         set("sleep_left", String(status.sleep?.left.map { Int((Double($0) / 60).rounded(.up)) } ?? 0))
+        let battery = Self.battery(status.battery)
+        set("battery", battery.percent)
+        set("battery_charging", battery.charging)
         // Position: when `PositionPublisher` says (every `positionInterval` while it runs as expected,
         // at once after a jump).
         let position = status.position
@@ -525,6 +532,13 @@ public final class MQTTBridge: @unchecked Sendable {
                 .fields([.init("index", .integer(c.index)), .init("count", .integer(c.count)), .init("title", .string(c.title))])
             } ?? .null),
         ])
+    }
+
+    /// The battery topics' values: whole percent, `ON`/`OFF`; empty (no retained value) for what the
+    /// reading does not say.
+    static func battery(_ battery: PlayerStatusJSON.BatteryStatus?) -> (percent: String, charging: String) {
+        let percent = battery?.percent.flatMap { $0.isFinite ? String(Int($0.rounded())) : nil } ?? ""
+        return (percent, battery?.charging.map { $0 ? "ON" : "OFF" } ?? "")
     }
 
     /// The sleep select's state: `off`, the minutes asked (`30`), or the end (`track`).
@@ -567,7 +581,8 @@ public final class MQTTBridge: @unchecked Sendable {
     private func announce() {
         let discovery = MQTTDiscovery(prefix: settings.discoveryPrefix ?? "homeassistant", topic: topic, version: context.version,
                                       volumeRange: context.volumeRange, playlists: playlists.map { $0.name },
-                                      gestures: MQTTDiscovery.gestures(buttons: context.buttons, bindings: context.bindings))
+                                      gestures: MQTTDiscovery.gestures(buttons: context.buttons, bindings: context.bindings),
+                                      battery: context.battery)
         let configs = discovery.configs()
         let now = Set(configs.map { $0.topic })
         for gone in discoveryTopics.subtracting(now) { desired[gone] = "" }

@@ -26,10 +26,12 @@ public struct MQTTDiscovery: Sendable {
     public var playlists: [String]
     /// The device triggers: a button and one of its gestures each.
     public var gestures: [ButtonGesture]
+    /// Whether the box has a battery monitor: its level and charging as sensors.
+    public var battery: Bool
 
     /// Discovery under `prefix` for the box at `topic`.
     public init(prefix: String, topic: String, version: String, volumeRange: ClosedRange<Int>,
-                playlists: [String] = [], gestures: [ButtonGesture] = []) {
+                playlists: [String] = [], gestures: [ButtonGesture] = [], battery: Bool = false) {
         self.prefix = prefix
         self.topic = topic
         nodeID = Self.nodeID(topic)
@@ -37,6 +39,7 @@ public struct MQTTDiscovery: Sendable {
         self.volumeRange = volumeRange
         self.playlists = playlists
         self.gestures = gestures
+        self.battery = battery
     }
 
     /// The sleep select's options: off, minutes (a timer set to other minutes shows them all the
@@ -119,6 +122,13 @@ public struct MQTTDiscovery: Sendable {
             options(Self.sleepOptions), string("icon", "mdi:sleep")])
         entity("sensor", "sleep_left", "Sleep timer left", [
             string("state_topic", t + "/sleep_left"), string("unit_of_measurement", "min"), string("icon", "mdi:timer-sand")])
+        if battery {
+            entity("sensor", "battery", "Battery", [
+                string("state_topic", t + "/battery"), string("device_class", "battery"), string("state_class", "measurement"),
+                string("unit_of_measurement", "%")])
+            entity("binary_sensor", "battery_charging", "Battery charging", [
+                string("state_topic", t + "/battery_charging"), string("device_class", "battery_charging")])
+        }
         if !playlists.isEmpty {
             // No state topic: what plays may come from anywhere (a card, a button), so the select
             // shows the last one chosen in Home Assistant (its optimistic mode).

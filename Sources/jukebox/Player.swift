@@ -222,6 +222,7 @@ enum Player {
         context.record = record
         context.configPath = setup.configPath
         context.version = "jukebox \(jukeboxVersion)"
+        context.battery = setup.battery != nil
         let bridge = MQTTBridge(settings: mqtt, context: context, log: say)
         if let problem = bridge.start() {
             log.error(problem + "; no MQTT")
