@@ -130,7 +130,7 @@ enum Player {
         }
         let sources = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log) + usbWatch + soundWatch
             + BoardSources.battery(setup.battery, log: log)
-            + TestCardPipe.sources(log: log)
+            + TestPipes.sources(log: log)
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
