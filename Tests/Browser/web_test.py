@@ -442,6 +442,7 @@ def main():
     p.add_argument("--stream", required=True)
     p.add_argument("--screens", required=True)
     p.add_argument("--docs", default="")
+    p.add_argument("--battery-pipe", required=True, help="the player's JUKEBOX_TEST_BATTERY_PIPE")
     p.add_argument("--axe", default="", help="axe.min.js (axe-core): check every page for accessibility")
     args = p.parse_args()
     os.makedirs(args.screens, exist_ok=True)
@@ -470,6 +471,8 @@ def main():
                 __import__("web_settings").run(sys.modules[__name__], d, width, height)
                 __import__("web_sleep").run(sys.modules[__name__], d, width, height)
                 if i == len(SIZES) - 1:
+                    # Last: the reading stays on the player until its restart (no battery in the pictures).
+                    __import__("web_battery").run(sys.modules[__name__], d, width, height, args.battery_pipe)
                     player = restart(d, width, height)
                 no_alert(d)
                 errors = [e for e in d.get_log("browser") if e.get("level") == "SEVERE"] if hasattr(d, "get_log") else []

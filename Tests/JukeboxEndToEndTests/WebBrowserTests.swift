@@ -48,8 +48,10 @@ final class WebBrowserTests: DaemonTestCase {
         }
         // The simulated card reader for the Cards page (Tests/Browser/web_cards.py writes ids to it).
         XCTAssertEqual(mkfifo(dir + "/reader", 0o600), 0)
+        // And the simulated battery (Tests/Browser/web_battery.py writes readings to it).
+        XCTAssertEqual(mkfifo(dir + "/battery", 0o600), 0)
         let daemon = try startDaemon(music + [dir + "/library"], extra: ["rfid": ["reader": "keyboard", "name": "no such reader", "cards": dir + "/cards.json", "sameCardDelay": 0]],
-                                     environment: ["JUKEBOX_TEST_CARD_PIPE": dir + "/reader"])
+                                     environment: ["JUKEBOX_TEST_CARD_PIPE": dir + "/reader", "JUKEBOX_TEST_BATTERY_PIPE": dir + "/battery"])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
 
         let web = try Jukebox.start(["web", "--socket", socket, "--listen", "127.0.0.1:0",
@@ -77,13 +79,15 @@ final class WebBrowserTests: DaemonTestCase {
         // repository. Missing, the rest still runs, then the test ends as a missing peer.
         let axe = Self.axePath
         let haveAxe = FileManager.default.isReadableFile(atPath: axe)
-        let script = try spawn(Self.python, [
+        // In parts: one long literal of concatenations is past the type checker's patience.
+        var arguments: [String] = [
             Self.root + "/Tests/Browser/web_test.py", "--url", url.trimmingCharacters(in: .whitespacesAndNewlines),
             "--driver", driverURL, "--chromium", wrapper, "--jukebox", Jukebox.binary, "--socket", socket,
             "--config", dir + "/c.json", "--pid", String(daemon.process.processIdentifier),
-            "--stream", "http://127.0.0.1:\(radio.port)/icy?metaint=8192", "--screens", screens,
-            "--axe", haveAxe ? axe : "",
-        ] + docs, environment: ["HOME": dir, "PYTHONUNBUFFERED": "1"])
+        ]
+        arguments += ["--stream", "http://127.0.0.1:\(radio.port)/icy?metaint=8192", "--screens", screens]
+        arguments += ["--axe", haveAxe ? axe : "", "--battery-pipe", dir + "/battery"]
+        let script = try spawn(Self.python, arguments + docs, environment: ["HOME": dir, "PYTHONUNBUFFERED": "1"])
         guard let result = script.wait(timeout: 240) else {
             return XCTFail("the browser test did not finish in 240 s:\n" + script.stdoutSoFar)
         }

@@ -9,6 +9,7 @@ import { setupRadio, loadRadio } from './radio.js';
 import { setupUpload, uploadView } from './upload.js';
 import { setupCards } from './cards.js';
 import { setupSleep } from './sleep.js';
+import { renderBattery } from './battery.js';
 import { setupSettings, loadSettings } from './settings.js';
 import { setupSystem, loadSystem } from './system.js';
 import { appendPages } from './paging.js';
@@ -120,6 +121,7 @@ function renderStatus() {
   document.title = s.title ? `${s.title} · Jukebox` : 'Jukebox';
   document.body.dataset.phase = s.phase;
   renderSleep(s);
+  renderBattery($('battery'), text, s);
   renderQueueCurrent();
 }
 
