@@ -15,12 +15,14 @@ class DaemonTestCase: ScratchTestCase {
     }
 
     /// A daemon playing `music` silently, once it plays; `extra` adds config keys.
-    func startDaemon(_ music: [String], extra: [String: Any] = [:], environment: [String: String?] = [:]) throws -> Jukebox.Running {
+    /// `playingWithin`: how long the start may take (a folder of 1,000 files is read before it plays).
+    func startDaemon(_ music: [String], extra: [String: Any] = [:], environment: [String: String?] = [:],
+                     playingWithin: Double = 10) throws -> Jukebox.Running {
         let config = dir + "/c.json"
         let object: [String: Any] = ["audio": "null", "state": "", "music": music, "socket": socket].merging(extra) { $1 }
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
         let daemon = try Jukebox.start(["run", "--config", config], environment: environment)
-        XCTAssertTrue(waitFor(10) { (try? ctl("status"))?.stdout.hasPrefix("▶") == true }, "the daemon never played")
+        XCTAssertTrue(waitFor(playingWithin) { (try? ctl("status"))?.stdout.hasPrefix("▶") == true }, "the daemon never played")
         return daemon
     }
 

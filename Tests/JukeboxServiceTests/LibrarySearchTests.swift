@@ -76,6 +76,42 @@ final class LibrarySearchTests: XCTestCase {
         XCTAssertEqual(capped["scanned"] as? Int, 20)
     }
 
+    /// `ls --json`'s pages through the cache (`SearchTagCache.tracks`, as the control port lists): a
+    /// folder's files are read once across its pages, a changed or new file at the next page, and
+    /// the listing is the same as without the cache.
+    func testAFolderPagedReadsEachFileOnceAndAChangedOneAgain() throws {
+        let dir = TempDir()
+        for i in 0..<30 { dir.write(String(format: "music/%02d.flac", i), "x") }
+        let root = dir.file("music")
+        let cache = SearchTagCache()
+        var read: [String] = []
+        let counting: ([String]) -> (tracks: [TrackInfo], messages: [String]) = { paths in
+            read += paths
+            return self.load(paths)
+        }
+        func pages(_ cached: Bool) throws -> [String] {
+            var from: Int? = 1
+            var names: [String] = []
+            while let at = from {
+                let text = try LibraryListing.json(path: root, from: at, budget: 1_500, roots: [root],
+                                                   load: cached ? { cache.tracks($0, load: counting) } : self.load).get()
+                let page = try object(.success(text))
+                names += ((page["files"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }
+                from = page["next"] as? Int
+            }
+            return names
+        }
+        let plain = try pages(false)
+        XCTAssertEqual(plain.count, 30)
+        XCTAssertEqual(try pages(true), plain)
+        XCTAssertEqual(read.count, 30, "each file read once across the pages")
+        read = []
+        dir.write("music/07.flac", "changed")
+        dir.write("music/30.flac", "new")
+        XCTAssertEqual(try pages(true).count, 31)
+        XCTAssertEqual(Set(read.map { ($0 as NSString).lastPathComponent }), ["07.flac", "30.flac"])
+    }
+
     func testTagsReadOnceAreKeptWhileTheFileIsUnchanged() throws {
         let dir = TempDir()
         for i in 0..<10 { dir.write("music/abba\(i).flac", "x") }

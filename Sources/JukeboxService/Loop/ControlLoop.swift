@@ -274,7 +274,8 @@ final class ControlPort: ControlLoop {
     func listLibrary(_ path: String?, from: Int, _ reply: @escaping ([String]) -> Void) -> Bool {
         let roots = musicFolders
         return jobs.perform({ load in
-            LibraryListing.json(path: path, from: from, roots: roots, load: load)
+            // The tags of a folder's files are read once across its pages (`SearchTagCache.tracks`).
+            LibraryListing.json(path: path, from: from, roots: roots, load: { SearchTagCache.shared.tracks($0, load: load) })
                 .map { FileWorkOutput(lines: ["ok " + $0]) }
                 .flatMapError { .success(FileWorkOutput(lines: ["error: " + $0.message])) }
         }, then: { result in
