@@ -271,6 +271,9 @@ boot)
   pid=$(prop MainPID)
   card=0012345678
   modprobe uinput || note "modprobe uinput failed"
+  # What the core was told (every card read, also one taken as the same swipe), for the notes.
+  timeout 120 jukebox ctl --socket "$SOCK" events > /tmp/rfid-events.log 2>&1 &
+  events_pid=$!
   coproc KEYS { exec "$OUT/hilkeys" "HIL RFID Reader"; }
   read -r -t 20 ready <&"${KEYS[0]}" || ready="(hilkeys did not start)"
   node=${ready#ready }
@@ -292,10 +295,12 @@ boot)
   wait_for 10 source_is '"source":{"marked":false,"paths":["/srv/music"]}' \
     || note "expected the queue's source /srv/music in the state file, seen '$(state_source)'"
   swipe "$card"
-  wait_for 10 status_is phase paused || note "expected the second swipe to pause (secondSwipe toggle), seen $(fast_status); hilkeys: $SWIPE"
+  wait_for 10 status_is phase paused \
+    || note "expected the second swipe to pause (secondSwipe toggle), seen $(fast_status); hilkeys: $SWIPE; events: $(tail -n 12 /tmp/rfid-events.log | tr '\n' ';')"
   swipe "$card"
   wait_for 10 status_is phase playing \
-    || note "expected the third swipe to play again, seen $(fast_status); hilkeys: $SWIPE; card lines: $(journalctl -b -u jukebox.service -o short-monotonic | grep -i card | tail -n 4 | tr '\n' ' ')"
+    || note "expected the third swipe to play again, seen $(fast_status); hilkeys: $SWIPE; card lines: $(journalctl -b -u jukebox.service -o short-monotonic | grep -i card | tail -n 4 | tr '\n' ' '); events: $(tail -n 12 /tmp/rfid-events.log | tr '\n' ';')"
+  kill "$events_pid" 2>/dev/null
   finish "$node found and grabbed in $found s (keys elsewhere: ${first#typed $card elsewhere }), new card $card assigned to /srv/music; swipe: playing /srv/music from $(field title "$(fast_status)") in $started s; 2nd swipe paused, 3rd played"
 
   # A USB stick hot-plugged through QEMU's monitor (the host's FAT image, partition 1 labelled
