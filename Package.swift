@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "JukeboxWaiting"),
         // Test audio, the test device's driver, and (re-exported) the wait: no XCTest, so the
         // benchmark uses them too.
-        .target(name: "JukeboxFixtures", dependencies: ["JukeboxWaiting", "CSndfile"]),
+        .target(name: "JukeboxFixtures", dependencies: ["JukeboxWaiting", "CSndfile", "CALSA"]),
         // Shared by the tests only: the core harness (XCTest), the manual clock and the service's
         // test doubles (a recording audio port and status sink). No C library, so the service's
         // tests use it; tests that need test audio import JukeboxFixtures as well.

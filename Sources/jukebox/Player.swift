@@ -40,6 +40,8 @@ struct PlayerSetup {
     var rfid: RFIDSettings?
     /// The battery's chip; nil: none.
     var battery: BatteryMonitorSettings?
+    /// The headphone jack to watch; nil: none.
+    var headphones: HeadphoneJackSettings?
     /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
     var usb: (roots: [String], mountsOnly: Bool)?
     /// The MQTT bridge's settings; nil: none (and what an earlier run announced is taken away).
@@ -130,6 +132,7 @@ enum Player {
         }
         let sources = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log) + usbWatch + soundWatch
             + BoardSources.battery(setup.battery, log: log)
+            + (setup.headphones.map { [JackSource($0, log: log)] } ?? [])
             + TestPipes.sources(log: log)
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,

@@ -118,36 +118,15 @@ SND_CTL_PLUGIN_SYMBOL(jbmix);
 """#
 
     /// The compiled plugin, shared by all tests (its control values are process-wide, like a card's).
-    private static let plugin: Result<String, Error> = {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jukebox-mixer-\(getpid())")
-        do {
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            let source = dir.appendingPathComponent("jbmix.c")
-            let library = dir.appendingPathComponent("libjbmix.so").path
-            try pluginSource.write(to: source, atomically: true, encoding: .utf8)
-            let cc = Process()
-            cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            cc.arguments = ["cc", "-shared", "-fPIC", "-DPIC", "-o", library, source.path, "-lasound"]
-            try cc.run()
-            cc.waitUntilExit()
-            guard cc.terminationStatus == 0 else { throw missingPeer("cc could not build the test control plugin") }
-            return .success(library)
-        } catch {
-            return .failure(error)
-        }
-    }()
+    private static let plugin = ControlPlugin.build(type: "jbmix", source: pluginSource)
 
     private func open(_ control: String, index: Int = 0) throws -> AlsaMixer {
-        let library: String
+        let plugin: ControlPlugin
         switch Self.plugin {
-        case .success(let path): library = path
-        case .failure: throw missingPeer("no C compiler to build the test control plugin")
+        case .success(let p): plugin = p
+        case .failure(let error): throw missingPeer(error.message)
         }
-        let config = """
-        ctl_type.jbmix { lib "\(library)" }
-        ctl.jbtest { type jbmix }
-        """
-        return try AlsaMixer(device: "jbtest", control: control, index: index, config: config)
+        return try AlsaMixer(device: plugin.device, control: control, index: index, config: plugin.config)
     }
 
     func testOpensControlsWithAndWithoutDBInformation() throws {

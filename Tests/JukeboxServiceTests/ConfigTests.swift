@@ -56,7 +56,7 @@ final class ConfigTests: XCTestCase {
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
                     "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
-                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "battery", "mqtt", "radio", "sleep"] {
+                    "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "battery", "headphones", "mqtt", "radio", "sleep"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
             let reference = try String(contentsOf: repo.appendingPathComponent("docs/CONFIGURATION.md"), encoding: .utf8)
             XCTAssertTrue(reference.contains("| `\(key)` |"), "docs/CONFIGURATION.md does not document \(key)")
@@ -194,6 +194,25 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(set.config.settings.battery, BatterySettings(warnPercent: 25, criticalPercent: 8))
         XCTAssertEqual(set.warnings, [])
         XCTAssertEqual(try parse(#"{"battery": {"chip": "ina219", "shunt": 0.1}}"#).warnings, ["c.json: unknown key \"battery.shunt\" ignored"])
+    }
+
+    func testTheHeadphoneJackIsOffUnlessConfiguredAndItsRulesReachTheCore() throws {
+        XCTAssertNil(try parse("{}").config.headphones)
+        XCTAssertNil(try parse("{}").config.settings.headphones)
+        let plain = try parse(#"{"headphones": {}}"#).config
+        XCTAssertEqual(plain.headphones, HeadphoneJackSettings(card: "default", control: "Headphone Jack"))
+        XCTAssertEqual(plain.settings.headphones, HeadphoneSettings(pauseOnUnplug: true, volumeMax: nil))
+        let set = try parse(#"{"volumeMin": 10, "headphones": {"card": "hw:CARD=Headphones", "control": "Headphone Jack", "pauseOnUnplug": false, "volumeMax": 60}}"#)
+        XCTAssertEqual(set.config.headphones, HeadphoneJackSettings(card: "hw:CARD=Headphones", control: "Headphone Jack"))
+        XCTAssertEqual(set.config.settings.headphones, HeadphoneSettings(pauseOnUnplug: false, volumeMax: 60))
+        XCTAssertEqual(set.warnings, [])
+        XCTAssertEqual(try parse(#"{"headphones": {"pin": 1}}"#).warnings, ["c.json: unknown key \"headphones.pin\" ignored"])
+        for bad in [#"{"headphones": {"volumeMax": 101}}"#, #"{"volumeMin": 30, "headphones": {"volumeMax": 20}}"#,
+                    #"{"headphones": {"card": ""}}"#, "{\"headphones\": {\"control\": \"Jack\\u001b[2J\"}}"] {
+            XCTAssertThrowsError(try parse(bad), bad) { error in
+                XCTAssertTrue("\(error)".hasPrefix("c.json: headphones: must be {\"card\""), "\(error)")
+            }
+        }
     }
 
     func testUSBIsOffUnlessConfiguredAndDefaultsToMediaJukeboxWithoutAutoplay() throws {

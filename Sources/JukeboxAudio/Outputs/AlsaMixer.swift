@@ -205,30 +205,22 @@ public final class AlsaMixer: @unchecked Sendable {
             if rc < 0 { throw cardNotFound(device, rc) }
             return nil
         }
-        var top: OpaquePointer?
-        var input: OpaquePointer?
-        guard snd_config_top(&top) == 0, let top else { throw MixerError(kind: .failed, message: "config: out of memory") }
-        let loaded = config.withCString { text -> Int32 in
-            guard snd_input_buffer_open(&input, text, strlen(text)) == 0, let input else { return -ENOMEM }
-            defer { snd_input_close(input) }
-            return snd_config_load(top, input)
+        let opened: AlsaControlDevice.Opened
+        switch AlsaControlDevice.open(device, config: config, mode: 0) {
+        case .success(let o): opened = o
+        case .failure(let e): throw cardNotFound(device, e.rc)
         }
-        var ctl: OpaquePointer?
         var hctl: OpaquePointer?
-        var rc = loaded
-        if rc == 0 { rc = snd_ctl_open_lconf(&ctl, device, 0, top) }
-        if rc == 0, let ctl {
-            rc = snd_hctl_open_ctl(&hctl, ctl)
-            if rc < 0 { snd_ctl_close(ctl) }
-        }
+        var rc = snd_hctl_open_ctl(&hctl, opened.ctl)
+        if rc < 0 { snd_ctl_close(opened.ctl) }
         if rc == 0, let hctl {
             rc = snd_mixer_attach_hctl(handle, hctl) // the mixer owns hctl from here, also on failure
         }
         if rc < 0 {
-            snd_config_delete(top)
+            if let top = opened.config { snd_config_delete(top) }
             throw cardNotFound(device, rc)
         }
-        return top
+        return opened.config
     }
 
     private static func find(_ handle: OpaquePointer, device: String, control: String, index: Int) throws(MixerError) -> OpaquePointer {

@@ -58,6 +58,8 @@ extension Event {
         case .cardsLoaded(let map): return "cards map: \(map.entries.count) cards"
         case .cardTracks(let card, let tracks, _, _): return "card \(card): " + Self.count(tracks.count)
         case .loadSource(_, let tracks): return "load " + Self.count(tracks.count)
+        case .headphones(let plugged):
+            return plugged ? "headphones in" : "headphones out"
         case .battery(let r):
             return "battery " + (r.percent.map { "\(Int($0.rounded())) %" } ?? "?") + (r.charging == true ? ", charging" : "") + (r.low ? ", low pin" : "")
         case .usbInserted(let path): return "USB stick inserted: " + DisplayText.inert(path)

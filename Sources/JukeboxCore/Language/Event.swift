@@ -119,6 +119,9 @@ public enum Event: Equatable, Sendable {
     case loadSource(QueueSource, tracks: [TrackInfo])
     /// The battery monitor read the battery (`Reduce+Battery`).
     case battery(BatteryReading)
+    /// The sound card's headphone jack: headphones are in (`true`) or out. Sent once when the jack
+    /// is first read, then at each change (`Reduce+Headphones`).
+    case headphones(plugged: Bool)
     /// A USB stick was mounted at `path` (a folder right under a watched mount root).
     case usbInserted(path: String)
     /// The stick mounted at `path` is gone (unmounted or pulled out).

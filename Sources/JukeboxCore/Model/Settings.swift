@@ -57,6 +57,8 @@ public struct Settings: Equatable, Sendable {
     public var doublePressWindow: Double = 0.35
     /// The battery's rules; nil: no battery monitor (readings are kept, nothing is done).
     public var battery: BatterySettings?
+    /// The headphone jack's rules; nil: no jack watched (`Event.headphones` is then only kept).
+    public var headphones: HeadphoneSettings?
     /// What the power button's long press runs (an argument vector, no shell); also what idle
     /// power-off runs.
     public var powerCommand: [String] = ["systemctl", "poweroff"]

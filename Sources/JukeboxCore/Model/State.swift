@@ -189,6 +189,9 @@ public struct State: Equatable, Sendable {
     public var sleepFade: Double?
     /// The battery's last reading and what was done about it (`Reduce+Battery`).
     public var battery = BatteryState()
+    /// Whether headphones are in the jack, as the card last said; nil: not known (no jack watched,
+    /// or before its first report).
+    public var headphonesIn: Bool?
 
     /// How long a volume knob or button must be still before the volume is saved (seconds).
     public static let volumeSaveDelay = 1.0

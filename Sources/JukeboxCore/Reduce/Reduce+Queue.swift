@@ -175,7 +175,15 @@ extension State {
     }
 
     func clampVolume(_ v: Int) -> Int {
-        min(max(v, settings.volumeMin, 0), settings.volumeMax, 100)
+        min(max(v, settings.volumeMin, 0), volumeMax)
+    }
+
+    /// The highest volume now: the config's, lower while headphones are in when their cap is lower
+    /// (never below the lowest volume a user can set).
+    public var volumeMax: Int {
+        let most = min(settings.volumeMax, 100)
+        guard headphonesIn == true, let cap = settings.headphones?.volumeMax else { return most }
+        return min(most, max(cap, settings.volumeMin))
     }
 
     mutating func makeTracks(_ infos: [TrackInfo]) -> [Track] {

@@ -91,6 +91,8 @@ extension State {
             usb(event, &step)
         case .battery(let reading):
             batteryReading(reading, &step)
+        case .headphones(let plugged):
+            headphones(plugged: plugged, &step)
         case .bookmarksLoaded(let marks):
             // What this player could not have made (too long, not a number) is not kept.
             bookmarks = Array(marks.filter(\.isValid).suffix(max(settings.bookmarkLimit, 0)))

@@ -36,6 +36,8 @@ public struct Config: Equatable, Sendable {
     public var rfid: RFIDSettings?
     /// The battery's chip (`battery`); nil: no battery monitor.
     public var battery: BatteryMonitorSettings?
+    /// The headphone jack to watch (`headphones`); nil: none.
+    public var headphones: HeadphoneJackSettings?
     /// The USB sticks' mount roots (`usb.roots`); nil: no `usb` key, sticks are not watched.
     public var usbRoots: [String]?
     /// Whether only mount points under the roots are sticks (`usb.mountsOnly`, default true;
@@ -269,6 +271,14 @@ public struct Config: Equatable, Sendable {
             c.settings.battery = rules
             sectionWarnings += unknownKeyWarnings(source, section: "battery", v.unknownKeys)
         }
+        if let v = raw.headphones {
+            guard let (jack, rules) = v.settings(volumeMin: c.settings.volumeMin) else {
+                throw Problem(description: "\(source): headphones: " + RawHeadphones.expectation)
+            }
+            c.headphones = jack
+            c.settings.headphones = rules
+            sectionWarnings += unknownKeyWarnings(source, section: "headphones", v.unknownKeys)
+        }
         if let v = raw.mpd {
             switch v.settings() {
             case .success(let settings): c.mpd = settings
@@ -352,6 +362,7 @@ private struct RawConfig: Decodable {
     var rfid: RawRFID?
     var usb: RawUSB?
     var battery: RawBattery?
+    var headphones: RawHeadphones?
     var mqtt: MQTTSettings?
     var radio: RawRadio?
     var sleep: RawSleep?
@@ -389,6 +400,7 @@ private struct RawConfig: Decodable {
         case "rfid": return RawRFID.expectation("rfid")
         case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400, \"network\": true|false, \"caFile\": an absolute path}"
         case "battery": return RawBattery.expectation
+        case "headphones": return RawHeadphones.expectation
         case "sleep": return RawSleep.expectation
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
         case "mqtt": return "must be an object with at least \"host\" (see docs/REMOTE.md \"MQTT\")"

@@ -72,12 +72,14 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         public var low: Bool
     }
 
-    /// The volume limits of the config (`volumeMin`, `volumeMax`): a slider's range. Optional so
-    /// an older player's status still reads.
+    /// The volume limits of the config (`volumeMin`, `volumeMax`; the headphones' cap while they are
+    /// in): a slider's range. Optional so an older player's status still reads.
     public var volumeMin: Int?
     public var volumeMax: Int?
     /// The sleep timer while one runs (nil: none; optional so an older player's status still reads).
     public var sleep: SleepStatus?
+    /// Whether headphones are in the jack (nil: no jack watched, or not read yet).
+    public var headphones: Bool?
 
     /// The sleep timer as `status --json` shows it: `minutes`, `track`, `chapter` or `folder`, the
     /// whole seconds left (nil: not known, a track without a length), and the minutes asked for
@@ -120,7 +122,8 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         }
         cardAssign = state.cards.assignNext.map { CardAssignStatus(stage: $0.stage.rawValue, value: $0.value, card: $0.card, error: $0.error) }
         volumeMin = state.settings.volumeMin
-        volumeMax = state.settings.volumeMax
+        volumeMax = state.volumeMax
+        headphones = state.headphonesIn
         battery = state.battery.reading.map { BatteryStatus(percent: $0.percent, volts: $0.volts, charging: $0.charging, low: $0.low) }
         if let timer = state.sleep {
             let left = state.sleepLeft(now: max(now ?? state.now, timer.seenAt))
@@ -163,6 +166,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
             "\"sleep\":" + (sleep.map { s in
                 "{\"mode\":" + q(s.mode) + ",\"left\":" + (s.left.map { String($0) } ?? "null") + (s.minutes.map { ",\"minutes\":" + CardsJSON.number($0) } ?? "") + "}"
             } ?? "null"),
+            "\"headphones\":" + (headphones.map { String($0) } ?? "null"),
         ]
         return "{" + fields.joined(separator: ",") + "}"
     }

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+
+/// What the headphone jack does (`headphones` in the config). The jack's state comes from the
+/// sound card (an ALSA jack control) as `Event.headphones`; these are the rules.
+public struct HeadphoneSettings: Equatable, Sendable {
+    /// Whether pulling the headphones out while sound plays pauses it (as a phone does), so a
+    /// story meant for headphones does not go on through the speaker.
+    public var pauseOnUnplug = true
+    /// The highest volume while headphones are in (nil: the same as the speaker's,
+    /// `Settings.volumeMax`). Plugging them in turns a louder volume down to it.
+    public var volumeMax: Int?
+
+    public init(pauseOnUnplug: Bool = true, volumeMax: Int? = nil) {
+        self.pauseOnUnplug = pauseOnUnplug
+        self.volumeMax = volumeMax
+    }
+}

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+
+// The headphone jack: pulled out while sound plays, the sound pauses (as on a phone); plugged in,
+// the volume is held to the headphones' cap. The card reports the jack; the rules are here.
+extension State {
+    /// What the log says when pulling the headphones paused the sound.
+    static let headphonesPausedText = "headphones unplugged: paused"
+
+    mutating func headphones(plugged: Bool, _ step: inout Step) {
+        let was = headphonesIn
+        headphonesIn = plugged
+        guard let rules = settings.headphones, was != plugged else { return }
+        if plugged {
+            // Their cap applies at once: a speaker's volume must not reach the ears.
+            if clampVolume(volume) != volume { setVolume(volume, &step) }
+            return
+        }
+        // Only a pull is a reason to stop: a box that starts without headphones plays on.
+        guard was == true, rules.pauseOnUnplug else { return }
+        switch phase {
+        case .playing, .waitingForDevice, .waitingForMusic:
+            apply(.pause, &step)
+            step.commands.append(.report(State.headphonesPausedText))
+        case .interrupted where afterInterruption == .playing:
+            apply(.pause, &step)
+            step.commands.append(.report(State.headphonesPausedText))
+        default:
+            break
+        }
+    }
+}
