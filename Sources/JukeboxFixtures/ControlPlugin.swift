@@ -9,8 +9,13 @@ public struct ControlPlugin: Sendable {
     public let config: String
     public let device: String
 
-    /// Compiles `source` (which defines `SND_CTL_PLUGIN_SYMBOL(type)`) once per process and type.
-    public static func build(type: String, source: String) -> Result<ControlPlugin, ControlPluginError> {
+    /// Compiles `source` followed by the plugin's entry point once per process and type. `source`
+    /// defines `struct jb` (its first members `snd_ctl_ext_t ext; int pipe[2];`, the pipe being
+    /// what the handle polls) and `callbacks`; `setup` is C run before the handle is created
+    /// (more of `j->ext`), `created` after it (`j` is the new handle).
+    public static func build(type: String, source: String, name: String, setup: String = "", created: String = "")
+        -> Result<ControlPlugin, ControlPluginError> {
+        let source = source + entry(type: type, name: name, setup: setup, created: created)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jukebox-ctl-\(type)-\(getpid())")
         do {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -35,4 +40,39 @@ public struct ControlPlugin: Sendable {
 /// Why a test control plugin could not be built (no C compiler, no libasound headers).
 public struct ControlPluginError: Error, Sendable {
     public let message: String
+}
+
+extension ControlPlugin {
+    /// The C of `SND_CTL_PLUGIN_DEFINE_FUNC(type)`: a handle over the source's `struct jb`.
+    static func entry(type: String, name: String, setup: String, created: String) -> String {
+        let id = String(type.prefix(15))
+        return """
+
+        SND_CTL_PLUGIN_DEFINE_FUNC(\(type))
+        {
+            (void)root; (void)conf;
+            struct jb *j = calloc(1, sizeof(*j));
+            if (!j) return -ENOMEM;
+            if (pipe(j->pipe) < 0) { free(j); return -errno; }
+            j->ext.version = SND_CTL_EXT_VERSION;
+            j->ext.card_idx = 0;
+            strcpy(j->ext.id, "\(id)");
+            strcpy(j->ext.driver, "\(id)");
+            strcpy(j->ext.name, "\(name)");
+            strcpy(j->ext.longname, "\(name) (user space)");
+            strcpy(j->ext.mixername, "\(id)");
+            j->ext.poll_fd = j->pipe[0];
+            j->ext.callback = &callbacks;
+            j->ext.private_data = j;
+            \(setup)
+            int err = snd_ctl_ext_create(&j->ext, name, mode);
+            if (err < 0) { close(j->pipe[0]); close(j->pipe[1]); free(j); return err; }
+            \(created)
+            *handlep = j->ext.handle;
+            return 0;
+        }
+        SND_CTL_PLUGIN_SYMBOL(\(type));
+
+        """
+    }
 }

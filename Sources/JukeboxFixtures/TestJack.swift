@@ -10,7 +10,8 @@ import Glibc
 /// (ENODEV). Its values are process-wide, like a card's.
 public enum TestJack {
     /// The compiled plugin (once per process).
-    public static let plugin = ControlPlugin.build(type: "jbjack", source: source)
+    public static let plugin = ControlPlugin.build(type: "jbjack", source: source, name: "Jukebox test jack",
+                                                   created: "for (int i = 0; i < 32; i++) if (!open_handles[i]) { open_handles[i] = j; break; }")
 
     /// Sets control `name` (a boolean); false when the plugin is missing or the write failed.
     @discardableResult
@@ -133,29 +134,5 @@ static const snd_ctl_ext_callback_t callbacks = {
     .get_attribute = jb_attr, .get_integer_info = jb_info, .read_integer = jb_read,
     .write_integer = jb_write, .subscribe_events = jb_subscribe, .read_event = jb_event,
 };
-
-SND_CTL_PLUGIN_DEFINE_FUNC(jbjack)
-{
-    (void)root; (void)conf;
-    struct jb *j = calloc(1, sizeof(*j));
-    if (!j) return -ENOMEM;
-    if (pipe(j->pipe) < 0) { free(j); return -errno; }
-    j->ext.version = SND_CTL_EXT_VERSION;
-    j->ext.card_idx = 0;
-    strcpy(j->ext.id, "JBJack");
-    strcpy(j->ext.driver, "jbjack");
-    strcpy(j->ext.name, "Jukebox test jack");
-    strcpy(j->ext.longname, "Jukebox user-space test jack");
-    strcpy(j->ext.mixername, "JBJack");
-    j->ext.poll_fd = j->pipe[0];
-    j->ext.callback = &callbacks;
-    j->ext.private_data = j;
-    int err = snd_ctl_ext_create(&j->ext, name, mode);
-    if (err < 0) { close(j->pipe[0]); close(j->pipe[1]); free(j); return err; }
-    for (int i = 0; i < 32; i++) if (!open_handles[i]) { open_handles[i] = j; break; }
-    *handlep = j->ext.handle;
-    return 0;
-}
-SND_CTL_PLUGIN_SYMBOL(jbjack);
 """#
 }

@@ -91,34 +91,11 @@ static const snd_ctl_ext_callback_t callbacks = {
     .get_attribute = jb_attr, .get_integer_info = jb_info, .read_integer = jb_read,
     .write_integer = jb_write, .read_event = jb_event,
 };
-
-SND_CTL_PLUGIN_DEFINE_FUNC(jbmix)
-{
-    (void)root; (void)conf;
-    struct jb *j = calloc(1, sizeof(*j));
-    if (!j) return -ENOMEM;
-    if (pipe(j->pipe) < 0) { free(j); return -errno; }
-    j->ext.version = SND_CTL_EXT_VERSION;
-    j->ext.card_idx = 0;
-    strcpy(j->ext.id, "JBMix");
-    strcpy(j->ext.driver, "jbmix");
-    strcpy(j->ext.name, "Jukebox test mixer");
-    strcpy(j->ext.longname, "Jukebox user-space test mixer");
-    strcpy(j->ext.mixername, "JBMix");
-    j->ext.poll_fd = j->pipe[0];
-    j->ext.callback = &callbacks;
-    j->ext.private_data = j;
-    j->ext.tlv.c = jb_tlv;
-    int err = snd_ctl_ext_create(&j->ext, name, mode);
-    if (err < 0) { close(j->pipe[0]); close(j->pipe[1]); free(j); return err; }
-    *handlep = j->ext.handle;
-    return 0;
-}
-SND_CTL_PLUGIN_SYMBOL(jbmix);
 """#
 
     /// The compiled plugin, shared by all tests (its control values are process-wide, like a card's).
-    private static let plugin = ControlPlugin.build(type: "jbmix", source: pluginSource)
+    private static let plugin = ControlPlugin.build(type: "jbmix", source: pluginSource, name: "Jukebox test mixer",
+                                                    setup: "j->ext.tlv.c = jb_tlv;")
 
     private func open(_ control: String, index: Int = 0) throws -> AlsaMixer {
         let plugin: ControlPlugin
