@@ -43,6 +43,20 @@ public struct ControlPluginError: Error, Sendable {
 }
 
 extension ControlPlugin {
+    /// The C of the callbacks that count the controls and find one by numid or name, over the
+    /// source's `ctls` array (whose members have a `name`) and its count `N`.
+    public static let lookup = #"""
+    static int jb_count(snd_ctl_ext_t *ext) { (void)ext; return N; }
+    static snd_ctl_ext_key_t jb_find(snd_ctl_ext_t *ext, const snd_ctl_elem_id_t *id) {
+        (void)ext;
+        unsigned int numid = snd_ctl_elem_id_get_numid(id);
+        if (numid > 0 && numid <= N) return numid - 1;
+        const char *name = snd_ctl_elem_id_get_name(id);
+        for (unsigned int i = 0; i < N; i++) if (strcmp(name, ctls[i].name) == 0) return i;
+        return SND_CTL_EXT_KEY_NOT_FOUND;
+    }
+    """#
+
     /// The C of `SND_CTL_PLUGIN_DEFINE_FUNC(type)`: a handle over the source's `struct jb`.
     static func entry(type: String, name: String, setup: String, created: String) -> String {
         let id = String(type.prefix(15))

@@ -79,20 +79,12 @@ static void jb_close(snd_ctl_ext_t *ext) {
     for (int i = 0; i < 32; i++) if (open_handles[i] == j) open_handles[i] = NULL;
     close(j->pipe[0]); close(j->pipe[1]); free(j);
 }
-static int jb_count(snd_ctl_ext_t *ext) { (void)ext; return N; }
+\#(ControlPlugin.lookup)
 static int jb_list(snd_ctl_ext_t *ext, unsigned int offset, snd_ctl_elem_id_t *id) {
     (void)ext;
     snd_ctl_elem_id_set_interface(id, ctls[offset].boolean ? SND_CTL_ELEM_IFACE_CARD : SND_CTL_ELEM_IFACE_MIXER);
     snd_ctl_elem_id_set_name(id, ctls[offset].name);
     return 0;
-}
-static snd_ctl_ext_key_t jb_find(snd_ctl_ext_t *ext, const snd_ctl_elem_id_t *id) {
-    (void)ext;
-    unsigned int numid = snd_ctl_elem_id_get_numid(id);
-    if (numid > 0 && numid <= N) return numid - 1;
-    const char *name = snd_ctl_elem_id_get_name(id);
-    for (unsigned int i = 0; i < N; i++) if (strcmp(name, ctls[i].name) == 0) return i;
-    return SND_CTL_EXT_KEY_NOT_FOUND;
 }
 static int jb_attr(snd_ctl_ext_t *ext, snd_ctl_ext_key_t key, int *type, unsigned int *acc, unsigned int *count) {
     (void)ext;
