@@ -162,6 +162,32 @@ if want interruption || want display-ssd1306; then
   fi
   stop_daemon
 fi
+# ---- Headphones: a jack control on the kernel's card (a user control on snd-aloop) ----------------
+if want headphones; then
+  # In before the start, as a box booted with headphones on: the cap applies at once.
+  "$CACHE/tools/hiljack" Loopback add "Headphone Jack" 1 2>"$W/hiljack.err" || note "hiljack add: $(cat "$W/hiljack.err")"
+  start_daemon '"device": "hw:Loopback,0,0", "bootVolume": 90, "headphones": {"card": "hw:Loopback", "volumeMax": 50}'
+  begin headphones
+  expect_status 10 headphones true "start with the jack's control on"
+  expect_status 5 volume 50 "start with headphones in (bootVolume 90, headphones.volumeMax 50)"
+  expect_status 5 volumeMax 50 "headphones in"
+  ctl volume 80
+  expect_status 5 volume 50 "volume 80 asked with headphones in"
+  t=$(date +%s%N)
+  "$CACHE/tools/hiljack" Loopback set "Headphone Jack" 0 || note "hiljack set 0 failed"
+  expect_status 5 phase paused "the headphones pulled out while playing"
+  detail "pulled: paused $(( ($(date +%s%N) - t) / 1000000 )) ms after the control changed (status polled through ctl)"
+  expect_status 5 volumeMax 100 "headphones out"
+  grep -q "headphones unplugged: paused" "$DLOG" || note "the log never said 'headphones unplugged: paused': $(grep -i headphones "$DLOG" | tail -n 3)"
+  ctl volume 80
+  expect_status 5 volume 80 "volume 80 asked with headphones out"
+  "$CACHE/tools/hiljack" Loopback set "Headphone Jack" 1 || note "hiljack set 1 failed"
+  expect_status 5 volume 50 "the headphones plugged in again"
+  expect_status 1 phase paused "still paused after the plug (a plug starts nothing)"
+  finish
+  stop_daemon
+fi
+
 # ---- A card that goes away and comes back: snd-dummy's driver unbound while it plays -------------
 if want card-return; then
   start_daemon '"device": "hw:Dummy,0,0"'
