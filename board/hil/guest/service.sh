@@ -40,13 +40,19 @@ state_source() { tr -d ' \n\\' < /var/lib/jukebox/state.json 2>/dev/null | grep 
 # Reads of a card less than sameCardDelay (1 s) apart are one swipe: a swipe comes at least
 # 1.1 s after the one before (the pause is part of the stimulus).
 SWIPED_AT=0
+# While EVENTS (a file) holds the control socket's event stream, each swipe waits for the core to
+# be given its card (one more `card ID` line), so a swipe lost on its way is named as such.
+EVENTS=
 swipe() {
-  local wait
+  local wait before=0
   wait=$(awk -v a="$SWIPED_AT" -v b="$(uptime_s)" 'BEGIN { w = a + 1.1 - b; printf "%.2f", w > 0 ? w : 0 }')
   sleep "$wait"
+  [ -z "$EVENTS" ] || before=$(grep -c " card $1 " "$EVENTS")
   echo "type $1" >&"${KEYS[1]}"
   read -r -t 10 SWIPE <&"${KEYS[0]}" || SWIPE="(no answer from hilkeys)"
   SWIPED_AT=$(uptime_s)
+  [ -z "$EVENTS" ] || wait_for 10 eval '[ "$(grep -c " card $1 " "$EVENTS")" -gt "$before" ]' \
+    || note "swipe of $1 at ${SWIPED_AT}s: the core was not given the card within 10 s (hilkeys: $SWIPE; events: $(tail -n 6 "$EVENTS" | tr '\n' ';'))"
 }
 # secs T: seconds of uptime since T, one decimal.
 secs() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -272,8 +278,11 @@ boot)
   card=0012345678
   modprobe uinput || note "modprobe uinput failed"
   # What the core was told (every card read, also one taken as the same swipe), for the notes.
-  timeout 120 jukebox ctl --socket "$SOCK" events > /tmp/rfid-events.log 2>&1 &
+  EVENTS=/tmp/rfid-events.log
+  # Its stdin stays open (a line or the end of it there would end the stream).
+  timeout 120 jukebox ctl --socket "$SOCK" events < <(sleep 130) > "$EVENTS" 2>&1 &
   events_pid=$!
+  wait_for 20 grep -q "streaming events" "$EVENTS" || note "the event stream did not start: $(cat "$EVENTS")"
   coproc KEYS { exec "$OUT/hilkeys" "HIL RFID Reader"; }
   read -r -t 20 ready <&"${KEYS[0]}" || ready="(hilkeys did not start)"
   node=${ready#ready }
@@ -301,6 +310,7 @@ boot)
   wait_for 10 status_is phase playing \
     || note "expected the third swipe to play again, seen $(fast_status); hilkeys: $SWIPE; card lines: $(journalctl -b -u jukebox.service -o short-monotonic | grep -i card | tail -n 4 | tr '\n' ' '); events: $(tail -n 12 /tmp/rfid-events.log | tr '\n' ';')"
   kill "$events_pid" 2>/dev/null
+  EVENTS=
   finish "$node found and grabbed in $found s (keys elsewhere: ${first#typed $card elsewhere }), new card $card assigned to /srv/music; swipe: playing /srv/music from $(field title "$(fast_status)") in $started s; 2nd swipe paused, 3rd played"
 
   # A USB stick hot-plugged through QEMU's monitor (the host's FAT image, partition 1 labelled
