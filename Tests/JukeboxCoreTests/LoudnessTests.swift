@@ -36,20 +36,7 @@ final class LoudnessTests: XCTestCase {
 
     /// `play` on `queue(rules)`: track 1 starts at `gain` with track 2 handed at `nextGain`.
     private func play(_ h: CoreHarness, gain: Double?, nextGain: Double?, file: StaticString = #filePath, line: UInt = #line) {
-        h.send(.play, file: file, line: line, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 4)
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false,
-                        next: NextPlay(playID: 2, path: "/music/2.flac", gain: nextGain), gain: gain),
-            .persistPlace(Snapshot(tracks: tagged(), current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 4)),
-        ])
+        h.playFromStopped(4, tracks: tagged(), gain: gain, nextGain: nextGain, file: file, line: line)
     }
 
     /// Track 2 ends into its handed successor (play 2): track 3 is handed at `nextGain`.
