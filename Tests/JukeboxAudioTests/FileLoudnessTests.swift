@@ -62,7 +62,9 @@ final class FileLoudnessTests: ScratchCase {
 
     func testOpusR128AndReplayGainComments() throws {
         func comments(_ list: [String]) -> [UInt8] {
-            var bytes: [UInt8] = Array("OpusTags".utf8) + le32(4) + Array("test".utf8) + le32(list.count)
+            var bytes: [UInt8] = Array("OpusTags".utf8)
+            bytes += le32(4) + Array("test".utf8)
+            bytes += le32(list.count)
             for c in list { bytes += le32(c.utf8.count) + Array(c.utf8) }
             return bytes
         }
