@@ -97,6 +97,30 @@ final class FileLoudnessTests: ScratchCase {
         XCTAssertNil(FileLoudness.read(path: MP4MovieTests.fixture("two-tone.m4a")))
     }
 
+    /// R128 gains are relative to the audio with the Opus header's output gain applied, so the
+    /// decoder must apply it: libsndfile does (a header gain of -6 dB halves the decoded peak).
+    func testTheOpusHeaderOutputGainIsAppliedByTheDecoder() throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: MP4MovieTests.fixture("chapters.opus"))))
+        let headerEnd = 27 + Int(bytes[26])
+        XCTAssertEqual(Array(bytes[headerEnd..<headerEnd + 8]), Array("OpusHead".utf8))
+        let gain = Int16(-6 * 256)
+        bytes[headerEnd + 16] = UInt8(truncatingIfNeeded: gain)
+        bytes[headerEnd + 17] = UInt8(truncatingIfNeeded: gain >> 8)
+        // The first page's CRC again (libogg checks it): CRC-32, polynomial 0x04c11db7, over the
+        // page with its CRC field zeroed.
+        let pageEnd = headerEnd + bytes[27..<headerEnd].reduce(0) { $0 + Int($1) }
+        bytes.replaceSubrange(22..<26, with: [0, 0, 0, 0])
+        var crc: UInt32 = 0
+        for byte in bytes[0..<pageEnd] {
+            crc ^= UInt32(byte) << 24
+            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? crc << 1 ^ 0x04c1_1db7 : crc << 1 }
+        }
+        bytes.replaceSubrange(22..<26, with: le32(Int(crc)))
+        let patched = scratch.file("gain.opus", bytes)
+        func peak(_ path: String) throws -> Float { TestAudio.floats(try TestAudio.decode(path: path)).map(abs).max() ?? 0 }
+        XCTAssertEqual(try peak(patched) / peak(MP4MovieTests.fixture("chapters.opus")), 0.5012, accuracy: 0.002)
+    }
+
     private func le32(_ v: Int) -> [UInt8] { [UInt8(v & 0xff), UInt8(v >> 8 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 24 & 0xff)] }
 
     /// One Ogg page of stream 1 holding `packet` whole (CRC not checked by the reader).

@@ -5,8 +5,9 @@
 /// case) from an MP3's ID3v2 `TXXX` frames (`ID3Chapters.frames`), FLAC and Ogg Vorbis comments
 /// (`VorbisChapters`), an MP4's `----:com.apple.iTunes:replaygain_*` items (`MP4Movie`); Opus's
 /// `R128_TRACK_GAIN`/`R128_ALBUM_GAIN` (Q7.8 dB relative to −23 LUFS, moved to ReplayGain's −18 LUFS
-/// reference by adding 5 dB). The Opus header's output gain is libsndfile's to apply when it decodes
-/// (ReplayGain and R128 gains are relative to the audio with it applied).
+/// reference by adding 5 dB). R128 and ReplayGain gains are relative to the audio with the Opus
+/// header's output gain applied, and libsndfile (which decodes Opus files) applies it
+/// (`FileLoudnessTests.testTheOpusHeaderOutputGainIsAppliedByTheDecoder`).
 ///
 /// Values are parsed strictly (`gain(_:)`, `peak(_:)`): anything malformed, not finite or out of
 /// range is left out (no gain), never a failure.
