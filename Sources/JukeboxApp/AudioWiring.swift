@@ -5,6 +5,14 @@ import JukeboxService
 import JukeboxSystem
 
 extension AudioEngine: AudioPort {
+    /// `play` with the gapless successor and no ReplayGain (the port's plain form).
+    public func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
+        play(id: id, path: path, from: seconds, paused: paused, next: next, gain: 1, nextGain: 1)
+    }
+
+    /// `setNext` without ReplayGain (the port's plain form).
+    public func setNext(id: UInt64, path: String) { setNext(id: id, path: path, gain: 1) }
+
     /// The engine's stream facts in the core's words: buffered percent of the start-up buffer,
     /// seconds reconnecting (by the stream thread's monotonic clock).
     public func streamStatus() -> (id: UInt64, status: StreamStatus)? {
@@ -65,6 +73,8 @@ public enum AudioWiring {
         let tags = TagReader.read(path: path)
         return TrackInfo(path: path, title: tags.title, artist: tags.artist, album: tags.album,
                          trackNumber: tags.trackNumber, discNumber: tags.discNumber, duration: tags.durationSeconds,
-                         chapters: tags.chapters.map { Chapter(start: $0.start, title: $0.title) })
+                         chapters: tags.chapters.map { Chapter(start: $0.start, title: $0.title) }, loudness: tags.loudness.map {
+                             Loudness(trackGain: $0.trackGain, trackPeak: $0.trackPeak, albumGain: $0.albumGain, albumPeak: $0.albumPeak)
+                         })
     }
 }

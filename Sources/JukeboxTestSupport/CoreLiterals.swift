@@ -159,7 +159,7 @@ public enum CoreSource {
     static func trackInfo(_ v: TrackInfo) -> String {
         let stem = v.path.dropFirst("/music/".count).dropLast(".flac".count)
         if v.path.hasPrefix("/music/"), v.path.hasSuffix(".flac"), let n = Int(stem), v.title == "Song \(n)",
-           v.artist == "Band", v.album == nil, v.trackNumber == nil, v.discNumber == nil {
+           v.artist == "Band", v.album == nil, v.trackNumber == nil, v.discNumber == nil, v.loudness == nil {
             if v.duration == 100 { return "info(\(n))" }
             return "info(\(n), duration: \(of(v.duration as Any)))"
         }

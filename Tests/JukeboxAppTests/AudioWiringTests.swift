@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
+import Foundation
 import JukeboxApp
 import JukeboxAudio
 import JukeboxCore
+import JukeboxFixtures
 import XCTest
 
 /// The engine's reports as the core's events: the one translation between the two vocabularies.
@@ -28,5 +30,23 @@ final class AudioWiringTests: XCTestCase {
         // The core retries both: a device that went away and one that failed for another reason.
         XCTAssertEqual(AudioWiring.problem(.lost), .lost)
         XCTAssertEqual(AudioWiring.problem(.other), .lost)
+    }
+}
+
+/// A file's ReplayGain tags reach the core's `TrackInfo` (and none: nil, as before).
+final class LoudnessWiringTests: XCTestCase {
+    func testTagsBecomeTheTrackInfosLoudness() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jukebox-loudness-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("a.flac").path
+        try TestAudio.write(path: path, kind: .flac, frames: 4410)
+        XCTAssertNil(AudioWiring.trackInfo(path: path).loudness)
+        let metaflac = Process()
+        metaflac.executableURL = URL(fileURLWithPath: "/usr/bin/metaflac")
+        metaflac.arguments = ["--set-tag=REPLAYGAIN_ALBUM_GAIN=-3.5 dB", "--set-tag=REPLAYGAIN_ALBUM_PEAK=0.25", path]
+        try metaflac.run()
+        metaflac.waitUntilExit()
+        XCTAssertEqual(AudioWiring.trackInfo(path: path).loudness, Loudness(albumGain: -3.5, albumPeak: 0.25))
     }
 }

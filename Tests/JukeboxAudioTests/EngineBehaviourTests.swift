@@ -207,3 +207,50 @@ final class EngineClockTests: ScratchCase {
         XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1), .started(id: 2), .finished(id: 2)])
     }
 }
+
+/// ReplayGain in the engine: a play's linear gain scales its samples from its first frame
+/// (a gapless successor's from its own), saturating; at 1 the samples pass bit-exact.
+final class EngineGainTests: ScratchCase {
+    /// `source`'s 16-bit samples times `gain`, rounded, clamped to full scale.
+    private func scaled(_ source: [UInt8], by gain: Double) -> [Int16] {
+        source.withUnsafeBytes { $0.bindMemory(to: Int16.self).map { Int16(min(max((Double($0) * gain).rounded(), -32768), 32767)) } }
+    }
+
+    private func samples(_ bytes: [UInt8]) -> [Int16] { bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) } }
+
+    func testMinus6dBPlaysAtHalfAmplitudeAndOneIsBitExact() throws {
+        let path = try scratch.audio(.wav16, frames: 3000)
+        let source = try TestAudio.decode(path: path)
+        let half = 0.5000345349769785 // 10^(-6.02/20)
+        for gain in [half, 1.0] {
+            let (output, log, engine) = recordingEngine()
+            engine.play(id: 1, path: path, from: 0, paused: false, gain: gain)
+            XCTAssertTrue(log.wait(for: .finished(id: 1)))
+            engine.shutdown()
+            if gain == 1 {
+                XCTAssertEqual(output.bytes, source.bytes, "gain 1 is bit-exact")
+            } else {
+                XCTAssertEqual(samples(output.bytes), scaled(source.bytes, by: half))
+                let peakIn = samples(source.bytes).map { abs(Int($0)) }.max() ?? 0
+                let peakOut = samples(output.bytes).map { abs(Int($0)) }.max() ?? 0
+                XCTAssertEqual(Double(peakOut) / Double(peakIn), 0.5, accuracy: 0.001)
+            }
+        }
+    }
+
+    func testAGaplessSuccessorGetsItsOwnGainFromItsFirstFrameAndABoostSaturates() throws {
+        let first = try scratch.audio(.wav16, frames: 3000, name: "a")
+        let second = try scratch.audio(.wav16, frames: 3000, name: "b")
+        let a = try TestAudio.decode(path: first)
+        let b = try TestAudio.decode(path: second)
+        let (output, log, engine) = recordingEngine()
+        engine.play(id: 1, path: first, from: 0, paused: true, gain: 1)
+        engine.setNext(id: 2, path: second, gain: 4)
+        engine.resume()
+        XCTAssertTrue(log.wait(for: .finished(id: 2)))
+        engine.shutdown()
+        let boosted = scaled(b.bytes, by: 4)
+        XCTAssertTrue(boosted.contains(32767) && boosted.contains(-32768), "the test signal must reach full scale at +12 dB")
+        XCTAssertEqual(samples(output.bytes), samples(a.bytes) + boosted)
+    }
+}

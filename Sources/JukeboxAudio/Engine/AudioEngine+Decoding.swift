@@ -149,9 +149,16 @@ extension AudioEngine {
         let format = track.decoder.format
         let capacity = Self.chunkFrames * format.bytesPerFrame
         var frames = 0
+        let gain = track.job.track.gain
         let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             frames = track.decoder.read(into: buffer.baseAddress!, frames: Self.chunkFrames)
             count = max(0, frames) * format.bytesPerFrame
+            // The track's ReplayGain, here rather than in the writer's ramp (which is bounded to
+            // 0...1 and follows the volume): every frame of this track from its first, whatever
+            // follows, and a gapless successor's from its own first frame.
+            if frames > 0 && gain != 1 {
+                SampleConversion.applyGain(gain, to: buffer.baseAddress!, type: format.sample, samples: frames * format.channels)
+            }
         }
         // A stream with nothing yet (buffering, reconnecting): ask again; the loop checks for commands first.
         if frames == pcmSourcePending { return track }

@@ -105,12 +105,13 @@ public final class AudioEngine: @unchecked Sendable {
     /// Stops whatever plays, opens `path` at `seconds` and starts it, or leaves it ready but paused (the
     /// device is then opened on `resume`). Replaces any gapless next track with `next` (set in the same
     /// step, so even a very short track cannot end before its successor is known). `id` names the track
-    /// in reports.
+    /// in reports. Each track's samples are scaled by its linear `gain`/`nextGain` (ReplayGain),
+    /// saturating, from its first frame; at 1 they pass untouched.
     public func play(id: UInt64, path: String, from seconds: Double, paused: Bool,
-                     next: (id: UInt64, path: String)? = nil) {
+                     next: (id: UInt64, path: String)? = nil, gain: Double = 1, nextGain: Double = 1) {
         command(interrupting: true) { state in
-            state.restart(track: TrackRef(id: id, path: path), at: seconds, announce: true)
-            state.nextSpec = next.map { TrackRef(id: $0.id, path: $0.path) }
+            state.restart(track: TrackRef(id: id, path: path, gain: gain), at: seconds, announce: true)
+            state.nextSpec = next.map { TrackRef(id: $0.id, path: $0.path, gain: nextGain) }
             state.active = true
             state.paused = paused
             state.currentStarted = false
@@ -120,11 +121,12 @@ public final class AudioEngine: @unchecked Sendable {
     /// Sets the track to continue with, without a gap, when the current one ends (replacing an earlier
     /// choice, even one already decoded ahead). Honoured as long as the current track's `.finished` has
     /// not been reported; if it comes late, playback continues after a short gap. No-op while idle.
-    public func setNext(id: UInt64, path: String) {
+    /// Its samples are scaled by the linear `gain` from its first frame (1: untouched).
+    public func setNext(id: UInt64, path: String, gain: Double = 1) {
         command { state in
             guard state.active else { return }
             state.cancelTakenNext()
-            state.nextSpec = TrackRef(id: id, path: path)
+            state.nextSpec = TrackRef(id: id, path: path, gain: gain)
         }
     }
 

@@ -4,6 +4,9 @@
 struct TrackRef: Equatable {
     var id: UInt64
     var path: String
+    /// The linear factor the decoder scales this track's samples by (ReplayGain); 1: untouched.
+    /// Kept with the track, so a seek or a reopen after device loss plays at the same gain.
+    var gain: Double = 1
 }
 
 /// An order to the decoder thread: open `track` at `fromSeconds`.

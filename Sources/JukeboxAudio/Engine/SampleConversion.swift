@@ -31,18 +31,19 @@ enum SampleConversion {
         }
     }
 
-    /// Scales `samples` samples of type `type` in place by a constant `gain` (0...1), rounding to
-    /// nearest without dither and never clipping or wrapping. At 1 nothing changes.
+    /// Scales `samples` samples of type `type` in place by a constant `gain` (≥ 0; above 1 for a
+    /// ReplayGain boost), rounding to nearest without dither; integers saturate at full scale, never
+    /// wrap. At 1 nothing changes (bit-exact); a gain that is not finite or is negative counts as 1.
     static func applyGain(_ gain: Double, to buffer: UnsafeMutableRawPointer, type: SampleType, samples: Int) {
-        guard gain != 1 else { return }
+        guard gain != 1, gain.isFinite, gain >= 0 else { return }
         for i in 0..<samples {
             switch type {
             case .int16:
-                let v = Double(buffer.load(fromByteOffset: i * 2, as: Int16.self)) * gain
-                buffer.storeBytes(of: Int16(v.rounded()), toByteOffset: i * 2, as: Int16.self)
+                let v = (Double(buffer.load(fromByteOffset: i * 2, as: Int16.self)) * gain).rounded()
+                buffer.storeBytes(of: Int16(min(max(v, -32768), 32767)), toByteOffset: i * 2, as: Int16.self)
             case .int32:
-                let v = Double(buffer.load(fromByteOffset: i * 4, as: Int32.self)) * gain
-                buffer.storeBytes(of: Int32(v.rounded()), toByteOffset: i * 4, as: Int32.self)
+                let v = (Double(buffer.load(fromByteOffset: i * 4, as: Int32.self)) * gain).rounded()
+                buffer.storeBytes(of: Int32(min(max(v, -2_147_483_648), 2_147_483_647)), toByteOffset: i * 4, as: Int32.self)
             case .float32:
                 let v = buffer.load(fromByteOffset: i * 4, as: Float.self) * Float(gain)
                 buffer.storeBytes(of: v, toByteOffset: i * 4, as: Float.self)

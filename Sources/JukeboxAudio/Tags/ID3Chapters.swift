@@ -24,11 +24,29 @@ enum ID3Chapters {
     /// The chapters of the file behind `source`; empty when it has no ID3v2.3/2.4 tag or no
     /// chapters; throws with the reason when the tag is damaged or cannot be read.
     static func read(_ source: MP4ByteSource) throws(MP4Error) -> [MP4Chapter] {
-        guard source.size >= 10 else { return [] }
+        var chapters: [(id: [UInt8], chapter: MP4Chapter)] = []
+        var tables: [(id: [UInt8], top: Bool, children: [[UInt8]])] = []
+        try frames(source, wanted: { $0 == "CHAP" || $0 == "CTOC" }) { id, body, major in
+            if id == "CHAP", chapters.count < MP4Chapter.maxCount, let chapter = chapter(body, major: major) {
+                chapters.append(chapter)
+            } else if id == "CTOC", tables.count < maxTables, let table = table(body) {
+                tables.append(table)
+            }
+        }
+        return ordered(chapters, tables: tables)
+    }
+
+    /// Walks the frames of the ID3v2.3/2.4 tag at the start of `source` and calls `visit` with
+    /// the id, the content (at most `maxFrameBytes`, format flags undone) and the tag's major
+    /// version of each frame whose id is `wanted` (compressed or encrypted ones are skipped). No
+    /// tag, or v2.2: nothing visited. Throws with the reason when the tag is damaged.
+    static func frames(_ source: MP4ByteSource, wanted: (String) -> Bool,
+                       visit: (String, [UInt8], UInt8) -> Void) throws(MP4Error) {
+        guard source.size >= 10 else { return }
         let header = try source.read(at: 0, count: 10)
-        guard header[0..<3].elementsEqual("ID3".utf8) else { return [] }
+        guard header[0..<3].elementsEqual("ID3".utf8) else { return }
         let major = header[3]
-        guard major == 3 || major == 4 else { return [] }
+        guard major == 3 || major == 4 else { return }
         guard header[6...9].allSatisfy({ $0 < 0x80 }) else { throw MP4Error("damaged ID3v2 tag: its size is not a syncsafe integer") }
         let flags = header[5]
         let end = 10 + UInt64(syncsafe(header[6...9]))
@@ -46,8 +64,6 @@ enum ID3Chapters {
             guard length >= 6, length <= end - at else { throw MP4Error("damaged ID3v2 tag: its extended header runs past the tag") }
             at += length
         }
-        var chapters: [(id: [UInt8], chapter: MP4Chapter)] = []
-        var tables: [(id: [UInt8], top: Bool, children: [[UInt8]])] = []
         var walked = 0
         while end - at >= 10, walked < maxFrames {
             walked += 1
@@ -57,18 +73,12 @@ enum ID3Chapters {
             let id = String(decoding: h[0..<4], as: UTF8.self)
             let size = UInt64(frameSize(h[4...7], major: major))
             guard size <= end - at - 10 else { throw MP4Error("damaged ID3v2 tag: frame '\(id)' runs past the tag's end") }
-            if id == "CHAP" || id == "CTOC",
-               let body = content(try source.read(at: at + 10, count: Int(min(size, UInt64(maxFrameBytes)))),
-                                  flags: h[9], major: major, unsynchronised: tagUnsynchronised) {
-                if id == "CHAP", chapters.count < MP4Chapter.maxCount, let chapter = chapter(body, major: major) {
-                    chapters.append(chapter)
-                } else if id == "CTOC", tables.count < maxTables, let table = table(body) {
-                    tables.append(table)
-                }
+            if wanted(id), let body = content(try source.read(at: at + 10, count: Int(min(size, UInt64(maxFrameBytes)))),
+                                              flags: h[9], major: major, unsynchronised: tagUnsynchronised) {
+                visit(id, body, major)
             }
             at += 10 + size
         }
-        return ordered(chapters, tables: tables)
     }
 
     /// The chapters in the order the top-level table gives (nested tables followed, each chapter

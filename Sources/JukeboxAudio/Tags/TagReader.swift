@@ -21,6 +21,7 @@ public enum TagReader {
             readSndfile(path: path, taglibSeconds: taglibSeconds, into: &tags)
             tags.chapters = FileChapters.read(path: path).map { ($0.start, $0.title) }
         }
+        tags.loudness = FileLoudness.read(path: path)
         return tags
     }
 

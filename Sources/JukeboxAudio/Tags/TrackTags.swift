@@ -17,10 +17,12 @@ public struct TrackTags: Sendable, Equatable {
     public var durationSeconds: Double?
     /// Chapters (start in seconds, title cleaned as every tag), empty when the file has none.
     public var chapters: [(start: Double, title: String)] = []
+    /// ReplayGain values (`FileLoudness`), nil when the file has none that read.
+    public var loudness: ReplayGainTags?
 
     public static func == (a: TrackTags, b: TrackTags) -> Bool {
         a.title == b.title && a.artist == b.artist && a.album == b.album && a.trackNumber == b.trackNumber
-            && a.discNumber == b.discNumber && a.durationSeconds == b.durationSeconds
+            && a.discNumber == b.discNumber && a.durationSeconds == b.durationSeconds && a.loudness == b.loudness
             && a.chapters.elementsEqual(b.chapters, by: { $0.start == $1.start && $0.title == $1.title })
     }
 

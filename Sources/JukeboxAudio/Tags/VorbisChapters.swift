@@ -19,6 +19,11 @@ enum VorbisChapters {
 
     /// The chapters of a FLAC file (`fLaC`, then metadata blocks).
     static func fromFLAC(_ source: MP4ByteSource) throws(MP4Error) -> [MP4Chapter] {
+        chapters(try flacComments(source, prefixes: ["CHAPTER"]))
+    }
+
+    /// The comments of a FLAC file whose keys start with one of `prefixes` (upper case).
+    static func flacComments(_ source: MP4ByteSource, prefixes: [String]) throws(MP4Error) -> [(key: String, value: [UInt8])] {
         var at: UInt64 = 4
         for _ in 0..<maxBlocks {
             guard at + 4 <= source.size else { break }
@@ -26,7 +31,7 @@ enum VorbisChapters {
             let length = UInt64(h[1]) << 16 | UInt64(h[2]) << 8 | UInt64(h[3])
             guard length <= source.size - at - 4 else { throw MP4Error("damaged FLAC file: a metadata block runs past the end") }
             if h[0] & 0x7f == 4 {
-                return chapters(try comments(try source.read(at: at + 4, count: Int(length))[...]))
+                return try comments(try source.read(at: at + 4, count: Int(length))[...], prefixes: prefixes)
             }
             if h[0] & 0x80 != 0 { break }
             at += 4 + length
@@ -37,6 +42,11 @@ enum VorbisChapters {
     /// The chapters of an Ogg Vorbis or Opus file: the comment packet, the second of the first
     /// stream, gathered from its pages.
     static func fromOgg(_ source: MP4ByteSource) throws(MP4Error) -> [MP4Chapter] {
+        chapters(try oggComments(source, prefixes: ["CHAPTER"]))
+    }
+
+    /// The comments of an Ogg Vorbis or Opus file whose keys start with one of `prefixes` (upper case).
+    static func oggComments(_ source: MP4ByteSource, prefixes: [String]) throws(MP4Error) -> [(key: String, value: [UInt8])] {
         var at: UInt64 = 0
         var serial: [UInt8]?
         var packet = 0
@@ -64,7 +74,7 @@ enum VorbisChapters {
                 }
                 offset += Int(lace)
                 if lace < 255 {
-                    if packet == 1 { return chapters(try oggComments(gathered)) }
+                    if packet == 1 { return try oggComments(gathered, prefixes: prefixes) }
                     packet += 1
                 }
             }
@@ -73,15 +83,17 @@ enum VorbisChapters {
     }
 
     /// The comments of an Ogg comment packet: Vorbis's `\u{3}vorbis` or Opus's `OpusTags` first.
-    static func oggComments(_ packet: [UInt8]) throws(MP4Error) -> [(key: String, value: [UInt8])] {
-        if packet.starts(with: [3] + Array("vorbis".utf8)) { return try comments(packet.dropFirst(7)) }
-        if packet.starts(with: Array("OpusTags".utf8)) { return try comments(packet.dropFirst(8)) }
+    static func oggComments(_ packet: [UInt8], prefixes: [String]) throws(MP4Error) -> [(key: String, value: [UInt8])] {
+        if packet.starts(with: [3] + Array("vorbis".utf8)) { return try comments(packet.dropFirst(7), prefixes: prefixes) }
+        if packet.starts(with: Array("OpusTags".utf8)) { return try comments(packet.dropFirst(8), prefixes: prefixes) }
         return []
     }
 
-    /// The `CHAPTER…` comments of a Vorbis comment block (little-endian lengths: the vendor, the
-    /// count, then each `KEY=value`), keys upper-cased; the others skipped.
-    static func comments(_ block: ArraySlice<UInt8>) throws(MP4Error) -> [(key: String, value: [UInt8])] {
+    /// The comments of a Vorbis comment block (little-endian lengths: the vendor, the count, then
+    /// each `KEY=value`) whose keys start with one of `prefixes` (upper-case ASCII; the key's case
+    /// is ignored), keys upper-cased; the others skipped unread.
+    static func comments(_ block: ArraySlice<UInt8>, prefixes: [String]) throws(MP4Error) -> [(key: String, value: [UInt8])] {
+        let wanted: [[UInt8]] = prefixes.map { Array($0.utf8) }
         var at = block.startIndex
         func u32() throws(MP4Error) -> Int {
             guard block.endIndex - at >= 4 else { throw MP4Error("damaged Vorbis comments: they end inside a length") }
@@ -98,13 +110,16 @@ enum VorbisChapters {
             guard length <= block.endIndex - at else { throw MP4Error("damaged Vorbis comments: a comment runs past the end") }
             let comment = block[at..<at + length]
             at += length
-            guard comment.count >= 7, comment.prefix(7).map({ $0 & 0xdf }).elementsEqual("CHAPTER".utf8),
+            guard wanted.contains(where: { p in comment.count >= p.count && comment.prefix(p.count).map(Self.upper).elementsEqual(p) }),
                   let equals = comment.prefix(64).firstIndex(of: UInt8(ascii: "=")) else { continue }
             let key = String(decoding: comment[comment.startIndex..<equals], as: UTF8.self).uppercased()
             found.append((key, Array(comment[(equals + 1)...].prefix(TagText.maxCharacters * 8))))
         }
         return found
     }
+
+    /// An ASCII letter in upper case; any other byte as it is.
+    static func upper(_ byte: UInt8) -> UInt8 { byte >= 0x61 && byte <= 0x7a ? byte - 0x20 : byte }
 
     /// `CHAPTERnnn` (a start) and `CHAPTERnnnNAME` (its title) as chapters: ordered by start (ties
     /// by number), one per start; a chapter without a start that reads is left out.

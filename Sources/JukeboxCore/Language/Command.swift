@@ -5,10 +5,12 @@
 public enum Command: Equatable, Sendable {
     /// Stop whatever plays, open `path` and start at `at` seconds (or hold there, `paused`).
     /// Reports for this play carry `playID`. `next` is the gapless successor, handed over in the
-    /// same order so a short track cannot end before its successor is known.
-    case startTrack(playID: UInt64, path: String, at: Double, paused: Bool, next: NextPlay? = nil)
-    /// Decode this track ahead and continue into it without a gap when the current one ends.
-    case setNext(playID: UInt64, path: String)
+    /// same order so a short track cannot end before its successor is known. `gain` is the linear
+    /// factor its samples are scaled by (ReplayGain); nil leaves them untouched (bit-exact).
+    case startTrack(playID: UInt64, path: String, at: Double, paused: Bool, next: NextPlay? = nil, gain: Double? = nil)
+    /// Decode this track ahead and continue into it without a gap when the current one ends,
+    /// its samples scaled by `gain` from its first frame (nil: untouched).
+    case setNext(playID: UInt64, path: String, gain: Double? = nil)
     /// Forget the track to continue with; the engine stops at the end of the current one.
     case clearNext
     /// Pause output, keeping the position.
@@ -73,10 +75,13 @@ public struct NextPlay: Equatable, Sendable {
     public var playID: UInt64
     /// The file.
     public var path: String
+    /// The linear factor its samples are scaled by; nil: untouched.
+    public var gain: Double?
 
     /// Creates a successor.
-    public init(playID: UInt64, path: String) {
+    public init(playID: UInt64, path: String, gain: Double? = nil) {
         self.playID = playID
         self.path = path
+        self.gain = gain
     }
 }

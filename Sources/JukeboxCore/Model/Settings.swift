@@ -73,6 +73,8 @@ public struct Settings: Equatable, Sendable {
     public var cards = CardSettings()
     /// The sleep timer's fade and what follows it (config `sleep`).
     public var sleep = SleepSettings()
+    /// ReplayGain: which gain a play gets (config `loudness`).
+    public var loudness = LoudnessSettings()
     /// Which sources (a card's folders, a `load`) remember their place and resume there.
     public var bookmarks: BookmarkMode = .always
     /// The most bookmarks kept; beyond it the one touched longest ago goes.

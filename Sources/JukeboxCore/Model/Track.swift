@@ -23,10 +23,14 @@ public struct TrackInfo: Equatable, Hashable, Sendable, Codable {
     /// move by chapter inside it. Kept in the state file (omitted when nil, so files without
     /// chapters are written as before).
     public var chapters: [Chapter]?
+    /// The file's ReplayGain tags, nil when it has none. Kept in the state file (omitted when
+    /// nil, so files without them are written as before).
+    public var loudness: Loudness?
 
     /// Creates track info; `title` defaults to the file name without extension.
     public init(path: String, title: String? = nil, artist: String? = nil, album: String? = nil,
-                trackNumber: Int? = nil, discNumber: Int? = nil, duration: Double? = nil, chapters: [Chapter]? = nil) {
+                trackNumber: Int? = nil, discNumber: Int? = nil, duration: Double? = nil, chapters: [Chapter]? = nil,
+                loudness: Loudness? = nil) {
         self.path = path
         self.title = (title?.isEmpty == false) ? title! : Paths.stem(path)
         self.artist = artist
@@ -35,6 +39,7 @@ public struct TrackInfo: Equatable, Hashable, Sendable, Codable {
         self.discNumber = discNumber
         self.duration = duration
         self.chapters = chapters?.isEmpty == false ? chapters : nil
+        self.loudness = loudness
     }
 }
 

@@ -219,16 +219,17 @@ extension State {
         // A sleep timer that ends with this track hands no successor: the engine stops at its end.
         let wanted: UInt64? = (loaded != nil && phase != .stopped && !sleepEndsWithTrack) ? autoAdvanceTarget().map { order[$0] } : nil
         guard wanted != handedNext?.trackID else { return }
-        if let wanted, let track = track(id: wanted) {
+        if let wanted, let track = track(id: wanted), let index = autoAdvanceTarget() {
             let ref = PlayRef(playID: nextPlayID, trackID: wanted)
             nextPlayID += 1
             handedNext = ref
-            let next = NextPlay(playID: ref.playID, path: track.info.path)
+            let gain = playGain(at: index)
+            let next = NextPlay(playID: ref.playID, path: track.info.path, gain: gain)
             // A play started in this step takes its successor along (one engine command, no race).
-            if case .startTrack(let id, let path, let at, let paused, nil)? = step.commands.last, id == loaded?.playID {
-                step.commands[step.commands.count - 1] = .startTrack(playID: id, path: path, at: at, paused: paused, next: next)
+            if case .startTrack(let id, let path, let at, let paused, nil, let own)? = step.commands.last, id == loaded?.playID {
+                step.commands[step.commands.count - 1] = .startTrack(playID: id, path: path, at: at, paused: paused, next: next, gain: own)
             } else {
-                step.commands.append(.setNext(playID: ref.playID, path: track.info.path))
+                step.commands.append(.setNext(playID: ref.playID, path: track.info.path, gain: gain))
             }
         } else {
             handedNext = nil
@@ -278,7 +279,8 @@ extension State {
         stream = nil
         // The engine forgets its successor when a new play starts.
         handedNext = nil
-        step.commands.append(.startTrack(playID: ref.playID, path: track.info.path, at: seconds, paused: paused))
+        step.commands.append(.startTrack(playID: ref.playID, path: track.info.path, at: seconds, paused: paused,
+                                         gain: cursor.flatMap { playGain(at: $0) }))
     }
 
     /// Releases the engine and the device.

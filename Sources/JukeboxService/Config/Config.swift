@@ -257,6 +257,11 @@ public struct Config: Equatable, Sendable {
             }
             sectionWarnings += unknownKeyWarnings(source, section: "sleep", v.unknownKeys)
         }
+        if let v = raw.loudness {
+            guard let loudness = v.settings() else { try check(false, "loudness"); return (c, []) }
+            c.settings.loudness = loudness
+            sectionWarnings += unknownKeyWarnings(source, section: "loudness", v.unknownKeys)
+        }
         if let v = raw.usb {
             let roots = v.roots ?? ["/media/jukebox"]
             try check(!roots.isEmpty && roots.count <= 16 && roots.allSatisfy { $0.hasPrefix("/") && $0.utf8.count <= Bookmark.maxPathBytes }, "usb")
@@ -366,6 +371,7 @@ private struct RawConfig: Decodable {
     var mqtt: MQTTSettings?
     var radio: RawRadio?
     var sleep: RawSleep?
+    var loudness: RawLoudness?
 
     /// Whether `key` is one of the keys above.
     static func reads(_ key: String) -> Bool { CodingKeys(stringValue: key) != nil }
@@ -402,6 +408,7 @@ private struct RawConfig: Decodable {
         case "battery": return RawBattery.expectation
         case "headphones": return RawHeadphones.expectation
         case "sleep": return RawSleep.expectation
+        case "loudness": return RawLoudness.expectation
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
         case "mqtt": return "must be an object with at least \"host\" (see docs/REMOTE.md \"MQTT\")"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"

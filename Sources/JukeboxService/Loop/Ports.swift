@@ -7,8 +7,14 @@ public protocol AudioPort: AnyObject {
     /// Stops whatever plays and starts `path` at `seconds` (or holds there when `paused`), with
     /// `next` as the gapless successor.
     func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?)
+    /// `play` with each track's samples scaled by a linear gain (ReplayGain; 1: untouched). A
+    /// port without gain (a default: see the extension) plays them untouched.
+    func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?,
+              gain: Double, nextGain: Double)
     /// The track to continue into without a gap.
     func setNext(id: UInt64, path: String)
+    /// `setNext` with the successor's samples scaled by `gain` from its first frame (1: untouched).
+    func setNext(id: UInt64, path: String, gain: Double)
     /// Forget the track to continue into.
     func clearNext()
     /// Pause, keeping the position.
@@ -35,6 +41,15 @@ public protocol AudioPort: AnyObject {
 }
 
 extension AudioPort {
+    /// A port without gain plays the samples untouched.
+    public func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?,
+                     gain: Double, nextGain: Double) {
+        play(id: id, path: path, from: seconds, paused: paused, next: next)
+    }
+
+    /// A port without gain plays the successor untouched.
+    public func setNext(id: UInt64, path: String, gain: Double) { setNext(id: id, path: path) }
+
     /// What the HTTP(S) stream being played reports, with its play id; nil when no stream plays.
     /// Pulled by the loop with each tick (as `position()` is). Ports without streams need not say.
     public func streamStatus() -> (id: UInt64, status: StreamStatus)? { nil }

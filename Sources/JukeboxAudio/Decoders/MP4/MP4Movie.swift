@@ -10,6 +10,8 @@ public struct MP4Movie: Equatable {
     public var track: MP4AudioTrack
     /// Chapters in order (empty when the file has none).
     public var chapters: [MP4Chapter]
+    /// The ReplayGain freeform items (`----:com.apple.iTunes:replaygain_*`): name upper-cased, value.
+    public var replayGain: [String: String] = [:]
 
     /// Parses `source`.
     public static func read(_ source: MP4ByteSource) throws(MP4Error) -> MP4Movie {
@@ -42,7 +44,11 @@ public struct MP4Movie: Equatable {
         if chapters.isEmpty, let chpl = udta.first("chpl") {
             chapters = try MP4Chapter.fromNero(chpl, in: source)
         }
-        return MP4Movie(track: track, chapters: chapters)
+        var movie = MP4Movie(track: track, chapters: chapters)
+        for item in try MP4Tags.freeform(udta, in: source, wanted: { $0.uppercased().hasPrefix("REPLAYGAIN_") }) {
+            movie.replayGain[item.name.uppercased()] = movie.replayGain[item.name.uppercased()] ?? item.value
+        }
+        return movie
     }
 
     /// The file's top-level boxes; the first must look like an MP4 box (`ftyp`, or `moov`,

@@ -76,11 +76,22 @@ enum MP4Tags {
     /// `moov/udta/meta/ilst/----` with mean `com.apple.iTunes` and name `iTunSMPB`: hex words,
     /// the second the encoder delay, the third the padding, the fourth the original's length.
     static func iTunSMPB(_ udta: [MP4Box], in source: MP4ByteSource) throws(MP4Error) -> MP4Gapless? {
-        guard let meta = udta.first("meta") else { return nil }
+        guard let value = try freeform(udta, in: source, wanted: { $0 == "iTunSMPB" }).first?.value else { return nil }
+        let words = value.split(separator: " ").compactMap { UInt64($0, radix: 16) }
+        guard words.count >= 4 else { return nil }
+        return MP4Gapless(delay: words[1], padding: words[2], frames: words[3])
+    }
+
+    /// The freeform items (`moov/udta/meta/ilst/----`) with mean `com.apple.iTunes` whose name is
+    /// `wanted`: name and value (UTF-8, at most 4 KiB each), in the file's order.
+    static func freeform(_ udta: [MP4Box], in source: MP4ByteSource,
+                         wanted: (String) -> Bool) throws(MP4Error) -> [(name: String, value: String)] {
+        guard let meta = udta.first("meta") else { return [] }
         // `meta` is a full box in MP4 files, a plain container in some QuickTime ones.
         let head = try source.read(at: meta.contentStart, count: Int(min(8, meta.contentSize)))
         let skip: UInt64 = head.count == 8 && fourCC(head[4..<8]) == "hdlr" ? 0 : 4
-        guard let ilst = try meta.children(in: source, skipping: skip).first("ilst") else { return nil }
+        guard let ilst = try meta.children(in: source, skipping: skip).first("ilst") else { return [] }
+        var found: [(name: String, value: String)] = []
         for item in try ilst.children(in: source) where item.type == "----" {
             let parts = try item.children(in: source)
             func text(_ type: String, skipping: Int) throws(MP4Error) -> String? {
@@ -88,13 +99,11 @@ enum MP4Tags {
                 let bytes = try box.content(in: source, limit: 4096)
                 return bytes.count >= skipping ? String(decoding: bytes[skipping...], as: UTF8.self) : nil
             }
-            guard try text("mean", skipping: 4) == "com.apple.iTunes", try text("name", skipping: 4) == "iTunSMPB",
+            guard try text("mean", skipping: 4) == "com.apple.iTunes", let name = try text("name", skipping: 4), wanted(name),
                   let value = try text("data", skipping: 8) else { continue }
-            let words = value.split(separator: " ").compactMap { UInt64($0, radix: 16) }
-            guard words.count >= 4 else { return nil }
-            return MP4Gapless(delay: words[1], padding: words[2], frames: words[3])
+            found.append((name, value))
         }
-        return nil
+        return found
     }
 }
 
