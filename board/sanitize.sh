@@ -45,8 +45,13 @@ export TSAN_OPTIONS="suppressions=$PWD/board/tsan.supp:halt_on_error=0:second_de
 # under the sanitizers, for code paths the other end-to-end tests (WebFaceTests for the web face)
 # already drive through the same instrumented binary. WebPagingTests reads the tags of 1,000 files
 # twice: past its bounds under the sanitizers' cost; the page cut it checks runs here in
-# JSONPageTests and QueueJSONTests.
-skips=(JukeboxReliabilityTests MPCTests MPCLibraryTests PythonMPDTests MPDConformanceTests MPDSoakTests SnapcastTests MQTTBinaryTests WebBrowserTests WebPagingTests)
+# JSONPageTests and QueueJSONTests. SkippedFilesTests plays tracks of 50-95 ms into ALSA's `file`
+# PCM, which takes them as fast as they are written: one stream through the whole run holds only
+# while the loop names each next track within the engine's 0.5 s linger, which ThreadSanitizer's
+# cost on a busy machine broke (a run of good tracks only recorded as a reopened stream); the
+# failed plays it is about run here in BadMediaTests.
+skips=(JukeboxReliabilityTests MPCTests MPCLibraryTests PythonMPDTests MPDConformanceTests MPDSoakTests SnapcastTests MQTTBinaryTests WebBrowserTests WebPagingTests
+       SkippedFilesTests)
 skip_args=()
 for s in "${skips[@]}"; do skip_args+=(--skip "$s"); done
 
