@@ -23,7 +23,8 @@ import JukeboxSystem
 /// `state` (all of them as one JSON object, the chapter as index, count and title), `sleep` (the
 /// sleep timer's select: `off`, the minutes asked, `track`, `chapter`, `folder`), `sleep_left`
 /// (whole minutes left, rounded up; 0 without a timer or while unknown), `battery` (whole percent)
-/// and `battery_charging` (`ON`, `OFF`; both empty without a reading), and Home
+/// and `battery_charging` (`ON`, `OFF`; both empty without a reading), `headphones` (`ON` while
+/// headphones are in the jack, `OFF`; empty without a jack), and Home
 /// Assistant's discovery configs (`MQTTDiscovery`). Not retained: `event` (each line of the
 /// `events` stream, without its time), `card` (card ids), `button/<name>` (gestures), `reply`.
 /// Commands: `topic/cmd/<command>` with the arguments as payload; `cmd/playlist NAME` loads a
@@ -52,7 +53,7 @@ public final class MQTTBridge: @unchecked Sendable {
     /// The retained state topics, under `topic`.
     public static let stateTopics = ["availability", "phase", "title", "artist", "album", "file", "position", "duration",
                                      "volume", "shuffle", "repeat", "queue", "message", "chapter", "state", "sleep", "sleep_left",
-                                     "battery", "battery_charging"]
+                                     "battery", "battery_charging", "headphones"]
 
     /// What the player tells the bridge besides the settings.
     public struct Context: Sendable {
@@ -76,6 +77,8 @@ public final class MQTTBridge: @unchecked Sendable {
         public var version = "jukebox"
         /// Whether a battery monitor is configured (Home Assistant's battery sensors).
         public var battery = false
+        /// Whether a headphone jack is watched (Home Assistant's headphones sensor).
+        public var headphones = false
 
         /// A context for the socket at `socketPath`, the rest as defaults.
         public init(socketPath: String) { self.socketPath = socketPath }
@@ -509,6 +512,7 @@ public final class MQTTBridge: @unchecked Sendable {
         let battery = Self.battery(status.battery)
         set("battery", battery.percent)
         set("battery_charging", battery.charging)
+        set("headphones", Self.headphones(status.headphones))
         // Position: when `PositionPublisher` says (every `positionInterval` while it runs as expected,
         // at once after a jump).
         let position = status.position
@@ -540,6 +544,9 @@ public final class MQTTBridge: @unchecked Sendable {
         let percent = battery?.percent.flatMap { $0.isFinite ? String(Int($0.rounded())) : nil } ?? ""
         return (percent, battery?.charging.map { $0 ? "ON" : "OFF" } ?? "")
     }
+
+    /// The headphones topic's value: `ON` while they are in, `OFF`; empty (no retained value) without a jack.
+    static func headphones(_ plugged: Bool?) -> String { plugged.map { $0 ? "ON" : "OFF" } ?? "" }
 
     /// The sleep select's state: `off`, the minutes asked (`30`), or the end (`track`).
     static func sleepOption(_ sleep: PlayerStatusJSON.SleepStatus?) -> String {
@@ -582,7 +589,7 @@ public final class MQTTBridge: @unchecked Sendable {
         let discovery = MQTTDiscovery(prefix: settings.discoveryPrefix ?? "homeassistant", topic: topic, version: context.version,
                                       volumeRange: context.volumeRange, playlists: playlists.map { $0.name },
                                       gestures: MQTTDiscovery.gestures(buttons: context.buttons, bindings: context.bindings),
-                                      battery: context.battery)
+                                      battery: context.battery, headphones: context.headphones)
         let configs = discovery.configs()
         let now = Set(configs.map { $0.topic })
         for gone in discoveryTopics.subtracting(now) { desired[gone] = "" }

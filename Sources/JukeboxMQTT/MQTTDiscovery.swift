@@ -28,10 +28,12 @@ public struct MQTTDiscovery: Sendable {
     public var gestures: [ButtonGesture]
     /// Whether the box has a battery monitor: its level and charging as sensors.
     public var battery: Bool
+    /// Whether the box watches a headphone jack: plugged in or not as a binary sensor.
+    public var headphones: Bool
 
     /// Discovery under `prefix` for the box at `topic`.
     public init(prefix: String, topic: String, version: String, volumeRange: ClosedRange<Int>,
-                playlists: [String] = [], gestures: [ButtonGesture] = [], battery: Bool = false) {
+                playlists: [String] = [], gestures: [ButtonGesture] = [], battery: Bool = false, headphones: Bool = false) {
         self.prefix = prefix
         self.topic = topic
         nodeID = Self.nodeID(topic)
@@ -40,6 +42,7 @@ public struct MQTTDiscovery: Sendable {
         self.playlists = playlists
         self.gestures = gestures
         self.battery = battery
+        self.headphones = headphones
     }
 
     /// The sleep select's options: off, minutes (a timer set to other minutes shows them all the
@@ -128,6 +131,10 @@ public struct MQTTDiscovery: Sendable {
                 string("unit_of_measurement", "%")])
             entity("binary_sensor", "battery_charging", "Battery charging", [
                 string("state_topic", t + "/battery_charging"), string("device_class", "battery_charging")])
+        }
+        if headphones {
+            entity("binary_sensor", "headphones", "Headphones", [
+                string("state_topic", t + "/headphones"), string("device_class", "plug"), string("icon", "mdi:headphones")])
         }
         if !playlists.isEmpty {
             // No state topic: what plays may come from anywhere (a card, a button), so the select

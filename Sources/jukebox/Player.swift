@@ -226,6 +226,7 @@ enum Player {
         context.configPath = setup.configPath
         context.version = "jukebox \(jukeboxVersion)"
         context.battery = setup.battery != nil
+        context.headphones = setup.headphones != nil
         let bridge = MQTTBridge(settings: mqtt, context: context, log: say)
         if let problem = bridge.start() {
             log.error(problem + "; no MQTT")
