@@ -24,9 +24,12 @@ struct Report {
     var failures: [String] = []
     var seconds = 0.0
 
+    /// The RSS target (KiB): the highest VmRSS sampled while a track plays, after the first second.
+    static let rssTargetKiB = 12 * 1024
+
     /// The product brief's targets, as printed next to the figures.
     static let targets: [String: String] = [
-        "rss": "at most 14 MiB while playing (MPD: 56 MiB)",
+        "rss": "at most \(rssTargetKiB / 1024) MiB while playing, the highest sample after the first second (MPD: 56 MiB)",
         "cpu": "at most 0.75x MPD's CPU per minute of audio (MPD is not measured here: ours and the decode-only floor)",
         "firstSample": "first sample within 50 ms of process start when resuming",
         "gapless": "zero samples missing, repeated or shifted at a track boundary",
@@ -40,7 +43,8 @@ struct Report {
     /// Targets the figures miss (empty when all are met or not measured).
     var missed: [String] {
         var out: [String] = []
-        if let worst = playback.map(\.peakRssKiB).max(), worst > 14 * 1024 { out.append("rss") }
+        // While playing, as the target says; the start-up peak (VmHWM) is printed as a figure of its own.
+        if let worst = playback.map(\.playingMaxRssKiB).max(), worst > Self.rssTargetKiB { out.append("rss") }
         if resume.contains(where: { $0.ms.median > 0.050 }) { out.append("firstSample") }
         if gapless.contains(where: { !$0.identical || $0.lagBefore != 0 || $0.lagAfter != 0 }) { out.append("gapless") }
         if stateWrites.contains(where: { $0.maxPositionLost > 5.0 + 0.25 }) { out.append("powerCut") }
@@ -58,6 +62,7 @@ struct Report {
                                   "targetsMissed": missed, "failures": failures, "benchSeconds": round(seconds, 1)]
         out["playback"] = playback.map { p -> [String: Any] in
             ["format": p.format.rawValue, "rssMiB": round(Double(p.rssKiB) / 1024, 2),
+             "rssMaxWhilePlayingMiB": round(Double(p.playingMaxRssKiB) / 1024, 2),
              "peakRssMiB": round(Double(p.peakRssKiB) / 1024, 2), "anonRssMiB": round(Double(p.anonKiB) / 1024, 2), "pssMiB": round(Double(p.pssKiB) / 1024, 2), "sharedSwiftRuntime": p.sharedSwiftRuntime,
              "cpuSecondsPerAudioMinute": round(p.cpuPerAudioMinute, 4),
              "decodeOnlyCpuSecondsPerAudioMinute": round(p.decodeOnlyPerAudioMinute, 4),
@@ -153,17 +158,21 @@ struct Report {
         lines.append("")
         if !playback.isEmpty {
             lines.append("Playback (the real binary; RSS at real time on the test device, CPU unpaced to libasound's file PCM)")
-            let w = [12, 9, 10, 10, 9, 11, 19, 9]
-            lines.append(row(["format", "RSS MiB", "peak MiB", "anon MiB", "PSS MiB", "CPU s/min", "decode-only s/min", "x decode"], w))
+            let w = [12, 9, 9, 10, 9, 11, 19, 9]
+            lines.append(row(["format", "RSS MiB", "max MiB", "anon MiB", "PSS MiB", "CPU s/min", "decode-only s/min", "x decode"], w))
             for p in playback {
                 lines.append(row([p.format.label, String(format: "%.1f", Double(p.rssKiB) / 1024),
-                                  String(format: "%.1f", Double(p.peakRssKiB) / 1024), String(format: "%.1f", Double(p.anonKiB) / 1024),
+                                  String(format: "%.1f", Double(p.playingMaxRssKiB) / 1024), String(format: "%.1f", Double(p.anonKiB) / 1024),
                                   String(format: "%.1f", Double(p.pssKiB) / 1024), String(format: "%.3f", p.cpuPerAudioMinute),
                                   String(format: "%.3f", p.decodeOnlyPerAudioMinute), String(format: "%.1f", p.overDecode)], w))
             }
             let shared = playback.contains { $0.sharedSwiftRuntime }
             lines.append("  Swift runtime: \(shared ? "libswiftCore.so mapped (a shared-runtime build, or a test device plugin that links it)" : "linked in (no libswiftCore.so mapped)")"
                          + String(format: "; start-up + exit: %.3f CPU s", Samples(playback.map(\.startupCpu)).median))
+            lines.append("  RSS, anon, PSS: medians while playing, after the first second; max: the highest RSS sample then")
+            let peaks: [String] = playback.map { $0.format.label + " " + String(format: "%.1f", Double($0.peakRssKiB) / 1024) }
+            lines.append("  start-up peak (VmHWM, MiB; shared libraries loaded and relocated, before cold pages are given back; not a target): "
+                         + peaks.joined(separator: ", "))
             lines.append("  target: RSS \(Self.targets["rss"]!); CPU \(Self.targets["cpu"]!)")
             lines.append("")
         }
