@@ -130,10 +130,12 @@ enum Player {
                 log.warning("cannot watch /dev/snd: a lost sound card is polled for")
             }
         }
-        let sources = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log) + usbWatch + soundWatch
-            + BoardSources.battery(setup.battery, log: log)
-            + (setup.headphones.map { [JackSource($0, log: log)] } ?? [])
-            + TestPipes.sources(log: log)
+        // In parts, each typed: Swift 6.0.3 (Debian 13's) gives up on one long sum of optionals' maps.
+        var sources: [EventSource] = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log)
+        sources += usbWatch + soundWatch
+        sources += BoardSources.battery(setup.battery, log: log)
+        if let headphones = setup.headphones { sources.append(JackSource(headphones, log: log)) }
+        sources += TestPipes.sources(log: log)
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
