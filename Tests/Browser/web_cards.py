@@ -87,10 +87,18 @@ def run(w, d, width, height):
     w.wait("the wait is cancelled", lambda: not w.el(d, "card-wait").is_displayed() and w.status().get("cardAssign") is None)
     w.log(f"{width}x{height}: markup in a card's value is text, a card deleted, a wait cancelled")
 
-    # ---- bookmarks: the card's folder, paused, has one; reset it from the page
+    # ---- bookmarks: the card's folder, paused, has one; reset it from the page. From its first
+    # track (300 s): at 1280 px an upload earlier left the folder's bookmark on a short track, and
+    # the swipe resumed there; on a busy machine the folder then played to its end (no bookmark
+    # left) before this step came.
+    w.post("/api/control", {"line": "play 1"})
+    w.wait("the card's folder plays from its first track",
+           lambda: (s := w.status())["phase"] == "playing" and s["index"] == 1 and (s["path"] or "").startswith(target + "/"))
     w.post("/api/control", {"line": "pause"})
     w.go(d, "bookmarks")
-    w.wait("the bookmark shows", lambda: w.js(d, "return [...document.querySelectorAll('#bookmarks .bookmark-folder')].map(e => e.textContent)") == [target])
+    shown = lambda: w.js(d, "return [...document.querySelectorAll('#bookmarks .bookmark-folder')].map(e => e.textContent)")
+    w.wait("the bookmark shows", lambda: shown() == [target],
+           seen=lambda: f"page {shown()}, player {w.ctl('bookmarks', '--json').strip()}, status {w.status()}")
     w.check_layout(d, width)
     w.screenshot(d, "bookmarks", width, height)
     w.js(d, "document.querySelector('#bookmarks button').click()")

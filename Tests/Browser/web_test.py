@@ -35,8 +35,9 @@ def fail(message):
     raise SystemExit(1)
 
 
-def wait(what, predicate, timeout=5.0, step=0.02):
-    """Polls `predicate` (a browser or an HTTP read) until true; fails after `timeout` seconds."""
+def wait(what, predicate, timeout=5.0, step=0.02, seen=None):
+    """Polls `predicate` (a browser or an HTTP read) until true; fails after `timeout` seconds,
+    saying what `seen()` returns then (when given)."""
     end = time.monotonic() + timeout
     last = None
     while time.monotonic() < end:
@@ -47,7 +48,7 @@ def wait(what, predicate, timeout=5.0, step=0.02):
         except Exception as e:  # the page changing under a read: try again
             last = e
         time.sleep(step)
-    fail(f"{what} (after {timeout} s; last: {last!r})")
+    fail(f"{what} (after {timeout} s; last: {last!r}" + (f"; seen: {seen()!r})" if seen else ")"))
 
 
 def get(path):
