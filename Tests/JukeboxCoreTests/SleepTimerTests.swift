@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import JukeboxCore
+@testable import JukeboxCore
 import JukeboxTestSupport
 import XCTest
 
@@ -458,5 +458,21 @@ final class SleepTimerButtonTests: XCTestCase {
         _ = reduce(&state, .buttonEdge(.power, pressed: true, at: 100))
         _ = reduce(&state, .timerFired(.debounce(.power), at: 100.02))
         XCTAssertTrue(reduce(&state, .timerFired(.gesture(.power), at: 103)).contains(.runProgram(["systemctl", "poweroff"])))
+    }
+}
+
+extension SleepTimerTests {
+    /// The end is the first firing's clock plus the minutes; that sum less the same clock is not
+    /// always the minutes exactly in binary (6951.537853084733 + 1800 - 6951.537853084733 =
+    /// 1800.000000000001), and rounded up that showed "31 min" right after `sleep 30`.
+    func testTheTimeLeftRightAfterTheFirstFiringIsTheMinutesAsked() {
+        for at in [6951.537853084733, 2363.4577631987063, 14646.1740399346, 64229.43629324456] {
+            var state = State()
+            state.now = at
+            state.sleep = SleepTimer(request: .after(1800), endsAt: at + 1800, seenAt: at)
+            XCTAssertEqual(state.sleepLeft(now: at), 1800, "\(at)")
+            XCTAssertEqual(state.sleepMark, "30 min", "\(at)")
+            XCTAssertEqual(state.sleepPanelMark, "z30", "\(at)")
+        }
     }
 }

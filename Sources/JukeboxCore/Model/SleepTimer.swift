@@ -113,7 +113,10 @@ extension State {
         switch sleep.request {
         case .after(let seconds):
             guard let end = sleep.endsAt else { return seconds }
-            return max(0, end - now)
+            // To the millisecond: `end` is the first firing's clock plus the minutes, and that sum
+            // less the same clock is not always the minutes exactly (1800.0000000002 showed as
+            // "31 min", rounded up, right after `sleep 30`).
+            return max(0, ((end - now) * 1000).rounded() / 1000)
         case .end(.chapter):
             if let end = sleep.chapterEnd { return max(0, end - position) }
             return trackLeft
