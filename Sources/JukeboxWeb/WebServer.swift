@@ -263,10 +263,11 @@ public final class WebServer: @unchecked Sendable {
     }
 
     /// One line to the player on a connection of its own: the answer's JSON after `ok `.
-    /// `refused`: the status when the player answers `error: …` (its words as the error).
-    func ask(_ line: String, refused: Int = 502) -> Reply {
+    /// `refused`: the status when the player answers `error: …` (its words as the error);
+    /// `timeout`: how long the player may take (seconds).
+    func ask(_ line: String, refused: Int = 502, timeout: Double = 10) -> Reply {
         guard let client = try? ControlClient(path: options.socketPath) else { return .error(502, "the player is not running") }
-        guard let reply = client.request(line, timeout: 10) else { return .error(502, "no answer from the player") }
+        guard let reply = client.request(line, timeout: timeout) else { return .error(502, "no answer from the player") }
         guard reply.hasPrefix("ok {") else {
             return reply.hasPrefix("error: ") ? .error(refused, String(reply.dropFirst(7))) : .error(502, "unexpected answer from the player")
         }
@@ -282,8 +283,11 @@ public final class WebServer: @unchecked Sendable {
                 return .error(400, "not a usable path")
             }
         }
-        // The player's refusal (a path outside the music folders) is the client's error: 400.
-        return ask("ls --json --from \(from)" + (path.map { " " + $0 } ?? ""), refused: 400)
+        // The player's refusal (a path outside the music folders) is the client's error: 400. A
+        // folder's first listing waits for the tag reader to read every file in it (to sort them;
+        // later pages come from its cache): 1,000 files took over 10 s on a busy machine (a 502),
+        // and an SD card is slower. As long as `add` and `load` may take.
+        return ask("ls --json --from \(from)" + (path.map { " " + $0 } ?? ""), refused: 400, timeout: 60)
     }
 
     private struct LineBody: Decodable { var line: String }
