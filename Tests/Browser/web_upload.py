@@ -59,5 +59,10 @@ def upload_page(h, d, width, height, send):
     position = next(e["position"] for e in queue if e["path"].endswith("/Uploaded tone.mp3"))
     h.post("/api/control", {"line": f"play {position}"})
     h.wait("the uploaded MP3 plays", lambda: h.status()["phase"] == "playing" and (h.status().get("path") or "").endswith("/Uploaded tone.mp3"))
+    # Back to the folder's first track (300 s): the uploads last seconds, and what follows must
+    # not see the queue move on by itself (on a busy machine the MP3 ended during the cards'
+    # steps, which then took the next track for something a swipe played).
+    h.post("/api/control", {"line": "play 1"})
+    h.wait("the folder's first track plays again", lambda: (s := h.status())["phase"] == "playing" and s["index"] == 1)
     shutil.rmtree(scratch)
     h.log(f"{width}x{height}: a FLAC and an MP3 uploaded through the page and played, a text file refused with its reason")
