@@ -74,3 +74,19 @@ final class EscapedNameDisplayTests: XCTestCase {
         XCTAssertEqual(DisplayText.inert(DisplayText.inert(name)), DisplayText.inert(name))
     }
 }
+
+extension DisplayTextTests {
+    /// A quoted piece of input stays within its bytes whatever its characters take (the command
+    /// fuzzer's card value of 0xBE bytes made a 267-byte error line).
+    func testInertCutsByBytesAtACharactersEnd() {
+        XCTAssertEqual(DisplayText.inert("short", maxBytes: 32), "short")
+        let wide = String(repeating: "\u{FFFD}", count: 40)          // 3 bytes each
+        let cut = DisplayText.inert(wide, maxBytes: 32)
+        XCTAssertLessThanOrEqual(cut.utf8.count, 32)
+        XCTAssertEqual(cut, String(repeating: "\u{FFFD}", count: 9) + "…")
+        XCTAssertEqual(DisplayText.inert("a\u{1B}[2J" + String(repeating: "x", count: 50), maxBytes: 10), "a\u{FFFD}[2J…")
+        let error = Cards.parseAction("sleel -" + String(repeating: "\u{FFFD}", count: 90))
+        guard case .failure(let e) = error else { return XCTFail("accepted") }
+        XCTAssertLessThanOrEqual(e.message.utf8.count, 200, e.message)
+    }
+}

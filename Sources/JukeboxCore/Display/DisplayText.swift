@@ -37,6 +37,23 @@ public enum DisplayText {
         return String(out)
     }
 
+    /// `inert(text)` cut to at most `maxBytes` bytes of UTF-8 at a character's end, with "…" when
+    /// cut: a quoted piece of input in a message stays within the message's bound however many
+    /// bytes each of its characters takes.
+    public static func inert<S: StringProtocol>(_ text: S, maxBytes: Int) -> String {
+        let whole = inert(text)
+        guard whole.utf8.count > maxBytes else { return whole }
+        var out = ""
+        var bytes = 0
+        for c in whole {
+            let n = c.utf8.count
+            guard bytes + n <= max(0, maxBytes - 3) else { break }
+            out.append(c)
+            bytes += n
+        }
+        return out + "…"
+    }
+
     /// `text` with only its control characters replaced (escaped bytes kept): for a reply a
     /// program reads and may send back, as the MPD face's URIs, which must still name the file.
     public static func lineSafe<S: StringProtocol>(_ text: S) -> String {

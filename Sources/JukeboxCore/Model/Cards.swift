@@ -173,7 +173,8 @@ public enum Cards {
             default: return .failure(CardMapError(ControlCommand.sleepUsage))
             }
         }
-        return .failure(CardMapError("\"\(DisplayText.inert(String(trimmed.prefix(40))))\" is neither an absolute path, a stream URL nor a command ("
+        // The quoted input bounded in bytes: a reply line stays short whatever the input's characters.
+        return .failure(CardMapError("\"\(DisplayText.inert(trimmed, maxBytes: 32))\" is neither an absolute path, a stream URL nor a command ("
                                      + commands.keys.sorted().joined(separator: ", ") + ")"))
     }
 
@@ -182,7 +183,7 @@ public enum Cards {
         let trimmed = paths.map { $0[...].trimmingSpaces() }
         guard !trimmed.isEmpty else { return .failure(CardMapError("an empty list of paths")) }
         if let bad = trimmed.first(where: { !$0.hasPrefix("/") }) {
-            return .failure(CardMapError("\"\(DisplayText.inert(String(bad.prefix(40))))\" is not an absolute path"))
+            return .failure(CardMapError("\"\(DisplayText.inert(bad, maxBytes: 64))\" is not an absolute path"))
         }
         return .success(.play(trimmed))
     }
