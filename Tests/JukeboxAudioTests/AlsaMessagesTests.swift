@@ -16,4 +16,15 @@ final class AlsaMessagesAdmitTests: XCTestCase {
         XCTAssertEqual(AlsaMessages.admit(a, now: 1000 + AlsaMessages.repeatInterval + 1), a + " (repeated 99 times since)")
         XCTAssertNil(AlsaMessages.admit(a, now: 1000 + AlsaMessages.repeatInterval + 2))
     }
+
+    /// The non-blocking drain's EAGAIN and a just-emptied stream's EPIPE are answers the output
+    /// handles, never logged; the same calls failing otherwise are.
+    func testTheDrainsExpectedAnswersAreNotLogged() {
+        let drain = "alsa-lib snd_pcm_hw_drain: SNDRV_PCM_IOCTL_DRAIN failed (-11): Resource temporarily unavailable"
+        let delay = "alsa-lib snd_pcm_hw_delay: SNDRV_PCM_IOCTL_DELAY failed (-32): Broken pipe"
+        XCTAssertNil(AlsaMessages.admit(drain, now: 5000))
+        XCTAssertNil(AlsaMessages.admit(delay, now: 5000))
+        let other = "alsa-lib snd_pcm_hw_drain: SNDRV_PCM_IOCTL_DRAIN failed (-5): Input/output error \(UUID())"
+        XCTAssertEqual(AlsaMessages.admit(other, now: 5000), other)
+    }
 }

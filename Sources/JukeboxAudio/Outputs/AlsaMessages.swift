@@ -28,9 +28,17 @@ public enum AlsaMessages {
         }
     }
 
-    /// The line to pass on for `message` at `now`, or nil while a repeat is held back.
+    /// Answers libasound reports as failures that the output asked for and handles: a non-blocking
+    /// drain answers EAGAIN until the stream has played out, and the delay of a stream that has
+    /// just run dry is EPIPE (an underrun, which the output counts and `diag` shows). Logged, each
+    /// pause or track end put two "failed" lines in a healthy box's journal.
+    static let expected = ["SNDRV_PCM_IOCTL_DRAIN failed (-11)", "SNDRV_PCM_IOCTL_DELAY failed (-32)"]
+
+    /// The line to pass on for `message` at `now`, or nil while a repeat is held back or when it is
+    /// an `expected` answer.
     static func admit(_ message: String, now: Double) -> String? {
-        seen.withLock { seen in
+        if expected.contains(where: { message.contains($0) }) { return nil }
+        return seen.withLock { seen in
             if let last = seen[message], now - last.at < repeatInterval {
                 seen[message] = (last.held + 1, last.at)
                 return nil

@@ -43,6 +43,9 @@ SWIPED_AT=0
 # While EVENTS (a file) holds the control socket's event stream, each swipe waits for the core to
 # be given its card (one more `card ID` line), so a swipe lost on its way is named as such.
 EVENTS=
+# card_lines_above ID N: the event stream holds more than N `card ID` lines. (A function, not an
+# `eval` string: inside wait_for, $1 would be wait_for's own argument.)
+card_lines_above() { [ "$(grep -c " card $1 " "$EVENTS")" -gt "$2" ]; }
 swipe() {
   local wait before=0
   wait=$(awk -v a="$SWIPED_AT" -v b="$(uptime_s)" 'BEGIN { w = a + 1.1 - b; printf "%.2f", w > 0 ? w : 0 }')
@@ -51,7 +54,7 @@ swipe() {
   echo "type $1" >&"${KEYS[1]}"
   read -r -t 10 SWIPE <&"${KEYS[0]}" || SWIPE="(no answer from hilkeys)"
   SWIPED_AT=$(uptime_s)
-  [ -z "$EVENTS" ] || wait_for 10 eval '[ "$(grep -c " card $1 " "$EVENTS")" -gt "$before" ]' \
+  [ -z "$EVENTS" ] || wait_for 10 card_lines_above "$1" "$before" \
     || note "swipe of $1 at ${SWIPED_AT}s: the core was not given the card within 10 s (hilkeys: $SWIPE; events: $(tail -n 6 "$EVENTS" | tr '\n' ';'))"
 }
 # secs T: seconds of uptime since T, one decimal.
@@ -399,7 +402,6 @@ resume)
   jukebox ctl --socket "$SOCK" repeat all >/dev/null 2>&1 || note "jukebox ctl repeat all failed"
   wait_for 10 repeat_is all || note "expected repeat all before the upgrade, seen: $(status_json)"
   pid0=$(prop MainPID)
-  index0=$(field index "$(status_json)")
   cp "$OUT/$deb" /root/
   apt_do install "./$deb" || note "apt install ./$deb failed: $(tail -n 10 /tmp/apt.log)"
   inst=$(dpkg-query -W -f='${Status} ${Version}' jukebox 2>&1)
@@ -408,15 +410,17 @@ resume)
   pid1=$(prop MainPID)
   if [ "$pid1" = "$pid0" ] || [ "$pid1" = 0 ]; then note "expected the upgrade to restart the service: MainPID $pid0 before, $pid1 after"; fi
   wait_for 30 playing || note "expected it to play on after the upgrade; seen '$(prop StatusText)'"
-  # The new process read the state the old one saved at SIGTERM and went on from there: its first
-  # track is the one playing before (or a later one, if that ended during the upgrade).
+  # The new process read the state the old one saved at SIGTERM and went on from there: it resumes
+  # at the track the old one last started. (Not the track before the upgrade began: apt under TCG
+  # takes over a minute, and with repeat all the queue may have wrapped to track 1 meanwhile.)
   wait_for 10 resumed_by "$pid1" || note "expected the new jukebox (pid $pid1) to log 'resuming … from /var/lib/jukebox/state.json'"
-  index1=$(journalctl -b "_PID=$pid1" -o cat 2>/dev/null | grep -m1 -o 'playing: .*\[[0-9]*/' | grep -o '[0-9]*/$' | tr -d /)
-  [ "${index1:-0}" -ge "${index0:-1}" ] || note "expected the new jukebox to resume at track $index0 or later, its journal says track '${index1}'"
+  index0=$(journalctl -b "_PID=$pid0" -o cat 2>/dev/null | grep -o 'playing: .*\[[0-9]*/' | tail -n 1 | grep -o '[0-9]*/$' | tr -d /)
+  index1=$(journalctl -b "_PID=$pid1" -o cat 2>/dev/null | grep -m1 -o 'resuming .* from /var/lib/jukebox/state.json: track [0-9]*' | grep -o '[0-9]*$')
+  [ -n "$index0" ] && [ "$index1" = "$index0" ] || note "expected the new jukebox to resume at the track the old one last started (its journal: track '$index0'), its own journal says track '$index1'"
   repeat_is all || note "expected repeat all kept through the upgrade (only the state file has it), seen: $(status_json)"
   grep -q '"device": "hw:Loopback,0,0"' "$CONFIG" || note "the upgrade replaced the edited conffile: $(cat "$CONFIG")"
   ls /etc/jukebox/*.dpkg-* >/dev/null 2>&1 && note "the upgrade left $(ls /etc/jukebox/*.dpkg-*)"
-  finish "$VERSION -> $VERSION+hil1 in $(since "$t") s: MainPID $pid0 -> $pid1, resumed at track $index1 (was $index0), repeat all kept, conffile kept; $(prop StatusText)"
+  finish "$VERSION -> $VERSION+hil1 in $(since "$t") s: MainPID $pid0 -> $pid1, resumed at track $index1 (the old one's last), repeat all kept, conffile kept; $(prop StatusText)"
 
   begin deb-purge
   t=$(uptime_s)
