@@ -379,6 +379,9 @@ boot)
   echo quit >&"${KEYS[1]}"
   finish "plugged: mounted vfat ${mounted%%,nosuid*} (seen by the service), playing in $plugged s; at $(round "$rec_from") s recorded and compared in $recorded s: $RECORDED in $(basename "$wav"); pulled at $(round "$(field position "$before")") s of track $(field index "$before"): waiting in $pulled s, kept $(round "$kept") s, no skip; card played; plugged back: resumed at $(round "$resumed") s in $replugged s"
 
+  # However long the host takes to cut, the queue must still play then: repeat all (the state
+  # file carries it over the cut).
+  jukebox ctl --socket "$SOCK" repeat all >/dev/null 2>&1 || echo "hil: jukebox ctl repeat all failed before the cut"
   start_upload_for_power_cut
   echo "HIL-SERIAL-GO"
   echo resume > "$OUT/phase"
