@@ -25,6 +25,32 @@ final class ParentalTests: XCTestCase {
         return CoreHarness(state)
     }
 
+    /// An empty player under `limit` before its state is restored, the clock synchronised on day
+    /// 100 at 11:40.
+    private static func started() -> State {
+        var settings = Settings()
+        settings.parental = ParentalTests.limit
+        var state = State(settings: settings)
+        state.parental.clock = LocalTime(day: 100, minute: 700)
+        state.parental.clockSynchronized = true
+        return state
+    }
+
+    /// `play` once the rules let track 1 of `playing(2)` play again, paused with the engine holding
+    /// it: the output resumes, the refusal's message goes, the place is saved (`listening` with it).
+    private func resumeAfterTheRefusal(_ h: CoreHarness, listening: Listening? = nil, file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.play, file: file, line: line, {
+            $0.phase = .playing
+            $0.message = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", song: 1, index: 1, of: 2)
+        }, commands: [
+            .resumeOutput,
+            .persistPlace(Snapshot(tracks: infos(2), current: 0, phase: .playing, listening: listening)),
+            .render(status("playing", song: 1, index: 1, of: 2)),
+        ])
+    }
+
     private func tick(_ h: CoreHarness, _ now: Double, listened: Double, file: StaticString = #filePath, line: UInt = #line) {
         h.send(.tick(now: now), file: file, line: line, {
             $0.now = now
@@ -120,16 +146,7 @@ final class ParentalTests: XCTestCase {
             $0.handedNext = PlayRef(playID: 3, trackID: 2)
             $0.nextPlayID = 4
         }, commands: [.report("a new listening day: 10 min of listening"), .setNext(playID: 3, path: "/music/2.flac")])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.message = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .resumeOutput,
-            .persistPlace(Snapshot(tracks: infos(2), current: 0, phase: .playing, listening: Listening(seconds: 0, day: 101))),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        resumeAfterTheRefusal(h, listening: Listening(seconds: 0, day: 101))
     }
 
     func testAWallClockJumpAddsOrRemovesNoListening() {
@@ -231,16 +248,7 @@ final class ParentalTests: XCTestCase {
             $0.handedNext = PlayRef(playID: 3, trackID: 2)
             $0.nextPlayID = 4
         }, commands: [.setNext(playID: 3, path: "/music/2.flac")])
-        h.send(.play, {
-            $0.phase = .playing
-            $0.message = nil
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 2)
-        }, commands: [
-            .resumeOutput,
-            .persistPlace(Snapshot(tracks: infos(2), current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 2)),
-        ])
+        resumeAfterTheRefusal(h)
     }
 
     func testQuietHoursLetTheAllowedFoldersPlayAtTheirCap() {
@@ -275,30 +283,20 @@ final class ParentalTests: XCTestCase {
     }
 
     func testTheCountSurvivesARestartAndADayThatEndedMeanwhileStartsAgain() {
-        var settings = Settings()
-        settings.parental = ParentalTests.limit
-        var state = State(settings: settings)
-        state.parental.clock = LocalTime(day: 100, minute: 700)
-        state.parental.clockSynchronized = true
-        let h = CoreHarness(state)
+        let h = CoreHarness(ParentalTests.started())
         // Saved the same listening day: the count stands.
         h.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, phase: .paused, listening: Listening(seconds: 550, day: 100)),
                               also: { $0.parental.listening = Listening(seconds: 550, day: 100) })
         XCTAssertEqual(h.state.snapshot.listening, Listening(seconds: 550, day: 100))
         // Saved the day before: a new day.
-        let later = CoreHarness(state)
+        let later = CoreHarness(ParentalTests.started())
         later.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, phase: .paused, listening: Listening(seconds: 550, day: 99)),
                                   also: { $0.parental.listening = Listening(seconds: 0, day: 100) },
                                   report: "a new listening day: 10 min of listening")
     }
 
     func testAPlayRestoredPastTheLimitComesBackPaused() {
-        var settings = Settings()
-        settings.parental = ParentalTests.limit
-        var state = State(settings: settings)
-        state.parental.clock = LocalTime(day: 100, minute: 700)
-        state.parental.clockSynchronized = true
-        let h = CoreHarness(state)
+        let h = CoreHarness(ParentalTests.started())
         h.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, phase: .playing, listening: Listening(seconds: 600, day: 100)),
                               message: ParentalTests.reached, also: {
             $0.parental.listening = Listening(seconds: 600, day: 100)
