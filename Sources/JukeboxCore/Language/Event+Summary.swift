@@ -84,7 +84,8 @@ extension Event {
         case .timerFired(let id, _): return "timer " + Self.name(id)
         case .tick: return "tick"
         case .wallClock(let time, let synchronized):
-            return "wall clock day \(time.day) " + LocalTime.text(time.minute) + (synchronized ? "" : ", not synchronised")
+            let sync: String = synchronized ? "" : ", not synchronised"
+            return "wall clock day \(time.day) " + LocalTime.text(time.minute) + sync
         case .heard(let id, let seconds): return "heard " + TimeFormat.clock(seconds) + " (play \(id))"
         case .streamStatus(let id, let status):
             return "stream (play \(id)): buffered \(status.bufferedPercent) %"

@@ -15,8 +15,11 @@ public struct LocalTime: Equatable, Sendable {
 
     /// `HH:MM` of a minute of the day.
     public static func text(_ minute: Int) -> String {
-        let h = minute / 60, m = minute % 60
-        return (h < 10 ? "0" : "") + String(h) + ":" + (m < 10 ? "0" : "") + String(m)
+        // In parts: Swift 6.0.3's type checker gives up on one long `+` with conditionals.
+        let h: String = String(minute / 60), m: String = String(minute % 60)
+        let hh: String = h.count < 2 ? "0" + h : h
+        let mm: String = m.count < 2 ? "0" + m : m
+        return hh + ":" + mm
     }
 }
 
