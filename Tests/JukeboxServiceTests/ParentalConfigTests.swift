@@ -75,6 +75,14 @@ final class ParentalConfigTests: XCTestCase {
         }
     }
 
+    func testTheSystemsClockReadsWithoutPrivileges() {
+        // adjtimex with no mode bits only reads: any user may ask (the answer is this machine's).
+        let now = WallClock.read()
+        XCTAssertTrue((0..<1440).contains(now.time.minute))
+        XCTAssertGreaterThan(now.time.day, WallClock.daysFromCivil(year: 2020, month: 1, day: 1))
+        print("this machine's wall clock: \(now.time), synchronised: \(now.synchronized)")
+    }
+
     func testTheDailyLimitOverDaylightSavingIsNotResetTwice() {
         // The core sees what the shell converted: an autumn night with the reset at 02:30 resets
         // once, though 02:30 comes twice.
