@@ -3,6 +3,8 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+// adjtimex: whether the kernel holds the wall clock synchronised (JukeboxService/WallClock.swift).
+#include <sys/timex.h>
 // malloc_trim: the MPD library gives back the tag reader's freed arena after an update.
 #include <malloc.h>
 #include <signal.h>

@@ -34,6 +34,10 @@ public enum WebSettings {
         Entry(key: "idlePowerOff", applies: .now, optional: true),
         Entry(key: "rfid.secondSwipe", applies: .now, optional: false, needs: "rfid"),
         Entry(key: "rfid.onRemove", applies: .now, optional: false, needs: "rfid"),
+        // The parental rules' numbers, behind the page's PIN like every setting here (the control
+        // socket, the console and MQTT change no setting); times and folders: the file only.
+        Entry(key: "parental.dailyLimitMinutes", applies: .now, optional: true, needs: "parental"),
+        Entry(key: "parental.warnMinutes", applies: .now, optional: true, needs: "parental"),
     ]
 
     /// A value from the page: a number, a string, true/false, or null (the key leaves the file).
@@ -91,6 +95,8 @@ public enum WebSettings {
             case "idlePowerOff": return s.idlePowerOff.map { ConfigEdit.number($0 / 60) } ?? "null"
             case "rfid.secondSwipe": return q(s.cards.secondSwipe.rawValue)
             case "rfid.onRemove": return q(s.cards.onRemove.rawValue)
+            case "parental.dailyLimitMinutes": return s.parental.dailyLimit.map { ConfigEdit.number($0 / 60) } ?? "null"
+            case "parental.warnMinutes": return ConfigEdit.number(s.parental.warnBefore / 60)
             default: return "null"
             }
         }

@@ -143,6 +143,8 @@ enum Player {
         runtime.version = "jukebox \(jukeboxVersion)"
         runtime.musicFolders = setup.musicFolders
         runtime.notifier = SystemdNotifier()
+        // Read only while the config has parental rules (`Runtime.feedWallClock`).
+        runtime.wallClock = { WallClock.read() }
         if let mpd = setup.mpd {
             // Like the control socket: a listener that cannot open is one line, and the player plays on.
             for problem in runtime.openMPD(mpd, musicFolders: setup.musicFolders, playlists: mpd.playlistFolder(statePath: setup.statePath)) { log.error(problem) }

@@ -321,8 +321,10 @@ extension CoreHarness {
     /// `elapsed`): the queue holds it, paused there with `volume` (the saved one, or the boot
     /// volume) set on the output; the place is taken as saved. `message` is what the status says
     /// besides.
+    /// `also` is what else the restore changes; `report` a line it reports after setting the volume.
     func restorePausedTrack1(_ snapshot: Snapshot, at position: Double = 0, elapsed: String = "0:00", volume: Int = 100,
-                             message: String? = nil, file: StaticString = #filePath, line: UInt = #line) {
+                             message: String? = nil, also: (inout State) -> Void = { _ in }, report: String? = nil,
+                             file: StaticString = #filePath, line: UInt = #line) {
         let shown = status("paused", song: 1, index: 1, of: 1, elapsed: elapsed, volume: volume, message: message)
         send(.restore(snapshot), file: file, line: line, {
             $0.queue = [Track(id: 1, info: info(1))]
@@ -336,10 +338,8 @@ extension CoreHarness {
             $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: volume)
             $0.savedPosition = position
             $0.shown = shown
-        }, commands: [
-            .setVolume(volume),
-            .render(shown),
-        ])
+            also(&$0)
+        }, commands: [.setVolume(volume)] + (report.map { [Command.report($0)] } ?? []) + [.render(shown)])
     }
 }
 

@@ -57,7 +57,7 @@ final class ConfigTests: XCTestCase {
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
                     "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
                     "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "battery", "headphones", "mqtt", "radio", "sleep",
-                    "loudness"] {
+                    "loudness", "parental"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
             let reference = try String(contentsOf: repo.appendingPathComponent("docs/CONFIGURATION.md"), encoding: .utf8)
             XCTAssertTrue(reference.contains("| `\(key)` |"), "docs/CONFIGURATION.md does not document \(key)")

@@ -83,6 +83,9 @@ extension Event {
         case .saved(let error): return error.map { "save failed: \($0)" } ?? "saved"
         case .timerFired(let id, _): return "timer " + Self.name(id)
         case .tick: return "tick"
+        case .wallClock(let time, let synchronized):
+            let sync: String = synchronized ? "" : ", not synchronised"
+            return "wall clock day \(time.day) " + LocalTime.text(time.minute) + sync
         case .heard(let id, let seconds): return "heard " + TimeFormat.clock(seconds) + " (play \(id))"
         case .streamStatus(let id, let status):
             return "stream (play \(id)): buffered \(status.bufferedPercent) %"

@@ -180,6 +180,10 @@ public enum Event: Equatable, Sendable {
     case tick(now: Double)
     /// A timer the core started has expired.
     case timerFired(TimerID, at: Double)
+    /// The wall clock as local time (the shell converts, so time zones and DST are its facts),
+    /// and whether the kernel holds it synchronised (`adjtimex`: `STA_UNSYNC` clear). Sent with
+    /// parental rules configured, at start and whenever either changes (`Reduce+Parental.swift`).
+    case wallClock(LocalTime, synchronized: Bool)
 }
 
 /// Why the device could not be had: decides whether waiting can help.

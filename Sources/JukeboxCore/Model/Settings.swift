@@ -71,6 +71,8 @@ public struct Settings: Equatable, Sendable {
     public var encoderAcceleration = true
     /// What card swipes do.
     public var cards = CardSettings()
+    /// Quiet hours, the daily listening limit, volume caps by time (config `parental`).
+    public var parental = ParentalSettings()
     /// The sleep timer's fade and what follows it (config `sleep`).
     public var sleep = SleepSettings()
     /// ReplayGain: which gain a play gets (config `loudness`).

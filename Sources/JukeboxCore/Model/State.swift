@@ -192,6 +192,8 @@ public struct State: Equatable, Sendable {
     /// Whether headphones are in the jack, as the card last said; nil: not known (no jack watched,
     /// or before its first report).
     public var headphonesIn: Bool?
+    /// The wall clock as last reported and the daily limit's count (`Reduce+Parental.swift`).
+    public var parental = ParentalState()
 
     /// How long a volume knob or button must be still before the volume is saved (seconds).
     public static let volumeSaveDelay = 1.0
@@ -233,7 +235,8 @@ public struct State: Equatable, Sendable {
             shuffleSeed: shuffleSeed,
             repeatMode: repeatMode,
             volume: volume,
-            source: source)
+            source: source,
+            listening: settings.parental.dailyLimit != nil ? parental.listening : nil)
     }
 
     /// The phase as the state file keeps it; an interruption keeps the phase it goes back to.

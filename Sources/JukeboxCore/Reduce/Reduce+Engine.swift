@@ -170,6 +170,9 @@ extension State {
         volume = clampVolume(settings.bootVolume ?? snapshot.volume)
         queueRevision += 1
         step.commands.append(.setVolume(volume))
+        // The day's listening survives a restart; a day that ended meanwhile starts again.
+        if let listening = snapshot.listening { parental.listening = listening }
+        followListeningDay(&step)
         switch (snapshot.phase, cursor) {
         case (_, nil):
             phase = .stopped

@@ -15,6 +15,8 @@ extension State {
             if clampVolume(volume) != volume { setVolume(volume, &step) }
             return
         }
+        // The speaker's parental cap may be lower than the headphones'.
+        if clampVolume(volume) != volume { setVolume(volume, &step) }
         // Only a pull is a reason to stop: a box that starts without headphones plays on.
         guard was == true, rules.pauseOnUnplug else { return }
         switch phase {

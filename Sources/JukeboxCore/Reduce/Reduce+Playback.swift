@@ -72,6 +72,11 @@ extension State {
 
     /// stopped → playing (from the remembered position), paused → playing; otherwise a no-op.
     mutating func play(_ step: inout Step) {
+        if let track = currentTrack ?? order.first.flatMap({ self.track(id: $0) }), let why = parentalRefusal(path: track.info.path) {
+            // Refused by the parental rules: said, nothing else changes.
+            message = why
+            return
+        }
         switch phase {
         case .stopped:
             guard !order.isEmpty else {

@@ -178,12 +178,14 @@ extension State {
         min(max(v, settings.volumeMin, 0), volumeMax)
     }
 
-    /// The highest volume now: the config's, lower while headphones are in when their cap is lower
-    /// (never below the lowest volume a user can set).
+    /// The highest volume now: the config's, lower while headphones are in when their cap is lower,
+    /// lower while a parental cap holds (`parentalVolumeCap`); never below the lowest volume a user
+    /// can set.
     public var volumeMax: Int {
-        let most = min(settings.volumeMax, 100)
-        guard headphonesIn == true, let cap = settings.headphones?.volumeMax else { return most }
-        return min(most, max(cap, settings.volumeMin))
+        var most = min(settings.volumeMax, 100)
+        if headphonesIn == true, let cap = settings.headphones?.volumeMax { most = min(most, max(cap, settings.volumeMin)) }
+        if let cap = parentalVolumeCap { most = min(most, max(cap, settings.volumeMin)) }
+        return most
     }
 
     mutating func makeTracks(_ infos: [TrackInfo]) -> [Track] {

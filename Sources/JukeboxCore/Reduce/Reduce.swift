@@ -93,6 +93,8 @@ extension State {
             batteryReading(reading, &step)
         case .headphones(let plugged):
             headphones(plugged: plugged, &step)
+        case .wallClock(let time, let synchronized):
+            wallClock(time, synchronized: synchronized, &step)
         case .bookmarksLoaded(let marks):
             // What this player could not have made (too long, not a number) is not kept.
             bookmarks = Array(marks.filter(\.isValid).suffix(max(settings.bookmarkLimit, 0)))
@@ -134,6 +136,7 @@ extension State {
             if saveError != nil { step.forceSave = true }
         case .tick(let now):
             self.now = now
+            countListening(now: now)
             if phase == .playing, now >= placeSaveDue, position != savedPosition {
                 step.forceSave = true
             }
@@ -163,6 +166,7 @@ extension State {
         // A run of failures ended (a track started, a person acted, another queue): its start
         // is no longer a place to go back to.
         if failuresInARow == 0 { failuresFrom = nil }
+        followParental(&step)
         syncNext(&step)
         followSleep(&step)
         followIdleness(activity: step.activity, &step)
@@ -217,7 +221,9 @@ extension State {
     /// Makes the engine's successor match what auto-advance would play next.
     mutating func syncNext(_ step: inout Step) {
         // A sleep timer that ends with this track hands no successor: the engine stops at its end.
-        let wanted: UInt64? = (loaded != nil && phase != .stopped && !sleepEndsWithTrack) ? autoAdvanceTarget().map { order[$0] } : nil
+        var wanted: UInt64? = (loaded != nil && phase != .stopped && !sleepEndsWithTrack) ? autoAdvanceTarget().map { order[$0] } : nil
+        // Nor one the parental rules refuse (quiet hours, the limit): the engine stops at the end.
+        if let id = wanted, let track = track(id: id), parentalRefusal(path: track.info.path) != nil { wanted = nil }
         guard wanted != handedNext?.trackID else { return }
         if let wanted, let track = track(id: wanted), let index = autoAdvanceTarget() {
             let ref = PlayRef(playID: nextPlayID, trackID: wanted)
@@ -254,6 +260,13 @@ extension State {
     /// opens nothing and (unless `paused`) waits for it instead.
     mutating func startCurrent(at seconds: Double, paused: Bool, _ step: inout Step) {
         guard let track = currentTrack else { return }
+        if !paused, let why = parentalRefusal(path: track.info.path) {
+            // Nothing the rules refuse is opened: the place is kept, paused.
+            unload(&step)
+            phase = .paused
+            message = why
+            return
+        }
         if musicMissing != nil {
             // Opening a file that is not there would skip it and lose the place, track by track.
             unload(&step)

@@ -284,6 +284,11 @@ public struct Config: Equatable, Sendable {
             c.settings.headphones = rules
             sectionWarnings += unknownKeyWarnings(source, section: "headphones", v.unknownKeys)
         }
+        if let v = raw.parental {
+            guard let rules = v.settings() else { throw Problem(description: "\(source): parental: " + RawParental.expectation) }
+            c.settings.parental = rules
+            sectionWarnings += unknownKeyWarnings(source, section: "parental", v.unknownKeys)
+        }
         if let v = raw.mpd {
             switch v.settings() {
             case .success(let settings): c.mpd = settings
@@ -372,6 +377,7 @@ private struct RawConfig: Decodable {
     var radio: RawRadio?
     var sleep: RawSleep?
     var loudness: RawLoudness?
+    var parental: RawParental?
 
     /// Whether `key` is one of the keys above.
     static func reads(_ key: String) -> Bool { CodingKeys(stringValue: key) != nil }
@@ -409,6 +415,7 @@ private struct RawConfig: Decodable {
         case "headphones": return RawHeadphones.expectation
         case "sleep": return RawSleep.expectation
         case "loudness": return RawLoudness.expectation
+        case "parental": return RawParental.expectation
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"
         case "mqtt": return "must be an object with at least \"host\" (see docs/REMOTE.md \"MQTT\")"
         case "consoleBaud": return "must be 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600"

@@ -80,6 +80,19 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     public var sleep: SleepStatus?
     /// Whether headphones are in the jack (nil: no jack watched, or not read yet).
     public var headphones: Bool?
+    /// What the parental rules hold now (nil, and absent from the text: none configured).
+    public var parental: ParentalStatus?
+
+    /// The parental rules as `status --json` shows them: whether the wall clock is synchronised,
+    /// whether it is quiet hours (nil: quiet hours configured, the time not known), the whole
+    /// minutes of listening left today, rounded up (nil: no limit), and when the day starts again.
+    /// The cap that holds is in `volumeMax`.
+    public struct ParentalStatus: Decodable, Equatable, Sendable {
+        public var clockSynchronized: Bool
+        public var quiet: Bool?
+        public var limitLeft: Int?
+        public var resetAt: String?
+    }
 
     /// The sleep timer as `status --json` shows it: `minutes`, `track`, `chapter` or `folder`, the
     /// whole seconds left (nil: not known, a track without a length), and the minutes asked for
@@ -124,6 +137,12 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         volumeMin = state.settings.volumeMin
         volumeMax = state.volumeMax
         headphones = state.headphonesIn
+        if !state.settings.parental.isEmpty {
+            let rules = state.settings.parental
+            parental = ParentalStatus(clockSynchronized: state.parental.clockSynchronized, quiet: state.quietNow,
+                                      limitLeft: state.listeningLeft.map { Int(($0 / 60).rounded(.up)) },
+                                      resetAt: rules.dailyLimit == nil ? nil : LocalTime.text(rules.resetAt))
+        }
         battery = state.battery.reading.map { BatteryStatus(percent: $0.percent, volts: $0.volts, charging: $0.charging, low: $0.low) }
         if let timer = state.sleep {
             let left = state.sleepLeft(now: max(now ?? state.now, timer.seenAt))
@@ -168,6 +187,13 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
             } ?? "null"),
             "\"headphones\":" + (headphones.map { String($0) } ?? "null"),
         ]
-        return "{" + fields.joined(separator: ",") + "}"
+        var all = fields
+        if let p = parental {
+            let quiet: String = p.quiet.map { String($0) } ?? "null"
+            let left: String = p.limitLeft.map { String($0) } ?? "null"
+            all.append("\"parental\":{\"clockSynchronized\":\(p.clockSynchronized),\"quiet\":" + quiet + ",\"limitLeft\":" + left
+                       + ",\"resetAt\":" + str(p.resetAt) + "}")
+        }
+        return "{" + all.joined(separator: ",") + "}"
     }
 }

@@ -100,10 +100,11 @@ extension Command {
 }
 
 extension Event {
-    /// Ticks and positions heard: too frequent to stream to `events` clients or to log.
+    /// Ticks, positions heard and the wall clock's minutes: too frequent to stream to `events`
+    /// clients or to log.
     var isRoutine: Bool {
         switch self {
-        case .tick, .heard: return true
+        case .tick, .heard, .wallClock: return true
         default: return false
         }
     }

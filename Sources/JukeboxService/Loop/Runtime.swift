@@ -54,6 +54,12 @@ public final class Runtime: LoopCore {
     public var version: String { get { control.version } set { control.version = newValue } }
     /// The music folders `ls --json` lists (`LibraryListing`).
     public var musicFolders: [String] { get { control.musicFolders } set { control.musicFolders = newValue } }
+    /// Reads the wall clock as local time and whether it is synchronised (`WallClock.read`; a test
+    /// gives its own). Read on every pass of the loop while parental rules are configured, and
+    /// sent to the core (`Event.wallClock`) when either changed.
+    public var wallClock: (() -> (time: LocalTime, synchronized: Bool))?
+    /// What was last sent of it.
+    private var wallSent: (time: LocalTime, synchronized: Bool)?
     /// Tells systemd about readiness, status and liveness (a no-op outside a `Type=notify` unit).
     public var notifier: SystemdNotifier? { get { readiness.notifier } set { readiness.notifier = newValue } }
     /// The cards map's worker (`watchCards`); nil: no cards map.
@@ -135,7 +141,10 @@ public final class Runtime: LoopCore {
         // The bookmarks are read before anything can play (a card, a `load` in `initial`); a file
         // that cannot be read sends nothing, so the core never saves over it.
         let bookmarks = saving.store.map { StartUp.bookmarks($0, limit: state.settings.bookmarkLimit, log: log) } ?? []
-        for event in [.started] + bookmarks + initial { dispatch(event) }
+        dispatch(.started)
+        // The time before the saved state: a restored count meets the day it is read on.
+        feedWallClock()
+        for event in bookmarks + initial { dispatch(event) }
         readiness.startingUp = false
         if let view = readiness.startView { show(view) }
     }
@@ -272,6 +281,8 @@ public final class Runtime: LoopCore {
         fds += faceFDs
         let n = poll(&fds, nfds_t(fds.count), timeoutMs)
         if n < 0 && errno != EINTR { log.error("poll: \(errnoText(errno))") }
+        // Before anything this pass brings: a play is judged at the time it is asked for.
+        feedWallClock()
         if fds[0].revents != 0 {
             for (severity, line) in mailbox.drainLog() { log.write(severity, line) }
             for event in mailbox.drain() {
@@ -362,6 +373,16 @@ public final class Runtime: LoopCore {
 
     func feedHeard() {
         if let p = adapters.audio.position() { dispatch(.heard(playID: p.id, seconds: p.seconds)) }
+    }
+
+    /// The wall clock, when parental rules are configured and it changed (a new minute, the
+    /// kernel's synchronisation): a `localtime_r` and an `adjtimex` a pass, no file read.
+    func feedWallClock() {
+        guard let wallClock, !state.settings.parental.isEmpty else { return }
+        let reading = wallClock()
+        if let last = wallSent, last.time == reading.time, last.synchronized == reading.synchronized { return }
+        wallSent = reading
+        dispatch(.wallClock(reading.time, synchronized: reading.synchronized))
     }
 
     /// A stream's facts (buffering, titles, reconnecting) reach the core with the ticks, only when

@@ -24,12 +24,17 @@ struct PlaceFile: Codable, Equatable {
     var volume: Int
     /// The record's number in the slotted sidecar (`PlaceSlots`): the higher, the newer.
     var sequence: UInt64?
+    /// The daily limit's count (`Snapshot.listening`): it grows while playing, so it is saved
+    /// with the place; absent without a limit.
+    var listened: Double?
+    var listenDay: Int?
 
     enum CodingKeys: String, CodingKey {
         case version, queue, current, position, phase
         case repeatMode = "repeat"
         case volume
         case sequence = "seq"
+        case listened, listenDay
     }
 
     init(_ snapshot: Snapshot, queueHash: UInt64) {
@@ -41,6 +46,8 @@ struct PlaceFile: Codable, Equatable {
         repeatMode = snapshot.repeatMode
         volume = snapshot.volume
         sequence = nil
+        listened = snapshot.listening?.seconds
+        listenDay = snapshot.listening?.day
     }
 
     static func hex(_ hash: UInt64) -> String {
@@ -56,6 +63,8 @@ struct PlaceFile: Codable, Equatable {
         guard position.isFinite else { return [0x0A] }
         var out = "{"
         if let current { out += "\"current\":\(current)," }
+        if let listenDay { out += "\"listenDay\":\(listenDay)," }
+        if let listened, listened.isFinite { out += "\"listened\":\(listened)," }
         out += "\"phase\":" + Self.quoted(phase) + ",\"position\":\(position),\"queue\":" + Self.quoted(queue)
             + ",\"repeat\":" + Self.quoted(repeatMode.rawValue) + (sequence.map { ",\"seq\":\($0)" } ?? "")
             + ",\"version\":\(version),\"volume\":\(volume)}\n"
@@ -90,6 +99,7 @@ struct PlaceFile: Codable, Equatable {
     func fits(tracks: Int) -> Bool {
         (current.map { (0..<tracks).contains($0) } ?? true) && position.isFinite && position >= 0
             && SavedPhase(rawValue: phase) != nil && (0...100).contains(volume)
+            && (listened.map { $0.isFinite && $0 >= 0 } ?? true)
     }
 
     func apply(to snapshot: inout Snapshot) {
@@ -98,6 +108,7 @@ struct PlaceFile: Codable, Equatable {
         snapshot.phase = SavedPhase(rawValue: phase) ?? .stopped
         snapshot.repeatMode = repeatMode
         snapshot.volume = volume
+        if let listened { snapshot.listening = Listening(seconds: listened, day: listenDay) }
     }
 }
 

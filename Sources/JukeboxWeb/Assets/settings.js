@@ -18,6 +18,8 @@ const labels = {
   idlePowerOff: ['Power off when idle, after minutes', 'empty: never'],
   'rfid.secondSwipe': ['The same card again', ''],
   'rfid.onRemove': ['A card taken off the reader', ''],
+  'parental.dailyLimitMinutes': ['Listening a day, in minutes', 'empty: no limit; counted while sound plays'],
+  'parental.warnMinutes': ['Warn before the end of the day\'s listening, minutes before', 'empty: 5'],
 };
 const applies = { now: 'applies at once', start: 'applies when the player next starts' };
 
