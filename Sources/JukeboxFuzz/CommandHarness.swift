@@ -137,6 +137,7 @@ enum CommandHarness {
                 // Minutes as written; nil where that number times 60 is not these seconds exactly.
                 let minutes = seconds / 60
                 return minutes * 60 == seconds ? "sleep \(minutes)" : nil
+            case .setSpeed(let speed): return "speed " + (speed.map(Speed.text) ?? "default")
             default: fatalError("the control language produced \(event)")
             }
         case .status: return "status"

@@ -97,6 +97,9 @@ public struct State: Equatable, Sendable {
     public var encoderState = EncoderState()
     /// The cards map, the last read and the card playing.
     public var cards = CardState()
+    /// The speed set for the queue loaded: by its card (`CardMap.speeds`) or by `speed X`; nil:
+    /// each track at its folder's speed (`Settings.speeds`). A new queue starts without one.
+    public var queueSpeed: Double?
     /// What the queue was loaded from (a card's paths, a `load`), when it keeps a bookmark under
     /// the settings; nil for a queue built by hand or one that keeps none.
     /// Saved in the snapshot, so a restart still knows whose bookmark to keep.

@@ -80,6 +80,8 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     public var sleep: SleepStatus?
     /// Whether headphones are in the jack (nil: no jack watched, or not read yet).
     public var headphones: Bool?
+    /// The playback speed of the current track (1: as recorded); nil with nothing current.
+    public var speed: Double?
 
     /// The sleep timer as `status --json` shows it: `minutes`, `track`, `chapter` or `folder`, the
     /// whole seconds left (nil: not known, a track without a length), and the minutes asked for
@@ -124,6 +126,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         volumeMin = state.settings.volumeMin
         volumeMax = state.volumeMax
         headphones = state.headphonesIn
+        speed = state.cursor.map { state.playSpeed(at: $0) ?? 1 }
         battery = state.battery.reading.map { BatteryStatus(percent: $0.percent, volts: $0.volts, charging: $0.charging, low: $0.low) }
         if let timer = state.sleep {
             let left = state.sleepLeft(now: max(now ?? state.now, timer.seenAt))

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+@testable import JukeboxCore
+import JukeboxTestSupport
+import XCTest
+
+/// Playback speed: which speed a play gets (a folder's, a card's, `speed X`), carried by
+/// `startTrack` and `setNext` (nil at 1: no stretcher, bit-exact), and `speed X` while playing.
+final class SpeedTests: XCTestCase {
+    private func settings(_ speeds: [String: Double]) -> Settings {
+        var settings = Settings()
+        settings.speeds = speeds
+        return settings
+    }
+
+    func testAFolderSpeedGoesWithThePlayAndItsSuccessor() {
+        let h = CoreHarness(queued(3, settings: settings(["/music": 1.25])))
+        h.playFromStopped(3, speed: 1.25)
+    }
+
+    func testNoSpeedSendsNone() {
+        let h = CoreHarness(queued(3, settings: settings(["/elsewhere": 1.5])))
+        h.playFromStopped(3)
+    }
+
+    func testTheInnermostFolderWinsAndStreamsPlayAt1() {
+        var s = queued(3, settings: settings(["/": 1.5, "/music": 1, "/music/2.flac": 2]))
+        XCTAssertNil(s.playSpeed(at: 0), "/music at 1 wins over / at 1.5")
+        XCTAssertEqual(s.playSpeed(at: 1), 2)
+        s.queue[2].info.path = "http://radio.example/live"
+        XCTAssertNil(s.playSpeed(at: 2), "a stream plays at 1")
+        s.queueSpeed = 1.75
+        XCTAssertEqual(s.playSpeed(at: 0), 1.75, "the queue's speed wins over the folders'")
+        XCTAssertNil(s.playSpeed(at: 2), "a stream plays at 1 whatever the queue's speed")
+    }
+
+    func testSpeedWhilePlayingGoesOnFromThePlaceAtTheNewSpeed() {
+        let h = CoreHarness(queued(3))
+        h.playFromStopped(3)
+        h.send(.heard(playID: 1, seconds: 30), {
+            $0.position = 30
+            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")
+        }, commands: [.render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30"))])
+        h.send(.setSpeed(1.5), {
+            $0.queueSpeed = 1.5
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.5")
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 30, paused: false,
+                        next: NextPlay(playID: 4, path: "/music/2.flac", speed: 1.5), speed: 1.5),
+            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.5")),
+        ])
+        // The same speed again changes nothing; `speed default` goes back to 1 (no stretcher).
+        h.send(.setSpeed(1.5), { _ in }, commands: [])
+        h.send(.setSpeed(nil), {
+            $0.queueSpeed = nil
+            $0.nextPlayID = 7
+            $0.loaded = PlayRef(playID: 5, trackID: 1)
+            $0.handedNext = PlayRef(playID: 6, trackID: 2)
+            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")
+        }, commands: [
+            .startTrack(playID: 5, path: "/music/1.flac", at: 30, paused: false,
+                        next: NextPlay(playID: 6, path: "/music/2.flac")),
+            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")),
+        ])
+    }
+
+    func testSpeedWhileStoppedIsKeptForThePlay() {
+        let h = CoreHarness(queued(3))
+        h.send(.setSpeed(1.25), { $0.queueSpeed = 1.25 }, commands: [])
+        h.playFromStopped(3, also: { $0.queueSpeed = 1.25 }, speed: 1.25)
+    }
+
+    func testANewQueueStartsWithoutTheSpeed() {
+        let h = CoreHarness(queued(3))
+        h.send(.setSpeed(1.25), { $0.queueSpeed = 1.25 }, commands: [])
+        var state = h.state
+        state.queueSpeed = 2
+        XCTAssertEqual(state.playSpeed(at: 0), 2)
+        var step = Step()
+        state.replaceQueue(infos(2), from: nil, &step)
+        XCTAssertNil(state.queueSpeed, "a load by hand plays at the folders' speeds")
+        state.replaceQueue(infos(2), from: nil, speed: 1.25, &step)
+        XCTAssertEqual(state.queueSpeed, 1.25, "a card's speed")
+    }
+
+    func testTheControlLanguage() {
+        XCTAssertEqual(try ControlCommand.parse("speed 1.25", seed: 0).get(), .intent(.setSpeed(1.25)))
+        XCTAssertEqual(try ControlCommand.parse("speed 2x", seed: 0).get(), .intent(.setSpeed(2)))
+        XCTAssertEqual(try ControlCommand.parse("speed default", seed: 0).get(), .intent(.setSpeed(nil)))
+        XCTAssertEqual(try ControlCommand.parse("speed", seed: 0).get(), .status)
+        for bad in ["speed 0.5", "speed 2.01", "speed fast", "speed 1 2", "speed nan", "speed -1", "speed 1e0"] {
+            XCTAssertEqual(ControlCommand.parse(bad, seed: 0), .failure(ControlError(ControlCommand.speedUsage)), bad)
+        }
+        XCTAssertEqual(Speed.text(1.25), "1.25")
+        XCTAssertEqual(Speed.text(1.5), "1.5")
+        XCTAssertEqual(Speed.text(2), "2")
+        XCTAssertEqual(Speed.text(0.75), "0.75")
+        XCTAssertEqual(Event.setSpeed(1.25).summary, "speed 1.25")
+    }
+}
