@@ -170,6 +170,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
                 "{\"mode\":" + q(s.mode) + ",\"left\":" + (s.left.map { String($0) } ?? "null") + (s.minutes.map { ",\"minutes\":" + CardsJSON.number($0) } ?? "") + "}"
             } ?? "null"),
             "\"headphones\":" + (headphones.map { String($0) } ?? "null"),
+            "\"speed\":" + num(speed),
         ]
         return "{" + fields.joined(separator: ",") + "}"
     }
