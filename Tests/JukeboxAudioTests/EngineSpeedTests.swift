@@ -23,9 +23,13 @@ final class EngineSpeedTests: ScratchCase {
         }
         func le32(_ n: Int) -> [UInt8] { (0..<4).map { UInt8((n >> (8 * $0)) & 0xFF) } }
         func le16(_ n: Int) -> [UInt8] { [UInt8(n & 0xFF), UInt8(n >> 8)] }
-        var header: [UInt8] = Array("RIFF".utf8) + le32(36 + data.count) + Array("WAVEfmt ".utf8)
-        header += le32(16) + le16(1) + le16(2) + le32(rate) + le32(rate * 4) + le16(4) + le16(16)
-        header += Array("data".utf8) + le32(data.count)
+        // In parts: Swift 6.0.3's type checker gives up on long array concatenations.
+        var header: [UInt8] = Array("RIFF".utf8)
+        header += le32(36 + data.count)
+        header += Array("WAVEfmt ".utf8)
+        for part: [UInt8] in [le32(16), le16(1), le16(2), le32(rate), le32(rate * 4), le16(4), le16(16)] { header += part }
+        header += Array("data".utf8)
+        header += le32(data.count)
         let path = scratch.path("sine.wav")
         try Data(header + data).write(to: URL(fileURLWithPath: path))
         return path

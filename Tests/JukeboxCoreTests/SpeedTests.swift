@@ -100,3 +100,35 @@ final class SpeedTests: XCTestCase {
         XCTAssertEqual(Event.setSpeed(1.25).summary, "speed 1.25")
     }
 }
+
+extension SpeedTests {
+    func testTheSleepTimerCountsWallTimeAtTheSpeed() {
+        var s = queued(3, settings: settings(["/music": 1.25]))
+        s.cursor = 0
+        s.position = 50
+        s.sleep = SleepTimer(request: .end(.track))
+        XCTAssertEqual(s.sleepLeft(now: 0), 40, "50 s of the file at 1.25 is 40 s")
+        s.sleep = SleepTimer(request: .end(.folder))
+        XCTAssertEqual(s.sleepLeft(now: 0), 40 + 80 + 80, "the rest of the folder at 1.25")
+        s.settings.speeds = [:]
+        XCTAssertEqual(s.sleepLeft(now: 0), 50 + 100 + 100)
+    }
+
+    func testACardsSpeedHoldsForTheQueueItLoads() {
+        var s = State()
+        s.cards.map = CardMap(["01": .play(["/music"])], speeds: ["01": 1.25])
+        s.cards.loading = "01"
+        let commands = reduce(&s, .cardTracks(card: "01", tracks: infos(2), messages: [], marked: false))
+        XCTAssertEqual(s.queueSpeed, 1.25)
+        XCTAssertEqual(s.cards.active, ActiveCard(id: "01", tracks: 1..<3))
+        XCTAssertEqual(s.phase, .playing)
+        XCTAssertTrue(commands.contains(.startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false,
+                                                    next: NextPlay(playID: 2, path: "/music/2.flac", speed: 1.25), speed: 1.25)),
+                      "\(commands)")
+        // Another card without a speed: its queue plays at the folders' speeds.
+        s.cards.map = CardMap(["01": .play(["/music"]), "02": .play(["/other"])], speeds: ["01": 1.25])
+        s.cards.loading = "02"
+        _ = reduce(&s, .cardTracks(card: "02", tracks: infos(1), messages: [], marked: false))
+        XCTAssertNil(s.queueSpeed)
+    }
+}
