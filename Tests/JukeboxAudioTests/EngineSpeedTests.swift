@@ -83,8 +83,8 @@ final class EngineSpeedTests: ScratchCase {
     func testPositionsStayInTheFilesTime() throws {
         let path = try sine(seconds: 4)
         let (output, log, engine) = recordingEngine()
-        // Slow writes (30 ms each), so the play can be looked at midway.
-        output.writeMicroseconds = 30_000
+        // Slow writes (60 ms each, whatever their size), so the play can be looked at midway.
+        output.writeMicroseconds = 60_000
         engine.play(id: 1, path: path, from: 1, paused: false, speed: 1.25)
         var checked = 0
         var worst = 0.0
@@ -103,7 +103,7 @@ final class EngineSpeedTests: ScratchCase {
         }
         engine.shutdown()
         print("positions checked: \(checked), worst off the written output's source time by \(worst) s")
-        XCTAssertGreaterThan(checked, 5)
+        XCTAssertGreaterThanOrEqual(checked, 3, "too few looks midway to tell")
         XCTAssertLessThan(worst, 0.15, "a position counted in output time is off by up to 0.8 s here")
         let played = Double(output.bytes.count / 8) / Double(rate)
         XCTAssertEqual(played, 3 / 1.25, accuracy: 2.4 * 0.02, "3 s of source from 1 s at 1.25")
