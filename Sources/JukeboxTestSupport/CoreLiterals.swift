@@ -46,11 +46,11 @@ public func status(_ phase: String, song: Int, index: Int, of count: Int, elapse
 
 /// What was saved last, every field given.
 public func mark(revision: Int, current: UInt64?, phase: SavedPhase, shuffle: Bool = false,
-                 repeat repeatMode: RepeatMode = .off, volume: Int = 100) -> SaveMark {
+                 repeat repeatMode: RepeatMode = .off, volume: Int = 100, speed: Double? = nil) -> SaveMark {
     // SaveMark's initializer is internal; every field is overwritten below.
     var m = State().saveMark
     (m.queueRevision, m.currentTrackID, m.phase) = (revision, current, phase)
-    (m.shuffle, m.repeatMode, m.volume) = (shuffle, repeatMode, volume)
+    (m.shuffle, m.repeatMode, m.volume, m.speed) = (shuffle, repeatMode, volume, speed)
     return m
 }
 

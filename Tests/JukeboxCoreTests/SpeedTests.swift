@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 @testable import JukeboxCore
+import Foundation
 import JukeboxTestSupport
 import XCTest
 
@@ -40,15 +41,19 @@ final class SpeedTests: XCTestCase {
             $0.position = 30
             $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")
         }, commands: [.render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30"))])
+        // The speed is the queue's: the queue file is written with it.
         h.send(.setSpeed(1.5), {
             $0.queueSpeed = 1.5
             $0.nextPlayID = 5
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: 1.5)
+            $0.savedPosition = 30
             $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.5")
         }, commands: [
             .startTrack(playID: 3, path: "/music/1.flac", at: 30, paused: false,
                         next: NextPlay(playID: 4, path: "/music/2.flac", speed: 1.5), speed: 1.5),
+            .persist(Snapshot(tracks: infos(3), current: 0, position: 30, phase: .playing, speed: 1.5)),
             .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.5")),
         ])
         // The same speed again changes nothing; `speed default` goes back to 1 (no stretcher).
@@ -58,23 +63,58 @@ final class SpeedTests: XCTestCase {
             $0.nextPlayID = 7
             $0.loaded = PlayRef(playID: 5, trackID: 1)
             $0.handedNext = PlayRef(playID: 6, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")
         }, commands: [
             .startTrack(playID: 5, path: "/music/1.flac", at: 30, paused: false,
                         next: NextPlay(playID: 6, path: "/music/2.flac")),
+            .persist(Snapshot(tracks: infos(3), current: 0, position: 30, phase: .playing)),
             .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")),
         ])
     }
 
     func testSpeedWhileStoppedIsKeptForThePlay() {
         let h = CoreHarness(queued(3))
-        h.send(.setSpeed(1.25), { $0.queueSpeed = 1.25 }, commands: [])
-        h.playFromStopped(3, also: { $0.queueSpeed = 1.25 }, speed: 1.25)
+        h.send(.setSpeed(1.25), {
+            $0.queueSpeed = 1.25
+            $0.savedMark = mark(revision: 1, current: nil, phase: .stopped, speed: 1.25)
+        }, commands: [.persist(Snapshot(tracks: infos(3), speed: 1.25))])
+        h.send(.play, {
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: 1.25)
+            $0.shown = status("playing", song: 1, index: 1, of: 3, speed: "1.25")
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false,
+                        next: NextPlay(playID: 2, path: "/music/2.flac", speed: 1.25), speed: 1.25),
+            .persistPlace(Snapshot(tracks: infos(3), current: 0, phase: .playing, speed: 1.25)),
+            .render(status("playing", song: 1, index: 1, of: 3, speed: "1.25")),
+        ])
+    }
+
+    func testTheQueuesSpeedIsSavedAndRestored() {
+        var s = queued(3)
+        s.queueSpeed = 1.5
+        XCTAssertEqual(s.snapshot.speed, 1.5)
+        var restored = State()
+        _ = reduce(&restored, .restore(s.snapshot))
+        XCTAssertEqual(restored.queueSpeed, 1.5)
+        // In the file: the key only when there is a speed; a bad one is dropped with a reason.
+        let json = #"{"version": 1, "tracks": [], "speed": 5}"#
+        let file = try? JSONDecoder().decode(SnapshotFile.self, from: Data(json.utf8))
+        XCTAssertNil(file?.snapshot.speed)
+        XCTAssertEqual(file?.problems, ["speed: not 0.75 to 2"])
+        let good = try? JSONDecoder().decode(Snapshot.self, from: Data(#"{"version": 1, "tracks": [], "speed": 1.25}"#.utf8))
+        XCTAssertEqual(good?.speed, 1.25)
+        let plain = (try? JSONEncoder().encode(Snapshot())).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        XCTAssertFalse(plain.contains("speed"), plain)
     }
 
     func testANewQueueStartsWithoutTheSpeed() {
         let h = CoreHarness(queued(3))
-        h.send(.setSpeed(1.25), { $0.queueSpeed = 1.25 }, commands: [])
         var state = h.state
         state.queueSpeed = 2
         XCTAssertEqual(state.playSpeed(at: 0), 2)

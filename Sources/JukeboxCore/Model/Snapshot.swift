@@ -31,12 +31,14 @@ public struct Snapshot: Equatable, Sendable, Codable {
     public var volume: Int
     /// What the queue was loaded from (for its bookmark); nil for a queue built by hand.
     public var source: QueueSource?
+    /// The queue's own speed (a card's, or `speed X`; `State.queueSpeed`); nil: the folders'.
+    public var speed: Double?
 
     /// Creates a snapshot; the defaults describe an empty, stopped player at full volume.
     public init(version: Int = Snapshot.currentVersion, tracks: [TrackInfo] = [], order: [Int]? = nil,
                 current: Int? = nil, position: Double = 0, phase: SavedPhase = .stopped, shuffle: Bool = false,
                 shuffleSeed: UInt64 = 0, repeatMode: RepeatMode = .off, volume: Int = 100,
-                source: QueueSource? = nil) {
+                source: QueueSource? = nil, speed: Double? = nil) {
         self.version = version
         self.tracks = tracks
         self.order = order
@@ -48,12 +50,13 @@ public struct Snapshot: Equatable, Sendable, Codable {
         self.repeatMode = repeatMode
         self.volume = volume
         self.source = source
+        self.speed = speed
     }
 
     enum CodingKeys: String, CodingKey {
         case version, tracks, order, current, position, phase, shuffle, shuffleSeed
         case repeatMode = "repeat"
-        case volume, source
+        case volume, source, speed
     }
 
     /// Decodes leniently; only `version` and `tracks` must be readable (see `SnapshotFile`).
@@ -111,6 +114,10 @@ public struct Snapshot: Equatable, Sendable, Codable {
             source = nil
             problems.append("source: not a list of 1-\(Bookmark.maxPaths) paths")
         }
+        if let s = speed, !Speed.range.contains(s) {
+            speed = nil
+            problems.append("speed: not 0.75 to 2")
+        }
         if !(0...100).contains(volume) {
             volume = min(max(volume, 0), 100)
             problems.append("volume: not 0 to 100")
@@ -163,7 +170,8 @@ public struct SnapshotFile: Decodable, Sendable {
             shuffleSeed: field(.shuffleSeed, "a seed") ?? 0,
             repeatMode: field(.repeatMode, "off, one or all") ?? .off,
             volume: field(.volume, "a volume") ?? 100,
-            source: field(.source, "a source"))
+            source: field(.source, "a source"),
+            speed: field(.speed, "a speed"))
         snapshot.normalise(&problems)
         if entries.contains(nil) { snapshot = snapshot.keepingTracks { entries[$0] != nil } }
         self.snapshot = snapshot

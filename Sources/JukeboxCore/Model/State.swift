@@ -29,6 +29,8 @@ public struct SaveMark: Equatable, Sendable {
     public var repeatMode: RepeatMode
     /// Volume when saved.
     public var volume: Int
+    /// The queue's own speed when saved (`State.queueSpeed`): kept in the queue file.
+    public var speed: Double? = nil
 
     /// Whether only the volume differs from `other`.
     func sameExceptVolume(_ other: SaveMark) -> Bool {
@@ -236,7 +238,8 @@ public struct State: Equatable, Sendable {
             shuffleSeed: shuffleSeed,
             repeatMode: repeatMode,
             volume: volume,
-            source: source)
+            source: source,
+            speed: queueSpeed)
     }
 
     /// The phase as the state file keeps it; an interruption keeps the phase it goes back to.
@@ -258,7 +261,7 @@ public struct State: Equatable, Sendable {
     /// The fields of this state whose change triggers an immediate save.
     public var saveMark: SaveMark {
         SaveMark(queueRevision: queueRevision, currentTrackID: currentTrack?.id, phase: savedPhase,
-                 shuffle: shuffle, repeatMode: repeatMode, volume: volume)
+                 shuffle: shuffle, repeatMode: repeatMode, volume: volume, speed: queueSpeed)
     }
 }
 

@@ -181,7 +181,9 @@ extension State {
                 // The queue file is rewritten only when the queue changed; otherwise only the place.
                 // On the way out it is written whole, so at rest it alone holds where the player
                 // stopped: a copy of it (a backup, another box) resumes there without the sidecar.
-                let queueChanged = savedMark.map { $0.queueRevision != mark.queueRevision || $0.shuffle != mark.shuffle } ?? true
+                let queueChanged = savedMark.map {
+                    $0.queueRevision != mark.queueRevision || $0.shuffle != mark.shuffle || $0.speed != mark.speed
+                } ?? true
                 savedMark = mark
                 savedPosition = position
                 savedAt = now
