@@ -79,20 +79,7 @@ final class SpeedTests: XCTestCase {
             $0.queueSpeed = 1.25
             $0.savedMark = mark(revision: 1, current: nil, phase: .stopped, speed: 1.25)
         }, commands: [.persist(Snapshot(tracks: infos(3), speed: 1.25))])
-        h.send(.play, {
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.nextPlayID = 3
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: 1.25)
-            $0.shown = status("playing", song: 1, index: 1, of: 3, speed: "1.25")
-        }, commands: [
-            .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false,
-                        next: NextPlay(playID: 2, path: "/music/2.flac", speed: 1.25), speed: 1.25),
-            .persistPlace(Snapshot(tracks: infos(3), current: 0, phase: .playing, speed: 1.25)),
-            .render(status("playing", song: 1, index: 1, of: 3, speed: "1.25")),
-        ])
+        h.playFromStopped(3, speed: 1.25)
     }
 
     func testTheQueuesSpeedIsSavedAndRestored() {
