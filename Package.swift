@@ -63,9 +63,13 @@ let package = Package(
         // MHD_start_daemon being variadic; and the PIN's yescrypt hash through libcrypt.
         .target(name: "CWeb", linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("crypt")]),
 
+        // Playback speed with the pitch kept: libSoundTouch (libsoundtouch-dev, LGPL) is C++, so a
+        // small C++ shim gives it a C ABI (create, tempo, put, receive, flush, clear).
+        .target(name: "CSoundTouch", linkerSettings: [.linkedLibrary("SoundTouch"), .linkedLibrary("stdc++")]),
+
         // Adapters.
         .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
-                                                     "CHTTP", "CMpg123", "COgg", "COpus", "CFaad", "CFLAC"]),
+                                                     "CHTTP", "CMpg123", "COgg", "COpus", "CFaad", "CFLAC", "CSoundTouch"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "JukeboxSystem", "CInput", "CLinux"]),

@@ -13,7 +13,7 @@
 #      TRIXIE_MIRROR=URL). An existing, finished chroot is reused;
 #   3. installs (only what is missing) swiftlang, build-essential, pkg-config,
 #      libasound2-dev, libsndfile1-dev, libcurl4-openssl-dev, libmpg123-dev,
-#      libogg-dev, libvorbis-dev, libopus-dev, libfaad-dev, libflac-dev,
+#      libogg-dev, libvorbis-dev, libopus-dev, libfaad-dev, libflac-dev, libsoundtouch-dev,
 #      libtag-c-dev, libgpiod-dev (2.x),
 #      alsa-utils, git and ca-certificates into it;
 #   4. mounts /proc, /sys and /dev into the chroot and bind-mounts the repository
@@ -56,6 +56,7 @@ PACKAGES=(
   libopus-dev
   libfaad-dev
   libflac-dev
+  libsoundtouch-dev
   libtag-c-dev
   libgpiod-dev
   libmosquitto-dev

@@ -7,11 +7,20 @@ import JukeboxSystem
 extension AudioEngine: AudioPort {
     /// `play` with the gapless successor and no ReplayGain (the port's plain form).
     public func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
-        play(id: id, path: path, from: seconds, paused: paused, next: next, gain: 1, nextGain: 1)
+        play(id: id, path: path, from: seconds, paused: paused, next: next, gain: 1, nextGain: 1, speed: 1, nextSpeed: 1)
     }
 
     /// `setNext` without ReplayGain (the port's plain form).
-    public func setNext(id: UInt64, path: String) { setNext(id: id, path: path, gain: 1) }
+    public func setNext(id: UInt64, path: String) { setNext(id: id, path: path, gain: 1, speed: 1) }
+
+    /// `play` with ReplayGain, at speed 1 (the port's gain form).
+    public func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?,
+                     gain: Double, nextGain: Double) {
+        play(id: id, path: path, from: seconds, paused: paused, next: next, gain: gain, nextGain: nextGain, speed: 1, nextSpeed: 1)
+    }
+
+    /// `setNext` with ReplayGain, at speed 1 (the port's gain form).
+    public func setNext(id: UInt64, path: String, gain: Double) { setNext(id: id, path: path, gain: gain, speed: 1) }
 
     /// The engine's stream facts in the core's words: buffered percent of the start-up buffer,
     /// seconds reconnecting (by the stream thread's monotonic clock).

@@ -76,12 +76,12 @@ enum StateWritesBench {
                 let event = queue.removeFirst()
                 for command in reduce(&state, event) {
                     switch command {
-                    case .startTrack(let id, _, let at, _, let next, _):
+                    case .startTrack(let id, _, let at, _, let next, _, _):
                         playID = id
                         nextID = next?.playID
                         position = at
                         queue.append(.trackStarted(playID: id))
-                    case .setNext(let id, _, _): nextID = id
+                    case .setNext(let id, _, _, _): nextID = id
                     case .clearNext: nextID = nil
                     case .persist(let snapshot), .persistPlace(let snapshot):
                         let before = threadCPU(), started = monotonicNow()

@@ -137,6 +137,10 @@ enum CommandHarness {
                 // Minutes as written; nil where that number times 60 is not these seconds exactly.
                 let minutes = seconds / 60
                 return minutes * 60 == seconds ? "sleep \(minutes)" : nil
+            case .setSpeed(let speed):
+                // As shown (two decimals); nil where that is not this speed exactly.
+                guard let speed else { return "speed default" }
+                return Speed.parse(Speed.text(speed)) == speed ? "speed " + Speed.text(speed) : nil
             default: fatalError("the control language produced \(event)")
             }
         case .status: return "status"

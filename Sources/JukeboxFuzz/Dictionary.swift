@@ -9,7 +9,7 @@ extension Harness {
         case .command, .runtime:
             return ["status", "--json", "play", "pause", "toggle", "stop", "next", "prev", "previous", "seek",
                     "vol", "volume", "shuffle", "on", "off", "repeat", "one", "all", "queue", "add", "load", "clear",
-                    "save", "interrupt", "yield", "begin", "end", "diag", "log", "events", "version", "help", "?", "sleep", "card", "assign",
+                    "save", "interrupt", "yield", "begin", "end", "diag", "log", "events", "version", "help", "?", "sleep", "card", "assign", "speed", "default", "1.25", "0.75", "2x",
                     " ", "\t", "\r", "\n", "\r\n", "+", "-", ":", ".", "0", "1", "59", "60", "1:00", "1:59:59.5",
                     "100", "101", "-100", "1000", "1001", "9223372036854775807", "-9223372036854775808",
                     "9223372036854775808", "99999999999999999999", "1e308", "0.000001",
@@ -27,7 +27,7 @@ extension Harness {
                     "\"stepsPerDetent\"", "\"acceleration\"", "\"input\"", "\"*\"", "\"display\"", "\"type\"",
                     "\"ssd1306\"", "\"hd44780-16x2\"", "\"terminal\"", "\"bus\"", "\"address\"", "39", "\"pins\"",
                     "\"powerCommand\"", "\"output\"", "\"snapcast\"", "\"pipe\"", "\"/run/snapserver/jukebox\"",
-                    "\"sampleFormat\"", "\"44100:16:2\"", "\"48000:24:8\"", "\\u0000", "\\ud800", "\\\"", "\"\""]
+                    "\"speeds\"", "1.25", "\"sampleFormat\"", "\"44100:16:2\"", "\"48000:24:8\"", "\\u0000", "\\ud800", "\\\"", "\"\""]
         case .state:
             return ["{", "}", "[", "]", "\"", ":", ",", "null", "true", "false", "0", "-1", "1", "2", "1e400",
                     "1e300", "-0", "NaN", "9223372036854775807", "18446744073709551616", "0.5", "\"version\"",

@@ -14,7 +14,7 @@ public func info(_ n: Int, duration: Double? = 100) -> TrackInfo {
 public func status(_ phase: String, title: String = "", artist: String? = nil, elapsed: String = "--:--",
                    duration: String = "--:--", index: Int = 0, of count: Int = 0, volume: Int = 100,
                    shuffle: Bool = false, repeat repeatMode: RepeatMode = .off, message: String? = nil,
-                   sleep: String? = nil) -> StatusView {
+                   sleep: String? = nil, speed: String? = nil) -> StatusView {
     // StatusView has no memberwise initializer; every field is overwritten below, so nothing of
     // the empty state's view survives.
     var v = StatusView(State())
@@ -31,24 +31,26 @@ public func status(_ phase: String, title: String = "", artist: String? = nil, e
     v.repeatMode = repeatMode
     v.message = message
     v.sleep = sleep
+    v.speed = speed
     return v
 }
 
 /// The status of `info(song)` (title "Song N" by "Band", 1:40 long) at `index` of `count`.
 public func status(_ phase: String, song: Int, index: Int, of count: Int, elapsed: String = "0:00",
                    duration: String = "1:40", volume: Int = 100, shuffle: Bool = false,
-                   repeat repeatMode: RepeatMode = .off, message: String? = nil, sleep: String? = nil) -> StatusView {
+                   repeat repeatMode: RepeatMode = .off, message: String? = nil, sleep: String? = nil,
+                   speed: String? = nil) -> StatusView {
     status(phase, title: "Song \(song)", artist: "Band", elapsed: elapsed, duration: duration, index: index,
-           of: count, volume: volume, shuffle: shuffle, repeat: repeatMode, message: message, sleep: sleep)
+           of: count, volume: volume, shuffle: shuffle, repeat: repeatMode, message: message, sleep: sleep, speed: speed)
 }
 
 /// What was saved last, every field given.
 public func mark(revision: Int, current: UInt64?, phase: SavedPhase, shuffle: Bool = false,
-                 repeat repeatMode: RepeatMode = .off, volume: Int = 100) -> SaveMark {
+                 repeat repeatMode: RepeatMode = .off, volume: Int = 100, speed: Double? = nil) -> SaveMark {
     // SaveMark's initializer is internal; every field is overwritten below.
     var m = State().saveMark
     (m.queueRevision, m.currentTrackID, m.phase) = (revision, current, phase)
-    (m.shuffle, m.repeatMode, m.volume) = (shuffle, repeatMode, volume)
+    (m.shuffle, m.repeatMode, m.volume, m.speed) = (shuffle, repeatMode, volume, speed)
     return m
 }
 

@@ -21,7 +21,7 @@ final class ChapterTests: XCTestCase {
     }
 
     private func startedPath(_ commands: [Command]) -> String? {
-        for case .startTrack(_, let path, _, _, _, _) in commands { return path }
+        for case .startTrack(_, let path, _, _, _, _, _) in commands { return path }
         return nil
     }
 
@@ -102,7 +102,7 @@ final class ChapterTests: XCTestCase {
         _ = reduce(&s, .loadSource(QueueSource(paths: ["/music/x"]), tracks: [info(5)]))
         XCTAssertNil(s.currentChapter)
         let resumed = reduce(&s, .loadSource(source, tracks: [book, info(2)]))
-        let starts = resumed.compactMap { c -> Double? in if case .startTrack(_, "/music/1.flac", let at, _, _, _) = c { return at } else { return nil } }
+        let starts = resumed.compactMap { c -> Double? in if case .startTrack(_, "/music/1.flac", let at, _, _, _, _) = c { return at } else { return nil } }
         XCTAssertEqual(starts, [75])
         XCTAssertEqual(s.currentChapter?.index, 1)
         XCTAssertEqual(StatusView(s).chapter, "2/3 Two")

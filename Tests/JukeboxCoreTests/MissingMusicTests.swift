@@ -114,7 +114,7 @@ final class StickFailuresTests: XCTestCase {
         // Back in: it plays on at that second.
         let commands = reduce(&s, .usbInserted(path: stick))
         XCTAssertEqual(s.phase, .playing)
-        XCTAssertTrue(commands.contains { if case .startTrack(_, stick + "/1.wav", 8.8, false, _, _) = $0 { return true } else { return false } }, "\(commands)")
+        XCTAssertTrue(commands.contains { if case .startTrack(_, stick + "/1.wav", 8.8, false, _, _, _) = $0 { return true } else { return false } }, "\(commands)")
     }
 
     func testARunOfFailuresEndedByATrackThatPlayedIsNotTakenBack() {

@@ -7,7 +7,7 @@ import XCTest
 /// and plays, from any phase; an index outside the queue changes nothing but the message.
 final class PlayEntryTests: XCTestCase {
     private func startedPath(_ commands: [Command]) -> String? {
-        for case .startTrack(_, let path, let at, let paused, _, _) in commands where at == 0 && !paused { return path }
+        for case .startTrack(_, let path, let at, let paused, _, _, _) in commands where at == 0 && !paused { return path }
         return nil
     }
 

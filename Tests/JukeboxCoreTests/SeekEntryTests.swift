@@ -27,7 +27,7 @@ final class SeekEntryTests: XCTestCase {
         XCTAssertEqual(s.currentTrack?.info.path, "/m/3.flac")
         XCTAssertEqual(s.position, 30)
         XCTAssertEqual(s.phase, .playing)
-        let start = commands.firstIndex { if case .startTrack(_, "/m/3.flac", 0, false, _, _) = $0 { return true } else { return false } }
+        let start = commands.firstIndex { if case .startTrack(_, "/m/3.flac", 0, false, _, _, _) = $0 { return true } else { return false } }
         let seek = commands.firstIndex(of: .seekOutput(to: 30))
         XCTAssertNotNil(start, "\(commands)")
         XCTAssertNotNil(seek, "\(commands)")

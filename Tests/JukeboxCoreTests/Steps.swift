@@ -210,25 +210,27 @@ extension CoreHarness {
     /// `play` (or `event`) on `queued(count)`: track 1 starts as play 1 with track 2 handed as
     /// play 2 (`count` > 1), and the place is saved. `also` is what else the event changes, `before`
     /// and `after` the commands it gives around these. `tracks` is the queue's info when it is not
-    /// `infos(count)`; `gain` and `nextGain` the ReplayGain the two plays get.
+    /// `infos(count)`; `gain` and `nextGain` the ReplayGain the two plays get, `speed` their speed
+    /// (the queue's own speed, already set, is saved with the place).
     func playFromStopped(_ count: Int, by event: Event = .play, also: (inout State) -> Void = { _ in },
                          before: [Command] = [], after: [Command] = [], tracks: [TrackInfo]? = nil,
-                         gain: Double? = nil, nextGain: Double? = nil,
+                         gain: Double? = nil, nextGain: Double? = nil, speed: Double? = nil,
                          file: StaticString = #filePath, line: UInt = #line) {
+        let queueSpeed = state.queueSpeed
         send(event, file: file, line: line, {
             $0.cursor = 0
             $0.phase = .playing
             $0.nextPlayID = 3
             $0.loaded = PlayRef(playID: 1, trackID: 1)
             $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: count)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: queueSpeed)
+            $0.shown = status("playing", song: 1, index: 1, of: count, speed: speed.map(Speed.text))
             also(&$0)
         }, commands: before + [
             .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false,
-                        next: NextPlay(playID: 2, path: "/music/2.flac", gain: nextGain), gain: gain),
-            .persistPlace(Snapshot(tracks: tracks ?? infos(count), current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: count)),
+                        next: NextPlay(playID: 2, path: "/music/2.flac", gain: nextGain, speed: speed), gain: gain, speed: speed),
+            .persistPlace(Snapshot(tracks: tracks ?? infos(count), current: 0, phase: .playing, speed: queueSpeed)),
+            .render(status("playing", song: 1, index: 1, of: count, speed: speed.map(Speed.text))),
         ] + after)
     }
 }

@@ -46,7 +46,7 @@ final class PositionJumpTests: XCTestCase {
         let tracks = (0..<2).map { TrackInfo(path: "/m/\($0).wav", title: "\($0)", duration: 40) }
         let started = reduce(&s, .restore(Snapshot(tracks: tracks, current: 1, position: 38, phase: .playing, repeatMode: .one)))
         let (play, next) = try XCTUnwrap(started.lazy.compactMap { command -> (UInt64, UInt64?)? in
-            if case .startTrack(let id, _, _, _, let next, _) = command { return (id, next?.playID) } else { return nil }
+            if case .startTrack(let id, _, _, _, let next, _, _) = command { return (id, next?.playID) } else { return nil }
         }.first, "the restore starts the track")
         _ = reduce(&s, .heard(playID: play, seconds: 39.9))
         let looped = reduce(&s, .trackFinished(playID: play, next: next))

@@ -31,7 +31,7 @@ final class CardMapTests: XCTestCase {
             "c.json: \"1a\": card 1A is listed twice",
         ].joined(separator: "\n"))))
         XCTAssertEqual(CardMapFile.parse(Array("[1, 2]".utf8), source: "c.json"), .failure(CardMapError(
-            "c.json: must be an object of card id → path, list of paths or command, like {\"0012345678\": \"/music/Peppa\", \"0099\": \"toggle\"}")))
+            "c.json: must be an object of card id → path, list of paths, command or {\"play\": path, \"speed\": N}, like {\"0012345678\": \"/music/Peppa\", \"0099\": \"toggle\"}")))
         guard case .failure(let e) = CardMapFile.parse(Array("{\"1\": ".utf8), source: "c.json") else { return XCTFail("torn JSON parsed") }
         XCTAssertTrue(e.message.hasPrefix("c.json: not valid JSON"), e.message)
     }

@@ -130,7 +130,7 @@ final class ParentalConfigTests: XCTestCase {
         XCTAssertFalse(PlayerStatusJSON(state).text.contains("parental"), "absent without rules")
         state.settings.parental = ParentalSettings(quietHours: QuietHours(window: DayWindow(from: 1170, to: 420)), dailyLimit: 3600)
         state.parental.listening.seconds = 1000
-        XCTAssertTrue(PlayerStatusJSON(state).text.hasSuffix(#""headphones":null,"parental":{"clockSynchronized":false,"quiet":null,"limitLeft":44,"resetAt":"06:00"}}"#))
+        XCTAssertTrue(PlayerStatusJSON(state).text.hasSuffix(#""headphones":null,"speed":null,"parental":{"clockSynchronized":false,"quiet":null,"limitLeft":44,"resetAt":"06:00"}}"#))
         state.parental.clock = LocalTime(day: 1, minute: 1200)
         state.parental.clockSynchronized = true
         let status = PlayerStatusJSON(text: PlayerStatusJSON(state).text)

@@ -24,6 +24,9 @@ final class PlayerStatusJSONTests: XCTestCase {
         XCTAssertEqual(read.volume, 37)
         XCTAssertEqual(read.repeat, "all")
         XCTAssertFalse(read.stream)
+        XCTAssertEqual(read.speed, 1)
+        state.queueSpeed = 1.25
+        XCTAssertEqual(PlayerStatusJSON(text: PlayerStatusJSON(state).text)?.speed, 1.25)
     }
 
     func testNoTrackIsNullsAndANonFiniteNumberIsNull() throws {

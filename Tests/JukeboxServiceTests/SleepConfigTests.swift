@@ -27,15 +27,15 @@ final class SleepConfigTests: XCTestCase {
         state.order = [1]
         state.cursor = 0
         state.position = 30
-        XCTAssertTrue(PlayerStatusJSON(state, now: 5).text.hasSuffix(#","sleep":null,"headphones":null}"#))
+        XCTAssertTrue(PlayerStatusJSON(state, now: 5).text.hasSuffix(#","sleep":null,"headphones":null,"speed":1.0}"#))
         state.sleep = SleepTimer(request: .after(1800), endsAt: 1900, seenAt: 100)
-        XCTAssertTrue(PlayerStatusJSON(state, now: 1000.2).text.hasSuffix(#","sleep":{"mode":"minutes","left":900,"minutes":30},"headphones":null}"#))
+        XCTAssertTrue(PlayerStatusJSON(state, now: 1000.2).text.hasSuffix(#","sleep":{"mode":"minutes","left":900,"minutes":30},"headphones":null,"speed":1.0}"#))
         // Before its first firing, the whole time; an end mode counts from the heard position.
         state.sleep = SleepTimer(request: .after(600))
         XCTAssertEqual(PlayerStatusJSON(text: PlayerStatusJSON(state, now: 1).text)?.sleep, PlayerStatusJSON.SleepStatus(mode: "minutes", left: 600, minutes: 10))
         state.sleep = SleepTimer(request: .end(.track))
-        XCTAssertTrue(PlayerStatusJSON(state, now: 1).text.hasSuffix(#","sleep":{"mode":"track","left":70},"headphones":null}"#))
+        XCTAssertTrue(PlayerStatusJSON(state, now: 1).text.hasSuffix(#","sleep":{"mode":"track","left":70},"headphones":null,"speed":1.0}"#))
         state.queue[0].info.duration = nil
-        XCTAssertTrue(PlayerStatusJSON(state, now: 1).text.hasSuffix(#","sleep":{"mode":"track","left":null},"headphones":null}"#))
+        XCTAssertTrue(PlayerStatusJSON(state, now: 1).text.hasSuffix(#","sleep":{"mode":"track","left":null},"headphones":null,"speed":1.0}"#))
     }
 }

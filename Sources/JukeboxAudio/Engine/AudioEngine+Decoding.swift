@@ -15,6 +15,9 @@ extension AudioEngine {
         var nextFrame: Int64
         /// Opened as the gapless next track and not a frame decoded yet (a failure then counts as the next's).
         var isUnstartedNext: Bool
+        /// The track's tempo change when its speed is not 1 (a file only); its chunks are then
+        /// float and `nextFrame` counts output frames (`TrackRef.seconds(atFrame:rate:)`).
+        var stretch: TimeStretch?
     }
 
     /// The decoder thread: opens jobs and gapless next tracks and decodes ahead until the queue is full.
@@ -92,8 +95,19 @@ extension AudioEngine {
             let frame = DecodeJob.startFrame(fromSeconds: job.fromSeconds, rate: decoder.format.sampleRate,
                                              frameCount: decoder.frameCount, live: decoder is StreamDecoder)
             if frame > 0 { try decoder.seek(toFrame: frame) }
+            let speed = job.track.speed
+            var stretch: TimeStretch?
+            if speed != 1 && !(decoder is StreamDecoder) {
+                guard let made = TimeStretch(speed: speed, rate: decoder.format.sampleRate, channels: decoder.format.channels) else {
+                    decoder.close()
+                    throw DecodeError(path: job.track.path, reason: "cannot play at speed \(speed) (\(decoder.format.channels) channels)")
+                }
+                stretch = made
+            }
+            // Stretched, chunks count output frames from the source frame divided by the speed.
+            let first = stretch == nil ? frame : Int64((Double(frame) / speed).rounded())
             result = .success(OpenTrack(decoder: decoder, job: job, serial: serial, generation: generation,
-                                        nextFrame: frame, isUnstartedNext: isNext))
+                                        nextFrame: first, isUnstartedNext: isNext, stretch: stretch))
         } catch {
             result = .failure(error)
         }
@@ -162,18 +176,26 @@ extension AudioEngine {
         }
         // A stream with nothing yet (buffering, reconnecting): ask again; the loop checks for commands first.
         if frames == pcmSourcePending { return track }
+        var out = (bytes: bytes, frames: max(0, frames), format: format)
+        if let stretch = track.stretch {
+            out = Self.stretched(bytes, frames: frames, format: format, through: stretch,
+                                 ending: frames <= 0 && track.decoder.failure == nil)
+        }
         return monitor.withLock { () -> OpenTrack? in
             // A stale chunk is dropped; the loop then closes the decoder.
             guard state.generation == track.generation, state.cancelSerial != track.serial else { return track }
             defer { monitor.broadcast() }
-            if frames > 0 {
-                let chunk = PCMChunk(serial: track.serial, track: track.job.track, format: format,
-                                     startFrame: track.nextFrame, frames: frames, bytes: bytes,
+            var advanced = track
+            if out.frames > 0 {
+                let chunk = PCMChunk(serial: track.serial, track: track.job.track, format: out.format,
+                                     startFrame: track.nextFrame, frames: out.frames, bytes: out.bytes,
                                      announce: track.job.announce)
                 state.queue.append(.pcm(chunk))
-                state.queuedSeconds += Double(frames) / Double(format.sampleRate)
-                var advanced = track
-                advanced.nextFrame += Int64(frames)
+                state.queuedSeconds += Double(out.frames) / Double(format.sampleRate)
+                advanced.nextFrame += Int64(out.frames)
+            }
+            // Frames went into the stretcher: the track has started, whatever came out yet.
+            if frames > 0 {
                 advanced.isUnstartedNext = false
                 return advanced
             }
@@ -196,5 +218,29 @@ extension AudioEngine {
             state.decoderPhase = .awaitingNext
             return nil
         }
+    }
+
+    /// `frames` decoded frames (0 or less: the end) through `stretch`, as float chunks' bytes:
+    /// what it has ready, and at the `ending` all it still holds.
+    private static func stretched(_ bytes: [UInt8], frames: Int, format: AudioFormat, through stretch: TimeStretch,
+                                  ending: Bool) -> (bytes: [UInt8], frames: Int, format: AudioFormat) {
+        let floatFormat = AudioFormat(sampleRate: format.sampleRate, channels: format.channels, sample: .float32)
+        var out: [UInt8] = []
+        if frames > 0 {
+            let samples = frames * format.channels
+            if format.sample == .float32 {
+                out = bytes.withUnsafeBytes { stretch.process($0.baseAddress!.assumingMemoryBound(to: Float.self), frames: frames) }
+            } else {
+                var floats = [Float](repeating: 0, count: samples)
+                floats.withUnsafeMutableBytes { target in
+                    bytes.withUnsafeBytes { source in
+                        SampleConversion.convert(source.baseAddress!, from: format.sample, to: .float32, target.baseAddress!, samples: samples)
+                    }
+                }
+                out = floats.withUnsafeBufferPointer { stretch.process($0.baseAddress!, frames: frames) }
+            }
+        }
+        if ending { out += stretch.finish() }
+        return (out, out.count / floatFormat.bytesPerFrame, floatFormat)
     }
 }

@@ -221,7 +221,7 @@ extension AudioEngine {
                 state.segments = []
             }
             if let error = openDevice(output, for: chunk.format, &writer) {
-                deviceFailed(error, fallback: TrackPoint(track: chunk.track, seconds: Double(chunk.startFrame) / Double(chunk.format.sampleRate)), &writer)
+                deviceFailed(error, fallback: chunk.point(atFrame: chunk.startFrame), &writer)
                 return
             }
         }
@@ -234,7 +234,7 @@ extension AudioEngine {
             Self.write(output, buffer, frames: chunk.frames)
         }
         if case .failure(let error) = result {
-            let fallback = TrackPoint(track: chunk.track, seconds: Double(chunk.startFrame) / Double(chunk.format.sampleRate))
+            let fallback = chunk.point(atFrame: chunk.startFrame)
             // The output may know what was really heard when it failed (written minus delay then).
             let heard = output.failurePoint.map { writer.written + Int64($0.accepted) - Int64($0.unheard) }
             deviceFailed(error, fallback: fallback, heardFrame: heard.map { ($0, writer.written, chunk.format.sampleRate) }, &writer)
@@ -354,7 +354,7 @@ extension AudioEngine {
             if let exact = heardFrame {
                 if exact.frame >= exact.written {
                     heard = TrackPoint(track: fallback.track,
-                                       seconds: fallback.seconds + Double(exact.frame - exact.written) / Double(exact.rate))
+                                       seconds: fallback.seconds + fallback.track.seconds(atFrame: exact.frame - exact.written, rate: exact.rate))
                 } else if let point = state.point(atDeviceFrame: max(0, exact.frame)) {
                     heard = point
                 }
@@ -565,7 +565,7 @@ extension AudioEngine {
                                         scratch: &writer.scratch) { Self.write(output, $0, frames: tail.frames) }
         }
         output.drain()
-        return TrackPoint(track: tail.track, seconds: Double(tail.startFrame + Int64(tail.frames)) / Double(tail.format.sampleRate))
+        return tail.point(atFrame: tail.startFrame + Int64(tail.frames))
     }
 
     /// Takes back what a long device buffer holds, so a command is heard at once: on a device that
@@ -614,8 +614,7 @@ extension AudioEngine {
                                             scratch: &writer.scratch) { Self.write(output, $0, frames: faded.frames) }
             }
             output.drain()
-            return TrackPoint(track: faded.track,
-                              seconds: Double(faded.startFrame + Int64(faded.frames)) / Double(faded.format.sampleRate))
+            return faded.point(atFrame: faded.startFrame + Int64(faded.frames))
         }
     }
 

@@ -106,12 +106,15 @@ public final class AudioEngine: @unchecked Sendable {
     /// device is then opened on `resume`). Replaces any gapless next track with `next` (set in the same
     /// step, so even a very short track cannot end before its successor is known). `id` names the track
     /// in reports. Each track's samples are scaled by its linear `gain`/`nextGain` (ReplayGain),
-    /// saturating, from its first frame; at 1 they pass untouched.
+    /// saturating, from its first frame; at 1 they pass untouched. Each plays at `speed`/`nextSpeed`
+    /// with the pitch kept (`TimeStretch`; at 1 no stretcher is in the path); `seconds` and every
+    /// position reported are in the file's own time.
     public func play(id: UInt64, path: String, from seconds: Double, paused: Bool,
-                     next: (id: UInt64, path: String)? = nil, gain: Double = 1, nextGain: Double = 1) {
+                     next: (id: UInt64, path: String)? = nil, gain: Double = 1, nextGain: Double = 1,
+                     speed: Double = 1, nextSpeed: Double = 1) {
         command(interrupting: true) { state in
-            state.restart(track: TrackRef(id: id, path: path, gain: gain), at: seconds, announce: true)
-            state.nextSpec = next.map { TrackRef(id: $0.id, path: $0.path, gain: nextGain) }
+            state.restart(track: TrackRef(id: id, path: path, gain: gain, speed: speed), at: seconds, announce: true)
+            state.nextSpec = next.map { TrackRef(id: $0.id, path: $0.path, gain: nextGain, speed: nextSpeed) }
             state.active = true
             state.paused = paused
             state.currentStarted = false
@@ -121,12 +124,12 @@ public final class AudioEngine: @unchecked Sendable {
     /// Sets the track to continue with, without a gap, when the current one ends (replacing an earlier
     /// choice, even one already decoded ahead). Honoured as long as the current track's `.finished` has
     /// not been reported; if it comes late, playback continues after a short gap. No-op while idle.
-    /// Its samples are scaled by the linear `gain` from its first frame (1: untouched).
-    public func setNext(id: UInt64, path: String, gain: Double = 1) {
+    /// Its samples are scaled by the linear `gain` from its first frame (1: untouched), at `speed`.
+    public func setNext(id: UInt64, path: String, gain: Double = 1, speed: Double = 1) {
         command { state in
             guard state.active else { return }
             state.cancelTakenNext()
-            state.nextSpec = TrackRef(id: id, path: path, gain: gain)
+            state.nextSpec = TrackRef(id: id, path: path, gain: gain, speed: speed)
         }
     }
 

@@ -7,6 +7,16 @@ struct TrackRef: Equatable {
     /// The linear factor the decoder scales this track's samples by (ReplayGain); 1: untouched.
     /// Kept with the track, so a seek or a reopen after device loss plays at the same gain.
     var gain: Double = 1
+    /// The playback speed with the pitch kept (1.25: a minute in 48 s); 1: no stretcher, untouched.
+    /// Kept with the track, like `gain`.
+    var speed: Double = 1
+
+    /// The source time of frame `frame` of this track's chunks at `rate`. Chunks of a track played
+    /// at another speed count output frames on a scale where frame f is source frame f × speed
+    /// (`TimeStretch`), so positions, seeks and resumes stay in the source's time.
+    func seconds(atFrame frame: Int64, rate: Int) -> Double {
+        speed == 1 ? Double(frame) / Double(rate) : Double(frame) * speed / Double(rate)
+    }
 }
 
 /// An order to the decoder thread: open `track` at `fromSeconds`.
@@ -41,6 +51,11 @@ struct PCMChunk {
     var frames: Int
     var bytes: [UInt8]
     var announce: Bool
+
+    /// Where frame `frame` of this chunk's track is, in source time.
+    func point(atFrame frame: Int64) -> TrackPoint {
+        TrackPoint(track: track, seconds: track.seconds(atFrame: frame, rate: format.sampleRate))
+    }
 }
 
 /// What the decoder hands the writer, in playing order.
@@ -173,7 +188,7 @@ struct EngineState {
     func point(atDeviceFrame frame: Int64) -> TrackPoint? {
         guard let segment = segments.last(where: { $0.deviceStart <= frame }) ?? segments.first else { return nil }
         let inTrack = segment.trackStartFrame + max(0, frame - segment.deviceStart)
-        return TrackPoint(track: segment.track, seconds: Double(inTrack) / Double(segment.rate))
+        return TrackPoint(track: segment.track, seconds: segment.track.seconds(atFrame: inTrack, rate: segment.rate))
     }
 
     /// Nothing more will reach the queue unless a command arrives.

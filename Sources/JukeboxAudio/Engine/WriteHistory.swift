@@ -42,7 +42,7 @@ struct WriteHistory {
         guard let entry = entries.last(where: { $0.deviceStart <= frame }) ?? entries.first else { return nil }
         let inChunk = min(max(0, frame - entry.deviceStart), Int64(entry.chunk.frames))
         let chunk = entry.chunk
-        return TrackPoint(track: chunk.track, seconds: Double(chunk.startFrame + inChunk) / Double(chunk.format.sampleRate))
+        return chunk.point(atFrame: chunk.startFrame + inChunk)
     }
 
     /// Up to `count` frames from device frame `frame` on, within one opening of one track, with their

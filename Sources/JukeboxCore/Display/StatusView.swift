@@ -30,6 +30,8 @@ public struct StatusView: Equatable, Sendable {
     public var chapter: String?
     /// The sleep timer's time left (`29 min`, `45 s`) or its end (`track`), while one runs.
     public var sleep: String?
+    /// The playback speed of the track played (`1.25`) when it is not 1.
+    public var speed: String?
 
     /// The view of `state`.
     public init(_ state: State) {
@@ -57,6 +59,7 @@ public struct StatusView: Equatable, Sendable {
         }
         self.message = message.map(DisplayText.inert)
         sleep = state.sleepMark
+        speed = state.cursor.flatMap { state.playSpeed(at: $0) }.map(Speed.text)
     }
 
     /// One line for a terminal or console:
@@ -79,6 +82,7 @@ public struct StatusView: Equatable, Sendable {
         if shuffle { s += "  shuffle" }
         if repeatMode != .off { s += "  repeat \(repeatMode.rawValue)" }
         if let sleep { s += "  sleep \(sleep)" }
+        if let speed { s += "  speed \(speed)" }
         if let message { s += "  (\(message))" }
         return s
     }

@@ -7,10 +7,13 @@ public enum Command: Equatable, Sendable {
     /// Reports for this play carry `playID`. `next` is the gapless successor, handed over in the
     /// same order so a short track cannot end before its successor is known. `gain` is the linear
     /// factor its samples are scaled by (ReplayGain); nil leaves them untouched (bit-exact).
-    case startTrack(playID: UInt64, path: String, at: Double, paused: Bool, next: NextPlay? = nil, gain: Double? = nil)
+    /// `speed` is the playback speed with the pitch kept (`Speed`); nil: 1, no stretching
+    /// (bit-exact). `at` and every position reported stay in the file's own time.
+    case startTrack(playID: UInt64, path: String, at: Double, paused: Bool, next: NextPlay? = nil, gain: Double? = nil,
+                    speed: Double? = nil)
     /// Decode this track ahead and continue into it without a gap when the current one ends,
-    /// its samples scaled by `gain` from its first frame (nil: untouched).
-    case setNext(playID: UInt64, path: String, gain: Double? = nil)
+    /// its samples scaled by `gain` from its first frame (nil: untouched), at `speed` (nil: 1).
+    case setNext(playID: UInt64, path: String, gain: Double? = nil, speed: Double? = nil)
     /// Forget the track to continue with; the engine stops at the end of the current one.
     case clearNext
     /// Pause output, keeping the position.
@@ -77,11 +80,14 @@ public struct NextPlay: Equatable, Sendable {
     public var path: String
     /// The linear factor its samples are scaled by; nil: untouched.
     public var gain: Double?
+    /// Its playback speed; nil: 1.
+    public var speed: Double?
 
     /// Creates a successor.
-    public init(playID: UInt64, path: String, gain: Double? = nil) {
+    public init(playID: UInt64, path: String, gain: Double? = nil, speed: Double? = nil) {
         self.playID = playID
         self.path = path
         self.gain = gain
+        self.speed = speed
     }
 }

@@ -81,7 +81,7 @@ public enum ControlCommand: Equatable, Sendable {
     status [--json] · play [N] · pause · toggle · stop · next · prev · seek [+|-]m:ss · vol [+|-]N
     shuffle on|off · repeat off|one|all · queue [page|--json [FROM]] · delete N · move FROM TO
     add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [--from N] [FOLDER] · search --json TEXT
-    sleep MINUTES|track|chapter|folder|off
+    sleep MINUTES|track|chapter|folder|off · speed [0.75-2|default]
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
     card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
@@ -224,6 +224,12 @@ public enum ControlCommand: Equatable, Sendable {
             }
         case "sleep":
             return parseSleep(rest).map { .intent(.sleepTimer($0)) }
+        case "speed":
+            // `speed` alone: the status line, which names the speed when it is not 1.
+            if rest.isEmpty { return .success(.status) }
+            if rest.count == 1, rest[0].lowercased() == "default" { return .success(.intent(.setSpeed(nil))) }
+            guard rest.count == 1, let speed = Speed.parse(rest[0].lowercased()) else { return .failure(ControlError(speedUsage)) }
+            return .success(.intent(.setSpeed(speed)))
         case "repeat":
             guard rest.count == 1, let mode = RepeatMode(rawValue: rest[0].lowercased()) else {
                 return .failure(ControlError("usage: repeat off|one|all"))
@@ -306,6 +312,9 @@ public struct ControlError: Error, Equatable, Sendable {
 }
 
 extension ControlCommand {
+    /// What `speed` with words it does not know answers.
+    public static let speedUsage = "usage: speed 0.75-2 (e.g. speed 1.25) | speed default | speed"
+
     /// What `sleep` with words it does not know answers.
     public static let sleepUsage = "usage: sleep MINUTES (1-1440) | sleep track|chapter|folder | sleep off"
 

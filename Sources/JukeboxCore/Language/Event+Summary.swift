@@ -37,6 +37,7 @@ extension Event {
             case .end(let end)?: return "sleep at the end of the " + end.rawValue
             case nil: return "sleep off"
             }
+        case .setSpeed(let speed): return "speed " + (speed.map(Speed.text) ?? "default")
         case .clear: return "clear"
         case .interruptBegan(let id, let reason): return "interrupt begin \(id): \(reason)"
         case .interruptEnded(let id): return "interrupt end \(id)"

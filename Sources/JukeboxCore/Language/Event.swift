@@ -66,6 +66,9 @@ public enum Event: Equatable, Sendable {
     /// the track, chapter or folder, fading out first; nil turns the sleep timer off. A new one
     /// replaces the old (`Reduce+Sleep.swift`).
     case sleepTimer(SleepRequest?)
+    /// `speed X`: the queue loaded plays at this speed with the pitch kept (within `Speed.range`);
+    /// nil: back to each folder's speed (`Settings.speeds`). A new queue starts without one.
+    case setSpeed(Double?)
     /// Another program or a signal line needs the sound device: release it and keep the place.
     /// `id` names the interruption (several may overlap; the player resumes after the last ends).
     /// Every begin is answered by `Command.grant(id)` once the device is free.

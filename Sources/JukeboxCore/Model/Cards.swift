@@ -15,10 +15,13 @@ public enum CardAction: Equatable, Sendable {
 public struct CardMap: Equatable, Sendable {
     /// The entries, by normalised id.
     public var entries: [String: CardAction]
+    /// Card id → the speed its tracks play at (`{"play": PATH, "speed": 1.25}` in the map).
+    public var speeds: [String: Double]
 
     /// Creates a map; ids are taken as they are (normalise them first).
-    public init(_ entries: [String: CardAction] = [:]) {
+    public init(_ entries: [String: CardAction] = [:], speeds: [String: Double] = [:]) {
         self.entries = entries
+        self.speeds = speeds
     }
 }
 

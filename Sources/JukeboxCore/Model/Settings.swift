@@ -77,6 +77,9 @@ public struct Settings: Equatable, Sendable {
     public var sleep = SleepSettings()
     /// ReplayGain: which gain a play gets (config `loudness`).
     public var loudness = LoudnessSettings()
+    /// Folder → playback speed (config `speeds`): tracks in the folder or under it play at that
+    /// speed with the pitch kept (the innermost folder wins); elsewhere 1. See `Speed`.
+    public var speeds: [String: Double] = [:]
     /// Which sources (a card's folders, a `load`) remember their place and resume there.
     public var bookmarks: BookmarkMode = .always
     /// The most bookmarks kept; beyond it the one touched longest ago goes.

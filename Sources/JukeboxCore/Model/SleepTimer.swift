@@ -118,7 +118,7 @@ extension State {
             // "31 min", rounded up, right after `sleep 30`).
             return max(0, ((end - now) * 1000).rounded() / 1000)
         case .end(.chapter):
-            if let end = sleep.chapterEnd { return max(0, end - position) }
+            if let end = sleep.chapterEnd { return max(0, end - position) / playingSpeed }
             return trackLeft
         case .end(.track):
             return trackLeft
@@ -127,7 +127,7 @@ extension State {
             var i = cursor
             while !sleepEndsFolder(at: i), let next = skipTarget(from: i) {
                 guard let duration = track(id: order[next])?.info.duration else { return nil }
-                left += duration
+                left += duration / (playSpeed(at: next) ?? 1)
                 i = next
             }
             return left
@@ -153,11 +153,15 @@ extension State {
         return left >= 60 ? "z\(min(99, Int((left / 60).rounded(.up))))" : "z\(Int(left.rounded(.up)))s"
     }
 
-    /// Seconds left in the current track as heard, nil without a length.
+    /// Seconds left in the current track as heard, nil without a length: wall seconds, the file's
+    /// time left over its playback speed (the timers and the fade run on the clock).
     var trackLeft: Double? {
         guard let duration = currentTrack?.info.duration else { return nil }
-        return max(0, duration - position)
+        return max(0, duration - position) / playingSpeed
     }
+
+    /// The current track's playback speed (1 when none plays).
+    var playingSpeed: Double { cursor.flatMap { playSpeed(at: $0) } ?? 1 }
 
     /// Whether the track at order index `i` is the last of its folder in play order: the queue ends
     /// after it, wraps (repeat all), or goes on in another folder.
@@ -190,7 +194,7 @@ extension State {
     /// end, or the chapter's. Nil when another track comes first, or the time is unknown.
     var sleepFinalLeft: Double? {
         guard let sleep else { return nil }
-        if case .end(.chapter) = sleep.request, let end = sleep.chapterEnd { return max(0, end - position) }
+        if case .end(.chapter) = sleep.request, let end = sleep.chapterEnd { return max(0, end - position) / playingSpeed }
         return sleepEndsWithTrack ? trackLeft : nil
     }
 }

@@ -31,6 +31,8 @@ public struct Snapshot: Equatable, Sendable, Codable {
     public var volume: Int
     /// What the queue was loaded from (for its bookmark); nil for a queue built by hand.
     public var source: QueueSource?
+    /// The queue's own speed (a card's, or `speed X`; `State.queueSpeed`); nil: the folders'.
+    public var speed: Double?
     /// The daily listening limit's count (nil: no limit configured, or an older file).
     public var listening: Listening?
 
@@ -38,7 +40,7 @@ public struct Snapshot: Equatable, Sendable, Codable {
     public init(version: Int = Snapshot.currentVersion, tracks: [TrackInfo] = [], order: [Int]? = nil,
                 current: Int? = nil, position: Double = 0, phase: SavedPhase = .stopped, shuffle: Bool = false,
                 shuffleSeed: UInt64 = 0, repeatMode: RepeatMode = .off, volume: Int = 100,
-                source: QueueSource? = nil, listening: Listening? = nil) {
+                source: QueueSource? = nil, speed: Double? = nil, listening: Listening? = nil) {
         self.version = version
         self.tracks = tracks
         self.order = order
@@ -50,13 +52,14 @@ public struct Snapshot: Equatable, Sendable, Codable {
         self.repeatMode = repeatMode
         self.volume = volume
         self.source = source
+        self.speed = speed
         self.listening = listening
     }
 
     enum CodingKeys: String, CodingKey {
         case version, tracks, order, current, position, phase, shuffle, shuffleSeed
         case repeatMode = "repeat"
-        case volume, source, listening
+        case volume, source, speed, listening
     }
 
     /// Decodes leniently; only `version` and `tracks` must be readable (see `SnapshotFile`).
@@ -113,6 +116,10 @@ public struct Snapshot: Equatable, Sendable, Codable {
         if let s = source, !Bookmark(paths: s.paths, track: "/", position: 0).isValid {
             source = nil
             problems.append("source: not a list of 1-\(Bookmark.maxPaths) paths")
+        }
+        if let s = speed, !Speed.range.contains(s) {
+            speed = nil
+            problems.append("speed: not 0.75 to 2")
         }
         if let l = listening, !l.seconds.isFinite || l.seconds < 0 {
             listening = nil
@@ -171,6 +178,7 @@ public struct SnapshotFile: Decodable, Sendable {
             repeatMode: field(.repeatMode, "off, one or all") ?? .off,
             volume: field(.volume, "a volume") ?? 100,
             source: field(.source, "a source"),
+            speed: field(.speed, "a speed"),
             listening: field(.listening, "a listening count"))
         snapshot.normalise(&problems)
         if entries.contains(nil) { snapshot = snapshot.keepingTracks { entries[$0] != nil } }

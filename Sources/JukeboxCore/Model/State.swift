@@ -29,6 +29,8 @@ public struct SaveMark: Equatable, Sendable {
     public var repeatMode: RepeatMode
     /// Volume when saved.
     public var volume: Int
+    /// The queue's own speed when saved (`State.queueSpeed`): kept in the queue file.
+    public var speed: Double? = nil
 
     /// Whether only the volume differs from `other`.
     func sameExceptVolume(_ other: SaveMark) -> Bool {
@@ -97,6 +99,9 @@ public struct State: Equatable, Sendable {
     public var encoderState = EncoderState()
     /// The cards map, the last read and the card playing.
     public var cards = CardState()
+    /// The speed set for the queue loaded: by its card (`CardMap.speeds`) or by `speed X`; nil:
+    /// each track at its folder's speed (`Settings.speeds`). A new queue starts without one.
+    public var queueSpeed: Double?
     /// What the queue was loaded from (a card's paths, a `load`), when it keeps a bookmark under
     /// the settings; nil for a queue built by hand or one that keeps none.
     /// Saved in the snapshot, so a restart still knows whose bookmark to keep.
@@ -236,6 +241,7 @@ public struct State: Equatable, Sendable {
             repeatMode: repeatMode,
             volume: volume,
             source: source,
+            speed: queueSpeed,
             listening: settings.parental.dailyLimit != nil ? parental.listening : nil)
     }
 
@@ -258,7 +264,7 @@ public struct State: Equatable, Sendable {
     /// The fields of this state whose change triggers an immediate save.
     public var saveMark: SaveMark {
         SaveMark(queueRevision: queueRevision, currentTrackID: currentTrack?.id, phase: savedPhase,
-                 shuffle: shuffle, repeatMode: repeatMode, volume: volume)
+                 shuffle: shuffle, repeatMode: repeatMode, volume: volume, speed: queueSpeed)
     }
 }
 

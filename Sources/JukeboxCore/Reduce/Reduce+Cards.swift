@@ -58,9 +58,11 @@ extension State {
             }
             message = nil
             let first = nextTrackID
-            // The card's paths are the source its bookmark is kept under.
+            // The card's paths are the source its bookmark is kept under; its speed, the queue's.
             if case .play(let paths)? = cards.map.entries[id] {
-                apply(.loadSource(QueueSource(paths: paths, marked: marked), tracks: tracks), &step)
+                step.activity = true
+                failuresInARow = 0
+                replaceQueue(tracks, from: QueueSource(paths: paths, marked: marked), speed: cards.map.speeds[id], &step)
             } else {
                 apply(.replaceQueue(tracks), &step)
             }

@@ -167,6 +167,7 @@ extension State {
         shuffleSeed = snapshot.shuffleSeed
         repeatMode = snapshot.repeatMode
         source = snapshot.source
+        queueSpeed = snapshot.speed
         volume = clampVolume(settings.bootVolume ?? snapshot.volume)
         queueRevision += 1
         step.commands.append(.setVolume(volume))

@@ -87,10 +87,11 @@ extension State {
 
     /// The queue becomes `infos`, loaded from `newSource` (nil: by hand). The source left keeps
     /// its place as its bookmark; the new one resumes at its own, if it has one whose track is
-    /// still there.
-    mutating func replaceQueue(_ infos: [TrackInfo], from newSource: QueueSource?, _ step: inout Step) {
+    /// still there. It plays at `speed` (a card's) or else at its folders' speeds.
+    mutating func replaceQueue(_ infos: [TrackInfo], from newSource: QueueSource?, speed: Double? = nil, _ step: inout Step) {
         noteBookmark()
         stop(&step)
+        queueSpeed = speed
         // Other music: whether it is there shows when it plays.
         musicMissing = nil
         // A stick still being read appends nothing to other music.

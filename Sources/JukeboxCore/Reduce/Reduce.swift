@@ -74,6 +74,9 @@ extension State {
         case .sleepTimer(let request):
             step.activity = true
             setSleepTimer(request, &step)
+        case .setSpeed(let speed):
+            step.activity = true
+            setSpeed(speed, &step)
         case .timerFired(.sleep, let at):
             sleepTimerFired(at: at, &step)
         case .timerFired(.idlePowerOff, let at):
@@ -182,7 +185,9 @@ extension State {
                 // The queue file is rewritten only when the queue changed; otherwise only the place.
                 // On the way out it is written whole, so at rest it alone holds where the player
                 // stopped: a copy of it (a backup, another box) resumes there without the sidecar.
-                let queueChanged = savedMark.map { $0.queueRevision != mark.queueRevision || $0.shuffle != mark.shuffle } ?? true
+                let queueChanged = savedMark.map {
+                    $0.queueRevision != mark.queueRevision || $0.shuffle != mark.shuffle || $0.speed != mark.speed
+                } ?? true
                 savedMark = mark
                 savedPosition = position
                 savedAt = now
@@ -230,12 +235,15 @@ extension State {
             nextPlayID += 1
             handedNext = ref
             let gain = playGain(at: index)
-            let next = NextPlay(playID: ref.playID, path: track.info.path, gain: gain)
+            let speed = playSpeed(at: index)
+            let next = NextPlay(playID: ref.playID, path: track.info.path, gain: gain, speed: speed)
             // A play started in this step takes its successor along (one engine command, no race).
-            if case .startTrack(let id, let path, let at, let paused, nil, let own)? = step.commands.last, id == loaded?.playID {
-                step.commands[step.commands.count - 1] = .startTrack(playID: id, path: path, at: at, paused: paused, next: next, gain: own)
+            if case .startTrack(let id, let path, let at, let paused, nil, let own, let ownSpeed)? = step.commands.last,
+               id == loaded?.playID {
+                step.commands[step.commands.count - 1] = .startTrack(playID: id, path: path, at: at, paused: paused, next: next,
+                                                                     gain: own, speed: ownSpeed)
             } else {
-                step.commands.append(.setNext(playID: ref.playID, path: track.info.path, gain: gain))
+                step.commands.append(.setNext(playID: ref.playID, path: track.info.path, gain: gain, speed: speed))
             }
         } else {
             handedNext = nil
@@ -293,7 +301,7 @@ extension State {
         // The engine forgets its successor when a new play starts.
         handedNext = nil
         step.commands.append(.startTrack(playID: ref.playID, path: track.info.path, at: seconds, paused: paused,
-                                         gain: cursor.flatMap { playGain(at: $0) }))
+                                         gain: cursor.flatMap { playGain(at: $0) }, speed: cursor.flatMap { playSpeed(at: $0) }))
     }
 
     /// Releases the engine and the device.

@@ -9,6 +9,9 @@ import JukeboxSystem
 ///
 ///     {"0012345678": "/music/Peppa", "0099": "toggle", "04A3B2C1": ["/music/a.flac", "/music/b.flac"]}
 ///
+/// An entry that plays may be an object with options: `{"play": "/music/Book", "speed": 1.25}`
+/// (`play` a path or a list of paths; `speed` from 0.75 to 2, the speed its tracks play at).
+///
 /// It is untrusted (edited by hand, written by `card assign`): ids keep letters and digits only,
 /// every entry must parse, and a file with any problem is refused whole (the caller keeps the
 /// previous map). Runs on the cards worker's thread, never on the loop.
@@ -17,14 +20,26 @@ public enum CardMapFile {
     public static let maxBytes = 1 << 20
 
     /// One entry's value as written.
-    enum Entry: Codable, Equatable {
+    indirect enum Entry: Codable, Equatable {
         case text(String)
         case list([String])
+        /// `{"play": PATH|[PATHS], "speed": N}`.
+        case options(Options)
+
+        /// An entry with options.
+        struct Options: Codable, Equatable {
+            var play: Entry
+            var speed: Double?
+        }
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
             if let text = try? c.decode(String.self) { self = .text(text); return }
-            self = .list(try c.decode([String].self))
+            if let list = try? c.decode([String].self) { self = .list(list); return }
+            let options = try c.decode(Options.self)
+            // Options nest one level only: `play` is a path or a list.
+            if case .options = options.play { throw DecodingError.dataCorruptedError(in: c, debugDescription: "nested options") }
+            self = .options(options)
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -32,6 +47,7 @@ public enum CardMapFile {
             switch self {
             case .text(let text): try c.encode(text)
             case .list(let list): try c.encode(list)
+            case .options(let options): try c.encode(options)
             }
         }
     }
@@ -40,6 +56,7 @@ public enum CardMapFile {
     public static func parse(_ bytes: [UInt8], source: String) -> Result<CardMap, CardMapError> {
         entries(bytes, source: source).flatMap { raw in
             var map: [String: CardAction] = [:]
+            var speeds: [String: Double] = [:]
             var problems: [String] = []
             for (key, entry) in raw.sorted(by: { $0.key < $1.key }) {
                 let shown = DisplayText.inert(String(key.prefix(40)))
@@ -55,6 +72,23 @@ public enum CardMapFile {
                 switch entry {
                 case .text(let text): action = Cards.parseAction(text)
                 case .list(let list): action = Cards.parseAction(paths: list)
+                case .options(let options):
+                    if let speed = options.speed {
+                        guard Speed.range.contains(speed) else {
+                            problems.append("\(source): card \(id): a speed must be from 0.75 to 2")
+                            continue
+                        }
+                        speeds[id] = speed
+                    }
+                    switch options.play {
+                    case .text(let text): action = Cards.parseAction(text)
+                    case .list(let list): action = Cards.parseAction(paths: list)
+                    case .options: action = .failure(CardMapError("options inside options"))
+                    }
+                    if case .success(let a) = action, case .play = a {} else if case .success = action {
+                        problems.append("\(source): card \(id): only an entry that plays takes options")
+                        continue
+                    }
                 }
                 switch action {
                 case .success(let a):
@@ -66,7 +100,7 @@ public enum CardMapFile {
                 case .failure(let e): problems.append("\(source): card \(id): \(e.message)")
                 }
             }
-            return problems.isEmpty ? .success(CardMap(map)) : .failure(CardMapError(problems.joined(separator: "\n")))
+            return problems.isEmpty ? .success(CardMap(map, speeds: speeds)) : .failure(CardMapError(problems.joined(separator: "\n")))
         }
     }
 
@@ -78,8 +112,8 @@ public enum CardMapFile {
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
             return .failure(CardMapError("\(source): not valid JSON (\(context.debugDescription))"))
         } catch {
-            return .failure(CardMapError("\(source): must be an object of card id → path, list of paths or command, like "
-                                         + "{\"0012345678\": \"/music/Peppa\", \"0099\": \"toggle\"}"))
+            return .failure(CardMapError("\(source): must be an object of card id → path, list of paths, command or "
+                                         + "{\"play\": path, \"speed\": N}, like {\"0012345678\": \"/music/Peppa\", \"0099\": \"toggle\"}"))
         }
     }
 

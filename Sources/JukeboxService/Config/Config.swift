@@ -234,6 +234,12 @@ public struct Config: Equatable, Sendable {
             try check(v.count <= 1000 && v.allSatisfy { $0.hasPrefix("/") && $0.utf8.count <= Bookmark.maxPathBytes }, "audiobookFolders")
             c.settings.audiobookFolders = v
         }
+        if let v = raw.speeds {
+            try check(v.count <= 1000 && v.allSatisfy { folder, speed in
+                folder.hasPrefix("/") && folder.utf8.count <= Bookmark.maxPathBytes && Speed.range.contains(speed)
+            }, "speeds")
+            c.settings.speeds = v
+        }
         if let v = raw.radio {
             if let b = v.bufferSeconds { try check(b >= 0.5 && b <= 30, "radio"); c.radioBufferSeconds = b }
             if let g = v.giveUpSeconds { try check(g >= 5 && g <= 86400, "radio"); c.settings.streamGiveUp = g }
@@ -368,6 +374,7 @@ private struct RawConfig: Decodable {
     var bookmarks: String?
     var bookmarkLimit: Int?
     var audiobookFolders: [String]?
+    var speeds: [String: Double]?
     var mpd: RawMPD?
     var rfid: RawRFID?
     var usb: RawUSB?
@@ -408,6 +415,7 @@ private struct RawConfig: Decodable {
         case "bookmarks": return "must be \"always\", \"audiobooks\" or \"never\""
         case "bookmarkLimit": return "must be 1 to 10000"
         case "audiobookFolders": return "must be a list of absolute folder paths"
+        case "speeds": return "must be an object of absolute folder path → speed from 0.75 to 2, like {\"/srv/music/Audiobooks\": 1.25}"
         case "mpd": return RawMPD.expectation("mpd")
         case "rfid": return RawRFID.expectation("rfid")
         case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400, \"network\": true|false, \"caFile\": an absolute path}"

@@ -80,6 +80,8 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     public var sleep: SleepStatus?
     /// Whether headphones are in the jack (nil: no jack watched, or not read yet).
     public var headphones: Bool?
+    /// The playback speed of the current track (1: as recorded); nil with nothing current.
+    public var speed: Double?
     /// What the parental rules hold now (nil, and absent from the text: none configured).
     public var parental: ParentalStatus?
 
@@ -137,6 +139,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         volumeMin = state.settings.volumeMin
         volumeMax = state.volumeMax
         headphones = state.headphonesIn
+        speed = state.cursor.map { state.playSpeed(at: $0) ?? 1 }
         if !state.settings.parental.isEmpty {
             let rules = state.settings.parental
             parental = ParentalStatus(clockSynchronized: state.parental.clockSynchronized, quiet: state.quietNow,
@@ -186,6 +189,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
                 "{\"mode\":" + q(s.mode) + ",\"left\":" + (s.left.map { String($0) } ?? "null") + (s.minutes.map { ",\"minutes\":" + CardsJSON.number($0) } ?? "") + "}"
             } ?? "null"),
             "\"headphones\":" + (headphones.map { String($0) } ?? "null"),
+            "\"speed\":" + num(speed),
         ]
         var all = fields
         if let p = parental {

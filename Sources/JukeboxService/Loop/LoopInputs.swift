@@ -123,10 +123,10 @@ extension AudioPort {
     /// not the engine's.
     func carryOut(_ command: Command) {
         switch command {
-        case .startTrack(let id, let path, let at, let paused, let next, let gain):
+        case .startTrack(let id, let path, let at, let paused, let next, let gain, let speed):
             play(id: id, path: path, from: at, paused: paused, next: next.map { ($0.playID, $0.path) },
-                 gain: gain ?? 1, nextGain: next?.gain ?? 1)
-        case .setNext(let id, let path, let gain): setNext(id: id, path: path, gain: gain ?? 1)
+                 gain: gain ?? 1, nextGain: next?.gain ?? 1, speed: speed ?? 1, nextSpeed: next?.speed ?? 1)
+        case .setNext(let id, let path, let gain, let speed): setNext(id: id, path: path, gain: gain ?? 1, speed: speed ?? 1)
         case .clearNext: clearNext()
         case .pauseOutput: pause()
         case .resumeOutput: resume()

@@ -15,6 +15,12 @@ public protocol AudioPort: AnyObject {
     func setNext(id: UInt64, path: String)
     /// `setNext` with the successor's samples scaled by `gain` from its first frame (1: untouched).
     func setNext(id: UInt64, path: String, gain: Double)
+    /// `play` with each track also at a playback speed with the pitch kept (1: no stretching,
+    /// bit-exact); positions stay in the file's time. A port without speed plays at 1.
+    func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?,
+              gain: Double, nextGain: Double, speed: Double, nextSpeed: Double)
+    /// `setNext` at a playback speed (1: no stretching).
+    func setNext(id: UInt64, path: String, gain: Double, speed: Double)
     /// Forget the track to continue into.
     func clearNext()
     /// Pause, keeping the position.
@@ -49,6 +55,15 @@ extension AudioPort {
 
     /// A port without gain plays the successor untouched.
     public func setNext(id: UInt64, path: String, gain: Double) { setNext(id: id, path: path) }
+
+    /// A port without speed plays at 1.
+    public func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?,
+                     gain: Double, nextGain: Double, speed: Double, nextSpeed: Double) {
+        play(id: id, path: path, from: seconds, paused: paused, next: next, gain: gain, nextGain: nextGain)
+    }
+
+    /// A port without speed plays the successor at 1.
+    public func setNext(id: UInt64, path: String, gain: Double, speed: Double) { setNext(id: id, path: path, gain: gain) }
 
     /// What the HTTP(S) stream being played reports, with its play id; nil when no stream plays.
     /// Pulled by the loop with each tick (as `position()` is). Ports without streams need not say.
