@@ -2,6 +2,7 @@
 import Foundation
 @testable import JukeboxAudio
 import JukeboxCore
+import JukeboxTestSupport
 import XCTest
 
 /// `TSDemuxer` against FFmpeg: a transport stream FFmpeg muxes, demuxed here, is byte for byte the
@@ -105,10 +106,10 @@ final class TSDemuxerTests: XCTestCase {
 enum FFmpeg {
     static let path = "/usr/bin/ffmpeg"
 
-    /// Runs ffmpeg quietly with `arguments`; skips the test when it is not installed.
+    /// Runs ffmpeg quietly with `arguments`; without it, a missing peer (`missingPeer`).
     static func run(_ arguments: [String]) throws {
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw XCTSkip("ffmpeg is not installed (board/setup.sh installs it)")
+            throw missingPeer("ffmpeg is not installed (board/setup.sh installs it)")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)

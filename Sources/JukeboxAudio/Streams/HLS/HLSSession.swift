@@ -59,6 +59,8 @@ public struct HLSSession: Sendable {
     private var playlistFailures = 0
     private var segmentFailures = 0
     private var skipsInARow = 0
+    private var segmentsDone = 0
+    private var lastSkip: String?
     private var finished: String??
 
     /// A session for the playlist at `url` (a master or a media playlist).
@@ -115,6 +117,7 @@ public struct HLSSession: Sendable {
     public mutating func segmentDone(now: Double) -> Step {
         segmentFailures = 0
         skipsInARow = 0
+        segmentsDone += 1
         if let sequence = nextSequence { nextSequence = sequence + 1 }
         return nextStep(now: now)
     }
@@ -127,6 +130,7 @@ public struct HLSSession: Sendable {
         segmentFailures = 0
         skipsInARow += 1
         notes.append("segment \(sequence) skipped: \(reason)")
+        lastSkip = reason
         if skipsInARow >= settings.maxSkipsInARow {
             return finish("\(skipsInARow) segments in a row failed (last: \(reason))")
         }
@@ -184,7 +188,10 @@ public struct HLSSession: Sendable {
             if segment.sequence > next { nextSequence = segment.sequence }
             return .fetchSegment(segment)
         }
-        if playlist.ended { return finish(nil) }
+        if playlist.ended {
+            // A playlist none of whose segments came is a failure with its reason, not an end.
+            return finish(segmentsDone == 0 ? lastSkip.map { "no segment of the playlist could be fetched (\($0))" } : nil)
+        }
         let target = Double(playlist.targetDuration ?? 1)
         let stale = max(settings.staleTargetDurations * target, settings.minStaleSeconds)
         if now - lastNewSegmentAt >= stale {

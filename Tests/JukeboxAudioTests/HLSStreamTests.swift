@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+@testable import JukeboxAudio
+import JukeboxFixtures
+import JukeboxTestSupport
+import XCTest
+
+/// HLS stations served by the local `RadioServer` from segments Debian's `ffmpeg` makes: an
+/// on-demand playlist plays its segments' audio byte for byte (FFmpeg's own copy of it) and, through
+/// the engine, sample for sample as libfaad2 decodes that copy; a master playlist leads to the
+/// variant of its rule; a live window rewritten by the test is followed as it slides. Skipped
+/// without python3 or ffmpeg.
+final class HLSStreamTests: XCTestCase {
+    private var scratch: Scratch!
+    private var server: RadioServer!
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        scratch = try Scratch()
+        folder = scratch.url.appendingPathComponent("hls").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let mp3 = try scratch.audio(.mp3, frames: 44100)
+        do { server = try RadioServer(mp3: mp3, folder: scratch.url.path, servedFolder: folder) } catch let error as RadioServer.Unavailable {
+            throw missingPeer(error.description)
+        }
+    }
+
+    override func tearDown() {
+        server = nil
+        scratch = nil
+    }
+
+    private var settings: StreamSettings {
+        var s = StreamSettings(bufferSeconds: 0.5)
+        s.connectTimeoutSeconds = 5
+        s.stallSeconds = 3
+        return s
+    }
+
+    /// `ffmpeg -f hls` of a tone into `name`.m3u8 and its segments `name`N.ts.
+    private func makeHLS(_ name: String, seconds: Int, bitrate: String = "64k", live: Bool = false) throws {
+        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds)", "-c:a", "aac", "-b:a", bitrate,
+                        "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", "-hls_playlist_type", "vod",
+                        "-hls_segment_filename", folder + "/\(name)%d.ts", folder + "/\(name).m3u8"])
+    }
+
+    /// FFmpeg's copy of the playlist's audio, as ADTS.
+    private func copiedADTS(_ playlist: String) throws -> [UInt8] {
+        let out = folder + "/copy.adts"
+        try FFmpeg.run(["-i", folder + "/" + playlist, "-c", "copy", "-f", "adts", out])
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+    }
+
+    /// Everything the stream delivers until it ends or fails (`seconds` at most); `during` runs between reads.
+    private func drain(_ stream: HTTPStream, seconds: Double = 20, during: () -> Void = {}) -> (audio: [UInt8], end: HTTPStream.ReadResult?) {
+        var audio: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let result = buffer.withUnsafeMutableBytes { stream.read(into: $0.baseAddress!, count: 8192, timeout: 0.1) }
+            switch result {
+            case .bytes(let n): audio += buffer[0..<n]
+            case .pending: break
+            case .ended, .failed: return (audio, result)
+            }
+            during()
+        }
+        return (audio, nil)
+    }
+
+    func testAnOnDemandPlaylistPlaysItsSegmentsAudio() throws {
+        try makeHLS("vod", seconds: 4)
+        let expected = try copiedADTS("vod.m3u8")
+        let stream = HTTPStream(url: server.url("/dir/vod.m3u8"), settings: settings)
+        defer { stream.close() }
+        let (audio, end) = drain(stream)
+        XCTAssertEqual(end, .ended)
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes, FFmpeg's copy \(expected.count); \(stream.facts)")
+        XCTAssertEqual(stream.facts.contentType, "audio/aac")
+    }
+
+    func testAnOnDemandStationPlaysAsTheLibrarysDecodeOfItsSegments() throws {
+        try makeHLS("vod", seconds: 3)
+        let reference = try AACStreamTests.referenceDecode(try copiedADTS("vod.m3u8"))
+        let expected = reference.samples.withUnsafeBytes { Array($0) }
+        let pcm = try scratch.playedToTheEnd(id: 4, path: server.url("/dir/vod.m3u8"))
+        XCTAssertEqual(pcm.events(named: "params").first?.fields["rate"], "44100")
+        assertSameAudio(pcm.recording(), expected[...], bytesPerFrame: 4 * reference.channels, "HLS on demand")
+    }
+
+    func testAMasterPlaylistPlaysTheVariantOfTheRule() throws {
+        try makeHLS("lo", seconds: 2, bitrate: "32k")
+        try makeHLS("hi", seconds: 2, bitrate: "96k")
+        let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=40000,CODECS=\"mp4a.40.2\"\nlo.m3u8\n"
+            + "#EXT-X-STREAM-INF:BANDWIDTH=110000,CODECS=\"mp4a.40.2\"\nhi.m3u8\n"
+            + "#EXT-X-STREAM-INF:BANDWIDTH=3000000,CODECS=\"avc1.4d401f,mp4a.40.2\"\nvideo.m3u8\n"
+        try master.write(toFile: folder + "/master.m3u8", atomically: true, encoding: .utf8)
+        let expected = try copiedADTS("hi.m3u8")
+        let stream = HTTPStream(url: server.url("/dir/master.m3u8"), settings: settings)
+        defer { stream.close() }
+        let (audio, end) = drain(stream)
+        XCTAssertEqual(end, .ended)
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes, the 110 kbit/s variant's \(expected.count)")
+        XCTAssertEqual(stream.facts.notes, ["HLS: variant 110 kbit/s audio-only of 3 (at or below 320 kbit/s)"])
+    }
+
+    func testALiveWindowIsFollowedAsItSlides() throws {
+        try makeHLS("seg", seconds: 12)
+        guard case .success(.media(let all)) = HLSPlaylist.parse(
+            [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/seg.m3u8"))), url: server.url("/dir/seg.m3u8")) else {
+            return XCTFail("ffmpeg's playlist does not read")
+        }
+        XCTAssertGreaterThanOrEqual(all.segments.count, 12)
+        // A window of 6 segments (FFmpeg's are just under 1 s: the edge is 4 from the end), moved on
+        // by 2 every 1.5 s; the last with ENDLIST.
+        func write(from first: Int) {
+            let last = min(all.segments.count, first + 6)
+            var text = "#EXTM3U\n#EXT-X-TARGETDURATION:\(all.targetDuration ?? 1)\n#EXT-X-MEDIA-SEQUENCE:\(first)\n"
+            for segment in all.segments[first..<last] { text += "#EXTINF:\(segment.duration),\nseg\(segment.sequence).ts\n" }
+            if last == all.segments.count { text += "#EXT-X-ENDLIST\n" }
+            try? text.write(toFile: folder + "/live.m3u8", atomically: true, encoding: .utf8)
+        }
+        write(from: 0)
+        var window = HLSMediaPlaylist()
+        window.targetDuration = all.targetDuration
+        window.segments = Array(all.segments.prefix(6))
+        let start = try XCTUnwrap(HLSSession.startSequence(window))
+        var demuxer = TSDemuxer()
+        var expected: [UInt8] = []
+        for segment in all.segments[start...] {
+            expected += demuxer.feed([UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/seg\(segment.sequence).ts"))))
+        }
+        let stream = HTTPStream(url: server.url("/dir/live.m3u8"), settings: settings)
+        defer { stream.close() }
+        var first = 0
+        var moved = Date()
+        let (audio, end) = drain(stream, seconds: 30) {
+            if Date().timeIntervalSince(moved) > 1.5, first + 6 < all.segments.count {
+                first += 2
+                moved = Date()
+                write(from: first)
+            }
+        }
+        XCTAssertEqual(end, .ended, "\(stream.facts)")
+        XCTAssertGreaterThan(start, 0, "the live edge is not the first segment")
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes from segment \(start) on, expected \(expected.count); \(stream.facts.notes)")
+    }
+}
