@@ -88,6 +88,31 @@ final class HLSStreamTests: XCTestCase {
         assertSameAudio(pcm.recording(), expected[...], bytesPerFrame: 4 * reference.channels, "HLS on demand")
     }
 
+    func testPackedADTSSegmentsPlayWithoutTheirID3Tags() throws {
+        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:duration=3", "-c:a", "aac", "-b:a", "64k",
+                        "-f", "segment", "-segment_time", "1", "-segment_format", "adts",
+                        "-segment_list", folder + "/packed.m3u8", "-segment_list_type", "m3u8", folder + "/packed%d.aac"])
+        var expected: [UInt8] = []
+        var index = 0
+        // Each segment gets the ID3 tag packed audio starts with (RFC 8216 3.4: a PRIV timestamp).
+        let priv = Array("com.apple.streaming.transportStreamTimestamp".utf8) + [0, 0, 0, 0, 0, 0, 0, 0, 0]
+        let frame: [UInt8] = Array("PRIV".utf8) + [0, 0, 0, UInt8(priv.count), 0, 0] + priv
+        let tag: [UInt8] = Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, UInt8(frame.count)] + frame
+        while FileManager.default.fileExists(atPath: folder + "/packed\(index).aac") {
+            let url = URL(fileURLWithPath: folder + "/packed\(index).aac")
+            let bytes = [UInt8](try Data(contentsOf: url))
+            expected += bytes
+            try Data(tag + bytes).write(to: url)
+            index += 1
+        }
+        XCTAssertGreaterThanOrEqual(index, 3)
+        let stream = HTTPStream(url: server.url("/dir/packed.m3u8"), settings: settings)
+        defer { stream.close() }
+        let (audio, end) = drain(stream)
+        XCTAssertEqual(end, .ended)
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes, the segments' ADTS \(expected.count)")
+    }
+
     func testAMasterPlaylistPlaysTheVariantOfTheRule() throws {
         try makeHLS("lo", seconds: 2, bitrate: "32k")
         try makeHLS("hi", seconds: 2, bitrate: "96k")
