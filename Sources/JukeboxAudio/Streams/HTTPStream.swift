@@ -83,6 +83,8 @@ public struct StreamFacts: Sendable, Equatable {
     /// What HLS playback said last (the variant chosen, segments skipped and why), newest last,
     /// at most `HTTPStream.maxNotes`.
     public var notes: [String] = []
+    /// Notes said ever (`notes` keeps the latest).
+    public var noteCount = 0
 }
 
 /// One HTTP(S) audio stream fetched by libcurl on its own thread (`jukebox-http`) into a bounded ring.

@@ -19,7 +19,10 @@ extension HTTPStream {
         while true {
             let notes = session.takeNotes()
             let stop = monitor.withLock { () -> Bool in
-                if !notes.isEmpty { state.notes = Array((state.notes + notes).suffix(Self.maxNotes)) }
+                if !notes.isEmpty {
+                    state.notes = Array((state.notes + notes).suffix(Self.maxNotes))
+                    state.noteCount += notes.count
+                }
                 return stopping
             }
             if stop { step = .end(failure: nil) }
