@@ -95,14 +95,14 @@ final class HLSStreamTests: XCTestCase {
         var expected: [UInt8] = []
         var index = 0
         // Each segment gets the ID3 tag packed audio starts with (RFC 8216 3.4: a PRIV timestamp).
-        let priv = Array("com.apple.streaming.transportStreamTimestamp".utf8) + [0, 0, 0, 0, 0, 0, 0, 0, 0]
-        let frame: [UInt8] = Array("PRIV".utf8) + [0, 0, 0, UInt8(priv.count), 0, 0] + priv
-        let tag: [UInt8] = Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, UInt8(frame.count)] + frame
+        // The second segment's also names the title.
+        let priv = ID3Frames.frame("PRIV", Array("com.apple.streaming.transportStreamTimestamp".utf8) + [0, 0, 0, 0, 0, 0, 0, 0, 0])
         while FileManager.default.fileExists(atPath: folder + "/packed\(index).aac") {
             let url = URL(fileURLWithPath: folder + "/packed\(index).aac")
             let bytes = [UInt8](try Data(contentsOf: url))
             expected += bytes
-            try Data(tag + bytes).write(to: url)
+            let titled = index == 1 ? ID3Frames.text("TPE1", "Test FM") + ID3Frames.text("TIT2", "Song\u{7} 2") : []
+            try Data(ID3Frames.tag(priv + titled) + bytes).write(to: url)
             index += 1
         }
         XCTAssertGreaterThanOrEqual(index, 3)
@@ -111,6 +111,7 @@ final class HLSStreamTests: XCTestCase {
         let (audio, end) = drain(stream)
         XCTAssertEqual(end, .ended)
         XCTAssertTrue(audio == expected, "\(audio.count) bytes, the segments' ADTS \(expected.count)")
+        XCTAssertEqual(stream.facts.title, "Test FM - Song 2")
     }
 
     func testAMasterPlaylistPlaysTheVariantOfTheRule() throws {
@@ -170,4 +171,13 @@ final class HLSStreamTests: XCTestCase {
         XCTAssertGreaterThan(start, 0, "the live edge is not the first segment")
         XCTAssertTrue(audio == expected, "\(audio.count) bytes from segment \(start) on, expected \(expected.count); \(stream.facts.notes)")
     }
+}
+
+/// ID3v2.4 tags made in the tests (HLS packed audio and timed metadata carry them).
+enum ID3Frames {
+    static func syncsafe(_ n: Int) -> [UInt8] { [UInt8(n >> 21 & 0x7F), UInt8(n >> 14 & 0x7F), UInt8(n >> 7 & 0x7F), UInt8(n & 0x7F)] }
+    static func frame(_ id: String, _ body: [UInt8]) -> [UInt8] { Array(id.utf8) + syncsafe(body.count) + [0, 0] + body }
+    /// A UTF-8 text frame.
+    static func text(_ id: String, _ text: String) -> [UInt8] { frame(id, [3] + Array(text.utf8)) }
+    static func tag(_ frames: [UInt8]) -> [UInt8] { Array("ID3".utf8) + [4, 0, 0] + syncsafe(frames.count) + frames }
 }

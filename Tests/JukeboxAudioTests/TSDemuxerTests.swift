@@ -65,6 +65,24 @@ final class TSDemuxerTests: XCTestCase {
         XCTAssertEqual(demuxer.resyncs, insertions)
     }
 
+    func testTimedMetadataIsKeptApartFromTheAudio() {
+        let tag = ID3Frames.tag(ID3Frames.text("TIT2", "On Air"))
+        let audio: [UInt8] = [0xFF, 0xF1, 1, 2, 3]
+        var ts = TSPackets.pat(pmt: 0x100) + TSPackets.pmt(0x100, streams: [(0x1B, 0x200), (0x0F, 0x101), (0x15, 0x102)])
+        ts += TSPackets.pes(pid: 0x102, streamID: 0xBD, payload: tag)
+        ts += TSPackets.pes(pid: 0x101, streamID: 0xC0, payload: audio)
+        ts += TSPackets.pes(pid: 0x200, streamID: 0xE0, payload: [9, 9, 9])
+        var demuxer = TSDemuxer()
+        XCTAssertEqual(demuxer.feed(ts), audio)
+        XCTAssertEqual(demuxer.audio, .aac)
+        XCTAssertEqual(demuxer.takeMetadata(), [])  // not known to be whole before the next start or a flush
+        demuxer.flushMetadata()
+        let tags = demuxer.takeMetadata()
+        XCTAssertEqual(tags, [tag])
+        XCTAssertEqual(tags.first.flatMap(ID3Title.title), "On Air")
+        XCTAssertEqual(ID3Title.title(Array(tag.prefix(15))), nil, "a tag cut short is no title")
+    }
+
     /// Mutated transport streams: no crash, output never longer than the input, carry bounded.
     func testMutatedStreamsAreBounded() throws {
         let (ts, _) = try FFmpeg.transportStream(codec: ["-c:a", "aac"], elementary: ["-f", "adts"], in: folder)
@@ -128,5 +146,36 @@ enum FFmpeg {
         try run(tone + codec + ["-f", "mpegts", ts])
         try run(["-i", ts, "-c", "copy"] + elementary + [audio])
         return ([UInt8](try Data(contentsOf: URL(fileURLWithPath: ts))), [UInt8](try Data(contentsOf: URL(fileURLWithPath: audio))))
+    }
+}
+
+/// Transport stream packets made in the tests: PAT, PMT and one-packet PES (CRCs left zero: the
+/// demuxer does not check them).
+enum TSPackets {
+    static func packet(pid: Int, start: Bool, _ payload: [UInt8]) -> [UInt8] {
+        precondition(payload.count <= 184)
+        let header: [UInt8] = [0x47, UInt8(start ? 0x40 : 0) | UInt8(pid >> 8), UInt8(pid & 0xFF), 0x10]
+        return header + payload + [UInt8](repeating: 0xFF, count: 184 - payload.count)
+    }
+
+    static func section(_ body: [UInt8]) -> [UInt8] { [0] + body + [0, 0, 0, 0] }
+
+    static func pat(pmt: Int) -> [UInt8] {
+        let body: [UInt8] = [0x00, 0xB0, 13, 0, 1, 0xC1, 0, 0, 0, 1, UInt8(0xE0 | pmt >> 8), UInt8(pmt & 0xFF)]
+        return packet(pid: 0, start: true, section(body))
+    }
+
+    static func pmt(_ pid: Int, streams: [(type: UInt8, pid: Int)]) -> [UInt8] {
+        var entries: [UInt8] = []
+        for stream in streams { entries += [stream.type, UInt8(0xE0 | stream.pid >> 8), UInt8(stream.pid & 0xFF), 0xF0, 0] }
+        let length = 9 + entries.count + 4
+        let head: [UInt8] = [0x02, UInt8(0xB0 | length >> 8), UInt8(length & 0xFF), 0, 1, 0xC1, 0, 0, 0xE1, 0x00, 0xF0, 0]
+        return packet(pid: pid, start: true, section(head + entries))
+    }
+
+    static func pes(pid: Int, streamID: UInt8, payload: [UInt8]) -> [UInt8] {
+        let length = 3 + payload.count
+        let head: [UInt8] = [0, 0, 1, streamID, UInt8(length >> 8), UInt8(length & 0xFF), 0x80, 0, 0]
+        return packet(pid: pid, start: true, head + payload)
     }
 }

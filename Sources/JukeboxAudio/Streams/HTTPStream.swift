@@ -511,18 +511,23 @@ public final class HTTPStream: @unchecked Sendable {
             if keepGoing { keepGoing = self.store(run) }
         }, metadata: { block in
             guard let title = ICYDemuxer.streamTitle(block) else { return }
-            self.monitor.withLock {
-                if self.pendingTitles.count >= Self.maxPendingTitles {
-                    self.state.title = self.pendingTitles.removeFirst().title
-                }
-                if self.totalStored <= self.totalRead && self.pendingTitles.isEmpty {
-                    self.state.title = title.isEmpty ? nil : title
-                } else {
-                    self.pendingTitles.append((self.totalStored, title.isEmpty ? nil : title))
-                }
-            }
+            self.titleArrived(title)
         })
         return keepGoing
+    }
+
+    /// A title that belongs with the audio stored next: shown when the reader reaches it.
+    func titleArrived(_ title: String) {
+        monitor.withLock {
+            if pendingTitles.count >= Self.maxPendingTitles {
+                state.title = pendingTitles.removeFirst().title
+            }
+            if totalStored <= totalRead && pendingTitles.isEmpty {
+                state.title = title.isEmpty ? nil : title
+            } else {
+                pendingTitles.append((totalStored, title.isEmpty ? nil : title))
+            }
+        }
     }
 
     /// Copies audio into the ring, waiting while it is full; false when stopping.

@@ -4,7 +4,8 @@ import CHTTP
 /// HLS playback on the stream's own thread: `HLSSession` decides, this carries its steps out with
 /// the same libcurl transfer as every stream (`perform`), and puts each segment's audio into the
 /// same ring, in order: MPEG-TS through `TSDemuxer`, packed ADTS or MP3 as they are (their leading
-/// ID3 tag taken off). The decoder sees one continuous AAC or MP3 stream.
+/// ID3 tag taken off). The decoder sees one continuous AAC or MP3 stream. Titles come from ID3
+/// tags (`ID3Title`): the packed segments' own, and TS timed metadata.
 extension HTTPStream {
     /// Notes kept in `StreamFacts.notes`.
     static let maxNotes = 8
@@ -92,6 +93,11 @@ extension HTTPStream {
         let audio: [UInt8]
         if bytes.first == 0x47 {
             audio = demuxer.feed(bytes)
+            demuxer.flushMetadata()
+            // Timed metadata: placed at the segment's start (its audio is seconds long at most).
+            for tag in demuxer.takeMetadata() {
+                if let title = ID3Title.title(tag) { titleArrived(title) }
+            }
             // The codec is chosen by this type (ADTS and MP3 inside TS are named by the PMT).
             let type: String? = switch demuxer.audio {
             case .aac: "audio/aac"
@@ -100,7 +106,8 @@ extension HTTPStream {
             }
             monitor.withLock { if state.contentType == nil { state.contentType = type } }
         } else {
-            audio = Array(bytes.dropFirst(ID3.tagLength(bytes)))
+            if let title = ID3Title.title(bytes) { titleArrived(title) }
+            audio = Array(bytes.dropFirst(ID3Title.tagLength(bytes)))
         }
         monitor.withLock {
             state.connected = true
@@ -129,17 +136,5 @@ private final class BodySink {
         }
         bytes.append(contentsOf: data)
         return true
-    }
-}
-
-/// An ID3v2 tag's extent (packed-audio HLS segments start with one, RFC 8216 3.4).
-enum ID3 {
-    /// The bytes the ID3v2 tag at the start of `bytes` takes (header, body, footer), 0 when none.
-    static func tagLength(_ bytes: [UInt8]) -> Int {
-        guard bytes.count >= 10, bytes[0] == 0x49, bytes[1] == 0x44, bytes[2] == 0x33,
-              bytes[6] | bytes[7] | bytes[8] | bytes[9] < 0x80 else { return 0 }
-        let size = Int(bytes[6]) << 21 | Int(bytes[7]) << 14 | Int(bytes[8]) << 7 | Int(bytes[9])
-        let footer = bytes[5] & 0x10 != 0 ? 10 : 0
-        return min(bytes.count, 10 + size + footer)
     }
 }

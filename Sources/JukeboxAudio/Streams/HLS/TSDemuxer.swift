@@ -2,15 +2,15 @@
 
 /// The audio of an MPEG transport stream (ISO/IEC 13818-1), as HLS segments carry it: PAT → PMT →
 /// the first AAC (stream_type 0x0F, ADTS) or MP3 (0x03, 0x04) elementary stream, its PES payloads
-/// handed on in order; every other PID (video, timed ID3 metadata, tables) is ignored.
+/// handed on in order, and the first timed metadata stream's (0x15) ID3 tags kept apart
+/// (`takeMetadata`); every other PID (video, tables) is ignored.
 ///
 /// Hand-written rather than libavformat on purpose: libavformat would map many MB into a box that
 /// may only ever play FLAC (issue 29 asks for the RSS of such a box not to grow), while audio-only
-/// TS needs only this: 188-byte packets, two tables and the PES header's length. The payload needs
-/// no reassembly: ADTS and MP3 frames find their own sync, so PES payloads are passed on as they
-/// come (a PES lost in the middle costs the codec one resync). Bounded: it holds at most one
-/// packet and one table section; bytes that are not packets are skipped up to the next 0x47 that
-/// starts a packet (`resyncs` counts the times). Fuzzed by `TSDemuxerTests`.
+/// TS needs only this: 188-byte packets, two tables and the PES header's length (`PESReader`).
+/// Bounded: it holds at most one packet, one table section and 4 metadata tags of 64 KiB; bytes
+/// that are not packets are skipped up to the next 0x47 that starts a packet (`resyncs` counts
+/// the times). Fuzzed by `TSDemuxerTests`.
 public struct TSDemuxer: Sendable {
     /// The audio found, once the PMT named it.
     public enum Audio: Equatable, Sendable {
@@ -37,10 +37,15 @@ public struct TSDemuxer: Sendable {
     private var audioPID: Int?
     private var section: [UInt8] = []
     private var sectionPID = -1
-    /// The PES header of the audio PID is still being read across packets: bytes left to skip.
-    private var pesHeaderLeft = 0
-    private var pesHeader: [UInt8] = []
-    private var inPES = false
+    private var audioPES = PESReader()
+    /// The timed metadata stream (stream_type 0x15: ID3 tags), when the PMT names one.
+    private var metadataPID: Int?
+    private var metadataPES = PESReader()
+    private var metadata: [UInt8] = []
+    private var finishedMetadata: [[UInt8]] = []
+    /// Most bytes of one metadata PES kept, and most tags waiting for `takeMetadata`.
+    static let maxMetadataBytes = 64 << 10
+    static let maxPendingMetadata = 4
 
     /// A demuxer at the start of a stream.
     public init() {}
@@ -90,7 +95,11 @@ public struct TSDemuxer: Sendable {
         if pid == 0 || pid == pmtPID {
             table(body, pid: pid, start: start)
         } else if pid == audioPID {
-            pes(body, start: start, into: &output)
+            output.append(contentsOf: audioPES.payload(body, start: start))
+        } else if pid == metadataPID {
+            if start { finishMetadata() }
+            let bytes = metadataPES.payload(body, start: start)
+            metadata.append(contentsOf: bytes.prefix(Self.maxMetadataBytes - metadata.count))
         }
     }
 
@@ -130,7 +139,7 @@ public struct TSDemuxer: Sendable {
         }
     }
 
-    /// The first AAC or MP3 elementary stream.
+    /// The first AAC or MP3 elementary stream, and the first timed metadata stream.
     private mutating func readPMT(_ s: [UInt8]) {
         guard s.count >= 16, s[0] == 0x02, audioPID == nil else { return }
         let programInfo = Int(s[10] & 0x0F) << 8 | Int(s[11])
@@ -140,43 +149,80 @@ public struct TSDemuxer: Sendable {
             let pid = Int(s[i + 1] & 0x1F) << 8 | Int(s[i + 2])
             let info = Int(s[i + 3] & 0x0F) << 8 | Int(s[i + 4])
             switch type {
-            case 0x0F:
+            case 0x0F where audioPID == nil:
                 audioPID = pid
                 audio = .aac
-                return
-            case 0x03, 0x04:
+            case 0x03 where audioPID == nil, 0x04 where audioPID == nil:
                 audioPID = pid
                 audio = .mp3
-                return
+            case 0x15 where metadataPID == nil:
+                metadataPID = pid
             default:
-                i += 5 + info
+                break
             }
+            i += 5 + info
         }
     }
 
-    // MARK: PES
+    /// The timed metadata (ID3 tags) whose PES ended since the last call, in order.
+    public mutating func takeMetadata() -> [[UInt8]] {
+        defer { finishedMetadata = [] }
+        return finishedMetadata
+    }
 
-    private mutating func pes(_ body: ArraySlice<UInt8>, start: Bool, into output: inout [UInt8]) {
+    /// The end of the input so far (a segment's end): a metadata PES held is complete.
+    public mutating func flushMetadata() { finishMetadata() }
+
+    private mutating func finishMetadata() {
+        if !metadata.isEmpty {
+            if finishedMetadata.count >= Self.maxPendingMetadata { finishedMetadata.removeFirst() }
+            finishedMetadata.append(metadata)
+        }
+        metadata = []
+    }
+
+}
+
+/// One elementary stream's PES packets: their headers skipped, their payload passed on. The
+/// payload needs no reassembly for ADTS and MP3 (their frames find their own sync); a PES joined
+/// in its middle is waited out to the next start.
+struct PESReader: Sendable {
+    /// Bytes of the header still to skip (read across packets).
+    private var headerLeft = 0
+    private var header: [UInt8] = []
+    private var inPES = false
+    /// Payload bytes the header's PES_packet_length leaves (nil: 0, unbounded, as video's is).
+    private var left: Int?
+
+    /// The payload bytes in a packet's `body`; `start`: the packet starts a PES.
+    mutating func payload(_ body: ArraySlice<UInt8>, start: Bool) -> ArraySlice<UInt8> {
         var bytes = body
         if start {
             inPES = true
-            pesHeader = []
-            pesHeaderLeft = 9
+            header = []
+            headerLeft = 9
         }
-        guard inPES else { return }  // joined mid-PES: wait for the next start
-        while pesHeaderLeft > 0, let byte = bytes.first {
-            pesHeader.append(byte)
+        guard inPES else { return [] }
+        while headerLeft > 0, let byte = bytes.first {
+            header.append(byte)
             bytes = bytes.dropFirst()
-            pesHeaderLeft -= 1
-            if pesHeader.count == 9 {
+            headerLeft -= 1
+            if header.count == 9 {
                 // 00 00 01, stream id, length (2), flags (2), header data length.
-                guard pesHeader[0] == 0, pesHeader[1] == 0, pesHeader[2] == 1 else {
+                guard header[0] == 0, header[1] == 0, header[2] == 1 else {
                     inPES = false
-                    return
+                    return []
                 }
-                pesHeaderLeft = Int(pesHeader[8])
+                headerLeft = Int(header[8])
+                let length = Int(header[4]) << 8 | Int(header[5])
+                left = length == 0 ? nil : max(0, length - 3 - headerLeft)
             }
         }
-        if pesHeaderLeft == 0 { output.append(contentsOf: bytes) }
+        guard headerLeft == 0 else { return [] }
+        // Past the PES's stated length is stuffing, not payload.
+        guard let remaining = left else { return bytes }
+        let payload = bytes.prefix(remaining)
+        left = remaining - payload.count
+        return payload
     }
 }
