@@ -127,6 +127,9 @@ final class HLSPlaylistTests: XCTestCase {
             return XCTFail("not a master playlist")
         }
         XCTAssertEqual(HLSSession.chooseVariant(master, maxBandwidth: 320_000)?.uri, "http://h/x/main.m3u8")
+        // Only http(s) playlists are followed.
+        let other = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nfile:///etc/passwd\n#EXT-X-STREAM-INF:BANDWIDTH=2\nht=tp://x/y\n"
+        XCTAssertEqual(HLSPlaylist.parse(Array(other.utf8), url: "http://h/m.m3u8"), .failure(.empty("the master playlist names no variant")))
     }
 
     func testWhatIsNotAPlaylist() {
@@ -191,6 +194,28 @@ final class HLSPlaylistTests: XCTestCase {
                 XCTAssertLessThanOrEqual(master.variants.count, limits.maxVariants)
                 _ = HLSSession.chooseVariant(master, maxBandwidth: 320_000)
             case .failure: break
+            }
+        }
+    }
+
+    /// The fuzz corpora (`Tests/FuzzCorpus/hls`, `ts`: seeds and any crasher the fuzzer found, see
+    /// board/fuzz.sh) replayed: every playlist parses or is refused, every transport stream demuxes.
+    func testTheFuzzCorporaReplay() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("FuzzCorpus").path
+        for harness in ["hls", "ts"] {
+            let folder = corpus + "/" + harness
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { !$0.hasPrefix(".") }.sorted()
+            XCTAssertFalse(names.isEmpty, folder)
+            for name in names {
+                let bytes = [UInt8](FileManager.default.contents(atPath: folder + "/" + name) ?? Data())
+                if harness == "hls" {
+                    var session = HLSSession(url: Self.base)
+                    _ = session.playlistArrived(bytes, now: 0)
+                } else {
+                    var demuxer = TSDemuxer()
+                    XCTAssertLessThanOrEqual(demuxer.feed(bytes).count, bytes.count, name)
+                }
             }
         }
     }

@@ -50,8 +50,9 @@ final class TSDemuxerTests: XCTestCase {
         var insertions = 0
         var last = -2
         for (index, start) in stride(from: 0, to: ts.count, by: TSDemuxer.packetSize).enumerated() {
-            // Not twice in a row: out of sync, a packet counts only with the next one after it.
-            if index > last + 1, Int.random(in: 0..<10, using: &random) == 0 {
+            // Not twice in a row nor before the last: out of sync, a packet counts only with the
+            // next one after it.
+            if index > last + 1, start + 2 * TSDemuxer.packetSize <= ts.count, Int.random(in: 0..<10, using: &random) == 0 {
                 last = index
                 // Noise without a sync byte: a packet boundary lost and found again.
                 noisy += (0..<Int.random(in: 1...300, using: &random)).map { _ in UInt8.random(in: 0...0x46, using: &random) }

@@ -42,7 +42,8 @@ public enum HLSPlaylist: Equatable, Sendable {
                 let uri = URIReference.resolve(text, against: base)
                 if var variant = pendingVariant {
                     variant.uri = uri
-                    if master.variants.count < limits.maxVariants { master.variants.append(variant) }
+                    // Only http(s) playlists are followed (libcurl is limited to them anyway).
+                    if master.variants.count < limits.maxVariants, Self.isHTTP(uri) { master.variants.append(variant) }
                     pendingVariant = nil
                 } else if let duration = pendingDuration {
                     if !sawSequence { sawSequence = true }
@@ -67,9 +68,9 @@ public enum HLSPlaylist: Equatable, Sendable {
                 isMaster = true
                 let attributes = HLSAttributes(value)
                 if attributes["TYPE"] == "AUDIO", let group = attributes["GROUP-ID"], let uri = attributes["URI"],
-                   master.audio.count < limits.maxVariants {
-                    master.audio.append(HLSRendition(group: group, uri: URIReference.resolve(uri, against: base),
-                                                     isDefault: attributes["DEFAULT"] == "YES"))
+                   master.audio.count < limits.maxVariants, case let resolved = URIReference.resolve(uri, against: base),
+                   Self.isHTTP(resolved) {
+                    master.audio.append(HLSRendition(group: group, uri: resolved, isDefault: attributes["DEFAULT"] == "YES"))
                 }
             case "#EXT-X-TARGETDURATION":
                 media.targetDuration = Int(value).map { max(1, min($0, limits.maxTargetDuration)) }
@@ -105,6 +106,12 @@ public enum HLSPlaylist: Equatable, Sendable {
         guard media.targetDuration != nil else { return .failure(.empty("the playlist has no EXT-X-TARGETDURATION")) }
         media.truncated = truncated
         return .success(.media(media))
+    }
+
+    /// An `http://` or `https://` URL (any case).
+    static func isHTTP(_ uri: String) -> Bool {
+        let head = uri.prefix(8).lowercased()
+        return head.hasPrefix("http://") || head.hasPrefix("https://")
     }
 
     /// `#TAG:value` split at the first colon.

@@ -3,9 +3,9 @@
 /// The ID3v2 tags HLS stations send: one at the start of each packed audio segment (RFC 8216 3.4),
 /// and timed metadata in MPEG-TS (`TSDemuxer.takeMetadata`). Their `TPE1`/`TIT2` frames are the
 /// station's title. The frames are walked by `ID3Chapters.frames`, bounded as for files.
-enum ID3Title {
+public enum ID3Title {
     /// The bytes the ID3v2 tag at the start of `bytes` takes (header, body, footer), 0 when none.
-    static func tagLength(_ bytes: [UInt8]) -> Int {
+    public static func tagLength(_ bytes: [UInt8]) -> Int {
         guard bytes.count >= 10, bytes[0] == 0x49, bytes[1] == 0x44, bytes[2] == 0x33,
               bytes[6] | bytes[7] | bytes[8] | bytes[9] < 0x80 else { return 0 }
         let size = Int(bytes[6]) << 21 | Int(bytes[7]) << 14 | Int(bytes[8]) << 7 | Int(bytes[9])
@@ -15,7 +15,7 @@ enum ID3Title {
 
     /// `ARTIST - TITLE` (or the one there is) of the tag at the start of `bytes`, cleaned as a
     /// stream title; nil when it has neither (a timestamp `PRIV` only) or is damaged.
-    static func title(_ bytes: [UInt8]) -> String? {
+    public static func title(_ bytes: [UInt8]) -> String? {
         var artist = "", title = ""
         let source = BytesSource(bytes: Array(bytes.prefix(tagLength(bytes))))
         do {

@@ -61,7 +61,10 @@ public struct TSDemuxer: Sendable {
         var output: [UInt8] = []
         var offset = 0
         while data.count - offset >= Self.packetSize {
-            if data[offset] != 0x47 || !inSync && !nextLooksLikePacket(data, offset) {
+            // Out of sync, a 0x47 waits for the byte a packet later (so bytes fed in any pieces
+            // give the same audio); at the very end of a stream that costs its last packet.
+            if data[offset] == 0x47 && !inSync && offset + Self.packetSize >= data.count { break }
+            if data[offset] != 0x47 || !inSync && data[offset + Self.packetSize] != 0x47 {
                 if inSync { resyncs += 1 }
                 inSync = false
                 offset += 1
@@ -74,12 +77,6 @@ public struct TSDemuxer: Sendable {
         }
         carry = Array(data[offset...])
         return output
-    }
-
-    /// A 0x47 with another 0x47 a packet later (or the data ending before then) starts a packet.
-    private func nextLooksLikePacket(_ data: [UInt8], _ offset: Int) -> Bool {
-        let next = offset + Self.packetSize
-        return next >= data.count || data[next] == 0x47
     }
 
     private mutating func packet(_ p: ArraySlice<UInt8>, into output: inout [UInt8]) {
