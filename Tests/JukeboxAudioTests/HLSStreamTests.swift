@@ -176,8 +176,18 @@ final class HLSStreamTests: XCTestCase {
 /// ID3v2.4 tags made in the tests (HLS packed audio and timed metadata carry them).
 enum ID3Frames {
     static func syncsafe(_ n: Int) -> [UInt8] { [UInt8(n >> 21 & 0x7F), UInt8(n >> 14 & 0x7F), UInt8(n >> 7 & 0x7F), UInt8(n & 0x7F)] }
-    static func frame(_ id: String, _ body: [UInt8]) -> [UInt8] { Array(id.utf8) + syncsafe(body.count) + [0, 0] + body }
+    static func frame(_ id: String, _ body: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = Array(id.utf8)
+        out += syncsafe(body.count)
+        out += [0, 0]
+        return out + body
+    }
     /// A UTF-8 text frame.
     static func text(_ id: String, _ text: String) -> [UInt8] { frame(id, [3] + Array(text.utf8)) }
-    static func tag(_ frames: [UInt8]) -> [UInt8] { Array("ID3".utf8) + [4, 0, 0] + syncsafe(frames.count) + frames }
+    static func tag(_ frames: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = Array("ID3".utf8)
+        out += [4, 0, 0]
+        out += syncsafe(frames.count)
+        return out + frames
+    }
 }
