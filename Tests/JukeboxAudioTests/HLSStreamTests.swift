@@ -68,15 +68,21 @@ final class HLSStreamTests: XCTestCase {
         return (audio, nil)
     }
 
+    /// Plays `path` to its end (checked): its audio and the stream's last facts.
+    private func fetchedWhole(_ path: String) -> (audio: [UInt8], facts: StreamFacts) {
+        let stream = HTTPStream(url: server.url(path), settings: settings)
+        defer { stream.close() }
+        let (audio, end) = drain(stream)
+        XCTAssertEqual(end, .ended, "\(path): \(stream.facts)")
+        return (audio, stream.facts)
+    }
+
     func testAnOnDemandPlaylistPlaysItsSegmentsAudio() throws {
         try makeHLS("vod", seconds: 4)
         let expected = try copiedADTS("vod.m3u8")
-        let stream = HTTPStream(url: server.url("/dir/vod.m3u8"), settings: settings)
-        defer { stream.close() }
-        let (audio, end) = drain(stream)
-        XCTAssertEqual(end, .ended)
-        XCTAssertTrue(audio == expected, "\(audio.count) bytes, FFmpeg's copy \(expected.count); \(stream.facts)")
-        XCTAssertEqual(stream.facts.contentType, "audio/aac")
+        let (audio, facts) = fetchedWhole("/dir/vod.m3u8")
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes, FFmpeg's copy \(expected.count); \(facts)")
+        XCTAssertEqual(facts.contentType, "audio/aac")
     }
 
     func testAnOnDemandStationPlaysAsTheLibrarysDecodeOfItsSegments() throws {
@@ -106,12 +112,9 @@ final class HLSStreamTests: XCTestCase {
             index += 1
         }
         XCTAssertGreaterThanOrEqual(index, 3)
-        let stream = HTTPStream(url: server.url("/dir/packed.m3u8"), settings: settings)
-        defer { stream.close() }
-        let (audio, end) = drain(stream)
-        XCTAssertEqual(end, .ended)
+        let (audio, facts) = fetchedWhole("/dir/packed.m3u8")
         XCTAssertTrue(audio == expected, "\(audio.count) bytes, the segments' ADTS \(expected.count)")
-        XCTAssertEqual(stream.facts.title, "Test FM - Song 2")
+        XCTAssertEqual(facts.title, "Test FM - Song 2")
     }
 
     func testAMasterPlaylistPlaysTheVariantOfTheRule() throws {
@@ -122,12 +125,9 @@ final class HLSStreamTests: XCTestCase {
             + "#EXT-X-STREAM-INF:BANDWIDTH=3000000,CODECS=\"avc1.4d401f,mp4a.40.2\"\nvideo.m3u8\n"
         try master.write(toFile: folder + "/master.m3u8", atomically: true, encoding: .utf8)
         let expected = try copiedADTS("hi.m3u8")
-        let stream = HTTPStream(url: server.url("/dir/master.m3u8"), settings: settings)
-        defer { stream.close() }
-        let (audio, end) = drain(stream)
-        XCTAssertEqual(end, .ended)
+        let (audio, facts) = fetchedWhole("/dir/master.m3u8")
         XCTAssertTrue(audio == expected, "\(audio.count) bytes, the 110 kbit/s variant's \(expected.count)")
-        XCTAssertEqual(stream.facts.notes, ["HLS: variant 110 kbit/s audio-only of 3 (at or below 320 kbit/s)"])
+        XCTAssertEqual(facts.notes, ["HLS: variant 110 kbit/s audio-only of 3 (at or below 320 kbit/s)"])
     }
 
     func testALiveWindowIsFollowedAsItSlides() throws {
