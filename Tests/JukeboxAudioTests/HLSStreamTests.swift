@@ -89,7 +89,16 @@ final class HLSStreamTests: XCTestCase {
         try makeHLS("vod", seconds: 3)
         let reference = try AACStreamTests.referenceDecode(try copiedADTS("vod.m3u8"))
         let expected = reference.samples.withUnsafeBytes { Array($0) }
-        let pcm = try scratch.playedToTheEnd(id: 4, path: server.url("/dir/vod.m3u8"))
+        let (pcm, log, engine) = try scratch.deviceEngine()
+        defer { engine.shutdown() }
+        let start = Date()
+        engine.play(id: 4, path: server.url("/dir/vod.m3u8"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 4) }, "\(log.all)")
+        let firstSound = Date().timeIntervalSince(start)
+        print("HLS first sound: " + String(format: "%.3f s", firstSound)
+              + " from play to the first frame out (on demand, 1 s segments, unpaced 127.0.0.1 server)")
+        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(4, _) = $0 { true } else { false } }, "\(log.all)")
+        engine.shutdown()
         XCTAssertEqual(pcm.events(named: "params").first?.fields["rate"], "44100")
         assertSameAudio(pcm.recording(), expected[...], bytesPerFrame: 4 * reference.channels, "HLS on demand")
     }
