@@ -112,7 +112,8 @@ let package = Package(
         .executableTarget(name: "JukeboxBench", dependencies: [
             "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "JukeboxFixtures",
             "CLinux", "CSndfile"]),
-        .executableTarget(name: "JukeboxFuzz", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem"]),
+        // JukeboxAudio for its pure stream parsers (HLS playlists, MPEG-TS): the `hls` and `ts` harnesses.
+        .executableTarget(name: "JukeboxFuzz", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio"]),
 
         .testTarget(name: "JukeboxSystemTests", dependencies: ["JukeboxSystem"]),
         .testTarget(name: "JukeboxCoreTests", dependencies: ["JukeboxCore", "JukeboxTestSupport"]),

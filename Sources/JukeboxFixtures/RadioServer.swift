@@ -19,6 +19,8 @@ import Foundation
 /// - `/station.pls`, `/station.m3u` (and `/bare.m3u` as `text/plain`): playlists naming
 ///   `/icy?metaint=8192&once=1`; `/nested.m3u` names `/station.pls`; `/loop.m3u` names itself;
 ///   `/hls.m3u8` is an HLS media playlist.
+/// - `/dir/NAME`: the file NAME of `servedFolder`, read again at every request (a test rewrites a
+///   live HLS playlist), typed by its extension (`.m3u8`, `.ts`, `.aac`); 404 when missing.
 /// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` that is "OggS" and zeros (no valid page).
 /// - `/endless`: a status line, then header lines without end. `/endlessline`: a status line, then
 ///   one header line without end.
@@ -38,7 +40,7 @@ public final class RadioServer {
     private let process: Process
 
     static let script = #"""
-import http.server, socketserver, sys, os, random, time, ssl, gzip
+import http.server, socketserver, sys, os, random, time, ssl, gzip, re
 from urllib.parse import urlparse, parse_qs
 MP3 = open(sys.argv[1], 'rb').read()
 # More bodies, by name: RADIO_FILES is "name|content-type|path" entries joined by newlines.
@@ -67,6 +69,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 body, ctype = FILES[url.path[6:]]
                 self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n' % (ctype, len(body)))
                 self.wfile.write(body)
+            elif url.path.startswith('/dir/') and os.environ.get('RADIO_DIR') and re.fullmatch(r'[A-Za-z0-9._-]+', url.path[5:]) and not url.path[5:].startswith('.'):
+                try:
+                    body = open(os.path.join(os.environ['RADIO_DIR'], url.path[5:]), 'rb').read()
+                except OSError:
+                    body = None
+                if body is None:
+                    self.raw('HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n')
+                else:
+                    ctype = {'m3u8': 'application/vnd.apple.mpegurl', 'ts': 'video/mp2t', 'aac': 'audio/aac'}.get(url.path.rsplit('.', 1)[-1], 'application/octet-stream')
+                    self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n' % (ctype, len(body)))
+                    self.wfile.write(body)
             elif url.path.startswith('/redirect/'):
                 k = int(url.path.split('/')[-1])
                 target = '/redirect/%d' % (k - 1) if k > 1 else '/file.mp3'
@@ -79,7 +92,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     '/station.m3u': ('#EXTM3U\n#EXTINF:-1,Test FM\n%s\n' % stream, 'audio/x-mpegurl'),
                     '/nested.m3u': ('%s/station.pls\n' % base, 'audio/x-mpegurl'),
                     '/loop.m3u': ('%s/loop.m3u\n' % base, 'audio/x-mpegurl'),
-                    '/hls.m3u8': ('#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nseg1.aac\n', 'application/vnd.apple.mpegurl'),
+                    '/hls.m3u8': ('#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nseg1.aac\n#EXT-X-ENDLIST\n', 'application/vnd.apple.mpegurl'),
                     '/bare.m3u': ('%s\n' % stream, 'text/plain'),
                 }[url.path]
                 self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n' % (kind, len(body)))
@@ -212,9 +225,10 @@ server.serve_forever()
     /// told to trust `certificatePath`). Throws
     /// `Unavailable` without python3 (the arm64 chroot has none), without openssl for `tls`, or
     /// when it does not start.
-    /// `files` maps a name (letters and digits) to a file and the Content-Type it is served with.
+    /// `files` maps a name (letters and digits) to a file and the Content-Type it is served with;
+    /// `servedFolder`'s files are served as `/dir/NAME`.
     public init(mp3: String, folder: String, tls: Bool = false, port wanted: Int = 0,
-                files: [String: (path: String, contentType: String)] = [:]) throws {
+                files: [String: (path: String, contentType: String)] = [:], servedFolder: String? = nil) throws {
         guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
             FileManager.default.isExecutableFile(atPath: $0)
         }) else { throw Unavailable(description: "python3 is not installed: no local radio server") }
@@ -225,6 +239,7 @@ server.serve_forever()
         process.arguments = [scriptPath, mp3]
         var environment = ProcessInfo.processInfo.environment
         if wanted != 0 { environment["RADIO_PORT"] = String(wanted) }
+        if let servedFolder { environment["RADIO_DIR"] = servedFolder }
         environment["RADIO_FILES"] = files.sorted { $0.key < $1.key }.map { "\($0.key)|\($0.value.contentType)|\($0.value.path)" }
             .joined(separator: "\n")
         process.environment = environment

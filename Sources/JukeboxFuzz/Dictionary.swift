@@ -35,6 +35,16 @@ extension Harness {
                     "\"stopped\"", "\"shuffle\"", "\"shuffleSeed\"", "\"repeat\"", "\"one\"", "\"all\"", "\"volume\"",
                     "\"path\"", "\"title\"", "\"artist\"", "\"album\"", "\"trackNumber\"", "\"discNumber\"",
                     "\"duration\"", "\"/m/a.flac\"", "\"\"", "\\u0000", "\\ud800"]
+        case .hls:
+            return ["#EXTM3U\n", "#EXT-X-TARGETDURATION:", "#EXT-X-MEDIA-SEQUENCE:", "#EXTINF:", "#EXT-X-ENDLIST",
+                    "#EXT-X-DISCONTINUITY", "#EXT-X-KEY:METHOD=AES-128,URI=\"k\"", "#EXT-X-MAP:URI=\"i.mp4\"",
+                    "#EXT-X-BYTERANGE:1@0", "#EXT-X-STREAM-INF:BANDWIDTH=", "CODECS=\"mp4a.40.2\"", "AUDIO=\"a\"",
+                    "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",DEFAULT=YES,URI=\"x.m3u8\"", ",", "\n", "\r\n", "\"",
+                    "0", "1", "-1", "1e308", "nan", "9223372036854775807", "../", "./", "/", "//h/", "?", "#", "s.ts", "http://x/"]
+        case .ts:
+            // Packet starts, table ids, PES starts, stream types (AAC, MP3, ID3), an ID3 header.
+            return ["\u{47}\u{40}\u{00}\u{10}", "\u{47}\u{41}\u{00}\u{10}", "\u{47}\u{41}\u{01}\u{30}", "\u{00}\u{00}\u{01}\u{C0}",
+                    "\u{00}\u{00}\u{01}\u{BD}", "\u{0F}", "\u{03}", "\u{15}", "ID3\u{04}\u{00}\u{00}", "TIT2", "\u{FF}\u{F1}"]
         }
     }
 
@@ -62,6 +72,21 @@ extension Harness {
                 }
             }
             out += Array("}".utf8)
+        case .hls:
+            out += Array("#EXTM3U\n".utf8)
+            for _ in 0..<random.below(16) {
+                out += Array(words[random.below(words.count)].utf8)
+                if random.below(3) == 0 { out += Array(String(random.below(100_000)).utf8) }
+                out.append(0x0A)
+            }
+        case .ts:
+            for _ in 0..<random.below(12) {
+                var packet = [UInt8](repeating: 0xFF, count: 188)
+                let token = Array(words[random.below(words.count)].unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) })
+                packet.replaceSubrange(0..<min(188, token.count), with: token.prefix(188))
+                for _ in 0..<random.below(8) { packet[random.below(188)] = UInt8(truncatingIfNeeded: random.below(256)) }
+                out += packet
+            }
         }
         return out
     }

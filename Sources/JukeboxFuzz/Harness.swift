@@ -14,6 +14,10 @@ enum Harness: String, CaseIterable, Sendable {
     case state
     /// The running player (`Runtime`) answering arbitrary bytes on its control socket.
     case runtime
+    /// HLS playlists (`HLSPlaylist`) and the session's decisions on them (`HLSSession`).
+    case hls
+    /// MPEG transport streams (`TSDemuxer`) and the ID3 titles in them.
+    case ts
 
     /// Runs one input; returns whether the parser accepted it (for the statistics).
     @discardableResult
@@ -23,6 +27,8 @@ enum Harness: String, CaseIterable, Sendable {
         case .config: return ConfigHarness.run(data)
         case .state: return StateHarness.run(data)
         case .runtime: return RuntimeHarness.run(data)
+        case .hls: return StreamHarness.playlist(data)
+        case .ts: return StreamHarness.transportStream(data)
         }
     }
 
@@ -31,7 +37,8 @@ enum Harness: String, CaseIterable, Sendable {
     var maxLength: Int {
         switch self {
         case .command, .runtime: return 4096
-        case .config, .state: return 8192
+        case .config, .state, .hls: return 8192
+        case .ts: return 188 * 64
         }
     }
 }

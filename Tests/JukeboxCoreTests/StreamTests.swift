@@ -98,6 +98,25 @@ final class StreamTests: XCTestCase {
         ])
     }
 
+    func testAStreamsNotesAreLoggedOnce() {
+        var start = streaming()
+        start.streamStarted = true
+        let first = StreamStatus(station: "Test FM", bufferedPercent: 100, notes: ["HLS: variant 128 kbit/s"], noteCount: 1)
+        start.stream = PlayStreamStatus(playID: 1, status: first)
+        start.shown = status("playing", title: "radio.example/live.mp3", artist: "Test FM", elapsed: "0:00", index: 1, of: 2)
+        let h = CoreHarness(start)
+        // Two more said since (the oldest kept fell out of the adapter's list): each logged once, in order.
+        let later = StreamStatus(station: "Test FM", bufferedPercent: 100,
+                                 notes: ["HLS: variant 128 kbit/s", "segment 4 skipped: HTTP 404", "segment 5 skipped: timed out"],
+                                 noteCount: 3)
+        h.send(.streamStatus(playID: 1, later), {
+            $0.stream = PlayStreamStatus(playID: 1, status: later)
+        }, commands: [
+            .report("stream: segment 4 skipped: HTTP 404"),
+            .report("stream: segment 5 skipped: timed out"),
+        ])
+    }
+
     func testRunningDryWhilePlayingShowsBufferingAgain() {
         var start = streaming()
         start.streamStarted = true

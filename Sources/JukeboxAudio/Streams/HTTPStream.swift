@@ -27,6 +27,8 @@ public struct StreamSettings: Sendable, Equatable {
     /// A PEM bundle of certificates trusted for HTTPS besides the system's (the config's
     /// `radio.caFile`: a station on a private network with its own CA); nil: the system's only.
     public var caFile: String?
+    /// HLS playback's bounds and variant cap (`HLSSession`).
+    public var hls = HLSSettings()
 
     /// Creates settings; the defaults are docs/RADIO.md's.
     public init(bufferSeconds: Double = 2, connectTimeoutSeconds: Double = 10, stallSeconds: Int = 10,
@@ -78,6 +80,11 @@ public struct StreamFacts: Sendable, Equatable {
     public var ended = false
     /// The decoder ran out of bytes and waits for the buffer to fill again (`StreamDecoder`).
     public var rebuffering = false
+    /// What HLS playback said last (the variant chosen, segments skipped and why), newest last,
+    /// at most `HTTPStream.maxNotes`.
+    public var notes: [String] = []
+    /// Notes said ever (`notes` keeps the latest).
+    public var noteCount = 0
 }
 
 /// One HTTP(S) audio stream fetched by libcurl on its own thread (`jukebox-http`) into a bounded ring.
@@ -96,7 +103,7 @@ public final class HTTPStream: @unchecked Sendable {
     /// The settings it runs with.
     public let settings: StreamSettings
 
-    private let monitor = Monitor()
+    let monitor = Monitor()
     private var ring: [UInt8]
     private var ringStart = 0
     private var ringCount = 0
@@ -107,13 +114,13 @@ public final class HTTPStream: @unchecked Sendable {
     /// when it arrives seconds of buffer earlier. At most `maxPendingTitles` (older ones then apply at once).
     private var pendingTitles: [(at: Int, title: String?)] = []
     static let maxPendingTitles = 16
-    private var state = StreamFacts()
-    private var stopping = false
+    var state = StreamFacts()
+    var stopping = false
     private var gotAudio = false
     /// The thread has returned.
     private var finished = false
     private var thread: NativeThread?
-    private let clock: @Sendable () -> Double
+    let clock: @Sendable () -> Double
 
     // Per connection, touched only by the stream's thread.
     private var demuxer = ICYDemuxer(metaInterval: 0)
@@ -126,11 +133,13 @@ public final class HTTPStream: @unchecked Sendable {
     private var headerLength: Int?
     private var headerEncoding: String?
     /// The URL fetched now: `url`, or the stream a playlist at `url` named (`StreamPlaylist`).
-    private var target: String
+    var target: String
     /// Playlists followed to reach `target`.
     private var playlistDepth = 0
     /// The body of a playlist response, while it arrives (at most `StreamPlaylist.maxBytes`).
     private var playlistBody: [UInt8]?
+    /// `target` is an HLS playlist: `runHLS` plays it.
+    var isHLS = false
 
     /// Starts fetching `url` at once.
     public init(url: String, settings: StreamSettings = StreamSettings(),
@@ -272,6 +281,10 @@ public final class HTTPStream: @unchecked Sendable {
         var policy = ReconnectPolicy(backoff: settings.backoff)
         connecting: while !monitor.withLock({ stopping }) {
             let end = fetchOnce()
+            if isHLS {
+                runHLS()
+                return
+            }
             let (stop, hadAudio) = monitor.withLock { (stopping, gotAudio) }
             switch policy.connectionEnded(end, hadAudio: hadAudio, stopping: stop) {
             case .follow(let next):
@@ -328,7 +341,6 @@ public final class HTTPStream: @unchecked Sendable {
         headerEncoding = nil
         playlistBody = nil
         deliveredThisConnection = false
-        var result = jb_http_result()
         let context = Unmanaged.passUnretained(self).toOpaque()
         var callbacks = jb_http_callbacks(
             context: context,
@@ -347,23 +359,7 @@ public final class HTTPStream: @unchecked Sendable {
                 let me = Unmanaged<HTTPStream>.fromOpaque(context).takeUnretainedValue()
                 return me.monitor.withLock { me.stopping } ? 1 : 0
             })
-        target.withCString { urlText in
-            "jukebox".withCString { agent in
-                (settings.caFile ?? "").withCString { caFile in
-                    var options = jb_http_options(
-                        url: urlText,
-                        connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
-                        stall_seconds: settings.stallSeconds,
-                        header_seconds: settings.headerSeconds,
-                        max_redirects: settings.maxRedirects,
-                        max_header_bytes: settings.maxHeaderBytes,
-                        want_icy_metadata: 1,
-                        user_agent: agent,
-                        ca_file: caFile)
-                    jb_http_fetch(&options, &callbacks, &result)
-                }
-            }
-        }
+        let result = perform(target, icy: true, &callbacks)
         var outcome = ConnectionEnd(deliveredAudio: deliveredThisConnection)
         if let body = playlistBody, refusal == nil {
             // A playlist: whole (the server ended it) or cut at the cap; either way read what came.
@@ -374,7 +370,9 @@ public final class HTTPStream: @unchecked Sendable {
             case .stream:
                 outcome.fatal = "playlists nested more than \(StreamPlaylist.maxDepth) deep"
             case .hls:
-                outcome.fatal = "HLS streams are not supported yet"
+                // Played by `runHLS`, which fetches the playlist again whole (this is cut at 64 KiB).
+                isHLS = true
+                return outcome
             case .empty:
                 outcome.fatal = "the playlist names no http or https stream"
             }
@@ -383,19 +381,50 @@ public final class HTTPStream: @unchecked Sendable {
         }
         outcome.fileEnded = result.code == 0 && result.aborted == 0 && headerLength != nil && bodyStarted
         if result.header_overflow != 0 {
-            outcome.fatal = "the server's header is longer than \(settings.maxHeaderBytes / 1024) KiB"
+            outcome.fatal = headerTooLong
             outcome.alwaysFatal = true
         } else if let refusal {
             outcome.fatal = refusal
             outcome.alwaysFatal = true
-        } else if result.code != 0 && result.aborted == 0 {
-            let words = withUnsafeBytes(of: result.error) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            outcome.fatal = result.status >= 400 ? "HTTP \(result.status)" + Self.reasonPhrase(result.status) : words
+        } else if let words = failure(result) {
+            outcome.fatal = words
             outcome.transient = result.status >= 500 || Self.transientCodes.contains(result.code)
         }
         return outcome
+    }
+
+    private var headerTooLong: String { "the server's header is longer than \(settings.maxHeaderBytes / 1024) KiB" }
+
+    /// Runs one libcurl transfer of `url` on this thread with the stream's settings.
+    func perform(_ url: String, icy: Bool, _ callbacks: inout jb_http_callbacks) -> jb_http_result {
+        var result = jb_http_result()
+        url.withCString { urlText in
+            "jukebox".withCString { agent in
+                (settings.caFile ?? "").withCString { caFile in
+                    var options = jb_http_options(
+                        url: urlText,
+                        connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
+                        stall_seconds: settings.stallSeconds,
+                        header_seconds: settings.headerSeconds,
+                        max_redirects: settings.maxRedirects,
+                        max_header_bytes: settings.maxHeaderBytes,
+                        want_icy_metadata: icy ? 1 : 0,
+                        user_agent: agent,
+                        ca_file: caFile)
+                    jb_http_fetch(&options, &callbacks, &result)
+                }
+            }
+        }
+        return result
+    }
+
+    /// Why a transfer failed, in words (`HTTP 404 not found`, libcurl's), or nil when it did not
+    /// (ended cleanly, or ended by the caller).
+    func failure(_ result: jb_http_result) -> String? {
+        if result.header_overflow != 0 { return headerTooLong }
+        guard result.code != 0 && result.aborted == 0 else { return nil }
+        if result.status >= 400 { return "HTTP \(result.status)" + Self.reasonPhrase(result.status) }
+        return withUnsafeBytes(of: result.error) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
     }
 
     /// libcurl's codes for a network that failed rather than a URL that is wrong: could not resolve
@@ -482,22 +511,27 @@ public final class HTTPStream: @unchecked Sendable {
             if keepGoing { keepGoing = self.store(run) }
         }, metadata: { block in
             guard let title = ICYDemuxer.streamTitle(block) else { return }
-            self.monitor.withLock {
-                if self.pendingTitles.count >= Self.maxPendingTitles {
-                    self.state.title = self.pendingTitles.removeFirst().title
-                }
-                if self.totalStored <= self.totalRead && self.pendingTitles.isEmpty {
-                    self.state.title = title.isEmpty ? nil : title
-                } else {
-                    self.pendingTitles.append((self.totalStored, title.isEmpty ? nil : title))
-                }
-            }
+            self.titleArrived(title)
         })
         return keepGoing
     }
 
+    /// A title that belongs with the audio stored next: shown when the reader reaches it.
+    func titleArrived(_ title: String) {
+        monitor.withLock {
+            if pendingTitles.count >= Self.maxPendingTitles {
+                state.title = pendingTitles.removeFirst().title
+            }
+            if totalStored <= totalRead && pendingTitles.isEmpty {
+                state.title = title.isEmpty ? nil : title
+            } else {
+                pendingTitles.append((totalStored, title.isEmpty ? nil : title))
+            }
+        }
+    }
+
     /// Copies audio into the ring, waiting while it is full; false when stopping.
-    private func store(_ run: UnsafeRawBufferPointer) -> Bool {
+    func store(_ run: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         monitor.lock()
         defer { monitor.unlock() }

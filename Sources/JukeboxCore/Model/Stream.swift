@@ -17,11 +17,18 @@ public struct StreamStatus: Equatable, Sendable {
     public var reconnects: Int
     /// The stream ran dry while playing and is filling its buffer again.
     public var rebuffering: Bool
+    /// What the adapter said about the stream as it went (an HLS station's variant, segments
+    /// skipped and why), the latest few, newest last.
+    public var notes: [String]
+    /// Notes said since the stream started: the ones past the last status's count are new.
+    public var noteCount: Int
 
     /// Creates a status.
     public init(station: String? = nil, title: String? = nil, bufferedPercent: Int = 0,
                 reconnectingFor: Double? = nil, lastError: String? = nil, reconnects: Int = 0,
-                rebuffering: Bool = false) {
+                rebuffering: Bool = false, notes: [String] = [], noteCount: Int = 0) {
+        self.notes = notes
+        self.noteCount = noteCount
         self.reconnects = reconnects
         self.rebuffering = rebuffering
         self.station = station

@@ -51,6 +51,9 @@ extension State {
         } else if before?.reconnectingFor == nil, status.reconnectingFor != nil {
             step.commands.append(.report("stream lost\(cause): reconnecting"))
         }
+        // New notes go to the log, each once (counted by the adapter: none is said twice).
+        let newNotes = min(status.notes.count, max(0, status.noteCount - (before?.noteCount ?? 0)))
+        for note in status.notes.suffix(newNotes) { step.commands.append(.report("stream: \(note)")) }
         if let lost = status.reconnectingFor, lost >= settings.streamGiveUp {
             engineReport(.trackFailed(playID: playID, reason: "no connection for \(Int(lost)) s\(cause)"), &step)
         }

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+import CHTTP
+
+/// HLS playback on the stream's own thread: `HLSSession` decides, this carries its steps out with
+/// the same libcurl transfer as every stream (`perform`), and puts each segment's audio into the
+/// same ring, in order: MPEG-TS through `TSDemuxer`, packed ADTS or MP3 as they are (their leading
+/// ID3 tag taken off). The decoder sees one continuous AAC or MP3 stream. Titles come from ID3
+/// tags (`ID3Title`): the packed segments' own, and TS timed metadata.
+extension HTTPStream {
+    /// Notes kept in `StreamFacts.notes`.
+    static let maxNotes = 8
+    /// A segment larger than this is failed (a 10 s segment at 320 kbit/s is 400 KB).
+    static let maxSegmentBytes = 8 << 20
+
+    /// Plays the HLS playlist at `target` until it ends, fails or the stream is closed.
+    func runHLS() {
+        var session = HLSSession(url: target, settings: settings.hls)
+        var demuxer = TSDemuxer()
+        var step = session.start()
+        while true {
+            let notes = session.takeNotes()
+            let stop = monitor.withLock { () -> Bool in
+                if !notes.isEmpty {
+                    state.notes = Array((state.notes + notes).suffix(Self.maxNotes))
+                    state.noteCount += notes.count
+                }
+                return stopping
+            }
+            if stop { step = .end(failure: nil) }
+            switch step {
+            case .fetchPlaylist(let url):
+                switch fetchWhole(url, limit: settings.hls.limits.maxBytes) {
+                case .success(let bytes): step = session.playlistArrived(bytes, now: clock())
+                case .failure(let failed): step = session.playlistFailed(failed.reason, now: clock())
+                }
+            case .fetchSegment(let segment):
+                switch fetchWhole(segment.uri, limit: Self.maxSegmentBytes) {
+                case .success(let bytes):
+                    if segment.discontinuity { demuxer.reset() }
+                    guard storeSegment(bytes, demuxer: &demuxer) else { step = .end(failure: nil); continue }
+                    step = session.segmentDone(now: clock())
+                case .failure(let failed):
+                    step = session.segmentFailed(failed.reason, now: clock())
+                }
+            case .wait(let until):
+                monitor.withLock {
+                    while !stopping {
+                        let left = until - clock()
+                        if left <= 0 { break }
+                        monitor.wait(seconds: left)
+                    }
+                }
+                step = session.tick(now: clock())
+            case .end(let failure):
+                monitor.withLock {
+                    if let failure, !stopping { state.failure = failure } else { state.ended = true }
+                    state.connected = false
+                    monitor.broadcast()
+                }
+                return
+            }
+        }
+    }
+
+    struct TransferFailure: Error {
+        var reason: String
+    }
+
+    /// A whole response body, at most `limit` bytes (more fails the transfer).
+    private func fetchWhole(_ url: String, limit: Int) -> Result<[UInt8], TransferFailure> {
+        let sink = BodySink(limit: limit, stop: { [self] in monitor.withLock { stopping } })
+        var callbacks = jb_http_callbacks(
+            context: Unmanaged.passUnretained(sink).toOpaque(),
+            header: nil,
+            body: { context, data, length in
+                guard let context, let data else { return 0 }
+                let sink = Unmanaged<BodySink>.fromOpaque(context).takeUnretainedValue()
+                return sink.take(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+            },
+            should_stop: { context in
+                guard let context else { return 1 }
+                return Unmanaged<BodySink>.fromOpaque(context).takeUnretainedValue().stop() ? 1 : 0
+            })
+        let result = withExtendedLifetime(sink) { perform(url, icy: false, &callbacks) }
+        if sink.overflow { return .failure(TransferFailure(reason: "larger than \(limit >> 20) MiB")) }
+        if let words = failure(result) { return .failure(TransferFailure(reason: words)) }
+        if result.aborted != 0 { return .failure(TransferFailure(reason: "stopped")) }
+        return .success(sink.bytes)
+    }
+
+    /// Puts a segment's audio into the ring; false when the stream is stopping.
+    private func storeSegment(_ bytes: [UInt8], demuxer: inout TSDemuxer) -> Bool {
+        let audio: [UInt8]
+        if bytes.first == 0x47 {
+            audio = demuxer.feed(bytes)
+            demuxer.flushMetadata()
+            // Timed metadata: placed at the segment's start (its audio is seconds long at most).
+            for tag in demuxer.takeMetadata() {
+                if let title = ID3Title.title(tag) { titleArrived(title) }
+            }
+            // The codec is chosen by this type (ADTS and MP3 inside TS are named by the PMT).
+            let type: String? = switch demuxer.audio {
+            case .aac: "audio/aac"
+            case .mp3: "audio/mpeg"
+            case nil: nil
+            }
+            monitor.withLock { if state.contentType == nil { state.contentType = type } }
+        } else {
+            if let title = ID3Title.title(bytes) { titleArrived(title) }
+            audio = Array(bytes.dropFirst(ID3Title.tagLength(bytes)))
+        }
+        monitor.withLock {
+            state.connected = true
+            state.reconnecting = false
+        }
+        return audio.isEmpty || audio.withUnsafeBytes { store($0) }
+    }
+}
+
+/// One response body collected whole, bounded.
+private final class BodySink {
+    let limit: Int
+    let stop: () -> Bool
+    var bytes: [UInt8] = []
+    var overflow = false
+
+    init(limit: Int, stop: @escaping () -> Bool) {
+        self.limit = limit
+        self.stop = stop
+    }
+
+    func take(_ data: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count + data.count <= limit else {
+            overflow = true
+            return false
+        }
+        bytes.append(contentsOf: data)
+        return true
+    }
+}

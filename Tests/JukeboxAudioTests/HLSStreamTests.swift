@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+@testable import JukeboxAudio
+import JukeboxFixtures
+import JukeboxTestSupport
+import XCTest
+
+/// HLS stations served by the local `RadioServer` from segments Debian's `ffmpeg` makes: an
+/// on-demand playlist plays its segments' audio byte for byte (FFmpeg's own copy of it) and, through
+/// the engine, sample for sample as libfaad2 decodes that copy; a master playlist leads to the
+/// variant of its rule; a live window rewritten by the test is followed as it slides. Skipped
+/// without python3 or ffmpeg.
+final class HLSStreamTests: XCTestCase {
+    private var scratch: Scratch!
+    private var server: RadioServer!
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        scratch = try Scratch()
+        folder = scratch.url.appendingPathComponent("hls").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let mp3 = try scratch.audio(.mp3, frames: 44100)
+        do { server = try RadioServer(mp3: mp3, folder: scratch.url.path, servedFolder: folder) } catch let error as RadioServer.Unavailable {
+            throw missingPeer(error.description)
+        }
+    }
+
+    override func tearDown() {
+        server = nil
+        scratch = nil
+    }
+
+    private var settings: StreamSettings {
+        var s = StreamSettings(bufferSeconds: 0.5)
+        s.connectTimeoutSeconds = 5
+        s.stallSeconds = 3
+        return s
+    }
+
+    /// `ffmpeg -f hls` of a tone into `name`.m3u8 and its segments `name`N.ts.
+    private func makeHLS(_ name: String, seconds: Int, bitrate: String = "64k", live: Bool = false) throws {
+        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds)", "-c:a", "aac", "-b:a", bitrate,
+                        "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", "-hls_playlist_type", "vod",
+                        "-hls_segment_filename", folder + "/\(name)%d.ts", folder + "/\(name).m3u8"])
+    }
+
+    /// FFmpeg's copy of the playlist's audio, as ADTS.
+    private func copiedADTS(_ playlist: String) throws -> [UInt8] {
+        let out = folder + "/copy.adts"
+        try FFmpeg.run(["-i", folder + "/" + playlist, "-c", "copy", "-f", "adts", out])
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+    }
+
+    /// Everything the stream delivers until it ends or fails (`seconds` at most); `during` runs between reads.
+    private func drain(_ stream: HTTPStream, seconds: Double = 20, during: () -> Void = {}) -> (audio: [UInt8], end: HTTPStream.ReadResult?) {
+        var audio: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let result = buffer.withUnsafeMutableBytes { stream.read(into: $0.baseAddress!, count: 8192, timeout: 0.1) }
+            switch result {
+            case .bytes(let n): audio += buffer[0..<n]
+            case .pending: break
+            case .ended, .failed: return (audio, result)
+            }
+            during()
+        }
+        return (audio, nil)
+    }
+
+    /// Plays `path` to its end (checked): its audio and the stream's last facts.
+    private func fetchedWhole(_ path: String) -> (audio: [UInt8], facts: StreamFacts) {
+        let stream = HTTPStream(url: server.url(path), settings: settings)
+        defer { stream.close() }
+        let (audio, end) = drain(stream)
+        XCTAssertEqual(end, .ended, "\(path): \(stream.facts)")
+        return (audio, stream.facts)
+    }
+
+    func testAnOnDemandPlaylistPlaysItsSegmentsAudio() throws {
+        try makeHLS("vod", seconds: 4)
+        let expected = try copiedADTS("vod.m3u8")
+        let (audio, facts) = fetchedWhole("/dir/vod.m3u8")
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes, FFmpeg's copy \(expected.count); \(facts)")
+        XCTAssertEqual(facts.contentType, "audio/aac")
+    }
+
+    func testAnOnDemandStationPlaysAsTheLibrarysDecodeOfItsSegments() throws {
+        try makeHLS("vod", seconds: 3)
+        let reference = try AACStreamTests.referenceDecode(try copiedADTS("vod.m3u8"))
+        let expected = reference.samples.withUnsafeBytes { Array($0) }
+        let (pcm, log, engine) = try scratch.deviceEngine()
+        defer { engine.shutdown() }
+        let start = Date()
+        engine.play(id: 4, path: server.url("/dir/vod.m3u8"), from: 0, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 4) }, "\(log.all)")
+        let firstSound = Date().timeIntervalSince(start)
+        print("HLS first sound: " + String(format: "%.3f s", firstSound)
+              + " from play to the first frame out (on demand, 1 s segments, unpaced 127.0.0.1 server)")
+        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(4, _) = $0 { true } else { false } }, "\(log.all)")
+        engine.shutdown()
+        XCTAssertEqual(pcm.events(named: "params").first?.fields["rate"], "44100")
+        assertSameAudio(pcm.recording(), expected[...], bytesPerFrame: 4 * reference.channels, "HLS on demand")
+    }
+
+    func testPackedADTSSegmentsPlayWithoutTheirID3Tags() throws {
+        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:duration=3", "-c:a", "aac", "-b:a", "64k",
+                        "-f", "segment", "-segment_time", "1", "-segment_format", "adts",
+                        "-segment_list", folder + "/packed.m3u8", "-segment_list_type", "m3u8", folder + "/packed%d.aac"])
+        var expected: [UInt8] = []
+        var index = 0
+        // Each segment gets the ID3 tag packed audio starts with (RFC 8216 3.4: a PRIV timestamp).
+        // The second segment's also names the title.
+        let priv = ID3Frames.frame("PRIV", Array("com.apple.streaming.transportStreamTimestamp".utf8) + [0, 0, 0, 0, 0, 0, 0, 0, 0])
+        while FileManager.default.fileExists(atPath: folder + "/packed\(index).aac") {
+            let url = URL(fileURLWithPath: folder + "/packed\(index).aac")
+            let bytes = [UInt8](try Data(contentsOf: url))
+            expected += bytes
+            let titled = index == 1 ? ID3Frames.text("TPE1", "Test FM") + ID3Frames.text("TIT2", "Song\u{7} 2") : []
+            try Data(ID3Frames.tag(priv + titled) + bytes).write(to: url)
+            index += 1
+        }
+        XCTAssertGreaterThanOrEqual(index, 3)
+        let (audio, facts) = fetchedWhole("/dir/packed.m3u8")
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes, the segments' ADTS \(expected.count)")
+        XCTAssertEqual(facts.title, "Test FM - Song 2")
+    }
+
+    func testAMasterPlaylistPlaysTheVariantOfTheRule() throws {
+        try makeHLS("lo", seconds: 2, bitrate: "32k")
+        try makeHLS("hi", seconds: 2, bitrate: "96k")
+        let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=40000,CODECS=\"mp4a.40.2\"\nlo.m3u8\n"
+            + "#EXT-X-STREAM-INF:BANDWIDTH=110000,CODECS=\"mp4a.40.2\"\nhi.m3u8\n"
+            + "#EXT-X-STREAM-INF:BANDWIDTH=3000000,CODECS=\"avc1.4d401f,mp4a.40.2\"\nvideo.m3u8\n"
+        try master.write(toFile: folder + "/master.m3u8", atomically: true, encoding: .utf8)
+        let expected = try copiedADTS("hi.m3u8")
+        let (audio, facts) = fetchedWhole("/dir/master.m3u8")
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes, the 110 kbit/s variant's \(expected.count)")
+        XCTAssertEqual(facts.notes, ["HLS: variant 110 kbit/s audio-only of 3 (at or below 320 kbit/s)"])
+    }
+
+    func testALiveWindowIsFollowedAsItSlides() throws {
+        try makeHLS("seg", seconds: 12)
+        guard case .success(.media(let all)) = HLSPlaylist.parse(
+            [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/seg.m3u8"))), url: server.url("/dir/seg.m3u8")) else {
+            return XCTFail("ffmpeg's playlist does not read")
+        }
+        XCTAssertGreaterThanOrEqual(all.segments.count, 12)
+        // A window of 6 segments (FFmpeg's are just under 1 s: the edge is 4 from the end), moved on
+        // by 2 every 1.5 s; the last with ENDLIST.
+        func write(from first: Int) {
+            let last = min(all.segments.count, first + 6)
+            var text = "#EXTM3U\n#EXT-X-TARGETDURATION:\(all.targetDuration ?? 1)\n#EXT-X-MEDIA-SEQUENCE:\(first)\n"
+            for segment in all.segments[first..<last] { text += "#EXTINF:\(segment.duration),\nseg\(segment.sequence).ts\n" }
+            if last == all.segments.count { text += "#EXT-X-ENDLIST\n" }
+            try? text.write(toFile: folder + "/live.m3u8", atomically: true, encoding: .utf8)
+        }
+        write(from: 0)
+        var window = HLSMediaPlaylist()
+        window.targetDuration = all.targetDuration
+        window.segments = Array(all.segments.prefix(6))
+        let start = try XCTUnwrap(HLSSession.startSequence(window))
+        var demuxer = TSDemuxer()
+        var expected: [UInt8] = []
+        for segment in all.segments[start...] {
+            expected += demuxer.feed([UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/seg\(segment.sequence).ts"))))
+        }
+        let stream = HTTPStream(url: server.url("/dir/live.m3u8"), settings: settings)
+        defer { stream.close() }
+        var first = 0
+        var moved = Date()
+        let (audio, end) = drain(stream, seconds: 30) {
+            if Date().timeIntervalSince(moved) > 1.5, first + 6 < all.segments.count {
+                first += 2
+                moved = Date()
+                write(from: first)
+            }
+        }
+        XCTAssertEqual(end, .ended, "\(stream.facts)")
+        XCTAssertGreaterThan(start, 0, "the live edge is not the first segment")
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes from segment \(start) on, expected \(expected.count); \(stream.facts.notes)")
+    }
+}
+
+/// ID3v2.4 tags made in the tests (HLS packed audio and timed metadata carry them).
+enum ID3Frames {
+    static func syncsafe(_ n: Int) -> [UInt8] { [UInt8(n >> 21 & 0x7F), UInt8(n >> 14 & 0x7F), UInt8(n >> 7 & 0x7F), UInt8(n & 0x7F)] }
+    static func frame(_ id: String, _ body: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = Array(id.utf8)
+        out += syncsafe(body.count)
+        out += [0, 0]
+        return out + body
+    }
+    /// A UTF-8 text frame.
+    static func text(_ id: String, _ text: String) -> [UInt8] { frame(id, [3] + Array(text.utf8)) }
+    static func tag(_ frames: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = Array("ID3".utf8)
+        out += [4, 0, 0]
+        out += syncsafe(frames.count)
+        return out + frames
+    }
+}
