@@ -3,8 +3,18 @@
 // Swift: SoundTouch throws std::runtime_error for settings it refuses, caught here.
 #include "CSoundTouch.h"
 
+#include <cfenv>
 #include <new>
 #include <soundtouch/SoundTouch.h>
+
+// Debian's libSoundTouch is linked with crtfastmath: loading it sets flush-to-zero and
+// denormals-are-zero (MXCSR 0x1f80 -> 0x9fc0 on amd64) for the whole process, and every thread
+// started later inherits it. That changed numbers far from SoundTouch (a saved position of 5e-324
+// read back as nil, PlaceFileTests) and would make a float decode differ from the reference
+// decoders' in the quietest samples. The library's initialisers run before this object's, so this
+// one gives the process its default floating-point environment back. SoundTouch does not need it:
+// flushing changes only denormals, and saves time on them.
+__attribute__((constructor)) static void jb_stretch_default_fp_environment() { std::fesetenv(FE_DFL_ENV); }
 
 struct jb_stretch {
 	soundtouch::SoundTouch touch;

@@ -53,6 +53,20 @@ final class EngineSpeedTests: ScratchCase {
         return Double(crossings.count - 1) * Double(rate) / Double(last - first)
     }
 
+    /// Linking libSoundTouch (built with crtfastmath) must not leave the process flushing
+    /// denormals to zero, on the main thread or on a thread started later.
+    func testTheProcessKeepsDenormals() {
+        // Read at run time, so that nothing is folded at compile time.
+        let one = Double(ProcessInfo.processInfo.environment["JUKEBOX_NO_SUCH_VARIABLE"] ?? "1") ?? 1
+        // Bit patterns: with denormals-are-zero, == itself takes 5e-324 for 0.
+        XCTAssertEqual((Double.leastNonzeroMagnitude * one).bitPattern, 1, "denormals flushed on the main thread")
+        final class Seen: @unchecked Sendable { var value = 0.0 }  // written before the signal, read after
+        let seen = Seen(), done = DispatchSemaphore(value: 0)
+        Thread { seen.value = Double.leastNonzeroMagnitude * one; done.signal() }.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(seen.value.bitPattern, 1, "denormals flushed on a new thread")
+    }
+
     func testAtOneNothingIsInThePathAndTheSamplesAreBitExact() throws {
         let path = try sine(seconds: 1)
         let source = try TestAudio.decode(path: path)
