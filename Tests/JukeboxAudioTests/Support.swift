@@ -149,8 +149,14 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
     private var _drains = 0
     private var format: AudioFormat?
     private var framesWritten = 0
+    private var writes = 0
+    private var waitingInWrite = false
 
     var opens: [AudioFormat] { locked { _opens } }
+    /// While a write waits out `writeMicroseconds`: which write it is and the bytes taken before
+    /// it. The engine counted every one of those (it counts a write when the write returns, and
+    /// writes one at a time), so its position then stands exactly for them; nil otherwise.
+    var waitingWrite: (serial: Int, bytes: Int)? { locked { waitingInWrite ? (writes, _bytes.count) : nil } }
     var bytes: [UInt8] { locked { _bytes } }
     var closes: Int { locked { _closes } }
     var pauses: [Bool] { locked { _pauses } }
@@ -195,10 +201,14 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
             throw OutputError(kind: .lost, message: "unplugged")
         }
         // A device that takes time to play what it is given (not synchronisation: nothing waits on it).
-        if writeMicroseconds > 0 { usleep(writeMicroseconds) }
+        if writeMicroseconds > 0 {
+            change { writes += 1; waitingInWrite = true }
+            usleep(writeMicroseconds)
+        }
         change {
             _bytes.append(contentsOf: UnsafeRawBufferPointer(start: buf, count: frames * format.bytesPerFrame))
             framesWritten += frames
+            waitingInWrite = false
         }
         return frames
     }
