@@ -26,6 +26,8 @@
 #     from starting too) and mosquitto-clients (mosquitto_sub, mosquitto_pub), and openssl (the TLS test makes its CA);
 #   - ffmpeg, which makes the HLS stations (segments and playlists) and transport streams the HLS
 #     tests serve and demux (HLSStreamTests, TSDemuxerTests); the player never uses it;
+#   - flac, for metaflac, which writes the ReplayGain comments the loudness tests read back
+#     (FileLoudnessTests, LoudnessWiringTests, LoudnessBinaryTests); the player never uses it;
 #   - icecast2, the real Icecast server IcecastTests play a mount of (started by the test as its own
 #     user on 127.0.0.1 and a free port, config in a mkdtemp folder; its SysV service is kept from
 #     starting too; its postinst works without systemd);
@@ -69,7 +71,7 @@ fi
 
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libsoundtouch-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
-  mosquitto mosquitto-clients openssl icecast2 ffmpeg
+  mosquitto mosquitto-clients openssl icecast2 ffmpeg flac
   libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 

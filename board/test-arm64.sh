@@ -20,7 +20,7 @@
 #   2. the root the tests run in is an overlay: the arm64 sysroot (it has what the tests link and
 #      load: the Swift runtime swiftlang ships, libasound, libsndfile, TagLib, libgpiod, and gcc,
 #      which MixerTests calls) over a small extract of the programs the tests call (dash,
-#      coreutils, setpriv, aplay; $CROSS_CACHE/arm64-run-extra, made once), under a writable layer
+#      coreutils, setpriv, aplay, metaflac; $CROSS_CACHE/arm64-run-extra, made once), under a writable layer
 #      made fresh for each run, so the shared sysroot is never written to. The sources the build
 #      saw ($CROSS_CACHE/src: the repository's files, unchanged ones with their old time stamps, so
 #      a clean clone rebuilds only what changed) are mounted read-only at /src, where the build
@@ -62,7 +62,7 @@ scratch=/root/cross-build/arm64-tests        # inside the trixie chroot
 build_args=(-c release -Xswiftc -enable-testing --build-tests --scratch-path "$scratch")
 extra=$cache/arm64-run-extra
 # The programs the tests call, which the sysroot (an extract of libraries and compilers) lacks.
-extra_packages=dash,coreutils,util-linux,alsa-utils,mosquitto,mosquitto-clients,openssl
+extra_packages=dash,coreutils,util-linux,alsa-utils,mosquitto,mosquitto-clients,openssl,flac
 run=$cache/arm64-run                         # the overlay's writable layer and mount point
 log=$cache/arm64-tests.log
 t_all=$SECONDS

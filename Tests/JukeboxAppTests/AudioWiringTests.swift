@@ -4,6 +4,7 @@ import JukeboxApp
 import JukeboxAudio
 import JukeboxCore
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// The engine's reports as the core's events: the one translation between the two vocabularies.
@@ -42,11 +43,7 @@ final class LoudnessWiringTests: XCTestCase {
         let path = dir.appendingPathComponent("a.flac").path
         try TestAudio.write(path: path, kind: .flac, frames: 4410)
         XCTAssertNil(AudioWiring.trackInfo(path: path).loudness)
-        let metaflac = Process()
-        metaflac.executableURL = URL(fileURLWithPath: "/usr/bin/metaflac")
-        metaflac.arguments = ["--set-tag=REPLAYGAIN_ALBUM_GAIN=-3.5 dB", "--set-tag=REPLAYGAIN_ALBUM_PEAK=0.25", path]
-        try metaflac.run()
-        metaflac.waitUntilExit()
+        try metaflac(["--set-tag=REPLAYGAIN_ALBUM_GAIN=-3.5 dB", "--set-tag=REPLAYGAIN_ALBUM_PEAK=0.25", path])
         XCTAssertEqual(AudioWiring.trackInfo(path: path).loudness, Loudness(albumGain: -3.5, albumPeak: 0.25))
     }
 }

@@ -2,6 +2,7 @@
 import Foundation
 @testable import JukeboxAudio
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// ReplayGain tags: the strict value parsing, and the four places they live (FLAC written by
@@ -23,7 +24,7 @@ final class FileLoudnessTests: ScratchCase {
 
     func testFLACTagsFromMetaflacAreRead() throws {
         let path = try scratch.audio(.flac, frames: 4410)
-        try run("/usr/bin/metaflac", ["--set-tag=REPLAYGAIN_TRACK_GAIN=-6.00 dB", "--set-tag=replaygain_track_peak=0.5",
+        try metaflac(["--set-tag=REPLAYGAIN_TRACK_GAIN=-6.00 dB", "--set-tag=replaygain_track_peak=0.5",
                                       "--set-tag=REPLAYGAIN_ALBUM_GAIN=+1.25 dB", "--set-tag=REPLAYGAIN_ALBUM_PEAK=garbage", path])
         let expected = ReplayGainTags(trackGain: -6, trackPeak: 0.5, albumGain: 1.25, albumPeak: nil)
         XCTAssertEqual(FileLoudness.read(path: path), expected)
@@ -133,14 +134,5 @@ final class FileLoudnessTests: ScratchCase {
         bytes += [UInt8](repeating: 0, count: 8)
         bytes.append(UInt8(laces.count))
         return bytes + laces + packet
-    }
-
-    private func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "\(tool) \(arguments)")
     }
 }

@@ -149,7 +149,8 @@ final class BinaryTests: ScratchTestCase {
 
     func testSIGHUPReloadsTheConfigurationWithoutStoppingPlayback() throws {
         let song = dir + "/song.wav", config = dir + "/c.json", socket = dir + "/ctl"
-        try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 6)
+        // Long enough to be still playing after the readings below, each slow under qemu-aarch64.
+        try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 60)
         func write(max: Int) throws {
             try #"{"audio": "null", "state": "", "music": ["\#(song)"], "socket": "\#(socket)", "volumeMax": \#(max)}"#
                 .write(toFile: config, atomically: true, encoding: .utf8)
@@ -169,7 +170,10 @@ final class BinaryTests: ScratchTestCase {
         // A broken config on reload keeps the running one.
         try "{not json".write(toFile: config, atomically: true, encoding: .utf8)
         kill(daemon.process.processIdentifier, SIGHUP)
-        XCTAssertTrue(waitFor(5) { (try? Jukebox.run(["ctl", "--socket", socket, "log", "5"]))?.stdout.contains("keeping the running configuration") == true })
+        // The whole log (not its last lines, which a track change may have pushed it out of), with
+        // the room for readings that qemu-aarch64 needs (above).
+        XCTAssertTrue(waitFor(15) { (try? Jukebox.run(["ctl", "--socket", socket, "log", "200"]))?.stdout.contains("keeping the running configuration") == true },
+                      "the broken config on reload was not reported")
         XCTAssertTrue(try Jukebox.run(["ctl", "--socket", socket, "status"]).stdout.hasPrefix("▶"))
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxFixtures
+import JukeboxTestSupport
 import XCTest
 
 /// Even loudness through the real binary: a config's `loudness`, a metaflac-tagged FLAC played at
@@ -11,12 +12,7 @@ final class LoudnessBinaryTests: ScratchTestCase {
         let a = dir + "/1.flac", b = dir + "/2.flac", out = dir + "/out.raw", state = dir + "/state.json", config = dir + "/c.json"
         try TestAudio.write(path: a, kind: .flac, frames: 22_050)
         try TestAudio.write(path: b, kind: .flac, frames: 22_050)
-        let metaflac = Process()
-        metaflac.executableURL = URL(fileURLWithPath: "/usr/bin/metaflac")
-        metaflac.arguments = ["--set-tag=REPLAYGAIN_TRACK_GAIN=-6.02 dB", "--set-tag=REPLAYGAIN_TRACK_PEAK=0.5", a]
-        try metaflac.run()
-        metaflac.waitUntilExit()
-        XCTAssertEqual(metaflac.terminationStatus, 0)
+        try metaflac(["--set-tag=REPLAYGAIN_TRACK_GAIN=-6.02 dB", "--set-tag=REPLAYGAIN_TRACK_PEAK=0.5", a])
         let text = #"{"device": "file:FILE=\#(out),FORMAT=raw", "state": "\#(state)", "music": ["\#(a)", "\#(b)"], "#
             + #""loudness": {"mode": "track"}}"#
         try text.write(toFile: config, atomically: true, encoding: .utf8)
