@@ -40,7 +40,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Each step's line says when it began (minutes:seconds into the run): where CI's time goes.
-step() { printf 'test: [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+# Each step's line says how busy the machine's cores were since the line before: where the run
+# waits on real time (room for work beside it) and where it is bound by the CPU.
+cpu_busy=0 cpu_all=0 step_t=0
+cpu_mark() {
+  local _ u n s i w q sq st
+  read -r _ u n s i w q sq st _ < /proc/stat
+  cpu_busy=$((u + n + s + q + sq + st)) cpu_all=$((u + n + s + i + w + q + sq + st))
+}
+cpu_mark
+step() {
+  local b0=$cpu_busy a0=$cpu_all before=""
+  cpu_mark
+  [ $((cpu_all - a0)) -gt 0 ] && [ "$SECONDS" -gt "$step_t" ] &&
+    before=" (since the line before: $((SECONDS - step_t)) s, cores $((100 * (cpu_busy - b0) / (cpu_all - a0)))% busy)"
+  step_t=$SECONDS
+  printf 'test: [%d:%02d] %s%s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" "$before"
+}
 
 bash board/setup.sh
 # setup.sh installed every peer the tests run against (mpd, mpc, mosquitto, icecast2, snapserver,
@@ -117,8 +133,9 @@ fi
 if skip "${JUKEBOX_SKIP_SANITIZERS:-0}"; then
   step "sanitizers skipped (JUKEBOX_SKIP_SANITIZERS=1)"
 else
-  step "sanitizers"
+  step "sanitizers: thread"
   bash board/sanitize.sh thread
+  step "sanitizers: address"
   bash board/sanitize.sh address
 fi
 
@@ -145,7 +162,9 @@ else
   packages_t0=$SECONDS
   packages_ran=1
   bash board/package.sh
+  step "packages: the arm64 binary under qemu-aarch64"
   bash board/emulate-arm64.sh
+  step "packages: apt's life cycle in a chroot"
   bash board/test-deb-chroot.sh
   if skip "${JUKEBOX_SKIP_ARM64_GUEST:-0}"; then
     step "arm64 guest skipped (JUKEBOX_SKIP_ARM64_GUEST=1)"
