@@ -219,6 +219,15 @@ server.serve_forever()
         public var description: String
     }
 
+    /// The python3 the server runs on, or `Unavailable` (the arm64 chroot has none). Tests call it
+    /// before making their audio, which under qemu-aarch64 takes seconds a skip need not spend.
+    public static func python() throws -> String {
+        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) else { throw Unavailable(description: "python3 is not installed: no local radio server") }
+        return python
+    }
+
     /// Starts the server over `mp3` (a path), writing its script into `folder`, on `port` (0: any free
     /// one); with `tls`, HTTPS
     /// with a self-signed certificate made by `openssl` (so a checking client refuses it unless
@@ -229,9 +238,7 @@ server.serve_forever()
     /// `servedFolder`'s files are served as `/dir/NAME`.
     public init(mp3: String, folder: String, tls: Bool = false, port wanted: Int = 0,
                 files: [String: (path: String, contentType: String)] = [:], servedFolder: String? = nil) throws {
-        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }) else { throw Unavailable(description: "python3 is not installed: no local radio server") }
+        let python = try Self.python()
         let scriptPath = folder + "/radio_server.py"
         try Self.script.write(toFile: scriptPath, atomically: false, encoding: .utf8)
         process = Process()

@@ -255,6 +255,7 @@ final class AACRadioTests: XCTestCase {
     private var server: RadioServer!
 
     override func setUpWithError() throws {
+        try requireRadioServer()
         scratch = try Scratch()
         let mp3 = try scratch.audio(.mp3, frames: 44100)
         let files: [String: (path: String, contentType: String)] = ["aac": (AACStreamTests.fixture, "audio/aac")]

@@ -132,6 +132,7 @@ final class FLACRadioTests: XCTestCase {
     private var expected: [UInt8] = []
 
     override func setUpWithError() throws {
+        try requireRadioServer()
         scratch = try Scratch()
         let mp3 = try scratch.audio(.mp3, frames: 44100)
         let path = try scratch.audio(.flac, frames: FLACStreamTests.frames, tags: TestAudio.Tags(title: "Song"))

@@ -16,6 +16,7 @@ final class HLSStreamTests: XCTestCase {
     private var folder = ""
 
     override func setUpWithError() throws {
+        try requireRadioServer()
         scratch = try Scratch()
         folder = scratch.url.appendingPathComponent("hls").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -20,6 +20,7 @@ final class RadioStreamTests: XCTestCase {
     private static let frames = 132_300
 
     override func setUpWithError() throws {
+        try requireRadioServer()
         scratch = try Scratch()
         let path = try scratch.audio(.mp3, frames: Self.frames)
         mp3 = scratch.bytes(path)
@@ -533,4 +534,10 @@ final class RadioStreamTests: XCTestCase {
         print("radio /ogg refused after " + String(format: "%.2f s", Date().timeIntervalSince(start)) + ": \(oggReason ?? "?")")
         XCTAssertEqual(oggReason, "not an Ogg Vorbis or Opus stream (nothing decodable in the first 256 KiB)")
     }
+}
+
+/// Skips (or fails in CI) before a test makes its audio when the local radio server cannot run:
+/// under qemu-aarch64 making it costs seconds per test that a skip need not spend.
+func requireRadioServer() throws {
+    do { _ = try RadioServer.python() } catch let error as RadioServer.Unavailable { throw missingPeer(error.description) }
 }
