@@ -25,19 +25,43 @@
 #      amd64 .deb of step 7 installed with apt in a systemd guest: service, power cut, upgrade,
 #      purge (board/hil/run.sh; needs root; without step 7's .deb only the first guest runs);
 #   9. the test suite (all but the reliability runs) cross-built for arm64 with Debian 13's Swift
-#      and run in an arm64 root through binfmt_misc and qemu-aarch64 (board/test-arm64.sh; needs
-#      step 7's sysroot);
+#      (beside steps 7 and 8, at the idle scheduling class) and run in an arm64 root through
+#      binfmt_misc and qemu-aarch64 (board/test-arm64.sh; needs step 7's sysroot);
 #  10. builds and tests again with Debian 13's Swift 6.0.3 in a trixie chroot (board/trixie-chroot.sh;
 #      needs root; skipped on a trixie host, where step 2 already used that toolchain, and when
 #      step 9 ran, which that toolchain built and trixie's libraries ran).
 #
-#   bash board/test.sh                   everything
+#   bash board/test.sh                   everything (a fresh clone runs from a copy that keeps
+#                                        time stamps, so its builds are incremental: below)
 #   JUKEBOX_SKIP_TRIXIE=1 JUKEBOX_SKIP_HIL=1 JUKEBOX_SKIP_SANITIZERS=1 JUKEBOX_SKIP_FUZZ=1 \
 #   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 JUKEBOX_SKIP_PACKAGES=1 \
 #   JUKEBOX_SKIP_ARM64_GUEST=1 JUKEBOX_SKIP_ARM64_TESTS=1 bash board/test.sh
 #                                        any subset of the long steps
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# A checkout with no build of its own (a fresh clone, as CI's) is tested from a copy of its files in
+# $JUKEBOX_CI_CACHE/src (default /var/tmp/jukebox-ci), kept by sync_tree (board/sync-tree.sh): a
+# file whose bytes did not change keeps its time stamp there, so the run's builds (debug, thread
+# and address sanitizers, fuzzer, bench) redo what changed since the run before instead of
+# everything (16 of the run's minutes on a 2-core machine). What is built and tested is exactly the
+# checkout's files; git still answers for it (a .git file points at the checkout's). A lock keeps
+# two runs out of one copy. JUKEBOX_NO_COPY=1 runs in place.
+if [ -z "${JUKEBOX_COPY_OF:-}" ] && [ ! -d .build ] && [ "${JUKEBOX_NO_COPY:-0}" != 1 ]; then
+  # shellcheck source=board/private-dir.sh
+  . board/private-dir.sh
+  ci_cache=${JUKEBOX_CI_CACHE:-/var/tmp/jukebox-ci}
+  private_dir "$ci_cache" JUKEBOX_CI_CACHE || exit 1
+  exec 7>"$ci_cache/lock"
+  flock -n 7 || { echo "test: another run holds $ci_cache/lock: waiting"; flock 7; }
+  # shellcheck source=board/sync-tree.sh
+  . board/sync-tree.sh
+  changed=$(sync_tree "$PWD" "$ci_cache/src")
+  rm -rf "$ci_cache/src/.git"
+  [ ! -d .git ] || printf 'gitdir: %s\n' "$PWD/.git" > "$ci_cache/src/.git"
+  echo "test: run from the copy $ci_cache/src ($changed file(s) changed since the run before)"
+  JUKEBOX_COPY_OF=$PWD exec bash "$ci_cache/src/board/test.sh" "$@"
+fi
 
 # Each step's line says when it began (minutes:seconds into the run): where CI's time goes.
 # Each step's line says how busy the machine's cores were since the line before: where the run
@@ -75,28 +99,40 @@ bash board/check-docs.sh
 
 skip() { [ "${1:-0}" = 1 ]; }
 
-# A step that runs beside the next ones: in its own session, so that an early exit stops it and
-# everything it started; its output kept in a private file (mktemp) until it is awaited.
-beside_pid="" beside_log="" beside_name=""
-start_beside() { # NAME COMMAND...
-  beside_name=$1
-  shift
-  beside_log=$(mktemp /var/tmp/jukebox-beside.XXXXXX)
-  setsid "$@" >"$beside_log" 2>&1 &
-  beside_pid=$!
-  # The group, and the process itself in case it has not reached setsid yet.
-  trap 'kill -- -"$beside_pid" 2>/dev/null || kill "$beside_pid" 2>/dev/null || true; rm -f "$beside_log"' EXIT
+# Steps that run beside the next ones, each under a short key: in its own session, so that an early
+# exit stops it and everything it started; its output kept in a private file (mktemp) until it is
+# awaited.
+declare -A beside_pid=() beside_log=() beside_what=()
+stop_besides() {
+  local k
+  for k in "${!beside_pid[@]}"; do
+    # The group, and the process itself in case it has not reached setsid yet.
+    kill -- -"${beside_pid[$k]}" 2>/dev/null || kill "${beside_pid[$k]}" 2>/dev/null || true
+    rm -f "${beside_log[$k]}"
+  done
 }
-await_beside() {
-  [ -n "$beside_pid" ] || return 0
-  local t0=$SECONDS status=0
-  wait "$beside_pid" || status=$?
-  trap - EXIT
-  step "$beside_name: its log (waited $((SECONDS - t0)) s for it)"
-  cat "$beside_log"
-  rm -f "$beside_log"
-  beside_pid=""
-  [ "$status" -eq 0 ] || { step "$beside_name FAILED (exit $status)" >&2; exit 1; }
+trap stop_besides EXIT
+start_beside() { # KEY WHAT COMMAND...
+  local key=$1
+  beside_what[$key]=$2
+  shift 2
+  beside_log[$key]=$(mktemp /var/tmp/jukebox-beside.XXXXXX)
+  setsid "$@" >"${beside_log[$key]}" 2>&1 &
+  beside_pid[$key]=$!
+}
+await_beside() { # [KEY...]: those, or all still running
+  local keys=("$@") k t0 status
+  [ $# -gt 0 ] || keys=("${!beside_pid[@]}")
+  for k in "${keys[@]}"; do
+    [ -n "${beside_pid[$k]:-}" ] || continue
+    t0=$SECONDS status=0
+    wait "${beside_pid[$k]}" || status=$?
+    step "${beside_what[$k]}: its log (waited $((SECONDS - t0)) s for it)"
+    cat "${beside_log[$k]}"
+    rm -f "${beside_log[$k]}"
+    unset "beside_pid[$k]" "beside_log[$k]"
+    [ "$status" -eq 0 ] || { step "${beside_what[$k]} FAILED (exit $status)" >&2; exit 1; }
+  done
 }
 
 step "swift build and test ($(swift --version 2>/dev/null | head -n 1))"
@@ -113,7 +149,7 @@ else
   classes=$(swift test list --skip-build | sed -n 's|^\(JukeboxReliabilityTests\.[A-Za-z0-9_]*\)/.*|\1|p' | sort -u | paste -sd, -)
   [ -n "$classes" ] || { step "no reliability tests found in $bundle" >&2; exit 1; }
   step "reliability (power cuts, fault soak) started beside the next steps: ${classes//JukeboxReliabilityTests./}"
-  start_beside "reliability (power cuts, fault soak)" "$bundle" "$classes"
+  start_beside reliability "reliability (power cuts, fault soak)" "$bundle" "$classes"
 fi
 # In JUKEBOX_TEST_WORKERS processes (default 4): most tests wait on real time (a device's pace, a
 # peer, a timeout), so 4 fit 2 cores (266 s in one process, about 100 s in four). Every test is
@@ -146,7 +182,7 @@ else
   bash board/bench.sh --quick
 fi
 
-await_beside
+await_beside reliability
 
 deb=""
 packages_ran=0
@@ -164,6 +200,14 @@ else
   bash board/package.sh
   step "packages: the arm64 binary under qemu-aarch64"
   bash board/emulate-arm64.sh
+  if ! skip "${JUKEBOX_SKIP_ARM64_TESTS:-0}"; then
+    # Step 9's build: 15 minutes of both cores from nothing, a minute after a run of a nearby
+    # commit. A build needs no quiet machine: at the idle scheduling class it takes only the CPU the
+    # steps beside it leave (most of all while the hardware-in-the-loop guests, under KVM, wait on
+    # real time), and a step's thread that wakes takes the core back at once. Started once
+    # emulate-arm64.sh is done with the trixie chroot, which one build at a time holds.
+    start_beside arm64-build "the arm64 test bundle's build (idle class)" chrt --idle 0 bash board/test-arm64.sh --build-only
+  fi
   step "packages: apt's life cycle in a chroot"
   bash board/test-deb-chroot.sh
   if skip "${JUKEBOX_SKIP_ARM64_GUEST:-0}"; then
@@ -172,7 +216,7 @@ else
     # One emulated CPU keeps one core busy for 5-10 minutes: the amd64 guests (step 8) and the
     # arm64 suite (step 9) use the other core meanwhile. Its log is shown when it is awaited.
     step "the arm64 .deb in an emulated arm64 machine (qemu-system-aarch64, Debian 13), beside steps 8-10"
-    start_beside "the arm64 .deb in an emulated arm64 machine" bash board/hil/arm64.sh
+    start_beside arm64-guest "the arm64 .deb in an emulated arm64 machine" bash board/hil/arm64.sh
   fi
   step "packages took $((SECONDS - packages_t0)) s (the arm64 guest goes on)"
   version=$(sed -n 's/^let jukeboxVersion = "\([^"]*\)"$/\1/p' Sources/jukebox/Help.swift)
@@ -196,10 +240,11 @@ if [ "$packages_ran" = 0 ]; then
 elif skip "${JUKEBOX_SKIP_ARM64_TESTS:-0}"; then
   step "arm64 test suite skipped (JUKEBOX_SKIP_ARM64_TESTS=1)"
 else
-  # About 9 minutes on 2 cores from nothing (build 4, run 5 in 4 processes: the tests mostly wait
-  # on real time, so 4 processes fit 2 cores), beside the arm64 guest if that is still running.
-  step "the test suite cross-built for arm64 and run under qemu-aarch64 (board/test-arm64.sh)"
-  bash board/test-arm64.sh
+  # Built beside steps 7 and 8 (above); run in 4 processes (the tests mostly wait on one another's
+  # threads under emulation, so 4 fit 2 cores), beside the arm64 guest if that is still running.
+  await_beside arm64-build
+  step "the test suite cross-built for arm64, run under qemu-aarch64 (board/test-arm64.sh)"
+  bash board/test-arm64.sh --no-build
   arm64_suite_ran=1
 fi
 
