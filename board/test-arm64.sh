@@ -11,7 +11,6 @@
 #   sudo bash board/test-arm64.sh [--no-build] [FILTER]
 #
 #   --no-build  run the bundle built last instead of building
-#   --build-only  build, and run nothing (board/test.sh builds beside other steps, then runs)
 #   FILTER      XCTest's own filter (Module.Class or Module.Class/testName, comma-separated)
 #               instead of the default selection
 #
@@ -43,13 +42,11 @@ say() { printf 'test-arm64: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
 build=1
-build_only=0
 filter=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) build=0 ;;
-    --build-only) build_only=1 ;;
-    -h|--help) sed -n '3,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option: $1 (try --help)" ;;
     *) filter=$1 ;;
   esac
@@ -84,7 +81,6 @@ if [ "$build" = 1 ]; then
   arm64_swift_build "${build_args[@]}" || die "the arm64 test build failed (see above)"
   say "built in $((SECONDS - t0)) s"
 fi
-[ "$build_only" = 0 ] || exit 0
 bundle=$scratch/aarch64-unknown-linux-gnu/release/jukeboxPackageTests.xctest   # SwiftPM's layout
 [ -x "$chroot_dir$bundle" ] || die "no test bundle $chroot_dir$bundle: run without --no-build"
 

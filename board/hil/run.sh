@@ -92,7 +92,8 @@ if [ ${#guest_scenarios[@]} -gt 0 ]; then
   args="/tmp/out/jukebox,$HIL_CACHE$(printf ',%s' "${guest_scenarios[@]}")"
   hil_log "guest 1 (initramfs, host / over 9p): ${guest_scenarios[*]}"
   t0=$(date +%s)
-  timeout 300 "${HIL_QEMU[@]}" -m 512 \
+  # 270 s on a quiet 2-core machine: twice that before a hung guest is given up on.
+  timeout 600 "${HIL_QEMU[@]}" -m 512 \
     -append "console=ttyS0 quiet loglevel=3 hil.script=/tmp/out/guest/scenarios.sh hil.args=$args" \
     -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
     -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \

@@ -82,6 +82,9 @@ if want buttons || want display-hd44780; then
     press GPIO17; expect_status 5 phase paused "play pressed once"
     press GPIO17; expect_status 5 phase playing "play pressed again"
     press GPIO27; expect_status 5 index 2 "next pressed"
+    # "previous" goes back a track only under 3 s heard, else it starts this one again: the track
+    # starts again first, so a guest slowed by a busy host still presses well inside the 3 s.
+    ctl seek 0:00
     press GPIO22; expect_status 5 index 1 "previous pressed (under 3 s heard)"
     press GPIO24; expect_status 5 volume $((v0 - 5)) "volume down pressed"
     press GPIO23; expect_status 5 volume "$v0" "volume up pressed"
