@@ -63,9 +63,9 @@ if [ -z "${JUKEBOX_COPY_OF:-}" ] && [ ! -d .build ] && [ "${JUKEBOX_NO_COPY:-0}"
   JUKEBOX_COPY_OF=$PWD exec bash "$ci_cache/src/board/test.sh" "$@"
 fi
 
-# Each step's line says when it began (minutes:seconds into the run): where CI's time goes.
-# Each step's line says how busy the machine's cores were since the line before: where the run
-# waits on real time (room for work beside it) and where it is bound by the CPU.
+# Each step's line says when it began (minutes:seconds into the run), and how busy the machine's
+# cores were since the line before: where CI's time goes, where the run waits on real time (room
+# for work beside it) and where it is bound by the CPU.
 cpu_busy=0 cpu_all=0 step_t=0
 cpu_mark() {
   local _ u n s i w q sq st

@@ -15,6 +15,12 @@ public func metaflac(_ arguments: [String]) throws {
     try process.run()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
-        throw MissingPeer(description: "metaflac \(arguments) exited with status \(process.terminationStatus)")
+        throw MetaflacFailed(description: "metaflac \(arguments) exited with status \(process.terminationStatus)")
     }
+}
+
+/// metaflac ran and refused (a failure of the test, never a skip).
+public struct MetaflacFailed: Error, CustomStringConvertible {
+    /// The arguments and the exit status.
+    public var description: String
 }
