@@ -197,16 +197,17 @@ final class ParentalTests: XCTestCase {
         let h = box(rules, clock: nil, synchronized: false)
         // 20:00 by a clock not to be trusted: quiet hours are not known, so the box plays, at the
         // lowest cap of all.
+        // The person's 100 is kept (and saved: nothing to write now) to be given back.
         h.send(.wallClock(LocalTime(day: 10, minute: 1200), synchronized: false), {
             $0.parental.clock = LocalTime(day: 10, minute: 1200)
             $0.volume = 30
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 30)
+            $0.parental.heldVolume = 100
             $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 30)
         }, commands: [
             .setVolume(30),
-            .persistPlace(Snapshot(tracks: infos(2), current: 0, phase: .playing, volume: 30, listening: Listening())),
             .render(status("playing", song: 1, index: 1, of: 2, volume: 30)),
         ])
+        XCTAssertEqual(h.state.snapshot.volume, 100)
         XCTAssertNil(h.state.quietNow)
         XCTAssertEqual(h.state.volumeMax, 30)
         h.send(.tick(now: 1000), { $0.now = 1000; $0.parental.countedAt = 1000 }, commands: [])
@@ -215,6 +216,90 @@ final class ParentalTests: XCTestCase {
         h.send(.wallClock(LocalTime(day: 12, minute: 700), synchronized: false), { $0.parental.clock = LocalTime(day: 12, minute: 700) }, commands: [])
         tick(h, 1301, listened: 301)
         XCTAssertNil(h.state.parental.listening.day)
+    }
+
+    /// Quiet hours at 30 and a daily cap of 60 from 08:00 to 18:00, no daily limit: a box that
+    /// boots with the clock not synchronised holds the lowest cap, 30, at the person's 80.
+    private func staleBootAtEighty() -> CoreHarness {
+        var rules = ParentalSettings()
+        rules.quietHours = QuietHours(window: DayWindow(from: 1170, to: 420), folders: ["/music/"], volumeMax: 30)
+        rules.caps = [VolumeCap(window: DayWindow(from: 480, to: 1080), volumeMax: 60)]
+        let h = box(rules, clock: nil, synchronized: false)
+        // The person's 80 is what is saved; the output gets 30.
+        h.send(.setVolume(80), {
+            $0.volume = 30
+            $0.parental.heldVolume = 80
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 80)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 30)
+        }, commands: [
+            .setVolume(30),
+            .persistPlace(Snapshot(tracks: infos(2), current: 0, phase: .playing, volume: 80)),
+            .render(status("playing", song: 1, index: 1, of: 2, volume: 30)),
+        ])
+        return h
+    }
+
+    func testSynchronisingGivesBackWhatOnlyTheUnknownTimeHeldDown() {
+        // 19:00, no cap holds: the person's 80 comes back, and the saved volume stays 80.
+        let h = staleBootAtEighty()
+        XCTAssertEqual(h.state.volumeMax, 30)
+        h.send(.wallClock(LocalTime(day: 200, minute: 1140), synchronized: true), {
+            $0.parental.clock = LocalTime(day: 200, minute: 1140)
+            $0.parental.clockSynchronized = true
+            $0.parental.heldVolume = nil
+            $0.volume = 80
+            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 80)
+        }, commands: [
+            .report("wall clock synchronised: parental rules follow the time of day"),
+            .setVolume(80),
+            .render(status("playing", song: 1, index: 1, of: 2, volume: 80)),
+        ])
+        // 10:00, the day's cap of 60 holds: back as far as it allows, and nothing more is kept.
+        let day = staleBootAtEighty()
+        day.send(.wallClock(LocalTime(day: 200, minute: 600), synchronized: true), {
+            $0.parental.clock = LocalTime(day: 200, minute: 600)
+            $0.parental.clockSynchronized = true
+            $0.parental.heldVolume = nil
+            $0.volume = 60
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 60)
+            $0.shown = status("playing", song: 1, index: 1, of: 2, volume: 60)
+        }, commands: [
+            .report("wall clock synchronised: parental rules follow the time of day"),
+            .setVolume(60),
+            .persistPlace(Snapshot(tracks: infos(2), current: 0, phase: .playing, volume: 60)),
+            .render(status("playing", song: 1, index: 1, of: 2, volume: 60)),
+        ])
+        // Quiet hours (23:00), the folder allowed: 30 stays.
+        let night = staleBootAtEighty()
+        night.send(.wallClock(LocalTime(day: 200, minute: 1380), synchronized: true), {
+            $0.parental.clock = LocalTime(day: 200, minute: 1380)
+            $0.parental.clockSynchronized = true
+            $0.parental.heldVolume = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 30)
+        }, commands: [
+            .report("wall clock synchronised: parental rules follow the time of day"),
+            .persistPlace(Snapshot(tracks: infos(2), current: 0, phase: .playing, volume: 30)),
+        ])
+    }
+
+    func testAVolumeAPersonSetsReplacesTheHeldOne() {
+        let h = staleBootAtEighty()
+        h.setVolume(20, playingTrack1Of: 2, also: { $0.parental.heldVolume = nil })
+        XCTAssertEqual(h.state.snapshot.volume, 20)
+        h.send(.wallClock(LocalTime(day: 200, minute: 1140), synchronized: true), {
+            $0.parental.clock = LocalTime(day: 200, minute: 1140)
+            $0.parental.clockSynchronized = true
+        }, commands: [.report("wall clock synchronised: parental rules follow the time of day")])
+    }
+
+    func testARestartBeforeTheClockIsSynchronisedKeepsThePersonsVolume() {
+        var settings = Settings()
+        settings.parental.caps = [VolumeCap(window: DayWindow(from: 480, to: 1080), volumeMax: 60)]
+        let h = CoreHarness(State(settings: settings))
+        // Saved at 80; the time is not known, so the cap holds, and 80 is what is saved again.
+        h.restorePausedTrack1(Snapshot(tracks: [info(1)], current: 0, phase: .paused, volume: 80), volume: 60,
+                              also: { $0.parental.heldVolume = 80; $0.savedMark?.volume = 80 })
+        XCTAssertEqual(h.state.snapshot.volume, 80)
     }
 
     func testQuietHoursPauseWhatIsNotAllowedAndRefuseToStart() {

@@ -127,6 +127,11 @@ public struct ParentalState: Equatable, Sendable {
     public var countedAt: Double?
     /// Whether the warning before the limit was given this listening day (or this run).
     public var warned = false
+    /// The volume a person chose that a parental cap took away only because the time of day was
+    /// not known (every cap holds then): given back once the clock is synchronised, as far as the
+    /// caps that then hold allow, unless a person set the volume meanwhile. The state file keeps
+    /// it as the volume, so a restart before the clock is synchronised does not lose it either.
+    public var heldVolume: Int?
 
     public init() {}
 }

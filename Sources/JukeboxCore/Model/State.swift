@@ -239,11 +239,16 @@ public struct State: Equatable, Sendable {
             shuffle: shuffle,
             shuffleSeed: shuffleSeed,
             repeatMode: repeatMode,
-            volume: volume,
+            volume: savedVolume,
             source: source,
             speed: queueSpeed,
             listening: settings.parental.dailyLimit != nil ? parental.listening : nil)
     }
+
+    /// The volume as the state file keeps it: the one a person chose, also while a parental cap
+    /// holds it back only because the time of day is not known (`ParentalState.heldVolume`); a
+    /// start applies the caps again before the first sample.
+    public var savedVolume: Int { parental.heldVolume ?? volume }
 
     /// The phase as the state file keeps it; an interruption keeps the phase it goes back to.
     public var savedPhase: SavedPhase {
@@ -264,7 +269,7 @@ public struct State: Equatable, Sendable {
     /// The fields of this state whose change triggers an immediate save.
     public var saveMark: SaveMark {
         SaveMark(queueRevision: queueRevision, currentTrackID: currentTrack?.id, phase: savedPhase,
-                 shuffle: shuffle, repeatMode: repeatMode, volume: volume, speed: queueSpeed)
+                 shuffle: shuffle, repeatMode: repeatMode, volume: savedVolume, speed: queueSpeed)
     }
 }
 

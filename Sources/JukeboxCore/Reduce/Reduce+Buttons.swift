@@ -169,7 +169,7 @@ extension State {
             factor = gap < 0.04 ? 4 : gap < 0.1 ? 2 : 1
         }
         encoderState.lastDetentAt = at
-        setVolume(volume + detents * factor * settings.volumeStep, &step)
+        personSetsVolume(volume + detents * factor * settings.volumeStep, &step)
     }
 
     mutating func mediaKey(code: Int, value: Int, _ step: inout Step) {

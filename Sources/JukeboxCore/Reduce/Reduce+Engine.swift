@@ -168,7 +168,7 @@ extension State {
         repeatMode = snapshot.repeatMode
         source = snapshot.source
         queueSpeed = snapshot.speed
-        volume = clampVolume(settings.bootVolume ?? snapshot.volume)
+        volume = cappedVolume(wanting: settings.bootVolume ?? snapshot.volume)
         queueRevision += 1
         step.commands.append(.setVolume(volume))
         // The day's listening survives a restart; a day that ended meanwhile starts again.

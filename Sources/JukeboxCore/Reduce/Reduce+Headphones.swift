@@ -12,11 +12,11 @@ extension State {
         guard let rules = settings.headphones, was != plugged else { return }
         if plugged {
             // Their cap applies at once: a speaker's volume must not reach the ears.
-            if clampVolume(volume) != volume { setVolume(volume, &step) }
+            if clampVolume(volume) != volume { setVolume(cappedVolume(wanting: volume), &step) }
             return
         }
         // The speaker's parental cap may be lower than the headphones'.
-        if clampVolume(volume) != volume { setVolume(volume, &step) }
+        if clampVolume(volume) != volume { setVolume(cappedVolume(wanting: volume), &step) }
         // Only a pull is a reason to stop: a box that starts without headphones plays on.
         guard was == true, rules.pauseOnUnplug else { return }
         switch phase {

@@ -70,7 +70,14 @@ extension State {
                                                       : "wall clock not synchronised: parental rules hold every volume cap"))
         }
         followListeningDay(&step)
-        if clampVolume(volume) != volume { setVolume(volume, &step) }
+        if synchronized, let held = parental.heldVolume {
+            // The time is known: what only an unknown time held back comes back, within the caps
+            // that hold now.
+            parental.heldVolume = nil
+            setVolume(held, &step)
+        } else if clampVolume(volume) != volume {
+            setVolume(cappedVolume(wanting: volume), &step)
+        }
     }
 
     /// The listening day that `time` falls in: the date, or the date before until `resetAt`.

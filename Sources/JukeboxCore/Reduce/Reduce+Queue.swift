@@ -142,8 +142,8 @@ extension State {
 
     mutating func modeChange(_ event: Event, _ step: inout Step) {
         switch event {
-        case .setVolume(let v): setVolume(v, &step)
-        case .changeVolume(let delta): setVolume(volume + delta, &step)
+        case .setVolume(let v): personSetsVolume(v, &step)
+        case .changeVolume(let delta): personSetsVolume(volume + delta, &step)
         case .toggleShuffle(let seed):
             modeChange(.setShuffle(!shuffle, seed: seed), &step)
         case .setShuffle(let on, let seed):
@@ -175,17 +175,40 @@ extension State {
         step.commands.append(.setVolume(v))
     }
 
+    /// A volume a person asked for (a button, a knob, any face): it replaces a volume held back
+    /// for an unknown time of day (`ParentalState.heldVolume`).
+    mutating func personSetsVolume(_ requested: Int, _ step: inout Step) {
+        parental.heldVolume = nil
+        setVolume(cappedVolume(wanting: requested), &step)
+    }
+
     func clampVolume(_ v: Int) -> Int {
         min(max(v, settings.volumeMin, 0), volumeMax)
+    }
+
+    /// `wanted` within the limits that hold now, keeping in `ParentalState.heldVolume` what a
+    /// parental cap took away only because the time of day is not known.
+    mutating func cappedVolume(wanting wanted: Int) -> Int {
+        let capped = clampVolume(wanted)
+        if wallTime == nil, capped < min(max(wanted, settings.volumeMin, 0), volumeMaxBeforeParental) {
+            parental.heldVolume = parental.heldVolume ?? wanted
+        }
+        return capped
     }
 
     /// The highest volume now: the config's, lower while headphones are in when their cap is lower,
     /// lower while a parental cap holds (`parentalVolumeCap`); never below the lowest volume a user
     /// can set.
     public var volumeMax: Int {
+        var most = volumeMaxBeforeParental
+        if let cap = parentalVolumeCap { most = min(most, max(cap, settings.volumeMin)) }
+        return most
+    }
+
+    /// `volumeMax` without the parental caps: the config's, and the headphones' while they are in.
+    var volumeMaxBeforeParental: Int {
         var most = min(settings.volumeMax, 100)
         if headphonesIn == true, let cap = settings.headphones?.volumeMax { most = min(most, max(cap, settings.volumeMin)) }
-        if let cap = parentalVolumeCap { most = min(most, max(cap, settings.volumeMin)) }
         return most
     }
 

@@ -8,11 +8,12 @@ extension State {
         case .started:
             // A panel shows the boot splash first, for `splashSeconds` from the start.
             if settings.display != nil { splashUntil = now + settings.splashSeconds }
-            volume = clampVolume(settings.bootVolume ?? volume)
+            volume = cappedVolume(wanting: settings.bootVolume ?? volume)
             step.commands.append(.setVolume(volume))
             // Nothing was read or changed by a person: no reason to write the state file (a
             // restore may follow, and an empty queue must never be saved over it first).
-            savedMark?.volume = volume
+            let saved = savedVolume
+            savedMark?.volume = saved
         case .musicMissing(let folder):
             if musicMissing != folder { step.commands.append(.report(Self.waitingForMusic(folder))) }
             musicMissing = folder

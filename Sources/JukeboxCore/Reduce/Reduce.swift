@@ -115,7 +115,7 @@ extension State {
             settings = new
             if displayChanged { shownFrame = nil }
             // A narrower volume range applies at once.
-            let clamped = clampVolume(volume)
+            let clamped = cappedVolume(wanting: volume)
             if clamped != volume {
                 volume = clamped
                 step.commands.append(.setVolume(clamped))
