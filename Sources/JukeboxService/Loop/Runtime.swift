@@ -57,9 +57,7 @@ public final class Runtime: LoopCore {
     /// Reads the wall clock as local time and whether it is synchronised (`WallClock.read`; a test
     /// gives its own). Read on every pass of the loop while parental rules are configured, and
     /// sent to the core (`Event.wallClock`) when either changed.
-    public var wallClock: (() -> (time: LocalTime, synchronized: Bool))?
-    /// What was last sent of it.
-    private var wallSent: (time: LocalTime, synchronized: Bool)?
+    public var wallClock: (() -> (time: LocalTime, synchronized: Bool))? { get { hooks.wallClock } set { hooks.wallClock = newValue } }
     /// Tells systemd about readiness, status and liveness (a no-op outside a `Type=notify` unit).
     public var notifier: SystemdNotifier? { get { readiness.notifier } set { readiness.notifier = newValue } }
     /// The cards map's worker (`watchCards`); nil: no cards map.
@@ -378,10 +376,7 @@ public final class Runtime: LoopCore {
     /// The wall clock, when parental rules are configured and it changed (a new minute, the
     /// kernel's synchronisation): a `localtime_r` and an `adjtimex` a pass, no file read.
     func feedWallClock() {
-        guard let wallClock, !state.settings.parental.isEmpty else { return }
-        let reading = wallClock()
-        if let last = wallSent, last.time == reading.time, last.synchronized == reading.synchronized { return }
-        wallSent = reading
+        guard !state.settings.parental.isEmpty, let reading = hooks.newWallClock() else { return }
         dispatch(.wallClock(reading.time, synchronized: reading.synchronized))
     }
 

@@ -138,4 +138,19 @@ struct Hooks {
     /// Gives back memory that start-up or a batch of tags touched once (`ColdPages.release`); called
     /// after each track start and after each batch of tags read, when most of that is done with.
     var releaseColdPages: (() -> Void)?
+    /// Reads the wall clock as local time and whether it is synchronised (`WallClock.read`; a test
+    /// gives its own).
+    var wallClock: (() -> (time: LocalTime, synchronized: Bool))?
+    /// What was last sent of it.
+    private var wallSent: (time: LocalTime, synchronized: Bool)?
+
+    /// The wall clock's reading when it differs from the one last sent (a new minute, the kernel's
+    /// synchronisation), taken as sent; nil: no clock or nothing new.
+    mutating func newWallClock() -> (time: LocalTime, synchronized: Bool)? {
+        guard let wallClock else { return nil }
+        let reading = wallClock()
+        if let last = wallSent, last.time == reading.time, last.synchronized == reading.synchronized { return nil }
+        wallSent = reading
+        return reading
+    }
 }
