@@ -40,8 +40,6 @@ let package = Package(
                        providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
                        providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
-        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
-                       providers: [.apt(["libmosquitto-dev"])]),
 
         // Linux headers Glibc leaves out (eventfd, signalfd, timerfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -56,12 +54,23 @@ let package = Package(
         // libasound's own messages, routed to the log (its handler is variadic: C only).
         .target(name: "CAlsaMessages", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
 
-        // HTTP(S) for the radio streams: libcurl (libcurl4-openssl-dev) behind a C shim, its setopt being variadic.
-        .target(name: "CHTTP", linkerSettings: [.linkedLibrary("curl")]),
+        // dlopen and dlsym for the shims below: libcurl and libmosquitto are loaded when first used,
+        // not linked, so a player that plays no station and speaks no MQTT never maps them and what
+        // they pull in (OpenSSL, Kerberos, LDAP…: several MiB of its RSS, issue 33). Only their
+        // headers are needed to build; glibc 2.34+ has dlopen in libc itself.
+        .target(name: "CLibraryLoader"),
+
+        // HTTP(S) for the radio streams: libcurl (libcurl4-openssl-dev's header; libcurl.so.4 loaded on the
+        // first transfer) behind a C shim, its setopt being variadic.
+        .target(name: "CHTTP", dependencies: ["CLibraryLoader"]),
 
         // The web face's HTTP server: libmicrohttpd (libmicrohttpd-dev) behind a C shim, its
         // MHD_start_daemon being variadic; and the PIN's yescrypt hash through libcrypt.
         .target(name: "CWeb", linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("crypt")]),
+
+        // MQTT: libmosquitto (libmosquitto-dev's header; libmosquitto.so.1 loaded by the first client),
+        // its functions as jb_mosquitto_X.
+        .target(name: "CMosquitto", dependencies: ["CLibraryLoader"]),
 
         // Playback speed with the pitch kept: libSoundTouch (libsoundtouch-dev, LGPL) is C++, so a
         // small C++ shim gives it a C ABI (create, tempo, put, receive, flush, clear).
