@@ -54,9 +54,10 @@ let package = Package(
         // libasound's own messages, routed to the log (its handler is variadic: C only).
         .target(name: "CAlsaMessages", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
 
-        // dlopen and dlsym for the shims below: libcurl and libmosquitto are loaded when first used,
-        // not linked, so a player that plays no station and speaks no MQTT never maps them and what
-        // they pull in (OpenSSL, Kerberos, LDAP…: several MiB of its RSS, issue 33). Only their
+        // dlopen and dlsym for the shims below: libcurl, libmosquitto, libmicrohttpd and libcrypt are
+        // loaded when first used, not linked, so a player that plays no station, speaks no MQTT and
+        // serves no page never maps them and what they pull in (OpenSSL, Kerberos, LDAP, GnuTLS…:
+        // several MiB of its RSS, issue 33). Only their
         // headers are needed to build; glibc 2.34+ has dlopen in libc itself.
         .target(name: "CLibraryLoader"),
 
@@ -65,8 +66,9 @@ let package = Package(
         .target(name: "CHTTP", dependencies: ["CLibraryLoader"]),
 
         // The web face's HTTP server: libmicrohttpd (libmicrohttpd-dev) behind a C shim, its
-        // MHD_start_daemon being variadic; and the PIN's yescrypt hash through libcrypt.
-        .target(name: "CWeb", linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("crypt")]),
+        // MHD_start_daemon being variadic; and the PIN's yescrypt hash through libcrypt. Both loaded
+        // on first use (libmicrohttpd.so.12, libcrypt.so.1): the player is the same binary.
+        .target(name: "CWeb", dependencies: ["CLibraryLoader"]),
 
         // MQTT: libmosquitto (libmosquitto-dev's header; libmosquitto.so.1 loaded by the first client),
         // its functions as jb_mosquitto_X.
