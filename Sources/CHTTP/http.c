@@ -13,17 +13,18 @@
 // plays a station (issue 33). curl.h stays for the types and constants.
 #define JB_LIBCURL "libcurl.so.4"
 
+// Typed by the header's own declarations, so a pointer cannot disagree with the function it holds.
 static struct {
-	CURLcode (*global_init)(long flags);
-	char *(*version)(void);
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *curl, CURLoption option, ...);
-	CURLcode (*easy_getinfo)(CURL *curl, CURLINFO info, ...);
-	CURLcode (*easy_perform)(CURL *curl);
-	const char *(*easy_strerror)(CURLcode code);
-	void (*easy_cleanup)(CURL *curl);
-	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *text);
-	void (*slist_free_all)(struct curl_slist *list);
+	__typeof__(curl_global_init) *global_init;
+	__typeof__(curl_version) *version;
+	__typeof__(curl_easy_init) *easy_init;
+	__typeof__(curl_easy_setopt) *easy_setopt;
+	__typeof__(curl_easy_getinfo) *easy_getinfo;
+	__typeof__(curl_easy_perform) *easy_perform;
+	__typeof__(curl_easy_strerror) *easy_strerror;
+	__typeof__(curl_easy_cleanup) *easy_cleanup;
+	__typeof__(curl_slist_append) *slist_append;
+	__typeof__(curl_slist_free_all) *slist_free_all;
 } curl;
 
 /// Why libcurl could not be loaded, "" when it was.

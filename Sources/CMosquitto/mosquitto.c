@@ -12,28 +12,29 @@ typedef void (*message_callback)(struct mosquitto *, void *, const struct mosqui
 typedef void (*subscribe_callback)(struct mosquitto *, void *, int, int, const int *);
 typedef int (*password_callback)(char *buf, int size, int rwflag, void *userdata);
 
+// Typed by the header's own declarations, so a pointer cannot disagree with the function it holds.
 static struct {
-	int (*lib_init)(void);
-	struct mosquitto *(*new_)(const char *, bool, void *);
-	const char *(*strerror)(int);
-	const char *(*connack_string)(int);
-	void (*destroy)(struct mosquitto *);
-	int (*threaded_set)(struct mosquitto *, bool);
-	int (*will_set)(struct mosquitto *, const char *, int, const void *, int, bool);
-	int (*username_pw_set)(struct mosquitto *, const char *, const char *);
-	int (*tls_set)(struct mosquitto *, const char *, const char *, const char *, const char *, password_callback);
-	int (*connect_async)(struct mosquitto *, const char *, int, int);
-	int (*reconnect_async)(struct mosquitto *);
-	int (*disconnect)(struct mosquitto *);
-	int (*loop)(struct mosquitto *, int, int);
-	int (*socket)(struct mosquitto *);
-	int (*publish)(struct mosquitto *, int *, const char *, int, const void *, int, bool);
-	int (*subscribe)(struct mosquitto *, int *, const char *, int);
-	void (*connect_callback_set)(struct mosquitto *, status_callback);
-	void (*disconnect_callback_set)(struct mosquitto *, status_callback);
-	void (*publish_callback_set)(struct mosquitto *, status_callback);
-	void (*message_callback_set)(struct mosquitto *, message_callback);
-	void (*subscribe_callback_set)(struct mosquitto *, subscribe_callback);
+	__typeof__(mosquitto_lib_init) *lib_init;
+	__typeof__(mosquitto_new) *new_;
+	__typeof__(mosquitto_strerror) *strerror;
+	__typeof__(mosquitto_connack_string) *connack_string;
+	__typeof__(mosquitto_destroy) *destroy;
+	__typeof__(mosquitto_threaded_set) *threaded_set;
+	__typeof__(mosquitto_will_set) *will_set;
+	__typeof__(mosquitto_username_pw_set) *username_pw_set;
+	__typeof__(mosquitto_tls_set) *tls_set;
+	__typeof__(mosquitto_connect_async) *connect_async;
+	__typeof__(mosquitto_reconnect_async) *reconnect_async;
+	__typeof__(mosquitto_disconnect) *disconnect;
+	__typeof__(mosquitto_loop) *loop;
+	__typeof__(mosquitto_socket) *socket;
+	__typeof__(mosquitto_publish) *publish;
+	__typeof__(mosquitto_subscribe) *subscribe;
+	__typeof__(mosquitto_connect_callback_set) *connect_callback_set;
+	__typeof__(mosquitto_disconnect_callback_set) *disconnect_callback_set;
+	__typeof__(mosquitto_publish_callback_set) *publish_callback_set;
+	__typeof__(mosquitto_message_callback_set) *message_callback_set;
+	__typeof__(mosquitto_subscribe_callback_set) *subscribe_callback_set;
 } mosq;
 
 /// Why libmosquitto could not be loaded, "" when it was.

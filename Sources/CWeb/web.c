@@ -16,6 +16,10 @@
 
 #include "CLibraryLoader.h"
 
+// Only API present in libmicrohttpd 0.9.75 (Debian 12) and 1.0 (Debian 13). MHD_create_response_
+// from_buffer is deprecated in 1.0 (still there); its replacements are not in 0.9.75.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 // libmicrohttpd and libcrypt are loaded on first use, not linked: linked, libmicrohttpd and its
 // GnuTLS are mapped into every process of the one binary, the player's too (+2.9 MiB, issue 33).
 // Their headers stay for the types and constants.
@@ -67,10 +71,6 @@ const char *jb_web_crypt_problem(void) {
 	pthread_once(&crypt_once, load_crypt);
 	return crypt_error[0] ? crypt_error : NULL;
 }
-
-// Only API present in libmicrohttpd 0.9.75 (Debian 12) and 1.0 (Debian 13). MHD_create_response_
-// from_buffer is deprecated in 1.0 (still there); its replacements are not in 0.9.75.
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 #define JB_WEB_MAX_HEADERS 32
 
