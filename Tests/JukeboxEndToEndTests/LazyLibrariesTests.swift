@@ -58,4 +58,24 @@ final class LazyLibrariesTests: RadioDaemonTestCase {
         XCTAssertTrue(loaded("libasound.so", in: libraries), "not the player's maps? \(libraries.sorted())")
         XCTAssertFalse(loaded("libcurl.so", in: libraries), "\(libraries.sorted())")
     }
+
+    func testMQTTLoadsLibmosquittoAndWithoutItThePlayerSaysSoAndPlaysOn() throws {
+        let wav = dir + "/tone.wav"
+        try TestAudio.write(path: wav, kind: .wav16, frames: 441_000, sampleRate: 44100, channels: 2)
+        // No broker on port 1: the bridge only needs to start (it retries the connection).
+        let mqtt: [String: Any] = ["host": "127.0.0.1", "port": 1, "topic": "jukebox/lazy"]
+        var daemon = try startDaemon([wav], extra: ["mqtt": mqtt])
+        let bridged = mappedLibraries(daemon.process.processIdentifier)
+        daemon.process.terminate()
+        _ = daemon.wait(timeout: 20)
+        XCTAssertTrue(loaded("libmosquitto.so", in: bridged), "no libmosquitto with MQTT on: \(bridged.sorted())")
+        XCTAssertFalse(loaded("libcurl.so", in: bridged), "\(bridged.sorted())")
+
+        daemon = try startDaemon([wav], extra: ["mqtt": mqtt], environment: ["JUKEBOX_TEST_MISSING_LIBRARY": "libmosquitto.so.1"])
+        defer { _ = daemon.wait(timeout: 0); daemon.process.terminate() }
+        let reason = "mqtt: libmosquitto.so.1 could not be loaded: "
+        XCTAssertTrue(waitFor(10) { (try? self.ctl("log", "50").stdout)?.contains(reason) == true }, (try? ctl("log", "50").stdout) ?? "")
+        XCTAssertEqual(json()["phase"] as? String, "playing")
+        XCTAssertTrue(daemon.process.isRunning, "the player ended")
+    }
 }
