@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 
 fail() { printf 'check-modules: FAIL: %s\n' "$*" >&2; exit 1; }
 
-adapters="JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT JukeboxWeb CWeb CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC CSoundTouch JukeboxFixtures JukeboxTestPCM"
+adapters="JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT JukeboxWeb CWeb CLibraryLoader CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC CSoundTouch JukeboxFixtures JukeboxTestPCM"
 rules=(
   "JukeboxService:$adapters JukeboxTestSupport"
   # The tests may use the shared test doubles (JukeboxTestSupport), which must then reach no adapter either.
