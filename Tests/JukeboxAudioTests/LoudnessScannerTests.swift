@@ -17,29 +17,12 @@ final class LoudnessScannerTests: ScratchCase {
         return path
     }
 
-    /// ffmpeg's integrated loudness of `path` (its ebur128 filter's summary, 0.1 LU steps).
-    func ffmpegIntegrated(_ path: String) throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: FFmpeg.path)
-        process.arguments = ["-hide_banner", "-nostats", "-i", path, "-af", "ebur128", "-f", "null", "-"]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard let summary = text.range(of: "Integrated loudness:") else { throw XCTSkip("no ebur128 summary from ffmpeg") }
-        let line = text[summary.upperBound...].split(separator: "\n").first { $0.contains("I:") } ?? ""
-        let number = line.split(separator: " ").first { Double($0) != nil }
-        return try XCTUnwrap(number.flatMap { Double($0) }, String(line))
-    }
-
     func testMeasuresAsFFmpegDoesForFLACAndMP3() throws {
         let cases: [(String, [String])] = [("quiet.flac", ["-c:a", "flac"]), ("loud.mp3", ["-c:a", "libmp3lame", "-b:a", "192k"])]
         for (index, (name, codec)) in cases.enumerated() {
             let path = try tone(name, seconds: 10, level: index == 0 ? -20 : -6, codec: codec)
             let measured = try LoudnessScanner.measure(path: path).get()
-            let reference = try ffmpegIntegrated(path)
+            let reference = try FFmpegLoudness.integrated(["-i", path])
             print("\(name): libebur128 \(measured.integrated) LUFS, ffmpeg \(reference) LUFS, peak \(measured.peak)")
             // ffmpeg prints one decimal: within 0.1 LU of its value, plus its rounding.
             XCTAssertEqual(measured.integrated, reference, accuracy: 0.15, name)

@@ -38,7 +38,7 @@ final class LoudnessBinaryTests: ScratchTestCase {
     }
 
     func testUntaggedFilesAtDifferentLevelsAreMeasuredAndPlayWithinOneLU() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") else {
+        guard FileManager.default.isExecutableFile(atPath: FFmpegLoudness.path) else {
             throw missingPeer("ffmpeg is not installed (board/setup.sh installs it)")
         }
         let album = dir + "/album", quiet = album + "/1 quiet.flac", loud = album + "/2 loud.flac"
@@ -48,7 +48,7 @@ final class LoudnessBinaryTests: ScratchTestCase {
         // 3 s stereo tones, 26 dB apart: ffmpeg makes them (no tags).
         for (path, amplitude) in [(quiet, 0.03), (loud, 0.6)] {
             let wave = "\(amplitude)*sin(2*PI*997*t)|\(amplitude)*sin(2*PI*500*t)"
-            try Self.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=\(wave):s=44100:d=3", "-sample_fmt", "s16", "-c:a", "flac", path])
+            try FFmpegLoudness.run(["-f", "lavfi", "-i", "aevalsrc=\(wave):s=44100:d=3", "-sample_fmt", "s16", "-c:a", "flac", path])
         }
         let text = #"{"device": "file:FILE=\#(out),FORMAT=raw", "state": "\#(state)", "socket": "\#(socket)", "#
             + #""loudness": {"mode": "track"}}"#
@@ -76,38 +76,13 @@ final class LoudnessBinaryTests: ScratchTestCase {
         for (i, part) in [recorded.prefix(bytes / 2), recorded.suffix(bytes / 2)].enumerated() {
             let raw = dir + "/part\(i).raw"
             try part.write(to: URL(fileURLWithPath: raw))
-            played.append(try Self.integrated(["-f", "s16le", "-ar", "44100", "-ac", "2", "-i", raw]))
+            played.append(try FFmpegLoudness.integrated(["-f", "s16le", "-ar", "44100", "-ac", "2", "-i", raw]))
         }
-        let before = try [quiet, loud].map { try Self.integrated(["-i", $0]) }
+        let before = try [quiet, loud].map { try FFmpegLoudness.integrated(["-i", $0]) }
         let spreadBefore = abs(before[1] - before[0]), spreadAfter = abs(played[1] - played[0])
         print("loudness spread: files \(before) LUFS (\(spreadBefore) LU); played \(played) LUFS (\(spreadAfter) LU)")
         XCTAssertGreaterThan(spreadBefore, 20)
         XCTAssertLessThanOrEqual(spreadAfter, 1, "untagged files not played within 1 LU")
         XCTAssertEqual(played[0], -18, accuracy: 1, "not at ReplayGain's reference")
-    }
-
-    static func ffmpeg(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = ["-hide_banner", "-loglevel", "error", "-y"] + arguments
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "ffmpeg \(arguments)")
-    }
-
-    /// ffmpeg's integrated loudness (its ebur128 filter's summary) of the input `input` names.
-    static func integrated(_ input: [String]) throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = ["-hide_banner", "-nostats"] + input + ["-af", "ebur128", "-f", "null", "-"]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let summary = try XCTUnwrap(text.range(of: "Integrated loudness:"), text)
-        let line = text[summary.upperBound...].split(separator: "\n").first { $0.contains("I:") } ?? ""
-        return try XCTUnwrap(line.split(separator: " ").first { Double($0) != nil }.flatMap { Double($0) }, String(line))
     }
 }
