@@ -92,7 +92,20 @@ final class LoudnessScanTests: XCTestCase {
             $0.loudnessScans.arrival = ["/music/1.flac"]
         }, commands: [])
         // No command: the track playing is not changed mid-way; its next start carries the gain.
-        XCTAssertEqual(h.state.playGain(at: 0), 2)
+        h.stop(track: 1, of: 3)
+        let shown = status("playing", song: 1, index: 1, of: 3)
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = shown
+        }, commands: [
+            .startTrack(playID: 3, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac"), gain: 2),
+            .persistPlace(Snapshot(tracks: infos(3), current: 0, phase: .playing)),
+            .render(shown),
+        ])
     }
 
     func testAFailedMeasurementIsNotAskedAgainAndLeavesTheUntaggedPreamp() {

@@ -45,14 +45,17 @@ public final class LoudnessWorker: @unchecked Sendable {
         if refused { mailbox.post(.loudnessMeasured(path: path, nil)) }
     }
 
-    /// Stops the scan in hand, drops the queue, writes the cache and joins the thread.
-    public func finish() {
+    /// Stops the scan in hand (the scanner asks between chunks) and drops the queue; the thread
+    /// writes the cache if a measurement is new and ends. `waiting` for that (joined), or not
+    /// (the player quitting: a read stalled on a dead share must not hold up its exit; the
+    /// cache was written when the queue last ran empty).
+    public func finish(waiting: Bool = true) {
         monitor.withLock {
             stopping = true
             queue.removeAll()
             monitor.broadcast()
         }
-        thread?.join()
+        if waiting { thread?.join() } else { thread?.detach() }
         thread = nil
     }
 

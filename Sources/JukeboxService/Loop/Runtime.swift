@@ -173,7 +173,7 @@ public final class Runtime: LoopCore {
         jobs.finish(waiting: false)
         faces.finish(waiting: false)
         saving.writer?.finish()
-        loudness?.finish()
+        loudness?.finish(waiting: false)
         loudness = nil
         adapters.audio.shutdown()
         inputs.signals.close()
