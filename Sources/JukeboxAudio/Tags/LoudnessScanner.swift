@@ -40,7 +40,7 @@ public enum LoudnessScanner {
     public static func measure(path: String, maxSeconds: Double = maxSeconds,
                                stop: () -> Bool = { false }) -> Result<MeasuredLoudness, DecodeError> {
         let source: any PCMSource
-        do { source = try FileDecoder.open(path: path) } catch { return .failure(error) }
+        do throws(DecodeError) { source = try FileDecoder.open(path: path) } catch { return .failure(error) }
         defer { source.close() }
         let format = source.format
         if let frames = source.frameCount, Double(frames) > maxSeconds * Double(format.sampleRate) {
