@@ -38,6 +38,9 @@ let package = Package(
         // Native FLAC streams: libFLAC's stream decoder (libsndfile's FLAC reader wants a seekable file).
         .systemLibrary(name: "CFLAC", path: "Sources/CFLAC", pkgConfig: "flac",
                        providers: [.apt(["libflac-dev"])]),
+        // Untagged files' loudness: libebur128 measures integrated loudness and peak (EBU R128) off the loop.
+        .systemLibrary(name: "CEbur128", path: "Sources/CEbur128", pkgConfig: "libebur128",
+                       providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
                        providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
 
@@ -80,7 +83,8 @@ let package = Package(
 
         // Adapters.
         .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
-                                                     "CHTTP", "CMpg123", "COgg", "COpus", "CFaad", "CFLAC", "CSoundTouch"]),
+                                                     "CHTTP", "CMpg123", "COgg", "COpus", "CFaad", "CFLAC", "CSoundTouch",
+                                                     "CEbur128"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "JukeboxSystem", "CInput", "CLinux"]),

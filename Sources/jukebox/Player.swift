@@ -164,6 +164,9 @@ enum Player {
         if let reload = setup.reload { runtime.reload = { reload(log) } }
         runtime.loadTracks = { paths in LibraryLoader(readInfo: trackInfo(path:)).load(paths) }
         runtime.readPicture = { path in AudioWiring.picture(path: path) }
+        // Untagged files measured off the loop, each once: the cache lives beside the state file.
+        runtime.measureLoudness = AudioWiring.measureLoudness
+        runtime.loudnessCachePath = setup.statePath.map { $0 + ".loudness" }
         // The MPD library is read on the tag reader, so it needs `loadTracks`; playback never waits for it.
         runtime.startMPDLibrary()
         if let rfid = setup.rfid { runtime.watchCards(path: rfid.cards) }

@@ -66,6 +66,10 @@ public enum Command: Equatable, Sendable {
     /// Put card `card` on the cards map as `value` (`card assign --next`, then a swipe) and
     /// report the outcome as `Event.cardAssigned`.
     case assignCard(card: String, value: String)
+    /// Measure the loudness of the file at `path` off the loop (the shell's cache first, else a
+    /// scan at low priority) and report it as `Event.loudnessMeasured`. Asked only for files
+    /// without gain tags while a loudness mode is on (`State.followLoudness`).
+    case measureLoudness(path: String)
     /// Run this program (an argument vector, never through a shell) and do not wait for it.
     case runProgram([String])
     /// End the program with this exit code (after carrying out the commands before it).

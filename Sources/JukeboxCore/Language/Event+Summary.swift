@@ -82,6 +82,9 @@ extension Event {
         case .soundDevicesChanged: return "sound devices changed"
         case .deviceReleased: return "device released"
         case .saved(let error): return error.map { "save failed: \($0)" } ?? "saved"
+        case .loudnessMeasured(let path, let loudness):
+            let gain = loudness?.trackGain.map { "\(($0 * 100).rounded() / 100) dB" } ?? "no gain"
+            return "loudness measured: " + DisplayText.inert(String(path.prefix(200))) + ": " + gain
         case .timerFired(let id, _): return "timer " + Self.name(id)
         case .tick: return "tick"
         case .wallClock(let time, let synchronized):

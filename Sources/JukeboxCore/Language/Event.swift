@@ -177,6 +177,9 @@ public enum Event: Equatable, Sendable {
     case heard(playID: UInt64, seconds: Double)
     /// A state save finished; `error` says why it failed.
     case saved(error: String?)
+    /// The file at `path` was measured as `Command.measureLoudness` asked (from the shell's cache
+    /// or a scan): its track gain and peak, nil when it could not be measured (the shell logged why).
+    case loudnessMeasured(path: String, Loudness?)
 
     // MARK: Time
     /// The monotonic clock read `now` seconds.

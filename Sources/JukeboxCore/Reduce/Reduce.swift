@@ -120,6 +120,8 @@ extension State {
                 volume = clamped
                 step.commands.append(.setVolume(clamped))
             }
+        case .loudnessMeasured(let path, let loudness):
+            loudnessMeasured(path: path, loudness)
         case .saved(let error):
             if error != saveError, let error {
                 step.commands.append(.report("could not save state: \(error)"))
@@ -171,6 +173,7 @@ extension State {
         if failuresInARow == 0 { failuresFrom = nil }
         followParental(&step)
         syncNext(&step)
+        followLoudness(&step)
         followSleep(&step)
         followIdleness(activity: step.activity, &step)
         let mark = saveMark

@@ -48,6 +48,13 @@ public final class Runtime: LoopCore {
     /// Reads the picture embedded in a file's tags: its MIME type and bytes, nil when it has none
     /// (MPD's `readpicture`). Called on the tag reader's thread only, like `loadTracks`.
     public var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)? { get { jobs.readPicture } set { jobs.readPicture = newValue } }
+    /// Measures an untagged file's loudness (the audio adapter's scanner), on the loudness
+    /// worker's thread only; nil: nothing is measured (every `measureLoudness` is answered with no gain).
+    public var measureLoudness: LoudnessWorker.Measure?
+    /// The loudness cache file (`LoudnessCache`; the wiring puts it beside the state file); nil: none.
+    public var loudnessCachePath: String?
+    /// The loudness worker, started by the first `measureLoudness` command.
+    private var loudness: LoudnessWorker?
     public var diagnostics: (() -> [String])? { get { control.diagnostics } set { control.diagnostics = newValue } }
     public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
     public var reload: (() -> Settings?)? { get { control.reload } set { control.reload = newValue } }
@@ -109,6 +116,7 @@ public final class Runtime: LoopCore {
     public var mpdListening: [String]? { faces.mpd?.listener.listening }
 
     deinit {
+        loudness?.finish()
         jobs.finish()
         faces?.finish()
         saving.writer?.finish()
@@ -165,6 +173,8 @@ public final class Runtime: LoopCore {
         jobs.finish(waiting: false)
         faces.finish(waiting: false)
         saving.writer?.finish()
+        loudness?.finish(waiting: false)
+        loudness = nil
         adapters.audio.shutdown()
         inputs.signals.close()
         return restartAsked && (exitCode ?? 0) == 0 ? Self.restartExitCode : exitCode ?? 0
@@ -234,6 +244,11 @@ public final class Runtime: LoopCore {
         case .assignCard(let card, let value): if let refused = control.assignSwiped(card, value: value) { pending.append(refused) }
         case .loadUSB(let path, let through):
             if let refused = jobs.readStick(path, through: through, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
+        case .measureLoudness(let path):
+            if loudness == nil, let measure = measureLoudness {
+                loudness = LoudnessWorker(mailbox: mailbox, cachePath: loudnessCachePath, measure: measure)
+            }
+            if let loudness { loudness.submit(path) } else { pending.append(.loudnessMeasured(path: path, nil)) }
         case .runProgram(let argv):
             if let error = startProgram(argv).error { adapters.status.report("cannot run \(argv.first ?? ""): \(error)") }
         }
