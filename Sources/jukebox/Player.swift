@@ -40,6 +40,8 @@ struct PlayerSetup {
     var rfid: RFIDSettings?
     /// The battery's chip; nil: none.
     var battery: BatteryMonitorSettings?
+    /// The low-battery pin; nil: none.
+    var batteryPin: BatteryPinSettings?
     /// The headphone jack to watch; nil: none.
     var headphones: HeadphoneJackSettings?
     /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
@@ -134,6 +136,7 @@ enum Player {
         var sources: [EventSource] = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log)
         sources += usbWatch + soundWatch
         sources += BoardSources.battery(setup.battery, log: log)
+        sources += BoardSources.batteryPin(setup.batteryPin, gpio: setup.hardware.gpio, log: log)
         if let headphones = setup.headphones { sources.append(JackSource(headphones, log: log)) }
         sources += TestPipes.sources(log: log)
         let runtime = Runtime(state: state, audio: engine,
@@ -232,7 +235,7 @@ enum Player {
         context.record = record
         context.configPath = setup.configPath
         context.version = "jukebox \(jukeboxVersion)"
-        context.battery = setup.battery != nil
+        context.battery = setup.battery != nil || setup.batteryPin != nil
         context.headphones = setup.headphones != nil
         let bridge = MQTTBridge(settings: mqtt, context: context, log: say)
         if let problem = bridge.start() {

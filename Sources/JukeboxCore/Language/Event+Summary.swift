@@ -61,6 +61,8 @@ extension Event {
         case .loadSource(_, let tracks): return "load " + Self.count(tracks.count)
         case .headphones(let plugged):
             return plugged ? "headphones in" : "headphones out"
+        case .batteryPin(let low):
+            return "battery pin " + (low ? "low" : "released")
         case .battery(let r):
             return "battery " + (r.percent.map { "\(Int($0.rounded())) %" } ?? "?") + (r.charging == true ? ", charging" : "") + (r.low ? ", low pin" : "")
         case .usbInserted(let path): return "USB stick inserted: " + DisplayText.inert(path)

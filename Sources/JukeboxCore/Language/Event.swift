@@ -122,6 +122,9 @@ public enum Event: Equatable, Sendable {
     case loadSource(QueueSource, tracks: [TrackInfo])
     /// The battery monitor read the battery (`Reduce+Battery`).
     case battery(BatteryReading)
+    /// The low-battery pin (a PowerBoost's LBO) is asserted (`true`) or let go: sent once when the
+    /// line is first read, then at each change (`Reduce+Battery`).
+    case batteryPin(low: Bool)
     /// The sound card's headphone jack: headphones are in (`true`) or out. Sent once when the jack
     /// is first read, then at each change (`Reduce+Headphones`).
     case headphones(plugged: Bool)

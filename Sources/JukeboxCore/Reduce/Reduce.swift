@@ -94,6 +94,8 @@ extension State {
             usb(event, &step)
         case .battery(let reading):
             batteryReading(reading, &step)
+        case .batteryPin(let low):
+            batteryPin(low: low, &step)
         case .headphones(let plugged):
             headphones(plugged: plugged, &step)
         case .wallClock(let time, let synchronized):

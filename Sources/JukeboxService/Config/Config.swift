@@ -36,6 +36,8 @@ public struct Config: Equatable, Sendable {
     public var rfid: RFIDSettings?
     /// The battery's chip (`battery`); nil: no battery monitor.
     public var battery: BatteryMonitorSettings?
+    /// The low-battery pin (`battery.lowPin`); nil: none.
+    public var batteryPin: BatteryPinSettings?
     /// The headphone jack to watch (`headphones`); nil: none.
     public var headphones: HeadphoneJackSettings?
     /// The USB sticks' mount roots (`usb.roots`); nil: no `usb` key, sticks are not watched.
@@ -277,8 +279,9 @@ public struct Config: Equatable, Sendable {
             sectionWarnings += unknownKeyWarnings(source, section: "usb", v.unknownKeys)
         }
         if let v = raw.battery {
-            guard let (monitor, rules) = v.settings() else { throw Problem(description: "\(source): battery: " + RawBattery.expectation) }
+            guard let (monitor, pin, rules) = v.settings() else { throw Problem(description: "\(source): battery: " + RawBattery.expectation) }
             c.battery = monitor
+            c.batteryPin = pin
             c.settings.battery = rules
             sectionWarnings += unknownKeyWarnings(source, section: "battery", v.unknownKeys)
         }
