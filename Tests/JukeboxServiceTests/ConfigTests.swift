@@ -55,7 +55,7 @@ final class ConfigTests: XCTestCase {
         let text = try String(contentsOf: repo.appendingPathComponent("board/config.example.json"), encoding: .utf8)
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
-                    "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
+                    "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime", "warningChime",
                     "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "battery", "headphones", "mqtt", "radio", "sleep",
                     "loudness", "parental"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
@@ -199,6 +199,8 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(set.config.battery, BatteryMonitorSettings(chip: .ina219, bus: "3", address: 65, interval: 10, chargingWhenPositive: true))
         XCTAssertEqual(set.config.settings.battery, BatterySettings(warnPercent: 25, criticalPercent: 8))
         XCTAssertNil(set.config.batteryPin)
+        XCTAssertEqual(try parse(#"{"warningChime": "/usr/share/jukebox/w.wav"}"#).config.settings.warningChime, "/usr/share/jukebox/w.wav")
+        XCTAssertNil(try parse(#"{"warningChime": ""}"#).config.settings.warningChime)
         // A pin alone (a PowerBoost's LBO), or beside a chip.
         let pin = try parse(#"{"battery": {"lowPin": "GPIO4"}}"#).config
         XCTAssertNil(pin.battery)

@@ -62,5 +62,6 @@ extension State {
         battery.warned = true
         message = State.batteryLowText(percent)
         step.commands.append(.report(State.batteryLowText(percent) + ": charge the box soon"))
+        warningChime(&step)
     }
 }

@@ -122,6 +122,7 @@ extension State {
             parental.warned = true
             message = "\(TimeFormat.minutes(left.rounded(.up))) of listening left today"
             step.commands.append(.report("daily listening limit: " + message!))
+            warningChime(&step)
         }
         guard soundWanted, let track = currentTrack, let why = parentalRefusal(path: track.info.path) else { return }
         intent(.pause, &step)

@@ -290,14 +290,12 @@ extension State {
             // The first playback after start is preceded by the chime: it sounds only once the
             // device really opens, at the volume already set, and the track follows it.
             chimePlayed = true
-            chimePlay = nextPlayID
-            nextPlayID += 1
-            afterChime = seconds
-            loaded = nil
-            handedNext = nil
-            step.commands.append(.startTrack(playID: chimePlay!, path: chime, at: 0, paused: false))
+            startChime(chime, thenAt: seconds, &step)
             return
         }
+        // A play of the music replaces a chime that still sounds: what follows it is this.
+        chimePlay = nil
+        afterChime = nil
         let ref = PlayRef(playID: nextPlayID, trackID: track.id)
         nextPlayID += 1
         loaded = ref
@@ -311,8 +309,10 @@ extension State {
 
     /// Releases the engine and the device.
     mutating func unload(_ step: inout Step) {
-        if loaded != nil { step.commands.append(.stopOutput) }
+        if loaded != nil || chimePlay != nil { step.commands.append(.stopOutput) }
         loaded = nil
         handedNext = nil
+        chimePlay = nil
+        afterChime = nil
     }
 }
