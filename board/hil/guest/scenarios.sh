@@ -201,7 +201,7 @@ if want battery; then
   sim_line GPIO4 up
   rm -f "$W/powered-off"
   start_daemon '"device": "hw:Dummy,0,0", "powerCommand": ["/usr/bin/touch", "'"$W"'/powered-off"],
- "battery": {"chip": "max17048", "bus": "jukebox-hil", "interval": 1, "lowPin": "GPIO4"}'
+ "warningChime": "'"$F"'/chime-short.wav", "battery": {"chip": "max17048", "bus": "jukebox-hil", "interval": 1, "lowPin": "GPIO4"}'
   begin battery
   expect_status 10 percent 50.0 "the gauge at 50 % (SOC 0x3200)"
   expect_status 5 charging false "its charge rate negative"
@@ -209,6 +209,7 @@ if want battery; then
   i2c_reg 36 04 0c00
   expect_status 10 message "battery low: 12 %" "the gauge at 12 %"
   expect_status 1 phase playing "the warning (it plays on)"
+  wait_for 10 grep -q 'startTrack.*chime-short.wav' "$DLOG" || note "the warning chime was never started: $(grep -c startTrack "$DLOG") startTrack lines"
   i2c_reg 36 04 0400
   expect_status 10 phase paused "the gauge at 4 % (critical: 5)"
   wait_for 10 test -e "$W/powered-off" || note "the power command never ran at 4 %"
