@@ -77,7 +77,9 @@ enum Player {
             }
         }
         guard let events = initial(log) else { return 1 }
-        let output = makeOutput(setup, log: log)
+        // Headphones with a device of their own: the core routes between the two (`RoutedOutput`).
+        let routed = makeRoutedOutput(setup)
+        let output = routed.map { r in { r as PCMOutput } } ?? makeOutput(setup, log: log)
         let interactive = setup.interactive && Terminal.isInteractive
         let terminal = interactive ? Terminal(log: log) : nil
         let status: StatusSink = terminal ?? LogStatus(log: log)
@@ -86,7 +88,10 @@ enum Player {
         AlsaMessages.route { mailbox.postLog(.warning, $0) }
         let traceStart = setup.logLevel == .debug
         var mixer: AlsaMixer?
-        if let wanted = setup.mixer {
+        if setup.mixer != nil, routed != nil {
+            // A mixer control belongs to one card; the two devices share the software volume.
+            log.warning("mixer: not used while headphones.device routes the output; using software volume")
+        } else if let wanted = setup.mixer {
             do { mixer = try AlsaMixer(card: wanted.card, control: wanted.control) } catch {
                 // The volume still works, in software; the message lists the controls there are.
                 log.warning("mixer: \(error); using software volume")
@@ -144,6 +149,7 @@ enum Player {
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
                               sources: sources)
         runtime.version = "jukebox \(jukeboxVersion)"
+        if let routed { runtime.routeOutput = { routed.route(headphones: $0 == .headphones) } }
         runtime.musicFolders = setup.musicFolders
         runtime.notifier = SystemdNotifier()
         // Read only while the config has parental rules (`Runtime.feedWallClock`).
@@ -248,6 +254,12 @@ enum Player {
 
     /// The output factory: ALSA, a Snapcast pipe, or the paced silent output when asked for or when the default
     /// device is wanted on a machine without any sound card (said once, in one line).
+    /// The speaker's and the headphones' ALSA devices when `headphones.device` names the latter.
+    static func makeRoutedOutput(_ setup: PlayerSetup) -> RoutedOutput? {
+        guard setup.audio == .alsa, let device = setup.headphones?.device else { return nil }
+        return RoutedOutput(speaker: AlsaOutput(device: setup.device), headphones: AlsaOutput(device: device))
+    }
+
     static func makeOutput(_ setup: PlayerSetup, log: Log) -> () -> PCMOutput {
         if setup.audio == .null { return { SilentOutput() } }
         if setup.audio == .snapcast {

@@ -34,6 +34,9 @@ public enum Command: Equatable, Sendable {
     case seekOutput(to: Double)
     /// Set the output volume (0–100).
     case setVolume(Int)
+    /// Play through this device from the next opening on (`OutputRoute`); the core stops what
+    /// plays first, so the next play opens it.
+    case routeOutput(OutputRoute)
     /// Save this snapshot (atomically), queue and place: the queue (tracks, order, shuffle)
     /// changed since the last save, or nothing was saved yet. The outcome comes back as `Event.saved`.
     case persist(Snapshot)

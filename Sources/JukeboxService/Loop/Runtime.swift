@@ -57,6 +57,8 @@ public final class Runtime: LoopCore {
     private var loudness: LoudnessWorker?
     public var diagnostics: (() -> [String])? { get { control.diagnostics } set { control.diagnostics = newValue } }
     public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
+    /// Chooses the sound device the next opening uses (`Command.routeOutput`; `RoutedOutput`).
+    public var routeOutput: ((OutputRoute) -> Void)? { get { hooks.routeOutput } set { hooks.routeOutput = newValue } }
     public var reload: (() -> Settings?)? { get { control.reload } set { control.reload = newValue } }
     public var version: String { get { control.version } set { control.version = newValue } }
     /// The music folders `ls --json` lists (`LibraryListing`).
@@ -229,6 +231,7 @@ public final class Runtime: LoopCore {
         switch command {
         case .startTrack, .setNext, .clearNext, .pauseOutput, .resumeOutput, .stopOutput, .releaseDevice, .probeDevice, .seekOutput, .setVolume:
             adapters.audio.carryOut(command)
+        case .routeOutput(let output): hooks.routeOutput?(output)
         case .grant(let id): control.grant(id)
         case .persist, .persistPlace, .persistBookmarks: saving.writer?.carryOut(command)
         case .render(let view): if readiness.startingUp { readiness.startView = view } else { show(view) }
