@@ -50,11 +50,9 @@ public final class Runtime: LoopCore {
     public var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)? { get { jobs.readPicture } set { jobs.readPicture = newValue } }
     /// Measures an untagged file's loudness (the audio adapter's scanner), on the loudness
     /// worker's thread only; nil: nothing is measured (every `measureLoudness` is answered with no gain).
-    public var measureLoudness: LoudnessWorker.Measure?
+    public var measureLoudness: LoudnessWorker.Measure? { get { jobs.measureLoudness } set { jobs.measureLoudness = newValue } }
     /// The loudness cache file (`LoudnessCache`; the wiring puts it beside the state file); nil: none.
-    public var loudnessCachePath: String?
-    /// The loudness worker, started by the first `measureLoudness` command.
-    private var loudness: LoudnessWorker?
+    public var loudnessCachePath: String? { get { jobs.loudnessCachePath } set { jobs.loudnessCachePath = newValue } }
     public var diagnostics: (() -> [String])? { get { control.diagnostics } set { control.diagnostics = newValue } }
     public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
     /// Chooses the sound device the next opening uses (`Command.routeOutput`; `RoutedOutput`).
@@ -118,7 +116,6 @@ public final class Runtime: LoopCore {
     public var mpdListening: [String]? { faces.mpd?.listener.listening }
 
     deinit {
-        loudness?.finish()
         jobs.finish()
         faces?.finish()
         saving.writer?.finish()
@@ -175,8 +172,6 @@ public final class Runtime: LoopCore {
         jobs.finish(waiting: false)
         faces.finish(waiting: false)
         saving.writer?.finish()
-        loudness?.finish(waiting: false)
-        loudness = nil
         adapters.audio.shutdown()
         inputs.signals.close()
         return restartAsked && (exitCode ?? 0) == 0 ? Self.restartExitCode : exitCode ?? 0
@@ -247,11 +242,7 @@ public final class Runtime: LoopCore {
         case .assignCard(let card, let value): if let refused = control.assignSwiped(card, value: value) { pending.append(refused) }
         case .loadUSB(let path, let through):
             if let refused = jobs.readStick(path, through: through, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
-        case .measureLoudness(let path):
-            if loudness == nil, let measure = measureLoudness {
-                loudness = LoudnessWorker(mailbox: mailbox, cachePath: loudnessCachePath, measure: measure)
-            }
-            if let loudness { loudness.submit(path) } else { pending.append(.loudnessMeasured(path: path, nil)) }
+        case .measureLoudness(let path): if let refused = jobs.measureLoudness(path) { pending.append(refused) }
         case .runProgram(let argv):
             if let error = startProgram(argv).error { adapters.status.report("cannot run \(argv.first ?? ""): \(error)") }
         }
