@@ -79,7 +79,8 @@ enum Player {
         guard let events = initial(log) else { return 1 }
         // Headphones with a device of their own: the core routes between the two (`RoutedOutput`).
         let routed = makeRoutedOutput(setup)
-        let output = routed.map { r in { r as PCMOutput } } ?? makeOutput(setup, log: log)
+        let output: () -> PCMOutput
+        if let routed { output = { routed } } else { output = makeOutput(setup, log: log) }
         let interactive = setup.interactive && Terminal.isInteractive
         let terminal = interactive ? Terminal(log: log) : nil
         let status: StatusSink = terminal ?? LogStatus(log: log)
