@@ -67,8 +67,8 @@ final class BatteryTests: XCTestCase {
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
             .report("battery empty: saving and powering off (5 %): running systemctl poweroff"),
-            .runProgram(["systemctl", "poweroff"]),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused)),
+            .runProgram(["systemctl", "poweroff"]),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:30", message: empty)),
         ])
         // The command ran (or failed): it does not run again at every reading.
@@ -85,8 +85,8 @@ final class BatteryTests: XCTestCase {
             $0.battery = BatteryState(reading: BatteryReading(percent: 60, low: true), warned: true, poweringOff: true)
         }, commands: [
             .report("battery empty: saving and powering off (low-battery pin): running systemctl poweroff"),
-            .runProgram(["systemctl", "poweroff"]),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused)),
+            .runProgram(["systemctl", "poweroff"]),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:30", message: empty)),
         ])
     }
@@ -110,8 +110,8 @@ final class BatteryTests: XCTestCase {
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
             .report("battery empty: saving and powering off (low-battery pin): running systemctl poweroff"),
-            .runProgram(["systemctl", "poweroff"]),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused)),
+            .runProgram(["systemctl", "poweroff"]),
             .render(paused),
         ])
         // A gauge's reading does not undo the pin, nor run the command again.
@@ -132,8 +132,8 @@ final class BatteryTests: XCTestCase {
             $0.battery = BatteryState(reading: BatteryReading(percent: 50, charging: false, low: true), warned: true, poweringOff: true, pinLow: true)
         }, commands: [
             .report("battery empty: saving and powering off (low-battery pin): running systemctl poweroff"),
-            .runProgram(["systemctl", "poweroff"]),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused)),
+            .runProgram(["systemctl", "poweroff"]),
             .render(paused),
         ])
     }
@@ -164,8 +164,8 @@ final class BatteryTests: XCTestCase {
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
             .report("battery empty: saving and powering off (3 %): running systemctl poweroff"),
-            .runProgram(["systemctl", "poweroff"]),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused)),
+            .runProgram(["systemctl", "poweroff"]),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:30", message: empty)),
         ])
         // Plugged in before the power went: the box stays paused (nobody asked it to play), ready.

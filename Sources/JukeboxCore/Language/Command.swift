@@ -73,7 +73,9 @@ public enum Command: Equatable, Sendable {
     /// scan at low priority) and report it as `Event.loudnessMeasured`. Asked only for files
     /// without gain tags while a loudness mode is on (`State.followLoudness`).
     case measureLoudness(path: String)
-    /// Run this program (an argument vector, never through a shell) and do not wait for it.
+    /// Run this program (an argument vector, never through a shell) once the saves ordered before
+    /// it are finished (it comes after its step's save: a power command finds the place on disk),
+    /// and do not wait for it.
     case runProgram([String])
     /// End the program with this exit code (after carrying out the commands before it).
     case exit(code: Int32)

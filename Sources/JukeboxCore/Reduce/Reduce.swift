@@ -206,6 +206,12 @@ extension State {
             bookmarksDirty = false
             step.commands.append(.persistBookmarks(bookmarks))
         }
+        // A program (a power command) goes after the saves: the shell runs it once they are on disk.
+        let programs = step.commands.filter { if case .runProgram = $0 { true } else { false } }
+        if !programs.isEmpty {
+            step.commands.removeAll { if case .runProgram = $0 { true } else { false } }
+            step.commands += programs
+        }
         let view = StatusView(self)
         if view != shown {
             shown = view

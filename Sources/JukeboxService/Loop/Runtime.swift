@@ -244,7 +244,11 @@ public final class Runtime: LoopCore {
             if let refused = jobs.readStick(path, through: through, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
         case .measureLoudness(let path): if let refused = jobs.measureLoudness(path) { pending.append(refused) }
         case .runProgram(let argv):
-            if let error = startProgram(argv).error { adapters.status.report("cannot run \(argv.first ?? ""): \(error)") }
+            // After the saves handed over before it (the core puts it behind its step's save): a
+            // power command must find the place on disk, whatever it does to the power.
+            saving.after(since: 0) { [weak self] _ in
+                if let error = startProgram(argv).error { self?.adapters.status.report("cannot run \(argv.first ?? ""): \(error)") }
+            }
         }
     }
 
