@@ -193,7 +193,15 @@ fi
 
 # ---- Battery: a MAX17048 on the i2c-hil adapter (its registers set in debugfs) and a PowerBoost's
 # LBO on a gpio-sim line; the power command only leaves a file.
-state_phase() { tr -d ' \n' < "$W/state.json" 2>/dev/null | grep -o '"phase":"[a-z]*"' | cut -d'"' -f4; }
+# The saved phase: the place sidecar's newest record (two slots of a JSON line each, the higher
+# "seq" the newer: PlaceSlots), else the queue file's.
+state_phase() {
+  local line
+  line=$(tr '\0' '\n' < "$W/state.json.place" 2>/dev/null | grep '^{' \
+    | awk '{ match($0, /"seq":[0-9]+/); print substr($0, RSTART + 6, RLENGTH - 6), $0 }' | sort -n | tail -n 1)
+  [ -n "$line" ] || line=$(tr -d ' \n' < "$W/state.json" 2>/dev/null)
+  grep -o '"phase":"[a-z]*"' <<<"$line" | head -n 1 | cut -d'"' -f4
+}
 if want battery; then
   i2c_reg clear
   # Version 0x0012; VCELL 0xCC00 (3.98 V); SOC 0x3200 (50 %); CRATE negative: discharging.
