@@ -195,9 +195,12 @@ public enum WebSettings {
                 + ",\"optional\":\(e.optional)}"
         }
         let buttons = (config.hardware.buttons ?? [:]).sorted { $0.key < $1.key }.map { q($0.key) + ":" + q($0.value) }
-        let choices = "{\"rfid.secondSwipe\":[" + SecondSwipe.allCases.map { q($0.rawValue) }.joined(separator: ",")
-            + "],\"rfid.onRemove\":[" + OnRemove.allCases.map { q($0.rawValue) }.joined(separator: ",")
-            + "],\"parental.caps.output\":[" + CapOutput.allCases.map { q($0.rawValue) }.joined(separator: ",") + "]}"
+        // In typed parts: Swift 6.0.3 gives up on one long `+` of mapped lists.
+        let swipes: String = SecondSwipe.allCases.map { q($0.rawValue) }.joined(separator: ",")
+        let removes: String = OnRemove.allCases.map { q($0.rawValue) }.joined(separator: ",")
+        let outputs: String = CapOutput.allCases.map { q($0.rawValue) }.joined(separator: ",")
+        let choices: String = "{\"rfid.secondSwipe\":[" + swipes + "],\"rfid.onRemove\":[" + removes
+            + "],\"parental.caps.output\":[" + outputs + "]}"
         return "{\"file\":" + q(path) + ",\"settings\":[" + items.joined(separator: ",") + "],\"choices\":" + choices
             + ",\"buttons\":{" + buttons.joined(separator: ",") + "},\"board\":" + (config.hardware.board.map(q) ?? "null")
             + ",\"display\":" + (config.hardware.display.map { q($0.type) } ?? "null")
