@@ -156,8 +156,12 @@ export function spanEditors(settings, choices, text) {
   const out = [];
   if ('parental.quietHours' in byKey) out.push(quietEditor(byKey['parental.quietHours']));
   if ('parental.caps' in byKey) out.push(capsEditor(byKey['parental.caps'] || []));
-  was = { 'parental.quietHours': JSON.stringify(quietValue()), 'parental.caps': JSON.stringify(capsValue()) };
   return out;
+}
+
+/** Notes what the editors show once they are in the page: only a change from it is sent. */
+export function spansShown() {
+  was = { 'parental.quietHours': JSON.stringify(quietValue()), 'parental.caps': JSON.stringify(capsValue()) };
 }
 
 /** The span settings changed since they were shown, as {key: value} (null: the rule goes). */

@@ -5,7 +5,7 @@
 // from the box is set as DOM text.
 
 import { factItems } from './dom.js';
-import { spanKeys, spanEditors, spanChanges } from './parental.js';
+import { spanKeys, spanEditors, spansShown, spanChanges } from './parental.js';
 
 let ctx = null;            // { api, text, showError } from app.js
 let loaded = null;         // the last /api/settings answer
@@ -97,6 +97,7 @@ function render() {
     return row;
   });
   $('settings-fields').replaceChildren(...fields, ...spanEditors(loaded.settings || [], loaded.choices || {}, text));
+  spansShown();
   $('settings-form').hidden = false;
 
   const facts = [['Config file', loaded.file], ['Board', loaded.board || 'none named'],
