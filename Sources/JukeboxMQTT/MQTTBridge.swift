@@ -24,7 +24,8 @@ import JukeboxSystem
 /// sleep timer's select: `off`, the minutes asked, `track`, `chapter`, `folder`), `sleep_left`
 /// (whole minutes left, rounded up; 0 without a timer or while unknown), `battery` (whole percent)
 /// and `battery_charging` (`ON`, `OFF`; both empty without a reading), `headphones` (`ON` while
-/// headphones are in the jack, `OFF`; empty without a jack), and Home
+/// headphones are in the jack, `OFF`; empty without a jack), `listening_left` (the parental daily
+/// limit's whole minutes of listening left today, rounded up; empty without a limit), and Home
 /// Assistant's discovery configs (`MQTTDiscovery`). Not retained: `event` (each line of the
 /// `events` stream, without its time), `card` (card ids), `button/<name>` (gestures), `reply`.
 /// Commands: `topic/cmd/<command>` with the arguments as payload; `cmd/playlist NAME` loads a
@@ -53,7 +54,7 @@ public final class MQTTBridge: @unchecked Sendable {
     /// The retained state topics, under `topic`.
     public static let stateTopics = ["availability", "phase", "title", "artist", "album", "file", "position", "duration",
                                      "volume", "shuffle", "repeat", "queue", "message", "chapter", "state", "sleep", "sleep_left",
-                                     "battery", "battery_charging", "headphones"]
+                                     "battery", "battery_charging", "headphones", "listening_left"]
 
     /// What the player tells the bridge besides the settings.
     public struct Context: Sendable {
@@ -125,6 +126,9 @@ public final class MQTTBridge: @unchecked Sendable {
     private var playlists: [(name: String, path: String)] = []
     private var playlistsScannedAt = -Double.infinity
     private var discoveryTopics: Set<String> = []
+    /// Whether the listening-left sensor is announced: while the status has a daily limit, which
+    /// a `reload` (the web's Settings page) may add or take away.
+    private var listeningAnnounced = false
 
     /// What the bridge has done, for tests and `diag`.
     public struct Counters: Equatable, Sendable {
@@ -513,6 +517,11 @@ public final class MQTTBridge: @unchecked Sendable {
         set("battery", battery.percent)
         set("battery_charging", battery.charging)
         set("headphones", Self.headphones(status.headphones))
+        set("listening_left", Self.listeningLeft(status.parental))
+        if (status.parental?.limitLeft != nil) != listeningAnnounced {
+            listeningAnnounced.toggle()
+            announce()
+        }
         // Position: when `PositionPublisher` says (every `positionInterval` while it runs as expected,
         // at once after a jump).
         let position = status.position
@@ -547,6 +556,12 @@ public final class MQTTBridge: @unchecked Sendable {
 
     /// The headphones topic's value: `ON` while they are in, `OFF`; empty (no retained value) without a jack.
     static func headphones(_ plugged: Bool?) -> String { plugged.map { $0 ? "ON" : "OFF" } ?? "" }
+
+    /// The listening-left topic's value: whole minutes, rounded up; empty (no retained value)
+    /// without a daily limit.
+    static func listeningLeft(_ parental: PlayerStatusJSON.ParentalStatus?) -> String {
+        parental?.limitLeft.map { String(max(0, $0)) } ?? ""
+    }
 
     /// The sleep select's state: `off`, the minutes asked (`30`), or the end (`track`).
     static func sleepOption(_ sleep: PlayerStatusJSON.SleepStatus?) -> String {
@@ -589,7 +604,8 @@ public final class MQTTBridge: @unchecked Sendable {
         let discovery = MQTTDiscovery(prefix: settings.discoveryPrefix ?? "homeassistant", topic: topic, version: context.version,
                                       volumeRange: context.volumeRange, playlists: playlists.map { $0.name },
                                       gestures: MQTTDiscovery.gestures(buttons: context.buttons, bindings: context.bindings),
-                                      battery: context.battery, headphones: context.headphones)
+                                      battery: context.battery, headphones: context.headphones,
+                                      listeningLimit: listeningAnnounced)
         let configs = discovery.configs()
         let now = Set(configs.map { $0.topic })
         for gone in discoveryTopics.subtracting(now) { desired[gone] = "" }

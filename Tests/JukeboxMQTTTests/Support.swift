@@ -218,7 +218,7 @@ final class TestPlayer: @unchecked Sendable {
     let runtime: Runtime
     private let done = DispatchSemaphore(value: 0)
 
-    init(folder: String, stateFile: Bool = true) throws {
+    init(folder: String, stateFile: Bool = true, settings: Settings = Settings()) throws {
         self.folder = folder
         socketPath = folder + "/control"
         let a = folder + "/a.wav", b = folder + "/b.wav"
@@ -230,7 +230,7 @@ final class TestPlayer: @unchecked Sendable {
         let engine = AudioEngine(makeOutput: { SilentOutput(bufferSeconds: 1) }) { report in
             if let event = AudioWiring.event(for: report) { mailbox.post(event) }
         }
-        var state = State()
+        var state = State(settings: settings)
         state.now = monotonicNow()
         runtime = Runtime(state: state, audio: engine, store: stateFile ? StateStore(path: folder + "/state.json") : nil, status: RecordingStatus(),
                           log: Log(level: .error), mailbox: mailbox, control: try ControlSocket(path: socketPath))
