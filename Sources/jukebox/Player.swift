@@ -154,7 +154,7 @@ enum Player {
         runtime.musicFolders = setup.musicFolders
         runtime.notifier = SystemdNotifier()
         // Read only while the config has parental rules (`Runtime.feedWallClock`).
-        runtime.wallClock = { WallClock.read() }
+        if !TestPipes.drivesWallClock { runtime.wallClock = { WallClock.read() } }
         if let mpd = setup.mpd {
             // Like the control socket: a listener that cannot open is one line, and the player plays on.
             for problem in runtime.openMPD(mpd, musicFolders: setup.musicFolders, playlists: mpd.playlistFolder(statePath: setup.statePath)) { log.error(problem) }

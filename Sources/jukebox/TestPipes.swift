@@ -7,14 +7,29 @@ import JukeboxSystem
 /// Simulated readers for the tests that drive the binary: with `JUKEBOX_TEST_CARD_PIPE=PATH` each
 /// line written to the FIFO at PATH is a card read (`Event.cardRead`, at the monotonic clock), as a
 /// keyboard reader's id and Enter would be; with `JUKEBOX_TEST_BATTERY_PIPE=PATH` each line is a
-/// battery reading (`Event.battery`: a percentage, and the words `charging`, `discharging`, `low`).
+/// battery reading (`Event.battery`: a percentage, and the words `charging`, `discharging`, `low`);
+/// with `JUKEBOX_TEST_WALL_CLOCK_PIPE=PATH` each line is the wall clock (`Event.wallClock`: days
+/// since 1970, the minute of the day, and `synced` or `unsynced`) in place of the system's.
 /// Real readers need `/dev/input` or an I2C chip (the VM has those); these seams let the end-to-end
-/// and browser tests swipe and drain a battery without one. Not documented for users; nothing
-/// opens them without the variables.
+/// and browser tests swipe, drain a battery and move the clock without one. Not documented for
+/// users; nothing opens them without the variables.
 enum TestPipes {
     static func sources(log: Log) -> [EventSource] {
-        TestPipe.source("JUKEBOX_TEST_CARD_PIPE", "card reader", log: log) { line in .cardRead(id: line, at: monotonicNow()) }
-            + TestPipe.source("JUKEBOX_TEST_BATTERY_PIPE", "battery", log: log, battery)
+        let cards = TestPipe.source("JUKEBOX_TEST_CARD_PIPE", "card reader", log: log) { line in .cardRead(id: line, at: monotonicNow()) }
+        let battery = TestPipe.source("JUKEBOX_TEST_BATTERY_PIPE", "battery", log: log, battery)
+        let clock = TestPipe.source("JUKEBOX_TEST_WALL_CLOCK_PIPE", "wall clock", log: log, wallClock)
+        return cards + battery + clock
+    }
+
+    /// Whether the wall clock comes from the test's pipe (the system's is then not read).
+    static var drivesWallClock: Bool { getenv("JUKEBOX_TEST_WALL_CLOCK_PIPE").map { $0.pointee != 0 } ?? false }
+
+    /// `20423 1170 synced`: nil for another line.
+    static func wallClock(_ line: String) -> Event? {
+        let words = line.split(separator: " ")
+        guard words.count == 3, let day = Int(words[0]), let minute = Int(words[1]), (0..<1440).contains(minute),
+              words[2] == "synced" || words[2] == "unsynced" else { return nil }
+        return .wallClock(LocalTime(day: day, minute: minute), synchronized: words[2] == "synced")
     }
 
     /// `54.5`, `12 charging`, `low`: nil for a line with another word.
