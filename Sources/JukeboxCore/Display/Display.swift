@@ -109,9 +109,14 @@ public struct DisplayFrame: Equatable, Sendable {
             // they do not all fit (a 16x2 with a track of ten minutes or more).
             let limit = state.listeningPanelMark
             if let limit { marks = limit + marks }
+            // The battery's level first, apart from the rest; when the row is full, only a low one
+            // (after the limit's mark) is kept.
+            let battery = state.batteryPanelMark
+            if let battery { marks = marks.isEmpty ? battery : battery + " " + marks }
+            let kept = limit ?? (state.batteryLowShown ? battery : nil)
             let times = TimeFormat.clock(track == nil ? nil : state.position) + "/" + TimeFormat.clock(track?.info.duration)
             let played = String(glyph) + " " + times
-            let status = spread(played, played.count + marks.count < w ? marks : limit ?? marks, width: w)
+            let status = spread(played, played.count + marks.count < w ? marks : kept ?? marks, width: w)
             // A stream's buffering or reconnecting shows for as long as it lasts.
             let message = (now < state.messageUntil ? state.message : nil) ?? state.streamMessage
             if message != nil { moving = true }

@@ -25,6 +25,21 @@ extension State {
         batteryReading(reading, &step)
     }
 
+    /// The battery on the panel's status row: its whole percent (`54%`, `+54%` while charging), or
+    /// `low` when only the low-battery pin speaks; nil without a battery rule or a reading.
+    var batteryPanelMark: String? {
+        guard settings.battery != nil, let reading = battery.reading else { return nil }
+        if let percent = reading.percent { return (reading.charging == true ? "+" : "") + "\(Int(percent.rounded()))%" }
+        return reading.low ? "low" : nil
+    }
+
+    /// Whether the battery is at or under its warning level (not charging): its mark is then kept
+    /// when the status row has no room for every mark.
+    var batteryLowShown: Bool {
+        guard let rules = settings.battery, let reading = battery.reading, reading.charging != true else { return false }
+        return reading.low || (reading.percent.map { $0 <= rules.warnPercent } ?? false)
+    }
+
     mutating func batteryReading(_ measured: BatteryReading, _ step: inout Step) {
         // A chip's reading does not know the pin: the pin's word stands until the pin changes.
         var reading = measured
