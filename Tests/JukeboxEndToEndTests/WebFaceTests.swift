@@ -288,7 +288,9 @@ final class WebFaceTests: DaemonTestCase {
         let session = try http("GET", "/api/session")
         XCTAssertEqual(session.status, 200)
         XCTAssertEqual(session.body, "{\"pinSet\":false,\"signedIn\":false,\"csrf\":null}")
-        XCTAssertEqual(web.stdoutSoFar, "web: listening on http://127.0.0.1:\(port)/\n")
+        // Said once it serves: its server thread may answer before the main thread has written it.
+        let said = "web: listening on http://127.0.0.1:\(port)/\n"
+        XCTAssertTrue(waitFor(5) { web.stdoutSoFar == said }, web.stdoutSoFar)
         process.terminate()
         let ended = try XCTUnwrap(web.wait(timeout: 5))
         self.web = nil
