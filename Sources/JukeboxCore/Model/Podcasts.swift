@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+
+/// How a feed's episodes are played (config `podcasts[].order`).
+public enum PodcastOrder: String, Equatable, Sendable, Codable, CaseIterable {
+    /// The newest first (news, a daily show): the newest episode not yet played comes next.
+    case newest
+    /// In the order they came out (a serial, an audiobook told in episodes): the oldest not yet
+    /// played comes next.
+    case oldest
+}
+
+/// One episode as the core knows it: the facts the feed parser found, copied by the shell.
+public struct PodcastEpisode: Equatable, Sendable, Codable {
+    /// What identifies it across fetches (the feed's guid or id, else its URL).
+    public var id: String
+    /// Its title (inert and bounded by the parser).
+    public var title: String
+    /// Where its audio is (an http(s) URL).
+    public var url: String
+    /// When it came out, seconds since the epoch; nil when the feed did not say.
+    public var published: Int64?
+    /// Its length in seconds, as the feed states it.
+    public var duration: Double?
+
+    /// Creates one.
+    public init(id: String, title: String, url: String, published: Int64? = nil, duration: Double? = nil) {
+        self.id = id
+        self.title = title
+        self.url = url
+        self.published = published
+        self.duration = duration
+    }
+}
+
+/// Where an episode was left: the seconds heard into it, and whether it was played to its end.
+public struct EpisodePlace: Equatable, Sendable, Codable {
+    public var position: Double
+    public var played: Bool
+
+    /// Creates one.
+    public init(position: Double = 0, played: Bool = false) {
+        self.position = position
+        self.played = played
+    }
+}
+
+/// A podcast: its episodes as known (the last good fetch and those seen before it) and each
+/// episode's own place. A fetch that fails changes nothing but `lastError`: what was known stays.
+public struct PodcastFeed: Equatable, Sendable, Codable {
+    /// The most episodes kept of one feed (the parser keeps as many of one document).
+    public static let maxEpisodes = 5_000
+
+    /// The name the config gives it (a card's `{"podcast": NAME}`, `podcast://NAME`).
+    public var name: String
+    public var order: PodcastOrder
+    /// The feed's own title, from its last good fetch ("" before one).
+    public var title: String
+    /// Known episodes: the last fetch's in the feed's order, then older ones it no longer lists.
+    public var episodes: [PodcastEpisode]
+    /// Each episode's place, by its id; none: never started.
+    public var places: [String: EpisodePlace]
+    /// Why the last fetch failed (nil when it worked).
+    public var lastError: String?
+
+    /// Creates one.
+    public init(name: String, order: PodcastOrder = .newest, title: String = "", episodes: [PodcastEpisode] = [],
+                places: [String: EpisodePlace] = [:], lastError: String? = nil) {
+        self.name = name
+        self.order = order
+        self.title = title
+        self.episodes = episodes
+        self.places = places
+        self.lastError = lastError
+    }
+}
+
+extension PodcastFeed {
+    /// A good fetch: its episodes first, in the feed's order (an episode seen before takes the
+    /// fetch's facts), then the episodes known before that it no longer lists (a feed that lists
+    /// only its last ten keeps the older ones heard of). At most `maxEpisodes`: those no longer
+    /// listed go first; places of episodes dropped go with them.
+    public mutating func fetched(title: String, episodes fetched: [PodcastEpisode]) {
+        var seen: Set<String> = []
+        var merged: [PodcastEpisode] = []
+        for episode in fetched where seen.insert(episode.id).inserted { merged.append(episode) }
+        for episode in episodes where seen.insert(episode.id).inserted { merged.append(episode) }
+        if merged.count > Self.maxEpisodes { merged.removeLast(merged.count - Self.maxEpisodes) }
+        episodes = merged
+        let kept = Set(merged.map(\.id))
+        places = places.filter { kept.contains($0.key) }
+        self.title = title
+        lastError = nil
+    }
+
+    /// A failed fetch: the reason is kept, the episodes and places are not touched.
+    public mutating func failed(_ reason: String) {
+        lastError = reason
+    }
+
+    /// The episodes in the order they play: by publication date, newest or oldest first by
+    /// `order`. An episode without a date keeps its place in the feed's own list relative to its
+    /// neighbours (the feed's list is taken as newest first, as feeds write it).
+    public var playOrder: [PodcastEpisode] {
+        // An undated episode takes the date of the dated one listed before it (so it follows it,
+        // as the feed lists it), or sorts before every dated one when none is; the feed's own
+        // position breaks ties. A total order, whatever mix of dates a feed has.
+        var carried = Int64.max
+        var keyed: [(date: Int64, index: Int, episode: PodcastEpisode)] = []
+        for (index, episode) in episodes.enumerated() {
+            if let date = episode.published { carried = date }
+            keyed.append((episode.published ?? carried, index, episode))
+        }
+        keyed.sort { $0.date != $1.date ? $0.date > $1.date : $0.index < $1.index }
+        let newestFirst = keyed.map(\.episode)
+        return order == .newest ? newestFirst : newestFirst.reversed()
+    }
+
+    /// What playing the feed queues and where it starts: the episodes not yet played, in play
+    /// order, from the first, at that episode's own place. When every episode has been played,
+    /// all of them, from the top (a card that plays nothing would look broken).
+    public func nextUp() -> (episodes: [PodcastEpisode], position: Double) {
+        let all = playOrder
+        let unplayed = all.filter { places[$0.id]?.played != true }
+        let queue = unplayed.isEmpty ? all : unplayed
+        guard let first = queue.first, let place = places[first.id], !place.played else { return (queue, 0) }
+        return (queue, place.position)
+    }
+
+    /// The episode whose audio is at `url`, if this feed lists it.
+    public func episode(url: String) -> PodcastEpisode? {
+        episodes.first { $0.url == url }
+    }
+
+    /// The place heard into episode `id` (a save, a pause, a skip away). A played episode heard
+    /// again stays played (its mark goes only with a reset), so it does not come back as new.
+    public mutating func note(_ id: String, position: Double) {
+        guard position.isFinite, position >= 0, episodes.contains(where: { $0.id == id }) else { return }
+        var place = places[id] ?? EpisodePlace()
+        place.position = position
+        places[id] = place
+    }
+
+    /// Episode `id` was played to its end: marked played, its place back at the start.
+    public mutating func finished(_ id: String) {
+        guard episodes.contains(where: { $0.id == id }) else { return }
+        places[id] = EpisodePlace(position: 0, played: true)
+    }
+}
