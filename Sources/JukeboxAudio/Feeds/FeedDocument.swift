@@ -95,7 +95,9 @@ public enum FeedFailure: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .tooLarge(let limit): return "the feed is larger than \(limit >> 20) MiB"
+        case .tooLarge(let limit):
+            let size = limit >= 1 << 20 ? "\(limit >> 20) MiB" : limit >= 1 << 10 ? "\(limit >> 10) KiB" : "\(limit) bytes"
+            return "the feed is larger than " + size
         case .notAFeed(let root): return "not an RSS or Atom feed (its root element is \"\(root)\")"
         case .entityDeclared(let name): return "the feed declares an XML entity (\"\(name)\"), which is refused"
         case .tooDeep(let limit): return "the feed nests elements deeper than \(limit)"
