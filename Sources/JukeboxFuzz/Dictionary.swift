@@ -9,7 +9,7 @@ extension Harness {
         case .command, .runtime:
             return ["status", "--json", "play", "pause", "toggle", "stop", "next", "prev", "previous", "seek",
                     "vol", "volume", "shuffle", "on", "off", "repeat", "one", "all", "queue", "add", "load", "clear",
-                    "save", "interrupt", "yield", "begin", "end", "diag", "log", "events", "version", "help", "?", "sleep", "card", "assign", "speed", "default", "1.25", "0.75", "2x",
+                    "save", "interrupt", "yield", "begin", "end", "diag", "log", "events", "version", "help", "?", "sleep", "card", "assign", "speed", "default", "1.25", "0.75", "2x", "podcast",
                     " ", "\t", "\r", "\n", "\r\n", "+", "-", ":", ".", "0", "1", "59", "60", "1:00", "1:59:59.5",
                     "100", "101", "-100", "1000", "1001", "9223372036854775807", "-9223372036854775808",
                     "9223372036854775808", "99999999999999999999", "1e308", "0.000001",

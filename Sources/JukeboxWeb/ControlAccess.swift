@@ -17,7 +17,7 @@ public enum ControlAccess: Equatable, Sendable {
             case .play, .pause, .togglePlayPause, .stop, .next, .previous, .nextFile, .previousFile, .seek, .seekBy, .setVolume, .changeVolume,
                  .setShuffle, .setRepeat, .playEntry, .remove, .move, .clear:
                 return .open
-            case .sleepTimer, .setSpeed:
+            case .sleepTimer, .setSpeed, .playPodcast:
                 return .session
             default:
                 // An intent the language gains later is refused until it is placed here.

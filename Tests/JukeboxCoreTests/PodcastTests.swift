@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 @testable import JukeboxCore
+import JukeboxTestSupport
 import XCTest
 
 /// The core's podcast decisions (`PodcastFeed`): which episode comes next by the feed's order,
@@ -96,5 +97,163 @@ final class PodcastTests: XCTestCase {
         let feed = PodcastFeed(name: "show", episodes: Self.listed)
         XCTAssertEqual(feed.episode(url: "https://cdn.example/2.mp3")?.id, "ep2")
         XCTAssertNil(feed.episode(url: "https://cdn.example/9.mp3"))
+    }
+}
+
+/// The podcast events through `reduce`: whole states and the exact commands.
+final class PodcastReduceTests: XCTestCase {
+    static let episodes = PodcastTests.listed
+
+    static var settings: Settings {
+        var s = Settings()
+        s.podcasts.feeds = [PodcastSource(name: "News", url: "https://news.example/rss", order: .newest),
+                            PodcastSource(name: "Serial", url: "https://serial.example/feed", order: .oldest)]
+        s.podcasts.refreshMinutes = 30
+        return s
+    }
+
+    /// A stopped player with the two feeds, its podcasts file read (empty).
+    private func ready() -> CoreHarness {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.bookmarksReady = true
+        s.podcastsReady = true
+        return CoreHarness(s)
+    }
+
+    func testTheControlLanguageSaysPodcastName() {
+        XCTAssertEqual(ControlCommand.parse("podcast  Bedtime   Stories", seed: 0), .success(.intent(.playPodcast(name: "Bedtime Stories"))))
+        XCTAssertEqual(ControlCommand.parse("podcast", seed: 0), .failure(ControlError("usage: podcast NAME")))
+        XCTAssertTrue(ControlCommand.helpText.contains("podcast NAME"))
+    }
+
+    func testEveryFeedIsFetchedAtStartAndOnTheRefreshTimer() {
+        let h = ready()
+        XCTAssertEqual(h.state.podcasts, [PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest)])
+        h.send(.timerFired(.podcastRefresh, at: 1800), commands: [
+            .fetchPodcast(name: "News", url: "https://news.example/rss"),
+            .fetchPodcast(name: "Serial", url: "https://serial.example/feed"),
+            .startTimer(.podcastRefresh, after: 1800),
+        ])
+    }
+
+    /// News's feed (`PodcastTests.listed`) fetched on `ready()`: kept and saved.
+    private func fetchNews(_ h: CoreHarness, file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.podcastFetched(name: "News", title: "The News", episodes: Self.episodes), file: file, line: line, {
+            $0.podcasts[0] = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes)
+        }, commands: [
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes),
+                              PodcastFeed(name: "Serial", order: .oldest)]),
+        ])
+    }
+
+    func testFetchesAreKeptAndAFailureKeepsWhatWasThere() {
+        let h = ready()
+        fetchNews(h)
+        h.send(.podcastFailed(name: "News", reason: "HTTP 500"), {
+            $0.podcasts[0].lastError = "HTTP 500"
+        }, commands: [
+            .report("podcast News: HTTP 500 (the episodes known are kept)"),
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes, lastError: "HTTP 500"),
+                              PodcastFeed(name: "Serial", order: .oldest)]),
+        ])
+        // A feed the config does not name is not kept.
+        h.send(.podcastFetched(name: "Other", title: "?", episodes: Self.episodes), commands: [])
+    }
+
+    /// Nothing is saved before the podcasts file was read; what it held comes under the fetch
+    /// that came first.
+    func testTheFileIsReadBeforeAnythingIsSaved() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        let h = CoreHarness(s)
+        let newer = [PodcastTests.episode(4, published: 4_000)]
+        h.send(.podcastFetched(name: "News", title: "The News", episodes: newer), {
+            $0.podcasts[0] = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: newer)
+            $0.podcastsDirty = true
+        }, commands: [])
+        let saved = PodcastFeed(name: "News", order: .oldest, title: "Old title", episodes: Self.episodes,
+                                places: ["ep3": EpisodePlace(position: 0, played: true)])
+        let merged = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: newer + Self.episodes,
+                                 places: ["ep3": EpisodePlace(position: 0, played: true)])
+        h.send(.podcastsLoaded([saved, PodcastFeed(name: "Gone")]), {
+            $0.podcasts[0] = merged
+            $0.podcastsReady = true
+            $0.podcastsDirty = false
+        }, commands: [])
+    }
+
+    /// `podcast NAME` queues the episodes not yet played, newest first, as streams from their
+    /// start; the one played to its end is marked played and the next `podcast` skips it.
+    func testPlayingAFeedQueuesItsNextEpisodesAndMarksThePlayedOne() {
+        let h = ready()
+        fetchNews(h)
+        h.send(.playPodcast(name: "Nope"), {
+            $0.message = "no podcast \"Nope\""
+            $0.shown = status("stopped", message: "no podcast \"Nope\"")
+        }, commands: [.render(status("stopped", message: "no podcast \"Nope\""))])
+        h.send(.playPodcast(name: "Serial"), {
+            $0.message = "Serial: no episodes yet"
+            $0.shown = status("stopped", message: "Serial: no episodes yet")
+        }, commands: [.render(status("stopped", message: "Serial: no episodes yet"))])
+        let tracks = [3, 2, 1].map {
+            TrackInfo(path: "https://cdn.example/\($0).mp3", title: "Episode \($0)", album: "The News", duration: 600)
+        }
+        h.send(.playPodcast(name: "News"), {
+            $0.message = nil
+            $0.queue = [Track(id: 1, info: tracks[0]), Track(id: 2, info: tracks[1]), Track(id: 3, info: tracks[2])]
+            $0.order = [1, 2, 3]
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)
+        }, commands: [
+            .startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: 0, paused: false,
+                        next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
+            .persist(Snapshot(tracks: tracks, current: 0, phase: .playing)),
+            .render(status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)),
+        ])
+        // Episode 3 ends (the successor handed to the engine came too late): marked played, saved.
+        let played = [PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
+                                  places: ["ep3": EpisodePlace(position: 0, played: true)]),
+                      PodcastFeed(name: "Serial", order: .oldest)]
+        h.send(.trackFinished(playID: 1, next: nil), {
+            $0.podcasts = played
+            $0.cursor = 1
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
+            $0.shown = status("playing", title: "Episode 2", elapsed: "0:00", duration: "10:00", index: 2, of: 3)
+        }, commands: [
+            .startTrack(playID: 3, path: "https://cdn.example/2.mp3", at: 0, paused: false,
+                        next: NextPlay(playID: 4, path: "https://cdn.example/1.mp3")),
+            .persistPlace(Snapshot(tracks: tracks, current: 1, phase: .playing)),
+            .persistPodcasts(played),
+            .render(status("playing", title: "Episode 2", elapsed: "0:00", duration: "10:00", index: 2, of: 3)),
+        ])
+        // Episode 2 follows gaplessly (the engine started the successor): episode 2 is still
+        // unplayed, episode 3 was; the next `podcast News` starts at episode 2.
+        XCTAssertEqual(h.state.podcasts[0].nextUp().episodes.map(\.id), ["ep2", "ep1"])
+        h.send(.trackStarted(playID: 3), { $0.streamStarted = true }, commands: [])
+        var both = played
+        both[0].places["ep2"] = EpisodePlace(position: 0, played: true)
+        h.send(.trackStarted(playID: 4), {
+            $0.podcasts = both
+            $0.cursor = 2
+            $0.loaded = PlayRef(playID: 4, trackID: 3)
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 3, phase: .playing)
+            $0.shown = status("playing", title: "Episode 1", elapsed: "0:00", duration: "10:00", index: 3, of: 3)
+        }, commands: [
+            .persistPlace(Snapshot(tracks: tracks, current: 2, phase: .playing)),
+            .persistPodcasts(both),
+            .render(status("playing", title: "Episode 1", elapsed: "0:00", duration: "10:00", index: 3, of: 3)),
+        ])
     }
 }

@@ -181,7 +181,7 @@ final class ConfigTests: XCTestCase {
     }
 
     func testPodcastsAreReadAndSayWhatToFix() throws {
-        XCTAssertEqual(try parse("{}").config.podcasts, PodcastSettings())
+        XCTAssertEqual(try parse("{}").config.settings.podcasts, PodcastSettings())
         XCTAssertFalse(try parse("{}").config.radioNetwork)
         let (c, w) = try parse("""
             {"podcasts": {"feeds": [{"name": "Bedtime Stories", "url": "https://feeds.example/bed.xml", "order": "oldest", "download": 3},
@@ -194,7 +194,7 @@ final class ConfigTests: XCTestCase {
                           PodcastSource(name: "News", url: "http://news.example/rss", order: .newest, downloadAhead: 0)]
         expected.refreshMinutes = 30
         expected.budgetMiB = 200
-        XCTAssertEqual(c.podcasts, expected)
+        XCTAssertEqual(c.settings.podcasts, expected)
         XCTAssertTrue(c.radioNetwork, "a feed needs the network")
         let message = #"c.json: podcasts: must be {"feeds": [{"name": a name without "/" (1 to 64 bytes, each once), "url": an http(s) feed URL, "order": "newest" or "oldest", "download": episodes ahead, 0 to 50}, at most 100], "refreshMinutes": 5 to 1440, "budgetMiB": 0 to 1048576}"#
         let bad: [String] = [

@@ -85,7 +85,7 @@ public enum ControlCommand: Equatable, Sendable {
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
     card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
-    bookmarks --json · bookmark reset PATH|--all
+    bookmarks --json · bookmark reset PATH|--all · podcast NAME
     reload · system --json · restart · update [FOLDER]
     """
 
@@ -160,6 +160,11 @@ public enum ControlCommand: Equatable, Sendable {
             guard !path.isEmpty else { return .failure(usage) }
             return .success(.bookmarkReset(path: path))
         case "clear": return none(.intent(.clear))
+        case "podcast":
+            // The name as the config writes it (words joined by one space).
+            let name = rest.joined(separator: " ")
+            guard !name.isEmpty else { return .failure(ControlError("usage: podcast NAME")) }
+            return .success(.intent(.playPodcast(name: name)))
         case "save": return none(.save)
         case "diag": return none(.diag)
         case "events":

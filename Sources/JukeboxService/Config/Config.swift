@@ -54,10 +54,8 @@ public struct Config: Equatable, Sendable {
     /// --radio` for the service's network drop-in (board/mpd-network.sh); the player itself
     /// tries any URL it is given either way.
     public var radioNetwork: Bool {
-        radioNetworkSwitch || music.contains(where: Library.isStreamURL) || !podcasts.feeds.isEmpty
+        radioNetworkSwitch || music.contains(where: Library.isStreamURL) || !settings.podcasts.feeds.isEmpty
     }
-    /// The podcasts (`podcasts`: docs/PODCASTS.md); none by default.
-    public var podcasts = PodcastSettings()
     /// The config's `radio.network` itself.
     public var radioNetworkSwitch = false
     /// A PEM bundle trusted for HTTPS streams besides the system's certificates (`radio.caFile`);
@@ -260,7 +258,7 @@ public struct Config: Equatable, Sendable {
         }
         if let v = raw.podcasts {
             guard let podcasts = v.settings() else { throw Problem(description: "\(source): podcasts: " + RawPodcasts.expectation) }
-            c.podcasts = podcasts
+            c.settings.podcasts = podcasts
             sectionWarnings += unknownKeyWarnings(source, section: "podcasts", v.unknownKeys)
         }
         if let v = raw.sleep {

@@ -1,50 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
 
-/// One podcast the config names: what it is called (a card's `{"podcast": NAME}`,
-/// `podcast://NAME`), where its feed is, the order its episodes play in and how many are
-/// downloaded ahead.
-public struct PodcastSource: Equatable, Sendable {
-    public var name: String
-    /// The feed's http(s) URL.
-    public var url: String
-    public var order: PodcastOrder
-    /// Episodes not yet played kept on disk ahead of time (0: always streamed).
-    public var downloadAhead: Int
-
-    public init(name: String, url: String, order: PodcastOrder = .newest, downloadAhead: Int = 0) {
-        self.name = name
-        self.url = url
-        self.order = order
-        self.downloadAhead = downloadAhead
-    }
-}
-
-/// The config's `podcasts`: the feeds, how often they are fetched again, and the disk the
-/// downloads may take together.
-public struct PodcastSettings: Equatable, Sendable {
-    public var feeds: [PodcastSource] = []
-    /// Minutes between two fetches of a feed (each feed is also fetched at start).
-    public var refreshMinutes = 60.0
-    /// MiB every feed's downloads may take together.
-    public var budgetMiB = 1024
-
-    public init() {}
-
-    /// The most feeds one config may name.
-    public static let maxFeeds = 100
-    /// The longest name (UTF-8 bytes).
-    public static let maxNameBytes = 64
-
-    /// Whether `name` can name a podcast: 1 to 64 bytes, no control character, no `/` (it names a
-    /// folder of downloads and ends a `podcast://NAME` URI), not `.` or `..`.
-    public static func isName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= maxNameBytes && name != "." && name != ".."
-            && !name.unicodeScalars.contains { DisplayText.isControl($0) || $0 == "/" }
-            && name.first != " " && name.last != " "
-    }
-}
-
 /// `podcasts` as the file writes it.
 struct RawPodcasts: Decodable {
     struct Feed: Decodable {

@@ -121,3 +121,12 @@ extension EventSource {
     /// A source that does not say is looked after once a second.
     public var needsMaintenance: Bool { true }
 }
+
+/// Where the core's podcast fetches go (`Command.fetchPodcast`): the adapter fetches and reads the
+/// feed off the loop and posts `Event.podcastFetched` or `Event.podcastFailed` to the mailbox.
+public protocol PodcastPort: AnyObject {
+    /// Asks for `name`'s feed at `url`; returns at once.
+    func fetch(name: String, url: String)
+    /// Stops what is in flight (the player quitting).
+    func finish()
+}
