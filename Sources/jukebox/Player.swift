@@ -168,7 +168,7 @@ enum Player {
         runtime.startMPDLibrary()
         if let rfid = setup.rfid { runtime.watchCards(path: rfid.cards) }
         // Feeds are fetched on their own thread, started at the first fetch (none configured: never).
-        runtime.podcasts = PodcastWiring(mailbox: mailbox, caFile: setup.radioCAFile)
+        runtime.podcasts = PodcastWiring(mailbox: mailbox, caFile: setup.radioCAFile, downloads: setup.statePath.map { $0 + ".episodes" })
         runtime.releaseColdPages = { [log] in
             let start = monotonicNow()
             let released = ColdPages.release()

@@ -130,3 +130,31 @@ private extension Result where Failure == FeedFetchError {
         return nil
     }
 }
+
+/// Episodes downloaded from the local `RadioServer`: whole files renamed into place, nothing left
+/// behind by a failure or a download over its bound.
+final class EpisodeDownloadTests: XCTestCase {
+    func testDownloadsAreWholeOrNothing() throws {
+        try requireRadioServer()
+        let scratch = try Scratch()
+        let mp3 = try scratch.audio(.mp3, frames: 44100)
+        let server: RadioServer
+        do { server = try RadioServer(mp3: mp3, folder: scratch.url.path) } catch let error as RadioServer.Unavailable {
+            throw missingPeer(error.description)
+        }
+        let folder = scratch.url.appendingPathComponent("episodes/feed").path
+        var settings = FeedFetchSettings()
+        settings.stallSeconds = 5
+        settings.totalSeconds = 30
+        let size = try FileManager.default.attributesOfItem(atPath: mp3)[.size] as? Int ?? 0
+        let path = folder + "/ep.mp3"
+        XCTAssertEqual(EpisodeDownload.run(server.url("/file.mp3"), to: path, maxBytes: 1 << 30, settings: settings), .success(Int64(size)))
+        XCTAssertEqual(FileManager.default.contents(atPath: path), FileManager.default.contents(atPath: mp3))
+        // Over the budget left, a 404: nothing new, nothing half-written, the whole file kept.
+        XCTAssertEqual(EpisodeDownload.run(server.url("/file.mp3"), to: folder + "/big.mp3", maxBytes: 1000, settings: settings),
+                       .failure(.failed("larger than the budget left (1000 bytes)")))
+        XCTAssertEqual(EpisodeDownload.run(server.url("/missing"), to: folder + "/gone.mp3", maxBytes: 1 << 30, settings: settings),
+                       .failure(.failed("HTTP 404")))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), ["ep.mp3"])
+    }
+}

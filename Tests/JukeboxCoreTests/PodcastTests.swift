@@ -257,3 +257,87 @@ final class PodcastReduceTests: XCTestCase {
         ])
     }
 }
+
+/// Downloads ahead within the budget, decided by the core (`followPodcastDownloads`).
+final class PodcastDownloadTests: XCTestCase {
+    static var settings: Settings {
+        var s = Settings()
+        s.podcasts.feeds = [PodcastSource(name: "Serial", url: "https://serial.example/feed", order: .oldest, downloadAhead: 2)]
+        s.podcasts.budgetMiB = 1
+        return s
+    }
+
+    static func file(_ n: Int) -> String { "/state/s.json.episodes/" + PodcastFeed.fileName(name: "Serial", episode: PodcastTests.episode(n, published: nil)) }
+
+    func testTheNextEpisodesAreDownloadedOneAtATimeWithinTheBudget() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.podcastsReady = true
+        let h = CoreHarness(s)
+        let listed = PodcastTests.listed
+        XCTAssertTrue(PodcastFeed.fileName(name: "../../etc", episode: PodcastEpisode(id: "/x", title: "", url: "https://h/a.EXE?x=.mp3"))
+                        .allSatisfy { $0.isHexDigit || $0 == "/" || $0 == "." || $0.isLetter }, "only hashes and a known extension")
+        XCTAssertTrue(PodcastFeed.fileName(name: "a", episode: PodcastEpisode(id: "b", title: "", url: "https://h/a.EXE?x=.mp3")).hasSuffix(".audio"))
+        // The feed comes: the oldest not yet played is asked for, with the whole budget.
+        var fetched = PodcastFeed(name: "Serial", order: .oldest, episodes: listed)
+        h.send(.podcastFetched(name: "Serial", title: "", episodes: listed), {
+            $0.podcasts[0] = fetched
+            $0.podcastDownloading = PodcastEpisodeKey(name: "Serial", id: "ep1")
+        }, commands: [
+            .downloadEpisode(name: "Serial", id: "ep1", url: "https://cdn.example/1.mp3", file: String(Self.file(1).dropFirst(23)), maxBytes: 1 << 20),
+            .persistPodcasts([fetched]),
+        ])
+        // Downloaded (600 KiB): the next one gets what is left.
+        fetched.downloads["ep1"] = EpisodeFile(path: Self.file(1), bytes: 600 << 10)
+        h.send(.episodeDownloaded(name: "Serial", id: "ep1", path: Self.file(1), bytes: 600 << 10), {
+            $0.podcasts[0] = fetched
+            $0.podcastDownloading = PodcastEpisodeKey(name: "Serial", id: "ep2")
+        }, commands: [
+            .downloadEpisode(name: "Serial", id: "ep2", url: "https://cdn.example/2.mp3", file: String(Self.file(2).dropFirst(23)),
+                             maxBytes: (1 << 20) - (600 << 10)),
+            .persistPodcasts([fetched]),
+        ])
+        // Over what was left: not asked for again until the next refresh.
+        h.send(.episodeDownloadFailed(name: "Serial", id: "ep2", reason: "larger than the budget left (424 KiB)"), {
+            $0.podcastDownloading = nil
+            $0.podcastDownloadsFailed = [PodcastEpisodeKey(name: "Serial", id: "ep2")]
+        }, commands: [.report("podcast Serial: an episode could not be downloaded: larger than the budget left (424 KiB)")])
+        // The next refresh tries it again.
+        h.send(.timerFired(.podcastRefresh, at: 3600), {
+            $0.podcastDownloadsFailed = []
+            $0.podcastDownloading = PodcastEpisodeKey(name: "Serial", id: "ep2")
+        }, commands: [
+            .fetchPodcast(name: "Serial", url: "https://serial.example/feed"),
+            .startTimer(.podcastRefresh, after: 3600),
+            .downloadEpisode(name: "Serial", id: "ep2", url: "https://cdn.example/2.mp3", file: String(Self.file(2).dropFirst(23)),
+                             maxBytes: (1 << 20) - (600 << 10)),
+        ])
+    }
+
+    /// The budget spent: a played episode's file goes (the oldest first), never one not yet
+    /// played, never the one playing.
+    func testPlayedFilesMakeRoomOldestFirst() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.podcastsReady = true
+        let listed = PodcastTests.listed
+        s.podcasts[0] = PodcastFeed(name: "Serial", order: .oldest, episodes: listed,
+                                    places: ["ep1": EpisodePlace(position: 0, played: true), "ep2": EpisodePlace(position: 0, played: true)],
+                                    downloads: ["ep1": EpisodeFile(path: Self.file(1), bytes: 512 << 10),
+                                                "ep2": EpisodeFile(path: Self.file(2), bytes: 512 << 10)])
+        let h = CoreHarness(s)
+        var after = s.podcasts[0]
+        after.downloads = ["ep2": EpisodeFile(path: Self.file(2), bytes: 512 << 10)]
+        h.send(.timerFired(.podcastRefresh, at: 3600), {
+            $0.podcasts[0] = after
+            $0.podcastDownloading = PodcastEpisodeKey(name: "Serial", id: "ep3")
+        }, commands: [
+            .fetchPodcast(name: "Serial", url: "https://serial.example/feed"),
+            .startTimer(.podcastRefresh, after: 3600),
+            .deleteEpisodeFile(path: Self.file(1)),
+            .downloadEpisode(name: "Serial", id: "ep3", url: "https://cdn.example/3.mp3", file: String(Self.file(3).dropFirst(23)),
+                             maxBytes: 512 << 10),
+            .persistPodcasts([after]),
+        ])
+    }
+}

@@ -95,13 +95,16 @@ public enum FeedFailure: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .tooLarge(let limit):
-            let size = limit >= 1 << 20 ? "\(limit >> 20) MiB" : limit >= 1 << 10 ? "\(limit >> 10) KiB" : "\(limit) bytes"
-            return "the feed is larger than " + size
+        case .tooLarge(let limit): return "the feed is larger than " + Self.size(Int64(limit))
         case .notAFeed(let root): return "not an RSS or Atom feed (its root element is \"\(root)\")"
         case .entityDeclared(let name): return "the feed declares an XML entity (\"\(name)\"), which is refused"
         case .tooDeep(let limit): return "the feed nests elements deeper than \(limit)"
         case .malformed(let line, let column, let reason): return "not well-formed XML at line \(line), column \(column): \(reason)"
         }
+    }
+
+    /// `bytes` in the largest whole unit it fills: "8 MiB", "16 KiB", "100 bytes".
+    static func size(_ bytes: Int64) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : bytes >= 1 << 10 ? "\(bytes >> 10) KiB" : "\(bytes) bytes"
     }
 }

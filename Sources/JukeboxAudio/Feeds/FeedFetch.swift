@@ -26,44 +26,13 @@ public enum FeedFetch {
     /// quitting).
     public static func get(_ url: String, settings: FeedFetchSettings = FeedFetchSettings(), maxBytes: Int,
                            shouldStop: @escaping () -> Bool = { false }) -> Result<[UInt8], FeedFetchError> {
-        jb_http_global_init()
         let transfer = FeedTransfer(maxBytes: maxBytes, deadline: monotonicNow() + settings.totalSeconds, shouldStop: shouldStop)
-        let context = Unmanaged.passUnretained(transfer).toOpaque()
-        var callbacks = jb_http_callbacks(
-            context: context,
-            header: { _, _, _ in },
-            body: { context, data, length in
-                guard let context, let data else { return 0 }
-                let me = Unmanaged<FeedTransfer>.fromOpaque(context).takeUnretainedValue()
-                return me.take(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-            },
-            should_stop: { context in
-                guard let context else { return 1 }
-                return Unmanaged<FeedTransfer>.fromOpaque(context).takeUnretainedValue().stops() ? 1 : 0
-            })
-        var result = jb_http_result()
-        withExtendedLifetime(transfer) {
-            url.withCString { urlText in
-                "jukebox".withCString { agent in
-                    (settings.caFile ?? "").withCString { caFile in
-                        var options = jb_http_options(
-                            url: urlText, connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
-                            stall_seconds: settings.stallSeconds, header_seconds: 0, max_redirects: settings.maxRedirects,
-                            max_header_bytes: 64 * 1024, want_icy_metadata: 0, user_agent: agent, ca_file: caFile)
-                        jb_http_fetch(&options, &callbacks, &result)
-                    }
-                }
-            }
-        }
+        let result = FeedHTTP.run(url, settings: settings, sink: transfer)
         if transfer.tooLarge { return .failure(.tooLarge(limit: maxBytes)) }
         if transfer.timedOut { return .failure(.failed("no whole answer within \(Int(settings.totalSeconds)) s")) }
         if transfer.stopped { return .failure(.stopped) }
         if result.header_overflow != 0 { return .failure(.failed("the server's header is longer than 64 KiB")) }
-        if result.code != 0 {
-            if result.status >= 400 { return .failure(.failed("HTTP \(result.status)")) }
-            let words = withUnsafeBytes(of: result.error) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-            return .failure(.failed(FeedText.clean(words.isEmpty ? "libcurl error \(result.code)" : words, maxBytes: 200)))
-        }
+        if let words = FeedHTTP.failure(result) { return .failure(.failed(words)) }
         return .success(transfer.body)
     }
 
@@ -78,6 +47,63 @@ public enum FeedFetch {
             case .failure(let failure): return .failure(.refused(failure))
             }
         }
+    }
+}
+
+/// Where a transfer's body goes, and whether to stop it (polled about once a second).
+protocol TransferSink: AnyObject {
+    /// Takes body bytes; false ends the transfer.
+    func take(_ bytes: UnsafeRawBufferPointer) -> Bool
+    func stops() -> Bool
+}
+
+/// One GET through `CHTTP` (libcurl) on this thread, its body handed to `sink`: the feeds' and the
+/// episodes' one transfer (the radio's `HTTPStream` has its own, with ICY and reconnections).
+enum FeedHTTP {
+    private final class Box {
+        let sink: TransferSink
+        init(_ sink: TransferSink) { self.sink = sink }
+    }
+
+    static func run(_ url: String, settings: FeedFetchSettings, sink: TransferSink) -> jb_http_result {
+        jb_http_global_init()
+        let box = Box(sink)
+        let context = Unmanaged.passUnretained(box).toOpaque()
+        var callbacks = jb_http_callbacks(
+            context: context,
+            header: { _, _, _ in },
+            body: { context, data, length in
+                guard let context, let data else { return 0 }
+                let sink = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().sink
+                return sink.take(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+            },
+            should_stop: { context in
+                guard let context else { return 1 }
+                return Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().sink.stops() ? 1 : 0
+            })
+        var result = jb_http_result()
+        withExtendedLifetime(box) {
+            url.withCString { urlText in
+                "jukebox".withCString { agent in
+                    (settings.caFile ?? "").withCString { caFile in
+                        var options = jb_http_options(
+                            url: urlText, connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
+                            stall_seconds: settings.stallSeconds, header_seconds: 0, max_redirects: settings.maxRedirects,
+                            max_header_bytes: 64 * 1024, want_icy_metadata: 0, user_agent: agent, ca_file: caFile)
+                        jb_http_fetch(&options, &callbacks, &result)
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    /// libcurl's failure in words: `HTTP 404`, its own message, or nil when the server ended it.
+    static func failure(_ result: jb_http_result) -> String? {
+        guard result.code != 0 else { return nil }
+        if result.status >= 400 { return "HTTP \(result.status)" }
+        let words = withUnsafeBytes(of: result.error) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+        return FeedText.clean(words.isEmpty ? "libcurl error \(result.code)" : words, maxBytes: 200)
     }
 }
 
@@ -104,7 +130,7 @@ public enum FeedFetchError: Error, Equatable, Sendable, CustomStringConvertible 
 
 /// One transfer's body so far (a `BodySink`) and why it ended; touched by libcurl's callbacks on
 /// the fetching thread only.
-final class FeedTransfer {
+final class FeedTransfer: TransferSink {
     let sink: BodySink
     let deadline: Double
     var timedOut = false

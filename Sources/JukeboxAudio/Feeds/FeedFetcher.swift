@@ -9,33 +9,61 @@ public struct FeedFetchOutcome: Sendable {
     public var result: Result<FeedDocument, FeedFetchError>
 }
 
-/// The feeds' own thread (`jukebox-feeds`): fetches and parses one feed at a time, in the order
-/// asked, and hands each outcome to `report` on this thread (the wiring posts it to the loop). A
-/// feed asked for again while it waits is fetched once. Never the loop's thread: a feed may take
-/// up to `FeedFetchSettings.totalSeconds`.
+/// What one episode's download came to: the file's size, or why not.
+public struct EpisodeDownloadOutcome: Sendable {
+    public var name: String
+    public var id: String
+    public var path: String
+    public var result: Result<Int64, FeedFetchError>
+}
+
+/// The feeds' own thread (`jukebox-feeds`): fetches and parses one feed at a time, and downloads
+/// episodes (`EpisodeDownload`), in the order asked, and hands each outcome to `report` or
+/// `reportDownload` on this thread (the wiring posts it to the loop). A feed or an episode asked
+/// for again while it waits is done once. Never the loop's thread: a feed may take up to
+/// `FeedFetchSettings.totalSeconds`, a download up to `downloadSeconds`.
 public final class FeedFetcher: @unchecked Sendable {
     private let monitor = Monitor()
-    private var queue: [(name: String, url: String)] = []
+    private enum Job: Equatable {
+        case feed(name: String, url: String)
+        case episode(name: String, id: String, url: String, path: String, maxBytes: Int64)
+    }
+
+    private var queue: [Job] = []
     private var stopping = false
     private var thread: NativeThread?
     private let settings: FeedFetchSettings
     private let limits: FeedLimits
     private let report: @Sendable (FeedFetchOutcome) -> Void
+    private let reportDownload: @Sendable (EpisodeDownloadOutcome) -> Void
+    /// The whole time one episode's download may take.
+    public static let downloadSeconds = 3600.0
 
     /// Starts the thread.
     public init(settings: FeedFetchSettings = FeedFetchSettings(), limits: FeedLimits = FeedLimits(),
-                report: @escaping @Sendable (FeedFetchOutcome) -> Void) {
+                report: @escaping @Sendable (FeedFetchOutcome) -> Void,
+                reportDownload: @escaping @Sendable (EpisodeDownloadOutcome) -> Void = { _ in }) {
         self.settings = settings
         self.limits = limits
         self.report = report
+        self.reportDownload = reportDownload
         thread = NativeThread(name: "jukebox-feeds") { [unowned self] in self.run() }
     }
 
     /// Asks for `name`'s feed at `url`; returns at once.
     public func fetch(name: String, url: String) {
+        add(.feed(name: name, url: url))
+    }
+
+    /// Asks for episode `id` of `name` at `url` to be downloaded to `path`, at most `maxBytes`.
+    public func download(name: String, id: String, url: String, to path: String, maxBytes: Int64) {
+        add(.episode(name: name, id: id, url: url, path: path, maxBytes: maxBytes))
+    }
+
+    private func add(_ job: Job) {
         monitor.withLock {
-            guard !queue.contains(where: { $0.name == name && $0.url == url }) else { return }
-            queue.append((name, url))
+            guard !queue.contains(job) else { return }
+            queue.append(job)
             monitor.broadcast()
         }
     }
@@ -61,11 +89,19 @@ public final class FeedFetcher: @unchecked Sendable {
             }
             let next = queue.removeFirst()
             monitor.unlock()
-            let result = FeedFetch.fetch(next.url, settings: settings, limits: limits) { [unowned self] in
-                self.monitor.withLock { self.stopping }
+            let stop: () -> Bool = { [unowned self] in self.monitor.withLock { self.stopping } }
+            switch next {
+            case .feed(let name, let url):
+                let result = FeedFetch.fetch(url, settings: settings, limits: limits, shouldStop: stop)
+                if case .failure(.stopped) = result { return }
+                report(FeedFetchOutcome(name: name, url: url, result: result))
+            case .episode(let name, let id, let url, let path, let maxBytes):
+                var long = settings
+                long.totalSeconds = Self.downloadSeconds
+                let result = EpisodeDownload.run(url, to: path, maxBytes: maxBytes, settings: long, shouldStop: stop)
+                if case .failure(.stopped) = result { return }
+                reportDownload(EpisodeDownloadOutcome(name: name, id: id, path: path, result: result))
             }
-            if case .failure(.stopped) = result { return }
-            report(FeedFetchOutcome(name: next.name, url: next.url, result: result))
         }
     }
 }

@@ -157,6 +157,10 @@ public enum Event: Equatable, Sendable {
     case podcastFailed(name: String, reason: String)
     /// `podcast NAME`: play the podcast's next episodes (`PodcastFeed.nextUp`).
     case playPodcast(name: String)
+    /// Episode `id` of podcast `name` is downloaded whole to `path` (absolute), `bytes` long.
+    case episodeDownloaded(name: String, id: String, path: String, bytes: Int64)
+    /// Episode `id` of podcast `name` could not be downloaded.
+    case episodeDownloadFailed(name: String, id: String, reason: String)
 
     // MARK: Outcomes from the audio engine (`playID` is the one the start command carried)
     /// The first sample of a play was handed to the device.

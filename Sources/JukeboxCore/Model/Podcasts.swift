@@ -88,6 +88,18 @@ public struct EpisodePlace: Equatable, Sendable, Codable {
     }
 }
 
+/// An episode downloaded: where its file is (absolute, as the shell made it) and its size.
+public struct EpisodeFile: Equatable, Sendable, Codable {
+    public var path: String
+    public var bytes: Int64
+
+    /// Creates one.
+    public init(path: String, bytes: Int64) {
+        self.path = path
+        self.bytes = bytes
+    }
+}
+
 /// A podcast: its episodes as known (the last good fetch and those seen before it) and each
 /// episode's own place. A fetch that fails changes nothing but `lastError`: what was known stays.
 public struct PodcastFeed: Equatable, Sendable, Codable {
@@ -105,16 +117,33 @@ public struct PodcastFeed: Equatable, Sendable, Codable {
     public var places: [String: EpisodePlace]
     /// Why the last fetch failed (nil when it worked).
     public var lastError: String?
+    /// The episodes downloaded, by id.
+    public var downloads: [String: EpisodeFile]
 
     /// Creates one.
     public init(name: String, order: PodcastOrder = .newest, title: String = "", episodes: [PodcastEpisode] = [],
-                places: [String: EpisodePlace] = [:], lastError: String? = nil) {
+                places: [String: EpisodePlace] = [:], lastError: String? = nil, downloads: [String: EpisodeFile] = [:]) {
         self.name = name
         self.order = order
         self.title = title
         self.episodes = episodes
         self.places = places
         self.lastError = lastError
+        self.downloads = downloads
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, order, title, episodes, places, lastError, downloads }
+
+    /// Read from the podcasts file; `downloads` may be absent (none).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        order = try c.decode(PodcastOrder.self, forKey: .order)
+        title = try c.decode(String.self, forKey: .title)
+        episodes = try c.decode([PodcastEpisode].self, forKey: .episodes)
+        places = try c.decode([String: EpisodePlace].self, forKey: .places)
+        lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
+        downloads = try c.decodeIfPresent([String: EpisodeFile].self, forKey: .downloads) ?? [:]
     }
 }
 
@@ -170,9 +199,15 @@ extension PodcastFeed {
         return (queue, place.position)
     }
 
-    /// The episode whose audio is at `url`, if this feed lists it.
-    public func episode(url: String) -> PodcastEpisode? {
-        episodes.first { $0.url == url }
+    /// The episode whose audio is at `path`: its URL, or the file it was downloaded to.
+    public func episode(url path: String) -> PodcastEpisode? {
+        if let id = downloads.first(where: { $0.value.path == path })?.key { return episodes.first { $0.id == id } }
+        return episodes.first { $0.url == path }
+    }
+
+    /// Where episode `episode` plays from: its file when downloaded, else its URL.
+    public func source(of episode: PodcastEpisode) -> String {
+        downloads[episode.id]?.path ?? episode.url
     }
 
     /// The place heard into episode `id` (a save, a pause, a skip away). A played episode heard
@@ -188,5 +223,43 @@ extension PodcastFeed {
     public mutating func finished(_ id: String) {
         guard episodes.contains(where: { $0.id == id }) else { return }
         places[id] = EpisodePlace(position: 0, played: true)
+    }
+}
+
+/// An episode of a podcast: the podcast's name and the episode's id.
+public struct PodcastEpisodeKey: Hashable, Sendable {
+    public var name: String
+    public var id: String
+
+    public init(name: String, id: String) {
+        self.name = name
+        self.id = id
+    }
+}
+
+extension PodcastFeed {
+    /// Where episode `id` of podcast `name` is downloaded to, relative to the downloads folder:
+    /// `FEED/EPISODE.EXT`, both hashes of the names (FNV-1a, 64 bits, hex) so nothing a feed says
+    /// reaches a file name, and the extension of the URL's path when it is a known audio one.
+    public static func fileName(name: String, episode: PodcastEpisode) -> String {
+        let path = episode.url.split(separator: "?").first.map(String.init) ?? episode.url
+        let last = path.split(separator: "/").last.map(String.init) ?? ""
+        let ext = last.split(separator: ".").count > 1 ? (last.split(separator: ".").last.map { $0.lowercased() } ?? "") : ""
+        let known: Set<String> = ["mp3", "m4a", "m4b", "aac", "ogg", "oga", "opus", "flac", "mp4", "wav"]
+        return hex(fnv1a(name)) + "/" + hex(fnv1a(episode.id)) + "." + (known.contains(ext) ? ext : "audio")
+    }
+
+    static func fnv1a(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
+    }
+
+    static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

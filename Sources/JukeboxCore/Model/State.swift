@@ -128,6 +128,11 @@ public struct State: Equatable, Sendable {
     public var podcastsReady = false
     /// Whether `podcasts` changed since they were last handed to the shell to save.
     public var podcastsDirty = false
+    /// The episode being downloaded (`Command.downloadEpisode`), as (podcast, episode id); one at
+    /// a time, so the budget it was given is the budget left.
+    public var podcastDownloading: PodcastEpisodeKey?
+    /// Episodes whose download failed since the last refresh: not asked for again until then.
+    public var podcastDownloadsFailed: Set<PodcastEpisodeKey> = []
 
     /// The panel frame shown last (for panels configured in `Settings.display`).
     public var shownFrame: DisplayFrame?

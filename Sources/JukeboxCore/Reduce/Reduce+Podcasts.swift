@@ -35,7 +35,24 @@ extension State {
         case .playPodcast(let name):
             playPodcast(name, &step)
         case .timerFired(.podcastRefresh, _):
+            // Downloads that failed are tried again with the feeds.
+            podcastDownloadsFailed = []
             fetchPodcasts(&step)
+        case .episodeDownloaded(let name, let id, let path, let bytes):
+            if podcastDownloading == PodcastEpisodeKey(name: name, id: id) { podcastDownloading = nil }
+            guard let at = podcasts.firstIndex(where: { $0.name == name }), podcasts[at].episodes.contains(where: { $0.id == id }) else {
+                // Neither the podcast nor the episode is known any more: the file goes.
+                step.commands.append(.deleteEpisodeFile(path: path))
+                return
+            }
+            if let old = podcasts[at].downloads[id], old.path != path { step.commands.append(.deleteEpisodeFile(path: old.path)) }
+            podcasts[at].downloads[id] = EpisodeFile(path: path, bytes: bytes)
+            podcastsDirty = true
+        case .episodeDownloadFailed(let name, let id, let reason):
+            let key = PodcastEpisodeKey(name: name, id: id)
+            if podcastDownloading == key { podcastDownloading = nil }
+            podcastDownloadsFailed.insert(key)
+            step.commands.append(.report("podcast \(DisplayText.inert(name)): an episode could not be downloaded: \(DisplayText.inert(reason, maxBytes: 200))"))
         default:
             break
         }
@@ -63,8 +80,9 @@ extension State {
             return
         }
         let album = feed.title.isEmpty ? feed.name : feed.title
-        let infos = episodes.map { TrackInfo(path: $0.url, title: $0.title, album: album, duration: $0.duration) }
-        let start = Library.isStreamURL(first.url) ? nil : place
+        let infos = episodes.map { TrackInfo(path: feed.source(of: $0), title: $0.title, album: album, duration: $0.duration) }
+        // Only a downloaded episode resumes at its place: a stream starts at its beginning.
+        let start = Library.isStreamURL(feed.source(of: first)) ? nil : place
         replaceQueue(infos, from: nil, startAt: start, &step)
     }
 
@@ -101,5 +119,66 @@ extension State {
             podcasts = next
             podcastsDirty = true
         }
+    }
+
+    /// The downloads the podcasts call for now: files of episodes no longer known deleted; then,
+    /// for each podcast with `downloadAhead`, its next episodes not yet played (in play order) are
+    /// downloaded, one at a time across all podcasts, within `budgetMiB` for all of them. When the
+    /// budget is spent, played episodes' files go first, oldest first (by date, then the feed's
+    /// list); a file of an episode not yet played is never deleted for room, and none is deleted
+    /// while it plays. A download that failed waits for the next refresh.
+    mutating func followPodcastDownloads(_ step: inout Step) {
+        let playing = currentTrack?.info.path
+        // Files of episodes no longer known.
+        for at in podcasts.indices {
+            let known = Set(podcasts[at].episodes.map(\.id))
+            for (id, file) in podcasts[at].downloads where !known.contains(id) && file.path != playing {
+                podcasts[at].downloads[id] = nil
+                step.commands.append(.deleteEpisodeFile(path: file.path))
+                podcastsDirty = true
+            }
+        }
+        guard podcastsReady, podcastDownloading == nil else { return }
+        let budget = Int64(settings.podcasts.budgetMiB) << 20
+        // The next episode wanted, the first podcast in the config's order first.
+        var wanted: (feed: Int, episode: PodcastEpisode)?
+        search: for source in settings.podcasts.feeds where source.downloadAhead > 0 {
+            guard let at = podcasts.firstIndex(where: { $0.name == source.name }) else { continue }
+            let feed = podcasts[at]
+            let ahead = feed.playOrder.filter { feed.places[$0.id]?.played != true }.prefix(source.downloadAhead)
+            for episode in ahead where feed.downloads[episode.id] == nil
+                && !podcastDownloadsFailed.contains(PodcastEpisodeKey(name: feed.name, id: episode.id)) {
+                wanted = (at, episode)
+                break search
+            }
+        }
+        guard let wanted else { return }
+        var used = podcasts.reduce(Int64(0)) { $0 + $1.downloads.values.reduce(Int64(0)) { $0 + $1.bytes } }
+        // Any room at all: the length a feed states is often wrong, and the download itself
+        // stops at the budget left (`maxBytes`).
+        let hint: Int64 = 1
+        if used + hint > budget {
+            // Played episodes' files, oldest first, until there is room.
+            var played: [(date: Int64, index: Int, feed: Int, id: String, file: EpisodeFile)] = []
+            for at in podcasts.indices {
+                for (index, episode) in podcasts[at].episodes.enumerated()
+                where podcasts[at].places[episode.id]?.played == true {
+                    guard let file = podcasts[at].downloads[episode.id], file.path != playing else { continue }
+                    played.append((episode.published ?? Int64.min, -index, at, episode.id, file))
+                }
+            }
+            played.sort { $0.date != $1.date ? $0.date < $1.date : $0.index < $1.index }
+            for old in played where used + hint > budget {
+                podcasts[old.feed].downloads[old.id] = nil
+                step.commands.append(.deleteEpisodeFile(path: old.file.path))
+                used -= old.file.bytes
+                podcastsDirty = true
+            }
+        }
+        guard used + hint <= budget else { return }
+        let name = podcasts[wanted.feed].name
+        podcastDownloading = PodcastEpisodeKey(name: name, id: wanted.episode.id)
+        step.commands.append(.downloadEpisode(name: name, id: wanted.episode.id, url: wanted.episode.url,
+                                              file: PodcastFeed.fileName(name: name, episode: wanted.episode), maxBytes: budget - used))
     }
 }

@@ -55,7 +55,10 @@ extension State {
             case .trackStarted(let id) where handedNext?.playID == id: ended = currentTrack?.info.path
             default: break
             }
-            if let ended { podcastTrackEnded(path: ended) }
+            if let ended {
+                podcastTrackEnded(path: ended)
+                followPodcastDownloads(&step)
+            }
             engineReport(event, &step)
             // The same track over again from its start (repeat one) is a jump back, like a seek:
             // saved at once, or a power cut then resumes near its end.
@@ -98,8 +101,9 @@ extension State {
             card(event, &step)
         case .resetBookmarks(let path):
             resetBookmarks(path, &step)
-        case .podcastsLoaded, .podcastFetched, .podcastFailed, .timerFired(.podcastRefresh, _):
+        case .podcastsLoaded, .podcastFetched, .podcastFailed, .timerFired(.podcastRefresh, _), .episodeDownloaded, .episodeDownloadFailed:
             podcast(event, &step)
+            followPodcastDownloads(&step)
         case .playPodcast:
             step.activity = true
             message = nil

@@ -183,16 +183,7 @@ public enum CardMapFile {
     /// Writes `bytes` over `path` through a temporary file that no one else can have made.
     static func writeExclusive(_ bytes: [UInt8], to path: String) throws(SystemError) {
         let folder = Paths.directory(path)
-        let base = path.split(separator: "/").last.map(String.init) ?? "cards.json"
-        var temp = ""
-        var fd: Int32 = -1
-        for attempt in 0..<8 {
-            temp = "\(folder)/.\(base).\(getpid()).\(attempt).tmp"
-            fd = open(cPath(temp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            if fd >= 0 || errno != EEXIST { break }
-        }
-        let tempPath = temp, opened = fd
-        _ = try sys("open", tempPath) { Int(opened) }
+        let (tempPath, opened) = try createTemporary(beside: path, fallbackName: "cards.json")
         do {
             var offset = 0
             while offset < bytes.count {

@@ -127,6 +127,11 @@ extension EventSource {
 public protocol PodcastPort: AnyObject {
     /// Asks for `name`'s feed at `url`; returns at once.
     func fetch(name: String, url: String)
+    /// Asks for episode `id` of `name` to be downloaded from `url` to `file` (relative to the
+    /// downloads folder), at most `maxBytes`; `Event.episodeDownloaded` or `.episodeDownloadFailed` follows.
+    func download(name: String, id: String, url: String, file: String, maxBytes: Int64)
+    /// Deletes a downloaded episode's file (only inside the downloads folder).
+    func delete(path: String)
     /// Stops what is in flight (the player quitting).
     func finish()
 }

@@ -227,6 +227,11 @@ public final class Runtime: LoopCore {
         case .grant(let id): control.grant(id)
         case .persist, .persistPlace, .persistBookmarks, .persistPodcasts: saving.writer?.carryOut(command)
         case .fetchPodcast(let name, let url): podcasts?.fetch(name: name, url: url)
+        case .downloadEpisode(let name, let id, let url, let file, let maxBytes):
+            if let podcasts { podcasts.download(name: name, id: id, url: url, file: file, maxBytes: maxBytes) } else {
+                pending.append(.episodeDownloadFailed(name: name, id: id, reason: "this player downloads no episodes"))
+            }
+        case .deleteEpisodeFile(let path): podcasts?.delete(path: path)
         case .render(let view): if readiness.startingUp { readiness.startView = view } else { show(view) }
         case .show(let frame): adapters.display?.show(frame)
         case .report(let message): adapters.status.report(message)
