@@ -127,6 +127,50 @@ final class PodcastReduceTests: XCTestCase {
         XCTAssertTrue(ControlCommand.helpText.contains("podcast NAME"))
     }
 
+    /// `event` queues News's episodes newest first and plays episode 3 as a stream; the tracks.
+    @discardableResult
+    private func playsNews(_ h: CoreHarness, _ event: Event, file: StaticString = #filePath, line: UInt = #line,
+                           _ more: (inout State) -> Void = { _ in }) -> [TrackInfo] {
+        let tracks = [3, 2, 1].map {
+            TrackInfo(path: "https://cdn.example/\($0).mp3", title: "Episode \($0)", album: "The News", duration: 600)
+        }
+        h.send(event, file: file, line: line, {
+            $0.message = nil
+            $0.queue = [Track(id: 1, info: tracks[0]), Track(id: 2, info: tracks[1]), Track(id: 3, info: tracks[2])]
+            $0.order = [1, 2, 3]
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)
+            more(&$0)
+        }, commands: [
+            .startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: 0, paused: false,
+                        next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
+            .persist(Snapshot(tracks: tracks, current: 0, phase: .playing)),
+            .render(status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)),
+        ])
+        return tracks
+    }
+
+    /// A card mapped to a podcast plays it as `podcast NAME` does.
+    func testACardPlaysAPodcast() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.podcastsReady = true
+        s.cards.map = CardMap(["0001": .podcast("News")])
+        let h = CoreHarness(s)
+        fetchNews(h)
+        playsNews(h, .cardRead(id: "0001", at: 1)) {
+            $0.cards.lastReadID = "0001"
+            $0.cards.lastReadAt = 1
+        }
+    }
+
     func testEveryFeedIsFetchedAtStartAndOnTheRefreshTimer() {
         let h = ready()
         XCTAssertEqual(h.state.podcasts, [PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest)])
@@ -196,28 +240,7 @@ final class PodcastReduceTests: XCTestCase {
             $0.message = "Serial: no episodes yet"
             $0.shown = status("stopped", message: "Serial: no episodes yet")
         }, commands: [.render(status("stopped", message: "Serial: no episodes yet"))])
-        let tracks = [3, 2, 1].map {
-            TrackInfo(path: "https://cdn.example/\($0).mp3", title: "Episode \($0)", album: "The News", duration: 600)
-        }
-        h.send(.playPodcast(name: "News"), {
-            $0.message = nil
-            $0.queue = [Track(id: 1, info: tracks[0]), Track(id: 2, info: tracks[1]), Track(id: 3, info: tracks[2])]
-            $0.order = [1, 2, 3]
-            $0.nextTrackID = 4
-            $0.queueRevision = 1
-            $0.cursor = 0
-            $0.phase = .playing
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)
-        }, commands: [
-            .startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: 0, paused: false,
-                        next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
-            .persist(Snapshot(tracks: tracks, current: 0, phase: .playing)),
-            .render(status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)),
-        ])
+        let tracks = playsNews(h, .playPodcast(name: "News"))
         // Episode 3 ends (the successor handed to the engine came too late): marked played, saved.
         let played = [PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
                                   places: ["ep3": EpisodePlace(position: 0, played: true)]),

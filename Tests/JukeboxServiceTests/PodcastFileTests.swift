@@ -24,6 +24,17 @@ final class PodcastFileTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["state.json.podcasts"])
     }
 
+    /// A card names a podcast as `{"podcast": NAME}` or as the control language's `podcast NAME`.
+    func testACardNamesAPodcast() {
+        let map = #"{"0001": {"podcast": "Bedtime Stories"}, "0002": "podcast  News", "0003": "/music/a"}"#
+        XCTAssertEqual(CardMapFile.parse(Array(map.utf8), source: "cards.json"),
+                       .success(CardMap(["0001": .podcast("Bedtime Stories"), "0002": .podcast("News"), "0003": .play(["/music/a"])])))
+        XCTAssertEqual(CardMapFile.parse(Array(#"{"0001": {"podcast": ""}}"#.utf8), source: "cards.json"),
+                       .failure(CardMapError("cards.json: card 0001: usage: podcast NAME")))
+        XCTAssertEqual(CardMapFile.parse(Array(#"{"0001": {"play": {"podcast": "News"}}}"#.utf8), source: "cards.json"),
+                       .failure(CardMapError("cards.json: card 0001: options inside options")))
+    }
+
     func testDamagedFilesAreMovedAsideAndBadEntriesLeftOut() throws {
         let dir = TempDir()
         let path = dir.write("p", "{\"version\":1,\"podcasts\":[")
