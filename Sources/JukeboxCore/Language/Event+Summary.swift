@@ -61,6 +61,7 @@ extension Event {
         case .podcastFetched(let name, _, let episodes): return "podcast \(DisplayText.inert(name)): \(episodes.count) episodes"
         case .podcastFailed(let name, let reason): return "podcast \(DisplayText.inert(name)) failed: \(DisplayText.inert(reason, maxBytes: 200))"
         case .playPodcast(let name): return "podcast " + DisplayText.inert(name)
+        case .queuePodcast(let name): return "add podcast " + DisplayText.inert(name)
         case .episodeDownloaded(let name, let id, _, let bytes):
             return "podcast \(DisplayText.inert(name)): episode \(DisplayText.inert(id, maxBytes: 80)) downloaded (\(bytes) bytes)"
         case .episodeDownloadFailed(let name, let id, let reason):

@@ -157,6 +157,8 @@ public enum Event: Equatable, Sendable {
     case podcastFailed(name: String, reason: String)
     /// `podcast NAME`: play the podcast's next episodes (`PodcastFeed.nextUp`).
     case playPodcast(name: String)
+    /// MPD's `add podcast://NAME`: the podcast's next episodes appended to the queue, not played.
+    case queuePodcast(name: String)
     /// Episode `id` of podcast `name` is downloaded whole to `path` (absolute), `bytes` long.
     case episodeDownloaded(name: String, id: String, path: String, bytes: Int64)
     /// Episode `id` of podcast `name` could not be downloaded.

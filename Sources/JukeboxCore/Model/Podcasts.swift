@@ -205,6 +205,11 @@ extension PodcastFeed {
         return episodes.first { $0.url == path }
     }
 
+    /// The queue entry of `episode`: its file or URL, its title, the feed's title as the album.
+    public func track(_ episode: PodcastEpisode) -> TrackInfo {
+        TrackInfo(path: source(of: episode), title: episode.title, album: title.isEmpty ? name : title, duration: episode.duration)
+    }
+
     /// Where episode `episode` plays from: its file when downloaded, else its URL.
     public func source(of episode: PodcastEpisode) -> String {
         downloads[episode.id]?.path ?? episode.url

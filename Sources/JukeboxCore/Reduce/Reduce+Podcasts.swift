@@ -34,6 +34,9 @@ extension State {
             podcastsDirty = true
         case .playPodcast(let name):
             playPodcast(name, &step)
+        case .queuePodcast(let name):
+            guard let (feed, episodes, _) = nextEpisodes(name) else { return }
+            queueChange(.add(episodes.map { feed.track($0) }), &step)
         case .timerFired(.podcastRefresh, _):
             // Downloads that failed are tried again with the feeds.
             podcastDownloadsFailed = []
@@ -70,20 +73,25 @@ extension State {
     /// episode played from its URL starts at its beginning whatever its place: an HTTP stream
     /// cannot seek (a downloaded one would resume).
     mutating func playPodcast(_ name: String, _ step: inout Step) {
-        guard let feed = podcasts.first(where: { $0.name == name }) else {
-            message = "no podcast \"\(DisplayText.inert(name, maxBytes: 64))\""
-            return
-        }
-        let (episodes, place) = feed.nextUp()
-        guard let first = episodes.first else {
-            message = "\(DisplayText.inert(name)): no episodes yet" + (feed.lastError.map { " (\(DisplayText.inert($0, maxBytes: 120)))" } ?? "")
-            return
-        }
-        let album = feed.title.isEmpty ? feed.name : feed.title
-        let infos = episodes.map { TrackInfo(path: feed.source(of: $0), title: $0.title, album: album, duration: $0.duration) }
+        guard let (feed, episodes, place) = nextEpisodes(name), let first = episodes.first else { return }
         // Only a downloaded episode resumes at its place: a stream starts at its beginning.
         let start = Library.isStreamURL(feed.source(of: first)) ? nil : place
-        replaceQueue(infos, from: nil, startAt: start, &step)
+        replaceQueue(episodes.map { feed.track($0) }, from: nil, startAt: start, &step)
+    }
+
+    /// Podcast `name`, its next episodes (never none) and the first one's place; nil, with the
+    /// reason on the status line, for an unknown podcast or one without episodes yet.
+    mutating func nextEpisodes(_ name: String) -> (PodcastFeed, [PodcastEpisode], Double)? {
+        guard let feed = podcasts.first(where: { $0.name == name }) else {
+            message = "no podcast \"\(DisplayText.inert(name, maxBytes: 64))\""
+            return nil
+        }
+        let (episodes, place) = feed.nextUp()
+        guard !episodes.isEmpty else {
+            message = "\(DisplayText.inert(name)): no episodes yet" + (feed.lastError.map { " (\(DisplayText.inert($0, maxBytes: 120)))" } ?? "")
+            return nil
+        }
+        return (feed, episodes, place)
     }
 
     /// The track at `path` was played to its end: an episode of a podcast is marked played.

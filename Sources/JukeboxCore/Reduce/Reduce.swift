@@ -104,7 +104,7 @@ extension State {
         case .podcastsLoaded, .podcastFetched, .podcastFailed, .timerFired(.podcastRefresh, _), .episodeDownloaded, .episodeDownloadFailed:
             podcast(event, &step)
             followPodcastDownloads(&step)
-        case .playPodcast:
+        case .playPodcast, .queuePodcast:
             step.activity = true
             message = nil
             failuresInARow = 0
