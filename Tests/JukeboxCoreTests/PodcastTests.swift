@@ -363,4 +363,26 @@ final class PodcastDownloadTests: XCTestCase {
             .persistPodcasts([after]),
         ])
     }
+
+    /// While a downloaded episode plays, its place is noted once it moved 30 s (the podcasts file
+    /// is written whole); paused, exactly.
+    func testThePlaceOfAPlayingEpisodeIsNotedEveryThirtySeconds() {
+        var s = State(settings: Self.settings)
+        s.podcastsReady = true
+        s.podcasts[0] = PodcastFeed(name: "Serial", order: .oldest, episodes: PodcastTests.listed,
+                                    downloads: ["ep1": EpisodeFile(path: Self.file(1), bytes: 1000)])
+        s.queue = [Track(id: 1, info: TrackInfo(path: Self.file(1)))]
+        s.order = [1]
+        s.cursor = 0
+        s.phase = .playing
+        var noted: [Double?] = []
+        for (position, phase) in [(10.0, PlayerPhase.playing), (39.0, .playing), (41.0, .playing), (45.0, .paused)] {
+            s.position = position
+            s.phase = phase
+            s.notePodcastPlace()
+            noted.append(s.podcasts[0].places["ep1"]?.position)
+        }
+        XCTAssertEqual(noted, [10, 10, 41, 45])
+        XCTAssertTrue(s.podcastsDirty)
+    }
 }

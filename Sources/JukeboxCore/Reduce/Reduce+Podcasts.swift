@@ -103,6 +103,11 @@ extension State {
         }
     }
 
+    /// While an episode plays, its place is noted when it moved this far (the podcasts file is
+    /// rewritten whole, so not at every save; a pause, a stop or another track note it exactly,
+    /// and the state file holds the exact place of the queue's track anyway).
+    static let podcastPlaceStep = 30.0
+
     /// The place heard into the current track, if it is an episode played from a file (an HTTP
     /// stream cannot seek, so its place could not be gone back to).
     mutating func notePodcastPlace() {
@@ -110,6 +115,7 @@ extension State {
         for at in podcasts.indices {
             guard let episode = podcasts[at].episode(url: track.info.path) else { continue }
             let before = podcasts[at].places[episode.id]
+            if phase == .playing, let old = before?.position, abs(position - old) < Self.podcastPlaceStep { continue }
             podcasts[at].note(episode.id, position: position)
             if podcasts[at].places[episode.id] != before { podcastsDirty = true }
         }
