@@ -171,6 +171,7 @@ enum CommandHarness {
         case .cardDelete(let id): return "card delete " + id
         case .cardsJSON: return "cards --json"
         case .bookmarksJSON: return "bookmarks --json"
+        case .podcastsJSON: return "podcasts --json"
         case .bookmarkReset(let path): return "bookmark reset " + (path ?? "--all")
         }
     }

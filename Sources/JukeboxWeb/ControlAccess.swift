@@ -23,7 +23,7 @@ public enum ControlAccess: Equatable, Sendable {
                 // An intent the language gains later is refused until it is placed here.
                 return .refused
             }
-        case .status, .statusJSON, .queue, .queueJSON, .lsJSON, .searchJSON, .help, .version, .cardsJSON, .bookmarksJSON:
+        case .status, .statusJSON, .queue, .queueJSON, .lsJSON, .searchJSON, .help, .version, .cardsJSON, .bookmarksJSON, .podcastsJSON:
             return .open
         case .add, .load, .save, .cardAssign, .cardAssignNext, .cardDelete, .bookmarkReset, .reload, .restart, .libraryUpdate:
             return .session

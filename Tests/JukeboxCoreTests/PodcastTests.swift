@@ -125,6 +125,8 @@ final class PodcastReduceTests: XCTestCase {
         XCTAssertEqual(ControlCommand.parse("podcast  Bedtime   Stories", seed: 0), .success(.intent(.playPodcast(name: "Bedtime Stories"))))
         XCTAssertEqual(ControlCommand.parse("podcast", seed: 0), .failure(ControlError("usage: podcast NAME")))
         XCTAssertTrue(ControlCommand.helpText.contains("podcast NAME"))
+        XCTAssertEqual(ControlCommand.parse("podcasts --json", seed: 0), .success(.podcastsJSON))
+        XCTAssertEqual(ControlCommand.parse("podcasts", seed: 0), .failure(ControlError("usage: podcasts --json")))
     }
 
     /// `event` queues News's episodes newest first and plays episode 3 as a stream; the tracks.

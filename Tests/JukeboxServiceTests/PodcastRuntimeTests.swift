@@ -62,6 +62,8 @@ final class PodcastRuntimeTests: XCTestCase {
         let episodes = (1...2).map { PodcastEpisode(id: "e\($0)", title: "Story \($0)", url: "https://cdn.example/\($0).mp3", published: Int64($0)) }
         mailbox.post(.podcastFetched(name: "Bedtime Stories", title: "Stories", episodes: episodes))
         XCTAssertTrue(waitFor(10) { ctl.request("podcast Bedtime Stories", timeout: 10)?.contains("Story 2") == true }, "newest first")
+        XCTAssertEqual(ctl.request("podcasts --json", timeout: 10),
+                       #"ok {"podcasts":[{"name":"Bedtime Stories","title":"Stories","episodes":2,"unplayed":2,"downloaded":0,"next":"Story 2"}]}"#)
         let c = try ControlClient(path: dir.file("mpd"))
         XCTAssertEqual(c.readLine(timeout: 5)?.hasPrefix("OK MPD"), true)
         XCTAssertTrue(c.send("add \"podcast://Bedtime Stories\""))
