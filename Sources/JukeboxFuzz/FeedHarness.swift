@@ -44,7 +44,7 @@ enum FeedHarness {
         "<feed xmlns=\"http://www.w3.org/2005/Atom\">", "</feed>", "<entry>", "</entry>", "<id>", "</id>",
         "<link rel=\"enclosure\" href=\"", "<updated>", "<published>", "type=\"html\"", "type=\"xhtml\"",
         "<![CDATA[", "]]>", "<!DOCTYPE rss [", "<!ENTITY a \"", "<!ENTITY % p SYSTEM \"", "]>", "&a;", "&amp;", "&lt;",
-        "&#x85;", "&#x202E;", "&#x1B;", "&#0;", "<?xml version=\"1.0\" encoding=\"UTF-16\"?>", "<?xml version=\"1.0\"?>",
+        "&#x85;", "&#x202E;", "&#x1B;", "&#0;", "<?xml version=\"1.0\" encoding=\"UTF-16\"?>", "<?xml version=\"1.0\" encoding=\"windows-1252\"?>", "\u{80}", "\u{9D}", "<?xml version=\"1.0\"?>",
         "http://h/", "https://h/a.mp3", "//h/x", "../", "javascript:", "file:///etc/passwd",
         "Wed, 02 Oct 2002 13:00:00 GMT", "2003-12-13T18:30:02.25+01:00", "1:02:03", "99999999999999999999", "-1",
         "\u{1B}", "\u{85}", "\u{FEFF}", " ", "\n", "<", ">", "\"", "=", "&",

@@ -98,6 +98,18 @@ final class FeedParserTests: XCTestCase {
         ]))
     }
 
+    /// Old feeds declare Windows-1252: read byte for byte (€ and curly quotes); an encoding expat
+    /// does not know is refused with its words.
+    func testWindows1252IsReadAndOtherEncodingsRefused() throws {
+        var bytes = Array("<?xml version=\"1.0\" encoding=\"Windows-1252\"?><rss><channel><title>".utf8)
+        bytes += [0x80, 0x20, 0x93, 0x51, 0x94, 0x20, 0xE9, 0x81]
+        bytes += Array("</title></channel></rss>".utf8)
+        guard case .success(let document) = FeedParser.parse(bytes, url: Self.url) else { return XCTFail("refused") }
+        XCTAssertEqual(document.title, "€ \u{201C}Q\u{201D} é\u{FFFD}")
+        let koi = Array("<?xml version=\"1.0\" encoding=\"KOI8-R\"?><rss/>".utf8)
+        XCTAssertEqual(FeedParser.parse(koi, url: Self.url), .failure(.malformed(line: 1, column: 30, reason: "unknown encoding")))
+    }
+
     /// RSS 0.91 feeds name Netscape's DTD: a DOCTYPE without entity declarations is read (the DTD
     /// is never fetched).
     func testDoctypeWithoutEntitiesIsRead() throws {

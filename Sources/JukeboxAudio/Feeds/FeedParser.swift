@@ -15,6 +15,18 @@ public enum FeedParser {
     /// Compared without case: feeds in the wild write `DTDs/Podcast-1.0.dtd` too.
     static let itunesNamespace = "http://www.itunes.com/dtds/podcast-1.0.dtd"
 
+    static let windows1252Names: Set<String> = ["windows-1252", "cp1252", "x-cp1252"]
+
+    /// The Unicode scalar Windows-1252 gives `byte`: Latin-1 but for 0x80–0x9F (€, quotes,
+    /// dashes...); its five unassigned bytes become U+FFFD.
+    static func windows1252(_ byte: UInt8) -> UInt32 {
+        guard (0x80...0x9F).contains(byte) else { return UInt32(byte) }
+        let high: [UInt32] = [0x20AC, 0xFFFD, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0xFFFD,
+                              0x017D, 0xFFFD, 0xFFFD, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161,
+                              0x203A, 0x0153, 0xFFFD, 0x017E, 0x0178]
+        return high[Int(byte - 0x80)]
+    }
+
     /// Reads `bytes`, fetched from `url` (enclosure URLs are resolved against it).
     public static func parse(_ bytes: [UInt8], url: String, limits: FeedLimits = FeedLimits()) -> Result<FeedDocument, FeedFailure> {
         guard bytes.count <= limits.maxBytes else { return .failure(.tooLarge(limit: limits.maxBytes)) }
@@ -32,6 +44,19 @@ public enum FeedParser {
         XML_SetCharacterDataHandler(parser) { context, text, length in
             FeedReader.from(context).characters(text, Int(length))
         }
+        // Windows-1252, which old feeds declare, mapped byte for byte (expat knows only UTF-8,
+        // UTF-16, ISO-8859-1 and US-ASCII itself); any other unknown encoding stays refused.
+        XML_SetUnknownEncodingHandler(parser, { _, name, info in
+            guard let name, let info, FeedParser.windows1252Names.contains(String(cString: name).lowercased()) else { return 0 }
+            withUnsafeMutableBytes(of: &info.pointee.map) { raw in
+                let map = raw.bindMemory(to: Int32.self)
+                for byte in 0..<256 { map[byte] = Int32(FeedParser.windows1252(UInt8(byte))) }
+            }
+            info.pointee.data = nil
+            info.pointee.convert = nil
+            info.pointee.release = nil
+            return 1
+        }, nil)
         XML_SetEntityDeclHandler(parser) { context, name, _, _, _, _, _, _, _ in
             FeedReader.from(context).stop(.entityDeclared(name: FeedReader.string(name, maxBytes: 64)))
         }
