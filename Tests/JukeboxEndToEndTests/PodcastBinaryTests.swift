@@ -52,11 +52,10 @@ final class PodcastBinaryTests: DaemonTestCase {
             throw missingPeer(error.description)
         }
         let config = dir + "/c.json"
-        let object: [String: Any] = [
-            "audio": "null", "state": dir + "/state.json", "socket": socket,
-            "podcasts": ["feeds": [["name": "Local Show", "url": server.url("/dir/feed.xml"), "order": "oldest", "download": 2]],
-                         "budgetMiB": 10],
-        ]
+        // In typed parts: Swift 6.0.3 infers no nested literal of mixed types.
+        let feed: [String: Any] = ["name": "Local Show", "url": server.url("/dir/feed.xml"), "order": "oldest", "download": 2]
+        let podcasts: [String: Any] = ["feeds": [feed], "budgetMiB": 10]
+        let object: [String: Any] = ["audio": "null", "state": dir + "/state.json", "socket": socket as Any, "podcasts": podcasts]
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
 
         var daemon = try start(config)
