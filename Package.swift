@@ -38,13 +38,14 @@ let package = Package(
         // Native FLAC streams: libFLAC's stream decoder (libsndfile's FLAC reader wants a seekable file).
         .systemLibrary(name: "CFLAC", path: "Sources/CFLAC", pkgConfig: "flac",
                        providers: [.apt(["libflac-dev"])]),
+        // Untagged files' loudness: libebur128 measures integrated loudness and peak (EBU R128) off the loop.
+        .systemLibrary(name: "CEbur128", path: "Sources/CEbur128", pkgConfig: "libebur128",
+                       providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
                        providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
         // Podcast feeds (RSS, Atom): libexpat, a streaming XML parser that never loads external entities.
         .systemLibrary(name: "CExpat", path: "Sources/CExpat", pkgConfig: "expat",
                        providers: [.apt(["libexpat1-dev"])]),
-        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
-                       providers: [.apt(["libmosquitto-dev"])]),
 
         // Linux headers Glibc leaves out (eventfd, signalfd, timerfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -59,12 +60,25 @@ let package = Package(
         // libasound's own messages, routed to the log (its handler is variadic: C only).
         .target(name: "CAlsaMessages", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
 
-        // HTTP(S) for the radio streams: libcurl (libcurl4-openssl-dev) behind a C shim, its setopt being variadic.
-        .target(name: "CHTTP", linkerSettings: [.linkedLibrary("curl")]),
+        // dlopen and dlsym for the shims below: libcurl, libmosquitto, libmicrohttpd and libcrypt are
+        // loaded when first used, not linked, so a player that plays no station, speaks no MQTT and
+        // serves no page never maps them and what they pull in (OpenSSL, Kerberos, LDAP, GnuTLS…:
+        // several MiB of its RSS, issue 33). Only their
+        // headers are needed to build; glibc 2.34+ has dlopen in libc itself.
+        .target(name: "CLibraryLoader"),
+
+        // HTTP(S) for the radio streams: libcurl (libcurl4-openssl-dev's header; libcurl.so.4 loaded on the
+        // first transfer) behind a C shim, its setopt being variadic.
+        .target(name: "CHTTP", dependencies: ["CLibraryLoader"]),
 
         // The web face's HTTP server: libmicrohttpd (libmicrohttpd-dev) behind a C shim, its
-        // MHD_start_daemon being variadic; and the PIN's yescrypt hash through libcrypt.
-        .target(name: "CWeb", linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("crypt")]),
+        // MHD_start_daemon being variadic; and the PIN's yescrypt hash through libcrypt. Both loaded
+        // on first use (libmicrohttpd.so.12, libcrypt.so.1): the player is the same binary.
+        .target(name: "CWeb", dependencies: ["CLibraryLoader"]),
+
+        // MQTT: libmosquitto (libmosquitto-dev's header; libmosquitto.so.1 loaded by the first client),
+        // its functions as jb_mosquitto_X.
+        .target(name: "CMosquitto", dependencies: ["CLibraryLoader"]),
 
         // Playback speed with the pitch kept: libSoundTouch (libsoundtouch-dev, LGPL) is C++, so a
         // small C++ shim gives it a C ABI (create, tempo, put, receive, flush, clear).
@@ -73,7 +87,7 @@ let package = Package(
         // Adapters.
         .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
                                                      "CHTTP", "CMpg123", "COgg", "COpus", "CFaad", "CFLAC", "CSoundTouch",
-                                                     "CExpat"]),
+                                                     "CEbur128", "CExpat"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "JukeboxSystem", "CInput", "CLinux"]),

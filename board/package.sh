@@ -14,7 +14,8 @@
 # Builds the release binaries with board/cross-build.sh, then lays out each package the way Debian
 # policy wants (/usr/bin, the unit in /usr/lib/systemd/system, the config a conffile in
 # /etc/jukebox, profiles in /usr/share/jukebox, udev and polkit rules under /usr), computes
-# Depends from the binary's NEEDED libraries (versions as built against), and runs lintian.
+# Depends from the binary's NEEDED libraries and those its shims dlopen (versions as built
+# against), and runs lintian.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
     --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift ;;
     --version) [ $# -ge 2 ] || die "--version needs a version"; version=$2; shift ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac
   shift
@@ -84,6 +85,7 @@ package_of() {
     libfaad.so.2) echo libfaad2 ;;
     libFLAC.so.14) echo libflac14 ;;
     libSoundTouch.so.1) echo libsoundtouch1 ;;
+    libebur128.so.1) echo libebur128-1 ;;
     libexpat.so.1) echo libexpat1 ;;
     libtag_c.so.2) echo libtag-c2 ;;
     libtag.so.2) echo libtag2 ;;
@@ -107,9 +109,22 @@ built_version() { # built_version ROOT PACKAGE
   printf '%s\n' "${v%-*}"
 }
 
+# The libraries the C shims load with dlopen on first use (CLibraryLoader: libcurl for radio,
+# libmosquitto for MQTT, libmicrohttpd and libcrypt for the web face): not NEEDED, so readelf does
+# not see them, but the package promises those features, so they are Depends all the same. Read
+# from the shims' sources (each names its SONAME once, as a string), and checked against the binary.
+dlopened_of() { # dlopened_of BINARY
+  local so
+  for so in $(grep -ho '"lib[A-Za-z0-9_+-]*\.so\.[0-9]*"' Sources/C*/*.c | tr -d '"' | sort -u); do
+    grep -aqF "$so" "$1" || die "$1 does not name $so, which a shim in Sources loads: a stale build?"
+    printf '%s\n' "$so"
+  done
+}
+
 depends_of() { # depends_of BINARY ROOT
-  local bin=$1 root=$2 so pkg glibc deps=() seen=" "
-  for so in $(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+  local bin=$1 root=$2 so pkg glibc deps=() seen=" " dlopened
+  dlopened=$(dlopened_of "$bin") || exit 1
+  for so in $(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p') $dlopened; do
     pkg=$(package_of "$so") || die "$bin needs $so, which package.sh does not know: add it to package_of"
     case "$seen" in *" $pkg "*) continue ;; esac
     seen="$seen$pkg "

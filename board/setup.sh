@@ -9,7 +9,8 @@
 #     libcurl4-openssl-dev and libmpg123-dev (internet radio: HTTP(S) and MP3 streams),
 #     libogg-dev, libvorbis-dev and libopus-dev (Ogg Vorbis and Opus streams),
 #     libfaad-dev (AAC and HE-AAC radio streams), libflac-dev (native FLAC radio streams),
-#     libsoundtouch-dev (playback speed with the pitch kept), libexpat1-dev (podcast feeds: RSS, Atom),
+#     libsoundtouch-dev (playback speed with the pitch kept), libebur128-dev (measuring untagged
+#     files' loudness, EBU R128), libexpat1-dev (podcast feeds: RSS, Atom),
 #     TagLib's C binding (libtagc0-dev on Debian 12, libtag-c-dev on Debian 13), libgpiod-dev;
 #   - alsa-utils (aplay, arecord: handy to check a sound card);
 #   - mpc and python3-mpd (python-mpd2): the MPD clients the tests drive jukebox's MPD listener
@@ -69,7 +70,7 @@ if [ -r /etc/os-release ]; then
   codename=${VERSION_CODENAME:-unknown}
 fi
 
-wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libsoundtouch-dev libexpat1-dev libgpiod-dev
+wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libsoundtouch-dev libebur128-dev libexpat1-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
   mosquitto mosquitto-clients openssl icecast2 ffmpeg flac
   libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip)

@@ -224,7 +224,7 @@ elif [ -n "$deb" ]; then
   JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" JUKEBOX_DEB=$deb bash board/hil/run.sh
 else
   step "hardware in the loop (QEMU): guest 1 only; the systemd guest installs step 7's .deb (skipped)"
-  JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" bash board/hil/run.sh audio buttons display-hd44780 interruption display-ssd1306 card-return
+  JUKEBOX_BIN="$(swift build --show-bin-path)/jukebox" bash board/hil/run.sh audio buttons display-hd44780 interruption display-ssd1306 headphones battery card-return
 fi
 
 if [ "$packages_ran" = 0 ]; then

@@ -14,6 +14,7 @@
 #   3. installs (only what is missing) swiftlang, build-essential, pkg-config,
 #      libasound2-dev, libsndfile1-dev, libcurl4-openssl-dev, libmpg123-dev,
 #      libogg-dev, libvorbis-dev, libopus-dev, libfaad-dev, libflac-dev, libsoundtouch-dev,
+#      libebur128-dev,
 #      libexpat1-dev,
 #      libtag-c-dev, libgpiod-dev (2.x),
 #      alsa-utils, git and ca-certificates into it;
@@ -58,6 +59,7 @@ PACKAGES=(
   libfaad-dev
   libflac-dev
   libsoundtouch-dev
+  libebur128-dev
   libexpat1-dev
   libtag-c-dev
   libgpiod-dev

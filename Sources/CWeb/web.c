@@ -11,10 +11,66 @@
 #include <string.h>
 #include <unistd.h>
 #include <microhttpd.h>
+#include <crypt.h>
+#include <pthread.h>
+
+#include "CLibraryLoader.h"
 
 // Only API present in libmicrohttpd 0.9.75 (Debian 12) and 1.0 (Debian 13). MHD_create_response_
 // from_buffer is deprecated in 1.0 (still there); its replacements are not in 0.9.75.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+// libmicrohttpd and libcrypt are loaded on first use, not linked: linked, libmicrohttpd and its
+// GnuTLS are mapped into every process of the one binary, the player's too (+2.9 MiB, issue 33).
+// Their headers stay for the types and constants.
+static struct {
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_get_connection_info) *get_connection_info;
+	__typeof__(MHD_create_response_from_callback) *create_response_from_callback;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+} mhd;
+
+static struct {
+	__typeof__(crypt_gensalt_rn) *gensalt_rn;
+	__typeof__(crypt_r) *r;
+} libcrypt;
+
+/// Why each library could not be loaded, "" when it was.
+static char mhd_error[512], crypt_error[512];
+static pthread_once_t mhd_once = PTHREAD_ONCE_INIT, crypt_once = PTHREAD_ONCE_INIT;
+
+static void load_mhd(void) {
+	const jb_library_symbol symbols[] = {
+		{"MHD_start_daemon", (void **)&mhd.start_daemon},
+		{"MHD_stop_daemon", (void **)&mhd.stop_daemon},
+		{"MHD_lookup_connection_value", (void **)&mhd.lookup_connection_value},
+		{"MHD_get_connection_info", (void **)&mhd.get_connection_info},
+		{"MHD_create_response_from_callback", (void **)&mhd.create_response_from_callback},
+		{"MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer},
+		{"MHD_add_response_header", (void **)&mhd.add_response_header},
+		{"MHD_queue_response", (void **)&mhd.queue_response},
+		{"MHD_destroy_response", (void **)&mhd.destroy_response},
+	};
+	jb_library_load("libmicrohttpd.so.12", symbols, sizeof symbols / sizeof symbols[0], mhd_error, sizeof mhd_error);
+}
+
+static void load_crypt(void) {
+	const jb_library_symbol symbols[] = {
+		{"crypt_gensalt_rn", (void **)&libcrypt.gensalt_rn},
+		{"crypt_r", (void **)&libcrypt.r},
+	};
+	jb_library_load("libcrypt.so.1", symbols, sizeof symbols / sizeof symbols[0], crypt_error, sizeof crypt_error);
+}
+
+const char *jb_web_crypt_problem(void) {
+	pthread_once(&crypt_once, load_crypt);
+	return crypt_error[0] ? crypt_error : NULL;
+}
 
 #define JB_WEB_MAX_HEADERS 32
 
@@ -154,7 +210,7 @@ static void free_stream(void *cls) {
 }
 
 static const char *header(struct MHD_Connection *connection, const char *name) {
-	return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
+	return mhd.lookup_connection_value(connection, MHD_HEADER_KIND, name);
 }
 
 static void fill_request(struct MHD_Connection *connection, const char *url, const char *method, jb_web_request *request) {
@@ -167,14 +223,14 @@ static void fill_request(struct MHD_Connection *connection, const char *url, con
 	request->cookie = header(connection, "Cookie");
 	request->csrf = header(connection, "X-CSRF-Token");
 	request->content_length = header(connection, "Content-Length");
-	request->query_path = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "path");
-	request->query_folder = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "folder");
-	request->query_name = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "name");
-	request->query_text = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "q");
+	request->query_path = mhd.lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "path");
+	request->query_folder = mhd.lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "folder");
+	request->query_name = mhd.lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "name");
+	request->query_text = mhd.lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "q");
 	request->if_none_match = header(connection, "If-None-Match");
-	request->query_from = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "from");
+	request->query_from = mhd.lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "from");
 	request->body = "";
-	const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const union MHD_ConnectionInfo *info = mhd.get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (info && info->client_addr) {
 		const struct sockaddr *peer = info->client_addr;
 		size_t size = peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
@@ -183,7 +239,7 @@ static void fill_request(struct MHD_Connection *connection, const char *url, con
 	} else {
 		request->peer.ss_family = AF_UNSPEC;
 	}
-	const union MHD_ConnectionInfo *socket_info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *socket_info = mhd.get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
 	request->fd = socket_info ? socket_info->connect_fd : -1;
 }
 
@@ -205,9 +261,9 @@ static enum MHD_Result answer(jb_web_server *server, struct MHD_Connection *conn
 
 	struct MHD_Response *response;
 	if (r->reader) {
-		response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, r, free_stream);
+		response = mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, r, free_stream);
 	} else {
-		response = MHD_create_response_from_buffer(r->body_length, r->body ? r->body : "", MHD_RESPMEM_MUST_COPY);
+		response = mhd.create_response_from_buffer(r->body_length, r->body ? r->body : "", MHD_RESPMEM_MUST_COPY);
 	}
 	if (response == NULL) {
 		if (r->reader && r->release) r->release(r->stream);
@@ -215,8 +271,8 @@ static enum MHD_Result answer(jb_web_server *server, struct MHD_Connection *conn
 		free(r);
 		return MHD_NO;
 	}
-	for (int i = 0; i < r->header_count; i++) MHD_add_response_header(response, r->names[i], r->values[i]);
-	if (r->close) MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+	for (int i = 0; i < r->header_count; i++) mhd.add_response_header(response, r->names[i], r->values[i]);
+	if (r->close) mhd.add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
 	unsigned status = r->status;
 	// A stream's response owns `r` (free_stream); a whole one is done with it.
 	free_response(r);
@@ -224,8 +280,8 @@ static enum MHD_Result answer(jb_web_server *server, struct MHD_Connection *conn
 	r->header_count = 0;
 	r->body = NULL;
 	if (!r->reader) free(r);
-	enum MHD_Result queued = MHD_queue_response(connection, status, response);
-	MHD_destroy_response(response);
+	enum MHD_Result queued = mhd.queue_response(connection, status, response);
+	mhd.destroy_response(response);
 	return queued;
 }
 
@@ -292,6 +348,11 @@ static void completed(void *cls, struct MHD_Connection *connection, void **con_c
 
 jb_web_server *jb_web_start(int fd, unsigned connection_limit, size_t body_limit, unsigned connection_timeout,
                             jb_web_handler handler, const jb_web_body_hooks *hooks, void *context, char *error, size_t error_size) {
+	pthread_once(&mhd_once, load_mhd);
+	if (mhd_error[0]) {
+		snprintf(error, error_size, "%s", mhd_error);
+		return NULL;
+	}
 	jb_web_server *server = calloc(1, sizeof *server);
 	if (server == NULL) {
 		snprintf(error, error_size, "out of memory");
@@ -303,7 +364,7 @@ jb_web_server *jb_web_start(int fd, unsigned connection_limit, size_t body_limit
 	if (hooks) server->hooks = *hooks;
 	// A thread per connection: a stream's reader may block (bounded) waiting for the player's next
 	// event, with no suspend/resume bookkeeping, and the connection limit bounds the threads.
-	server->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+	server->daemon = mhd.start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
 	                                  0, NULL, NULL, access_handler, server,
 	                                  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 	                                  MHD_OPTION_CONNECTION_LIMIT, connection_limit,
@@ -320,7 +381,7 @@ jb_web_server *jb_web_start(int fd, unsigned connection_limit, size_t body_limit
 
 void jb_web_stop(jb_web_server *server) {
 	if (server == NULL) return;
-	MHD_stop_daemon(server->daemon);
+	mhd.stop_daemon(server->daemon);
 	free(server);
 }
 
@@ -336,7 +397,6 @@ int jb_web_peer_closed(int fd) {
 	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-#include <crypt.h>
 #include <sys/random.h>
 
 int jb_web_random(unsigned char *buffer, size_t length) {
@@ -353,13 +413,14 @@ int jb_web_random(unsigned char *buffer, size_t length) {
 }
 
 int jb_web_hash_secret(const char *secret, char *out, size_t out_size) {
+	if (jb_web_crypt_problem()) return -1;
 	unsigned char salt[16];
 	if (jb_web_random(salt, sizeof salt) != 0) return -1;
 	char setting[CRYPT_GENSALT_OUTPUT_SIZE];
-	if (crypt_gensalt_rn("$y$", 0, (const char *)salt, sizeof salt, setting, sizeof setting) == NULL) return -1;
+	if (libcrypt.gensalt_rn("$y$", 0, (const char *)salt, sizeof salt, setting, sizeof setting) == NULL) return -1;
 	struct crypt_data *data = calloc(1, sizeof *data);
 	if (data == NULL) return -1;
-	const char *hash = crypt_r(secret, setting, data);
+	const char *hash = libcrypt.r(secret, setting, data);
 	int rc = -1;
 	if (hash && hash[0] == '$' && strlen(hash) < out_size) {
 		strcpy(out, hash);
@@ -371,10 +432,10 @@ int jb_web_hash_secret(const char *secret, char *out, size_t out_size) {
 }
 
 int jb_web_check_secret(const char *secret, const char *hash) {
-	if (hash == NULL || hash[0] != '$') return 0;
+	if (hash == NULL || hash[0] != '$' || jb_web_crypt_problem()) return 0;
 	struct crypt_data *data = calloc(1, sizeof *data);
 	if (data == NULL) return 0;
-	const char *computed = crypt_r(secret, hash, data);
+	const char *computed = libcrypt.r(secret, hash, data);
 	int same = 0;
 	if (computed && computed[0] == '$') {
 		size_t a = strlen(computed), b = strlen(hash);

@@ -76,6 +76,15 @@ public enum AudioWiring {
         TagReader.picture(path: path, limit: pictureLimit).map { ($0.mimeType, $0.bytes) }
     }
 
+    /// The loudness worker's scan (`Runtime.measureLoudness`): libebur128 over the player's own
+    /// decoders, as a track gain against ReplayGain's reference and the sample peak.
+    public static let measureLoudness: LoudnessWorker.Measure = { path, stop in
+        switch LoudnessScanner.measure(path: path, stop: stop) {
+        case .success(let m): return .success(Loudness(trackGain: m.trackGain, trackPeak: m.peak > 0 ? m.peak : nil))
+        case .failure(let error): return .failure(LoudnessFailure(reason: error.reason))
+        }
+    }
+
     /// Track info for the queue: tags from TagLib/libsndfile, the file name when untagged.
     /// Call from one thread only (TagLib's C API is not thread-safe).
     public static func trackInfo(path: String) -> TrackInfo {

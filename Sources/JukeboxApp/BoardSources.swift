@@ -46,6 +46,12 @@ public enum BoardSources {
         }
     }
 
+    /// The low-battery pin `battery.lowPin` names, if any, on the config's GPIO chip and bias.
+    public static func batteryPin(_ pin: BatteryPinSettings?, gpio: BoardConfig.GPIO?, log: Log) -> [EventSource] {
+        guard let pin else { return [] }
+        return [BatteryPinSource(GPIOSource.lineSpec(pin.line, gpio: gpio, activeLow: !pin.activeHigh), log: log)]
+    }
+
     /// The battery's chip `battery` names, if any, read every `interval` seconds.
     public static func battery(_ battery: BatteryMonitorSettings?, log: Log) -> [EventSource] {
         guard let battery else { return [] }
@@ -89,20 +95,7 @@ public final class GPIOSource: EventSource {
     public init?(_ hardware: BoardConfig, log: Log) {
         var specs: [GPIOLineSpec] = []
         var roles: [Role] = []
-        let bias: GPIOLineSpec.Bias
-        switch hardware.gpio?.bias {
-        case "pull-down"?: bias = .pullDown
-        case "none"?: bias = .none
-        default: bias = .pullUp
-        }
-        let activeLow = hardware.gpio?.activeLow ?? true
-        func spec(_ line: String) -> GPIOLineSpec {
-            // "CHIP:OFFSET" or a line name ("GPIO17"), on the configured chip if one is named.
-            if let colon = line.lastIndex(of: ":"), let offset = Int(line[line.index(after: colon)...]) {
-                return GPIOLineSpec(chip: String(line[..<colon]), offset: offset, bias: bias, activeLow: activeLow)
-            }
-            return GPIOLineSpec(chip: hardware.gpio?.chip, name: line, bias: bias, activeLow: activeLow)
-        }
+        func spec(_ line: String) -> GPIOLineSpec { Self.lineSpec(line, gpio: hardware.gpio) }
         for (role, line) in (hardware.buttons ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard let button = Button(rawValue: role) else { continue }
             specs.append(spec(line))
@@ -133,6 +126,22 @@ public final class GPIOSource: EventSource {
             if error.description != lastError { log.warning("gpio: \(error); buttons are off, retrying") }
             lastError = error.description
         }
+    }
+
+    /// The line the config names: `CHIP:OFFSET` or a line name (`GPIO17`, on the config's chip if one
+    /// is named), with the config's bias and active level (`activeLow` overrides the latter).
+    public static func lineSpec(_ line: String, gpio: BoardConfig.GPIO?, activeLow: Bool? = nil) -> GPIOLineSpec {
+        let bias: GPIOLineSpec.Bias
+        switch gpio?.bias {
+        case "pull-down"?: bias = .pullDown
+        case "none"?: bias = .none
+        default: bias = .pullUp
+        }
+        let low = activeLow ?? gpio?.activeLow ?? true
+        if let colon = line.lastIndex(of: ":"), let offset = Int(line[line.index(after: colon)...]) {
+            return GPIOLineSpec(chip: String(line[..<colon]), offset: offset, bias: bias, activeLow: low)
+        }
+        return GPIOLineSpec(chip: gpio?.chip, name: line, bias: bias, activeLow: low)
     }
 
     /// Lines already opened (tests feed them through `GPIOEventFeed`).

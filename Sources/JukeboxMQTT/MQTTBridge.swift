@@ -24,7 +24,8 @@ import JukeboxSystem
 /// sleep timer's select: `off`, the minutes asked, `track`, `chapter`, `folder`), `sleep_left`
 /// (whole minutes left, rounded up; 0 without a timer or while unknown), `battery` (whole percent)
 /// and `battery_charging` (`ON`, `OFF`; both empty without a reading), `headphones` (`ON` while
-/// headphones are in the jack, `OFF`; empty without a jack), and Home
+/// headphones are in the jack, `OFF`; empty without a jack), `listening_left` (the parental daily
+/// limit's whole minutes of listening left today, rounded up; empty without a limit), and Home
 /// Assistant's discovery configs (`MQTTDiscovery`). Not retained: `event` (each line of the
 /// `events` stream, without its time), `card` (card ids), `button/<name>` (gestures), `reply`.
 /// Commands: `topic/cmd/<command>` with the arguments as payload; `cmd/playlist NAME` loads a
@@ -53,7 +54,7 @@ public final class MQTTBridge: @unchecked Sendable {
     /// The retained state topics, under `topic`.
     public static let stateTopics = ["availability", "phase", "title", "artist", "album", "file", "position", "duration",
                                      "volume", "shuffle", "repeat", "queue", "message", "chapter", "state", "sleep", "sleep_left",
-                                     "battery", "battery_charging", "headphones"]
+                                     "battery", "battery_charging", "headphones", "listening_left"]
 
     /// What the player tells the bridge besides the settings.
     public struct Context: Sendable {
@@ -125,6 +126,9 @@ public final class MQTTBridge: @unchecked Sendable {
     private var playlists: [(name: String, path: String)] = []
     private var playlistsScannedAt = -Double.infinity
     private var discoveryTopics: Set<String> = []
+    /// Whether the listening-left sensor is announced: while the status has a daily limit, which
+    /// a `reload` (the web's Settings page) may add or take away.
+    private var listeningAnnounced = false
 
     /// What the bridge has done, for tests and `diag`.
     public struct Counters: Equatable, Sendable {
@@ -167,7 +171,7 @@ public final class MQTTBridge: @unchecked Sendable {
     /// be applied (a secret file others can read, a TLS file missing…). A broker that is down is
     /// no problem: it is retried.
     public func start() -> String? {
-        _ = MQTTClientSetup.initLibrary
+        if let problem = MQTTClientSetup.libraryProblem { return problem }
         let problems = MQTTClientSetup.fileProblems(settings, configPath: context.configPath)
         if !problems.isEmpty { return problems.joined(separator: "; ") }
         password = settings.password
@@ -177,20 +181,20 @@ public final class MQTTBridge: @unchecked Sendable {
             case .failure(let problem): return problem.text
             }
         }
-        guard let m = mosquitto_new("jukebox-\(MQTTDiscovery.nodeID(topic))", true, Unmanaged.passUnretained(self).toOpaque()) else {
+        guard let m = jb_mosquitto_new("jukebox-\(MQTTDiscovery.nodeID(topic))", true, Unmanaged.passUnretained(self).toOpaque()) else {
             return "mqtt: cannot create a client: \(errnoText(errno))"
         }
         mosq = m
         // Publishes from the bridge's thread only queue; the network thread writes them.
-        _ = mosquitto_threaded_set(m, true)
+        _ = jb_mosquitto_threaded_set(m, true)
         let will = Array("offline".utf8)
-        let rc = mosquitto_will_set(m, topic + "/availability", Int32(will.count), will, 1, true)
-        if rc != MOSQ_ERR_SUCCESS.rawValue { return "mqtt: " + String(cString: mosquitto_strerror(rc)) }
+        let rc = jb_mosquitto_will_set(m, topic + "/availability", Int32(will.count), will, 1, true)
+        if rc != MOSQ_ERR_SUCCESS.rawValue { return "mqtt: " + String(cString: jb_mosquitto_strerror(rc)) }
         if let problem = MQTTClientSetup.configure(m, username: settings.username, password: password, tls: settings.tls) { return problem }
-        mosquitto_connect_callback_set(m) { _, me, rc in MQTTBridge.from(me).connectedCallback(rc) }
-        mosquitto_disconnect_callback_set(m) { _, me, rc in MQTTBridge.from(me).disconnectedCallback(rc) }
-        mosquitto_publish_callback_set(m) { _, me, _ in MQTTBridge.from(me).writtenCallback() }
-        mosquitto_message_callback_set(m) { _, me, message in
+        jb_mosquitto_connect_callback_set(m) { _, me, rc in MQTTBridge.from(me).connectedCallback(rc) }
+        jb_mosquitto_disconnect_callback_set(m) { _, me, rc in MQTTBridge.from(me).disconnectedCallback(rc) }
+        jb_mosquitto_publish_callback_set(m) { _, me, _ in MQTTBridge.from(me).writtenCallback() }
+        jb_mosquitto_message_callback_set(m) { _, me, message in
             guard let message else { return }
             MQTTBridge.from(me).messageCallback(message.pointee)
         }
@@ -228,7 +232,7 @@ public final class MQTTBridge: @unchecked Sendable {
         }
         if ended {
             net?.join()
-            if let m = mosq { mosquitto_destroy(m) }
+            if let m = mosq { jb_mosquitto_destroy(m) }
         } else {
             net?.detach()
             log(.warning, "mqtt: the connection to \(settings.host) did not end within 3 s (a name lookup?); left to the exit")
@@ -276,22 +280,22 @@ public final class MQTTBridge: @unchecked Sendable {
                     continue
                 }
                 // Asynchronous: the TCP connect and the TLS handshake go on in the loop below.
-                let rc = first ? mosquitto_connect_async(m, settings.host, Int32(port), 30) : mosquitto_reconnect_async(m)
+                let rc = first ? jb_mosquitto_connect_async(m, settings.host, Int32(port), 30) : jb_mosquitto_reconnect_async(m)
                 first = false
                 guard rc == MOSQ_ERR_SUCCESS.rawValue else { failed(MQTTForget.reason(rc)); continue }
                 socketOpen = true
             }
-            let rc = mosquitto_loop(m, 200, 1)
+            let rc = jb_mosquitto_loop(m, 200, 1)
             if rc != MOSQ_ERR_SUCCESS.rawValue { failed(MQTTForget.reason(rc)) }
         }
         guard socketOpen else { return }
         if isConnected {
             _ = publishRaw(topic + "/availability", "offline", retain: true)
-            mosquitto_disconnect(m)
+            jb_mosquitto_disconnect(m)
         }
         let deadline = monotonicNow() + 2
         while isConnected, monotonicNow() < deadline {
-            if mosquitto_loop(m, 100, 1) != MOSQ_ERR_SUCCESS.rawValue { break }
+            if jb_mosquitto_loop(m, 100, 1) != MOSQ_ERR_SUCCESS.rawValue { break }
         }
     }
 
@@ -299,14 +303,14 @@ public final class MQTTBridge: @unchecked Sendable {
 
     private func connectedCallback(_ rc: Int32) {
         guard rc == 0 else {
-            log(.warning, "mqtt: \(settings.host):\(port) refused the connection: " + String(cString: mosquitto_connack_string(rc)))
+            log(.warning, "mqtt: \(settings.host):\(port) refused the connection: " + String(cString: jb_mosquitto_connack_string(rc)))
             return
         }
-        _ = mosquitto_subscribe(mosq, nil, topic + "/cmd/+", 1)
+        _ = jb_mosquitto_subscribe(mosq, nil, topic + "/cmd/+", 1)
         // What waits in the kernel for a broker that stops reading is bounded too (the kernel
         // doubles this; left alone, it grows the buffer up to tcp_wmem's 4 MiB).
         var bytes = Self.socketBuffer
-        _ = setsockopt(mosquitto_socket(mosq), SOL_SOCKET, SO_SNDBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        _ = setsockopt(jb_mosquitto_socket(mosq), SOL_SOCKET, SO_SNDBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
         let first = monitor.withLock {
             // libmosquitto dropped what was queued for the old connection.
             queued = 0
@@ -513,6 +517,11 @@ public final class MQTTBridge: @unchecked Sendable {
         set("battery", battery.percent)
         set("battery_charging", battery.charging)
         set("headphones", Self.headphones(status.headphones))
+        set("listening_left", Self.listeningLeft(status.parental))
+        if (status.parental?.limitLeft != nil) != listeningAnnounced {
+            listeningAnnounced.toggle()
+            announce()
+        }
         // Position: when `PositionPublisher` says (every `positionInterval` while it runs as expected,
         // at once after a jump).
         let position = status.position
@@ -547,6 +556,12 @@ public final class MQTTBridge: @unchecked Sendable {
 
     /// The headphones topic's value: `ON` while they are in, `OFF`; empty (no retained value) without a jack.
     static func headphones(_ plugged: Bool?) -> String { plugged.map { $0 ? "ON" : "OFF" } ?? "" }
+
+    /// The listening-left topic's value: whole minutes, rounded up; empty (no retained value)
+    /// without a daily limit.
+    static func listeningLeft(_ parental: PlayerStatusJSON.ParentalStatus?) -> String {
+        parental?.limitLeft.map { String(max(0, $0)) } ?? ""
+    }
 
     /// The sleep select's state: `off`, the minutes asked (`30`), or the end (`track`).
     static func sleepOption(_ sleep: PlayerStatusJSON.SleepStatus?) -> String {
@@ -589,7 +604,8 @@ public final class MQTTBridge: @unchecked Sendable {
         let discovery = MQTTDiscovery(prefix: settings.discoveryPrefix ?? "homeassistant", topic: topic, version: context.version,
                                       volumeRange: context.volumeRange, playlists: playlists.map { $0.name },
                                       gestures: MQTTDiscovery.gestures(buttons: context.buttons, bindings: context.bindings),
-                                      battery: context.battery, headphones: context.headphones)
+                                      battery: context.battery, headphones: context.headphones,
+                                      listeningLimit: listeningAnnounced)
         let configs = discovery.configs()
         let now = Set(configs.map { $0.topic })
         for gone in discoveryTopics.subtracting(now) { desired[gone] = "" }
@@ -654,7 +670,7 @@ public final class MQTTBridge: @unchecked Sendable {
         }
         guard room else { return false }
         let bytes = Array(value.utf8)
-        let rc = bytes.withUnsafeBytes { mosquitto_publish(m, nil, full, Int32(bytes.count), $0.baseAddress, 0, retain) }
+        let rc = bytes.withUnsafeBytes { jb_mosquitto_publish(m, nil, full, Int32(bytes.count), $0.baseAddress, 0, retain) }
         if rc != MOSQ_ERR_SUCCESS.rawValue {
             monitor.withLock { queued = max(0, queued - 1) }
             return false

@@ -7,8 +7,10 @@ import JukeboxSystem
 /// How a libmosquitto client is set up for a broker (the bridge's and `MQTTForget`'s), and the
 /// rule for the files that hold the broker's secrets.
 enum MQTTClientSetup {
-    /// Once per process, before the first client.
-    static let initLibrary: Void = { mosquitto_lib_init() }()
+    /// Loads libmosquitto and initialises it, once per process, before the first client: nil when
+    /// it is ready, else the problem ("mqtt: libmosquitto.so.1 could not be loaded: …"). Loaded
+    /// here, not linked, so a player without MQTT never maps it (CMosquitto).
+    static let libraryProblem: String? = jb_mosquitto_load().map { "mqtt: " + String(cString: $0) }
 
     /// The problem with a file that holds a secret (the password file, the TLS key, the config
     /// when it holds the password), nil when there is none: it must be a regular file that other
@@ -41,11 +43,11 @@ enum MQTTClientSetup {
     /// Gives `m` its credentials and TLS files; the problem when libmosquitto refuses them.
     static func configure(_ m: OpaquePointer, username: String?, password: String?, tls: MQTTSettings.TLS?) -> String? {
         var rc = MOSQ_ERR_SUCCESS.rawValue
-        if username != nil || password != nil { rc = mosquitto_username_pw_set(m, username, password) }
+        if username != nil || password != nil { rc = jb_mosquitto_username_pw_set(m, username, password) }
         if rc == MOSQ_ERR_SUCCESS.rawValue, let tls {
-            rc = mosquitto_tls_set(m, tls.ca, nil, tls.cert, tls.key, nil)
+            rc = jb_mosquitto_tls_set(m, tls.ca, nil, tls.cert, tls.key, nil)
         }
-        return rc == MOSQ_ERR_SUCCESS.rawValue ? nil : "mqtt: " + String(cString: mosquitto_strerror(rc))
+        return rc == MOSQ_ERR_SUCCESS.rawValue ? nil : "mqtt: " + String(cString: jb_mosquitto_strerror(rc))
     }
 
     /// The problems with `settings`' secret and TLS files (`configPath`: the config, checked when

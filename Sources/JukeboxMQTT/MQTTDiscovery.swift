@@ -30,10 +30,13 @@ public struct MQTTDiscovery: Sendable {
     public var battery: Bool
     /// Whether the box watches a headphone jack: plugged in or not as a binary sensor.
     public var headphones: Bool
+    /// Whether the parental rules have a daily listening limit: the minutes left as a sensor.
+    public var listeningLimit: Bool
 
     /// Discovery under `prefix` for the box at `topic`.
     public init(prefix: String, topic: String, version: String, volumeRange: ClosedRange<Int>,
-                playlists: [String] = [], gestures: [ButtonGesture] = [], battery: Bool = false, headphones: Bool = false) {
+                playlists: [String] = [], gestures: [ButtonGesture] = [], battery: Bool = false, headphones: Bool = false,
+                listeningLimit: Bool = false) {
         self.prefix = prefix
         self.topic = topic
         nodeID = Self.nodeID(topic)
@@ -43,6 +46,7 @@ public struct MQTTDiscovery: Sendable {
         self.gestures = gestures
         self.battery = battery
         self.headphones = headphones
+        self.listeningLimit = listeningLimit
     }
 
     /// The sleep select's options: off, minutes (a timer set to other minutes shows them all the
@@ -135,6 +139,11 @@ public struct MQTTDiscovery: Sendable {
         if headphones {
             entity("binary_sensor", "headphones", "Headphones", [
                 string("state_topic", t + "/headphones"), string("device_class", "plug"), string("icon", "mdi:headphones")])
+        }
+        if listeningLimit {
+            entity("sensor", "listening_left", "Listening left today", [
+                string("state_topic", t + "/listening_left"), string("device_class", "duration"),
+                string("unit_of_measurement", "min"), string("icon", "mdi:timer-lock-outline")])
         }
         if !playlists.isEmpty {
             // No state topic: what plays may come from anywhere (a card, a button), so the select

@@ -164,14 +164,14 @@ public enum MQTTForget {
     /// disconnects, within `timeout` seconds (or until `cancelled` says so); nil when done, else
     /// the problem.
     public static func run(_ entry: MQTTAnnouncement, timeout: Double, cancelled: () -> Bool = { false }) -> String? {
-        _ = MQTTClientSetup.initLibrary
+        if let problem = MQTTClientSetup.libraryProblem { return problem }
         let deadline = monotonicNow() + timeout
         let progress = Progress()
         let id = "jukebox-forget-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        guard let m = mosquitto_new(id, true, Unmanaged.passUnretained(progress).toOpaque()) else {
+        guard let m = jb_mosquitto_new(id, true, Unmanaged.passUnretained(progress).toOpaque()) else {
             return "mqtt: cannot create a client: \(errnoText(errno))"
         }
-        defer { mosquitto_destroy(m) }
+        defer { jb_mosquitto_destroy(m) }
         var password = entry.password
         if let file = entry.passwordFile {
             switch MQTTClientSetup.password(from: file) {
@@ -181,36 +181,36 @@ public enum MQTTForget {
         }
         let tls = entry.tls.map { MQTTSettings.TLS(ca: $0.ca, cert: $0.cert, key: $0.key) }
         if let problem = MQTTClientSetup.configure(m, username: entry.username, password: password, tls: tls) { return problem }
-        mosquitto_connect_callback_set(m) { _, me, rc in Unmanaged<Progress>.fromOpaque(me!).takeUnretainedValue().connack = rc }
-        mosquitto_publish_callback_set(m) { _, me, _ in Unmanaged<Progress>.fromOpaque(me!).takeUnretainedValue().acked += 1 }
-        mosquitto_disconnect_callback_set(m) { _, me, _ in Unmanaged<Progress>.fromOpaque(me!).takeUnretainedValue().lost = true }
+        jb_mosquitto_connect_callback_set(m) { _, me, rc in Unmanaged<Progress>.fromOpaque(me!).takeUnretainedValue().connack = rc }
+        jb_mosquitto_publish_callback_set(m) { _, me, _ in Unmanaged<Progress>.fromOpaque(me!).takeUnretainedValue().acked += 1 }
+        jb_mosquitto_disconnect_callback_set(m) { _, me, _ in Unmanaged<Progress>.fromOpaque(me!).takeUnretainedValue().lost = true }
         let where_ = "\(entry.host):\(entry.port)"
-        var rc = mosquitto_connect_async(m, entry.host, Int32(entry.port), 30)
+        var rc = jb_mosquitto_connect_async(m, entry.host, Int32(entry.port), 30)
         guard rc == MOSQ_ERR_SUCCESS.rawValue else { return "mqtt: \(where_): " + reason(rc) }
         // libmosquitto's loop is driven here, in slices of 0.1 s: no thread of its own to stop.
         func loop(until done: () -> Bool) -> String? {
             while !done() {
                 if progress.lost { return "mqtt: \(where_): the connection closed" }
                 if monotonicNow() >= deadline || cancelled() { return "mqtt: \(where_): no answer within \(Int(timeout)) s" }
-                rc = mosquitto_loop(m, 100, 1)
+                rc = jb_mosquitto_loop(m, 100, 1)
                 if rc != MOSQ_ERR_SUCCESS.rawValue { return "mqtt: \(where_): " + reason(rc) }
             }
             return nil
         }
         if let problem = loop(until: { progress.connack != nil }) { return problem }
-        if progress.connack != 0 { return "mqtt: \(where_) refused: " + String(cString: mosquitto_connack_string(progress.connack ?? 0)) }
+        if progress.connack != 0 { return "mqtt: \(where_) refused: " + String(cString: jb_mosquitto_connack_string(progress.connack ?? 0)) }
         for topic in entry.retained {
-            rc = mosquitto_publish(m, nil, topic, 0, nil, 1, true)
+            rc = jb_mosquitto_publish(m, nil, topic, 0, nil, 1, true)
             guard rc == MOSQ_ERR_SUCCESS.rawValue else { return "mqtt: \(topic): " + reason(rc) }
         }
         if let problem = loop(until: { progress.acked >= entry.retained.count }) { return problem }
-        mosquitto_disconnect(m)
+        jb_mosquitto_disconnect(m)
         _ = loop(until: { progress.lost })
         return nil
     }
 
     static func reason(_ rc: Int32) -> String {
-        let text = rc == MOSQ_ERR_ERRNO.rawValue ? errnoText(errno) : String(cString: mosquitto_strerror(rc))
+        let text = rc == MOSQ_ERR_ERRNO.rawValue ? errnoText(errno) : String(cString: jb_mosquitto_strerror(rc))
         return text.hasSuffix(".") ? String(text.dropLast()) : text
     }
 

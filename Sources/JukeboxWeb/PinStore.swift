@@ -27,7 +27,8 @@ public struct PinStore: Sendable {
     public func set(_ pin: String) throws(SystemError) {
         var out = [CChar](repeating: 0, count: 512)
         guard jb_web_hash_secret(pin, &out, out.count) == 0 else {
-            throw SystemError(call: "crypt_r", subject: "yescrypt", errno: EINVAL, reason: "libcrypt could not hash the PIN")
+            let reason = jb_web_crypt_problem().map { String(cString: $0) } ?? "libcrypt could not hash the PIN"
+            throw SystemError(call: "crypt_r", subject: "yescrypt", errno: EINVAL, reason: reason)
         }
         let hash = out.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         try writeAtomically(Array((hash + "\n").utf8), to: path, mode: 0o600)

@@ -24,6 +24,19 @@ public enum WebSettings {
         public var optional: Bool
         /// The section that must already be in the file (`rfid` for its keys).
         public var needs: String?
+        /// What the value is: a number, a word or a flag, or one of the parental rules' spans.
+        public var kind: Kind = .scalar
+    }
+
+    /// The shape of an entry's value; a value of another shape is refused here (the config's
+    /// code checks the rest: times, ranges, folders, how many).
+    public enum Kind: Sendable {
+        /// A number, a string or true/false.
+        case scalar
+        /// `parental.quietHours`: one span with `folders` and `volumeMax`.
+        case quietHours
+        /// `parental.caps`: a list of spans with `volumeMax` and `output`.
+        case caps
     }
 
     public static let entries: [Entry] = [
@@ -34,22 +47,78 @@ public enum WebSettings {
         Entry(key: "idlePowerOff", applies: .now, optional: true),
         Entry(key: "rfid.secondSwipe", applies: .now, optional: false, needs: "rfid"),
         Entry(key: "rfid.onRemove", applies: .now, optional: false, needs: "rfid"),
-        // The parental rules' numbers, behind the page's PIN like every setting here (the control
-        // socket, the console and MQTT change no setting); times and folders: the file only.
+        // The parental rules, behind the page's PIN like every setting here (the control socket,
+        // the console and MQTT change no setting).
         Entry(key: "parental.dailyLimitMinutes", applies: .now, optional: true, needs: "parental"),
         Entry(key: "parental.warnMinutes", applies: .now, optional: true, needs: "parental"),
+        Entry(key: "parental.resetAt", applies: .now, optional: true, needs: "parental"),
+        Entry(key: "parental.quietHours", applies: .now, optional: true, needs: "parental", kind: .quietHours),
+        Entry(key: "parental.caps", applies: .now, optional: true, needs: "parental", kind: .caps),
     ]
 
+    /// A span of the day from the page: quiet hours (with `folders`, `volumeMax`) or a volume cap
+    /// (`volumeMax`, `output`). Only these keys are read; any other refuses the body.
+    public struct Span: Decodable, Equatable, Sendable {
+        public var from: String
+        public var to: String
+        public var folders: [String]?
+        public var volumeMax: Int?
+        public var output: String?
+
+        public init(from: String, to: String, folders: [String]? = nil, volumeMax: Int? = nil, output: String? = nil) {
+            self.from = from
+            self.to = to
+            self.folders = folders
+            self.volumeMax = volumeMax
+            self.output = output
+        }
+
+        private enum Keys: String, CodingKey, CaseIterable { case from, to, folders, volumeMax, output }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: AnyKey.self)
+            if let odd = c.allKeys.first(where: { Keys(rawValue: $0.stringValue) == nil }) {
+                throw DecodingError.dataCorruptedError(forKey: odd, in: c, debugDescription: "not a key of a span")
+            }
+            let k = try decoder.container(keyedBy: Keys.self)
+            from = try k.decode(String.self, forKey: .from)
+            to = try k.decode(String.self, forKey: .to)
+            folders = try k.decodeIfPresent([String].self, forKey: .folders)
+            volumeMax = try k.decodeIfPresent(Int.self, forKey: .volumeMax)
+            output = try k.decodeIfPresent(String.self, forKey: .output)
+        }
+
+        /// The span as the config file writes it; absent fields left out.
+        var json: String {
+            let q = JSONText.quoted
+            var fields: [String] = ["\"from\": " + q(from), "\"to\": " + q(to)]
+            if let folders { fields.append("\"folders\": [" + folders.map(q).joined(separator: ", ") + "]") }
+            if let volumeMax { fields.append("\"volumeMax\": \(volumeMax)") }
+            if let output { fields.append("\"output\": " + q(output)) }
+            return "{" + fields.joined(separator: ", ") + "}"
+        }
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
     /// A value from the page: a number, a string, true/false, or null (the key leaves the file).
+    /// A span (`parental.quietHours`) or a list of them (`parental.caps`) too.
     public enum Value: Decodable, Equatable, Sendable {
-        case number(Double), text(String), flag(Bool), null
+        case number(Double), text(String), flag(Bool), null, span(Span), spans([Span])
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
             if c.decodeNil() { self = .null }
             else if let b = try? c.decode(Bool.self) { self = .flag(b) }
             else if let d = try? c.decode(Double.self) { self = .number(d) }
-            else { self = .text(try c.decode(String.self)) }
+            else if let t = try? c.decode(String.self) { self = .text(t) }
+            else if let list = try? c.decode([Span].self) { self = .spans(list) }
+            else { self = .span(try c.decode(Span.self)) }
         }
 
         /// The JSON text written into the file (nil: remove the key).
@@ -58,6 +127,8 @@ public enum WebSettings {
             case .null: return nil
             case .flag(let b): return b ? "true" : "false"
             case .text(let s): return JSONText.quoted(s)
+            case .span(let span): return span.json
+            case .spans(let list): return "[" + list.map(\.json).joined(separator: ", ") + "]"
             case .number(let d):
                 if d == d.rounded(), abs(d) < 1e9 { return String(Int(d)) }
                 return d.isFinite ? String(d) : "null"
@@ -76,9 +147,23 @@ public enum WebSettings {
                 return .failure(Refusal(message: "\(key) is not a setting the page changes; edit the config file"))
             }
             if value == .null && !entry.optional { return .failure(Refusal(message: "\(key) needs a value")) }
+            if let problem = shapeProblem(value, entry) { return .failure(Refusal(message: "\(key) " + problem)) }
             out.append(ConfigEdit.Change(key.split(separator: ".").map(String.init), value.json))
         }
         return .success(out)
+    }
+
+    /// Why `value` is not of the shape `entry` takes; nil: it is (null always is: it removes).
+    static func shapeProblem(_ value: Value, _ entry: Entry) -> String? {
+        switch (entry.kind, value) {
+        case (_, .null): return nil
+        case (.scalar, .span), (.scalar, .spans): return "takes a number or a word, not a span of the day"
+        case (.scalar, _): return nil
+        case (.quietHours, .span(let s)) where s.output == nil: return nil
+        case (.quietHours, _): return "must be {\"from\": \"HH:MM\", \"to\": \"HH:MM\", \"folders\": [folders], \"volumeMax\": 0-100}"
+        case (.caps, .spans(let list)) where list.allSatisfy({ $0.folders == nil }): return nil
+        case (.caps, _): return "must be a list of {\"from\": \"HH:MM\", \"to\": \"HH:MM\", \"volumeMax\": 0-100, \"output\": \"speaker\" or \"headphones\"}"
+        }
     }
 
     /// The page's view of a config: each setting's value in effect (defaults included), where it
@@ -97,6 +182,9 @@ public enum WebSettings {
             case "rfid.onRemove": return q(s.cards.onRemove.rawValue)
             case "parental.dailyLimitMinutes": return s.parental.dailyLimit.map { ConfigEdit.number($0 / 60) } ?? "null"
             case "parental.warnMinutes": return ConfigEdit.number(s.parental.warnBefore / 60)
+            case "parental.resetAt": return q(LocalTime.text(s.parental.resetAt))
+            case "parental.quietHours": return s.parental.quietHours.map(quietJSON) ?? "null"
+            case "parental.caps": return "[" + s.parental.caps.map(capJSON).joined(separator: ",") + "]"
             default: return "null"
             }
         }
@@ -107,12 +195,33 @@ public enum WebSettings {
                 + ",\"optional\":\(e.optional)}"
         }
         let buttons = (config.hardware.buttons ?? [:]).sorted { $0.key < $1.key }.map { q($0.key) + ":" + q($0.value) }
-        let choices = "{\"rfid.secondSwipe\":[" + SecondSwipe.allCases.map { q($0.rawValue) }.joined(separator: ",")
-            + "],\"rfid.onRemove\":[" + OnRemove.allCases.map { q($0.rawValue) }.joined(separator: ",") + "]}"
+        // In typed parts: Swift 6.0.3 gives up on one long `+` of mapped lists.
+        let swipes: String = SecondSwipe.allCases.map { q($0.rawValue) }.joined(separator: ",")
+        let removes: String = OnRemove.allCases.map { q($0.rawValue) }.joined(separator: ",")
+        let outputs: String = CapOutput.allCases.map { q($0.rawValue) }.joined(separator: ",")
+        let choices: String = "{\"rfid.secondSwipe\":[" + swipes + "],\"rfid.onRemove\":[" + removes
+            + "],\"parental.caps.output\":[" + outputs + "]}"
         return "{\"file\":" + q(path) + ",\"settings\":[" + items.joined(separator: ",") + "],\"choices\":" + choices
             + ",\"buttons\":{" + buttons.joined(separator: ",") + "},\"board\":" + (config.hardware.board.map(q) ?? "null")
             + ",\"display\":" + (config.hardware.display.map { q($0.type) } ?? "null")
             + ",\"mpd\":\(config.mpd != nil),\"mqtt\":\(config.mqtt != nil),\"rfid\":\(config.rfid != nil)}"
+    }
+}
+
+extension WebSettings {
+    /// Quiet hours as the page reads them: every field present (`volumeMax` null: none).
+    static func quietJSON(_ quiet: QuietHours) -> String {
+        let q = JSONText.quoted
+        let window: String = "{\"from\":" + q(LocalTime.text(quiet.window.from)) + ",\"to\":" + q(LocalTime.text(quiet.window.to))
+        let folders: String = ",\"folders\":[" + quiet.folders.map(q).joined(separator: ",") + "]"
+        return window + folders + ",\"volumeMax\":" + (quiet.volumeMax.map { String($0) } ?? "null") + "}"
+    }
+
+    /// A cap as the page reads it (`output` null: both).
+    static func capJSON(_ cap: VolumeCap) -> String {
+        let q = JSONText.quoted
+        let window: String = "{\"from\":" + q(LocalTime.text(cap.window.from)) + ",\"to\":" + q(LocalTime.text(cap.window.to))
+        return window + ",\"volumeMax\":\(cap.volumeMax),\"output\":" + (cap.output.map { q($0.rawValue) } ?? "null") + "}"
     }
 }
 

@@ -40,6 +40,8 @@ struct PlayerSetup {
     var rfid: RFIDSettings?
     /// The battery's chip; nil: none.
     var battery: BatteryMonitorSettings?
+    /// The low-battery pin; nil: none.
+    var batteryPin: BatteryPinSettings?
     /// The headphone jack to watch; nil: none.
     var headphones: HeadphoneJackSettings?
     /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
@@ -75,7 +77,10 @@ enum Player {
             }
         }
         guard let events = initial(log) else { return 1 }
-        let output = makeOutput(setup, log: log)
+        // Headphones with a device of their own: the core routes between the two (`RoutedOutput`).
+        let routed = makeRoutedOutput(setup)
+        let output: () -> PCMOutput
+        if let routed { output = { routed } } else { output = makeOutput(setup, log: log) }
         let interactive = setup.interactive && Terminal.isInteractive
         let terminal = interactive ? Terminal(log: log) : nil
         let status: StatusSink = terminal ?? LogStatus(log: log)
@@ -84,7 +89,10 @@ enum Player {
         AlsaMessages.route { mailbox.postLog(.warning, $0) }
         let traceStart = setup.logLevel == .debug
         var mixer: AlsaMixer?
-        if let wanted = setup.mixer {
+        if setup.mixer != nil, routed != nil {
+            // A mixer control belongs to one card; the two devices share the software volume.
+            log.warning("mixer: not used while headphones.device routes the output; using software volume")
+        } else if let wanted = setup.mixer {
             do { mixer = try AlsaMixer(card: wanted.card, control: wanted.control) } catch {
                 // The volume still works, in software; the message lists the controls there are.
                 log.warning("mixer: \(error); using software volume")
@@ -134,6 +142,7 @@ enum Player {
         var sources: [EventSource] = BoardSources.make(setup.hardware, log: log) + BoardSources.cardReader(setup.rfid, log: log)
         sources += usbWatch + soundWatch
         sources += BoardSources.battery(setup.battery, log: log)
+        sources += BoardSources.batteryPin(setup.batteryPin, gpio: setup.hardware.gpio, log: log)
         if let headphones = setup.headphones { sources.append(JackSource(headphones, log: log)) }
         sources += TestPipes.sources(log: log)
         let runtime = Runtime(state: state, audio: engine,
@@ -141,6 +150,7 @@ enum Player {
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
                               sources: sources)
         runtime.version = "jukebox \(jukeboxVersion)"
+        if let routed { runtime.routeOutput = { routed.route(headphones: $0 == .headphones) } }
         runtime.musicFolders = setup.musicFolders
         runtime.notifier = SystemdNotifier()
         // Read only while the config has parental rules (`Runtime.feedWallClock`).
@@ -164,6 +174,9 @@ enum Player {
         if let reload = setup.reload { runtime.reload = { reload(log) } }
         runtime.loadTracks = { paths in LibraryLoader(readInfo: trackInfo(path:)).load(paths) }
         runtime.readPicture = { path in AudioWiring.picture(path: path) }
+        // Untagged files measured off the loop, each once: the cache lives beside the state file.
+        runtime.measureLoudness = AudioWiring.measureLoudness
+        runtime.loudnessCachePath = setup.statePath.map { $0 + ".loudness" }
         // The MPD library is read on the tag reader, so it needs `loadTracks`; playback never waits for it.
         runtime.startMPDLibrary()
         if let rfid = setup.rfid { runtime.watchCards(path: rfid.cards) }
@@ -231,7 +244,7 @@ enum Player {
         context.record = record
         context.configPath = setup.configPath
         context.version = "jukebox \(jukeboxVersion)"
-        context.battery = setup.battery != nil
+        context.battery = setup.battery != nil || setup.batteryPin != nil
         context.headphones = setup.headphones != nil
         let bridge = MQTTBridge(settings: mqtt, context: context, log: say)
         if let problem = bridge.start() {
@@ -244,6 +257,12 @@ enum Player {
 
     /// The output factory: ALSA, a Snapcast pipe, or the paced silent output when asked for or when the default
     /// device is wanted on a machine without any sound card (said once, in one line).
+    /// The speaker's and the headphones' ALSA devices when `headphones.device` names the latter.
+    static func makeRoutedOutput(_ setup: PlayerSetup) -> RoutedOutput? {
+        guard setup.audio == .alsa, let device = setup.headphones?.device else { return nil }
+        return RoutedOutput(speaker: AlsaOutput(device: setup.device), headphones: AlsaOutput(device: device))
+    }
+
     static func makeOutput(_ setup: PlayerSetup, log: Log) -> () -> PCMOutput {
         if setup.audio == .null { return { SilentOutput() } }
         if setup.audio == .snapcast {

@@ -69,6 +69,7 @@ enum Subcommands {
         setup.mpd = config.mpd
         setup.rfid = config.rfid
         setup.battery = config.battery
+        setup.batteryPin = config.batteryPin
         setup.headphones = config.headphones
         setup.usb = config.usbRoots.map { ($0, config.usbMountsOnly) }
         setup.mqtt = config.mqtt

@@ -3,7 +3,8 @@
 web_test module (its helpers and arguments). A setting changed on the page reaches the config
 file (the rest of the file as it was) and the player (status --json's volumeMax, the volume
 slider's range); a value the config refuses shows the config's words and writes nothing; signed
-out the API answers 401. Screenshots and axe-core as for every page."""
+out the API answers 401; a volume cap added, saved, shown in the rules' state and removed again
+(the config has an empty `parental` section). Screenshots and axe-core as for every page."""
 
 import json
 import urllib.error
@@ -72,7 +73,44 @@ def run(t, d, width, height):
     set_field(t, d, "volumeMax", original)
     t.el(d, "settings-save").click()
     t.wait("the limit is back", lambda: t.status().get("volumeMax") == original)
+    parental(t, d, width, height, original)
     system_page(t, d, width, height)
+
+
+def parental(t, d, width, height, original):
+    """A volume cap for the whole day added on the page: in the file, applied by the player, shown
+    in the rules' state; removed again, the file's parental section is empty as before."""
+    t.wait("the quiet hours and caps editors show", lambda: t.js(d, "return !!document.getElementById('set-quiet-on')"
+                                                                    " && !!document.getElementById('set-caps-add')"))
+    if t.js(d, "return document.getElementById('set-quiet-on').checked"):
+        t.fail("quiet hours shown on though the config has none")
+    t.el(d, "set-caps-add").click()
+    n = t.js(d, "const r = document.querySelectorAll('#set-caps [data-cap]'); return r[r.length - 1].dataset.cap")
+    cap = 80 if width < 1000 else 75
+    for field, value in (("from", "00:00"), ("to", "00:00"), ("volume", str(cap))):
+        t.js(d, "const e = document.getElementById(arguments[0]); e.value = arguments[1];"
+             " e.dispatchEvent(new Event('input', {bubbles: true}));", f"set-cap-{n}-{field}", value)
+    t.el(d, "settings-save").click()
+    t.wait("the cap is saved and applied", lambda: "The player applied it" in t.txt(d, "settings-message"))
+    t.wait("status --json has the cap", lambda: t.status().get("volumeMax") == min(cap, original))
+    with open(t.args.config, "rb") as f:
+        written = json.loads(f.read()).get("parental")
+    if written != {"caps": [{"from": "00:00", "to": "00:00", "volumeMax": cap}]}:
+        t.fail(f"the config's parental section is not the cap: {written!r}")
+    t.wait("the rules' state shows", lambda: t.el(d, "settings-parental-box").is_displayed()
+           and "Highest volume now" in t.txt(d, "settings-parental"))
+    t.check_layout(d, width)
+    t.screenshot(d, "settings-parental", width, height)
+    # Removed: the section as it was, the player's limit back.
+    t.wait("the cap shows after the reload", lambda: t.js(d, "return document.querySelectorAll('#set-caps [data-cap]').length") == 1)
+    t.js(d, "document.querySelector('#set-caps [data-cap] > button').click()")
+    t.el(d, "settings-save").click()
+    t.wait("the limit is back without the cap", lambda: t.status().get("volumeMax") == original and "parental" not in t.status())
+    with open(t.args.config, "rb") as f:
+        if json.loads(f.read()).get("parental") != {"caps": []}:
+            t.fail("the cap was not removed from the config")
+    t.wait("the rules' state hides", lambda: not t.el(d, "settings-parental-box").is_displayed())
+    t.log(f"{width}x{height}: settings: a volume cap of {cap} reaches the file and the player, shows in the rules' state, and goes again")
 
 
 def system_page(t, d, width, height):

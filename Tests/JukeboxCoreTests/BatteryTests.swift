@@ -67,8 +67,8 @@ final class BatteryTests: XCTestCase {
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
             .report("battery empty: saving and powering off (5 %): running systemctl poweroff"),
-            .runProgram(["systemctl", "poweroff"]),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused)),
+            .runProgram(["systemctl", "poweroff"]),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:30", message: empty)),
         ])
         // The command ran (or failed): it does not run again at every reading.
@@ -85,9 +85,56 @@ final class BatteryTests: XCTestCase {
             $0.battery = BatteryState(reading: BatteryReading(percent: 60, low: true), warned: true, poweringOff: true)
         }, commands: [
             .report("battery empty: saving and powering off (low-battery pin): running systemctl poweroff"),
-            .runProgram(["systemctl", "poweroff"]),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused)),
+            .runProgram(["systemctl", "poweroff"]),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:30", message: empty)),
+        ])
+    }
+
+    func testThePinPowersOffAndLettingItGoReArmsIt() {
+        let h = box()
+        // Read once at start: let go, nothing to do but know it.
+        h.send(.batteryPin(low: false), {
+            $0.shown = self.playingShown
+            $0.battery = BatteryState(reading: BatteryReading(low: false))
+        }, commands: [.render(playingShown)])
+        let paused = status("paused", song: 1, index: 1, of: 2, elapsed: "0:30", message: empty)
+        h.send(.batteryPin(low: true), {
+            $0.phase = .paused
+            $0.message = self.empty
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
+            $0.savedPosition = 30
+            $0.shown = paused
+            $0.battery = BatteryState(reading: BatteryReading(low: true), warned: true, poweringOff: true, pinLow: true)
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .report("battery empty: saving and powering off (low-battery pin): running systemctl poweroff"),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused)),
+            .runProgram(["systemctl", "poweroff"]),
+            .render(paused),
+        ])
+        // A gauge's reading does not undo the pin, nor run the command again.
+        h.send(.battery(BatteryReading(percent: 50, charging: false)), {
+            $0.battery.reading = BatteryReading(percent: 50, charging: false, low: true)
+        }, commands: [])
+        // A charger: the PowerBoost lets LBO go. The power-off that did not happen is over (and
+        // at 50 % the low warning is re-armed too).
+        h.send(.batteryPin(low: false), {
+            $0.message = nil
+            $0.shown = status("paused", song: 1, index: 1, of: 2, elapsed: "0:30")
+            $0.battery = BatteryState(reading: BatteryReading(percent: 50, charging: false), warned: false, poweringOff: false)
+        }, commands: [.render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:30"))])
+        // Low again: the place is saved and the command runs again.
+        h.send(.batteryPin(low: true), {
+            $0.message = self.empty
+            $0.shown = paused
+            $0.battery = BatteryState(reading: BatteryReading(percent: 50, charging: false, low: true), warned: true, poweringOff: true, pinLow: true)
+        }, commands: [
+            .report("battery empty: saving and powering off (low-battery pin): running systemctl poweroff"),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused)),
+            .runProgram(["systemctl", "poweroff"]),
+            .render(paused),
         ])
     }
 
@@ -117,8 +164,8 @@ final class BatteryTests: XCTestCase {
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
             .report("battery empty: saving and powering off (3 %): running systemctl poweroff"),
-            .runProgram(["systemctl", "poweroff"]),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused)),
+            .runProgram(["systemctl", "poweroff"]),
             .render(status("paused", song: 1, index: 1, of: 2, elapsed: "0:30", message: empty)),
         ])
         // Plugged in before the power went: the box stays paused (nobody asked it to play), ready.

@@ -37,8 +37,8 @@ final class IdleTests: XCTestCase {
             $0.shown = status("stopped")
         }, commands: [
             .report("idle for 10 min: running systemctl poweroff"),
-            .runProgram(["systemctl", "poweroff"]),
             .persistPlace(Snapshot()),
+            .runProgram(["systemctl", "poweroff"]),
             .render(status("stopped")),
         ])
         h.send(.tick(now: 800), { $0.now = 800 }, commands: [])

@@ -378,7 +378,7 @@ final class ChimeTests: XCTestCase {
             $0.nextPlayID = 3
             $0.loaded = PlayRef(playID: 2, trackID: 1)
         }, commands: [
-            .report("startup chime could not be played"),
+            .report("the chime could not be played"),
             .startTrack(playID: 2, path: "/music/1.flac", at: 5, paused: false),
         ])
     }

@@ -359,8 +359,8 @@ final class SleepTimerTests: XCTestCase {
             .pauseOutput,
             .startTimer(.releaseDevice, after: 3),
             .report("sleep timer: running /bin/true"),
-            .runProgram(["/bin/true"]),
             .persistPlace(Snapshot(tracks: [info(1)], current: 0, phase: .paused)),
+            .runProgram(["/bin/true"]),
             .render(status("paused", song: 1, index: 1, of: 1, message: "sleep timer: powering off")),
         ])
     }

@@ -50,7 +50,9 @@ final class WebBrowserTests: DaemonTestCase {
         XCTAssertEqual(mkfifo(dir + "/reader", 0o600), 0)
         // And the simulated battery (Tests/Browser/web_battery.py writes readings to it).
         XCTAssertEqual(mkfifo(dir + "/battery", 0o600), 0)
-        let daemon = try startDaemon(music + [dir + "/library"], extra: ["rfid": ["reader": "keyboard", "name": "no such reader", "cards": dir + "/cards.json", "sameCardDelay": 0]],
+        // An empty parental section: the Settings page offers the rules (web_settings.py adds a cap).
+        let daemon = try startDaemon(music + [dir + "/library"], extra: ["rfid": ["reader": "keyboard", "name": "no such reader", "cards": dir + "/cards.json", "sameCardDelay": 0],
+                                                                         "parental": [String: Int]()],
                                      environment: ["JUKEBOX_TEST_CARD_PIPE": dir + "/reader", "JUKEBOX_TEST_BATTERY_PIPE": dir + "/battery"])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
 

@@ -122,3 +122,40 @@ extension WebFaceTests {
         XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMax\":70,"))
     }
 }
+
+extension WebFaceTests {
+    /// The parental rules' spans through the web: a cap for the whole day and quiet hours written
+    /// into the file (the rest kept), the player applies the cap at once; a span the config
+    /// refuses writes nothing.
+    func testParentalSpansAreWrittenAndThePlayerAppliesThem() throws {
+        let daemon = try start(config: true, extra: ["parental": ["dailyLimitMinutes": 60], "volumeMax": 90])
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
+        let path = dir + "/c.json"
+        let (cookie, csrf) = try signIn()
+        let auth = ["Cookie": cookie, "X-CSRF-Token": csrf]
+        let shown = try http("GET", "/api/settings", headers: ["Cookie": cookie])
+        XCTAssertTrue(shown.body.contains("{\"key\":\"parental.caps\",\"value\":[],\"applies\":\"now\",\"optional\":true}"), shown.body)
+        XCTAssertTrue(shown.body.contains("{\"key\":\"parental.quietHours\",\"value\":null,"), shown.body)
+
+        let body = #"{"changes":{"parental.caps":[{"from":"06:00","to":"06:00","volumeMax":40}],"#
+            + #""parental.quietHours":{"from":"19:30","to":"07:00","folders":["/srv/music/lullabies"],"volumeMax":50}}}"#
+        let changed = try http("POST", "/api/settings/change", json: body, headers: auth)
+        XCTAssertEqual(changed.status, 200, changed.body)
+        XCTAssertEqual(changed.body, "{\"saved\":true,\"reload\":\"ok configuration reloaded\",\"atStart\":[]}")
+        let file = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(file.contains(#""parental":{"dailyLimitMinutes":60, "caps": [{"from": "06:00", "to": "06:00", "volumeMax": 40}], "#
+                                    + #""quietHours": {"from": "19:30", "to": "07:00", "folders": ["/srv/music/lullabies"], "volumeMax": 50}}"#), file)
+        // A cap for the whole day holds whatever the clock says (the quiet hours' is higher, and
+        // holds too before the clock is synchronised).
+        let status = try ctl("status", "--json").stdout
+        XCTAssertTrue(status.contains("\"volumeMax\":40,"), status)
+
+        let refused = try http("POST", "/api/settings/change", json: #"{"changes":{"parental.caps":[{"from":"6","to":"06:00","volumeMax":40}]}}"#,
+                               headers: auth)
+        XCTAssertEqual(refused.status, 400, refused.body)
+        XCTAssertTrue(refused.body.hasPrefix("{\"error\":\"\(path): parental: must be"), refused.body)
+        XCTAssertEqual(try http("POST", "/api/settings/change", json: #"{"changes":{"parental.caps":{"from":"06:00","to":"07:00","evil":1}}}"#,
+                                headers: auth).status, 400)
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), file, "nothing written on a refusal")
+    }
+}

@@ -50,8 +50,8 @@ final class MQTTBridgeTests: XCTestCase {
 
     // MARK: helpers
 
-    func startPlayer(stateFile: Bool = true) throws -> TestPlayer {
-        let p = try TestPlayer(folder: folder, stateFile: stateFile)
+    func startPlayer(stateFile: Bool = true, settings: Settings = Settings()) throws -> TestPlayer {
+        let p = try TestPlayer(folder: folder, stateFile: stateFile, settings: settings)
         player = p
         return p
     }

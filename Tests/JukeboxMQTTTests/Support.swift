@@ -128,21 +128,21 @@ final class Observer: @unchecked Sendable {
     init(port: Int, filter: String = "#", tls: (ca: String, cert: String, key: String)? = nil,
          username: String? = nil, password: String? = nil) throws {
         self.filter = filter
-        mosquitto_lib_init()
-        let m = mosquitto_new("observer-\(UInt32.random(in: 0...UInt32.max))", true, Unmanaged.passUnretained(self).toOpaque())!
+        _ = jb_mosquitto_load()
+        let m = jb_mosquitto_new("observer-\(UInt32.random(in: 0...UInt32.max))", true, Unmanaged.passUnretained(self).toOpaque())!
         mosq = m
-        _ = mosquitto_threaded_set(m, true)
-        if let username { _ = mosquitto_username_pw_set(m, username, password) }
-        if let tls { _ = mosquitto_tls_set(m, tls.ca, nil, tls.cert, tls.key, nil) }
-        mosquitto_connect_callback_set(m) { m, me, rc in
+        _ = jb_mosquitto_threaded_set(m, true)
+        if let username { _ = jb_mosquitto_username_pw_set(m, username, password) }
+        if let tls { _ = jb_mosquitto_tls_set(m, tls.ca, nil, tls.cert, tls.key, nil) }
+        jb_mosquitto_connect_callback_set(m) { m, me, rc in
             let o = Unmanaged<Observer>.fromOpaque(me!).takeUnretainedValue()
-            if rc == 0 { _ = mosquitto_subscribe(m, nil, o.filter, 1) }
+            if rc == 0 { _ = jb_mosquitto_subscribe(m, nil, o.filter, 1) }
         }
-        mosquitto_subscribe_callback_set(m) { _, me, _, _, _ in
+        jb_mosquitto_subscribe_callback_set(m) { _, me, _, _, _ in
             let o = Unmanaged<Observer>.fromOpaque(me!).takeUnretainedValue()
             o.monitor.withLock { o.connack = 0 }
         }
-        mosquitto_message_callback_set(m) { _, me, message in
+        jb_mosquitto_message_callback_set(m) { _, me, message in
             let o = Unmanaged<Observer>.fromOpaque(me!).takeUnretainedValue()
             guard let message = message?.pointee else { return }
             let payload = message.payloadlen > 0
@@ -150,12 +150,12 @@ final class Observer: @unchecked Sendable {
             let m = Message(topic: String(cString: message.topic), payload: payload, retained: message.retain, at: monotonicNow())
             o.monitor.withLock { o.messagesSeen.append(m) }
         }
-        guard mosquitto_connect_async(m, "127.0.0.1", Int32(port), 30) == MOSQ_ERR_SUCCESS.rawValue else {
+        guard jb_mosquitto_connect_async(m, "127.0.0.1", Int32(port), 30) == MOSQ_ERR_SUCCESS.rawValue else {
             throw MQTTTestFailure("observer cannot connect to \(port)")
         }
         thread = NativeThread(name: "observer") { [self] in
             while !monitor.withLock({ stopping }) {
-                if mosquitto_loop(mosq, 100, 1) != MOSQ_ERR_SUCCESS.rawValue { usleep(50_000) }
+                if jb_mosquitto_loop(mosq, 100, 1) != MOSQ_ERR_SUCCESS.rawValue { usleep(50_000) }
             }
         }
         guard waitFor(60, { self.monitor.withLock { self.connack != nil } }) else { throw MQTTTestFailure("observer not subscribed on \(port)") }
@@ -181,7 +181,7 @@ final class Observer: @unchecked Sendable {
 
     func publish(_ topic: String, _ payload: String, retain: Bool = false) {
         let bytes = Array(payload.utf8)
-        _ = bytes.withUnsafeBytes { mosquitto_publish(mosq, nil, topic, Int32(bytes.count), $0.baseAddress, 1, retain) }
+        _ = bytes.withUnsafeBytes { jb_mosquitto_publish(mosq, nil, topic, Int32(bytes.count), $0.baseAddress, 1, retain) }
     }
 
     /// Publishes a command and returns the reply that follows it on `topic/reply`.
@@ -201,8 +201,8 @@ final class Observer: @unchecked Sendable {
         monitor.withLock { stopping = true }
         thread?.join()
         thread = nil
-        mosquitto_disconnect(m)
-        mosquitto_destroy(m)
+        jb_mosquitto_disconnect(m)
+        jb_mosquitto_destroy(m)
         mosq = nil
     }
 
@@ -218,7 +218,7 @@ final class TestPlayer: @unchecked Sendable {
     let runtime: Runtime
     private let done = DispatchSemaphore(value: 0)
 
-    init(folder: String, stateFile: Bool = true) throws {
+    init(folder: String, stateFile: Bool = true, settings: Settings = Settings()) throws {
         self.folder = folder
         socketPath = folder + "/control"
         let a = folder + "/a.wav", b = folder + "/b.wav"
@@ -230,7 +230,7 @@ final class TestPlayer: @unchecked Sendable {
         let engine = AudioEngine(makeOutput: { SilentOutput(bufferSeconds: 1) }) { report in
             if let event = AudioWiring.event(for: report) { mailbox.post(event) }
         }
-        var state = State()
+        var state = State(settings: settings)
         state.now = monotonicNow()
         runtime = Runtime(state: state, audio: engine, store: stateFile ? StateStore(path: folder + "/state.json") : nil, status: RecordingStatus(),
                           log: Log(level: .error), mailbox: mailbox, control: try ControlSocket(path: socketPath))

@@ -46,6 +46,32 @@ final class BlockedStoreTests: XCTestCase {
         XCTAssertEqual(store.load().snapshot?.volume, 20)
     }
 
+    func testAPowerCommandRunsOnlyOnceTheSaveBeforeItIsOnDisk() throws {
+        let dir = TempDir()
+        let gate = Gate()
+        var store = StateStore(path: dir.file("state.json"))
+        store.beforeSync = { gate.pass() }
+        let marker = dir.file("powered-off")
+        let audio = RecordingAudio(), mailbox = Mailbox()
+        audio.mailbox = mailbox
+        var state = State()
+        state.settings.battery = BatterySettings(warnPercent: 15, criticalPercent: 5)
+        state.settings.powerCommand = ["/usr/bin/touch", marker]
+        _ = reduce(&state, .add([TrackInfo(path: "/m/a.flac", duration: 100)]))
+        let runtime = Runtime(state: state, audio: audio, store: store, status: RecordingStatus(), log: Log(level: .error),
+                              mailbox: mailbox)
+        let box = Box(runtime), done = DispatchSemaphore(value: 0)
+        Thread { _ = box.runtime.run(initial: []); done.signal() }.start()
+        defer { gate.open(); stop(box, done) }
+        // The battery empty: the place is saved (held at its fsync here) and the power command ordered.
+        mailbox.post(.battery(BatteryReading(percent: 3)))
+        gate.waitForSomeoneAtIt()
+        XCTAssertFalse(waitFor(0.5) { FileManager.default.fileExists(atPath: marker) }, "the power command ran before the save")
+        gate.open()
+        XCTAssertTrue(waitFor(5) { FileManager.default.fileExists(atPath: marker) }, "the power command never ran")
+        XCTAssertNotNil(store.load().snapshot, "the place is on disk when the power command runs")
+    }
+
     func testAddReadsTagsOffTheLoop() throws {
         let dir = TempDir()
         let gate = Gate()

@@ -55,7 +55,7 @@ final class ConfigTests: XCTestCase {
         let text = try String(contentsOf: repo.appendingPathComponent("board/config.example.json"), encoding: .utf8)
         for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
-                    "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime",
+                    "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime", "warningChime",
                     "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "battery", "headphones", "mqtt", "radio", "sleep",
                     "loudness", "parental"] {
             XCTAssertTrue(text.contains("\"\(key)\""), "example lacks \(key)")
@@ -124,7 +124,7 @@ final class ConfigTests: XCTestCase {
     }
 
     func testBadValuesSayWhatToFix() {
-        let battery = #"must be {"chip": "max17048" or "ina219", "bus": "/dev/i2c-1" or a bus number, "address": 3-119, "interval": 1-3600 s, "warnPercent": 0-100, "criticalPercent": 0-100 and below warnPercent, "chargingWhenPositive": true or false}"#
+        let battery = #"must be {"chip": "max17048" or "ina219", "bus": "/dev/i2c-1" or a bus number, "address": 3-119, "interval": 1-3600 s, "warnPercent": 0-100, "criticalPercent": 0-100 and below warnPercent, "chargingWhenPositive": true or false, "lowPin": "GPIO4" or "CHIP:OFFSET", "lowPinActive": "low" or "high"; a chip, a lowPin or both}"#
         let cases: [(String, String)] = [
             (#"{"audio": "pulse"}"#, #"c.json: audio: must be "alsa" or "null""#),
             (#"{"saveInterval": 0}"#, "c.json: saveInterval: must be seconds from 1 to 300"),
@@ -140,6 +140,11 @@ final class ConfigTests: XCTestCase {
             (#"{"battery": {"chip": "max17048", "warnPercent": 5, "criticalPercent": 10}}"#, "c.json: battery: " + battery),
             (#"{"battery": {"chip": "ina219", "address": 200}}"#, "c.json: battery: " + battery),
             (#"{"battery": {"chip": "ina219", "interval": 0}}"#, "c.json: battery: " + battery),
+            (#"{"battery": {}}"#, "c.json: battery: " + battery),
+            (#"{"battery": {"lowPin": ""}}"#, "c.json: battery: " + battery),
+            (#"{"battery": {"lowPin": "GPIO4\u0007"}}"#, "c.json: battery: " + battery),
+            (#"{"battery": {"lowPin": "GPIO4", "lowPinActive": "sometimes"}}"#, "c.json: battery: " + battery),
+            (#"{"battery": {"chip": "max17048", "lowPinActive": "high"}}"#, "c.json: battery: " + battery),
             (#"{"radio": {"bufferSeconds": 0.1}}"#, #"c.json: radio: must be {"bufferSeconds": 0.5 to 30, "giveUpSeconds": 5 to 86400, "network": true|false, "caFile": an absolute path}"#),
             (#"{"radio": {"giveUpSeconds": 1}}"#, #"c.json: radio: must be {"bufferSeconds": 0.5 to 30, "giveUpSeconds": 5 to 86400, "network": true|false, "caFile": an absolute path}"#),
             (#"{"device": ""}"#, #"c.json: device: must be a non-empty ALSA PCM name such as "default" or "hw:CARD=DAC""#),
@@ -230,6 +235,17 @@ final class ConfigTests: XCTestCase {
         let set = try parse(#"{"battery": {"chip": "ina219", "bus": "3", "address": 65, "interval": 10, "warnPercent": 25, "criticalPercent": 8, "chargingWhenPositive": true}}"#)
         XCTAssertEqual(set.config.battery, BatteryMonitorSettings(chip: .ina219, bus: "3", address: 65, interval: 10, chargingWhenPositive: true))
         XCTAssertEqual(set.config.settings.battery, BatterySettings(warnPercent: 25, criticalPercent: 8))
+        XCTAssertNil(set.config.batteryPin)
+        XCTAssertEqual(try parse(#"{"warningChime": "/usr/share/jukebox/w.wav"}"#).config.settings.warningChime, "/usr/share/jukebox/w.wav")
+        XCTAssertNil(try parse(#"{"warningChime": ""}"#).config.settings.warningChime)
+        // A pin alone (a PowerBoost's LBO), or beside a chip.
+        let pin = try parse(#"{"battery": {"lowPin": "GPIO4"}}"#).config
+        XCTAssertNil(pin.battery)
+        XCTAssertEqual(pin.batteryPin, BatteryPinSettings(line: "GPIO4", activeHigh: false))
+        XCTAssertEqual(pin.settings.battery, BatterySettings(warnPercent: 15, criticalPercent: 5))
+        let both = try parse(#"{"battery": {"chip": "max17048", "lowPin": "gpiochip0:4", "lowPinActive": "high"}}"#).config
+        XCTAssertEqual(both.battery?.chip, .max17048)
+        XCTAssertEqual(both.batteryPin, BatteryPinSettings(line: "gpiochip0:4", activeHigh: true))
         XCTAssertEqual(set.warnings, [])
         XCTAssertEqual(try parse(#"{"battery": {"chip": "ina219", "shunt": 0.1}}"#).warnings, ["c.json: unknown key \"battery.shunt\" ignored"])
     }

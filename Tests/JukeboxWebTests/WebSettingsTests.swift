@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import FoundationEssentials
 import JukeboxCore
 import JukeboxService
 @testable import JukeboxWeb
@@ -16,7 +17,25 @@ final class WebSettingsTests: XCTestCase {
             (["rfid.onRemove": .text("pause\"}")], .success([.init(["rfid", "onRemove"], "\"pause\\\"}\"")])),
             (["parental.dailyLimitMinutes": .number(45), "parental.warnMinutes": .null],
              .success([.init(["parental", "dailyLimitMinutes"], "45"), .init(["parental", "warnMinutes"], nil)])),
-            (["parental.resetAt": .text("00:00")], .failure(.init(message: "parental.resetAt is not a setting the page changes; edit the config file"))),
+            (["parental.resetAt": .text("05:30")], .success([.init(["parental", "resetAt"], "\"05:30\"")])),
+            (["parental.quietHours": .span(.init(from: "19:30", to: "07:00", folders: ["/srv/music/lullabies", "/a \"b\""], volumeMax: 30))],
+             .success([.init(["parental", "quietHours"],
+                             #"{"from": "19:30", "to": "07:00", "folders": ["/srv/music/lullabies", "/a \"b\""], "volumeMax": 30}"#)])),
+            (["parental.quietHours": .null, "parental.caps": .spans([.init(from: "07:00", to: "19:00", volumeMax: 70),
+                                                                     .init(from: "19:00", to: "07:00", volumeMax: 40, output: "headphones")])],
+             .success([.init(["parental", "caps"], #"[{"from": "07:00", "to": "19:00", "volumeMax": 70}, {"from": "19:00", "to": "07:00", "volumeMax": 40, "output": "headphones"}]"#),
+                       .init(["parental", "quietHours"], nil)])),
+            (["parental.caps": .spans([])], .success([.init(["parental", "caps"], "[]")])),
+            // The shape is checked here; the times, ranges and counts by the config's code.
+            (["parental.caps": .span(.init(from: "07:00", to: "19:00", volumeMax: 70))],
+             .failure(.init(message: "parental.caps must be a list of {\"from\": \"HH:MM\", \"to\": \"HH:MM\", \"volumeMax\": 0-100, \"output\": \"speaker\" or \"headphones\"}"))),
+            (["parental.caps": .spans([.init(from: "07:00", to: "19:00", folders: ["/x"], volumeMax: 70)])],
+             .failure(.init(message: "parental.caps must be a list of {\"from\": \"HH:MM\", \"to\": \"HH:MM\", \"volumeMax\": 0-100, \"output\": \"speaker\" or \"headphones\"}"))),
+            (["parental.quietHours": .number(3)],
+             .failure(.init(message: "parental.quietHours must be {\"from\": \"HH:MM\", \"to\": \"HH:MM\", \"folders\": [folders], \"volumeMax\": 0-100}"))),
+            (["parental.quietHours": .span(.init(from: "19:30", to: "07:00", output: "speaker"))],
+             .failure(.init(message: "parental.quietHours must be {\"from\": \"HH:MM\", \"to\": \"HH:MM\", \"folders\": [folders], \"volumeMax\": 0-100}"))),
+            (["volumeMax": .spans([])], .failure(.init(message: "volumeMax takes a number or a word, not a span of the day"))),
             (["volumeMax": .null], .failure(.init(message: "volumeMax needs a value"))),
             (["powerCommand": .text("rm -rf /")], .failure(.init(message: "powerCommand is not a setting the page changes; edit the config file"))),
             (["state": .text("/etc/passwd")], .failure(.init(message: "state is not a setting the page changes; edit the config file"))),
@@ -39,7 +58,7 @@ final class WebSettingsTests: XCTestCase {
         XCTAssertFalse(json.contains("rfid.onRemove\",\"value"), "no rfid section: its keys are not offered")
         XCTAssertTrue(json.contains("\"buttons\":{\"next\":\"GPIO5\"}"), json)
         XCTAssertTrue(json.hasSuffix("\"mpd\":true,\"mqtt\":false,\"rfid\":false}"), json)
-        XCTAssertFalse(json.contains("parental."), "no parental section: its keys are not offered")
+        XCTAssertFalse(json.contains("{\"key\":\"parental."), "no parental section: its keys are not offered")
         let parental = "{\"parental\": {\"dailyLimitMinutes\": 90}}"
         let withRules = WebSettings.json(try Config.parse(Array(parental.utf8), source: "c.json").config, file: Array(parental.utf8), path: "c.json")
         XCTAssertTrue(withRules.contains("{\"key\":\"parental.dailyLimitMinutes\",\"value\":90,\"applies\":\"now\",\"optional\":true},"
@@ -47,6 +66,54 @@ final class WebSettingsTests: XCTestCase {
         for (text, offered) in [("{\"rfid\": null}", false), ("{\"rfid\": {\"reader\": \"keyboard\", \"device\": \"/dev/x\"}}", true)] {
             let config = try Config.parse(Array(text.utf8), source: "c.json").config
             XCTAssertEqual(WebSettings.json(config, file: Array(text.utf8), path: "c.json").contains("rfid.onRemove\",\"value"), offered, text)
+        }
+    }
+
+    /// The page's body decodes spans with their keys only: another key refuses the body.
+    func testSpansDecodeWithTheirKeysOnly() throws {
+        typealias V = WebSettings.Value
+        func decode(_ text: String) -> V? { try? JSONDecoder().decode(V.self, from: Data(text.utf8)) }
+        XCTAssertEqual(decode(#"{"from":"22:00","to":"06:30","volumeMax":20}"#), .span(.init(from: "22:00", to: "06:30", volumeMax: 20)))
+        XCTAssertEqual(decode(#"[{"from":"22:00","to":"06:30","volumeMax":20,"output":"speaker"}]"#),
+                       .spans([.init(from: "22:00", to: "06:30", volumeMax: 20, output: "speaker")]))
+        XCTAssertEqual(decode("[]"), .spans([]))
+        XCTAssertEqual(decode(#""22:00""#), .text("22:00"))
+        XCTAssertNil(decode(#"{"from":"22:00","to":"06:30","powerCommand":"rm"}"#), "an unknown key")
+        XCTAssertNil(decode(#"{"from":"22:00"}"#), "no end")
+        XCTAssertNil(decode(#"[{"from":"22:00","to":"06:30","volumeMax":20.5}]"#), "a volume is whole")
+    }
+
+    /// Spans written by the page pass the config's own parser and become the core's rules; ones
+    /// it refuses are refused with its words. The rest of the file is kept.
+    func testSpansReachTheRulesThroughTheConfigsOwnCheck() throws {
+        let file = Array("{\n  \"volumeMax\": 80,\n  \"parental\": {\"dailyLimitMinutes\": 60}\n}\n".utf8)
+        let quiet = WebSettings.Value.span(.init(from: "19:30", to: "7:00", folders: ["/srv/music/lullabies"], volumeMax: 30))
+        let caps = WebSettings.Value.spans([.init(from: "07:00", to: "19:00", volumeMax: 70, output: "speaker")])
+        let changes = try WebSettings.changes(["parental.quietHours": quiet, "parental.caps": caps, "parental.resetAt": .text("05:00")]).get()
+        let (bytes, config) = try ConfigEdit.edited(file, changes, source: "c.json")
+        XCTAssertEqual(config.settings.parental, ParentalSettings(
+            quietHours: QuietHours(window: DayWindow(from: 1170, to: 420), folders: ["/srv/music/lullabies"], volumeMax: 30),
+            dailyLimit: 3600, resetAt: 300, caps: [VolumeCap(window: DayWindow(from: 420, to: 1140), volumeMax: 70, output: .speaker)]))
+        XCTAssertTrue(String(decoding: bytes, as: UTF8.self).hasPrefix("{\n  \"volumeMax\": 80,\n  \"parental\": {\"dailyLimitMinutes\": 60, "),
+                      String(decoding: bytes, as: UTF8.self))
+        // The page reads back what the file now says.
+        let json = WebSettings.json(config, file: bytes, path: "c.json")
+        XCTAssertTrue(json.contains(#"{"key":"parental.resetAt","value":"05:00","applies":"now","optional":true}"#), json)
+        XCTAssertTrue(json.contains(#"{"key":"parental.quietHours","value":{"from":"19:30","to":"07:00","folders":["/srv/music/lullabies"],"volumeMax":30},"#), json)
+        XCTAssertTrue(json.contains(#"{"key":"parental.caps","value":[{"from":"07:00","to":"19:00","volumeMax":70,"output":"speaker"}],"#), json)
+        XCTAssertTrue(json.contains(#""parental.caps.output":["speaker","headphones"]"#), json)
+        // Refused by the config's code: a time that is none, a relative folder, 25 caps.
+        let refusals: [WebSettings.Value] = [
+            .span(.init(from: "25:00", to: "07:00")), .span(.init(from: "19:00", to: "07:00", folders: ["music"])),
+            .spans(Array(repeating: .init(from: "07:00", to: "08:00", volumeMax: 50), count: 25)),
+            .spans([.init(from: "07:00", to: "08:00", volumeMax: 50, output: "both")]),
+        ]
+        for value in refusals {
+            let key = value == refusals[0] || value == refusals[1] ? "parental.quietHours" : "parental.caps"
+            let change = try WebSettings.changes([key: value]).get()
+            XCTAssertThrowsError(try ConfigEdit.edited(file, change, source: "c.json"), "\(value)") { error in
+                XCTAssertTrue("\(error)".contains("parental: must be {\"quietHours\""), "\(error)")
+            }
         }
     }
 }

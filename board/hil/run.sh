@@ -7,7 +7,7 @@
 # image); see board/hil/README.md.
 #
 #   bash board/hil/run.sh [SCENARIO...]        all, or some of: audio buttons display-hd44780
-#                                              interruption display-ssd1306 headphones card-return; naming any of install-sh
+#                                              interruption display-ssd1306 headphones battery card-return; naming any of install-sh
 #                                              deb-install deb-web deb-upload deb-mpd deb-radio service-boot rfid-keyboard
 #                                              usb-stick serial-console power-cut upload-power-cut deb-upgrade deb-purge (or
 #                                              service) runs all of those
@@ -49,7 +49,7 @@ hil_prepare_fixtures
 
 want() { [ ${#ONLY[@]} -eq 0 ] || [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 guest_scenarios=()
-for s in audio buttons display-hd44780 interruption display-ssd1306 headphones card-return; do want "$s" && guest_scenarios+=("$s"); done
+for s in audio buttons display-hd44780 interruption display-ssd1306 headphones battery card-return; do want "$s" && guest_scenarios+=("$s"); done
 
 if [ ${#guest_scenarios[@]} -gt 0 ] && [ -z "${JUKEBOX_BIN:-}" ]; then
   hil_log "building jukebox (debug) in $HIL_CACHE/build"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // One HTTP(S) transfer through libcurl, for the radio streams. libcurl's curl_easy_setopt and
 // curl_easy_getinfo are variadic, which Swift cannot call: this shim sets the options and runs the
-// transfer, and hands headers and body to the caller's callbacks.
+// transfer, and hands headers and body to the caller's callbacks. libcurl itself ("libcurl.so.4")
+// is loaded on the first transfer, not linked, so a player that plays no station never maps it.
 #ifndef JUKEBOX_CHTTP_H
 #define JUKEBOX_CHTTP_H
 
@@ -56,13 +57,15 @@ typedef struct {
 	char error[256];
 } jb_http_result;
 
-/// curl_global_init, once per process (thread-safe).
-void jb_http_global_init(void);
+/// Loads libcurl and runs curl_global_init, once per process (thread-safe; jb_http_fetch does it
+/// first): NULL when libcurl is ready, else why not ("libcurl.so.4 could not be loaded: …").
+const char *jb_http_global_init(void);
 
 /// Runs one transfer on the calling thread until the server ends it, an error, a stop or an abort.
+/// Without libcurl: code CURLE_FAILED_INIT (2) and error the reason it could not be loaded.
 void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *callbacks, jb_http_result *result);
 
-/// The version text of the libcurl in use ("libcurl/7.88.1 OpenSSL/3.0...").
+/// The version text of the libcurl in use ("libcurl/7.88.1 OpenSSL/3.0..."), or why it could not be loaded.
 const char *jb_http_version(void);
 
 #endif

@@ -4,6 +4,8 @@
 // shim starts the daemon on a listening socket, gathers each request whole (the headers the web
 // face reads, the body up to a limit, the peer's address) and hands it to one handler, which
 // answers with a whole body or a stream (server-sent events) read on the connection's thread.
+// libmicrohttpd ("libmicrohttpd.so.12") and libcrypt ("libcrypt.so.1") are loaded on first use
+// (jb_web_start, the PIN's hash), not linked: the player is the same binary and never needs them.
 #ifndef JUKEBOX_CWEB_H
 #define JUKEBOX_CWEB_H
 
@@ -90,7 +92,8 @@ unsigned jb_web_bound_port(int fd);
 int jb_web_bound_host(int fd, char *out, size_t out_size);
 
 /// Starts serving on the listening socket `fd` (it becomes the server's), a thread per connection,
-/// at most `connection_limit` at once. NULL with `error` filled on failure.
+/// at most `connection_limit` at once. NULL with `error` filled on failure ("libmicrohttpd.so.12
+/// could not be loaded: …" without the library).
 /// `hooks` (may be NULL; copied) stream the bodies the handler's `begin` asks for.
 jb_web_server *jb_web_start(int fd, unsigned connection_limit, size_t body_limit, unsigned connection_timeout,
                             jb_web_handler handler, const jb_web_body_hooks *hooks, void *context, char *error, size_t error_size);
@@ -102,8 +105,10 @@ void jb_web_stop(jb_web_server *server);
 /// waits, so a page that went away frees its thread at once, not at the next write).
 int jb_web_peer_closed(int fd);
 
+/// NULL when libcrypt is loaded (it is, after this call, if it can be), else why it could not be.
+const char *jb_web_crypt_problem(void);
 /// Hashes `secret` with yescrypt (libcrypt's "$y$", a salt of 16 bytes from getrandom) into
-/// `out` (a string like "$y$j9T$…"); 0 on success, -1 on failure.
+/// `out` (a string like "$y$j9T$…"); 0 on success, -1 on failure (jb_web_crypt_problem says when it was libcrypt).
 int jb_web_hash_secret(const char *secret, char *out, size_t out_size);
 /// Whether `secret` hashes to `hash` (crypt_r with `hash` as its setting, compared in constant time).
 int jb_web_check_secret(const char *secret, const char *hash);

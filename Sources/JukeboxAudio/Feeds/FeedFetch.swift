@@ -66,7 +66,6 @@ enum FeedHTTP {
     }
 
     static func run(_ url: String, settings: FeedFetchSettings, sink: TransferSink) -> jb_http_result {
-        jb_http_global_init()
         let box = Box(sink)
         let context = Unmanaged.passUnretained(box).toOpaque()
         var callbacks = jb_http_callbacks(

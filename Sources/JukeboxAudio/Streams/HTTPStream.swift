@@ -150,7 +150,7 @@ public final class HTTPStream: @unchecked Sendable {
         self.clock = clock
         capacity = max(16 << 10, Int(settings.bufferSeconds * Double(StreamSettings.ringBytesPerSecond)))
         ring = [UInt8](repeating: 0, count: capacity)
-        jb_http_global_init()
+        // libcurl is loaded by the first transfer, on that thread (jb_http_fetch), not here on the decoder's.
         // The thread holds the stream until it ends: `close` need not wait for it.
         thread = NativeThread(name: "jukebox-http") { [self] in self.run() }
     }

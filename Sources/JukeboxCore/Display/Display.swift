@@ -105,8 +105,13 @@ public struct DisplayFrame: Equatable, Sendable {
             if state.repeatMode == .all { marks.append(PanelGlyph.repeatAll.rawValue) }
             if state.repeatMode == .one { marks.append(PanelGlyph.repeatOne.rawValue) }
             if let sleep = state.sleepPanelMark { marks = sleep + marks }
+            // The day's listening left, near its end, before the other marks; kept alone when
+            // they do not all fit (a 16x2 with a track of ten minutes or more).
+            let limit = state.listeningPanelMark
+            if let limit { marks = limit + marks }
             let times = TimeFormat.clock(track == nil ? nil : state.position) + "/" + TimeFormat.clock(track?.info.duration)
-            let status = spread(String(glyph) + " " + times, marks, width: w)
+            let played = String(glyph) + " " + times
+            let status = spread(played, played.count + marks.count < w ? marks : limit ?? marks, width: w)
             // A stream's buffering or reconnecting shows for as long as it lasts.
             let message = (now < state.messageUntil ? state.message : nil) ?? state.streamMessage
             if message != nil { moving = true }

@@ -34,6 +34,9 @@ public enum Command: Equatable, Sendable {
     case seekOutput(to: Double)
     /// Set the output volume (0–100).
     case setVolume(Int)
+    /// Play through this device from the next opening on (`OutputRoute`); the core stops what
+    /// plays first, so the next play opens it.
+    case routeOutput(OutputRoute)
     /// Save this snapshot (atomically), queue and place: the queue (tracks, order, shuffle)
     /// changed since the last save, or nothing was saved yet. The outcome comes back as `Event.saved`.
     case persist(Snapshot)
@@ -78,7 +81,13 @@ public enum Command: Equatable, Sendable {
     /// Put card `card` on the cards map as `value` (`card assign --next`, then a swipe) and
     /// report the outcome as `Event.cardAssigned`.
     case assignCard(card: String, value: String)
-    /// Run this program (an argument vector, never through a shell) and do not wait for it.
+    /// Measure the loudness of the file at `path` off the loop (the shell's cache first, else a
+    /// scan at low priority) and report it as `Event.loudnessMeasured`. Asked only for files
+    /// without gain tags while a loudness mode is on (`State.followLoudness`).
+    case measureLoudness(path: String)
+    /// Run this program (an argument vector, never through a shell) once the saves ordered before
+    /// it are finished (it comes after its step's save: a power command finds the place on disk),
+    /// and do not wait for it.
     case runProgram([String])
     /// End the program with this exit code (after carrying out the commands before it).
     case exit(code: Int32)

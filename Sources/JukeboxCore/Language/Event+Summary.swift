@@ -70,6 +70,8 @@ extension Event {
         case .loadSource(_, let tracks): return "load " + Self.count(tracks.count)
         case .headphones(let plugged):
             return plugged ? "headphones in" : "headphones out"
+        case .batteryPin(let low):
+            return "battery pin " + (low ? "low" : "released")
         case .battery(let r):
             return "battery " + (r.percent.map { "\(Int($0.rounded())) %" } ?? "?") + (r.charging == true ? ", charging" : "") + (r.low ? ", low pin" : "")
         case .usbInserted(let path): return "USB stick inserted: " + DisplayText.inert(path)
@@ -91,6 +93,9 @@ extension Event {
         case .soundDevicesChanged: return "sound devices changed"
         case .deviceReleased: return "device released"
         case .saved(let error): return error.map { "save failed: \($0)" } ?? "saved"
+        case .loudnessMeasured(let path, let loudness):
+            let gain = loudness?.trackGain.map { "\(($0 * 100).rounded() / 100) dB" } ?? "no gain"
+            return "loudness measured: " + DisplayText.inert(String(path.prefix(200))) + ": " + gain
         case .timerFired(let id, _): return "timer " + Self.name(id)
         case .tick: return "tick"
         case .wallClock(let time, let synchronized):

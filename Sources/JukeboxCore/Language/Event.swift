@@ -122,6 +122,9 @@ public enum Event: Equatable, Sendable {
     case loadSource(QueueSource, tracks: [TrackInfo])
     /// The battery monitor read the battery (`Reduce+Battery`).
     case battery(BatteryReading)
+    /// The low-battery pin (a PowerBoost's LBO) is asserted (`true`) or let go: sent once when the
+    /// line is first read, then at each change (`Reduce+Battery`).
+    case batteryPin(low: Bool)
     /// The sound card's headphone jack: headphones are in (`true`) or out. Sent once when the jack
     /// is first read, then at each change (`Reduce+Headphones`).
     case headphones(plugged: Bool)
@@ -192,6 +195,9 @@ public enum Event: Equatable, Sendable {
     case heard(playID: UInt64, seconds: Double)
     /// A state save finished; `error` says why it failed.
     case saved(error: String?)
+    /// The file at `path` was measured as `Command.measureLoudness` asked (from the shell's cache
+    /// or a scan): its track gain and peak, nil when it could not be measured (the shell logged why).
+    case loudnessMeasured(path: String, Loudness?)
 
     // MARK: Time
     /// The monotonic clock read `now` seconds.

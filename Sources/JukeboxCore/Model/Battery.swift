@@ -46,10 +46,13 @@ public struct BatteryState: Equatable, Sendable {
     /// The critical level was reached: the power command ran. Nothing more is done until the
     /// box charges (the command failing, or a test's `true`, must not loop).
     public var poweringOff = false
+    /// The low-battery pin's last state (`Event.batteryPin`); every reading carries it as `low`.
+    public var pinLow = false
 
-    public init(reading: BatteryReading? = nil, warned: Bool = false, poweringOff: Bool = false) {
+    public init(reading: BatteryReading? = nil, warned: Bool = false, poweringOff: Bool = false, pinLow: Bool = false) {
         self.reading = reading
         self.warned = warned
         self.poweringOff = poweringOff
+        self.pinLow = pinLow
     }
 }

@@ -9,9 +9,18 @@ public struct HeadphoneSettings: Equatable, Sendable {
     /// The highest volume while headphones are in (nil: the same as the speaker's,
     /// `Settings.volumeMax`). Plugging them in turns a louder volume down to it.
     public var volumeMax: Int?
+    /// Whether the headphones have a sound device of their own (`headphones.device`): the output
+    /// follows the jack (`Command.routeOutput`).
+    public var routes: Bool
 
-    public init(pauseOnUnplug: Bool = true, volumeMax: Int? = nil) {
+    public init(pauseOnUnplug: Bool = true, volumeMax: Int? = nil, routes: Bool = false) {
         self.pauseOnUnplug = pauseOnUnplug
         self.volumeMax = volumeMax
+        self.routes = routes
     }
+}
+
+/// Which sound device plays: the box's own, or the headphones' (`HeadphoneSettings.routes`).
+public enum OutputRoute: String, Equatable, Sendable {
+    case speaker, headphones
 }

@@ -61,23 +61,31 @@ public struct LoudnessSettings: Equatable, Sendable {
     public var untaggedPreamp: Double = 0
     /// Whether the gain is held down so that the tagged peak times the gain stays at most 1 (no clipping).
     public var preventClipping = true
+    /// Whether files without gain tags are measured (libebur128, off the loop) and then played
+    /// with their measured track gain (and `preamp`) like tagged files. Only while `mode` is not off.
+    public var scan = true
 
     /// Default rules: off.
-    public init(mode: LoudnessMode = .off, preamp: Double = 0, untaggedPreamp: Double = 0, preventClipping: Bool = true) {
+    public init(mode: LoudnessMode = .off, preamp: Double = 0, untaggedPreamp: Double = 0, preventClipping: Bool = true,
+                scan: Bool = true) {
         self.mode = mode
         self.preamp = preamp
         self.untaggedPreamp = untaggedPreamp
         self.preventClipping = preventClipping
+        self.scan = scan
     }
 }
 
 extension State {
     /// The linear gain for playing the track at order index `index` under `settings.loudness`;
-    /// nil when samples must pass untouched (mode off, or a gain of exactly 1).
+    /// nil when samples must pass untouched (mode off, or a gain of exactly 1). A file without
+    /// gain tags uses its measured track gain when there is one (`loudnessScans`, with `scan`
+    /// on): album and auto modes fall back to it, as for a file tagged with a track gain only.
     public func playGain(at index: Int) -> Double? {
         let rules = settings.loudness
         guard rules.mode != .off, order.indices.contains(index), let track = track(id: order[index]) else { return nil }
-        let tags = track.info.loudness ?? Loudness()
+        var tags = track.info.loudness ?? Loudness()
+        if !track.info.hasGainTags, rules.scan, let measured = loudnessScans.measured[track.info.path] { tags = measured }
         let useAlbum: Bool
         switch rules.mode {
         case .off, .track: useAlbum = false

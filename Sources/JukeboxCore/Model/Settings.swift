@@ -44,6 +44,10 @@ public struct Settings: Equatable, Sendable {
     public var bootVolume: Int?
     /// A sound file played once before the first playback after start (a "ready" sound); nil: none.
     public var chime: String?
+    /// A short sound for a warning given while sound plays (the battery runs low, the day's
+    /// listening nearly ends): the track stops where it is heard, the chime sounds, and the track
+    /// goes on from there. nil: the warning is a message only.
+    public var warningChime: String?
     /// Seconds to go back when resuming at start-up (to pick up the thread of an audiobook).
     public var resumeRewind: Double = 0
 

@@ -211,6 +211,8 @@ public struct State: Equatable, Sendable {
     public var headphonesIn: Bool?
     /// The wall clock as last reported and the daily limit's count (`Reduce+Parental.swift`).
     public var parental = ParentalState()
+    /// Untagged files' measured loudness, asked for and received (`Reduce+Loudness.swift`).
+    public var loudnessScans = LoudnessScans()
 
     /// How long a volume knob or button must be still before the volume is saved (seconds).
     public static let volumeSaveDelay = 1.0

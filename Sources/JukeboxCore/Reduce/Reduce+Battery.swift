@@ -10,7 +10,25 @@ extension State {
     }
     static let batteryEmptyText = "battery empty: saving and powering off"
 
-    mutating func batteryReading(_ reading: BatteryReading, _ step: inout Step) {
+    /// The low-battery pin changed: the last reading again with the pin's word. A pin let go while
+    /// the power-off it asked for did not happen (a charger plugged into a PowerBoost lets LBO go)
+    /// re-arms it, as charging does.
+    mutating func batteryPin(low: Bool, _ step: inout Step) {
+        let was = battery.pinLow
+        battery.pinLow = low
+        var reading = battery.reading ?? BatteryReading()
+        reading.low = low
+        if was, !low, battery.poweringOff {
+            battery.poweringOff = false
+            if message == State.batteryEmptyText { message = nil }
+        }
+        batteryReading(reading, &step)
+    }
+
+    mutating func batteryReading(_ measured: BatteryReading, _ step: inout Step) {
+        // A chip's reading does not know the pin: the pin's word stands until the pin changes.
+        var reading = measured
+        reading.low = measured.low || battery.pinLow
         battery.reading = reading
         guard let rules = settings.battery else { return }
         let charging = reading.charging == true
@@ -44,5 +62,6 @@ extension State {
         battery.warned = true
         message = State.batteryLowText(percent)
         step.commands.append(.report(State.batteryLowText(percent) + ": charge the box soon"))
+        warningChime(&step)
     }
 }

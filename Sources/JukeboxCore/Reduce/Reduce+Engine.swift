@@ -11,7 +11,7 @@ extension State {
                 chimePlay = nil
                 let at = afterChime ?? position
                 afterChime = nil
-                if case .trackFailed = event { step.commands.append(.report("startup chime could not be played")) }
+                if case .trackFailed = event { step.commands.append(.report("the chime could not be played")) }
                 if case .deviceUnavailable = event { break }
                 if phase == .playing { startCurrent(at: at, paused: false, &step) }
                 return

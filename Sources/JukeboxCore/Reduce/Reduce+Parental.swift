@@ -32,6 +32,14 @@ extension State {
         settings.parental.dailyLimit.map { max(0, $0 - parental.listening.seconds) }
     }
 
+    /// The panel's mark of the day's listening left (`L4`: whole minutes, rounded up, at most
+    /// 99), shown from the warning's time on (`warnBefore`) and once the limit is reached (`L0`);
+    /// nil without a daily limit or before then.
+    var listeningPanelMark: String? {
+        guard let left = listeningLeft, left <= settings.parental.warnBefore else { return nil }
+        return "L\(min(99, Int((left / 60).rounded(.up))))"
+    }
+
     /// Why a track at `path` may not start or go on now; nil: it may.
     func parentalRefusal(path: String) -> String? {
         let rules = settings.parental
@@ -122,6 +130,7 @@ extension State {
             parental.warned = true
             message = "\(TimeFormat.minutes(left.rounded(.up))) of listening left today"
             step.commands.append(.report("daily listening limit: " + message!))
+            warningChime(&step)
         }
         guard soundWanted, let track = currentTrack, let why = parentalRefusal(path: track.info.path) else { return }
         intent(.pause, &step)

@@ -114,6 +114,8 @@ extension State {
             usb(event, &step)
         case .battery(let reading):
             batteryReading(reading, &step)
+        case .batteryPin(let low):
+            batteryPin(low: low, &step)
         case .headphones(let plugged):
             headphones(plugged: plugged, &step)
         case .wallClock(let time, let synchronized):
@@ -145,6 +147,8 @@ extension State {
                 volume = clamped
                 step.commands.append(.setVolume(clamped))
             }
+        case .loudnessMeasured(let path, let loudness):
+            loudnessMeasured(path: path, loudness)
         case .saved(let error):
             if error != saveError, let error {
                 step.commands.append(.report("could not save state: \(error)"))
@@ -196,6 +200,7 @@ extension State {
         if failuresInARow == 0 { failuresFrom = nil }
         followParental(&step)
         syncNext(&step)
+        followLoudness(&step)
         followSleep(&step)
         followIdleness(activity: step.activity, &step)
         let mark = saveMark
@@ -230,6 +235,12 @@ extension State {
         if podcastsDirty, podcastsReady {
             podcastsDirty = false
             step.commands.append(.persistPodcasts(podcasts))
+        }
+        // A program (a power command) goes after the saves: the shell runs it once they are on disk.
+        let programs = step.commands.filter { if case .runProgram = $0 { true } else { false } }
+        if !programs.isEmpty {
+            step.commands.removeAll { if case .runProgram = $0 { true } else { false } }
+            step.commands += programs
         }
         let view = StatusView(self)
         if view != shown {
@@ -315,14 +326,12 @@ extension State {
             // The first playback after start is preceded by the chime: it sounds only once the
             // device really opens, at the volume already set, and the track follows it.
             chimePlayed = true
-            chimePlay = nextPlayID
-            nextPlayID += 1
-            afterChime = seconds
-            loaded = nil
-            handedNext = nil
-            step.commands.append(.startTrack(playID: chimePlay!, path: chime, at: 0, paused: false))
+            startChime(chime, thenAt: seconds, &step)
             return
         }
+        // A play of the music replaces a chime that still sounds: what follows it is this.
+        chimePlay = nil
+        afterChime = nil
         let ref = PlayRef(playID: nextPlayID, trackID: track.id)
         nextPlayID += 1
         loaded = ref
@@ -336,8 +345,10 @@ extension State {
 
     /// Releases the engine and the device.
     mutating func unload(_ step: inout Step) {
-        if loaded != nil { step.commands.append(.stopOutput) }
+        if loaded != nil || chimePlay != nil { step.commands.append(.stopOutput) }
         loaded = nil
         handedNext = nil
+        chimePlay = nil
+        afterChime = nil
     }
 }

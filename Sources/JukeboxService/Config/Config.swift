@@ -36,6 +36,8 @@ public struct Config: Equatable, Sendable {
     public var rfid: RFIDSettings?
     /// The battery's chip (`battery`); nil: no battery monitor.
     public var battery: BatteryMonitorSettings?
+    /// The low-battery pin (`battery.lowPin`); nil: none.
+    public var batteryPin: BatteryPinSettings?
     /// The headphone jack to watch (`headphones`); nil: none.
     public var headphones: HeadphoneJackSettings?
     /// The USB sticks' mount roots (`usb.roots`); nil: no `usb` key, sticks are not watched.
@@ -221,6 +223,7 @@ public struct Config: Equatable, Sendable {
         if let v = raw.mixer { c.mixer = v.isEmpty ? nil : v }
         if let v = raw.console { c.console = v.isEmpty ? nil : v }
         if let v = raw.chime { c.settings.chime = v.isEmpty ? nil : v }
+        if let v = raw.warningChime { c.settings.warningChime = v.isEmpty ? nil : v }
         if let v = raw.consoleBaud { try check([9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600].contains(v), "consoleBaud"); c.consoleBaud = v }
         if let v = raw.resumeRewind { try check(v >= 0 && v <= 600, "resumeRewind"); c.settings.resumeRewind = v }
         if let v = raw.mixerCard { try check(!v.isEmpty, "mixerCard"); c.mixerCard = v }
@@ -282,8 +285,9 @@ public struct Config: Equatable, Sendable {
             sectionWarnings += unknownKeyWarnings(source, section: "usb", v.unknownKeys)
         }
         if let v = raw.battery {
-            guard let (monitor, rules) = v.settings() else { throw Problem(description: "\(source): battery: " + RawBattery.expectation) }
+            guard let (monitor, pin, rules) = v.settings() else { throw Problem(description: "\(source): battery: " + RawBattery.expectation) }
             c.battery = monitor
+            c.batteryPin = pin
             c.settings.battery = rules
             sectionWarnings += unknownKeyWarnings(source, section: "battery", v.unknownKeys)
         }
@@ -375,6 +379,7 @@ private struct RawConfig: Decodable {
     var console: String?
     var consoleBaud: Int?
     var chime: String?
+    var warningChime: String?
     var idlePowerOff: Double?
     var bookmarks: String?
     var bookmarkLimit: Int?
@@ -416,7 +421,7 @@ private struct RawConfig: Decodable {
         case "mixerCard": return "must be a card name, number or \"default\""
         case "resumeRewind": return "must be seconds from 0 to 600"
         case "console": return "must be a TTY path such as \"/dev/ttyAMA0\" (\"\" for none)"
-        case "chime": return "must be the path of a sound file (\"\" for none)"
+        case "chime", "warningChime": return "must be the path of a sound file (\"\" for none)"
         case "idlePowerOff": return "must be minutes above 0, at most 1440 (leave it out to never power off)"
         case "bookmarks": return "must be \"always\", \"audiobooks\" or \"never\""
         case "bookmarkLimit": return "must be 1 to 10000"

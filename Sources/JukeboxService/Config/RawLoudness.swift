@@ -7,6 +7,7 @@ struct RawLoudness: Decodable {
     var preamp: Double?
     var untaggedPreamp: Double?
     var preventClipping: Bool?
+    var scan: Bool?
     /// Keys this object does not read (reported as warnings, like the top level's).
     var unknownKeys: [String] = []
 
@@ -14,9 +15,9 @@ struct RawLoudness: Decodable {
     static let preampRange: ClosedRange<Double> = -30...15
 
     static let expectation = "must be {\"mode\": \"off\", \"track\", \"album\" or \"auto\", \"preamp\": dB from -30 to 15, "
-        + "\"untaggedPreamp\": dB from -30 to 15, \"preventClipping\": true or false}"
+        + "\"untaggedPreamp\": dB from -30 to 15, \"preventClipping\": true or false, \"scan\": true or false}"
 
-    private enum Keys: String, CodingKey { case mode, preamp, untaggedPreamp, preventClipping }
+    private enum Keys: String, CodingKey { case mode, preamp, untaggedPreamp, preventClipping, scan }
 
     init(from decoder: any Decoder) throws {
         unknownKeys = try decoder.unknownKeys(besides: Keys.self)
@@ -25,6 +26,7 @@ struct RawLoudness: Decodable {
         preamp = try c.decodeIfPresent(Double.self, forKey: .preamp)
         untaggedPreamp = try c.decodeIfPresent(Double.self, forKey: .untaggedPreamp)
         preventClipping = try c.decodeIfPresent(Bool.self, forKey: .preventClipping)
+        scan = try c.decodeIfPresent(Bool.self, forKey: .scan)
     }
 
     /// The settings it says, or nil when a value is wrong (`expectation` says how).
@@ -43,6 +45,7 @@ struct RawLoudness: Decodable {
             s.untaggedPreamp = v
         }
         if let v = preventClipping { s.preventClipping = v }
+        if let v = scan { s.scan = v }
         return s
     }
 }

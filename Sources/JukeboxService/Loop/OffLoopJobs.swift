@@ -16,6 +16,13 @@ final class OffLoopJobs {
     /// Reads the picture embedded in a file's tags, on the tag reader's thread only (TagLib's C
     /// API is not thread-safe); nil: this player reads no embedded pictures.
     var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)?
+    /// Measures an untagged file's loudness, on the loudness worker's thread only; nil: nothing is
+    /// measured (`measureLoudness` answers at once with no gain).
+    var measureLoudness: LoudnessWorker.Measure?
+    /// The loudness cache file; nil: none.
+    var loudnessCachePath: String?
+    /// The loudness worker, started by the first measurement asked for.
+    private var loudness: LoudnessWorker?
     private var reader: TagReaderThread?
     private var nextID = 1
     private var readWaiters: [Int: (_ tracks: [TrackInfo], _ messages: [String], _ marked: Bool) -> Void] = [:]
@@ -65,5 +72,21 @@ final class OffLoopJobs {
 
     func supervise(now: Double) { reader?.supervise(now: now) }
 
-    func finish(waiting: Bool = true) { reader?.finish(waiting: waiting) }
+    /// Stops the threads; `waiting`: until their current job is done (a quit does not wait for a
+    /// read stuck on a dead share, nor for a scan: the loudness cache was written when its queue
+    /// last emptied).
+    func finish(waiting: Bool = true) {
+        reader?.finish(waiting: waiting)
+        loudness?.finish(waiting: waiting)
+        loudness = nil
+    }
+
+    /// Asks the loudness worker (started now if need be) to measure `path`; its answer comes through
+    /// the mailbox. Without a scanner, the answer at once: the event to queue.
+    func measureLoudness(_ path: String) -> Event? {
+        guard let measure = measureLoudness else { return .loudnessMeasured(path: path, nil) }
+        if loudness == nil { loudness = LoudnessWorker(mailbox: mailbox, cachePath: loudnessCachePath, measure: measure) }
+        loudness?.submit(path)
+        return nil
+    }
 }

@@ -48,8 +48,15 @@ public final class Runtime: LoopCore {
     /// Reads the picture embedded in a file's tags: its MIME type and bytes, nil when it has none
     /// (MPD's `readpicture`). Called on the tag reader's thread only, like `loadTracks`.
     public var readPicture: (@Sendable (String) -> (type: String, bytes: [UInt8])?)? { get { jobs.readPicture } set { jobs.readPicture = newValue } }
+    /// Measures an untagged file's loudness (the audio adapter's scanner), on the loudness
+    /// worker's thread only; nil: nothing is measured (every `measureLoudness` is answered with no gain).
+    public var measureLoudness: LoudnessWorker.Measure? { get { jobs.measureLoudness } set { jobs.measureLoudness = newValue } }
+    /// The loudness cache file (`LoudnessCache`; the wiring puts it beside the state file); nil: none.
+    public var loudnessCachePath: String? { get { jobs.loudnessCachePath } set { jobs.loudnessCachePath = newValue } }
     public var diagnostics: (() -> [String])? { get { control.diagnostics } set { control.diagnostics = newValue } }
     public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
+    /// Chooses the sound device the next opening uses (`Command.routeOutput`; `RoutedOutput`).
+    public var routeOutput: ((OutputRoute) -> Void)? { get { hooks.routeOutput } set { hooks.routeOutput = newValue } }
     public var reload: (() -> Settings?)? { get { control.reload } set { control.reload = newValue } }
     public var version: String { get { control.version } set { control.version = newValue } }
     /// The music folders `ls --json` lists (`LibraryListing`).
@@ -224,6 +231,7 @@ public final class Runtime: LoopCore {
         switch command {
         case .startTrack, .setNext, .clearNext, .pauseOutput, .resumeOutput, .stopOutput, .releaseDevice, .probeDevice, .seekOutput, .setVolume:
             adapters.audio.carryOut(command)
+        case .routeOutput(let output): hooks.routeOutput?(output)
         case .grant(let id): control.grant(id)
         case .persist, .persistPlace, .persistBookmarks, .persistPodcasts: saving.writer?.carryOut(command)
         case .fetchPodcast(let name, let url): podcasts?.fetch(name: name, url: url)
@@ -245,8 +253,13 @@ public final class Runtime: LoopCore {
         case .assignCard(let card, let value): if let refused = control.assignSwiped(card, value: value) { pending.append(refused) }
         case .loadUSB(let path, let through):
             if let refused = jobs.readStick(path, through: through, deliver: { [weak self] in self?.dispatch($0) }) { pending.append(refused) }
+        case .measureLoudness(let path): if let refused = jobs.measureLoudness(path) { pending.append(refused) }
         case .runProgram(let argv):
-            if let error = startProgram(argv).error { adapters.status.report("cannot run \(argv.first ?? ""): \(error)") }
+            // After the saves handed over before it (the core puts it behind its step's save): a
+            // power command must find the place on disk, whatever it does to the power.
+            saving.after(since: 0) { [weak self] _ in
+                if let error = startProgram(argv).error { self?.adapters.status.report("cannot run \(argv.first ?? ""): \(error)") }
+            }
         }
     }
 

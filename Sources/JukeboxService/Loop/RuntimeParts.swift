@@ -138,6 +138,8 @@ struct Hooks {
     /// Gives back memory that start-up or a batch of tags touched once (`ColdPages.release`); called
     /// after each track start and after each batch of tags read, when most of that is done with.
     var releaseColdPages: (() -> Void)?
+    /// Chooses the sound device the next opening uses (the headphones' own, or the speaker).
+    var routeOutput: ((OutputRoute) -> Void)?
     /// Reads the wall clock as local time and whether it is synchronised (`WallClock.read`; a test
     /// gives its own).
     var wallClock: (() -> (time: LocalTime, synchronized: Bool))?

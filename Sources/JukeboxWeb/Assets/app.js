@@ -11,6 +11,7 @@ import { setupCards } from './cards.js';
 import { setupSleep } from './sleep.js';
 import { renderBattery } from './battery.js';
 import { setupSettings, loadSettings } from './settings.js';
+import { renderParental } from './parental.js';
 import { setupSystem, loadSystem } from './system.js';
 import { appendPages } from './paging.js';
 
@@ -122,6 +123,7 @@ function renderStatus() {
   document.body.dataset.phase = s.phase;
   renderSleep(s);
   renderBattery($('battery'), text, s);
+  renderParental(s);
   renderQueueCurrent();
 }
 

@@ -5,6 +5,7 @@
 // from the box is set as DOM text.
 
 import { factItems } from './dom.js';
+import { spanKeys, spanEditors, spansShown, spanChanges } from './parental.js';
 
 let ctx = null;            // { api, text, showError } from app.js
 let loaded = null;         // the last /api/settings answer
@@ -20,7 +21,12 @@ const labels = {
   'rfid.onRemove': ['A card taken off the reader', ''],
   'parental.dailyLimitMinutes': ['Listening a day, in minutes', 'empty: no limit; counted while sound plays'],
   'parental.warnMinutes': ['Warn before the end of the day\'s listening, minutes before', 'empty: 5'],
+  'parental.resetAt': ['A new listening day begins at', 'empty: 06:00'],
+  'parental.quietHours': ['Quiet hours', ''],
+  'parental.caps': ['Volume caps by time of day', ''],
 };
+/** Settings that are a time of day (HH:MM), sent as text. */
+const timeKeys = ['parental.resetAt'];
 const applies = { now: 'applies at once', start: 'applies when the player next starts' };
 
 export function setupSettings(context) {
@@ -49,7 +55,7 @@ export async function loadSettings() {
 
 function render() {
   const { text } = ctx;
-  const fields = (loaded.settings || []).map((s) => {
+  const fields = (loaded.settings || []).filter((s) => !spanKeys.includes(s.key)).map((s) => {
     const row = document.createElement('div');
     row.className = 'field';
     const id = fieldId(s.key);
@@ -67,6 +73,10 @@ function render() {
         text(o, c);
         input.append(o);
       }
+    } else if (timeKeys.includes(s.key)) {
+      input = document.createElement('input');
+      input.type = 'time';
+      input.required = !s.optional;
     } else {
       input = document.createElement('input');
       input.type = 'number';
@@ -86,7 +96,8 @@ function render() {
     row.append(label, input, note);
     return row;
   });
-  $('settings-fields').replaceChildren(...fields);
+  $('settings-fields').replaceChildren(...fields, ...spanEditors(loaded.settings || [], loaded.choices || {}, text));
+  spansShown();
   $('settings-form').hidden = false;
 
   const facts = [['Config file', loaded.file], ['Board', loaded.board || 'none named'],
@@ -105,8 +116,10 @@ async function save(ev) {
   for (const input of $('settings-fields').querySelectorAll('[data-key]')) {
     if (input.value === input.dataset.was) continue;
     if (input.tagName === 'SELECT') changes[input.dataset.key] = input.value;
+    else if (input.type === 'time') changes[input.dataset.key] = input.value === '' ? null : input.value;
     else changes[input.dataset.key] = input.value.trim() === '' ? null : Number(input.value);
   }
+  Object.assign(changes, spanChanges());
   if (!Object.keys(changes).length) { text($('settings-message'), 'Nothing changed.'); return; }
   text($('settings-message'), 'Saving…');
   let r;

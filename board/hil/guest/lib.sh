@@ -117,6 +117,8 @@ press() { sim_line "$1" down; hold_for 0.1; sim_line "$1" up; }
 # ---- i2c-hil -----------------------------------------------------------------------------------
 i2c_clear() { echo clear > /sys/kernel/debug/i2c-hil/log; }
 i2c_log() { cat /sys/kernel/debug/i2c-hil/log; }
+# i2c_reg ADDR REG VALUE (hex): a 16-bit register that reads back at ADDR (a fuel gauge's); i2c_reg clear.
+i2c_reg() { echo "$*" > /sys/kernel/debug/i2c-hil/regs || note "i2c-hil: cannot set register: $*"; }
 
 # expect_screen SCREEN ROW REGEX: row ROW (1-based) of a replayed panel matches REGEX entirely.
 expect_screen() {

@@ -49,7 +49,7 @@ if want audio; then
 fi
 
 # ---- Devices for the service scenarios ----------------------------------------------------------
-sim_setup GPIO17 GPIO27 GPIO22 GPIO23 GPIO24
+sim_setup GPIO17 GPIO27 GPIO22 GPIO23 GPIO24 GPIO4
 i2c_clear
 
 # A jukebox daemon with CONFIG ($1: extra JSON members); its socket is $W/ctl.
@@ -187,6 +187,60 @@ if want headphones; then
   "$CACHE/tools/hiljack" Loopback set "Headphone Jack" 1 || note "hiljack set 1 failed"
   expect_status 5 volume 50 "the headphones plugged in again"
   expect_status 1 phase paused "still paused after the plug (a plug starts nothing)"
+  finish
+  stop_daemon
+fi
+
+# ---- Battery: a MAX17048 on the i2c-hil adapter (its registers set in debugfs) and a PowerBoost's
+# LBO on a gpio-sim line; the power command only leaves a file.
+# The saved phase: the place sidecar's newest record (two slots of a JSON line each, the higher
+# "seq" the newer: PlaceSlots), else the queue file's.
+state_phase() {
+  local line
+  line=$(tr '\0' '\n' < "$W/state.json.place" 2>/dev/null | grep '^{' \
+    | awk '{ match($0, /"seq":[0-9]+/); print substr($0, RSTART + 6, RLENGTH - 6), $0 }' | sort -n | tail -n 1)
+  [ -n "$line" ] || line=$(tr -d ' \n' < "$W/state.json" 2>/dev/null)
+  grep -o '"phase":"[a-z]*"' <<<"$line" | head -n 1 | cut -d'"' -f4
+}
+if want battery; then
+  i2c_reg clear
+  # Version 0x0012; VCELL 0xCC00 (3.98 V); SOC 0x3200 (50 %); CRATE negative: discharging.
+  i2c_reg 36 08 0012; i2c_reg 36 02 cc00; i2c_reg 36 04 3200; i2c_reg 36 16 fff0
+  sim_line GPIO4 up
+  rm -f "$W/powered-off"
+  start_daemon '"device": "hw:Dummy,0,0", "powerCommand": ["/usr/bin/touch", "'"$W"'/powered-off"],
+ "warningChime": "'"$F"'/chime-short.wav", "battery": {"chip": "max17048", "bus": "jukebox-hil", "interval": 1, "lowPin": "GPIO4"}'
+  begin battery
+  expect_status 10 percent 50.0 "the gauge at 50 % (SOC 0x3200)"
+  expect_status 5 charging false "its charge rate negative"
+  expect_status 5 low false "LBO high at start"
+  i2c_reg 36 04 0c00
+  expect_status 10 message "battery low: 12 %" "the gauge at 12 %"
+  expect_status 1 phase playing "the warning (it plays on)"
+  wait_for 10 grep -q 'startTrack.*chime-short.wav' "$DLOG" || note "the warning chime was never started: $(grep -c startTrack "$DLOG") startTrack lines"
+  i2c_reg 36 04 0400
+  expect_status 10 phase paused "the gauge at 4 % (critical: 5)"
+  wait_for 10 test -e "$W/powered-off" || note "the power command never ran at 4 %"
+  grep -q "battery empty: saving and powering off (4 %)" "$DLOG" || note "the log never said 'battery empty ... (4 %)'"
+  [ "$(state_phase)" = paused ] || note "the state file says phase '$(state_phase)' after the power command, not paused"
+  # Plugged in before the power went: over. Then unplugged at 50 %, and LBO alone empties it.
+  rm -f "$W/powered-off"
+  i2c_reg 36 16 0010; i2c_reg 36 04 3200
+  expect_status 10 charging true "the charge rate positive"
+  expect_status 5 message null "charging (the message gone)"
+  ctl play
+  expect_status 5 phase playing "play after charging"
+  i2c_reg 36 16 fff0
+  expect_status 10 charging false "unplugged again"
+  t=$(date +%s%N)
+  sim_line GPIO4 down
+  expect_status 10 phase paused "LBO pulled low with the gauge at 50 %"
+  detail "LBO low: paused $(( ($(date +%s%N) - t) / 1000000 )) ms after the line changed (status polled)"
+  expect_status 5 low true "the pin's word in the status"
+  wait_for 10 test -e "$W/powered-off" || note "the power command never ran for the pin"
+  grep -q "battery: low-battery pin GPIO4 asserted" "$DLOG" || note "the log never said the pin was asserted"
+  sim_line GPIO4 up
+  expect_status 10 low false "LBO let go"
   finish
   stop_daemon
 fi

@@ -9,20 +9,38 @@
  *     27 W 0c 08 ...      a write to 0x27 and its bytes (hex)
  *     3c R 1              a read of 1 byte (answered with zeros)
  * Writing anything to the log file empties it.
+ *
+ * A device may also have 16-bit registers, as fuel gauges do (/sys/kernel/debug/i2c-hil/regs,
+ * lines "AA RR VVVV" in hex: address, register, value; "clear" forgets them all). A write's first
+ * byte to such an address selects the register; a read returns the selected register's value,
+ * high byte first (bytes past two are zeros), as a MAX17048 answers.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/i2c.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
 #define HIL_LOG_SIZE (4 << 20)
 
-static unsigned short addrs[8] = { 0x27, 0x3c };
-static int naddrs = 2;
+static unsigned short addrs[8] = { 0x27, 0x3c, 0x36 };
+static int naddrs = 3;
 module_param_array(addrs, ushort, &naddrs, 0444);
-MODULE_PARM_DESC(addrs, "7-bit addresses that acknowledge (default 0x27,0x3c)");
+MODULE_PARM_DESC(addrs, "7-bit addresses that acknowledge (default 0x27,0x3c,0x36)");
+
+#define HIL_REGS 32
+/* Registers set through regs; used: the slot holds one. */
+static struct hil_reg {
+	bool used;
+	u16 addr;
+	u8 reg;
+	u16 value;
+} hil_regs[HIL_REGS];
+/* Each address's selected register (the last write's first byte), by the address's low 7 bits. */
+static u8 hil_pointer[128];
 
 static char *hil_log;
 static size_t hil_len;
@@ -57,6 +75,17 @@ static void hil_append(const char *fmt, ...)
 	hil_len += n;
 }
 
+/* The register at addr/reg, or NULL; under hil_lock. */
+static struct hil_reg *hil_find(u16 addr, u8 reg)
+{
+	int i;
+
+	for (i = 0; i < HIL_REGS; i++)
+		if (hil_regs[i].used && hil_regs[i].addr == addr && hil_regs[i].reg == reg)
+			return &hil_regs[i];
+	return NULL;
+}
+
 static int hil_xfer(struct i2c_adapter *adap, struct i2c_msg *msgs, int num)
 {
 	int i, j;
@@ -70,9 +99,17 @@ static int hil_xfer(struct i2c_adapter *adap, struct i2c_msg *msgs, int num)
 			return -ENXIO;
 		}
 		if (m->flags & I2C_M_RD) {
+			struct hil_reg *r = hil_find(m->addr, hil_pointer[m->addr & 0x7f]);
+
 			memset(m->buf, 0, m->len);
+			if (r && m->len >= 1)
+				m->buf[0] = r->value >> 8;
+			if (r && m->len >= 2)
+				m->buf[1] = r->value & 0xff;
 			hil_append("%02x R %u\n", m->addr, m->len);
 		} else {
+			if (m->len >= 1)
+				hil_pointer[m->addr & 0x7f] = m->buf[0];
 			hil_append("%02x W", m->addr);
 			for (j = 0; j < m->len; j++)
 				hil_append(" %02x", m->buf[j]);
@@ -125,6 +162,51 @@ static const struct file_operations hil_fops = {
 	.llseek = default_llseek,
 };
 
+/* "AA RR VVVV" sets a register (a free slot, or the one it had); "clear" forgets them all. */
+static ssize_t hil_regs_write(struct file *f, const char __user *buf, size_t count, loff_t *pos)
+{
+	char line[32];
+	unsigned int addr, reg, value;
+	struct hil_reg *r;
+	int i;
+
+	if (count == 0 || count >= sizeof(line))
+		return -EINVAL;
+	if (copy_from_user(line, buf, count))
+		return -EFAULT;
+	line[count] = 0;
+	mutex_lock(&hil_lock);
+	if (!strncmp(line, "clear", 5)) {
+		memset(hil_regs, 0, sizeof(hil_regs));
+		mutex_unlock(&hil_lock);
+		return count;
+	}
+	if (sscanf(line, "%x %x %x", &addr, &reg, &value) != 3 || addr > 0x7f || reg > 0xff || value > 0xffff) {
+		mutex_unlock(&hil_lock);
+		return -EINVAL;
+	}
+	r = hil_find(addr, reg);
+	for (i = 0; !r && i < HIL_REGS; i++)
+		if (!hil_regs[i].used)
+			r = &hil_regs[i];
+	if (!r) {
+		mutex_unlock(&hil_lock);
+		return -ENOSPC;
+	}
+	r->used = true;
+	r->addr = addr;
+	r->reg = reg;
+	r->value = value;
+	mutex_unlock(&hil_lock);
+	return count;
+}
+
+static const struct file_operations hil_regs_fops = {
+	.owner = THIS_MODULE,
+	.write = hil_regs_write,
+	.llseek = default_llseek,
+};
+
 static int __init hil_init(void)
 {
 	int ret;
@@ -139,6 +221,7 @@ static int __init hil_init(void)
 	}
 	hil_dir = debugfs_create_dir("i2c-hil", NULL);
 	debugfs_create_file("log", 0600, hil_dir, NULL, &hil_fops);
+	debugfs_create_file("regs", 0200, hil_dir, NULL, &hil_regs_fops);
 	return 0;
 }
 
