@@ -148,6 +148,9 @@ final class EpisodeDownloadTests: XCTestCase {
         settings.totalSeconds = 30
         let size = try FileManager.default.attributesOfItem(atPath: mp3)[.size] as? Int ?? 0
         let path = folder + "/ep.mp3"
+        // What a killed player left behind goes with the next download.
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: folder + "/.old.mp3.999.0.tmp", contents: Data([1, 2, 3]))
         XCTAssertEqual(EpisodeDownload.run(server.url("/file.mp3"), to: path, maxBytes: 1 << 30, settings: settings), .success(Int64(size)))
         XCTAssertEqual(FileManager.default.contents(atPath: path), FileManager.default.contents(atPath: mp3))
         // Over the budget left, a 404: nothing new, nothing half-written, the whole file kept.

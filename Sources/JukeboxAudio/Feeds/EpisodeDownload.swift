@@ -7,7 +7,8 @@ import JukeboxSystem
 /// temporary file beside it (`O_CREAT|O_EXCL|O_NOFOLLOW`, never through a link), fsynced and
 /// renamed over `path` once whole, the folder fsynced; at most `maxBytes` (the budget left: more
 /// ends it, "larger than the budget left"). Anything short of a whole file leaves nothing: the
-/// temporary file is removed. Not resumed across restarts: the core asks again and it starts over.
+/// temporary file is removed (one a killed player left is removed by the next download into the
+/// folder). Not resumed across restarts: the core asks again and it starts over.
 public enum EpisodeDownload {
     /// Downloads `url` to `path` (its folder made if missing); the bytes written, or why not.
     public static func run(_ url: String, to path: String, maxBytes: Int64, settings: FeedFetchSettings,
@@ -21,6 +22,11 @@ public enum EpisodeDownload {
             if !isDirectory(made), mkdir(cPath(made), 0o755) != 0, errno != EEXIST {
                 return .failure(.failed("cannot make \(made): \(String(cString: strerror(errno)))"))
             }
+        }
+        // A download cut by a power cut or a SIGKILL left its temporary file: downloads run one at
+        // a time on one thread of the one player (the state file's lock), so any is a leftover.
+        for name in (try? directoryEntries(folder)) ?? [] where name.hasPrefix(".") && name.hasSuffix(".tmp") {
+            unlink(cPath(folder + "/" + name))
         }
         let temp: String, fd: Int32
         do { (temp, fd) = try createTemporary(beside: path, fallbackName: "episode") } catch {
