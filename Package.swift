@@ -43,6 +43,9 @@ let package = Package(
                        providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CTagLib", path: "Sources/CTagLib", pkgConfig: "taglib_c",
                        providers: [.apt(["libtagc0-dev", "libtag-c-dev"])]),
+        // Podcast feeds (RSS, Atom): libexpat, a streaming XML parser that never loads external entities.
+        .systemLibrary(name: "CExpat", path: "Sources/CExpat", pkgConfig: "expat",
+                       providers: [.apt(["libexpat1-dev"])]),
 
         // Linux headers Glibc leaves out (eventfd, signalfd, timerfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -84,7 +87,7 @@ let package = Package(
         // Adapters.
         .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
                                                      "CHTTP", "CMpg123", "COgg", "COpus", "CFaad", "CFLAC", "CSoundTouch",
-                                                     "CEbur128"]),
+                                                     "CEbur128", "CExpat"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "JukeboxBoard", dependencies: ["JukeboxCore", "JukeboxSystem", "CInput", "CLinux"]),
@@ -127,7 +130,8 @@ let package = Package(
         .executableTarget(name: "JukeboxBench", dependencies: [
             "JukeboxApp", "JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio", "JukeboxBoard", "JukeboxFixtures",
             "CLinux", "CSndfile"]),
-        // JukeboxAudio for its pure stream parsers (HLS playlists, MPEG-TS): the `hls` and `ts` harnesses.
+        // JukeboxAudio for its pure stream parsers (HLS playlists, MPEG-TS, podcast feeds): the `hls`, `ts`
+        // and `feed` harnesses.
         .executableTarget(name: "JukeboxFuzz", dependencies: ["JukeboxService", "JukeboxCore", "JukeboxSystem", "JukeboxAudio"]),
 
         .testTarget(name: "JukeboxSystemTests", dependencies: ["JukeboxSystem"]),

@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 
 fail() { printf 'check-modules: FAIL: %s\n' "$*" >&2; exit 1; }
 
-adapters="JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT JukeboxWeb CWeb CLibraryLoader CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC CSoundTouch CEbur128 JukeboxFixtures JukeboxTestPCM"
+adapters="JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT JukeboxWeb CWeb CLibraryLoader CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC CSoundTouch CEbur128 CExpat JukeboxFixtures JukeboxTestPCM"
 rules=(
   "JukeboxService:$adapters JukeboxTestSupport"
   # The tests may use the shared test doubles (JukeboxTestSupport), which must then reach no adapter either.
@@ -34,9 +34,9 @@ rules=(
   "JukeboxAudio:JukeboxService JukeboxApp JukeboxBoard JukeboxCore"
   "JukeboxBoard:JukeboxService JukeboxApp JukeboxAudio"
   # The MQTT face reaches the player through the control socket only: no adapter, not the wiring.
-  "JukeboxMQTT:JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC CSoundTouch CEbur128"
+  "JukeboxMQTT:JukeboxAudio JukeboxBoard JukeboxApp CALSA CSndfile CTagLib CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC CSoundTouch CEbur128 CExpat"
   # So does the web face (docs/WEB.md): libmicrohttpd and libcrypt only, through CWeb.
-  "JukeboxWeb:JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC CSoundTouch CEbur128"
+  "JukeboxWeb:JukeboxAudio JukeboxBoard JukeboxApp JukeboxMQTT CALSA CSndfile CTagLib CMosquitto CAlsaMessages CInput CHTTP CMpg123 COgg COpus CFaad CFLAC CSoundTouch CEbur128 CExpat"
   "JukeboxCore:*"
   "JukeboxSystem:*"
 )

@@ -86,6 +86,7 @@ package_of() {
     libFLAC.so.14) echo libflac14 ;;
     libSoundTouch.so.1) echo libsoundtouch1 ;;
     libebur128.so.1) echo libebur128-1 ;;
+    libexpat.so.1) echo libexpat1 ;;
     libtag_c.so.2) echo libtag-c2 ;;
     libtag.so.2) echo libtag2 ;;
     libmosquitto.so.1) echo libmosquitto1 ;;

@@ -10,7 +10,7 @@
 #     libogg-dev, libvorbis-dev and libopus-dev (Ogg Vorbis and Opus streams),
 #     libfaad-dev (AAC and HE-AAC radio streams), libflac-dev (native FLAC radio streams),
 #     libsoundtouch-dev (playback speed with the pitch kept), libebur128-dev (measuring untagged
-#     files' loudness, EBU R128),
+#     files' loudness, EBU R128), libexpat1-dev (podcast feeds: RSS, Atom),
 #     TagLib's C binding (libtagc0-dev on Debian 12, libtag-c-dev on Debian 13), libgpiod-dev;
 #   - alsa-utils (aplay, arecord: handy to check a sound card);
 #   - mpc and python3-mpd (python-mpd2): the MPD clients the tests drive jukebox's MPD listener
@@ -59,7 +59,7 @@ installed() {
 }
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, libcurl, libmpg123, libogg, libvorbis, libopus, libfaad2, libFLAC, libSoundTouch, TagLib C, libgpiod, libmosquitto development files" >&2
+  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, libcurl, libmpg123, libogg, libvorbis, libopus, libfaad2, libFLAC, libSoundTouch, libexpat, TagLib C, libgpiod, libmosquitto development files" >&2
   exit 1
 fi
 
@@ -70,7 +70,7 @@ if [ -r /etc/os-release ]; then
   codename=${VERSION_CODENAME:-unknown}
 fi
 
-wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libsoundtouch-dev libebur128-dev libgpiod-dev
+wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libsoundtouch-dev libebur128-dev libexpat1-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
   mosquitto mosquitto-clients openssl icecast2 ffmpeg flac
   libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip)

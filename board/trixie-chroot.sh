@@ -15,6 +15,7 @@
 #      libasound2-dev, libsndfile1-dev, libcurl4-openssl-dev, libmpg123-dev,
 #      libogg-dev, libvorbis-dev, libopus-dev, libfaad-dev, libflac-dev, libsoundtouch-dev,
 #      libebur128-dev,
+#      libexpat1-dev,
 #      libtag-c-dev, libgpiod-dev (2.x),
 #      alsa-utils, git and ca-certificates into it;
 #   4. mounts /proc, /sys and /dev into the chroot and bind-mounts the repository
@@ -59,6 +60,7 @@ PACKAGES=(
   libflac-dev
   libsoundtouch-dev
   libebur128-dev
+  libexpat1-dev
   libtag-c-dev
   libgpiod-dev
   libmosquitto-dev

@@ -122,6 +122,7 @@ enum CommandHarness {
             case .nextFile: return "next --file"
             case .previousFile: return "prev --file"
             case .clear: return "clear"
+            case .playPodcast(let name): return "podcast " + name
             case .playEntry(let at): return "play \(at + 1)"
             case .remove(let at): return "delete \(at + 1)"
             case .move(let from, let to): return "move \(from + 1) \(to + 1)"
@@ -170,6 +171,7 @@ enum CommandHarness {
         case .cardDelete(let id): return "card delete " + id
         case .cardsJSON: return "cards --json"
         case .bookmarksJSON: return "bookmarks --json"
+        case .podcastsJSON: return "podcasts --json"
         case .bookmarkReset(let path): return "bookmark reset " + (path ?? "--all")
         }
     }

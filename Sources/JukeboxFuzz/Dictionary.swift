@@ -9,7 +9,7 @@ extension Harness {
         case .command, .runtime:
             return ["status", "--json", "play", "pause", "toggle", "stop", "next", "prev", "previous", "seek",
                     "vol", "volume", "shuffle", "on", "off", "repeat", "one", "all", "queue", "add", "load", "clear",
-                    "save", "interrupt", "yield", "begin", "end", "diag", "log", "events", "version", "help", "?", "sleep", "card", "assign", "speed", "default", "1.25", "0.75", "2x",
+                    "save", "interrupt", "yield", "begin", "end", "diag", "log", "events", "version", "help", "?", "sleep", "card", "assign", "speed", "default", "1.25", "0.75", "2x", "podcast",
                     " ", "\t", "\r", "\n", "\r\n", "+", "-", ":", ".", "0", "1", "59", "60", "1:00", "1:59:59.5",
                     "100", "101", "-100", "1000", "1001", "9223372036854775807", "-9223372036854775808",
                     "9223372036854775808", "99999999999999999999", "1e308", "0.000001",
@@ -45,6 +45,8 @@ extension Harness {
             // Packet starts, table ids, PES starts, stream types (AAC, MP3, ID3), an ID3 header.
             return ["\u{47}\u{40}\u{00}\u{10}", "\u{47}\u{41}\u{00}\u{10}", "\u{47}\u{41}\u{01}\u{30}", "\u{00}\u{00}\u{01}\u{C0}",
                     "\u{00}\u{00}\u{01}\u{BD}", "\u{0F}", "\u{03}", "\u{15}", "ID3\u{04}\u{00}\u{00}", "TIT2", "\u{FF}\u{F1}"]
+        case .feed:
+            return FeedHarness.tokens
         }
     }
 
@@ -79,6 +81,15 @@ extension Harness {
                 if random.below(3) == 0 { out += Array(String(random.below(100_000)).utf8) }
                 out.append(0x0A)
             }
+        case .feed:
+            // A feed's frame with items made of the tokens, now and then one left open.
+            out += Array("<rss xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"><channel>".utf8)
+            for _ in 0..<random.below(8) {
+                out += Array("<item>".utf8)
+                for _ in 0..<random.below(6) { out += Array(words[random.below(words.count)].utf8) }
+                if random.below(5) != 0 { out += Array("</item>".utf8) }
+            }
+            out += Array("</channel></rss>".utf8)
         case .ts:
             for _ in 0..<random.below(12) {
                 var packet = [UInt8](repeating: 0xFF, count: 188)

@@ -18,6 +18,8 @@ enum Harness: String, CaseIterable, Sendable {
     case hls
     /// MPEG transport streams (`TSDemuxer`) and the ID3 titles in them.
     case ts
+    /// Podcast feeds, RSS and Atom (`FeedParser`).
+    case feed
 
     /// Runs one input; returns whether the parser accepted it (for the statistics).
     @discardableResult
@@ -29,6 +31,7 @@ enum Harness: String, CaseIterable, Sendable {
         case .runtime: return RuntimeHarness.run(data)
         case .hls: return StreamHarness.playlist(data)
         case .ts: return StreamHarness.transportStream(data)
+        case .feed: return FeedHarness.run(data)
         }
     }
 
@@ -38,6 +41,7 @@ enum Harness: String, CaseIterable, Sendable {
         switch self {
         case .command, .runtime: return 4096
         case .config, .state, .hls: return 8192
+        case .feed: return 16384
         case .ts: return 188 * 64
         }
     }

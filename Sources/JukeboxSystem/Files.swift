@@ -118,6 +118,25 @@ public func openRegularFile(_ path: String, noFollow: Bool = false) throws(Syste
     return fd
 }
 
+/// Creates the temporary file a whole-file write goes through, beside `path`:
+/// `FOLDER/.NAME.PID.N.tmp`, `O_CREAT|O_EXCL|O_NOFOLLOW` (never an existing file, never through a
+/// link), trying a few N. The caller writes, fsyncs, renames it over `path` or unlinks it.
+public func createTemporary(beside path: String, fallbackName: String = "file") throws(SystemError) -> (path: String, fd: Int32) {
+    let cut = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+    let folder = cut.map { String(path[..<$0]) } ?? "."
+    let base = cut.map { String(path[path.index(after: $0)...]) }.flatMap { $0.isEmpty ? nil : $0 } ?? fallbackName
+    var temp = ""
+    var fd: Int32 = -1
+    for attempt in 0..<8 {
+        temp = "\(folder.isEmpty ? "" : folder)/.\(base).\(getpid()).\(attempt).tmp"
+        fd = open(cPath(temp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        if fd >= 0 || errno != EEXIST { break }
+    }
+    let opened = fd
+    _ = try sys("open", temp) { Int(opened) }
+    return (temp, opened)
+}
+
 /// What kind of file a path names, following links (nil when it does not exist or cannot be stat'ed).
 public enum FileKind: Equatable, Sendable {
     case regular, directory, other

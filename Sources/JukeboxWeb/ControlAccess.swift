@@ -17,13 +17,13 @@ public enum ControlAccess: Equatable, Sendable {
             case .play, .pause, .togglePlayPause, .stop, .next, .previous, .nextFile, .previousFile, .seek, .seekBy, .setVolume, .changeVolume,
                  .setShuffle, .setRepeat, .playEntry, .remove, .move, .clear:
                 return .open
-            case .sleepTimer, .setSpeed:
+            case .sleepTimer, .setSpeed, .playPodcast:
                 return .session
             default:
                 // An intent the language gains later is refused until it is placed here.
                 return .refused
             }
-        case .status, .statusJSON, .queue, .queueJSON, .lsJSON, .searchJSON, .help, .version, .cardsJSON, .bookmarksJSON:
+        case .status, .statusJSON, .queue, .queueJSON, .lsJSON, .searchJSON, .help, .version, .cardsJSON, .bookmarksJSON, .podcastsJSON:
             return .open
         case .add, .load, .save, .cardAssign, .cardAssignNext, .cardDelete, .bookmarkReset, .reload, .restart, .libraryUpdate:
             return .session

@@ -180,6 +180,8 @@ enum Player {
         // The MPD library is read on the tag reader, so it needs `loadTracks`; playback never waits for it.
         runtime.startMPDLibrary()
         if let rfid = setup.rfid { runtime.watchCards(path: rfid.cards) }
+        // Feeds are fetched on their own thread, started at the first fetch (none configured: never).
+        runtime.podcasts = PodcastWiring(mailbox: mailbox, caFile: setup.radioCAFile, downloads: setup.statePath.map { $0 + ".episodes" })
         runtime.releaseColdPages = { [log] in
             let start = monotonicNow()
             let released = ColdPages.release()

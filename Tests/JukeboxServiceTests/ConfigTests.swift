@@ -185,6 +185,43 @@ final class ConfigTests: XCTestCase {
         XCTAssertThrowsError(try parse(#"{"radio": {"caFile": "ca.pem"}}"#))
     }
 
+    func testPodcastsAreReadAndSayWhatToFix() throws {
+        XCTAssertEqual(try parse("{}").config.settings.podcasts, PodcastSettings())
+        XCTAssertFalse(try parse("{}").config.radioNetwork)
+        let (c, w) = try parse("""
+            {"podcasts": {"feeds": [{"name": "Bedtime Stories", "url": "https://feeds.example/bed.xml", "order": "oldest", "download": 3},
+                                    {"name": "News", "url": "http://news.example/rss"}],
+                          "refreshMinutes": 30, "budgetMiB": 200, "budget": 1}}
+            """)
+        XCTAssertEqual(w, ["c.json: unknown key \"podcasts.budget\" ignored"])
+        var expected = PodcastSettings()
+        expected.feeds = [PodcastSource(name: "Bedtime Stories", url: "https://feeds.example/bed.xml", order: .oldest, downloadAhead: 3),
+                          PodcastSource(name: "News", url: "http://news.example/rss", order: .newest, downloadAhead: 0)]
+        expected.refreshMinutes = 30
+        expected.budgetMiB = 200
+        XCTAssertEqual(c.settings.podcasts, expected)
+        XCTAssertTrue(c.radioNetwork, "a feed needs the network")
+        let message = #"c.json: podcasts: must be {"feeds": [{"name": a name without "/" (1 to 64 bytes, each once), "url": an http(s) feed URL, "order": "newest" or "oldest", "download": episodes ahead, 0 to 50}, at most 100], "refreshMinutes": 5 to 1440, "budgetMiB": 0 to 1048576}"#
+        let bad: [String] = [
+            #"{"podcasts": {"feeds": [{"name": "a/b", "url": "https://h/f"}]}}"#,
+            #"{"podcasts": {"feeds": [{"name": "", "url": "https://h/f"}]}}"#,
+            #"{"podcasts": {"feeds": [{"name": "..", "url": "https://h/f"}]}}"#,
+            #"{"podcasts": {"feeds": [{"name": "a\u001bb", "url": "https://h/f"}]}}"#,
+            #"{"podcasts": {"feeds": [{"name": "a", "url": "file:///etc/passwd"}]}}"#,
+            #"{"podcasts": {"feeds": [{"name": "a", "url": "https://h/f"}, {"name": "a", "url": "https://h/g"}]}}"#,
+            #"{"podcasts": {"feeds": [{"name": "a", "url": "https://h/f", "order": "random"}]}}"#,
+            #"{"podcasts": {"feeds": [{"name": "a", "url": "https://h/f", "download": 51}]}}"#,
+            #"{"podcasts": {"feeds": [{"name": "a", "url": "https://h/f", "download": "3"}]}}"#,
+            #"{"podcasts": {"feeds": [{"url": "https://h/f"}]}}"#,
+            #"{"podcasts": {"refreshMinutes": 1}}"#,
+            #"{"podcasts": {"budgetMiB": -1}}"#,
+            #"{"podcasts": []}"#,
+        ]
+        for text in bad {
+            XCTAssertThrowsError(try parse(text), text) { XCTAssertEqual("\($0)", message, text) }
+        }
+    }
+
     func testUnknownRadioKeysAreWarned() throws {
         XCTAssertEqual(try parse(#"{"radio": {"bufferSecond": 3}}"#).warnings, ["c.json: unknown key \"radio.bufferSecond\" ignored"])
     }

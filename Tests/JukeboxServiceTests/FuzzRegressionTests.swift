@@ -111,6 +111,7 @@ final class FuzzRegressionTests: XCTestCase {
         case .cardsJSON: return "cards --json"
         case .libraryUpdate(let path): return "update" + (path.map { " " + $0 } ?? "")
         case .bookmarksJSON: return "bookmarks --json"
+        case .podcastsJSON: return "podcasts --json"
         case .bookmarkReset(let path): return "bookmark reset " + (path ?? "--all")
         }
     }

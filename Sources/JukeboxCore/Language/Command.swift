@@ -47,6 +47,18 @@ public enum Command: Equatable, Sendable {
     /// Save these bookmarks (all of them, oldest first) atomically in the bookmarks file. Sent
     /// only when one changed, and never before `Event.bookmarksLoaded`.
     case persistBookmarks([Bookmark])
+    /// Save the podcasts (episodes known and places) atomically in the podcasts file. Sent only
+    /// when something changed, and never before `Event.podcastsLoaded`.
+    case persistPodcasts([PodcastFeed])
+    /// Fetch podcast `name`'s feed at `url` off the loop and report `Event.podcastFetched` or
+    /// `Event.podcastFailed`.
+    case fetchPodcast(name: String, url: String)
+    /// Download episode `id` of podcast `name` from `url` to `file` (relative to the shell's
+    /// downloads folder), at most `maxBytes`; report `Event.episodeDownloaded` or
+    /// `Event.episodeDownloadFailed`.
+    case downloadEpisode(name: String, id: String, url: String, file: String, maxBytes: Int64)
+    /// Delete a downloaded episode's file (a path an `episodeDownloaded` reported).
+    case deleteEpisodeFile(path: String)
     /// Show this status (terminal, display, console).
     case render(StatusView)
     /// Show this frame on the panel.

@@ -69,6 +69,8 @@ public enum ControlCommand: Equatable, Sendable {
     case cardsJSON
     /// `bookmarks --json`: every bookmark as one JSON object.
     case bookmarksJSON
+    /// `podcasts --json`: each configured podcast, its episodes counted, the next one, the last error.
+    case podcastsJSON
     /// `bookmark reset PATH|--all`: drop the bookmarks of the sources whose first path is
     /// `path` (nil: all of them).
     case bookmarkReset(path: String?)
@@ -85,7 +87,7 @@ public enum ControlCommand: Equatable, Sendable {
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
     card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
-    bookmarks --json · bookmark reset PATH|--all
+    bookmarks --json · bookmark reset PATH|--all · podcast NAME · podcasts --json
     reload · system --json · restart · update [FOLDER]
     """
 
@@ -147,6 +149,9 @@ public enum ControlCommand: Equatable, Sendable {
         case "cards":
             guard rest == ["--json"] else { return .failure(ControlError("usage: cards --json")) }
             return .success(.cardsJSON)
+        case "podcasts":
+            guard rest == ["--json"] else { return .failure(ControlError("usage: podcasts --json")) }
+            return .success(.podcastsJSON)
         case "bookmarks":
             guard rest == ["--json"] else { return .failure(ControlError("usage: bookmarks --json")) }
             return .success(.bookmarksJSON)
@@ -160,6 +165,11 @@ public enum ControlCommand: Equatable, Sendable {
             guard !path.isEmpty else { return .failure(usage) }
             return .success(.bookmarkReset(path: path))
         case "clear": return none(.intent(.clear))
+        case "podcast":
+            // The name as the config writes it (words joined by one space).
+            let name = rest.joined(separator: " ")
+            guard !name.isEmpty else { return .failure(ControlError("usage: podcast NAME")) }
+            return .success(.intent(.playPodcast(name: name)))
         case "save": return none(.save)
         case "diag": return none(.diag)
         case "events":

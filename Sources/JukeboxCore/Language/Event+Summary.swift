@@ -57,6 +57,15 @@ extension Event {
         case .cardRead(let id, _): return "card " + DisplayText.inert(String(id.prefix(Cards.maxIDLength + 1)))
         case .cardRemoved(let id, _): return "card removed " + DisplayText.inert(String(id.prefix(Cards.maxIDLength + 1)))
         case .cardsLoaded(let map): return "cards map: \(map.entries.count) cards"
+        case .podcastsLoaded(let feeds): return "podcasts: \(feeds.count)"
+        case .podcastFetched(let name, _, let episodes): return "podcast \(DisplayText.inert(name)): \(episodes.count) episodes"
+        case .podcastFailed(let name, let reason): return "podcast \(DisplayText.inert(name)) failed: \(DisplayText.inert(reason, maxBytes: 200))"
+        case .playPodcast(let name): return "podcast " + DisplayText.inert(name)
+        case .queuePodcast(let name): return "add podcast " + DisplayText.inert(name)
+        case .episodeDownloaded(let name, let id, _, let bytes):
+            return "podcast \(DisplayText.inert(name)): episode \(DisplayText.inert(id, maxBytes: 80)) downloaded (\(bytes) bytes)"
+        case .episodeDownloadFailed(let name, let id, let reason):
+            return "podcast \(DisplayText.inert(name)): episode \(DisplayText.inert(id, maxBytes: 80)) not downloaded: \(DisplayText.inert(reason, maxBytes: 200))"
         case .cardTracks(let card, let tracks, _, _): return "card \(card): " + Self.count(tracks.count)
         case .loadSource(_, let tracks): return "load " + Self.count(tracks.count)
         case .headphones(let plugged):
@@ -110,6 +119,7 @@ extension Event {
         case .idlePowerOff: return "idle power-off"
         case .sleep: return "sleep"
         case .cardAssign: return "card assignment"
+        case .podcastRefresh: return "podcast refresh"
         case .debounce(let b): return "debounce \(b.rawValue)"
         case .gesture(let b): return "gesture \(b.rawValue)"
         case .doubleTap(let b): return "double tap \(b.rawValue)"

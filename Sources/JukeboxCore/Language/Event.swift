@@ -151,6 +151,21 @@ public enum Event: Equatable, Sendable {
     /// `bookmark reset PATH`: the bookmarks of the sources whose first path is `path` are
     /// dropped (nil: `bookmark reset --all`, every bookmark), so they start from the top.
     case resetBookmarks(path: String?)
+    /// The podcasts file was read at start (absent: none); until this arrives nothing is saved
+    /// over it.
+    case podcastsLoaded([PodcastFeed])
+    /// Podcast `name`'s feed was fetched and read: its title and episodes in the feed's order.
+    case podcastFetched(name: String, title: String, episodes: [PodcastEpisode])
+    /// Podcast `name`'s feed could not be fetched or read (what was known stays).
+    case podcastFailed(name: String, reason: String)
+    /// `podcast NAME`: play the podcast's next episodes (`PodcastFeed.nextUp`).
+    case playPodcast(name: String)
+    /// MPD's `add podcast://NAME`: the podcast's next episodes appended to the queue, not played.
+    case queuePodcast(name: String)
+    /// Episode `id` of podcast `name` is downloaded whole to `path` (absolute), `bytes` long.
+    case episodeDownloaded(name: String, id: String, path: String, bytes: Int64)
+    /// Episode `id` of podcast `name` could not be downloaded.
+    case episodeDownloadFailed(name: String, id: String, reason: String)
 
     // MARK: Outcomes from the audio engine (`playID` is the one the start command carried)
     /// The first sample of a play was handed to the device.

@@ -9,6 +9,8 @@ public enum CardAction: Equatable, Sendable {
     case command(ButtonAction)
     /// `sleep MINUTES|track|chapter|folder` / `sleep off`: the sleep timer (nil: off), as `Event.sleepTimer`.
     case sleep(SleepRequest?)
+    /// `podcast NAME` / `{"podcast": NAME}`: the podcast's next episodes, as `Event.playPodcast`.
+    case podcast(String)
 }
 
 /// Card id → what the card does. Ids are normalised (`Cards.normalisedID`).
@@ -168,6 +170,14 @@ public enum Cards {
         if trimmed.hasPrefix("/") || Library.isStreamURL(trimmed) { return .success(.play([trimmed])) }
         let word = trimmed.lowercased()
         if let action = commands[word] { return .success(.command(action)) }
+        if word.split(separator: " ").first == "podcast" {
+            // The control language's words, the name as written (not lower-cased).
+            switch ControlCommand.parse(String(trimmed), seed: 0) {
+            case .success(.intent(.playPodcast(let name))): return .success(.podcast(name))
+            case .failure(let e): return .failure(CardMapError(e.message))
+            default: return .failure(CardMapError("usage: podcast NAME"))
+            }
+        }
         if word.split(separator: " ").first == "sleep" {
             // The control language's words, so a card and `jukebox ctl` say the same thing.
             switch ControlCommand.parse(word, seed: 0) {

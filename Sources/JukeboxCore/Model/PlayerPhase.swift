@@ -100,4 +100,6 @@ public enum TimerID: Equatable, Hashable, Sendable {
     /// An assignment waiting for the next card (`card assign --next`) has waited
     /// `State.cardAssignWait`: it is dropped, so a card swiped much later is played, not mapped.
     case cardAssign
+    /// Every configured podcast is fetched again (`PodcastSettings.refreshMinutes`).
+    case podcastRefresh
 }

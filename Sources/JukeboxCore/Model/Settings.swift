@@ -106,6 +106,8 @@ public struct Settings: Equatable, Sendable {
     /// Seconds a stream may go on reconnecting before it is skipped like an unplayable file
     /// (the config's `radio.giveUpSeconds`).
     public var streamGiveUp: Double = 120
+    /// The podcasts (config `podcasts`): the feeds, how often they are fetched, the disk budget.
+    public var podcasts = PodcastSettings()
 
     /// Default settings.
     public init() {}

@@ -121,6 +121,18 @@ public struct State: Equatable, Sendable {
     public var usbFilling: String?
     /// Whether `bookmarks` changed since they were last handed to the shell to save.
     public var bookmarksDirty = false
+    /// The configured podcasts, in the config's order: their episodes as known and places.
+    public var podcasts: [PodcastFeed] = []
+    /// Whether the podcasts file has been read (`Event.podcastsLoaded`); until then nothing is
+    /// saved over it, as for the bookmarks.
+    public var podcastsReady = false
+    /// Whether `podcasts` changed since they were last handed to the shell to save.
+    public var podcastsDirty = false
+    /// The episode being downloaded (`Command.downloadEpisode`), as (podcast, episode id); one at
+    /// a time, so the budget it was given is the budget left.
+    public var podcastDownloading: PodcastEpisodeKey?
+    /// Episodes whose download failed since the last refresh: not asked for again until then.
+    public var podcastDownloadsFailed: Set<PodcastEpisodeKey> = []
 
     /// The panel frame shown last (for panels configured in `Settings.display`).
     public var shownFrame: DisplayFrame?
@@ -213,6 +225,7 @@ public struct State: Equatable, Sendable {
     public init(settings: Settings = Settings()) {
         self.settings = settings
         self.retryDelay = settings.deviceRetryInitial
+        self.podcasts = settings.podcasts.feeds.map { PodcastFeed(name: $0.name, order: $0.order) }
         // An empty player is what a missing state file means: nothing to write yet.
         self.savedMark = saveMark
     }

@@ -131,6 +131,8 @@ extension State {
             perform(command, &step)
         case .sleep(let request):
             setSleepTimer(request, &step)
+        case .podcast(let name):
+            playPodcast(name, &step)
         case .play(let paths):
             if let active = cards.active, active.id == id, phase != .stopped,
                let first = queue.firstIndex(where: { active.tracks.contains($0.id) }) {

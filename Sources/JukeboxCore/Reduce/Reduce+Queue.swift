@@ -88,7 +88,8 @@ extension State {
     /// The queue becomes `infos`, loaded from `newSource` (nil: by hand). The source left keeps
     /// its place as its bookmark; the new one resumes at its own, if it has one whose track is
     /// still there. It plays at `speed` (a card's) or else at its folders' speeds.
-    mutating func replaceQueue(_ infos: [TrackInfo], from newSource: QueueSource?, speed: Double? = nil, _ step: inout Step) {
+    mutating func replaceQueue(_ infos: [TrackInfo], from newSource: QueueSource?, speed: Double? = nil, startAt: Double? = nil,
+                               _ step: inout Step) {
         noteBookmark()
         stop(&step)
         queueSpeed = speed
@@ -106,6 +107,9 @@ extension State {
             cursor = resume.cursor
             position = resume.position
         }
+        // A podcast's first episode at its own place (its queue is never shuffled apart from it:
+        // `order` starts wherever shuffle put it, so the place is of the entry the cursor is on).
+        if let startAt, let first = queue.first, !shuffle, cursor.map({ order[$0] }) == first.id { position = startAt }
         if !order.isEmpty { play(&step) }
     }
 

@@ -14,6 +14,8 @@ extension State {
             // restore may follow, and an empty queue must never be saved over it first).
             let saved = savedVolume
             savedMark?.volume = saved
+            // Every podcast is fetched at start, then every `refreshMinutes`.
+            fetchPodcasts(&step)
         case .musicMissing(let folder):
             if musicMissing != folder { step.commands.append(.report(Self.waitingForMusic(folder))) }
             musicMissing = folder

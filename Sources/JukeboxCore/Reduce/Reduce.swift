@@ -47,6 +47,18 @@ extension State {
             step.exitCode = 0
         case .trackStarted, .trackFinished, .trackFailed, .deviceUnavailable, .deviceAvailable, .heard:
             let before = (track: currentTrack?.id, position: position)
+            // The track playing now was played to its end: finished by the engine, or followed
+            // by the successor handed to it.
+            var ended: String?
+            switch event {
+            case .trackFinished(let id, _) where loaded?.playID == id && chimePlay != id: ended = currentTrack?.info.path
+            case .trackStarted(let id) where handedNext?.playID == id: ended = currentTrack?.info.path
+            default: break
+            }
+            if let ended {
+                podcastTrackEnded(path: ended)
+                followPodcastDownloads(&step)
+            }
             engineReport(event, &step)
             // The same track over again from its start (repeat one) is a jump back, like a seek:
             // saved at once, or a power cut then resumes near its end.
@@ -89,6 +101,14 @@ extension State {
             card(event, &step)
         case .resetBookmarks(let path):
             resetBookmarks(path, &step)
+        case .podcastsLoaded, .podcastFetched, .podcastFailed, .timerFired(.podcastRefresh, _), .episodeDownloaded, .episodeDownloadFailed:
+            podcast(event, &step)
+            followPodcastDownloads(&step)
+        case .playPodcast, .queuePodcast:
+            step.activity = true
+            message = nil
+            failuresInARow = 0
+            podcast(event, &step)
         case .usbInserted, .usbRemoved, .usbTracks, .usbMoreTracks:
             step.activity = true
             usb(event, &step)
@@ -114,8 +134,13 @@ extension State {
             // A new idle time applies from now.
             step.activity = true
             let displayChanged = new.display != settings.display
+            let feedsChanged = new.podcasts != settings.podcasts
             settings = new
             if displayChanged { shownFrame = nil }
+            if feedsChanged {
+                followPodcastSettings()
+                fetchPodcasts(&step)
+            }
             // A narrower volume range applies at once.
             let clamped = cappedVolume(wanting: volume)
             if clamped != volume {
@@ -199,12 +224,17 @@ extension State {
                 // The bookmark follows the saves: at most every save interval while playing, at
                 // once for a jump, a new track, a pause.
                 noteBookmark()
+                notePodcastPlace()
                 step.commands.append(queueChanged || step.exitCode != nil ? .persist(snapshot) : .persistPlace(snapshot))
             }
         }
         if bookmarksDirty, bookmarksReady {
             bookmarksDirty = false
             step.commands.append(.persistBookmarks(bookmarks))
+        }
+        if podcastsDirty, podcastsReady {
+            podcastsDirty = false
+            step.commands.append(.persistPodcasts(podcasts))
         }
         // A program (a power command) goes after the saves: the shell runs it once they are on disk.
         let programs = step.commands.filter { if case .runProgram = $0 { true } else { false } }

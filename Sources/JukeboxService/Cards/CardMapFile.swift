@@ -25,6 +25,13 @@ public enum CardMapFile {
         case list([String])
         /// `{"play": PATH|[PATHS], "speed": N}`.
         case options(Options)
+        /// `{"podcast": NAME}`.
+        case podcast(PodcastRef)
+
+        /// A podcast by its name in the config.
+        struct PodcastRef: Codable, Equatable {
+            var podcast: String
+        }
 
         /// An entry with options.
         struct Options: Codable, Equatable {
@@ -36,6 +43,7 @@ public enum CardMapFile {
             let c = try decoder.singleValueContainer()
             if let text = try? c.decode(String.self) { self = .text(text); return }
             if let list = try? c.decode([String].self) { self = .list(list); return }
+            if let podcast = try? c.decode(PodcastRef.self) { self = .podcast(podcast); return }
             let options = try c.decode(Options.self)
             // Options nest one level only: `play` is a path or a list.
             if case .options = options.play { throw DecodingError.dataCorruptedError(in: c, debugDescription: "nested options") }
@@ -48,6 +56,7 @@ public enum CardMapFile {
             case .text(let text): try c.encode(text)
             case .list(let list): try c.encode(list)
             case .options(let options): try c.encode(options)
+            case .podcast(let podcast): try c.encode(podcast)
             }
         }
     }
@@ -72,6 +81,7 @@ public enum CardMapFile {
                 switch entry {
                 case .text(let text): action = Cards.parseAction(text)
                 case .list(let list): action = Cards.parseAction(paths: list)
+                case .podcast(let ref): action = Cards.parseAction("podcast " + ref.podcast)
                 case .options(let options):
                     if let speed = options.speed {
                         guard Speed.range.contains(speed) else {
@@ -83,7 +93,7 @@ public enum CardMapFile {
                     switch options.play {
                     case .text(let text): action = Cards.parseAction(text)
                     case .list(let list): action = Cards.parseAction(paths: list)
-                    case .options: action = .failure(CardMapError("options inside options"))
+                    case .options, .podcast: action = .failure(CardMapError("options inside options"))
                     }
                     if case .success(let a) = action, case .play = a {} else if case .success = action {
                         problems.append("\(source): card \(id): only an entry that plays takes options")
@@ -183,16 +193,7 @@ public enum CardMapFile {
     /// Writes `bytes` over `path` through a temporary file that no one else can have made.
     static func writeExclusive(_ bytes: [UInt8], to path: String) throws(SystemError) {
         let folder = Paths.directory(path)
-        let base = path.split(separator: "/").last.map(String.init) ?? "cards.json"
-        var temp = ""
-        var fd: Int32 = -1
-        for attempt in 0..<8 {
-            temp = "\(folder)/.\(base).\(getpid()).\(attempt).tmp"
-            fd = open(cPath(temp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            if fd >= 0 || errno != EEXIST { break }
-        }
-        let tempPath = temp, opened = fd
-        _ = try sys("open", tempPath) { Int(opened) }
+        let (tempPath, opened) = try createTemporary(beside: path, fallbackName: "cards.json")
         do {
             var offset = 0
             while offset < bytes.count {

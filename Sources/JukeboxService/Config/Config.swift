@@ -52,11 +52,11 @@ public struct Config: Equatable, Sendable {
     /// Seconds of a stream buffered before it plays (the config's `radio.bufferSeconds`).
     public var radioBufferSeconds = 2.0
     /// Whether the installed service must reach the internet for streams: the config's
-    /// `radio.network`, or true by itself when `music` names a URL. Read by `jukebox mpd-tcp
+    /// `radio.network`, or true by itself when `music` names a URL or `podcasts` a feed. Read by `jukebox mpd-tcp
     /// --radio` for the service's network drop-in (board/mpd-network.sh); the player itself
     /// tries any URL it is given either way.
     public var radioNetwork: Bool {
-        radioNetworkSwitch || music.contains(where: Library.isStreamURL)
+        radioNetworkSwitch || music.contains(where: Library.isStreamURL) || !settings.podcasts.feeds.isEmpty
     }
     /// The config's `radio.network` itself.
     public var radioNetworkSwitch = false
@@ -259,6 +259,11 @@ public struct Config: Equatable, Sendable {
             }
             sectionWarnings += unknownKeyWarnings(source, section: "radio", v.unknownKeys)
         }
+        if let v = raw.podcasts {
+            guard let podcasts = v.settings() else { throw Problem(description: "\(source): podcasts: " + RawPodcasts.expectation) }
+            c.settings.podcasts = podcasts
+            sectionWarnings += unknownKeyWarnings(source, section: "podcasts", v.unknownKeys)
+        }
         if let v = raw.sleep {
             switch v.settings() {
             case .success(let sleep): c.settings.sleep = sleep
@@ -387,6 +392,7 @@ private struct RawConfig: Decodable {
     var headphones: RawHeadphones?
     var mqtt: MQTTSettings?
     var radio: RawRadio?
+    var podcasts: RawPodcasts?
     var sleep: RawSleep?
     var loudness: RawLoudness?
     var parental: RawParental?
@@ -427,6 +433,7 @@ private struct RawConfig: Decodable {
         case "battery": return RawBattery.expectation
         case "headphones": return RawHeadphones.expectation
         case "sleep": return RawSleep.expectation
+        case "podcasts": return RawPodcasts.expectation
         case "loudness": return RawLoudness.expectation
         case "parental": return RawParental.expectation
         case "usb": return "must be {\"roots\": [absolute folder paths, 1 to 16], \"autoplay\": true or false}"

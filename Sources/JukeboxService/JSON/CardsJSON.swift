@@ -66,6 +66,8 @@ public enum CardsJSON {
             case nil: words = "sleep off"
             }
             return "\"command\":" + q(words)
+        case .podcast(let name):
+            return "\"podcast\":" + q(view(name))
         }
     }
 

@@ -98,6 +98,8 @@ extension ControlLoop {
             return ["ok " + CardsJSON.text(state)]
         case .bookmarksJSON:
             return ["ok " + CardsJSON.bookmarks(state)]
+        case .podcastsJSON:
+            return ["ok " + PodcastsJSON.text(state)]
         case .cardAssignNext(let value):
             guard hasCardsMap else { return ["error: no cards map is configured (config \"rfid\")"] }
             let before = state.cards.assignNext

@@ -141,13 +141,14 @@ extension AudioPort {
 }
 
 extension StateWriter {
-    /// Carries out a save (`Command.persist`, `persistPlace`, `persistBookmarks`); others are not
+    /// Carries out a save (`Command.persist`, `persistPlace`, `persistBookmarks`, `persistPodcasts`); others are not
     /// the writer's.
     func carryOut(_ command: Command) {
         switch command {
         case .persist(let snapshot): submit(snapshot, queueChanged: true)
         case .persistPlace(let snapshot): submit(snapshot, queueChanged: false)
         case .persistBookmarks(let marks): submitBookmarks(marks)
+        case .persistPodcasts(let feeds): submitPodcasts(feeds)
         default: break
         }
     }

@@ -121,3 +121,17 @@ extension EventSource {
     /// A source that does not say is looked after once a second.
     public var needsMaintenance: Bool { true }
 }
+
+/// Where the core's podcast fetches go (`Command.fetchPodcast`): the adapter fetches and reads the
+/// feed off the loop and posts `Event.podcastFetched` or `Event.podcastFailed` to the mailbox.
+public protocol PodcastPort: AnyObject {
+    /// Asks for `name`'s feed at `url`; returns at once.
+    func fetch(name: String, url: String)
+    /// Asks for episode `id` of `name` to be downloaded from `url` to `file` (relative to the
+    /// downloads folder), at most `maxBytes`; `Event.episodeDownloaded` or `.episodeDownloadFailed` follows.
+    func download(name: String, id: String, url: String, file: String, maxBytes: Int64)
+    /// Deletes a downloaded episode's file (only inside the downloads folder).
+    func delete(path: String)
+    /// Stops what is in flight (the player quitting).
+    func finish()
+}

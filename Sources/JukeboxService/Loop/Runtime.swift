@@ -91,6 +91,9 @@ public final class Runtime: LoopCore {
         faces.control.control = control.map { ControlFace(socket: $0) }
     }
 
+    /// Where podcast feeds are fetched (`Command.fetchPodcast`); nil: this player fetches none.
+    public var podcasts: PodcastPort?
+
     /// Starts watching the cards map at `path` (read off the loop; the first map arrives as an
     /// event like every later one).
     public func watchCards(path: String) { control.cards = CardMapWorker(path: path, mailbox: mailbox) }
@@ -146,10 +149,11 @@ public final class Runtime: LoopCore {
         // The bookmarks are read before anything can play (a card, a `load` in `initial`); a file
         // that cannot be read sends nothing, so the core never saves over it.
         let bookmarks = saving.store.map { StartUp.bookmarks($0, limit: state.settings.bookmarkLimit, log: log) } ?? []
+        let podcastsRead = saving.store.map { StartUp.podcasts($0, log: log) } ?? []
         dispatch(.started)
         // The time before the saved state: a restored count meets the day it is read on.
         feedWallClock()
-        for event in bookmarks + initial { dispatch(event) }
+        for event in bookmarks + podcastsRead + initial { dispatch(event) }
         readiness.startingUp = false
         if let view = readiness.startView { show(view) }
     }
@@ -170,6 +174,7 @@ public final class Runtime: LoopCore {
         // The last save (the quit's) is on disk before the process ends; a folder still being
         // read is not waited for.
         jobs.finish(waiting: false)
+        podcasts?.finish()
         faces.finish(waiting: false)
         saving.writer?.finish()
         adapters.audio.shutdown()
@@ -228,7 +233,13 @@ public final class Runtime: LoopCore {
             adapters.audio.carryOut(command)
         case .routeOutput(let output): hooks.routeOutput?(output)
         case .grant(let id): control.grant(id)
-        case .persist, .persistPlace, .persistBookmarks: saving.writer?.carryOut(command)
+        case .persist, .persistPlace, .persistBookmarks, .persistPodcasts: saving.writer?.carryOut(command)
+        case .fetchPodcast(let name, let url): podcasts?.fetch(name: name, url: url)
+        case .downloadEpisode(let name, let id, let url, let file, let maxBytes):
+            if let podcasts { podcasts.download(name: name, id: id, url: url, file: file, maxBytes: maxBytes) } else {
+                pending.append(.episodeDownloadFailed(name: name, id: id, reason: "this player downloads no episodes"))
+            }
+        case .deleteEpisodeFile(let path): podcasts?.delete(path: path)
         case .render(let view): if readiness.startingUp { readiness.startView = view } else { show(view) }
         case .show(let frame): adapters.display?.show(frame)
         case .report(let message): adapters.status.report(message)

@@ -109,6 +109,18 @@ extension MPDFace {
     // given back; a folder or playlist refused, as MPD's `addid` takes one song), read by the tag
     // reader, then appended (or inserted) by the core.
     private func add(_ uri: String, at: Int?, one: Bool, _ loop: MPDLoop, _ reply: @escaping MPDLinesReply) {
+        // `podcast://NAME`: the podcast's next episodes, as the core chooses them (docs/PODCASTS.md).
+        if uri.lowercased().hasPrefix(Self.podcastScheme) {
+            guard !one else { return reply(.failure(MPDError(.arg, "addid takes one song, not a podcast"))) }
+            let name = String(uri.dropFirst(Self.podcastScheme.count))
+            let before = loop.saveNumber, count = loop.state.queue.count
+            loop.dispatch(.queuePodcast(name: name))
+            // Refused by the core (an unknown podcast, none yet): the queue is as it was, the reason shown.
+            if loop.state.queue.count == count, let refused = loop.state.message {
+                return reply(.failure(MPDError(.noExist, refused)))
+            }
+            return loop.afterSaves(since: before) { _ in reply(.success([])) }
+        }
         let path: String
         switch MPDReplies.path(for: uri, roots: musicFolders, allowURLs: settings.allowURLs, exists: fileExists) {
         case .failure(let e): return reply(.failure(e))
@@ -138,6 +150,11 @@ extension MPDFace {
         }
         if !started { reply(.failure(MPDError(.system, "this player cannot load files"))) }
     }
+}
+
+extension MPDFace {
+    /// The URI scheme of a podcast (`podcast://NAME`), in `add`.
+    static let podcastScheme = "podcast://"
 }
 
 /// Parsing of MPD's queue positions, pure (tested in `MPDProtocolTests`).

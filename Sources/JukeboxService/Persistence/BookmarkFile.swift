@@ -60,8 +60,7 @@ public enum BookmarkFile {
             if let problem = JSONText.problem(bytes) { throw JSONTextError(problem: problem) }
             body = try JSONDecoder().decode(FileBody.self, from: Data(bytes))
         } catch {
-            guard let aside = (1...1000).lazy.map({ "\(path).damaged-\($0)" }).first(where: { !fileExists($0) }),
-                  rename(cPath(path), cPath(aside)) == 0 else {
+            guard let aside = moveAside(path) else {
                 return Loaded(bookmarks: nil, messages: [
                     "bookmarks file \(path) is damaged (\(StateStore.describe(error))) and could not be moved aside; not saving bookmarks",
                 ])
@@ -80,9 +79,17 @@ public enum BookmarkFile {
         return Loaded(bookmarks: Array(valid.suffix(max(limit, 0))), messages: messages)
     }
 
+    /// Moves a damaged file aside as `PATH.damaged-N` (the first N free); the new name, or nil
+    /// when it could not be moved.
+    static func moveAside(_ path: String) -> String? {
+        guard let aside = (1...1000).lazy.map({ "\(path).damaged-\($0)" }).first(where: { !fileExists($0) }),
+              rename(cPath(path), cPath(aside)) == 0 else { return nil }
+        return aside
+    }
+
     // A power cut inside a write leaves its temporary file (`.NAME.PID.N.tmp`). Read once at
     // start, under the state file's lock: no write of ours is in flight, so they can go.
-    private static func removeLeftovers(of path: String) {
+    static func removeLeftovers(of path: String) {
         let folder = Paths.directory(path), prefix = "." + Paths.fileName(path) + "."
         guard let names = try? directoryEntries(folder) else { return }
         for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {

@@ -29,6 +29,8 @@ public struct StateStore: Sendable {
     public var placePath: String { path + ".place" }
     /// The bookmarks file (`BookmarkFile`), beside the state file.
     public var bookmarksPath: String { path + ".bookmarks" }
+    /// The podcasts file beside it (`PodcastFile`).
+    public var podcastsPath: String { path + ".podcasts" }
     /// Test hook: called before each `fsync` of a write (a test blocks it on a gate, the benchmark
     /// slows it down); nil in the player.
     public var beforeSync: (@Sendable () -> Void)?

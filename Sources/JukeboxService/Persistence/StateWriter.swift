@@ -14,7 +14,7 @@ import JukeboxSystem
 ///
 /// The bookmarks file (`Command.persistBookmarks`) is written by the same thread, coalesced the
 /// same way (only the newest list), after the state save handed over with it; a failure is
-/// logged.
+/// logged. So is the podcasts file (`Command.persistPodcasts`).
 public final class StateWriter: @unchecked Sendable {
     /// The store written to.
     public let store: StateStore
@@ -33,6 +33,9 @@ public final class StateWriter: @unchecked Sendable {
     private var latestBookmarks: [Bookmark]?
     private var bookmarksHandedOver: UInt64 = 0
     private var bookmarksFinished: UInt64 = 0
+    private var latestPodcasts: [PodcastFeed]?
+    private var podcastsHandedOver: UInt64 = 0
+    private var podcastsFinished: UInt64 = 0
 
     /// Starts the writer's thread. `clock` times the saves (a slow one is logged); tests give
     /// their own.
@@ -66,13 +69,24 @@ public final class StateWriter: @unchecked Sendable {
         }
     }
 
+    /// Hands over the podcasts to write (loop thread); a newer list replaces one not yet written.
+    public func submitPodcasts(_ podcasts: [PodcastFeed]) {
+        monitor.withLock {
+            latestPodcasts = podcasts
+            podcastsHandedOver += 1
+            monitor.broadcast()
+        }
+    }
+
     /// The number of the last save handed over.
     public var lastNumber: UInt64 { monitor.withLock { handedOver } }
 
     /// Waits until every save handed over so far is finished (tests and tools; never the loop).
     public func waitUntilIdle() {
         monitor.withLock {
-            while finished < handedOver || bookmarksFinished < bookmarksHandedOver { monitor.wait() }
+            while finished < handedOver || bookmarksFinished < bookmarksHandedOver || podcastsFinished < podcastsHandedOver {
+                monitor.wait()
+            }
         }
     }
 
@@ -86,9 +100,20 @@ public final class StateWriter: @unchecked Sendable {
     }
 
     private func run() {
-        while let (job, marks) = next() {
+        while let (job, marks, podcasts) = next() {
             if let job { save(job) }
             if let marks { saveBookmarks(marks) }
+            if let podcasts { savePodcasts(podcasts) }
+        }
+    }
+
+    private func savePodcasts(_ podcasts: (feeds: [PodcastFeed], number: UInt64)) {
+        do { try PodcastFile.write(podcasts.feeds, to: store.podcastsPath) } catch {
+            mailbox.postLog(.warning, "could not save podcasts: \(error)")
+        }
+        monitor.withLock {
+            podcastsFinished = podcasts.number
+            monitor.broadcast()
         }
     }
 
@@ -145,10 +170,10 @@ public final class StateWriter: @unchecked Sendable {
 
     private typealias Job = (snapshot: Snapshot, whole: Bool, hash: UInt64?, number: UInt64)
 
-    private func next() -> (Job?, (bookmarks: [Bookmark], number: UInt64)?)? {
+    private func next() -> (Job?, (bookmarks: [Bookmark], number: UInt64)?, (feeds: [PodcastFeed], number: UInt64)?)? {
         monitor.withLock {
-            while latest == nil && latestBookmarks == nil && !stopping { monitor.wait() }
-            if latest == nil && latestBookmarks == nil { return nil }
+            while latest == nil && latestBookmarks == nil && latestPodcasts == nil && !stopping { monitor.wait() }
+            if latest == nil && latestBookmarks == nil && latestPodcasts == nil { return nil }
             var job: Job?
             if let snapshot = latest {
                 latest = nil
@@ -158,7 +183,9 @@ public final class StateWriter: @unchecked Sendable {
             }
             let marks = latestBookmarks.map { ($0, bookmarksHandedOver) }
             latestBookmarks = nil
-            return (job, marks)
+            let podcasts = latestPodcasts.map { ($0, podcastsHandedOver) }
+            latestPodcasts = nil
+            return (job, marks, podcasts)
         }
     }
 

@@ -117,8 +117,8 @@ extension HTTPStream {
     }
 }
 
-/// One response body collected whole, bounded.
-private final class BodySink {
+/// One response body collected whole, bounded (HLS playlists and segments, podcast feeds).
+final class BodySink {
     let limit: Int
     let stop: () -> Bool
     var bytes: [UInt8] = []

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+
+extension State {
+    /// The podcast events: the file read at start, fetches that worked or failed, `podcast NAME`,
+    /// the refresh timer.
+    mutating func podcast(_ event: Event, _ step: inout Step) {
+        switch event {
+        case .podcastsLoaded(let saved):
+            for loaded in saved {
+                guard let at = podcasts.firstIndex(where: { $0.name == loaded.name }) else { continue }
+                // The saved episodes and places, under the config's order; a fetch that came in
+                // before the file was read goes over them as any fetch would.
+                var feed = loaded
+                feed.order = podcasts[at].order
+                if !podcasts[at].episodes.isEmpty || podcasts[at].lastError != nil {
+                    if podcasts[at].lastError == nil {
+                        feed.fetched(title: podcasts[at].title, episodes: podcasts[at].episodes)
+                    } else {
+                        feed.lastError = podcasts[at].lastError
+                    }
+                }
+                podcasts[at] = feed
+            }
+            podcastsReady = true
+            podcastsDirty = false
+        case .podcastFetched(let name, let title, let episodes):
+            guard let at = podcasts.firstIndex(where: { $0.name == name }) else { return }
+            podcasts[at].fetched(title: title, episodes: episodes)
+            podcastsDirty = true
+        case .podcastFailed(let name, let reason):
+            guard let at = podcasts.firstIndex(where: { $0.name == name }) else { return }
+            podcasts[at].failed(reason)
+            step.commands.append(.report("podcast \(DisplayText.inert(name)): \(DisplayText.inert(reason, maxBytes: 200)) (the episodes known are kept)"))
+            podcastsDirty = true
+        case .playPodcast(let name):
+            playPodcast(name, &step)
+        case .queuePodcast(let name):
+            guard let (feed, episodes, _) = nextEpisodes(name) else { return }
+            queueChange(.add(episodes.map { feed.track($0) }), &step)
+        case .timerFired(.podcastRefresh, _):
+            // Downloads that failed are tried again with the feeds.
+            podcastDownloadsFailed = []
+            fetchPodcasts(&step)
+        case .episodeDownloaded(let name, let id, let path, let bytes):
+            if podcastDownloading == PodcastEpisodeKey(name: name, id: id) { podcastDownloading = nil }
+            guard let at = podcasts.firstIndex(where: { $0.name == name }), podcasts[at].episodes.contains(where: { $0.id == id }) else {
+                // Neither the podcast nor the episode is known any more: the file goes.
+                step.commands.append(.deleteEpisodeFile(path: path))
+                return
+            }
+            if let old = podcasts[at].downloads[id], old.path != path { step.commands.append(.deleteEpisodeFile(path: old.path)) }
+            podcasts[at].downloads[id] = EpisodeFile(path: path, bytes: bytes)
+            podcastsDirty = true
+        case .episodeDownloadFailed(let name, let id, let reason):
+            let key = PodcastEpisodeKey(name: name, id: id)
+            if podcastDownloading == key { podcastDownloading = nil }
+            podcastDownloadsFailed.insert(key)
+            step.commands.append(.report("podcast \(DisplayText.inert(name)): an episode could not be downloaded: \(DisplayText.inert(reason, maxBytes: 200))"))
+        default:
+            break
+        }
+    }
+
+    /// Asks for every configured feed and sets the next refresh (at start, then on the timer).
+    mutating func fetchPodcasts(_ step: inout Step) {
+        let feeds = settings.podcasts.feeds
+        guard !feeds.isEmpty else { return }
+        for feed in feeds { step.commands.append(.fetchPodcast(name: feed.name, url: feed.url)) }
+        step.commands.append(.startTimer(.podcastRefresh, after: settings.podcasts.refreshMinutes * 60))
+    }
+
+    /// Queues podcast `name`'s next episodes (`PodcastFeed.nextUp`) and plays the first. An
+    /// episode played from its URL starts at its beginning whatever its place: an HTTP stream
+    /// cannot seek (a downloaded one would resume).
+    mutating func playPodcast(_ name: String, _ step: inout Step) {
+        guard let (feed, episodes, place) = nextEpisodes(name), let first = episodes.first else { return }
+        // Only a downloaded episode resumes at its place: a stream starts at its beginning.
+        let start = Library.isStreamURL(feed.source(of: first)) ? nil : place
+        replaceQueue(episodes.map { feed.track($0) }, from: nil, startAt: start, &step)
+    }
+
+    /// Podcast `name`, its next episodes (never none) and the first one's place; nil, with the
+    /// reason on the status line, for an unknown podcast or one without episodes yet.
+    mutating func nextEpisodes(_ name: String) -> (PodcastFeed, [PodcastEpisode], Double)? {
+        guard let feed = podcasts.first(where: { $0.name == name }) else {
+            message = "no podcast \"\(DisplayText.inert(name, maxBytes: 64))\""
+            return nil
+        }
+        let (episodes, place) = feed.nextUp()
+        guard !episodes.isEmpty else {
+            message = "\(DisplayText.inert(name)): no episodes yet" + (feed.lastError.map { " (\(DisplayText.inert($0, maxBytes: 120)))" } ?? "")
+            return nil
+        }
+        return (feed, episodes, place)
+    }
+
+    /// The track at `path` was played to its end: an episode of a podcast is marked played.
+    mutating func podcastTrackEnded(path: String) {
+        for at in podcasts.indices {
+            guard let episode = podcasts[at].episode(url: path) else { continue }
+            podcasts[at].finished(episode.id)
+            podcastsDirty = true
+        }
+    }
+
+    /// While an episode plays, its place is noted when it moved this far (the podcasts file is
+    /// rewritten whole, so not at every save; a pause, a stop or another track note it exactly,
+    /// and the state file holds the exact place of the queue's track anyway).
+    static let podcastPlaceStep = 30.0
+
+    /// The place heard into the current track, if it is an episode played from a file (an HTTP
+    /// stream cannot seek, so its place could not be gone back to).
+    mutating func notePodcastPlace() {
+        guard let track = currentTrack, !Library.isStreamURL(track.info.path) else { return }
+        for at in podcasts.indices {
+            guard let episode = podcasts[at].episode(url: track.info.path) else { continue }
+            let before = podcasts[at].places[episode.id]
+            if phase == .playing, let old = before?.position, abs(position - old) < Self.podcastPlaceStep { continue }
+            podcasts[at].note(episode.id, position: position)
+            if podcasts[at].places[episode.id] != before { podcastsDirty = true }
+        }
+    }
+
+    /// The podcasts the config names now: new ones added empty, dropped ones gone, orders as said.
+    mutating func followPodcastSettings() {
+        let known = Dictionary(podcasts.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let next = settings.podcasts.feeds.map { source -> PodcastFeed in
+            var feed = known[source.name] ?? PodcastFeed(name: source.name)
+            feed.order = source.order
+            return feed
+        }
+        if next != podcasts {
+            podcasts = next
+            podcastsDirty = true
+        }
+    }
+
+    /// The downloads the podcasts call for now: files of episodes no longer known deleted; then,
+    /// for each podcast with `downloadAhead`, its next episodes not yet played (in play order) are
+    /// downloaded, one at a time across all podcasts, within `budgetMiB` for all of them. When the
+    /// budget is spent, played episodes' files go first, oldest first (by date, then the feed's
+    /// list); a file of an episode not yet played is never deleted for room, and none is deleted
+    /// while it plays. A download that failed waits for the next refresh.
+    mutating func followPodcastDownloads(_ step: inout Step) {
+        let playing = currentTrack?.info.path
+        // Files of episodes no longer known.
+        for at in podcasts.indices {
+            let known = Set(podcasts[at].episodes.map(\.id))
+            for (id, file) in podcasts[at].downloads where !known.contains(id) && file.path != playing {
+                podcasts[at].downloads[id] = nil
+                step.commands.append(.deleteEpisodeFile(path: file.path))
+                podcastsDirty = true
+            }
+        }
+        guard podcastsReady, podcastDownloading == nil else { return }
+        let budget = Int64(settings.podcasts.budgetMiB) << 20
+        // The next episode wanted, the first podcast in the config's order first.
+        var wanted: (feed: Int, episode: PodcastEpisode)?
+        search: for source in settings.podcasts.feeds where source.downloadAhead > 0 {
+            guard let at = podcasts.firstIndex(where: { $0.name == source.name }) else { continue }
+            let feed = podcasts[at]
+            let ahead = feed.playOrder.filter { feed.places[$0.id]?.played != true }.prefix(source.downloadAhead)
+            for episode in ahead where feed.downloads[episode.id] == nil
+                && !podcastDownloadsFailed.contains(PodcastEpisodeKey(name: feed.name, id: episode.id)) {
+                wanted = (at, episode)
+                break search
+            }
+        }
+        guard let wanted else { return }
+        var used = podcasts.reduce(Int64(0)) { $0 + $1.downloads.values.reduce(Int64(0)) { $0 + $1.bytes } }
+        // Any room at all: the length a feed states is often wrong, and the download itself
+        // stops at the budget left (`maxBytes`).
+        let hint: Int64 = 1
+        if used + hint > budget {
+            // Played episodes' files, oldest first, until there is room.
+            var played: [(date: Int64, index: Int, feed: Int, id: String, file: EpisodeFile)] = []
+            for at in podcasts.indices {
+                for (index, episode) in podcasts[at].episodes.enumerated()
+                where podcasts[at].places[episode.id]?.played == true {
+                    guard let file = podcasts[at].downloads[episode.id], file.path != playing else { continue }
+                    played.append((episode.published ?? Int64.min, -index, at, episode.id, file))
+                }
+            }
+            played.sort { $0.date != $1.date ? $0.date < $1.date : $0.index < $1.index }
+            for old in played where used + hint > budget {
+                podcasts[old.feed].downloads[old.id] = nil
+                step.commands.append(.deleteEpisodeFile(path: old.file.path))
+                used -= old.file.bytes
+                podcastsDirty = true
+            }
+        }
+        guard used + hint <= budget else { return }
+        let name = podcasts[wanted.feed].name
+        podcastDownloading = PodcastEpisodeKey(name: name, id: wanted.episode.id)
+        step.commands.append(.downloadEpisode(name: name, id: wanted.episode.id, url: wanted.episode.url,
+                                              file: PodcastFeed.fileName(name: name, episode: wanted.episode), maxBytes: budget - used))
+    }
+}

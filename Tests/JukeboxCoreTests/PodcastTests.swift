@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: MIT
+@testable import JukeboxCore
+import JukeboxTestSupport
+import XCTest
+
+/// The core's podcast decisions (`PodcastFeed`): which episode comes next by the feed's order,
+/// played marks, each episode's own place, and what a fetch that works or fails does to what
+/// was known. Whole values compared.
+final class PodcastTests: XCTestCase {
+    static func episode(_ n: Int, published: Int64?) -> PodcastEpisode {
+        PodcastEpisode(id: "ep\(n)", title: "Episode \(n)", url: "https://cdn.example/\(n).mp3", published: published, duration: 600)
+    }
+
+    /// A feed as feeds list themselves: newest first (3, 2, 1).
+    static let listed = [episode(3, published: 3_000), episode(2, published: 2_000), episode(1, published: 1_000)]
+
+    func testNewestFirstPlaysTheNewestNotYetPlayed() {
+        var feed = PodcastFeed(name: "news", order: .newest, episodes: Self.listed)
+        XCTAssertEqual(feed.nextUp().episodes.map(\.id), ["ep3", "ep2", "ep1"])
+        XCTAssertEqual(feed.nextUp().position, 0)
+        feed.finished("ep3")
+        XCTAssertEqual(feed.places, ["ep3": EpisodePlace(position: 0, played: true)])
+        XCTAssertEqual(feed.nextUp().episodes.map(\.id), ["ep2", "ep1"])
+        // A new episode comes out: it is next.
+        feed.fetched(title: "News", episodes: [Self.episode(4, published: 4_000)] + Self.listed)
+        XCTAssertEqual(feed.nextUp().episodes.map(\.id), ["ep4", "ep2", "ep1"])
+    }
+
+    func testOldestFirstPlaysInOrderAndResumesMidEpisode() {
+        var feed = PodcastFeed(name: "serial", order: .oldest, episodes: Self.listed)
+        XCTAssertEqual(feed.nextUp().episodes.map(\.id), ["ep1", "ep2", "ep3"])
+        feed.note("ep1", position: 125.5)
+        XCTAssertEqual(feed.nextUp().episodes.map(\.id), ["ep1", "ep2", "ep3"])
+        XCTAssertEqual(feed.nextUp().position, 125.5)
+        feed.finished("ep1")
+        feed.note("ep2", position: 30)
+        feed.note("ep3", position: 400)  // heard a little of the last one too: each keeps its own
+        XCTAssertEqual(feed.places, ["ep1": EpisodePlace(position: 0, played: true), "ep2": EpisodePlace(position: 30),
+                                     "ep3": EpisodePlace(position: 400)])
+        XCTAssertEqual(feed.nextUp().episodes.map(\.id), ["ep2", "ep3"])
+        XCTAssertEqual(feed.nextUp().position, 30)
+        // A played episode heard again stays played; nonsense places are not kept.
+        feed.note("ep1", position: 10)
+        feed.note("ep2", position: .nan)
+        feed.note("ep2", position: -1)
+        feed.note("unknown", position: 5)
+        XCTAssertEqual(feed.places, ["ep1": EpisodePlace(position: 10, played: true), "ep2": EpisodePlace(position: 30),
+                                     "ep3": EpisodePlace(position: 400)])
+    }
+
+    func testEveryEpisodePlayedStartsOverFromTheTop() {
+        var feed = PodcastFeed(name: "serial", order: .oldest, episodes: Self.listed)
+        for id in ["ep1", "ep2", "ep3"] { feed.finished(id) }
+        XCTAssertEqual(feed.nextUp().episodes.map(\.id), ["ep1", "ep2", "ep3"])
+        XCTAssertEqual(feed.nextUp().position, 0)
+    }
+
+    /// Undated episodes follow the dated one the feed lists before them; ties keep the feed's order.
+    func testUndatedEpisodesKeepTheirPlaceInTheFeed() {
+        let episodes = [Self.episode(9, published: nil), Self.episode(5, published: 500), Self.episode(4, published: nil),
+                        Self.episode(7, published: 700), Self.episode(6, published: 500), Self.episode(1, published: 100)]
+        let newest = PodcastFeed(name: "mixed", order: .newest, episodes: episodes)
+        XCTAssertEqual(newest.playOrder.map(\.id), ["ep9", "ep7", "ep5", "ep4", "ep6", "ep1"])
+        let oldest = PodcastFeed(name: "mixed", order: .oldest, episodes: episodes)
+        XCTAssertEqual(oldest.playOrder.map(\.id), ["ep1", "ep6", "ep4", "ep5", "ep7", "ep9"])
+    }
+
+    /// A good fetch merges (the feed's list first, then episodes it no longer lists), bounded; a
+    /// failed one keeps everything and says why.
+    func testFetchesMergeAndFailuresKeepWhatWasThere() {
+        var feed = PodcastFeed(name: "show", order: .newest, title: "Show", episodes: Self.listed,
+                               places: ["ep1": EpisodePlace(position: 0, played: true), "ep2": EpisodePlace(position: 42)])
+        let before = feed
+        feed.failed("HTTP 500")
+        var expected = before
+        expected.lastError = "HTTP 500"
+        XCTAssertEqual(feed, expected)
+
+        // The feed now lists only its two newest, one retitled; the old one is kept, with its mark.
+        var retitled = Self.episode(3, published: 3_000)
+        retitled.title = "Episode 3 (fixed)"
+        feed.fetched(title: "Show!", episodes: [Self.episode(4, published: 4_000), retitled, retitled])
+        XCTAssertEqual(feed, PodcastFeed(name: "show", order: .newest, title: "Show!",
+                                         episodes: [Self.episode(4, published: 4_000), retitled, Self.episode(2, published: 2_000),
+                                                    Self.episode(1, published: 1_000)],
+                                         places: ["ep1": EpisodePlace(position: 0, played: true), "ep2": EpisodePlace(position: 42)]))
+
+        // Bounded: the oldest no longer listed go first, with their places.
+        let many = (10..<(10 + PodcastFeed.maxEpisodes)).map { Self.episode($0, published: Int64($0)) }
+        feed.fetched(title: "Show", episodes: many)
+        XCTAssertEqual(feed.episodes.count, PodcastFeed.maxEpisodes)
+        XCTAssertEqual(feed.episodes.map(\.id), many.map(\.id))
+        XCTAssertEqual(feed.places, [:])
+    }
+
+    func testEpisodeByURL() {
+        let feed = PodcastFeed(name: "show", episodes: Self.listed)
+        XCTAssertEqual(feed.episode(url: "https://cdn.example/2.mp3")?.id, "ep2")
+        XCTAssertNil(feed.episode(url: "https://cdn.example/9.mp3"))
+    }
+}
+
+/// The podcast events through `reduce`: whole states and the exact commands.
+final class PodcastReduceTests: XCTestCase {
+    static let episodes = PodcastTests.listed
+
+    static var settings: Settings {
+        var s = Settings()
+        s.podcasts.feeds = [PodcastSource(name: "News", url: "https://news.example/rss", order: .newest),
+                            PodcastSource(name: "Serial", url: "https://serial.example/feed", order: .oldest)]
+        s.podcasts.refreshMinutes = 30
+        return s
+    }
+
+    /// A stopped player with the two feeds, its podcasts file read (empty).
+    private func ready() -> CoreHarness {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.bookmarksReady = true
+        s.podcastsReady = true
+        return CoreHarness(s)
+    }
+
+    func testTheControlLanguageSaysPodcastName() {
+        XCTAssertEqual(ControlCommand.parse("podcast  Bedtime   Stories", seed: 0), .success(.intent(.playPodcast(name: "Bedtime Stories"))))
+        XCTAssertEqual(ControlCommand.parse("podcast", seed: 0), .failure(ControlError("usage: podcast NAME")))
+        XCTAssertTrue(ControlCommand.helpText.contains("podcast NAME"))
+        XCTAssertEqual(ControlCommand.parse("podcasts --json", seed: 0), .success(.podcastsJSON))
+        XCTAssertEqual(ControlCommand.parse("podcasts", seed: 0), .failure(ControlError("usage: podcasts --json")))
+    }
+
+    /// `event` queues News's episodes newest first and plays episode 3 as a stream; the tracks.
+    @discardableResult
+    private func playsNews(_ h: CoreHarness, _ event: Event, file: StaticString = #filePath, line: UInt = #line,
+                           _ more: (inout State) -> Void = { _ in }) -> [TrackInfo] {
+        let tracks = [3, 2, 1].map {
+            TrackInfo(path: "https://cdn.example/\($0).mp3", title: "Episode \($0)", album: "The News", duration: 600)
+        }
+        h.send(event, file: file, line: line, {
+            $0.message = nil
+            $0.queue = [Track(id: 1, info: tracks[0]), Track(id: 2, info: tracks[1]), Track(id: 3, info: tracks[2])]
+            $0.order = [1, 2, 3]
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)
+            more(&$0)
+        }, commands: [
+            .startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: 0, paused: false,
+                        next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
+            .persist(Snapshot(tracks: tracks, current: 0, phase: .playing)),
+            .render(status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)),
+        ])
+        return tracks
+    }
+
+    /// A card mapped to a podcast plays it as `podcast NAME` does.
+    func testACardPlaysAPodcast() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.podcastsReady = true
+        s.cards.map = CardMap(["0001": .podcast("News")])
+        let h = CoreHarness(s)
+        fetchNews(h)
+        playsNews(h, .cardRead(id: "0001", at: 1)) {
+            $0.cards.lastReadID = "0001"
+            $0.cards.lastReadAt = 1
+        }
+    }
+
+    func testEveryFeedIsFetchedAtStartAndOnTheRefreshTimer() {
+        let h = ready()
+        XCTAssertEqual(h.state.podcasts, [PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest)])
+        h.send(.timerFired(.podcastRefresh, at: 1800), commands: [
+            .fetchPodcast(name: "News", url: "https://news.example/rss"),
+            .fetchPodcast(name: "Serial", url: "https://serial.example/feed"),
+            .startTimer(.podcastRefresh, after: 1800),
+        ])
+    }
+
+    /// News's feed (`PodcastTests.listed`) fetched on `ready()`: kept and saved.
+    private func fetchNews(_ h: CoreHarness, file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.podcastFetched(name: "News", title: "The News", episodes: Self.episodes), file: file, line: line, {
+            $0.podcasts[0] = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes)
+        }, commands: [
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes),
+                              PodcastFeed(name: "Serial", order: .oldest)]),
+        ])
+    }
+
+    func testFetchesAreKeptAndAFailureKeepsWhatWasThere() {
+        let h = ready()
+        fetchNews(h)
+        h.send(.podcastFailed(name: "News", reason: "HTTP 500"), {
+            $0.podcasts[0].lastError = "HTTP 500"
+        }, commands: [
+            .report("podcast News: HTTP 500 (the episodes known are kept)"),
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes, lastError: "HTTP 500"),
+                              PodcastFeed(name: "Serial", order: .oldest)]),
+        ])
+        // A feed the config does not name is not kept.
+        h.send(.podcastFetched(name: "Other", title: "?", episodes: Self.episodes), commands: [])
+    }
+
+    /// Nothing is saved before the podcasts file was read; what it held comes under the fetch
+    /// that came first.
+    func testTheFileIsReadBeforeAnythingIsSaved() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        let h = CoreHarness(s)
+        let newer = [PodcastTests.episode(4, published: 4_000)]
+        h.send(.podcastFetched(name: "News", title: "The News", episodes: newer), {
+            $0.podcasts[0] = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: newer)
+            $0.podcastsDirty = true
+        }, commands: [])
+        let saved = PodcastFeed(name: "News", order: .oldest, title: "Old title", episodes: Self.episodes,
+                                places: ["ep3": EpisodePlace(position: 0, played: true)])
+        let merged = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: newer + Self.episodes,
+                                 places: ["ep3": EpisodePlace(position: 0, played: true)])
+        h.send(.podcastsLoaded([saved, PodcastFeed(name: "Gone")]), {
+            $0.podcasts[0] = merged
+            $0.podcastsReady = true
+            $0.podcastsDirty = false
+        }, commands: [])
+    }
+
+    /// `podcast NAME` queues the episodes not yet played, newest first, as streams from their
+    /// start; the one played to its end is marked played and the next `podcast` skips it.
+    func testPlayingAFeedQueuesItsNextEpisodesAndMarksThePlayedOne() {
+        let h = ready()
+        fetchNews(h)
+        h.send(.playPodcast(name: "Nope"), {
+            $0.message = "no podcast \"Nope\""
+            $0.shown = status("stopped", message: "no podcast \"Nope\"")
+        }, commands: [.render(status("stopped", message: "no podcast \"Nope\""))])
+        h.send(.playPodcast(name: "Serial"), {
+            $0.message = "Serial: no episodes yet"
+            $0.shown = status("stopped", message: "Serial: no episodes yet")
+        }, commands: [.render(status("stopped", message: "Serial: no episodes yet"))])
+        let tracks = playsNews(h, .playPodcast(name: "News"))
+        // Episode 3 ends (the successor handed to the engine came too late): marked played, saved.
+        let played = [PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
+                                  places: ["ep3": EpisodePlace(position: 0, played: true)]),
+                      PodcastFeed(name: "Serial", order: .oldest)]
+        h.send(.trackFinished(playID: 1, next: nil), {
+            $0.podcasts = played
+            $0.cursor = 1
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 2)
+            $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
+            $0.shown = status("playing", title: "Episode 2", elapsed: "0:00", duration: "10:00", index: 2, of: 3)
+        }, commands: [
+            .startTrack(playID: 3, path: "https://cdn.example/2.mp3", at: 0, paused: false,
+                        next: NextPlay(playID: 4, path: "https://cdn.example/1.mp3")),
+            .persistPlace(Snapshot(tracks: tracks, current: 1, phase: .playing)),
+            .persistPodcasts(played),
+            .render(status("playing", title: "Episode 2", elapsed: "0:00", duration: "10:00", index: 2, of: 3)),
+        ])
+        // Episode 2 follows gaplessly (the engine started the successor): episode 2 is still
+        // unplayed, episode 3 was; the next `podcast News` starts at episode 2.
+        XCTAssertEqual(h.state.podcasts[0].nextUp().episodes.map(\.id), ["ep2", "ep1"])
+        h.send(.trackStarted(playID: 3), { $0.streamStarted = true }, commands: [])
+        var both = played
+        both[0].places["ep2"] = EpisodePlace(position: 0, played: true)
+        h.send(.trackStarted(playID: 4), {
+            $0.podcasts = both
+            $0.cursor = 2
+            $0.loaded = PlayRef(playID: 4, trackID: 3)
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 3, phase: .playing)
+            $0.shown = status("playing", title: "Episode 1", elapsed: "0:00", duration: "10:00", index: 3, of: 3)
+        }, commands: [
+            .persistPlace(Snapshot(tracks: tracks, current: 2, phase: .playing)),
+            .persistPodcasts(both),
+            .render(status("playing", title: "Episode 1", elapsed: "0:00", duration: "10:00", index: 3, of: 3)),
+        ])
+    }
+}
+
+/// Downloads ahead within the budget, decided by the core (`followPodcastDownloads`).
+final class PodcastDownloadTests: XCTestCase {
+    static var settings: Settings {
+        var s = Settings()
+        s.podcasts.feeds = [PodcastSource(name: "Serial", url: "https://serial.example/feed", order: .oldest, downloadAhead: 2)]
+        s.podcasts.budgetMiB = 1
+        return s
+    }
+
+    static func file(_ n: Int) -> String { "/state/s.json.episodes/" + PodcastFeed.fileName(name: "Serial", episode: PodcastTests.episode(n, published: nil)) }
+
+    func testTheNextEpisodesAreDownloadedOneAtATimeWithinTheBudget() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.podcastsReady = true
+        let h = CoreHarness(s)
+        let listed = PodcastTests.listed
+        XCTAssertTrue(PodcastFeed.fileName(name: "../../etc", episode: PodcastEpisode(id: "/x", title: "", url: "https://h/a.EXE?x=.mp3"))
+                        .allSatisfy { $0.isHexDigit || $0 == "/" || $0 == "." || $0.isLetter }, "only hashes and a known extension")
+        XCTAssertTrue(PodcastFeed.fileName(name: "a", episode: PodcastEpisode(id: "b", title: "", url: "https://h/a.EXE?x=.mp3")).hasSuffix(".audio"))
+        // The feed comes: the oldest not yet played is asked for, with the whole budget.
+        var fetched = PodcastFeed(name: "Serial", order: .oldest, episodes: listed)
+        h.send(.podcastFetched(name: "Serial", title: "", episodes: listed), {
+            $0.podcasts[0] = fetched
+            $0.podcastDownloading = PodcastEpisodeKey(name: "Serial", id: "ep1")
+        }, commands: [
+            .downloadEpisode(name: "Serial", id: "ep1", url: "https://cdn.example/1.mp3", file: String(Self.file(1).dropFirst(23)), maxBytes: 1 << 20),
+            .persistPodcasts([fetched]),
+        ])
+        // Downloaded (600 KiB): the next one gets what is left.
+        fetched.downloads["ep1"] = EpisodeFile(path: Self.file(1), bytes: 600 << 10)
+        h.send(.episodeDownloaded(name: "Serial", id: "ep1", path: Self.file(1), bytes: 600 << 10), {
+            $0.podcasts[0] = fetched
+            $0.podcastDownloading = PodcastEpisodeKey(name: "Serial", id: "ep2")
+        }, commands: [
+            .downloadEpisode(name: "Serial", id: "ep2", url: "https://cdn.example/2.mp3", file: String(Self.file(2).dropFirst(23)),
+                             maxBytes: (1 << 20) - (600 << 10)),
+            .persistPodcasts([fetched]),
+        ])
+        // Over what was left: not asked for again until the next refresh.
+        h.send(.episodeDownloadFailed(name: "Serial", id: "ep2", reason: "larger than the budget left (424 KiB)"), {
+            $0.podcastDownloading = nil
+            $0.podcastDownloadsFailed = [PodcastEpisodeKey(name: "Serial", id: "ep2")]
+        }, commands: [.report("podcast Serial: an episode could not be downloaded: larger than the budget left (424 KiB)")])
+        // The next refresh tries it again.
+        h.send(.timerFired(.podcastRefresh, at: 3600), {
+            $0.podcastDownloadsFailed = []
+            $0.podcastDownloading = PodcastEpisodeKey(name: "Serial", id: "ep2")
+        }, commands: [
+            .fetchPodcast(name: "Serial", url: "https://serial.example/feed"),
+            .startTimer(.podcastRefresh, after: 3600),
+            .downloadEpisode(name: "Serial", id: "ep2", url: "https://cdn.example/2.mp3", file: String(Self.file(2).dropFirst(23)),
+                             maxBytes: (1 << 20) - (600 << 10)),
+        ])
+    }
+
+    /// The budget spent: a played episode's file goes (the oldest first), never one not yet
+    /// played, never the one playing.
+    func testPlayedFilesMakeRoomOldestFirst() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.podcastsReady = true
+        let listed = PodcastTests.listed
+        s.podcasts[0] = PodcastFeed(name: "Serial", order: .oldest, episodes: listed,
+                                    places: ["ep1": EpisodePlace(position: 0, played: true), "ep2": EpisodePlace(position: 0, played: true)],
+                                    downloads: ["ep1": EpisodeFile(path: Self.file(1), bytes: 512 << 10),
+                                                "ep2": EpisodeFile(path: Self.file(2), bytes: 512 << 10)])
+        let h = CoreHarness(s)
+        var after = s.podcasts[0]
+        after.downloads = ["ep2": EpisodeFile(path: Self.file(2), bytes: 512 << 10)]
+        h.send(.timerFired(.podcastRefresh, at: 3600), {
+            $0.podcasts[0] = after
+            $0.podcastDownloading = PodcastEpisodeKey(name: "Serial", id: "ep3")
+        }, commands: [
+            .fetchPodcast(name: "Serial", url: "https://serial.example/feed"),
+            .startTimer(.podcastRefresh, after: 3600),
+            .deleteEpisodeFile(path: Self.file(1)),
+            .downloadEpisode(name: "Serial", id: "ep3", url: "https://cdn.example/3.mp3", file: String(Self.file(3).dropFirst(23)),
+                             maxBytes: 512 << 10),
+            .persistPodcasts([after]),
+        ])
+    }
+
+    /// While a downloaded episode plays, its place is noted once it moved 30 s (the podcasts file
+    /// is written whole); paused, exactly.
+    func testThePlaceOfAPlayingEpisodeIsNotedEveryThirtySeconds() {
+        var s = State(settings: Self.settings)
+        s.podcastsReady = true
+        s.podcasts[0] = PodcastFeed(name: "Serial", order: .oldest, episodes: PodcastTests.listed,
+                                    downloads: ["ep1": EpisodeFile(path: Self.file(1), bytes: 1000)])
+        s.queue = [Track(id: 1, info: TrackInfo(path: Self.file(1)))]
+        s.order = [1]
+        s.cursor = 0
+        s.phase = .playing
+        var noted: [Double?] = []
+        for (position, phase) in [(10.0, PlayerPhase.playing), (39.0, .playing), (41.0, .playing), (45.0, .paused)] {
+            s.position = position
+            s.phase = phase
+            s.notePodcastPlace()
+            noted.append(s.podcasts[0].places["ep1"]?.position)
+        }
+        XCTAssertEqual(noted, [10, 10, 41, 45])
+        XCTAssertTrue(s.podcastsDirty)
+    }
+}

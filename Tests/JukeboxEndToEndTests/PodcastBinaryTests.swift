@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import Glibc
+import JukeboxFixtures
+import JukeboxTestSupport
+import XCTest
+
+/// Podcasts in the binary, against a feed and two MP3 episodes served by the local `RadioServer`
+/// (python3's http.server on 127.0.0.1, the test's own, gone with it): the feed fetched at start,
+/// both episodes downloaded within the budget, `podcast NAME` playing the oldest not yet played
+/// from its file; the server gone and the player killed, the next start keeps what was known and
+/// `podcast NAME` resumes the episode mid-way, from its file. Skipped without python3.
+final class PodcastBinaryTests: DaemonTestCase {
+    private var server: RadioServer!
+
+    override func tearDown() {
+        server = nil
+        super.tearDown()
+    }
+
+    static let feed = """
+        <?xml version="1.0"?><rss version="2.0"><channel><title>Local Show</title>
+        <item><title>Episode Two</title><guid>e2</guid><pubDate>Tue, 05 Mar 2024 06:00:00 GMT</pubDate><enclosure url="ep2.mp3" type="audio/mpeg"/></item>
+        <item><title>Episode One</title><guid>e1</guid><pubDate>Mon, 04 Mar 2024 06:00:00 GMT</pubDate><enclosure url="ep1.mp3" type="audio/mpeg"/></item>
+        </channel></rss>
+        """
+
+    private func start(_ config: String) throws -> Jukebox.Running {
+        try Jukebox.start(["run", "--config", config])
+    }
+
+    /// The podcasts file's text ("" when there is none).
+    private func podcastsFile() -> String { (try? String(contentsOfFile: dir + "/state.json.podcasts", encoding: .utf8)) ?? "" }
+
+    /// The seconds into the track `status` shows (`▶ Episode One  0:07 / 0:10 …`), or nil.
+    private func elapsed() -> Int? {
+        guard let line = try? ctl("status").stdout, let time = line.split(separator: " ").first(where: { $0.contains(":") }) else { return nil }
+        let parts = time.split(separator: ":").compactMap { Int($0) }
+        return parts.count == 2 ? parts[0] * 60 + parts[1] : nil
+    }
+
+    func testAFeedIsFetchedDownloadedPlayedAndResumedWhenTheServerIsGone() throws {
+        let served = dir + "/served"
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        for name in ["ep1", "ep2"] {
+            try TestAudio.write(path: served + "/\(name).mp3", kind: .mp3, frames: 441_000, sampleRate: 44100, channels: 2)
+        }
+        try Self.feed.write(toFile: served + "/feed.xml", atomically: true, encoding: .utf8)
+        let tone = dir + "/tone.mp3"
+        try TestAudio.write(path: tone, kind: .mp3, frames: 4410, sampleRate: 44100, channels: 2)
+        do { server = try RadioServer(mp3: tone, folder: dir, servedFolder: served) } catch let error as RadioServer.Unavailable {
+            throw missingPeer(error.description)
+        }
+        let config = dir + "/c.json"
+        // In typed parts: Swift 6.0.3 infers no nested literal of mixed types.
+        let feed: [String: Any] = ["name": "Local Show", "url": server.url("/dir/feed.xml"), "order": "oldest", "download": 2]
+        let podcasts: [String: Any] = ["feeds": [feed], "budgetMiB": 10]
+        let object: [String: Any] = ["audio": "null", "state": dir + "/state.json", "socket": socket as Any, "podcasts": podcasts]
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
+
+        var daemon = try start(config)
+        // Fetched at start, then both episodes downloaded, one at a time.
+        XCTAssertTrue(waitFor(60) { podcastsFile().components(separatedBy: "\"bytes\"").count == 3 }, podcastsFile())
+        let files = (try? FileManager.default.subpathsOfDirectory(atPath: dir + "/state.json.episodes")) ?? []
+        XCTAssertEqual(files.filter { $0.hasSuffix(".mp3") }.count, 2, "\(files)")
+        XCTAssertFalse(files.contains { $0.hasSuffix(".tmp") }, "no temporary file left")
+        // The oldest not yet played, from its file.
+        XCTAssertEqual(try ctl("podcast", "Local", "Show").status, 0)
+        XCTAssertTrue(waitFor(30) { (try? ctl("status"))?.stdout.hasPrefix("▶ Episode One") == true })
+        XCTAssertTrue(waitFor(30) { (elapsed() ?? 0) >= 3 }, "plays on")
+        _ = try ctl("pause")
+        XCTAssertTrue(waitFor(10) { podcastsFile().contains("\"e1\":{\"played\":false,\"position\":") }, podcastsFile())
+        let heard = elapsed() ?? 0
+
+        // The server gone, the player killed and started again: the fetch fails, what was known stays.
+        server = nil
+        kill(daemon.process.processIdentifier, SIGKILL)
+        _ = daemon.wait(timeout: 10)
+        daemon = try start(config)
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 10) }
+        XCTAssertTrue(waitFor(30) { (try? ctl("status"))?.status == 0 })
+        XCTAssertEqual(try ctl("podcast", "Local", "Show").status, 0)
+        XCTAssertTrue(waitFor(30) { (try? ctl("status"))?.stdout.hasPrefix("▶ Episode One") == true })
+        let resumed = elapsed() ?? 0
+        XCTAssertGreaterThanOrEqual(resumed, max(heard - 1, 2), "resumed mid-episode, from its file")
+        XCTAssertTrue(podcastsFile().contains("\"lastError\""), "the failed fetch is said and the episodes kept: \(podcastsFile())")
+        XCTAssertEqual(podcastsFile().components(separatedBy: "\"bytes\"").count, 3)
+    }
+}
