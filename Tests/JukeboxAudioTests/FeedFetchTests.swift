@@ -10,26 +10,9 @@ import XCTest
 /// test, gone with it): a feed served as a file, then the same URL failing every way a server
 /// fails (404, an HTML page, garbage, too large, headers without end, a trickle, the server gone),
 /// each with its reason. Skipped without python3.
-final class FeedFetchTests: XCTestCase {
-    private var scratch: Scratch!
-    private var server: RadioServer!
-    private var folder = ""
-
-    override func setUpWithError() throws {
-        try requireRadioServer()
-        scratch = try Scratch()
-        folder = scratch.url.appendingPathComponent("feeds").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let mp3 = try scratch.audio(.mp3, frames: 4410)
-        do { server = try RadioServer(mp3: mp3, folder: scratch.url.path, servedFolder: folder) } catch let error as RadioServer.Unavailable {
-            throw missingPeer(error.description)
-        }
-    }
-
-    override func tearDown() {
-        server = nil
-        scratch = nil
-    }
+final class FeedFetchTests: ServedFolderCase {
+    override var servedFolderName: String { "feeds" }
+    override var mp3Frames: Int { 4410 }
 
     private var settings: FeedFetchSettings {
         var s = FeedFetchSettings()

@@ -10,26 +10,9 @@ import XCTest
 /// the engine, sample for sample as libfaad2 decodes that copy; a master playlist leads to the
 /// variant of its rule; a live window rewritten by the test is followed as it slides. Skipped
 /// without python3 or ffmpeg.
-final class HLSStreamTests: XCTestCase {
-    private var scratch: Scratch!
-    private var server: RadioServer!
-    private var folder = ""
-
-    override func setUpWithError() throws {
-        try requireRadioServer()
-        scratch = try Scratch()
-        folder = scratch.url.appendingPathComponent("hls").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let mp3 = try scratch.audio(.mp3, frames: 44100)
-        do { server = try RadioServer(mp3: mp3, folder: scratch.url.path, servedFolder: folder) } catch let error as RadioServer.Unavailable {
-            throw missingPeer(error.description)
-        }
-    }
-
-    override func tearDown() {
-        server = nil
-        scratch = nil
-    }
+final class HLSStreamTests: ServedFolderCase {
+    override var servedFolderName: String { "hls" }
+    override var mp3Frames: Int { 44100 }
 
     private var settings: StreamSettings {
         var s = StreamSettings(bufferSeconds: 0.5)

@@ -541,3 +541,32 @@ final class RadioStreamTests: XCTestCase {
 func requireRadioServer() throws {
     do { _ = try RadioServer.python() } catch let error as RadioServer.Unavailable { throw missingPeer(error.description) }
 }
+
+/// A test case with a fresh `Scratch` and a local `RadioServer` serving `servedFolderName` (made
+/// empty in the scratch; its `folder`), beside an MP3 of `mp3Frames` frames. Fails in CI (skips
+/// elsewhere) without python3.
+class ServedFolderCase: XCTestCase {
+    var scratch: Scratch!
+    var server: RadioServer!
+    var folder = ""
+    /// The served folder's name in the scratch.
+    var servedFolderName: String { "served" }
+    /// The frames of the MP3 the server also serves.
+    var mp3Frames: Int { 4410 }
+
+    override func setUpWithError() throws {
+        try requireRadioServer()
+        scratch = try Scratch()
+        folder = scratch.url.appendingPathComponent(servedFolderName).path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let mp3 = try scratch.audio(.mp3, frames: mp3Frames)
+        do { server = try RadioServer(mp3: mp3, folder: scratch.url.path, servedFolder: folder) } catch let error as RadioServer.Unavailable {
+            throw missingPeer(error.description)
+        }
+    }
+
+    override func tearDown() {
+        server = nil
+        scratch = nil
+    }
+}

@@ -92,7 +92,7 @@ public final class Runtime: LoopCore {
     }
 
     /// Where podcast feeds are fetched (`Command.fetchPodcast`); nil: this player fetches none.
-    public var podcasts: PodcastPort?
+    public var podcasts: PodcastPort? { get { hooks.podcasts } set { hooks.podcasts = newValue } }
 
     /// Starts watching the cards map at `path` (read off the loop; the first map arrives as an
     /// event like every later one).
@@ -174,7 +174,7 @@ public final class Runtime: LoopCore {
         // The last save (the quit's) is on disk before the process ends; a folder still being
         // read is not waited for.
         jobs.finish(waiting: false)
-        podcasts?.finish()
+        hooks.podcasts?.finish()
         faces.finish(waiting: false)
         saving.writer?.finish()
         adapters.audio.shutdown()
@@ -234,12 +234,12 @@ public final class Runtime: LoopCore {
         case .routeOutput(let output): hooks.routeOutput?(output)
         case .grant(let id): control.grant(id)
         case .persist, .persistPlace, .persistBookmarks, .persistPodcasts: saving.writer?.carryOut(command)
-        case .fetchPodcast(let name, let url): podcasts?.fetch(name: name, url: url)
+        case .fetchPodcast(let name, let url): hooks.podcasts?.fetch(name: name, url: url)
         case .downloadEpisode(let name, let id, let url, let file, let maxBytes):
-            if let podcasts { podcasts.download(name: name, id: id, url: url, file: file, maxBytes: maxBytes) } else {
+            if let podcasts = hooks.podcasts { podcasts.download(name: name, id: id, url: url, file: file, maxBytes: maxBytes) } else {
                 pending.append(.episodeDownloadFailed(name: name, id: id, reason: "this player downloads no episodes"))
             }
-        case .deleteEpisodeFile(let path): podcasts?.delete(path: path)
+        case .deleteEpisodeFile(let path): hooks.podcasts?.delete(path: path)
         case .render(let view): if readiness.startingUp { readiness.startView = view } else { show(view) }
         case .show(let frame): adapters.display?.show(frame)
         case .report(let message): adapters.status.report(message)

@@ -140,6 +140,8 @@ struct Hooks {
     var releaseColdPages: (() -> Void)?
     /// Chooses the sound device the next opening uses (the headphones' own, or the speaker).
     var routeOutput: ((OutputRoute) -> Void)?
+    /// Where podcast feeds are fetched and episodes downloaded; nil: this player fetches none.
+    var podcasts: PodcastPort?
     /// Reads the wall clock as local time and whether it is synchronised (`WallClock.read`; a test
     /// gives its own).
     var wallClock: (() -> (time: LocalTime, synchronized: Bool))?
