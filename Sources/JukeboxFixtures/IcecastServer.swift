@@ -92,8 +92,10 @@ except Exception as e:
         }
         self.python = python
         var template = Array((NSTemporaryDirectory() + "/jukebox-icecast-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw RadioServer.Unavailable(description: "no folder for icecast2") }
-        let folder = String(cString: made)
+        // The name from the array itself: mkdtemp's result points into its buffer, which a release
+        // build may free once the array is not used again.
+        guard mkdtemp(&template) != nil else { throw RadioServer.Unavailable(description: "no folder for icecast2") }
+        let folder = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         self.folder = folder
         var started = false
         // A failed start leaves no folder behind (deinit does not run for an init that throws).

@@ -17,8 +17,10 @@ final class JackRoutingTests: XCTestCase {
         guard case .success(let plugin) = TestJack.plugin else { throw missingPeer("no C compiler for the test jack") }
         TestJack.reset()
         var template = Array((FileManager.default.temporaryDirectory.path + "/jukebox-route-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw POSIXError(.EEXIST) }
-        let dir = String(cString: made)
+        // The name is read from the array itself: the pointer mkdtemp returns points into the
+        // array's buffer, which a release build may free and reuse once the array is not used again.
+        guard mkdtemp(&template) != nil else { throw POSIXError(.EEXIST) }
+        let dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/noise.wav"
         try TestAudio.write(path: path, kind: .wav16, frames: 44100 * 6)
