@@ -141,6 +141,11 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
     var loseAfterFrames: Int?
     /// Microseconds each write takes, so a test can act in the middle of a track.
     var writeMicroseconds: UInt32 = 0
+    /// While set, a write that would start at or past this many frames waits until `hold(from:)`
+    /// raises or clears it: a test acts at a frame, however late its thread runs (a timed write
+    /// does not: under emulation and load the whole track may be written before the test wakes).
+    private var _holdFrom: Int?
+    private var _held = false
     private let condition = NSCondition()
     private var _opens: [AudioFormat] = []
     private var _bytes: [UInt8] = []
@@ -171,7 +176,12 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
         /// How many times the engine played out what it had written (`drain`): a pause does, once
         /// its fade-out is written, and writes nothing more until resumed.
         var drains: Int
+        /// A write waits at the frame `hold(from:)` named.
+        var held: Bool
     }
+
+    /// Holds the writes from `frames` on (nil: lets them go).
+    func hold(from frames: Int?) { change { _holdFrom = frames } }
 
     /// Waits until `predicate` holds; false after `timeout` seconds.
     func wait(timeout: Double = 10, until predicate: (Snapshot) -> Bool) -> Bool {
@@ -179,7 +189,7 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            let snapshot = Snapshot(opens: _opens.count, closes: _closes, pauses: _pauses, frames: framesWritten, drains: _drains)
+            let snapshot = Snapshot(opens: _opens.count, closes: _closes, pauses: _pauses, frames: framesWritten, drains: _drains, held: _held)
             if predicate(snapshot) { return true }
             if !condition.wait(until: deadline) { return false }
         }
@@ -200,6 +210,13 @@ final class RecordingOutput: PCMOutput, @unchecked Sendable {
         if let limit = loseAfterFrames, framesWritten + frames > limit {
             throw OutputError(kind: .lost, message: "unplugged")
         }
+        condition.lock()
+        while let hold = _holdFrom, framesWritten >= hold {
+            if !_held { _held = true; condition.broadcast() }
+            condition.wait()
+        }
+        _held = false
+        condition.unlock()
         // A device that takes time to play what it is given (not synchronisation: nothing waits on it).
         if writeMicroseconds > 0 {
             change { writes += 1; waitingInWrite = true }
