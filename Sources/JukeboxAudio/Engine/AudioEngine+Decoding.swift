@@ -90,11 +90,19 @@ extension AudioEngine {
     private func openTrack(_ job: DecodeJob, serial: UInt64, generation: UInt64, isNext: Bool) -> OpenTrack? {
         var result: Result<OpenTrack, DecodeError>
         do throws(DecodeError) {
-            let decoder = try openSource(job.track, serial: serial, generation: generation)
-            // A live stream joins what is on air now; a file starts where asked, at most at its end.
-            let frame = DecodeJob.startFrame(fromSeconds: job.fromSeconds, rate: decoder.format.sampleRate,
-                                             frameCount: decoder.frameCount, live: decoder is StreamDecoder)
-            if frame > 0 { try decoder.seek(toFrame: frame) }
+            let decoder = try openSource(job.track, from: job.fromSeconds, serial: serial, generation: generation)
+            let frame: Int64
+            if let stream = decoder as? StreamDecoder {
+                // A stream opened where it could (a podcast episode at its place, a live stream
+                // on air now): its frames count from where it landed.
+                frame = DecodeJob.startFrame(fromSeconds: stream.startSeconds, rate: decoder.format.sampleRate,
+                                             frameCount: nil, live: false)
+            } else {
+                // A file starts where asked, at most at its end.
+                frame = DecodeJob.startFrame(fromSeconds: job.fromSeconds, rate: decoder.format.sampleRate,
+                                             frameCount: decoder.frameCount, live: false)
+                if frame > 0 { try decoder.seek(toFrame: frame) }
+            }
             let speed = job.track.speed
             var stretch: TimeStretch?
             if speed != 1 && !(decoder is StreamDecoder) {
@@ -148,13 +156,14 @@ extension AudioEngine {
 
     /// A file through libsndfile, or an HTTP(S) URL through `HTTPStream` and the `StreamCodec` its
     /// format needs (`StreamDecoder`, which waits for its buffer to fill; a stop, play or seek
-    /// meanwhile cancels it within 50 ms).
-    private func openSource(_ track: TrackRef, serial: UInt64, generation: UInt64) throws(DecodeError) -> any PCMSource {
+    /// meanwhile cancels it within 50 ms; a file on a server starts near `seconds` by a range
+    /// request, the decoder saying where).
+    private func openSource(_ track: TrackRef, from seconds: Double, serial: UInt64, generation: UInt64) throws(DecodeError) -> any PCMSource {
         guard isStreamURL(track.path) else { return try FileDecoder.open(path: track.path) }
         let settings = monitor.withLock { state.streamSettings }
         let stream = HTTPStream(url: track.path, settings: settings)
         monitor.withLock { state.liveStream = (track.id, stream) }
-        return try StreamDecoder(stream: stream, isCancelled: { [self] in
+        return try StreamDecoder(stream: stream, startSeconds: seconds, isCancelled: { [self] in
             monitor.withLock { state.shutdown || state.generation != generation || state.cancelSerial == serial }
         })
     }
