@@ -129,7 +129,8 @@ final class PodcastReduceTests: XCTestCase {
         XCTAssertEqual(ControlCommand.parse("podcasts", seed: 0), .failure(ControlError("usage: podcasts --json")))
     }
 
-    /// `event` queues News's episodes newest first and plays episode 3 as a stream; the tracks.
+    /// `event` queues News's episodes newest first and plays episode 3 as a stream, noting its
+    /// place (its start); the tracks.
     @discardableResult
     private func playsNews(_ h: CoreHarness, _ event: Event, file: StaticString = #filePath, line: UInt = #line,
                            _ more: (inout State) -> Void = { _ in }) -> [TrackInfo] {
@@ -149,11 +150,15 @@ final class PodcastReduceTests: XCTestCase {
             $0.nextPlayID = 3
             $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)
+            $0.podcasts[0].places["ep3"] = EpisodePlace(position: 0)
             more(&$0)
         }, commands: [
             .startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: 0, paused: false,
                         next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
             .persist(Snapshot(tracks: tracks, current: 0, phase: .playing)),
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
+                                          places: ["ep3": EpisodePlace(position: 0)]),
+                              PodcastFeed(name: "Serial", order: .oldest)]),
             .render(status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)),
         ])
         return tracks
@@ -243,9 +248,10 @@ final class PodcastReduceTests: XCTestCase {
             $0.shown = status("stopped", message: "Serial: no episodes yet")
         }, commands: [.render(status("stopped", message: "Serial: no episodes yet"))])
         let tracks = playsNews(h, .playPodcast(name: "News"))
-        // Episode 3 ends (the successor handed to the engine came too late): marked played, saved.
+        // Episode 3 ends (the successor handed to the engine came too late): marked played, saved;
+        // episode 2's place (its start) noted.
         let played = [PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
-                                  places: ["ep3": EpisodePlace(position: 0, played: true)]),
+                                  places: ["ep3": EpisodePlace(position: 0, played: true), "ep2": EpisodePlace(position: 0)]),
                       PodcastFeed(name: "Serial", order: .oldest)]
         h.send(.trackFinished(playID: 1, next: nil), {
             $0.podcasts = played
@@ -268,6 +274,7 @@ final class PodcastReduceTests: XCTestCase {
         h.send(.trackStarted(playID: 3), { $0.streamStarted = true }, commands: [])
         var both = played
         both[0].places["ep2"] = EpisodePlace(position: 0, played: true)
+        both[0].places["ep1"] = EpisodePlace(position: 0)
         h.send(.trackStarted(playID: 4), {
             $0.podcasts = both
             $0.cursor = 2
@@ -279,6 +286,108 @@ final class PodcastReduceTests: XCTestCase {
             .persistPlace(Snapshot(tracks: tracks, current: 2, phase: .playing)),
             .persistPodcasts(both),
             .render(status("playing", title: "Episode 1", elapsed: "0:00", duration: "10:00", index: 3, of: 3)),
+        ])
+    }
+}
+
+extension PodcastReduceTests {
+    /// An episode played from its URL (not downloaded) starts at its own place, keeps it when
+    /// paused (the stream disconnects, play asks again from there), seeks, and notes its place
+    /// as a downloaded one does: the adapter starts the stream near it by a range request.
+    func testAStreamedEpisodeStartsAtItsPlaceSeeksAndKeepsItWhenPaused() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.bookmarksReady = true
+        s.podcastsReady = true
+        let saved = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
+                                places: ["ep3": EpisodePlace(position: 125)])
+        s.podcasts = [saved, PodcastFeed(name: "Serial", order: .oldest)]
+        let h = CoreHarness(s)
+        let tracks = [3, 2, 1].map {
+            TrackInfo(path: "https://cdn.example/\($0).mp3", title: "Episode \($0)", album: "The News", duration: 600)
+        }
+        let playing = status("playing", title: "Episode 3", elapsed: "2:05", duration: "10:00", index: 1, of: 3)
+        h.send(.playPodcast(name: "News"), {
+            $0.queue = [Track(id: 1, info: tracks[0]), Track(id: 2, info: tracks[1]), Track(id: 3, info: tracks[2])]
+            $0.order = [1, 2, 3]
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.position = 125
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.savedPosition = 125
+            $0.shown = playing
+        }, commands: [
+            .startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: 125, paused: false,
+                        next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
+            .persist(Snapshot(tracks: tracks, current: 0, position: 125, phase: .playing)),
+            .render(playing),
+        ])
+        // The adapter landed a little before the place (a range request lands near it); heard on.
+        h.send(.trackStarted(playID: 1), { $0.streamStarted = true }, commands: [])
+        let landed = status("playing", title: "Episode 3", elapsed: "2:04", duration: "10:00", index: 1, of: 3)
+        h.send(.heard(playID: 1, seconds: 124.5), {
+            $0.position = 124.5
+            $0.shown = landed
+        }, commands: [.render(landed)])
+        let later = status("playing", title: "Episode 3", elapsed: "3:20", duration: "10:00", index: 1, of: 3)
+        h.send(.heard(playID: 1, seconds: 200), {
+            $0.position = 200
+            $0.shown = later
+        }, commands: [.render(later)])
+        // A pause disconnects and keeps the place; the episode's place is noted and saved.
+        var paused = saved
+        paused.places["ep3"] = EpisodePlace(position: 200)
+        let pausedShown = status("paused", title: "Episode 3", elapsed: "3:20", duration: "10:00", index: 1, of: 3)
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.podcasts[0] = paused
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
+            $0.savedPosition = 200
+            $0.shown = pausedShown
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: tracks, current: 0, position: 200, phase: .paused)),
+            .persistPodcasts([paused, PodcastFeed(name: "Serial", order: .oldest)]),
+            .render(pausedShown),
+        ])
+        // Play asks for the stream again at the place.
+        let resumed = status("playing", title: "Episode 3", elapsed: "3:20", duration: "10:00", index: 1, of: 3)
+        h.send(.play, {
+            $0.phase = .playing
+            $0.streamStarted = false
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.nextPlayID = 5
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = resumed
+        }, commands: [
+            .startTrack(playID: 3, path: "https://cdn.example/3.mp3", at: 200, paused: false,
+                        next: NextPlay(playID: 4, path: "https://cdn.example/2.mp3")),
+            .persistPlace(Snapshot(tracks: tracks, current: 0, position: 200, phase: .playing)),
+            .render(resumed),
+        ])
+        // A seek is the engine's (a new range request), not refused as in a live stream; the
+        // place moved by more than 30 s is noted.
+        let moved = status("playing", title: "Episode 3", elapsed: "5:00", duration: "10:00", index: 1, of: 3)
+        var sought = paused
+        sought.places["ep3"] = EpisodePlace(position: 300)
+        h.send(.seekBy(100), {
+            $0.position = 300
+            $0.savedPosition = 300
+            $0.podcasts[0] = sought
+            $0.shown = moved
+        }, commands: [
+            .seekOutput(to: 300),
+            .persistPlace(Snapshot(tracks: tracks, current: 0, position: 300, phase: .playing)),
+            .persistPodcasts([sought, PodcastFeed(name: "Serial", order: .oldest)]),
+            .render(moved),
         ])
     }
 }

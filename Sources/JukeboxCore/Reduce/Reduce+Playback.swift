@@ -39,7 +39,7 @@ extension State {
         case .previousFile:
             guard let cursor else { return }
             // A live stream has no start to go back to: "previous" is the entry before it.
-            if phase != .stopped && position > settings.previousRestartThreshold && !currentIsStream {
+            if phase != .stopped && position > settings.previousRestartThreshold && !currentIsLive {
                 seek(to: 0, &step)
             } else if cursor > 0 {
                 go(to: cursor - 1, &step)
@@ -110,8 +110,10 @@ extension State {
         case .playing where currentIsStream:
             // A live stream cannot wait: pausing disconnects, and play connects again to what is on
             // air now (a buffer that grew while paused would play stale audio, then lose the link).
+            // A podcast episode's stream disconnects too (a server may drop an idle connection)
+            // and keeps its place: play asks for it again from there.
             phase = .paused
-            position = 0
+            if currentIsLive { position = 0 }
             unload(&step)
         case .playing:
             phase = .paused
@@ -180,7 +182,7 @@ extension State {
     /// Moves within the current track, clamped to [0, duration].
     mutating func seek(to seconds: Double, _ step: inout Step) {
         guard let track = currentTrack, seconds.isFinite else { return }
-        if Library.isStreamURL(track.info.path) {
+        if currentIsLive {
             message = "cannot seek in a live stream"
             return
         }

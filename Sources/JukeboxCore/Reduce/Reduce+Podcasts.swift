@@ -69,14 +69,12 @@ extension State {
         step.commands.append(.startTimer(.podcastRefresh, after: settings.podcasts.refreshMinutes * 60))
     }
 
-    /// Queues podcast `name`'s next episodes (`PodcastFeed.nextUp`) and plays the first. An
-    /// episode played from its URL starts at its beginning whatever its place: an HTTP stream
-    /// cannot seek (a downloaded one would resume).
+    /// Queues podcast `name`'s next episodes (`PodcastFeed.nextUp`) and plays the first at its
+    /// own place, downloaded or not: an episode played from its URL is a file on a server, which
+    /// the stream adapter starts near the place by a range request (and says where it landed).
     mutating func playPodcast(_ name: String, _ step: inout Step) {
-        guard let (feed, episodes, place) = nextEpisodes(name), let first = episodes.first else { return }
-        // Only a downloaded episode resumes at its place: a stream starts at its beginning.
-        let start = Library.isStreamURL(feed.source(of: first)) ? nil : place
-        replaceQueue(episodes.map { feed.track($0) }, from: nil, startAt: start, &step)
+        guard let (feed, episodes, place) = nextEpisodes(name) else { return }
+        replaceQueue(episodes.map { feed.track($0) }, from: nil, startAt: place, &step)
     }
 
     /// Podcast `name`, its next episodes (never none) and the first one's place; nil, with the
@@ -94,6 +92,11 @@ extension State {
         return (feed, episodes, place)
     }
 
+    /// Whether `path` is an episode of a podcast (its file or its URL).
+    func isPodcastEpisode(_ path: String) -> Bool {
+        podcasts.contains { $0.episode(url: path) != nil }
+    }
+
     /// The track at `path` was played to its end: an episode of a podcast is marked played.
     mutating func podcastTrackEnded(path: String) {
         for at in podcasts.indices {
@@ -108,10 +111,10 @@ extension State {
     /// and the state file holds the exact place of the queue's track anyway).
     static let podcastPlaceStep = 30.0
 
-    /// The place heard into the current track, if it is an episode played from a file (an HTTP
-    /// stream cannot seek, so its place could not be gone back to).
+    /// The place heard into the current track, if it is an episode (from its file or its URL:
+    /// either starts at its place again).
     mutating func notePodcastPlace() {
-        guard let track = currentTrack, !Library.isStreamURL(track.info.path) else { return }
+        guard let track = currentTrack else { return }
         for at in podcasts.indices {
             guard let episode = podcasts[at].episode(url: track.info.path) else { continue }
             let before = podcasts[at].places[episode.id]

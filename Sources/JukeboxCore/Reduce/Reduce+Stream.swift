@@ -3,10 +3,19 @@
 // HTTP(S) streams (internet radio): what the stream adapter reports becomes what is shown (station
 // and title as artist and title, "buffering N %", "reconnecting"), and a stream lost for longer than
 // `Settings.streamGiveUp` is skipped like a file that does not play. Seeks are refused and a pause
-// disconnects (a live stream resumes live, not where it was paused).
+// disconnects (a live stream resumes live, not where it was paused); a podcast episode played from
+// its URL is no live stream (`currentIsLive`): it seeks and resumes at its place.
 extension State {
     /// Whether the current track is a stream (by its URL).
     var currentIsStream: Bool { currentTrack.map { Library.isStreamURL($0.info.path) } ?? false }
+
+    /// Whether the current track is a live stream: a stream that is not a podcast episode. An
+    /// episode played from its URL is a file on a server: it starts at a place, seeks and resumes
+    /// where it was paused (by range requests), as a file does.
+    var currentIsLive: Bool {
+        guard let track = currentTrack, Library.isStreamURL(track.info.path) else { return false }
+        return !isPodcastEpisode(track.info.path)
+    }
 
     /// The stream status that applies to what plays now (nil for a file, or before any came).
     public var liveStream: StreamStatus? {
