@@ -254,6 +254,14 @@ extension PodcastFeed {
         return hex(fnv1a(name)) + "/" + hex(fnv1a(episode.id)) + "." + (known.contains(ext) ? ext : "audio")
     }
 
+    /// A short name for `episode` that any protocol can carry whatever its id holds (slashes,
+    /// spaces, anything): the FNV-1a hash of the id in hex, as its file's name (`podcast://NAME/KEY`
+    /// in MPD).
+    public static func key(of episode: PodcastEpisode) -> String { hex(fnv1a(episode.id)) }
+
+    /// The episode whose `key(of:)` is `key`, if known.
+    public func episode(key: String) -> PodcastEpisode? { episodes.first { Self.key(of: $0) == key } }
+
     static func fnv1a(_ text: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
