@@ -392,6 +392,59 @@ extension PodcastReduceTests {
     }
 }
 
+extension PodcastReduceTests {
+    /// A `podcast NAME` that comes while the podcasts file is read off the loop waits for it,
+    /// then plays at the place it holds; one read that fails ends the wait without it.
+    func testAPodcastAskedForWhileTheFileIsReadWaitsForIt() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.bookmarksReady = true
+        let h = CoreHarness(s)
+        h.send(.podcastsReading, { $0.podcastsReading = true }, commands: [])
+        h.send(.playPodcast(name: "News"), { $0.podcastWaiting = PodcastWait(name: "News", play: true) }, commands: [])
+        let saved = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
+                                places: ["ep3": EpisodePlace(position: 61)])
+        let tracks = [3, 2, 1].map {
+            TrackInfo(path: "https://cdn.example/\($0).mp3", title: "Episode \($0)", album: "The News", duration: 600)
+        }
+        let playing = status("playing", title: "Episode 3", elapsed: "1:01", duration: "10:00", index: 1, of: 3)
+        h.send(.podcastsLoaded([saved]), {
+            $0.podcasts[0] = saved
+            $0.podcastsReady = true
+            $0.podcastsReading = false
+            $0.podcastWaiting = nil
+            $0.queue = [Track(id: 1, info: tracks[0]), Track(id: 2, info: tracks[1]), Track(id: 3, info: tracks[2])]
+            $0.order = [1, 2, 3]
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.position = 61
+            $0.phase = .playing
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.savedPosition = 61
+            $0.shown = playing
+        }, commands: [
+            .startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: 61, paused: false,
+                        next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
+            .persist(Snapshot(tracks: tracks, current: 0, position: 61, phase: .playing)),
+            .render(playing),
+        ])
+
+        let h2 = CoreHarness(s)
+        h2.send(.podcastsReading, { $0.podcastsReading = true }, commands: [])
+        h2.send(.playPodcast(name: "News"), { $0.podcastWaiting = PodcastWait(name: "News", play: true) }, commands: [])
+        h2.send(.podcastsLoaded(nil), {
+            $0.podcastsReading = false
+            $0.podcastWaiting = nil
+            $0.message = "News: no episodes yet"
+            $0.shown = status("stopped", message: "News: no episodes yet")
+        }, commands: [.render(status("stopped", message: "News: no episodes yet"))])
+    }
+}
+
 /// Downloads ahead within the budget, decided by the core (`followPodcastDownloads`).
 final class PodcastDownloadTests: XCTestCase {
     static var settings: Settings {

@@ -276,3 +276,16 @@ extension PodcastFeed {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
+
+/// A podcast asked for while the podcasts file was being read: played (or, from MPD, queued)
+/// once it has been, with the places it holds.
+public struct PodcastWait: Equatable, Sendable {
+    public var name: String
+    /// `podcast NAME` (play) rather than MPD's `add podcast://NAME` (queue).
+    public var play: Bool
+
+    public init(name: String, play: Bool) {
+        self.name = name
+        self.play = play
+    }
+}

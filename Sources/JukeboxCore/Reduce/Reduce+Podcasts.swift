@@ -5,7 +5,13 @@ extension State {
     /// the refresh timer.
     mutating func podcast(_ event: Event, _ step: inout Step) {
         switch event {
-        case .podcastsLoaded(let saved):
+        case .podcastsReading:
+            podcastsReading = true
+        case .podcastsLoaded(nil):
+            // Unreadable: nothing is saved over it; what waited for it is done without it.
+            podcastsReading = false
+            doWaitingPodcast(&step)
+        case .podcastsLoaded(let saved?):
             for loaded in saved {
                 guard let at = podcasts.firstIndex(where: { $0.name == loaded.name }) else { continue }
                 // The saved episodes and places, under the config's order; a fetch that came in
@@ -23,6 +29,8 @@ extension State {
             }
             podcastsReady = true
             podcastsDirty = false
+            podcastsReading = false
+            doWaitingPodcast(&step)
         case .podcastFetched(let name, let title, let episodes):
             guard let at = podcasts.firstIndex(where: { $0.name == name }) else { return }
             podcasts[at].fetched(title: title, episodes: episodes)
@@ -35,8 +43,7 @@ extension State {
         case .playPodcast(let name):
             playPodcast(name, &step)
         case .queuePodcast(let name):
-            guard let (feed, episodes, _) = nextEpisodes(name) else { return }
-            queueChange(.add(episodes.map { feed.track($0) }), &step)
+            queuePodcast(name, &step)
         case .timerFired(.podcastRefresh, _):
             // Downloads that failed are tried again with the feeds.
             podcastDownloadsFailed = []
@@ -73,8 +80,31 @@ extension State {
     /// own place, downloaded or not: an episode played from its URL is a file on a server, which
     /// the stream adapter starts near the place by a range request (and says where it landed).
     mutating func playPodcast(_ name: String, _ step: inout Step) {
+        if podcastsReading {
+            // The places are in the file being read: played once it has been.
+            podcastWaiting = PodcastWait(name: name, play: true)
+            return
+        }
         guard let (feed, episodes, place) = nextEpisodes(name) else { return }
         replaceQueue(episodes.map { feed.track($0) }, from: nil, startAt: place, &step)
+    }
+
+    /// MPD's `add podcast://NAME`: podcast `name`'s next episodes appended, not played (once the
+    /// podcasts file has been read).
+    mutating func queuePodcast(_ name: String, _ step: inout Step) {
+        if podcastsReading {
+            podcastWaiting = PodcastWait(name: name, play: false)
+            return
+        }
+        guard let (feed, episodes, _) = nextEpisodes(name) else { return }
+        queueChange(.add(episodes.map { feed.track($0) }), &step)
+    }
+
+    /// What was asked while the podcasts file was read, now that it has been.
+    mutating func doWaitingPodcast(_ step: inout Step) {
+        guard let wait = podcastWaiting else { return }
+        podcastWaiting = nil
+        if wait.play { playPodcast(wait.name, &step) } else { queuePodcast(wait.name, &step) }
     }
 
     /// Podcast `name`, its next episodes (never none) and the first one's place; nil, with the

@@ -101,7 +101,7 @@ extension State {
             card(event, &step)
         case .resetBookmarks(let path):
             resetBookmarks(path, &step)
-        case .podcastsLoaded, .podcastFetched, .podcastFailed, .timerFired(.podcastRefresh, _), .episodeDownloaded, .episodeDownloadFailed:
+        case .podcastsReading, .podcastsLoaded, .podcastFetched, .podcastFailed, .timerFired(.podcastRefresh, _), .episodeDownloaded, .episodeDownloadFailed:
             podcast(event, &step)
             followPodcastDownloads(&step)
         case .playPodcast, .queuePodcast:
