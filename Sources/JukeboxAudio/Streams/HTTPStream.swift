@@ -364,10 +364,10 @@ public final class HTTPStream: @unchecked Sendable {
                     state.lastError = lastError
                     monitor.broadcast()
                 }
-                // The back-off: woken early only by close().
+                // The back-off: woken early only by close() or restart(atByte:).
                 monitor.withLock {
                     let deadline = clock() + seconds
-                    while !stopping {
+                    while !stopping && pendingRestart == nil {
                         let left = deadline - clock()
                         if left <= 0 { break }
                         monitor.wait(seconds: left)
