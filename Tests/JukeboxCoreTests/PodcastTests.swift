@@ -445,6 +445,67 @@ extension PodcastReduceTests {
     }
 }
 
+extension PodcastReduceTests {
+    /// A podcast taken out of the config is kept aside with its places and files, counted at each
+    /// start without it; at the third its files are deleted (only its own downloads) and it is
+    /// forgotten. Put back before, it comes back as it was.
+    func testAPodcastTakenOutOfTheConfigGoesAtTheThirdStartWithoutIt() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.bookmarksReady = true
+        let file = EpisodeFile(path: "/state/s.json.episodes/f/e.mp3", bytes: 1000)
+        let old = PodcastFeed(name: "Old", title: "Old Show", episodes: Self.episodes, places: ["ep1": EpisodePlace(position: 9)],
+                              downloads: ["ep1": file])
+        // The first start without it: kept aside, counted, saved.
+        let h = CoreHarness(s)
+        var once = old
+        once.absentStarts = 1
+        h.send(.podcastsLoaded([old]), {
+            $0.podcastsReady = true
+            $0.podcastsRemoved = [once]
+        }, commands: [
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest), once]),
+        ])
+        // Put back by a reload: as it was, places and files.
+        var back = Self.settings
+        back.podcasts.feeds.append(PodcastSource(name: "Old", url: "https://old.example/rss"))
+        h.send(.reconfigured(back), {
+            $0.settings = back
+            $0.podcasts.append(old)
+            $0.podcastsRemoved = []
+        }, commands: [
+            .fetchPodcast(name: "News", url: "https://news.example/rss"),
+            .fetchPodcast(name: "Serial", url: "https://serial.example/feed"),
+            .fetchPodcast(name: "Old", url: "https://old.example/rss"),
+            .startTimer(.podcastRefresh, after: 1800),
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest), old]),
+        ])
+        // Taken out again by a reload: aside, no start counted yet.
+        var aside = old
+        aside.absentStarts = 0
+        h.send(.reconfigured(Self.settings), {
+            $0.settings = Self.settings
+            $0.podcasts.removeLast()
+            $0.podcastsRemoved = [aside]
+        }, commands: [
+            .fetchPodcast(name: "News", url: "https://news.example/rss"),
+            .fetchPodcast(name: "Serial", url: "https://serial.example/feed"),
+            .startTimer(.podcastRefresh, after: 1800),
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest), aside]),
+        ])
+
+        // The third start without it: its file deleted, said, forgotten.
+        var twice = old
+        twice.absentStarts = 2
+        let third = CoreHarness(s)
+        third.send(.podcastsLoaded([twice]), { $0.podcastsReady = true }, commands: [
+            .deleteEpisodeFile(path: "/state/s.json.episodes/f/e.mp3"),
+            .report("podcast Old: not in the config at 3 starts: its 1 downloaded episodes deleted and its places forgotten"),
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest)]),
+        ])
+    }
+}
+
 /// Downloads ahead within the budget, decided by the core (`followPodcastDownloads`).
 final class PodcastDownloadTests: XCTestCase {
     static var settings: Settings {

@@ -119,10 +119,15 @@ public struct PodcastFeed: Equatable, Sendable, Codable {
     public var lastError: String?
     /// The episodes downloaded, by id.
     public var downloads: [String: EpisodeFile]
+    /// A podcast taken out of the config: the starts it has been absent at (0: since a reload).
+    /// nil: configured. Its files go at the `State.podcastAbsentStarts`th.
+    public var absentStarts: Int?
 
     /// Creates one.
     public init(name: String, order: PodcastOrder = .newest, title: String = "", episodes: [PodcastEpisode] = [],
-                places: [String: EpisodePlace] = [:], lastError: String? = nil, downloads: [String: EpisodeFile] = [:]) {
+                places: [String: EpisodePlace] = [:], lastError: String? = nil, downloads: [String: EpisodeFile] = [:],
+                absentStarts: Int? = nil) {
+        self.absentStarts = absentStarts
         self.name = name
         self.order = order
         self.title = title
@@ -132,7 +137,7 @@ public struct PodcastFeed: Equatable, Sendable, Codable {
         self.downloads = downloads
     }
 
-    private enum CodingKeys: String, CodingKey { case name, order, title, episodes, places, lastError, downloads }
+    private enum CodingKeys: String, CodingKey { case name, order, title, episodes, places, lastError, downloads, absentStarts }
 
     /// Read from the podcasts file; `downloads` may be absent (none).
     public init(from decoder: any Decoder) throws {
@@ -144,6 +149,7 @@ public struct PodcastFeed: Equatable, Sendable, Codable {
         places = try c.decode([String: EpisodePlace].self, forKey: .places)
         lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
         downloads = try c.decodeIfPresent([String: EpisodeFile].self, forKey: .downloads) ?? [:]
+        absentStarts = try c.decodeIfPresent(Int.self, forKey: .absentStarts)
     }
 }
 

@@ -12,11 +12,17 @@ extension State {
             podcastsReading = false
             doWaitingPodcast(&step)
         case .podcastsLoaded(let saved?):
+            var gone = false
             for loaded in saved {
-                guard let at = podcasts.firstIndex(where: { $0.name == loaded.name }) else { continue }
+                guard let at = podcasts.firstIndex(where: { $0.name == loaded.name }) else {
+                    // Not in the config at this start.
+                    if absentAtStart(loaded, &step) { gone = true }
+                    continue
+                }
                 // The saved episodes and places, under the config's order; a fetch that came in
                 // before the file was read goes over them as any fetch would.
                 var feed = loaded
+                feed.absentStarts = nil
                 feed.order = podcasts[at].order
                 if !podcasts[at].episodes.isEmpty || podcasts[at].lastError != nil {
                     if podcasts[at].lastError == nil {
@@ -28,7 +34,9 @@ extension State {
                 podcasts[at] = feed
             }
             podcastsReady = true
-            podcastsDirty = false
+            // What was just read need not be written back, unless a podcast absent from the
+            // config was counted or its files deleted.
+            podcastsDirty = gone
             podcastsReading = false
             doWaitingPodcast(&step)
         case .podcastFetched(let name, let title, let episodes):
@@ -154,18 +162,55 @@ extension State {
         }
     }
 
-    /// The podcasts the config names now: new ones added empty, dropped ones gone, orders as said.
+    /// The starts a podcast taken out of the config is kept at with its places and files: its
+    /// files are deleted at the third start without it (none of them is anything but a file the
+    /// player downloaded into its own folder), never because a fetch failed.
+    static let podcastAbsentStarts = 3
+
+    /// The podcasts the config names now: new ones added empty (or as they were, if taken out
+    /// and put back), dropped ones kept aside (`podcastsRemoved`), orders as said.
     mutating func followPodcastSettings() {
-        let known = Dictionary(podcasts.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let known = Dictionary((podcasts + podcastsRemoved).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let next = settings.podcasts.feeds.map { source -> PodcastFeed in
             var feed = known[source.name] ?? PodcastFeed(name: source.name)
             feed.order = source.order
+            feed.absentStarts = nil
             return feed
         }
-        if next != podcasts {
+        let named = Set(next.map(\.name))
+        let removed = (podcasts + podcastsRemoved).filter { !named.contains($0.name) }.map { feed -> PodcastFeed in
+            var kept = feed
+            kept.absentStarts = feed.absentStarts ?? 0
+            return kept
+        }
+        if next != podcasts || removed != podcastsRemoved {
             podcasts = next
+            podcastsRemoved = removed
             podcastsDirty = true
         }
+    }
+
+    /// Podcast `feed` from the file is not in the config at this start: one more start counted;
+    /// at `podcastAbsentStarts` its files are deleted and it is forgotten, else it is kept aside.
+    /// One with neither places nor files holds nothing of the listener's: forgotten at once.
+    /// Whether the file must be written again.
+    mutating func absentAtStart(_ feed: PodcastFeed, _ step: inout Step) -> Bool {
+        guard !podcastsRemoved.contains(where: { $0.name == feed.name }), !feed.places.isEmpty || !feed.downloads.isEmpty else {
+            return false
+        }
+        var counted = feed
+        let starts = (feed.absentStarts ?? 0) + 1
+        counted.absentStarts = starts
+        guard starts >= Self.podcastAbsentStarts else {
+            podcastsRemoved.append(counted)
+            return true
+        }
+        for file in feed.downloads.values.sorted(by: { $0.path < $1.path }) {
+            step.commands.append(.deleteEpisodeFile(path: file.path))
+        }
+        step.commands.append(.report("podcast \(DisplayText.inert(feed.name)): not in the config at \(Self.podcastAbsentStarts) starts: "
+                                     + "its \(feed.downloads.count) downloaded episodes deleted and its places forgotten"))
+        return true
     }
 
     /// The downloads the podcasts call for now: files of episodes no longer known deleted; then,

@@ -234,7 +234,7 @@ extension State {
         }
         if podcastsDirty, podcastsReady {
             podcastsDirty = false
-            step.commands.append(.persistPodcasts(podcasts))
+            step.commands.append(.persistPodcasts(podcasts + podcastsRemoved))
         }
         // A program (a power command) goes after the saves: the shell runs it once they are on disk.
         let programs = step.commands.filter { if case .runProgram = $0 { true } else { false } }
