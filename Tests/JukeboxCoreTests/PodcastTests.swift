@@ -291,6 +291,31 @@ final class PodcastReduceTests: XCTestCase {
 }
 
 extension PodcastReduceTests {
+    /// The state once News's episodes are queued newest first and episode 3 plays from `at`.
+    static func playsEpisode3(_ s: inout State, at: Double, tracks: [TrackInfo], shown: StatusView) {
+        s.queue = [Track(id: 1, info: tracks[0]), Track(id: 2, info: tracks[1]), Track(id: 3, info: tracks[2])]
+        s.order = [1, 2, 3]
+        s.nextTrackID = 4
+        s.queueRevision = 1
+        s.cursor = 0
+        s.position = at
+        s.phase = .playing
+        s.loaded = PlayRef(playID: 1, trackID: 1)
+        s.handedNext = PlayRef(playID: 2, trackID: 2)
+        s.nextPlayID = 3
+        s.savedMark = mark(revision: 1, current: 1, phase: .playing)
+        s.savedPosition = at
+        s.shown = shown
+    }
+
+    /// The commands that start episode 3 at `at` (episode 2 handed as its successor).
+    static func episode3Commands(at: Double, tracks: [TrackInfo], shown: StatusView) -> [Command] {
+        [.startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: at, paused: false,
+                     next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
+         .persist(Snapshot(tracks: tracks, current: 0, position: at, phase: .playing)),
+         .render(shown)]
+    }
+
     /// An episode played from its URL (not downloaded) starts at its own place, keeps it when
     /// paused (the stream disconnects, play asks again from there), seeks, and notes its place
     /// as a downloaded one does: the adapter starts the stream near it by a range request.
@@ -308,25 +333,8 @@ extension PodcastReduceTests {
         }
         let playing = status("playing", title: "Episode 3", elapsed: "2:05", duration: "10:00", index: 1, of: 3)
         h.send(.playPodcast(name: "News"), {
-            $0.queue = [Track(id: 1, info: tracks[0]), Track(id: 2, info: tracks[1]), Track(id: 3, info: tracks[2])]
-            $0.order = [1, 2, 3]
-            $0.nextTrackID = 4
-            $0.queueRevision = 1
-            $0.cursor = 0
-            $0.position = 125
-            $0.phase = .playing
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.savedPosition = 125
-            $0.shown = playing
-        }, commands: [
-            .startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: 125, paused: false,
-                        next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
-            .persist(Snapshot(tracks: tracks, current: 0, position: 125, phase: .playing)),
-            .render(playing),
-        ])
+            Self.playsEpisode3(&$0, at: 125, tracks: tracks, shown: playing)
+        }, commands: Self.episode3Commands(at: 125, tracks: tracks, shown: playing))
         // The adapter landed a little before the place (a range request lands near it); heard on.
         h.send(.trackStarted(playID: 1), { $0.streamStarted = true }, commands: [])
         let landed = status("playing", title: "Episode 3", elapsed: "2:04", duration: "10:00", index: 1, of: 3)
@@ -413,25 +421,8 @@ extension PodcastReduceTests {
             $0.podcastsReady = true
             $0.podcastsReading = false
             $0.podcastWaiting = nil
-            $0.queue = [Track(id: 1, info: tracks[0]), Track(id: 2, info: tracks[1]), Track(id: 3, info: tracks[2])]
-            $0.order = [1, 2, 3]
-            $0.nextTrackID = 4
-            $0.queueRevision = 1
-            $0.cursor = 0
-            $0.position = 61
-            $0.phase = .playing
-            $0.loaded = PlayRef(playID: 1, trackID: 1)
-            $0.handedNext = PlayRef(playID: 2, trackID: 2)
-            $0.nextPlayID = 3
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.savedPosition = 61
-            $0.shown = playing
-        }, commands: [
-            .startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: 61, paused: false,
-                        next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
-            .persist(Snapshot(tracks: tracks, current: 0, position: 61, phase: .playing)),
-            .render(playing),
-        ])
+            Self.playsEpisode3(&$0, at: 61, tracks: tracks, shown: playing)
+        }, commands: Self.episode3Commands(at: 61, tracks: tracks, shown: playing))
 
         let h2 = CoreHarness(s)
         h2.send(.podcastsReading, { $0.podcastsReading = true }, commands: [])
