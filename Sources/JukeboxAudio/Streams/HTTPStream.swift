@@ -588,14 +588,17 @@ public final class HTTPStream: @unchecked Sendable {
             // the range sends the whole file: the bytes before the one asked are dropped here.
             let partial = headerStatus == 206 ? headerRange : nil
             let length: Int? = metaInterval > 0 ? nil : partial.map { $0.total } ?? headerLength
-            let start = partial?.first ?? 0
             var note: String?
-            if rangeFrom > 0 && partial == nil {
+            if headerStatus == 206 && partial == nil {
+                // Bytes from somewhere unknown are never decoded as if from where they were asked.
+                refusal = "the server's partial answer has no Content-Range that reads"
+                return false
+            } else if let partial, partial.first != rangeFrom {
+                refusal = "the server answered a range from byte \(partial.first), not \(rangeFrom)"
+                return false
+            } else if rangeFrom > 0 && partial == nil {
                 skipBytes = rangeFrom
                 note = "the server ignores byte ranges: \(rangeFrom >> 10) KiB are read to reach the place"
-            } else if rangeFrom > 0, start != rangeFrom {
-                refusal = "the server answered a range from byte \(start), not \(rangeFrom)"
-                return false
             }
             monitor.withLock {
                 state.length = length
