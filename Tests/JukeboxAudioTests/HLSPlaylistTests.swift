@@ -202,12 +202,15 @@ final class HLSPlaylistTests: XCTestCase {
         }
     }
 
-    /// The fuzz corpora (`Tests/FuzzCorpus/hls`, `ts`: seeds and any crasher the fuzzer found, see
-    /// board/fuzz.sh) replayed: every playlist parses or is refused, every transport stream demuxes.
+    /// The fuzz corpora (`Tests/FuzzCorpus/hls`, `ts`, `fmp4`: seeds and any crasher the fuzzer
+    /// found, see board/fuzz.sh) replayed: every playlist parses or is refused, every transport
+    /// stream demuxes, every fragmented MP4 segment reads (with the corpus's init section) or is
+    /// refused with a reason.
     func testTheFuzzCorporaReplay() throws {
         let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("FuzzCorpus").path
-        for harness in ["hls", "ts"] {
+        let setup = try FMP4Init.read([UInt8](FileManager.default.contents(atPath: corpus + "/fmp4/init.mp4") ?? Data()))
+        for harness in ["hls", "ts", "fmp4"] {
             let folder = corpus + "/" + harness
             let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { !$0.hasPrefix(".") }.sorted()
             XCTAssertFalse(names.isEmpty, folder)
@@ -216,6 +219,13 @@ final class HLSPlaylistTests: XCTestCase {
                 if harness == "hls" {
                     var session = HLSSession(url: Self.base)
                     _ = session.playlistArrived(bytes, now: 0)
+                } else if harness == "fmp4" {
+                    do throws(MP4Error) {
+                        let audio = try FMP4Fragment.adts(bytes, init: setup)
+                        XCTAssertLessThanOrEqual(audio.count, 8 * bytes.count, name)
+                    } catch {
+                        XCTAssertFalse(error.reason.isEmpty, name)
+                    }
                 } else {
                     var demuxer = TSDemuxer()
                     XCTAssertLessThanOrEqual(demuxer.feed(bytes).count, bytes.count, name)

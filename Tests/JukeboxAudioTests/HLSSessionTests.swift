@@ -111,13 +111,20 @@ final class HLSSessionTests: XCTestCase {
         let refusals: [(String, String)] = [
             ("#EXT-X-KEY:METHOD=AES-128,URI=\"k\"\n", "encrypted HLS segments (AES-128) are not supported"),
             ("#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"k\"\n", "encrypted HLS segments (SAMPLE-AES) are not supported"),
-            ("#EXT-X-MAP:URI=\"init.mp4\"\n", "fragmented MP4 HLS segments (EXT-X-MAP) are not supported yet"),
+            ("#EXT-X-MAP:URI=\"init.mp4\",BYTERANGE=\"700@0\"\n", "HLS byte-range segments (EXT-X-BYTERANGE) are not supported"),
             ("#EXT-X-BYTERANGE:10@0\n", "HLS byte-range segments (EXT-X-BYTERANGE) are not supported"),
         ]
         for (tag, reason) in refusals {
             var session = HLSSession(url: Self.url)
             XCTAssertEqual(session.playlistArrived(Self.playlist(first: 0, count: 2, extra: tag), now: 0), .end(failure: reason))
         }
+    }
+
+    /// Fragmented MP4 segments are fetched as any, each naming its init section (the stream reads it).
+    func testFragmentedMP4SegmentsCarryTheirInitSection() {
+        var session = HLSSession(url: Self.url)
+        let step = session.playlistArrived(Self.playlist(first: 0, count: 2, ended: true, extra: "#EXT-X-MAP:URI=\"init.mp4\"\n"), now: 0)
+        XCTAssertEqual(step, .fetchSegment(HLSSegment(sequence: 0, duration: 2, uri: "http://h/s0.ts", map: "http://h/init.mp4")))
     }
 
     func testAMasterPlaylistLeadsToItsVariant() {

@@ -92,7 +92,9 @@ public enum HLSPlaylist: Equatable, Sendable {
                 let method = HLSAttributes(value)["METHOD"] ?? "NONE"
                 key = method == "NONE" ? .none : .encrypted(String(method.prefix(20)))
             case "#EXT-X-MAP":
-                map = HLSAttributes(value)["URI"].map { URIReference.resolve($0, against: base) }
+                let attributes = HLSAttributes(value)
+                map = attributes["URI"].map { URIReference.resolve($0, against: base) }
+                if attributes["BYTERANGE"] != nil { media.byteRanges = true }
             case "#EXT-X-BYTERANGE":
                 media.byteRanges = true
             default:

@@ -29,8 +29,8 @@ public struct HLSSettings: Sendable, Equatable {
 /// durations from its end (6.3.3); after a reload the next segment is found by its media sequence
 /// number (6.3.2), and a window that slid past it is caught up with, the segments missed said;
 /// a playlist is reloaded after its last segment's duration when it changed, after half the target
-/// duration when it did not (6.3.4). Variants: `chooseVariant`. Encrypted segments, byte ranges
-/// and fragmented MP4 (`EXT-X-MAP`) are refused with their reason.
+/// duration when it did not (6.3.4). Variants: `chooseVariant`. Encrypted segments and byte
+/// ranges (also an `EXT-X-MAP` with one) are refused with their reason.
 public struct HLSSession: Sendable {
     /// A step to carry out.
     public enum Step: Equatable, Sendable {
@@ -155,9 +155,6 @@ public struct HLSSession: Sendable {
             return finish("encrypted HLS segments (\(method)) are not supported")
         }
         if playlist.byteRanges { return finish("HLS byte-range segments (EXT-X-BYTERANGE) are not supported") }
-        if playlist.segments.contains(where: { $0.map != nil }) {
-            return finish("fragmented MP4 HLS segments (EXT-X-MAP) are not supported yet")
-        }
         if playlist.truncated || playlist.dropped > 0 {
             notes.append("the playlist is too long: \(playlist.dropped) segments left out")
         }

@@ -4,7 +4,8 @@ import CHTTP
 /// HLS playback on the stream's own thread: `HLSSession` decides, this carries its steps out with
 /// the same libcurl transfer as every stream (`perform`), and puts each segment's audio into the
 /// same ring, in order: MPEG-TS through `TSDemuxer`, packed ADTS or MP3 as they are (their leading
-/// ID3 tag taken off). The decoder sees one continuous AAC or MP3 stream. Titles come from ID3
+/// ID3 tag taken off), fragmented MP4 (`EXT-X-MAP`) as ADTS frames (`FMP4Fragment`; the init
+/// section read once per URL). The decoder sees one continuous AAC or MP3 stream. Titles come from ID3
 /// tags (`ID3Title`): the packed segments' own, and TS timed metadata.
 extension HTTPStream {
     /// Notes kept in `StreamFacts.notes`.
@@ -16,6 +17,8 @@ extension HTTPStream {
     func runHLS() {
         var session = HLSSession(url: target, settings: settings.hls)
         var demuxer = TSDemuxer()
+        /// The init section of fragmented MP4 segments last read, by its URL.
+        var fragmented: (uri: String, setup: FMP4Init)?
         var step = session.start()
         while true {
             let notes = session.takeNotes()
@@ -34,10 +37,30 @@ extension HTTPStream {
                 case .failure(let failed): step = session.playlistFailed(failed.reason, now: clock())
                 }
             case .fetchSegment(let segment):
+                var setup: FMP4Init?
+                if let map = segment.map {
+                    switch initSection(map, cached: &fragmented) {
+                    case .success(let read): setup = read
+                    case .failure(let failed):
+                        step = session.segmentFailed(failed.reason, now: clock())
+                        continue
+                    }
+                }
                 switch fetchWhole(segment.uri, limit: Self.maxSegmentBytes) {
                 case .success(let bytes):
                     if segment.discontinuity { demuxer.reset() }
-                    guard storeSegment(bytes, demuxer: &demuxer) else { step = .end(failure: nil); continue }
+                    let stored: Bool
+                    if let setup {
+                        do throws(MP4Error) {
+                            stored = storeFragment(try FMP4Fragment.adts(bytes, init: setup))
+                        } catch {
+                            step = session.segmentFailed(error.reason, now: clock())
+                            continue
+                        }
+                    } else {
+                        stored = storeSegment(bytes, demuxer: &demuxer)
+                    }
+                    guard stored else { step = .end(failure: nil); continue }
                     step = session.segmentDone(now: clock())
                 case .failure(let failed):
                     step = session.segmentFailed(failed.reason, now: clock())
@@ -86,6 +109,35 @@ extension HTTPStream {
         if let words = failure(result) { return .failure(TransferFailure(reason: words)) }
         if result.aborted != 0 { return .failure(TransferFailure(reason: "stopped")) }
         return .success(sink.bytes)
+    }
+
+    /// The init section (`EXT-X-MAP`) at `uri`: the one read before when it is the same, else
+    /// fetched and read (a failure names it, and is the segment's).
+    private func initSection(_ uri: String, cached: inout (uri: String, setup: FMP4Init)?) -> Result<FMP4Init, TransferFailure> {
+        if let cached, cached.uri == uri { return .success(cached.setup) }
+        switch fetchWhole(uri, limit: FMP4Init.maxBytes) {
+        case .failure(let failed):
+            return .failure(TransferFailure(reason: "its init section failed: \(failed.reason)"))
+        case .success(let bytes):
+            do throws(MP4Error) {
+                let setup = try FMP4Init.read(bytes)
+                cached = (uri, setup)
+                return .success(setup)
+            } catch {
+                return .failure(TransferFailure(reason: "its init section: \(error.reason)"))
+            }
+        }
+    }
+
+    /// Puts a fragmented MP4 segment's audio (as ADTS frames) into the ring; false when the
+    /// stream is stopping.
+    private func storeFragment(_ adts: [UInt8]) -> Bool {
+        monitor.withLock {
+            if state.contentType == nil { state.contentType = "audio/aac" }
+            state.connected = true
+            state.reconnecting = false
+        }
+        return adts.isEmpty || adts.withUnsafeBytes { store($0) }
     }
 
     /// Puts a segment's audio into the ring; false when the stream is stopping.
