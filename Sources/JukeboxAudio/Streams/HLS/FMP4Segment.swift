@@ -63,16 +63,8 @@ struct ADTSFields: Equatable, Sendable {
     var channels: UInt8
 
     init(_ config: [UInt8]) throws(MP4Error) {
-        var bit = 0
-        func bits(_ n: Int) -> Int? {
-            guard bit + n <= config.count * 8 else { return nil }
-            var value = 0
-            for _ in 0..<n {
-                value = value << 1 | Int(config[bit / 8] >> (7 - UInt8(bit % 8)) & 1)
-                bit += 1
-            }
-            return value
-        }
+        var reader = MP4Bits(config)
+        func bits(_ n: Int) -> Int? { reader.read(n) }
         func objectType() -> Int? {
             guard let type = bits(5) else { return nil }
             return type == 31 ? bits(6).map { 32 + $0 } : type
