@@ -171,6 +171,92 @@ final class StreamTests: XCTestCase {
         ])
     }
 
+    /// The adapter reports the stream on demand (an HLS playlist with ENDLIST) and its length: the
+    /// length is shown, a seek goes to the engine clamped to it, a pause disconnects and keeps
+    /// the place, and play starts there.
+    func testAnOnDemandStreamSeeksAndResumesAtThePlace() {
+        var start = streaming()
+        start.streamStarted = true
+        let h = CoreHarness(start)
+        let vod = StreamStatus(bufferedPercent: 100, onDemandDuration: 600)
+        let track = TrackInfo(path: url, title: "radio.example/live.mp3")
+        h.send(.streamStatus(playID: 1, vod), {
+            $0.stream = PlayStreamStatus(playID: 1, status: vod)
+            $0.onDemandStream = OnDemandStream(trackID: 1, duration: 600)
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", duration: "10:00", index: 1, of: 2)
+        }, commands: [
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", duration: "10:00", index: 1, of: 2)),
+        ])
+        h.send(.seekBy(90), {
+            $0.position = 90
+            $0.savedPosition = 90
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "1:30", duration: "10:00", index: 1, of: 2)
+        }, commands: [
+            .seekOutput(to: 90),
+            .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 90, phase: .playing)),
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "1:30", duration: "10:00", index: 1, of: 2)),
+        ])
+        // Past the end: at the end.
+        h.send(.seek(to: 700), {
+            $0.position = 600
+            $0.savedPosition = 600
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "10:00", duration: "10:00", index: 1, of: 2)
+        }, commands: [
+            .seekOutput(to: 600),
+            .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 600, phase: .playing)),
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "10:00", duration: "10:00", index: 1, of: 2)),
+        ])
+        h.send(.seek(to: 42), {
+            $0.position = 42
+            $0.savedPosition = 42
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)
+        }, commands: [
+            .seekOutput(to: 42),
+            .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 42, phase: .playing)),
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)),
+        ])
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
+            $0.shown = status("paused", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 42, phase: .paused)),
+            .render(status("paused", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.streamStarted = false
+            $0.stream = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 3, path: url, at: 42, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 42, phase: .playing)),
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)),
+        ])
+    }
+
+    /// What another entry's stream said does not make this one seekable.
+    func testOnlyTheEntryThatSaidItIsOnDemandSeeks() {
+        var start = streaming()
+        start.onDemandStream = OnDemandStream(trackID: 2, duration: 600)
+        let h = CoreHarness(start)
+        h.send(.seekBy(10), {
+            $0.message = "cannot seek in a live stream"
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+                              message: "cannot seek in a live stream")
+        }, commands: [
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+                           message: "cannot seek in a live stream")),
+        ])
+    }
+
     func testThePanelShowsStationTitleBufferingAndNoLength() {
         var s = streaming()
         s.stream = PlayStreamStatus(playID: 1, status: StreamStatus(station: "Test FM", title: "Artist - Song",
