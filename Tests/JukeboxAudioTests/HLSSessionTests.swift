@@ -30,6 +30,22 @@ final class HLSSessionTests: XCTestCase {
         XCTAssertEqual(session.tick(now: 4), .end(failure: nil))
     }
 
+    /// An on-demand playlist says its length (the sum of its durations) and starts at the segment
+    /// holding the place asked for, saying where that segment starts; past the end, the last.
+    /// A live one ignores the place and says nothing.
+    func testOnDemandStartsAtTheSegmentHoldingThePlace() {
+        let cases: [(at: Double, segment: Int, segmentStart: Double)] = [(0, 0, 0), (1.99, 0, 0), (2, 1, 2), (5.5, 2, 4), (99, 2, 4), (-3, 0, 0), (.nan, 0, 0)]
+        for (at, segment, segmentStart) in cases {
+            var session = HLSSession(url: Self.url, startAt: at)
+            XCTAssertEqual(session.playlistArrived(Self.playlist(first: 0, count: 3, ended: true), now: 0), Self.segment(segment), "\(at)")
+            XCTAssertEqual(session.onDemand?.duration, 6, "\(at)")
+            XCTAssertEqual(session.onDemand?.segmentStart, segmentStart, "\(at)")
+        }
+        var live = HLSSession(url: Self.url, startAt: 5)
+        XCTAssertEqual(live.playlistArrived(Self.playlist(first: 0, count: 5), now: 0), Self.segment(2))
+        XCTAssertNil(live.onDemand)
+    }
+
     func testLiveStartsThreeTargetDurationsFromTheEnd() {
         // Segments of 2 s, target 2: the last three make 6 s = 3 target durations.
         var session = HLSSession(url: Self.url)

@@ -23,10 +23,14 @@ final class HLSStreamTests: ServedFolderCase {
 
     /// `ffmpeg -f hls` of a tone into `name`.m3u8 and its segments `name`N.ts; `fmp4`: fragmented
     /// MP4 segments `name`N.m4s and their init section `name`_init.mp4 instead.
-    private func makeHLS(_ name: String, seconds: Int, bitrate: String = "64k", fmp4: Bool = false) throws {
+    private func makeHLS(_ name: String, seconds: Int, bitrate: String = "64k", fmp4: Bool = false, noise: Bool = true) throws {
         let type: [String] = fmp4 ? ["-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", name + "_init.mp4"] : []
         let segments = folder + "/\(name)%d." + (fmp4 ? "m4s" : "ts")
-        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds)", "-c:a", "aac", "-b:a", bitrate,
+        // Perceptual noise substitution off (`noise: false`): libfaad2 makes that noise with a
+        // generator that runs on from the first frame decoded, so a decode begun at a later segment
+        // would differ from the whole's in those bands by design, not by a wrong landing.
+        let pns: [String] = noise ? [] : ["-aac_pns", "0"]
+        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds)", "-c:a", "aac", "-b:a", bitrate] + pns + [
                         "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", "-hls_playlist_type", "vod"]
                        + type + ["-hls_segment_filename", segments, folder + "/\(name).m3u8"])
     }
@@ -113,6 +117,40 @@ final class HLSStreamTests: ServedFolderCase {
         let (none, end) = drain(stream)
         XCTAssertEqual(none, [])
         XCTAssertEqual(end, .failed("5 segments in a row failed (last: its init section: not a fragmented MP4 init section)"))
+    }
+
+    /// An on-demand playlist opened at a place (a seek, a resume after a pause, a restart: the
+    /// engine opens the stream there each time) starts at the segment holding it and plays from
+    /// the exact sample on, as the library's decode of the whole has it from there.
+    func testAnOnDemandStationStartsAtTheSampleAsked() throws {
+        try startsAtTheSample(fmp4: false)
+    }
+
+    func testAnOnDemandFragmentedMP4StationStartsAtTheSampleAsked() throws {
+        try startsAtTheSample(fmp4: true)
+    }
+
+    private func startsAtTheSample(fmp4: Bool) throws {
+        try makeHLS("vod", seconds: 6, fmp4: fmp4, noise: false)
+        let reference = try AACStreamTests.referenceDecode(try copiedADTS("vod.m3u8"))
+        let bytesPerFrame = 4 * reference.channels
+        let all = reference.samples.withUnsafeBytes { Array($0) }
+        let (pcm, log, engine) = try scratch.deviceEngine()
+        defer { engine.shutdown() }
+        // 3.3 s: inside a segment (FFmpeg's are about 1 s), not at its start.
+        let place = 3.3
+        engine.play(id: 5, path: server.url("/dir/vod.m3u8"), from: place, paused: false)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 5) }, "\(log.all)")
+        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(5, _) = $0 { true } else { false } }, "\(log.all)")
+        engine.shutdown()
+        // From the frame asked for to the end, the same frames after the fade-in of a play that
+        // does not begin its track (as for a file).
+        let first = Int((place * Double(reference.rate)).rounded())
+        let recorded = pcm.recording()
+        XCTAssertEqual(recorded.count / bytesPerFrame, all.count / bytesPerFrame - first, "frames from \(place) s to the end")
+        let ramp = GainRamp.frames(rate: reference.rate)
+        assertSameAudio(Array(recorded.dropFirst(ramp * bytesPerFrame)), all[((first + ramp) * bytesPerFrame)...], bytesPerFrame: bytesPerFrame,
+                        "HLS on demand from \(place) s after the fade-in, fmp4 \(fmp4)")
     }
 
     private func playsAsTheLibrarysDecode(fmp4: Bool) throws {

@@ -46,6 +46,12 @@ public struct HLSSession: Sendable {
 
     /// Lines for the log and the status: the variant chosen, segments skipped and why.
     public private(set) var notes: [String] = []
+    /// An on-demand playlist (ENDLIST) once its first media playlist came: its length (the sum
+    /// of its segments' durations) and where the segment playing starts begins (the place asked
+    /// for, `startAt`, lies in it: the audio before it is the decoder's to skip). Nil for live.
+    public private(set) var onDemand: (duration: Double, segmentStart: Double)?
+    /// Seconds into an on-demand playlist to start at (a seek, a resume); live ignores it.
+    public let startAt: Double
     /// The settings.
     public let settings: HLSSettings
 
@@ -63,10 +69,12 @@ public struct HLSSession: Sendable {
     private var lastSkip: String?
     private var finished: String??
 
-    /// A session for the playlist at `url` (a master or a media playlist).
-    public init(url: String, settings: HLSSettings = HLSSettings()) {
+    /// A session for the playlist at `url` (a master or a media playlist), starting `startAt`
+    /// seconds in when it is on demand.
+    public init(url: String, settings: HLSSettings = HLSSettings(), startAt: Double = 0) {
         self.playlistURL = url
         self.settings = settings
+        self.startAt = startAt.isFinite ? max(0, startAt) : 0
     }
 
     /// The first step.
@@ -170,6 +178,10 @@ public struct HLSSession: Sendable {
                 notes.append("fell behind the live window: segments \(next)–\(first - 1) skipped")
                 nextSequence = first
             }
+        } else if playlist.ended {
+            let start = Self.onDemandStart(playlist, at: startAt)
+            nextSequence = start?.sequence
+            if let start { onDemand = (playlist.segments.reduce(0) { $0 + $1.duration }, start.segmentStart) }
         } else {
             nextSequence = Self.startSequence(playlist)
         }
@@ -210,6 +222,18 @@ public struct HLSSession: Sendable {
             if fromEnd >= edge { return segment.sequence }
         }
         return first.sequence
+    }
+
+    /// Where an on-demand playlist starts for a place `seconds` in: the segment holding it (the
+    /// last one when it is at or past the end) and that segment's start; nil without segments.
+    static func onDemandStart(_ playlist: HLSMediaPlaylist, at seconds: Double) -> (sequence: Int, segmentStart: Double)? {
+        guard let last = playlist.segments.last else { return nil }
+        var start = 0.0
+        for segment in playlist.segments {
+            if seconds < start + segment.duration { return (segment.sequence, start) }
+            start += segment.duration
+        }
+        return (last.sequence, start - last.duration)
     }
 
     /// The variant rule: among the variants whose codecs are all audio jukebox decodes (else those

@@ -15,14 +15,16 @@ extension HTTPStream {
 
     /// Plays the HLS playlist at `target` until it ends, fails or the stream is closed.
     func runHLS() {
-        var session = HLSSession(url: target, settings: settings.hls)
+        var session = HLSSession(url: target, settings: settings.hls, startAt: startAt)
         var demuxer = TSDemuxer()
         /// The init section of fragmented MP4 segments last read, by its URL.
         var fragmented: (uri: String, setup: FMP4Init)?
         var step = session.start()
         while true {
             let notes = session.takeNotes()
+            let onDemand = session.onDemand.map { StreamFacts.OnDemand(duration: $0.duration, segmentStart: $0.segmentStart) }
             let stop = monitor.withLock { () -> Bool in
+                if state.onDemand == nil { state.onDemand = onDemand }
                 if !notes.isEmpty {
                     state.notes = Array((state.notes + notes).suffix(Self.maxNotes))
                     state.noteCount += notes.count
