@@ -126,16 +126,22 @@ final class StreamTests: XCTestCase {
             message: "buffering 35 %"))
     }
 
+    /// A live stream refuses seeks; so does one while another entry's stream is the one that said
+    /// it is on demand.
     func testSeekIsRefusedOnAStream() {
-        let h = CoreHarness(streaming())
-        h.send(.seekBy(10), {
-            $0.message = "cannot seek in a live stream"
-            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
-                              message: "cannot seek in a live stream")
-        }, commands: [
-            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
-                           message: "cannot seek in a live stream")),
-        ])
+        var another = streaming()
+        another.onDemandStream = OnDemandStream(trackID: 2, duration: 600)
+        for start in [streaming(), another] {
+            let h = CoreHarness(start)
+            h.send(.seekBy(10), {
+                $0.message = "cannot seek in a live stream"
+                $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+                                  message: "cannot seek in a live stream")
+            }, commands: [
+                .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+                               message: "cannot seek in a live stream")),
+            ])
+        }
     }
 
     func testPauseDisconnectsAndPlayConnectsAgainLive() {
@@ -187,34 +193,19 @@ final class StreamTests: XCTestCase {
         }, commands: [
             .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", duration: "10:00", index: 1, of: 2)),
         ])
-        h.send(.seekBy(90), {
-            $0.position = 90
-            $0.savedPosition = 90
-            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "1:30", duration: "10:00", index: 1, of: 2)
-        }, commands: [
-            .seekOutput(to: 90),
-            .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 90, phase: .playing)),
-            .render(status("playing", title: "radio.example/live.mp3", elapsed: "1:30", duration: "10:00", index: 1, of: 2)),
-        ])
-        // Past the end: at the end.
-        h.send(.seek(to: 700), {
-            $0.position = 600
-            $0.savedPosition = 600
-            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "10:00", duration: "10:00", index: 1, of: 2)
-        }, commands: [
-            .seekOutput(to: 600),
-            .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 600, phase: .playing)),
-            .render(status("playing", title: "radio.example/live.mp3", elapsed: "10:00", duration: "10:00", index: 1, of: 2)),
-        ])
-        h.send(.seek(to: 42), {
-            $0.position = 42
-            $0.savedPosition = 42
-            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)
-        }, commands: [
-            .seekOutput(to: 42),
-            .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 42, phase: .playing)),
-            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)),
-        ])
+        // A seek goes to the engine as for a file, saved at once; past the end: at the end.
+        for (event, place, elapsed) in [(Event.seekBy(90), 90.0, "1:30"), (.seek(to: 700), 600, "10:00"), (.seek(to: 42), 42, "0:42")] {
+            let shown = status("playing", title: "radio.example/live.mp3", elapsed: elapsed, duration: "10:00", index: 1, of: 2)
+            h.send(event, {
+                $0.position = place
+                $0.savedPosition = place
+                $0.shown = shown
+            }, commands: [
+                .seekOutput(to: place),
+                .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: place, phase: .playing)),
+                .render(shown),
+            ])
+        }
         h.send(.pause, {
             $0.phase = .paused
             $0.loaded = nil
@@ -239,21 +230,6 @@ final class StreamTests: XCTestCase {
             .startTrack(playID: 3, path: url, at: 42, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
             .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 42, phase: .playing)),
             .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)),
-        ])
-    }
-
-    /// What another entry's stream said does not make this one seekable.
-    func testOnlyTheEntryThatSaidItIsOnDemandSeeks() {
-        var start = streaming()
-        start.onDemandStream = OnDemandStream(trackID: 2, duration: 600)
-        let h = CoreHarness(start)
-        h.send(.seekBy(10), {
-            $0.message = "cannot seek in a live stream"
-            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
-                              message: "cannot seek in a live stream")
-        }, commands: [
-            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
-                           message: "cannot seek in a live stream")),
         ])
     }
 
