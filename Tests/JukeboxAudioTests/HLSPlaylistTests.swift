@@ -72,7 +72,14 @@ final class HLSPlaylistTests: XCTestCase {
             b.m4s
             """
         let playlist = try XCTUnwrap(media(text))
-        XCTAssertEqual(playlist.segments.map(\.key), [.encrypted("AES-128"), .none])
+        let one: [UInt8] = [UInt8](repeating: 0, count: 15) + [1]
+        XCTAssertEqual(playlist.segments.map(\.key), [.aes128(uri: "https://k/1", iv: one), .none])
+        // The IV: `0x` and at most 32 hex digits; else the tag's key is refused. Without one, the sequence number.
+        XCTAssertEqual(HLSKeyMethod.initialisationVector("0X0102030405060708090a0B0c0d0e0f10"), Array(1...16))
+        for bad in ["1", "0x", "0xZZ", "0x" + String(repeating: "1", count: 33)] { XCTAssertNil(HLSKeyMethod.initialisationVector(bad), bad) }
+        XCTAssertEqual(HLSKeyMethod.initialisationVector(sequence: 258), [UInt8](repeating: 0, count: 14) + [1, 2])
+        let bad = try XCTUnwrap(media("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=0xQ\n#EXTINF:2,\na.ts\n"))
+        XCTAssertEqual(bad.segments.map(\.key), [.encrypted("AES-128 without a usable key URI or IV")])
         XCTAssertEqual(playlist.segments.map(\.map), ["http://radio.example/live/a/init.mp4", "http://radio.example/live/a/init.mp4"])
         XCTAssertTrue(playlist.byteRanges)
     }

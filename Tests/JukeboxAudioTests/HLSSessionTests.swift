@@ -125,7 +125,7 @@ final class HLSSessionTests: XCTestCase {
         for _ in 0..<3 { _ = live.playlistFailed("timed out", now: 3) }
         XCTAssertEqual(live.playlistFailed("timed out", now: 3), .end(failure: "the playlist failed: timed out"))
         let refusals: [(String, String)] = [
-            ("#EXT-X-KEY:METHOD=AES-128,URI=\"k\"\n", "encrypted HLS segments (AES-128) are not supported"),
+            ("#EXT-X-KEY:METHOD=AES-128\n", "encrypted HLS segments (AES-128 without a usable key URI or IV) are not supported"),
             ("#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"k\"\n", "encrypted HLS segments (SAMPLE-AES) are not supported"),
             ("#EXT-X-MAP:URI=\"init.mp4\",BYTERANGE=\"700@0\"\n", "HLS byte-range segments (EXT-X-BYTERANGE) are not supported"),
             ("#EXT-X-BYTERANGE:10@0\n", "HLS byte-range segments (EXT-X-BYTERANGE) are not supported"),
@@ -141,6 +141,13 @@ final class HLSSessionTests: XCTestCase {
         var session = HLSSession(url: Self.url)
         let step = session.playlistArrived(Self.playlist(first: 0, count: 2, ended: true, extra: "#EXT-X-MAP:URI=\"init.mp4\"\n"), now: 0)
         XCTAssertEqual(step, .fetchSegment(HLSSegment(sequence: 0, duration: 2, uri: "http://h/s0.ts", map: "http://h/init.mp4")))
+    }
+
+    /// AES-128 segments are fetched as any, each with its key (the stream decrypts them).
+    func testAES128SegmentsCarryTheirKey() {
+        var session = HLSSession(url: Self.url)
+        let step = session.playlistArrived(Self.playlist(first: 0, count: 2, ended: true, extra: "#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\"\n"), now: 0)
+        XCTAssertEqual(step, .fetchSegment(HLSSegment(sequence: 0, duration: 2, uri: "http://h/s0.ts", key: .aes128(uri: "http://h/k.bin", iv: nil))))
     }
 
     func testAMasterPlaylistLeadsToItsVariant() {

@@ -29,8 +29,9 @@ public struct HLSSettings: Sendable, Equatable {
 /// durations from its end (6.3.3); after a reload the next segment is found by its media sequence
 /// number (6.3.2), and a window that slid past it is caught up with, the segments missed said;
 /// a playlist is reloaded after its last segment's duration when it changed, after half the target
-/// duration when it did not (6.3.4). Variants: `chooseVariant`. Encrypted segments and byte
-/// ranges (also an `EXT-X-MAP` with one) are refused with their reason.
+/// duration when it did not (6.3.4). Variants: `chooseVariant`. AES-128 segments are fetched as
+/// any (the stream decrypts them); SAMPLE-AES and byte ranges (also an `EXT-X-MAP` with one) are
+/// refused with their reason.
 public struct HLSSession: Sendable {
     /// A step to carry out.
     public enum Step: Equatable, Sendable {
@@ -159,8 +160,8 @@ public struct HLSSession: Sendable {
     }
 
     private mutating func mediaArrived(_ playlist: HLSMediaPlaylist, now: Double) -> Step {
-        if playlist.segments.contains(where: { $0.key != .none }), case .encrypted(let method)? = playlist.segments.first(where: { $0.key != .none })?.key {
-            return finish("encrypted HLS segments (\(method)) are not supported")
+        for segment in playlist.segments {
+            if case .encrypted(let method) = segment.key { return finish("encrypted HLS segments (\(method)) are not supported") }
         }
         if playlist.byteRanges { return finish("HLS byte-range segments (EXT-X-BYTERANGE) are not supported") }
         if playlist.truncated || playlist.dropped > 0 {

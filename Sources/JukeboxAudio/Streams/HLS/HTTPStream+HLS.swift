@@ -19,6 +19,8 @@ extension HTTPStream {
         var demuxer = TSDemuxer()
         /// The init section of fragmented MP4 segments last read, by its URL.
         var fragmented: (uri: String, setup: FMP4Init)?
+        /// The AES-128 key last fetched, by its URL.
+        var key: (uri: String, bytes: [UInt8])?
         var step = session.start()
         while true {
             let notes = session.takeNotes()
@@ -48,7 +50,9 @@ extension HTTPStream {
                         continue
                     }
                 }
-                switch fetchWhole(segment.uri, limit: Self.maxSegmentBytes) {
+                switch fetchWhole(segment.uri, limit: Self.maxSegmentBytes).flatMap({ [self] bytes in
+                    decrypted(bytes, segment: segment, key: &key)
+                }) {
                 case .success(let bytes):
                     if segment.discontinuity { demuxer.reset() }
                     let stored: Bool
@@ -129,6 +133,33 @@ extension HTTPStream {
                 return .failure(TransferFailure(reason: "its init section: \(error.reason)"))
             }
         }
+    }
+
+    /// A segment's bytes in the clear: as they came, or AES-128 decrypted with its key (fetched
+    /// once per URL, exactly 16 bytes) and its IV (the tag's, else its sequence number).
+    private func decrypted(_ bytes: [UInt8], segment: HLSSegment, key: inout (uri: String, bytes: [UInt8])?) -> Result<[UInt8], TransferFailure> {
+        guard case .aes128(let uri, let iv) = segment.key else { return .success(bytes) }
+        if key?.uri != uri {
+            switch fetchWhole(uri, limit: 1024) {
+            case .failure(let failed): return .failure(TransferFailure(reason: "its key failed: \(failed.reason)"))
+            case .success(let fetched):
+                guard fetched.count == 16 else { return .failure(TransferFailure(reason: "its key is \(fetched.count) bytes, not 16")) }
+                key = (uri, fetched)
+            }
+        }
+        guard let secret = key?.bytes else { return .failure(TransferFailure(reason: "no key")) }
+        let vector = iv ?? HLSKeyMethod.initialisationVector(sequence: segment.sequence)
+        var plain = [UInt8](repeating: 0, count: bytes.count + 16)
+        var error = [CChar](repeating: 0, count: 256)
+        let length = plain.withUnsafeMutableBufferPointer { out in
+            jb_aes128_cbc_decrypt(secret, vector, bytes, bytes.count, out.baseAddress, &error, error.count)
+        }
+        guard length >= 0 else {
+            let words = error.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            return .failure(TransferFailure(reason: "cannot decrypt it: \(words)"))
+        }
+        plain.removeLast(plain.count - length)
+        return .success(plain)
     }
 
     /// Puts a fragmented MP4 segment's audio (as ADTS frames) into the ring; false when the
