@@ -93,8 +93,12 @@ struct ADTSFields: Equatable, Sendable {
     /// The 7-byte header (no CRC, buffer fullness 0x7FF: variable rate) of a frame of `payload` bytes.
     func header(payload: Int) -> [UInt8] {
         let length = payload + 7
-        return [0xFF, 0xF1, profile << 6 | rateIndex << 2 | channels >> 2,
-                (channels & 3) << 6 | UInt8(length >> 11 & 3), UInt8(length >> 3 & 0xFF), UInt8(length & 7) << 5 | 0x1F, 0xFC]
+        // In typed parts: Swift 6.0.3 gives up on one literal of these expressions.
+        let fixed: UInt8 = profile << 6 | rateIndex << 2 | channels >> 2
+        let lengthHigh: UInt8 = (channels & 3) << 6 | UInt8(length >> 11 & 3)
+        let lengthMiddle = UInt8(length >> 3 & 0xFF)
+        let lengthLow: UInt8 = UInt8(length & 7) << 5 | 0x1F
+        return [0xFF, 0xF1, fixed, lengthHigh, lengthMiddle, lengthLow, 0xFC]
     }
 }
 
