@@ -233,6 +233,33 @@ final class StreamTests: XCTestCase {
         ])
     }
 
+    /// A restart resumes a stream as saved, at its place: the engine opens an on-demand one there
+    /// and joins a live one on air (HLSStreamTests, `DecodeJob.startFrame`).
+    func testARestartStartsAStreamAtItsSavedPlace() {
+        let track = TrackInfo(path: url, title: "radio.example/live.mp3")
+        let snap = Snapshot(tracks: [track], current: 0, position: 42, phase: .playing)
+        let h = CoreHarness()
+        let shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:42", index: 1, of: 1)
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: track)]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.position = 42
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.savedPosition = 42
+            $0.shown = shown
+        }, commands: [
+            .setVolume(100),
+            .startTrack(playID: 1, path: url, at: 42, paused: false),
+            .render(shown),
+        ])
+    }
+
     func testThePanelShowsStationTitleBufferingAndNoLength() {
         var s = streaming()
         s.stream = PlayStreamStatus(playID: 1, status: StreamStatus(station: "Test FM", title: "Artist - Song",
