@@ -119,9 +119,10 @@ final class HLSStreamTests: ServedFolderCase {
         XCTAssertEqual(end, .failed("5 segments in a row failed (last: its init section: not a fragmented MP4 init section)"))
     }
 
-    /// An on-demand playlist opened at a place (a seek, a resume after a pause, a restart: the
-    /// engine opens the stream there each time) starts at the segment holding it and plays from
-    /// the exact sample on, as the library's decode of the whole has it from there.
+    /// An on-demand playlist opened at a place (a resume after a pause, a restart: the engine
+    /// opens the stream there), or sought to it while it plays (the core's seek), starts at the
+    /// segment holding it and plays from the exact sample on, as the library's decode of the whole
+    /// has it from there.
     func testAnOnDemandStationStartsAtTheSampleAsked() throws {
         try startsAtTheSample(fmp4: false)
     }
@@ -135,80 +136,44 @@ final class HLSStreamTests: ServedFolderCase {
         let reference = try AACStreamTests.referenceDecode(try copiedADTS("vod.m3u8"))
         let bytesPerFrame = 4 * reference.channels
         let all = reference.samples.withUnsafeBytes { Array($0) }
-        let (pcm, log, engine) = try scratch.deviceEngine()
-        defer { engine.shutdown() }
         // 3.3 s: inside a segment (FFmpeg's are about 1 s), not at its start.
         let place = 3.3
-        engine.play(id: 5, path: server.url("/dir/vod.m3u8"), from: place, paused: false)
-        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 5) }, "\(log.all)")
-        XCTAssertTrue(log.wait(timeout: 15) { if case .finished(5, _) = $0 { true } else { false } }, "\(log.all)")
-        engine.shutdown()
-        // From the frame asked for to the end, the same frames after the fade-in of a play that
-        // does not begin its track (as for a file).
         let first = Int((place * Double(reference.rate)).rounded())
-        let recorded = pcm.recording()
-        XCTAssertEqual(recorded.count / bytesPerFrame, all.count / bytesPerFrame - first, "frames from \(place) s to the end")
+        let tail = all.count / bytesPerFrame - first
+
+        // Opened there: from the frame asked for to the end, the same frames after the fade-in of
+        // a play that does not begin its track (as for a file).
+        let opened = try record { engine, log in engine.play(id: 5, path: server.url("/dir/vod.m3u8"), from: place, paused: false) }
+        XCTAssertEqual(opened.count / bytesPerFrame, tail, "frames from \(place) s to the end")
         let ramp = GainRamp.frames(rate: reference.rate)
-        assertSameAudio(Array(recorded.dropFirst(ramp * bytesPerFrame)), all[((first + ramp) * bytesPerFrame)...], bytesPerFrame: bytesPerFrame,
+        assertSameAudio(Array(opened.dropFirst(ramp * bytesPerFrame)), all[((first + ramp) * bytesPerFrame)...], bytesPerFrame: bytesPerFrame,
                         "HLS on demand from \(place) s after the fade-in, fmp4 \(fmp4)")
+
+        // Sought there while playing from the start (at real speed, so the seek comes well before
+        // the end however busy the machine): what was heard from the start, then exactly what the
+        // play opened there gave, fade-in included (a landing k frames off would shift it).
+        let sought = try record(speed: 1) { engine, log in
+            engine.play(id: 5, path: server.url("/dir/vod.m3u8"), from: 0, paused: false)
+            XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 5) }, "\(log.all)")
+            engine.seek(to: place)
+        }
+        let before = sought.count - opened.count
+        XCTAssertGreaterThan(before, 0, "nothing played before the seek")
+        XCTAssertTrue(Array(sought.suffix(opened.count)) == opened, "fmp4 \(fmp4): after the seek, not the play opened at \(place) s")
+        let heard = max(0, min(before / bytesPerFrame - 2 * ramp, 1000)) * bytesPerFrame
+        XCTAssertTrue(sought.prefix(heard) == all.prefix(heard), "fmp4 \(fmp4): before the seek, not the start")
     }
 
-    /// AES-128 segments play as the same segments in the clear: FFmpeg's (`-hls_key_info_file`,
-    /// the IV in the tag), and packed ADTS segments the `openssl` command encrypted, with the IV in
-    /// the tag and without one (the sequence number, from 7). Packed segments go to the decoder
-    /// byte for byte, so a wrong IV (which spoils a segment's first 16 bytes only) shows. A key
-    /// that is not 16 bytes refuses the playlist with the reason.
-    func testAES128SegmentsPlayDecrypted() throws {
-        try makeHLS("plain", seconds: 3)
-        let expected = try copiedADTS("plain.m3u8")
-        let key: [UInt8] = (0..<16).map { UInt8($0 * 7 + 3) }
-        let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
-        try Data(key).write(to: URL(fileURLWithPath: folder + "/key.bin"))
-        try ("key.bin\n" + folder + "/key.bin\n000102030405060708090a0b0c0d0e0f\n")
-            .write(toFile: folder + "/iv.keyinfo", atomically: true, encoding: .utf8)
-        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:duration=3", "-c:a", "aac", "-b:a", "64k",
-                        "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", "-hls_playlist_type", "vod",
-                        "-hls_key_info_file", folder + "/iv.keyinfo", "-hls_segment_filename", folder + "/iv%d.ts", folder + "/iv.m3u8"])
-        let tagged = try String(contentsOfFile: folder + "/iv.m3u8", encoding: .utf8).lowercased()
-        XCTAssertTrue(tagged.contains("iv=0x000102030405060708090a0b0c0d0e0f"), tagged)
-        let (fromFFmpeg, facts) = fetchedWhole("/dir/iv.m3u8")
-        XCTAssertTrue(fromFFmpeg == expected, "FFmpeg's: \(fromFFmpeg.count) bytes, in the clear \(expected.count); \(facts)")
-
-        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:duration=3", "-c:a", "aac", "-b:a", "64k",
-                        "-f", "segment", "-segment_time", "1", "-segment_format", "adts", folder + "/packed%d.aac"])
-        var clear: [UInt8] = []
-        var count = 0
-        while FileManager.default.fileExists(atPath: folder + "/packed\(count).aac") {
-            clear += try bytes("packed\(count).aac")
-            count += 1
-        }
-        XCTAssertGreaterThanOrEqual(count, 3)
-        let fixed = HLSKeyMethod.initialisationVector("0x0f0e0d0c0b0a09080706050403020100") ?? []
-        for (name, tagIV) in [("seq", nil), ("tagged", fixed)] as [(String, [UInt8]?)] {
-            var text = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:7\n#EXT-X-KEY:METHOD=AES-128,URI=\"key.bin\""
-            text += tagIV.map { ",IV=0x" + hex($0) } ?? ""
-            text += "\n"
-            for index in 0..<count {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-                process.arguments = ["enc", "-aes-128-cbc", "-K", hex(key), "-iv", hex(tagIV ?? HLSKeyMethod.initialisationVector(sequence: 7 + index)),
-                                     "-in", folder + "/packed\(index).aac", "-out", folder + "/\(name)\(index).aac"]
-                try process.run()
-                process.waitUntilExit()
-                XCTAssertEqual(process.terminationStatus, 0, "openssl enc")
-                text += "#EXTINF:1,\n\(name)\(index).aac\n"
-            }
-            try (text + "#EXT-X-ENDLIST\n").write(toFile: folder + "/\(name).m3u8", atomically: true, encoding: .utf8)
-            let (audio, facts) = fetchedWhole("/dir/\(name).m3u8")
-            XCTAssertTrue(audio == clear, "\(name): \(audio.count) bytes, in the clear \(clear.count); \(facts)")
-        }
-
-        try Data(repeating: 1, count: 15).write(to: URL(fileURLWithPath: folder + "/key.bin"))
-        let stream = HTTPStream(url: server.url("/dir/seq.m3u8"), settings: settings)
-        defer { stream.close() }
-        let (none, end) = drain(stream)
-        XCTAssertEqual(none, [])
-        XCTAssertEqual(end, .failed("no segment of the playlist could be fetched (its key is 15 bytes, not 16)"))
+    /// What a fresh test device records of the engine's play (`start`) to its end.
+    private func record(speed: Double = 10, _ start: (AudioEngine, ReportLog) -> Void) throws -> [UInt8] {
+        let device = try Scratch()
+        let (pcm, log, engine) = try device.deviceEngine(speed: speed)
+        defer { engine.shutdown() }
+        start(engine, log)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 5) }, "\(log.all)")
+        XCTAssertTrue(log.wait(timeout: 20) { if case .finished(5, _) = $0 { true } else { false } }, "\(log.all)")
+        engine.shutdown()
+        return pcm.recording()
     }
 
     private func playsAsTheLibrarysDecode(fmp4: Bool) throws {
