@@ -24,7 +24,8 @@
 #     python3-dbus, python3-musicbrainzngs;
 #   - libmosquitto-dev (the MQTT face, JukeboxMQTT) and, for MQTTBridgeTests, the broker mosquitto
 #     (started by the test on 127.0.0.1 with a private config; its own mosquitto.service is kept
-#     from starting too) and mosquitto-clients (mosquitto_sub, mosquitto_pub), and openssl (the TLS test makes its CA);
+#     from starting too) and mosquitto-clients (mosquitto_sub, mosquitto_pub), and openssl (the TLS test makes its CA,
+#     the AES-128 HLS test encrypts segments);
 #   - ffmpeg, which makes the HLS stations (segments and playlists) and transport streams the HLS
 #     tests serve and demux (HLSStreamTests, TSDemuxerTests); the player never uses it;
 #   - flac, for metaflac, which writes the ReplayGain comments the loudness tests read back

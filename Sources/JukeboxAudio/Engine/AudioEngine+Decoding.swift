@@ -90,10 +90,11 @@ extension AudioEngine {
     private func openTrack(_ job: DecodeJob, serial: UInt64, generation: UInt64, isNext: Bool) -> OpenTrack? {
         var result: Result<OpenTrack, DecodeError>
         do throws(DecodeError) {
-            let decoder = try openSource(job.track, serial: serial, generation: generation)
-            // A live stream joins what is on air now; a file starts where asked, at most at its end.
+            let decoder = try openSource(job.track, from: job.fromSeconds, serial: serial, generation: generation)
+            // A live stream joins what is on air now; a file or an on-demand stream (HLS with
+            // ENDLIST: it knows its length) starts where asked, at most at its end.
             let frame = DecodeJob.startFrame(fromSeconds: job.fromSeconds, rate: decoder.format.sampleRate,
-                                             frameCount: decoder.frameCount, live: decoder is StreamDecoder)
+                                             frameCount: decoder.frameCount, live: decoder is StreamDecoder && decoder.frameCount == nil)
             if frame > 0 { try decoder.seek(toFrame: frame) }
             let speed = job.track.speed
             var stretch: TimeStretch?
@@ -149,10 +150,11 @@ extension AudioEngine {
     /// A file through libsndfile, or an HTTP(S) URL through `HTTPStream` and the `StreamCodec` its
     /// format needs (`StreamDecoder`, which waits for its buffer to fill; a stop, play or seek
     /// meanwhile cancels it within 50 ms).
-    private func openSource(_ track: TrackRef, serial: UInt64, generation: UInt64) throws(DecodeError) -> any PCMSource {
+    private func openSource(_ track: TrackRef, from seconds: Double, serial: UInt64, generation: UInt64) throws(DecodeError) -> any PCMSource {
         guard isStreamURL(track.path) else { return try FileDecoder.open(path: track.path) }
         let settings = monitor.withLock { state.streamSettings }
-        let stream = HTTPStream(url: track.path, settings: settings)
+        // An on-demand HLS playlist starts at the segment holding `seconds` (live ones ignore it).
+        let stream = HTTPStream(url: track.path, settings: settings, startAt: seconds)
         monitor.withLock { state.liveStream = (track.id, stream) }
         return try StreamDecoder(stream: stream, isCancelled: { [self] in
             monitor.withLock { state.shutdown || state.generation != generation || state.cancelSerial == serial }

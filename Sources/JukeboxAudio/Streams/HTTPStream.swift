@@ -85,6 +85,15 @@ public struct StreamFacts: Sendable, Equatable {
     public var notes: [String] = []
     /// Notes said ever (`notes` keeps the latest).
     public var noteCount = 0
+    /// An on-demand HLS playlist: its length in seconds, and where the first segment fetched
+    /// starts (`HLSSession.onDemand`); nil for anything live.
+    public var onDemand: OnDemand?
+
+    /// An on-demand stream's length and where its audio starts.
+    public struct OnDemand: Sendable, Equatable {
+        public var duration: Double
+        public var segmentStart: Double
+    }
 }
 
 /// One HTTP(S) audio stream fetched by libcurl on its own thread (`jukebox-http`) into a bounded ring.
@@ -140,11 +149,15 @@ public final class HTTPStream: @unchecked Sendable {
     private var playlistBody: [UInt8]?
     /// `target` is an HLS playlist: `runHLS` plays it.
     var isHLS = false
+    /// Seconds into an on-demand HLS playlist to start at (`HLSSession.startAt`).
+    let startAt: Double
 
-    /// Starts fetching `url` at once.
-    public init(url: String, settings: StreamSettings = StreamSettings(),
+    /// Starts fetching `url` at once; an on-demand HLS playlist from `startAt` seconds in (the
+    /// segment holding that place: `StreamFacts.onDemand` says where it starts).
+    public init(url: String, settings: StreamSettings = StreamSettings(), startAt: Double = 0,
                 clock: @escaping @Sendable () -> Double = monotonicNow) {
         self.url = url
+        self.startAt = startAt
         self.target = url
         self.settings = settings
         self.clock = clock

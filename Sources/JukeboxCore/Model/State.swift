@@ -155,6 +155,8 @@ public struct State: Equatable, Sendable {
     public var now: Double = 0
     /// The last stream status and the play it is of (`Reduce+Stream.swift`).
     public var stream: PlayStreamStatus?
+    /// The last stream that said it is on demand (`StreamStatus.onDemandDuration`).
+    public var onDemandStream: OnDemandStream?
     /// The loaded play's first sound came (a stream is buffering until then).
     public var streamStarted = false
     /// Id for the next queue entry.
