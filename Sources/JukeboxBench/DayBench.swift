@@ -163,14 +163,7 @@ enum DayBench {
             child.send(SIGTERM)
             _ = try? child.wait(timeout: 10)
         }
-        func command(_ line: String) throws {
-            var reply: String?
-            _ = waitFor(10) {
-                reply = try? ControlClient.connect(path: socket, request: line, timeout: 5).reply
-                return reply != nil
-            }
-            guard let reply, reply.hasPrefix("ok") else { throw BenchError("day: `\(line)` answered \(reply ?? "nothing")") }
-        }
+        func command(_ line: String) throws { try controlCommand(line, socket: socket, section: "day") }
         try command("status")
         let settle = min(1.0, hourSeconds / 8)
         var hours: [DayHour] = []
