@@ -37,8 +37,8 @@ extension DayRun {
         lines.append(String(format: "    paused or stopped %d B in %.0f s; the commands' own saves (first %.2f s after each step) %d B for %d commands (%.1f KiB each); log to stderr %d B (the journal's, not counted)",
                             quietBytes, quietSeconds, min(1.0, hourSeconds / 8), commandBytes, commands,
                             commands > 0 ? Double(commandBytes) / Double(commands) / 1024 : 0, logBytes))
-        lines.append(String(format: "    by design: %.0f place saves per hour of play, each at least one 4 KiB page: %.0f KiB/h (512-byte records: %.0f KiB/h)",
-                            placeSavesPerHour, placeSavesPerHour * 4, placeSavesPerHour * 0.5))
+        lines.append(String(format: "    by design: %.0f place saves per hour of play, each %.1f KiB of write_bytes here (a 512-byte slot and its fdatasync, measured): %.0f KiB/h (the 512-byte records alone: %.0f KiB/h); a bookmarked folder's bookmark file is rewritten with them",
+                            placeSavesPerHour, placeSaveBytes / 1024, placeSavesPerHour * placeSaveBytes / 1024, placeSavesPerHour * 0.5))
         let quietCPU = hours.map(\.cpu).reduce(0, +) - hours.map(\.playingCPU).reduce(0, +)
         lines.append(String(format: "  CPU: %.3f s per hour of audio while playing (measured at %.0fx); the whole compressed day %.2f s, of it %.2f s outside the steady playing windows (commands, pauses, stops)",
                             playingCPUPerAudioHour, speed, hours.map(\.cpu).reduce(0, +), quietCPU))
@@ -62,7 +62,7 @@ extension DayRun {
             "rssSlopeKiBPerHour": round(rssSlopeKiBPerHour, 1), "anonSlopeKiBPerHour": round(anonSlopeKiBPerHour, 1),
             "settledFromHour": settled.first?.hour ?? 0, "fdsSlopePerHour": round(fdsSlope, 3), "threadsSlopePerHour": round(threadsSlope, 3),
             "playingWriteBytesPerHour": round(playingBytesPerHour, 0), "playingRateMeasured": playingMeasured, "quietWriteBytes": quietBytes, "commandWriteBytes": commandBytes,
-            "placeSavesPerHour": round(placeSavesPerHour, 0), "cpuSecondsPerAudioHourPlaying": round(playingCPUPerAudioHour, 3),
+            "placeSavesPerHour": round(placeSavesPerHour, 0), "placeSaveWriteBytes": round(placeSaveBytes, 0), "cpuSecondsPerAudioHourPlaying": round(playingCPUPerAudioHour, 3),
             "logBytes": logBytes, "commands": commands,
         ]
         var out = summary
