@@ -51,7 +51,7 @@ extension DayRun {
 
     /// The JSON object.
     var json: [String: Any] {
-        let perHour: [[String: Any]] = hours.map { h in
+        let perHour: [[String: Any]] = hours.map { h -> [String: Any] in
             ["hour": h.hour, "plan": h.plan, "rssKiB": h.rssKiB, "maxRssKiB": h.maxRssKiB, "anonKiB": h.anonKiB, "fds": h.fds, "maxFds": h.maxFds,
              "threads": h.threads, "maxThreads": h.maxThreads, "cpuSeconds": round(h.cpu, 3), "playingCpuSeconds": round(h.playingCPU, 3),
              "playingSeconds": round(h.playingSeconds, 2), "quietSeconds": round(h.quietSeconds, 2),
