@@ -35,14 +35,6 @@ final class EngineSpeedTests: ScratchCase {
         return path
     }
 
-    /// The left channel of float output.
-    private func leftFloats(_ bytes: [UInt8]) -> [Float] {
-        bytes.withUnsafeBytes { raw in
-            let all = raw.bindMemory(to: Float.self)
-            return stride(from: 0, to: all.count, by: 2).map { all[$0] }
-        }
-    }
-
     /// The frequency of `samples` by rising zero crossings, over their middle (away from the ends).
     private func frequency(_ samples: [Float]) -> Double {
         let from = samples.count / 10
@@ -84,8 +76,8 @@ final class EngineSpeedTests: ScratchCase {
         engine.play(id: 1, path: path, from: 0, paused: false, speed: 1.25)
         XCTAssertTrue(log.wait(for: .finished(id: 1)))
         engine.shutdown()
-        XCTAssertEqual(output.opens.map(\.sample), [.float32])
-        let left = leftFloats(output.bytes)
+        XCTAssertEqual(output.opens.map(\.sample), [.int16], "stretched as float, handed on in the decoder's format")
+        let left = leftSamples(output.bytes)
         let seconds = Double(left.count) / Double(rate)
         let pitch = frequency(left)
         print("speed 1.25: \(left.count) frames = \(seconds) s (3.2 expected), pitch \(pitch) Hz (\(hertz) expected)")
@@ -110,7 +102,7 @@ final class EngineSpeedTests: ScratchCase {
                   let after = output.waitingWrite, after.serial == before.serial, before.bytes > 0
             else { usleep(1000); continue }
             // Written output frames stand for source time from the start at 1 s, 1.25 s each.
-            let heard = 1 + Double(before.bytes / 8) * 1.25 / Double(rate)
+            let heard = 1 + Double(before.bytes / 4) * 1.25 / Double(rate)
             worst = max(worst, abs(position.seconds - heard))
             checked += 1
             usleep(10_000)
@@ -119,7 +111,159 @@ final class EngineSpeedTests: ScratchCase {
         print("positions checked: \(checked), worst off the written output's source time by \(worst) s")
         XCTAssertGreaterThanOrEqual(checked, 3, "too few looks midway to tell")
         XCTAssertLessThan(worst, 0.15, "a position counted in output time is off by up to 0.8 s here")
-        let played = Double(output.bytes.count / 8) / Double(rate)
+        let played = Double(output.bytes.count / 4) / Double(rate)
         XCTAssertEqual(played, 3 / 1.25, accuracy: 2.4 * 0.02, "3 s of source from 1 s at 1.25")
+    }
+}
+
+/// A speed change in place (`AudioEngine.setSpeed`): what is not yet written plays at the new
+/// speed from the source frame where the old one stopped, the device is neither closed nor
+/// opened again, the position stays in the file's time, and back at 1 the samples are the
+/// source's again, bit for bit.
+extension EngineSpeedTests {
+    /// Plays `path` at `speed` until the write starting at `frames` is held; then `change` runs,
+    /// and the write after the held one is held too. Returns the frames written before it (where
+    /// the new speed begins) and the position then.
+    private func changeAt(_ frames: Int, _ output: RecordingOutput, _ engine: AudioEngine,
+                          change: () -> Void) throws -> (frame: Int, seconds: Double) {
+        output.hold(from: frames)
+        XCTAssertTrue(output.wait(until: { $0.held }), "the write at frame \(frames) never came")
+        // The held write (from `before` on) holds audio taken before the change.
+        let before = output.bytes.count / 4
+        change()
+        output.hold(from: before + 1)
+        XCTAssertTrue(output.wait(until: { $0.held && $0.frames > before }), "the write after the change never came")
+        let at = output.bytes.count / 4
+        let position = try XCTUnwrap(engine.position())
+        return (at, position.seconds)
+    }
+
+    /// The position when the write at `frames` or later is held.
+    private func positionAt(_ frames: Int, _ output: RecordingOutput, _ engine: AudioEngine) throws -> (frame: Int, seconds: Double) {
+        output.hold(from: frames)
+        XCTAssertTrue(output.wait(until: { $0.held && $0.frames >= frames }))
+        return (output.bytes.count / 4, try XCTUnwrap(engine.position()).seconds)
+    }
+
+    func testFrom1To125InPlace() throws {
+        let path = try sine(seconds: 4)
+        let source = try TestAudio.decode(path: path).bytes
+        let (output, log, engine) = recordingEngine()
+        engine.play(id: 1, path: path, from: 0, paused: false, speed: 1)
+        let change = try changeAt(rate, output, engine) { engine.setSpeed(id: 1, speed: 1.25) }
+        XCTAssertEqual(change.seconds, Double(change.frame) / Double(rate), accuracy: 1e-9, "at 1 a frame is a source frame")
+        let later = try positionAt(change.frame + 4097, output, engine)
+        // The new speed begins where the output stops being the source (the writer's held-back
+        // tail of the old speed goes first: a few hundred frames).
+        let heard = output.bytes
+        var first = change.frame
+        while first < later.frame, heard[first * 4..<first * 4 + 4] == source[first * 4..<first * 4 + 4] { first += 1 }
+        XCTAssertLessThan(first - change.frame, 2048, "more than a held-back tail at the old speed")
+        let expected = (Double(first) + Double(later.frame - first) * 1.25) / Double(rate)
+        XCTAssertEqual(later.seconds, expected, accuracy: 2.0 / Double(rate), "the place after the change, in the file's time")
+        output.hold(from: nil)
+        XCTAssertTrue(log.wait(for: .finished(id: 1)))
+        engine.shutdown()
+        let bytes = output.bytes
+        XCTAssertEqual(output.opens.map(\.sample), [.int16], "one stream, in the decoder's format: no reopen")
+        let total = Double(bytes.count / 4)
+        let wanted = Double(first) + Double(4 * rate - first) / 1.25
+        print("1 → 1.25 asked when \(change.frame) frames were out: \(first - change.frame) more frames at 1, "
+              + "then 1.25; \(Int(total)) frames, \(Int(wanted)) expected")
+        XCTAssertEqual(total, wanted, accuracy: wanted * 0.01)
+        let tail = leftSamples(Array(bytes.suffix(rate * 4)))
+        XCTAssertEqual(frequency(tail), hertz, accuracy: hertz * 0.01, "the pitch is kept after the change")
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1)], "one play, not restarted")
+    }
+
+    func testFrom125BackTo1IsBitExactAgain() throws {
+        let path = try sine(seconds: 4)
+        let source = try TestAudio.decode(path: path).bytes
+        let (output, log, engine) = recordingEngine()
+        engine.play(id: 1, path: path, from: 0, paused: false, speed: 1.25)
+        let change = try changeAt(rate / 2, output, engine) { engine.setSpeed(id: 1, speed: 1) }
+        output.hold(from: nil)
+        XCTAssertTrue(log.wait(for: .finished(id: 1)))
+        engine.shutdown()
+        let bytes = output.bytes
+        XCTAssertEqual(output.opens.map(\.sample), [.int16], "the stretched part too in the decoder's format")
+        // From the change on (after the held-back tail at 1.25), the source itself, bit for bit,
+        // from the source frame the position names.
+        var same = 0
+        while same < bytes.count / 4, same < source.count / 4,
+              bytes[bytes.count - 4 * (same + 1)..<bytes.count - 4 * same] == source[source.count - 4 * (same + 1)..<source.count - 4 * same] {
+            same += 1
+        }
+        let switched = bytes.count / 4 - same
+        let from = source.count / 4 - same
+        print("1.25 → 1 asked when \(change.frame) frames were out (\(change.seconds) s): \(switched - change.frame) more "
+              + "frames at 1.25, then the source bit-exact from its frame \(from) to the end (\(same) frames)")
+        XCTAssertGreaterThanOrEqual(switched, change.frame)
+        XCTAssertLessThan(switched - change.frame, 2048, "more than a held-back tail at the old speed")
+        XCTAssertEqual(Double(from), change.seconds * Double(rate) + Double(switched - change.frame) * 1.25, accuracy: 2,
+                       "the 1× part begins where the 1.25× part left the source")
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1)])
+    }
+
+    func testFrom125To15AndThePauseKeepsIt() throws {
+        let path = try sine(seconds: 4)
+        let (output, log, engine) = recordingEngine()
+        engine.play(id: 1, path: path, from: 0, paused: false, speed: 1.25)
+        // Changed while paused: the resume plays on at 1.5 from where it stopped.
+        output.hold(from: rate / 2)
+        XCTAssertTrue(output.wait(until: { $0.held }))
+        engine.pause()
+        engine.setSpeed(id: 1, speed: 1.5)
+        output.hold(from: nil)
+        XCTAssertTrue(output.wait(until: { $0.drains >= 1 }), "the pause never played out its fade")
+        let paused = try XCTUnwrap(engine.position()).seconds
+        let stopped = output.bytes.count / 4
+        // The first write after the resume is held, then the one after it.
+        output.hold(from: stopped)
+        engine.resume()
+        XCTAssertTrue(output.wait(until: { $0.held }), "no write after the resume")
+        let change = (frame: output.bytes.count / 4, seconds: try XCTUnwrap(engine.position()).seconds)
+        XCTAssertEqual(change.seconds, paused, accuracy: 1e-9, "the resume goes on where the pause stopped")
+        let later = try positionAt(change.frame + 1, output, engine)
+        let expected = change.seconds + Double(later.frame - change.frame) * 1.5 / Double(rate)
+        XCTAssertEqual(later.seconds, expected, accuracy: 2.0 / Double(rate), "1.5 from the resume on")
+        output.hold(from: nil)
+        XCTAssertTrue(log.wait(for: .finished(id: 1)))
+        engine.shutdown()
+        let total = Double(output.bytes.count / 4)
+        let wanted = Double(change.frame) + (4 - change.seconds) * Double(rate) / 1.5
+        print("1.25 → 1.5 (paused at \(paused) s) at output frame \(change.frame) = \(change.seconds) s: \(Int(total)) frames, \(Int(wanted)) expected")
+        XCTAssertEqual(total, wanted, accuracy: wanted * 0.01)
+        XCTAssertEqual(frequency(leftSamples(Array(output.bytes.suffix(rate * 4)))), hertz, accuracy: hertz * 0.01)
+        XCTAssertEqual(output.opens.count, 1)
+    }
+
+    func testTheSuccessorHandedAgainPlaysAtTheNewSpeed() throws {
+        let first = try sine(seconds: 2)
+        let second = scratch.path("second.wav")
+        try FileManager.default.copyItem(atPath: first, toPath: second)
+        let (output, log, engine) = recordingEngine()
+        engine.play(id: 1, path: first, from: 0, paused: false, next: (2, second))
+        // As the core does it: the play in place, the successor handed again at the new speed.
+        let change = try changeAt(rate / 2, output, engine) {
+            engine.setSpeed(id: 1, speed: 1.25)
+            engine.setNext(id: 3, path: second, speed: 1.25)
+        }
+        output.hold(from: nil)
+        XCTAssertTrue(log.wait(for: .finished(id: 3)))
+        engine.shutdown()
+        XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1, next: 3), .started(id: 3), .finished(id: 3)])
+        let total = Double(output.bytes.count / 4)
+        let wanted = Double(change.frame) + Double(2 * rate - change.frame) / 1.25 + Double(2 * rate) / 1.25
+        XCTAssertEqual(total, wanted, accuracy: wanted * 0.01, "both at 1.25 from the change on")
+        XCTAssertEqual(output.opens.count, 1, "gapless into the successor")
+    }
+
+    /// The left channel of 16-bit stereo output, scaled to ±1.
+    private func leftSamples(_ bytes: [UInt8]) -> [Float] {
+        bytes.withUnsafeBytes { raw in
+            let all = raw.bindMemory(to: Int16.self)
+            return stride(from: 0, to: all.count, by: 2).map { Float(all[$0]) / 32768 }
+        }
     }
 }

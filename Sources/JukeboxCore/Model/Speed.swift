@@ -48,16 +48,20 @@ extension State {
         return speed == 1 ? nil : speed
     }
 
-    /// `speed X` (nil: back to the folders' speeds) for the queue loaded: the track playing goes
-    /// on from where it is heard at the new speed, and its successor is handed again.
+    /// `speed X` (nil: back to the folders' speeds) for the queue loaded. The track playing or
+    /// paused changes speed in place (`Command.setSpeed`: no reopen, no new buffering; the place
+    /// heard does not move), and a successor already handed at another speed is handed again.
     mutating func setSpeed(_ speed: Double?, _ step: inout Step) {
         guard speed.map({ Speed.range.contains($0) }) ?? true else { return }
         let before = cursor.flatMap { playSpeed(at: $0) }
+        let nextBefore = autoAdvanceTarget().flatMap { playSpeed(at: $0) }
         queueSpeed = speed
-        guard let cursor, loaded != nil, before != playSpeed(at: cursor) else { return }
-        switch phase {
-        case .playing, .paused: startCurrent(at: position, paused: phase == .paused, &step)
-        default: break
+        guard let cursor, let loaded else { return }
+        let after = playSpeed(at: cursor)
+        if before != after, phase == .playing || phase == .paused {
+            step.commands.append(.setSpeed(playID: loaded.playID, speed: after))
         }
+        // `finish` hands it again (`syncNext`) at its new speed.
+        if handedNext != nil, nextBefore != autoAdvanceTarget().flatMap({ playSpeed(at: $0) }) { handedNext = nil }
     }
 }
