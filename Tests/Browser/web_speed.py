@@ -2,7 +2,11 @@
 """The playback speed on the Now playing page (docs/USING.md, "Playback speed") in the real browser,
 called from web_test.py with its module as `h`, signed in (a speed needs a session): the select
 reaches the player as one control line (`speed 1.5`) and the status says the new speed, a speed set
-elsewhere shows in the select, and "as the folder" goes back to 1."""
+elsewhere shows in the select, and "as the folder" goes back to 1. On the Settings page, a speed for
+the playing track's folder is added (the config file gets `speeds`, the player applies it to the
+track in place: the status says 1.25) and removed again (back to 1, the key gone from the file)."""
+import json
+import os
 from selenium.webdriver.support.ui import Select
 
 
@@ -31,3 +35,31 @@ def run(h, d, width, height):
     elif before == "paused":
         h.ctl("pause")
     h.log(f"{width}x{height}: the speed select sets the speed, shows one set elsewhere and goes back to the folder's")
+    folder_speeds(h, d, width, height)
+
+
+def folder_speeds(h, d, width, height):
+    folder = os.path.dirname(h.status()["path"])
+    h.go(d, "settings")
+    h.wait("the folder speeds show", lambda: h.el(d, "set-speeds-add").is_displayed())
+    h.el(d, "set-speeds-add").click()
+    row = h.js(d, "const r = [...document.querySelectorAll('[data-speed]')]; return r[r.length - 1].dataset.speed")
+    h.el(d, f"set-speed-{row}-folder").send_keys(folder)
+    Select(h.el(d, f"set-speed-{row}-speed")).select_by_value("1.25")
+    h.check_layout(d, width)
+    h.screenshot(d, "settings-speeds", width, height)
+    h.el(d, "settings-save").click()
+    h.wait("the change is saved and applied", lambda: "The player applied it" in h.txt(d, "settings-message"))
+    with open(h.args.config) as f:
+        if json.load(f).get("speeds") != {folder: 1.25}:
+            h.fail("the config file lacks the folder's speed")
+    h.wait("the player plays the folder at 1.25", lambda: h.status().get("speed") == 1.25)
+    # Removed again: the key leaves the file, the track is at 1.
+    h.wait("the saved row shows", lambda: h.js(d, "return document.querySelectorAll('[data-speed]').length") == 1)
+    h.js(d, "document.querySelector('[data-speed] button').click()")
+    h.el(d, "settings-save").click()
+    h.wait("the removal is saved", lambda: h.status().get("speed") == 1)
+    with open(h.args.config) as f:
+        if "speeds" in json.load(f):
+            h.fail("the removed speeds stayed in the config file")
+    h.log(f"{width}x{height}: a folder's speed added on the Settings page plays the track at 1.25, removed at 1")

@@ -147,6 +147,25 @@ final class SpeedTests: XCTestCase {
         XCTAssertEqual(same, expected)
     }
 
+    func testAConfigReloadWithOtherFolderSpeedsChangesThePlayInPlace() {
+        let h = playingAt30()
+        // The Settings page (or an edit and `reload`) gives /music 1.25: the play goes on at it.
+        let faster = settings(["/music": 1.25])
+        h.send(.reconfigured(faster), {
+            $0.settings = faster
+            $0.nextPlayID = 4
+            $0.handedNext = PlayRef(playID: 3, trackID: 2)
+            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.25")
+        }, commands: [
+            .setSpeed(playID: 1, speed: 1.25),
+            .setNext(playID: 3, path: "/music/2.flac", speed: 1.25),
+            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.25")),
+        ])
+        // Another folder's speed: nothing playing changes.
+        let other = settings(["/music": 1.25, "/elsewhere": 2])
+        h.send(.reconfigured(other), { $0.settings = other }, commands: [])
+    }
+
     func testSpeedWhileStoppedIsKeptForThePlay() {
         let h = CoreHarness(queued(3))
         h.send(.setSpeed(1.25), {

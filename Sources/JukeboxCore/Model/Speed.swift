@@ -49,19 +49,30 @@ extension State {
     }
 
     /// `speed X` (nil: back to the folders' speeds) for the queue loaded. The track playing or
-    /// paused changes speed in place (`Command.setSpeed`: no reopen, no new buffering; the place
-    /// heard does not move), and a successor already handed at another speed is handed again.
+    /// paused changes speed in place (`followSpeeds`).
     mutating func setSpeed(_ speed: Double?, _ step: inout Step) {
         guard speed.map({ Speed.range.contains($0) }) ?? true else { return }
-        let before = cursor.flatMap { playSpeed(at: $0) }
-        let nextBefore = autoAdvanceTarget().flatMap { playSpeed(at: $0) }
+        let was = playingSpeeds
         queueSpeed = speed
-        guard let cursor, let loaded else { return }
-        let after = playSpeed(at: cursor)
-        if before != after, phase == .playing || phase == .paused {
-            step.commands.append(.setSpeed(playID: loaded.playID, speed: after))
+        followSpeeds(from: was, &step)
+    }
+
+    /// The speeds the play loaded and the successor auto-advance would play get now (nil: 1),
+    /// to compare after `queueSpeed` or `settings.speeds` changed.
+    var playingSpeeds: (current: Double?, next: Double?) {
+        (cursor.flatMap { playSpeed(at: $0) }, autoAdvanceTarget().flatMap { playSpeed(at: $0) })
+    }
+
+    /// After the speeds changed (`speed X`, a config reload): the track playing or paused
+    /// changes speed in place (`Command.setSpeed`: no reopen, no new buffering; the place heard
+    /// does not move), and a successor already handed at another speed is handed again.
+    mutating func followSpeeds(from was: (current: Double?, next: Double?), _ step: inout Step) {
+        guard let loaded else { return }
+        let now = playingSpeeds
+        if was.current != now.current, phase == .playing || phase == .paused {
+            step.commands.append(.setSpeed(playID: loaded.playID, speed: now.current))
         }
         // `finish` hands it again (`syncNext`) at its new speed.
-        if handedNext != nil, nextBefore != autoAdvanceTarget().flatMap({ playSpeed(at: $0) }) { handedNext = nil }
+        if handedNext != nil, was.next != now.next { handedNext = nil }
     }
 }
