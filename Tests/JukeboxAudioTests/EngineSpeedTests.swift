@@ -267,3 +267,65 @@ extension EngineSpeedTests {
         }
     }
 }
+
+/// The figure for docs/USING.md: a speed change 1 → 1.25 in place against a restart at the place
+/// heard (what `speed X` did before: `play` from the position, the file opened again), on the
+/// recording output: silent frames around the change, frames at the old speed after what the
+/// writer had taken when the command came, device openings.
+extension EngineSpeedTests {
+    private struct ChangeFigures {
+        var silent = 0, opens = 0, frames = 0
+        /// Frames played, and what the file at 1 up to the change and at 1.25 after it makes.
+        var total = 0, wanted = 0
+    }
+
+    private func measureChange(inPlace: Bool) throws -> ChangeFigures {
+        let path = try sine(seconds: 4)
+        let source = try TestAudio.decode(path: path).bytes
+        let (output, log, engine) = recordingEngine()
+        engine.play(id: 1, path: path, from: 0, paused: false, speed: 1)
+        output.hold(from: rate)
+        XCTAssertTrue(output.wait(until: { $0.held }))
+        let before = output.bytes.count / 4
+        let heard = try XCTUnwrap(engine.position()).seconds
+        if inPlace {
+            engine.setSpeed(id: 1, speed: 1.25)
+        } else {
+            engine.play(id: 2, path: path, from: heard, paused: false, speed: 1.25)
+        }
+        // What the writer had taken: the held write, let through alone.
+        output.hold(from: before + 1)
+        XCTAssertTrue(output.wait(until: { $0.held && $0.frames > before }))
+        let taken = output.bytes.count / 4
+        output.hold(from: nil)
+        XCTAssertTrue(log.wait(for: .finished(id: inPlace ? 1 : 2)))
+        engine.shutdown()
+        let bytes = output.bytes
+        // The first frame at the new speed: where the output stops being the source at 1.
+        var first = taken
+        while first < bytes.count / 4, bytes[first * 4..<first * 4 + 4] == source[first * 4..<first * 4 + 4] { first += 1 }
+        // Silent frames from the command on (the sine at half scale is below 1/256 of full
+        // scale for at most 2 frames around each zero crossing: a run of 3 or more is a gap).
+        let left = leftSamples(bytes)
+        var silent = 0, run = 0
+        for v in left[before..<min(left.count, before + rate)] {
+            if abs(v) < 1.0 / 256 { run += 1 } else { if run >= 3 { silent += run }; run = 0 }
+        }
+        return ChangeFigures(silent: silent, opens: output.opens.count, frames: first - taken,
+                             total: bytes.count / 4, wanted: first + Int(Double(source.count / 4 - first) / 1.25))
+    }
+
+    func testTheGapOfAChangeInPlaceAgainstARestart() throws {
+        let inPlace = try measureChange(inPlace: true)
+        let restart = try measureChange(inPlace: false)
+        for (name, f) in [("in place", inPlace), ("by a restart", restart)] {
+            print("speed 1 → 1.25 \(name): \(f.silent) silent frames, \(f.frames) frames at 1 after what the writer had taken, "
+                  + "\(f.opens) device opening(s)")
+        }
+        XCTAssertEqual(inPlace.silent, 0, "a change in place inserts no silence")
+        XCTAssertEqual(inPlace.opens, 1)
+        XCTAssertLessThan(inPlace.frames, 2048, "more than the writer's held-back tail at the old speed")
+        XCTAssertEqual(Double(inPlace.total), Double(inPlace.wanted), accuracy: Double(inPlace.wanted) * 0.01,
+                       "nothing skipped or repeated: the file at 1 up to the change, at 1.25 after it")
+    }
+}
