@@ -537,6 +537,9 @@ public final class MQTTBridge: @unchecked Sendable {
     /// does not change every second); seconds to the tenth, as the topics of their own.
     static func state(_ status: PlayerStatusJSON, published: Double?) -> JSONValue {
         func seconds(_ v: Double?) -> JSONValue { v.flatMap { $0.isFinite ? .number(($0 * 10).rounded() / 10) : nil } ?? .null }
+        // The current track's playback speed; null with nothing current. Apart: Swift 6.0.3 gives
+        // up on a long literal with closures in it.
+        let speed: JSONValue = status.speed.flatMap { $0.isFinite ? JSONValue.number($0) : nil } ?? .null
         return .fields([
             .init("phase", .string(status.phase)), .init("title", .orNull(status.title)), .init("artist", .orNull(status.artist)),
             .init("album", .orNull(status.album)), .init("file", .orNull(status.path)), .init("position", seconds(published)),
@@ -546,8 +549,7 @@ public final class MQTTBridge: @unchecked Sendable {
             .init("chapter", status.chapter.map { c in
                 .fields([.init("index", .integer(c.index)), .init("count", .integer(c.count)), .init("title", .string(c.title))])
             } ?? .null),
-            // The current track's playback speed; null with nothing current.
-            .init("speed", status.speed.flatMap { $0.isFinite ? .number($0) : nil } ?? .null),
+            .init("speed", speed),
         ])
     }
 

@@ -45,51 +45,36 @@ final class SpeedTests: XCTestCase {
         return h
     }
 
+    /// `speed X` (nil: default) on track 1 of 3, play 1 heard at 0:30 and `phase`: the play
+    /// changes in place (no new play), its successor is handed again as play `nextPlay`, and
+    /// the queue file is written with the speed (it is the queue's).
+    private func changeSpeed(_ h: CoreHarness, to speed: Double?, _ phase: SavedPhase, nextPlay: UInt64,
+                             file: StaticString = #filePath, line: UInt = #line) {
+        let word = phase == .paused ? "paused" : "playing"
+        let shown = speed.map(Speed.text)
+        h.send(.setSpeed(speed), file: file, line: line, {
+            $0.queueSpeed = speed
+            $0.nextPlayID = nextPlay + 1
+            $0.handedNext = PlayRef(playID: nextPlay, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: phase, speed: speed)
+            $0.savedPosition = 30
+            $0.shown = status(word, song: 1, index: 1, of: 3, elapsed: "0:30", speed: shown)
+        }, commands: [
+            .setSpeed(playID: 1, speed: speed),
+            .setNext(playID: nextPlay, path: "/music/2.flac", speed: speed),
+            .persist(Snapshot(tracks: infos(3), current: 0, position: 30, phase: phase, speed: speed)),
+            .render(status(word, song: 1, index: 1, of: 3, elapsed: "0:30", speed: shown)),
+        ])
+    }
+
     func testSpeedWhilePlayingChangesInPlaceAndHandsTheSuccessorAgain() {
         let h = playingAt30()
-        // 1 → 1.25: the play goes on in place (no new play, no reopen); the successor handed at 1
-        // is handed again at 1.25. The speed is the queue's: the queue file is written with it.
-        h.send(.setSpeed(1.25), {
-            $0.queueSpeed = 1.25
-            $0.nextPlayID = 4
-            $0.handedNext = PlayRef(playID: 3, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: 1.25)
-            $0.savedPosition = 30
-            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.25")
-        }, commands: [
-            .setSpeed(playID: 1, speed: 1.25),
-            .setNext(playID: 3, path: "/music/2.flac", speed: 1.25),
-            .persist(Snapshot(tracks: infos(3), current: 0, position: 30, phase: .playing, speed: 1.25)),
-            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.25")),
-        ])
-        // 1.25 → 1.5: the same play again.
-        h.send(.setSpeed(1.5), {
-            $0.queueSpeed = 1.5
-            $0.nextPlayID = 5
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: 1.5)
-            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.5")
-        }, commands: [
-            .setSpeed(playID: 1, speed: 1.5),
-            .setNext(playID: 4, path: "/music/2.flac", speed: 1.5),
-            .persist(Snapshot(tracks: infos(3), current: 0, position: 30, phase: .playing, speed: 1.5)),
-            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.5")),
-        ])
+        changeSpeed(h, to: 1.25, .playing, nextPlay: 3)
+        changeSpeed(h, to: 1.5, .playing, nextPlay: 4)
         // The same speed again changes nothing; `speed default` goes back to 1 (nil: the
         // stretcher taken out, bit-exact again), for the play and its successor.
         h.send(.setSpeed(1.5), { _ in }, commands: [])
-        h.send(.setSpeed(nil), {
-            $0.queueSpeed = nil
-            $0.nextPlayID = 6
-            $0.handedNext = PlayRef(playID: 5, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")
-        }, commands: [
-            .setSpeed(playID: 1, speed: nil),
-            .setNext(playID: 5, path: "/music/2.flac"),
-            .persist(Snapshot(tracks: infos(3), current: 0, position: 30, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")),
-        ])
+        changeSpeed(h, to: nil, .playing, nextPlay: 5)
     }
 
     func testSpeedWhilePausedChangesThePausedPlayInPlace() {
@@ -106,18 +91,7 @@ final class SpeedTests: XCTestCase {
             .render(status("paused", song: 1, index: 1, of: 3, elapsed: "0:30")),
         ])
         // Still paused, at the same place: the resume plays at 1.25.
-        h.send(.setSpeed(1.25), {
-            $0.queueSpeed = 1.25
-            $0.nextPlayID = 4
-            $0.handedNext = PlayRef(playID: 3, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .paused, speed: 1.25)
-            $0.shown = status("paused", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.25")
-        }, commands: [
-            .setSpeed(playID: 1, speed: 1.25),
-            .setNext(playID: 3, path: "/music/2.flac", speed: 1.25),
-            .persist(Snapshot(tracks: infos(3), current: 0, position: 30, phase: .paused, speed: 1.25)),
-            .render(status("paused", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.25")),
-        ])
+        changeSpeed(h, to: 1.25, .paused, nextPlay: 3)
     }
 
     func testASuccessorAtItsOwnSpeedIsHandedAgainAloneOrKept() {

@@ -4,30 +4,18 @@
 // settings.js shows it when the server offers `speeds`. No policy here: the config's own code
 // checks the folders and speeds, and its words are shown.
 
+import { editRow, labelledField } from './dom.js';
+
 const $ = (id) => document.getElementById(id);
 const speeds = ['0.75', '1', '1.25', '1.5', '1.75', '2'];
 let setText = null;
 let rowCount = 0;      // numbers the rows' ids
 let was = '';          // the value as rendered, as JSON text
 
-function field(id, name, input) {
-  const row = document.createElement('div');
-  row.className = 'field';
-  const label = document.createElement('label');
-  label.htmlFor = id;
-  setText(label, name);
-  input.id = id;
-  row.append(label, input);
-  return row;
-}
-
 function speedRow(folder, speed) {
   rowCount += 1;
   const n = rowCount;
-  const row = document.createElement('div');
-  row.className = 'cap-row';
-  row.setAttribute('role', 'group');
-  row.setAttribute('aria-label', `Folder speed ${n}`);
+  const { row, remove } = editRow(`Folder speed ${n}`, `Remove folder speed ${n}`);
   const path = document.createElement('input');
   path.type = 'text';
   path.required = true;
@@ -42,12 +30,7 @@ function speedRow(folder, speed) {
     select.append(o);
   }
   select.value = value;
-  const remove = document.createElement('button');
-  remove.type = 'button';
-  setText(remove, 'Remove');
-  remove.setAttribute('aria-label', `Remove folder speed ${n}`);
-  remove.addEventListener('click', () => row.remove());
-  row.append(field(`set-speed-${n}-folder`, 'Folder', path), field(`set-speed-${n}-speed`, 'Speed', select), remove);
+  row.append(labelledField(`set-speed-${n}-folder`, 'Folder', path), labelledField(`set-speed-${n}-speed`, 'Speed', select), remove);
   row.dataset.speed = String(n);
   return row;
 }
