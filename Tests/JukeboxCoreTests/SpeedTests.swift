@@ -226,3 +226,19 @@ extension SpeedTests {
         XCTAssertNil(s.queueSpeed)
     }
 }
+
+extension SpeedTests {
+    /// The panel marks a speed other than 1 on the status row, where it fits (a 16x2 with a track
+    /// of ten minutes or more has no room: the time wins).
+    func testThePanelMarksTheSpeed() {
+        var display = settings(["/music": 1.25])
+        display.display = .lcd20x4
+        var s = playing(2, settings: display)
+        s.position = 83
+        XCTAssertEqual(s.playingSpeedMark, "1.25x")
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd20x4).rows.last, "▶ 1:23/1:40    1.25x")
+        s.settings.speeds = [:]
+        XCTAssertNil(s.playingSpeedMark)
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd20x4).rows.last, "▶ 1:23/1:40         ")
+    }
+}

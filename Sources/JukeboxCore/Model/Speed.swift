@@ -40,6 +40,12 @@ extension State {
         return best?.speed ?? 1
     }
 
+    /// The panel's mark for the current track's speed (`1.25x`), nil at 1: ASCII, which every
+    /// panel's character set has.
+    var playingSpeedMark: String? {
+        cursor.flatMap { playSpeed(at: $0) }.map { Speed.text($0) + "x" }
+    }
+
     /// The speed for the track at order index `index`, as `startTrack`/`setNext` carry it: nil at
     /// 1, so the engine puts no stretcher in the path and samples pass bit-exact.
     public func playSpeed(at index: Int) -> Double? {
