@@ -177,7 +177,17 @@ extension EngineSpeedTests {
     }
 
     func testFrom125BackTo1IsBitExactAgain() throws {
-        let path = try sine(seconds: 4)
+        try assertBackTo1IsBitExact(try sine(seconds: 4))
+    }
+
+    /// The same in a FLAC file (its decoder seeks to the frame, as for WAV).
+    func testFrom125BackTo1IsBitExactAgainInAFLAC() throws {
+        let path = scratch.path("tone.flac")
+        try TestAudio.write(path: path, kind: .flac, frames: 4 * rate)
+        try assertBackTo1IsBitExact(path)
+    }
+
+    private func assertBackTo1IsBitExact(_ path: String) throws {
         let source = try TestAudio.decode(path: path).bytes
         let (output, log, engine) = recordingEngine()
         engine.play(id: 1, path: path, from: 0, paused: false, speed: 1.25)
