@@ -157,7 +157,7 @@ extension EngineSpeedTests {
         // tail of the old speed goes first: a few hundred frames).
         let heard = output.bytes
         var first = change.frame
-        while first < later.frame, heard[first * 4..<first * 4 + 4] == source[first * 4..<first * 4 + 4] { first += 1 }
+        while first < later.frame, Self.sameFrame(heard, first, source, first) { first += 1 }
         XCTAssertLessThan(first - change.frame, 2048, "more than a held-back tail at the old speed")
         let expected = (Double(first) + Double(later.frame - first) * 1.25) / Double(rate)
         XCTAssertEqual(later.seconds, expected, accuracy: 2.0 / Double(rate), "the place after the change, in the file's time")
@@ -200,10 +200,8 @@ extension EngineSpeedTests {
         // From the change on (after the held-back tail at 1.25), the source itself, bit for bit,
         // from the source frame the position names.
         var same = 0
-        while same < bytes.count / 4, same < source.count / 4,
-              bytes[bytes.count - 4 * (same + 1)..<bytes.count - 4 * same] == source[source.count - 4 * (same + 1)..<source.count - 4 * same] {
-            same += 1
-        }
+        let (out, into) = (bytes.count / 4, source.count / 4)
+        while same < out, same < into, Self.sameFrame(bytes, out - 1 - same, source, into - 1 - same) { same += 1 }
         let switched = bytes.count / 4 - same
         let from = source.count / 4 - same
         print("1.25 → 1 asked when \(change.frame) frames were out (\(change.seconds) s): \(switched - change.frame) more "
@@ -269,6 +267,14 @@ extension EngineSpeedTests {
         XCTAssertEqual(output.opens.count, 1, "gapless into the successor")
     }
 
+    /// Whether frame `i` of `a` and frame `j` of `b` (16-bit stereo) are the same bytes. Apart:
+    /// Swift 6.0.3's type checker gives up on the slices' arithmetic written inline.
+    static func sameFrame(_ a: [UInt8], _ i: Int, _ b: [UInt8], _ j: Int) -> Bool {
+        let x: ArraySlice<UInt8> = a[(i * 4)..<(i * 4 + 4)]
+        let y: ArraySlice<UInt8> = b[(j * 4)..<(j * 4 + 4)]
+        return x == y
+    }
+
     /// The left channel of 16-bit stereo output, scaled to ±1.
     private func leftSamples(_ bytes: [UInt8]) -> [Float] {
         bytes.withUnsafeBytes { raw in
@@ -313,7 +319,7 @@ extension EngineSpeedTests {
         let bytes = output.bytes
         // The first frame at the new speed: where the output stops being the source at 1.
         var first = taken
-        while first < bytes.count / 4, bytes[first * 4..<first * 4 + 4] == source[first * 4..<first * 4 + 4] { first += 1 }
+        while first < bytes.count / 4, Self.sameFrame(bytes, first, source, first) { first += 1 }
         // Silent frames from the command on (the sine at half scale is below 1/256 of full
         // scale for at most 2 frames around each zero crossing: a run of 3 or more is a gap).
         let left = leftSamples(bytes)

@@ -9,6 +9,13 @@ import XCTest
 /// opened once, the recording is the file bit for bit up to where the new speed begins, and from
 /// there the rest of the file at 1.25 (its length says nothing was skipped or repeated).
 final class SpeedBinaryTests: XCTestCase {
+    /// Whether frame `i` of `a` and of `b` (16-bit stereo) are the same bytes.
+    private func sameFrame(_ a: [UInt8], _ i: Int, _ b: [UInt8], _ j: Int) -> Bool {
+        let x: ArraySlice<UInt8> = a[(i * 4)..<(i * 4 + 4)]
+        let y: ArraySlice<UInt8> = b[(j * 4)..<(j * 4 + 4)]
+        return x == y
+    }
+
     func testASpeedChangeWhilePlayingKeepsTheDeviceAndTheFile() throws {
         let dir = NSTemporaryDirectory() + "jukebox-speed-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -39,7 +46,7 @@ final class SpeedBinaryTests: XCTestCase {
         }, "the track never ended")
         let bytes = pcm.recording()
         var first = 0
-        while first < bytes.count / 4, first < source.count / 4, bytes[first * 4..<first * 4 + 4] == source[first * 4..<first * 4 + 4] { first += 1 }
+        while first < bytes.count / 4, first < source.count / 4, sameFrame(bytes, first, source, first) { first += 1 }
         let wanted = Double(first) + Double(frames - first) / 1.25
         print("speed 1.25 asked when the device had taken \(asked) frames: the file bit-exact up to frame \(first) "
               + "(\(first - asked) frames later, the device's buffer and what was written), then \(bytes.count / 4 - first) frames "
