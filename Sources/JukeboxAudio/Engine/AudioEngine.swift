@@ -151,7 +151,9 @@ public final class AudioEngine: @unchecked Sendable {
                 state.cancelTakenNext()
                 state.nextSpec?.speed = speed
             }
-            guard let serial = state.decoderSerial, state.decoderTrackID == id, state.cancelSerial != serial else { return }
+            // A stream plays at 1 whatever is asked: what it decoded ahead is kept.
+            guard let serial = state.decoderSerial, state.decoderTrackID == id, state.cancelSerial != serial,
+                  state.liveStream?.id != id else { return }
             // Where the dropped audio began is where the new speed begins; with nothing queued,
             // where the decoder's output got to (or an earlier order's place, not yet carried out).
             var from: Int64?
