@@ -345,3 +345,23 @@ extension EngineSpeedTests {
                        "nothing skipped or repeated: the file at 1 up to the change, at 1.25 after it")
     }
 }
+
+extension EngineSpeedTests {
+    /// A change the stretcher cannot make (more than 16 channels) ends the track with its reason,
+    /// as a play at that speed is refused, and leaves the engine able to play on.
+    func testAChangeTheStretcherRefusesEndsTheTrackWithItsReason() throws {
+        let path = scratch.path("many.wav")
+        try TestAudio.write(path: path, kind: .wav16, frames: 4 * rate, channels: 20)
+        let (output, log, engine) = recordingEngine()
+        engine.play(id: 1, path: path, from: 0, paused: false)
+        output.hold(from: rate / 2)
+        XCTAssertTrue(output.wait(until: { $0.held }))
+        engine.setSpeed(id: 1, speed: 1.25)
+        output.hold(from: nil)
+        XCTAssertTrue(log.wait(for: .failed(id: 1, reason: "cannot play at speed 1.25 (20 channels)")), "\(log.tracks)")
+        let other = try sine(seconds: 1)
+        engine.play(id: 2, path: other, from: 0, paused: false, speed: 1.25)
+        XCTAssertTrue(log.wait(for: .finished(id: 2)), "the engine plays on: \(log.tracks)")
+        engine.shutdown()
+    }
+}

@@ -261,11 +261,24 @@ extension AudioEngine {
         guard let failure else { return changed }
         track.decoder.close()
         return monitor.withLock { () -> OpenTrack? in
-            guard state.generation == track.generation, state.cancelSerial != track.serial else { return nil }
-            state.queue.append(.failed(serial: track.serial, id: track.job.track.id, reason: failure, wasNext: track.isUnstartedNext))
+            defer { monitor.broadcast() }
             state.decoderSerial = nil
+            guard state.generation == track.generation, state.cancelSerial != track.serial else {
+                // Abandoned meanwhile: as an opening abandoned (`openTrack`).
+                if state.cancelSerial == track.serial && state.generation == track.generation {
+                    state.cancelSerial = nil
+                    state.decoderPhase = .awaitingNext
+                } else if state.decoderPhase == .busy {
+                    state.decoderPhase = .idle
+                }
+                return nil
+            }
+            state.queue.append(.failed(serial: track.serial, id: track.job.track.id, reason: failure, wasNext: track.isUnstartedNext))
+            if track.isUnstartedNext {
+                state.nextSpec = nil
+                state.nextTakenSerial = nil
+            }
             state.decoderPhase = .awaitingNext
-            monitor.broadcast()
             return nil
         }
     }
