@@ -104,6 +104,8 @@ public struct DisplayFrame: Equatable, Sendable {
             if state.shuffle { marks.append(PanelGlyph.shuffle.rawValue) }
             if state.repeatMode == .all { marks.append(PanelGlyph.repeatAll.rawValue) }
             if state.repeatMode == .one { marks.append(PanelGlyph.repeatOne.rawValue) }
+            // A speed other than 1 (`1.25x`), after the sleep timer's mark.
+            if let speed = state.playingSpeedMark { marks = speed + marks }
             if let sleep = state.sleepPanelMark { marks = sleep + marks }
             // The day's listening left, near its end, before the other marks; kept alone when
             // they do not all fit (a 16x2 with a track of ten minutes or more).

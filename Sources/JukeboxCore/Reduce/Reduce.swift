@@ -135,7 +135,10 @@ extension State {
             step.activity = true
             let displayChanged = new.display != settings.display
             let feedsChanged = new.podcasts != settings.podcasts
+            let speedsWere = playingSpeeds
             settings = new
+            // Folders' speeds changed: the play goes on at its new one, in place.
+            followSpeeds(from: speedsWere, &step)
             if displayChanged { shownFrame = nil }
             if feedsChanged {
                 followPodcastSettings()
