@@ -41,6 +41,8 @@ def run(h, d, width, height):
 def folder_speeds(h, d, width, height):
     folder = os.path.dirname(h.status()["path"])
     h.go(d, "settings")
+    # Rows added while the page still loads would be rendered over: wait for the load to end.
+    h.wait("the settings are loaded", lambda: h.txt(d, "settings-message") == "", timeout=15)
     h.wait("the folder speeds show", lambda: h.el(d, "set-speeds-add").is_displayed())
     h.el(d, "set-speeds-add").click()
     row = h.js(d, "const r = [...document.querySelectorAll('[data-speed]')]; return r[r.length - 1].dataset.speed")
