@@ -107,6 +107,19 @@ public final class ControlClient {
         }
     }
 
+    /// Waits until the player closes the connection, sends a line `ended` accepts, or `watched`
+    /// (a pidfd) polls readable: what `jukebox source`'s holder waits for. Lines it does not
+    /// accept are ignored.
+    public func wait(until ended: (String) -> Bool, orReadable watched: Int32) {
+        while true {
+            while let line = takeLine() { if ended(line) { return } }
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: watched, events: Int16(POLLIN), revents: 0)]
+            guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { return }
+            if fds[1].revents != 0 { return }
+            if fds[0].revents != 0 && !receive() { return }
+        }
+    }
+
     /// The next complete line already received, if any.
     private func takeLine() -> String? {
         guard let newline = buffer.firstIndex(of: 0x0A) else { return nil }
