@@ -38,6 +38,9 @@ public final class ControlClient {
 
     deinit { close(fd) }
 
+    /// The connection's file descriptor (`jukebox source`'s holder keeps it and closes the rest).
+    public var descriptor: Int32 { fd }
+
     /// Sends one line; false when the player hung up.
     public func send(_ line: String) -> Bool {
         // send(MSG_NOSIGNAL): a player that hung up must give an error here, not a SIGPIPE.

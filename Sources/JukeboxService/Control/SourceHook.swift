@@ -64,14 +64,30 @@ public enum SourceHook {
         return reply == "ok released" ? .granted(holder: pid) : .slow(holder: pid)
     }
 
-    /// The holder: a session of its own (the hook's exit does not touch it), no terminal; ends
-    /// when the player says the source ended, the player goes, or the watched program ends.
+    /// The holder: a session of its own (the hook's exit does not touch it), no terminal, and
+    /// none of the descriptors the program that ran the hook left open (its sockets, its sound
+    /// device: a holder must not keep them alive); ends when the player says the source ended,
+    /// the player goes, or the watched program ends.
     private static func hold(_ client: ControlClient, name: String, watched: Int32) -> Never {
         _ = setsid()
         let null = open("/dev/null", O_RDWR)
         if null >= 0 { for fd: Int32 in 0...2 { _ = dup2(null, fd) } }
+        closeAll(but: [0, 1, 2, client.descriptor, watched])
         client.wait(until: { $0 == "ok source \(name) ended" }, orReadable: watched)
         _exit(0)
+    }
+
+    /// Closes every open descriptor but `kept` (listed from /proc/self/fd: any number may be open).
+    private static func closeAll(but kept: Set<Int32>) {
+        guard let dir = opendir("/proc/self/fd") else { return }
+        var open: [Int32] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let fd = Int32(name) { open.append(fd) }
+        }
+        let own = dirfd(dir)
+        closedir(dir)
+        for fd in open where !kept.contains(fd) && fd != own { close(fd) }
     }
 
     /// `source end NAME`: the reply line (nil when none came), or why no player answers.
