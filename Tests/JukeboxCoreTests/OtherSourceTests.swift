@@ -31,16 +31,7 @@ final class OtherSourceTests: XCTestCase {
             $0.handedNext = nil
             $0.shown = shown
         }, commands: [.releaseDevice(token: 1), .render(shown)])
-        h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 31.6)), file: file, line: line, {
-            $0.position = 31.6
-            $0.pendingGrants = []
-            $0.releaseToken = nil
-            $0.releasedPlay = nil
-            $0.savedPosition = 31.6
-        }, commands: [
-            .grant(id: "source-airplay"),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 31.6, phase: .playing)),
-        ])
+        h.releasedTrack1Of2(at: 31.6, granting: "source-airplay", file: file, line: line)
     }
 
     func testAirPlayTakesTheDeviceNamesItsSenderAndGivesItBackAtTheHeardPlace() {
