@@ -44,7 +44,6 @@ extension Subcommands {
         case .refused(let reply): writeAll(2, "jukebox: " + DisplayText.inert(reply) + "\n")
         case .noPlayer(let why): writeAll(2, "jukebox: no jukebox answers at \(path) (\(why)); the source plays on its own\n")
         case .slow: writeAll(2, "jukebox: the player did not release the device within \(Int(timeout)) s; the source plays anyway\n")
-        case .cannotWatch(let why): writeAll(2, "jukebox: \(why)\n")
         }
         return outcome.status
     }

@@ -64,11 +64,12 @@ final class OtherSourceScenarioTests: XCTestCase {
     }
 
     /// A stand-in for shairport-sync: a process that runs `hook` as its child, waits for it (as
-    /// `wait_for_completion` does), writes its exit status to `status`, then lives on as a session
+    /// `wait_for_completion` does), writes its exit status to `status` (renamed into place), then lives on as a session
     /// would (exec sleep: the same pid, so the hook's parent is still "shairport-sync").
     func shairport(running hook: [String], status: String) throws -> Process {
         let p = Process()
-        let command = ChildDeath.command("/bin/sh", ["-c", "\"$@\"; echo $? > \(status); exec sleep 600", "sh"] + hook)
+        // The status appears whole (written aside, then renamed): a test that sees the file reads it.
+        let command = ChildDeath.command("/bin/sh", ["-c", "\"$@\"; echo $? > \(status).tmp && mv \(status).tmp \(status); exec sleep 600", "sh"] + hook)
         p.executableURL = URL(fileURLWithPath: command.executable)
         p.arguments = command.arguments
         p.standardError = FileHandle.nullDevice
@@ -115,6 +116,8 @@ final class OtherSourceScenarioTests: XCTestCase {
         let resumed = Date().timeIntervalSince(ending)
         let back = position() ?? -1
         XCTAssertTrue(back >= paused - 0.05 && back < paused + 1.5, "cycle \(cycle): left at \(paused) s, came back at \(back) s")
+        // The end hook told the holder, which is gone (none piles up over the sessions).
+        XCTAssertTrue(waitFor(5) { (try? self.childrenHoldingTheSocket())?.isEmpty == true }, "cycle \(cycle): a holder stayed")
         kill(stand.processIdentifier, SIGKILL)
         return (yielded, resumed)
     }

@@ -27,14 +27,12 @@ public enum SourceHook {
         /// The player did not release the device within the time given; the holder still keeps
         /// the source (the player ends it with the program). Status 0.
         case slow(holder: pid_t)
-        /// Nothing to watch (`watch` could not open a pidfd): the source is not begun. Status 1.
-        case cannotWatch(String)
 
         /// The hook's exit status.
         public var status: Int32 {
             switch self {
             case .granted, .noPlayer, .slow: return 0
-            case .refused, .cannotWatch: return 1
+            case .refused: return 1
             }
         }
     }
