@@ -175,6 +175,8 @@ make_deb() { # make_deb ARCH
   install -D -m 0644 board/99-jukebox.rules "$stage/usr/lib/udev/rules.d/99-jukebox.rules"
   # USB sticks: the rule starts the unit, the unit runs usb-mount (under /usr/share here).
   install -m 0755 board/usb-mount.sh "$stage/usr/share/jukebox/usb-mount"
+  # shairport-sync's session hooks (docs/SOURCES.md): AirPlay takes the device and gives it back.
+  install -m 0644 board/shairport-sync.conf "$stage/usr/share/jukebox/shairport-sync.conf"
   install -D -m 0644 board/98-jukebox-usb.rules "$stage/usr/lib/udev/rules.d/98-jukebox-usb.rules"
   sed 's|/usr/local/share/jukebox/usb-mount|/usr/share/jukebox/usb-mount|g' \
     'systemd/jukebox-usb@.service' > "$stage/usr/lib/systemd/system/jukebox-usb@.service"

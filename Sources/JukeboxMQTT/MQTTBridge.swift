@@ -50,8 +50,8 @@ public final class MQTTBridge: @unchecked Sendable {
     /// Seconds between two looks at the playlist folders.
     static let playlistRescan = 30.0
     /// Control words the bridge does not pass on: `events` belongs to the bridge's own stream, a
-    /// `yield` lives as long as its connection (MQTT has none to tie it to).
-    static let refused: Set<String> = ["events", "yield"]
+    /// `yield` and `source` live as long as their connection (MQTT has none to tie them to).
+    static let refused: Set<String> = ["events", "yield", "source"]
     /// The retained state topics, under `topic`.
     public static let stateTopics = ["availability", "phase", "title", "artist", "album", "file", "position", "duration",
                                      "volume", "shuffle", "repeat", "queue", "message", "chapter", "state", "sleep", "sleep_left",

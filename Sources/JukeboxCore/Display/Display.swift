@@ -88,7 +88,14 @@ public struct DisplayFrame: Equatable, Sendable {
             let why = scroll("\(folder) is not there", width: w, since: state.messageSince, now: now, moving: &moving)
             lines = layout.rows <= 2 ? ["Waiting: music", why] : ["Waiting for", "music", why]
         } else if case .interrupted(let reason) = state.phase {
-            lines = ["Interrupted", reason]
+            // Another source: its name above, who sends below ("AirPlay" / "Anna's phone").
+            if let source = state.interruptions.last?.source {
+                let label = OtherSource.label(source)
+                let sender = reason.hasPrefix(label + ": ") ? String(reason.dropFirst(label.count + 2)) : "playing"
+                lines = [label, sender]
+            } else {
+                lines = ["Interrupted", reason]
+            }
         } else if state.queue.isEmpty {
             lines = ["jukebox", "queue empty"]
         } else {

@@ -294,13 +294,17 @@ public struct State: Equatable, Sendable {
 public struct Interruption: Equatable, Sendable {
     /// The id given with `Event.interruptBegan`.
     public var id: String
-    /// Why, for the status ("phone call", "chime").
+    /// Why, for the status ("phone call", "chime"; "AirPlay: Anna's phone" for a source).
     public var reason: String
+    /// The other source that holds the device (`airplay`), nil for any other interruption: its
+    /// policy (`Settings.sources`) decides what follows when it ends.
+    public var source: String?
 
     /// Creates an interruption record.
-    public init(id: String, reason: String) {
+    public init(id: String, reason: String, source: String? = nil) {
         self.id = id
         self.reason = reason
+        self.source = source
     }
 }
 
