@@ -3,17 +3,21 @@
 #
 # bench.sh - regenerate the figures of docs/TESTING.md "Performance and reliability".
 #
-#   board/bench.sh [--quick] [--json FILE] [--only SECTION,...] [--vs-mpd [FILE]]
+#   board/bench.sh [--quick] [--json FILE] [--only SECTION,...] [--day-hour SECONDS] [--vs-mpd [FILE]]
 #
 # Builds a release jukebox the way board/install.sh does (static Swift standard library) and
 # jukebox-bench, compiles the ALSA test device with cc, then runs jukebox-bench: it plays through
 # the test device and libasound's file PCM (no sound card needed) and prints a table and one JSON
-# object. About 2-3 minutes on a 2-core machine with a warm build; --quick takes about a minute (CI smoke test).
+# object. About 7 minutes on a 2-core machine with a warm build; --quick takes about two (CI smoke test;
+# its day section about 50 s).
 #
 # Options:
 #   --quick          shorter runs, fewer repeats, no 2,000-track folder
 #   --json FILE      also write the JSON object to FILE
-#   --only LIST      some of playback,resume,button,latency,library,state,loop,gapless,idle,web (web: not in --quick unless named)
+#   --only LIST      some of playback,resume,button,latency,library,usb,state,loop,gapless,idle,web,day
+#                    (web: not in --quick unless named)
+#   --day-hour SECONDS  wall seconds per "hour" of the day section (default 1.75 with --quick, else 6;
+#                    180: a whole day of audio at 20x real time, 72 minutes)
 #   --vs-mpd [FILE]  then, when MPD is installed, MPD and this jukebox side by side in one run:
 #                    ../shared/bench/side-by-side.sh (paced CPU through ALSA's pulse plugin, RSS,
 #                    PSS, idle CPU; ~6 minutes); its JSON to FILE (default: beside --json, or not kept)
@@ -41,7 +45,9 @@ while [ $# -gt 0 ]; do
     --json=*) json=$(realpath -m "${1#--json=}"); args+=(--json "$json") ;;
     --only) [ $# -ge 2 ] || die "--only needs a LIST"; args+=(--only "$2"); shift ;;
     --only=*) args+=(--only "${1#--only=}") ;;
-    -h|--help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --day-hour) [ $# -ge 2 ] || die "--day-hour needs SECONDS"; args+=(--day-hour "$2"); shift ;;
+    --day-hour=*) args+=(--day-hour "${1#--day-hour=}") ;;
+    -h|--help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac
   shift

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # fuzz.sh - fuzz the parsers: the control language (socket lines and serial-console keystrokes),
-# the config loader, the state file loader, HLS playlists, MPEG-TS and podcast feeds, each for a
-# bounded time.
+# the config loader, the state file loader, HLS playlists, MPEG-TS, fragmented MP4 segments and
+# podcast feeds, each for a bounded time.
 #
 # Builds jukebox-fuzz with libFuzzer (`swift build --sanitize=fuzzer -Xswiftc -DLIBFUZZER`) and
 # runs each harness under it, starting from the seed corpus in Tests/FuzzCorpus/HARNESS. When
@@ -14,7 +14,7 @@
 # Usage:
 #   bash board/fuzz.sh [--seconds N] [--random] [--out DIR] [HARNESS...]
 #
-#   HARNESS        command, config, state, runtime, hls, ts, feed (default: all seven)
+#   HARNESS        command, config, state, runtime, hls, ts, fmp4, feed (default: all eight)
 #   --seconds N    per harness (default 60; env FUZZ_SECONDS)
 #   --random       skip libFuzzer, use the randomized mode (env FUZZ_MODE=random)
 #   --out DIR      work folder (default /tmp/jukebox-fuzz; env FUZZ_OUT): DIR/crashes holds
@@ -43,12 +43,12 @@ while [ $# -gt 0 ]; do
     --seconds) SECONDS_EACH=$2; shift 2 ;;
     --random) MODE=random; shift ;;
     --out) OUT=$2; shift 2 ;;
-    command|config|state|runtime|hls|ts|feed) HARNESSES+=("$1"); shift ;;
+    command|config|state|runtime|hls|ts|fmp4|feed) HARNESSES+=("$1"); shift ;;
     -h|--help) sed -n '/^# Usage/,/^# Exits/p' "$0" | sed -e 's/^# \{0,1\}//' -e '$d'; exit 0 ;;
     *) echo "fuzz: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(command config state runtime hls ts feed)
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(command config state runtime hls ts fmp4 feed)
 case "$SECONDS_EACH" in ''|*[!0-9]*) echo "fuzz: --seconds needs a whole number" >&2; exit 2 ;; esac
 mkdir -p "$OUT/crashes"
 

@@ -78,6 +78,7 @@ package_of() {
     libasound.so.2) echo libasound2t64 ;;
     libsndfile.so.1) echo libsndfile1 ;;
     libcurl.so.4) echo libcurl4t64 ;;
+    libcrypto.so.3) echo libssl3t64 ;;
     libmpg123.so.0) echo libmpg123-0t64 ;;
     libogg.so.0) echo libogg0 ;;
     libvorbis.so.0) echo libvorbis0a ;;
@@ -110,7 +111,7 @@ built_version() { # built_version ROOT PACKAGE
 }
 
 # The libraries the C shims load with dlopen on first use (CLibraryLoader: libcurl for radio,
-# libmosquitto for MQTT, libmicrohttpd and libcrypt for the web face): not NEEDED, so readelf does
+# libcrypto for AES-128 HLS segments, libmosquitto for MQTT, libmicrohttpd and libcrypt for the web face): not NEEDED, so readelf does
 # not see them, but the package promises those features, so they are Depends all the same. Read
 # from the shims' sources (each names its SONAME once, as a string), and checked against the binary.
 dlopened_of() { # dlopened_of BINARY
@@ -174,6 +175,8 @@ make_deb() { # make_deb ARCH
   install -D -m 0644 board/99-jukebox.rules "$stage/usr/lib/udev/rules.d/99-jukebox.rules"
   # USB sticks: the rule starts the unit, the unit runs usb-mount (under /usr/share here).
   install -m 0755 board/usb-mount.sh "$stage/usr/share/jukebox/usb-mount"
+  # shairport-sync's session hooks (docs/SOURCES.md): AirPlay takes the device and gives it back.
+  install -m 0644 board/shairport-sync.conf "$stage/usr/share/jukebox/shairport-sync.conf"
   install -D -m 0644 board/98-jukebox-usb.rules "$stage/usr/lib/udev/rules.d/98-jukebox-usb.rules"
   sed 's|/usr/local/share/jukebox/usb-mount|/usr/share/jukebox/usb-mount|g' \
     'systemd/jukebox-usb@.service' > "$stage/usr/lib/systemd/system/jukebox-usb@.service"

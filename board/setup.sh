@@ -24,7 +24,8 @@
 #     python3-dbus, python3-musicbrainzngs;
 #   - libmosquitto-dev (the MQTT face, JukeboxMQTT) and, for MQTTBridgeTests, the broker mosquitto
 #     (started by the test on 127.0.0.1 with a private config; its own mosquitto.service is kept
-#     from starting too) and mosquitto-clients (mosquitto_sub, mosquitto_pub), and openssl (the TLS test makes its CA);
+#     from starting too) and mosquitto-clients (mosquitto_sub, mosquitto_pub), and openssl (the TLS test makes its CA,
+#     the AES-128 HLS test encrypts segments);
 #   - ffmpeg, which makes the HLS stations (segments and playlists) and transport streams the HLS
 #     tests serve and demux (HLSStreamTests, TSDemuxerTests); the player never uses it;
 #   - flac, for metaflac, which writes the ReplayGain comments the loudness tests read back
@@ -36,6 +37,9 @@
 #     with libc6-dev) and, for the web app's browser test, Debian's chromium, chromium-driver and
 #     python3-selenium (headless, on 127.0.0.1, started by the test), and python3-pip to fetch
 #     axe-core for its accessibility check (below);
+#   - shairport-sync, the AirPlay receiver whose session hooks OtherSourceScenarioTests check
+#     (the test reads the package's hooks with it; its own shairport-sync.service is kept from
+#     starting too); the player never uses it;
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README.md).
@@ -73,7 +77,7 @@ fi
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libsoundtouch-dev libebur128-dev libexpat1-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
   mosquitto mosquitto-clients openssl icecast2 ffmpeg flac
-  libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip)
+  libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip shairport-sync)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
@@ -116,11 +120,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
   # Debian's mpd enables and starts mpd.service and mpd.socket (port 6600 on all addresses) on
   # install, snapserver its snapserver.service, mosquitto its mosquitto.service (port 1883), icecast2 its
   # SysV icecast2 service (port 8000) when debconf's icecast2/icecast-setup is true, snapclient its
-  # snapclient.service (which would play whatever a snapserver sends): a temporary policy-rc.d (honoured by
+  # snapclient.service (which would play whatever a snapserver sends), shairport-sync its
+  # shairport-sync.service (an AirPlay receiver on port 5000): a temporary policy-rc.d (honoured by
   # deb-systemd-invoke) forbids the starts, unless one exists already, and the units are
   # disabled afterwards.
   daemons=()
-  for d in mpd snapserver mosquitto snapclient icecast2; do
+  for d in mpd snapserver mosquitto snapclient icecast2 shairport-sync; do
     if [[ " ${missing[*]} " == *" $d "* ]]; then daemons+=("$d"); fi
   done
   guard=0

@@ -3,6 +3,7 @@
 
 #include "CLibraryLoader.h"
 #include <curl/curl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -255,4 +256,66 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	curl.easy_cleanup(handle);
 	curl.slist_free_all(headers);
 	curl.slist_free_all(aliases);
+}
+
+// AES-128 for HLS segments, through libcrypto, loaded on first use like libcurl (which has loaded
+// it already on a box that plays a station over https). Declared here rather than from
+// <openssl/evp.h>: five functions of OpenSSL 3's stable ABI, and no -dev package to build.
+#define JB_LIBCRYPTO "libcrypto.so.3"
+
+typedef struct evp_cipher_ctx_st jb_evp_cipher_ctx;
+typedef struct evp_cipher_st jb_evp_cipher;
+
+static struct {
+	jb_evp_cipher_ctx *(*ctx_new)(void);
+	void (*ctx_free)(jb_evp_cipher_ctx *);
+	const jb_evp_cipher *(*aes_128_cbc)(void);
+	int (*decrypt_init)(jb_evp_cipher_ctx *, const jb_evp_cipher *, void *, const unsigned char *, const unsigned char *);
+	int (*decrypt_update)(jb_evp_cipher_ctx *, unsigned char *, int *, const unsigned char *, int);
+	int (*decrypt_final)(jb_evp_cipher_ctx *, unsigned char *, int *);
+} crypto;
+
+static char crypto_error[512];
+static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+
+static void load_crypto(void)
+{
+	const jb_library_symbol symbols[] = {
+		{ "EVP_CIPHER_CTX_new", (void **)&crypto.ctx_new },
+		{ "EVP_CIPHER_CTX_free", (void **)&crypto.ctx_free },
+		{ "EVP_aes_128_cbc", (void **)&crypto.aes_128_cbc },
+		{ "EVP_DecryptInit_ex", (void **)&crypto.decrypt_init },
+		{ "EVP_DecryptUpdate", (void **)&crypto.decrypt_update },
+		{ "EVP_DecryptFinal_ex", (void **)&crypto.decrypt_final },
+	};
+	jb_library_load(JB_LIBCRYPTO, symbols, sizeof symbols / sizeof symbols[0], crypto_error, sizeof crypto_error);
+}
+
+long jb_aes128_cbc_decrypt(const unsigned char key[16], const unsigned char iv[16], const unsigned char *in, size_t length,
+                           unsigned char *out, char *error, size_t error_size)
+{
+	pthread_once(&crypto_once, load_crypto);
+	if (crypto_error[0]) {
+		snprintf(error, error_size, "%s", crypto_error);
+		return -1;
+	}
+	if (length == 0 || length % 16 != 0 || length > INT_MAX - 16) {
+		snprintf(error, error_size, "%zu bytes are not whole AES-128 blocks", length);
+		return -1;
+	}
+	jb_evp_cipher_ctx *ctx = crypto.ctx_new();
+	if (ctx == NULL) {
+		snprintf(error, error_size, "libcrypto could not start a cipher");
+		return -1;
+	}
+	int part = 0, last = 0;
+	int ok = crypto.decrypt_init(ctx, crypto.aes_128_cbc(), NULL, key, iv) == 1
+		&& crypto.decrypt_update(ctx, out, &part, in, (int)length) == 1
+		&& crypto.decrypt_final(ctx, out + part, &last) == 1;
+	crypto.ctx_free(ctx);
+	if (!ok) {
+		snprintf(error, error_size, "the decrypted segment's padding is wrong (not its key?)");
+		return -1;
+	}
+	return (long)part + last;
 }

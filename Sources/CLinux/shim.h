@@ -108,3 +108,13 @@ static inline void clinux_each_readonly_segment(clinux_segment_fn fn, void *cont
     struct clinux_segments s = { fn, context, (uintptr_t)sysconf(_SC_PAGESIZE) };
     clinux_dl_iterate_phdr(clinux_segments_of, &s);
 }
+
+// pidfd_open(2) (Linux 5.3): `jukebox source` watches the program it speaks for (shairport-sync)
+// through a pidfd, which polls readable when that process ends and never names a reused pid.
+#include <sys/syscall.h>
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+static inline int clinux_pidfd_open(int pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}

@@ -31,7 +31,8 @@ extension AudioEngine: AudioPort {
         let lost = facts.reconnectingSince.map { max(0, monotonicNow() - $0) }
         return (live.id, StreamStatus(station: facts.station, title: facts.title, bufferedPercent: percent,
                                       reconnectingFor: lost, lastError: facts.lastError, reconnects: facts.reconnects,
-                                      rebuffering: facts.rebuffering, notes: facts.notes, noteCount: facts.noteCount))
+                                      rebuffering: facts.rebuffering, notes: facts.notes, noteCount: facts.noteCount,
+                                      onDemandDuration: facts.onDemand?.duration))
     }
 }
 

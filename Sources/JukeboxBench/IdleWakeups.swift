@@ -37,14 +37,7 @@ enum IdleBench {
             child.send(SIGTERM)
             _ = try? child.wait(timeout: 10)
         }
-        func command(_ line: String) throws {
-            var reply: String?
-            _ = waitFor(10) {
-                reply = try? ControlClient.connect(path: socket, request: line, timeout: 5).reply
-                return reply != nil
-            }
-            guard let reply, reply.hasPrefix("ok") else { throw BenchError("idle: `\(line)` answered \(reply ?? "nothing")") }
-        }
+        func command(_ line: String) throws { try controlCommand(line, socket: socket, section: "idle") }
         func window(_ phase: String, _ format: BenchFormat?) -> IdleWakeups {
             usleep(1_000_000)  // let the command's own work (cut, release) finish before the window
             let before = threads(child.pid), cpu0 = child.cpuNow() ?? 0, t0 = monotonicNow()

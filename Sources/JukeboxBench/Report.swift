@@ -21,6 +21,8 @@ struct Report {
     var idle: [IdleWakeups] = []
     /// The web face's figures (WebBench), as they go into the JSON.
     var web: [String: Any] = [:]
+    /// The compressed day (DayBench).
+    var day: DayRun?
     var failures: [String] = []
     var seconds = 0.0
 
@@ -41,6 +43,9 @@ struct Report {
         "loopStall": "button edges and socket commands handled within 5 ms while every fsync of the state store takes 500 ms",
         "idle": "no periodic wake-ups while paused or stopped (the loop sleeps in poll without a timeout): under 1 a second",
         "playingWakeups": "at most \(Int(playingWakeupsTarget)) wake-ups a second while playing, all threads, every format (issue 33; MPD: 46-165)",
+        "dayFlat": "a compressed day: at the hours' ends, once every kind of hour has been played, RssAnon grows less than 32 KiB an hour, descriptors and threads unchanged (issue 33)",
+        "dayQuietWrites": "a compressed day: 0 bytes written to disk while paused or stopped (write_bytes; issue 33)",
+        "dayPlayingWrites": "a compressed day: at most 1 MiB written to disk per hour of play (write_bytes, in the 4 KiB pages the kernel counts; issue 33)",
     ]
 
     /// Targets the figures miss (empty when all are met or not measured).
@@ -57,6 +62,11 @@ struct Report {
         // Under one wake-up a second: a command or a stray signal in the window, never a timer.
         if idle.contains(where: { $0.phase != "playing" && $0.wakeupsPerSecond >= 1 }) { out.append("idle") }
         if idle.contains(where: { $0.phase == "playing" && $0.wakeupsPerSecond > Self.playingWakeupsTarget }) { out.append("playingWakeups") }
+        if let day {
+            if !day.flat { out.append("dayFlat") }
+            if day.quietBytes > 0 { out.append("dayQuietWrites") }
+            if day.playingBytesPerHourJudged > 1024 * 1024 { out.append("dayPlayingWrites") }
+        }
         return out
     }
 
@@ -75,6 +85,7 @@ struct Report {
         out["resumeFirstSampleMs"] = Dictionary(uniqueKeysWithValues: resume.map { ($0.format.rawValue, $0.ms.json(scale: 1000, digits: 1)) })
         if let processFloor { out["processStartToExitOfVersionMs"] = processFloor.json(scale: 1000, digits: 1) }
         if !web.isEmpty { out["web"] = web }
+        if let day { out["day"] = day.json }
         out["idle"] = idle.map { i -> [String: Any] in
             ["phase": i.phase, "format": i.format?.rawValue ?? "", "wakeupsPerSecond": round(i.wakeupsPerSecond, 2),
              "involuntaryPerSecond": round(i.involuntaryPerSecond, 2),
@@ -311,6 +322,7 @@ struct Report {
             for (k, v) in web.sorted(by: { $0.key < $1.key }) { lines.append("  \(k): \(v)") }
             lines.append("")
         }
+        if let day { lines += day.table }
         for f in failures { lines.append("FAILED: \(f)") }
         lines.append(missed.isEmpty ? "All measured targets met." : "Targets missed: \(missed.joined(separator: ", "))")
         lines.append(String(format: "(%.0f s)", seconds))

@@ -49,6 +49,10 @@ final class Workspace {
     /// `plug` over `recordingDevice`: the player sees a PCM it rewinds (as on hw, plughw, dmix),
     /// and the test device takes the frames back (see jukeboxtest.c, "Rewinds").
     let rewindingDevice = "bench_rec_plug"
+    /// The test device at `DayBench.speed` times real time, with no lock, log or recording: the
+    /// day section (the device is a plugin inside the player, and any file it wrote would count
+    /// in the player's own disk writes).
+    let fastDevice = "bench_fast"
     var recordingPath: String { path("rec.raw") }
     var recordingLogPath: String { path("rec.log") }
     private var audioFiles: [String: String] = [:]
@@ -82,6 +86,10 @@ final class Workspace {
         pcm.\(rewindingDevice) {
             type plug
             slave.pcm "\(recordingDevice)"
+        }
+        pcm.\(fastDevice) {
+            type jukeboxtest
+            speed \(Int(DayBench.speed))
         }
 
         """

@@ -6,7 +6,7 @@ import Glibc
 
 let usage = """
 usage: jukebox-bench [--jukebox PATH] [--test-pcm PATH] [--json FILE] [--quick]
-                     [--build TEXT] [--toolchain TEXT] [--only SECTION,...]
+                     [--build TEXT] [--toolchain TEXT] [--only SECTION,...] [--day-hour SECONDS]
 
 Runs the jukebox binary without a sound card and prints a table, then one JSON object.
   --jukebox PATH   the binary to measure (default: jukebox next to this program)
@@ -15,7 +15,9 @@ Runs the jukebox binary without a sound card and prints a table, then one JSON o
   --quick          shorter runs and fewer repeats (a smoke test, about a minute)
   --build TEXT     how the binary was built, for the report (e.g. "release, --static-swift-stdlib")
   --toolchain TEXT the Swift toolchain, for the report
-  --only LIST      some of: playback,resume,button,latency,library,usb,state,loop,gapless,idle,web
+  --only LIST      some of: playback,resume,button,latency,library,usb,state,loop,gapless,idle,web,day
+  --day-hour SECONDS  wall seconds per "hour" of the day section (default 1.75 with --quick, else 6;
+                   180 plays a whole day of audio at 20x real time in 72 minutes)
 Exit status: 0 when every section ran, 1 when one failed, 2 on a usage error.
 """
 
@@ -28,7 +30,8 @@ struct Options {
     var build = "unknown"
     var toolchain = ""
     var onlyGiven = false
-    var only: Set<String> = ["playback", "resume", "button", "latency", "library", "usb", "state", "loop", "gapless", "idle", "web"]
+    var dayHour: Double?
+    var only: Set<String> = ["playback", "resume", "button", "latency", "library", "usb", "state", "loop", "gapless", "idle", "web", "day"]
 
     init(_ args: [String]) throws {
         var rest = args[...]
@@ -44,6 +47,11 @@ struct Options {
             case "--quick": quick = true
             case "--build": build = try value(arg)
             case "--toolchain": toolchain = try value(arg)
+            case "--day-hour":
+                guard let seconds = Double(try value(arg)), seconds >= 1, seconds <= 3600 else {
+                    throw BenchError("--day-hour needs seconds, 1-3600")
+                }
+                dayHour = seconds
             case "--only":
                 let names = Set(try value(arg).split(separator: ",").map(String.init))
                 let unknown = names.subtracting(only)
@@ -178,6 +186,10 @@ func main() -> Int32 {
     }
     section("web") {
         report.web = try WebBench.measure(changes: q ? 5 : 20, in: ws)
+    }
+    section("day") {
+        // 24 "hours" of 1.75 s in the quick run (about 50 s in CI), 6 s in the full one (about 2.5 min).
+        report.day = try DayBench.measure(hourSeconds: options.dayHour ?? (q ? 1.75 : 6), in: ws)
     }
     report.seconds = Date().timeIntervalSince(started)
     report.machine["loadAverageAtEnd"] = loadAverage()

@@ -4,7 +4,7 @@ import Glibc
 /// The command line of both builds: harness selection, `dict`, and the randomized mode's options.
 enum CLI {
     static let usage = """
-usage: jukebox-fuzz HARNESS [options]          (HARNESS: command, config, state, runtime, hls, ts or feed)
+usage: jukebox-fuzz HARNESS [options]          (HARNESS: command, config, state, runtime, hls, ts, fmp4 or feed)
        jukebox-fuzz dict HARNESS               print the harness's tokens as a libFuzzer dictionary
 randomized mode (a plain build):
   --seconds S      stop after S seconds (default 10)

@@ -150,6 +150,8 @@ enum CommandHarness {
         case .interruptEnd: return "interrupt end"
         case .yieldBegin(let reason): return "yield begin " + reason
         case .yieldEnd: return "yield end"
+        case .sourceBegin(let name, let sender): return "source begin \(name) " + sender
+        case .sourceEnd(let name): return "source end " + name
         case .help: return "help"
         case .queue(let page): return "queue \(page)"
         case .queueJSON(let from): return "queue --json \(from)"
@@ -212,6 +214,8 @@ enum CommandHarness {
             case .interruptEnd: event = .interruptEnded(id: "manual")
             case .yieldBegin(let reason): event = .interruptBegan(id: "yield-1", reason: reason)
             case .yieldEnd: event = .interruptEnded(id: "yield-1")
+            case .sourceBegin(let name, let sender): event = .sourceBegan(name: name, sender: sender)
+            case .sourceEnd(let name): event = .interruptEnded(id: OtherSource.interruptionID(name))
             case .save: event = .saveRequested
             default: return
             }

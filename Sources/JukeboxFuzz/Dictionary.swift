@@ -45,6 +45,11 @@ extension Harness {
             // Packet starts, table ids, PES starts, stream types (AAC, MP3, ID3), an ID3 header.
             return ["\u{47}\u{40}\u{00}\u{10}", "\u{47}\u{41}\u{00}\u{10}", "\u{47}\u{41}\u{01}\u{30}", "\u{00}\u{00}\u{01}\u{C0}",
                     "\u{00}\u{00}\u{01}\u{BD}", "\u{0F}", "\u{03}", "\u{15}", "ID3\u{04}\u{00}\u{00}", "TIT2", "\u{FF}\u{F1}"]
+        case .fmp4:
+            // Box types of init sections and fragments, full-box flags, a 64-bit size, an AAC-LC config.
+            return ["moov", "trak", "mdia", "hdlr", "soun", "minf", "stbl", "stsd", "mp4a", "esds", "mvex", "trex",
+                    "styp", "moof", "traf", "tfhd", "trun", "mdat", "\u{00}\u{02}\u{02}\u{01}", "\u{00}\u{00}\u{0F}\u{01}",
+                    "\u{00}\u{00}\u{00}\u{01}", "\u{FF}\u{FF}\u{FF}\u{FF}", "\u{12}\u{10}"]
         case .feed:
             return FeedHarness.tokens
         }
@@ -90,6 +95,13 @@ extension Harness {
                 if random.below(5) != 0 { out += Array("</item>".utf8) }
             }
             out += Array("</channel></rss>".utf8)
+        case .fmp4:
+            // A seed fragment's bytes (the corpus) mutated do most; from scratch, boxes of the tokens.
+            for _ in 0..<random.below(12) {
+                let token = Array(words[random.below(words.count)].unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) })
+                let size = random.below(3) == 0 ? random.below(1 << 16) : 8 + token.count
+                out += [UInt8(size >> 24 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)] + token
+            }
         case .ts:
             for _ in 0..<random.below(12) {
                 var packet = [UInt8](repeating: 0xFF, count: 188)

@@ -18,6 +18,8 @@ enum Harness: String, CaseIterable, Sendable {
     case hls
     /// MPEG transport streams (`TSDemuxer`) and the ID3 titles in them.
     case ts
+    /// Fragmented MP4 HLS segments (`FMP4Fragment`) and init sections (`FMP4Init`).
+    case fmp4
     /// Podcast feeds, RSS and Atom (`FeedParser`).
     case feed
 
@@ -31,6 +33,7 @@ enum Harness: String, CaseIterable, Sendable {
         case .runtime: return RuntimeHarness.run(data)
         case .hls: return StreamHarness.playlist(data)
         case .ts: return StreamHarness.transportStream(data)
+        case .fmp4: return StreamHarness.fragmentedMP4(data)
         case .feed: return FeedHarness.run(data)
         }
     }
@@ -41,7 +44,7 @@ enum Harness: String, CaseIterable, Sendable {
         switch self {
         case .command, .runtime: return 4096
         case .config, .state, .hls: return 8192
-        case .feed: return 16384
+        case .feed, .fmp4: return 16384
         case .ts: return 188 * 64
         }
     }

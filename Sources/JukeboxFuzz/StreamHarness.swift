@@ -46,6 +46,36 @@ enum StreamHarness {
         return true
     }
 
+    /// A fragmented MP4 segment, read with an AAC-LC init section for track 1, and the same bytes
+    /// as an init section: refused with a reason, or ADTS frames that chain exactly to the end,
+    /// each holding at least one byte of the input (so never more than 8 bytes out per byte in).
+    static func fragmentedMP4(_ data: [UInt8]) -> Bool {
+        do throws(MP4Error) { _ = try FMP4Init.read(data) } catch {
+            require(!error.reason.isEmpty, "an init section refused without a reason")
+        }
+        do throws(MP4Error) {
+            let audio = try FMP4Fragment.adts(data, init: fuzzInit)
+            require(audio.count <= 8 * data.count, "\(audio.count) bytes out of \(data.count)")
+            var at = 0
+            while at < audio.count {
+                require(audio.count - at >= 8 && audio[at] == 0xFF && audio[at + 1] == 0xF1, "no ADTS header at \(at)")
+                let length = Int(audio[at + 3] & 3) << 11 | Int(audio[at + 4]) << 3 | Int(audio[at + 5] >> 5)
+                require(length > 7 && at + length <= audio.count, "ADTS frame of \(length) bytes at \(at) of \(audio.count)")
+                at += length
+            }
+            return true
+        } catch {
+            require(!error.reason.isEmpty, "a fragment refused without a reason")
+            return false
+        }
+    }
+
+    /// The init section the fragments are read with (track 1, AAC-LC, 44.1 kHz stereo).
+    static let fuzzInit: FMP4Init = {
+        guard let setup = try? FMP4Init.read(FMP4Seed.initSection) else { fatalError("the seed init section does not read") }
+        return setup
+    }()
+
     /// A transport stream, whole and in two pieces: the same audio; never more out than in.
     static func transportStream(_ data: [UInt8]) -> Bool {
         var whole = TSDemuxer()

@@ -25,7 +25,8 @@ import JukeboxSystem
 /// (whole minutes left, rounded up; 0 without a timer or while unknown), `battery` (whole percent)
 /// and `battery_charging` (`ON`, `OFF`; both empty without a reading), `headphones` (`ON` while
 /// headphones are in the jack, `OFF`; empty without a jack), `listening_left` (the parental daily
-/// limit's whole minutes of listening left today, rounded up; empty without a limit), and Home
+/// limit's whole minutes of listening left today, rounded up; empty without a limit), `speed` (the
+/// playback speed of the current track, `1`, `1.25`; empty with nothing current), and Home
 /// Assistant's discovery configs (`MQTTDiscovery`). Not retained: `event` (each line of the
 /// `events` stream, without its time), `card` (card ids), `button/<name>` (gestures), `reply`.
 /// Commands: `topic/cmd/<command>` with the arguments as payload; `cmd/playlist NAME` loads a
@@ -49,12 +50,12 @@ public final class MQTTBridge: @unchecked Sendable {
     /// Seconds between two looks at the playlist folders.
     static let playlistRescan = 30.0
     /// Control words the bridge does not pass on: `events` belongs to the bridge's own stream, a
-    /// `yield` lives as long as its connection (MQTT has none to tie it to).
-    static let refused: Set<String> = ["events", "yield"]
+    /// `yield` and `source` live as long as their connection (MQTT has none to tie them to).
+    static let refused: Set<String> = ["events", "yield", "source"]
     /// The retained state topics, under `topic`.
     public static let stateTopics = ["availability", "phase", "title", "artist", "album", "file", "position", "duration",
                                      "volume", "shuffle", "repeat", "queue", "message", "chapter", "state", "sleep", "sleep_left",
-                                     "battery", "battery_charging", "headphones", "listening_left"]
+                                     "battery", "battery_charging", "headphones", "listening_left", "speed"]
 
     /// What the player tells the bridge besides the settings.
     public struct Context: Sendable {
@@ -518,6 +519,7 @@ public final class MQTTBridge: @unchecked Sendable {
         set("battery_charging", battery.charging)
         set("headphones", Self.headphones(status.headphones))
         set("listening_left", Self.listeningLeft(status.parental))
+        set("speed", Self.speed(status.speed))
         if (status.parental?.limitLeft != nil) != listeningAnnounced {
             listeningAnnounced.toggle()
             announce()
@@ -535,6 +537,9 @@ public final class MQTTBridge: @unchecked Sendable {
     /// does not change every second); seconds to the tenth, as the topics of their own.
     static func state(_ status: PlayerStatusJSON, published: Double?) -> JSONValue {
         func seconds(_ v: Double?) -> JSONValue { v.flatMap { $0.isFinite ? .number(($0 * 10).rounded() / 10) : nil } ?? .null }
+        // The current track's playback speed; null with nothing current. Apart: Swift 6.0.3 gives
+        // up on a long literal with closures in it.
+        let speed: JSONValue = status.speed.flatMap { $0.isFinite ? JSONValue.number($0) : nil } ?? .null
         return .fields([
             .init("phase", .string(status.phase)), .init("title", .orNull(status.title)), .init("artist", .orNull(status.artist)),
             .init("album", .orNull(status.album)), .init("file", .orNull(status.path)), .init("position", seconds(published)),
@@ -544,6 +549,7 @@ public final class MQTTBridge: @unchecked Sendable {
             .init("chapter", status.chapter.map { c in
                 .fields([.init("index", .integer(c.index)), .init("count", .integer(c.count)), .init("title", .string(c.title))])
             } ?? .null),
+            .init("speed", speed),
         ])
     }
 
@@ -561,6 +567,13 @@ public final class MQTTBridge: @unchecked Sendable {
     /// without a daily limit.
     static func listeningLeft(_ parental: PlayerStatusJSON.ParentalStatus?) -> String {
         parental?.limitLeft.map { String(max(0, $0)) } ?? ""
+    }
+
+    /// The speed topic's value: `1`, `1.25` (as the status line says it); empty (no retained
+    /// value) with nothing current.
+    static func speed(_ speed: Double?) -> String {
+        guard let speed, speed.isFinite else { return "" }
+        return Speed.text(speed)
     }
 
     /// The sleep select's state: `off`, the minutes asked (`30`), or the end (`track`).

@@ -37,6 +37,8 @@ public enum WebSettings {
         case quietHours
         /// `parental.caps`: a list of spans with `volumeMax` and `output`.
         case caps
+        /// `speeds`: folder → playback speed.
+        case speeds
     }
 
     public static let entries: [Entry] = [
@@ -54,6 +56,8 @@ public enum WebSettings {
         Entry(key: "parental.resetAt", applies: .now, optional: true, needs: "parental"),
         Entry(key: "parental.quietHours", applies: .now, optional: true, needs: "parental", kind: .quietHours),
         Entry(key: "parental.caps", applies: .now, optional: true, needs: "parental", kind: .caps),
+        // Per-folder playback speeds (`Speed`); a reload applies them to the track playing too.
+        Entry(key: "speeds", applies: .now, optional: true, kind: .speeds),
     ]
 
     /// A span of the day from the page: quiet hours (with `folders`, `volumeMax`) or a volume cap
@@ -107,9 +111,10 @@ public enum WebSettings {
     }
 
     /// A value from the page: a number, a string, true/false, or null (the key leaves the file).
-    /// A span (`parental.quietHours`) or a list of them (`parental.caps`) too.
+    /// A span (`parental.quietHours`) or a list of them (`parental.caps`) too, or an object of
+    /// numbers (`speeds`: folder → speed).
     public enum Value: Decodable, Equatable, Sendable {
-        case number(Double), text(String), flag(Bool), null, span(Span), spans([Span])
+        case number(Double), text(String), flag(Bool), null, span(Span), spans([Span]), numbers([String: Double])
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
@@ -118,6 +123,7 @@ public enum WebSettings {
             else if let d = try? c.decode(Double.self) { self = .number(d) }
             else if let t = try? c.decode(String.self) { self = .text(t) }
             else if let list = try? c.decode([Span].self) { self = .spans(list) }
+            else if let map = try? c.decode([String: Double].self) { self = .numbers(map) }
             else { self = .span(try c.decode(Span.self)) }
         }
 
@@ -129,6 +135,9 @@ public enum WebSettings {
             case .text(let s): return JSONText.quoted(s)
             case .span(let span): return span.json
             case .spans(let list): return "[" + list.map(\.json).joined(separator: ", ") + "]"
+            case .numbers(let map):
+                let fields: [String] = map.sorted { $0.key < $1.key }.map { JSONText.quoted($0.key) + ": " + ConfigEdit.number($0.value) }
+                return "{" + fields.joined(separator: ", ") + "}"
             case .number(let d):
                 if d == d.rounded(), abs(d) < 1e9 { return String(Int(d)) }
                 return d.isFinite ? String(d) : "null"
@@ -157,7 +166,9 @@ public enum WebSettings {
     static func shapeProblem(_ value: Value, _ entry: Entry) -> String? {
         switch (entry.kind, value) {
         case (_, .null): return nil
-        case (.scalar, .span), (.scalar, .spans): return "takes a number or a word, not a span of the day"
+        case (.scalar, .span), (.scalar, .spans), (.scalar, .numbers): return "takes a number or a word, not a span of the day"
+        case (.speeds, .numbers(let map)) where map.values.allSatisfy(\.isFinite): return nil
+        case (.speeds, _): return "must be an object of folder → speed, like {\"/srv/music/Audiobooks\": 1.25}"
         case (.scalar, _): return nil
         case (.quietHours, .span(let s)) where s.output == nil: return nil
         case (.quietHours, _): return "must be {\"from\": \"HH:MM\", \"to\": \"HH:MM\", \"folders\": [folders], \"volumeMax\": 0-100}"
@@ -185,6 +196,7 @@ public enum WebSettings {
             case "parental.resetAt": return q(LocalTime.text(s.parental.resetAt))
             case "parental.quietHours": return s.parental.quietHours.map(quietJSON) ?? "null"
             case "parental.caps": return "[" + s.parental.caps.map(capJSON).joined(separator: ",") + "]"
+            case "speeds": return speedsJSON(s.speeds)
             default: return "null"
             }
         }
@@ -215,6 +227,12 @@ extension WebSettings {
         let window: String = "{\"from\":" + q(LocalTime.text(quiet.window.from)) + ",\"to\":" + q(LocalTime.text(quiet.window.to))
         let folders: String = ",\"folders\":[" + quiet.folders.map(q).joined(separator: ",") + "]"
         return window + folders + ",\"volumeMax\":" + (quiet.volumeMax.map { String($0) } ?? "null") + "}"
+    }
+
+    /// The folders' speeds as the page reads them, by folder.
+    static func speedsJSON(_ speeds: [String: Double]) -> String {
+        let fields: [String] = speeds.sorted { $0.key < $1.key }.map { JSONText.quoted($0.key) + ":" + ConfigEdit.number($0.value) }
+        return "{" + fields.joined(separator: ",") + "}"
     }
 
     /// A cap as the page reads it (`output` null: both).

@@ -15,6 +15,7 @@ enum Help {
       jukebox demo [options]           make a few demo tunes and play them
       jukebox ctl COMMAND...           send a command to the running player (try: ctl help)
       jukebox yield -- CMD ARGS...     have the player release the sound device while CMD runs
+      jukebox source begin|end NAME    for shairport-sync's hooks: another source takes the device
       jukebox probe SUBJECT [options]  bring-up tools: tone, gpio, i2c, display, input, rfid, replay-i2c
       jukebox mpd-tcp [--mqtt] --config FILE
                                        the MPD TCP listeners (or MQTT broker) FILE configures (for the service's drop-in)
@@ -117,6 +118,26 @@ enum Help {
     Options:
       --socket PATH       the player's control socket (default: \(ControlSocket.defaultPath()))
       --timeout S         seconds to wait for the reply (default: 10)
+    """
+
+    static let source = """
+    Usage: jukebox source begin NAME [--sender TEXT] [--watch PID] [--socket PATH] [--timeout S]
+           jukebox source end NAME [--socket PATH] [--timeout S]
+
+    For the hooks of another program that plays through the box (NAME: airplay for
+    shairport-sync, bluetooth for bluez-alsa; see docs/SOURCES.md). `begin` asks the player to
+    release the sound device and returns once it is free (exit status 0), or 1 when the config
+    forbids the source (the player keeps the device). A small process it leaves behind holds the
+    source until `end`, the player's exit, or the end of the watched program (by default this
+    command's parent: shairport-sync itself), so a program that crashes never leaves the player
+    waiting. `end` gives the device back: the player resumes, or stays paused, as the config's
+    `sources` says. With no player running, both do nothing and exit 0.
+
+    Options:
+      --sender TEXT       who sends (an AirPlay sender's name), shown in the status
+      --watch PID         the program the source lives with (default: the parent process)
+      --socket PATH       the player's control socket (default: \(ControlSocket.defaultPath()))
+      --timeout S         seconds to wait for the release (default: 10)
     """
 
     static let yield = """

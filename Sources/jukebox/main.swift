@@ -36,6 +36,7 @@ do throws(UsageError) {
     case "demo": code = try Subcommands.demo(Array(args.dropFirst()))
     case "ctl": code = try Subcommands.ctl(Array(args.dropFirst()))
     case "yield": code = try Subcommands.yield(Array(args.dropFirst()))
+    case "source": code = try Subcommands.source(Array(args.dropFirst()))
     case "probe": code = try Probe.run(Array(args.dropFirst()))
     case "mpd-tcp": code = try Subcommands.mpdTCP(Array(args.dropFirst()))
     case "mqtt-forget": code = try Subcommands.mqttForget(Array(args.dropFirst()))

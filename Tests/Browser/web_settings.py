@@ -69,10 +69,15 @@ def run(t, d, width, height):
 
     # Back as it was, for what follows.
     t.go(d, "settings")
+    # The fields of the visit before are still in the page while it loads again: wait for the load
+    # to end (its message cleared), or a value set now is rendered over and the save finds nothing.
+    t.wait("the settings are loaded again", lambda: t.txt(d, "settings-message") == "", timeout=15)
     t.wait("the settings show again", lambda: settings_value(t, d, "volumeMax") == str(wanted))
     set_field(t, d, "volumeMax", original)
     t.el(d, "settings-save").click()
-    t.wait("the limit is back", lambda: t.status().get("volumeMax") == original)
+    # The save reloads the page's fields before it says so: the rules below are set after that.
+    t.wait("the change back is saved and applied", lambda: "The player applied it" in t.txt(d, "settings-message"), timeout=15)
+    t.wait("the limit is back", lambda: t.status().get("volumeMax") == original, timeout=15)
     parental(t, d, width, height, original)
     system_page(t, d, width, height)
 

@@ -471,6 +471,7 @@ def main():
                 __import__("web_cards").run(sys.modules[__name__], d, width, height)
                 __import__("web_settings").run(sys.modules[__name__], d, width, height)
                 __import__("web_sleep").run(sys.modules[__name__], d, width, height)
+                __import__("web_speed").run(sys.modules[__name__], d, width, height)
                 if i == len(SIZES) - 1:
                     # Last: the reading stays on the player until its restart (no battery in the pictures).
                     __import__("web_battery").run(sys.modules[__name__], d, width, height, args.battery_pipe)

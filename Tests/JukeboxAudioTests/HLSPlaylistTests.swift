@@ -72,7 +72,14 @@ final class HLSPlaylistTests: XCTestCase {
             b.m4s
             """
         let playlist = try XCTUnwrap(media(text))
-        XCTAssertEqual(playlist.segments.map(\.key), [.encrypted("AES-128"), .none])
+        let one: [UInt8] = [UInt8](repeating: 0, count: 15) + [1]
+        XCTAssertEqual(playlist.segments.map(\.key), [.aes128(uri: "https://k/1", iv: one), .none])
+        // The IV: `0x` and at most 32 hex digits; else the tag's key is refused. Without one, the sequence number.
+        XCTAssertEqual(HLSKeyMethod.initialisationVector("0X0102030405060708090a0B0c0d0e0f10"), Array(1...16))
+        for bad in ["1", "0x", "0xZZ", "0x" + String(repeating: "1", count: 33)] { XCTAssertNil(HLSKeyMethod.initialisationVector(bad), bad) }
+        XCTAssertEqual(HLSKeyMethod.initialisationVector(sequence: 258), [UInt8](repeating: 0, count: 14) + [1, 2])
+        let bad = try XCTUnwrap(media("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=0xQ\n#EXTINF:2,\na.ts\n"))
+        XCTAssertEqual(bad.segments.map(\.key), [.encrypted("AES-128 without a usable key URI or IV")])
         XCTAssertEqual(playlist.segments.map(\.map), ["http://radio.example/live/a/init.mp4", "http://radio.example/live/a/init.mp4"])
         XCTAssertTrue(playlist.byteRanges)
     }
@@ -202,12 +209,15 @@ final class HLSPlaylistTests: XCTestCase {
         }
     }
 
-    /// The fuzz corpora (`Tests/FuzzCorpus/hls`, `ts`: seeds and any crasher the fuzzer found, see
-    /// board/fuzz.sh) replayed: every playlist parses or is refused, every transport stream demuxes.
+    /// The fuzz corpora (`Tests/FuzzCorpus/hls`, `ts`, `fmp4`: seeds and any crasher the fuzzer
+    /// found, see board/fuzz.sh) replayed: every playlist parses or is refused, every transport
+    /// stream demuxes, every fragmented MP4 segment reads (with the corpus's init section) or is
+    /// refused with a reason.
     func testTheFuzzCorporaReplay() throws {
         let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("FuzzCorpus").path
-        for harness in ["hls", "ts"] {
+        let setup = try FMP4Init.read([UInt8](FileManager.default.contents(atPath: corpus + "/fmp4/init.mp4") ?? Data()))
+        for harness in ["hls", "ts", "fmp4"] {
             let folder = corpus + "/" + harness
             let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { !$0.hasPrefix(".") }.sorted()
             XCTAssertFalse(names.isEmpty, folder)
@@ -216,6 +226,13 @@ final class HLSPlaylistTests: XCTestCase {
                 if harness == "hls" {
                     var session = HLSSession(url: Self.base)
                     _ = session.playlistArrived(bytes, now: 0)
+                } else if harness == "fmp4" {
+                    do throws(MP4Error) {
+                        let audio = try FMP4Fragment.adts(bytes, init: setup)
+                        XCTAssertLessThanOrEqual(audio.count, 8 * bytes.count, name)
+                    } catch {
+                        XCTAssertFalse(error.reason.isEmpty, name)
+                    }
                 } else {
                     var demuxer = TSDemuxer()
                     XCTAssertLessThanOrEqual(demuxer.feed(bytes).count, bytes.count, name)

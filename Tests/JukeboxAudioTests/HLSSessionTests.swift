@@ -30,6 +30,22 @@ final class HLSSessionTests: XCTestCase {
         XCTAssertEqual(session.tick(now: 4), .end(failure: nil))
     }
 
+    /// An on-demand playlist says its length (the sum of its durations) and starts at the segment
+    /// holding the place asked for, saying where that segment starts; past the end, the last.
+    /// A live one ignores the place and says nothing.
+    func testOnDemandStartsAtTheSegmentHoldingThePlace() {
+        let cases: [(at: Double, segment: Int, segmentStart: Double)] = [(0, 0, 0), (1.99, 0, 0), (2, 1, 2), (5.5, 2, 4), (99, 2, 4), (-3, 0, 0), (.nan, 0, 0)]
+        for (at, segment, segmentStart) in cases {
+            var session = HLSSession(url: Self.url, startAt: at)
+            XCTAssertEqual(session.playlistArrived(Self.playlist(first: 0, count: 3, ended: true), now: 0), Self.segment(segment), "\(at)")
+            XCTAssertEqual(session.onDemand?.duration, 6, "\(at)")
+            XCTAssertEqual(session.onDemand?.segmentStart, segmentStart, "\(at)")
+        }
+        var live = HLSSession(url: Self.url, startAt: 5)
+        XCTAssertEqual(live.playlistArrived(Self.playlist(first: 0, count: 5), now: 0), Self.segment(2))
+        XCTAssertNil(live.onDemand)
+    }
+
     func testLiveStartsThreeTargetDurationsFromTheEnd() {
         // Segments of 2 s, target 2: the last three make 6 s = 3 target durations.
         var session = HLSSession(url: Self.url)
@@ -109,15 +125,29 @@ final class HLSSessionTests: XCTestCase {
         for _ in 0..<3 { _ = live.playlistFailed("timed out", now: 3) }
         XCTAssertEqual(live.playlistFailed("timed out", now: 3), .end(failure: "the playlist failed: timed out"))
         let refusals: [(String, String)] = [
-            ("#EXT-X-KEY:METHOD=AES-128,URI=\"k\"\n", "encrypted HLS segments (AES-128) are not supported"),
+            ("#EXT-X-KEY:METHOD=AES-128\n", "encrypted HLS segments (AES-128 without a usable key URI or IV) are not supported"),
             ("#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"k\"\n", "encrypted HLS segments (SAMPLE-AES) are not supported"),
-            ("#EXT-X-MAP:URI=\"init.mp4\"\n", "fragmented MP4 HLS segments (EXT-X-MAP) are not supported yet"),
+            ("#EXT-X-MAP:URI=\"init.mp4\",BYTERANGE=\"700@0\"\n", "HLS byte-range segments (EXT-X-BYTERANGE) are not supported"),
             ("#EXT-X-BYTERANGE:10@0\n", "HLS byte-range segments (EXT-X-BYTERANGE) are not supported"),
         ]
         for (tag, reason) in refusals {
             var session = HLSSession(url: Self.url)
             XCTAssertEqual(session.playlistArrived(Self.playlist(first: 0, count: 2, extra: tag), now: 0), .end(failure: reason))
         }
+    }
+
+    /// Fragmented MP4 segments are fetched as any, each naming its init section (the stream reads it).
+    func testFragmentedMP4SegmentsCarryTheirInitSection() {
+        var session = HLSSession(url: Self.url)
+        let step = session.playlistArrived(Self.playlist(first: 0, count: 2, ended: true, extra: "#EXT-X-MAP:URI=\"init.mp4\"\n"), now: 0)
+        XCTAssertEqual(step, .fetchSegment(HLSSegment(sequence: 0, duration: 2, uri: "http://h/s0.ts", map: "http://h/init.mp4")))
+    }
+
+    /// AES-128 segments are fetched as any, each with its key (the stream decrypts them).
+    func testAES128SegmentsCarryTheirKey() {
+        var session = HLSSession(url: Self.url)
+        let step = session.playlistArrived(Self.playlist(first: 0, count: 2, ended: true, extra: "#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\"\n"), now: 0)
+        XCTAssertEqual(step, .fetchSegment(HLSSegment(sequence: 0, duration: 2, uri: "http://h/s0.ts", key: .aes128(uri: "http://h/k.bin", iv: nil))))
     }
 
     func testAMasterPlaylistLeadsToItsVariant() {

@@ -21,12 +21,21 @@ final class HLSStreamTests: ServedFolderCase {
         return s
     }
 
-    /// `ffmpeg -f hls` of a tone into `name`.m3u8 and its segments `name`N.ts.
-    private func makeHLS(_ name: String, seconds: Int, bitrate: String = "64k", live: Bool = false) throws {
-        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds)", "-c:a", "aac", "-b:a", bitrate,
-                        "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", "-hls_playlist_type", "vod",
-                        "-hls_segment_filename", folder + "/\(name)%d.ts", folder + "/\(name).m3u8"])
+    /// `ffmpeg -f hls` of a tone into `name`.m3u8 and its segments `name`N.ts; `fmp4`: fragmented
+    /// MP4 segments `name`N.m4s and their init section `name`_init.mp4 instead.
+    private func makeHLS(_ name: String, seconds: Int, bitrate: String = "64k", fmp4: Bool = false, noise: Bool = true) throws {
+        let type: [String] = fmp4 ? ["-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", name + "_init.mp4"] : []
+        let segments = folder + "/\(name)%d." + (fmp4 ? "m4s" : "ts")
+        // Perceptual noise substitution off (`noise: false`): libfaad2 makes that noise with a
+        // generator that runs on from the first frame decoded, so a decode begun at a later segment
+        // would differ from the whole's in those bands by design, not by a wrong landing.
+        let pns: [String] = noise ? [] : ["-aac_pns", "0"]
+        try FFmpeg.run(["-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds)", "-c:a", "aac", "-b:a", bitrate] + pns + [
+                        "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", "-hls_playlist_type", "vod"]
+                       + type + ["-hls_segment_filename", segments, folder + "/\(name).m3u8"])
     }
+
+    private func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))) }
 
     /// FFmpeg's copy of the playlist's audio, as ADTS.
     private func copiedADTS(_ playlist: String) throws -> [UInt8] {
@@ -70,7 +79,105 @@ final class HLSStreamTests: ServedFolderCase {
     }
 
     func testAnOnDemandStationPlaysAsTheLibrarysDecodeOfItsSegments() throws {
-        try makeHLS("vod", seconds: 3)
+        try playsAsTheLibrarysDecode(fmp4: false)
+    }
+
+    func testFragmentedMP4SegmentsPlayAsTheLibrarysDecodeOfThem() throws {
+        try playsAsTheLibrarysDecode(fmp4: true)
+    }
+
+    func testFragmentedMP4SegmentsPlayTheirAudio() throws {
+        try makeHLS("vod", seconds: 4, fmp4: true)
+        let expected = try copiedADTS("vod.m3u8")
+        let (audio, facts) = fetchedWhole("/dir/vod.m3u8")
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes, FFmpeg's copy \(expected.count); \(facts)")
+        XCTAssertEqual(facts.contentType, "audio/aac")
+    }
+
+    /// A segment whose boxes lie is skipped with its reason, the others play; an init section that
+    /// is no MP4 refuses the whole playlist with the reason.
+    func testHostileFragmentedMP4IsRefusedWithAReason() throws {
+        try makeHLS("vod", seconds: 4, fmp4: true)
+        var lying = try bytes("vod1.m4s")
+        let trun = try XCTUnwrap(FMP4SegmentTests.find("trun", in: lying))
+        lying.replaceSubrange(trun + 4..<trun + 8, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        try Data(lying).write(to: URL(fileURLWithPath: folder + "/vod1.m4s"))
+        let setup = try FMP4Init.read(try bytes("vod_init.mp4"))
+        var expected: [UInt8] = []
+        for index in [0, 2, 3, 4] where FileManager.default.fileExists(atPath: folder + "/vod\(index).m4s") {
+            expected += try FMP4Fragment.adts(try bytes("vod\(index).m4s"), init: setup)
+        }
+        let (audio, facts) = fetchedWhole("/dir/vod.m3u8")
+        XCTAssertTrue(audio == expected, "\(audio.count) bytes, the other segments' \(expected.count)")
+        XCTAssertEqual(facts.notes, ["segment 1 skipped: damaged fragment: box 'trun' says it holds 4294967295 samples"])
+
+        try Data("<html>no</html>".utf8).write(to: URL(fileURLWithPath: folder + "/vod_init.mp4"))
+        let stream = HTTPStream(url: server.url("/dir/vod.m3u8"), settings: settings)
+        defer { stream.close() }
+        let (none, end) = drain(stream)
+        XCTAssertEqual(none, [])
+        XCTAssertEqual(end, .failed("5 segments in a row failed (last: its init section: not a fragmented MP4 init section)"))
+    }
+
+    /// An on-demand playlist opened at a place (a resume after a pause, a restart: the engine
+    /// opens the stream there), or sought to it while it plays (the core's seek), starts at the
+    /// segment holding it and plays from the exact sample on, as the library's decode of the whole
+    /// has it from there.
+    func testAnOnDemandStationStartsAtTheSampleAsked() throws {
+        try startsAtTheSample(fmp4: false)
+    }
+
+    func testAnOnDemandFragmentedMP4StationStartsAtTheSampleAsked() throws {
+        try startsAtTheSample(fmp4: true)
+    }
+
+    private func startsAtTheSample(fmp4: Bool) throws {
+        try makeHLS("vod", seconds: 6, fmp4: fmp4, noise: false)
+        let reference = try AACStreamTests.referenceDecode(try copiedADTS("vod.m3u8"))
+        let bytesPerFrame = 4 * reference.channels
+        let all = reference.samples.withUnsafeBytes { Array($0) }
+        // 3.3 s: inside a segment (FFmpeg's are about 1 s), not at its start.
+        let place = 3.3
+        let first = Int((place * Double(reference.rate)).rounded())
+        let tail = all.count / bytesPerFrame - first
+
+        // Opened there: from the frame asked for to the end, the same frames after the fade-in of
+        // a play that does not begin its track (as for a file).
+        let opened = try record { engine, log in engine.play(id: 5, path: server.url("/dir/vod.m3u8"), from: place, paused: false) }
+        XCTAssertEqual(opened.count / bytesPerFrame, tail, "frames from \(place) s to the end")
+        let ramp = GainRamp.frames(rate: reference.rate)
+        assertSameAudio(Array(opened.dropFirst(ramp * bytesPerFrame)), all[((first + ramp) * bytesPerFrame)...], bytesPerFrame: bytesPerFrame,
+                        "HLS on demand from \(place) s after the fade-in, fmp4 \(fmp4)")
+
+        // Sought there while playing from the start (at real speed, so the seek comes well before
+        // the end however busy the machine): what was heard from the start, then exactly what the
+        // play opened there gave, fade-in included (a landing k frames off would shift it).
+        let sought = try record(speed: 1) { engine, log in
+            engine.play(id: 5, path: server.url("/dir/vod.m3u8"), from: 0, paused: false)
+            XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 5) }, "\(log.all)")
+            engine.seek(to: place)
+        }
+        let before = sought.count - opened.count
+        XCTAssertGreaterThan(before, 0, "nothing played before the seek")
+        XCTAssertTrue(Array(sought.suffix(opened.count)) == opened, "fmp4 \(fmp4): after the seek, not the play opened at \(place) s")
+        let heard = max(0, min(before / bytesPerFrame - 2 * ramp, 1000)) * bytesPerFrame
+        XCTAssertTrue(sought.prefix(heard) == all.prefix(heard), "fmp4 \(fmp4): before the seek, not the start")
+    }
+
+    /// What a fresh test device records of the engine's play (`start`) to its end.
+    private func record(speed: Double = 10, _ start: (AudioEngine, ReportLog) -> Void) throws -> [UInt8] {
+        let device = try Scratch()
+        let (pcm, log, engine) = try device.deviceEngine(speed: speed)
+        defer { engine.shutdown() }
+        start(engine, log)
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 5) }, "\(log.all)")
+        XCTAssertTrue(log.wait(timeout: 20) { if case .finished(5, _) = $0 { true } else { false } }, "\(log.all)")
+        engine.shutdown()
+        return pcm.recording()
+    }
+
+    private func playsAsTheLibrarysDecode(fmp4: Bool) throws {
+        try makeHLS("vod", seconds: 3, fmp4: fmp4)
         let reference = try AACStreamTests.referenceDecode(try copiedADTS("vod.m3u8"))
         let expected = reference.samples.withUnsafeBytes { Array($0) }
         let (pcm, log, engine) = try scratch.deviceEngine()
@@ -80,11 +187,11 @@ final class HLSStreamTests: ServedFolderCase {
         XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 4) }, "\(log.all)")
         let firstSound = Date().timeIntervalSince(start)
         print("HLS first sound: " + String(format: "%.3f s", firstSound)
-              + " from play to the first frame out (on demand, 1 s segments, unpaced 127.0.0.1 server)")
+              + " from play to the first frame out (on demand, 1 s \(fmp4 ? "fMP4" : "TS") segments, unpaced 127.0.0.1 server)")
         XCTAssertTrue(log.wait(timeout: 15) { if case .finished(4, _) = $0 { true } else { false } }, "\(log.all)")
         engine.shutdown()
         XCTAssertEqual(pcm.events(named: "params").first?.fields["rate"], "44100")
-        assertSameAudio(pcm.recording(), expected[...], bytesPerFrame: 4 * reference.channels, "HLS on demand")
+        assertSameAudio(pcm.recording(), expected[...], bytesPerFrame: 4 * reference.channels, "HLS on demand, fmp4 \(fmp4)")
     }
 
     func testPackedADTSSegmentsPlayWithoutTheirID3Tags() throws {
@@ -124,7 +231,15 @@ final class HLSStreamTests: ServedFolderCase {
     }
 
     func testALiveWindowIsFollowedAsItSlides() throws {
-        try makeHLS("seg", seconds: 12)
+        try followsALiveWindow(fmp4: false)
+    }
+
+    func testALiveWindowOfFragmentedMP4IsFollowedAsItSlides() throws {
+        try followsALiveWindow(fmp4: true)
+    }
+
+    private func followsALiveWindow(fmp4: Bool) throws {
+        try makeHLS("seg", seconds: 12, fmp4: fmp4)
         guard case .success(.media(let all)) = HLSPlaylist.parse(
             [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/seg.m3u8"))), url: server.url("/dir/seg.m3u8")) else {
             return XCTFail("ffmpeg's playlist does not read")
@@ -135,7 +250,8 @@ final class HLSStreamTests: ServedFolderCase {
         func write(from first: Int) {
             let last = min(all.segments.count, first + 6)
             var text = "#EXTM3U\n#EXT-X-TARGETDURATION:\(all.targetDuration ?? 1)\n#EXT-X-MEDIA-SEQUENCE:\(first)\n"
-            for segment in all.segments[first..<last] { text += "#EXTINF:\(segment.duration),\nseg\(segment.sequence).ts\n" }
+            if fmp4 { text += "#EXT-X-MAP:URI=\"seg_init.mp4\"\n" }
+            for segment in all.segments[first..<last] { text += "#EXTINF:\(segment.duration),\nseg\(segment.sequence).\(fmp4 ? "m4s" : "ts")\n" }
             if last == all.segments.count { text += "#EXT-X-ENDLIST\n" }
             try? text.write(toFile: folder + "/live.m3u8", atomically: true, encoding: .utf8)
         }
@@ -146,8 +262,13 @@ final class HLSStreamTests: ServedFolderCase {
         let start = try XCTUnwrap(HLSSession.startSequence(window))
         var demuxer = TSDemuxer()
         var expected: [UInt8] = []
+        let setup = fmp4 ? try FMP4Init.read(try bytes("seg_init.mp4")) : nil
         for segment in all.segments[start...] {
-            expected += demuxer.feed([UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/seg\(segment.sequence).ts"))))
+            if let setup {
+                expected += try FMP4Fragment.adts(try bytes("seg\(segment.sequence).m4s"), init: setup)
+            } else {
+                expected += demuxer.feed(try bytes("seg\(segment.sequence).ts"))
+            }
         }
         let stream = HTTPStream(url: server.url("/dir/live.m3u8"), settings: settings)
         defer { stream.close() }

@@ -9,16 +9,7 @@ final class InterruptionTests: XCTestCase {
         h.heard(1, at: 31.4159, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:31"))
         h.interruptTrack1(of: 2, id: "yield-1", reason: "chime", elapsed: "0:31")
         // The release played out a fade: the sound stopped a little after the request.
-        h.send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 31.6)), {
-            $0.position = 31.6
-            $0.pendingGrants = []
-            $0.releaseToken = nil
-            $0.releasedPlay = nil
-            $0.savedPosition = 31.6
-        }, commands: [
-            .grant(id: "yield-1"),
-            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 31.6, phase: .playing)),
-        ])
+        h.releasedTrack1Of2(at: 31.6, granting: "yield-1")
         h.interruptionEndsPlayingTrack1(of: 2, id: "yield-1", at: 31.6, elapsed: "0:31")
     }
 

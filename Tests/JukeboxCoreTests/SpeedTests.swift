@@ -34,43 +34,110 @@ final class SpeedTests: XCTestCase {
         XCTAssertNil(s.playSpeed(at: 2), "a stream plays at 1 whatever the queue's speed")
     }
 
-    func testSpeedWhilePlayingGoesOnFromThePlaceAtTheNewSpeed() {
+    /// Playing track 1 of 3 at 1, heard at 0:30, its successor handed as play 2.
+    private func playingAt30() -> CoreHarness {
         let h = CoreHarness(queued(3))
         h.playFromStopped(3)
         h.send(.heard(playID: 1, seconds: 30), {
             $0.position = 30
             $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")
         }, commands: [.render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30"))])
-        // The speed is the queue's: the queue file is written with it.
-        h.send(.setSpeed(1.5), {
-            $0.queueSpeed = 1.5
-            $0.nextPlayID = 5
-            $0.loaded = PlayRef(playID: 3, trackID: 1)
-            $0.handedNext = PlayRef(playID: 4, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: 1.5)
+        return h
+    }
+
+    /// `speed X` (nil: default) on track 1 of 3, play 1 heard at 0:30 and `phase`: the play
+    /// changes in place (no new play), its successor is handed again as play `nextPlay`, and
+    /// the queue file is written with the speed (it is the queue's).
+    private func changeSpeed(_ h: CoreHarness, to speed: Double?, _ phase: SavedPhase, nextPlay: UInt64,
+                             file: StaticString = #filePath, line: UInt = #line) {
+        let word = phase == .paused ? "paused" : "playing"
+        let shown = speed.map(Speed.text)
+        h.send(.setSpeed(speed), file: file, line: line, {
+            $0.queueSpeed = speed
+            $0.nextPlayID = nextPlay + 1
+            $0.handedNext = PlayRef(playID: nextPlay, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: phase, speed: speed)
             $0.savedPosition = 30
-            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.5")
+            $0.shown = status(word, song: 1, index: 1, of: 3, elapsed: "0:30", speed: shown)
         }, commands: [
-            .startTrack(playID: 3, path: "/music/1.flac", at: 30, paused: false,
-                        next: NextPlay(playID: 4, path: "/music/2.flac", speed: 1.5), speed: 1.5),
-            .persist(Snapshot(tracks: infos(3), current: 0, position: 30, phase: .playing, speed: 1.5)),
-            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.5")),
+            .setSpeed(playID: 1, speed: speed),
+            .setNext(playID: nextPlay, path: "/music/2.flac", speed: speed),
+            .persist(Snapshot(tracks: infos(3), current: 0, position: 30, phase: phase, speed: speed)),
+            .render(status(word, song: 1, index: 1, of: 3, elapsed: "0:30", speed: shown)),
         ])
-        // The same speed again changes nothing; `speed default` goes back to 1 (no stretcher).
+    }
+
+    func testSpeedWhilePlayingChangesInPlaceAndHandsTheSuccessorAgain() {
+        let h = playingAt30()
+        changeSpeed(h, to: 1.25, .playing, nextPlay: 3)
+        changeSpeed(h, to: 1.5, .playing, nextPlay: 4)
+        // The same speed again changes nothing; `speed default` goes back to 1 (nil: the
+        // stretcher taken out, bit-exact again), for the play and its successor.
         h.send(.setSpeed(1.5), { _ in }, commands: [])
-        h.send(.setSpeed(nil), {
-            $0.queueSpeed = nil
-            $0.nextPlayID = 7
-            $0.loaded = PlayRef(playID: 5, trackID: 1)
-            $0.handedNext = PlayRef(playID: 6, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")
+        changeSpeed(h, to: nil, .playing, nextPlay: 5)
+    }
+
+    func testSpeedWhilePausedChangesThePausedPlayInPlace() {
+        let h = playingAt30()
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
+            $0.savedPosition = 30
+            $0.shown = status("paused", song: 1, index: 1, of: 3, elapsed: "0:30")
         }, commands: [
-            .startTrack(playID: 5, path: "/music/1.flac", at: 30, paused: false,
-                        next: NextPlay(playID: 6, path: "/music/2.flac")),
-            .persist(Snapshot(tracks: infos(3), current: 0, position: 30, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30")),
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: infos(3), current: 0, position: 30, phase: .paused)),
+            .render(status("paused", song: 1, index: 1, of: 3, elapsed: "0:30")),
         ])
+        // Still paused, at the same place: the resume plays at 1.25.
+        changeSpeed(h, to: 1.25, .paused, nextPlay: 3)
+    }
+
+    func testASuccessorAtItsOwnSpeedIsHandedAgainAloneOrKept() {
+        // Track 1's folder plays at 1.5, the rest at 1: `speed 1.5` leaves the play as it is and
+        // hands only the successor again, at 1.5.
+        var s = queued(3, settings: settings(["/music/1.flac": 1.5]))
+        let started = reduce(&s, .play)
+        XCTAssertEqual(started.first, .startTrack(playID: 1, path: "/music/1.flac", at: 0, paused: false,
+                                                  next: NextPlay(playID: 2, path: "/music/2.flac"), speed: 1.5))
+        var expected = s
+        expected.queueSpeed = 1.5
+        expected.nextPlayID = 4
+        expected.handedNext = PlayRef(playID: 3, trackID: 2)
+        expected.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: 1.5)
+        XCTAssertEqual(reduce(&s, .setSpeed(1.5)), [
+            .setNext(playID: 3, path: "/music/2.flac", speed: 1.5),
+            .persist(Snapshot(tracks: infos(3), current: 0, phase: .playing, speed: 1.5)),
+        ])
+        XCTAssertEqual(s, expected)
+        // Every track's folder at 1.25: `speed 1.25` changes no play; the successor keeps its play.
+        var same = queued(3, settings: settings(["/music": 1.25]))
+        _ = reduce(&same, .play)
+        expected = same
+        expected.queueSpeed = 1.25
+        expected.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: 1.25)
+        XCTAssertEqual(reduce(&same, .setSpeed(1.25)), [.persist(Snapshot(tracks: infos(3), current: 0, phase: .playing, speed: 1.25))])
+        XCTAssertEqual(same, expected)
+    }
+
+    func testAConfigReloadWithOtherFolderSpeedsChangesThePlayInPlace() {
+        let h = playingAt30()
+        // The Settings page (or an edit and `reload`) gives /music 1.25: the play goes on at it.
+        let faster = settings(["/music": 1.25])
+        h.send(.reconfigured(faster), {
+            $0.settings = faster
+            $0.nextPlayID = 4
+            $0.handedNext = PlayRef(playID: 3, trackID: 2)
+            $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.25")
+        }, commands: [
+            .setSpeed(playID: 1, speed: 1.25),
+            .setNext(playID: 3, path: "/music/2.flac", speed: 1.25),
+            .render(status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.25")),
+        ])
+        // Another folder's speed: nothing playing changes.
+        let other = settings(["/music": 1.25, "/elsewhere": 2])
+        h.send(.reconfigured(other), { $0.settings = other }, commands: [])
     }
 
     func testSpeedWhileStoppedIsKeptForThePlay() {
@@ -157,5 +224,21 @@ extension SpeedTests {
         s.cards.loading = "02"
         _ = reduce(&s, .cardTracks(card: "02", tracks: infos(1), messages: [], marked: false))
         XCTAssertNil(s.queueSpeed)
+    }
+}
+
+extension SpeedTests {
+    /// The panel marks a speed other than 1 on the status row, where it fits (a 16x2 with a track
+    /// of ten minutes or more has no room: the time wins).
+    func testThePanelMarksTheSpeed() {
+        var display = settings(["/music": 1.25])
+        display.display = .lcd20x4
+        var s = playing(2, settings: display)
+        s.position = 83
+        XCTAssertEqual(s.playingSpeedMark, "1.25x")
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd20x4).rows.last, "▶ 1:23/1:40    1.25x")
+        s.settings.speeds = [:]
+        XCTAssertNil(s.playingSpeedMark)
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd20x4).rows.last, "▶ 1:23/1:40         ")
     }
 }

@@ -98,6 +98,21 @@ extension CoreHarness {
         ] + then)
     }
 
+    /// The engine reports release 1 of track 1 of 2 done, the sound stopped at `seconds` (a fade
+    /// played out after the request): that is the place, saved at once, and `id` is granted.
+    func releasedTrack1Of2(at seconds: Double, granting id: String, file: StaticString = #filePath, line: UInt = #line) {
+        send(.deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: seconds)), file: file, line: line, {
+            $0.position = seconds
+            $0.pendingGrants = []
+            $0.releaseToken = nil
+            $0.releasedPlay = nil
+            $0.savedPosition = seconds
+        }, commands: [
+            .grant(id: id),
+            .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: seconds, phase: .playing)),
+        ])
+    }
+
     /// The engine reports release 1 done (nothing heard after it): the waiting interruption `id`
     /// is granted.
     func grantAfterRelease(_ id: String, file: StaticString = #filePath, line: UInt = #line) {

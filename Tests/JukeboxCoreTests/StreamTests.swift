@@ -126,16 +126,22 @@ final class StreamTests: XCTestCase {
             message: "buffering 35 %"))
     }
 
+    /// A live stream refuses seeks; so does one while another entry's stream is the one that said
+    /// it is on demand.
     func testSeekIsRefusedOnAStream() {
-        let h = CoreHarness(streaming())
-        h.send(.seekBy(10), {
-            $0.message = "cannot seek in a live stream"
-            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
-                              message: "cannot seek in a live stream")
-        }, commands: [
-            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
-                           message: "cannot seek in a live stream")),
-        ])
+        var another = streaming()
+        another.onDemandStream = OnDemandStream(trackID: 2, duration: 600)
+        for start in [streaming(), another] {
+            let h = CoreHarness(start)
+            h.send(.seekBy(10), {
+                $0.message = "cannot seek in a live stream"
+                $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+                                  message: "cannot seek in a live stream")
+            }, commands: [
+                .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2,
+                               message: "cannot seek in a live stream")),
+            ])
+        }
     }
 
     func testPauseDisconnectsAndPlayConnectsAgainLive() {
@@ -168,6 +174,89 @@ final class StreamTests: XCTestCase {
             .persistPlace(Snapshot(tracks: [TrackInfo(path: url, title: "radio.example/live.mp3"), info(2)], current: 0,
                                    phase: .playing)),
             .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", index: 1, of: 2)),
+        ])
+    }
+
+    /// The adapter reports the stream on demand (an HLS playlist with ENDLIST) and its length: the
+    /// length is shown, a seek goes to the engine clamped to it, a pause disconnects and keeps
+    /// the place, and play starts there.
+    func testAnOnDemandStreamSeeksAndResumesAtThePlace() {
+        var start = streaming()
+        start.streamStarted = true
+        let h = CoreHarness(start)
+        let vod = StreamStatus(bufferedPercent: 100, onDemandDuration: 600)
+        let track = TrackInfo(path: url, title: "radio.example/live.mp3")
+        h.send(.streamStatus(playID: 1, vod), {
+            $0.stream = PlayStreamStatus(playID: 1, status: vod)
+            $0.onDemandStream = OnDemandStream(trackID: 1, duration: 600)
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:00", duration: "10:00", index: 1, of: 2)
+        }, commands: [
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:00", duration: "10:00", index: 1, of: 2)),
+        ])
+        // A seek goes to the engine as for a file, saved at once; past the end: at the end.
+        for (event, place, elapsed) in [(Event.seekBy(90), 90.0, "1:30"), (.seek(to: 700), 600, "10:00"), (.seek(to: 42), 42, "0:42")] {
+            let shown = status("playing", title: "radio.example/live.mp3", elapsed: elapsed, duration: "10:00", index: 1, of: 2)
+            h.send(event, {
+                $0.position = place
+                $0.savedPosition = place
+                $0.shown = shown
+            }, commands: [
+                .seekOutput(to: place),
+                .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: place, phase: .playing)),
+                .render(shown),
+            ])
+        }
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
+            $0.shown = status("paused", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 42, phase: .paused)),
+            .render(status("paused", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 5
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.streamStarted = false
+            $0.stream = nil
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)
+        }, commands: [
+            .startTrack(playID: 3, path: url, at: 42, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [track, info(2)], current: 0, position: 42, phase: .playing)),
+            .render(status("playing", title: "radio.example/live.mp3", elapsed: "0:42", duration: "10:00", index: 1, of: 2)),
+        ])
+    }
+
+    /// A restart resumes a stream as saved, at its place: the engine opens an on-demand one there
+    /// and joins a live one on air (HLSStreamTests, `DecodeJob.startFrame`).
+    func testARestartStartsAStreamAtItsSavedPlace() {
+        let track = TrackInfo(path: url, title: "radio.example/live.mp3")
+        let snap = Snapshot(tracks: [track], current: 0, position: 42, phase: .playing)
+        let h = CoreHarness()
+        let shown = status("playing", title: "radio.example/live.mp3", elapsed: "0:42", index: 1, of: 1)
+        h.send(.restore(snap), {
+            $0.queue = [Track(id: 1, info: track)]
+            $0.order = [1]
+            $0.cursor = 0
+            $0.phase = .playing
+            $0.position = 42
+            $0.nextTrackID = 2
+            $0.nextPlayID = 2
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.queueRevision = 1
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.savedPosition = 42
+            $0.shown = shown
+        }, commands: [
+            .setVolume(100),
+            .startTrack(playID: 1, path: url, at: 42, paused: false),
+            .render(shown),
         ])
     }
 

@@ -4,12 +4,13 @@ import JukeboxFixtures
 import JukeboxTestSupport
 import XCTest
 
-/// libcurl, libmosquitto and libmicrohttpd are loaded on first use (CLibraryLoader), not linked:
+/// libcurl (and libcrypto, which it and AES-128 HLS segments use), libmosquitto and libmicrohttpd
+/// are loaded on first use (CLibraryLoader), not linked:
 /// a player playing a file maps none of them (issue 33: their closure was most of the RSS over
 /// the target), the first station loads libcurl, and without libcurl a station fails with the
 /// reason while the player plays on. Reads the spawned binary's /proc/PID/maps.
 final class LazyLibrariesTests: RadioDaemonTestCase {
-    static let lazy = ["libcurl.so", "libmosquitto.so", "libmicrohttpd.so"]
+    static let lazy = ["libcurl.so", "libcrypto.so", "libmosquitto.so", "libmicrohttpd.so"]
 
     /// The file names of the shared objects `pid` maps (empty once it is gone).
     func mappedLibraries(_ pid: Int32) -> Set<String> {

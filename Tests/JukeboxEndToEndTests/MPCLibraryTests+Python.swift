@@ -171,7 +171,7 @@ extension MPCLibraryTests {
         consume ACK [2@0]
         crossfade ACK [2@0]
         save ok
-        listplaylists ok ['sleep 15', 'sleep 30', 'sleep 60', 'sleep track', 'sleep chapter', 'sleep folder', 'sleep off', 'trip']
+        listplaylists ok ['sleep 15', 'sleep 30', 'sleep 60', 'sleep track', 'sleep chapter', 'sleep folder', 'sleep off', 'speed 0.75', 'speed 1', 'speed 1.25', 'speed 1.5', 'speed 2', 'speed default', 'trip']
         listplaylist ok 3
         listplaylistinfo ok Dancing Queen
         playlistadd ok

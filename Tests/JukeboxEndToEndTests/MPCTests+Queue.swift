@@ -72,8 +72,9 @@ extension MPCTests {
         defer { close(fd) }
         XCTAssertEqual(readLine(fd), "OK MPD 0.21.0")
         send(fd, "listplaylists\n")
-        // Only the sleep timer's (MPCTests+Sleep.swift).
-        for name in ["sleep 15", "sleep 30", "sleep 60", "sleep track", "sleep chapter", "sleep folder", "sleep off"] {
+        // Only the sleep timer's and the speeds (MPCTests+Sleep.swift, MPCTests+Speed.swift).
+        for name in ["sleep 15", "sleep 30", "sleep 60", "sleep track", "sleep chapter", "sleep folder", "sleep off",
+                     "speed 0.75", "speed 1", "speed 1.25", "speed 1.5", "speed 2", "speed default"] {
             XCTAssertEqual(readLine(fd), "playlist: \(name)")
             XCTAssertEqual(readLine(fd), "Last-Modified: 1970-01-01T00:00:00Z")
         }

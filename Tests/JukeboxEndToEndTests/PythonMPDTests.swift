@@ -184,13 +184,13 @@ final class PythonMPDTests: DaemonTestCase {
         let (out, status, stderr) = try run(Self.homeAssistant, extra: ["playlists": dir + "/playlists"], arguments: { a, b in [a, b] })
         XCTAssertEqual(status, 0, stderr)
         XCTAssertEqual(out, """
-        play 100 True 30.000 a ['sleep 15', 'sleep 30', 'sleep 60', 'sleep track', 'sleep chapter', 'sleep folder', 'sleep off']
+        play 100 True 30.000 a ['sleep 15', 'sleep 30', 'sleep 60', 'sleep track', 'sleep chapter', 'sleep folder', 'sleep off', 'speed 0.75', 'speed 1', 'speed 1.25', 'speed 1.5', 'speed 2', 'speed default']
         []
         pause 30
         play b
         a True
         1 1 1
-        ['sleep 15', 'sleep 30', 'sleep 60', 'sleep track', 'sleep chapter', 'sleep folder', 'sleep off', 'ha']
+        ['sleep 15', 'sleep 30', 'sleep 60', 'sleep track', 'sleep chapter', 'sleep folder', 'sleep off', 'speed 0.75', 'speed 1', 'speed 1.25', 'speed 1.5', 'speed 2', 'speed default', 'ha']
         play 2 a
         play 1 b
         refused: [50@0] {add} jukebox plays http and https streams only (not ftp URLs)

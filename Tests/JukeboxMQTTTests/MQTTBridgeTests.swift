@@ -262,7 +262,7 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertEqual(o.command(topic, "play", "")?.hasPrefix("ok ▶"), true)
         XCTAssertTrue(o.command(topic, "volume", "30\nstop")?.hasPrefix("error") == true)
         XCTAssertEqual(player.status()?["phase"] as? String, "playing", "the smuggled stop ran")
-        for (command, payload) in [("events", ""), ("yield", "begin"), ("playlist", "Nope"), ("nosuch", ""), ("a.b", "")] {
+        for (command, payload) in [("events", ""), ("yield", "begin"), ("source", "begin airplay"), ("playlist", "Nope"), ("nosuch", ""), ("a.b", "")] {
             XCTAssertTrue(o.command(topic, command, payload)?.hasPrefix("error") == true, command)
         }
         XCTAssertTrue(o.command(topic, "volume", String(repeating: "9", count: 2000))?.hasPrefix("error: payload above") == true)

@@ -94,7 +94,7 @@ final class MQTTPayloadTests: XCTestCase {
         let status = try JSONDecoder().decode(PlayerStatusJSON.self, from: Data(json.utf8))
         XCTAssertEqual(MQTTBridge.state(status, published: 61.26).text,
                        #"{"phase":"playing","title":"T \"q\"\u0001","artist":null,"album":"A","file":"/m/a.flac","position":61.3,"#
-                       + #""duration":200.0,"volume":60,"shuffle":false,"repeat":"all","queue":3,"message":null,"chapter":null}"#)
+                       + #""duration":200.0,"volume":60,"shuffle":false,"repeat":"all","queue":3,"message":null,"chapter":null,"speed":null}"#)
         XCTAssertTrue(MQTTBridge.state(status, published: nil).text.contains(#""position":null,"#))
         XCTAssertTrue(MQTTBridge.state(status, published: .infinity).text.contains(#""position":null,"#))
     }
@@ -105,7 +105,7 @@ final class MQTTPayloadTests: XCTestCase {
             + #""shuffle":false,"repeat":"off","stream":false,"chapter":{"index":2,"count":3,"title":"The \"middle\"","start":2}}"#
         let status = try JSONDecoder().decode(PlayerStatusJSON.self, from: Data(json.utf8))
         XCTAssertTrue(MQTTBridge.state(status, published: 2.5).text.hasSuffix(
-            #""message":null,"chapter":{"index":2,"count":3,"title":"The \"middle\""}}"#), MQTTBridge.state(status, published: 2.5).text)
+            #""message":null,"chapter":{"index":2,"count":3,"title":"The \"middle\""},"speed":null}"#), MQTTBridge.state(status, published: 2.5).text)
     }
 
     func testEventsArePublishedFromTheirFields() throws {

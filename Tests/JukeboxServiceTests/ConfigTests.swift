@@ -9,6 +9,17 @@ final class ConfigTests: XCTestCase {
         try Config.parse(Array(text.utf8), source: "c.json")
     }
 
+    func testSourcesAreReadAndWrongOnesRefused() throws {
+        let (c, w) = try parse(#"{"sources": {"airplay": "stay-paused", "bluetooth": "forbidden", "other": "resume"}}"#)
+        XCTAssertEqual(w, [])
+        XCTAssertEqual(c.settings.sources, SourceSettings(named: ["airplay": .stayPaused, "bluetooth": .forbidden], other: .resume))
+        XCTAssertEqual(try parse(#"{"sources": {"other": "forbidden"}}"#).config.settings.sources.policy(for: "airplay"), .forbidden)
+        XCTAssertEqual(Config().settings.sources.policy(for: "airplay"), .resume)
+        for text in [#"{"sources": {"airplay": "pause"}}"#, #"{"sources": {"Air Play": "resume"}}"#, #"{"sources": ["airplay"]}"#] {
+            XCTAssertThrowsError(try parse(text), text) { XCTAssertTrue("\($0)".hasPrefix("c.json: sources: must be an object of source name"), "\($0)") }
+        }
+    }
+
     func testEmptyObjectGivesTheDefaults() throws {
         let (c, w) = try parse("{}")
         XCTAssertEqual(c, Config())

@@ -133,4 +133,19 @@ final class ControlClientBookTests: XCTestCase {
         XCTAssertEqual(granted, ["console", "socket client 2", "socket client 1"])
         XCTAssertTrue(waiters.queues.isEmpty)
     }
+
+    func testASourceEndedFromAnotherConnectionLeavesItsHolderAndARefusedBeginWaitsNoMore() {
+        var book = ControlClientBook()
+        book.hold("source-airplay", by: 3)
+        book.hold("source-airplay", by: 5)
+        XCTAssertEqual(book.unholdLatest("source-airplay"), 5, "the latest begin ends first")
+        XCTAssertEqual(book.held, [3: ["source-airplay"]])
+        XCTAssertEqual(book.unholdLatest("source-airplay"), 3)
+        XCTAssertEqual(book.held, [:])
+        XCTAssertNil(book.unholdLatest("source-airplay"))
+        book.waitForGrant("source-airplay", client: 7)
+        book.stopWaiting("source-airplay", client: 7)
+        XCTAssertEqual(book.waitingForGrant, [:])
+        XCTAssertFalse(book.holdsSomething(7))
+    }
 }

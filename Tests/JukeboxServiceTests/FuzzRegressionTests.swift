@@ -95,6 +95,8 @@ final class FuzzRegressionTests: XCTestCase {
         case .interruptEnd: return "interrupt end"
         case .yieldBegin(let reason): return "yield begin " + reason
         case .yieldEnd: return "yield end"
+        case .sourceBegin(let name, let sender): return "source begin \(name) " + sender
+        case .sourceEnd(let name): return "source end " + name
         case .queue(let page): return "queue \(page)"
         case .queueJSON(let from): return "queue --json \(from)"
         case .lsJSON(let path, let from): return "ls --json --from \(from)" + (path.map { " " + $0 } ?? "")

@@ -4,11 +4,12 @@ import JukeboxCore
 import XCTest
 
 /// The core's ReplayGain and playback speed reach the audio port: `startTrack`'s and its
-/// successor's, and `setNext`'s; nil (no gain, no speed) as 1, untouched.
+/// successor's, `setNext`'s and `setSpeed`'s; nil (no gain, no speed) as 1, untouched.
 final class PlayCarryOutTests: XCTestCase {
     private final class GainPort: AudioPort {
         var plays: [(id: UInt64, gain: Double, nextGain: Double, speed: Double, nextSpeed: Double)] = []
         var nexts: [(id: UInt64, gain: Double, speed: Double)] = []
+        var speeds: [(id: UInt64, speed: Double)] = []
         func play(id: UInt64, path: String, from seconds: Double, paused: Bool, next: (id: UInt64, path: String)?) {
             XCTFail("the gainless form was called")
         }
@@ -18,6 +19,7 @@ final class PlayCarryOutTests: XCTestCase {
         }
         func setNext(id: UInt64, path: String) { XCTFail("the gainless form was called") }
         func setNext(id: UInt64, path: String, gain: Double, speed: Double) { nexts.append((id, gain, speed)) }
+        func setSpeed(id: UInt64, speed: Double) { speeds.append((id, speed)) }
         func clearNext() {}
         func pause() {}
         func resume() {}
@@ -45,5 +47,10 @@ final class PlayCarryOutTests: XCTestCase {
         XCTAssertEqual(port.plays.map(\.speed), [1.25, 1])
         XCTAssertEqual(port.plays.map(\.nextSpeed), [1.5, 1])
         XCTAssertEqual(port.nexts.map(\.speed), [0.75, 1])
+        // A speed changed in place; nil is 1 (the stretcher taken out).
+        port.carryOut(.setSpeed(playID: 3, speed: 1.5))
+        port.carryOut(.setSpeed(playID: 3, speed: nil))
+        XCTAssertEqual(port.speeds.map(\.id), [3, 3])
+        XCTAssertEqual(port.speeds.map(\.speed), [1.5, 1])
     }
 }

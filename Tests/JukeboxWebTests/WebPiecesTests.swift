@@ -114,7 +114,7 @@ final class WebPiecesTests: XCTestCase {
             ("card assign /srv/music/A", .session), ("save", .session), ("reload", .session), ("restart", .session), ("system --json", .refused),
             ("card assign --next /srv/music/A", .session), ("card assign --cancel", .session), ("card delete 04A3", .session),
             ("bookmark reset /srv/music/A", .session), ("bookmark reset --all", .session), ("cards --json", .open), ("bookmarks --json", .open),
-            ("interrupt begin", .refused), ("interrupt end", .refused), ("yield begin", .refused), ("yield end", .refused),
+            ("interrupt begin", .refused), ("interrupt end", .refused), ("yield begin", .refused), ("yield end", .refused), ("source begin airplay", .refused), ("source end airplay", .refused),
             ("events", .refused), ("events --json", .refused), ("log 5", .refused), ("diag", .refused),
         ]
         for (line, access) in table {

@@ -117,3 +117,32 @@ final class WebSettingsTests: XCTestCase {
         }
     }
 }
+
+extension WebSettingsTests {
+    /// Per-folder speeds: an object of folder → speed, written by folder, checked by the config's
+    /// own code (a speed out of range, a relative folder: its words), read back by the page.
+    func testFolderSpeedsReachTheConfigThroughItsOwnCheck() throws {
+        typealias V = WebSettings.Value
+        let file = Array("{\n  \"volumeMax\": 80\n}\n".utf8)
+        let value = try JSONDecoder().decode(V.self, from: Data(#"{"/srv/music/Books": 1.25, "/srv/music/A \"b\"": 2}"#.utf8))
+        let changes = try WebSettings.changes(["speeds": value]).get()
+        XCTAssertEqual(changes, [.init(["speeds"], #"{"/srv/music/A \"b\"": 2, "/srv/music/Books": 1.25}"#)])
+        let (bytes, config) = try ConfigEdit.edited(file, changes, source: "c.json")
+        XCTAssertEqual(config.settings.speeds, ["/srv/music/Books": 1.25, "/srv/music/A \"b\"": 2])
+        let json = WebSettings.json(config, file: bytes, path: "c.json")
+        XCTAssertTrue(json.contains(#"{"key":"speeds","value":{"/srv/music/A \"b\"":2,"/srv/music/Books":1.25},"applies":"now","optional":true}"#), json)
+        // null: the key leaves the file.
+        XCTAssertEqual(WebSettings.changes(["speeds": .null]), .success([.init(["speeds"], nil)]))
+        // The shape here; the rest by the config's code.
+        XCTAssertEqual(WebSettings.changes(["speeds": .number(1.25)]),
+                       .failure(.init(message: "speeds must be an object of folder → speed, like {\"/srv/music/Audiobooks\": 1.25}")))
+        XCTAssertEqual(WebSettings.changes(["volumeMax": .numbers(["/a": 1])]),
+                       .failure(.init(message: "volumeMax takes a number or a word, not a span of the day")))
+        for bad: [String: Double] in [["/a": 3], ["music": 1.25]] {
+            let change = try WebSettings.changes(["speeds": .numbers(bad)]).get()
+            XCTAssertThrowsError(try ConfigEdit.edited(file, change, source: "c.json"), "\(bad)") { error in
+                XCTAssertTrue("\(error)".contains("speeds: must be an object of absolute folder path"), "\(error)")
+            }
+        }
+    }
+}

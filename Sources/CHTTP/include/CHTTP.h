@@ -72,4 +72,12 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 /// The version text of the libcurl in use ("libcurl/7.88.1 OpenSSL/3.0..."), or why it could not be loaded.
 const char *jb_http_version(void);
 
+/// Decrypts `length` bytes of AES-128-CBC with PKCS#7 padding (HLS `EXT-X-KEY:METHOD=AES-128`)
+/// into `out` (room for `length` + 16 bytes) with OpenSSL's libcrypto ("libcrypto.so.3", the
+/// TLS library libcurl already uses), loaded on the first call, not linked. Returns the
+/// plaintext's length, or -1 with `error` filled (the library missing, a length that is not whole
+/// blocks, padding that does not check out: a wrong key).
+long jb_aes128_cbc_decrypt(const unsigned char key[16], const unsigned char iv[16], const unsigned char *in, size_t length,
+                           unsigned char *out, char *error, size_t error_size);
+
 #endif

@@ -5,6 +5,7 @@ extension AudioEngine {
         case exit
         case open(DecodeJob, serial: UInt64, generation: UInt64, isNext: Bool)
         case read
+        case respeed(Respeed)
     }
 
     private struct OpenTrack {
@@ -15,8 +16,8 @@ extension AudioEngine {
         var nextFrame: Int64
         /// Opened as the gapless next track and not a frame decoded yet (a failure then counts as the next's).
         var isUnstartedNext: Bool
-        /// The track's tempo change when its speed is not 1 (a file only); its chunks are then
-        /// float and `nextFrame` counts output frames (`TrackRef.seconds(atFrame:rate:)`).
+        /// The track's tempo change when its speed is not 1 (a file only); `nextFrame` then counts
+        /// output frames (`TrackRef.seconds(atFrame:rate:)`). Its chunks keep the decoder's format.
         var stretch: TimeStretch?
     }
 
@@ -37,6 +38,8 @@ extension AudioEngine {
                 open = openTrack(job, serial: serial, generation: generation, isNext: isNext)
             case .read:
                 if let track = open { open = decodeChunk(track) }
+            case .respeed(let order):
+                if let track = open { open = respeeded(track, order) }
             }
         }
     }
@@ -60,6 +63,10 @@ extension AudioEngine {
                     }
                     continue
                 }
+                if let order = state.respeed, order.serial == track.serial {
+                    state.respeed = nil
+                    return .respeed(order)
+                }
                 if state.queuedSeconds >= Self.decodeAheadSeconds { state.decoderFull = true }
                 if state.decoderFull && state.queuedSeconds >= Self.refillBelowSeconds {
                     monitor.wait()
@@ -73,6 +80,7 @@ extension AudioEngine {
                 let serial = state.newSerial()
                 state.decoderPhase = .busy
                 state.decoderSerial = serial
+                state.decoderTrackID = job.track.id
                 return .open(job, serial: serial, generation: state.generation, isNext: false)
             }
             if state.decoderPhase == .awaitingNext, let next = state.nextSpec, state.nextTakenSerial == nil {
@@ -80,6 +88,7 @@ extension AudioEngine {
                 state.nextTakenSerial = serial
                 state.decoderPhase = .busy
                 state.decoderSerial = serial
+                state.decoderTrackID = next.id
                 return .open(DecodeJob(track: next, fromSeconds: 0, announce: true),
                              serial: serial, generation: state.generation, isNext: true)
             }
@@ -92,13 +101,14 @@ extension AudioEngine {
         do throws(DecodeError) {
             let decoder = try openSource(job.track, from: job.fromSeconds, serial: serial, generation: generation)
             let frame: Int64
-            if let stream = decoder as? StreamDecoder {
-                // A stream opened where it could (a podcast episode at its place, a live stream
-                // on air now): its frames count from where it landed.
+            if let stream = decoder as? StreamDecoder, decoder.frameCount == nil {
+                // A stream opened where it could (a file on a server at its place by a range
+                // request, a live stream on air now): its frames count from where it landed.
                 frame = DecodeJob.startFrame(fromSeconds: stream.startSeconds, rate: decoder.format.sampleRate,
                                              frameCount: nil, live: false)
             } else {
-                // A file starts where asked, at most at its end.
+                // A file or an on-demand stream (HLS with ENDLIST: it knows its length) starts
+                // where asked, at most at its end.
                 frame = DecodeJob.startFrame(fromSeconds: job.fromSeconds, rate: decoder.format.sampleRate,
                                              frameCount: decoder.frameCount, live: false)
                 if frame > 0 { try decoder.seek(toFrame: frame) }
@@ -161,7 +171,8 @@ extension AudioEngine {
     private func openSource(_ track: TrackRef, from seconds: Double, serial: UInt64, generation: UInt64) throws(DecodeError) -> any PCMSource {
         guard isStreamURL(track.path) else { return try FileDecoder.open(path: track.path) }
         let settings = monitor.withLock { state.streamSettings }
-        let stream = HTTPStream(url: track.path, settings: settings)
+        // An on-demand HLS playlist starts at the segment holding `seconds` (live ones ignore it).
+        let stream = HTTPStream(url: track.path, settings: settings, startAt: seconds)
         monitor.withLock { state.liveStream = (track.id, stream) }
         return try StreamDecoder(stream: stream, startSeconds: seconds, isCancelled: { [self] in
             monitor.withLock { state.shutdown || state.generation != generation || state.cancelSerial == serial }
@@ -191,8 +202,10 @@ extension AudioEngine {
                                  ending: frames <= 0 && track.decoder.failure == nil)
         }
         return monitor.withLock { () -> OpenTrack? in
-            // A stale chunk is dropped; the loop then closes the decoder.
-            guard state.generation == track.generation, state.cancelSerial != track.serial else { return track }
+            // A stale chunk is dropped; the loop then closes the decoder. So is one decoded at a
+            // speed just changed: the decoder goes back to its place (`respeeded`).
+            guard state.generation == track.generation, state.cancelSerial != track.serial,
+                  state.respeed?.serial != track.serial else { return track }
             defer { monitor.broadcast() }
             var advanced = track
             if out.frames > 0 {
@@ -229,8 +242,61 @@ extension AudioEngine {
         }
     }
 
-    /// `frames` decoded frames (0 or less: the end) through `stretch`, as float chunks' bytes:
-    /// what it has ready, and at the `ending` all it still holds.
+    /// `order` carried out on the decoder's thread: the decoder seeks back to the source frame
+    /// where the dropped audio began and the track goes on at the new speed, through a new
+    /// stretcher or none (at 1 the samples pass untouched again). A seek that fails ends the
+    /// track with its reason, as a damaged file does.
+    private func respeeded(_ track: OpenTrack, _ order: Respeed) -> OpenTrack? {
+        // A stream always plays at 1 (a live stream cannot be played faster than it arrives).
+        guard !(track.decoder is StreamDecoder) else { return track }
+        var changed = track
+        let from = order.fromSource ?? track.job.track.sourceFrame(atFrame: track.nextFrame)
+        let format = track.decoder.format
+        var failure: String?
+        do throws(DecodeError) {
+            try track.decoder.seek(toFrame: max(0, from))
+        } catch {
+            failure = error.reason
+        }
+        changed.job.track.speed = order.speed
+        changed.stretch = nil
+        changed.nextFrame = max(0, from)
+        if failure == nil, order.speed != 1 {
+            if let made = TimeStretch(speed: order.speed, rate: format.sampleRate, channels: format.channels) {
+                changed.stretch = made
+                changed.nextFrame = Int64((Double(max(0, from)) / order.speed).rounded())
+            } else {
+                failure = "cannot play at speed \(order.speed) (\(format.channels) channels)"
+            }
+        }
+        guard let failure else { return changed }
+        track.decoder.close()
+        return monitor.withLock { () -> OpenTrack? in
+            defer { monitor.broadcast() }
+            state.decoderSerial = nil
+            guard state.generation == track.generation, state.cancelSerial != track.serial else {
+                // Abandoned meanwhile: as an opening abandoned (`openTrack`).
+                if state.cancelSerial == track.serial && state.generation == track.generation {
+                    state.cancelSerial = nil
+                    state.decoderPhase = .awaitingNext
+                } else if state.decoderPhase == .busy {
+                    state.decoderPhase = .idle
+                }
+                return nil
+            }
+            state.queue.append(.failed(serial: track.serial, id: track.job.track.id, reason: failure, wasNext: track.isUnstartedNext))
+            if track.isUnstartedNext {
+                state.nextSpec = nil
+                state.nextTakenSerial = nil
+            }
+            state.decoderPhase = .awaitingNext
+            return nil
+        }
+    }
+
+    /// `frames` decoded frames (0 or less: the end) through `stretch`, in the decoder's format
+    /// (stretched as float, then back to its sample type: the device stays as it is, so a speed
+    /// change needs no new stream): what it has ready, and at the `ending` all it still holds.
     private static func stretched(_ bytes: [UInt8], frames: Int, format: AudioFormat, through stretch: TimeStretch,
                                   ending: Bool) -> (bytes: [UInt8], frames: Int, format: AudioFormat) {
         let floatFormat = AudioFormat(sampleRate: format.sampleRate, channels: format.channels, sample: .float32)
@@ -250,6 +316,19 @@ extension AudioEngine {
             }
         }
         if ending { out += stretch.finish() }
-        return (out, out.count / floatFormat.bytesPerFrame, floatFormat)
+        let outFrames = out.count / floatFormat.bytesPerFrame
+        return (format.sample == .float32 ? out : converted(out, to: format), outFrames, format)
+    }
+
+    /// Float bytes as `format`'s sample type (rounded and clipped, as a device fed float would).
+    private static func converted(_ floats: [UInt8], to format: AudioFormat) -> [UInt8] {
+        let samples = floats.count / MemoryLayout<Float>.size
+        guard samples > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: samples * format.sample.bytesPerSample) { target, count in
+            floats.withUnsafeBytes { source in
+                SampleConversion.convert(source.baseAddress!, from: .float32, to: format.sample, target.baseAddress!, samples: samples)
+            }
+            count = samples * format.sample.bytesPerSample
+        }
     }
 }

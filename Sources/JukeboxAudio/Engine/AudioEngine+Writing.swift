@@ -145,7 +145,7 @@ extension AudioEngine {
                     // returns, and on a short device buffer a long write returns only once most
                     // of it has played (the display would lag a skip by that much).
                     while chunk.serial == writer.currentSerial, chunk.frames < Self.writeBlockFrames, case .pcm(let more)? = state.queue.first,
-                          more.serial == chunk.serial, more.format == chunk.format,
+                          more.serial == chunk.serial, more.format == chunk.format, more.track == chunk.track,
                           more.startFrame == chunk.startFrame + Int64(chunk.frames) {
                         state.queue.removeFirst()
                         state.queuedSeconds = max(0, state.queuedSeconds - QueueItem.pcm(more).seconds)
@@ -263,7 +263,7 @@ extension AudioEngine {
         monitor.withLock {
             state.counters = output.counters
             guard state.generation == writer.generation else { return }
-            if let last = state.segments.last, last.serial == chunk.serial,
+            if let last = state.segments.last, last.serial == chunk.serial, last.track == chunk.track,
                last.deviceStart + last.frames == deviceStart, last.trackStartFrame + last.frames == chunk.startFrame {
                 state.segments[state.segments.count - 1].frames += Int64(chunk.frames)
             } else {

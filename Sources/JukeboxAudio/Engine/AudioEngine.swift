@@ -133,6 +133,42 @@ public final class AudioEngine: @unchecked Sendable {
         }
     }
 
+    /// Changes the playback speed of play `id` in place (1: no stretcher, bit-exact again), the
+    /// file kept open and the device untouched: what is decoded ahead of the writer and not yet
+    /// written is dropped and decoded again from the same source frame at `speed` (the decoder
+    /// seeks back and puts in a new stretcher, or takes it out), so only what the device already
+    /// holds plays at the old speed. A successor set with that id takes the speed too (decoded
+    /// again if it was decoded ahead). The place heard does not move. No-op for a stream (it
+    /// always plays at 1), for an id that is not loaded, and while idle.
+    public func setSpeed(id: UInt64, speed: Double) {
+        command { state in
+            guard state.active, TimeStretch.speeds.contains(speed) || speed == 1 else { return }
+            state.speedSet = (id, speed)
+            if state.current?.id == id { state.current?.speed = speed }
+            if state.job?.track.id == id { state.job?.track.speed = speed }
+            if state.frozen?.track.id == id { state.frozen?.track.speed = speed }
+            if let next = state.nextSpec, next.id == id, next.speed != speed {
+                state.cancelTakenNext()
+                state.nextSpec?.speed = speed
+            }
+            // A stream plays at 1 whatever is asked: what it decoded ahead is kept.
+            guard let serial = state.decoderSerial, state.decoderTrackID == id, state.cancelSerial != serial,
+                  state.liveStream?.id != id else { return }
+            // Where the dropped audio began is where the new speed begins; with nothing queued,
+            // where the decoder's output got to (or an earlier order's place, not yet carried out).
+            var from: Int64?
+            if let first = state.queue.first(where: { $0.serial == serial }), case .pcm(let chunk) = first {
+                from = chunk.track.sourceFrame(atFrame: chunk.startFrame)
+            } else if let earlier = state.respeed, earlier.serial == serial {
+                from = earlier.fromSource
+            }
+            state.queue.removeAll { $0.serial == serial }
+            state.queuedSeconds = state.queue.reduce(0) { $0 + $1.seconds }
+            state.decoderFull = false
+            state.respeed = Respeed(serial: serial, speed: speed, fromSource: from)
+        }
+    }
+
     /// Withdraws the gapless next track unless it has already started.
     public func clearNext() {
         command { state in
@@ -193,7 +229,9 @@ public final class AudioEngine: @unchecked Sendable {
         command(interrupting: true) { state in
             guard state.active else { return }
             let heard = state.heardPoint(now: clock())?.track
-            guard let target = heard ?? state.current else { return }
+            guard var target = heard ?? state.current else { return }
+            // A speed set in place holds for the play from here on.
+            if let set = state.speedSet, set.id == target.id { target.speed = set.speed }
             if let current = state.current, current != target, state.nextSpec == nil {
                 // The writer already started the next track but it is not heard yet: keep it as next.
                 state.nextSpec = current

@@ -17,6 +17,20 @@ struct TrackRef: Equatable {
     func seconds(atFrame frame: Int64, rate: Int) -> Double {
         speed == 1 ? Double(frame) / Double(rate) : Double(frame) * speed / Double(rate)
     }
+
+    /// The source frame that frame `frame` of this track's chunks stands for (the same scale).
+    func sourceFrame(atFrame frame: Int64) -> Int64 {
+        speed == 1 ? frame : Int64((Double(frame) * speed).rounded())
+    }
+}
+
+/// A speed change for the opening the decoder has open (`AudioEngine.setSpeed`): before its next
+/// chunk it seeks back to `fromSource` (source frames; nil: to where its output got to) and goes
+/// on at `speed` with a new stretcher, or none at 1.
+struct Respeed: Equatable {
+    var serial: UInt64
+    var speed: Double
+    var fromSource: Int64?
 }
 
 /// An order to the decoder thread: open `track` at `fromSeconds`.
@@ -142,6 +156,12 @@ struct EngineState {
     var nextTakenSerial: UInt64?
     var decoderPhase = DecoderPhase.idle
     var decoderSerial: UInt64?
+    /// The id of the track `decoderSerial` is an opening of.
+    var decoderTrackID: UInt64?
+    /// A speed change the decoder has yet to carry out (see `Respeed`).
+    var respeed: Respeed?
+    /// The last speed set in place (`AudioEngine.setSpeed`): a seek of that play goes on at it.
+    var speedSet: (id: UInt64, speed: Double)?
     /// Asks the decoder to abandon this serial (the caller changed the next track).
     var cancelSerial: UInt64?
     var serialCounter: UInt64 = 0
@@ -207,6 +227,8 @@ struct EngineState {
         job = DecodeJob(track: track, fromSeconds: max(0, seconds), announce: announce)
         nextTakenSerial = nil
         cancelSerial = nil
+        respeed = nil
+        speedSet = nil
         clearQueue()
         if decoderPhase == .awaitingNext { decoderPhase = .idle }
         current = track
@@ -223,6 +245,8 @@ struct EngineState {
         nextSpec = nil
         nextTakenSerial = nil
         cancelSerial = nil
+        respeed = nil
+        speedSet = nil
         clearQueue()
         if decoderPhase == .awaitingNext { decoderPhase = .idle }
         active = false

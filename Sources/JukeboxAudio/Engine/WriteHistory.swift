@@ -56,7 +56,7 @@ struct WriteHistory {
         var next = index + 1
         while result.frames < count, next < entries.count {
             let chunk = entries[next].chunk
-            guard chunk.serial == result.serial, chunk.format == result.format, !chunk.bytes.isEmpty,
+            guard chunk.serial == result.serial, chunk.format == result.format, chunk.track == result.track, !chunk.bytes.isEmpty,
                   chunk.startFrame == result.startFrame + Int64(result.frames) else { break }
             let take = min(chunk.frames, count - result.frames)
             result.bytes += chunk.bytes[0..<take * chunk.format.bytesPerFrame]

@@ -39,6 +39,8 @@ public final class AlsaOutput: PCMOutput {
     private var interruptFD: Int32 = -1
     /// The device buffer of the open stream, in frames.
     public private(set) var bufferFrames = 0
+    /// The open stream's `avail_min`: the room a waiting write wakes for, in frames.
+    private var availMinFrames = 0
     /// How queued frames are taken back from the open stream (see `CutMethod`).
     public private(set) var cutMethod = CutMethod.drain
 
@@ -223,6 +225,7 @@ public final class AlsaOutput: PCMOutput {
                 _ = snd_pcm_sw_params(handle, sw)
             }
         }
+        self.availMinFrames = Self.appliedAvailMin(handle) ?? Int(periodSize)
         self.cutMethod = cut
         try check(snd_pcm_prepare(handle), "prepare failed", kind: .lost)
     }
@@ -287,8 +290,11 @@ public final class AlsaOutput: PCMOutput {
         var done = 0
         var recoveries = 0
         var lastProgress = monotonicNow()
+        // What the next writei asks for: the rest, or the room a wake found below avail_min.
+        var take = frames
         while done < frames {
-            let n = snd_pcm_writei(pcm, buf + done * format.bytesPerFrame, snd_pcm_uframes_t(frames - done))
+            let n = snd_pcm_writei(pcm, buf + done * format.bytesPerFrame, snd_pcm_uframes_t(take))
+            take = frames - done - max(0, Int(n))
             if n > 0 {
                 // No delay read here: the caller reads it once per write, and a wait below notes it.
                 done += Int(n)
@@ -309,7 +315,11 @@ public final class AlsaOutput: PCMOutput {
                     throw OutputError(kind: .lost, message: "\(device): stalled: nothing played for \(stallTimeout) s")
                 }
                 // Room comes once half the buffer is free (avail_min): about half a second.
-                if waitForRoom(pcm, seconds: min(1, stallTimeout - waited)) { return done }
+                switch waitForRoom(pcm, seconds: min(1, stallTimeout - waited)) {
+                case .interrupted: return done
+                case .room: break
+                case .below(let room): take = min(take, room)
+                }
                 noteDelay(pcm)
                 continue
             }
@@ -345,24 +355,75 @@ public final class AlsaOutput: PCMOutput {
         return snd_pcm_prepare(pcm) >= 0
     }
 
-    /// Sleeps until the device reports room (or an error), or `seconds` pass; true when the interrupt
-    /// descriptor woke it.
-    private func waitForRoom(_ pcm: OpaquePointer, seconds: Double) -> Bool {
-        let timeout = Int32(max(1, (seconds * 1000).rounded(.up)))
+    /// What ended a wait for room.
+    private enum Wake {
+        /// The interrupt descriptor is readable: the engine has a command.
+        case interrupted
+        /// The device reports room (or an error), or the time is up: write what fits.
+        case room
+        /// The device woke it with this much room, below `avail_min` but worth a write.
+        case below(Int)
+    }
+
+    /// Sleeps until the device reports room (or an error), the interrupt descriptor is readable,
+    /// or `seconds` pass.
+    ///
+    /// A descriptor may wake it without `avail_min` frames free: the test device's timer ticks once
+    /// a period while `avail_min` is half the buffer under `plug` (and dmix's slave timer ticks at
+    /// the slave's periods the same way); a stalled device's timer goes on ticking. With at least
+    /// half of `avail_min` free, that room is written at once (`.below`): one wake a period. With
+    /// less, it waits on the same descriptors only until `avail_min` frames would have been played
+    /// at the stream's rate. (A fixed 5 ms retry woke once more for nothing and then usually waited
+    /// for the next tick, a period later, letting the queue fall to a third of the buffer.) The
+    /// caller's stall check runs after every return.
+    private func waitForRoom(_ pcm: OpaquePointer, seconds: Double) -> Wake {
         guard !pollFds.isEmpty else {
             sleepSeconds(min(seconds, 0.01))
-            return false
+            return .room
         }
         var fds = pollFds
         if interruptFD >= 0 { fds.append(pollfd(fd: interruptFD, events: Int16(POLLIN), revents: 0)) }
-        let ready = poll(&fds, nfds_t(fds.count), timeout)
-        guard ready > 0 else { return false }
-        if interruptFD >= 0, fds[fds.count - 1].revents != 0 { return true }
-        var revents: UInt16 = 0
-        _ = snd_pcm_poll_descriptors_revents(pcm, &fds, UInt32(pollFds.count), &revents)
-        // A descriptor woke us without room (a timer tick on a stalled device): do not spin on it.
-        if revents & UInt16(POLLOUT | POLLERR) == 0 { sleepSeconds(0.005) }
-        return false
+        let deadline = monotonicNow() + seconds
+        var wait = seconds, instant = 0
+        while true {
+            for i in fds.indices { fds[i].revents = 0 }
+            let polled = monotonicNow()
+            let ready = poll(&fds, nfds_t(fds.count), Int32(max(1, (wait * 1000).rounded(.up))))
+            guard ready > 0 else { return .room }
+            if interruptFD >= 0, fds[fds.count - 1].revents != 0 { return .interrupted }
+            var revents: UInt16 = 0
+            _ = snd_pcm_poll_descriptors_revents(pcm, &fds, UInt32(pollFds.count), &revents)
+            if revents & UInt16(POLLOUT | POLLERR) != 0 { return .room }
+            // Woken without room. An error shows at the write, which recovers it or throws.
+            let now = monotonicNow(), avail = Int(snd_pcm_avail_update(pcm))
+            guard avail >= 0, let rate = format?.sampleRate, rate > 0, now < deadline else { return .room }
+            if avail > 0, avail * 2 >= availMinFrames { return .below(avail) }
+            wait = min(deadline - now, max(0.001, Double(max(0, availMinFrames - avail)) / Double(rate)))
+            // A descriptor that stays readable without room would spin here: after two wakes in a
+            // row that came at once (one can be a tick that was already due), sleep instead.
+            instant = now - polled < 0.0005 ? instant + 1 : 0
+            if instant >= 2 { return sleepListening(wait) ? .interrupted : .room }
+        }
+    }
+
+    /// Sleeps `seconds`, returning early (true) when the interrupt descriptor becomes readable.
+    private func sleepListening(_ seconds: Double) -> Bool {
+        guard interruptFD >= 0 else {
+            sleepSeconds(seconds)
+            return false
+        }
+        var fd = pollfd(fd: interruptFD, events: Int16(POLLIN), revents: 0)
+        return poll(&fd, 1, Int32(max(1, (seconds * 1000).rounded(.up)))) > 0 && fd.revents != 0
+    }
+
+    /// The `avail_min` the device took (it may round the one asked for); nil when unreadable.
+    private static func appliedAvailMin(_ handle: OpaquePointer) -> Int? {
+        var sw: OpaquePointer?
+        guard snd_pcm_sw_params_malloc(&sw) == 0, let sw else { return nil }
+        defer { snd_pcm_sw_params_free(sw) }
+        var frames: snd_pcm_uframes_t = 0
+        guard snd_pcm_sw_params_current(handle, sw) == 0, snd_pcm_sw_params_get_avail_min(sw, &frames) == 0, frames > 0 else { return nil }
+        return Int(frames)
     }
 
     private func noteDelay(_ pcm: OpaquePointer) {

@@ -93,6 +93,15 @@ public struct StreamFacts: Sendable, Equatable {
     /// (a 200, also when a range was asked and ignored), N for a `206` from byte N. nil after
     /// `restart(atByte:)` until the new connection's body begins.
     public var startByte: Int?
+    /// An on-demand HLS playlist: its length in seconds, and where the first segment fetched
+    /// starts (`HLSSession.onDemand`); nil for anything live.
+    public var onDemand: OnDemand?
+
+    /// An on-demand stream's length and where its audio starts.
+    public struct OnDemand: Sendable, Equatable {
+        public var duration: Double
+        public var segmentStart: Double
+    }
 }
 
 /// One HTTP(S) audio stream fetched by libcurl on its own thread (`jukebox-http`) into a bounded ring.
@@ -156,11 +165,15 @@ public final class HTTPStream: @unchecked Sendable {
     private var playlistBody: [UInt8]?
     /// `target` is an HLS playlist: `runHLS` plays it.
     var isHLS = false
+    /// Seconds into an on-demand HLS playlist to start at (`HLSSession.startAt`).
+    let startAt: Double
 
-    /// Starts fetching `url` at once.
-    public init(url: String, settings: StreamSettings = StreamSettings(),
+    /// Starts fetching `url` at once; an on-demand HLS playlist from `startAt` seconds in (the
+    /// segment holding that place: `StreamFacts.onDemand` says where it starts).
+    public init(url: String, settings: StreamSettings = StreamSettings(), startAt: Double = 0,
                 clock: @escaping @Sendable () -> Double = monotonicNow) {
         self.url = url
+        self.startAt = startAt
         self.target = url
         self.settings = settings
         self.clock = clock

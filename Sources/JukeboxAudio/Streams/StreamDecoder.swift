@@ -104,8 +104,15 @@ public final class StreamDecoder {
         scratch.deallocate()
     }
 
-    /// Unknown: a live stream has no length.
-    var frameCount: Int64? { nil }
+    /// Unknown for a live stream; an on-demand HLS playlist's length (the sum of its segments'
+    /// durations) at the output rate.
+    var frameCount: Int64? {
+        stream.facts.onDemand.map { Int64(($0.duration * Double(format.sampleRate)).rounded()) }
+    }
+
+    /// Decoded frames still to drop before `read` hands any out: an on-demand stream opened at a
+    /// segment's start, asked to start later in it (`seek`).
+    private var framesToSkip: Int64 = 0
 
     /// Moves a file's start to `seconds` (see `init`): asks the stream again from the codec's
     /// byte unless that is the very next one, and waits for the new connection's first bytes.
@@ -247,6 +254,15 @@ public final class StreamDecoder {
     /// 0 when the stream ended or failed (`failure`), a change of rate or channels included (said in
     /// `failure`: the engine's output stays open in one format for a stream).
     func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
+        while framesToSkip > 0 {
+            let skipped = decode(into: buffer, frames: Int(min(Int64(frames), framesToSkip)))
+            if skipped <= 0 { return skipped }
+            framesToSkip -= Int64(skipped)
+        }
+        return decode(into: buffer, frames: frames)
+    }
+
+    private func decode(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let codec, failure == nil, frames > 0 else { return 0 }
         // Bytes that trickle in (a server sending a byte at a time) come on every read: without a
         // bound this loop fed them one by one for minutes before a frame was whole, and the
@@ -327,9 +343,15 @@ public final class StreamDecoder {
         }
     }
 
-    /// A live stream cannot seek: the core refuses seeks on streams, so this only reports it.
+    /// An on-demand HLS stream, opened at the segment holding the place (`HTTPStream.startAt`),
+    /// starts at `frame` of it: the frames between the segment's start and it are decoded and
+    /// dropped. A live stream cannot seek (the core refuses seeks on streams it was not told are
+    /// on demand): this only reports it.
     func seek(toFrame frame: Int64) throws(DecodeError) {
-        throw DecodeError(path: url, reason: "a live stream cannot seek")
+        guard let onDemand = stream.facts.onDemand else { throw DecodeError(path: url, reason: "a live stream cannot seek") }
+        let first = Int64((onDemand.segmentStart * Double(format.sampleRate)).rounded())
+        guard frame >= first else { throw DecodeError(path: url, reason: "the stream was opened past the place asked for") }
+        framesToSkip = frame - first
     }
 
     /// Stops the stream's thread and frees the codec. Safe to call more than once.

@@ -88,7 +88,14 @@ public struct DisplayFrame: Equatable, Sendable {
             let why = scroll("\(folder) is not there", width: w, since: state.messageSince, now: now, moving: &moving)
             lines = layout.rows <= 2 ? ["Waiting: music", why] : ["Waiting for", "music", why]
         } else if case .interrupted(let reason) = state.phase {
-            lines = ["Interrupted", reason]
+            // Another source: its name above, who sends below ("AirPlay" / "Anna's phone").
+            if let source = state.interruptions.last?.source {
+                let label = OtherSource.label(source)
+                let sender = reason.hasPrefix(label + ": ") ? String(reason.dropFirst(label.count + 2)) : "playing"
+                lines = [label, sender]
+            } else {
+                lines = ["Interrupted", reason]
+            }
         } else if state.queue.isEmpty {
             lines = ["jukebox", "queue empty"]
         } else {
@@ -104,6 +111,8 @@ public struct DisplayFrame: Equatable, Sendable {
             if state.shuffle { marks.append(PanelGlyph.shuffle.rawValue) }
             if state.repeatMode == .all { marks.append(PanelGlyph.repeatAll.rawValue) }
             if state.repeatMode == .one { marks.append(PanelGlyph.repeatOne.rawValue) }
+            // A speed other than 1 (`1.25x`), after the sleep timer's mark.
+            if let speed = state.playingSpeedMark { marks = speed + marks }
             if let sleep = state.sleepPanelMark { marks = sleep + marks }
             // The day's listening left, near its end, before the other marks; kept alone when
             // they do not all fit (a 16x2 with a track of ten minutes or more).

@@ -51,7 +51,9 @@ public struct StatusView: Equatable, Sendable {
         let music = state.musicMissing.map(State.waitingForMusic)
         switch state.phase {
         case .waitingForDevice(let reason): message = "waiting for audio device: \(reason)"
-        case .interrupted(let reason): message = "interrupted: \(reason)"
+        case .interrupted(let reason):
+            // Another source says which has the device ("AirPlay: Anna's phone").
+            message = state.interruptions.last?.source != nil ? reason : "interrupted: \(reason)"
         case .waitingForMusic: message = music
         default:
             message = state.message ?? state.streamMessage ?? music

@@ -14,6 +14,10 @@ public enum Command: Equatable, Sendable {
     /// Decode this track ahead and continue into it without a gap when the current one ends,
     /// its samples scaled by `gain` from its first frame (nil: untouched), at `speed` (nil: 1).
     case setNext(playID: UInt64, path: String, gain: Double? = nil, speed: Double? = nil)
+    /// Play `playID` (the current play, or a successor handed) at `speed` from what is not yet
+    /// heard on, in place: the file stays open and the place does not move (nil: 1, the stretcher
+    /// taken out, bit-exact again).
+    case setSpeed(playID: UInt64, speed: Double?)
     /// Forget the track to continue with; the engine stops at the end of the current one.
     case clearNext
     /// Pause output, keeping the position.

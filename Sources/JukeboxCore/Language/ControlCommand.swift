@@ -16,6 +16,12 @@ public enum ControlCommand: Equatable, Sendable {
     case yieldBegin(reason: String)
     /// End this connection's interruption.
     case yieldEnd
+    /// `source begin NAME [SENDER]`: another program (`airplay`, `bluetooth`) starts to play
+    /// through the box (`Event.sourceBegan`); held by this connection like `yieldBegin`, so a
+    /// source whose helper dies never leaves the player waiting.
+    case sourceBegin(name: String, sender: String)
+    /// `source end NAME`: that program stopped playing (from any connection).
+    case sourceEnd(name: String)
     /// List the commands.
     case help
     /// The status as one JSON object (for scripts).
@@ -85,6 +91,7 @@ public enum ControlCommand: Equatable, Sendable {
     add PATH · load FOLDER|PLAYLIST · clear · save · ls --json [--from N] [FOLDER] · search --json TEXT
     sleep MINUTES|track|chapter|folder|off · speed [0.75-2|default]
     interrupt begin [reason] · interrupt end · yield begin [reason] · yield end
+    source begin NAME [SENDER] · source end NAME
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
     card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
     bookmarks --json · bookmark reset PATH|--all · podcast NAME · podcasts --json
@@ -253,6 +260,15 @@ public enum ControlCommand: Equatable, Sendable {
             case ("yield", "begin"?): return .success(.yieldBegin(reason: reason.isEmpty ? "yield" : reason))
             case ("yield", "end"?) where rest.count == 1: return .success(.yieldEnd)
             default: return .failure(ControlError("usage: \(verb) begin [reason] | \(verb) end"))
+            }
+        case "source":
+            let usage = ControlError("usage: source begin NAME [SENDER] | source end NAME (NAME: airplay, bluetooth; a-z, 0-9, -)")
+            guard rest.count >= 2, OtherSource.isValidName(rest[1].lowercased()) else { return .failure(usage) }
+            let name = rest[1].lowercased()
+            switch rest[0].lowercased() {
+            case "begin": return .success(.sourceBegin(name: name, sender: rest.dropFirst(2).joined(separator: " ")))
+            case "end" where rest.count == 2: return .success(.sourceEnd(name: name))
+            default: return .failure(usage)
             }
         default:
             return .failure(ControlError("unknown command \"\(verb.prefix(40))\" (try: help)"))

@@ -75,6 +75,13 @@ public enum Event: Equatable, Sendable {
     case interruptBegan(id: String, reason: String)
     /// The most recent interruption with this `id` is over.
     case interruptEnded(id: String)
+    /// Another program (`name`: `airplay`, `bluetooth`; `OtherSource.isValidName`) starts to play
+    /// through the box; `sender` is who sends (an AirPlay sender's name, a phone's: text from
+    /// anywhere, "" when not known). By the source's policy (`Settings.sources`) it is refused
+    /// (`forbidden`: `message` says so, nothing is released, no grant comes) or it becomes the
+    /// interruption `OtherSource.interruptionID(name)`, answered by `Command.grant` once the
+    /// device is free and ended by `interruptEnded` with that id (`stay-paused`: then paused).
+    case sourceBegan(name: String, sender: String)
     /// The player has just started; the shell sends it once, before anything else. The start-up
     /// volume applies whatever a state file says or lacks: `Settings.bootVolume` when set, else
     /// the current volume, kept within `volumeMin`–`volumeMax`; the engine is told.

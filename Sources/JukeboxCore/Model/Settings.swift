@@ -108,6 +108,8 @@ public struct Settings: Equatable, Sendable {
     public var streamGiveUp: Double = 120
     /// The podcasts (config `podcasts`): the feeds, how often they are fetched, the disk budget.
     public var podcasts = PodcastSettings()
+    /// What other programs that play through the box may do (config `sources`).
+    public var sources = SourceSettings()
 
     /// Default settings.
     public init() {}

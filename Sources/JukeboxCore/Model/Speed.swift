@@ -40,6 +40,12 @@ extension State {
         return best?.speed ?? 1
     }
 
+    /// The panel's mark for the current track's speed (`1.25x`), nil at 1: ASCII, which every
+    /// panel's character set has.
+    var playingSpeedMark: String? {
+        cursor.flatMap { playSpeed(at: $0) }.map { Speed.text($0) + "x" }
+    }
+
     /// The speed for the track at order index `index`, as `startTrack`/`setNext` carry it: nil at
     /// 1, so the engine puts no stretcher in the path and samples pass bit-exact.
     public func playSpeed(at index: Int) -> Double? {
@@ -48,16 +54,31 @@ extension State {
         return speed == 1 ? nil : speed
     }
 
-    /// `speed X` (nil: back to the folders' speeds) for the queue loaded: the track playing goes
-    /// on from where it is heard at the new speed, and its successor is handed again.
+    /// `speed X` (nil: back to the folders' speeds) for the queue loaded. The track playing or
+    /// paused changes speed in place (`followSpeeds`).
     mutating func setSpeed(_ speed: Double?, _ step: inout Step) {
         guard speed.map({ Speed.range.contains($0) }) ?? true else { return }
-        let before = cursor.flatMap { playSpeed(at: $0) }
+        let was = playingSpeeds
         queueSpeed = speed
-        guard let cursor, loaded != nil, before != playSpeed(at: cursor) else { return }
-        switch phase {
-        case .playing, .paused: startCurrent(at: position, paused: phase == .paused, &step)
-        default: break
+        followSpeeds(from: was, &step)
+    }
+
+    /// The speeds the play loaded and the successor auto-advance would play get now (nil: 1),
+    /// to compare after `queueSpeed` or `settings.speeds` changed.
+    var playingSpeeds: (current: Double?, next: Double?) {
+        (cursor.flatMap { playSpeed(at: $0) }, autoAdvanceTarget().flatMap { playSpeed(at: $0) })
+    }
+
+    /// After the speeds changed (`speed X`, a config reload): the track playing or paused
+    /// changes speed in place (`Command.setSpeed`: no reopen, no new buffering; the place heard
+    /// does not move), and a successor already handed at another speed is handed again.
+    mutating func followSpeeds(from was: (current: Double?, next: Double?), _ step: inout Step) {
+        guard let loaded else { return }
+        let now = playingSpeeds
+        if was.current != now.current, phase == .playing || phase == .paused {
+            step.commands.append(.setSpeed(playID: loaded.playID, speed: now.current))
         }
+        // `finish` hands it again (`syncNext`) at its new speed.
+        if handedNext != nil, was.next != now.next { handedNext = nil }
     }
 }

@@ -163,6 +163,8 @@ public struct State: Equatable, Sendable {
     public var now: Double = 0
     /// The last stream status and the play it is of (`Reduce+Stream.swift`).
     public var stream: PlayStreamStatus?
+    /// The last stream that said it is on demand (`StreamStatus.onDemandDuration`).
+    public var onDemandStream: OnDemandStream?
     /// The loaded play's first sound came (a stream is buffering until then).
     public var streamStarted = false
     /// Id for the next queue entry.
@@ -300,13 +302,17 @@ public struct State: Equatable, Sendable {
 public struct Interruption: Equatable, Sendable {
     /// The id given with `Event.interruptBegan`.
     public var id: String
-    /// Why, for the status ("phone call", "chime").
+    /// Why, for the status ("phone call", "chime"; "AirPlay: Anna's phone" for a source).
     public var reason: String
+    /// The other source that holds the device (`airplay`), nil for any other interruption: its
+    /// policy (`Settings.sources`) decides what follows when it ends.
+    public var source: String?
 
     /// Creates an interruption record.
-    public init(id: String, reason: String) {
+    public init(id: String, reason: String, source: String? = nil) {
         self.id = id
         self.reason = reason
+        self.source = source
     }
 }
 

@@ -22,11 +22,15 @@ public struct StreamStatus: Equatable, Sendable {
     public var notes: [String]
     /// Notes said since the stream started: the ones past the last status's count are new.
     public var noteCount: Int
+    /// The stream is on demand (an HLS playlist with ENDLIST) and lasts this many seconds: it can
+    /// seek and pause at a place (`State.onDemandStream`). Nil for a live stream.
+    public var onDemandDuration: Double?
 
     /// Creates a status.
     public init(station: String? = nil, title: String? = nil, bufferedPercent: Int = 0,
                 reconnectingFor: Double? = nil, lastError: String? = nil, reconnects: Int = 0,
-                rebuffering: Bool = false, notes: [String] = [], noteCount: Int = 0) {
+                rebuffering: Bool = false, notes: [String] = [], noteCount: Int = 0, onDemandDuration: Double? = nil) {
+        self.onDemandDuration = onDemandDuration
         self.notes = notes
         self.noteCount = noteCount
         self.reconnects = reconnects
@@ -36,6 +40,21 @@ public struct StreamStatus: Equatable, Sendable {
         self.bufferedPercent = bufferedPercent
         self.reconnectingFor = reconnectingFor
         self.lastError = lastError
+    }
+}
+
+/// A queue entry's stream that said it is on demand, and its length: kept past the play that said
+/// it (a pause disconnects), so a seek or a resume while paused starts at the place.
+public struct OnDemandStream: Equatable, Sendable {
+    /// The queue entry (`Track.id`).
+    public var trackID: UInt64
+    /// Seconds.
+    public var duration: Double
+
+    /// Creates one.
+    public init(trackID: UInt64, duration: Double) {
+        self.trackID = trackID
+        self.duration = duration
     }
 }
 

@@ -5,32 +5,22 @@
 extension State {
     mutating func interruption(_ event: Event, _ step: inout Step) {
         switch event {
+        case .sourceBegan(let name, let sender):
+            sourceBegan(name: name, sender: sender, &step)
         case .interruptBegan(let id, let reason):
-            if interruptions.isEmpty {
-                switch phase {
-                case .playing, .waitingForDevice, .waitingForMusic: afterInterruption = .playing
-                case .paused: afterInterruption = .paused
-                case .stopped: afterInterruption = .stopped
-                case .interrupted: break
-                }
-                if case .waitingForDevice = phase {
-                    retryDelay = settings.deviceRetryInitial
-                    step.commands.append(.cancelTimer(.deviceRetry))
-                }
-            }
-            interruptions.append(Interruption(id: id, reason: reason))
-            phase = .interrupted(reason: reason)
-            pendingGrants.append(id)
-            // Always ask the engine, even when the core thinks nothing is open: only the engine
-            // knows when the device is really closed, and the grant must not come before that.
-            release(&step)
+            beginInterruption(Interruption(id: id, reason: reason), &step)
         case .interruptEnded(let id):
             guard let index = interruptions.lastIndex(where: { $0.id == id }) else {
                 message = "no interruption to end"
                 return
             }
-            interruptions.remove(at: index)
+            let ended = interruptions.remove(at: index)
             if let pending = pendingGrants.lastIndex(of: id) { pendingGrants.remove(at: pending) }
+            // A source whose policy is to stay paused takes the "play on" with it.
+            if let source = ended.source, settings.sources.policy(for: source) == .stayPaused,
+               afterInterruption == .playing {
+                afterInterruption = .paused
+            }
             if let latest = interruptions.last {
                 phase = .interrupted(reason: latest.reason)
                 return
@@ -59,6 +49,46 @@ extension State {
         default:
             break
         }
+    }
+
+    /// Another program starts to play through the box: refused when its policy forbids it (the
+    /// device stays the player's, nothing is granted), else an interruption it holds.
+    private mutating func sourceBegan(name: String, sender: String, _ step: inout Step) {
+        guard OtherSource.isValidName(name) else {
+            message = "no such source"
+            return
+        }
+        if settings.sources.policy(for: name) == .forbidden {
+            message = OtherSource.label(name) + " refused: other sources are not allowed on this box"
+            return
+        }
+        let shown = OtherSource.shown(name, sender: sender)
+        beginInterruption(Interruption(id: OtherSource.interruptionID(name), reason: shown, source: name), &step)
+    }
+
+    /// Puts `interruption` in force: the phase to come back to is noted (by the first), the
+    /// device is released, and its grant waits for the release.
+    private mutating func beginInterruption(_ interruption: Interruption, _ step: inout Step) {
+        let id = interruption.id
+        let reason = interruption.reason
+        if interruptions.isEmpty {
+            switch phase {
+            case .playing, .waitingForDevice, .waitingForMusic: afterInterruption = .playing
+            case .paused: afterInterruption = .paused
+            case .stopped: afterInterruption = .stopped
+            case .interrupted: break
+            }
+            if case .waitingForDevice = phase {
+                retryDelay = settings.deviceRetryInitial
+                step.commands.append(.cancelTimer(.deviceRetry))
+            }
+        }
+        interruptions.append(interruption)
+        phase = .interrupted(reason: reason)
+        pendingGrants.append(id)
+        // Always ask the engine, even when the core thinks nothing is open: only the engine
+        // knows when the device is really closed, and the grant must not come before that.
+        release(&step)
     }
 
     /// Releases the device after the pause delay, so other programs can use it; resume reopens

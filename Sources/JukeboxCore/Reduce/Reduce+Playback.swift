@@ -110,8 +110,8 @@ extension State {
         case .playing where currentIsStream:
             // A live stream cannot wait: pausing disconnects, and play connects again to what is on
             // air now (a buffer that grew while paused would play stale audio, then lose the link).
-            // A podcast episode's stream disconnects too (a server may drop an idle connection)
-            // and keeps its place: play asks for it again from there.
+            // A podcast episode's stream and an on-demand one disconnect too (a server may drop an
+            // idle link) but keep their place: play asks for it again from there.
             phase = .paused
             if currentIsLive { position = 0 }
             unload(&step)
@@ -182,12 +182,16 @@ extension State {
     /// Moves within the current track, clamped to [0, duration].
     mutating func seek(to seconds: Double, _ step: inout Step) {
         guard let track = currentTrack, seconds.isFinite else { return }
+        var duration = track.info.duration
         if currentIsLive {
             message = "cannot seek in a live stream"
             return
         }
+        if let length = currentOnDemandLength {
+            duration = length
+        }
         var target = max(0, seconds)
-        if let duration = track.info.duration { target = min(target, duration) }
+        if let duration { target = min(target, duration) }
         // A jump is not playback: saved at once, or a power cut within the save interval (or any
         // time later while paused) would resume where the player was before it.
         if target != position { step.forceSave = true }

@@ -2,19 +2,27 @@
 
 // HTTP(S) streams (internet radio): what the stream adapter reports becomes what is shown (station
 // and title as artist and title, "buffering N %", "reconnecting"), and a stream lost for longer than
-// `Settings.streamGiveUp` is skipped like a file that does not play. Seeks are refused and a pause
-// disconnects (a live stream resumes live, not where it was paused); a podcast episode played from
-// its URL is no live stream (`currentIsLive`): it seeks and resumes at its place.
+// `Settings.streamGiveUp` is skipped like a file that does not play. A pause disconnects. A live
+// stream refuses seeks and resumes live, not where it was paused; one the adapter reports on demand
+// (an HLS playlist with ENDLIST, with its length) seeks within its length and resumes at the place,
+// and so does a podcast episode played from its URL (`currentIsLive`), by range requests.
 extension State {
     /// Whether the current track is a stream (by its URL).
     var currentIsStream: Bool { currentTrack.map { Library.isStreamURL($0.info.path) } ?? false }
 
-    /// Whether the current track is a live stream: a stream that is not a podcast episode. An
-    /// episode played from its URL is a file on a server: it starts at a place, seeks and resumes
-    /// where it was paused (by range requests), as a file does.
+    /// The current stream's length when its adapter reported it on demand; nil for a live
+    /// stream, one that has not said yet, and a file.
+    var currentOnDemandLength: Double? {
+        guard let known = onDemandStream, let track = currentTrack, known.trackID == track.id, currentIsStream else { return nil }
+        return known.duration
+    }
+
+    /// Whether the current track is a live stream: a stream that is neither a podcast episode nor
+    /// reported on demand. An episode played from its URL is a file on a server: it starts at a
+    /// place, seeks and resumes where it was paused (by range requests), as a file does.
     var currentIsLive: Bool {
         guard let track = currentTrack, Library.isStreamURL(track.info.path) else { return false }
-        return !isPodcastEpisode(track.info.path)
+        return !isPodcastEpisode(track.info.path) && currentOnDemandLength == nil
     }
 
     /// The stream status that applies to what plays now (nil for a file, or before any came).
@@ -27,6 +35,7 @@ extension State {
     /// as the title (the queue entry's own title until the stream names it).
     public var shownCurrentInfo: TrackInfo? {
         guard var info = currentTrack?.info else { return nil }
+        if info.duration == nil, let length = currentOnDemandLength { info.duration = length }
         if let live = liveStream {
             if let title = live.title, !title.isEmpty { info.title = title }
             if let station = live.station, !station.isEmpty { info.artist = station }
@@ -50,6 +59,9 @@ extension State {
         guard loaded?.playID == playID else { return }
         let before = stream?.playID == playID ? stream?.status : nil
         stream = PlayStreamStatus(playID: playID, status: status)
+        if let length = status.onDemandDuration, length.isFinite, length > 0, let ref = loaded {
+            onDemandStream = OnDemandStream(trackID: ref.trackID, duration: length)
+        }
         // The log says when a stream came back (counted by the adapter, so none is missed between
         // two looks) and when one is seen lost (the status says it meanwhile).
         // Built in steps: Swift 6.0.3 type-checks long `+` chains of optionals slowly.

@@ -76,7 +76,7 @@ extension State {
                 retryDelay = settings.deviceRetryInitial
                 probeWaitingDevice(&step)
             }
-        case .interruptBegan, .interruptEnded, .deviceReleased:
+        case .interruptBegan, .interruptEnded, .deviceReleased, .sourceBegan:
             interruption(event, &step)
         case .buttonEdge, .buttonLevel, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),
              .timerFired(.doubleTap, _):
@@ -135,7 +135,10 @@ extension State {
             step.activity = true
             let displayChanged = new.display != settings.display
             let feedsChanged = new.podcasts != settings.podcasts
+            let speedsWere = playingSpeeds
             settings = new
+            // Folders' speeds changed: the play goes on at its new one, in place.
+            followSpeeds(from: speedsWere, &step)
             if displayChanged { shownFrame = nil }
             if feedsChanged {
                 followPodcastSettings()

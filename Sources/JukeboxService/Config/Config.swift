@@ -264,6 +264,10 @@ public struct Config: Equatable, Sendable {
             c.settings.podcasts = podcasts
             sectionWarnings += unknownKeyWarnings(source, section: "podcasts", v.unknownKeys)
         }
+        if let v = raw.sources {
+            guard let sources = Self.sourceSettings(v) else { try check(false, "sources"); return (c, []) }
+            c.settings.sources = sources
+        }
         if let v = raw.sleep {
             switch v.settings() {
             case .success(let sleep): c.settings.sleep = sleep
@@ -337,6 +341,18 @@ public struct Config: Equatable, Sendable {
         return (c, warnings)
     }
 
+    /// The config's `sources` as settings (`other` names the policy of every source not named),
+    /// nil when a name or a policy is not one the player knows.
+    static func sourceSettings(_ raw: [String: String]) -> SourceSettings? {
+        var settings = SourceSettings()
+        guard raw.count <= 64 else { return nil }
+        for (name, value) in raw {
+            guard let policy = SourcePolicy(rawValue: value), OtherSource.isValidName(name) else { return nil }
+            if name == "other" { settings.other = policy } else { settings.named[name] = policy }
+        }
+        return settings
+    }
+
     /// Why `path` cannot serve as `radio.caFile` (unreadable, or no PEM certificate in its first
     /// MiB), or nil when it can.
     static func caFileProblem(_ path: String) -> String? {
@@ -394,6 +410,7 @@ private struct RawConfig: Decodable {
     var radio: RawRadio?
     var podcasts: RawPodcasts?
     var sleep: RawSleep?
+    var sources: [String: String]?
     var loudness: RawLoudness?
     var parental: RawParental?
 
@@ -433,6 +450,7 @@ private struct RawConfig: Decodable {
         case "battery": return RawBattery.expectation
         case "headphones": return RawHeadphones.expectation
         case "sleep": return RawSleep.expectation
+        case "sources": return "must be an object of source name (airplay, bluetooth, other: any source not named) → \"resume\", \"stay-paused\" or \"forbidden\""
         case "podcasts": return RawPodcasts.expectation
         case "loudness": return RawLoudness.expectation
         case "parental": return RawParental.expectation

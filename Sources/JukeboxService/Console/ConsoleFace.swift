@@ -89,6 +89,8 @@ final class ConsoleFace {
             let before = loop.state.interruptions.count
             loop.dispatch(.interruptEnded(id: "manual"))
             console.print(loop.state.interruptions.count < before ? StatusView(loop.state).line : "error: no interruption to end")
+        case .success(.sourceBegin), .success(.sourceEnd):
+            console.print("error: source belongs to `jukebox source` (run by shairport-sync and the like); use interrupt begin / interrupt end here")
         case .success(.yieldBegin), .success(.yieldEnd):
             console.print("error: yield belongs to `jukebox yield`; use interrupt begin / interrupt end here")
         case .success(let command):

@@ -38,6 +38,9 @@ public final class ControlClient {
 
     deinit { close(fd) }
 
+    /// The connection's file descriptor (`jukebox source`'s holder keeps it and closes the rest).
+    public var descriptor: Int32 { fd }
+
     /// Sends one line; false when the player hung up.
     public func send(_ line: String) -> Bool {
         // send(MSG_NOSIGNAL): a player that hung up must give an error here, not a SIGPIPE.
@@ -104,6 +107,19 @@ public final class ControlClient {
                 while let line = takeLine() { each(line) }
                 return .closed
             }
+        }
+    }
+
+    /// Waits until the player closes the connection, sends a line `ended` accepts, or `watched`
+    /// (a pidfd) polls readable: what `jukebox source`'s holder waits for. Lines it does not
+    /// accept are ignored.
+    public func wait(until ended: (String) -> Bool, orReadable watched: Int32) {
+        while true {
+            while let line = takeLine() { if ended(line) { return } }
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: watched, events: Int16(POLLIN), revents: 0)]
+            guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { return }
+            if fds[1].revents != 0 { return }
+            if fds[0].revents != 0 && !receive() { return }
         }
     }
 

@@ -97,6 +97,23 @@ struct ControlClientBook: Equatable {
         if let at = held[client]?.lastIndex(of: id) { held[client]?.remove(at: at) }
     }
 
+    /// `source end`: the latest hold of `id`, whichever client has it, is given up; that client
+    /// (nil when none holds it).
+    mutating func unholdLatest(_ id: String) -> Int? {
+        // Client ids grow with each connection: the highest one holding `id` began it last.
+        guard let client = held.filter({ $0.value.contains(id) }).keys.max() else { return nil }
+        unhold(id, by: client)
+        if held[client]?.isEmpty == true { held[client] = nil }
+        return client
+    }
+
+    /// The client no longer waits for `id`'s grant (its begin was refused).
+    mutating func stopWaiting(_ id: String, client: Int) {
+        guard let at = waitingForGrant[id]?.lastIndex(of: client) else { return }
+        waitingForGrant[id]?.remove(at: at)
+        if waitingForGrant[id]?.isEmpty == true { waitingForGrant[id] = nil }
+    }
+
     /// The client waits for `id`'s grant, after the ones already waiting for it.
     mutating func waitForGrant(_ id: String, client: Int) { waitingForGrant[id, default: []].append(client) }
 

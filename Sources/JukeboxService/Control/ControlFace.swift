@@ -145,6 +145,10 @@ final class ControlFace {
             let id = "yield-\(client.id)"
             book.unhold(id, by: client.id)
             endInterruption(id: id, client: client)
+        case .success(.sourceBegin(let name, let sender)):
+            beginSource(name: name, sender: sender, client: client)
+        case .success(.sourceEnd(let name)):
+            endSource(name: name, client: client)
         case .success(let command):
             // Its reply may come from a worker: it keeps its place among the client's replies.
             let slot = book.reserve(for: client.id)
@@ -157,6 +161,30 @@ final class ControlFace {
     private func beginInterruption(id: String, reason: String, client: ControlSocket.Client) {
         book.waitForGrant(id, client: client.id)
         loop?.beginInterruption(id: id, reason: reason) { [weak self] in self?.granted(id) }
+    }
+
+    /// `source begin`: the client holds the source (it ends when the client goes) and hears
+    /// `ok released` once the device is free, or an error when the core refused the source.
+    private func beginSource(name: String, sender: String, client: ControlSocket.Client) {
+        guard let loop else { return }
+        let id = OtherSource.interruptionID(name)
+        book.waitForGrant(id, client: client.id)
+        if loop.beginSource(name: name, sender: sender, granted: { [weak self] in self?.granted(id) }) {
+            book.hold(id, by: client.id)
+        } else {
+            book.stopWaiting(id, client: client.id)
+            send(client, "error: " + (loop.state.message ?? "the source was refused"))
+        }
+    }
+
+    /// `source end`: the source's latest interruption ends, whoever holds it; the client that
+    /// held it is told (`ok source NAME ended`), so a helper waiting on its connection exits.
+    private func endSource(name: String, client: ControlSocket.Client) {
+        let id = OtherSource.interruptionID(name)
+        if let holder = book.unholdLatest(id), holder != client.id, let other = socket.clients[holder] {
+            send(other, "ok source \(name) ended")
+        }
+        endInterruption(id: id, client: client)
     }
 
     /// The grant of `id` came: the client that waited longest for it learns the device is free.

@@ -56,6 +56,10 @@ protocol ControlLoop: AnyObject {
     /// Hands the core `interruptBegan` and calls `granted` once its `Command.grant` comes (the
     /// waiters for one interruption id are granted in turn, whichever face they came from).
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void)
+    /// Hands the core `sourceBegan`; true when it took the source (`granted` is then called once
+    /// its grant comes, as for `beginInterruption`), false when it refused it (`state.message`
+    /// says why; `granted` is dropped).
+    func beginSource(name: String, sender: String, granted: @escaping () -> Void) -> Bool
 }
 
 /// Reply lines the faces of the control language share.
@@ -330,6 +334,17 @@ final class ControlPort: ControlLoop {
         grantWaiters.queues[id, default: []].append(granted)
         feedHeard()
         dispatch(.interruptBegan(id: id, reason: reason))
+    }
+
+    func beginSource(name: String, sender: String, granted: @escaping () -> Void) -> Bool {
+        let id = OtherSource.interruptionID(name)
+        let before = state.interruptions.count
+        feedHeard()
+        dispatch(.sourceBegan(name: name, sender: sender))
+        // The core decides; the count says whether it took the source.
+        guard state.interruptions.count > before else { return false }
+        grantWaiters.queues[id, default: []].append(granted)
+        return true
     }
 
     /// Carries out `Command.grant(id)`: the first waiter for that interruption learns the device is free.

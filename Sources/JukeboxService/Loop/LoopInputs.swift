@@ -127,6 +127,7 @@ extension AudioPort {
             play(id: id, path: path, from: at, paused: paused, next: next.map { ($0.playID, $0.path) },
                  gain: gain ?? 1, nextGain: next?.gain ?? 1, speed: speed ?? 1, nextSpeed: next?.speed ?? 1)
         case .setNext(let id, let path, let gain, let speed): setNext(id: id, path: path, gain: gain ?? 1, speed: speed ?? 1)
+        case .setSpeed(let id, let speed): setSpeed(id: id, speed: speed ?? 1)
         case .clearNext: clearNext()
         case .pauseOutput: pause()
         case .resumeOutput: resume()

@@ -21,6 +21,9 @@ public protocol AudioPort: AnyObject {
               gain: Double, nextGain: Double, speed: Double, nextSpeed: Double)
     /// `setNext` at a playback speed (1: no stretching).
     func setNext(id: UInt64, path: String, gain: Double, speed: Double)
+    /// Play `id` at `speed` from what is not yet heard on, in place (1: no stretching). A port
+    /// without speed plays at 1 and ignores it.
+    func setSpeed(id: UInt64, speed: Double)
     /// Forget the track to continue into.
     func clearNext()
     /// Pause, keeping the position.
@@ -61,6 +64,9 @@ extension AudioPort {
                      gain: Double, nextGain: Double, speed: Double, nextSpeed: Double) {
         play(id: id, path: path, from: seconds, paused: paused, next: next, gain: gain, nextGain: nextGain)
     }
+
+    /// A port without speed plays at 1 whatever is asked.
+    public func setSpeed(id: UInt64, speed: Double) {}
 
     /// A port without speed plays the successor at 1.
     public func setNext(id: UInt64, path: String, gain: Double, speed: Double) { setNext(id: id, path: path, gain: gain) }

@@ -250,7 +250,8 @@ public final class Runtime: LoopCore {
 
     private func perform(_ command: Command) {
         switch command {
-        case .startTrack, .setNext, .clearNext, .pauseOutput, .resumeOutput, .stopOutput, .releaseDevice, .probeDevice, .seekOutput, .setVolume:
+        case .startTrack, .setNext, .setSpeed, .clearNext, .pauseOutput, .resumeOutput, .stopOutput, .releaseDevice, .probeDevice, .seekOutput,
+             .setVolume:
             adapters.audio.carryOut(command)
         case .routeOutput(let output): hooks.routeOutput?(output)
         case .grant(let id): control.grant(id)

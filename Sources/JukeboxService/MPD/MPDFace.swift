@@ -69,7 +69,7 @@ final class MPDFace: MPDBackend {
         let now = MPDWatch(loop.state)
         var changed = now.changes(since: seen)
         switch event {
-        case .seek, .seekBy, .seekEntry: changed.insert(.player)
+        case .seek, .seekBy, .seekEntry, .setSpeed: changed.insert(.player)
         default: break
         }
         seen = now

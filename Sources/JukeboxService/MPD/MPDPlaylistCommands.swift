@@ -9,7 +9,7 @@ extension MPDFace {
     static let playlistCommands: [MPDCommand] = [
         MPDCommand("listplaylists", 0...0) { face, loop, r, reply in
             guard let store = face.store(r, reply) else { return }
-            face.work({ _ in store.list().map { FileWorkOutput(lines: MPDFace.sleepPlaylistLines + $0.lines) } }, loop, reply)
+            face.work({ _ in store.list().map { FileWorkOutput(lines: MPDFace.wordPlaylistLines + $0.lines) } }, loop, reply)
         },
         MPDCommand("listplaylist", 1...1) { face, loop, r, reply in
             guard let store = face.store(r, reply) else { return }
@@ -32,6 +32,7 @@ extension MPDFace {
         },
         MPDCommand("load", 1...3) { face, loop, r, reply in
             if r.args.count == 1, let sleep = MPDFace.sleepRequest(r.args[0]) { return face.intents([.sleepTimer(sleep)], loop, reply) }
+            if r.args.count == 1, let speed = MPDFace.speedRequest(r.args[0]) { return face.intents([.setSpeed(speed)], loop, reply) }
             // A podcast is a playlist of its episodes: loaded as `add` queues it.
             if r.args.count == 1, r.args[0].lowercased().hasPrefix(MPDFace.podcastScheme) {
                 return face.add(r.args[0], at: nil, one: false, loop, reply)
@@ -111,7 +112,7 @@ extension MPDFace {
         guard let folder = playlists else {
             // Clients poll `listplaylists` (Home Assistant at every update): none, not an error
             // to log each time; the others say why.
-            if r.name == "listplaylists" { reply(.success(MPDFace.sleepPlaylistLines)) } else {
+            if r.name == "listplaylists" { reply(.success(MPDFace.wordPlaylistLines)) } else {
                 reply(.failure(MPDError(.system, "stored playlists are off: no playlists folder (mpd.playlists in the config)")))
             }
             return nil

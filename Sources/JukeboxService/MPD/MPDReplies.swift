@@ -41,6 +41,8 @@ public enum MPDReplies {
                 lines.append("time: \(Int(elapsed.rounded())):\(Int((duration ?? 0).rounded()))")
                 lines.append("elapsed: \(fixed3(elapsed))")
                 if let duration { lines.append("duration: \(fixed3(duration))") }
+                // Not MPD's (clients ignore a key they do not know): the speed when it is not 1.
+                if let speed = state.cursor.flatMap({ state.playSpeed(at: $0) }) { lines.append("speed: \(Speed.text(speed))") }
             }
             if let cursor = state.cursor, cursor + 1 < state.order.count {
                 let next = state.order[cursor + 1]

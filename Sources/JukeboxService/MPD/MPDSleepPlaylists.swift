@@ -11,11 +11,6 @@ extension MPDFace {
     /// The names `listplaylists` offers.
     static let sleepPlaylists = ["sleep 15", "sleep 30", "sleep 60", "sleep track", "sleep chapter", "sleep folder", "sleep off"]
 
-    /// `listplaylists`' lines for them (their time: the epoch; they never change).
-    static var sleepPlaylistLines: [String] {
-        sleepPlaylists.flatMap { ["playlist: \($0)", "Last-Modified: 1970-01-01T00:00:00Z"] }
-    }
-
     /// What `load NAME` sets when NAME is a sleep timer's words (nil: it is not; `.some(nil)`: off).
     static func sleepRequest(_ name: String) -> SleepRequest?? {
         guard name.lowercased().hasPrefix("sleep "),

@@ -9,6 +9,7 @@ import { setupRadio, loadRadio } from './radio.js';
 import { setupUpload, uploadView } from './upload.js';
 import { setupCards } from './cards.js';
 import { setupSleep } from './sleep.js';
+import { setupSpeed } from './speed.js';
 import { renderBattery } from './battery.js';
 import { setupSettings, loadSettings } from './settings.js';
 import { renderParental } from './parental.js';
@@ -80,7 +81,8 @@ async function control(line) {
 function shownPosition() {
   if (!status || status.position == null) return null;
   let p = status.position;
-  if (status.phase === 'playing') p += (performance.now() - statusAt) / 1000;
+  // Positions are in the file's time: at 1.25× it moves 1.25 s a second.
+  if (status.phase === 'playing') p += (performance.now() - statusAt) / 1000 * (status.speed ?? 1);
   if (status.duration != null) p = Math.min(p, status.duration);
   return p;
 }
@@ -122,6 +124,7 @@ function renderStatus() {
   document.title = s.title ? `${s.title} · Jukebox` : 'Jukebox';
   document.body.dataset.phase = s.phase;
   renderSleep(s);
+  renderSpeed(s);
   renderBattery($('battery'), text, s);
   renderParental(s);
   renderQueueCurrent();
@@ -423,6 +426,7 @@ setupLibraryExtras({ api, control, text, clock, $ });
 setupRadio({ api, control, text, showError, $ });
 const cards = setupCards({ $, text, control, showError });
 const renderSleep = setupSleep({ $, text, control });
+const renderSpeed = setupSpeed({ $, text, control });
 setupSettings({ api, text, showError });
 setupSystem({ api, text, control });
 route();

@@ -29,3 +29,40 @@ export function factItems(facts) {
   }
   return items;
 }
+
+/// A labelled form field: `input` (given `id`) under its label `name`, with a hint tied to it
+/// when there is one.
+export function labelledField(id, name, input, hint) {
+  const row = document.createElement('div');
+  row.className = 'field';
+  const label = document.createElement('label');
+  label.htmlFor = id;
+  text(label, name);
+  input.id = id;
+  row.append(label, input);
+  if (hint) {
+    const note = document.createElement('p');
+    note.className = 'hint';
+    note.id = `${id}-hint`;
+    text(note, hint);
+    input.setAttribute('aria-describedby', note.id);
+    row.append(note);
+  }
+  return row;
+}
+
+/// A row of a list edited on the Settings page (a cap, a folder's speed): a labelled group with
+/// its Remove button last (`removeLabel` for assistive technology). The caller appends its fields
+/// before the button.
+export function editRow(label, removeLabel) {
+  const row = document.createElement('div');
+  row.className = 'cap-row';
+  row.setAttribute('role', 'group');
+  row.setAttribute('aria-label', label);
+  const remove = document.createElement('button');
+  remove.type = 'button';
+  text(remove, 'Remove');
+  remove.setAttribute('aria-label', removeLabel);
+  remove.addEventListener('click', () => row.remove());
+  return { row, remove };
+}

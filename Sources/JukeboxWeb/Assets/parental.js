@@ -4,7 +4,7 @@
 // `parental.caps`), and what the rules hold now, from status --json's `parental`. No policy here:
 // the page sends what the fields say and the config's own code checks it (its words are shown).
 
-import { factItems } from './dom.js';
+import { editRow, factItems, labelledField } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
 /** The keys whose values are spans, edited here rather than as one field. */
@@ -15,24 +15,7 @@ let capCount = 0;      // numbers the cap rows' ids
 let was = {};          // each span key's value as rendered, as JSON text
 
 /** A labelled field: `input` with its label (and a hint tied to it). */
-function field(id, name, input, hint) {
-  const row = document.createElement('div');
-  row.className = 'field';
-  const label = document.createElement('label');
-  label.htmlFor = id;
-  setText(label, name);
-  input.id = id;
-  row.append(label, input);
-  if (hint) {
-    const note = document.createElement('p');
-    note.className = 'hint';
-    note.id = `${id}-hint`;
-    setText(note, hint);
-    input.setAttribute('aria-describedby', note.id);
-    row.append(note);
-  }
-  return row;
-}
+const field = labelledField;
 
 function input(type, value) {
   const e = document.createElement('input');
@@ -92,10 +75,7 @@ function quietValue() {
 function capRow(cap) {
   capCount += 1;
   const n = capCount;
-  const row = document.createElement('div');
-  row.className = 'cap-row';
-  row.setAttribute('role', 'group');
-  row.setAttribute('aria-label', `Volume cap ${n}`);
+  const { row, remove } = editRow(`Volume cap ${n}`, `Remove volume cap ${n}`);
   const output = document.createElement('select');
   for (const [value, name] of [['', 'both'], ...capOutputs.map((o) => [o, o])]) {
     const o = document.createElement('option');
@@ -104,11 +84,6 @@ function capRow(cap) {
     output.append(o);
   }
   output.value = cap.output || '';
-  const remove = document.createElement('button');
-  remove.type = 'button';
-  setText(remove, 'Remove');
-  remove.setAttribute('aria-label', `Remove volume cap ${n}`);
-  remove.addEventListener('click', () => row.remove());
   const from = input('time', cap.from), to = input('time', cap.to);
   from.required = true;
   to.required = true;

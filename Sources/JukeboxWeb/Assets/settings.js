@@ -6,6 +6,7 @@
 
 import { factItems } from './dom.js';
 import { spanKeys, spanEditors, spansShown, spanChanges } from './parental.js';
+import { speedEditors, speedsShown, speedChanges } from './speed-settings.js';
 
 let ctx = null;            // { api, text, showError } from app.js
 let loaded = null;         // the last /api/settings answer
@@ -55,7 +56,7 @@ export async function loadSettings() {
 
 function render() {
   const { text } = ctx;
-  const fields = (loaded.settings || []).filter((s) => !spanKeys.includes(s.key)).map((s) => {
+  const fields = (loaded.settings || []).filter((s) => !spanKeys.includes(s.key) && s.key !== 'speeds').map((s) => {
     const row = document.createElement('div');
     row.className = 'field';
     const id = fieldId(s.key);
@@ -96,8 +97,10 @@ function render() {
     row.append(label, input, note);
     return row;
   });
-  $('settings-fields').replaceChildren(...fields, ...spanEditors(loaded.settings || [], loaded.choices || {}, text));
+  $('settings-fields').replaceChildren(...fields, ...spanEditors(loaded.settings || [], loaded.choices || {}, text),
+    ...speedEditors(loaded.settings || [], text));
   spansShown();
+  speedsShown();
   $('settings-form').hidden = false;
 
   const facts = [['Config file', loaded.file], ['Board', loaded.board || 'none named'],
@@ -119,7 +122,7 @@ async function save(ev) {
     else if (input.type === 'time') changes[input.dataset.key] = input.value === '' ? null : input.value;
     else changes[input.dataset.key] = input.value.trim() === '' ? null : Number(input.value);
   }
-  Object.assign(changes, spanChanges());
+  Object.assign(changes, spanChanges(), speedChanges());
   if (!Object.keys(changes).length) { text($('settings-message'), 'Nothing changed.'); return; }
   text($('settings-message'), 'Saving…');
   let r;

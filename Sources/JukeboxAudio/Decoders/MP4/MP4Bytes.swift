@@ -116,6 +116,24 @@ struct MP4Cursor {
     }
 }
 
+/// Bits read most significant first (an AudioSpecificConfig's fields); nil past the end.
+struct MP4Bits {
+    let bytes: [UInt8]
+    private var bit = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func read(_ n: Int) -> Int? {
+        guard bit + n <= bytes.count * 8 else { return nil }
+        var value = 0
+        for _ in 0..<n {
+            value = value << 1 | Int(bytes[bit / 8] >> (7 - UInt8(bit % 8)) & 1)
+            bit += 1
+        }
+        return value
+    }
+}
+
 /// A box's type as text for messages and comparisons: printable ASCII as it is, other bytes as `?`.
 func fourCC<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
     String(decoding: bytes.map { (0x20...0x7e).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)

@@ -143,16 +143,8 @@ public struct MP4AudioTrack: Equatable {
     /// core rate (HE-AAC's SBR doubles it, which the first decoded frame tells); nil when it
     /// names no standard channel layout (0: a program config element decides).
     static func aacRateAndChannels(_ config: [UInt8]) -> (rate: Int, channels: Int)? {
-        var bit = 0
-        func bits(_ n: Int) -> Int? {
-            guard bit + n <= config.count * 8 else { return nil }
-            var value = 0
-            for _ in 0..<n {
-                value = value << 1 | Int(config[bit / 8] >> (7 - UInt8(bit % 8)) & 1)
-                bit += 1
-            }
-            return value
-        }
+        var reader = MP4Bits(config)
+        func bits(_ n: Int) -> Int? { reader.read(n) }
         let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
         guard let objectType = bits(5), objectType != 31 || bits(6) != nil, let index = bits(4) else { return nil }
         let rate = index == 15 ? bits(24) : index < rates.count ? rates[index] : nil

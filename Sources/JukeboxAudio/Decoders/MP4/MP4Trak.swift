@@ -14,7 +14,9 @@ struct MP4Trak {
     /// `elst` entries: (duration in the movie's timescale, media time or -1 for an empty edit).
     var edits: [(duration: UInt64, mediaTime: Int64)] = []
 
-    static func read(_ trak: MP4Box, in source: MP4ByteSource) throws(MP4Error) -> MP4Trak {
+    /// Reads `trak`; `withTable: false` leaves the sample table out (a fragmented MP4's init
+    /// section has empty tables, its samples come in each fragment's `trun`).
+    static func read(_ trak: MP4Box, in source: MP4ByteSource, withTable: Bool = true) throws(MP4Error) -> MP4Trak {
         var t = MP4Trak()
         let children = try trak.children(in: source)
         if let tkhd = children.first("tkhd") {
@@ -56,7 +58,7 @@ struct MP4Trak {
         if let stsd = tables.first("stsd") {
             t.sampleEntry = try stsd.children(in: source, skipping: 8).first
         }
-        t.table = try MP4SampleTable.read(tables, in: source)
+        if withTable { t.table = try MP4SampleTable.read(tables, in: source) }
         return t
     }
 

@@ -89,10 +89,18 @@ public enum HLSPlaylist: Equatable, Sendable {
             case "#EXT-X-ENDLIST":
                 media.ended = true
             case "#EXT-X-KEY":
-                let method = HLSAttributes(value)["METHOD"] ?? "NONE"
-                key = method == "NONE" ? .none : .encrypted(String(method.prefix(20)))
+                let attributes = HLSAttributes(value)
+                let method = attributes["METHOD"] ?? "NONE"
+                key = method == "NONE" ? .none : .encrypted(method == "AES-128" ? "AES-128 without a usable key URI or IV" : String(method.prefix(20)))
+                // AES-128 plays when it names its key and, if any, an IV of at most 16 bytes.
+                if method == "AES-128", let uri = attributes["URI"], !uri.isEmpty {
+                    let iv = attributes["IV"].map(HLSKeyMethod.initialisationVector)
+                    if iv != .some(nil) { key = .aes128(uri: URIReference.resolve(uri, against: base), iv: iv ?? nil) }
+                }
             case "#EXT-X-MAP":
-                map = HLSAttributes(value)["URI"].map { URIReference.resolve($0, against: base) }
+                let attributes = HLSAttributes(value)
+                map = attributes["URI"].map { URIReference.resolve($0, against: base) }
+                if attributes["BYTERANGE"] != nil { media.byteRanges = true }
             case "#EXT-X-BYTERANGE":
                 media.byteRanges = true
             default:
@@ -191,8 +199,26 @@ public struct HLSMaster: Equatable, Sendable {
 public enum HLSKeyMethod: Equatable, Sendable {
     /// In the clear.
     case none
-    /// Encrypted with this method (`AES-128`, `SAMPLE-AES`): not played.
+    /// AES-128 (CBC, PKCS#7 padding) with the 16-byte key at `uri`, and the IV the tag gives
+    /// (nil: the segment's media sequence number, big-endian, RFC 8216 5.2).
+    case aes128(uri: String, iv: [UInt8]?)
+    /// Encrypted with this method (`SAMPLE-AES`, an AES-128 tag without its key): not played.
     case encrypted(String)
+
+    /// An `IV` attribute's 16 bytes (`0x` and up to 32 hex digits, zeros in front), nil when it is none.
+    static func initialisationVector(_ text: String) -> [UInt8]? {
+        guard text.hasPrefix("0x") || text.hasPrefix("0X") else { return nil }
+        let digits = Array(text.dropFirst(2))
+        guard !digits.isEmpty, digits.count <= 32, digits.allSatisfy(\.isHexDigit) else { return nil }
+        let padded = [Character](repeating: "0", count: 32 - digits.count) + digits
+        return (0..<16).map { UInt8(String(padded[2 * $0...2 * $0 + 1]), radix: 16) ?? 0 }
+    }
+
+    /// The IV of a segment numbered `sequence` without one in its tag.
+    static func initialisationVector(sequence: Int) -> [UInt8] {
+        let number = UInt64(clamping: max(0, sequence))
+        return [UInt8](repeating: 0, count: 8) + (0..<8).map { UInt8(truncatingIfNeeded: number >> (56 - 8 * UInt64($0))) }
+    }
 }
 
 /// One media segment.

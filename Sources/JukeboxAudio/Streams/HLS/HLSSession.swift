@@ -29,8 +29,9 @@ public struct HLSSettings: Sendable, Equatable {
 /// durations from its end (6.3.3); after a reload the next segment is found by its media sequence
 /// number (6.3.2), and a window that slid past it is caught up with, the segments missed said;
 /// a playlist is reloaded after its last segment's duration when it changed, after half the target
-/// duration when it did not (6.3.4). Variants: `chooseVariant`. Encrypted segments, byte ranges
-/// and fragmented MP4 (`EXT-X-MAP`) are refused with their reason.
+/// duration when it did not (6.3.4). Variants: `chooseVariant`. AES-128 segments are fetched as
+/// any (the stream decrypts them); SAMPLE-AES and byte ranges (also an `EXT-X-MAP` with one) are
+/// refused with their reason.
 public struct HLSSession: Sendable {
     /// A step to carry out.
     public enum Step: Equatable, Sendable {
@@ -46,6 +47,12 @@ public struct HLSSession: Sendable {
 
     /// Lines for the log and the status: the variant chosen, segments skipped and why.
     public private(set) var notes: [String] = []
+    /// An on-demand playlist (ENDLIST) once its first media playlist came: its length (the sum
+    /// of its segments' durations) and where the segment playing starts begins (the place asked
+    /// for, `startAt`, lies in it: the audio before it is the decoder's to skip). Nil for live.
+    public private(set) var onDemand: (duration: Double, segmentStart: Double)?
+    /// Seconds into an on-demand playlist to start at (a seek, a resume); live ignores it.
+    public let startAt: Double
     /// The settings.
     public let settings: HLSSettings
 
@@ -63,10 +70,12 @@ public struct HLSSession: Sendable {
     private var lastSkip: String?
     private var finished: String??
 
-    /// A session for the playlist at `url` (a master or a media playlist).
-    public init(url: String, settings: HLSSettings = HLSSettings()) {
+    /// A session for the playlist at `url` (a master or a media playlist), starting `startAt`
+    /// seconds in when it is on demand.
+    public init(url: String, settings: HLSSettings = HLSSettings(), startAt: Double = 0) {
         self.playlistURL = url
         self.settings = settings
+        self.startAt = startAt.isFinite ? max(0, startAt) : 0
     }
 
     /// The first step.
@@ -151,13 +160,10 @@ public struct HLSSession: Sendable {
     }
 
     private mutating func mediaArrived(_ playlist: HLSMediaPlaylist, now: Double) -> Step {
-        if playlist.segments.contains(where: { $0.key != .none }), case .encrypted(let method)? = playlist.segments.first(where: { $0.key != .none })?.key {
-            return finish("encrypted HLS segments (\(method)) are not supported")
+        for segment in playlist.segments {
+            if case .encrypted(let method) = segment.key { return finish("encrypted HLS segments (\(method)) are not supported") }
         }
         if playlist.byteRanges { return finish("HLS byte-range segments (EXT-X-BYTERANGE) are not supported") }
-        if playlist.segments.contains(where: { $0.map != nil }) {
-            return finish("fragmented MP4 HLS segments (EXT-X-MAP) are not supported yet")
-        }
         if playlist.truncated || playlist.dropped > 0 {
             notes.append("the playlist is too long: \(playlist.dropped) segments left out")
         }
@@ -173,6 +179,10 @@ public struct HLSSession: Sendable {
                 notes.append("fell behind the live window: segments \(next)–\(first - 1) skipped")
                 nextSequence = first
             }
+        } else if playlist.ended {
+            let start = Self.onDemandStart(playlist, at: startAt)
+            nextSequence = start?.sequence
+            if let start { onDemand = (playlist.segments.reduce(0) { $0 + $1.duration }, start.segmentStart) }
         } else {
             nextSequence = Self.startSequence(playlist)
         }
@@ -213,6 +223,18 @@ public struct HLSSession: Sendable {
             if fromEnd >= edge { return segment.sequence }
         }
         return first.sequence
+    }
+
+    /// Where an on-demand playlist starts for a place `seconds` in: the segment holding it (the
+    /// last one when it is at or past the end) and that segment's start; nil without segments.
+    static func onDemandStart(_ playlist: HLSMediaPlaylist, at seconds: Double) -> (sequence: Int, segmentStart: Double)? {
+        guard let last = playlist.segments.last else { return nil }
+        var start = 0.0
+        for segment in playlist.segments {
+            if seconds < start + segment.duration { return (segment.sequence, start) }
+            start += segment.duration
+        }
+        return (last.sequence, start - last.duration)
     }
 
     /// The variant rule: among the variants whose codecs are all audio jukebox decodes (else those
