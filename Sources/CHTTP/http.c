@@ -216,6 +216,11 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	}
 	if (headers)
 		curl.easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+	char range[32];
+	if (options->range_from > 0) {
+		snprintf(range, sizeof range, "%lld-", options->range_from);
+		curl.easy_setopt(handle, CURLOPT_RANGE, range);
+	}
 	curl.easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
 	curl.easy_setopt(handle, CURLOPT_HEADERDATA, &t);
 	curl.easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_body);

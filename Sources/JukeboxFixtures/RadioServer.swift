@@ -19,8 +19,11 @@ import Foundation
 /// - `/station.pls`, `/station.m3u` (and `/bare.m3u` as `text/plain`): playlists naming
 ///   `/icy?metaint=8192&once=1`; `/nested.m3u` names `/station.pls`; `/loop.m3u` names itself;
 ///   `/hls.m3u8` is an HLS media playlist.
-/// - `/dir/NAME`: the file NAME of `servedFolder`, read again at every request (a test rewrites a
-///   live HLS playlist), typed by its extension (`.m3u8`, `.ts`, `.aac`); 404 when missing.
+/// - `/dir/NAME[?norange=1]`: the file NAME of `servedFolder`, read again at every request (a test rewrites a
+///   live HLS playlist), typed by its extension (`.m3u8`, `.ts`, `.aac`); 404 when missing. A
+///   `Range: bytes=N-` is answered `206` from byte N (`416` past the end), unless `norange`
+///   (a server that ignores ranges: the whole file, `200`). With `drop=B`, the first whole
+///   response to that URL ends after B bytes of its body (a connection lost mid-file).
 /// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` that is "OggS" and zeros (no valid page).
 /// - `/endless`: a status line, then header lines without end. `/endlessline`: a status line, then
 ///   one header line without end.
@@ -78,7 +81,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     self.raw('HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n')
                 else:
                     ctype = {'m3u8': 'application/vnd.apple.mpegurl', 'ts': 'video/mp2t', 'aac': 'audio/aac'}.get(url.path.rsplit('.', 1)[-1], 'application/octet-stream')
+                    asked = re.fullmatch(r'bytes=(\d+)-', self.headers.get('Range', ''))
+                    if asked and not q.get('norange'):
+                        first = int(asked.group(1))
+                        if first >= len(body):
+                            self.raw('HTTP/1.0 416 Range Not Satisfiable\r\nContent-Range: bytes */%d\r\nContent-Length: 0\r\n\r\n' % len(body))
+                            return
+                        self.raw('HTTP/1.0 206 Partial Content\r\nContent-Type: %s\r\nContent-Range: bytes %d-%d/%d\r\nContent-Length: %d\r\n\r\n'
+                                 % (ctype, first, len(body) - 1, len(body), len(body) - first))
+                        self.wfile.write(body[first:])
+                        return
                     self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n' % (ctype, len(body)))
+                    if q.get('drop') and self.path not in stalled:
+                        stalled.add(self.path)
+                        self.wfile.write(body[:int(q['drop'])])
+                        return
                     self.wfile.write(body)
             elif url.path.startswith('/redirect/'):
                 k = int(url.path.split('/')[-1])

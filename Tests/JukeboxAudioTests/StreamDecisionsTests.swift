@@ -38,4 +38,27 @@ final class StreamDecisionsTests: XCTestCase {
             XCTAssertEqual(OggCommentTitle.streamTitle(artist: artist, title: title), expected, "\(artist.prefix(20)) / \(title)")
         }
     }
+
+    /// A 206's `Content-Range`: its first byte and total read; anything else (another unit, a
+    /// reversed or negative range, a number past Int, a total not past the first byte) is none,
+    /// and the stream then refuses the answer rather than decode bytes from an unknown place.
+    func testContentRangeReadsOnlyWhatItSays() {
+        let cases: [(String, Int?, Int??)] = [
+            ("bytes 100-999/1000", 100, .some(1000)),
+            ("bytes 0-0/1", 0, .some(1)),
+            ("bytes 100-999/*", 100, .some(nil)),
+            ("bytes 100-999/100", nil, nil),
+            ("bytes -5-9/10", nil, nil),
+            ("items 1-2/3", nil, nil),
+            ("bytes 99999999999999999999-1/2", nil, nil),
+            ("bytes 1-2/99999999999999999999", nil, nil),
+            ("bytes 12", nil, nil),
+            ("", nil, nil),
+        ]
+        for (text, first, total) in cases {
+            let read = HTTPStream.contentRange(text)
+            XCTAssertEqual(read?.first, first, text)
+            if let total { XCTAssertEqual(read?.total, total, text) } else { XCTAssertNil(read, text) }
+        }
+    }
 }

@@ -129,7 +129,8 @@ final class PodcastReduceTests: XCTestCase {
         XCTAssertEqual(ControlCommand.parse("podcasts", seed: 0), .failure(ControlError("usage: podcasts --json")))
     }
 
-    /// `event` queues News's episodes newest first and plays episode 3 as a stream; the tracks.
+    /// `event` queues News's episodes newest first and plays episode 3 as a stream, noting its
+    /// place (its start); the tracks.
     @discardableResult
     private func playsNews(_ h: CoreHarness, _ event: Event, file: StaticString = #filePath, line: UInt = #line,
                            _ more: (inout State) -> Void = { _ in }) -> [TrackInfo] {
@@ -149,11 +150,15 @@ final class PodcastReduceTests: XCTestCase {
             $0.nextPlayID = 3
             $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
             $0.shown = status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)
+            $0.podcasts[0].places["ep3"] = EpisodePlace(position: 0)
             more(&$0)
         }, commands: [
             .startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: 0, paused: false,
                         next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
             .persist(Snapshot(tracks: tracks, current: 0, phase: .playing)),
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
+                                          places: ["ep3": EpisodePlace(position: 0)]),
+                              PodcastFeed(name: "Serial", order: .oldest)]),
             .render(status("playing", title: "Episode 3", elapsed: "0:00", duration: "10:00", index: 1, of: 3)),
         ])
         return tracks
@@ -243,9 +248,10 @@ final class PodcastReduceTests: XCTestCase {
             $0.shown = status("stopped", message: "Serial: no episodes yet")
         }, commands: [.render(status("stopped", message: "Serial: no episodes yet"))])
         let tracks = playsNews(h, .playPodcast(name: "News"))
-        // Episode 3 ends (the successor handed to the engine came too late): marked played, saved.
+        // Episode 3 ends (the successor handed to the engine came too late): marked played, saved;
+        // episode 2's place (its start) noted.
         let played = [PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
-                                  places: ["ep3": EpisodePlace(position: 0, played: true)]),
+                                  places: ["ep3": EpisodePlace(position: 0, played: true), "ep2": EpisodePlace(position: 0)]),
                       PodcastFeed(name: "Serial", order: .oldest)]
         h.send(.trackFinished(playID: 1, next: nil), {
             $0.podcasts = played
@@ -268,6 +274,7 @@ final class PodcastReduceTests: XCTestCase {
         h.send(.trackStarted(playID: 3), { $0.streamStarted = true }, commands: [])
         var both = played
         both[0].places["ep2"] = EpisodePlace(position: 0, played: true)
+        both[0].places["ep1"] = EpisodePlace(position: 0)
         h.send(.trackStarted(playID: 4), {
             $0.podcasts = both
             $0.cursor = 2
@@ -279,6 +286,213 @@ final class PodcastReduceTests: XCTestCase {
             .persistPlace(Snapshot(tracks: tracks, current: 2, phase: .playing)),
             .persistPodcasts(both),
             .render(status("playing", title: "Episode 1", elapsed: "0:00", duration: "10:00", index: 3, of: 3)),
+        ])
+    }
+}
+
+extension PodcastReduceTests {
+    /// The state once News's episodes are queued newest first and episode 3 plays from `at`.
+    static func playsEpisode3(_ s: inout State, at: Double, tracks: [TrackInfo], shown: StatusView) {
+        s.queue = [Track(id: 1, info: tracks[0]), Track(id: 2, info: tracks[1]), Track(id: 3, info: tracks[2])]
+        s.order = [1, 2, 3]
+        s.nextTrackID = 4
+        s.queueRevision = 1
+        s.cursor = 0
+        s.position = at
+        s.phase = .playing
+        s.loaded = PlayRef(playID: 1, trackID: 1)
+        s.handedNext = PlayRef(playID: 2, trackID: 2)
+        s.nextPlayID = 3
+        s.savedMark = mark(revision: 1, current: 1, phase: .playing)
+        s.savedPosition = at
+        s.shown = shown
+    }
+
+    /// The commands that start episode 3 at `at` (episode 2 handed as its successor).
+    static func episode3Commands(at: Double, tracks: [TrackInfo], shown: StatusView) -> [Command] {
+        [.startTrack(playID: 1, path: "https://cdn.example/3.mp3", at: at, paused: false,
+                     next: NextPlay(playID: 2, path: "https://cdn.example/2.mp3")),
+         .persist(Snapshot(tracks: tracks, current: 0, position: at, phase: .playing)),
+         .render(shown)]
+    }
+
+    /// An episode played from its URL (not downloaded) starts at its own place, keeps it when
+    /// paused (the stream disconnects, play asks again from there), seeks, and notes its place
+    /// as a downloaded one does: the adapter starts the stream near it by a range request.
+    func testAStreamedEpisodeStartsAtItsPlaceSeeksAndKeepsItWhenPaused() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.bookmarksReady = true
+        s.podcastsReady = true
+        let saved = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
+                                places: ["ep3": EpisodePlace(position: 125)])
+        s.podcasts = [saved, PodcastFeed(name: "Serial", order: .oldest)]
+        let h = CoreHarness(s)
+        let tracks = [3, 2, 1].map {
+            TrackInfo(path: "https://cdn.example/\($0).mp3", title: "Episode \($0)", album: "The News", duration: 600)
+        }
+        let playing = status("playing", title: "Episode 3", elapsed: "2:05", duration: "10:00", index: 1, of: 3)
+        h.send(.playPodcast(name: "News"), {
+            Self.playsEpisode3(&$0, at: 125, tracks: tracks, shown: playing)
+        }, commands: Self.episode3Commands(at: 125, tracks: tracks, shown: playing))
+        // The adapter landed a little before the place (a range request lands near it); heard on.
+        h.send(.trackStarted(playID: 1), { $0.streamStarted = true }, commands: [])
+        let landed = status("playing", title: "Episode 3", elapsed: "2:04", duration: "10:00", index: 1, of: 3)
+        h.send(.heard(playID: 1, seconds: 124.5), {
+            $0.position = 124.5
+            $0.shown = landed
+        }, commands: [.render(landed)])
+        let later = status("playing", title: "Episode 3", elapsed: "3:20", duration: "10:00", index: 1, of: 3)
+        h.send(.heard(playID: 1, seconds: 200), {
+            $0.position = 200
+            $0.shown = later
+        }, commands: [.render(later)])
+        // A pause disconnects and keeps the place; the episode's place is noted and saved.
+        var paused = saved
+        paused.places["ep3"] = EpisodePlace(position: 200)
+        let pausedShown = status("paused", title: "Episode 3", elapsed: "3:20", duration: "10:00", index: 1, of: 3)
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.podcasts[0] = paused
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
+            $0.savedPosition = 200
+            $0.shown = pausedShown
+        }, commands: [
+            .stopOutput,
+            .persistPlace(Snapshot(tracks: tracks, current: 0, position: 200, phase: .paused)),
+            .persistPodcasts([paused, PodcastFeed(name: "Serial", order: .oldest)]),
+            .render(pausedShown),
+        ])
+        // Play asks for the stream again at the place.
+        let resumed = status("playing", title: "Episode 3", elapsed: "3:20", duration: "10:00", index: 1, of: 3)
+        h.send(.play, {
+            $0.phase = .playing
+            $0.streamStarted = false
+            $0.loaded = PlayRef(playID: 3, trackID: 1)
+            $0.handedNext = PlayRef(playID: 4, trackID: 2)
+            $0.nextPlayID = 5
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = resumed
+        }, commands: [
+            .startTrack(playID: 3, path: "https://cdn.example/3.mp3", at: 200, paused: false,
+                        next: NextPlay(playID: 4, path: "https://cdn.example/2.mp3")),
+            .persistPlace(Snapshot(tracks: tracks, current: 0, position: 200, phase: .playing)),
+            .render(resumed),
+        ])
+        // A seek is the engine's (a new range request), not refused as in a live stream; the
+        // place moved by more than 30 s is noted.
+        let moved = status("playing", title: "Episode 3", elapsed: "5:00", duration: "10:00", index: 1, of: 3)
+        var sought = paused
+        sought.places["ep3"] = EpisodePlace(position: 300)
+        h.send(.seekBy(100), {
+            $0.position = 300
+            $0.savedPosition = 300
+            $0.podcasts[0] = sought
+            $0.shown = moved
+        }, commands: [
+            .seekOutput(to: 300),
+            .persistPlace(Snapshot(tracks: tracks, current: 0, position: 300, phase: .playing)),
+            .persistPodcasts([sought, PodcastFeed(name: "Serial", order: .oldest)]),
+            .render(moved),
+        ])
+    }
+}
+
+extension PodcastReduceTests {
+    /// A `podcast NAME` that comes while the podcasts file is read off the loop waits for it,
+    /// then plays at the place it holds; one read that fails ends the wait without it.
+    func testAPodcastAskedForWhileTheFileIsReadWaitsForIt() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.bookmarksReady = true
+        let h = CoreHarness(s)
+        h.send(.podcastsReading, { $0.podcastsReading = true }, commands: [])
+        h.send(.playPodcast(name: "News"), { $0.podcastWaiting = PodcastWait(name: "News", play: true) }, commands: [])
+        let saved = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
+                                places: ["ep3": EpisodePlace(position: 61)])
+        let tracks = [3, 2, 1].map {
+            TrackInfo(path: "https://cdn.example/\($0).mp3", title: "Episode \($0)", album: "The News", duration: 600)
+        }
+        let playing = status("playing", title: "Episode 3", elapsed: "1:01", duration: "10:00", index: 1, of: 3)
+        h.send(.podcastsLoaded([saved]), {
+            $0.podcasts[0] = saved
+            $0.podcastsReady = true
+            $0.podcastsReading = false
+            $0.podcastWaiting = nil
+            Self.playsEpisode3(&$0, at: 61, tracks: tracks, shown: playing)
+        }, commands: Self.episode3Commands(at: 61, tracks: tracks, shown: playing))
+
+        let h2 = CoreHarness(s)
+        h2.send(.podcastsReading, { $0.podcastsReading = true }, commands: [])
+        h2.send(.playPodcast(name: "News"), { $0.podcastWaiting = PodcastWait(name: "News", play: true) }, commands: [])
+        h2.send(.podcastsLoaded(nil), {
+            $0.podcastsReading = false
+            $0.podcastWaiting = nil
+            $0.message = "News: no episodes yet"
+            $0.shown = status("stopped", message: "News: no episodes yet")
+        }, commands: [.render(status("stopped", message: "News: no episodes yet"))])
+    }
+}
+
+extension PodcastReduceTests {
+    /// A podcast taken out of the config is kept aside with its places and files, counted at each
+    /// start without it; at the third its files are deleted (only its own downloads) and it is
+    /// forgotten. Put back before, it comes back as it was.
+    func testAPodcastTakenOutOfTheConfigGoesAtTheThirdStartWithoutIt() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.bookmarksReady = true
+        let file = EpisodeFile(path: "/state/s.json.episodes/f/e.mp3", bytes: 1000)
+        let old = PodcastFeed(name: "Old", title: "Old Show", episodes: Self.episodes, places: ["ep1": EpisodePlace(position: 9)],
+                              downloads: ["ep1": file])
+        // The first start without it: kept aside, counted, saved.
+        let h = CoreHarness(s)
+        var once = old
+        once.absentStarts = 1
+        h.send(.podcastsLoaded([old]), {
+            $0.podcastsReady = true
+            $0.podcastsRemoved = [once]
+        }, commands: [
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest), once]),
+        ])
+        // Put back by a reload: as it was, places and files.
+        var back = Self.settings
+        back.podcasts.feeds.append(PodcastSource(name: "Old", url: "https://old.example/rss"))
+        h.send(.reconfigured(back), {
+            $0.settings = back
+            $0.podcasts.append(old)
+            $0.podcastsRemoved = []
+        }, commands: [
+            .fetchPodcast(name: "News", url: "https://news.example/rss"),
+            .fetchPodcast(name: "Serial", url: "https://serial.example/feed"),
+            .fetchPodcast(name: "Old", url: "https://old.example/rss"),
+            .startTimer(.podcastRefresh, after: 1800),
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest), old]),
+        ])
+        // Taken out again by a reload: aside, no start counted yet.
+        var aside = old
+        aside.absentStarts = 0
+        h.send(.reconfigured(Self.settings), {
+            $0.settings = Self.settings
+            $0.podcasts.removeLast()
+            $0.podcastsRemoved = [aside]
+        }, commands: [
+            .fetchPodcast(name: "News", url: "https://news.example/rss"),
+            .fetchPodcast(name: "Serial", url: "https://serial.example/feed"),
+            .startTimer(.podcastRefresh, after: 1800),
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest), aside]),
+        ])
+
+        // The third start without it: its file deleted, said, forgotten.
+        var twice = old
+        twice.absentStarts = 2
+        let third = CoreHarness(s)
+        third.send(.podcastsLoaded([twice]), { $0.podcastsReady = true }, commands: [
+            .deleteEpisodeFile(path: "/state/s.json.episodes/f/e.mp3"),
+            .report("podcast Old: not in the config at 3 starts: its 1 downloaded episodes deleted and its places forgotten"),
+            .persistPodcasts([PodcastFeed(name: "News", order: .newest), PodcastFeed(name: "Serial", order: .oldest)]),
         ])
     }
 }

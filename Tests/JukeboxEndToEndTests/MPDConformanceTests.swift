@@ -124,7 +124,7 @@ final class MPDConformanceTests: DaemonTestCase {
             "upper-case command": "MPD closes the connection on a command name that is not lower case; jukebox answers ACK [5@0] unknown command",
             "empty line": "MPD closes the connection on an empty line; jukebox answers ACK [5@0]",
             "stats": "playtime and uptime are each server's own; jukebox sends no db_update",
-            "urlhandlers": "jukebox offers none unless the config has mpd.allowURLs, then http:// and https:// (MPD lists 27)",
+            "urlhandlers": "jukebox offers none unless the config has mpd.allowURLs, then http:// and https://, and podcast:// with podcasts (MPD lists 27)",
             "crossfade": "jukebox joins tracks gaplessly and has no crossfade: crossfade N > 0 gets ACK [2@0] (MPD sets xfade)",
         ]
     }

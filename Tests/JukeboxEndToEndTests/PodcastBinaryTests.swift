@@ -39,11 +39,12 @@ final class PodcastBinaryTests: DaemonTestCase {
         return parts.count == 2 ? parts[0] * 60 + parts[1] : nil
     }
 
-    func testAFeedIsFetchedDownloadedPlayedAndResumedWhenTheServerIsGone() throws {
+    /// Serves the feed and its two MP3 episodes of `episodeFrames` frames from `RadioServer`.
+    private func serve(episodeFrames: Int) throws {
         let served = dir + "/served"
         try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
         for name in ["ep1", "ep2"] {
-            try TestAudio.write(path: served + "/\(name).mp3", kind: .mp3, frames: 441_000, sampleRate: 44100, channels: 2)
+            try TestAudio.write(path: served + "/\(name).mp3", kind: .mp3, frames: episodeFrames, sampleRate: 44100, channels: 2)
         }
         try Self.feed.write(toFile: served + "/feed.xml", atomically: true, encoding: .utf8)
         let tone = dir + "/tone.mp3"
@@ -51,6 +52,10 @@ final class PodcastBinaryTests: DaemonTestCase {
         do { server = try RadioServer(mp3: tone, folder: dir, servedFolder: served) } catch let error as RadioServer.Unavailable {
             throw missingPeer(error.description)
         }
+    }
+
+    func testAFeedIsFetchedDownloadedPlayedAndResumedWhenTheServerIsGone() throws {
+        try serve(episodeFrames: 441_000)
         let config = dir + "/c.json"
         // In typed parts: Swift 6.0.3 infers no nested literal of mixed types.
         let feed: [String: Any] = ["name": "Local Show", "url": server.url("/dir/feed.xml"), "order": "oldest", "download": 2]
@@ -85,5 +90,96 @@ final class PodcastBinaryTests: DaemonTestCase {
         XCTAssertGreaterThanOrEqual(resumed, max(heard - 1, 2), "resumed mid-episode, from its file")
         XCTAssertTrue(podcastsFile().contains("\"lastError\""), "the failed fetch is said and the episodes kept: \(podcastsFile())")
         XCTAssertEqual(podcastsFile().components(separatedBy: "\"bytes\"").count, 3)
+    }
+
+    /// The episodes streamed (not downloaded), driven by `jukebox ctl` and python-mpd2 (Home
+    /// Assistant's MPD library): an episode paused mid-way and asked for again resumes at its
+    /// place from its URL (a range request); MPD lists `podcast://` in `urlhandlers`, the
+    /// podcasts as directories, a podcast's episodes as songs, and `load`s and `addid`s them.
+    static let mpdScript = #"""
+    import sys, mpd
+    c = mpd.MPDClient()
+    c.timeout = 5
+    c.connect("127.0.0.1", int(sys.argv[1]))
+    print(c.urlhandlers())
+    print([d["directory"] for d in c.lsinfo("podcast://")])
+    episodes = c.lsinfo("podcast://Local Show")
+    print([(e["title"], e["file"].startswith("podcast://Local Show/"), e.get("played"), "place" in e) for e in episodes])
+    c.clear()
+    c.load("podcast://Local Show")
+    print([s["title"] for s in c.playlistinfo()])
+    c.clear()
+    print(c.addid(episodes[1]["file"]).isdigit(), [s["title"] for s in c.playlistinfo()])
+    for uri in ["podcast://Nope", "podcast://Local Show/0000"]:
+        try:
+            c.lsinfo(uri) if uri.count("/") == 2 else c.addid(uri)
+        except mpd.CommandError as e:
+            print("refused:", e)
+    """#
+
+    func testStreamedEpisodesResumeAtTheirPlaceAndMPDListsThem() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
+              (try? Process.run(URL(fileURLWithPath: "/usr/bin/python3"), arguments: ["-c", "import mpd"]).waitAndExit()) == 0 else {
+            throw missingPeer("python3-mpd is not installed; board/setup.sh installs it")
+        }
+        try serve(episodeFrames: 44100 * 30)
+        let port = try MPCTests.freePort()
+        let config = dir + "/c.json"
+        let feed: [String: Any] = ["name": "Local Show", "url": server.url("/dir/feed.xml"), "order": "oldest"]
+        let podcasts: [String: Any] = ["feeds": [feed]]
+        let object: [String: Any] = ["audio": "null", "state": dir + "/state.json", "socket": socket as Any, "podcasts": podcasts,
+                                     "mpd": ["port": port]]
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
+        let daemon = try start(config)
+        defer { daemon.process.terminate(); _ = daemon.wait(timeout: 10) }
+        XCTAssertTrue(waitFor(60) { podcastsFile().contains("Episode Two") }, podcastsFile())
+
+        // Streamed from its URL; paused at a place, then asked for again: it resumes there.
+        XCTAssertEqual(try ctl("podcast", "Local", "Show").status, 0)
+        XCTAssertTrue(waitFor(30) { (try? ctl("status"))?.stdout.hasPrefix("▶ Episode One") == true })
+        XCTAssertTrue(waitFor(30) { (elapsed() ?? 0) >= 5 }, "plays on")
+        _ = try ctl("pause")
+        XCTAssertTrue(waitFor(10) { podcastsFile().contains("\"e1\":{\"played\":false,\"position\":") }, podcastsFile())
+        let heard = elapsed() ?? 0
+        _ = try ctl("stop")
+        _ = try ctl("clear")
+        XCTAssertEqual(try ctl("podcast", "Local", "Show").status, 0)
+        XCTAssertTrue(waitFor(30) { (try? ctl("status"))?.stdout.hasPrefix("▶ Episode One") == true })
+        XCTAssertTrue(waitFor(30) { (elapsed() ?? 0) > heard }, "plays on from the place")
+        let resumed = elapsed() ?? 0
+        XCTAssertGreaterThanOrEqual(resumed, heard, "resumed mid-episode, from its URL")
+        XCTAssertLessThan(resumed, heard + 10, "resumed mid-episode, from its URL")
+        _ = try ctl("pause")
+
+        try Self.mpdScript.write(toFile: dir + "/script.py", atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [dir + "/script.py", String(port)]
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, errors)
+        XCTAssertEqual(text, """
+        ['podcast://']
+        ['podcast://Local Show']
+        [('Episode One', True, None, True), ('Episode Two', True, None, False)]
+        ['Episode One', 'Episode Two']
+        True ['Episode Two']
+        refused: [50@0] {lsinfo} No such directory
+        refused: [50@0] {addid} No such song
+
+        """)
+    }
+}
+
+extension Process {
+    /// Waits for the end and gives the exit status.
+    fileprivate func waitAndExit() -> Int32 {
+        waitUntilExit()
+        return terminationStatus
     }
 }

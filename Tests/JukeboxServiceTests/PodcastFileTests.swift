@@ -12,6 +12,8 @@ final class PodcastFileTests: XCTestCase {
                     episodes: [PodcastEpisode(id: "a\u{FFFD}", title: "Ep \"1\" / é", url: "https://h.example/1.mp3", published: 1_000, duration: 61.5)],
                     places: ["a\u{FFFD}": EpisodePlace(position: 12.5, played: false)], lastError: "HTTP 500"),
         PodcastFeed(name: "Serial", order: .oldest),
+        // Taken out of the config, counted at two starts.
+        PodcastFeed(name: "Old", order: .oldest, places: ["x": EpisodePlace(position: 3)], absentStarts: 2),
     ]
 
     func testWrittenAndReadBack() throws {

@@ -73,4 +73,40 @@ final class PodcastRuntimeTests: XCTestCase {
         XCTAssertTrue(c.send("add podcast://Nope"))
         XCTAssertEqual(reply(c), ["ACK [50@0] {add} no podcast \"Nope\""])
     }
+
+    /// The podcasts file is read off the loop: while the read is held the loop answers, a
+    /// `podcast NAME` waits for it, and once it is read the episode plays at the place it holds.
+    func testThePodcastsFileIsReadOffTheLoop() throws {
+        let dir = TempDir()
+        var settings = Settings()
+        settings.podcasts.feeds = [PodcastSource(name: "Bedtime Stories", url: "https://stories.example/feed.xml")]
+        let episodes = (1...2).map { PodcastEpisode(id: "e\($0)", title: "Story \($0)", url: "https://cdn.example/\($0).mp3", published: Int64($0)) }
+        let saved = PodcastFeed(name: "Bedtime Stories", title: "Stories", episodes: episodes, places: ["e2": EpisodePlace(position: 42)])
+        let audio = RecordingAudio(), mailbox = Mailbox()
+        audio.mailbox = mailbox
+        let control = try ControlSocket(path: dir.file("ctl"))
+        let runtime = Runtime(state: State(settings: settings), audio: audio, store: StateStore(path: dir.file("state.json")),
+                              status: RecordingStatus(), log: Log(level: .error), mailbox: mailbox, control: control)
+        runtime.podcasts = RecordingPodcasts()
+        let held = DispatchSemaphore(value: 0)
+        runtime.readPodcasts = { _ in
+            held.wait()
+            return PodcastFile.Loaded(podcasts: [saved], messages: [])
+        }
+        let box = Box(runtime), done = DispatchSemaphore(value: 0)
+        Thread { _ = box.runtime.run(initial: []); done.signal() }.start()
+        defer {
+            box.runtime.mailbox.post(.quit)
+            XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        }
+        let ctl = try ControlClient(path: dir.file("ctl"))
+        XCTAssertEqual(ctl.request("podcast Bedtime Stories", timeout: 10), "ok ■ queue empty  vol 100", "answered while the file is read; waiting")
+        held.signal()
+        XCTAssertTrue(waitFor(10) { ctl.request("status", timeout: 10)?.contains("Story 2") == true }, "played once read")
+        let play = audio.calls.compactMap { call -> (String, Double)? in
+            if case .play(_, let file, let at, _, _, _) = call { return (file, at) } else { return nil }
+        }.first
+        XCTAssertEqual(play?.0, "2.mp3", "the newest episode")
+        XCTAssertEqual(play?.1, 42, "at the place the file holds")
+    }
 }

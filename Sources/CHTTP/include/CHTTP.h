@@ -32,6 +32,10 @@ typedef struct {
 	/// replaces only the bundle file; with it, CURLOPT_CAPATH is set to /etc/ssl/certs explicitly,
 	/// so the system's certificates stay trusted whatever libcurl's build defaults are.
 	const char *ca_file;
+	/// Nonzero: asks for the body from this byte on (`Range: bytes=N-`, CURLOPT_RANGE). The server
+	/// may answer 206 from there or ignore it and send the whole body with 200: the caller reads
+	/// the status line and Content-Range (CURLOPT_RESUME_FROM would fail the transfer instead).
+	long long range_from;
 } jb_http_options;
 
 typedef struct {

@@ -100,11 +100,19 @@ extension AudioEngine {
         var result: Result<OpenTrack, DecodeError>
         do throws(DecodeError) {
             let decoder = try openSource(job.track, from: job.fromSeconds, serial: serial, generation: generation)
-            // A live stream joins what is on air now; a file or an on-demand stream (HLS with
-            // ENDLIST: it knows its length) starts where asked, at most at its end.
-            let frame = DecodeJob.startFrame(fromSeconds: job.fromSeconds, rate: decoder.format.sampleRate,
-                                             frameCount: decoder.frameCount, live: decoder is StreamDecoder && decoder.frameCount == nil)
-            if frame > 0 { try decoder.seek(toFrame: frame) }
+            let frame: Int64
+            if let stream = decoder as? StreamDecoder, decoder.frameCount == nil {
+                // A stream opened where it could (a file on a server at its place by a range
+                // request, a live stream on air now): its frames count from where it landed.
+                frame = DecodeJob.startFrame(fromSeconds: stream.startSeconds, rate: decoder.format.sampleRate,
+                                             frameCount: nil, live: false)
+            } else {
+                // A file or an on-demand stream (HLS with ENDLIST: it knows its length) starts
+                // where asked, at most at its end.
+                frame = DecodeJob.startFrame(fromSeconds: job.fromSeconds, rate: decoder.format.sampleRate,
+                                             frameCount: decoder.frameCount, live: false)
+                if frame > 0 { try decoder.seek(toFrame: frame) }
+            }
             let speed = job.track.speed
             var stretch: TimeStretch?
             if speed != 1 && !(decoder is StreamDecoder) {
@@ -158,14 +166,15 @@ extension AudioEngine {
 
     /// A file through libsndfile, or an HTTP(S) URL through `HTTPStream` and the `StreamCodec` its
     /// format needs (`StreamDecoder`, which waits for its buffer to fill; a stop, play or seek
-    /// meanwhile cancels it within 50 ms).
+    /// meanwhile cancels it within 50 ms; a file on a server starts near `seconds` by a range
+    /// request, the decoder saying where).
     private func openSource(_ track: TrackRef, from seconds: Double, serial: UInt64, generation: UInt64) throws(DecodeError) -> any PCMSource {
         guard isStreamURL(track.path) else { return try FileDecoder.open(path: track.path) }
         let settings = monitor.withLock { state.streamSettings }
         // An on-demand HLS playlist starts at the segment holding `seconds` (live ones ignore it).
         let stream = HTTPStream(url: track.path, settings: settings, startAt: seconds)
         monitor.withLock { state.liveStream = (track.id, stream) }
-        return try StreamDecoder(stream: stream, isCancelled: { [self] in
+        return try StreamDecoder(stream: stream, startSeconds: seconds, isCancelled: { [self] in
             monitor.withLock { state.shutdown || state.generation != generation || state.cancelSerial == serial }
         })
     }

@@ -88,7 +88,7 @@ enum FeedHTTP {
                         var options = jb_http_options(
                             url: urlText, connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
                             stall_seconds: settings.stallSeconds, header_seconds: 0, max_redirects: settings.maxRedirects,
-                            max_header_bytes: 64 * 1024, want_icy_metadata: 0, user_agent: agent, ca_file: caFile)
+                            max_header_bytes: 64 * 1024, want_icy_metadata: 0, user_agent: agent, ca_file: caFile, range_from: 0)
                         jb_http_fetch(&options, &callbacks, &result)
                     }
                 }

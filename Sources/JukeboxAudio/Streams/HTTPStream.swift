@@ -85,6 +85,14 @@ public struct StreamFacts: Sendable, Equatable {
     public var notes: [String] = []
     /// Notes said ever (`notes` keeps the latest).
     public var noteCount = 0
+    /// The whole file's length in bytes when the response is a file (a Content-Length, or the
+    /// total of a 206's Content-Range, without ICY metadata): a podcast episode, not a live
+    /// stream. nil for a live stream, an HLS playlist, or before the body starts.
+    public var length: Int?
+    /// The byte of the file the current connection's bytes begin at: 0 for a whole response
+    /// (a 200, also when a range was asked and ignored), N for a `206` from byte N. nil after
+    /// `restart(atByte:)` until the new connection's body begins.
+    public var startByte: Int?
     /// An on-demand HLS playlist: its length in seconds, and where the first segment fetched
     /// starts (`HLSSession.onDemand`); nil for anything live.
     public var onDemand: OnDemand?
@@ -101,7 +109,8 @@ public struct StreamFacts: Sendable, Equatable {
 /// The thread connects (redirects, header and time bounds: `StreamSettings`), asks for ICY metadata
 /// and takes it out of the audio (`ICYDemuxer`), and after a lost connection reconnects as
 /// `ReconnectPolicy` decides (a doubling back-off), only ever adding the new connection's bytes
-/// (nothing is replayed). It never blocks another thread: readers wait on its monitor with a
+/// (nothing is replayed: a file, one with a length, goes on from the byte after the last one
+/// stored by a range request). It never blocks another thread: readers wait on its monitor with a
 /// timeout. What it learns is in `facts`. Before any audio came, only the network's own failures
 /// are retried (`transientCodes`, 5xx: no network yet at boot); a URL that is wrong (404, not
 /// audio, TLS, a refused format) fails at once (`facts.failure`). How long to go on trying is the
@@ -141,6 +150,13 @@ public final class HTTPStream: @unchecked Sendable {
     private var headerBitrate: Int?
     private var headerLength: Int?
     private var headerEncoding: String?
+    private var headerStatus = 0
+    /// `Content-Range: bytes FIRST-LAST/TOTAL` of a 206 (TOTAL nil when `*`).
+    private var headerRange: (first: Int, total: Int?)?
+    /// The byte the next connection asks from (`restart(atByte:)`); 0: the whole body.
+    private var rangeFrom = 0
+    /// Asked by `restart(atByte:)` and not yet taken by the stream's thread (guarded by `monitor`).
+    private var pendingRestart: Int?
     /// The URL fetched now: `url`, or the stream a playlist at `url` named (`StreamPlaylist`).
     var target: String
     /// Playlists followed to reach `target`.
@@ -255,6 +271,32 @@ public final class HTTPStream: @unchecked Sendable {
         return ringCount
     }
 
+    /// Drops what is buffered and fetches the file again from byte `byte` (`Range: bytes=N-`): a
+    /// podcast episode started at its place. Returns at once; `facts.startByte` is nil until the
+    /// new connection's body begins, then says where its bytes really start (0 when the server
+    /// ignored the range). Bytes the old connection still delivers are dropped. Nothing when closed.
+    public func restart(atByte byte: Int) {
+        monitor.withLock {
+            guard !stopping else { return }
+            pendingRestart = max(0, byte)
+            ringStart = 0
+            ringCount = 0
+            totalRead = totalStored
+            pendingTitles = []
+            state.startByte = nil
+            state.ended = false
+            state.rebuffering = false
+            if finished && state.failure == nil {
+                // The whole file had come (smaller than the ring) and the thread ended: it runs
+                // again. It set `finished` last, under this lock: the join is immediate.
+                self.thread?.join()
+                finished = false
+                thread = NativeThread(name: "jukebox-http") { [self] in self.run() }
+            }
+            monitor.broadcast()
+        }
+    }
+
     /// Tells the thread to stop and returns at once: the engine calls it with its own lock held, and
     /// libcurl notices only at its next progress poll (about a second at most). The thread then
     /// ends by itself (detached) and frees the connection. Safe to call more than once.
@@ -291,13 +333,23 @@ public final class HTTPStream: @unchecked Sendable {
                 monitor.broadcast()
             }
         }
+        // Again when a restart was asked as the file ended (it was smaller than the ring).
+        while connections() {}
+    }
+
+    /// Connects, and again as the policy says, until the stream ends or gives up. Returns true
+    /// to run again for a `restart(atByte:)` that came as the file ended.
+    private func connections() -> Bool {
         var policy = ReconnectPolicy(backoff: settings.backoff)
         connecting: while !monitor.withLock({ stopping }) {
+            takeRestart()
             let end = fetchOnce()
             if isHLS {
                 runHLS()
-                return
+                return false
             }
+            // Ended for `restart(atByte:)`: fetch again from there, at once.
+            if monitor.withLock({ pendingRestart != nil && !stopping }) { continue }
             let (stop, hadAudio) = monitor.withLock { (stopping, gotAudio) }
             switch policy.connectionEnded(end, hadAudio: hadAudio, stopping: stop) {
             case .follow(let next):
@@ -312,9 +364,12 @@ public final class HTTPStream: @unchecked Sendable {
                     if disconnect { state.connected = false }
                     monitor.broadcast()
                 }
-                return
+                return false
             case .reconnect(let seconds, let lastError):
                 let now = clock()
+                // A file goes on from the byte after the last one stored (a live stream joins what
+                // is on air): an episode that lost its connection does not start over.
+                if monitor.withLock({ state.length != nil }) { rangeFrom += storedThisConnection }
                 monitor.withLock {
                     state.connected = false
                     state.reconnecting = true
@@ -322,10 +377,10 @@ public final class HTTPStream: @unchecked Sendable {
                     state.lastError = lastError
                     monitor.broadcast()
                 }
-                // The back-off: woken early only by close().
+                // The back-off: woken early only by close() or restart(atByte:).
                 monitor.withLock {
                     let deadline = clock() + seconds
-                    while !stopping {
+                    while !stopping && pendingRestart == nil {
                         let left = deadline - clock()
                         if left <= 0 { break }
                         monitor.wait(seconds: left)
@@ -333,14 +388,30 @@ public final class HTTPStream: @unchecked Sendable {
                 }
             }
         }
-        monitor.withLock {
+        return monitor.withLock {
+            if pendingRestart != nil && !stopping { return true }
             state.ended = true
             state.connected = false
             monitor.broadcast()
+            return false
+        }
+    }
+
+    /// Takes a pending `restart(atByte:)`: the next connection asks from that byte.
+    private func takeRestart() {
+        monitor.withLock {
+            guard let byte = pendingRestart else { return }
+            pendingRestart = nil
+            rangeFrom = byte
+            state.connected = false
         }
     }
 
     private var deliveredThisConnection = false
+    /// Bytes of a whole response still to drop before the range asked (a server that ignored it).
+    private var skipBytes = 0
+    /// Audio bytes stored from this connection: a file's reconnection asks from after them.
+    private var storedThisConnection = 0
 
     private func fetchOnce() -> ConnectionEnd {
         demuxer = ICYDemuxer(metaInterval: 0)
@@ -352,6 +423,10 @@ public final class HTTPStream: @unchecked Sendable {
         headerBitrate = nil
         headerLength = nil
         headerEncoding = nil
+        headerStatus = 0
+        headerRange = nil
+        skipBytes = 0
+        storedThisConnection = 0
         playlistBody = nil
         deliveredThisConnection = false
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -370,9 +445,9 @@ public final class HTTPStream: @unchecked Sendable {
             should_stop: { context in
                 guard let context else { return 1 }
                 let me = Unmanaged<HTTPStream>.fromOpaque(context).takeUnretainedValue()
-                return me.monitor.withLock { me.stopping } ? 1 : 0
+                return me.monitor.withLock { me.stopping || me.pendingRestart != nil } ? 1 : 0
             })
-        let result = perform(target, icy: true, &callbacks)
+        let result = perform(target, icy: true, rangeFrom: rangeFrom, &callbacks)
         var outcome = ConnectionEnd(deliveredAudio: deliveredThisConnection)
         if let body = playlistBody, refusal == nil {
             // A playlist: whole (the server ended it) or cut at the cap; either way read what came.
@@ -409,7 +484,7 @@ public final class HTTPStream: @unchecked Sendable {
     private var headerTooLong: String { "the server's header is longer than \(settings.maxHeaderBytes / 1024) KiB" }
 
     /// Runs one libcurl transfer of `url` on this thread with the stream's settings.
-    func perform(_ url: String, icy: Bool, _ callbacks: inout jb_http_callbacks) -> jb_http_result {
+    func perform(_ url: String, icy: Bool, rangeFrom: Int = 0, _ callbacks: inout jb_http_callbacks) -> jb_http_result {
         var result = jb_http_result()
         url.withCString { urlText in
             "jukebox".withCString { agent in
@@ -423,7 +498,8 @@ public final class HTTPStream: @unchecked Sendable {
                         max_header_bytes: settings.maxHeaderBytes,
                         want_icy_metadata: icy ? 1 : 0,
                         user_agent: agent,
-                        ca_file: caFile)
+                        ca_file: caFile,
+                        range_from: Int64(rangeFrom))
                     jb_http_fetch(&options, &callbacks, &result)
                 }
             }
@@ -461,6 +537,8 @@ public final class HTTPStream: @unchecked Sendable {
         let text = String(decoding: line, as: UTF8.self)
         if text.hasPrefix("HTTP/") || text.hasPrefix("ICY ") {
             // A new response (a redirect's next hop): forget the previous one's headers.
+            headerStatus = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            headerRange = nil
             metaInterval = 0
             headerStation = nil
             headerType = nil
@@ -480,12 +558,23 @@ public final class HTTPStream: @unchecked Sendable {
             let start = (bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.count - 1) + 1
             headerStation = ICYDemuxer.cleanText(Array(bytes[start...]))
         case "content-length": headerLength = Int(value)
+        case "content-range": headerRange = Self.contentRange(value)
         case "content-encoding": headerEncoding = value.lowercased()
         case "icy-br": headerBitrate = Int(value.split(separator: ",").first ?? "")
         case "content-type":
             headerType = value.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() }
         default: break
         }
+    }
+
+    /// `Content-Range: bytes FIRST-LAST/TOTAL`'s first byte and total (nil for `*`); nil when it does not read.
+    static func contentRange(_ value: String) -> (first: Int, total: Int?)? {
+        guard value.hasPrefix("bytes ") else { return nil }
+        let parts = value.dropFirst(6).split(separator: "/", maxSplits: 1)
+        guard parts.count == 2, let dash = parts[0].firstIndex(of: "-"), let first = Int(parts[0][..<dash]), first >= 0 else { return nil }
+        let total = Int(parts[1])
+        guard parts[1] == "*" || (total ?? -1) > first else { return nil }
+        return (first, total)
     }
 
     /// Returns false to end the transfer.
@@ -508,7 +597,29 @@ public final class HTTPStream: @unchecked Sendable {
             demuxer = ICYDemuxer(metaInterval: metaInterval)
             let station = headerStation.flatMap { $0.isEmpty ? nil : $0 }
             let type = headerType, bitrate = headerBitrate
+            // A file (not ICY): its length, and where these bytes start. A server that ignored
+            // the range sends the whole file: the bytes before the one asked are dropped here.
+            let partial = headerStatus == 206 ? headerRange : nil
+            let length: Int? = metaInterval > 0 ? nil : partial.map { $0.total } ?? headerLength
+            var note: String?
+            if headerStatus == 206 && partial == nil {
+                // Bytes from somewhere unknown are never decoded as if from where they were asked.
+                refusal = "the server's partial answer has no Content-Range that reads"
+                return false
+            } else if let partial, partial.first != rangeFrom {
+                refusal = "the server answered a range from byte \(partial.first), not \(rangeFrom)"
+                return false
+            } else if rangeFrom > 0 && partial == nil {
+                skipBytes = rangeFrom
+                note = "the server ignores byte ranges: \(rangeFrom >> 10) KiB are read to reach the place"
+            }
             monitor.withLock {
+                state.length = length
+                state.startByte = rangeFrom
+                if let note {
+                    state.notes = Array((state.notes + [note]).suffix(Self.maxNotes))
+                    state.noteCount += 1
+                }
                 state.connected = true
                 if state.reconnecting { state.reconnects += 1 }
                 state.reconnecting = false
@@ -518,6 +629,13 @@ public final class HTTPStream: @unchecked Sendable {
                 state.bitrate = bitrate
                 monitor.broadcast()
             }
+        }
+        var bytes = bytes
+        if skipBytes > 0 {
+            let drop = min(skipBytes, bytes.count)
+            skipBytes -= drop
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[drop...])
+            if bytes.isEmpty { return !monitor.withLock { stopping || pendingRestart != nil } }
         }
         var keepGoing = true
         demuxer.feed(bytes, audio: { run in
@@ -549,8 +667,9 @@ public final class HTTPStream: @unchecked Sendable {
         monitor.lock()
         defer { monitor.unlock() }
         while offset < run.count {
-            while ringCount == ring.count && !stopping { monitor.wait(seconds: 0.5) }
-            if stopping { return false }
+            while ringCount == ring.count && !stopping && pendingRestart == nil { monitor.wait(seconds: 0.5) }
+            // A restart drops what the old connection still brings.
+            if stopping || pendingRestart != nil { return false }
             let end = (ringStart + ringCount) % ring.count
             let room = min(ring.count - ringCount, ring.count - end, run.count - offset)
             ring.withUnsafeMutableBytes { raw in
@@ -558,6 +677,7 @@ public final class HTTPStream: @unchecked Sendable {
             }
             ringCount += room
             totalStored += room
+            storedThisConnection += room
             offset += room
             gotAudio = true
             deliveredThisConnection = true

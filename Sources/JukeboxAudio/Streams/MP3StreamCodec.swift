@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import CMpg123
+import Glibc
 
 /// MP3 through libmpg123's feed API.
 ///
@@ -64,6 +65,24 @@ final class MP3StreamCodec: StreamCodec {
                 return .failed("MP3 decoding failed (" + String(cString: mpg123_strerror(handle)) + ")")
             }
         }
+    }
+
+    /// libmpg123's own seek in feed mode (`mpg123_feedseek`), fuzzy: the byte from the Xing/Info
+    /// header's table of contents (told the file's length) or, without one, from the mean frame
+    /// size (exact for a constant bitrate); libmpg123 then decodes forward from that point to the
+    /// sample asked (at most 1 % of the file with a table of contents) and says where it lands.
+    func startingPoint(seconds: Double, length: Int?) -> (byte: Int, seconds: Double)? {
+        guard let handle, frameBytes > 0, seconds > 0, seconds.isFinite else { return nil }
+        var rate = 0
+        var channels: Int32 = 0
+        var encoding: Int32 = 0
+        guard mpg123_getformat(handle, &rate, &channels, &encoding) == MPG123_OK.rawValue, rate > 0 else { return nil }
+        mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), Int(MPG123_FUZZY.rawValue), 0)
+        if let length, length > 0 { mpg123_set_filesize(handle, length) }
+        var input = 0
+        let sample = mpg123_feedseek(handle, Int((seconds * Double(rate)).rounded(.down)), SEEK_SET, &input)
+        guard sample >= 0, input >= 0 else { return nil }
+        return (input, Double(sample) / Double(rate))
     }
 
     func close() {

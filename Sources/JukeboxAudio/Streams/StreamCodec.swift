@@ -29,6 +29,11 @@ protocol StreamCodec: AnyObject {
     /// header names no bitrate, its pages' granule positions tell it). The start-up buffer then
     /// feeds the codec what arrives rather than waiting in the ring at a guessed rate.
     var measuresBitrate: Bool { get }
+    /// Where to fetch a file from to start at `seconds` (called once, after the first format):
+    /// the byte to ask for and the second it lands at, the codec then expecting its bytes from
+    /// there. `length` is the file's, when known. nil when the format cannot tell (it then plays
+    /// from its beginning).
+    func startingPoint(seconds: Double, length: Int?) -> (byte: Int, seconds: Double)?
 }
 
 extension StreamCodec {
@@ -42,6 +47,8 @@ extension StreamCodec {
     var nominalBitrate: Int? { nil }
     /// Nothing to measure.
     var measuresBitrate: Bool { false }
+    /// Not known: from the beginning.
+    func startingPoint(seconds: Double, length: Int?) -> (byte: Int, seconds: Double)? { nil }
 }
 
 /// What one `StreamCodec.decode` call produced.

@@ -40,6 +40,9 @@ public final class StreamDecoder {
     public private(set) var failure: DecodeError?
     /// The stream the bytes come from (its facts: station, title, buffering).
     public let stream: HTTPStream
+    /// The second of the file the audio starts at: 0, or where a file started at a place
+    /// (`init(stream:startSeconds:isCancelled:)`) really landed.
+    public private(set) var startSeconds: Double = 0
 
     /// The format being decoded (chosen with the first bytes).
     private(set) var kind: StreamCodecKind?
@@ -53,6 +56,10 @@ public final class StreamDecoder {
     /// Bytes the codec was fed while the format was found, its headers not counted: audio already
     /// taken from the ring, part of the start-up buffer (the ring then waits for that much less).
     private var fedAudio = 0
+    /// Bytes the codec was fed while the format was found, all counted: the file's next byte.
+    private var fedBytes = 0
+    /// Frames still to decode and drop to reach the place of a file whose codec names no byte.
+    private var dropFrames = 0
     /// The codec's nominal bitrate as last told to the stream.
     private var toldBitrate: Int?
     /// When the start-up must be done by (`StreamSettings.startSeconds` after the first connection).
@@ -70,7 +77,13 @@ public final class StreamDecoder {
     /// four times too long). `isCancelled` is polled every 50 ms: a
     /// cancelled opening throws (and the stream is closed). Throws with the stream's own reason
     /// when it fails.
-    init(stream: HTTPStream, isCancelled: () -> Bool) throws(DecodeError) {
+    ///
+    /// `startSeconds` above 0 starts a file (a podcast episode: the server gave its length) at
+    /// that place: the codec names the byte (`StreamCodec.startingPoint`) and the stream fetches
+    /// from there with a range request, so nothing before it is downloaded or decoded;
+    /// `startSeconds` then says where it landed. A live stream, or a format that cannot tell,
+    /// starts where it is (0).
+    init(stream: HTTPStream, startSeconds wanted: Double = 0, isCancelled: () -> Bool) throws(DecodeError) {
         self.url = stream.url
         self.stream = stream
         scratch = UnsafeMutableRawPointer.allocate(byteCount: Self.scratchBytes, alignment: 16)
@@ -78,6 +91,7 @@ public final class StreamDecoder {
         do throws(DecodeError) {
             format = try firstFormat(isCancelled)
             passFacts()
+            if wanted > 0 { try start(at: wanted, isCancelled) }
             try prebuffer(isCancelled)
         } catch {
             close()
@@ -99,6 +113,35 @@ public final class StreamDecoder {
     /// Decoded frames still to drop before `read` hands any out: an on-demand stream opened at a
     /// segment's start, asked to start later in it (`seek`).
     private var framesToSkip: Int64 = 0
+
+    /// Moves a file's start to `seconds` (see `init`): asks the stream again from the codec's
+    /// byte unless that is the very next one, and waits for the new connection's first bytes.
+    private func start(at seconds: Double, _ isCancelled: () -> Bool) throws(DecodeError) {
+        let facts = stream.facts
+        guard let length = facts.length, facts.startByte == 0, let codec else { return }
+        guard let point = codec.startingPoint(seconds: seconds, length: length) else {
+            // The format names no byte (Ogg, FLAC, AAC): decoded up to the place and dropped,
+            // which costs the time to download and decode it, but keeps the place.
+            dropFrames = Int((seconds * Double(format.sampleRate)).rounded(.down))
+            startSeconds = Double(dropFrames) / Double(format.sampleRate)
+            return
+        }
+        startSeconds = point.seconds
+        fedAudio = 0
+        guard point.byte != fedBytes else { return }
+        // Past the end: one byte before it, so the stream ends (and the track with it) at once.
+        stream.restart(atByte: min(point.byte, max(0, length - 1)))
+        // The start-up's time counts from the new connection.
+        startDeadline = nil
+        while true {
+            if isCancelled() { throw DecodeError(path: url, reason: "cancelled") }
+            let now = stream.facts
+            if let failure = now.failure { throw DecodeError(path: url, reason: failure) }
+            if now.startByte != nil || now.ended { return }
+            try checkStart(now, filled: 0)
+            _ = stream.waitForBuffered(1, timeout: Self.readWait)
+        }
+    }
 
     private func prebuffer(_ isCancelled: () -> Bool) throws(DecodeError) {
         while true {
@@ -193,6 +236,7 @@ public final class StreamDecoder {
                 }
                 codec?.feed(bytes)
                 fed += count
+                fedBytes = fed
             case .pending: continue
             case .ended:
                 if let codec, !inputEnded {
@@ -228,6 +272,15 @@ public final class StreamDecoder {
             let result = codec.decode(into: buffer, frames: frames)
             passFacts()
             switch result {
+            case .frames(let count) where dropFrames > 0:
+                // Dropped on the way to the place; said as "nothing yet", so the engine sees a
+                // stop or a seek between chunks.
+                let dropped = min(count, dropFrames)
+                dropFrames -= dropped
+                if dropped == count { return pcmSourcePending }
+                let size = format.channels * MemoryLayout<Float>.size
+                (buffer).copyMemory(from: buffer + dropped * size, byteCount: (count - dropped) * size)
+                return count - dropped
             case .frames(let count):
                 return count
             case .format(let next):

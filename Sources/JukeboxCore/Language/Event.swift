@@ -158,9 +158,12 @@ public enum Event: Equatable, Sendable {
     /// `bookmark reset PATH`: the bookmarks of the sources whose first path is `path` are
     /// dropped (nil: `bookmark reset --all`, every bookmark), so they start from the top.
     case resetBookmarks(path: String?)
+    /// The podcasts file is being read off the loop (`podcastsLoaded` follows): a `podcast NAME`
+    /// meanwhile waits for it.
+    case podcastsReading
     /// The podcasts file was read at start (absent: none); until this arrives nothing is saved
-    /// over it.
-    case podcastsLoaded([PodcastFeed])
+    /// over it. nil: it could not be read (nothing is saved over it this run).
+    case podcastsLoaded([PodcastFeed]?)
     /// Podcast `name`'s feed was fetched and read: its title and episodes in the feed's order.
     case podcastFetched(name: String, title: String, episodes: [PodcastEpisode])
     /// Podcast `name`'s feed could not be fetched or read (what was known stays).

@@ -119,10 +119,15 @@ public struct PodcastFeed: Equatable, Sendable, Codable {
     public var lastError: String?
     /// The episodes downloaded, by id.
     public var downloads: [String: EpisodeFile]
+    /// A podcast taken out of the config: the starts it has been absent at (0: since a reload).
+    /// nil: configured. Its files go at the `State.podcastAbsentStarts`th.
+    public var absentStarts: Int?
 
     /// Creates one.
     public init(name: String, order: PodcastOrder = .newest, title: String = "", episodes: [PodcastEpisode] = [],
-                places: [String: EpisodePlace] = [:], lastError: String? = nil, downloads: [String: EpisodeFile] = [:]) {
+                places: [String: EpisodePlace] = [:], lastError: String? = nil, downloads: [String: EpisodeFile] = [:],
+                absentStarts: Int? = nil) {
+        self.absentStarts = absentStarts
         self.name = name
         self.order = order
         self.title = title
@@ -132,7 +137,7 @@ public struct PodcastFeed: Equatable, Sendable, Codable {
         self.downloads = downloads
     }
 
-    private enum CodingKeys: String, CodingKey { case name, order, title, episodes, places, lastError, downloads }
+    private enum CodingKeys: String, CodingKey { case name, order, title, episodes, places, lastError, downloads, absentStarts }
 
     /// Read from the podcasts file; `downloads` may be absent (none).
     public init(from decoder: any Decoder) throws {
@@ -144,6 +149,7 @@ public struct PodcastFeed: Equatable, Sendable, Codable {
         places = try c.decode([String: EpisodePlace].self, forKey: .places)
         lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
         downloads = try c.decodeIfPresent([String: EpisodeFile].self, forKey: .downloads) ?? [:]
+        absentStarts = try c.decodeIfPresent(Int.self, forKey: .absentStarts)
     }
 }
 
@@ -254,6 +260,14 @@ extension PodcastFeed {
         return hex(fnv1a(name)) + "/" + hex(fnv1a(episode.id)) + "." + (known.contains(ext) ? ext : "audio")
     }
 
+    /// A short name for `episode` that any protocol can carry whatever its id holds (slashes,
+    /// spaces, anything): the FNV-1a hash of the id in hex, as its file's name (`podcast://NAME/KEY`
+    /// in MPD).
+    public static func key(of episode: PodcastEpisode) -> String { hex(fnv1a(episode.id)) }
+
+    /// The episode whose `key(of:)` is `key`, if known.
+    public func episode(key: String) -> PodcastEpisode? { episodes.first { Self.key(of: $0) == key } }
+
     static func fnv1a(_ text: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
@@ -266,5 +280,18 @@ extension PodcastFeed {
     static func hex(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
+
+/// A podcast asked for while the podcasts file was being read: played (or, from MPD, queued)
+/// once it has been, with the places it holds.
+public struct PodcastWait: Equatable, Sendable {
+    public var name: String
+    /// `podcast NAME` (play) rather than MPD's `add podcast://NAME` (queue).
+    public var play: Bool
+
+    public init(name: String, play: Bool) {
+        self.name = name
+        self.play = play
     }
 }

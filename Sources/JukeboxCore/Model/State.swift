@@ -126,6 +126,14 @@ public struct State: Equatable, Sendable {
     /// Whether the podcasts file has been read (`Event.podcastsLoaded`); until then nothing is
     /// saved over it, as for the bookmarks.
     public var podcastsReady = false
+    /// Podcasts taken out of the config, kept with their places and files (`absentStarts`) until
+    /// the `podcastAbsentStarts`th start without them: a config edited by mistake loses nothing.
+    public var podcastsRemoved: [PodcastFeed] = []
+    /// The podcasts file is being read (`Event.podcastsReading`, until `podcastsLoaded`).
+    public var podcastsReading = false
+    /// A `podcast NAME` (or MPD's `add podcast://NAME`) that came while the file was read: done
+    /// when it has been (the latest one).
+    public var podcastWaiting: PodcastWait?
     /// Whether `podcasts` changed since they were last handed to the shell to save.
     public var podcastsDirty = false
     /// The episode being downloaded (`Command.downloadEpisode`), as (podcast, episode id); one at

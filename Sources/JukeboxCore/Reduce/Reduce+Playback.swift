@@ -39,7 +39,7 @@ extension State {
         case .previousFile:
             guard let cursor else { return }
             // A live stream has no start to go back to: "previous" is the entry before it.
-            if phase != .stopped && position > settings.previousRestartThreshold && !currentIsStream {
+            if phase != .stopped && position > settings.previousRestartThreshold && !currentIsLive {
                 seek(to: 0, &step)
             } else if cursor > 0 {
                 go(to: cursor - 1, &step)
@@ -110,10 +110,10 @@ extension State {
         case .playing where currentIsStream:
             // A live stream cannot wait: pausing disconnects, and play connects again to what is on
             // air now (a buffer that grew while paused would play stale audio, then lose the link).
-            // An on-demand one disconnects too (a server may drop an idle link) but keeps its
-            // place: play starts there.
+            // A podcast episode's stream and an on-demand one disconnect too (a server may drop an
+            // idle link) but keep their place: play asks for it again from there.
             phase = .paused
-            if currentOnDemandLength == nil { position = 0 }
+            if currentIsLive { position = 0 }
             unload(&step)
         case .playing:
             phase = .paused
@@ -183,11 +183,11 @@ extension State {
     mutating func seek(to seconds: Double, _ step: inout Step) {
         guard let track = currentTrack, seconds.isFinite else { return }
         var duration = track.info.duration
-        if Library.isStreamURL(track.info.path) {
-            guard let length = currentOnDemandLength else {
-                message = "cannot seek in a live stream"
-                return
-            }
+        if currentIsLive {
+            message = "cannot seek in a live stream"
+            return
+        }
+        if let length = currentOnDemandLength {
             duration = length
         }
         var target = max(0, seconds)

@@ -5,12 +5,24 @@ extension State {
     /// the refresh timer.
     mutating func podcast(_ event: Event, _ step: inout Step) {
         switch event {
-        case .podcastsLoaded(let saved):
+        case .podcastsReading:
+            podcastsReading = true
+        case .podcastsLoaded(nil):
+            // Unreadable: nothing is saved over it; what waited for it is done without it.
+            podcastsReading = false
+            doWaitingPodcast(&step)
+        case .podcastsLoaded(let saved?):
+            var gone = false
             for loaded in saved {
-                guard let at = podcasts.firstIndex(where: { $0.name == loaded.name }) else { continue }
+                guard let at = podcasts.firstIndex(where: { $0.name == loaded.name }) else {
+                    // Not in the config at this start.
+                    if absentAtStart(loaded, &step) { gone = true }
+                    continue
+                }
                 // The saved episodes and places, under the config's order; a fetch that came in
                 // before the file was read goes over them as any fetch would.
                 var feed = loaded
+                feed.absentStarts = nil
                 feed.order = podcasts[at].order
                 if !podcasts[at].episodes.isEmpty || podcasts[at].lastError != nil {
                     if podcasts[at].lastError == nil {
@@ -22,7 +34,11 @@ extension State {
                 podcasts[at] = feed
             }
             podcastsReady = true
-            podcastsDirty = false
+            // What was just read need not be written back, unless a podcast absent from the
+            // config was counted or its files deleted.
+            podcastsDirty = gone
+            podcastsReading = false
+            doWaitingPodcast(&step)
         case .podcastFetched(let name, let title, let episodes):
             guard let at = podcasts.firstIndex(where: { $0.name == name }) else { return }
             podcasts[at].fetched(title: title, episodes: episodes)
@@ -35,8 +51,7 @@ extension State {
         case .playPodcast(let name):
             playPodcast(name, &step)
         case .queuePodcast(let name):
-            guard let (feed, episodes, _) = nextEpisodes(name) else { return }
-            queueChange(.add(episodes.map { feed.track($0) }), &step)
+            queuePodcast(name, &step)
         case .timerFired(.podcastRefresh, _):
             // Downloads that failed are tried again with the feeds.
             podcastDownloadsFailed = []
@@ -69,14 +84,35 @@ extension State {
         step.commands.append(.startTimer(.podcastRefresh, after: settings.podcasts.refreshMinutes * 60))
     }
 
-    /// Queues podcast `name`'s next episodes (`PodcastFeed.nextUp`) and plays the first. An
-    /// episode played from its URL starts at its beginning whatever its place: an HTTP stream
-    /// cannot seek (a downloaded one would resume).
+    /// Queues podcast `name`'s next episodes (`PodcastFeed.nextUp`) and plays the first at its
+    /// own place, downloaded or not: an episode played from its URL is a file on a server, which
+    /// the stream adapter starts near the place by a range request (and says where it landed).
     mutating func playPodcast(_ name: String, _ step: inout Step) {
-        guard let (feed, episodes, place) = nextEpisodes(name), let first = episodes.first else { return }
-        // Only a downloaded episode resumes at its place: a stream starts at its beginning.
-        let start = Library.isStreamURL(feed.source(of: first)) ? nil : place
-        replaceQueue(episodes.map { feed.track($0) }, from: nil, startAt: start, &step)
+        if podcastsReading {
+            // The places are in the file being read: played once it has been.
+            podcastWaiting = PodcastWait(name: name, play: true)
+            return
+        }
+        guard let (feed, episodes, place) = nextEpisodes(name) else { return }
+        replaceQueue(episodes.map { feed.track($0) }, from: nil, startAt: place, &step)
+    }
+
+    /// MPD's `add podcast://NAME`: podcast `name`'s next episodes appended, not played (once the
+    /// podcasts file has been read).
+    mutating func queuePodcast(_ name: String, _ step: inout Step) {
+        if podcastsReading {
+            podcastWaiting = PodcastWait(name: name, play: false)
+            return
+        }
+        guard let (feed, episodes, _) = nextEpisodes(name) else { return }
+        queueChange(.add(episodes.map { feed.track($0) }), &step)
+    }
+
+    /// What was asked while the podcasts file was read, now that it has been.
+    mutating func doWaitingPodcast(_ step: inout Step) {
+        guard let wait = podcastWaiting else { return }
+        podcastWaiting = nil
+        if wait.play { playPodcast(wait.name, &step) } else { queuePodcast(wait.name, &step) }
     }
 
     /// Podcast `name`, its next episodes (never none) and the first one's place; nil, with the
@@ -94,6 +130,11 @@ extension State {
         return (feed, episodes, place)
     }
 
+    /// Whether `path` is an episode of a podcast (its file or its URL).
+    func isPodcastEpisode(_ path: String) -> Bool {
+        podcasts.contains { $0.episode(url: path) != nil }
+    }
+
     /// The track at `path` was played to its end: an episode of a podcast is marked played.
     mutating func podcastTrackEnded(path: String) {
         for at in podcasts.indices {
@@ -108,10 +149,10 @@ extension State {
     /// and the state file holds the exact place of the queue's track anyway).
     static let podcastPlaceStep = 30.0
 
-    /// The place heard into the current track, if it is an episode played from a file (an HTTP
-    /// stream cannot seek, so its place could not be gone back to).
+    /// The place heard into the current track, if it is an episode (from its file or its URL:
+    /// either starts at its place again).
     mutating func notePodcastPlace() {
-        guard let track = currentTrack, !Library.isStreamURL(track.info.path) else { return }
+        guard let track = currentTrack else { return }
         for at in podcasts.indices {
             guard let episode = podcasts[at].episode(url: track.info.path) else { continue }
             let before = podcasts[at].places[episode.id]
@@ -121,18 +162,55 @@ extension State {
         }
     }
 
-    /// The podcasts the config names now: new ones added empty, dropped ones gone, orders as said.
+    /// The starts a podcast taken out of the config is kept at with its places and files: its
+    /// files are deleted at the third start without it (none of them is anything but a file the
+    /// player downloaded into its own folder), never because a fetch failed.
+    static let podcastAbsentStarts = 3
+
+    /// The podcasts the config names now: new ones added empty (or as they were, if taken out
+    /// and put back), dropped ones kept aside (`podcastsRemoved`), orders as said.
     mutating func followPodcastSettings() {
-        let known = Dictionary(podcasts.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let known = Dictionary((podcasts + podcastsRemoved).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let next = settings.podcasts.feeds.map { source -> PodcastFeed in
             var feed = known[source.name] ?? PodcastFeed(name: source.name)
             feed.order = source.order
+            feed.absentStarts = nil
             return feed
         }
-        if next != podcasts {
+        let named = Set(next.map(\.name))
+        let removed = (podcasts + podcastsRemoved).filter { !named.contains($0.name) }.map { feed -> PodcastFeed in
+            var kept = feed
+            kept.absentStarts = feed.absentStarts ?? 0
+            return kept
+        }
+        if next != podcasts || removed != podcastsRemoved {
             podcasts = next
+            podcastsRemoved = removed
             podcastsDirty = true
         }
+    }
+
+    /// Podcast `feed` from the file is not in the config at this start: one more start counted;
+    /// at `podcastAbsentStarts` its files are deleted and it is forgotten, else it is kept aside.
+    /// One with neither places nor files holds nothing of the listener's: forgotten at once.
+    /// Whether the file must be written again.
+    mutating func absentAtStart(_ feed: PodcastFeed, _ step: inout Step) -> Bool {
+        guard !podcastsRemoved.contains(where: { $0.name == feed.name }), !feed.places.isEmpty || !feed.downloads.isEmpty else {
+            return false
+        }
+        var counted = feed
+        let starts = (feed.absentStarts ?? 0) + 1
+        counted.absentStarts = starts
+        guard starts >= Self.podcastAbsentStarts else {
+            podcastsRemoved.append(counted)
+            return true
+        }
+        for file in feed.downloads.values.sorted(by: { $0.path < $1.path }) {
+            step.commands.append(.deleteEpisodeFile(path: file.path))
+        }
+        step.commands.append(.report("podcast \(DisplayText.inert(feed.name)): not in the config at \(Self.podcastAbsentStarts) starts: "
+                                     + "its \(feed.downloads.count) downloaded episodes deleted and its places forgotten"))
+        return true
     }
 
     /// The downloads the podcasts call for now: files of episodes no longer known deleted; then,

@@ -4,7 +4,8 @@
 // and title as artist and title, "buffering N %", "reconnecting"), and a stream lost for longer than
 // `Settings.streamGiveUp` is skipped like a file that does not play. A pause disconnects. A live
 // stream refuses seeks and resumes live, not where it was paused; one the adapter reports on demand
-// (an HLS playlist with ENDLIST, with its length) seeks within its length and resumes at the place.
+// (an HLS playlist with ENDLIST, with its length) seeks within its length and resumes at the place,
+// and so does a podcast episode played from its URL (`currentIsLive`), by range requests.
 extension State {
     /// Whether the current track is a stream (by its URL).
     var currentIsStream: Bool { currentTrack.map { Library.isStreamURL($0.info.path) } ?? false }
@@ -14,6 +15,14 @@ extension State {
     var currentOnDemandLength: Double? {
         guard let known = onDemandStream, let track = currentTrack, known.trackID == track.id, currentIsStream else { return nil }
         return known.duration
+    }
+
+    /// Whether the current track is a live stream: a stream that is neither a podcast episode nor
+    /// reported on demand. An episode played from its URL is a file on a server: it starts at a
+    /// place, seeks and resumes where it was paused (by range requests), as a file does.
+    var currentIsLive: Bool {
+        guard let track = currentTrack, Library.isStreamURL(track.info.path) else { return false }
+        return !isPodcastEpisode(track.info.path) && currentOnDemandLength == nil
     }
 
     /// The stream status that applies to what plays now (nil for a file, or before any came).

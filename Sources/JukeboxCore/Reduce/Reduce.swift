@@ -101,7 +101,7 @@ extension State {
             card(event, &step)
         case .resetBookmarks(let path):
             resetBookmarks(path, &step)
-        case .podcastsLoaded, .podcastFetched, .podcastFailed, .timerFired(.podcastRefresh, _), .episodeDownloaded, .episodeDownloadFailed:
+        case .podcastsReading, .podcastsLoaded, .podcastFetched, .podcastFailed, .timerFired(.podcastRefresh, _), .episodeDownloaded, .episodeDownloadFailed:
             podcast(event, &step)
             followPodcastDownloads(&step)
         case .playPodcast, .queuePodcast:
@@ -237,7 +237,7 @@ extension State {
         }
         if podcastsDirty, podcastsReady {
             podcastsDirty = false
-            step.commands.append(.persistPodcasts(podcasts))
+            step.commands.append(.persistPodcasts(podcasts + podcastsRemoved))
         }
         // A program (a power command) goes after the saves: the shell runs it once they are on disk.
         let programs = step.commands.filter { if case .runProgram = $0 { true } else { false } }

@@ -24,14 +24,6 @@ public enum StartUp {
         return loaded.bookmarks.map { [.bookmarksLoaded($0)] } ?? []
     }
 
-    /// The podcasts event for `store`'s podcasts file, its problems logged; none when it cannot be
-    /// read (then the core never saves over it).
-    static func podcasts(_ store: StateStore, log: Log) -> [Event] {
-        let loaded = PodcastFile.read(store.podcastsPath)
-        for line in loaded.messages { log.warning(line) }
-        return loaded.podcasts.map { [.podcastsLoaded($0)] } ?? []
-    }
-
     /// The events for a state file that could not be read, read again: none while it still cannot;
     /// else the place it holds (which wins over what played meanwhile), then that saving resumes.
     static func readAgain(_ store: StateStore, log: Log) -> [Event] {

@@ -46,6 +46,9 @@ extension MPDFace {
         MPDCommand("update", 0...1) { face, _, r, reply in face.update(r, reply) },
         MPDCommand("rescan", 0...1) { face, _, r, reply in face.update(r, reply) },
         MPDCommand("lsinfo", 0...1) { face, loop, r, reply in
+            if let uri = r.args.first, uri.lowercased().hasPrefix(MPDFace.podcastScheme) {
+                return reply(MPDFace.podcastListing(uri, loop.state))
+            }
             let listed = face.index().index.lsinfo(r.args.first ?? "")
             // At the root MPD lists the stored playlists too (`mpc lsplaylists` asks this way);
             // their folder is read off the loop, like every playlist read.

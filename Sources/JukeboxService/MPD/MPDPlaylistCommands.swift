@@ -33,6 +33,10 @@ extension MPDFace {
         MPDCommand("load", 1...3) { face, loop, r, reply in
             if r.args.count == 1, let sleep = MPDFace.sleepRequest(r.args[0]) { return face.intents([.sleepTimer(sleep)], loop, reply) }
             if r.args.count == 1, let speed = MPDFace.speedRequest(r.args[0]) { return face.intents([.setSpeed(speed)], loop, reply) }
+            // A podcast is a playlist of its episodes: loaded as `add` queues it.
+            if r.args.count == 1, r.args[0].lowercased().hasPrefix(MPDFace.podcastScheme) {
+                return face.add(r.args[0], at: nil, one: false, loop, reply)
+            }
             guard let store = face.store(r, reply) else { return }
             face.load(store, r.args, loop, reply)
         },

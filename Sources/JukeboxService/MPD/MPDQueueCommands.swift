@@ -108,7 +108,15 @@ extension MPDFace {
     // `add URI` (a song, a folder, a playlist) and `addid URI [POS]` (`one`: a single song, its id
     // given back; a folder or playlist refused, as MPD's `addid` takes one song), read by the tag
     // reader, then appended (or inserted) by the core.
-    private func add(_ uri: String, at: Int?, one: Bool, _ loop: MPDLoop, _ reply: @escaping MPDLinesReply) {
+    func add(_ uri: String, at: Int?, one: Bool, _ loop: MPDLoop, _ reply: @escaping MPDLinesReply) {
+        // `podcast://NAME/KEY`: one episode (`lsinfo podcast://NAME` lists them), from its file
+        // or its URL, as the core's model names it.
+        if uri.lowercased().hasPrefix(Self.podcastScheme), uri.dropFirst(Self.podcastScheme.count).contains("/") {
+            switch Self.podcastEpisode(uri, loop.state) {
+            case .failure(let e): return reply(.failure(e))
+            case .success(let track): return queued([track], [], at: at, one: one, loop, reply)
+            }
+        }
         // `podcast://NAME`: the podcast's next episodes, as the core chooses them (docs/PODCASTS.md).
         if uri.lowercased().hasPrefix(Self.podcastScheme) {
             guard !one else { return reply(.failure(MPDError(.arg, "addid takes one song, not a podcast"))) }
@@ -126,34 +134,41 @@ extension MPDFace {
         case .failure(let e): return reply(.failure(e))
         case .success(let p): path = p
         }
-        let started = loop.readTracks([path]) { [weak loop] tracks, messages in
-            guard let loop else { return }
-            guard one else {
-                guard !tracks.isEmpty else { return reply(.failure(MPDError(.noExist, messages.first ?? "No such directory"))) }
-                let before = loop.saveNumber
-                loop.dispatch(.add(tracks))
-                return loop.afterSaves(since: before) { _ in reply(.success([])) }
-            }
-            guard tracks.count == 1 else {
-                return reply(.failure(tracks.isEmpty ? MPDError(.noExist, messages.first ?? "No such song")
-                                                     : MPDError(.arg, "addid takes one song, not a folder or playlist")))
-            }
-            let id = loop.state.nextTrackID
-            let before = loop.saveNumber
-            loop.feedHeard()
-            loop.dispatch(at.map { .insert(tracks, at: $0) } ?? .add(tracks))
-            // The queue may have shrunk while the tags were read: the core then refuses.
-            guard loop.state.queue.contains(where: { $0.id == id }) else {
-                return reply(.failure(MPDError(.arg, loop.state.message ?? "Bad song index")))
-            }
-            loop.afterSaves(since: before) { _ in reply(.success(["Id: \(id)"])) }
+        let started = loop.readTracks([path]) { [weak self, weak loop] tracks, messages in
+            guard let self, let loop else { return }
+            queued(tracks, messages, at: at, one: one, loop, reply)
         }
         if !started { reply(.failure(MPDError(.system, "this player cannot load files"))) }
+    }
+
+    /// Appends (or, for `addid`, inserts one song at `at` and gives its id) `tracks` read for
+    /// `add`; none: the first of `messages` says why.
+    private func queued(_ tracks: [TrackInfo], _ messages: [String], at: Int?, one: Bool, _ loop: MPDLoop,
+                        _ reply: @escaping MPDLinesReply) {
+        guard one else {
+            guard !tracks.isEmpty else { return reply(.failure(MPDError(.noExist, messages.first ?? "No such directory"))) }
+            let before = loop.saveNumber
+            loop.dispatch(.add(tracks))
+            return loop.afterSaves(since: before) { _ in reply(.success([])) }
+        }
+        guard tracks.count == 1 else {
+            return reply(.failure(tracks.isEmpty ? MPDError(.noExist, messages.first ?? "No such song")
+                                                 : MPDError(.arg, "addid takes one song, not a folder or playlist")))
+        }
+        let id = loop.state.nextTrackID
+        let before = loop.saveNumber
+        loop.feedHeard()
+        loop.dispatch(at.map { .insert(tracks, at: $0) } ?? .add(tracks))
+        // The queue may have shrunk while the tags were read: the core then refuses.
+        guard loop.state.queue.contains(where: { $0.id == id }) else {
+            return reply(.failure(MPDError(.arg, loop.state.message ?? "Bad song index")))
+        }
+        loop.afterSaves(since: before) { _ in reply(.success(["Id: \(id)"])) }
     }
 }
 
 extension MPDFace {
-    /// The URI scheme of a podcast (`podcast://NAME`), in `add`.
+    /// The URI scheme of a podcast (`podcast://NAME`) and of its episodes (`podcast://NAME/KEY`).
     static let podcastScheme = "podcast://"
 }
 

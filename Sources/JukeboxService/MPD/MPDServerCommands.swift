@@ -28,9 +28,11 @@ extension MPDFace {
                 ?? loop.state.queue.map { ($0.info.artist, $0.info.album, $0.info.duration) }
             reply(.success(MPDReplies.stats(songs, uptime: now - face.started, playtime: played)))
         },
-        // The stream schemes (local files are added by path), when clients may add URLs.
-        MPDCommand("urlhandlers", 0...0) { face, _, _, reply in
-            reply(.success(face.settings.allowURLs ? ["handler: http://", "handler: https://"] : []))
+        // The stream schemes (local files are added by path), when clients may add URLs; podcasts
+        // when the config names any.
+        MPDCommand("urlhandlers", 0...0) { face, loop, _, reply in
+            let streams = face.settings.allowURLs ? ["handler: http://", "handler: https://"] : []
+            reply(.success(streams + (loop.state.podcasts.isEmpty ? [] : ["handler: " + MPDFace.podcastScheme])))
         },
     ]
 }
