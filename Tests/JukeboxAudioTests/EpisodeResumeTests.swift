@@ -49,9 +49,19 @@ final class EpisodeResumeTests: ServedFolderCase {
         XCTAssertEqual(listing(), [".ep.mp3.partial", ".ep.mp3.partial.info"])
         XCTAssertEqual(fileSize(episodes + "/.ep.mp3.partial"), 120_000)
         XCTAssertEqual(try served("ep.bin"), 120_000)
-        XCTAssertEqual(EpisodeDownload.run(url, to: path, maxBytes: 1 << 30, settings: settings), .success(300_000))
+        var told: [Int64] = []
+        XCTAssertEqual(EpisodeDownload.run(url, to: path, maxBytes: 1 << 30, settings: settings,
+                                           progress: { bytes, total in
+                                               XCTAssertEqual(total, 300_000)
+                                               told.append(bytes)
+                                           }), .success(300_000))
         XCTAssertEqual(FileManager.default.contents(atPath: path), source)
         XCTAssertEqual(try served("ep.bin"), 300_000, "the rest only was asked for")
+        // Progress: from the kept bytes on, rising, at most once per 5 % (a second is longer here).
+        XCTAssertGreaterThan(told.first ?? 0, 120_000)
+        XCTAssertEqual(told, told.sorted())
+        XCTAssertLessThanOrEqual(told.count, 13, "\(told)")
+        XCTAssertGreaterThanOrEqual(told.count, 2, "\(told)")
         XCTAssertEqual(listing(), ["ep.mp3"])
     }
 

@@ -16,8 +16,11 @@ import JukeboxSystem
 /// partial file per folder is kept (another episode's is removed by the next download there).
 public enum EpisodeDownload {
     /// Downloads `url` to `path` (its folder made if missing); the file's size, or why not.
+    /// `progress` is told the bytes on disk and the whole length (nil: unknown) at most once a
+    /// second or per 5 % of the length, on this thread.
     public static func run(_ url: String, to path: String, maxBytes: Int64, settings: FeedFetchSettings,
-                           shouldStop: @escaping () -> Bool = { false }) -> Result<Int64, FeedFetchError> {
+                           shouldStop: @escaping () -> Bool = { false },
+                           progress: @escaping (Int64, Int64?) -> Void = { _, _ in }) -> Result<Int64, FeedFetchError> {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         let folder = parts.dropLast().joined(separator: "/")
         guard !folder.isEmpty, let name = parts.last, !name.isEmpty else { return .failure(.failed("not an absolute path: \(path)")) }
@@ -49,7 +52,7 @@ public enum EpisodeDownload {
         }
         while true {
             let outcome = attempt(url, partial: partial, info: info, resume: resume, maxBytes: maxBytes,
-                                  settings: settings, shouldStop: shouldStop)
+                                  settings: settings, shouldStop: shouldStop, progress: progress)
             switch outcome {
             case .restart where resume != nil:
                 // A 416 or a range that does not fit: once more from the top.
@@ -92,7 +95,8 @@ public enum EpisodeDownload {
 
     /// One request into `partial`: from the top, or from `resume`'s byte with its validator.
     static func attempt(_ url: String, partial: String, info: String, resume: (PartialRecord, Int64)?, maxBytes: Int64,
-                        settings: FeedFetchSettings, shouldStop: @escaping () -> Bool) -> Attempt {
+                        settings: FeedFetchSettings, shouldStop: @escaping () -> Bool,
+                        progress: @escaping (Int64, Int64?) -> Void) -> Attempt {
         let flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (resume == nil ? O_TRUNC : 0)
         let fd = open(cPath(partial), flags, 0o644)
         guard fd >= 0 else {
@@ -108,6 +112,7 @@ public enum EpisodeDownload {
         sink.info = info
         sink.resume = resume
         sink.written = kept
+        sink.progress = progress
         // A try that fails before its first byte (no network) keeps what an earlier one kept.
         sink.recorded = resume != nil
         let result = FeedHTTP.run(url, settings: settings, sink: sink, rangeFrom: kept, ifRange: resume?.0.validator)
@@ -202,6 +207,10 @@ final class FileSink: TransferSink {
     var badRange = false
     /// More bytes than the length the server said.
     var overLength = false
+    /// Told how far the file is (`EpisodeDownload.run`'s `progress`), and when it was last told.
+    var progress: (Int64, Int64?) -> Void = { _, _ in }
+    var toldAt = -Double.infinity
+    var toldBytes: Int64 = -1
 
     init(fd: Int32, maxBytes: Int64, deadline: Double, shouldStop: @escaping () -> Bool) {
         self.fd = fd
@@ -290,7 +299,19 @@ final class FileSink: TransferSink {
             offset += n
         }
         written += Int64(bytes.count)
+        tell()
         return true
+    }
+
+    /// Reports the bytes so far at most once a second or per 5 % of the length (and at the
+    /// first byte, so a resumed download says at once where it starts).
+    func tell() {
+        let now = monotonicNow()
+        let step = total.map { max(1, $0 / 20) } ?? Int64.max
+        guard toldBytes < 0 || now - toldAt >= 1 || written - toldBytes >= step else { return }
+        toldAt = now
+        toldBytes = written
+        progress(written, total)
     }
 
     func stops() -> Bool {
