@@ -19,7 +19,8 @@ public struct EpisodeDownloadOutcome: Sendable {
 
 /// The feeds' own thread (`jukebox-feeds`): fetches and parses one feed at a time, and downloads
 /// episodes (`EpisodeDownload`), in the order asked, and hands each outcome to `report` or
-/// `reportDownload` on this thread (the wiring posts it to the loop). A feed or an episode asked
+/// `reportDownload` on this thread (the wiring posts it to the loop), a download's progress to
+/// `reportProgress` (at most once a second or per 5 %). A feed or an episode asked
 /// for again while it waits is done once. Never the loop's thread: a feed may take up to
 /// `FeedFetchSettings.totalSeconds`, a download up to `downloadSeconds`.
 public final class FeedFetcher: @unchecked Sendable {
