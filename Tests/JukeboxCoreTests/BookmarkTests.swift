@@ -43,6 +43,20 @@ final class BookmarkTests: XCTestCase {
         ])
     }
 
+    /// The periodic place save at `now` while `bookA` (tracks 1-3) plays `track` at `position`:
+    /// the place is saved, the bookmark moves on in memory only (`bookmarksAhead`).
+    private func placeSave(_ h: CoreHarness, now: Double, track: Int, position: Double, file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.tick(now: now), file: file, line: line, {
+            $0.now = now
+            $0.savedPosition = position
+            $0.savedAt = now
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/\(track).flac", position: position)]
+            $0.bookmarksAhead = true
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: track - 1, position: position, phase: .playing, source: bookA)),
+        ])
+    }
+
     func testALoadedSourceKeepsItsPlaceWithEachSaveAndResumesThereAfterAnother() {
         let h = ready()
         loadBookA(h)
@@ -51,15 +65,7 @@ final class BookmarkTests: XCTestCase {
         // written, the bookmark neither. At it, the place is saved and the bookmark moves on in
         // memory only: the state file holds the same place.
         h.send(.tick(now: 3.9), { $0.now = 3.9 }, commands: [])
-        h.send(.tick(now: 4), {
-            $0.now = 4
-            $0.savedPosition = 3
-            $0.savedAt = 4
-            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]
-            $0.bookmarksAhead = true
-        }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
-        ])
+        placeSave(h, now: 4, track: 1, position: 3)
         // Another source: the first keeps its place (written now, with the second's).
         h.send(.loadSource(albumB, tracks: [info(4), info(5)]), {
             $0.queue = [Track(id: 4, info: info(4)), Track(id: 5, info: info(5))]
@@ -509,24 +515,9 @@ final class BookmarkTests: XCTestCase {
         let h = ready()
         loadBookA(h)
         h.heard(1, at: 3, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:03"))
-        h.send(.tick(now: 4), {
-            $0.now = 4
-            $0.savedPosition = 3
-            $0.savedAt = 4
-            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]
-            $0.bookmarksAhead = true
-        }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: .playing, source: bookA)),
-        ])
+        placeSave(h, now: 4, track: 1, position: 3)
         h.heard(1, at: 7, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:07"))
-        h.send(.tick(now: 8), {
-            $0.now = 8
-            $0.savedPosition = 7
-            $0.savedAt = 8
-            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 7)]
-        }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 7, phase: .playing, source: bookA)),
-        ])
+        placeSave(h, now: 8, track: 1, position: 7)
         // The next track (the successor handed to the engine starts): written at once.
         h.send(.trackStarted(playID: 2), {
             $0.cursor = 1
@@ -546,15 +537,7 @@ final class BookmarkTests: XCTestCase {
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
         h.heard(2, at: 5, shows: status("playing", song: 2, index: 2, of: 3, elapsed: "0:05"))
-        h.send(.tick(now: 12), {
-            $0.now = 12
-            $0.savedPosition = 5
-            $0.savedAt = 12
-            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 5)]
-            $0.bookmarksAhead = true
-        }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 5, phase: .playing, source: bookA)),
-        ])
+        placeSave(h, now: 12, track: 2, position: 5)
         h.heard(2, at: 6, shows: status("playing", song: 2, index: 2, of: 3, elapsed: "0:06"))
         // A pause: the place and the bookmark are written together.
         h.send(.pause, {
@@ -581,15 +564,7 @@ final class BookmarkTests: XCTestCase {
             .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:06")),
         ])
         h.heard(2, at: 9, shows: status("playing", song: 2, index: 2, of: 3, elapsed: "0:09"))
-        h.send(.tick(now: 16), {
-            $0.now = 16
-            $0.savedPosition = 9
-            $0.savedAt = 16
-            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 9)]
-            $0.bookmarksAhead = true
-        }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 9, phase: .playing, source: bookA)),
-        ])
+        placeSave(h, now: 16, track: 2, position: 9)
         // The exit writes the state whole and the bookmark the ticks left waiting.
         h.send(.quit, {
             $0.loaded = nil
