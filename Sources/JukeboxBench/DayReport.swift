@@ -37,7 +37,7 @@ extension DayRun {
         lines.append(String(format: "    paused or stopped %d B in %.0f s; the commands' own saves (first %.2f s after each step) %d B for %d commands (%.1f KiB each); log to stderr %d B (the journal's, not counted)",
                             quietBytes, quietSeconds, min(1.0, hourSeconds / 8), commandBytes, commands,
                             commands > 0 ? Double(commandBytes) / Double(commands) / 1024 : 0, logBytes))
-        lines.append(String(format: "    by design: %.0f place saves per hour of play, each %.1f KiB of write_bytes here (a 512-byte slot and its fdatasync, measured): %.0f KiB/h (the 512-byte records alone: %.0f KiB/h); a bookmarked folder's bookmark file is rewritten with them",
+        lines.append(String(format: "    by design: %.0f place saves per hour of play, each %.1f KiB of write_bytes here (a 512-byte slot and its fdatasync, measured): %.0f KiB/h (the 512-byte records alone: %.0f KiB/h); a folder's bookmarks file is not rewritten with them (only at a pause, a new track, a seek, another source)",
                             placeSavesPerHour, placeSaveBytes / 1024, placeSavesPerHour * placeSaveBytes / 1024, placeSavesPerHour * 0.5))
         let quietCPU = hours.map(\.cpu).reduce(0, +) - hours.map(\.playingCPU).reduce(0, +)
         lines.append(String(format: "  CPU: %.3f s per hour of audio while playing (measured at %.0fx); the whole compressed day %.2f s, of it %.2f s outside the steady playing windows (commands, pauses, stops)",

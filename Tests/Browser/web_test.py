@@ -464,6 +464,7 @@ def main():
                 xss_playing(d, width, height)
                 stream(d, width, height)
                 library_signed_out(d, width)
+                __import__("web_podcasts").signed_out(sys.modules[__name__], d, width, height)
                 sign_in(d, width, height)
                 library_page(d, width, height)
                 __import__("web_library").run(sys.modules[__name__], d, width, height)
@@ -472,6 +473,7 @@ def main():
                 __import__("web_settings").run(sys.modules[__name__], d, width, height)
                 __import__("web_sleep").run(sys.modules[__name__], d, width, height)
                 __import__("web_speed").run(sys.modules[__name__], d, width, height)
+                __import__("web_podcasts").run(sys.modules[__name__], d, width, height)
                 if i == len(SIZES) - 1:
                     # Last: the reading stays on the player until its restart (no battery in the pictures).
                     __import__("web_battery").run(sys.modules[__name__], d, width, height, args.battery_pipe)

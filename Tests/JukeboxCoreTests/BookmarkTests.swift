@@ -43,23 +43,30 @@ final class BookmarkTests: XCTestCase {
         ])
     }
 
+    /// The periodic place save at `now` while `bookA` (tracks 1-3) plays `track` at `position`:
+    /// the place is saved, the bookmark moves on in memory only (`bookmarksAhead`).
+    private func placeSave(_ h: CoreHarness, now: Double, track: Int, position: Double, file: StaticString = #filePath, line: UInt = #line) {
+        h.send(.tick(now: now), file: file, line: line, {
+            $0.now = now
+            $0.savedPosition = position
+            $0.savedAt = now
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/\(track).flac", position: position)]
+            $0.bookmarksAhead = true
+        }, commands: [
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: track - 1, position: position, phase: .playing, source: bookA)),
+        ])
+    }
+
     func testALoadedSourceKeepsItsPlaceWithEachSaveAndResumesThereAfterAnother() {
         let h = ready()
         loadBookA(h)
         h.heard(1, at: 3, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:03"))
         // Before the periodic save (4 s: `saveInterval` 5 less the write's second) nothing is
-        // written, the bookmark neither.
+        // written, the bookmark neither. At it, the place is saved and the bookmark moves on in
+        // memory only: the state file holds the same place.
         h.send(.tick(now: 3.9), { $0.now = 3.9 }, commands: [])
-        h.send(.tick(now: 4), {
-            $0.now = 4
-            $0.savedPosition = 3
-            $0.savedAt = 4
-            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]
-        }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
-            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]),
-        ])
-        // Another source: the first keeps its place, the second gets its own.
+        placeSave(h, now: 4, track: 1, position: 3)
+        // Another source: the first keeps its place (written now, with the second's).
         h.send(.loadSource(albumB, tracks: [info(4), info(5)]), {
             $0.queue = [Track(id: 4, info: info(4)), Track(id: 5, info: info(5))]
             $0.order = [4, 5]
@@ -74,6 +81,7 @@ final class BookmarkTests: XCTestCase {
             $0.savedPosition = 0
             $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3),
                             Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 0)]
+            $0.bookmarksAhead = false
             $0.shown = status("playing", song: 4, index: 1, of: 2)
         }, commands: [
             .stopOutput,
@@ -373,16 +381,20 @@ final class BookmarkTests: XCTestCase {
             $0.bookmarksDirty = false
         }, commands: [])
         h.heard(1, at: 6, shows: status("playing", song: 1, index: 1, of: 1, elapsed: "0:06"))
-        h.send(.tick(now: 6), {
-            $0.now = 6
-            $0.savedPosition = 6
-            $0.savedAt = 6
+        // The next save that writes the bookmarks (a seek: the periodic one keeps them in
+        // memory) writes what the file held with this source's place.
+        h.send(.seek(to: 20), {
+            $0.position = 20
+            $0.savedPosition = 20
             $0.bookmarks = [Bookmark(paths: ["/books/z"], track: "/music/9.flac", position: 9),
-                            Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 6)]
+                            Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 20)]
+            $0.shown = status("playing", song: 1, index: 1, of: 1, elapsed: "0:20")
         }, commands: [
-            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 6, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
+            .seekOutput(to: 20),
+            .persistPlace(Snapshot(tracks: [info(1)], current: 0, position: 20, phase: .playing, source: QueueSource(paths: ["/books/a"]))),
             .persistBookmarks([Bookmark(paths: ["/books/z"], track: "/music/9.flac", position: 9),
-                               Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 6)]),
+                               Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 20)]),
+            .render(status("playing", song: 1, index: 1, of: 1, elapsed: "0:20")),
         ])
     }
 
@@ -470,12 +482,15 @@ final class BookmarkTests: XCTestCase {
             $0.source = QueueSource(paths: ["/books/a"])
             $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
             $0.savedPosition = 12
+            // The saved place of a paused source is its bookmark (`followRestoredPlace`).
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 12)]
             $0.shown = status("paused", song: 1, index: 1, of: 1, elapsed: "0:12")
         }, commands: [
             .setVolume(100),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 12)]),
             .render(status("paused", song: 1, index: 1, of: 1, elapsed: "0:12")),
         ])
-        // Cleared while paused at 0:12: that is the source's place.
+        // Cleared while paused at 0:12: that is the source's place (already written).
         h.send(.clear, {
             $0.queue = []
             $0.order = []
@@ -486,12 +501,154 @@ final class BookmarkTests: XCTestCase {
             $0.source = nil
             $0.savedMark = mark(revision: 2, current: nil, phase: .stopped)
             $0.savedPosition = 0
-            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 12)]
             $0.shown = status("stopped")
         }, commands: [
             .persist(Snapshot(phase: .stopped)),
-            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 12)]),
             .render(status("stopped")),
         ])
+    }
+
+    /// The bookmarks file is written at every save but the periodic place save of a source
+    /// playing on: ticks move the bookmark in memory (`bookmarksAhead`), a pause writes it with
+    /// the place, a new track writes it, and the exit writes what the ticks left waiting.
+    func testWhileASourcePlaysOnOnlyTheOtherSavesWriteTheBookmarks() {
+        let h = ready()
+        loadBookA(h)
+        h.heard(1, at: 3, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:03"))
+        placeSave(h, now: 4, track: 1, position: 3)
+        h.heard(1, at: 7, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:07"))
+        placeSave(h, now: 8, track: 1, position: 7)
+        // The next track (the successor handed to the engine starts): written at once.
+        h.send(.trackStarted(playID: 2), {
+            $0.cursor = 1
+            $0.position = 0
+            $0.loaded = PlayRef(playID: 2, trackID: 2)
+            $0.handedNext = PlayRef(playID: 3, trackID: 3)
+            $0.nextPlayID = 4
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
+            $0.savedPosition = 0
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 0)]
+            $0.bookmarksAhead = false
+            $0.shown = status("playing", song: 2, index: 2, of: 3)
+        }, commands: [
+            .setNext(playID: 3, path: "/music/3.flac"),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, phase: .playing, source: bookA)),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 0)]),
+            .render(status("playing", song: 2, index: 2, of: 3)),
+        ])
+        h.heard(2, at: 5, shows: status("playing", song: 2, index: 2, of: 3, elapsed: "0:05"))
+        placeSave(h, now: 12, track: 2, position: 5)
+        h.heard(2, at: 6, shows: status("playing", song: 2, index: 2, of: 3, elapsed: "0:06"))
+        // A pause: the place and the bookmark are written together.
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.savedMark = mark(revision: 1, current: 2, phase: .paused)
+            $0.savedPosition = 6
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 6)]
+            $0.bookmarksAhead = false
+            $0.shown = status("paused", song: 2, index: 2, of: 3, elapsed: "0:06")
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 6, phase: .paused, source: bookA)),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 6)]),
+            .render(status("paused", song: 2, index: 2, of: 3, elapsed: "0:06")),
+        ])
+        h.send(.play, {
+            $0.phase = .playing
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
+            $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "0:06")
+        }, commands: [
+            .resumeOutput,
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 6, phase: .playing, source: bookA)),
+            .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:06")),
+        ])
+        h.heard(2, at: 9, shows: status("playing", song: 2, index: 2, of: 3, elapsed: "0:09"))
+        placeSave(h, now: 16, track: 2, position: 9)
+        // The exit writes the state whole and the bookmark the ticks left waiting.
+        h.send(.quit, {
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.bookmarksAhead = false
+        }, commands: [
+            .stopOutput,
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 9, phase: .playing, source: bookA)),
+            .persistBookmarks([Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 9)]),
+            .exit(code: 0),
+        ])
+    }
+
+    /// At start the state file's place of a source playing when the power went becomes its
+    /// bookmark (the bookmarks file, not written at the place saves, is older); another
+    /// source's bookmark is untouched. Bookmarks read first, as the shell does.
+    func testAtStartThePlaceOfTheSourcePlayingBecomesItsBookmarkAndNoOtherChanges() {
+        var s = State()
+        s.shown = status("stopped")
+        let h = CoreHarness(s)
+        let fromFile = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 30),
+                        Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 10)]
+        h.send(.bookmarksLoaded(fromFile), {
+            $0.bookmarks = fromFile
+            $0.bookmarksReady = true
+        }, commands: [])
+        let saved = Snapshot(tracks: [info(1), info(2), info(3)], current: 1, position: 50, phase: .playing, source: bookA)
+        h.send(.restore(saved), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
+            $0.order = [1, 2, 3]
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.cursor = 1
+            $0.position = 50
+            $0.phase = .playing
+            $0.source = bookA
+            $0.loaded = PlayRef(playID: 1, trackID: 2)
+            $0.handedNext = PlayRef(playID: 2, trackID: 3)
+            $0.nextPlayID = 3
+            $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
+            $0.savedPosition = 50
+            $0.bookmarks = [Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 10),
+                            Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 50)]
+            $0.shown = status("playing", song: 2, index: 2, of: 3, elapsed: "0:50")
+        }, commands: [
+            .setVolume(100),
+            .startTrack(playID: 1, path: "/music/2.flac", at: 50, paused: false, next: NextPlay(playID: 2, path: "/music/3.flac")),
+            .persistBookmarks([Bookmark(paths: ["/music/b"], track: "/music/4.flac", position: 10),
+                               Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 50)]),
+            .render(status("playing", song: 2, index: 2, of: 3, elapsed: "0:50")),
+        ])
+    }
+
+    /// Restored before the bookmarks are read, the place waits for them; a stopped state's
+    /// place (rewound by the stop, or the end of the source) is no bookmark: the file's stays.
+    func testARestoredPlaceWaitsForTheBookmarksAndAStoppedOneChangesNothing() {
+        for phase in [SavedPhase.paused, .stopped] {
+            var s = State()
+            s.shown = status("stopped")
+            let h = CoreHarness(s)
+            let saved = Snapshot(tracks: [info(1), info(2)], current: 1, position: phase == .stopped ? 0 : 20, phase: phase, source: bookA)
+            let elapsed = phase == .stopped ? "0:00" : "0:20"
+            let shown = status(phase == .stopped ? "stopped" : "paused", song: 2, index: 2, of: 2, elapsed: elapsed)
+            h.send(.restore(saved), {
+                $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2))]
+                $0.order = [1, 2]
+                $0.nextTrackID = 3
+                $0.queueRevision = 1
+                $0.cursor = 1
+                $0.position = saved.position
+                $0.phase = phase == .stopped ? .stopped : .paused
+                $0.source = bookA
+                $0.savedMark = mark(revision: 1, current: 2, phase: phase)
+                $0.savedPosition = saved.position
+                $0.restoredPlace = phase == .stopped ? nil : Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 20)
+                $0.shown = shown
+            }, commands: [.setVolume(100), .render(shown)])
+            let fromFile = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 30)]
+            let after = phase == .stopped ? fromFile : [Bookmark(paths: ["/books/a"], track: "/music/2.flac", position: 20)]
+            h.send(.bookmarksLoaded(fromFile), {
+                $0.bookmarks = after
+                $0.bookmarksReady = true
+                $0.restoredPlace = nil
+            }, commands: phase == .stopped ? [] : [.persistBookmarks(after)])
+        }
     }
 }

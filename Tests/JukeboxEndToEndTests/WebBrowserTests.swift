@@ -20,6 +20,14 @@ final class WebBrowserTests: DaemonTestCase {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
+    /// The podcast's feed: its title has markup (shown as text on the Podcasts page, never run).
+    static let feed = """
+        <?xml version="1.0"?><rss version="2.0"><channel><title>Show &lt;img src=x onerror=alert(3)&gt;</title>
+        <item><title>Episode Two</title><guid>e2</guid><pubDate>Tue, 05 Mar 2024 06:00:00 GMT</pubDate><enclosure url="ep2.mp3" type="audio/mpeg"/></item>
+        <item><title>Episode One</title><guid>e1</guid><pubDate>Mon, 04 Mar 2024 06:00:00 GMT</pubDate><enclosure url="ep1.mp3" type="audio/mpeg"/></item>
+        </channel></rss>
+        """
+
     func testPagesInARealBrowser() throws {
         try requireBrowser()
         // Seven tracks: tagged ones, one with markup in its file name (untagged), one with markup in its title.
@@ -38,7 +46,15 @@ final class WebBrowserTests: DaemonTestCase {
         }
         // A radio station (ICY, "Test FM", its StreamTitle "Song 1", "Song 2"…) for the stream's view.
         try TestAudio.write(path: dir + "/tone.mp3", kind: .mp3, frames: 132_300, sampleRate: 44100, channels: 2)
-        let radio = try RadioServer(mp3: dir + "/tone.mp3", folder: dir)
+        // A podcast for the Podcasts page (Tests/Browser/web_podcasts.py): its feed, with markup in
+        // its title, and its two 20 s episodes, served by the same server as /dir/NAME.
+        let served = dir + "/served"
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        for name in ["ep1", "ep2"] {
+            try TestAudio.write(path: served + "/\(name).mp3", kind: .mp3, frames: 882_000, sampleRate: 44100, channels: 2)
+        }
+        try Self.feed.write(toFile: served + "/feed.xml", atomically: true, encoding: .utf8)
+        let radio = try RadioServer(mp3: dir + "/tone.mp3", folder: dir, servedFolder: served)
         defer { withExtendedLifetime(radio) {} }
         // A music folder for the Library page: Album/ with two tracks (queued after the seven at start).
         try FileManager.default.createDirectory(atPath: dir + "/library/Album", withIntermediateDirectories: true)
@@ -51,8 +67,10 @@ final class WebBrowserTests: DaemonTestCase {
         // And the simulated battery (Tests/Browser/web_battery.py writes readings to it).
         XCTAssertEqual(mkfifo(dir + "/battery", 0o600), 0)
         // An empty parental section: the Settings page offers the rules (web_settings.py adds a cap).
+        let show: [String: Any] = ["name": "Web Show", "url": radio.url("/dir/feed.xml"), "order": "oldest"]
+        let podcasts: [String: Any] = ["feeds": [show]]
         let daemon = try startDaemon(music + [dir + "/library"], extra: ["rfid": ["reader": "keyboard", "name": "no such reader", "cards": dir + "/cards.json", "sameCardDelay": 0],
-                                                                         "parental": [String: Int]()],
+                                                                         "parental": [String: Int](), "podcasts": podcasts],
                                      environment: ["JUKEBOX_TEST_CARD_PIPE": dir + "/reader", "JUKEBOX_TEST_BATTERY_PIPE": dir + "/battery"])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
 

@@ -3,16 +3,18 @@ import Foundation
 import JukeboxFixtures
 import XCTest
 
-/// Power cuts while bookmarks are saved (issue 16 item 4): `jukebox run` players on the test
-/// device at real-time pace switch between two sources (`load A`, `load B`), seek, pause, skip
-/// and `save`, with `saveInterval` 1 s so the bookmarks file is rewritten every second while
-/// playing; each is SIGKILLed at a random moment (half of them with a `save` in flight) and
-/// restarted. After every kill the bookmarks file must be readable JSON holding every source's
-/// bookmark, the playing source's bookmark at most `saveInterval` behind where playback really
-/// was (the player's own `status --json` just before the kill, moved on by the wall time), and a
-/// `load` of that source after the restart (device held busy, so it waits where it resumed) must
-/// resume within the same bound. Reuses `PowerCutTests`' rig (`PowerCutLibrary`, `Binary`,
-/// `ControlConnection`, `TestPCM`).
+/// Power cuts while bookmarks are saved (issue 16 item 4, issue 33): `jukebox run` players on the
+/// test device at real-time pace switch between two sources (`load A`, `load B`), seek, pause,
+/// skip and `save`, with `saveInterval` 1 s so the place is saved every second while playing (the
+/// bookmarks file only at the other saves: a pause, a seek, a new track, another source); each is
+/// SIGKILLed at a random moment (half of them with a `save` in flight) and restarted. After every
+/// kill the bookmarks file must be readable JSON; after the restart the player's bookmarks
+/// (`bookmarks --json`) must hold the source playing or paused when the power went at most
+/// `saveInterval` behind where playback really was (the player's own `status --json` just before
+/// the kill, moved on by the wall time: the state file's place made its bookmark at start), the
+/// other source's bookmark exactly as the file held it, and a `load` of the first (device held
+/// busy, so it waits where it resumed) must resume within the same bound. Reuses
+/// `PowerCutTests`' rig (`PowerCutLibrary`, `Binary`, `ControlConnection`, `TestPCM`).
 final class BookmarkPowerCutTests: XCTestCase {
     func testSIGKILLDuringBookmarkSavesLeavesEveryFileReadableAndLosesAtMostTheSaveInterval() throws {
         let run = try PowerCutRun(name: "bookmarkcut", players: BookmarkCutPlayer.self)
@@ -23,17 +25,18 @@ final class BookmarkPowerCutTests: XCTestCase {
         jukebox bookmark power cut: bookmark lost (truth − saved) over \(errors.count) kills while a source played or was paused: \
         max \(Figures.format(errors.max() ?? .nan)) s, median \(Figures.format(Figures.median(errors))) s, \
         min \(Figures.format(errors.min() ?? .nan)) s; \(r.nearEnd) kills near a track's end or stopped not measured; \
-        save interval \(BookmarkCutPlayer.saveInterval) s
+        save interval \(BookmarkCutPlayer.saveInterval) s; the other source's bookmark checked untouched after \(r.othersChecked) kills
         jukebox bookmark power cut: operations: \(r.operations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         """)
         run.assertEveryCutHeld()
         XCTAssertGreaterThan(errors.count, run.cuts / 2, "most kills had a bookmark to measure")
+        XCTAssertGreaterThan(r.othersChecked, run.cuts / 2, "most kills had the other source's bookmark to compare")
     }
 }
 
 /// One player switching between two sources and killed at random moments.
 final class BookmarkCutPlayer: PowerCutWorker, @unchecked Sendable {
-    /// The config's `saveInterval` (its minimum): bookmarks are written every second while playing.
+    /// The config's `saveInterval` (its minimum): the place is saved every second while playing.
     static let saveInterval = 1.0
     /// The measurement's own error (see `PowerCutPlayer.slack`).
     static let slack = 0.3
@@ -124,20 +127,31 @@ final class BookmarkCutPlayer: PowerCutWorker, @unchecked Sendable {
         guard let marks = Self.bookmarks(bookmarksPath) else { fail("the bookmarks file is not readable after the kill"); return false }
         let measurable = truth.path != nil && (truth.phase == "playing" || truth.phase == "paused")
             && truthPosition < PowerCutLibrary.seconds - 0.5
-        var lostSaved: Double?
-        if measurable, let path = truth.path {
-            if let mark = marks[sources[current]], mark.track == path {
-                lostSaved = truthPosition - mark.position
-            } else {
-                fail("the bookmark of \(sources[current]) is \(marks[sources[current]].map { "\($0.track) \($0.position)" } ?? "absent"), was \(path)")
-            }
-        }
+        let other = sources[1 - current]
 
         // The restart on a busy device, then a load of the playing source: it waits where it resumed.
         try? pcm.set([.busy])
         guard start(), let again = self.control else { fail("the restart never answered: \(newStderr())"); return false }
         results.update { $0.restarts += 1 }
         if newStderr().contains("bookmarks file") { fail("the restart reported: \(newStderr())") }
+        // The bookmarks as the restarted player has them, before anything plays on: the file's,
+        // with the state file's place for the source it held.
+        guard let live = Self.liveBookmarks(again) else { fail("bookmarks --json after the restart is not a bookmarks list"); return false }
+        var lostSaved: Double?
+        if measurable, let path = truth.path {
+            if let mark = live[sources[current]], mark.track == path {
+                lostSaved = truthPosition - mark.position
+            } else {
+                fail("the bookmark of \(sources[current]) is \(live[sources[current]].map { "\($0.track) \($0.position)" } ?? "absent"), was \(path)")
+            }
+        }
+        // The other source was left before the kill: its bookmark is the file's, untouched.
+        if let kept = marks[other] {
+            results.update { $0.othersChecked += 1 }
+            if let now = live[other], now.track == kept.track, abs(now.position - kept.position) < 0.01 {} else {
+                fail("the bookmark of \(other) was \(kept.track) \(kept.position) in the file, is \(live[other].map { "\($0.track) \($0.position)" } ?? "absent") after the restart")
+            }
+        }
         guard ask(again, "load \(sources[current])"), let after = again.status() else { return false }
         if let lost = lostSaved, let path = truth.path {
             let resumed = after.position ?? -1
@@ -190,7 +204,13 @@ final class BookmarkCutPlayer: PowerCutWorker, @unchecked Sendable {
     static func bookmarks(_ path: String) -> [String: (track: String, position: Double)]? {
         guard let data = FileManager.default.contents(atPath: path),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              object["version"] as? Int == 1, let list = object["bookmarks"] as? [[String: Any]] else { return nil }
+              object["version"] as? Int == 1 else { return nil }
+        return marks(object)
+    }
+
+    /// The `bookmarks` list of a decoded file or `bookmarks --json` reply, each of one path.
+    static func marks(_ object: [String: Any]) -> [String: (track: String, position: Double)]? {
+        guard let list = object["bookmarks"] as? [[String: Any]] else { return nil }
         var result: [String: (track: String, position: Double)] = [:]
         for entry in list {
             guard let paths = entry["paths"] as? [String], paths.count == 1, let track = entry["track"] as? String,
@@ -198,6 +218,14 @@ final class BookmarkCutPlayer: PowerCutWorker, @unchecked Sendable {
             result[paths[0]] = (track, position)
         }
         return result
+    }
+
+    /// `bookmarks --json` of a running player, source → (track, position); nil when it is not a
+    /// bookmarks list.
+    static func liveBookmarks(_ control: ControlConnection) -> [String: (track: String, position: Double)]? {
+        guard let last = control.ask("bookmarks --json")?.last, last.hasPrefix("ok "),
+              let object = try? JSONSerialization.jsonObject(with: Data(last.dropFirst(3).utf8)) as? [String: Any] else { return nil }
+        return marks(object)
     }
 
     private func start() -> Bool {

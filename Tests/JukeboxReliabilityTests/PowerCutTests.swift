@@ -121,7 +121,7 @@ struct PowerCutLibrary: Sendable {
 /// Everything the parallel players found, collected under a lock.
 final class PowerCutResults: @unchecked Sendable {
     struct Figures {
-        var kills = 0, killsDuringSave = 0, killsInsideAWrite = 0, restarts = 0, nearEnd = 0
+        var kills = 0, killsDuringSave = 0, killsInsideAWrite = 0, restarts = 0, nearEnd = 0, othersChecked = 0
         var positionErrors: [Double] = []
         var operations: [String: Int] = [:]
         var failures: [String] = []

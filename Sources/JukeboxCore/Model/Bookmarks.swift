@@ -71,16 +71,27 @@ extension State {
 
     /// Records where the queue's source is now (the current track and position), unless the
     /// player is stopped (a stop rewinds: the place before it was recorded already) or plays a
-    /// live stream. The list
-    /// is kept oldest first and at most `Settings.bookmarkLimit` long (the oldest goes).
-    mutating func noteBookmark() {
-        guard let source, phase != .stopped, keepsBookmark(source), let track = currentTrack else { return }
-        // A live stream has no place to come back to: a station's card starts it live each time,
-        // and the bookmarks list does not fill with stations at meaningless positions.
-        guard !Library.isStreamURL(track.info.path) else { return }
-        let mark = Bookmark(paths: source.paths, track: track.info.path, position: position)
-        guard mark.isValid else { return }
-        if let at = bookmarks.firstIndex(where: { $0.paths == source.paths }) {
+    /// live stream. `playsOn`: a place save while the source plays on, kept in memory only
+    /// (`bookmarksAhead`); any other change is to be written (`bookmarksDirty`).
+    mutating func noteBookmark(playsOn: Bool = false) {
+        guard let source, phase != .stopped, let track = currentTrack else { return }
+        guard let mark = bookmark(source, track: track.info.path, position: position) else { return }
+        noteBookmark(mark, playsOn: playsOn)
+    }
+
+    /// The bookmark `source` keeps at `track` and `position`: nil when it keeps none under the
+    /// settings or the track is a live stream (a station's card starts it live each time, and
+    /// the list does not fill with stations at meaningless positions).
+    func bookmark(_ source: QueueSource, track: String, position: Double) -> Bookmark? {
+        guard keepsBookmark(source), !Library.isStreamURL(track) else { return nil }
+        let mark = Bookmark(paths: source.paths, track: track, position: position)
+        return mark.isValid ? mark : nil
+    }
+
+    /// Puts `mark` in its source's place as the newest. The list is kept oldest first and at
+    /// most `Settings.bookmarkLimit` long (the oldest goes).
+    mutating func noteBookmark(_ mark: Bookmark, playsOn: Bool) {
+        if let at = bookmarks.firstIndex(where: { $0.paths == mark.paths }) {
             // Unchanged and already the newest: nothing to write. Unchanged but older: it moves
             // to the end, so the limit drops what was played longest ago.
             if bookmarks[at] == mark, at == bookmarks.count - 1 { return }
@@ -88,7 +99,20 @@ extension State {
         }
         bookmarks.append(mark)
         if bookmarks.count > max(settings.bookmarkLimit, 0) { bookmarks.removeFirst(bookmarks.count - max(settings.bookmarkLimit, 0)) }
-        bookmarksDirty = true
+        if playsOn { bookmarksAhead = true } else { bookmarksDirty = true }
+    }
+
+    /// At start, once both the state file (`restore`) and the bookmarks file are read: the
+    /// state's saved place becomes its source's bookmark. While a source plays on, its bookmark
+    /// is written only at the other saves, so after a power cut the state file (saved at most
+    /// `placeSaveSpacing` ago) holds a newer place than the bookmarks file. It is never older:
+    /// every save that is not a place save of a source playing on writes the bookmarks with it
+    /// (the state file first, by the same writer thread), and a saved place is taken only from
+    /// a source playing or paused (a stopped one was rewound; one played to its end has none).
+    mutating func followRestoredPlace() {
+        guard bookmarksReady, let mark = restoredPlace else { return }
+        restoredPlace = nil
+        noteBookmark(mark, playsOn: false)
     }
 
     /// The source played to its end: its next start is from the top.

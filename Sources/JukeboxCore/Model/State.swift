@@ -121,6 +121,14 @@ public struct State: Equatable, Sendable {
     public var usbFilling: String?
     /// Whether `bookmarks` changed since they were last handed to the shell to save.
     public var bookmarksDirty = false
+    /// Whether `bookmarks` moved on since they were last handed to the shell only by the place
+    /// saves of a source playing on: the state file holds that place too, so they wait for the
+    /// next other save (a pause, a new track, a seek, another source, the exit) to be written.
+    public var bookmarksAhead = false
+    /// The place the restored state file saved (its source, playing or paused), to become that
+    /// source's bookmark once the bookmarks file is read: the file may be older by the place
+    /// saves it was not written at (`bookmarksAhead`), and a power cut forgot them.
+    public var restoredPlace: Bookmark?
     /// The configured podcasts, in the config's order: their episodes as known and places.
     public var podcasts: [PodcastFeed] = []
     /// Whether the podcasts file has been read (`Event.podcastsLoaded`); until then nothing is

@@ -185,6 +185,13 @@ extension State {
         default:
             phase = .stopped
         }
+        // The place saved with a source playing or paused is its bookmark (the bookmarks file may
+        // be older: `followRestoredPlace`); the unrewound position, as it was heard.
+        restoredPlace = nil
+        if let source = snapshot.source, let current = snapshot.current, snapshot.phase != .stopped {
+            restoredPlace = bookmark(source, track: snapshot.tracks[current].path, position: snapshot.position)
+        }
+        followRestoredPlace()
         // What was just read need not be written back.
         savedMark = saveMark
         savedPosition = position

@@ -127,6 +127,8 @@ extension State {
             bookmarks = Array(marks.filter(\.isValid).suffix(max(settings.bookmarkLimit, 0)))
             bookmarksReady = true
             bookmarksDirty = false
+            bookmarksAhead = false
+            followRestoredPlace()
         case .timerFired(.saveVolume, _):
             // `finish` finds the volume unsaved and saves it.
             break
@@ -176,6 +178,7 @@ extension State {
             countListening(now: now)
             if phase == .playing, now >= placeSaveDue, position != savedPosition {
                 step.forceSave = true
+                step.placeSave = true
             }
         case .timerFired(.deviceRetry, _):
             probeWaitingDevice(&step)
@@ -194,6 +197,8 @@ struct Step {
     var byHand = false
     /// A person (or a client acting for one) did something: idle power-off starts its wait again.
     var activity = false
+    /// The save due while playing on (`placeSaveDue`): the bookmarks are not written for it.
+    var placeSave = false
 }
 
 extension State {
@@ -226,15 +231,20 @@ extension State {
                 savedMark = mark
                 savedPosition = position
                 savedAt = now
-                // The bookmark follows the saves: at most every save interval while playing, at
-                // once for a jump, a new track, a pause.
-                noteBookmark()
+                // The bookmark follows the saves, but while its source plays on only in memory
+                // (`bookmarks --json` shows it): the state file written now holds the same place,
+                // and the start makes it the bookmark again after a power cut (`restoredPlace`).
+                // Every other save (a pause, a stop, a new track, a seek, another source, sleep,
+                // power-off, the exit) writes the bookmarks file too, with what waited.
+                noteBookmark(playsOn: step.placeSave)
+                if !step.placeSave, bookmarksAhead { bookmarksDirty = true }
                 notePodcastPlace()
                 step.commands.append(queueChanged || step.exitCode != nil ? .persist(snapshot) : .persistPlace(snapshot))
             }
         }
         if bookmarksDirty, bookmarksReady {
             bookmarksDirty = false
+            bookmarksAhead = false
             step.commands.append(.persistBookmarks(bookmarks))
         }
         if podcastsDirty, podcastsReady {

@@ -6,6 +6,7 @@
 import { text, toolButton } from './dom.js';
 import { setupLibraryExtras, showCover } from './library-extras.js';
 import { setupRadio, loadRadio } from './radio.js';
+import { setupPodcasts } from './podcasts.js';
 import { setupUpload, uploadView } from './upload.js';
 import { setupCards } from './cards.js';
 import { setupSleep } from './sleep.js';
@@ -17,7 +18,7 @@ import { setupSystem, loadSystem } from './system.js';
 import { appendPages } from './paging.js';
 
 const $ = (id) => document.getElementById(id);
-const pages = ['now', 'queue', 'library', 'radio', 'cards', 'bookmarks', 'settings', 'system', 'signin'];
+const pages = ['now', 'queue', 'library', 'radio', 'cards', 'bookmarks', 'podcasts', 'settings', 'system', 'signin'];
 let status = null;          // the player's status --json object
 let statusAt = 0;           // performance.now() when it came
 let queue = { entries: [], current: null };
@@ -191,6 +192,7 @@ function renderSession() {
   text($('nav-signin'), session.signedIn ? 'Signed in' : 'Sign in');
   text($('signin-heading'), session.signedIn ? 'Signed in' : session.pinSet ? 'Sign in' : 'No PIN yet');
   if (session.signedIn && $('error').textContent === 'sign in first') showError('');
+  podcasts.session();
 }
 
 async function loadSession() {
@@ -352,6 +354,7 @@ function route() {
   if (name === 'library') loadLibrary();
   if (name === 'radio') loadRadio();
   cards.show(name);
+  podcasts.show(name);
   if (name === 'settings') loadSettings();
   if (name === 'system') loadSystem();
 }
@@ -370,6 +373,7 @@ function onStatus(data) {
   setOffline(false);
   renderStatus();
   cards.status(data);
+  podcasts.status();
 }
 
 function onQueue(data) {
@@ -425,6 +429,7 @@ setInterval(() => {
 setupLibraryExtras({ api, control, text, clock, $ });
 setupRadio({ api, control, text, showError, $ });
 const cards = setupCards({ $, text, control, showError });
+const podcasts = setupPodcasts({ $, text, control, session: () => session });
 const renderSleep = setupSleep({ $, text, control });
 const renderSpeed = setupSpeed({ $, text, control });
 setupSettings({ api, text, showError });

@@ -44,7 +44,7 @@ a64_prepare_apt() {
   local a="$A64_CACHE/apt"
   mkdir -p "$a"/{state/lists/partial,cache/archives/partial,sources.list.d,preferences.d}
   touch "$a/state/status"
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $A64_MIRROR trixie main" > "$a/sources.list"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $A64_MIRROR trixie ${A64_COMPONENTS:-main}" > "$a/sources.list"
   cat > "$a/apt.conf" <<EOF
 APT::Architecture "arm64";
 APT::Architectures { "arm64"; };
@@ -206,9 +206,13 @@ a64_deb_depends() {
 
 A64_IMAGE_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,alsa-utils
 # The Debian 13 arm64 root. Maintainer scripts run under qemu-aarch64 (binfmt): minutes, cached.
+# A caller may set A64_COMPONENTS (default main; board/image.sh adds non-free-firmware for the Pi
+# firmware) and A64_ROOTFS_OPTS (more mmdebstrap options, an array); both are part of the stamp.
 a64_prepare_rootfs() {
   local deps=$1 key r="$A64_CACHE/rootfs" u
-  key="mmdebstrap trixie arm64 minbase $A64_IMAGE_PACKAGES,$deps"
+  local -a opts=("${A64_ROOTFS_OPTS[@]}")
+  [ -z "${A64_COMPONENTS:-}" ] || opts+=("--components=${A64_COMPONENTS// /,}")
+  key="mmdebstrap trixie arm64 minbase $A64_IMAGE_PACKAGES,$deps${opts[*]:+ ${opts[*]}}"
   a64_valid rootfs "$key" && return 0
   a64_log "mmdebstrap --arch=arm64 trixie (maintainer scripts under qemu-user: a few minutes)"
   rm -rf "$r"
@@ -216,7 +220,7 @@ a64_prepare_rootfs() {
   # No fsync per file (a throw-away image); no docs, manuals or translations, and no hardware
   # database sources (udev's postinst compiles them: over a minute under qemu-user; nothing here
   # needs vendor names): less to emulate.
-  mmdebstrap --arch=arm64 --variant=minbase --include="$A64_IMAGE_PACKAGES,$deps" \
+  mmdebstrap --arch=arm64 --variant=minbase --include="$A64_IMAGE_PACKAGES,$deps" "${opts[@]}" \
     --dpkgopt=force-unsafe-io --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/lib/udev/hwdb.d/*' \

@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# image-probe.sh: the guest side of board/image-test.sh. Not part of the image: the test passes a
+# unit to the image's systemd as a credential on the kernel command line (systemd.extra-unit.*),
+# which mounts the host's run folder (9p) at /mnt and runs this. Output on ttyAMA0 (the host
+# stamps each line with its own clock); results as HIL-RESULT lines in /mnt/results-PHASE, files
+# for the host in /mnt. PHASE (/mnt/phase): good (the first boot, a good jukebox.json) or bad (the
+# next boot, a broken jukebox.json on the boot partition).
+set -uo pipefail
+OUT=/mnt
+PHASE=$(cat "$OUT/phase")
+R="$OUT/results-$PHASE"
+: > "$R"
+up() { local u _r; read -r u _r < /proc/uptime; printf '%s' "$u"; }
+echo "IMG-PROBE start up=$(up)"
+mkfifo /run/probe-tick && exec {tick}<>/run/probe-tick
+nap() { read -r -t "$1" -u "$tick" _ || true; }
+result() { printf 'HIL-RESULT %s %s\n' "$1" "$2" >> "$R"; shift 2; for l in "$@"; do printf '  %s\n' "$l" >> "$R"; done; }
+
+# The first sample: snd-aloop's playback substream goes RUNNING when the player's first frames
+# reach the start threshold. Polled every 50 ms with bash's own reads (no process per poll).
+end=$(( ${EPOCHSECONDS} + 400 ))
+while [ ! -e /proc/asound/Loopback ] && [ "$EPOCHSECONDS" -lt "$end" ]; do nap 0.05; done
+arecord -q -D hw:Loopback,1,0 -f S16_LE -r 44100 -c 2 -t raw /run/rec.raw 2>/run/arecord.err &
+rec=$!
+st=/proc/asound/Loopback/pcm0p/sub0/status first=""
+while [ "$EPOCHSECONDS" -lt "$end" ]; do
+  s=$(<"$st") 2>/dev/null || s=""
+  if [[ "$s" == *RUNNING* ]]; then first=$(up); break; fi
+  nap 0.05
+done
+echo "IMG-FIRST-SAMPLE up=${first:-none}"
+while [ "$(systemctl show -p ActiveState --value jukebox.service)" = activating ] && [ "$EPOCHSECONDS" -lt "$end" ]; do nap 0.2; done
+ready=$(systemctl show -p ActiveEnterTimestampMonotonic --value jukebox.service)
+echo "IMG-READY mono_us=$ready state=$(systemctl show -p ActiveState --value jukebox.service)"
+# 4.5 s of playing recorded: the test noise (2.5 s) is at the start of the queue on the first boot.
+if [ -n "$first" ]; then
+  while awk -v a="$(up)" -v b="$first" 'BEGIN { exit !(a < b + 4.5) }'; do nap 0.2; done
+fi
+kill -INT $rec 2>/dev/null; wait $rec 2>/dev/null
+cp /run/rec.raw "$OUT/rec-$PHASE.raw" 2>/dev/null
+printf 'first_up=%s\nready_us=%s\n' "${first:-}" "$ready" > "$OUT/times-$PHASE"
+
+# What the settings on the boot partition made of this boot.
+status=$(timeout 60 jukebox ctl status --json 2>&1 | tail -n 1)
+problems=$(cat /run/jukebox-setup/problems 2>/dev/null)
+setup_log=$(journalctl -b -o cat -u jukebox-setup.service 2>&1 | grep 'jukebox-setup' | tail -n 20)
+[ "$(systemctl show -p ActiveState --value jukebox.service)" = active ] && [[ "$status" == *'"phase":"playing"'* ]] \
+  && [ -n "$first" ] && result PASS "$PHASE-ready" "jukebox.service active (READY=1), playing to hw:Loopback: $status" \
+  || result FAIL "$PHASE-ready" "expected jukebox.service active and playing; seen $(systemctl show -p ActiveState,SubState,StatusText jukebox.service | tr '\n' ' ')" "status: $status" "first sample at: ${first:-never}" "$(journalctl -b -o cat -u jukebox.service | tail -n 15)"
+
+# Stopped now (a SIGTERM: saved while playing the tone), so that the next boot resumes playing it,
+# instead of finding the queue played out by the time the slow checks below are done.
+systemctl stop jukebox.service
+
+opts=$(findmnt -no OPTIONS /)
+if touch /probe-write 2>/dev/null; then ro="writable"; rm -f /probe-write; else ro="EROFS"; fi
+rw_list=$(findmnt -rno TARGET,FSTYPE,OPTIONS | awk '$3 ~ /(^|,)rw(,|$)/ && $1 !~ /^\/(proc|sys|dev|run)/ {print $1 "(" $2 ")"}' | paste -sd' ')
+[[ ",$opts," == *,ro,* ]] && [ "$ro" = EROFS ] \
+  && result PASS "$PHASE-read-only-root" "/ mounted $opts, a write fails ($ro); writable: $rw_list" \
+  || result FAIL "$PHASE-read-only-root" "expected / mounted ro; seen $opts, a write: $ro"
+
+in_force=$(tr -d ' \n' < /etc/jukebox/config.json)
+case "$PHASE" in
+good)
+  host=$(cat /proc/sys/kernel/hostname) zone=$(readlink -f /etc/localtime) ssh=$(systemctl is-active ssh.service)
+  kept=no; cmp -s /run/jukebox-setup/jukebox.json /data/system/jukebox.json && kept=yes
+  [ "$host" = jbtest ] && [ "$zone" = /usr/share/zoneinfo/Europe/Berlin ] && [ "$ssh" = active ] && [ "$kept" = yes ] \
+    && [[ "$in_force" == *'"hw:Loopback,0,0"'* ]] && [[ "$problems" == *wifi.txt* ]] \
+    && result PASS good-settings "host name $host, $zone, ssh $ssh, jukebox.json kept as the last good one, the bad wifi.txt refused: $problems" \
+    || result FAIL good-settings "expected host jbtest, Europe/Berlin, ssh active, jukebox.json kept, wifi.txt refused" \
+         "seen host $host, zone $zone, ssh $ssh, kept $kept, config in force: $in_force" "problems: $problems" "$setup_log"
+  dev=$(readlink -f /dev/disk/by-label/jbmusic)
+  part=$(( $(cat "/sys/class/block/${dev##*/}/size") / 2048 )) fs=$(df -m --output=size /srv/music | tail -n 1 | tr -d ' ')
+  [ -e /data/system/music-grown ] && [ "$part" -gt 400 ] && [ "$fs" -gt 350 ] \
+    && result PASS music-grown "the music partition grown to $part MiB (file system $fs MiB), /srv/music: $(ls /srv/music | paste -sd,)" \
+    || result FAIL music-grown "expected partition 4 grown past 400 MiB; seen $part MiB, file system $fs MiB" "$(journalctl -b -o cat -u jukebox-grow-music.service -u systemd-growfs@srv-music.service | tail -n 10)"
+  ;;
+bad)
+  kept=no; cmp -s /run/jukebox-setup/jukebox.json /data/system/jukebox.json && kept=yes
+  [[ "$problems" == *'jukebox.json on the boot partition is not used'* ]] && [ "$kept" = yes ] && [[ "$in_force" == *'"hw:Loopback,0,0"'* ]] \
+    && result PASS bad-config-kept "the broken jukebox.json refused, the last good one in force: $problems" \
+    || result FAIL bad-config-kept "expected the broken jukebox.json refused and the last good one used" "problems: $problems" "kept $kept, in force: $in_force" "$setup_log"
+  ;;
+esac
+{
+  echo "== systemd-analyze"; systemd-analyze 2>&1
+  echo "== systemd-analyze critical-chain jukebox.service"; systemd-analyze critical-chain --no-pager jukebox.service 2>&1
+  echo "== blame (top 15)"; systemd-analyze blame --no-pager 2>&1 | head -n 15
+  echo "== failed units"; systemctl --failed --no-legend --no-pager 2>&1
+  echo "== jukebox-setup"; printf '%s\n' "$setup_log"
+  echo "== mounts"; findmnt -rno TARGET,SOURCE,FSTYPE,OPTIONS | grep -v -E '^/(proc|sys|dev)'
+} > "$OUT/analyze-$PHASE.txt" 2>&1
+echo "IMG-PROBE done"
+sync
+systemctl poweroff

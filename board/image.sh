@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# image.sh - the appliance image jukebox-<version>-arm64.img.xz for Raspberry Pi 3, 4 and Zero 2 W
+# (64-bit), from Debian 13 packages only, on any x86-64 Debian machine, as root, without a loop
+# device (it works in a container). See docs/IMAGE.md.
+#
+#   sudo bash board/image.sh [--deb DEB] [--out DIR] [--music DIR] [--no-xz]
+#
+#   --deb DEB     the project's arm64 package (default: the newest $CROSS_CACHE/debs/jukebox_*_arm64.deb;
+#                 with none, board/package.sh --arch arm64 makes one)
+#   --out DIR     where the image goes (default: $IMAGE_CACHE/out)
+#   --music DIR   files put on the music partition (default: none; it is grown at the first boot)
+#   --no-xz       leave the raw .img (default: .img.xz, the raw one removed)
+#
+# The root: mmdebstrap --arch=arm64 trixie (board/hil/arm64/prepare.sh's rootfs step, cached) with
+# linux-image-arm64, raspi-firmware (which lays out /boot/firmware: the Pi firmware, the kernel,
+# the initrd, the device trees, config.txt and cmdline.txt), Wi-Fi firmware and tools, SSH, and the
+# .deb; then the appliance's files from board/image/ (read-only root, settings from the boot
+# partition). Partitions are made as files (mkfs.vfat + mcopy, mkfs.ext4 -d) and put together
+# with sfdisk and dd:
+#   1 FAT32  JUKEBOX  256 MiB   /boot/firmware (read-only): firmware, kernel, settings
+#   2 ext4   jbroot   ~1 GiB    /  (read-only)
+#   3 ext4   jbdata   256 MiB   /data: the player's state (/var/lib/jukebox), last good settings
+#   4 ext4   jbmusic  64 MiB    /srv/music, grown to the end of the card at the first boot
+#
+# Environment: IMAGE_CACHE (default /var/tmp/jukebox-image), CROSS_CACHE, TRIXIE_MIRROR as for
+# board/package.sh and board/hil/arm64.sh.
+set -euo pipefail
+IMG_REPO=$(cd "$(dirname "$0")/.." && pwd)
+A64_DIR=$IMG_REPO/board/hil/arm64
+A64_REPO=$IMG_REPO
+A64_CACHE=${IMAGE_CACHE:-/var/tmp/jukebox-image}
+A64_CROSS=${CROSS_CACHE:-/var/tmp/jukebox-cross}
+A64_MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
+HIL_LOG_NAME=image
+# shellcheck source=board/hil/host.sh
+. "$A64_DIR/../host.sh"
+# shellcheck source=board/hil/arm64/prepare.sh
+. "$A64_DIR/prepare.sh"
+
+# What the image holds beyond prepare.sh's base (systemd, udev, kmod, procps, alsa-utils) and the
+# .deb's Depends: the kernel and the Pi's firmware (raspi-firmware and the Wi-Fi chips' firmware
+# are in non-free-firmware), Wi-Fi (wpa_supplicant; systemd-networkd and -resolved do the rest),
+# the clock, SSH (off unless a key is given), time zones, sfdisk (growing the music partition), and
+# polkitd (the player's power-off, a Recommends of the .deb).
+IMG_PACKAGES=linux-image-arm64,raspi-firmware,firmware-brcm80211,wpasupplicant,openssh-server,tzdata
+IMG_PACKAGES=$IMG_PACKAGES,fdisk,e2fsprogs,systemd-timesyncd,systemd-resolved,polkitd
+A64_COMPONENTS="main non-free-firmware"
+A64_IMAGE_PACKAGES=$A64_IMAGE_PACKAGES,$IMG_PACKAGES
+BOOT_MB=256 DATA_MB=256 MUSIC_MB=64 FIRST_MB=4
+
+say() { printf 'image: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# img_rootfs DEB: the cached Debian root with the .deb installed (prepare.sh's step; the .deb and
+# board/image/rootfs-hook.sh are copied under names holding their checksums, so that the stamp
+# changes with their content).
+img_rootfs() {
+  local deb=$1 sha hook
+  sha=$(sha256sum < "$deb" | cut -c1-16)
+  mkdir -p "$A64_CACHE/deb/$sha"
+  [ -f "$A64_CACHE/deb/$sha/${deb##*/}" ] || cp "$deb" "$A64_CACHE/deb/$sha/"
+  hook="$A64_CACHE/rootfs-hook-$(sha256sum < "$IMG_REPO/board/image/rootfs-hook.sh" | cut -c1-16).sh"
+  [ -f "$hook" ] || cp "$IMG_REPO/board/image/rootfs-hook.sh" "$hook"
+  A64_ROOTFS_OPTS=("--customize-hook=sh $hook \"\$1\" $A64_CACHE/deb/$sha/${deb##*/}")
+  a64_prepare_rootfs "$(a64_deb_depends "$deb")"
+}
+
+# img_stage DIR: a copy of the root made into the appliance (files only: no program of the image
+# runs here). /boot/firmware's content goes to DIR.boot, the data partition's to DIR.data.
+img_stage() {
+  local s=$1 i="$IMG_REPO/board/image" u
+  rm -rf "$s" "$s.boot" "$s.data"
+  cp -a "$A64_CACHE/rootfs" "$s"
+  # The FAT partition: what raspi-firmware laid out, and the settings a builder edits.
+  mv "$s/boot/firmware" "$s.boot" && mkdir -m 0755 "$s/boot/firmware"
+  cp "$i/boot/"* "$s.boot/"
+  cp "$s/etc/jukebox/config.json" "$s.boot/jukebox.json"
+  # The player's config: the package's file is the default; the one in force is chosen at boot.
+  install -D -m 0644 "$s/etc/jukebox/config.json" "$s/usr/share/jukebox/image/jukebox.json"
+  ln -sfn /run/jukebox-setup/jukebox.json "$s/etc/jukebox/config.json"
+  install -m 0755 "$i/jukebox-setup" "$s/usr/lib/jukebox/image-setup"
+  install -m 0755 "$i/jukebox-grow-music" "$s/usr/lib/jukebox/image-grow-music"
+  install -m 0644 "$i/jukebox-setup.service" "$i/jukebox-grow-music.service" "$s/usr/lib/systemd/system/"
+  install -D -m 0644 "$i/jukebox.conf" "$s/etc/systemd/system/jukebox.service.d/image.conf"
+  # Read-only root: what must be written lives in /run, on tmpfs (fstab) or on the data partition.
+  install -m 0644 "$i/fstab" "$s/etc/fstab"
+  install -D -m 0644 "$i/journald.conf" "$s/etc/systemd/journald.conf.d/image.conf"
+  install -D -m 0644 "$i/sshd.conf" "$s/etc/ssh/sshd_config.d/jukebox.conf"
+  install -D -m 0644 "$i/80-jukebox.network" "$s/etc/systemd/network/80-jukebox.network"
+  : > "$s/etc/machine-id"   # empty: a new one in RAM at every boot (not a first boot)
+  ln -sfn /run/jukebox-setup/hostname "$s/etc/hostname"
+  ln -sfn /run/jukebox-setup/localtime "$s/etc/localtime"
+  rm -f "$s/etc/timezone"
+  mkdir -p "$s/etc/wpa_supplicant"
+  ln -sfn /run/jukebox-setup/wpa_supplicant-wlan0.conf "$s/etc/wpa_supplicant/wpa_supplicant-wlan0.conf"
+  mkdir -p "$s/data" "$s/srv/music" "$s/var/lib/jukebox"
+  # prepare.sh masks the clock for its test guest; a box needs it (TLS for streams and feeds).
+  rm -f "$s/etc/systemd/system/systemd-timesyncd.service"
+  systemctl --root="$s" -q enable jukebox-setup.service jukebox-grow-music.service systemd-networkd.service
+  systemctl --root="$s" -q mask systemd-networkd-wait-online.service
+  # The data partition's first content: the player's folder and the system's.
+  mkdir -p "$s.data/jukebox" "$s.data/system/var-lib-systemd" "$s.data/system/.var-lib-systemd-work"
+  chown "$(img_id "$s" jukebox)" "$s.data/jukebox" && chmod 0750 "$s.data/jukebox"
+}
+
+# img_id ROOT USER: USER's uid:gid in ROOT.
+img_id() { awk -F: -v u="$2" '$1 == u {print $3 ":" $4}' "$1/etc/passwd"; }
+
+# img_assemble STAGE IMAGE MUSIC: the four partitions made as files, then put together.
+img_assemble() {
+  local s=$1 img=$2 music=$3 p="$1.parts" root_mb music_mb total start=() sizes=() n off owner
+  rm -rf "$p" && mkdir -p "$p"
+  truncate -s "${BOOT_MB}M" "$p/1"
+  mkfs.vfat -F 32 -n JUKEBOX "$p/1" >/dev/null
+  mcopy -s -i "$p/1" "$s.boot"/* ::
+  # The root: its content and a quarter more (apt while remounted, a second kernel), in whole MiB.
+  root_mb=$(( $(du -sm --apparent-size "$s" | cut -f1) * 5 / 4 + 64 ))
+  mkfs.ext4 -q -F -L jbroot -m 0 -d "$s" "$p/2" "${root_mb}M"
+  # The data partition: journaled (ordered), inode tables and journal written now rather than by
+  # the kernel in the background at the first boot.
+  mkfs.ext4 -q -F -L jbdata -m 0 -E lazy_itable_init=0,lazy_journal_init=0 -d "$s.data" "$p/3" "${DATA_MB}M"
+  music_mb=$MUSIC_MB
+  if [ -n "$music" ]; then music_mb=$(( $(du -sm --apparent-size "$music" | cut -f1) * 11 / 10 + MUSIC_MB )); fi
+  owner=$(img_id "$s" jukebox)
+  local -a content=()
+  [ -z "$music" ] || content=(-d "$music")
+  # The music partition's top folder belongs to the player's user (the web app's uploads).
+  mkfs.ext4 -q -F -L jbmusic -m 0 -E "lazy_itable_init=0,lazy_journal_init=0,root_owner=$owner" \
+    "${content[@]}" "$p/4" "${music_mb}M"
+  sizes=("$BOOT_MB" "$root_mb" "$DATA_MB" "$music_mb")
+  off=$FIRST_MB
+  for n in 0 1 2 3; do start+=("$off"); off=$((off + sizes[n])); done
+  total=$off
+  rm -f "$img" && truncate -s "${total}M" "$img"
+  {
+    echo "label: dos"
+    echo "unit: sectors"
+    echo "start=$((start[0] * 2048)), size=$((sizes[0] * 2048)), type=c, bootable"
+    for n in 1 2 3; do echo "start=$((start[n] * 2048)), size=$((sizes[n] * 2048)), type=83"; done
+  } | sfdisk -q "$img" >/dev/null
+  for n in 0 1 2 3; do
+    dd if="$p/$((n + 1))" of="$img" bs=1M seek="${start[n]}" conv=notrunc,sparse status=none
+  done
+  rm -rf "$p"
+  say "partitions (MiB): boot ${sizes[0]}, root ${sizes[1]}, data ${sizes[2]}, music ${sizes[3]}; image $total MiB"
+}
+
+main() {
+  local deb="" out="" music="" xz=1 version t0=$SECONDS w img
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --deb) [ $# -ge 2 ] || die "--deb needs a file"; deb=$2; shift ;;
+      --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift ;;
+      --music) [ $# -ge 2 ] || die "--music needs a folder"; music=$(realpath "$2"); shift ;;
+      --no-xz) xz=0 ;;
+      -h|--help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+      *) die "unknown argument: $1 (try --help)" ;;
+    esac
+    shift
+  done
+  [ "$(id -u)" -eq 0 ] || die "run as root (mmdebstrap, chroot for the Pi firmware's hook, file owners)"
+  # shellcheck source=board/private-dir.sh
+  . "$IMG_REPO/board/private-dir.sh"
+  private_dir "$A64_CACHE" IMAGE_CACHE || exit 1
+  [ -z "$music" ] || [ -d "$music" ] || die "--music $music: not a folder"
+  if [ -z "$deb" ]; then
+    deb=$(find "$A64_CROSS/debs" -maxdepth 1 -name 'jukebox_*_arm64.deb' -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-)
+    if [ -z "$deb" ]; then
+      bash "$IMG_REPO/board/package.sh" --arch arm64
+      deb=$(find "$A64_CROSS/debs" -maxdepth 1 -name 'jukebox_*_arm64.deb' -printf '%T@ %p\n' | sort -n | tail -n 1 | cut -d' ' -f2-)
+    fi
+  fi
+  [ -f "$deb" ] || die "no arm64 .deb: $deb"
+  deb=$(realpath "$deb")
+  [ "$(dpkg-deb -f "$deb" Architecture)" = arm64 ] || die "$deb is not an arm64 package"
+  version=$(dpkg-deb -f "$deb" Version)
+  out=${out:-$A64_CACHE/out}
+  mkdir -p "$out"
+  hil_apt_install "$A64_CACHE/apt.log" dosfstools mtools fdisk xz-utils
+  a64_prepare_packages
+  a64_prepare_apt
+  say "package ${deb##*/}; root: mmdebstrap trixie arm64 (cached when unchanged)"
+  img_rootfs "$deb"
+  w="$A64_CACHE/work"
+  mkdir -p "$w"
+  img_stage "$w/stage"
+  img="$out/jukebox-$version-arm64.img"
+  img_assemble "$w/stage" "$img" "$music"
+  rm -rf "$w/stage" "$w/stage.boot" "$w/stage.data"
+  if [ "$xz" -eq 1 ]; then
+    xz -T0 -6 -f "$img"
+    img="$img.xz"
+  fi
+  say "made $img ($(du -h --apparent-size "$img" | cut -f1)) in $((SECONDS - t0)) s"
+}
+main "$@"
