@@ -192,6 +192,18 @@ void jb_http_fetch(const jb_http_options *options, const jb_http_callbacks *call
 	// An audio stream is not compressed: a server that gzips anyway is refused by its
 	// Content-Encoding (HTTPStream), not decoded as garbage.
 	headers = curl.slist_append(headers, "Accept-Encoding: identity");
+	if (options->range_from > 0 && options->if_range && options->if_range[0]) {
+		// Never a header split by what a server once said: no control character, bounded.
+		char line[300];
+		size_t n = strlen(options->if_range);
+		int clean = n <= 255;
+		for (size_t i = 0; clean && i < n; i++)
+			clean = (unsigned char)options->if_range[i] >= 0x20 && options->if_range[i] != 0x7f;
+		if (clean) {
+			snprintf(line, sizeof line, "If-Range: %s", options->if_range);
+			headers = curl.slist_append(headers, line);
+		}
+	}
 	curl.easy_setopt(handle, CURLOPT_URL, options->url);
 	// Threads: no signals (libcurl's SIGALRM name-lookup timeout is process-wide).
 	curl.easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);

@@ -29,7 +29,8 @@ public final class PodcastWiring: PodcastPort {
         if let fetcher { return fetcher }
         let mailbox = self.mailbox
         let made = FeedFetcher(settings: settings, report: { mailbox.post(Self.event($0)) },
-                               reportDownload: { mailbox.post(Self.event($0)) })
+                               reportDownload: { mailbox.post(Self.event($0)) },
+                               reportProgress: { mailbox.post(.episodeDownloadProgress(name: $0, id: $1, bytes: $2, total: $3)) })
         fetcher = made
         return made
     }

@@ -23,7 +23,9 @@ import Foundation
 ///   live HLS playlist), typed by its extension (`.m3u8`, `.ts`, `.aac`); 404 when missing. A
 ///   `Range: bytes=N-` is answered `206` from byte N (`416` past the end), unless `norange`
 ///   (a server that ignores ranges: the whole file, `200`). With `drop=B`, the first whole
-///   response to that URL ends after B bytes of its body (a connection lost mid-file).
+///   response to that URL ends after B bytes of its body (a connection lost mid-file). Each
+///   answer has an `ETag` (the file's CRC-32); an `If-Range` that is not it gets the whole file.
+/// - `/served/NAME`: the body bytes sent so far for `/dir/NAME`, as decimal text.
 /// - `/missing`: 404. `/page.html`: an HTML page. `/ogg`: `audio/ogg` that is "OggS" and zeros (no valid page).
 /// - `/endless`: a status line, then header lines without end. `/endlessline`: a status line, then
 ///   one header line without end.
@@ -43,7 +45,7 @@ public final class RadioServer {
     private let process: Process
 
     static let script = #"""
-import http.server, socketserver, sys, os, random, time, ssl, gzip, re
+import http.server, socketserver, sys, os, random, time, ssl, gzip, re, zlib
 from urllib.parse import urlparse, parse_qs
 MP3 = open(sys.argv[1], 'rb').read()
 # More bodies, by name: RADIO_FILES is "name|content-type|path" entries joined by newlines.
@@ -54,6 +56,8 @@ for entry in os.environ.get('RADIO_FILES', '').split('\n'):
         FILES[name] = (open(path, 'rb').read(), ctype)
 offsets = {}
 stalled = set()
+# Body bytes sent for each /dir/ file, by name (read back as /served/NAME).
+SERVED = {}
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.0'
@@ -81,22 +85,33 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     self.raw('HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n')
                 else:
                     ctype = {'m3u8': 'application/vnd.apple.mpegurl', 'ts': 'video/mp2t', 'aac': 'audio/aac'}.get(url.path.rsplit('.', 1)[-1], 'application/octet-stream')
+                    name = url.path[5:]
+                    etag = '"%08x"' % zlib.crc32(body)
                     asked = re.fullmatch(r'bytes=(\d+)-', self.headers.get('Range', ''))
+                    if asked and self.headers.get('If-Range') not in (None, etag):
+                        asked = None
                     if asked and not q.get('norange'):
                         first = int(asked.group(1))
                         if first >= len(body):
                             self.raw('HTTP/1.0 416 Range Not Satisfiable\r\nContent-Range: bytes */%d\r\nContent-Length: 0\r\n\r\n' % len(body))
                             return
-                        self.raw('HTTP/1.0 206 Partial Content\r\nContent-Type: %s\r\nContent-Range: bytes %d-%d/%d\r\nContent-Length: %d\r\n\r\n'
-                                 % (ctype, first, len(body) - 1, len(body), len(body) - first))
+                        self.raw('HTTP/1.0 206 Partial Content\r\nContent-Type: %s\r\nETag: %s\r\nContent-Range: bytes %d-%d/%d\r\nContent-Length: %d\r\n\r\n'
+                                 % (ctype, etag, first, len(body) - 1, len(body), len(body) - first))
                         self.wfile.write(body[first:])
+                        SERVED[name] = SERVED.get(name, 0) + len(body) - first
                         return
-                    self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n' % (ctype, len(body)))
+                    self.raw('HTTP/1.0 200 OK\r\nContent-Type: %s\r\nETag: %s\r\nContent-Length: %d\r\n\r\n' % (ctype, etag, len(body)))
                     if q.get('drop') and self.path not in stalled:
                         stalled.add(self.path)
                         self.wfile.write(body[:int(q['drop'])])
+                        SERVED[name] = SERVED.get(name, 0) + min(len(body), int(q['drop']))
                         return
                     self.wfile.write(body)
+                    SERVED[name] = SERVED.get(name, 0) + len(body)
+            elif url.path.startswith('/served/'):
+                body = str(SERVED.get(url.path[8:], 0)).encode()
+                self.raw('HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n' % len(body))
+                self.wfile.write(body)
             elif url.path.startswith('/redirect/'):
                 k = int(url.path.split('/')[-1])
                 target = '/redirect/%d' % (k - 1) if k > 1 else '/file.mp3'

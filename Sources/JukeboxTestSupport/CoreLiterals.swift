@@ -14,7 +14,7 @@ public func info(_ n: Int, duration: Double? = 100) -> TrackInfo {
 public func status(_ phase: String, title: String = "", artist: String? = nil, elapsed: String = "--:--",
                    duration: String = "--:--", index: Int = 0, of count: Int = 0, volume: Int = 100,
                    shuffle: Bool = false, repeat repeatMode: RepeatMode = .off, message: String? = nil,
-                   sleep: String? = nil, speed: String? = nil) -> StatusView {
+                   sleep: String? = nil, speed: String? = nil, download: String? = nil) -> StatusView {
     // StatusView has no memberwise initializer; every field is overwritten below, so nothing of
     // the empty state's view survives.
     var v = StatusView(State())
@@ -32,6 +32,7 @@ public func status(_ phase: String, title: String = "", artist: String? = nil, e
     v.message = message
     v.sleep = sleep
     v.speed = speed
+    v.download = download
     return v
 }
 

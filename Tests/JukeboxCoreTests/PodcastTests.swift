@@ -553,6 +553,49 @@ final class PodcastDownloadTests: XCTestCase {
         ])
     }
 
+    /// The downloader's progress is kept for the download in hand only and shown on the status
+    /// line (percent of the length, else MiB), until the download ends either way.
+    func testADownloadsProgressIsShownUntilItEnds() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        s.podcastsReady = true
+        s.podcasts[0] = PodcastFeed(name: "Serial", order: .oldest, episodes: PodcastTests.listed)
+        s.podcastDownloading = PodcastEpisodeKey(name: "Serial", id: "ep1")
+        let h = CoreHarness(s)
+        // Another episode's late report is no news.
+        h.send(.episodeDownloadProgress(name: "Serial", id: "ep2", bytes: 10, total: 100), { _ in }, commands: [])
+        let shown41 = status("stopped", download: "downloading \"Episode 1\" 41%")
+        h.send(.episodeDownloadProgress(name: "Serial", id: "ep1", bytes: 410_000, total: 1_000_000), {
+            $0.podcastDownloadProgress = DownloadProgress(bytes: 410_000, total: 1_000_000)
+            $0.shown = shown41
+        }, commands: [.render(shown41)])
+        XCTAssertEqual(shown41.line, "■ queue empty  vol 100  downloading \"Episode 1\" 41%")
+        // A server that lies (more than its length) never shows 100 % before the file is whole.
+        let shown99 = status("stopped", download: "downloading \"Episode 1\" 99%")
+        h.send(.episodeDownloadProgress(name: "Serial", id: "ep1", bytes: 5_000_000, total: 1_000_000), {
+            $0.podcastDownloadProgress = DownloadProgress(bytes: 5_000_000, total: 1_000_000)
+            $0.shown = shown99
+        }, commands: [.render(shown99)])
+        // No length: the bytes so far.
+        let shownMiB = status("stopped", download: "downloading \"Episode 1\" 12 MiB")
+        h.send(.episodeDownloadProgress(name: "Serial", id: "ep1", bytes: 12 << 20, total: nil), {
+            $0.podcastDownloadProgress = DownloadProgress(bytes: 12 << 20, total: nil)
+            $0.shown = shownMiB
+        }, commands: [.render(shownMiB)])
+        // Failed: nothing shown any more (the next download is asked for: ep2).
+        h.send(.episodeDownloadFailed(name: "Serial", id: "ep1", reason: "HTTP 404"), {
+            $0.podcastDownloading = PodcastEpisodeKey(name: "Serial", id: "ep2")
+            $0.podcastDownloadProgress = nil
+            $0.podcastDownloadsFailed = [PodcastEpisodeKey(name: "Serial", id: "ep1")]
+            $0.shown = status("stopped")
+        }, commands: [
+            .report("podcast Serial: an episode could not be downloaded: HTTP 404"),
+            .downloadEpisode(name: "Serial", id: "ep2", url: "https://cdn.example/2.mp3", file: String(Self.file(2).dropFirst(23)),
+                             maxBytes: 1 << 20),
+            .render(status("stopped")),
+        ])
+    }
+
     /// The budget spent: a played episode's file goes (the oldest first), never one not yet
     /// played, never the one playing.
     func testPlayedFilesMakeRoomOldestFirst() {

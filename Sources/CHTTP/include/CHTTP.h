@@ -36,6 +36,10 @@ typedef struct {
 	/// may answer 206 from there or ignore it and send the whole body with 200: the caller reads
 	/// the status line and Content-Range (CURLOPT_RESUME_FROM would fail the transfer instead).
 	long long range_from;
+	/// With range_from: the validator (an ETag or a Last-Modified date) the range must still match
+	/// (`If-Range: V`), so a changed file comes whole with 200 instead of a range of another file.
+	/// NULL or empty: none. A value over 255 bytes or holding a control character is not sent.
+	const char *if_range;
 } jb_http_options;
 
 typedef struct {

@@ -55,6 +55,12 @@ protocol TransferSink: AnyObject {
     /// Takes body bytes; false ends the transfer.
     func take(_ bytes: UnsafeRawBufferPointer) -> Bool
     func stops() -> Bool
+    /// A header line (status lines included), before the body it heads.
+    func header(_ line: String)
+}
+
+extension TransferSink {
+    func header(_ line: String) {}
 }
 
 /// One GET through `CHTTP` (libcurl) on this thread, its body handed to `sink`: the feeds' and the
@@ -65,12 +71,18 @@ enum FeedHTTP {
         init(_ sink: TransferSink) { self.sink = sink }
     }
 
-    static func run(_ url: String, settings: FeedFetchSettings, sink: TransferSink) -> jb_http_result {
+    /// `rangeFrom` > 0 asks `Range: bytes=N-`, with `If-Range: ifRange` when given.
+    static func run(_ url: String, settings: FeedFetchSettings, sink: TransferSink,
+                    rangeFrom: Int64 = 0, ifRange: String? = nil) -> jb_http_result {
         let box = Box(sink)
         let context = Unmanaged.passUnretained(box).toOpaque()
         var callbacks = jb_http_callbacks(
             context: context,
-            header: { _, _, _ in },
+            header: { context, line, length in
+                guard let context, let line else { return }
+                let text = String(decoding: UnsafeRawBufferPointer(start: UnsafeRawPointer(line), count: min(length, 1024)), as: UTF8.self)
+                Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().sink.header(text)
+            },
             body: { context, data, length in
                 guard let context, let data else { return 0 }
                 let sink = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().sink
@@ -85,11 +97,14 @@ enum FeedHTTP {
             url.withCString { urlText in
                 "jukebox".withCString { agent in
                     (settings.caFile ?? "").withCString { caFile in
-                        var options = jb_http_options(
-                            url: urlText, connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
-                            stall_seconds: settings.stallSeconds, header_seconds: 0, max_redirects: settings.maxRedirects,
-                            max_header_bytes: 64 * 1024, want_icy_metadata: 0, user_agent: agent, ca_file: caFile, range_from: 0)
-                        jb_http_fetch(&options, &callbacks, &result)
+                        (ifRange ?? "").withCString { validator in
+                            var options = jb_http_options(
+                                url: urlText, connect_timeout_ms: Int(settings.connectTimeoutSeconds * 1000),
+                                stall_seconds: settings.stallSeconds, header_seconds: 0, max_redirects: settings.maxRedirects,
+                                max_header_bytes: 64 * 1024, want_icy_metadata: 0, user_agent: agent, ca_file: caFile,
+                                range_from: rangeFrom, if_range: validator)
+                            jb_http_fetch(&options, &callbacks, &result)
+                        }
                     }
                 }
             }

@@ -19,7 +19,8 @@ public struct EpisodeDownloadOutcome: Sendable {
 
 /// The feeds' own thread (`jukebox-feeds`): fetches and parses one feed at a time, and downloads
 /// episodes (`EpisodeDownload`), in the order asked, and hands each outcome to `report` or
-/// `reportDownload` on this thread (the wiring posts it to the loop). A feed or an episode asked
+/// `reportDownload` on this thread (the wiring posts it to the loop), a download's progress to
+/// `reportProgress` (at most once a second or per 5 %). A feed or an episode asked
 /// for again while it waits is done once. Never the loop's thread: a feed may take up to
 /// `FeedFetchSettings.totalSeconds`, a download up to `downloadSeconds`.
 public final class FeedFetcher: @unchecked Sendable {
@@ -36,17 +37,20 @@ public final class FeedFetcher: @unchecked Sendable {
     private let limits: FeedLimits
     private let report: @Sendable (FeedFetchOutcome) -> Void
     private let reportDownload: @Sendable (EpisodeDownloadOutcome) -> Void
+    private let reportProgress: @Sendable (_ name: String, _ id: String, _ bytes: Int64, _ total: Int64?) -> Void
     /// The whole time one episode's download may take.
     public static let downloadSeconds = 3600.0
 
     /// Starts the thread.
     public init(settings: FeedFetchSettings = FeedFetchSettings(), limits: FeedLimits = FeedLimits(),
                 report: @escaping @Sendable (FeedFetchOutcome) -> Void,
-                reportDownload: @escaping @Sendable (EpisodeDownloadOutcome) -> Void = { _ in }) {
+                reportDownload: @escaping @Sendable (EpisodeDownloadOutcome) -> Void = { _ in },
+                reportProgress: @escaping @Sendable (_ name: String, _ id: String, _ bytes: Int64, _ total: Int64?) -> Void = { _, _, _, _ in }) {
         self.settings = settings
         self.limits = limits
         self.report = report
         self.reportDownload = reportDownload
+        self.reportProgress = reportProgress
         thread = NativeThread(name: "jukebox-feeds") { [unowned self] in self.run() }
     }
 
@@ -98,7 +102,8 @@ public final class FeedFetcher: @unchecked Sendable {
             case .episode(let name, let id, let url, let path, let maxBytes):
                 var long = settings
                 long.totalSeconds = Self.downloadSeconds
-                let result = EpisodeDownload.run(url, to: path, maxBytes: maxBytes, settings: long, shouldStop: stop)
+                let result = EpisodeDownload.run(url, to: path, maxBytes: maxBytes, settings: long, shouldStop: stop,
+                                                 progress: { [reportProgress] in reportProgress(name, id, $0, $1) })
                 if case .failure(.stopped) = result { return }
                 reportDownload(EpisodeDownloadOutcome(name: name, id: id, path: path, result: result))
             }

@@ -499,7 +499,7 @@ public final class HTTPStream: @unchecked Sendable {
                         want_icy_metadata: icy ? 1 : 0,
                         user_agent: agent,
                         ca_file: caFile,
-                        range_from: Int64(rangeFrom))
+                        range_from: Int64(rangeFrom), if_range: nil)
                     jb_http_fetch(&options, &callbacks, &result)
                 }
             }

@@ -32,6 +32,8 @@ public struct StatusView: Equatable, Sendable {
     public var sleep: String?
     /// The playback speed of the track played (`1.25`) when it is not 1.
     public var speed: String?
+    /// The episode being downloaded and how far (`State.podcastDownloadShown`), while one is.
+    public var download: String?
 
     /// The view of `state`.
     public init(_ state: State) {
@@ -62,6 +64,7 @@ public struct StatusView: Equatable, Sendable {
         self.message = message.map(DisplayText.inert)
         sleep = state.sleepMark
         speed = state.cursor.flatMap { state.playSpeed(at: $0) }.map(Speed.text)
+        download = state.podcastDownloadShown
     }
 
     /// One line for a terminal or console:
@@ -75,8 +78,9 @@ public struct StatusView: Equatable, Sendable {
         case .interrupted: glyph = "⏏"
         case .stopped: glyph = "■"
         }
-        if count == 0 { return "\(glyph) queue empty  vol \(volume)" + (message.map { "  (\($0))" } ?? "") }
-        if index == 0 { return "\(glyph) \(count) tracks queued  vol \(volume)" + (message.map { "  (\($0))" } ?? "") }
+        let downloading = download.map { "  " + $0 } ?? ""
+        if count == 0 { return "\(glyph) queue empty  vol \(volume)" + downloading + (message.map { "  (\($0))" } ?? "") }
+        if index == 0 { return "\(glyph) \(count) tracks queued  vol \(volume)" + downloading + (message.map { "  (\($0))" } ?? "") }
         var s = "\(glyph) \(title)"
         if let artist { s += " – \(artist)" }
         if let chapter { s += "  ch \(chapter)" }
@@ -85,6 +89,7 @@ public struct StatusView: Equatable, Sendable {
         if repeatMode != .off { s += "  repeat \(repeatMode.rawValue)" }
         if let sleep { s += "  sleep \(sleep)" }
         if let speed { s += "  speed \(speed)" }
+        s += downloading
         if let message { s += "  (\(message))" }
         return s
     }

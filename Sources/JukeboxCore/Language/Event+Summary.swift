@@ -68,6 +68,8 @@ extension Event {
             return "podcast \(DisplayText.inert(name)): episode \(DisplayText.inert(id, maxBytes: 80)) downloaded (\(bytes) bytes)"
         case .episodeDownloadFailed(let name, let id, let reason):
             return "podcast \(DisplayText.inert(name)): episode \(DisplayText.inert(id, maxBytes: 80)) not downloaded: \(DisplayText.inert(reason, maxBytes: 200))"
+        case .episodeDownloadProgress(let name, _, let bytes, let total):
+            return "podcast \(DisplayText.inert(name)): \(bytes) of \(total.map(String.init) ?? "?") bytes downloaded"
         case .cardTracks(let card, let tracks, _, _): return "card \(card): " + Self.count(tracks.count)
         case .loadSource(_, let tracks): return "load " + Self.count(tracks.count)
         case .headphones(let plugged):

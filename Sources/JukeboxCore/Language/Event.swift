@@ -176,6 +176,9 @@ public enum Event: Equatable, Sendable {
     case episodeDownloaded(name: String, id: String, path: String, bytes: Int64)
     /// Episode `id` of podcast `name` could not be downloaded.
     case episodeDownloadFailed(name: String, id: String, reason: String)
+    /// Episode `id` of podcast `name` has `bytes` on disk so far of `total` (nil: the server did
+    /// not say); reported at most about once a second or per 5 % (`EpisodeDownload`).
+    case episodeDownloadProgress(name: String, id: String, bytes: Int64, total: Int64?)
 
     // MARK: Outcomes from the audio engine (`playID` is the one the start command carried)
     /// The first sample of a play was handed to the device.

@@ -238,6 +238,25 @@ extension PodcastFeed {
 }
 
 /// An episode of a podcast: the podcast's name and the episode's id.
+/// How far the episode being downloaded is: the bytes on disk and the whole length (nil when the
+/// server did not say).
+public struct DownloadProgress: Equatable, Sendable {
+    public var bytes: Int64
+    public var total: Int64?
+
+    public init(bytes: Int64, total: Int64?) {
+        self.bytes = bytes
+        self.total = total
+    }
+
+    /// Whole percents, 0 to 99 until the file is whole (a server's length may be wrong); nil
+    /// without a total.
+    public var percent: Int? {
+        guard let total, total > 0 else { return nil }
+        return Int(min(99, max(0, bytes.multipliedReportingOverflow(by: 100).partialValue / total)))
+    }
+}
+
 public struct PodcastEpisodeKey: Hashable, Sendable {
     public var name: String
     public var id: String

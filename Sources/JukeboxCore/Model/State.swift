@@ -147,6 +147,8 @@ public struct State: Equatable, Sendable {
     /// The episode being downloaded (`Command.downloadEpisode`), as (podcast, episode id); one at
     /// a time, so the budget it was given is the budget left.
     public var podcastDownloading: PodcastEpisodeKey?
+    /// How far `podcastDownloading` is, as the downloader last said (nil until it says).
+    public var podcastDownloadProgress: DownloadProgress?
     /// Episodes whose download failed since the last refresh: not asked for again until then.
     public var podcastDownloadsFailed: Set<PodcastEpisodeKey> = []
 

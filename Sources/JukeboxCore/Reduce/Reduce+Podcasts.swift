@@ -56,8 +56,15 @@ extension State {
             // Downloads that failed are tried again with the feeds.
             podcastDownloadsFailed = []
             fetchPodcasts(&step)
+        case .episodeDownloadProgress(let name, let id, let bytes, let total):
+            // Only the download in hand: a late report of an older one is no news.
+            guard podcastDownloading == PodcastEpisodeKey(name: name, id: id) else { return }
+            podcastDownloadProgress = DownloadProgress(bytes: max(0, bytes), total: total.flatMap { $0 > 0 ? $0 : nil })
         case .episodeDownloaded(let name, let id, let path, let bytes):
-            if podcastDownloading == PodcastEpisodeKey(name: name, id: id) { podcastDownloading = nil }
+            if podcastDownloading == PodcastEpisodeKey(name: name, id: id) {
+                podcastDownloading = nil
+                podcastDownloadProgress = nil
+            }
             guard let at = podcasts.firstIndex(where: { $0.name == name }), podcasts[at].episodes.contains(where: { $0.id == id }) else {
                 // Neither the podcast nor the episode is known any more: the file goes.
                 step.commands.append(.deleteEpisodeFile(path: path))
@@ -68,7 +75,10 @@ extension State {
             podcastsDirty = true
         case .episodeDownloadFailed(let name, let id, let reason):
             let key = PodcastEpisodeKey(name: name, id: id)
-            if podcastDownloading == key { podcastDownloading = nil }
+            if podcastDownloading == key {
+                podcastDownloading = nil
+                podcastDownloadProgress = nil
+            }
             podcastDownloadsFailed.insert(key)
             step.commands.append(.report("podcast \(DisplayText.inert(name)): an episode could not be downloaded: \(DisplayText.inert(reason, maxBytes: 200))"))
         default:
@@ -270,7 +280,25 @@ extension State {
         guard used + hint <= budget else { return }
         let name = podcasts[wanted.feed].name
         podcastDownloading = PodcastEpisodeKey(name: name, id: wanted.episode.id)
+        podcastDownloadProgress = nil
         step.commands.append(.downloadEpisode(name: name, id: wanted.episode.id, url: wanted.episode.url,
                                               file: PodcastFeed.fileName(name: name, episode: wanted.episode), maxBytes: budget - used))
+    }
+}
+
+extension State {
+    /// What the status line says of the episode being downloaded once the downloader has said how
+    /// far it is: `downloading "Episode 4" 41%`, or `downloading "Episode 4" 12 MiB` when the
+    /// server gave no length; nil otherwise (a download that has not reported is not shown).
+    public var podcastDownloadShown: String? {
+        guard let key = podcastDownloading, let progress = podcastDownloadProgress else { return nil }
+        let title = podcasts.first { $0.name == key.name }?.episodes.first { $0.id == key.id }?.title ?? key.id
+        let amount: String
+        if let percent = progress.percent {
+            amount = "\(percent)%"
+        } else {
+            amount = progress.bytes >= 1 << 20 ? "\(progress.bytes >> 20) MiB" : "\(progress.bytes >> 10) KiB"
+        }
+        return "downloading \"" + DisplayText.inert(title, maxBytes: 60) + "\" " + amount
     }
 }

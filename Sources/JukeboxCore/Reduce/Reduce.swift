@@ -104,6 +104,8 @@ extension State {
         case .podcastsReading, .podcastsLoaded, .podcastFetched, .podcastFailed, .timerFired(.podcastRefresh, _), .episodeDownloaded, .episodeDownloadFailed:
             podcast(event, &step)
             followPodcastDownloads(&step)
+        case .episodeDownloadProgress:
+            podcast(event, &step)
         case .playPodcast, .queuePodcast:
             step.activity = true
             message = nil

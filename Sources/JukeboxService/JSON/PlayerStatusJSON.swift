@@ -84,6 +84,9 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     public var speed: Double?
     /// What the parental rules hold now (nil, and absent from the text: none configured).
     public var parental: ParentalStatus?
+    /// The episode being downloaded and how far, as the status line says it
+    /// (`downloading "Episode 4" 41%`; nil, and absent from the text: none reported).
+    public var download: String?
 
     /// The parental rules as `status --json` shows them: whether the wall clock is synchronised,
     /// whether it is quiet hours (nil: quiet hours configured, the time not known), the whole
@@ -140,6 +143,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         volumeMax = state.volumeMax
         headphones = state.headphonesIn
         speed = state.cursor.map { state.playSpeed(at: $0) ?? 1 }
+        download = state.podcastDownloadShown
         if !state.settings.parental.isEmpty {
             let rules = state.settings.parental
             parental = ParentalStatus(clockSynchronized: state.parental.clockSynchronized, quiet: state.quietNow,
@@ -198,6 +202,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
             all.append("\"parental\":{\"clockSynchronized\":\(p.clockSynchronized),\"quiet\":" + quiet + ",\"limitLeft\":" + left
                        + ",\"resetAt\":" + str(p.resetAt) + "}")
         }
+        if let download { all.append("\"download\":" + q(download)) }
         return "{" + all.joined(separator: ",") + "}"
     }
 }
