@@ -22,14 +22,14 @@ final class EpisodeStreamTests: ServedFolderCase {
     /// measured at 38 s for both bitrates.
     static let landingError = 0.2
 
-    private var settings: StreamSettings {
+    var settings: StreamSettings {
         var s = StreamSettings(bufferSeconds: 1, connectTimeoutSeconds: 5, stallSeconds: 5, backoff: 0.1...0.5)
         s.startSeconds = 20
         return s
     }
 
     /// Writes episode `name` into the served folder with the encoder's `options`.
-    private func makeEpisode(_ name: String, _ options: [String]) throws {
+    func makeEpisode(_ name: String, _ options: [String]) throws {
         guard FileManager.default.isExecutableFile(atPath: FFmpegLoudness.path) else { throw missingPeer("ffmpeg is not installed") }
         let tone = "aevalsrc=if(gte(t\\,\(Int(Self.toneAt)))\\,0.5*sin(2*PI*440*t)\\,0):s=44100:d=60"
         try FFmpegLoudness.run(["-f", "lavfi", "-i", tone, "-ac", "2"] + options + [folder + "/" + name])

@@ -320,21 +320,7 @@ extension PodcastReduceTests {
     /// paused (the stream disconnects, play asks again from there), seeks, and notes its place
     /// as a downloaded one does: the adapter starts the stream near it by a range request.
     func testAStreamedEpisodeStartsAtItsPlaceSeeksAndKeepsItWhenPaused() {
-        var s = State(settings: Self.settings)
-        s.shown = status("stopped")
-        s.bookmarksReady = true
-        s.podcastsReady = true
-        let saved = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
-                                places: ["ep3": EpisodePlace(position: 125)])
-        s.podcasts = [saved, PodcastFeed(name: "Serial", order: .oldest)]
-        let h = CoreHarness(s)
-        let tracks = [3, 2, 1].map {
-            TrackInfo(path: "https://cdn.example/\($0).mp3", title: "Episode \($0)", album: "The News", duration: 600)
-        }
-        let playing = status("playing", title: "Episode 3", elapsed: "2:05", duration: "10:00", index: 1, of: 3)
-        h.send(.playPodcast(name: "News"), {
-            Self.playsEpisode3(&$0, at: 125, tracks: tracks, shown: playing)
-        }, commands: Self.episode3Commands(at: 125, tracks: tracks, shown: playing))
+        let (h, tracks, saved) = Self.streamsEpisode3At125()
         // The adapter landed a little before the place (a range request lands near it); heard on.
         h.send(.trackStarted(playID: 1), { $0.streamStarted = true }, commands: [])
         let landed = status("playing", title: "Episode 3", elapsed: "2:04", duration: "10:00", index: 1, of: 3)

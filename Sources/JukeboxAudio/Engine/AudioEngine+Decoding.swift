@@ -16,7 +16,7 @@ extension AudioEngine {
         var nextFrame: Int64
         /// Opened as the gapless next track and not a frame decoded yet (a failure then counts as the next's).
         var isUnstartedNext: Bool
-        /// The track's tempo change when its speed is not 1 (a file only); `nextFrame` then counts
+        /// The track's tempo change when its speed is not 1 (a file, or an episode streamed); `nextFrame` then counts
         /// output frames (`TrackRef.seconds(atFrame:rate:)`). Its chunks keep the decoder's format.
         var stretch: TimeStretch?
     }
@@ -115,7 +115,9 @@ extension AudioEngine {
             }
             let speed = job.track.speed
             var stretch: TimeStretch?
-            if speed != 1 && !(decoder is StreamDecoder) {
+            // A stream too: the core asks another speed than 1 only of a podcast episode (a file on
+            // a server), never of a live stream (it cannot be played faster than it arrives).
+            if speed != 1 {
                 guard let made = TimeStretch(speed: speed, rate: decoder.format.sampleRate, channels: decoder.format.channels) else {
                     decoder.close()
                     throw DecodeError(path: job.track.path, reason: "cannot play at speed \(speed) (\(decoder.format.channels) channels)")
@@ -204,8 +206,9 @@ extension AudioEngine {
         return monitor.withLock { () -> OpenTrack? in
             // A stale chunk is dropped; the loop then closes the decoder. So is one decoded at a
             // speed just changed: the decoder goes back to its place (`respeeded`).
+            // A stream's chunk is kept: its decoder cannot go back to decode it again.
             guard state.generation == track.generation, state.cancelSerial != track.serial,
-                  state.respeed?.serial != track.serial else { return track }
+                  state.respeed?.serial != track.serial || track.decoder is StreamDecoder else { return track }
             defer { monitor.broadcast() }
             var advanced = track
             if out.frames > 0 {
@@ -246,17 +249,26 @@ extension AudioEngine {
     /// where the dropped audio began and the track goes on at the new speed, through a new
     /// stretcher or none (at 1 the samples pass untouched again). A seek that fails ends the
     /// track with its reason, as a damaged file does.
+    ///
+    /// A stream (a podcast episode from its URL) cannot go back: what is queued plays at the old
+    /// speed, what the stretcher still holds is flushed out at it, and the new speed starts at
+    /// the next source frame, so no audio is dropped or heard twice.
     private func respeeded(_ track: OpenTrack, _ order: Respeed) -> OpenTrack? {
-        // A stream always plays at 1 (a live stream cannot be played faster than it arrives).
-        guard !(track.decoder is StreamDecoder) else { return track }
         var changed = track
-        let from = order.fromSource ?? track.job.track.sourceFrame(atFrame: track.nextFrame)
+        let from: Int64
         let format = track.decoder.format
         var failure: String?
-        do throws(DecodeError) {
-            try track.decoder.seek(toFrame: max(0, from))
-        } catch {
-            failure = error.reason
+        if track.decoder is StreamDecoder {
+            guard let flushed = flushedStretch(track) else { return track }
+            changed = flushed
+            from = flushed.job.track.sourceFrame(atFrame: flushed.nextFrame)
+        } else {
+            from = order.fromSource ?? track.job.track.sourceFrame(atFrame: track.nextFrame)
+            do throws(DecodeError) {
+                try track.decoder.seek(toFrame: max(0, from))
+            } catch {
+                failure = error.reason
+            }
         }
         changed.job.track.speed = order.speed
         changed.stretch = nil
@@ -291,6 +303,27 @@ extension AudioEngine {
             }
             state.decoderPhase = .awaitingNext
             return nil
+        }
+    }
+
+    /// `track` with what its stretcher still holds queued at its speed (as at its end: the
+    /// flush cuts the padding, so its output stays `input / speed`); nil when the track was
+    /// abandoned meanwhile (the loop then closes it).
+    private func flushedStretch(_ track: OpenTrack) -> OpenTrack? {
+        guard let stretch = track.stretch else { return track }
+        let rest = Self.stretched([], frames: 0, format: track.decoder.format, through: stretch, ending: true)
+        return monitor.withLock { () -> OpenTrack? in
+            guard state.generation == track.generation, state.cancelSerial != track.serial else { return nil }
+            var flushed = track
+            flushed.stretch = nil
+            guard rest.frames > 0 else { return flushed }
+            state.queue.append(.pcm(PCMChunk(serial: track.serial, track: track.job.track, format: rest.format,
+                                             startFrame: track.nextFrame, frames: rest.frames, bytes: rest.bytes,
+                                             announce: track.job.announce)))
+            state.queuedSeconds += Double(rest.frames) / Double(rest.format.sampleRate)
+            flushed.nextFrame += Int64(rest.frames)
+            monitor.broadcast()
+            return flushed
         }
     }
 

@@ -138,8 +138,10 @@ public final class AudioEngine: @unchecked Sendable {
     /// written is dropped and decoded again from the same source frame at `speed` (the decoder
     /// seeks back and puts in a new stretcher, or takes it out), so only what the device already
     /// holds plays at the old speed. A successor set with that id takes the speed too (decoded
-    /// again if it was decoded ahead). The place heard does not move. No-op for a stream (it
-    /// always plays at 1), for an id that is not loaded, and while idle.
+    /// again if it was decoded ahead). The place heard does not move. A stream (a podcast episode
+    /// from its URL) cannot decode again what it dropped: its queued audio (at most
+    /// `decodeAheadSeconds`) plays at the old speed and the new one follows it. No-op for an id
+    /// that is not loaded, and while idle.
     public func setSpeed(id: UInt64, speed: Double) {
         command { state in
             guard state.active, TimeStretch.speeds.contains(speed) || speed == 1 else { return }
@@ -151,9 +153,12 @@ public final class AudioEngine: @unchecked Sendable {
                 state.cancelTakenNext()
                 state.nextSpec?.speed = speed
             }
-            // A stream plays at 1 whatever is asked: what it decoded ahead is kept.
-            guard let serial = state.decoderSerial, state.decoderTrackID == id, state.cancelSerial != serial,
-                  state.liveStream?.id != id else { return }
+            guard let serial = state.decoderSerial, state.decoderTrackID == id, state.cancelSerial != serial else { return }
+            // A stream keeps what it decoded ahead (`respeeded`): its decoder cannot go back.
+            if state.liveStream?.id == id {
+                state.respeed = Respeed(serial: serial, speed: speed, fromSource: nil)
+                return
+            }
             // Where the dropped audio began is where the new speed begins; with nothing queued,
             // where the decoder's output got to (or an earlier order's place, not yet carried out).
             var from: Int64?

@@ -27,10 +27,11 @@ public enum Speed {
 
 extension State {
     /// The speed a play of `path` gets: the queue's own (a card's, or `speed X`), else that of the
-    /// innermost folder of `settings.speeds` holding it, else 1. Streams always play at 1 (a live
-    /// stream cannot be played faster than it arrives).
+    /// innermost folder of `settings.speeds` holding it, else 1. A podcast episode played from its
+    /// URL is a file on a server: it gets the queue's speed (folders name no URL); any other
+    /// stream plays at 1 (a live stream cannot be played faster than it arrives).
     public func speed(for path: String) -> Double {
-        if Library.isStreamURL(path) { return 1 }
+        if Library.isStreamURL(path) { return isPodcastEpisode(path) ? queueSpeed ?? 1 : 1 }
         if let queueSpeed { return queueSpeed }
         var best: (length: Int, speed: Double)?
         for (folder, speed) in settings.speeds where Paths.isInside(path, folder: folder) {
