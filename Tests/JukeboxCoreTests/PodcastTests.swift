@@ -213,7 +213,8 @@ final class PodcastReduceTests: XCTestCase {
     }
 
     /// Nothing is saved before the podcasts file was read; what it held comes under the fetch
-    /// that came first.
+    /// that came first, and the two together are saved then (the file read off the loop can come
+    /// after the first fetch, which an unreachable server fails at once).
     func testTheFileIsReadBeforeAnythingIsSaved() {
         var s = State(settings: Self.settings)
         s.shown = status("stopped")
@@ -231,7 +232,28 @@ final class PodcastReduceTests: XCTestCase {
             $0.podcasts[0] = merged
             $0.podcastsReady = true
             $0.podcastsDirty = false
-        }, commands: [])
+        }, commands: [.persistPodcasts([merged, PodcastFeed(name: "Serial", order: .oldest)])])
+    }
+
+    /// A fetch that failed while the file was read: the failure goes over what the file held
+    /// and is saved with it.
+    func testAFailureBeforeTheFileIsReadIsSavedWithIt() {
+        var s = State(settings: Self.settings)
+        s.shown = status("stopped")
+        let h = CoreHarness(s)
+        h.send(.podcastFailed(name: "News", reason: "Failed to connect"), {
+            $0.podcasts[0].lastError = "Failed to connect"
+            $0.podcastsDirty = true
+        }, commands: [.report("podcast News: Failed to connect (the episodes known are kept)")])
+        let saved = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes,
+                                places: ["ep3": EpisodePlace(position: 12)])
+        var kept = saved
+        kept.lastError = "Failed to connect"
+        h.send(.podcastsLoaded([saved]), {
+            $0.podcasts[0] = kept
+            $0.podcastsReady = true
+            $0.podcastsDirty = false
+        }, commands: [.persistPodcasts([kept, PodcastFeed(name: "Serial", order: .oldest)])])
     }
 
     /// `podcast NAME` queues the episodes not yet played, newest first, as streams from their

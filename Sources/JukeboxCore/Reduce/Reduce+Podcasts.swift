@@ -13,6 +13,9 @@ extension State {
             doWaitingPodcast(&step)
         case .podcastsLoaded(let saved?):
             var gone = false
+            // A fetch that came in while the file was read is merged below and saved: otherwise
+            // its episodes or its failure would wait for the next change (a refresh an hour on).
+            var fetchedBefore = false
             for loaded in saved {
                 guard let at = podcasts.firstIndex(where: { $0.name == loaded.name }) else {
                     // Not in the config at this start.
@@ -25,6 +28,7 @@ extension State {
                 feed.absentStarts = nil
                 feed.order = podcasts[at].order
                 if !podcasts[at].episodes.isEmpty || podcasts[at].lastError != nil {
+                    fetchedBefore = true
                     if podcasts[at].lastError == nil {
                         feed.fetched(title: podcasts[at].title, episodes: podcasts[at].episodes)
                     } else {
@@ -34,9 +38,9 @@ extension State {
                 podcasts[at] = feed
             }
             podcastsReady = true
-            // What was just read need not be written back, unless a podcast absent from the
-            // config was counted or its files deleted.
-            podcastsDirty = gone
+            // What was just read need not be written back, unless a fetch came in before it or a
+            // podcast absent from the config was counted or its files deleted.
+            podcastsDirty = gone || fetchedBefore
             podcastsReading = false
             doWaitingPodcast(&step)
         case .podcastFetched(let name, let title, let episodes):
