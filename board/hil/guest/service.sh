@@ -48,8 +48,11 @@ EVENTS=
 card_lines_above() { [ "$(grep -c " card $1 " "$EVENTS")" -gt "$2" ]; }
 swipe() {
   local wait before=0
-  wait=$(awk -v a="$SWIPED_AT" -v b="$(uptime_s)" 'BEGIN { w = a + 1.1 - b; printf "%.2f", w > 0 ? w : 0 }')
-  sleep "$wait"
+  wait=$(awk -v a="$SWIPED_AT" -v b="$(uptime_s)" 'BEGIN { w = a + 1.1 - b; printf "%.2f", (w > 0 ? w : 0) }')
+  # (Parenthesised: in awk, `printf …, w > 0 ? …` redirects into a file named 0, and the
+  # swipes were not spaced at all.)
+  [ -n "$wait" ] || note "swipe: no pause computed after the swipe at ${SWIPED_AT}s"
+  sleep "${wait:-1.1}"
   [ -z "$EVENTS" ] || before=$(grep -c " card $1 " "$EVENTS")
   echo "type $1" >&"${KEYS[1]}"
   read -r -t 10 SWIPE <&"${KEYS[0]}" || SWIPE="(no answer from hilkeys)"
