@@ -38,12 +38,14 @@ final class AlsaRefillTests: ScratchCase {
         }
         watcher.start()
         let switchesBefore = voluntarySwitches()
+        let waitsBefore = output.roomWaits
         var done = 0
         while done < frames {
             let count = min(16384, frames - done)
             done += try bytes.withUnsafeBytes { try output.write($0.baseAddress! + done * 4, frames: count) }
         }
         let switches = voluntarySwitches() - switchesBefore
+        let waits = output.roomWaits - waitsBefore
         stop.value = true
         let seen = samples.value
 
@@ -65,7 +67,7 @@ final class AlsaRefillTests: ScratchCase {
         }
         let bufferSeconds = Double(buffer) / Double(rate)
         let sorted = rooms.sorted()
-        print("AlsaRefill: buffer \(String(format: "%.3f", bufferSeconds)) s; \(switches) voluntary switches of the writer; seconds between refills: "
+        print("AlsaRefill: buffer \(String(format: "%.3f", bufferSeconds)) s; \(waits) waits for room, \(switches) voluntary switches of the writer; seconds between refills: "
               + rooms.map { String(format: "%.3f", $0) }.joined(separator: ", "))
         XCTAssertGreaterThanOrEqual(rooms.count, 3, "too few refills seen: \(rooms)")
         // A refill at each tick, a third of the buffer after the last one (0.33 s of 1 s), not
@@ -73,7 +75,13 @@ final class AlsaRefillTests: ScratchCase {
         // and the start are counted with the rest, hence the margin.
         let median = sorted.isEmpty ? .nan : sorted[sorted.count / 2]
         XCTAssertLessThan(median, bufferSeconds * 0.5, "refills \(rooms)")
-        XCTAssertLessThan(Double(switches), Double(rooms.count + 1) * 1.5 + 1, "\(switches) sleeps for \(rooms.count + 1) refills")
+        XCTAssertLessThan(Double(waits), Double(rooms.count + 1) * 1.5 + 1, "\(waits) waits for room for \(rooms.count + 1) refills")
+        // The kernel's count of the thread's sleeps says the same, natively. Under qemu-user (the
+        // arm64 suite) it also counts the emulator's own lock waits between this thread and the
+        // watcher: 25 for 7 refills that came exactly 0.333 s apart (5 December 2026).
+        if ProcessInfo.processInfo.environment["JUKEBOX_QEMU_USER"] != "1" {
+            XCTAssertLessThan(Double(switches), Double(rooms.count + 1) * 1.5 + 1, "\(switches) sleeps for \(rooms.count + 1) refills")
+        }
         XCTAssertEqual([output.counters.stalls, output.counters.lost], [0, 0])
     }
 }

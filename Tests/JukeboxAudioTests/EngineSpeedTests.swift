@@ -121,9 +121,11 @@ final class EngineSpeedTests: ScratchCase {
 /// opened again, the position stays in the file's time, and back at 1 the samples are the
 /// source's again, bit for bit.
 extension EngineSpeedTests {
-    /// Plays `path` at `speed` until the write starting at `frames` is held; then `change` runs,
-    /// and the write after the held one is held too. Returns the frames written before it (where
-    /// the new speed begins) and the position then.
+    /// Waits until the write starting at `frames` is held (the caller holds from there before the
+    /// play starts: held after it, a test thread late by a second under qemu-aarch64 found the
+    /// whole track written and waited in vain); then `change` runs, and the write after the held
+    /// one is held too. Returns the frames written before it (where the new speed begins) and
+    /// the position then.
     private func changeAt(_ frames: Int, _ output: RecordingOutput, _ engine: AudioEngine,
                           change: () -> Void) throws -> (frame: Int, seconds: Double) {
         output.hold(from: frames)
@@ -149,6 +151,7 @@ extension EngineSpeedTests {
         let path = try sine(seconds: 4)
         let source = try TestAudio.decode(path: path).bytes
         let (output, log, engine) = recordingEngine()
+        output.hold(from: rate)
         engine.play(id: 1, path: path, from: 0, paused: false, speed: 1)
         let change = try changeAt(rate, output, engine) { engine.setSpeed(id: 1, speed: 1.25) }
         XCTAssertEqual(change.seconds, Double(change.frame) / Double(rate), accuracy: 1e-9, "at 1 a frame is a source frame")
@@ -190,6 +193,7 @@ extension EngineSpeedTests {
     private func assertBackTo1IsBitExact(_ path: String) throws {
         let source = try TestAudio.decode(path: path).bytes
         let (output, log, engine) = recordingEngine()
+        output.hold(from: rate / 2)
         engine.play(id: 1, path: path, from: 0, paused: false, speed: 1.25)
         let change = try changeAt(rate / 2, output, engine) { engine.setSpeed(id: 1, speed: 1) }
         output.hold(from: nil)
@@ -216,9 +220,9 @@ extension EngineSpeedTests {
     func testFrom125To15AndThePauseKeepsIt() throws {
         let path = try sine(seconds: 4)
         let (output, log, engine) = recordingEngine()
-        engine.play(id: 1, path: path, from: 0, paused: false, speed: 1.25)
         // Changed while paused: the resume plays on at 1.5 from where it stopped.
         output.hold(from: rate / 2)
+        engine.play(id: 1, path: path, from: 0, paused: false, speed: 1.25)
         XCTAssertTrue(output.wait(until: { $0.held }))
         engine.pause()
         engine.setSpeed(id: 1, speed: 1.5)
@@ -253,6 +257,7 @@ extension EngineSpeedTests {
         let second = scratch.path("second.wav")
         try FileManager.default.copyItem(atPath: first, toPath: second)
         let (output, log, engine) = recordingEngine()
+        output.hold(from: rate / 2)
         engine.play(id: 1, path: first, from: 0, paused: false, next: (2, second))
         // As the core does it: the play in place, the successor handed again at the new speed.
         let change = try changeAt(rate / 2, output, engine) {
@@ -301,8 +306,8 @@ extension EngineSpeedTests {
         let path = try sine(seconds: 4)
         let source = try TestAudio.decode(path: path).bytes
         let (output, log, engine) = recordingEngine()
-        engine.play(id: 1, path: path, from: 0, paused: false, speed: 1)
         output.hold(from: rate)
+        engine.play(id: 1, path: path, from: 0, paused: false, speed: 1)
         XCTAssertTrue(output.wait(until: { $0.held }))
         let before = output.bytes.count / 4
         let heard = try XCTUnwrap(engine.position()).seconds
@@ -355,8 +360,8 @@ extension EngineSpeedTests {
         let path = scratch.path("many.wav")
         try TestAudio.write(path: path, kind: .wav16, frames: 4 * rate, channels: 20)
         let (output, log, engine) = recordingEngine()
-        engine.play(id: 1, path: path, from: 0, paused: false)
         output.hold(from: rate / 2)
+        engine.play(id: 1, path: path, from: 0, paused: false)
         XCTAssertTrue(output.wait(until: { $0.held }))
         engine.setSpeed(id: 1, speed: 1.25)
         output.hold(from: nil)

@@ -24,9 +24,14 @@ extension EpisodeStreamTests {
 
     /// An engine on the recording output with these tests' stream settings, playing the Ogg
     /// episode from `from` at `speed`.
-    private func playOgg(from: Double, speed: Double) throws -> (RecordingOutput, ReportLog, AudioEngine) {
+    /// The output is set up (writes slowed, held from a frame) before the play starts: set after
+    /// it, a test thread late under load could find the stream written already.
+    private func playOgg(from: Double, speed: Double, writeMicroseconds: UInt32 = 0,
+                         holdFrom: Int? = nil) throws -> (RecordingOutput, ReportLog, AudioEngine) {
         try makeEpisode("episode.ogg", ["-c:a", "libvorbis", "-q:a", "2"])
         let (output, log, engine) = recordingEngine()
+        output.writeMicroseconds = writeMicroseconds
+        output.hold(from: holdFrom)
         engine.setStreamSettings(settings)
         engine.play(id: 7, path: server.url("/dir/episode.ogg"), from: from, paused: false, speed: speed)
         return (output, log, engine)
@@ -50,9 +55,8 @@ extension EpisodeStreamTests {
     }
 
     func testAnEpisodeAt15FromItsPlaceCountsInItsOwnTime() throws {
-        let (output, log, engine) = try playOgg(from: 38, speed: 1.5)
         // Slow writes, so the play can be looked at midway (as `EngineSpeedTests` does for a file).
-        output.writeMicroseconds = 60_000
+        let (output, log, engine) = try playOgg(from: 38, speed: 1.5, writeMicroseconds: 60_000)
         let seen = looks(output, log, engine)
         // Written output frames stand for episode time from 38 s, 1.5 s each.
         let worst = seen.map { abs($0.seconds - (38 + Double($0.frames) * 1.5 / Double(rate))) }.max() ?? 0
@@ -74,9 +78,7 @@ extension EpisodeStreamTests {
     /// output's), and the one the tone is heard at is 40 s: audio the stretcher held and lost,
     /// or decoded ahead and dropped, would put the tone earlier than its position says.
     func testAnEpisodeChangedFrom15To1InPlaceLosesNothing() throws {
-        let (output, log, engine) = try playOgg(from: 30, speed: 1.5)
-        output.writeMicroseconds = 20_000
-        output.hold(from: rate)
+        let (output, log, engine) = try playOgg(from: 30, speed: 1.5, writeMicroseconds: 20_000, holdFrom: rate)
         XCTAssertTrue(output.wait(timeout: 30, until: { $0.held }), "\(log.all)")
         engine.setSpeed(id: 7, speed: 1)
         output.hold(from: nil)

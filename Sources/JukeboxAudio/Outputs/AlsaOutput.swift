@@ -18,6 +18,10 @@ public final class AlsaOutput: PCMOutput {
     public var stallTimeout = 2.0
     /// Faults met so far, over all streams of this output.
     public private(set) var counters = DeviceCounters()
+    /// Times a write slept waiting for room (each poll or sleep of the wait), over all streams:
+    /// one per refill is the aim (a diagnostic; `AlsaRefillTests` reads it where the thread's
+    /// context switches are the emulator's too).
+    public private(set) var roomWaits = 0
     /// After a failed `write`: frames of that call queued, and frames not heard at the failure.
     public private(set) var failurePoint: (accepted: Int, unheard: Int)?
     private let configText: String?
@@ -377,6 +381,7 @@ public final class AlsaOutput: PCMOutput {
     /// for the next tick, a period later, letting the queue fall to a third of the buffer.) The
     /// caller's stall check runs after every return.
     private func waitForRoom(_ pcm: OpaquePointer, seconds: Double) -> Wake {
+        roomWaits += 1
         guard !pollFds.isEmpty else {
             sleepSeconds(min(seconds, 0.01))
             return .room
@@ -399,6 +404,8 @@ public final class AlsaOutput: PCMOutput {
             guard avail >= 0, let rate = format?.sampleRate, rate > 0, now < deadline else { return .room }
             if avail > 0, avail * 2 >= availMinFrames { return .below(avail) }
             wait = min(deadline - now, max(0.001, Double(max(0, availMinFrames - avail)) / Double(rate)))
+            // The poll or the sleep below: another wait of the same refill.
+            roomWaits += 1
             // A descriptor that stays readable without room would spin here: after two wakes in a
             // row that came at once (one can be a tick that was already due), sleep instead.
             instant = now - polled < 0.0005 ? instant + 1 : 0
