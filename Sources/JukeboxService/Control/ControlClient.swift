@@ -148,6 +148,11 @@ public final class ControlClient {
 /// Starts a program with an argument vector (never a shell) and does not wait; the loop reaps
 /// it later (`reapChildren`). Returns the pid, or nil (with the reason) when it could not start.
 public func startProgram(_ argv: [String]) -> (pid: pid_t?, error: String?) {
+    startProgram(argv, fileActions: nil)
+}
+
+/// `startProgram` with the child's descriptors set up by `fileActions` (a pipe for its stdout).
+public func startProgram(_ argv: [String], fileActions: UnsafePointer<posix_spawn_file_actions_t>?) -> (pid: pid_t?, error: String?) {
     guard !argv.isEmpty else { return (nil, "empty command") }
     var pid: pid_t = 0
     var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
@@ -160,7 +165,7 @@ public func startProgram(_ argv: [String]) -> (pid: pid_t?, error: String?) {
     sigemptyset(&none)
     posix_spawnattr_setsigmask(&attributes, &none)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-    let rc = posix_spawnp(&pid, argv[0], nil, &attributes, cArgs, environ)
+    let rc = posix_spawnp(&pid, argv[0], fileActions, &attributes, cArgs, environ)
     return rc == 0 ? (pid, nil) : (nil, errnoText(rc))
 }
 
