@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+import Glibc
+import JukeboxCore
+import JukeboxService
+import JukeboxSystem
+
+/// The config's Bluetooth speaker as an event source: `bluealsa-cli monitor` runs as a child
+/// whose stdout the loop polls; when it says bluez-alsa runs, `bluealsa-cli list-pcms` (another
+/// child, polled the same way) says what is connected already. `BluealsaPresence` reads the lines;
+/// each change becomes `Event.bluetoothSpeaker` (the core decides what it means). Nothing here
+/// waits: the pipes are non-blocking, a child that ends is seen as the end of its pipe, and the
+/// monitor is started again after 1 s, doubling to 60 s while it keeps ending at once. The
+/// children die with the player (`setpriv --pdeathsig`, as the test fixtures start players),
+/// and `close` ends them.
+public final class BluetoothSpeakerSource: EventSource {
+    /// The programs run: the monitor's and the list's argument vectors.
+    public struct Programs: Sendable {
+        /// Runs until it is ended, printing `bluealsa-cli monitor`'s lines.
+        public var monitor: [String]
+        /// Prints `bluealsa-cli list-pcms`'s lines and exits.
+        public var list: [String]
+        /// The two argument vectors as given (tests put stand-ins here).
+        public init(monitor: [String], list: [String]) {
+            self.monitor = monitor
+            self.list = list
+        }
+        /// bluez-alsa's `bluealsa-cli` at `path`.
+        public static func bluealsaCLI(_ path: String) -> Programs { Programs(monitor: [path, "monitor"], list: [path, "list-pcms"]) }
+    }
+
+    /// The longest wait before the monitor is started again (seconds).
+    public static let maxBackoff = 60.0
+    /// Lines of `list-pcms` kept, at most (one per connected device and profile).
+    static let maxListLines = 256
+
+    private let programs: Programs
+    private let log: Log
+    private let now: () -> Double
+    private var presence: BluealsaPresence
+    private var monitor: Child?
+    private var lister: Child?
+    private var listLines: [String] = []
+    /// When the monitor is started again; nil while it runs.
+    private var restartAt: Double? = 0
+    private var backoff = 1.0
+
+    /// A running child and what of its stdout is not a whole line yet.
+    private struct Child {
+        var pid: pid_t
+        var fd: Int32
+        var partial: [UInt8] = []
+    }
+
+    /// Watches `address`; the monitor starts at once. `now` is the monotonic clock (tests inject theirs).
+    public init(address: String, programs: Programs, log: Log, now: @escaping () -> Double = monotonicNow) {
+        self.programs = programs
+        self.log = log
+        self.now = now
+        presence = BluealsaPresence(address: address)
+        maintain()
+    }
+
+    deinit { close() }
+
+    public var fds: [Int32] { [monitor?.fd, lister?.fd].compactMap { $0 } }
+    public var needsMaintenance: Bool { monitor == nil }
+
+    public func maintain() {
+        guard monitor == nil, let at = restartAt, now() >= at else { return }
+        switch Self.spawn(programs.monitor) {
+        case .success(let child):
+            monitor = child
+            restartAt = nil
+        case .failure(let error):
+            log.warning("bluetooth: cannot run \(programs.monitor.joined(separator: " ")): \(error.message)")
+            scheduleRestart()
+        }
+    }
+
+    public func read(fd: Int32) -> [Event] {
+        if fd == monitor?.fd { return readMonitor() }
+        if fd == lister?.fd { return readList() }
+        return []
+    }
+
+    /// Ends the children (the player stops).
+    public func close() {
+        for child in [monitor, lister].compactMap({ $0 }) { Self.end(child) }
+        monitor = nil
+        lister = nil
+    }
+
+    private func readMonitor() -> [Event] {
+        guard var child = monitor else { return [] }
+        let (lines, ended) = Self.drain(&child)
+        monitor = child
+        var events: [Event] = []
+        for line in lines {
+            backoff = 1  // it runs and talks: a later end is news, not a loop
+            let (connected, list) = presence.monitor(line)
+            if let connected { events.append(.bluetoothSpeaker(connected: connected)) }
+            if list { startList() }
+        }
+        if ended {
+            Self.end(child)
+            monitor = nil
+            presence.forget()
+            log.warning("bluetooth: bluealsa-cli monitor ended; started again in \(Int(backoff)) s")
+            scheduleRestart()
+        }
+        return events
+    }
+
+    private func readList() -> [Event] {
+        guard var child = lister else { return [] }
+        let (lines, ended) = Self.drain(&child)
+        lister = child
+        listLines += lines.prefix(max(0, Self.maxListLines - listLines.count))
+        guard ended else { return [] }
+        Self.end(child)
+        lister = nil
+        return presence.listed(listLines).map { [.bluetoothSpeaker(connected: $0)] } ?? []
+    }
+
+    private func startList() {
+        if let lister { Self.end(lister) }
+        lister = nil
+        listLines = []
+        presence.listStarted()
+        switch Self.spawn(programs.list) {
+        case .success(let child): lister = child
+        case .failure(let error): log.warning("bluetooth: cannot run \(programs.list.joined(separator: " ")): \(error.message)")
+        }
+    }
+
+    private func scheduleRestart() {
+        restartAt = now() + backoff
+        backoff = min(backoff * 2, Self.maxBackoff)
+    }
+
+    /// Reads what the pipe holds: whole lines (each cut to `BluealsaPresence.maxLine`), and
+    /// whether the child's end of it closed.
+    private static func drain(_ child: inout Child) -> (lines: [String], ended: Bool) {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var lines: [String] = []
+        var ended = false
+        // A few reads at most per wake-up: the loop has other work, and comes back while data waits.
+        for _ in 0..<4 {
+            let n = Glibc.read(child.fd, &chunk, chunk.count)
+            if n == 0 { ended = true; break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno != EAGAIN { ended = true }
+                break
+            }
+            child.partial += chunk[0..<n]
+            while let end = child.partial.firstIndex(of: 0x0A) {
+                lines.append(String(decoding: child.partial[..<end].prefix(BluealsaPresence.maxLine), as: UTF8.self))
+                child.partial.removeSubrange(...end)
+            }
+            // A line without an end that grows past the bound is cut there.
+            if child.partial.count > BluealsaPresence.maxLine {
+                lines.append(String(decoding: child.partial.prefix(BluealsaPresence.maxLine), as: UTF8.self))
+                child.partial.removeAll()
+            }
+        }
+        return (lines, ended)
+    }
+
+    /// Ends a child: its pipe closed, the process told to end and collected if it has (the
+    /// loop's `reapChildren` collects it otherwise).
+    private static func end(_ child: Child) {
+        Glibc.close(child.fd)
+        kill(child.pid, SIGTERM)
+        var status: Int32 = 0
+        _ = waitpid(child.pid, &status, WNOHANG)
+    }
+
+    /// Why a child could not start.
+    struct SpawnError: Error {
+        var message: String
+    }
+
+    /// util-linux's setpriv: `--pdeathsig` makes a child die with the player.
+    static let setpriv = "/usr/bin/setpriv"
+
+    /// Starts `argv` (no shell) with stdout on a non-blocking pipe and stdin, stderr on /dev/null,
+    /// dying with the player when setpriv is there.
+    private static func spawn(_ argv: [String]) -> Result<Child, SpawnError> {
+        guard !argv.isEmpty else { return .failure(SpawnError(message: "empty command")) }
+        let full = access(setpriv, X_OK) == 0 ? [setpriv, "--pdeathsig", "TERM", "--"] + argv : argv
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { return .failure(SpawnError(message: "pipe: " + errnoText(errno))) }
+        // Neither end leaks into another child (posix_spawn's dup2 gives this one its stdout).
+        ends.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
+        let flags = fcntl(ends[0], F_GETFL)
+        _ = fcntl(ends[0], F_SETFL, flags | O_NONBLOCK)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let started = startProgram(full, fileActions: &actions)
+        Glibc.close(ends[1])
+        guard let pid = started.pid else {
+            Glibc.close(ends[0])
+            return .failure(SpawnError(message: started.error ?? "unknown error"))
+        }
+        return .success(Child(pid: pid, fd: ends[0]))
+    }
+}
+
+/// The Bluetooth speaker's source when the config names one and bluez-alsa's `bluealsa-cli` is
+/// there; without it, one line in the log and no Bluetooth output.
+public enum BluetoothSources {
+    /// The speaker's source, or none (no `bluetooth` section, or no bluealsa-cli: logged once).
+    public static func make(_ settings: BluetoothSpeakerSettings?, log: Log) -> [EventSource] {
+        guard let settings else { return [] }
+        guard let cli = findProgram("bluealsa-cli") else {
+            log.warning("bluetooth: bluealsa-cli not found (bluez-alsa-utils 4.1 or later, Debian 13); playing without the speaker")
+            return []
+        }
+        log.info("bluetooth: watching \(settings.address) through \(cli)")
+        return [BluetoothSpeakerSource(address: settings.address, programs: .bluealsaCLI(cli), log: log)]
+    }
+
+    /// The first executable `name` on PATH (or the usual places when PATH is unset).
+    public static func findProgram(_ name: String) -> String? {
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        for dir in path.split(separator: ":") where dir.hasPrefix("/") {
+            let candidate = dir + "/" + name
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+}
