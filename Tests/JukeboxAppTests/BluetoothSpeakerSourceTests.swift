@@ -74,7 +74,7 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         XCTAssertTrue(waitFor(10) { _ = events(source, count: 1, within: 0.1); return source.needsMaintenance }, "\(log.recent)")
         XCTAssertTrue(log.recent.contains { $0.contains("bluealsa-cli monitor ended; started again in 1 s") }, "\(log.recent)")
         source.maintain()
-        XCTAssertEqual(runs().count, 1, "started again before its back-off")
+        XCTAssertTrue(source.needsMaintenance, "started again before its back-off")
         clock = 1
         let again = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
         defer { close(again) }

@@ -15,6 +15,8 @@ final class BluetoothBinaryTests: XCTestCase {
     private static let pcm = "/org/bluealsa/hci0/dev_AA_BB_CC_DD_EE_FF/a2dpsrc/sink"
     /// A play that does not begin its track fades in over 15 ms at 44.1 kHz (and 50 frames skipped).
     private static let ramp = 2205
+    /// The most a move may play twice: the second the test device holds, and half a second more.
+    private static let twiceAtMost = 44_100 * 3 / 2
 
     /// The first frame of `source` (16-bit stereo) where `window` starts; nil when nowhere.
     private func offset(of window: ArraySlice<UInt8>, in source: [UInt8]) -> Int? {
@@ -79,11 +81,14 @@ final class BluetoothBinaryTests: XCTestCase {
         XCTAssertTrue(partB.dropFirst(Self.ramp * 4).elementsEqual(source[(b * 4)..<min(source.count, b * 4 + partB.count - Self.ramp * 4)]),
                       "the speaker's part is the file, bit for bit, after its fade-in")
         XCTAssertLessThanOrEqual(startB, partA.count / 4, "nothing skipped on the way to the speaker")
+        // Played twice: what the card held unheard (the test device holds a second), no more.
+        XCTAssertLessThan(partA.count / 4 - startB, Self.twiceAtMost, "the speaker started further back than the card's buffer")
         // Back on the card: from where the speaker was heard, to the end of the file.
         let c = try XCTUnwrap(offset(of: partC.dropFirst(Self.ramp * 4).prefix(window), in: source), "the card's second part is not the file's")
         let startC = c - Self.ramp
         XCTAssertLessThanOrEqual(startC, startB + partB.count / 4, "nothing skipped on the way back")
         XCTAssertGreaterThan(startC, startB, "the way back goes on, not from the start")
+        XCTAssertLessThan(startB + partB.count / 4 - startC, Self.twiceAtMost, "the card started further back than the speaker's buffer")
         XCTAssertTrue(partC.dropFirst(Self.ramp * 4).elementsEqual(source.dropFirst(c * 4)), "the card's second part is the rest of the file")
         print("BluetoothBinaryTests: card 0..<\(partA.count / 4), speaker from \(startB) (\(partA.count / 4 - startB) frames again), "
               + "card again from \(startC) (\(startB + partB.count / 4 - startC) frames again); the file has \(frames)")
