@@ -176,38 +176,18 @@ public final class BluetoothSpeakerSource: EventSource {
         _ = waitpid(child.pid, &status, WNOHANG)
     }
 
-    /// Why a child could not start.
-    struct SpawnError: Error {
-        var message: String
-    }
-
     /// util-linux's setpriv: `--pdeathsig` makes a child die with the player.
     static let setpriv = "/usr/bin/setpriv"
 
     /// Starts `argv` (no shell) with stdout on a non-blocking pipe and stdin, stderr on /dev/null,
     /// dying with the player when setpriv is there.
-    private static func spawn(_ argv: [String]) -> Result<Child, SpawnError> {
-        guard !argv.isEmpty else { return .failure(SpawnError(message: "empty command")) }
+    private static func spawn(_ argv: [String]) -> Result<Child, ProgramStartError> {
+        guard !argv.isEmpty else { return .failure(ProgramStartError(message: "empty command")) }
         let full = access(setpriv, X_OK) == 0 ? [setpriv, "--pdeathsig", "TERM", "--"] + argv : argv
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { return .failure(SpawnError(message: "pipe: " + errnoText(errno))) }
-        // Neither end leaks into another child (posix_spawn's dup2 gives this one its stdout).
-        ends.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
-        let flags = fcntl(ends[0], F_GETFL)
-        _ = fcntl(ends[0], F_SETFL, flags | O_NONBLOCK)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let started = startProgram(full, fileActions: &actions)
-        Glibc.close(ends[1])
-        guard let pid = started.pid else {
-            Glibc.close(ends[0])
-            return .failure(SpawnError(message: started.error ?? "unknown error"))
+        return startProgramReading(full, errors: false).map { child in
+            _ = fcntl(child.fd, F_SETFL, fcntl(child.fd, F_GETFL) | O_NONBLOCK)
+            return Child(pid: child.pid, fd: child.fd)
         }
-        return .success(Child(pid: pid, fd: ends[0]))
     }
 }
 
@@ -217,21 +197,11 @@ public enum BluetoothSources {
     /// The speaker's source, or none (no `bluetooth` section, or no bluealsa-cli: logged once).
     public static func make(_ settings: BluetoothSpeakerSettings?, log: Log) -> [EventSource] {
         guard let settings else { return [] }
-        guard let cli = findProgram("bluealsa-cli") else {
+        guard let cli = JukeboxService.findProgram("bluealsa-cli") else {
             log.warning("bluetooth: bluealsa-cli not found (bluez-alsa-utils 4.1 or later, Debian 13); playing without the speaker")
             return []
         }
         log.info("bluetooth: watching \(settings.address) through \(cli)")
         return [BluetoothSpeakerSource(address: settings.address, programs: .bluealsaCLI(cli), log: log)]
-    }
-
-    /// The first executable `name` on PATH (or the usual places when PATH is unset).
-    public static func findProgram(_ name: String) -> String? {
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        for dir in path.split(separator: ":") where dir.hasPrefix("/") {
-            let candidate = dir + "/" + name
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
     }
 }

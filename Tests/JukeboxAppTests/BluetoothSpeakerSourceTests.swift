@@ -110,8 +110,8 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
     }
 
     func testProgramsAreFoundOnThePath() {
-        XCTAssertNotNil(BluetoothSources.findProgram("sh"))
-        XCTAssertNil(BluetoothSources.findProgram("no-such-bluealsa-cli-here"))
+        XCTAssertNotNil(findProgram("sh"))
+        XCTAssertNil(findProgram("no-such-bluealsa-cli-here"))
         XCTAssertEqual(BluetoothSources.make(nil, log: Log(level: .info)).count, 0)
     }
 }

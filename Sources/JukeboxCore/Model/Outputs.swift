@@ -27,3 +27,19 @@ public struct BluetoothSettings: Equatable, Sendable {
         self.volumeMax = volumeMax
     }
 }
+
+/// A Bluetooth device's address as typed in the config and the control language.
+public enum BluetoothAddress {
+    /// `text` upper-cased when it is six pairs of hex digits joined by `:`; nil otherwise.
+    public static func normalised(_ text: String) -> String? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard text.utf8.count == 17, parts.count == 6,
+              parts.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isHexDigit } }) else { return nil }
+        return text.uppercased()
+    }
+}
+
+/// What `bluetooth ACTION ADDRESS` asks of BlueZ (`bluetoothctl`).
+public enum BluetoothAction: String, Equatable, Sendable, CaseIterable {
+    case pair, trust, forget
+}

@@ -18,12 +18,7 @@ public struct BluetoothSpeakerSettings: Equatable, Sendable {
     public static func defaultDevice(_ address: String) -> String { "bluealsa:DEV=\(address),PROFILE=a2dp" }
 
     /// `address` upper-cased when it is six pairs of hex digits joined by `:`; nil otherwise.
-    public static func address(_ text: String) -> String? {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard text.utf8.count == 17, parts.count == 6,
-              parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) && $0.allSatisfy(\.isASCII) }) else { return nil }
-        return text.uppercased()
-    }
+    public static func address(_ text: String) -> String? { BluetoothAddress.normalised(text) }
 }
 
 struct RawBluetooth: Decodable {
