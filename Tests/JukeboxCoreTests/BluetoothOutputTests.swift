@@ -207,6 +207,19 @@ final class BluetoothOutputTests: XCTestCase {
         XCTAssertEqual(none.state.output, .card)
     }
 
+    /// The panel marks the speaker (`BT`) first of the play's marks; the card has no mark.
+    func testThePanelMarksTheSpeaker() {
+        var settings = Settings()
+        settings.bluetooth = BluetoothSettings()
+        settings.display = .lcd20x4
+        var s = JukeboxCoreTests.playing(2, settings: settings)
+        s.position = 83
+        s.shuffle = true
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd20x4).rows.last, "▶ 1:23/1:40        \(PanelGlyph.shuffle.rawValue)")
+        s.bluetoothConnected = true
+        XCTAssertEqual(DisplayFrame.make(s, layout: .lcd20x4).rows.last, "▶ 1:23/1:40      BT\(PanelGlyph.shuffle.rawValue)")
+    }
+
     /// A speaker that connects and goes hundreds of times, in a random order with the engine's
     /// reports (current and stale), never loses the place: every play starts where the last
     /// one was heard, nothing goes back, and the end follows the last fact.
