@@ -9,7 +9,7 @@ import JukeboxSystem
 /// child, polled the same way) says what is connected already. `BluealsaPresence` reads the lines;
 /// each change becomes `Event.bluetoothSpeaker` (the core decides what it means). Nothing here
 /// waits: the pipes are non-blocking, a child that ends is seen as the end of its pipe, and the
-/// monitor is started again after 1 s, doubling to 60 s while it keeps ending at once. The
+/// monitor is started again after 1 s, doubling to 60 s while it keeps ending within 30 s. The
 /// children die with the player (`setpriv --pdeathsig`, as the test fixtures start players),
 /// and `close` ends them.
 public final class BluetoothSpeakerSource: EventSource {
@@ -43,6 +43,10 @@ public final class BluetoothSpeakerSource: EventSource {
     /// When the monitor is started again; nil while it runs.
     private var restartAt: Double? = 0
     private var backoff = 1.0
+    /// When the running monitor started (monotonic seconds).
+    private var monitorStartedAt = 0.0
+    /// A monitor that ran this long before it ended was working: the back-off starts again at 1 s.
+    static let steadyRun = 30.0
 
     /// A running child and what of its stdout is not a whole line yet.
     private struct Child {
@@ -70,6 +74,7 @@ public final class BluetoothSpeakerSource: EventSource {
         switch Self.spawn(programs.monitor) {
         case .success(let child):
             monitor = child
+            monitorStartedAt = now()
             restartAt = nil
         case .failure(let error):
             log.warning("bluetooth: cannot run \(programs.monitor.joined(separator: " ")): \(error.message)")
@@ -96,16 +101,19 @@ public final class BluetoothSpeakerSource: EventSource {
         monitor = child
         var events: [Event] = []
         for line in lines {
-            backoff = 1  // it runs and talks: a later end is news, not a loop
             let (connected, list) = presence.monitor(line)
             if let connected { events.append(.bluetoothSpeaker(connected: connected)) }
             if list { startList() }
         }
         if ended {
+            if now() - monitorStartedAt >= Self.steadyRun { backoff = 1 }
             Self.end(child)
             monitor = nil
             presence.forget()
-            log.warning("bluetooth: bluealsa-cli monitor ended; started again in \(Int(backoff)) s")
+            // Said once a run of ends; a monitor that keeps ending at once (no D-Bus) is not a
+            // line a minute.
+            let line = "bluetooth: bluealsa-cli monitor ended; started again in \(Int(backoff)) s"
+            if backoff == 1 { log.warning(line) } else { log.debug(line) }
             scheduleRestart()
         }
         return events

@@ -76,13 +76,25 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         source.maintain()
         XCTAssertTrue(source.needsMaintenance, "started again before its back-off")
         clock = 1
-        let again = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
-        defer { close(again) }
+        var again = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
         source.maintain()
         XCTAssertFalse(source.needsMaintenance)
         XCTAssertTrue(waitFor(10) { runs().count == 2 })
         // It lists again; the speaker is still there: no news.
         XCTAssertEqual(events(source, count: 1, within: 1), [])
+        // Ended again at once: twice the wait, and no second warning.
+        close(again)
+        XCTAssertTrue(waitFor(10) { _ = events(source, count: 1, within: 0.1); return source.needsMaintenance }, "\(log.recent)")
+        XCTAssertEqual(log.recent.filter { $0.contains("monitor ended") }.count, 1, "\(log.recent)")
+        clock = 2.5
+        source.maintain()
+        XCTAssertTrue(source.needsMaintenance, "started again before its doubled back-off")
+        clock = 3
+        again = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
+        defer { close(again) }
+        source.maintain()
+        XCTAssertFalse(source.needsMaintenance)
+        XCTAssertTrue(waitFor(10) { runs().count == 3 })
     }
 
     func testTheChildrenDieWithTheThreadThatStartedThem() throws {
