@@ -80,7 +80,10 @@ enum Player {
         guard let events = initial(log) else { return 1 }
         // Headphones with a device of their own, a Bluetooth speaker: the core routes between the
         // card and them (`RoutedOutput`).
-        let routed = makeRoutedOutput(setup)
+        // The speaker's watcher first: without bluealsa-cli there is no speaker to route to, and
+        // the mixer stays in use.
+        let speakerWatch: [EventSource] = TestPipes.drivesBluetooth ? [] : BluetoothSources.make(setup.bluetooth, log: log)
+        let routed = makeRoutedOutput(setup, bluetooth: TestPipes.drivesBluetooth || !speakerWatch.isEmpty)
         let output: () -> PCMOutput
         if let routed { output = { routed } } else { output = makeOutput(setup, log: log) }
         let interactive = setup.interactive && Terminal.isInteractive
@@ -146,7 +149,7 @@ enum Player {
         sources += BoardSources.battery(setup.battery, log: log)
         sources += BoardSources.batteryPin(setup.batteryPin, gpio: setup.hardware.gpio, log: log)
         if let headphones = setup.headphones { sources.append(JackSource(headphones, log: log)) }
-        if !TestPipes.drivesBluetooth { sources += BluetoothSources.make(setup.bluetooth, log: log) }
+        sources += speakerWatch
         sources += TestPipes.sources(log: log, bluetooth: setup.bluetooth)
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
@@ -262,9 +265,10 @@ enum Player {
     /// device is wanted on a machine without any sound card (said once, in one line).
     /// The card's ALSA device and the headphones' (`headphones.device`) and a Bluetooth speaker's
     /// (`bluetooth.device`) when the config names them.
-    static func makeRoutedOutput(_ setup: PlayerSetup) -> RoutedOutput? {
+    /// `bluetooth`: whether the speaker's comings and goings are watched.
+    static func makeRoutedOutput(_ setup: PlayerSetup, bluetooth watched: Bool) -> RoutedOutput? {
         guard setup.audio == .alsa else { return nil }
-        let headphones = setup.headphones?.device, bluetooth = setup.bluetooth?.device
+        let headphones = setup.headphones?.device, bluetooth = watched ? setup.bluetooth?.device : nil
         guard headphones != nil || bluetooth != nil else { return nil }
         return RoutedOutput(card: AlsaOutput(device: setup.device), headphones: headphones.map { AlsaOutput(device: $0) },
                             bluetooth: bluetooth.map { AlsaOutput(device: $0) })
