@@ -199,13 +199,14 @@ public final class BluetoothSpeakerSource: EventSource {
     }
 }
 
-/// The Bluetooth speaker's source when the config names one and bluez-alsa's `bluealsa-cli` is
-/// there; without it, one line in the log and no Bluetooth output.
+/// The Bluetooth speaker's source when the config names one and bluez-alsa's `bluealsa-cli` (or
+/// `bluealsactl`, its name from 4.3) is there; without it, one line in the log and no Bluetooth output.
 public enum BluetoothSources {
     /// The speaker's source, or none (no `bluetooth` section, or no bluealsa-cli: logged once).
     public static func make(_ settings: BluetoothSpeakerSettings?, log: Log) -> [EventSource] {
         guard let settings else { return [] }
-        guard let cli = JukeboxService.findProgram("bluealsa-cli") else {
+        // bluez-alsa 4.3 renamed it bluealsactl (the same commands and lines).
+        guard let cli = JukeboxService.findProgram("bluealsa-cli") ?? JukeboxService.findProgram("bluealsactl") else {
             log.warning("bluetooth: bluealsa-cli not found (bluez-alsa-utils 4.1 or later, Debian 13); playing without the speaker")
             return []
         }
