@@ -104,17 +104,18 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         defer { close(writer) }
         let programs = programs(list: "")
         // The source is made on a thread that then ends, as the player's loop would at its exit.
-        nonisolated(unsafe) var source: BluetoothSpeakerSource?
+        final class Holder: @unchecked Sendable { var source: BluetoothSpeakerSource? }
+        let holder = Holder()
         // The thread lives until the monitor runs (setpriv's prctl is done by then: a thread that
         // ends before it leaves the child to the rest of the process).
         let runsPath = dir + "/runs"
         let thread = Thread {
-            source = BluetoothSpeakerSource(address: "AA:BB:CC:DD:EE:FF", programs: programs, log: Log(level: .info))
+            holder.source = BluetoothSpeakerSource(address: "AA:BB:CC:DD:EE:FF", programs: programs, log: Log(level: .info))
             _ = waitFor(10) { FileManager.default.fileExists(atPath: runsPath) }
         }
         thread.start()
         XCTAssertTrue(waitFor(10) { !runs().isEmpty })
-        XCTAssertTrue(waitFor(10) { source != nil })
+        XCTAssertTrue(waitFor(10) { holder.source != nil })
         let pid = try XCTUnwrap(runs().first)
         var status: Int32 = 0
         XCTAssertTrue(waitFor(10) { waitpid(pid, &status, WNOHANG) == pid }, "the monitor outlived the thread that started it")
