@@ -206,7 +206,7 @@ Maintainer: $maintainer
 Installed-Size: $size
 Depends: adduser, passwd, $depends
 Recommends: alsa-utils, polkitd
-Suggests: snapserver, snapclient
+Suggests: snapserver, snapclient, bluez-alsa-utils
 Section: sound
 Priority: optional
 Description: small headless music player for Raspberry-Pi-class boards

@@ -38,6 +38,15 @@ extension AudioEngine: AudioPort {
 
 /// Translates between the audio adapter's vocabulary and the core's.
 public enum AudioWiring {
+    /// The router's device for the core's route.
+    public static func device(for route: OutputRoute) -> RoutedOutput.Device {
+        switch route {
+        case .card: return .card
+        case .headphones: return .headphones
+        case .bluetooth: return .bluetooth
+        }
+    }
+
     /// The event a report from the engine stands for (nil for reports the core needs not see).
     public static func event(for report: AudioEngine.Report) -> Event? {
         switch report {

@@ -26,7 +26,8 @@ import JukeboxSystem
 /// and `battery_charging` (`ON`, `OFF`; both empty without a reading), `headphones` (`ON` while
 /// headphones are in the jack, `OFF`; empty without a jack), `listening_left` (the parental daily
 /// limit's whole minutes of listening left today, rounded up; empty without a limit), `speed` (the
-/// playback speed of the current track, `1`, `1.25`; empty with nothing current), and Home
+/// playback speed of the current track, `1`, `1.25`; empty with nothing current), `output` (where
+/// the sound is heard: `card`, `headphones`, `bluetooth`), and Home
 /// Assistant's discovery configs (`MQTTDiscovery`). Not retained: `event` (each line of the
 /// `events` stream, without its time), `card` (card ids), `button/<name>` (gestures), `reply`.
 /// Commands: `topic/cmd/<command>` with the arguments as payload; `cmd/playlist NAME` loads a
@@ -55,7 +56,8 @@ public final class MQTTBridge: @unchecked Sendable {
     /// The retained state topics, under `topic`.
     public static let stateTopics = ["availability", "phase", "title", "artist", "album", "file", "position", "duration",
                                      "volume", "shuffle", "repeat", "queue", "message", "chapter", "state", "sleep", "sleep_left",
-                                     "battery", "battery_charging", "headphones", "listening_left", "speed"]
+                                     "battery", "battery_charging", "headphones", "listening_left", "speed",
+                                     "output"]
 
     /// What the player tells the bridge besides the settings.
     public struct Context: Sendable {
@@ -520,6 +522,7 @@ public final class MQTTBridge: @unchecked Sendable {
         set("headphones", Self.headphones(status.headphones))
         set("listening_left", Self.listeningLeft(status.parental))
         set("speed", Self.speed(status.speed))
+        set("output", Self.output(status.output))
         if (status.parental?.limitLeft != nil) != listeningAnnounced {
             listeningAnnounced.toggle()
             announce()
@@ -562,6 +565,12 @@ public final class MQTTBridge: @unchecked Sendable {
 
     /// The headphones topic's value: `ON` while they are in, `OFF`; empty (no retained value) without a jack.
     static func headphones(_ plugged: Bool?) -> String { plugged.map { $0 ? "ON" : "OFF" } ?? "" }
+
+    /// The output topic's value: `card`, `headphones` or `bluetooth`; empty (no retained value) for
+    /// an older player or a word it does not know.
+    static func output(_ output: String?) -> String {
+        output.flatMap { ["card", "headphones", "bluetooth"].contains($0) ? $0 : nil } ?? ""
+    }
 
     /// The listening-left topic's value: whole minutes, rounded up; empty (no retained value)
     /// without a daily limit.

@@ -14,7 +14,7 @@ public func info(_ n: Int, duration: Double? = 100) -> TrackInfo {
 public func status(_ phase: String, title: String = "", artist: String? = nil, elapsed: String = "--:--",
                    duration: String = "--:--", index: Int = 0, of count: Int = 0, volume: Int = 100,
                    shuffle: Bool = false, repeat repeatMode: RepeatMode = .off, message: String? = nil,
-                   sleep: String? = nil, speed: String? = nil, download: String? = nil) -> StatusView {
+                   sleep: String? = nil, speed: String? = nil, download: String? = nil, output: String? = nil) -> StatusView {
     // StatusView has no memberwise initializer; every field is overwritten below, so nothing of
     // the empty state's view survives.
     var v = StatusView(State())
@@ -33,6 +33,7 @@ public func status(_ phase: String, title: String = "", artist: String? = nil, e
     v.sleep = sleep
     v.speed = speed
     v.download = download
+    v.output = output
     return v
 }
 
@@ -40,9 +41,10 @@ public func status(_ phase: String, title: String = "", artist: String? = nil, e
 public func status(_ phase: String, song: Int, index: Int, of count: Int, elapsed: String = "0:00",
                    duration: String = "1:40", volume: Int = 100, shuffle: Bool = false,
                    repeat repeatMode: RepeatMode = .off, message: String? = nil, sleep: String? = nil,
-                   speed: String? = nil) -> StatusView {
+                   speed: String? = nil, output: String? = nil) -> StatusView {
     status(phase, title: "Song \(song)", artist: "Band", elapsed: elapsed, duration: duration, index: index,
-           of: count, volume: volume, shuffle: shuffle, repeat: repeatMode, message: message, sleep: sleep, speed: speed)
+           of: count, volume: volume, shuffle: shuffle, repeat: repeatMode, message: message, sleep: sleep, speed: speed,
+           output: output)
 }
 
 /// What was saved last, every field given.
@@ -188,6 +190,8 @@ public enum CoreSource {
         if v.repeatMode != .off { args.append("repeat: .\(v.repeatMode)") }
         if let m = v.message { args.append("message: \(of(m))") }
         if let s = v.sleep { args.append("sleep: \(of(s))") }
+        if let s = v.speed { args.append("speed: \(of(s))") }
+        if let o = v.output { args.append("output: \(of(o))") }
         return "status(\(args.joined(separator: ", ")))"
     }
 

@@ -27,7 +27,7 @@ public enum ControlAccess: Equatable, Sendable {
             return .open
         case .add, .load, .save, .cardAssign, .cardAssignNext, .cardDelete, .bookmarkReset, .reload, .restart, .libraryUpdate:
             return .session
-        case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .sourceBegin, .sourceEnd, .events, .log, .diag, .systemJSON:
+        case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .sourceBegin, .sourceEnd, .events, .log, .diag, .systemJSON, .bluetooth:
             return .refused
         }
     }

@@ -44,6 +44,7 @@ struct PlayerSetup {
     var batteryPin: BatteryPinSettings?
     /// The headphone jack to watch; nil: none.
     var headphones: HeadphoneJackSettings?
+    var bluetooth: BluetoothSpeakerSettings?
     /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
     var usb: (roots: [String], mountsOnly: Bool)?
     /// The MQTT bridge's settings; nil: none (and what an earlier run announced is taken away).
@@ -77,8 +78,12 @@ enum Player {
             }
         }
         guard let events = initial(log) else { return 1 }
-        // Headphones with a device of their own: the core routes between the two (`RoutedOutput`).
-        let routed = makeRoutedOutput(setup)
+        // Headphones with a device of their own, a Bluetooth speaker: the core routes between the
+        // card and them (`RoutedOutput`).
+        // The speaker's watcher first: without bluealsa-cli there is no speaker to route to, and
+        // the mixer stays in use.
+        let speakerWatch: [EventSource] = TestPipes.drivesBluetooth ? [] : BluetoothSources.make(setup.bluetooth, log: log)
+        let routed = makeRoutedOutput(setup, bluetooth: TestPipes.drivesBluetooth || !speakerWatch.isEmpty)
         let output: () -> PCMOutput
         if let routed { output = { routed } } else { output = makeOutput(setup, log: log) }
         let interactive = setup.interactive && Terminal.isInteractive
@@ -91,7 +96,7 @@ enum Player {
         var mixer: AlsaMixer?
         if setup.mixer != nil, routed != nil {
             // A mixer control belongs to one card; the two devices share the software volume.
-            log.warning("mixer: not used while headphones.device routes the output; using software volume")
+            log.warning("mixer: not used while the output is routed (headphones.device, bluetooth); using software volume")
         } else if let wanted = setup.mixer {
             do { mixer = try AlsaMixer(card: wanted.card, control: wanted.control) } catch {
                 // The volume still works, in software; the message lists the controls there are.
@@ -144,13 +149,14 @@ enum Player {
         sources += BoardSources.battery(setup.battery, log: log)
         sources += BoardSources.batteryPin(setup.batteryPin, gpio: setup.hardware.gpio, log: log)
         if let headphones = setup.headphones { sources.append(JackSource(headphones, log: log)) }
-        sources += TestPipes.sources(log: log)
+        sources += speakerWatch
+        sources += TestPipes.sources(log: log, bluetooth: setup.bluetooth)
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
                               sources: sources)
         runtime.version = "jukebox \(jukeboxVersion)"
-        if let routed { runtime.routeOutput = { routed.route(headphones: $0 == .headphones) } }
+        if let routed { runtime.routeOutput = { routed.route(to: AudioWiring.device(for: $0)) } }
         runtime.musicFolders = setup.musicFolders
         runtime.notifier = SystemdNotifier()
         // Read only while the config has parental rules (`Runtime.feedWallClock`).
@@ -257,10 +263,15 @@ enum Player {
 
     /// The output factory: ALSA, a Snapcast pipe, or the paced silent output when asked for or when the default
     /// device is wanted on a machine without any sound card (said once, in one line).
-    /// The speaker's and the headphones' ALSA devices when `headphones.device` names the latter.
-    static func makeRoutedOutput(_ setup: PlayerSetup) -> RoutedOutput? {
-        guard setup.audio == .alsa, let device = setup.headphones?.device else { return nil }
-        return RoutedOutput(speaker: AlsaOutput(device: setup.device), headphones: AlsaOutput(device: device))
+    /// The card's ALSA device and the headphones' (`headphones.device`) and a Bluetooth speaker's
+    /// (`bluetooth.device`) when the config names them.
+    /// `bluetooth`: whether the speaker's comings and goings are watched.
+    static func makeRoutedOutput(_ setup: PlayerSetup, bluetooth watched: Bool) -> RoutedOutput? {
+        guard setup.audio == .alsa else { return nil }
+        let headphones = setup.headphones?.device, bluetooth = watched ? setup.bluetooth?.device : nil
+        guard headphones != nil || bluetooth != nil else { return nil }
+        return RoutedOutput(card: AlsaOutput(device: setup.device), headphones: headphones.map { AlsaOutput(device: $0) },
+                            bluetooth: bluetooth.map { AlsaOutput(device: $0) })
     }
 
     static func makeOutput(_ setup: PlayerSetup, log: Log) -> () -> PCMOutput {

@@ -71,6 +71,7 @@ enum Subcommands {
         setup.battery = config.battery
         setup.batteryPin = config.batteryPin
         setup.headphones = config.headphones
+        setup.bluetooth = config.bluetooth
         setup.usb = config.usbRoots.map { ($0, config.usbMountsOnly) }
         setup.mqtt = config.mqtt
         setup.configPath = configPath
@@ -99,6 +100,12 @@ enum Subcommands {
             }
             var settings = c.settings
             settings.display = config.hardware.layout
+            // The speaker's watcher and device are made at start: its rules apply at once only
+            // while it is the same speaker on the same device.
+            if c.bluetooth != config.bluetooth {
+                log.warning("SIGHUP: bluetooth.speaker or bluetooth.device changed (or the section came or went); that takes effect at the next restart")
+                settings.bluetooth = config.settings.bluetooth
+            }
             return settings
         }
         return Player.run(setup) { log in

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Glibc
+import JukeboxApp
 import JukeboxCore
 import JukeboxService
 import JukeboxSystem
@@ -9,17 +10,33 @@ import JukeboxSystem
 /// keyboard reader's id and Enter would be; with `JUKEBOX_TEST_BATTERY_PIPE=PATH` each line is a
 /// battery reading (`Event.battery`: a percentage, and the words `charging`, `discharging`, `low`);
 /// with `JUKEBOX_TEST_WALL_CLOCK_PIPE=PATH` each line is the wall clock (`Event.wallClock`: days
-/// since 1970, the minute of the day, and `synced` or `unsynced`) in place of the system's.
+/// since 1970, the minute of the day, and `synced` or `unsynced`) in place of the system's; with
+/// `JUKEBOX_TEST_BLUETOOTH_PIPE=PATH` each line is one `bluealsa-cli monitor` would print
+/// (`PCMAdded /org/bluealsa/hci0/dev_AA_BB_CC_DD_EE_FF/a2dpsrc/sink`, `PCMRemoved …`,
+/// `ServiceStopped org.bluealsa`), read by the same `BluealsaPresence` as the real monitor's,
+/// in place of bluealsa-cli.
 /// Real readers need `/dev/input` or an I2C chip (the VM has those); these seams let the end-to-end
 /// and browser tests swipe, drain a battery and move the clock without one. Not documented for
 /// users; nothing opens them without the variables.
 enum TestPipes {
-    static func sources(log: Log) -> [EventSource] {
+    static func sources(log: Log, bluetooth: BluetoothSpeakerSettings?) -> [EventSource] {
         let cards = TestPipe.source("JUKEBOX_TEST_CARD_PIPE", "card reader", log: log) { line in .cardRead(id: line, at: monotonicNow()) }
         let battery = TestPipe.source("JUKEBOX_TEST_BATTERY_PIPE", "battery", log: log, battery)
         let clock = TestPipe.source("JUKEBOX_TEST_WALL_CLOCK_PIPE", "wall clock", log: log, wallClock)
-        return cards + battery + clock
+        let speaker: [EventSource] = bluetooth.map { settings in
+            let presence = PresenceBox(BluealsaPresence(address: settings.address))
+            return TestPipe.source(bluetoothVariable, "bluetooth speaker", log: log) { line in
+                presence.value.monitor(line).connected.map { .bluetoothSpeaker(connected: $0) }
+            }
+        } ?? []
+        return cards + battery + clock + speaker
     }
+
+    /// The variable naming the Bluetooth speaker's simulated monitor.
+    static let bluetoothVariable = "JUKEBOX_TEST_BLUETOOTH_PIPE"
+
+    /// Whether the Bluetooth speaker comes from the test's pipe (bluealsa-cli is then not run).
+    static var drivesBluetooth: Bool { getenv(bluetoothVariable).map { $0.pointee != 0 } ?? false }
 
     /// Whether the wall clock comes from the test's pipe (the system's is then not read).
     static var drivesWallClock: Bool { getenv("JUKEBOX_TEST_WALL_CLOCK_PIPE").map { $0.pointee != 0 } ?? false }
@@ -47,6 +64,12 @@ enum TestPipes {
         }
         return .battery(reading)
     }
+}
+
+/// The simulated monitor's reader, kept between its lines.
+final class PresenceBox {
+    var value: BluealsaPresence
+    init(_ value: BluealsaPresence) { self.value = value }
 }
 
 /// One FIFO whose lines become events.
@@ -87,11 +110,11 @@ final class TestPipe: EventSource {
         buffer += chunk[0..<n]
         var events: [Event] = []
         while let end = buffer.firstIndex(of: 0x0A) {
-            let line = String(decoding: buffer[..<end].prefix(64), as: UTF8.self)
+            let line = String(decoding: buffer[..<end].prefix(128), as: UTF8.self)
             buffer.removeSubrange(...end)
             if let e = event(line) { events.append(e) }
         }
-        if buffer.count > 64 { buffer.removeAll() }
+        if buffer.count > 128 { buffer.removeAll() }
         return events
     }
 }

@@ -27,7 +27,7 @@ final class JackRoutingTests: XCTestCase {
         let source = try TestAudio.decode(path: path)
         let speaker = try TestPCM(directory: dir + "/speaker", name: "speaker", speed: 3)
         let phones = try TestPCM(directory: dir + "/phones", name: "phones", speed: 3)
-        let routed = RoutedOutput(speaker: AlsaOutput(device: speaker.name, configText: speaker.configText),
+        let routed = RoutedOutput(card: AlsaOutput(device: speaker.name, configText: speaker.configText),
                                   headphones: AlsaOutput(device: phones.name, configText: phones.configText))
         let mailbox = Mailbox()
         let engine = AudioEngine(makeOutput: { routed }) { report in
@@ -42,7 +42,7 @@ final class JackRoutingTests: XCTestCase {
         state.settings.headphones = HeadphoneSettings(pauseOnUnplug: false, routes: true)
         let runtime = Runtime(state: state, audio: engine, store: nil, status: RecordingStatus(), log: log,
                               mailbox: mailbox, sources: [jack])
-        runtime.routeOutput = { routed.route(headphones: $0 == .headphones) }
+        runtime.routeOutput = { routed.route(to: AudioWiring.device(for: $0)) }
         runtime.start(initial: [])
         XCTAssertTrue(waitFor(5) { _ = runtime.step(wait: false); return runtime.state.headphonesIn == false })
         runtime.dispatch(.replaceQueue([TrackInfo(path: path, duration: 6)]))
@@ -52,7 +52,7 @@ final class JackRoutingTests: XCTestCase {
         XCTAssertTrue(phones.recording().isEmpty)
         TestJack.set("Headphone Jack", true)
         XCTAssertTrue(waitFor(10) { _ = runtime.step(wait: false); return runtime.state.headphonesIn == true })
-        XCTAssertTrue(routed.toHeadphones)
+        XCTAssertEqual(routed.routed, .headphones)
         // To the end of the track, through the headphones' device.
         XCTAssertTrue(waitFor(20) { _ = runtime.step(wait: false); return runtime.state.phase == .stopped }, "\(log.recent)")
         let frameBytes = source.bytesPerFrame

@@ -13,7 +13,7 @@ final class RoutedOutputTests: ScratchCase {
         let source = try TestAudio.decode(path: path)
         let speaker = try TestPCM(directory: scratch.path("speaker"), name: "speaker", speed: 4)
         let phones = try TestPCM(directory: scratch.path("phones"), name: "phones", speed: 4)
-        let routed = RoutedOutput(speaker: AlsaOutput(device: speaker.name, configText: speaker.configText),
+        let routed = RoutedOutput(card: AlsaOutput(device: speaker.name, configText: speaker.configText),
                                   headphones: AlsaOutput(device: phones.name, configText: phones.configText))
         let (log, engine) = logAndEngine { routed }
         defer { engine.shutdown() }
@@ -21,7 +21,7 @@ final class RoutedOutputTests: ScratchCase {
         // What the core does on a plug: route, let the device go, start the track again there.
         let heard = try XCTUnwrap(engine.position()?.seconds)
         engine.stop()
-        routed.route(headphones: true)
+        routed.route(to: .headphones)
         engine.play(id: 2, path: path, from: heard, paused: false)
         XCTAssertTrue(log.wait(timeout: 15) { if case .finished(2, _) = $0 { true } else { false } }, "\(log.all)")
         engine.shutdown()
@@ -42,11 +42,11 @@ final class RoutedOutputTests: ScratchCase {
 
     func testTheRouteChoosesTheDeviceAProbeAsks() throws {
         let speaker = try TestPCM(directory: scratch.path("speaker"), name: "speaker")
-        let routed = RoutedOutput(speaker: AlsaOutput(device: speaker.name, configText: speaker.configText),
+        let routed = RoutedOutput(card: AlsaOutput(device: speaker.name, configText: speaker.configText),
                                   headphones: AlsaOutput(device: "jukebox_no_such_pcm"))
         XCTAssertNil(routed.probe())
-        routed.route(headphones: true)
+        routed.route(to: .headphones)
         XCTAssertNotNil(routed.probe(), "the headphones' device does not exist")
-        XCTAssertTrue(routed.toHeadphones)
+        XCTAssertEqual(routed.routed, .headphones)
     }
 }

@@ -113,6 +113,7 @@ final class HeadphoneRoutingTests: XCTestCase {
     private func plugWhilePlaying(_ h: CoreHarness, file: StaticString = #filePath, line: UInt = #line) {
         h.send(.headphones(plugged: true), file: file, line: line, {
             $0.headphonesIn = true
+            $0.routedDevice = .headphones
             $0.loaded = PlayRef(playID: 3, trackID: 1)
             $0.handedNext = PlayRef(playID: 4, trackID: 2)
             $0.nextPlayID = 5
@@ -131,12 +132,13 @@ final class HeadphoneRoutingTests: XCTestCase {
                commands: [.render(status("playing", song: 1, index: 1, of: 2, elapsed: "0:42", volume: 40))])
         h.send(.headphones(plugged: false), {
             $0.headphonesIn = false
+            $0.routedDevice = .card
             $0.loaded = PlayRef(playID: 5, trackID: 1)
             $0.handedNext = PlayRef(playID: 6, trackID: 2)
             $0.nextPlayID = 7
         }, commands: [
             .stopOutput,
-            .routeOutput(.speaker),
+            .routeOutput(.card),
             .startTrack(playID: 5, path: "/music/1.flac", at: 42, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
         ])
     }
@@ -147,6 +149,7 @@ final class HeadphoneRoutingTests: XCTestCase {
         let shown = status("paused", song: 1, index: 1, of: 2, elapsed: "0:30", volume: 40)
         h.send(.headphones(plugged: false), {
             $0.headphonesIn = false
+            $0.routedDevice = .card
             $0.phase = .paused
             $0.loaded = nil
             $0.handedNext = nil
@@ -158,7 +161,7 @@ final class HeadphoneRoutingTests: XCTestCase {
             .startTimer(.releaseDevice, after: 3),
             .report("headphones unplugged: paused"),
             .stopOutput,
-            .routeOutput(.speaker),
+            .routeOutput(.card),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: 30, phase: .paused, volume: 40)),
             .render(shown),
         ])
@@ -182,8 +185,8 @@ final class HeadphoneRoutingTests: XCTestCase {
         var state = State(settings: settings)
         state.shown = status("stopped")
         let h = CoreHarness(state)
-        h.send(.headphones(plugged: true), { $0.headphonesIn = true }, commands: [.routeOutput(.headphones)])
-        h.send(.headphones(plugged: false), { $0.headphonesIn = false }, commands: [.routeOutput(.speaker)])
+        h.send(.headphones(plugged: true), { $0.headphonesIn = true; $0.routedDevice = .headphones }, commands: [.routeOutput(.headphones)])
+        h.send(.headphones(plugged: false), { $0.headphonesIn = false; $0.routedDevice = .card }, commands: [.routeOutput(.card)])
     }
 
     func testWithoutADeviceOfTheirOwnNothingIsRouted() {

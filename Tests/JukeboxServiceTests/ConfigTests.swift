@@ -280,6 +280,37 @@ final class ConfigTests: XCTestCase {
         }
     }
 
+    func testTheBluetoothSpeakerIsOffUnlessConfiguredAndItsRulesReachTheCore() throws {
+        XCTAssertNil(try parse("{}").config.bluetooth)
+        XCTAssertNil(try parse("{}").config.settings.bluetooth)
+        let plain = try parse(#"{"bluetooth": {"speaker": "aa:bb:cc:dd:ee:0f"}}"#).config
+        XCTAssertEqual(plain.bluetooth, BluetoothSpeakerSettings(address: "AA:BB:CC:DD:EE:0F"))
+        XCTAssertEqual(plain.bluetooth?.device, "bluealsa:DEV=AA:BB:CC:DD:EE:0F,PROFILE=a2dp")
+        XCTAssertEqual(plain.settings.bluetooth, BluetoothSettings(whenGone: .card, volumeMax: nil))
+        let set = try parse(#"{"volumeMin": 10, "bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF", "device": "bt", "whenGone": "pause", "volumeMax": 70}}"#)
+        XCTAssertEqual(set.config.bluetooth, BluetoothSpeakerSettings(address: "AA:BB:CC:DD:EE:FF", device: "bt"))
+        XCTAssertEqual(set.config.settings.bluetooth, BluetoothSettings(whenGone: .pause, volumeMax: 70))
+        XCTAssertEqual(set.warnings, [])
+        XCTAssertEqual(try parse(#"{"bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF", "pin": 1}}"#).warnings, ["c.json: unknown key \"bluetooth.pin\" ignored"])
+        let rows: [(String, String)] = [
+            (#"{"bluetooth": {}}"#, "c.json: bluetooth: \"speaker\" is missing; must be {"),
+            (#"{"bluetooth": {"speaker": "AA:BB:CC:DD:EE"}}"#, "c.json: bluetooth: \"speaker\" must be an address of six pairs of hex digits such as \"AA:BB:CC:DD:EE:FF\", not \"AA:BB:CC:DD:EE\""),
+            (#"{"bluetooth": {"speaker": "AA:BB:CC:DD:EE:FG"}}"#, "c.json: bluetooth: \"speaker\" must be an address"),
+            (#"{"bluetooth": {"speaker": "AA-BB-CC-DD-EE-FF"}}"#, "c.json: bluetooth: \"speaker\" must be an address"),
+            ("{\"bluetooth\": {\"speaker\": \"AA:BB:CC:DD:EE:F\\u001b\"}}", "c.json: bluetooth: \"speaker\" must be an address of six pairs of hex digits such as \"AA:BB:CC:DD:EE:FF\", not \"AA:BB:CC:DD:EE:F\u{FFFD}\""),
+            (#"{"bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF", "whenGone": "stop"}}"#, "c.json: bluetooth: \"whenGone\" must be \"card\" or \"pause\""),
+            (#"{"volumeMin": 30, "bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF", "volumeMax": 20}}"#, "c.json: bluetooth: \"volumeMax\" must be 30 to 100 (not below volumeMin)"),
+            (#"{"bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF", "volumeMax": 101}}"#, "c.json: bluetooth: \"volumeMax\" must be 0 to 100"),
+            (#"{"bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF", "device": ""}}"#, "c.json: bluetooth: \"device\" must be an ALSA PCM name"),
+            (#"{"bluetooth": "AA:BB:CC:DD:EE:FF"}"#, "c.json: bluetooth: must be {\"speaker\""),
+        ]
+        for (bad, reason) in rows {
+            XCTAssertThrowsError(try parse(bad), bad) { error in
+                XCTAssertTrue("\(error)".hasPrefix(reason), "\(error)")
+            }
+        }
+    }
+
     func testUSBIsOffUnlessConfiguredAndDefaultsToMediaJukeboxWithoutAutoplay() throws {
         XCTAssertNil(try parse("{}").config.usbRoots)
         let plain = try parse(#"{"usb": {}}"#).config

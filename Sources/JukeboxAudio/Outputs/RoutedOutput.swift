@@ -1,36 +1,46 @@
 // SPDX-License-Identifier: MIT
 import Synchronization
 
-/// The output the core routes (`Command.routeOutput`, wired by the app): the box's own device and
-/// the headphones' own, each a `PCMOutput`. A stream never moves between devices: once the route
-/// names the other device, the open stream counts as closed (`isOpen` false), so the engine's next
-/// write opens the new device, whatever the engine was doing (playing, lingering after an end,
-/// a stop followed at once by a play, which keeps a device open). The core stops the track first
-/// and starts it again from where it was heard, so nothing of it reaches the new device twice.
-/// Used on the writer thread like any output; `route` is set from the loop's thread.
+/// The output the core routes (`Command.routeOutput`, wired by the app): the box's own card and,
+/// when configured, the headphones' own device and a Bluetooth speaker's, each a `PCMOutput`. A
+/// stream never moves between devices: once the route names another device, the open stream
+/// counts as closed (`isOpen` false), so the engine's next write opens the new device, whatever
+/// the engine was doing (playing, lingering after an end, a stop followed at once by a play,
+/// which keeps a device open). The core stops the track first and starts it again from where it
+/// was heard, so nothing of it reaches the new device twice. Used on the writer thread like any
+/// output; `route` is set from the loop's thread.
 public final class RoutedOutput: PCMOutput {
-    private let speaker: PCMOutput
-    private let headphones: PCMOutput
-    /// Whether the headphones' device is chosen.
-    private let chosen: Mutex<Bool>
+    /// The devices a route may name (the core's `OutputRoute`, mapped by the app).
+    public enum Device: Sendable, Equatable, CaseIterable {
+        case card, headphones, bluetooth
+    }
+
+    private let card: PCMOutput
+    private let others: [Device: PCMOutput]
+    /// The device chosen.
+    private let chosen: Mutex<Device>
     /// The output opened, until it is closed.
     private var active: PCMOutput?
     private var interrupt: Int32 = -1
 
-    /// The speaker's device until the first `route` (a jack not read yet).
-    public init(speaker: PCMOutput, headphones: PCMOutput) {
-        self.speaker = speaker
-        self.headphones = headphones
-        chosen = Mutex(false)
+    /// The card until the first `route` (no fact read yet). A route to a device not given here
+    /// plays on the card.
+    public init(card: PCMOutput, headphones: PCMOutput? = nil, bluetooth: PCMOutput? = nil) {
+        self.card = card
+        var others: [Device: PCMOutput] = [:]
+        others[.headphones] = headphones
+        others[.bluetooth] = bluetooth
+        self.others = others
+        chosen = Mutex(.card)
     }
 
-    /// Chooses the device the next `open` (and `probe`) uses: the headphones' (true) or the speaker's.
-    public func route(headphones: Bool) { chosen.withLock { $0 = headphones } }
+    /// Chooses the device the next `open` (and `probe`) uses.
+    public func route(to device: Device) { chosen.withLock { $0 = device } }
 
-    /// Whether the next opening is the headphones'.
-    public var toHeadphones: Bool { chosen.withLock { $0 } }
+    /// The device the next opening is on.
+    public var routed: Device { chosen.withLock { $0 } }
 
-    private var selected: PCMOutput { toHeadphones ? headphones : speaker }
+    private var selected: PCMOutput { others[routed] ?? card }
     /// The opened output, or the one the route names while none is.
     private var current: PCMOutput { active ?? selected }
 
@@ -50,8 +60,8 @@ public final class RoutedOutput: PCMOutput {
 
     public func setInterrupt(_ fd: Int32) {
         interrupt = fd
-        speaker.setInterrupt(fd)
-        headphones.setInterrupt(fd)
+        card.setInterrupt(fd)
+        for output in others.values { output.setInterrupt(fd) }
     }
 
     public func delayFrames() -> Int { active?.delayFrames() ?? 0 }
@@ -65,7 +75,7 @@ public final class RoutedOutput: PCMOutput {
     }
 
     public func probe() -> OutputError? { selected.probe() }
-    /// Open on the device the route names; a stream on the other one is done with.
+    /// Open on the device the route names; a stream on another one is done with.
     public var isOpen: Bool {
         guard let active else { return false }
         return active === selected && active.isOpen

@@ -114,6 +114,8 @@ public struct DisplayFrame: Equatable, Sendable {
             // A speed other than 1 (`1.25x`), after the sleep timer's mark.
             if let speed = state.playingSpeedMark { marks = speed + marks }
             if let sleep = state.sleepPanelMark { marks = sleep + marks }
+            // A Bluetooth speaker plays (`BT`), first of the marks of the play.
+            if state.output == .bluetooth { marks = "BT" + marks }
             // The day's listening left, near its end, before the other marks; kept alone when
             // they do not all fit (a 16x2 with a track of ten minutes or more).
             let limit = state.listeningPanelMark

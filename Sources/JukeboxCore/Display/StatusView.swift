@@ -34,6 +34,9 @@ public struct StatusView: Equatable, Sendable {
     public var speed: String?
     /// The episode being downloaded and how far (`State.podcastDownloadShown`), while one is.
     public var download: String?
+    /// The output when it is not the box's own (`Bluetooth`); headphones show in `headphones`
+    /// of the JSON status, not here, as before.
+    public var output: String?
 
     /// The view of `state`.
     public init(_ state: State) {
@@ -65,6 +68,7 @@ public struct StatusView: Equatable, Sendable {
         sleep = state.sleepMark
         speed = state.cursor.flatMap { state.playSpeed(at: $0) }.map(Speed.text)
         download = state.podcastDownloadShown
+        output = state.output == .bluetooth ? "Bluetooth" : nil
     }
 
     /// One line for a terminal or console:
@@ -90,6 +94,7 @@ public struct StatusView: Equatable, Sendable {
         if let sleep { s += "  sleep \(sleep)" }
         if let speed { s += "  speed \(speed)" }
         s += downloading
+        if let output { s += "  on \(output)" }
         if let message { s += "  (\(message))" }
         return s
     }

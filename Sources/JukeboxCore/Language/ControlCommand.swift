@@ -83,6 +83,9 @@ public enum ControlCommand: Equatable, Sendable {
     /// `update [FOLDER]`: the MPD face's library index reads `folder` (nil: every music folder)
     /// again, as MPD's `update` does (the web face asks after an upload).
     case libraryUpdate(path: String?)
+    /// `bluetooth pair|trust|forget ADDRESS`: BlueZ pairs with, trusts or forgets the device
+    /// (run off the loop; the reply says how it went).
+    case bluetooth(BluetoothAction, address: String)
 
     /// The commands, one per line, for `help`.
     public static let helpText = """
@@ -95,7 +98,7 @@ public enum ControlCommand: Equatable, Sendable {
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
     card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
     bookmarks --json · bookmark reset PATH|--all · podcast NAME · podcasts --json
-    reload · system --json · restart · update [FOLDER]
+    reload · system --json · restart · update [FOLDER] · bluetooth pair|trust|forget ADDRESS
     """
 
     /// Longest line accepted, in bytes.
@@ -261,6 +264,12 @@ public enum ControlCommand: Equatable, Sendable {
             case ("yield", "end"?) where rest.count == 1: return .success(.yieldEnd)
             default: return .failure(ControlError("usage: \(verb) begin [reason] | \(verb) end"))
             }
+        case "bluetooth":
+            guard rest.count == 2, let action = BluetoothAction(rawValue: rest[0].lowercased()),
+                  let address = BluetoothAddress.normalised(rest[1]) else {
+                return .failure(ControlError("usage: bluetooth pair|trust|forget ADDRESS (such as AA:BB:CC:DD:EE:FF)"))
+            }
+            return .success(.bluetooth(action, address: address))
         case "source":
             let usage = ControlError("usage: source begin NAME [SENDER] | source end NAME (NAME: airplay, bluetooth; a-z, 0-9, -)")
             guard rest.count >= 2, OtherSource.isValidName(rest[1].lowercased()) else { return .failure(usage) }

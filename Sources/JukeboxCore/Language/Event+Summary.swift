@@ -74,6 +74,8 @@ extension Event {
         case .loadSource(_, let tracks): return "load " + Self.count(tracks.count)
         case .headphones(let plugged):
             return plugged ? "headphones in" : "headphones out"
+        case .bluetoothSpeaker(let connected):
+            return connected ? "bluetooth speaker connected" : "bluetooth speaker gone"
         case .batteryPin(let low):
             return "battery pin " + (low ? "low" : "released")
         case .battery(let r):

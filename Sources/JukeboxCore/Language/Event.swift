@@ -135,6 +135,9 @@ public enum Event: Equatable, Sendable {
     /// The sound card's headphone jack: headphones are in (`true`) or out. Sent once when the jack
     /// is first read, then at each change (`Reduce+Headphones`).
     case headphones(plugged: Bool)
+    /// The configured Bluetooth speaker's A2DP device is there (`true`: connected) or gone. Sent
+    /// once when bluez-alsa is first asked, then at each change (`Reduce+Outputs`).
+    case bluetoothSpeaker(connected: Bool)
     /// A USB stick was mounted at `path` (a folder right under a watched mount root).
     case usbInserted(path: String)
     /// The stick mounted at `path` is gone (unmounted or pulled out).

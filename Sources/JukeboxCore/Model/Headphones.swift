@@ -20,7 +20,3 @@ public struct HeadphoneSettings: Equatable, Sendable {
     }
 }
 
-/// Which sound device plays: the box's own, or the headphones' (`HeadphoneSettings.routes`).
-public enum OutputRoute: String, Equatable, Sendable {
-    case speaker, headphones
-}

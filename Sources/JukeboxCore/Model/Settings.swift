@@ -63,6 +63,9 @@ public struct Settings: Equatable, Sendable {
     public var battery: BatterySettings?
     /// The headphone jack's rules; nil: no jack watched (`Event.headphones` is then only kept).
     public var headphones: HeadphoneSettings?
+    /// The Bluetooth speaker's rules; nil: no speaker configured (`Event.bluetoothSpeaker` is
+    /// then only kept, and nothing moves to it).
+    public var bluetooth: BluetoothSettings?
     /// What the power button's long press runs (an argument vector, no shell); also what idle
     /// power-off runs.
     public var powerCommand: [String] = ["systemctl", "poweroff"]

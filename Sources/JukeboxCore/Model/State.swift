@@ -229,6 +229,15 @@ public struct State: Equatable, Sendable {
     /// Whether headphones are in the jack, as the card last said; nil: not known (no jack watched,
     /// or before its first report).
     public var headphonesIn: Bool?
+    /// Whether the configured Bluetooth speaker is connected (its A2DP device is there), as
+    /// bluez-alsa last said; nil: not known (no speaker watched, or before the first report).
+    public var bluetoothConnected: Bool?
+    /// The sound device last routed to (`Command.routeOutput`): `.card` until the first route,
+    /// as the shell's router starts. Where the sound is heard is `output`, from the facts.
+    public var routedDevice: OutputRoute = .card
+    /// Whether the speaker going paused the play (`BluetoothSettings.WhenGone.pause`): its
+    /// return resumes. Cleared by anything that leaves the pause.
+    public var pausedByBluetooth = false
     /// The wall clock as last reported and the daily limit's count (`Reduce+Parental.swift`).
     public var parental = ParentalState()
     /// Untagged files' measured loudness, asked for and received (`Reduce+Loudness.swift`).

@@ -200,7 +200,7 @@ extension State {
         return capped
     }
 
-    /// The highest volume now: the config's, lower while headphones are in when their cap is lower,
+    /// The highest volume now: the config's, lower while headphones or a Bluetooth speaker with a lower cap play,
     /// lower while a parental cap holds (`parentalVolumeCap`); never below the lowest volume a user
     /// can set.
     public var volumeMax: Int {
@@ -209,10 +209,17 @@ extension State {
         return most
     }
 
-    /// `volumeMax` without the parental caps: the config's, and the headphones' while they are in.
+    /// `volumeMax` without the parental caps: the config's, and the output's own (headphones',
+    /// a Bluetooth speaker's) while it plays.
     var volumeMaxBeforeParental: Int {
         var most = min(settings.volumeMax, 100)
-        if headphonesIn == true, let cap = settings.headphones?.volumeMax { most = min(most, max(cap, settings.volumeMin)) }
+        let cap: Int?
+        switch output {
+        case .headphones: cap = settings.headphones?.volumeMax
+        case .bluetooth: cap = settings.bluetooth?.volumeMax
+        case .card: cap = nil
+        }
+        if let cap { most = min(most, max(cap, settings.volumeMin)) }
         return most
     }
 

@@ -120,6 +120,8 @@ extension State {
             batteryPin(low: low, &step)
         case .headphones(let plugged):
             headphones(plugged: plugged, &step)
+        case .bluetoothSpeaker(let connected):
+            bluetoothSpeaker(connected: connected, &step)
         case .wallClock(let time, let synchronized):
             wallClock(time, synchronized: synchronized, &step)
         case .bookmarksLoaded(let marks):
@@ -208,6 +210,8 @@ extension State {
         // A run of failures ended (a track started, a person acted, another queue): its start
         // is no longer a place to go back to.
         if failuresInARow == 0 { failuresFrom = nil }
+        // Only a pause the speaker's going made is the speaker's return to end.
+        if phase != .paused { pausedByBluetooth = false }
         followParental(&step)
         syncNext(&step)
         followLoudness(&step)

@@ -40,6 +40,8 @@ public struct Config: Equatable, Sendable {
     public var batteryPin: BatteryPinSettings?
     /// The headphone jack to watch (`headphones`); nil: none.
     public var headphones: HeadphoneJackSettings?
+    /// The Bluetooth speaker to play to when it is connected (`bluetooth`); nil: none.
+    public var bluetooth: BluetoothSpeakerSettings?
     /// The USB sticks' mount roots (`usb.roots`); nil: no `usb` key, sticks are not watched.
     public var usbRoots: [String]?
     /// Whether only mount points under the roots are sticks (`usb.mountsOnly`, default true;
@@ -303,6 +305,16 @@ public struct Config: Equatable, Sendable {
             c.settings.headphones = rules
             sectionWarnings += unknownKeyWarnings(source, section: "headphones", v.unknownKeys)
         }
+        if let v = raw.bluetooth {
+            switch v.settings(volumeMin: c.settings.volumeMin) {
+            case .success(let (speaker, rules)):
+                c.bluetooth = speaker
+                c.settings.bluetooth = rules
+            case .failure(let reason):
+                throw Problem(description: "\(source): bluetooth: " + reason.text)
+            }
+            sectionWarnings += unknownKeyWarnings(source, section: "bluetooth", v.unknownKeys)
+        }
         if let v = raw.parental {
             guard let rules = v.settings() else { throw Problem(description: "\(source): parental: " + RawParental.expectation) }
             c.settings.parental = rules
@@ -406,6 +418,7 @@ private struct RawConfig: Decodable {
     var usb: RawUSB?
     var battery: RawBattery?
     var headphones: RawHeadphones?
+    var bluetooth: RawBluetooth?
     var mqtt: MQTTSettings?
     var radio: RawRadio?
     var podcasts: RawPodcasts?
@@ -449,6 +462,7 @@ private struct RawConfig: Decodable {
         case "radio": return "must be {\"bufferSeconds\": 0.5 to 30, \"giveUpSeconds\": 5 to 86400, \"network\": true|false, \"caFile\": an absolute path}"
         case "battery": return RawBattery.expectation
         case "headphones": return RawHeadphones.expectation
+        case "bluetooth": return RawBluetooth.expectation
         case "sleep": return RawSleep.expectation
         case "sources": return "must be an object of source name (airplay, bluetooth, other: any source not named) → \"resume\", \"stay-paused\" or \"forbidden\""
         case "podcasts": return RawPodcasts.expectation

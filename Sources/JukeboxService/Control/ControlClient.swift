@@ -148,6 +148,11 @@ public final class ControlClient {
 /// Starts a program with an argument vector (never a shell) and does not wait; the loop reaps
 /// it later (`reapChildren`). Returns the pid, or nil (with the reason) when it could not start.
 public func startProgram(_ argv: [String]) -> (pid: pid_t?, error: String?) {
+    startProgram(argv, fileActions: nil)
+}
+
+/// `startProgram` with the child's descriptors set up by `fileActions` (a pipe for its stdout).
+public func startProgram(_ argv: [String], fileActions: UnsafePointer<posix_spawn_file_actions_t>?) -> (pid: pid_t?, error: String?) {
     guard !argv.isEmpty else { return (nil, "empty command") }
     var pid: pid_t = 0
     var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
@@ -160,8 +165,60 @@ public func startProgram(_ argv: [String]) -> (pid: pid_t?, error: String?) {
     sigemptyset(&none)
     posix_spawnattr_setsigmask(&attributes, &none)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-    let rc = posix_spawnp(&pid, argv[0], nil, &attributes, cArgs, environ)
+    let rc = posix_spawnp(&pid, argv[0], fileActions, &attributes, cArgs, environ)
     return rc == 0 ? (pid, nil) : (nil, errnoText(rc))
+}
+
+/// Starts `argv` (no shell) with stdin on /dev/null and stdout on a pipe (stderr too when
+/// `errors`, else /dev/null); the pid and the pipe's reading end (close-on-exec), or why not.
+public func startProgramReading(_ argv: [String], errors: Bool) -> Result<ReadingChild, ProgramStartError> {
+    var ends: [Int32] = [0, 0]
+    guard pipe(&ends) == 0 else { return .failure(ProgramStartError(message: "pipe: " + errnoText(errno))) }
+    // Neither end leaks into another child (posix_spawn's dup2 gives this one its stdout).
+    ends.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+    if errors {
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    }
+    let started = startProgram(argv, fileActions: &actions)
+    close(ends[1])
+    guard let pid = started.pid else {
+        close(ends[0])
+        return .failure(ProgramStartError(message: started.error ?? "unknown error"))
+    }
+    return .success(ReadingChild(pid: pid, fd: ends[0]))
+}
+
+/// A child started by `startProgramReading`: its pid and the reading end of its stdout's pipe.
+public struct ReadingChild: Sendable, Equatable {
+    /// The child's process id.
+    public var pid: pid_t
+    /// The reading end of its stdout's pipe (blocking; the caller may set O_NONBLOCK).
+    public var fd: Int32
+}
+
+/// Why a program could not be started.
+public struct ProgramStartError: Error, Equatable, Sendable {
+    /// Why, as a sentence.
+    public var message: String
+    /// The reason, as a sentence.
+    public init(message: String) { self.message = message }
+}
+
+/// The first executable `name` on PATH (or the usual places when PATH is unset); nil: none.
+public func findProgram(_ name: String) -> String? {
+    let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+    for dir in path.split(separator: ":") where dir.hasPrefix("/") {
+        let candidate = dir + "/" + name
+        if access(candidate, X_OK) == 0 { return candidate }
+    }
+    return nil
 }
 
 /// Collects every child that has ended, so started programs never linger as zombies.

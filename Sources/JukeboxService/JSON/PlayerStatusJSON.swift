@@ -38,6 +38,9 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     public var newCard: String?
     /// The current track is an HTTP(S) stream.
     public var stream: Bool
+    /// Where the sound is heard: `card`, `headphones` or `bluetooth` (`OutputRoute`; nil from an
+    /// older player).
+    public var output: String?
     /// `card assign --next`: waiting for a card, or which card got it (`CardsJSON.assignment`).
     public var cardAssign: CardAssignStatus?
 
@@ -142,6 +145,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         volumeMin = state.settings.volumeMin
         volumeMax = state.volumeMax
         headphones = state.headphonesIn
+        output = state.output.rawValue
         speed = state.cursor.map { state.playSpeed(at: $0) ?? 1 }
         download = state.podcastDownloadShown
         if !state.settings.parental.isEmpty {
@@ -180,7 +184,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
             "\"path\":" + str(path), "\"position\":" + num(position), "\"duration\":" + num(duration),
             "\"index\":" + (index.map { String($0) } ?? "null"), "\"count\":\(count)", "\"volume\":\(volume)",
             "\"shuffle\":\(shuffle)", "\"repeat\":" + q(self.repeat), "\"message\":" + str(message),
-            "\"newCard\":" + str(newCard), "\"stream\":\(stream)",
+            "\"newCard\":" + str(newCard), "\"stream\":\(stream)", "\"output\":" + str(output),
             "\"cardAssign\":" + (cardAssign.map { c in
                 "{\"stage\":" + q(c.stage) + ",\"value\":" + q(CardsJSON.view(c.value)) + ",\"card\":" + str(c.card) + ",\"error\":" + str(c.error.map(CardsJSON.view)) + "}"
             } ?? "null"),

@@ -53,6 +53,9 @@ protocol ControlLoop: AnyObject {
     func updateLibrary(_ path: String?) -> String
     /// `system --json` (`SystemJSON`), read off the loop; false when this player has no worker.
     func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool
+    /// `bluetooth ACTION ADDRESS`: bluetoothctl run off the loop (`BluetoothControl`); false when
+    /// bluetoothctl is not installed or this player has no worker (`answer` then says why).
+    func bluetooth(_ action: BluetoothAction, address: String, _ reply: @escaping ([String]) -> Void) -> Bool
     /// Hands the core `interruptBegan` and calls `granted` once its `Command.grant` comes (the
     /// waiters for one interruption id are granted in turn, whichever face they came from).
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void)
@@ -134,6 +137,8 @@ extension ControlLoop {
             return [updateLibrary(path)]
         case .systemJSON:
             return ["error: this player cannot read the system's facts"]
+        case .bluetooth:
+            return ["error: bluetoothctl was not found (Debian's bluez package): cannot pair, trust or forget"]
         case .help:
             return ["ok " + ControlCommand.helpText.split(separator: "\n").joined(separator: " · ")]
         default:
@@ -169,6 +174,8 @@ extension ControlLoop {
             return systemFacts(reply)
         case .cardDelete(let id):
             return deleteCard(id: id, reply)
+        case .bluetooth(let action, let address):
+            return bluetooth(action, address: address, reply)
         case .save:
             guard saves, state.stateUnreadable == nil else { return false }
             feedHeard()
@@ -234,6 +241,8 @@ final class ControlPort: ControlLoop {
     var version = "jukebox"
     /// The music folders `ls --json` lists (the config's `music`).
     var musicFolders: [String] = []
+    /// BlueZ's bluetoothctl (`bluetooth pair|trust|forget`); nil: not installed.
+    var bluetoothctl: String? = findProgram("bluetoothctl")
     /// Lines about the adapters for `diag` (device, counters, board).
     var diagnostics: (() -> [String])?
     /// The cards map's worker (`Runtime.watchCards`); nil: no cards map.
@@ -410,6 +419,22 @@ final class ControlPort: ControlLoop {
         }
         guard let job = mpd.update(uri) else { return "error: the MPD library's update queue is full; try again later" }
         return "ok updating the MPD library" + (uri.isEmpty ? "" : " under " + DisplayText.inert(uri)) + ": job \(job)"
+    }
+
+    func bluetooth(_ action: BluetoothAction, address: String, _ reply: @escaping ([String]) -> Void) -> Bool {
+        guard let program = bluetoothctl else { return false }
+        log.info("bluetooth \(action.rawValue) \(address): running \(program)")
+        return jobs.perform({ _ in
+            .success(FileWorkOutput(lines: [BluetoothControl.run(program: program, action, address: address)]))
+        }, then: { [log] result in
+            let lines: [String]
+            switch result {
+            case .success(let output): lines = output.lines
+            case .failure(let error): lines = ["error: " + error.message]
+            }
+            log.info("bluetooth \(action.rawValue) \(address): " + (lines.first ?? ""))
+            reply(lines)
+        })
     }
 
     func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool {

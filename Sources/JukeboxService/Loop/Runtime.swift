@@ -58,6 +58,9 @@ public final class Runtime: LoopCore {
     /// Chooses the sound device the next opening uses (`Command.routeOutput`; `RoutedOutput`).
     public var routeOutput: ((OutputRoute) -> Void)? { get { hooks.routeOutput } set { hooks.routeOutput = newValue } }
     public var reload: (() -> Settings?)? { get { control.reload } set { control.reload = newValue } }
+    /// BlueZ's bluetoothctl, run for `bluetooth pair|trust|forget` (`BluetoothControl`; found on
+    /// PATH at start); nil: not installed, and those lines say so.
+    public var bluetoothctl: String? { get { control.bluetoothctl } set { control.bluetoothctl = newValue } }
     public var version: String { get { control.version } set { control.version = newValue } }
     /// The music folders `ls --json` lists (`LibraryListing`).
     public var musicFolders: [String] { get { control.musicFolders } set { control.musicFolders = newValue } }

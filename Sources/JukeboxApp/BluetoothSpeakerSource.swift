@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+import Glibc
+import JukeboxCore
+import JukeboxService
+import JukeboxSystem
+
+/// The config's Bluetooth speaker as an event source: `bluealsa-cli monitor` runs as a child
+/// whose stdout the loop polls; when it says bluez-alsa runs, `bluealsa-cli list-pcms` (another
+/// child, polled the same way) says what is connected already. `BluealsaPresence` reads the lines;
+/// each change becomes `Event.bluetoothSpeaker` (the core decides what it means). Nothing here
+/// waits: the pipes are non-blocking, a child that ends is seen as the end of its pipe, and the
+/// monitor is started again after 1 s, doubling to 60 s while it keeps ending within 30 s. The
+/// children die with the player (`setpriv --pdeathsig`, as the test fixtures start players),
+/// and `close` ends them.
+public final class BluetoothSpeakerSource: EventSource {
+    /// The programs run: the monitor's and the list's argument vectors.
+    public struct Programs: Sendable {
+        /// Runs until it is ended, printing `bluealsa-cli monitor`'s lines.
+        public var monitor: [String]
+        /// Prints `bluealsa-cli list-pcms`'s lines and exits.
+        public var list: [String]
+        /// The two argument vectors as given (tests put stand-ins here).
+        public init(monitor: [String], list: [String]) {
+            self.monitor = monitor
+            self.list = list
+        }
+        /// bluez-alsa's `bluealsa-cli` at `path`.
+        public static func bluealsaCLI(_ path: String) -> Programs { Programs(monitor: [path, "monitor"], list: [path, "list-pcms"]) }
+    }
+
+    /// The longest wait before the monitor is started again (seconds).
+    public static let maxBackoff = 60.0
+    /// Lines of `list-pcms` kept, at most (one per connected device and profile).
+    static let maxListLines = 256
+
+    private let programs: Programs
+    private let log: Log
+    private let now: () -> Double
+    private var presence: BluealsaPresence
+    private var monitor: Child?
+    private var lister: Child?
+    private var listLines: [String] = []
+    /// When the monitor is started again; nil while it runs.
+    private var restartAt: Double? = 0
+    private var backoff = 1.0
+    /// When the running monitor started (monotonic seconds).
+    private var monitorStartedAt = 0.0
+    /// A monitor that ran this long before it ended was working: the back-off starts again at 1 s.
+    static let steadyRun = 30.0
+
+    /// A running child and what of its stdout is not a whole line yet.
+    private struct Child {
+        var pid: pid_t
+        var fd: Int32
+        var partial: [UInt8] = []
+    }
+
+    /// Watches `address`; the monitor starts at once. `now` is the monotonic clock (tests inject theirs).
+    public init(address: String, programs: Programs, log: Log, now: @escaping () -> Double = monotonicNow) {
+        self.programs = programs
+        self.log = log
+        self.now = now
+        presence = BluealsaPresence(address: address)
+        maintain()
+    }
+
+    deinit { close() }
+
+    public var fds: [Int32] { [monitor?.fd, lister?.fd].compactMap { $0 } }
+    public var needsMaintenance: Bool { monitor == nil }
+
+    public func maintain() {
+        guard monitor == nil, let at = restartAt, now() >= at else { return }
+        switch Self.spawn(programs.monitor) {
+        case .success(let child):
+            monitor = child
+            monitorStartedAt = now()
+            restartAt = nil
+        case .failure(let error):
+            log.warning("bluetooth: cannot run \(programs.monitor.joined(separator: " ")): \(error.message)")
+            scheduleRestart()
+        }
+    }
+
+    public func read(fd: Int32) -> [Event] {
+        if fd == monitor?.fd { return readMonitor() }
+        if fd == lister?.fd { return readList() }
+        return []
+    }
+
+    /// Ends the children (the player stops).
+    public func close() {
+        for child in [monitor, lister].compactMap({ $0 }) { Self.end(child) }
+        monitor = nil
+        lister = nil
+    }
+
+    private func readMonitor() -> [Event] {
+        guard var child = monitor else { return [] }
+        let (lines, ended) = Self.drain(&child)
+        monitor = child
+        var events: [Event] = []
+        for line in lines {
+            let (connected, list) = presence.monitor(line)
+            if let connected { events.append(.bluetoothSpeaker(connected: connected)) }
+            if list { startList() }
+        }
+        if ended {
+            if now() - monitorStartedAt >= Self.steadyRun { backoff = 1 }
+            Self.end(child)
+            monitor = nil
+            presence.forget()
+            // Said once a run of ends; a monitor that keeps ending at once (no D-Bus) is not a
+            // line a minute.
+            let line = "bluetooth: bluealsa-cli monitor ended; started again in \(Int(backoff)) s"
+            if backoff == 1 { log.warning(line) } else { log.debug(line) }
+            scheduleRestart()
+        }
+        return events
+    }
+
+    private func readList() -> [Event] {
+        guard var child = lister else { return [] }
+        let (lines, ended) = Self.drain(&child)
+        lister = child
+        listLines += lines.prefix(max(0, Self.maxListLines - listLines.count))
+        guard ended else { return [] }
+        Self.end(child)
+        lister = nil
+        return presence.listed(listLines).map { [.bluetoothSpeaker(connected: $0)] } ?? []
+    }
+
+    private func startList() {
+        if let lister { Self.end(lister) }
+        lister = nil
+        listLines = []
+        presence.listStarted()
+        switch Self.spawn(programs.list) {
+        case .success(let child): lister = child
+        case .failure(let error): log.warning("bluetooth: cannot run \(programs.list.joined(separator: " ")): \(error.message)")
+        }
+    }
+
+    private func scheduleRestart() {
+        restartAt = now() + backoff
+        backoff = min(backoff * 2, Self.maxBackoff)
+    }
+
+    /// Reads what the pipe holds: whole lines (each cut to `BluealsaPresence.maxLine`), and
+    /// whether the child's end of it closed.
+    private static func drain(_ child: inout Child) -> (lines: [String], ended: Bool) {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var lines: [String] = []
+        var ended = false
+        // A few reads at most per wake-up: the loop has other work, and comes back while data waits.
+        for _ in 0..<4 {
+            let n = Glibc.read(child.fd, &chunk, chunk.count)
+            if n == 0 { ended = true; break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno != EAGAIN { ended = true }
+                break
+            }
+            child.partial += chunk[0..<n]
+            while let end = child.partial.firstIndex(of: 0x0A) {
+                lines.append(String(decoding: child.partial[..<end].prefix(BluealsaPresence.maxLine), as: UTF8.self))
+                child.partial.removeSubrange(...end)
+            }
+            // A line without an end that grows past the bound is cut there.
+            if child.partial.count > BluealsaPresence.maxLine {
+                lines.append(String(decoding: child.partial.prefix(BluealsaPresence.maxLine), as: UTF8.self))
+                child.partial.removeAll()
+            }
+        }
+        return (lines, ended)
+    }
+
+    /// Ends a child: its pipe closed, the process told to end and collected if it has (the
+    /// loop's `reapChildren` collects it otherwise).
+    private static func end(_ child: Child) {
+        Glibc.close(child.fd)
+        kill(child.pid, SIGTERM)
+        var status: Int32 = 0
+        _ = waitpid(child.pid, &status, WNOHANG)
+    }
+
+    /// util-linux's setpriv: `--pdeathsig` makes a child die with the player.
+    static let setpriv = "/usr/bin/setpriv"
+
+    /// Starts `argv` (no shell) with stdout on a non-blocking pipe and stdin, stderr on /dev/null,
+    /// dying with the player when setpriv is there.
+    private static func spawn(_ argv: [String]) -> Result<Child, ProgramStartError> {
+        guard !argv.isEmpty else { return .failure(ProgramStartError(message: "empty command")) }
+        let full = access(setpriv, X_OK) == 0 ? [setpriv, "--pdeathsig", "TERM", "--"] + argv : argv
+        return startProgramReading(full, errors: false).map { child in
+            _ = fcntl(child.fd, F_SETFL, fcntl(child.fd, F_GETFL) | O_NONBLOCK)
+            return Child(pid: child.pid, fd: child.fd)
+        }
+    }
+}
+
+/// The Bluetooth speaker's source when the config names one and bluez-alsa's `bluealsa-cli` (or
+/// `bluealsactl`, its name from 4.3) is there; without it, one line in the log and no Bluetooth output.
+public enum BluetoothSources {
+    /// The speaker's source, or none (no `bluetooth` section, or no bluealsa-cli: logged once).
+    public static func make(_ settings: BluetoothSpeakerSettings?, log: Log) -> [EventSource] {
+        guard let settings else { return [] }
+        // bluez-alsa 4.3 renamed it bluealsactl (the same commands and lines).
+        guard let cli = JukeboxService.findProgram("bluealsa-cli") ?? JukeboxService.findProgram("bluealsactl") else {
+            log.warning("bluetooth: bluealsa-cli not found (bluez-alsa-utils 4.1 or later, Debian 13); playing without the speaker")
+            return []
+        }
+        log.info("bluetooth: watching \(settings.address) through \(cli)")
+        return [BluetoothSpeakerSource(address: settings.address, programs: .bluealsaCLI(cli), log: log)]
+    }
+}

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+
+/// Where the sound is heard: the box's own sound card, headphones (in the card's jack, or on a
+/// device of their own), or a Bluetooth speaker (`Reduce+Outputs.swift` chooses).
+public enum OutputRoute: String, Equatable, Sendable, CaseIterable {
+    case card, headphones, bluetooth
+}
+
+/// What a Bluetooth speaker does (`bluetooth` in the config). Whether it is connected comes from
+/// bluez-alsa as `Event.bluetoothSpeaker`; these are the rules.
+public struct BluetoothSettings: Equatable, Sendable {
+    /// What happens when the speaker goes while it plays.
+    public enum WhenGone: String, Equatable, Sendable, CaseIterable {
+        /// Play on through the card, from where the speaker was heard.
+        case card
+        /// Pause; the speaker's return resumes (unless a person played or paused meanwhile).
+        case pause
+    }
+
+    public var whenGone: WhenGone
+    /// The highest volume while the speaker plays (nil: the same as the card's,
+    /// `Settings.volumeMax`). Moving to the speaker turns a louder volume down to it.
+    public var volumeMax: Int?
+
+    public init(whenGone: WhenGone = .card, volumeMax: Int? = nil) {
+        self.whenGone = whenGone
+        self.volumeMax = volumeMax
+    }
+}
+
+/// A Bluetooth device's address as typed in the config and the control language.
+public enum BluetoothAddress {
+    /// `text` upper-cased when it is six pairs of hex digits joined by `:`; nil otherwise.
+    public static func normalised(_ text: String) -> String? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard text.utf8.count == 17, parts.count == 6,
+              parts.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isHexDigit } }) else { return nil }
+        return text.uppercased()
+    }
+}
+
+/// What `bluetooth ACTION ADDRESS` asks of BlueZ (`bluetoothctl`).
+public enum BluetoothAction: String, Equatable, Sendable, CaseIterable {
+    case pair, trust, forget
+}

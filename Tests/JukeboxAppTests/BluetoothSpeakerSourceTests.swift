@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxApp
+import JukeboxCore
+import JukeboxFixtures
+import JukeboxService
+import JukeboxSystem
+import JukeboxTestSupport
+import XCTest
+
+/// The Bluetooth speaker's source (issue 31) with real children: `sh` stands in for
+/// `bluealsa-cli` (Debian 12 has none), its monitor fed through a FIFO the test writes. The list
+/// at the monitor's start sees a speaker connected before the player; the monitor's lines move the
+/// state; a monitor that ends is started again after its back-off (an injected clock), and the
+/// children die with the thread that started them (`--pdeathsig`).
+final class BluetoothSpeakerSourceTests: XCTestCase {
+    private static let sink = "/org/bluealsa/hci0/dev_AA_BB_CC_DD_EE_FF/a2dpsrc/sink"
+
+    private var dir = ""
+
+    override func setUpWithError() throws {
+        dir = NSTemporaryDirectory() + "jukebox-btsource-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    /// A monitor that says the service runs, notes its pid and each run, then prints what the FIFO gets.
+    private func programs(list: String) -> BluetoothSpeakerSource.Programs {
+        let monitor = "echo $$ >> '\(dir)/runs'; echo ServiceRunning org.bluealsa; exec cat '\(dir)/monitor'"
+        return BluetoothSpeakerSource.Programs(monitor: ["/bin/sh", "-c", monitor], list: ["/bin/sh", "-c", "printf '\(list)'"])
+    }
+
+    /// Polls the source's descriptors until `count` events came or `seconds` passed.
+    private func events(_ source: BluetoothSpeakerSource, count: Int, within seconds: Double = 10) -> [Event] {
+        var got: [Event] = []
+        _ = waitFor(seconds) {
+            var fds = source.fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            if !fds.isEmpty, poll(&fds, nfds_t(fds.count), 50) > 0 {
+                for p in fds where p.revents != 0 { got += source.read(fd: p.fd) }
+            }
+            return got.count >= count
+        }
+        return got
+    }
+
+    private func runs() -> [Int32] {
+        ((try? String(contentsOfFile: dir + "/runs", encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+    }
+
+    func testASpeakerConnectedBeforeTheStartIsSeenAndTheMonitorMovesIt() throws {
+        XCTAssertEqual(mkfifo(dir + "/monitor", 0o600), 0)
+        // Read-write: opening never waits for the reader, and the FIFO's end comes only at close.
+        let writer = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        var clock = 0.0
+        let log = Log(level: .info)
+        let source = BluetoothSpeakerSource(address: "AA:BB:CC:DD:EE:FF",
+                                            programs: programs(list: "/org/bluealsa/hci0/dev_11_22_33_44_55_66/a2dpsrc/sink\\n\(Self.sink)\\n"),
+                                            log: log, now: { clock })
+        defer { source.close() }
+        XCTAssertEqual(events(source, count: 1), [.bluetoothSpeaker(connected: true)], "\(log.recent)")
+        func say(_ line: String) { _ = (line + "\n").withCString { write(writer, $0, strlen($0)) } }
+        say("PCMRemoved " + Self.sink)
+        XCTAssertEqual(events(source, count: 1), [.bluetoothSpeaker(connected: false)])
+        say("PropertyChanged " + Self.sink + " Volume 0x7F7F")
+        say("PCMAdded " + Self.sink)
+        XCTAssertEqual(events(source, count: 1), [.bluetoothSpeaker(connected: true)])
+        XCTAssertFalse(source.needsMaintenance)
+
+        // The monitor ends (its input closed): nothing is reported, and it starts again only once
+        // its back-off has passed.
+        close(writer)
+        XCTAssertTrue(waitFor(10) { _ = events(source, count: 1, within: 0.1); return source.needsMaintenance }, "\(log.recent)")
+        XCTAssertTrue(log.recent.contains { $0.contains("bluealsa-cli monitor ended; started again in 1 s") }, "\(log.recent)")
+        source.maintain()
+        XCTAssertTrue(source.needsMaintenance, "started again before its back-off")
+        clock = 1
+        var again = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
+        source.maintain()
+        XCTAssertFalse(source.needsMaintenance)
+        XCTAssertTrue(waitFor(10) { runs().count == 2 })
+        // It lists again; the speaker is still there: no news.
+        XCTAssertEqual(events(source, count: 1, within: 1), [])
+        // Ended again at once: twice the wait, and no second warning.
+        close(again)
+        XCTAssertTrue(waitFor(10) { _ = events(source, count: 1, within: 0.1); return source.needsMaintenance }, "\(log.recent)")
+        XCTAssertEqual(log.recent.filter { $0.contains("monitor ended") }.count, 1, "\(log.recent)")
+        clock = 2.5
+        source.maintain()
+        XCTAssertTrue(source.needsMaintenance, "started again before its doubled back-off")
+        clock = 3
+        again = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
+        defer { close(again) }
+        source.maintain()
+        XCTAssertFalse(source.needsMaintenance)
+        XCTAssertTrue(waitFor(10) { runs().count == 3 })
+    }
+
+    func testTheChildrenDieWithTheThreadThatStartedThem() throws {
+        guard access("/usr/bin/setpriv", X_OK) == 0 else { throw XCTSkip("no setpriv") }
+        XCTAssertEqual(mkfifo(dir + "/monitor", 0o600), 0)
+        let writer = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
+        defer { close(writer) }
+        let programs = programs(list: "")
+        // The source is made on a thread that then ends, as the player's loop would at its exit.
+        final class Holder: @unchecked Sendable { var source: BluetoothSpeakerSource? }
+        let holder = Holder()
+        // The thread lives until the monitor runs (setpriv's prctl is done by then: a thread that
+        // ends before it leaves the child to the rest of the process).
+        let runsPath = dir + "/runs"
+        let thread = Thread {
+            holder.source = BluetoothSpeakerSource(address: "AA:BB:CC:DD:EE:FF", programs: programs, log: Log(level: .info))
+            _ = waitFor(10) { FileManager.default.fileExists(atPath: runsPath) }
+        }
+        thread.start()
+        XCTAssertTrue(waitFor(10) { !runs().isEmpty })
+        XCTAssertTrue(waitFor(10) { holder.source != nil })
+        let pid = try XCTUnwrap(runs().first)
+        var status: Int32 = 0
+        XCTAssertTrue(waitFor(10) { waitpid(pid, &status, WNOHANG) == pid }, "the monitor outlived the thread that started it")
+        XCTAssertEqual(status & 0x7F, SIGTERM, "ended by its parent's death signal")
+    }
+
+    func testProgramsAreFoundOnThePath() {
+        XCTAssertNotNil(findProgram("sh"))
+        XCTAssertNil(findProgram("no-such-bluealsa-cli-here"))
+        XCTAssertEqual(BluetoothSources.make(nil, log: Log(level: .info)).count, 0)
+    }
+}
