@@ -51,7 +51,7 @@ if [ -z "$img" ]; then
 fi
 [ -f "$img" ] || { say "no image: $img"; exit 1; }
 # The test noise and music of the arm64 HIL guest (prepare.sh), with the host's pcmcmp.
-[ "$A64_CACHE/tools/pcmcmp" -nt "$IT_REPO/board/hil/tools/pcmcmp.c" ] \
+[ "$A64_CACHE/tools/pcmcmp" -nt "$IT_REPO/board/hil/tools/pcmcmp.c" ] && [ "$A64_CACHE/tools/pcmcmp" -nt "$IT_REPO/board/hil/tools/pcmfile.h" ] \
   || cc -O2 -Wall -o "$A64_CACHE/tools/pcmcmp" "$IT_REPO/board/hil/tools/pcmcmp.c"
 a64_prepare_fixtures
 

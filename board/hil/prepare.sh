@@ -10,7 +10,7 @@
 #                     unpacked with dpkg -x; the uncompressed ELF vmlinux (PVH entry) cut out of it
 #   modules           gpio-sim + irq_sim from the same version's linux-source, i2c-hil (ours)
 #   initramfs         busybox, the modules and board/hil/guest/init
-#   tools             pcmcmp (audio comparison), built with the host's cc
+#   tools             pcmcmp, pcmsnr (audio comparison) and the other C tools, built with the host's cc
 #   systemd image     mmdebstrap bookworm + systemd + the runtime libraries, as an ext4 image
 set -euo pipefail
 
@@ -123,13 +123,16 @@ hil_prepare_initramfs() {
   hil_stamp initramfs "$key"
 }
 
+# The C tools (board/hil/tools/*.c, programs, and the header they share) and LD_PRELOAD shims
+# (board/hil/tools/lib/*.c, shared objects), built with the host's cc.
 hil_prepare_tools() {
   local key
-  key=$(cat "$HIL_DIR"/tools/*.c | sha256sum | cut -c1-16)
+  key=$(cat "$HIL_DIR"/tools/*.c "$HIL_DIR"/tools/*.h "$HIL_DIR"/tools/lib/*.c | sha256sum | cut -c1-16)
   hil_valid tools "$key" && return 0
   mkdir -p "$HIL_CACHE/tools"
   local c
-  for c in "$HIL_DIR"/tools/*.c; do cc -O2 -Wall -o "$HIL_CACHE/tools/$(basename "$c" .c)" "$c"; done
+  for c in "$HIL_DIR"/tools/*.c; do cc -O2 -Wall -o "$HIL_CACHE/tools/$(basename "$c" .c)" "$c" -lm; done
+  for c in "$HIL_DIR"/tools/lib/*.c; do cc -O2 -Wall -shared -fPIC -o "$HIL_CACHE/tools/$(basename "$c" .c).so" "$c" -ldl; done
   hil_stamp tools "$key"
 }
 

@@ -125,7 +125,7 @@ a64_prepare_initramfs() {
 # pcmcmp and hilserial for the host; pcmcmp and hilctl for the guest (arm64).
 a64_prepare_tools() {
   local src="$A64_DIR/../tools" t="$A64_CACHE/tools" key c
-  key="$(cat "$src"/pcmcmp.c "$src"/hilserial.c "$src"/hilctl.c | sha256sum | cut -c1-16) $(sha256sum < "$A64_CROSS/arm64-sysroot/.jukebox-sysroot-done" 2>/dev/null | cut -c1-8)"
+  key="$(cat "$src"/pcmcmp.c "$src"/pcmfile.h "$src"/hilserial.c "$src"/hilctl.c | sha256sum | cut -c1-16) $(sha256sum < "$A64_CROSS/arm64-sysroot/.jukebox-sysroot-done" 2>/dev/null | cut -c1-8)"
   a64_valid tools "$key" && return 0
   rm -rf "$t" && mkdir -p "$t/arm64"
   for c in pcmcmp hilserial; do cc -O2 -Wall -o "$t/$c" "$src/$c.c"; done

@@ -28,35 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-// The samples of a WAV file's data chunk (moved to the front), or the whole file when it is not
-// RIFF/WAVE. *bytes is updated to their length.
-static uint32_t *wav_data(uint8_t *raw, long *bytes) {
-    if (*bytes < 12 || memcmp(raw, "RIFF", 4) != 0 || memcmp(raw + 8, "WAVE", 4) != 0) return (uint32_t *)raw;
-    long at = 12;
-    while (at + 8 <= *bytes) {
-        uint32_t size = raw[at + 4] | raw[at + 5] << 8 | raw[at + 6] << 16 | (uint32_t)raw[at + 7] << 24;
-        if (memcmp(raw + at, "data", 4) == 0) {
-            long n = size < *bytes - at - 8 ? (long)size : *bytes - at - 8;
-            memmove(raw, raw + at + 8, n);
-            *bytes = n;
-            return (uint32_t *)raw;
-        }
-        at += 8 + size + (size & 1);
-    }
-    fprintf(stderr, "a WAV file without a data chunk\n");
-    exit(2);
-}
+#include "pcmfile.h"
 
 static uint32_t *load(const char *path, long *frames) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(2); }
-    fseek(f, 0, SEEK_END);
-    long bytes = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint32_t *data = malloc(bytes + 4);
-    if (!data || fread(data, 1, bytes, f) != (size_t)bytes) { perror(path); exit(2); }
-    fclose(f);
-    data = wav_data((uint8_t *)data, &bytes);
+    long bytes;
+    uint32_t *data = (uint32_t *)pcm_file(path, &bytes);
     *frames = bytes / 4;
     return data;
 }
