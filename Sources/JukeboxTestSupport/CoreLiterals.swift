@@ -49,11 +49,13 @@ public func status(_ phase: String, song: Int, index: Int, of count: Int, elapse
 
 /// What was saved last, every field given.
 public func mark(revision: Int, current: UInt64?, phase: SavedPhase, shuffle: Bool = false,
-                 repeat repeatMode: RepeatMode = .off, volume: Int = 100, speed: Double? = nil) -> SaveMark {
+                 repeat repeatMode: RepeatMode = .off, volume: Int = 100, speed: Double? = nil,
+                 bookmarkReset: BookmarkReset? = nil) -> SaveMark {
     // SaveMark's initializer is internal; every field is overwritten below.
     var m = State().saveMark
     (m.queueRevision, m.currentTrackID, m.phase) = (revision, current, phase)
     (m.shuffle, m.repeatMode, m.volume, m.speed) = (shuffle, repeatMode, volume, speed)
+    m.bookmarkReset = bookmarkReset
     return m
 }
 
@@ -100,6 +102,8 @@ public enum CoreSource {
             if v.shuffle { args.append("shuffle: true") }
             if v.repeatMode != .off { args.append("repeat: .\(v.repeatMode)") }
             if v.volume != 100 { args.append("volume: \(v.volume)") }
+            if let s = v.speed { args.append("speed: \(number(s))") }
+            if let r = v.bookmarkReset { args.append("bookmarkReset: \(of(r))") }
             return "mark(\(args.joined(separator: ", ")))"
         case let v as ButtonState:
             var args = [String(v.pressed)]
@@ -208,6 +212,9 @@ public enum CoreSource {
         if v.repeatMode != .off { args.append("repeatMode: .\(v.repeatMode)") }
         if v.volume != 100 { args.append("volume: \(v.volume)") }
         if let source = v.source { args.append("source: \(of(source))") }
+        if let s = v.speed { args.append("speed: \(number(s))") }
+        if let l = v.listening { args.append("listening: \(of(l))") }
+        if let r = v.bookmarkReset { args.append("bookmarkReset: \(of(r))") }
         return "Snapshot(\(args.joined(separator: ", ")))"
     }
 

@@ -651,4 +651,102 @@ final class BookmarkTests: XCTestCase {
             }, commands: phase == .stopped ? [] : [.persistBookmarks(after)])
         }
     }
+
+    /// A reset of the queue's own source where it is paused lasts: a save after it (a repeat
+    /// change) makes no bookmark, the queue file keeps the reset, and a start from that file makes
+    /// none either (before: the next save, or the start, made the place its bookmark again). Once
+    /// it plays on from there, it keeps one again and the queue file forgets the reset.
+    func testAResetOfThePausedSourceLastsOverItsSavesAndAStartUntilItPlaysOn() {
+        let h = ready()
+        loadBookA(h)
+        h.heard(1, at: 3, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:03"))
+        let at3 = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 3)]
+        h.send(.pause, {
+            $0.phase = .paused
+            $0.savedMark = mark(revision: 1, current: 1, phase: .paused)
+            $0.savedPosition = 3
+            $0.bookmarks = at3
+            $0.shown = status("paused", song: 1, index: 1, of: 3, elapsed: "0:03")
+        }, commands: [
+            .pauseOutput,
+            .startTimer(.releaseDevice, after: 3),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: .paused, source: bookA)),
+            .persistBookmarks(at3),
+            .render(status("paused", song: 1, index: 1, of: 3, elapsed: "0:03")),
+        ])
+        let reset = BookmarkReset(track: "/music/1.flac", position: 3)
+        var resetMark = mark(revision: 1, current: 1, phase: .paused)
+        resetMark.bookmarkReset = reset
+        h.send(.resetBookmarks(path: "/books/a"), {
+            $0.bookmarks = []
+            $0.bookmarkReset = reset
+            $0.savedMark = resetMark
+        }, commands: [
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: .paused, source: bookA, bookmarkReset: reset)),
+            .persistBookmarks([]),
+        ])
+        resetMark.repeatMode = .all
+        let saved = Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: .paused,
+                             repeatMode: .all, source: bookA, bookmarkReset: reset)
+        h.send(.setRepeat(.all), {
+            $0.repeatMode = .all
+            $0.savedMark = resetMark
+            $0.shown = status("paused", song: 1, index: 1, of: 3, elapsed: "0:03", repeat: .all)
+        }, commands: [
+            .persistPlace(saved),
+            .render(status("paused", song: 1, index: 1, of: 3, elapsed: "0:03", repeat: .all)),
+        ])
+
+        // The power goes; the player starts from what was saved.
+        var s = State()
+        s.shown = status("stopped")
+        let again = CoreHarness(s)
+        again.send(.bookmarksLoaded([]), { $0.bookmarksReady = true }, commands: [])
+        let shown = status("paused", song: 1, index: 1, of: 3, elapsed: "0:03", repeat: .all)
+        again.send(.restore(saved), {
+            $0.queue = [Track(id: 1, info: info(1)), Track(id: 2, info: info(2)), Track(id: 3, info: info(3))]
+            $0.order = [1, 2, 3]
+            $0.nextTrackID = 4
+            $0.queueRevision = 1
+            $0.cursor = 0
+            $0.position = 3
+            $0.phase = .paused
+            $0.repeatMode = .all
+            $0.source = bookA
+            $0.bookmarkReset = reset
+            $0.savedMark = resetMark
+            $0.savedPosition = 3
+            $0.shown = shown
+        }, commands: [.setVolume(100), .render(shown)])
+        XCTAssertEqual(again.state.bookmarks, [], "the start made the reset place a bookmark again")
+
+        // It plays on: at the next place save it keeps a bookmark again, and the queue file
+        // forgets the reset with that save.
+        let playing = status("playing", song: 1, index: 1, of: 3, elapsed: "0:03", repeat: .all)
+        again.send(.play, {
+            $0.phase = .playing
+            $0.nextPlayID = 3
+            $0.loaded = PlayRef(playID: 1, trackID: 1)
+            $0.handedNext = PlayRef(playID: 2, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, repeat: .all, bookmarkReset: reset)
+            $0.shown = playing
+        }, commands: [
+            .startTrack(playID: 1, path: "/music/1.flac", at: 3, paused: false, next: NextPlay(playID: 2, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 3, phase: .playing,
+                                   repeatMode: .all, source: bookA, bookmarkReset: reset)),
+            .render(playing),
+        ])
+        again.heard(1, at: 5, shows: status("playing", song: 1, index: 1, of: 3, elapsed: "0:05", repeat: .all))
+        again.send(.tick(now: 4), {
+            $0.bookmarks = [Bookmark(paths: ["/books/a"], track: "/music/1.flac", position: 5)]
+            $0.bookmarksAhead = true
+            $0.bookmarkReset = nil
+            $0.now = 4
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing, repeat: .all)
+            $0.savedPosition = 5
+            $0.savedAt = 4
+        }, commands: [
+            .persist(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, position: 5, phase: .playing, repeatMode: .all, source: bookA)),
+        ])
+    }
 }

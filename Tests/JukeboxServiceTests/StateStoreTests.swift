@@ -12,7 +12,8 @@ final class StateStoreTests: XCTestCase {
         let dir = TempDir()
         let store = StateStore(path: dir.file("state.json"))
         let snap = Snapshot(tracks: tracks, order: [1, 0], current: 1, position: 61.123456789, phase: .paused,
-                            shuffle: true, shuffleSeed: 99, repeatMode: .one, volume: 42)
+                            shuffle: true, shuffleSeed: 99, repeatMode: .one, volume: 42, source: QueueSource(paths: ["/m"]),
+                            speed: 1.25, bookmarkReset: BookmarkReset(track: "/m/b.flac", position: 61.123456789))
         try store.save(snap)
         let loaded = store.load()
         XCTAssertEqual(loaded.snapshot, snap)
@@ -110,6 +111,10 @@ final class StateStoreTests: XCTestCase {
              Snapshot(tracks: ab, position: 7)),
             (#""current": 1, "position": 7, "volume": 101"#, "volume: not 0 to 100",
              Snapshot(tracks: ab, current: 1, position: 0)),
+            (#""current": 1, "position": 7, "bookmarkReset": {"track": "/m/b.flac", "position": -1}"#,
+             "bookmarkReset: not a track and a number of seconds", Snapshot(tracks: ab, current: 1, position: 0)),
+            (#""current": 1, "position": 7, "bookmarkReset": "yes""#,
+             "bookmarkReset: not a track and a number of seconds", Snapshot(tracks: ab, current: 1, position: 0)),
         ]
         for (fields, problem, expected) in cases {
             let dir = TempDir()

@@ -75,6 +75,11 @@ extension State {
     /// (`bookmarksAhead`); any other change is to be written (`bookmarksDirty`).
     mutating func noteBookmark(playsOn: Bool = false) {
         guard let source, phase != .stopped, let track = currentTrack else { return }
+        if let reset = bookmarkReset {
+            // Reset where it is now: no bookmark until it plays on from there.
+            if reset.holds(track: track.info.path, position: position) { return }
+            bookmarkReset = nil
+        }
         guard let mark = bookmark(source, track: track.info.path, position: position) else { return }
         noteBookmark(mark, playsOn: playsOn)
     }
@@ -135,13 +140,39 @@ extension State {
 
 extension State {
     /// `bookmark reset PATH` (nil: all): the bookmarks of the sources whose first path is `path`
-    /// go, so those sources start from the top. The source playing now makes a new one as it
-    /// plays on (at its next save), as it would after any start from the top.
+    /// go, so those sources start from the top. The queue's own source makes a new one only once
+    /// it plays on from where it is (`bookmarkReset`, kept in the state file: the saves and a
+    /// start while it stays there make none), as it would after any start from the top.
     mutating func resetBookmarks(_ path: String?, _ step: inout Step) {
         step.activity = true
+        if let source, phase != .stopped, let track = currentTrack, path.map({ source.paths.first == $0 }) ?? true {
+            bookmarkReset = BookmarkReset(track: track.info.path, position: position)
+        }
         let before = bookmarks.count
         bookmarks.removeAll { mark in path.map { mark.paths.first == $0 } ?? true }
         guard bookmarks.count != before else { return }
         bookmarksDirty = true
+    }
+}
+
+/// Where the queue's own source was when its bookmark was reset (`bookmark reset`): until it
+/// plays on from there it makes no bookmark again, and the state file keeps it, so a start does
+/// not make the saved place its bookmark either (`State.followRestoredPlace`).
+public struct BookmarkReset: Equatable, Sendable, Codable {
+    /// The current track's path then.
+    public var track: String
+    /// Seconds into it then.
+    public var position: Double
+
+    /// A reset at `position` seconds into `track`.
+    public init(track: String, position: Double) {
+        self.track = track
+        self.position = position
+    }
+
+    /// Whether the source is still where it was reset: the same track, within 50 ms (a pause's
+    /// saved place and the place heard differ by less).
+    public func holds(track: String, position: Double) -> Bool {
+        self.track == track && abs(self.position - position) < 0.05
     }
 }

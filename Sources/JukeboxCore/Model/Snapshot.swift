@@ -35,12 +35,16 @@ public struct Snapshot: Equatable, Sendable, Codable {
     public var speed: Double?
     /// The daily listening limit's count (nil: no limit configured, or an older file).
     public var listening: Listening?
+    /// Where the source was when its bookmark was reset, while it has not played on since
+    /// (`State.bookmarkReset`; nil: no such reset, or an older file).
+    public var bookmarkReset: BookmarkReset?
 
     /// Creates a snapshot; the defaults describe an empty, stopped player at full volume.
     public init(version: Int = Snapshot.currentVersion, tracks: [TrackInfo] = [], order: [Int]? = nil,
                 current: Int? = nil, position: Double = 0, phase: SavedPhase = .stopped, shuffle: Bool = false,
                 shuffleSeed: UInt64 = 0, repeatMode: RepeatMode = .off, volume: Int = 100,
-                source: QueueSource? = nil, speed: Double? = nil, listening: Listening? = nil) {
+                source: QueueSource? = nil, speed: Double? = nil, listening: Listening? = nil,
+                bookmarkReset: BookmarkReset? = nil) {
         self.version = version
         self.tracks = tracks
         self.order = order
@@ -54,12 +58,13 @@ public struct Snapshot: Equatable, Sendable, Codable {
         self.source = source
         self.speed = speed
         self.listening = listening
+        self.bookmarkReset = bookmarkReset
     }
 
     enum CodingKeys: String, CodingKey {
         case version, tracks, order, current, position, phase, shuffle, shuffleSeed
         case repeatMode = "repeat"
-        case volume, source, speed, listening
+        case volume, source, speed, listening, bookmarkReset
     }
 
     /// Decodes leniently; only `version` and `tracks` must be readable (see `SnapshotFile`).
@@ -121,6 +126,10 @@ public struct Snapshot: Equatable, Sendable, Codable {
             speed = nil
             problems.append("speed: not 0.75 to 2")
         }
+        if let r = bookmarkReset, r.track.isEmpty || !r.position.isFinite || r.position < 0 {
+            bookmarkReset = nil
+            problems.append("bookmarkReset: not a track and a number of seconds")
+        }
         if let l = listening, !l.seconds.isFinite || l.seconds < 0 {
             listening = nil
             problems.append("listening: not a number of seconds")
@@ -179,7 +188,8 @@ public struct SnapshotFile: Decodable, Sendable {
             volume: field(.volume, "a volume") ?? 100,
             source: field(.source, "a source"),
             speed: field(.speed, "a speed"),
-            listening: field(.listening, "a listening count"))
+            listening: field(.listening, "a listening count"),
+            bookmarkReset: field(.bookmarkReset, "a track and a number of seconds"))
         snapshot.normalise(&problems)
         if entries.contains(nil) { snapshot = snapshot.keepingTracks { entries[$0] != nil } }
         self.snapshot = snapshot

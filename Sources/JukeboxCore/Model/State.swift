@@ -31,6 +31,9 @@ public struct SaveMark: Equatable, Sendable {
     public var volume: Int
     /// The queue's own speed when saved (`State.queueSpeed`): kept in the queue file.
     public var speed: Double? = nil
+    /// The reset of the queue's source's bookmark when saved (`State.bookmarkReset`): kept in
+    /// the queue file.
+    public var bookmarkReset: BookmarkReset? = nil
 
     /// Whether only the volume differs from `other`.
     func sameExceptVolume(_ other: SaveMark) -> Bool {
@@ -129,6 +132,9 @@ public struct State: Equatable, Sendable {
     /// source's bookmark once the bookmarks file is read: the file may be older by the place
     /// saves it was not written at (`bookmarksAhead`), and a power cut forgot them.
     public var restoredPlace: Bookmark?
+    /// The queue's own source had its bookmark reset here and has not played on since
+    /// (`resetBookmarks`); saved with the queue.
+    public var bookmarkReset: BookmarkReset?
     /// The configured podcasts, in the config's order: their episodes as known and places.
     public var podcasts: [PodcastFeed] = []
     /// Whether the podcasts file has been read (`Event.podcastsLoaded`); until then nothing is
@@ -286,7 +292,8 @@ public struct State: Equatable, Sendable {
             volume: savedVolume,
             source: source,
             speed: queueSpeed,
-            listening: settings.parental.dailyLimit != nil ? parental.listening : nil)
+            listening: settings.parental.dailyLimit != nil ? parental.listening : nil,
+            bookmarkReset: source != nil ? bookmarkReset : nil)
     }
 
     /// The volume as the state file keeps it: the one a person chose, also while a parental cap
@@ -313,7 +320,8 @@ public struct State: Equatable, Sendable {
     /// The fields of this state whose change triggers an immediate save.
     public var saveMark: SaveMark {
         SaveMark(queueRevision: queueRevision, currentTrackID: currentTrack?.id, phase: savedPhase,
-                 shuffle: shuffle, repeatMode: repeatMode, volume: savedVolume, speed: queueSpeed)
+                 shuffle: shuffle, repeatMode: repeatMode, volume: savedVolume, speed: queueSpeed,
+                 bookmarkReset: bookmarkReset)
     }
 }
 

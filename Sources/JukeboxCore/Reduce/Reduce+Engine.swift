@@ -188,8 +188,15 @@ extension State {
         // The place saved with a source playing or paused is its bookmark (the bookmarks file may
         // be older: `followRestoredPlace`); the unrewound position, as it was heard.
         restoredPlace = nil
+        bookmarkReset = nil
         if let source = snapshot.source, let current = snapshot.current, snapshot.phase != .stopped {
-            restoredPlace = bookmark(source, track: snapshot.tracks[current].path, position: snapshot.position)
+            let path = snapshot.tracks[current].path
+            if let reset = snapshot.bookmarkReset, reset.holds(track: path, position: snapshot.position) {
+                // Reset and not played on since: still none, from the place the start rewound to.
+                bookmarkReset = BookmarkReset(track: path, position: position)
+            } else {
+                restoredPlace = bookmark(source, track: path, position: snapshot.position)
+            }
         }
         followRestoredPlace()
         // What was just read need not be written back.

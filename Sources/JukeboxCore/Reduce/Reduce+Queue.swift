@@ -73,6 +73,7 @@ extension State {
         case .clear:
             noteBookmark()
             source = nil
+            bookmarkReset = nil
             stop(&step)
             musicMissing = nil
             usbFilling = nil
@@ -103,6 +104,7 @@ extension State {
         cursor = order.isEmpty ? nil : 0
         // Only a source that keeps a bookmark is remembered: nothing else needs it.
         source = newSource.flatMap { keepsBookmark($0) ? $0 : nil }
+        bookmarkReset = nil
         if let newSource, let resume = resumePoint(for: newSource) {
             cursor = resume.cursor
             position = resume.position

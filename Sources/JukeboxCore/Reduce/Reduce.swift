@@ -231,6 +231,7 @@ extension State {
                 // stopped: a copy of it (a backup, another box) resumes there without the sidecar.
                 let queueChanged = savedMark.map {
                     $0.queueRevision != mark.queueRevision || $0.shuffle != mark.shuffle || $0.speed != mark.speed
+                        || $0.bookmarkReset != mark.bookmarkReset
                 } ?? true
                 savedMark = mark
                 savedPosition = position
@@ -240,10 +241,15 @@ extension State {
                 // and the start makes it the bookmark again after a power cut (`restoredPlace`).
                 // Every other save (a pause, a stop, a new track, a seek, another source, sleep,
                 // power-off, the exit) writes the bookmarks file too, with what waited.
+                let resetBefore = bookmarkReset
                 noteBookmark(playsOn: step.placeSave)
+                // A source reset where it was has played on and keeps a bookmark again: the queue
+                // file, which kept the reset, says so with this save.
+                let resetEnded = resetBefore != nil && bookmarkReset == nil
+                if resetEnded { savedMark = saveMark }
                 if !step.placeSave, bookmarksAhead { bookmarksDirty = true }
                 notePodcastPlace()
-                step.commands.append(queueChanged || step.exitCode != nil ? .persist(snapshot) : .persistPlace(snapshot))
+                step.commands.append(queueChanged || resetEnded || step.exitCode != nil ? .persist(snapshot) : .persistPlace(snapshot))
             }
         }
         if bookmarksDirty, bookmarksReady {
