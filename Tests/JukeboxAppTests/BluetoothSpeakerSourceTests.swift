@@ -104,7 +104,15 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         defer { close(writer) }
         let programs = programs(list: "")
         // The source is made on a thread that then ends, as the player's loop would at its exit.
-        final class Holder: @unchecked Sendable { var source: BluetoothSpeakerSource? }
+        // Behind a lock: the thread sets it, this one looks (ThreadSanitizer saw the race).
+        final class Holder: @unchecked Sendable {
+            private let lock = NSLock()
+            private var held: BluetoothSpeakerSource?
+            var source: BluetoothSpeakerSource? {
+                get { lock.withLock { held } }
+                set { lock.withLock { held = newValue } }
+            }
+        }
         let holder = Holder()
         // The thread lives until the monitor runs (setpriv's prctl is done by then: a thread that
         // ends before it leaves the child to the rest of the process).
