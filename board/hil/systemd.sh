@@ -25,7 +25,7 @@ HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,alsa-utils,mpc
 # bt-loop, opt-in (JUKEBOX_HIL_BLUETOOTH=1): the Bluetooth stack it drives is added to the root
 # only then, so without it the image (and its stamps) stay exactly what they were.
 HIL_BT_PACKAGES=dbus,bluez,bluez-test-tools,bluez-alsa-utils
-HIL_BT_IMAGE_VERSION=2
+HIL_BT_IMAGE_VERSION=3
 hil_bluetooth() { [ "${JUKEBOX_HIL_BLUETOOTH:-0}" = 1 ]; }
 HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-web deb-upload deb-mpd deb-radio service-boot rfid-keyboard usb-stick serial-console power-cut upload-power-cut deb-upgrade deb-purge"
 
@@ -143,8 +143,10 @@ hil_prepare_image() {
   ln -sf /dev/null "$r/etc/systemd/system/serial-getty@ttyS0.service"
   ln -sf /dev/null "$r/etc/systemd/system/getty@tty1.service"
   if hil_bluetooth; then
-    # bt-loop starts its own two bluealsa daemons (one an adapter, each its own D-Bus name);
-    # Debian's policy lets root own org.bluealsa.* but send only to org.bluealsa itself.
+    # bt-loop starts its own two bluealsa daemons (one an adapter each): the source's under the
+    # default name org.bluealsa (bt-speaker's jukebox talks to it), the sink's as
+    # org.bluealsa.sink; Debian's policy lets root own org.bluealsa.* but send only to
+    # org.bluealsa itself.
     ln -sf /dev/null "$r/etc/systemd/system/bluealsa.service"
     ln -sf /dev/null "$r/etc/systemd/system/bluealsa-aplay.service"
     cat > "$r/etc/dbus-1/system.d/hil-bluealsa.conf" <<'XML'
@@ -152,7 +154,6 @@ hil_prepare_image() {
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <policy user="root">
-    <allow send_destination="org.bluealsa.source"/>
     <allow send_destination="org.bluealsa.sink"/>
   </policy>
 </busconfig>
@@ -301,8 +302,30 @@ hil_run_systemd_guest() {
   hil_log "boot 3: $(($(date +%s) - t0)) s"
 }
 
+# bt-speaker's files in the run folder $1: the package (as deb-install installs it), hilctl, and
+# its track: 36 stereo chirps of 8.5 s, each over other frequencies (5 min 6 s, WAV and raw), so
+# that any 1.5 s of it is found at one place only (one slow sweep over 5 min would leave the
+# cross-correlation a choice between neighbouring cycles of the tone). JUKEBOX_HIL_BT_CYCLES:
+# the disconnect/connect cycles (default 20).
+hil_bt_speaker_files() {
+  local sd=$1 i
+  cp "$HIL_DEB" "$sd/jukebox_$(dpkg-deb -f "$HIL_DEB" Version)_amd64.deb"
+  dpkg-deb -f "$HIL_DEB" Version > "$sd/deb-version"
+  cp "$HIL_CACHE/tools/hilctl" "$sd/"
+  echo "${JUKEBOX_HIL_BT_CYCLES:-20}" > "$sd/speaker-cycles"
+  mkdir -p "$sd/sweep"
+  for i in $(seq 0 35); do
+    sox -q -n -r 44100 -c 2 -b 16 "$sd/sweep/$(printf %02d "$i").wav" \
+      synth 8.5 sine $((200 + 41 * i))-$((6000 - 67 * i)) sine $((5000 - 59 * i))-$((300 + 29 * i)) vol 0.5
+  done
+  sox "$sd/sweep"/*.wav "$sd/speaker.wav"
+  sox "$sd/speaker.wav" -t raw "$sd/speaker.raw"
+  rm -r "$sd/sweep"
+}
+
 # bt-loop (opt-in): one boot of a fresh copy of the image, its own run folder $HIL_CACHE/bt;
 # board/hil/guest/bluetooth.sh drives it. The test sound (an 8 s stereo chirp) is made here.
+# With $1 = 1, bt-speaker follows in the same boot.
 hil_run_bluetooth_guest() {
   local sd="$HIL_CACHE/bt" t0
   rm -rf "$sd" && mkdir -p "$sd"
@@ -311,7 +334,12 @@ hil_run_bluetooth_guest() {
   echo bluetooth > "$sd/phase"
   cp "$HIL_CACHE/tools/pcmsnr" "$HIL_CACHE/tools/hilsndbuf.so" "$sd/"
   sox -q -n -r 44100 -c 2 -b 16 "$sd/chirp.wav" synth 8 sine 200-6000 sine 300-5000 vol 0.5
-  hil_log "systemd guest, bluetooth boot: bt-loop"
+  local what=bt-loop
+  if [ "${1:-0}" = 1 ]; then
+    what="bt-loop, bt-speaker"
+    hil_bt_speaker_files "$sd"
+  fi
+  hil_log "systemd guest, bluetooth boot: $what"
   t0=$(date +%s)
   HIL_SD=$sd hil_boot_systemd "$sd/console.log" || true
   hil_results "$sd/console.log"

@@ -4,11 +4,12 @@
 # hil-guest.service with the checkout at /mnt/repo and the run folder at /mnt/out, which holds
 # chirp.wav, pcmsnr and hilsndbuf.so; see board/hil/systemd.sh hil_run_bluetooth_guest).
 # Real programs only: hci_vhci + btvirt make two emulated controllers, hci0 the source (a phone or
-# the box) and hci1 the speaker; bluetoothd; two bluealsa daemons (org.bluealsa.source on hci0,
+# the box) and hci1 the speaker; bluetoothd; two bluealsa daemons (org.bluealsa, the default name jukebox's bluealsa-cli talks to, on hci0,
 # org.bluealsa.sink on hci1); bluetoothctl pairs hci0 with hci1 (agent NoInputNoOutput) and
 # connects A2DP; aplay plays the chirp to the speaker's PCM while arecord records the speaker's
 # side; pcmsnr finds the chirp in the recording and gives the SNR (SBC is lossy). Then 5 times:
-# disconnect, connect, a 2 s play recorded and checked. Logs in /mnt/out/log.
+# disconnect, connect, a 2 s play recorded and checked. Then, when asked for, bt-speaker
+# (bt-speaker.sh): the installed jukebox plays to the speaker. Logs in /mnt/out/log.
 set -uo pipefail
 OUT=/mnt/out
 L=$OUT/log
@@ -37,9 +38,10 @@ CTL=$L/bluetoothctl.log
 count() { grep -cE "$1" "$CTL" 2>/dev/null; }
 seen() { [ "$(count "$1")" -gt "$2" ]; }
 ctl() { echo "$*" >&3; }
-pcms() { bluealsa-cli -B "$1" list-pcms 2>/dev/null; }
-has_pcms() { [ -n "$(pcms source)" ] && [ -n "$(pcms sink)" ]; }
-no_source_pcm() { [ -z "$(pcms source)" ]; }
+# pcms [NAME]: the PCMs of org.bluealsa (the source's daemon) or of org.bluealsa.NAME.
+pcms() { bluealsa-cli ${1:+-B "$1"} list-pcms 2>/dev/null; }
+has_pcms() { [ -n "$(pcms)" ] && [ -n "$(pcms sink)" ]; }
+no_source_pcm() { [ -z "$(pcms)" ]; }
 # cycle_step COMMAND PATTERN READY WHAT: one half of a disconnect/connect cycle: COMMAND to
 # bluetoothctl, then one more PATTERN line and READY true, each within 30 s (else WHAT is noted);
 # STEP is the seconds from COMMAND to READY.
@@ -61,7 +63,7 @@ play_and_record() {
   pid=$!
   sleep 1
   local rc=0
-  timeout 40 aplay -d "$1" -D "bluealsa:DEV=$A1,PROFILE=a2dp,SRV=org.bluealsa.source" "$OUT/chirp.wav" >"$L/aplay-$2.log" 2>&1 || rc=$?
+  timeout 40 aplay -d "$1" -D "bluealsa:DEV=$A1,PROFILE=a2dp" "$OUT/chirp.wav" >"$L/aplay-$2.log" 2>&1 || rc=$?
   if [ $rc != 0 ]; then
     SNR="aplay exit $rc$([ $rc = 124 ] && echo " (still playing after 40 s)"): $(tail -n 3 "$L/aplay-$2.log" | tr '\n' ' ')"
     kill -INT $pid 2>/dev/null; wait $pid
@@ -104,9 +106,10 @@ loop() {
   systemctl start bluetooth.service || note "systemctl start bluetooth.service failed"
   wait_for 30 busctl --system status org.bluez >/dev/null 2>&1 || note "bluetoothd not on the bus"
   # The source's bluealsa through hilsndbuf.so: see board/hil/tools/lib/hilsndbuf.c.
-  LD_PRELOAD=$OUT/hilsndbuf.so bluealsa -i hci0 -p a2dp-source -B source --a2dp-force-audio-cd >"$L/bluealsa-source.log" 2>&1 &
+  # The source's daemon under the default name: bt-speaker's jukebox talks to it as to any box's.
+  LD_PRELOAD=$OUT/hilsndbuf.so bluealsa -i hci0 -p a2dp-source --a2dp-force-audio-cd >"$L/bluealsa-source.log" 2>&1 &
   bluealsa -i hci1 -p a2dp-sink -B sink >"$L/bluealsa-sink.log" 2>&1 &
-  wait_for 30 bluealsa-cli -B source status >/dev/null 2>&1 || note "bluealsa (source) not on the bus"
+  wait_for 30 bluealsa-cli status >/dev/null 2>&1 || note "bluealsa (source) not on the bus"
   wait_for 30 bluealsa-cli -B sink status >/dev/null 2>&1 || note "bluealsa (sink) not on the bus"
   ok || return
   mkfifo /tmp/ctl.in
@@ -138,7 +141,7 @@ loop() {
   ctl "connect $A1"
   wait_for 60 seen 'Connection successful|Failed to connect' 0
   grep -q 'Connection successful' "$CTL" || note "connect $A1: $(grep -oE 'Failed to connect.*' "$CTL" | head -n 1)"
-  wait_for 30 has_pcms || note "no A2DP PCMs within 30 s of connecting (source: '$(pcms source)', sink: '$(pcms sink)')"
+  wait_for 30 has_pcms || note "no A2DP PCMs within 30 s of connecting (source: '$(pcms)', sink: '$(pcms sink)')"
   connected=$(secs "$t")
   ok || return
   play_and_record 8 main || note "8 s chirp: $SNR"
@@ -158,7 +161,6 @@ echo "HIL-BEGIN bt-loop (uptime $(uptime_s) s)"
 T0=$(uptime_s)
 discovered="" paired="" connected="" main="" cycles=() BTVIRT_TRIES=""
 loop
-[ -e /tmp/ctl.in ] && ctl quit
 secs_total=$(secs "$T0")
 if [ ${#PROBLEMS[@]} -eq 0 ]; then
   echo "HIL-RESULT PASS bt-loop (${secs_total}s): btvirt up at try $BTVIRT_TRIES, discovered in $discovered s, paired in $paired s, A2DP up in $connected s; 8 s chirp: $main; 5 x disconnect/connect (down/up, SNR of 2 s): $(IFS=';'; echo "${cycles[*]}")"
@@ -169,6 +171,19 @@ else
   sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$CTL" 2>/dev/null | tail -n 15 | sed 's/^/  | /'
   echo
 fi
+# bt-speaker (when the host put the package in the run folder): the installed jukebox as the
+# source, on bt-loop's pairing (board/hil/guest/bt-speaker.sh).
+if [ -f "$OUT/deb-version" ]; then
+  # shellcheck source=board/hil/guest/bt-speaker.sh
+  . "$(dirname "${BASH_SOURCE[0]}")/bt-speaker.sh"
+  if [ ${#PROBLEMS[@]} -eq 0 ]; then
+    speaker_scenario
+  else
+    echo "HIL-RESULT FAIL bt-speaker (0s)"
+    echo "  expected/seen: bt-loop's pairing and connection first (bt-loop failed)"
+  fi
+fi
+[ -e /tmp/ctl.in ] && ctl quit
 dmesg >"$L/dmesg.txt"
 journalctl -b --no-pager >"$L/journal.txt" 2>&1
 echo "HIL-PHASE-DONE $PHASE (uptime $(uptime_s) s)"

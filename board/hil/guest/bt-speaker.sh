@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# bt-speaker (sourced by board/hil/guest/bluetooth.sh after bt-loop, in the same boot: it needs
+# bt-loop's controllers, pairing and the two bluealsa daemons). The installed jukebox service (the
+# .deb, `apt install` as deb-install does) plays to the speaker: its bluealsa-cli talks to the
+# source's daemon (the default name org.bluealsa, on hci0), its config names hci1 as the speaker
+# and the Loopback as the card; the sink's daemon (org.bluealsa.sink) is recorded with arecord.
+# Checks: connected → `"output":"bluetooth"` and the recording is the track (pcmsnr: SNR, and
+# the place it starts at, which must be where the move happened); then SPEAKER_CYCLES times
+# disconnect (→ "card", playing on) and connect (→ "bluetooth"); every status sample's position
+# never goes back by more than the card's buffer (1 s) and never ahead of the time passed.
+# Uses bluetooth.sh's helpers (wait_for, ctl, seen, count, uptime_s, secs, pcms, note, ok) and
+# A0/A1 (hci0, hci1).
+
+SOCK=/run/jukebox/control
+CONFIG=/etc/jukebox/config.json
+RATE=44100
+BACK_MAX=1.2   # the card's buffer is a second; a little more for the sampling
+SPEAKER_CYCLES=$(cat "$OUT/speaker-cycles" 2>/dev/null || echo 20)
+prop() { systemctl show -p "$1" --value jukebox.service; }
+field() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" <<<"$2" | head -n 1 | cut -d: -f2- | tr -d '"'; }
+# sample: one `status --json` through hilctl (C; a Swift client takes seconds to start under
+# TCG); STATUS_OUTPUT, STATUS_PHASE, STATUS_POS set; each sample is checked against the one
+# before: back by at most BACK_MAX, ahead by at most the uptime passed + 0.3 s.
+LAST_T="" LAST_P=""
+SAMPLES=$L/speaker-samples.txt
+sample() {
+  local j t p
+  j=$("$OUT/hilctl" "$SOCK" status --json 2>/dev/null | tail -n 1)
+  t=$(uptime_s)
+  STATUS_OUTPUT=$(field output "$j") STATUS_PHASE=$(field phase "$j") STATUS_POS=$(field position "$j")
+  p=$STATUS_POS
+  echo "$t $p $STATUS_OUTPUT $STATUS_PHASE" >>"$SAMPLES"
+  [ -n "$p" ] || return 0
+  if [ -n "$LAST_P" ]; then
+    local bad
+    bad=$(awk -v t0="$LAST_T" -v p0="$LAST_P" -v t="$t" -v p="$p" -v b="$BACK_MAX" \
+      'BEGIN { if (p < p0 - b) printf "back %.2f s", p0 - p; else if (p > p0 + (t - t0) + 0.3) printf "ahead %.2f s in %.2f s", p - p0, t - t0 }')
+    [ -z "$bad" ] || note "position $LAST_P -> $p between uptime $LAST_T and $t: $bad (cycle ${i:-0})"
+  fi
+  LAST_T=$t LAST_P=$p
+}
+output_is() { sample; [ "$STATUS_OUTPUT" = "$1" ] && [ "$STATUS_PHASE" = playing ]; }
+# play_for SECONDS: samples while it plays; false when the position did not advance by half of it.
+play_for() {
+  local p0 end
+  sample
+  p0=$STATUS_POS
+  end=$(awk -v a="$(uptime_s)" -v s="$1" 'BEGIN { print a + s }')
+  while awk -v a="$(uptime_s)" -v e="$end" 'BEGIN { exit !(a < e) }'; do sleep 0.2; sample; done
+  awk -v a="${p0:-0}" -v b="${STATUS_POS:-0}" -v s="$1" 'BEGIN { exit !(b - a >= s / 2) }'
+}
+sink_pcm() { [ -n "$(pcms sink)" ]; }
+
+# diagnose_monitor: why jukebox's `bluealsa-cli monitor` ends (it runs with stderr on
+# /dev/null): the player's command (setpriv --pdeathsig TERM -- bluealsa-cli monitor) under the
+# installed unit's whole sandbox (its [Service] lines as systemd-run properties), without
+# setpriv, and leaving out one sandbox line at a time; 4 s each. Logged, and in the failure.
+diagnose_monitor() {
+  local f=$L/monitor-diagnosis.txt line props=() i
+  while IFS= read -r line; do
+    case $line in
+      '[Service]') props=(); continue ;;
+      '[Install]') break ;;
+      ''|'#'*|'['*|Type=*|NotifyAccess=*|Exec*|Watchdog*|Timeout*|Restart*|*Directory*|Description=*|Documentation=*|Wants=*|After=*) continue ;;
+    esac
+    props+=("$line")
+  done </usr/lib/systemd/system/jukebox.service
+  run_with() {
+    local a=() q
+    for q in "$@"; do a+=(-p "$q"); done
+    timeout 30 systemd-run --quiet --wait --pipe "${a[@]}" "${CMD[@]}" 2>&1 </dev/null
+    echo "exit $?"
+  }
+  {
+    CMD=(/usr/bin/timeout 4 /usr/bin/setpriv --pdeathsig TERM -- /usr/bin/bluealsa-cli monitor)
+    echo "== all ${#props[@]} lines, setpriv"; run_with "${props[@]}"
+    CMD=(/usr/bin/timeout 4 /usr/bin/bluealsa-cli monitor)
+    echo "== all lines, no setpriv"; run_with "${props[@]}"
+    CMD=(/usr/bin/timeout 4 /usr/bin/setpriv --pdeathsig TERM -- /usr/bin/bluealsa-cli monitor)
+    for i in "${!props[@]}"; do
+      echo "== without '${props[$i]}'"
+      run_with "${props[@]:0:$i}" "${props[@]:$((i + 1))}"
+    done
+  } >"$f" 2>&1
+  note "monitor diagnosis: $(tr '\n' '|' <"$f")"
+}
+
+# cycle_half COMMAND PATTERN OUTPUT: one half of a disconnect/connect cycle: COMMAND to
+# bluetoothctl, then the status's output OUTPUT (playing) and one more PATTERN line of
+# bluetoothctl, each within 30 s; then a second of play. STEP: the seconds from COMMAND to OUTPUT.
+cycle_half() {
+  local n t
+  n=$(count "$2")
+  t=$(uptime_s)
+  ctl "$1"
+  wait_for 30 output_is "$3" || note "cycle $i: expected output $3 30 s after '$1'; seen '$STATUS_OUTPUT' phase '$STATUS_PHASE'"
+  STEP=$(secs "$t")
+  wait_for 30 seen "$2" "$n" || note "cycle $i: '$1' not done within 30 s"
+  play_for 1 || note "cycle $i: the position did not advance on output $3"
+}
+
+speaker() {
+  local deb version t
+  # The speaker away first: the service starts on the card.
+  ctl "disconnect $A1"
+  wait_for 30 no_source_pcm || note "the speaker's PCM still there 30 s after 'disconnect'"
+  version=$(cat "$OUT/deb-version")
+  deb=jukebox_${version}_amd64.deb
+  cp "$OUT/$deb" /root/
+  t=$(uptime_s)
+  (cd /root && DEBIAN_FRONTEND=noninteractive apt install -y "./$deb") >"$L/apt.log" 2>&1 \
+    || note "apt install ./$deb failed: $(tail -n 5 "$L/apt.log" | tr '\n' ' ')"
+  installed=$(secs "$t")
+  id -nG jukebox 2>/dev/null | grep -qw audio || note "user jukebox not in group audio: $(id jukebox 2>&1)"
+  ok || return
+  # The box's config as its user would edit it: the Loopback card, the speaker, one known track.
+  sed -i "s|\"device\": \"default\"|\"device\": \"hw:Loopback,0,0\"|; s|\"logLevel\": \"info\",|&\n  \"bluetooth\": {\"speaker\": \"$A1\"},|" "$CONFIG"
+  grep -q "\"speaker\": \"$A1\"" "$CONFIG" || note "the conffile did not take the edit: $(cat "$CONFIG")"
+  cp "$OUT/speaker.wav" /srv/music/
+  systemctl restart jukebox.service
+  wait_for 60 output_is card || note "expected playing on the card after the restart; seen output '$STATUS_OUTPUT' phase '$STATUS_PHASE' ($(prop StatusText))"
+  "$OUT/hilctl" "$SOCK" volume 100 >/dev/null || note "volume 100 through the control socket failed"
+  ok || return
+  play_for 2 || note "the position did not advance on the card"
+  # The move: arecord on the sink as soon as its PCM is there (before the player's first frames
+  # reach it, so the recording's first sound is the place the move started from).
+  local before rec=/tmp/speaker-rec.raw pid
+  sample
+  before=$STATUS_POS
+  t=$(uptime_s)
+  ctl "connect $A1"
+  wait_for 30 sink_pcm || note "no sink PCM 30 s after 'connect'"
+  timeout 60 arecord -D "bluealsa:DEV=$A0,PROFILE=a2dp,SRV=org.bluealsa.sink" -f S16_LE -c 2 -r $RATE -t raw "$rec" >"$L/arecord-speaker.log" 2>&1 &
+  pid=$!
+  wait_for 30 output_is bluetooth || { note "expected output bluetooth 30 s after 'connect'; seen '$STATUS_OUTPUT' phase '$STATUS_PHASE'"; diagnose_monitor; }
+  moved=$(secs "$t")
+  local first_bt=$STATUS_POS
+  play_for 4 || note "the position did not advance on the speaker"
+  kill -INT $pid 2>/dev/null; wait $pid
+  cp "$rec" "$OUT/rec-speaker.raw" 2>/dev/null
+  ok || return
+  # pcmsnr against a window of the track around the move (the whole 5 min would need a 2^24-point
+  # FFT: too much memory for the guest): from 3 s before the place before the move, 12 s long.
+  local w0 f
+  w0=$(awk -v p="$before" 'BEGIN { w = int(p - 3); print (w < 0 ? 0 : w) }')
+  dd if="$OUT/speaker.raw" of=/tmp/window.raw bs=$((RATE * 4)) skip="$w0" count=12 status=none
+  SNR=$("$OUT/pcmsnr" /tmp/window.raw "$rec" $RATE "$MIN_DB")
+  echo "$SNR" >"$L/pcmsnr-speaker.txt"
+  f=$(grep -o 'from source frame [0-9]*' <<<"$SNR" | grep -o '[0-9]*$')
+  snr=$(grep -o '^snr [0-9.-]*' <<<"$SNR" | grep -o '[0-9.-]*$')
+  if [ -z "$f" ] || ! awk -v s="$snr" -v m="$MIN_DB" 'BEGIN { exit !(s >= m) }'; then
+    note "expected the recording to be the track with at least $MIN_DB dB overall; pcmsnr: $SNR"
+    return
+  fi
+  at=$(awk -v w="$w0" -v f="$f" -v r=$RATE 'BEGIN { printf "%.3f", w + f / r }')
+  # The speaker's first sound is the place heard on the card when it moved: not before the
+  # position read before 'connect' by more than the card's buffer (a jump back), and normally
+  # not after the first position read on the speaker. The sink's PCM gives no silence before the
+  # stream, so an arecord that opened late (a loaded guest) only loses the start: said, not failed.
+  awk -v a="$at" -v b="$before" -v m="$BACK_MAX" 'BEGIN { exit !(a >= b - m) }' \
+    || note "expected the speaker's first sound at most $BACK_MAX s before $before s of the track (the position before 'connect'), found at $at s"
+  if awk -v a="$at" -v c="$first_bt" 'BEGIN { exit !(a <= c + 0.1) }'; then
+    place="the speaker's first sound at $at s of the track (position $before s before 'connect', $first_bt s when first read on the speaker)"
+  else
+    place="the recording starts at $at s of the track, after the first position read on the speaker ($first_bt s): arecord opened late"
+  fi
+  local n=${SPEAKER_CYCLES:-20} off on
+  for i in $(seq 1 "$n"); do
+    ok || return
+    cycle_half "disconnect $A1" 'Disconnection successful' card
+    off=$STEP
+    cycle_half "connect $A1" 'Connection successful' bluetooth
+    on=$STEP
+    speaker_cycles+=("$off/$on")
+  done
+  sample
+  last_pos=$STATUS_POS
+}
+
+speaker_scenario() {
+  PROBLEMS=()
+  echo "HIL-BEGIN bt-speaker (uptime $(uptime_s) s)"
+  local t0 s
+  t0=$(uptime_s)
+  installed="" moved="" place="" snr="" SNR="" at="" last_pos="" speaker_cycles=()
+  speaker
+  s=$(secs "$t0")
+  if [ ${#PROBLEMS[@]} -eq 0 ]; then
+    echo "HIL-RESULT PASS bt-speaker (${s}s): apt install ${installed} s; on the card, connect -> \"output\":\"bluetooth\" in $moved s; recording: $SNR; $place; ${#speaker_cycles[@]} x disconnect/connect (s to card / to speaker): $(IFS=' '; echo "${speaker_cycles[*]}"); position $last_pos s at the end, never back by more than $BACK_MAX s nor ahead of the clock ($(wc -l <"$SAMPLES") samples)"
+  else
+    echo "HIL-RESULT FAIL bt-speaker (${s}s)"
+    for p in "${PROBLEMS[@]}"; do echo "  expected/seen: $p"; done
+    echo "  journal (jukebox, last 20 lines):"
+    journalctl -b -u jukebox --no-pager -n 20 -o cat 2>&1 | sed 's/^/  | /'
+  fi
+  journalctl -b -u jukebox --no-pager -o cat >"$L/jukebox.txt" 2>&1
+}
