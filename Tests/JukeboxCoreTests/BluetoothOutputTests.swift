@@ -273,4 +273,51 @@ final class BluetoothOutputTests: XCTestCase {
             XCTAssertEqual(s.position, heard, "\(whenGone): the place heard last")
         }
     }
+
+
+    /// A write to the speaker failed (`No such device`) before bluez-alsa said it was gone: the
+    /// play waits for the device, with the long wait of a lost one. The speaker's going routes to
+    /// the card and probes it at once (before: routed, and left waiting; the VM's bt-speaker
+    /// scenario saw the position frozen for over 30 s); its answer plays on there.
+    func testAPlayWaitingForTheLostSpeakerTriesTheCardAtOnceWhenItGoes() {
+        let h = box()
+        connect(h)
+        let why = "bluealsa: write: No such device"
+        let waiting = status("waiting", song: 1, index: 1, of: 2, elapsed: "0:30", volume: 40,
+                             message: "waiting for audio device: " + why, output: "Bluetooth")
+        h.send(.deviceUnavailable(reason: why, problem: .lost), {
+            $0.phase = .waitingForDevice(reason: why)
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.retryDelay = 0.25
+            $0.shown = waiting
+        }, commands: [
+            .report("waiting for audio device: " + why),
+            .startTimer(.deviceRetry, after: 0.125),
+            .render(waiting),
+        ])
+        // Waits of a lost device grow (0.125 s, doubling to a minute when the card's return is
+        // announced): when bluez-alsa says the speaker is gone, the card is tried at once.
+        let onCard = status("waiting", song: 1, index: 1, of: 2, elapsed: "0:30", volume: 40, message: "waiting for audio device: " + why)
+        h.send(.bluetoothSpeaker(connected: false), {
+            $0.retryDelay = 0.125
+            $0.shown = onCard
+            $0.bluetoothConnected = false
+            $0.routedDevice = .card
+        }, commands: [
+            .routeOutput(.card),
+            .probeDevice,
+            .startTimer(.deviceRetry, after: 2.5),
+            .render(onCard),
+        ])
+        // The probe's answer: the play goes on through the card from where it was heard.
+        h.send(.deviceAvailable, {
+            $0.nextPlayID = 7
+            $0.loaded = PlayRef(playID: 5, trackID: 1)
+            $0.handedNext = PlayRef(playID: 6, trackID: 2)
+        }, commands: [
+            .cancelTimer(.deviceRetry),
+            .startTrack(playID: 5, path: "/music/1.flac", at: 30, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
+        ])
+    }
 }

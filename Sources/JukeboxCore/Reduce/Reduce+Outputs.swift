@@ -62,15 +62,24 @@ extension State {
     /// resume there); a play goes on through the new device from where it was heard, a paused
     /// one opens it when it resumes. Stopped before the route changes, so nothing of the old
     /// play reaches the new device, and the place is the one heard, however often it moves.
+    /// A play waiting for the old device (a write to the speaker failed before bluez-alsa said it
+    /// was gone) tries the new one at once, as for a card announced: the wait for a lost device
+    /// is long, and nothing announces a Bluetooth speaker's return or the card's presence.
     mutating func move(to device: OutputRoute, _ step: inout Step) {
         routedDevice = device
         guard loaded != nil || chimePlay != nil else {
             step.commands.append(.routeOutput(device))
+            if case .waitingForDevice = phase, currentTrack != nil {
+                retryDelay = settings.deviceRetryInitial
+                probeWaitingDevice(&step)
+            }
             return
         }
         let at = chimePlay != nil ? (afterChime ?? position) : position
+        let waiting: Bool
+        if case .waitingForDevice = phase { waiting = true } else { waiting = false }
         unload(&step)
         step.commands.append(.routeOutput(device))
-        if phase == .playing { startCurrent(at: at, paused: false, &step) }
+        if phase == .playing || waiting { startCurrent(at: at, paused: false, &step) }
     }
 }
