@@ -59,4 +59,6 @@ do throws(UsageError) {
     writeAll(2, "jukebox: \(error.message)\n")
     code = 2
 }
-exit(code)
+// Not exit(code): threads nobody waits for may still be inside a library whose exit handlers
+// would free what they use (LeaveProcess.swift).
+leaveProcess(code)

@@ -98,4 +98,50 @@ final class StopBoundTests: DaemonTestCase {
         XCTAssertEqual(daemon.process.terminationReason, .uncaughtSignal)
         XCTAssertEqual(daemon.process.terminationStatus, SIGKILL)
     }
+
+    /// The process ends without exit(3)'s handlers (`leaveProcess`): threads nobody waits for may
+    /// still be inside a library whose handler frees what they use (OpenSSL's freed its error
+    /// strings under a station's first fetch: SIGSEGV on the way out). A preloaded library
+    /// registers a handler that says so; `/bin/true` (exit(3)) shows the probe works, and neither a
+    /// play to its end nor a SIGTERMed daemon may run it.
+    func testTheProcessLeavesWithoutExitHandlers() throws {
+        let source = dir + "/probe.c", probe = dir + "/probe.so"
+        try """
+        #include <stdlib.h>
+        #include <unistd.h>
+        static void ran(void) { write(2, "exit handler ran\\n", 17); }
+        __attribute__((constructor)) static void registered(void) { atexit(ran); }
+        """.write(toFile: source, atomically: true, encoding: .utf8)
+        func shell(_ script: String, _ args: [String]) throws -> (status: Int32, stderr: String) {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.arguments = ["-c", script, "sh"] + args
+            let err = dir + "/shell.err"
+            FileManager.default.createFile(atPath: err, contents: nil)
+            p.standardError = FileHandle(forWritingAtPath: err)
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            XCTAssertTrue(waitFor(60) { !p.isRunning }, "\(script) did not finish")
+            if p.isRunning { p.terminate() }
+            p.waitUntilExit()
+            return (p.terminationStatus, (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+        }
+        // The toolchain's clang: every machine that builds this has it.
+        let built = try shell(#"clang -shared -fPIC -o "$1" "$2""#, [probe, source])
+        XCTAssertEqual(built.status, 0, built.stderr)
+        let control = try shell(#"LD_PRELOAD="$1" /bin/true"#, [probe])
+        XCTAssertEqual(control.stderr, "exit handler ran\n", "the probe does not work")
+
+        let wav = dir + "/tone.wav"
+        try TestAudio.write(path: wav, kind: .wav16, frames: 4410)
+        let played = try Jukebox.run(["play", "--audio", "null", wav], environment: ["LD_PRELOAD": probe])
+        XCTAssertEqual(played.status, 0, played.stderr)
+        XCTAssertFalse(played.stderr.contains("exit handler ran"), played.stderr)
+
+        let daemon = try startDaemon([wav], environment: ["LD_PRELOAD": probe])
+        kill(daemon.process.processIdentifier, SIGTERM)
+        let ended = try XCTUnwrap(daemon.wait(timeout: 10), "still running 10 s after SIGTERM (killed)")
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        XCTAssertFalse(ended.stderr.contains("exit handler ran"), ended.stderr)
+    }
 }
