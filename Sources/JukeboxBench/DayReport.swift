@@ -9,7 +9,7 @@ extension DayRun {
     var table: [String] {
         var lines: [String] = []
         let audioPerHour = hourSeconds * speed
-        lines.append(String(format: "A day compressed: `jukebox run` on the test device at %.0fx real time, 24 \"hours\" of %.0f s (at most %.0f s of audio each, 1/%.0f of an hour); the player's own clock is not accelerated",
+        lines.append(String(format: "Two days compressed: `jukebox run` on the test device at %.0fx real time, the same day twice, 48 \"hours\" of %.0f s (at most %.0f s of audio each, 1/%.0f of an hour); the player's own clock is not accelerated",
                             speed, hourSeconds, audioPerHour, 3600 / audioPerHour))
         let w = [5, 8, 9, 9, 10, 6, 8, 9, 9, 8, 9, 9, 9]
         func row(_ cells: [String]) -> String {
@@ -25,10 +25,12 @@ extension DayRun {
             lines.append("  " + row(cells))
         }
         let rss = settled.map(\.rssKiB), anon = settled.map(\.anonKiB), fds = settled.map(\.fds), threads = settled.map(\.threads)
-        let from = settled.first?.hour ?? 0
-        lines.append(String(format: "  from hour %d on (every kind of hour played once), at the hours' ends: RSS %@-%@ MiB, slope %+.1f KiB/h; RssAnon %@-%@ MiB, slope %+.1f KiB/h;",
-                            from, Self.mib(rss.min() ?? 0), Self.mib(rss.max() ?? 0), rssSlopeKiBPerHour,
+        let from = settled.first?.hour ?? 0, to = settled.last?.hour ?? 0
+        lines.append(String(format: "  the second day (hours %d-%d, after a whole day played), at the hours' ends: RSS %@-%@ MiB, slope %+.1f KiB/h; RssAnon %@-%@ MiB, slope %+.1f KiB/h,",
+                            from, to, Self.mib(rss.min() ?? 0), Self.mib(rss.max() ?? 0), rssSlopeKiBPerHour,
                             Self.mib(anon.min() ?? 0), Self.mib(anon.max() ?? 0), anonSlopeKiBPerHour))
+        let firstEnd = endOfFirstDay?.anonKiB ?? 0, lastEnd = hours.last?.anonKiB ?? 0
+        lines.append(String(format: "    RssAnon at the first day's end %d KiB, at the second's %d KiB: %+.1f KiB/h;", firstEnd, lastEnd, anonDayGrowthKiBPerHour))
         lines.append(String(format: "    fds %d-%d, slope %+.2f/h; threads %d-%d, slope %+.2f/h: ", fds.min() ?? 0, fds.max() ?? 0, fdsSlope,
                             threads.min() ?? 0, threads.max() ?? 0, threadsSlope) + (flat ? "flat" : "NOT flat"))
         lines.append(String(format: "  disk writes (/proc/PID/io write_bytes, 4 KiB pages as the kernel counts them): playing %d B in %.0f s = %.0f KiB per hour of play (place saves follow the wall clock; track changes come %.0fx as often as at real time: an upper bound)",
@@ -40,7 +42,7 @@ extension DayRun {
         lines.append(String(format: "    by design: %.0f place saves per hour of play, each %.1f KiB of write_bytes here (a 512-byte slot and its fdatasync, measured): %.0f KiB/h (the 512-byte records alone: %.0f KiB/h); a folder's bookmarks file is not rewritten with them (only at a pause, a new track, a seek, another source)",
                             placeSavesPerHour, placeSaveBytes / 1024, placeSavesPerHour * placeSaveBytes / 1024, placeSavesPerHour * 0.5))
         let quietCPU = hours.map(\.cpu).reduce(0, +) - hours.map(\.playingCPU).reduce(0, +)
-        lines.append(String(format: "  CPU: %.3f s per hour of audio while playing (measured at %.0fx); the whole compressed day %.2f s, of it %.2f s outside the steady playing windows (commands, pauses, stops)",
+        lines.append(String(format: "  CPU: %.3f s per hour of audio while playing (measured at %.0fx); both compressed days %.2f s, of it %.2f s outside the steady playing windows (commands, pauses, stops)",
                             playingCPUPerAudioHour, speed, hours.map(\.cpu).reduce(0, +), quietCPU))
         lines.append("  target: \(Report.targets["dayFlat"]!)")
         lines.append("  target: \(Report.targets["dayQuietWrites"]!)")
@@ -60,6 +62,7 @@ extension DayRun {
         let summary: [String: Any] = [
             "hourSeconds": hourSeconds, "speed": speed, "flat": flat,
             "rssSlopeKiBPerHour": round(rssSlopeKiBPerHour, 1), "anonSlopeKiBPerHour": round(anonSlopeKiBPerHour, 1),
+            "anonDayGrowthKiBPerHour": round(anonDayGrowthKiBPerHour, 1),
             "settledFromHour": settled.first?.hour ?? 0, "fdsSlopePerHour": round(fdsSlope, 3), "threadsSlopePerHour": round(threadsSlope, 3),
             "playingWriteBytesPerHour": round(playingBytesPerHour, 0), "playingRateMeasured": playingMeasured, "quietWriteBytes": quietBytes, "commandWriteBytes": commandBytes,
             "placeSavesPerHour": round(placeSavesPerHour, 0), "placeSaveWriteBytes": round(placeSaveBytes, 0), "cpuSecondsPerAudioHourPlaying": round(playingCPUPerAudioHour, 3),

@@ -43,7 +43,7 @@ struct Report {
         "loopStall": "button edges and socket commands handled within 5 ms while every fsync of the state store takes 500 ms",
         "idle": "no periodic wake-ups while paused or stopped (the loop sleeps in poll without a timeout): under 1 a second",
         "playingWakeups": "at most \(Int(playingWakeupsTarget)) wake-ups a second while playing, all threads, every format (issue 33; MPD: 46-165)",
-        "dayFlat": "a compressed day: at the hours' ends, once every kind of hour has been played, RssAnon grows less than 32 KiB an hour, descriptors and threads unchanged (issue 33)",
+        "dayFlat": "a compressed day played twice: over the second day, at the hours' ends, RssAnon grows less than 32 KiB an hour (its slope, and from the first day's end to the second's), descriptors and threads unchanged (issue 33)",
         "dayQuietWrites": "a compressed day: 0 bytes written to disk while paused or stopped (write_bytes; issue 33)",
         "dayPlayingWrites": "a compressed day: at most 1 MiB written to disk per hour of play (write_bytes, in the 4 KiB pages the kernel counts; issue 33)",
     ]
