@@ -12,6 +12,7 @@ enum Help {
     Usage:
       jukebox play [options] PATH...   play files, folders and M3U playlists in the foreground
       jukebox run --config FILE        run as the daemon: resume from the state file
+      jukebox check-config [FILE]      check a config as run reads it, and say what it sets (no playing)
       jukebox demo [options]           make a few demo tunes and play them
       jukebox ctl COMMAND...           send a command to the running player (try: ctl help)
       jukebox yield -- CMD ARGS...     have the player release the sound device while CMD runs

@@ -38,6 +38,7 @@ do throws(UsageError) {
     case "yield": code = try Subcommands.yield(Array(args.dropFirst()))
     case "source": code = try Subcommands.source(Array(args.dropFirst()))
     case "probe": code = try Probe.run(Array(args.dropFirst()))
+    case "check-config": code = try Subcommands.checkConfig(Array(args.dropFirst()))
     case "mpd-tcp": code = try Subcommands.mpdTCP(Array(args.dropFirst()))
     case "mqtt-forget": code = try Subcommands.mqttForget(Array(args.dropFirst()))
     case "web": code = try Subcommands.web(Array(args.dropFirst()))

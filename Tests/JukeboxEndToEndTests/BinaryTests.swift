@@ -10,7 +10,7 @@ final class BinaryTests: ScratchTestCase {
         let version = try Jukebox.run(["--version"])
         XCTAssertEqual(version.status, 0)
         XCTAssertTrue(version.stdout.hasPrefix("jukebox "), version.stdout)
-        let commands = [[], ["play"], ["run"], ["demo"], ["ctl"], ["yield"], ["source"], ["probe"]]
+        let commands = [[], ["play"], ["run"], ["check-config"], ["demo"], ["ctl"], ["yield"], ["source"], ["probe"]]
         let probes = ["tone", "gpio", "i2c", "display", "input", "replay-i2c"].map { ["probe", $0] }
         for sub in commands + probes {
             for flag in ["--help", "-h"] {

@@ -104,14 +104,33 @@ public struct Config: Equatable, Sendable {
         return folders
     }
 
+    /// The most bytes a configuration file may have: a bigger one is refused, not cut.
+    public static let maxFileBytes = 1 << 20
+
+    /// Where the installed service reads its configuration (systemd/jukebox.service, install.sh,
+    /// the package): what `jukebox check-config` checks when given no file.
+    public static let installedPath = "/etc/jukebox/config.json"
+
     /// Reads and validates a configuration file, with its board profile merged in; unknown keys
-    /// come back as warnings.
+    /// come back as warnings. The one reader and check of every config: `jukebox run` (and its
+    /// SIGHUP), `check-config`, `mpd-tcp`. Only a regular file is read (a symbolic link is
+    /// followed; a FIFO, a device or a folder is refused without blocking), at most
+    /// `maxFileBytes`. Every problem it reads itself begins with `path` and ": ".
     public static func load(path: String) throws(Problem) -> (config: Config, warnings: [String]) {
         let bytes: [UInt8]
-        do { bytes = try readFile(path, limit: 1 << 20) } catch {
-            throw Problem(description: "cannot read config: \(error)")
+        do { bytes = try readFile(path, limit: maxFileBytes) } catch {
+            throw Problem(description: "\(path): cannot read: \(readProblem(error, path: path))")
         }
         return try load(bytes, path: path)
+    }
+
+    /// Why `readFile` could not read the config, in words: errno's text or our own reason, and
+    /// for a file too big, its size.
+    private static func readProblem(_ error: SystemError, path: String) -> String {
+        guard error.errno == EFBIG, error.reason == nil else { return error.reason ?? errnoText(error.errno) }
+        var st = stat()
+        let size = stat(cPath(path), &st) == 0 && st.st_size > maxFileBytes ? "\(st.st_size) bytes, " : ""
+        return "it is \(size)more than the \(maxFileBytes) bytes a config may have"
     }
 
     /// `load(path:)` on the file's bytes as read (or as they would be: `ConfigEdit`).
