@@ -9,7 +9,7 @@
 # jukebox-bench, compiles the ALSA test device with cc, then runs jukebox-bench: it plays through
 # the test device and libasound's file PCM (no sound card needed) and prints a table and one JSON
 # object. About 7 minutes on a 2-core machine with a warm build; --quick takes about two (CI smoke test;
-# its day section about 50 s).
+# its day section, two compressed days, about 90 s).
 #
 # Options:
 #   --quick          shorter runs, fewer repeats, no 2,000-track folder
@@ -17,7 +17,7 @@
 #   --only LIST      some of playback,resume,button,latency,library,usb,state,loop,gapless,idle,web,day
 #                    (web: not in --quick unless named)
 #   --day-hour SECONDS  wall seconds per "hour" of the day section (default 1.75 with --quick, else 6;
-#                    180: a whole day of audio at 20x real time, 72 minutes)
+#                    180: a whole day of audio at 20x real time, 72 minutes a day, two days)
 #   --vs-mpd [FILE]  then, when MPD is installed, MPD and this jukebox side by side in one run:
 #                    ../shared/bench/side-by-side.sh (paced CPU through ALSA's pulse plugin, RSS,
 #                    PSS, idle CPU; ~6 minutes); its JSON to FILE (default: beside --json, or not kept)

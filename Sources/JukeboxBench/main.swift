@@ -17,7 +17,7 @@ Runs the jukebox binary without a sound card and prints a table, then one JSON o
   --toolchain TEXT the Swift toolchain, for the report
   --only LIST      some of: playback,resume,button,latency,library,usb,state,loop,gapless,idle,web,day
   --day-hour SECONDS  wall seconds per "hour" of the day section (default 1.75 with --quick, else 6;
-                   180 plays a whole day of audio at 20x real time in 72 minutes)
+                   180 plays a whole day of audio at 20x real time in 72 minutes, twice)
 Exit status: 0 when every section ran, 1 when one failed, 2 on a usage error.
 """
 
