@@ -7,6 +7,8 @@ extension State {
         switch event {
         case .sourceBegan(let name, let sender):
             sourceBegan(name: name, sender: sender, &step)
+        case .bluetoothPhone(let streaming, let sender):
+            bluetoothPhone(streaming: streaming, sender: sender, &step)
         case .interruptBegan(let id, let reason):
             beginInterruption(Interruption(id: id, reason: reason), &step)
         case .interruptEnded(let id):
@@ -64,6 +66,22 @@ extension State {
         }
         let shown = OtherSource.shown(name, sender: sender)
         beginInterruption(Interruption(id: OtherSource.interruptionID(name), reason: shown, source: name), &step)
+    }
+
+    /// A phone's stream through bluez-alsa is the source `bluetooth`: its start begins the source
+    /// (once: a second phone, or a start said again, changes nothing), its end ends it. An end
+    /// with no such interruption (refused by `forbidden`, or never begun) changes nothing, so a
+    /// refusal stays said and a flapping stream never ends another interruption.
+    private mutating func bluetoothPhone(streaming: Bool, sender: String, _ step: inout Step) {
+        let name = "bluetooth"
+        let id = OtherSource.interruptionID(name)
+        let holds = interruptions.contains { $0.id == id }
+        if streaming {
+            guard !holds else { return }
+            sourceBegan(name: name, sender: sender, &step)
+        } else if holds {
+            interruption(.interruptEnded(id: id), &step)
+        }
     }
 
     /// Puts `interruption` in force: the phase to come back to is noted (by the first), the
