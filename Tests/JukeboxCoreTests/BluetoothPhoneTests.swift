@@ -122,6 +122,28 @@ final class BluetoothPhoneTests: XCTestCase {
         XCTAssertEqual(s.currentTrack?.id, 1, "seed \(seed)")
     }
 
+    /// A stream that stops and starts again before the engine reported the first release: the
+    /// play started at the stop opens the device again after that release, so the new start
+    /// asks a release of its own, and only that one's report grants (before, the two shared the
+    /// first: the grant came while the device played again; the binary's flapping test found it).
+    func testAStartAfterAStopBeforeTheReleaseWasReportedReleasesAgain() {
+        var s = playing(2)
+        _ = reduce(&s, .heard(playID: 1, seconds: 10))
+        XCTAssertEqual(reduce(&s, .bluetoothPhone(streaming: true, sender: "p")).first, .releaseDevice(token: 1))
+        let end = reduce(&s, .bluetoothPhone(streaming: false, sender: ""))
+        XCTAssertEqual(startedAt(end), 10)
+        let again = reduce(&s, .bluetoothPhone(streaming: true, sender: "p"))
+        XCTAssertEqual(again.first, .releaseDevice(token: 2), "\(again)")
+        XCTAssertEqual(s.releaseToken, 2)
+        let stale = reduce(&s, .deviceReleased(token: 1, heard: PlayPosition(playID: 1, seconds: 10.2)))
+        XCTAssertFalse(stale.contains(.grant(id: "source-bluetooth")), "granted while the device plays again: \(stale)")
+        XCTAssertEqual(s.pendingGrants, ["source-bluetooth"])
+        let released = reduce(&s, .deviceReleased(token: 2, heard: PlayPosition(playID: 3, seconds: 10.1)))
+        XCTAssertTrue(released.contains(.grant(id: "source-bluetooth")), "\(released)")
+        XCTAssertEqual(s.position, 10.1, accuracy: 1e-9)
+        XCTAssertEqual(startedAt(reduce(&s, .bluetoothPhone(streaming: false, sender: ""))), 10.1)
+    }
+
     private func startedAt(_ commands: [Command]) -> Double? {
         for command in commands {
             if case .startTrack(_, _, let at, _, _, _, _) = command { return at }

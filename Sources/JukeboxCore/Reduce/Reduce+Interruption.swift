@@ -117,12 +117,15 @@ extension State {
     }
 
     /// Has the engine close the device and report where the sound stopped (one release at a time;
-    /// later requests share the one under way).
+    /// later requests share the one under way, unless a play was started since it was asked: the
+    /// engine opens the device again for that play after the release, so a new release must
+    /// follow it, and only its report grants).
     mutating func release(_ step: inout Step) {
+        let startedSince = releaseToken != nil && loaded != nil
         if let playID = loaded?.playID { releasedPlay = playID }
         loaded = nil
         handedNext = nil
-        guard releaseToken == nil else { return }
+        guard releaseToken == nil || startedSince else { return }
         let token = nextReleaseToken
         nextReleaseToken += 1
         releaseToken = token
