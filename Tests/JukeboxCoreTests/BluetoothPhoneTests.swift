@@ -12,20 +12,7 @@ final class BluetoothPhoneTests: XCTestCase {
     /// The phone starts while track 1 of 2 plays at 31.4 s: the device is released, the status
     /// names the phone, the release gives the heard place (31.6 s).
     private func phoneTakesTrack1(_ h: CoreHarness, file: StaticString = #filePath, line: UInt = #line) {
-        let shown = status("interrupted", song: 1, index: 1, of: 2, elapsed: "0:31", message: "Bluetooth: Dad's phone")
-        h.send(.bluetoothPhone(streaming: true, sender: "Dad's phone"), file: file, line: line, {
-            $0.phase = .interrupted(reason: "Bluetooth: Dad's phone")
-            $0.interruptions = [self.phone]
-            $0.afterInterruption = .playing
-            $0.pendingGrants = ["source-bluetooth"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = shown
-        }, commands: [.releaseDevice(token: 1), .render(shown)])
-        h.releasedTrack1Of2(at: 31.6, granting: "source-bluetooth", file: file, line: line)
+        h.sourceTakesTrack1(by: .bluetoothPhone(streaming: true, sender: "Dad's phone"), phone, file: file, line: line)
     }
 
     func testAPhoneThatPlaysTakesTheDeviceAndItsStopResumesAtTheHeardPlace() {
@@ -81,14 +68,9 @@ final class BluetoothPhoneTests: XCTestCase {
     /// A stream that starts and stops 100 times, the engine's release report before or after the
     /// stop: every stop plays on from the place heard, nothing piles up.
     func testAPhoneThatFlaps100TimesNeverLosesThePlace() {
-        let given = ProcessInfo.processInfo.environment["JUKEBOX_PHONE_SEED"].flatMap { UInt64($0) }
-        let seed = given ?? UInt64.random(in: 1...UInt64.max)
-        print("BluetoothPhoneTests flapping seed: \(seed) (JUKEBOX_PHONE_SEED=\(seed) repeats it)")
-        var rng = seed
-        func coin() -> Bool {
-            rng = rng &* 6364136223846793005 &+ 1442695040888963407
-            return rng >> 63 == 1
-        }
+        var flips = SeededCoin(variable: "JUKEBOX_PHONE_SEED", test: "BluetoothPhoneTests flapping")
+        let seed = flips.seed
+        func coin() -> Bool { flips.flip() }
         var s = playing(2)
         var heard = 10.0
         _ = reduce(&s, .heard(playID: 1, seconds: heard))
@@ -142,12 +124,5 @@ final class BluetoothPhoneTests: XCTestCase {
         XCTAssertTrue(released.contains(.grant(id: "source-bluetooth")), "\(released)")
         XCTAssertEqual(s.position, 10.1, accuracy: 1e-9)
         XCTAssertEqual(startedAt(reduce(&s, .bluetoothPhone(streaming: false, sender: ""))), 10.1)
-    }
-
-    private func startedAt(_ commands: [Command]) -> Double? {
-        for command in commands {
-            if case .startTrack(_, _, let at, _, _, _, _) = command { return at }
-        }
-        return nil
     }
 }
