@@ -49,7 +49,7 @@ public struct BluealsaPhoneStreams: Equatable, Sendable {
     /// service runs).
     public mutating func monitor(_ line: String) -> (change: Change?, list: Bool) {
         let words = line.split(separator: " ", omittingEmptySubsequences: true)
-        switch words.first {
+        switch words.first.map(String.init) ?? "" {
         case "PropertyChanged":
             guard words.count == 4, words[2] == "Running", words[3] == "true" || words[3] == "false" else { return (nil, false) }
             let path = String(words[1])

@@ -114,13 +114,13 @@ public final class BluetoothSpeakerSource: EventSource {
         var events: [Event] = []
         for line in lines {
             var list = false
-            if let (connected, asks) = presence?.monitor(line) {
-                if let connected { events.append(.bluetoothSpeaker(connected: connected)) }
-                list = asks
+            if let speaker = presence?.monitor(line) {
+                if let connected = speaker.connected { events.append(.bluetoothSpeaker(connected: connected)) }
+                list = speaker.list
             }
-            if let (change, asks) = phones?.monitor(line) {
-                if let change { events.append(Self.event(change)) }
-                list = list || asks
+            if let phone = phones?.monitor(line) {
+                if let change = phone.change { events.append(Self.event(change)) }
+                list = list || phone.list
             }
             if list { startList() }
         }
