@@ -4,10 +4,13 @@ import JukeboxCore
 import JukeboxService
 import JukeboxSystem
 
-/// The config's Bluetooth speaker as an event source: `bluealsa-cli monitor` runs as a child
-/// whose stdout the loop polls; when it says bluez-alsa runs, `bluealsa-cli list-pcms` (another
-/// child, polled the same way) says what is connected already. `BluealsaPresence` reads the lines;
-/// each change becomes `Event.bluetoothSpeaker` (the core decides what it means). Nothing here
+/// The config's Bluetooth speaker and a phone playing through the box, as an event source:
+/// `bluealsa-cli monitor` runs as a child whose stdout the loop polls; when it says bluez-alsa
+/// runs, `bluealsa-cli list-pcms` (another child, polled the same way) says what is connected
+/// already. `BluealsaPresence` reads the lines for the speaker, `BluealsaPhoneStreams` for a
+/// phone; each change becomes `Event.bluetoothSpeaker` or `Event.bluetoothPhone` (the core
+/// decides what it means). A monitor that ends is a phone's stream that ended (nothing is known
+/// of it until the list after its return), so a dead monitor never leaves the player waiting. Nothing here
 /// waits: the pipes are non-blocking, a child that ends is seen as the end of its pipe, and the
 /// monitor is started again after 1 s, doubling to 60 s while it keeps ending within 30 s. The
 /// children die with the player (`setpriv --pdeathsig`, as the test fixtures start players),
@@ -24,8 +27,12 @@ public final class BluetoothSpeakerSource: EventSource {
             self.monitor = monitor
             self.list = list
         }
-        /// bluez-alsa's `bluealsa-cli` at `path`.
-        public static func bluealsaCLI(_ path: String) -> Programs { Programs(monitor: [path, "monitor"], list: [path, "list-pcms"]) }
+        /// bluez-alsa's `bluealsa-cli` at `path`; with `phone`, the monitor prints the PCMs'
+        /// `Running` changes and the list each PCM's properties (bluez-alsa 4.1 and later).
+        public static func bluealsaCLI(_ path: String, phone: Bool = false) -> Programs {
+            phone ? Programs(monitor: [path, "monitor", "--properties=Running"], list: [path, "--verbose", "list-pcms"])
+                : Programs(monitor: [path, "monitor"], list: [path, "list-pcms"])
+        }
     }
 
     /// The longest wait before the monitor is started again (seconds).
@@ -36,7 +43,10 @@ public final class BluetoothSpeakerSource: EventSource {
     private let programs: Programs
     private let log: Log
     private let now: () -> Double
-    private var presence: BluealsaPresence
+    /// The speaker's presence; nil when no speaker is configured.
+    private var presence: BluealsaPresence?
+    /// A phone's streams; nil when they are not watched.
+    private var phones: BluealsaPhoneStreams?
     private var monitor: Child?
     private var lister: Child?
     private var listLines: [String] = []
@@ -55,12 +65,14 @@ public final class BluetoothSpeakerSource: EventSource {
         var partial: [UInt8] = []
     }
 
-    /// Watches `address`; the monitor starts at once. `now` is the monotonic clock (tests inject theirs).
-    public init(address: String, programs: Programs, log: Log, now: @escaping () -> Double = monotonicNow) {
+    /// Watches the speaker at `address` (none: nil) and, with `phone`, a phone's streams; the
+    /// monitor starts at once. `now` is the monotonic clock (tests inject theirs).
+    public init(address: String?, phone: Bool = false, programs: Programs, log: Log, now: @escaping () -> Double = monotonicNow) {
         self.programs = programs
         self.log = log
         self.now = now
-        presence = BluealsaPresence(address: address)
+        presence = address.map(BluealsaPresence.init(address:))
+        phones = phone ? BluealsaPhoneStreams() : nil
         maintain()
     }
 
@@ -101,15 +113,23 @@ public final class BluetoothSpeakerSource: EventSource {
         monitor = child
         var events: [Event] = []
         for line in lines {
-            let (connected, list) = presence.monitor(line)
-            if let connected { events.append(.bluetoothSpeaker(connected: connected)) }
+            var list = false
+            if let speaker = presence?.monitor(line) {
+                if let connected = speaker.connected { events.append(.bluetoothSpeaker(connected: connected)) }
+                list = speaker.list
+            }
+            if let phone = phones?.monitor(line) {
+                if let change = phone.change { events.append(Self.event(change)) }
+                list = list || phone.list
+            }
             if list { startList() }
         }
         if ended {
             if now() - monitorStartedAt >= Self.steadyRun { backoff = 1 }
             Self.end(child)
             monitor = nil
-            presence.forget()
+            presence?.forget()
+            if let change = phones?.forget() { events.append(Self.event(change)) }
             // Said once a run of ends; a monitor that keeps ending at once (no D-Bus) is not a
             // line a minute.
             let line = "bluetooth: bluealsa-cli monitor ended; started again in \(Int(backoff)) s"
@@ -127,14 +147,25 @@ public final class BluetoothSpeakerSource: EventSource {
         guard ended else { return [] }
         Self.end(child)
         lister = nil
-        return presence.listed(listLines).map { [.bluetoothSpeaker(connected: $0)] } ?? []
+        let speaker: [Event] = presence?.listed(listLines).map { [.bluetoothSpeaker(connected: $0)] } ?? []
+        let phone: [Event] = phones?.listed(listLines).map { [Self.event($0)] } ?? []
+        return speaker + phone
+    }
+
+    /// The core's fact for a change of the phone's streams (`Event.bluetoothPhone`).
+    public static func event(_ change: BluealsaPhoneStreams.Change) -> Event {
+        switch change {
+        case .started(let sender): return .bluetoothPhone(streaming: true, sender: sender)
+        case .stopped: return .bluetoothPhone(streaming: false, sender: "")
+        }
     }
 
     private func startList() {
         if let lister { Self.end(lister) }
         lister = nil
         listLines = []
-        presence.listStarted()
+        presence?.listStarted()
+        phones?.listStarted()
         switch Self.spawn(programs.list) {
         case .success(let child): lister = child
         case .failure(let error): log.warning("bluetooth: cannot run \(programs.list.joined(separator: " ")): \(error.message)")
@@ -199,18 +230,21 @@ public final class BluetoothSpeakerSource: EventSource {
     }
 }
 
-/// The Bluetooth speaker's source when the config names one and bluez-alsa's `bluealsa-cli` (or
-/// `bluealsactl`, its name from 4.3) is there; without it, one line in the log and no Bluetooth output.
+/// The Bluetooth speaker's and the phone's source when the config names a speaker or
+/// `bluetooth.phone` and bluez-alsa's `bluealsa-cli` (or `bluealsactl`, its name from 4.3) is
+/// there; without it, one line in the log and no Bluetooth output nor phone watch.
 public enum BluetoothSources {
-    /// The speaker's source, or none (no `bluetooth` section, or no bluealsa-cli: logged once).
-    public static func make(_ settings: BluetoothSpeakerSettings?, log: Log) -> [EventSource] {
-        guard let settings else { return [] }
+    /// The source, or none (no speaker nor phone, or no bluealsa-cli: logged once).
+    public static func make(_ settings: BluetoothSpeakerSettings?, phone: Bool = false, log: Log) -> [EventSource] {
+        guard settings != nil || phone else { return [] }
         // bluez-alsa 4.3 renamed it bluealsactl (the same commands and lines).
         guard let cli = JukeboxService.findProgram("bluealsa-cli") ?? JukeboxService.findProgram("bluealsactl") else {
-            log.warning("bluetooth: bluealsa-cli not found (bluez-alsa-utils 4.1 or later, Debian 13); playing without the speaker")
+            let without = settings == nil ? "not watching for a phone" : "playing without the speaker"
+            log.warning("bluetooth: bluealsa-cli not found (bluez-alsa-utils 4.1 or later, Debian 13); " + without)
             return []
         }
-        log.info("bluetooth: watching \(settings.address) through \(cli)")
-        return [BluetoothSpeakerSource(address: settings.address, programs: .bluealsaCLI(cli), log: log)]
+        let watched = [settings.map(\.address), phone ? "a phone playing to the box" : nil].compactMap { $0 }
+        log.info("bluetooth: watching \(watched.joined(separator: " and ")) through \(cli)")
+        return [BluetoothSpeakerSource(address: settings?.address, phone: phone, programs: .bluealsaCLI(cli, phone: phone), log: log)]
     }
 }

@@ -45,6 +45,8 @@ struct PlayerSetup {
     /// The headphone jack to watch; nil: none.
     var headphones: HeadphoneJackSettings?
     var bluetooth: BluetoothSpeakerSettings?
+    /// Whether a phone playing through the box is watched for (`bluetooth.phone`).
+    var bluetoothPhone = false
     /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
     var usb: (roots: [String], mountsOnly: Bool)?
     /// The MQTT bridge's settings; nil: none (and what an earlier run announced is taken away).
@@ -82,7 +84,7 @@ enum Player {
         // card and them (`RoutedOutput`).
         // The speaker's watcher first: without bluealsa-cli there is no speaker to route to, and
         // the mixer stays in use.
-        let speakerWatch: [EventSource] = TestPipes.drivesBluetooth ? [] : BluetoothSources.make(setup.bluetooth, log: log)
+        let speakerWatch: [EventSource] = TestPipes.drivesBluetooth ? [] : BluetoothSources.make(setup.bluetooth, phone: setup.bluetoothPhone, log: log)
         let routed = makeRoutedOutput(setup, bluetooth: TestPipes.drivesBluetooth || !speakerWatch.isEmpty)
         let output: () -> PCMOutput
         if let routed { output = { routed } } else { output = makeOutput(setup, log: log) }

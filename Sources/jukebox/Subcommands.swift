@@ -72,6 +72,7 @@ enum Subcommands {
         setup.batteryPin = config.batteryPin
         setup.headphones = config.headphones
         setup.bluetooth = config.bluetooth
+        setup.bluetoothPhone = config.bluetoothPhone
         setup.usb = config.usbRoots.map { ($0, config.usbMountsOnly) }
         setup.mqtt = config.mqtt
         setup.configPath = configPath
@@ -105,6 +106,9 @@ enum Subcommands {
             if c.bluetooth != config.bluetooth {
                 log.warning("SIGHUP: bluetooth.speaker or bluetooth.device changed (or the section came or went); that takes effect at the next restart")
                 settings.bluetooth = config.settings.bluetooth
+            }
+            if c.bluetoothPhone != config.bluetoothPhone {
+                log.warning("SIGHUP: bluetooth.phone changed; that takes effect at the next restart")
             }
             return settings
         }

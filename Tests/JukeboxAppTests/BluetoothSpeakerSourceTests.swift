@@ -12,7 +12,8 @@ import XCTest
 /// `bluealsa-cli` (Debian 12 has none), its monitor fed through a FIFO the test writes. The list
 /// at the monitor's start sees a speaker connected before the player; the monitor's lines move the
 /// state; a monitor that ends is started again after its back-off (an injected clock), and the
-/// children die with the thread that started them (`--pdeathsig`).
+/// children die with the thread that started them (`--pdeathsig`). The same monitor also tells
+/// whether a phone streams to the box (`bluetooth.phone`).
 final class BluetoothSpeakerSourceTests: XCTestCase {
     private static let sink = "/org/bluealsa/hci0/dev_AA_BB_CC_DD_EE_FF/a2dpsrc/sink"
 
@@ -95,6 +96,35 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         source.maintain()
         XCTAssertFalse(source.needsMaintenance)
         XCTAssertTrue(waitFor(10) { runs().count == 3 })
+    }
+
+    /// One monitor serves the speaker and a phone: the verbose list says the phone streamed before
+    /// the start, each line reaches its reader, and the monitor's end is the stream's end (the
+    /// speaker's presence waits for the list after the monitor's return).
+    func testOneMonitorServesTheSpeakerAndAPhoneWhoseStreamEndsWithTheMonitor() throws {
+        XCTAssertEqual(mkfifo(dir + "/monitor", 0o600), 0)
+        let writer = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        let phone = "/org/bluealsa/hci0/dev_00_AA_01_01_00_01/a2dpsnk/source"
+        let log = Log(level: .info)
+        let listing = "\(Self.sink)\\nRunning: false\\n\\n\(phone)\\nDevice: /org/bluez/hci0/dev_00_AA_01_01_00_01\\nRunning: true\\n\\n"
+        let source = BluetoothSpeakerSource(address: "AA:BB:CC:DD:EE:FF", phone: true, programs: programs(list: listing), log: log)
+        defer { source.close() }
+        XCTAssertEqual(Set(events(source, count: 2).map { "\($0)" }),
+                       Set(["\(Event.bluetoothSpeaker(connected: true))", "\(Event.bluetoothPhone(streaming: true, sender: "00:AA:01:01:00:01"))"]),
+                       "\(log.recent)")
+        func say(_ line: String) { _ = (line + "\n").withCString { write(writer, $0, strlen($0)) } }
+        say("PropertyChanged \(phone) Running false")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: false, sender: "")])
+        say("PropertyChanged \(phone) Running true")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "00:AA:01:01:00:01")])
+        close(writer)
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: false, sender: "")], "\(log.recent)")
+        XCTAssertTrue(source.needsMaintenance)
+        XCTAssertEqual(BluetoothSpeakerSource.Programs.bluealsaCLI("/usr/bin/bluealsa-cli", phone: true).monitor,
+                       ["/usr/bin/bluealsa-cli", "monitor", "--properties=Running"])
+        XCTAssertEqual(BluetoothSpeakerSource.Programs.bluealsaCLI("/usr/bin/bluealsa-cli", phone: true).list,
+                       ["/usr/bin/bluealsa-cli", "--verbose", "list-pcms"])
     }
 
     func testTheChildrenDieWithTheThreadThatStartedThem() throws {

@@ -18,20 +18,7 @@ final class OtherSourceTests: XCTestCase {
     /// AirPlay begins while track 1 of 2 plays at 31.4 s: the device is released, the status says
     /// who has it, and the grant waits for the release, which gives the heard place (31.6 s).
     private func airplayTakesTrack1(_ h: CoreHarness, file: StaticString = #filePath, line: UInt = #line) {
-        let shown = status("interrupted", song: 1, index: 1, of: 2, elapsed: "0:31", message: "AirPlay: Anna's phone")
-        h.send(.sourceBegan(name: "airplay", sender: "Anna's phone"), file: file, line: line, {
-            $0.phase = .interrupted(reason: "AirPlay: Anna's phone")
-            $0.interruptions = [self.airplay]
-            $0.afterInterruption = .playing
-            $0.pendingGrants = ["source-airplay"]
-            $0.releaseToken = 1
-            $0.releasedPlay = 1
-            $0.nextReleaseToken = 2
-            $0.loaded = nil
-            $0.handedNext = nil
-            $0.shown = shown
-        }, commands: [.releaseDevice(token: 1), .render(shown)])
-        h.releasedTrack1Of2(at: 31.6, granting: "source-airplay", file: file, line: line)
+        h.sourceTakesTrack1(by: .sourceBegan(name: "airplay", sender: "Anna's phone"), airplay, file: file, line: line)
     }
 
     func testAirPlayTakesTheDeviceNamesItsSenderAndGivesItBackAtTheHeardPlace() {
@@ -103,14 +90,9 @@ final class OtherSourceTests: XCTestCase {
     /// sender that flaps): each start releases and is granted, each stop resumes at the place heard,
     /// whatever the order of the stop and the engine's report of the release; nothing piles up.
     func testASourceThatFlaps100TimesNeverLosesThePlaceAndNeverHangs() {
-        let given = ProcessInfo.processInfo.environment["JUKEBOX_SOURCES_SEED"].flatMap { UInt64($0) }
-        let seed = given ?? UInt64.random(in: 1...UInt64.max)
-        print("OtherSourceTests flapping seed: \(seed) (JUKEBOX_SOURCES_SEED=\(seed) repeats it)")
-        var rng = seed
-        func coin() -> Bool {
-            rng = rng &* 6364136223846793005 &+ 1442695040888963407
-            return rng >> 63 == 1
-        }
+        var flips = SeededCoin(variable: "JUKEBOX_SOURCES_SEED", test: "OtherSourceTests flapping")
+        let seed = flips.seed
+        func coin() -> Bool { flips.flip() }
         var s = playing(2)
         var heard = 10.0
         _ = reduce(&s, .heard(playID: 1, seconds: heard))
@@ -148,14 +130,6 @@ final class OtherSourceTests: XCTestCase {
         XCTAssertEqual(grants, 100)
         XCTAssertEqual(s.position, heard, accuracy: 1e-9, "seed \(seed)")
         XCTAssertEqual(s.currentTrack?.id, 1, "still the same track (seed \(seed))")
-    }
-
-    /// Where the `startTrack` among `commands` starts, nil when there is none.
-    private func startedAt(_ commands: [Command]) -> Double? {
-        for command in commands {
-            if case .startTrack(_, _, let at, _, _, _, _) = command { return at }
-        }
-        return nil
     }
 
     func testTheControlLanguageParsesSources() {

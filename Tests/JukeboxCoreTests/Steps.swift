@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Foundation
 import JukeboxCore
 import JukeboxTestSupport
 
@@ -111,6 +112,26 @@ extension CoreHarness {
             .grant(id: id),
             .persistPlace(Snapshot(tracks: [info(1), info(2)], current: 0, position: seconds, phase: .playing)),
         ])
+    }
+
+    /// `event` (another source beginning) while track 1 of 2 plays at 31.4 s puts `interruption`
+    /// in force: the device is released, the status says who has it, and the grant waits for the
+    /// release, which gives the heard place (31.6 s).
+    func sourceTakesTrack1(by event: Event, _ interruption: Interruption, file: StaticString = #filePath, line: UInt = #line) {
+        let shown = status("interrupted", song: 1, index: 1, of: 2, elapsed: "0:31", message: interruption.reason)
+        send(event, file: file, line: line, {
+            $0.phase = .interrupted(reason: interruption.reason)
+            $0.interruptions = [interruption]
+            $0.afterInterruption = .playing
+            $0.pendingGrants = [interruption.id]
+            $0.releaseToken = 1
+            $0.releasedPlay = 1
+            $0.nextReleaseToken = 2
+            $0.loaded = nil
+            $0.handedNext = nil
+            $0.shown = shown
+        }, commands: [.releaseDevice(token: 1), .render(shown)])
+        releasedTrack1Of2(at: 31.6, granting: interruption.id, file: file, line: line)
     }
 
     /// The engine reports release 1 done (nothing heard after it): the waiting interruption `id`
@@ -394,5 +415,33 @@ extension CoreHarness {
             $0.cards.loading = card
             also(&$0)
         }, commands: [.loadCard(card: card, paths: paths)])
+    }
+}
+
+/// Where the `startTrack` among `commands` starts, nil when there is none.
+func startedAt(_ commands: [Command]) -> Double? {
+    for command in commands {
+        if case .startTrack(_, _, let at, _, _, _, _) = command { return at }
+    }
+    return nil
+}
+
+/// A coin for a randomized test: its seed from `variable` when set (to replay a run), else
+/// random, printed either way.
+struct SeededCoin {
+    let seed: UInt64
+    private var state: UInt64
+
+    init(variable: String, test: String) {
+        let given = ProcessInfo.processInfo.environment[variable].flatMap { UInt64($0) }
+        seed = given ?? UInt64.random(in: 1...UInt64.max)
+        state = seed
+        print("\(test) seed: \(seed) (\(variable)=\(seed) repeats it)")
+    }
+
+    /// The next side (a linear congruential step; its top bit).
+    mutating func flip() -> Bool {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        return state >> 63 == 1
     }
 }

@@ -311,6 +311,29 @@ final class ConfigTests: XCTestCase {
         }
     }
 
+    func testAPhoneIsWatchedForOnlyWhenTheConfigSaysSoWithOrWithoutASpeaker() throws {
+        XCTAssertFalse(try parse("{}").config.bluetoothPhone)
+        XCTAssertFalse(try parse(#"{"bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF"}}"#).config.bluetoothPhone)
+        let alone = try parse(#"{"bluetooth": {"phone": true}}"#)
+        XCTAssertTrue(alone.config.bluetoothPhone)
+        XCTAssertNil(alone.config.bluetooth, "no speaker")
+        XCTAssertNil(alone.config.settings.bluetooth, "no speaker's rules")
+        XCTAssertEqual(alone.warnings, [])
+        let both = try parse(#"{"bluetooth": {"speaker": "aa:bb:cc:dd:ee:ff", "phone": true}}"#).config
+        XCTAssertTrue(both.bluetoothPhone)
+        XCTAssertEqual(both.bluetooth, BluetoothSpeakerSettings(address: "AA:BB:CC:DD:EE:FF"))
+        let rows: [(String, String)] = [
+            (#"{"bluetooth": {"phone": false}}"#, "c.json: bluetooth: \"speaker\" is missing; must be {"),
+            (#"{"bluetooth": {"phone": true, "whenGone": "pause"}}"#, "c.json: bluetooth: \"speaker\" is missing; must be {"),
+            (#"{"bluetooth": {"phone": "yes"}}"#, "c.json: bluetooth: must be {"),
+        ]
+        for (bad, reason) in rows {
+            XCTAssertThrowsError(try parse(bad), bad) { error in
+                XCTAssertTrue("\(error)".hasPrefix(reason), "\(error)")
+            }
+        }
+    }
+
     func testUSBIsOffUnlessConfiguredAndDefaultsToMediaJukeboxWithoutAutoplay() throws {
         XCTAssertNil(try parse("{}").config.usbRoots)
         let plain = try parse(#"{"usb": {}}"#).config

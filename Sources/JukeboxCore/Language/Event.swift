@@ -138,6 +138,12 @@ public enum Event: Equatable, Sendable {
     /// The configured Bluetooth speaker's A2DP device is there (`true`: connected) or gone. Sent
     /// once when bluez-alsa is first asked, then at each change (`Reduce+Outputs`).
     case bluetoothSpeaker(connected: Bool)
+    /// A phone plays through the box over Bluetooth (bluez-alsa's A2DP sink PCM runs: `true`,
+    /// `sender` its name or address, text from anywhere) or has stopped (`false`: the PCM stopped
+    /// or went, or the watch on bluez-alsa ended). A fact, reported at each change: the core
+    /// makes it the source `bluetooth` beginning (`sourceBegan`, by its policy) and ending
+    /// (`Reduce+Interruption`).
+    case bluetoothPhone(streaming: Bool, sender: String)
     /// A USB stick was mounted at `path` (a folder right under a watched mount root).
     case usbInserted(path: String)
     /// The stick mounted at `path` is gone (unmounted or pulled out).

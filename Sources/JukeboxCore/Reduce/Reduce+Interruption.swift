@@ -7,6 +7,8 @@ extension State {
         switch event {
         case .sourceBegan(let name, let sender):
             sourceBegan(name: name, sender: sender, &step)
+        case .bluetoothPhone(let streaming, let sender):
+            bluetoothPhone(streaming: streaming, sender: sender, &step)
         case .interruptBegan(let id, let reason):
             beginInterruption(Interruption(id: id, reason: reason), &step)
         case .interruptEnded(let id):
@@ -66,6 +68,22 @@ extension State {
         beginInterruption(Interruption(id: OtherSource.interruptionID(name), reason: shown, source: name), &step)
     }
 
+    /// A phone's stream through bluez-alsa is the source `bluetooth`: its start begins the source
+    /// (once: a second phone, or a start said again, changes nothing), its end ends it. An end
+    /// with no such interruption (refused by `forbidden`, or never begun) changes nothing, so a
+    /// refusal stays said and a flapping stream never ends another interruption.
+    private mutating func bluetoothPhone(streaming: Bool, sender: String, _ step: inout Step) {
+        let name = "bluetooth"
+        let id = OtherSource.interruptionID(name)
+        let holds = interruptions.contains { $0.id == id }
+        if streaming {
+            guard !holds else { return }
+            sourceBegan(name: name, sender: sender, &step)
+        } else if holds {
+            interruption(.interruptEnded(id: id), &step)
+        }
+    }
+
     /// Puts `interruption` in force: the phase to come back to is noted (by the first), the
     /// device is released, and its grant waits for the release.
     private mutating func beginInterruption(_ interruption: Interruption, _ step: inout Step) {
@@ -99,12 +117,15 @@ extension State {
     }
 
     /// Has the engine close the device and report where the sound stopped (one release at a time;
-    /// later requests share the one under way).
+    /// later requests share the one under way, unless a play was started since it was asked: the
+    /// engine opens the device again for that play after the release, so a new release must
+    /// follow it, and only its report grants).
     mutating func release(_ step: inout Step) {
+        let startedSince = releaseToken != nil && loaded != nil
         if let playID = loaded?.playID { releasedPlay = playID }
         loaded = nil
         handedNext = nil
-        guard releaseToken == nil else { return }
+        guard releaseToken == nil || startedSince else { return }
         let token = nextReleaseToken
         nextReleaseToken += 1
         releaseToken = token

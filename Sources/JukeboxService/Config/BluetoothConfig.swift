@@ -26,9 +26,10 @@ struct RawBluetooth: Decodable {
     var device: String?
     var whenGone: String?
     var volumeMax: Int?
+    var phone: Bool?
     var unknownKeys: [String] = []
 
-    private enum Keys: String, CodingKey { case speaker, device, whenGone, volumeMax }
+    private enum Keys: String, CodingKey { case speaker, device, whenGone, volumeMax, phone }
 
     init(from decoder: any Decoder) throws {
         unknownKeys = try decoder.unknownKeys(besides: Keys.self)
@@ -37,10 +38,30 @@ struct RawBluetooth: Decodable {
         device = try c.decodeIfPresent(String.self, forKey: .device)
         whenGone = try c.decodeIfPresent(String.self, forKey: .whenGone)
         volumeMax = try c.decodeIfPresent(Int.self, forKey: .volumeMax)
+        phone = try c.decodeIfPresent(Bool.self, forKey: .phone)
     }
 
     static let expectation = "must be {\"speaker\": its address such as \"AA:BB:CC:DD:EE:FF\", \"device\": an ALSA PCM "
-        + "(default \"bluealsa:DEV=ADDRESS,PROFILE=a2dp\"), \"whenGone\": \"card\" or \"pause\", \"volumeMax\": 0-100, not below volumeMin}"
+        + "(default \"bluealsa:DEV=ADDRESS,PROFILE=a2dp\"), \"whenGone\": \"card\" or \"pause\", \"volumeMax\": 0-100, not below volumeMin, \"phone\": true or false "
+        + "(whether a phone playing through the box is watched for; with it \"speaker\" may be left out)}"
+
+    /// The section as read: the speaker (nil: none) with the core's rules for it, and whether a
+    /// phone playing through the box is watched for.
+    struct Parsed: Equatable {
+        var speaker: BluetoothSpeakerSettings?
+        var rules: BluetoothSettings?
+        var phone: Bool
+    }
+
+    /// The section, or the reason it cannot be (a sentence without the key). A section with
+    /// `"phone": true` alone watches for a phone only; the speaker's keys need the speaker.
+    func parsed(volumeMin: Int) -> Result<Parsed, Reason> {
+        let phone = self.phone ?? false
+        if speaker == nil, phone, device == nil, whenGone == nil, volumeMax == nil {
+            return .success(Parsed(speaker: nil, rules: nil, phone: true))
+        }
+        return settings(volumeMin: volumeMin).map { Parsed(speaker: $0.0, rules: $0.1, phone: phone) }
+    }
 
     /// The speaker and the core's rules, or the reason they cannot be (a sentence without the key).
     func settings(volumeMin: Int) -> Result<(BluetoothSpeakerSettings, BluetoothSettings), Reason> {

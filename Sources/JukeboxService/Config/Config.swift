@@ -42,6 +42,9 @@ public struct Config: Equatable, Sendable {
     public var headphones: HeadphoneJackSettings?
     /// The Bluetooth speaker to play to when it is connected (`bluetooth`); nil: none.
     public var bluetooth: BluetoothSpeakerSettings?
+    /// Whether a phone playing through the box over Bluetooth is watched for (`bluetooth.phone`):
+    /// it is then the source `bluetooth` (docs/SOURCES.md).
+    public var bluetoothPhone = false
     /// The USB sticks' mount roots (`usb.roots`); nil: no `usb` key, sticks are not watched.
     public var usbRoots: [String]?
     /// Whether only mount points under the roots are sticks (`usb.mountsOnly`, default true;
@@ -325,10 +328,11 @@ public struct Config: Equatable, Sendable {
             sectionWarnings += unknownKeyWarnings(source, section: "headphones", v.unknownKeys)
         }
         if let v = raw.bluetooth {
-            switch v.settings(volumeMin: c.settings.volumeMin) {
-            case .success(let (speaker, rules)):
-                c.bluetooth = speaker
-                c.settings.bluetooth = rules
+            switch v.parsed(volumeMin: c.settings.volumeMin) {
+            case .success(let parsed):
+                c.bluetooth = parsed.speaker
+                c.settings.bluetooth = parsed.rules
+                c.bluetoothPhone = parsed.phone
             case .failure(let reason):
                 throw Problem(description: "\(source): bluetooth: " + reason.text)
             }
