@@ -118,6 +118,14 @@ static inline void clinux_each_readonly_segment(clinux_segment_fn fn, void *cont
 static inline int clinux_pidfd_open(int pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);
 }
+// pidfd_send_signal(2) (Linux 5.1): a signal to the process the pidfd names, never to a process
+// that took its pid after it was collected (ESRCH then).
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+static inline int clinux_pidfd_send_signal(int pidfd, int sig) {
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, (void *)0, 0);
+}
 
 // Leaving the process without exit(3)'s handlers (JukeboxService/LeaveProcess.swift). LeakSanitizer
 // checks at exit(3), so an -sanitize=address build asks for its check here: weak, the symbol is

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import CLinux
 import Glibc
 import JukeboxCore
 import JukeboxService
@@ -62,6 +63,10 @@ public final class BluetoothSpeakerSource: EventSource {
     private struct Child {
         var pid: pid_t
         var fd: Int32
+        /// A pidfd of the child (-1 when the kernel has none): the loop's `reapChildren` may
+        /// collect the child as soon as it ends, and a signal by pid could then reach whatever
+        /// process took the pid next; through the pidfd it reaches the child or nobody.
+        var pidfd: Int32
         var partial: [UInt8] = []
     }
 
@@ -210,7 +215,12 @@ public final class BluetoothSpeakerSource: EventSource {
     /// loop's `reapChildren` collects it otherwise).
     private static func end(_ child: Child) {
         Glibc.close(child.fd)
-        kill(child.pid, SIGTERM)
+        if child.pidfd >= 0 {
+            _ = clinux_pidfd_send_signal(child.pidfd, SIGTERM)
+            Glibc.close(child.pidfd)
+        } else {
+            kill(child.pid, SIGTERM)
+        }
         var status: Int32 = 0
         _ = waitpid(child.pid, &status, WNOHANG)
     }
@@ -225,7 +235,10 @@ public final class BluetoothSpeakerSource: EventSource {
         let full = access(setpriv, X_OK) == 0 ? [setpriv, "--pdeathsig", "TERM", "--"] + argv : argv
         return startProgramReading(full, errors: false).map { child in
             _ = fcntl(child.fd, F_SETFL, fcntl(child.fd, F_GETFL) | O_NONBLOCK)
-            return Child(pid: child.pid, fd: child.fd)
+            // Opened at once, on the loop's thread, before its `reapChildren` can collect it.
+            // (A pidfd is close-on-exec from the start.)
+            let pidfd = clinux_pidfd_open(child.pid)
+            return Child(pid: child.pid, fd: child.fd, pidfd: pidfd)
         }
     }
 }

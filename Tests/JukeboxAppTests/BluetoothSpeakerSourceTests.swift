@@ -160,6 +160,31 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         XCTAssertEqual(status & 0x7F, SIGTERM, "ended by its parent's death signal")
     }
 
+    /// A monitor that ends by itself may be collected by the loop's `reapChildren` before the
+    /// source sees its pipe close: the source then signals it through the pidfd it opened at the
+    /// start (a signal by pid could reach a process that took the pid since: a reuse this test
+    /// cannot bring about), and every descriptor it opened, pipes and pidfds, is closed again.
+    func testChildrenCollectedByTheLoopAreEndedThroughTheirPidfdAndNoDescriptorStays() throws {
+        func openDescriptors() -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count }
+        let before = openDescriptors()
+        var clock = 0.0
+        let log = Log(level: .info)
+        let programs = BluetoothSpeakerSource.Programs(monitor: ["/bin/sh", "-c", "echo $$ >> '\(dir)/runs'; echo ServiceRunning org.bluealsa"],
+                                                       list: ["/bin/sh", "-c", "printf '\(Self.sink)\\n'"])
+        let source = BluetoothSpeakerSource(address: "AA:BB:CC:DD:EE:FF", programs: programs, log: log, now: { clock })
+        for run in 1...3 {
+            XCTAssertTrue(waitFor(10) { runs().count == run }, "run \(run): \(log.recent)")
+            // What the loop does between two reads: every child that ended is collected.
+            XCTAssertTrue(waitFor(10) { reapChildren(); return kill(runs()[run - 1], 0) != 0 }, "run \(run) never ended")
+            XCTAssertTrue(waitFor(10) { _ = events(source, count: 9, within: 0.1); return source.needsMaintenance }, "\(log.recent)")
+            clock += 100
+            source.maintain()
+        }
+        source.close()
+        reapChildren()
+        XCTAssertEqual(openDescriptors(), before, "descriptors left open by the source")
+    }
+
     func testProgramsAreFoundOnThePath() {
         XCTAssertNotNil(findProgram("sh"))
         XCTAssertNil(findProgram("no-such-bluealsa-cli-here"))
