@@ -58,6 +58,12 @@ public enum WebSettings {
         Entry(key: "parental.caps", applies: .now, optional: true, needs: "parental", kind: .caps),
         // Per-folder playback speeds (`Speed`); a reload applies them to the track playing too.
         Entry(key: "speeds", applies: .now, optional: true, kind: .speeds),
+        // The Bluetooth speaker (docs/BLUETOOTH.md): its address is checked by the config's rule
+        // (`BluetoothAddress`, the control language's too); the player watches a new one from its
+        // next start, as it opens its devices then. `device` is a path-like PCM name: the file's.
+        Entry(key: "bluetooth.speaker", applies: .start, optional: false, needs: "bluetooth"),
+        Entry(key: "bluetooth.whenGone", applies: .now, optional: false, needs: "bluetooth"),
+        Entry(key: "bluetooth.volumeMax", applies: .now, optional: true, needs: "bluetooth"),
     ]
 
     /// A span of the day from the page: quiet hours (with `folders`, `volumeMax`) or a volume cap
@@ -197,6 +203,9 @@ public enum WebSettings {
             case "parental.quietHours": return s.parental.quietHours.map(quietJSON) ?? "null"
             case "parental.caps": return "[" + s.parental.caps.map(capJSON).joined(separator: ",") + "]"
             case "speeds": return speedsJSON(s.speeds)
+            case "bluetooth.speaker": return config.bluetooth.map { q($0.address) } ?? "null"
+            case "bluetooth.whenGone": return s.bluetooth.map { q($0.whenGone.rawValue) } ?? "null"
+            case "bluetooth.volumeMax": return s.bluetooth?.volumeMax.map { "\($0)" } ?? "null"
             default: return "null"
             }
         }
@@ -211,8 +220,9 @@ public enum WebSettings {
         let swipes: String = SecondSwipe.allCases.map { q($0.rawValue) }.joined(separator: ",")
         let removes: String = OnRemove.allCases.map { q($0.rawValue) }.joined(separator: ",")
         let outputs: String = CapOutput.allCases.map { q($0.rawValue) }.joined(separator: ",")
+        let gone: String = BluetoothSettings.WhenGone.allCases.map { q($0.rawValue) }.joined(separator: ",")
         let choices: String = "{\"rfid.secondSwipe\":[" + swipes + "],\"rfid.onRemove\":[" + removes
-            + "],\"parental.caps.output\":[" + outputs + "]}"
+            + "],\"parental.caps.output\":[" + outputs + "],\"bluetooth.whenGone\":[" + gone + "]}"
         return "{\"file\":" + q(path) + ",\"settings\":[" + items.joined(separator: ",") + "],\"choices\":" + choices
             + ",\"buttons\":{" + buttons.joined(separator: ",") + "},\"board\":" + (config.hardware.board.map(q) ?? "null")
             + ",\"display\":" + (config.hardware.display.map { q($0.type) } ?? "null")
