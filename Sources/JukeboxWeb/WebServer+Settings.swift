@@ -26,6 +26,10 @@ public enum WebSettings {
         public var needs: String?
         /// What the value is: a number, a word or a flag, or one of the parental rules' spans.
         public var kind: Kind = .scalar
+        /// Offered also when the file has no `needs` section at all: a value then adds the section
+        /// with this one key (the speaker's address, which is all a `bluetooth` section needs).
+        /// A section written `null` (off) is still not offered.
+        public var addsSection = false
     }
 
     /// The shape of an entry's value; a value of another shape is refused here (the config's
@@ -61,7 +65,7 @@ public enum WebSettings {
         // The Bluetooth speaker (docs/BLUETOOTH.md): its address is checked by the config's rule
         // (`BluetoothAddress`, the control language's too); the player watches a new one from its
         // next start, as it opens its devices then. `device` is a path-like PCM name: the file's.
-        Entry(key: "bluetooth.speaker", applies: .start, optional: false, needs: "bluetooth"),
+        Entry(key: "bluetooth.speaker", applies: .start, optional: false, needs: "bluetooth", addsSection: true),
         Entry(key: "bluetooth.whenGone", applies: .now, optional: false, needs: "bluetooth"),
         Entry(key: "bluetooth.volumeMax", applies: .now, optional: true, needs: "bluetooth"),
     ]
@@ -210,7 +214,12 @@ public enum WebSettings {
             }
         }
         // A section written `null` is off: its keys are not offered (an edit would find no object).
-        let shown = entries.filter { e in e.needs.map { ConfigEdit.value(at: [$0], in: file)?.hasPrefix("{") == true } ?? true }
+        let shown = entries.filter { e in
+            e.needs.map { section in
+                let text = ConfigEdit.value(at: [section], in: file)
+                return text?.hasPrefix("{") == true || (e.addsSection && text == nil)
+            } ?? true
+        }
         let items = shown.map { e in
             "{\"key\":" + q(e.key) + ",\"value\":" + effective(e.key) + ",\"applies\":" + q(e.applies.rawValue)
                 + ",\"optional\":\(e.optional)}"

@@ -148,13 +148,23 @@ extension WebSettingsTests {
 }
 
 extension WebSettingsTests {
-    /// The Bluetooth speaker's keys: offered only with a `bluetooth` section, their effective
+    /// The Bluetooth speaker's keys: the address always (it adds the section), the rest with a
+    /// `bluetooth` section, not with one written `null`; their effective
     /// values (the address as the config normalises it, the defaults), `whenGone`'s choices; the
     /// address judged by the config's rule (`BluetoothAddress`), its words when refused.
-    func testTheBluetoothSpeakerIsOfferedWithItsSectionAndCheckedByTheConfig() throws {
+    func testTheBluetoothSpeakerIsOfferedAddedAndCheckedByTheConfig() throws {
+        // Without the section only the address is offered: saving one adds the section.
         let without = Array("{\"volumeMax\": 80}".utf8)
         let plain = WebSettings.json(try Config.load(without, path: "c.json").config, file: without, path: "c.json")
-        XCTAssertFalse(plain.contains("\"key\":\"bluetooth."), plain)
+        XCTAssertTrue(plain.contains(#"{"key":"bluetooth.speaker","value":null,"applies":"start","optional":false}"#), plain)
+        XCTAssertFalse(plain.contains("\"key\":\"bluetooth.whenGone"), plain)
+        let added = try WebSettings.changes(["bluetooth.speaker": .text("AA:BB:CC:DD:EE:FF")]).get()
+        let (addedBytes, addedConfig) = try ConfigEdit.edited(without, added, source: "c.json")
+        XCTAssertEqual(String(decoding: addedBytes, as: UTF8.self), #"{"volumeMax": 80, "bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF"}}"#)
+        XCTAssertEqual(addedConfig.bluetooth, BluetoothSpeakerSettings(address: "AA:BB:CC:DD:EE:FF"))
+        // Off (`null`): nothing offered.
+        let off = Array("{\"bluetooth\": null}".utf8)
+        XCTAssertFalse(WebSettings.json(try Config.load(off, path: "c.json").config, file: off, path: "c.json").contains("\"key\":\"bluetooth."))
         let file = Array("{\"volumeMax\": 80, \"bluetooth\": {\"speaker\": \"aa:bb:cc:dd:ee:0f\"}}".utf8)
         let json = WebSettings.json(try Config.load(file, path: "c.json").config, file: file, path: "c.json")
         XCTAssertTrue(json.contains(#"{"key":"bluetooth.speaker","value":"AA:BB:CC:DD:EE:0F","applies":"start","optional":false}"#), json)

@@ -10,7 +10,8 @@ import { factItems } from './dom.js';
 
 let ctx = null;        // { api, text } from app.js
 let status = null;     // the last status seen
-let configured = false; // whether the config has a `bluetooth` section
+let offered = false;   // whether the page offers the speaker (not with `"bluetooth": null`)
+let saved = null;      // the address the config has (null: no `bluetooth` section yet)
 const $ = (id) => document.getElementById(id);
 const maxShown = 300;
 const doing = { pair: 'Pairing', trust: 'Trusting', forget: 'Forgetting' };
@@ -23,17 +24,24 @@ export function setupBluetooth(context) {
   }
 }
 
-/** Shown with the settings: only when the config has a `bluetooth` section. */
+/** Shown with the settings when they offer the speaker's address (a section written null: not). */
 export function showBluetooth(settings) {
-  configured = (settings || []).some((s) => s.key === 'bluetooth.speaker');
-  $('settings-bluetooth-box').hidden = !configured;
-  if (configured) renderBluetooth(status);
+  const speaker = (settings || []).find((s) => s.key === 'bluetooth.speaker');
+  offered = !!speaker;
+  saved = speaker ? speaker.value : null;
+  $('settings-bluetooth-box').hidden = !offered;
+  if (offered) renderBluetooth(status);
 }
 
 /** What the speaker and the output are now, from a status. */
 export function renderBluetooth(s) {
   status = s;
-  if (!configured || !ctx) return;
+  if (!offered || !ctx) return;
+  if (saved == null) {
+    $('bluetooth-facts').replaceChildren(...factItems([['Speaker', 'none in the config yet: type its address above and '
+      + 'Save; the player watches it from its next start']]));
+    return;
+  }
   const connected = !s || s.speakerConnected == null ? 'not known (the player does not watch bluez-alsa)'
     : (s.speakerConnected ? 'yes' : 'no');
   const playing = s && s.output ? (outputs[s.output] || String(s.output).slice(0, 40)) : 'not known';
