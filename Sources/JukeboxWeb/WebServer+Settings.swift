@@ -214,8 +214,8 @@ public enum WebSettings {
             }
         }
         // A section written `null` is off: its keys are not offered (an edit would find no object).
-        let shown = entries.filter { e in
-            e.needs.map { section in
+        let shown: [Entry] = entries.filter { (e: Entry) -> Bool in
+            e.needs.map { (section: String) -> Bool in
                 let text = ConfigEdit.value(at: [section], in: file)
                 return text?.hasPrefix("{") == true || (e.addsSection && text == nil)
             } ?? true
