@@ -30,6 +30,9 @@ public enum WebSettings {
         /// with this one key (the speaker's address, which is all a `bluetooth` section needs).
         /// A section written `null` (off) is still not offered.
         public var addsSection = false
+        /// A key that must be in the `needs` section too (`speaker` for the speaker's rules: a
+        /// section `{"phone": true}` alone has no speaker for them to apply to).
+        public var needsKey: String?
     }
 
     /// The shape of an entry's value; a value of another shape is refused here (the config's
@@ -66,8 +69,8 @@ public enum WebSettings {
         // (`BluetoothAddress`, the control language's too); the player watches a new one from its
         // next start, as it opens its devices then. `device` is a path-like PCM name: the file's.
         Entry(key: "bluetooth.speaker", applies: .start, optional: false, needs: "bluetooth", addsSection: true),
-        Entry(key: "bluetooth.whenGone", applies: .now, optional: false, needs: "bluetooth"),
-        Entry(key: "bluetooth.volumeMax", applies: .now, optional: true, needs: "bluetooth"),
+        Entry(key: "bluetooth.whenGone", applies: .now, optional: false, needs: "bluetooth", needsKey: "speaker"),
+        Entry(key: "bluetooth.volumeMax", applies: .now, optional: true, needs: "bluetooth", needsKey: "speaker"),
     ]
 
     /// A span of the day from the page: quiet hours (with `folders`, `volumeMax`) or a volume cap
@@ -217,6 +220,7 @@ public enum WebSettings {
         let shown: [Entry] = entries.filter { (e: Entry) -> Bool in
             e.needs.map { (section: String) -> Bool in
                 let text = ConfigEdit.value(at: [section], in: file)
+                if let key = e.needsKey, ConfigEdit.value(at: [section, key], in: file) == nil { return false }
                 return text?.hasPrefix("{") == true || (e.addsSection && text == nil)
             } ?? true
         }

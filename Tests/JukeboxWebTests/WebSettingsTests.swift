@@ -162,6 +162,13 @@ extension WebSettingsTests {
         let (addedBytes, addedConfig) = try ConfigEdit.edited(without, added, source: "c.json")
         XCTAssertEqual(String(decoding: addedBytes, as: UTF8.self), #"{"volumeMax": 80, "bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF"}}"#)
         XCTAssertEqual(addedConfig.bluetooth, BluetoothSpeakerSettings(address: "AA:BB:CC:DD:EE:FF"))
+        // A phone's section without a speaker: the address only (the rules need a speaker).
+        let phone = Array("{\"bluetooth\": {\"phone\": true}}".utf8)
+        let phoneJSON = WebSettings.json(try Config.load(phone, path: "c.json").config, file: phone, path: "c.json")
+        XCTAssertTrue(phoneJSON.contains(#"{"key":"bluetooth.speaker","value":null,"#), phoneJSON)
+        XCTAssertFalse(phoneJSON.contains("\"key\":\"bluetooth.whenGone"), phoneJSON)
+        let (phoneBytes, _) = try ConfigEdit.edited(phone, added, source: "c.json")
+        XCTAssertEqual(String(decoding: phoneBytes, as: UTF8.self), #"{"bluetooth": {"phone": true, "speaker": "AA:BB:CC:DD:EE:FF"}}"#)
         // Off (`null`): nothing offered.
         let off = Array("{\"bluetooth\": null}".utf8)
         XCTAssertFalse(WebSettings.json(try Config.load(off, path: "c.json").config, file: off, path: "c.json").contains("\"key\":\"bluetooth."))
