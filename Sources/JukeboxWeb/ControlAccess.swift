@@ -4,7 +4,10 @@ import JukeboxCore
 /// Which control lines the web face passes on, decided on the parsed command (never on the
 /// words): playback and the queue's order are open to anyone allowed to connect (like the box's
 /// buttons and MPD without a password); what adds, replaces, saves or maps needs a session;
-/// what holds the player or reads its insides is never for the web.
+/// what holds the player or reads its insides is never for the web. Pairing, trusting and
+/// forgetting the Bluetooth speaker need a session, every one of them: a pair lets a device
+/// near the box into it, a trust lets it reconnect by itself, a forget takes the owner's
+/// speaker away, and each runs bluetoothctl for up to 25 s; none is a guest's to do.
 public enum ControlAccess: Equatable, Sendable {
     case open
     case session
@@ -27,7 +30,11 @@ public enum ControlAccess: Equatable, Sendable {
             return .open
         case .add, .load, .save, .cardAssign, .cardAssignNext, .cardDelete, .bookmarkReset, .reload, .restart, .libraryUpdate:
             return .session
-        case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .sourceBegin, .sourceEnd, .events, .log, .diag, .systemJSON, .bluetooth:
+        case .bluetooth(let action, _):
+            switch action {
+            case .pair, .trust, .forget: return .session
+            }
+        case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .sourceBegin, .sourceEnd, .events, .log, .diag, .systemJSON:
             return .refused
         }
     }

@@ -26,6 +26,13 @@ public enum WebSettings {
         public var needs: String?
         /// What the value is: a number, a word or a flag, or one of the parental rules' spans.
         public var kind: Kind = .scalar
+        /// Offered also when the file has no `needs` section at all: a value then adds the section
+        /// with this one key (the speaker's address, which is all a `bluetooth` section needs).
+        /// A section written `null` (off) is still not offered.
+        public var addsSection = false
+        /// A key that must be in the `needs` section too (`speaker` for the speaker's rules: a
+        /// section `{"phone": true}` alone has no speaker for them to apply to).
+        public var needsKey: String?
     }
 
     /// The shape of an entry's value; a value of another shape is refused here (the config's
@@ -58,6 +65,12 @@ public enum WebSettings {
         Entry(key: "parental.caps", applies: .now, optional: true, needs: "parental", kind: .caps),
         // Per-folder playback speeds (`Speed`); a reload applies them to the track playing too.
         Entry(key: "speeds", applies: .now, optional: true, kind: .speeds),
+        // The Bluetooth speaker (docs/BLUETOOTH.md): its address is checked by the config's rule
+        // (`BluetoothAddress`, the control language's too); the player watches a new one from its
+        // next start, as it opens its devices then. `device` is a path-like PCM name: the file's.
+        Entry(key: "bluetooth.speaker", applies: .start, optional: false, needs: "bluetooth", addsSection: true),
+        Entry(key: "bluetooth.whenGone", applies: .now, optional: false, needs: "bluetooth", needsKey: "speaker"),
+        Entry(key: "bluetooth.volumeMax", applies: .now, optional: true, needs: "bluetooth", needsKey: "speaker"),
     ]
 
     /// A span of the day from the page: quiet hours (with `folders`, `volumeMax`) or a volume cap
@@ -197,11 +210,20 @@ public enum WebSettings {
             case "parental.quietHours": return s.parental.quietHours.map(quietJSON) ?? "null"
             case "parental.caps": return "[" + s.parental.caps.map(capJSON).joined(separator: ",") + "]"
             case "speeds": return speedsJSON(s.speeds)
+            case "bluetooth.speaker": return config.bluetooth.map { q($0.address) } ?? "null"
+            case "bluetooth.whenGone": return s.bluetooth.map { q($0.whenGone.rawValue) } ?? "null"
+            case "bluetooth.volumeMax": return s.bluetooth?.volumeMax.map { "\($0)" } ?? "null"
             default: return "null"
             }
         }
         // A section written `null` is off: its keys are not offered (an edit would find no object).
-        let shown = entries.filter { e in e.needs.map { ConfigEdit.value(at: [$0], in: file)?.hasPrefix("{") == true } ?? true }
+        let shown: [Entry] = entries.filter { (e: Entry) -> Bool in
+            e.needs.map { (section: String) -> Bool in
+                let text = ConfigEdit.value(at: [section], in: file)
+                if let key = e.needsKey, ConfigEdit.value(at: [section, key], in: file) == nil { return false }
+                return text?.hasPrefix("{") == true || (e.addsSection && text == nil)
+            } ?? true
+        }
         let items = shown.map { e in
             "{\"key\":" + q(e.key) + ",\"value\":" + effective(e.key) + ",\"applies\":" + q(e.applies.rawValue)
                 + ",\"optional\":\(e.optional)}"
@@ -211,8 +233,9 @@ public enum WebSettings {
         let swipes: String = SecondSwipe.allCases.map { q($0.rawValue) }.joined(separator: ",")
         let removes: String = OnRemove.allCases.map { q($0.rawValue) }.joined(separator: ",")
         let outputs: String = CapOutput.allCases.map { q($0.rawValue) }.joined(separator: ",")
+        let gone: String = BluetoothSettings.WhenGone.allCases.map { q($0.rawValue) }.joined(separator: ",")
         let choices: String = "{\"rfid.secondSwipe\":[" + swipes + "],\"rfid.onRemove\":[" + removes
-            + "],\"parental.caps.output\":[" + outputs + "]}"
+            + "],\"parental.caps.output\":[" + outputs + "],\"bluetooth.whenGone\":[" + gone + "]}"
         return "{\"file\":" + q(path) + ",\"settings\":[" + items.joined(separator: ",") + "],\"choices\":" + choices
             + ",\"buttons\":{" + buttons.joined(separator: ",") + "},\"board\":" + (config.hardware.board.map(q) ?? "null")
             + ",\"display\":" + (config.hardware.display.map { q($0.type) } ?? "null")

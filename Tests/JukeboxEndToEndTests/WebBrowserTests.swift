@@ -66,12 +66,17 @@ final class WebBrowserTests: DaemonTestCase {
         XCTAssertEqual(mkfifo(dir + "/reader", 0o600), 0)
         // And the simulated battery (Tests/Browser/web_battery.py writes readings to it).
         XCTAssertEqual(mkfifo(dir + "/battery", 0o600), 0)
+        // The simulated bluez-alsa monitor and a stand-in bluetoothctl (Tests/Browser/web_bluetooth.py).
+        XCTAssertEqual(mkfifo(dir + "/bluetooth", 0o600), 0)
+        let path = try FakeBluetoothctl.install(in: dir)
         // An empty parental section: the Settings page offers the rules (web_settings.py adds a cap).
         let show: [String: Any] = ["name": "Web Show", "url": radio.url("/dir/feed.xml"), "order": "oldest"]
         let podcasts: [String: Any] = ["feeds": [show]]
         let daemon = try startDaemon(music + [dir + "/library"], extra: ["rfid": ["reader": "keyboard", "name": "no such reader", "cards": dir + "/cards.json", "sameCardDelay": 0],
-                                                                         "parental": [String: Int](), "podcasts": podcasts],
-                                     environment: ["JUKEBOX_TEST_CARD_PIPE": dir + "/reader", "JUKEBOX_TEST_BATTERY_PIPE": dir + "/battery"])
+                                                                         "parental": [String: Int](), "podcasts": podcasts,
+                                                                         "bluetooth": ["speaker": "AA:BB:CC:DD:EE:FF"]],
+                                     environment: ["JUKEBOX_TEST_CARD_PIPE": dir + "/reader", "JUKEBOX_TEST_BATTERY_PIPE": dir + "/battery",
+                                                   "JUKEBOX_TEST_BLUETOOTH_PIPE": dir + "/bluetooth", "PATH": path])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
 
         let web = try Jukebox.start(["web", "--socket", socket, "--listen", "127.0.0.1:0",
@@ -107,6 +112,7 @@ final class WebBrowserTests: DaemonTestCase {
         ]
         arguments += ["--stream", "http://127.0.0.1:\(radio.port)/icy?metaint=8192", "--screens", screens]
         arguments += ["--axe", haveAxe ? axe : "", "--battery-pipe", dir + "/battery"]
+        arguments += ["--bluetooth-pipe", dir + "/bluetooth", "--bluetooth-args", dir + "/bluetoothctl.args"]
         let script = try spawn(Self.python, arguments + docs, environment: ["HOME": dir, "PYTHONUNBUFFERED": "1"])
         guard let result = script.wait(timeout: 240) else {
             return XCTFail("the browser test did not finish in 240 s:\n" + script.stdoutSoFar)

@@ -18,13 +18,15 @@ final class WebFaceTests: DaemonTestCase {
     /// A player with two 60 s tracks, and the web face on a free port.
     /// `folder`: play the music folder `dir/music` (the two tracks in `dir/music/A`) instead.
     /// `config`: the web face is given the player's config (`--config`, for the settings).
-    func start(folder: Bool = false, config: Bool = false, extra: [String: Any] = [:]) throws -> Jukebox.Running {
+    /// `environment`: the player's (a stand-in program first on its PATH, a test pipe).
+    func start(folder: Bool = false, config: Bool = false, extra: [String: Any] = [:],
+               environment: [String: String?] = [:]) throws -> Jukebox.Running {
         let base = folder ? dir + "/music/A" : dir!
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         let a = base + "/a.wav", b = base + "/b.wav"
         try TestAudio.write(path: a, kind: .wav16, frames: 44_100 * 60)
         try TestAudio.write(path: b, kind: .wav16, frames: 44_100 * 60)
-        let daemon = try startDaemon(folder ? [dir + "/music"] : [a, b], extra: extra)
+        let daemon = try startDaemon(folder ? [dir + "/music"] : [a, b], extra: extra, environment: environment)
         try FileManager.default.createDirectory(atPath: dir + "/web", withIntermediateDirectories: true)
         try Data("<!doctype html><title>t</title>".utf8).write(to: URL(fileURLWithPath: dir + "/web/index.html"))
         try Data("secret".utf8).write(to: URL(fileURLWithPath: dir + "/.hidden"))

@@ -116,6 +116,8 @@ final class WebPiecesTests: XCTestCase {
             ("bookmark reset /srv/music/A", .session), ("bookmark reset --all", .session), ("cards --json", .open), ("bookmarks --json", .open),
             ("interrupt begin", .refused), ("interrupt end", .refused), ("yield begin", .refused), ("yield end", .refused), ("source begin airplay", .refused), ("source end airplay", .refused),
             ("events", .refused), ("events --json", .refused), ("log 5", .refused), ("diag", .refused),
+            ("bluetooth pair AA:BB:CC:DD:EE:FF", .session), ("bluetooth trust aa:bb:cc:dd:ee:ff", .session),
+            ("bluetooth forget AA:BB:CC:DD:EE:FF", .session),
         ]
         for (line, access) in table {
             guard case .success(let command) = ControlCommand.parse(line, seed: 0) else { XCTFail(line); continue }

@@ -146,3 +146,52 @@ extension WebSettingsTests {
         }
     }
 }
+
+extension WebSettingsTests {
+    /// The Bluetooth speaker's keys: the address always (it adds the section), the rest with a
+    /// `bluetooth` section, not with one written `null`; their effective
+    /// values (the address as the config normalises it, the defaults), `whenGone`'s choices; the
+    /// address judged by the config's rule (`BluetoothAddress`), its words when refused.
+    func testTheBluetoothSpeakerIsOfferedAddedAndCheckedByTheConfig() throws {
+        // Without the section only the address is offered: saving one adds the section.
+        let without = Array("{\"volumeMax\": 80}".utf8)
+        let plain = WebSettings.json(try Config.load(without, path: "c.json").config, file: without, path: "c.json")
+        XCTAssertTrue(plain.contains(#"{"key":"bluetooth.speaker","value":null,"applies":"start","optional":false}"#), plain)
+        XCTAssertFalse(plain.contains("\"key\":\"bluetooth.whenGone"), plain)
+        let added = try WebSettings.changes(["bluetooth.speaker": .text("AA:BB:CC:DD:EE:FF")]).get()
+        let (addedBytes, addedConfig) = try ConfigEdit.edited(without, added, source: "c.json")
+        XCTAssertEqual(String(decoding: addedBytes, as: UTF8.self), #"{"volumeMax": 80, "bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF"}}"#)
+        XCTAssertEqual(addedConfig.bluetooth, BluetoothSpeakerSettings(address: "AA:BB:CC:DD:EE:FF"))
+        // A phone's section without a speaker: the address only (the rules need a speaker).
+        let phone = Array("{\"bluetooth\": {\"phone\": true}}".utf8)
+        let phoneJSON = WebSettings.json(try Config.load(phone, path: "c.json").config, file: phone, path: "c.json")
+        XCTAssertTrue(phoneJSON.contains(#"{"key":"bluetooth.speaker","value":null,"#), phoneJSON)
+        XCTAssertFalse(phoneJSON.contains("\"key\":\"bluetooth.whenGone"), phoneJSON)
+        let (phoneBytes, _) = try ConfigEdit.edited(phone, added, source: "c.json")
+        XCTAssertEqual(String(decoding: phoneBytes, as: UTF8.self), #"{"bluetooth": {"phone": true, "speaker": "AA:BB:CC:DD:EE:FF"}}"#)
+        // Off (`null`): nothing offered.
+        let off = Array("{\"bluetooth\": null}".utf8)
+        XCTAssertFalse(WebSettings.json(try Config.load(off, path: "c.json").config, file: off, path: "c.json").contains("\"key\":\"bluetooth."))
+        let file = Array("{\"volumeMax\": 80, \"bluetooth\": {\"speaker\": \"aa:bb:cc:dd:ee:0f\"}}".utf8)
+        let json = WebSettings.json(try Config.load(file, path: "c.json").config, file: file, path: "c.json")
+        XCTAssertTrue(json.contains(#"{"key":"bluetooth.speaker","value":"AA:BB:CC:DD:EE:0F","applies":"start","optional":false}"#), json)
+        XCTAssertTrue(json.contains(#"{"key":"bluetooth.whenGone","value":"card","applies":"now","optional":false}"#), json)
+        XCTAssertTrue(json.contains(#"{"key":"bluetooth.volumeMax","value":null,"applies":"now","optional":true}"#), json)
+        XCTAssertTrue(json.contains(#""bluetooth.whenGone":["card","pause"]"#), json)
+
+        let changes = try WebSettings.changes(["bluetooth.whenGone": .text("pause"), "bluetooth.volumeMax": .number(40)]).get()
+        let (_, config) = try ConfigEdit.edited(file, changes, source: "c.json")
+        XCTAssertEqual(config.settings.bluetooth, BluetoothSettings(whenGone: .pause, volumeMax: 40))
+        XCTAssertEqual(WebSettings.changes(["bluetooth.speaker": .null]), .failure(.init(message: "bluetooth.speaker needs a value")))
+        for bad in ["AA:BB:CC:DD:EE", "AA:BB:CC:DD:EE:FG", "AA-BB-CC-DD-EE-FF", "AA:BB:CC:DD:EE:FF:00", ""] {
+            let change = try WebSettings.changes(["bluetooth.speaker": .text(bad)]).get()
+            XCTAssertThrowsError(try ConfigEdit.edited(file, change, source: "c.json"), bad) { error in
+                XCTAssertTrue("\(error)".contains("bluetooth: \"speaker\" must be an address of six pairs of hex digits"), "\(error)")
+            }
+        }
+        let refused = try WebSettings.changes(["bluetooth.whenGone": .text("stop")]).get()
+        XCTAssertThrowsError(try ConfigEdit.edited(file, refused, source: "c.json")) { error in
+            XCTAssertTrue("\(error)".contains("\"whenGone\" must be \"card\" or \"pause\""), "\(error)")
+        }
+    }
+}

@@ -90,6 +90,10 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     /// The episode being downloaded and how far, as the status line says it
     /// (`downloading "Episode 4" 41%`; nil, and absent from the text: none reported).
     public var download: String?
+    /// Whether the configured Bluetooth speaker is connected, as bluez-alsa last said (nil, and
+    /// absent from the text: no speaker watched, or not reported yet). `output` says whether it
+    /// plays: headphones in the jack win over it.
+    public var speakerConnected: Bool?
 
     /// The parental rules as `status --json` shows them: whether the wall clock is synchronised,
     /// whether it is quiet hours (nil: quiet hours configured, the time not known), the whole
@@ -146,6 +150,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
         volumeMax = state.volumeMax
         headphones = state.headphonesIn
         output = state.output.rawValue
+        speakerConnected = state.bluetoothConnected
         speed = state.cursor.map { state.playSpeed(at: $0) ?? 1 }
         download = state.podcastDownloadShown
         if !state.settings.parental.isEmpty {
@@ -207,6 +212,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
                        + ",\"resetAt\":" + str(p.resetAt) + "}")
         }
         if let download { all.append("\"download\":" + q(download)) }
+        if let speakerConnected { all.append("\"speakerConnected\":\(speakerConnected)") }
         return "{" + all.joined(separator: ",") + "}"
     }
 }

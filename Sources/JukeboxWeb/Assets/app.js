@@ -14,6 +14,7 @@ import { setupSpeed } from './speed.js';
 import { renderBattery } from './battery.js';
 import { setupSettings, loadSettings } from './settings.js';
 import { renderParental } from './parental.js';
+import { setupBluetooth, renderBluetooth } from './bluetooth.js';
 import { setupSystem, loadSystem } from './system.js';
 import { appendPages } from './paging.js';
 
@@ -128,6 +129,7 @@ function renderStatus() {
   renderSpeed(s);
   renderBattery($('battery'), text, s);
   renderParental(s);
+  renderBluetooth(s);
   renderQueueCurrent();
 }
 
@@ -433,6 +435,7 @@ const podcasts = setupPodcasts({ $, text, control, session: () => session });
 const renderSleep = setupSleep({ $, text, control });
 const renderSpeed = setupSpeed({ $, text, control });
 setupSettings({ api, text, showError });
+setupBluetooth({ api, text });
 setupSystem({ api, text, control });
 route();
 renderSession();

@@ -7,6 +7,7 @@
 import { factItems } from './dom.js';
 import { spanKeys, spanEditors, spansShown, spanChanges } from './parental.js';
 import { speedEditors, speedsShown, speedChanges } from './speed-settings.js';
+import { showBluetooth } from './bluetooth.js';
 
 let ctx = null;            // { api, text, showError } from app.js
 let loaded = null;         // the last /api/settings answer
@@ -25,9 +26,14 @@ const labels = {
   'parental.resetAt': ['A new listening day begins at', 'empty: 06:00'],
   'parental.quietHours': ['Quiet hours', ''],
   'parental.caps': ['Volume caps by time of day', ''],
+  'bluetooth.speaker': ['Bluetooth speaker\'s address', 'six pairs of hex digits, like AA:BB:CC:DD:EE:FF'],
+  'bluetooth.whenGone': ['When the speaker goes', 'card: play on through the box; pause: pause until it is back'],
+  'bluetooth.volumeMax': ['Highest volume on the speaker', 'empty: the same as the box\'s'],
 };
 /** Settings that are a time of day (HH:MM), sent as text. */
 const timeKeys = ['parental.resetAt'];
+/** Settings that are a word typed in (the speaker's address), sent as text. */
+const textKeys = ['bluetooth.speaker'];
 const applies = { now: 'applies at once', start: 'applies when the player next starts' };
 
 export function setupSettings(context) {
@@ -46,6 +52,7 @@ export async function loadSettings() {
     loaded = null;
     $('settings-form').hidden = true;
     $('settings-facts-box').hidden = true;
+    showBluetooth([]);
     text($('settings-message'), r.code === 401 ? 'Sign in to see and change the settings.' : (r.data.error || `The server answered ${r.code}`));
     return;
   }
@@ -78,6 +85,12 @@ function render() {
       input = document.createElement('input');
       input.type = 'time';
       input.required = !s.optional;
+    } else if (textKeys.includes(s.key)) {
+      input = document.createElement('input');
+      input.type = 'text';
+      input.autocomplete = 'off';
+      input.spellcheck = false;
+      input.maxLength = 64;
     } else {
       input = document.createElement('input');
       input.type = 'number';
@@ -101,6 +114,7 @@ function render() {
     ...speedEditors(loaded.settings || [], text));
   spansShown();
   speedsShown();
+  showBluetooth(loaded.settings);
   $('settings-form').hidden = false;
 
   const facts = [['Config file', loaded.file], ['Board', loaded.board || 'none named'],
@@ -120,6 +134,7 @@ async function save(ev) {
     if (input.value === input.dataset.was) continue;
     if (input.tagName === 'SELECT') changes[input.dataset.key] = input.value;
     else if (input.type === 'time') changes[input.dataset.key] = input.value === '' ? null : input.value;
+    else if (input.type === 'text') changes[input.dataset.key] = input.value.trim() === '' ? null : input.value.trim();
     else changes[input.dataset.key] = input.value.trim() === '' ? null : Number(input.value);
   }
   Object.assign(changes, spanChanges(), speedChanges());
