@@ -112,16 +112,20 @@ public struct PodcastFeed: Equatable, Sendable, Codable {
     /// The feed's own title, from its last good fetch ("" before one).
     public var title: String
     /// Known episodes: the last fetch's in the feed's order, then older ones it no longer lists.
-    public var episodes: [PodcastEpisode]
+    /// Every change rebuilds `index`'s lookups by URL and id.
+    public var episodes: [PodcastEpisode] { didSet { index.episodesChanged(episodes) } }
     /// Each episode's place, by its id; none: never started.
     public var places: [String: EpisodePlace]
     /// Why the last fetch failed (nil when it worked).
     public var lastError: String?
-    /// The episodes downloaded, by id.
-    public var downloads: [String: EpisodeFile]
+    /// The episodes downloaded, by id. Every change rebuilds `index`'s lookup by file.
+    public var downloads: [String: EpisodeFile] { didSet { index.downloadsChanged(downloads) } }
     /// A podcast taken out of the config: the starts it has been absent at (0: since a reload).
     /// nil: configured. Its files go at the `State.podcastAbsentStarts`th.
     public var absentStarts: Int?
+    /// Where each episode is by URL, id and file: derived from `episodes` and `downloads` (their
+    /// `didSet` and the initialisers keep it so), neither saved nor compared.
+    private var index = EpisodeIndex()
 
     /// Creates one.
     public init(name: String, order: PodcastOrder = .newest, title: String = "", episodes: [PodcastEpisode] = [],
@@ -135,6 +139,7 @@ public struct PodcastFeed: Equatable, Sendable, Codable {
         self.places = places
         self.lastError = lastError
         self.downloads = downloads
+        index = EpisodeIndex(episodes: episodes, downloads: downloads)
     }
 
     private enum CodingKeys: String, CodingKey { case name, order, title, episodes, places, lastError, downloads, absentStarts }
@@ -150,6 +155,7 @@ public struct PodcastFeed: Equatable, Sendable, Codable {
         lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
         downloads = try c.decodeIfPresent([String: EpisodeFile].self, forKey: .downloads) ?? [:]
         absentStarts = try c.decodeIfPresent(Int.self, forKey: .absentStarts)
+        index = EpisodeIndex(episodes: episodes, downloads: downloads)
     }
 }
 
@@ -205,10 +211,17 @@ extension PodcastFeed {
         return (queue, place.position)
     }
 
-    /// The episode whose audio is at `path`: its URL, or the file it was downloaded to.
+    /// The episode whose audio is at `path`: the file it was downloaded to, else its URL (the
+    /// first episode with it). A file downloaded for an episode no longer known gives nil.
+    /// Two dictionary lookups (`index`), not a scan: asked at every status render.
     public func episode(url path: String) -> PodcastEpisode? {
-        if let id = downloads.first(where: { $0.value.path == path })?.key { return episodes.first { $0.id == id } }
-        return episodes.first { $0.url == path }
+        if let id = index.byFile[path] { return episode(id: id) }
+        return index.byURL[path].map { episodes[$0] }
+    }
+
+    /// The first episode with id `id`, if known.
+    public func episode(id: String) -> PodcastEpisode? {
+        index.byID[id].map { episodes[$0] }
     }
 
     /// The queue entry of `episode`: its file or URL, its title, the feed's title as the album.
@@ -224,7 +237,7 @@ extension PodcastFeed {
     /// The place heard into episode `id` (a save, a pause, a skip away). A played episode heard
     /// again stays played (its mark goes only with a reset), so it does not come back as new.
     public mutating func note(_ id: String, position: Double) {
-        guard position.isFinite, position >= 0, episodes.contains(where: { $0.id == id }) else { return }
+        guard position.isFinite, position >= 0, episode(id: id) != nil else { return }
         var place = places[id] ?? EpisodePlace()
         place.position = position
         places[id] = place
@@ -232,7 +245,7 @@ extension PodcastFeed {
 
     /// Episode `id` was played to its end: marked played, its place back at the start.
     public mutating func finished(_ id: String) {
-        guard episodes.contains(where: { $0.id == id }) else { return }
+        guard episode(id: id) != nil else { return }
         places[id] = EpisodePlace(position: 0, played: true)
     }
 }

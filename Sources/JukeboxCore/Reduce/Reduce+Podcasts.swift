@@ -69,7 +69,7 @@ extension State {
                 podcastDownloading = nil
                 podcastDownloadProgress = nil
             }
-            guard let at = podcasts.firstIndex(where: { $0.name == name }), podcasts[at].episodes.contains(where: { $0.id == id }) else {
+            guard let at = podcasts.firstIndex(where: { $0.name == name }), podcasts[at].episode(id: id) != nil else {
                 // Neither the podcast nor the episode is known any more: the file goes.
                 step.commands.append(.deleteEpisodeFile(path: path))
                 return
@@ -237,8 +237,7 @@ extension State {
         let playing = currentTrack?.info.path
         // Files of episodes no longer known.
         for at in podcasts.indices {
-            let known = Set(podcasts[at].episodes.map(\.id))
-            for (id, file) in podcasts[at].downloads where !known.contains(id) && file.path != playing {
+            for (id, file) in podcasts[at].downloads where podcasts[at].episode(id: id) == nil && file.path != playing {
                 podcasts[at].downloads[id] = nil
                 step.commands.append(.deleteEpisodeFile(path: file.path))
                 podcastsDirty = true
@@ -296,7 +295,7 @@ extension State {
     /// server gave no length; nil otherwise (a download that has not reported is not shown).
     public var podcastDownloadShown: String? {
         guard let key = podcastDownloading, let progress = podcastDownloadProgress else { return nil }
-        let title = podcasts.first { $0.name == key.name }?.episodes.first { $0.id == key.id }?.title ?? key.id
+        let title = podcasts.first { $0.name == key.name }?.episode(id: key.id)?.title ?? key.id
         let amount: String
         if let percent = progress.percent {
             amount = "\(percent)%"

@@ -15,7 +15,7 @@ public enum PodcastsJSON {
                                     "\"episodes\":\(feed.episodes.count)", "\"unplayed\":\(unplayed)", "\"downloaded\":\(feed.downloads.count)"]
             if let next = feed.nextUp().episodes.first { fields.append("\"next\":" + q(DisplayText.inert(next.title))) }
             if let key = state.podcastDownloading, key.name == feed.name, let progress = state.podcastDownloadProgress {
-                let title = feed.episodes.first { $0.id == key.id }?.title ?? key.id
+                let title = feed.episode(id: key.id)?.title ?? key.id
                 let total: String = progress.total.map { String($0) } ?? "null"
                 let percent: String = progress.percent.map { String($0) } ?? "null"
                 fields.append("\"downloading\":{\"episode\":" + q(DisplayText.inert(title)) + ",\"bytes\":\(progress.bytes),\"total\":"
