@@ -138,7 +138,11 @@ final class StopBoundTests: DaemonTestCase {
         XCTAssertEqual(played.status, 0, played.stderr)
         XCTAssertFalse(played.stderr.contains("exit handler ran"), played.stderr)
 
-        let daemon = try startDaemon([wav], environment: ["LD_PRELOAD": probe])
+        // A track long enough to be seen playing however slow the build (0.1 s ended before the
+        // first status under AddressSanitizer).
+        let long = dir + "/long.wav"
+        try TestAudio.write(path: long, kind: .wav16, frames: 44_100 * 60)
+        let daemon = try startDaemon([long], environment: ["LD_PRELOAD": probe])
         kill(daemon.process.processIdentifier, SIGTERM)
         let ended = try XCTUnwrap(daemon.wait(timeout: 10), "still running 10 s after SIGTERM (killed)")
         XCTAssertEqual(ended.status, 0, ended.stderr)
