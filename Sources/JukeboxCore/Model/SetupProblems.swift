@@ -45,7 +45,10 @@ public enum SetupProblems {
     static func heading(_ lines: [String]) -> String {
         let more = lines.last == moreText
         let count = lines.count - (more ? 1 : 0)
-        return "\(count)" + (more ? "+" : "") + " setup problem" + (count == 1 && !more ? "" : "s")
+        // In typed parts: Swift 6.0's type checker gives up on long sums of ternaries.
+        let number: String = more ? "\(count)+" : "\(count)"
+        let noun: String = count == 1 && !more ? " setup problem" : " setup problems"
+        return number + noun
     }
 }
 
