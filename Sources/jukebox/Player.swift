@@ -14,6 +14,8 @@ struct PlayerSetup {
     /// The Snapcast pipe stream, with `audio == .snapcast`.
     var snapcast: SnapcastSettings?
     var statePath: String?
+    /// The appliance image's boot-time problems file (config `setupProblems`); nil: none is read.
+    var setupProblemsPath: String?
     var settings = Settings()
     var logLevel: LogLevel = .warning
     /// Use the terminal for keys and the status line when it is one.
@@ -160,6 +162,7 @@ enum Player {
         runtime.version = "jukebox \(jukeboxVersion)"
         if let routed { runtime.routeOutput = { routed.route(to: AudioWiring.device(for: $0)) } }
         runtime.musicFolders = setup.musicFolders
+        runtime.setupProblemsPath = setup.setupProblemsPath
         runtime.notifier = SystemdNotifier()
         // Read only while the config has parental rules (`Runtime.feedWallClock`).
         if !TestPipes.drivesWallClock { runtime.wallClock = { WallClock.read() } }

@@ -57,6 +57,7 @@ enum Subcommands {
         setup.audio = config.audio
         setup.snapcast = config.snapcast
         setup.statePath = config.statePath
+        setup.setupProblemsPath = config.setupProblemsPath
         setup.settings = config.settings
         setup.logLevel = try a.choice("--log-level", logLevels).flatMap(LogLevel.init(name:)) ?? config.logLevel
         setup.interactive = false

@@ -130,6 +130,14 @@ def system_page(t, d, width, height):
             t.fail(f"the System page lacks {words!r}: {facts!r}")
     if t.js(d, "return document.querySelectorAll('#system-log *:not(li)').length") != 0:
         t.fail("a log line became markup")
+    # The appliance image's setup problems (the test's problems file): listed as text, first.
+    if not t.el(d, "system-setup").is_displayed():
+        t.fail("the setup problems are not shown")
+    problems = t.js(d, "return [...document.querySelectorAll('#system-setup-problems li')].map((li) => li.textContent)")
+    if problems != ["wifi.txt: <img src=x onerror=alert(4)> \ufffd[2J", "timezone.txt: 'Mars/Base' is not a time zone"]:
+        t.fail(f"the setup problems shown are {problems!r}")
+    if t.js(d, "return document.querySelectorAll('#system-setup-problems *:not(li)').length") != 0:
+        t.fail("a setup problem became markup")
     t.screenshot(d, "system", width, height)
     lines = t.js(d, "return document.querySelectorAll('#system-log li').length")
-    t.log(f"{width}x{height}: the System page shows the box and {lines} log lines")
+    t.log(f"{width}x{height}: the System page shows the box, {lines} log lines and {len(problems)} setup problems")

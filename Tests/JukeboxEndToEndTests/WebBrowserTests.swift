@@ -69,12 +69,16 @@ final class WebBrowserTests: DaemonTestCase {
         // The simulated bluez-alsa monitor and a stand-in bluetoothctl (Tests/Browser/web_bluetooth.py).
         XCTAssertEqual(mkfifo(dir + "/bluetooth", 0o600), 0)
         let path = try FakeBluetoothctl.install(in: dir)
+        // The appliance image's setup problems for the System page (web_settings.py): markup and an
+        // escape sequence in a line, shown as text.
+        try Data("wifi.txt: <img src=x onerror=alert(4)> \u{1B}[2J\ntimezone.txt: 'Mars/Base' is not a time zone\n".utf8)
+            .write(to: URL(fileURLWithPath: dir + "/problems"))
         // An empty parental section: the Settings page offers the rules (web_settings.py adds a cap).
         let show: [String: Any] = ["name": "Web Show", "url": radio.url("/dir/feed.xml"), "order": "oldest"]
         let podcasts: [String: Any] = ["feeds": [show]]
         let daemon = try startDaemon(music + [dir + "/library"], extra: ["rfid": ["reader": "keyboard", "name": "no such reader", "cards": dir + "/cards.json", "sameCardDelay": 0],
                                                                          "parental": [String: Int](), "podcasts": podcasts,
-                                                                         "bluetooth": ["speaker": "AA:BB:CC:DD:EE:FF"]],
+                                                                         "bluetooth": ["speaker": "AA:BB:CC:DD:EE:FF"], "setupProblems": dir + "/problems"],
                                      environment: ["JUKEBOX_TEST_CARD_PIPE": dir + "/reader", "JUKEBOX_TEST_BATTERY_PIPE": dir + "/battery",
                                                    "JUKEBOX_TEST_BLUETOOTH_PIPE": dir + "/bluetooth", "PATH": path])
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }

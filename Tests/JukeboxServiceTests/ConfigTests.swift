@@ -64,7 +64,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.hardware.encoder?.a, "GPIO5")
         XCTAssertEqual(c.settings.display, .lcd16x2)
         let text = try String(contentsOf: repo.appendingPathComponent("board/config.example.json"), encoding: .utf8)
-        for key in ["device", "audio", "state", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
+        for key in ["device", "audio", "state", "setupProblems", "music", "resume", "saveInterval", "volumeMin", "volumeMax", "volumeStep", "seekStep", "logLevel",
                     "socket", "releaseDelay", "resumeAfterDeviceLoss", "bootVolume", "mixer", "mixerCard",
                     "board", "gpio", "buttons", "encoder", "input", "display", "powerCommand", "resumeRewind", "console", "consoleBaud", "chime", "warningChime",
                     "mpd", "idlePowerOff", "rfid", "bookmarks", "bookmarkLimit", "audiobookFolders", "usb", "battery", "headphones", "mqtt", "radio", "sleep",
@@ -127,6 +127,14 @@ final class ConfigTests: XCTestCase {
 
     func testEmptyStateMeansNoStateFile() throws {
         XCTAssertNil(try parse(#"{"state": ""}"#).config.statePath)
+    }
+
+    /// The appliance image's problems file: the image's path unless set; `""` reads none.
+    func testSetupProblemsIsTheImagesPathUnlessSet() throws {
+        XCTAssertEqual(try parse("{}").config.setupProblemsPath, "/run/jukebox-setup/problems")
+        XCTAssertEqual(try parse(#"{"setupProblems": "/tmp/p"}"#).config.setupProblemsPath, "/tmp/p")
+        XCTAssertNil(try parse(#"{"setupProblems": ""}"#).config.setupProblemsPath)
+        XCTAssertThrowsError(try parse(#"{"setupProblems": 3}"#))
     }
 
     func testUnknownKeysWarnButDoNotFail() throws {

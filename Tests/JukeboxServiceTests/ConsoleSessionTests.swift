@@ -71,4 +71,37 @@ final class ConsoleSessionTests: XCTestCase {
         runtime.mailbox.post(.quit)
         XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
     }
+
+    /// The appliance image's setup problems on the console's `diag` (issue 32: "says what is
+    /// wrong on … the console"): read at start, inert on the terminal, read again at a reload.
+    func testSetupProblemsShowInTheConsolesDiag() throws {
+        let dir = TempDir()
+        let problems = dir.write("problems", "wifi.txt: ssid= must be 1 to 32 characters\n\u{1B}]0;owned\u{07}\u{1B}[2Jgone\n")
+        let pty = try SerialConsoleTests.PTY()
+        defer { pty.closeAll() }
+        let console = try SerialConsole(path: pty.slavePath, baud: 115200)
+        let mailbox = Mailbox()
+        let runtime = Runtime(state: State(), audio: RecordingAudio(), store: nil, status: RecordingStatus(), log: Log(level: .info),
+                              mailbox: mailbox)
+        runtime.console = console
+        runtime.setupProblemsPath = problems
+        console.prompt()
+        let box = Box(runtime), done = DispatchSemaphore(value: 0)
+        Thread { _ = box.runtime.run(initial: []); done.signal() }.start()
+        func ask(_ line: String) -> String {
+            pty.clearScreen()
+            pty.type(line + "\r")
+            return pty.waitForScreen(endingWith: "jukebox> ")
+        }
+        let diag = ask("diag")
+        XCTAssertTrue(diag.contains("setup problem: wifi.txt: ssid= must be 1 to 32 characters\r\n"), diag)
+        XCTAssertTrue(diag.contains("setup problem: \u{FFFD}]0;owned\u{FFFD}\u{FFFD}[2Jgone\r\n"), diag)
+        XCTAssertFalse(diag.contains("\u{1B}]0;") || diag.contains("\u{07}"), diag)
+        // Fixed and reloaded (this player has no config file to reload, the file is read all the same).
+        try FileManager.default.removeItem(atPath: problems)
+        _ = ask("reload")
+        XCTAssertFalse(ask("diag").contains("setup problem"))
+        runtime.mailbox.post(.quit)
+        XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+    }
 }

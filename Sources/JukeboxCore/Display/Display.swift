@@ -79,6 +79,10 @@ public struct DisplayFrame: Equatable, Sendable {
             moving = true
             let filled = (state.volume * (w - 4) + 50) / 100
             lines = ["Volume", String(repeating: PanelGlyph.full.rawValue, count: filled) + String(repeating: " ", count: w - 4 - filled) + pad3(state.volume)]
+        } else if now < state.setupNoticeUntil, let first = state.setupProblems.first {
+            // The image's boot-time problems, a while after the splash: how many, and the first.
+            moving = true
+            lines = [SetupProblems.heading(state.setupProblems), scroll(first, width: w, since: state.setupNoticeSince, now: now, moving: &moving)]
         } else if case .waitingForDevice(let reason) = state.phase {
             // Why matters most to whoever stands in front of the box: small panels scroll it.
             lines = layout.rows <= 2

@@ -58,6 +58,7 @@ extension Event {
         case .cardRead(let id, _): return "card " + DisplayText.inert(String(id.prefix(Cards.maxIDLength + 1)))
         case .cardRemoved(let id, _): return "card removed " + DisplayText.inert(String(id.prefix(Cards.maxIDLength + 1)))
         case .cardsLoaded(let map): return "cards map: \(map.entries.count) cards"
+        case .setupProblems(let lines): return "setup problems: \(lines.count)"
         case .podcastsReading: return "podcasts file being read"
         case .podcastsLoaded(let feeds): return "podcasts: " + (feeds.map { String($0.count) } ?? "unreadable")
         case .podcastFetched(let name, _, let episodes): return "podcast \(DisplayText.inert(name)): \(episodes.count) episodes"

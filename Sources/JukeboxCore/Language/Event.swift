@@ -167,6 +167,9 @@ public enum Event: Equatable, Sendable {
     /// `bookmark reset PATH`: the bookmarks of the sources whose first path is `path` are
     /// dropped (nil: `bookmark reset --all`, every bookmark), so they start from the top.
     case resetBookmarks(path: String?)
+    /// The appliance image's boot-time problems, read by the shell at start and at a reload
+    /// (`SetupProblems.lines`; empty: none, or no file). The display shows a notice a while.
+    case setupProblems([String])
     /// The podcasts file is being read off the loop (`podcastsLoaded` follows): a `podcast NAME`
     /// meanwhile waits for it.
     case podcastsReading

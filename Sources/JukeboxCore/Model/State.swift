@@ -162,6 +162,13 @@ public struct State: Equatable, Sendable {
     public var shownFrame: DisplayFrame?
     /// Until when the boot splash shows.
     public var splashUntil: Double = 0
+    /// The appliance image's boot-time problems (`Event.setupProblems`, `SetupProblems`): each
+    /// line inert and bounded; empty when there are none (or no file is configured).
+    public var setupProblems: [String] = []
+    /// When the display's notice of `setupProblems` began (after the splash) and until when it shows.
+    public var setupNoticeSince: Double = 0
+    /// See `setupNoticeSince`.
+    public var setupNoticeUntil: Double = 0
     /// Until when the volume overlay shows (a moment after each change).
     public var volumeShownUntil: Double = 0
     /// Until when `message` shows on the panel.

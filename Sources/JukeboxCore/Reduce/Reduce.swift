@@ -99,6 +99,8 @@ extension State {
             card(event, &step)
         case .cardsLoaded, .cardTracks, .cardAssignNext, .cardAssigned, .timerFired(.cardAssign, _):
             card(event, &step)
+        case .setupProblems(let lines):
+            setupProblemsRead(lines)
         case .resetBookmarks(let path):
             resetBookmarks(path, &step)
         case .podcastsReading, .podcastsLoaded, .podcastFetched, .podcastFailed, .timerFired(.podcastRefresh, _), .episodeDownloaded, .episodeDownloadFailed:

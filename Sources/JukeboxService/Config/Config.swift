@@ -16,6 +16,9 @@ public struct Config: Equatable, Sendable {
     public var snapcast: SnapcastSettings?
     /// Path of the state file; nil keeps no state.
     public var statePath: String? = "/var/lib/jukebox/state.json"
+    /// The appliance image's boot-time problems file (`jukebox-setup` writes it; `SetupProblemsFile`);
+    /// nil: none is read (config `"setupProblems": ""`). Not there: no problems.
+    public var setupProblemsPath: String? = "/run/jukebox-setup/problems"
     /// Files, folders and playlists to queue when the state file holds no queue.
     public var music: [String] = []
     /// Least severe log level written: `error`, `warning`, `info` or `debug`.
@@ -232,6 +235,7 @@ public struct Config: Equatable, Sendable {
             sectionWarnings += unknownKeyWarnings(source, section: "output", v.unknownKeys)
         }
         if let v = raw.state { c.statePath = v.isEmpty ? nil : v }
+        if let v = raw.setupProblems { c.setupProblemsPath = v.isEmpty ? nil : v }
         if let v = raw.music { c.music = v }
         if let v = raw.resume { try check(v == "playing" || v == "paused", "resume"); c.settings.resumePlaying = v == "playing" }
         if let v = raw.saveInterval { try check(v >= 1 && v <= 300, "saveInterval"); c.settings.saveInterval = v }
@@ -412,6 +416,7 @@ private struct RawConfig: Decodable {
     var audio: String?
     var output: RawOutput?
     var state: String?
+    var setupProblems: String?
     var music: [String]?
     var resume: String?
     var saveInterval: Double?
@@ -459,6 +464,7 @@ private struct RawConfig: Decodable {
         case "audio": return "must be \"alsa\" or \"null\""
         case "output": return RawOutput.expectation("output") + " (and no \"audio\" key beside it)"
         case "state": return "must be a path (\"\" keeps no state)"
+        case "setupProblems": return "must be a path (\"\" reads no setup problems file)"
         case "music": return "must be a list of paths"
         case "resume": return "must be \"playing\" or \"paused\""
         case "saveInterval": return "must be seconds from 1 to 300"

@@ -44,6 +44,10 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
     /// `card assign --next`: waiting for a card, or which card got it (`CardsJSON.assignment`).
     public var cardAssign: CardAssignStatus?
 
+    /// The appliance image's boot-time problems (`State.setupProblems`: one inert line each, at
+    /// most 21); absent (nil) when there are none.
+    public var setupProblems: [String]?
+
     /// The chapter playing in a file with chapters (an audiobook); nil otherwise.
     public var chapter: ChapterStatus?
 
@@ -159,6 +163,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
                                       limitLeft: state.listeningLeft.map { Int(($0 / 60).rounded(.up)) },
                                       resetAt: rules.dailyLimit == nil ? nil : LocalTime.text(rules.resetAt))
         }
+        setupProblems = state.setupProblems.isEmpty ? nil : state.setupProblems
         battery = state.battery.reading.map { BatteryStatus(percent: $0.percent, volts: $0.volts, charging: $0.charging, low: $0.low) }
         if let timer = state.sleep {
             let left = state.sleepLeft(now: max(now ?? state.now, timer.seenAt))
@@ -212,6 +217,7 @@ public struct PlayerStatusJSON: Decodable, Equatable, Sendable {
                        + ",\"resetAt\":" + str(p.resetAt) + "}")
         }
         if let download { all.append("\"download\":" + q(download)) }
+        if let setupProblems { all.append("\"setupProblems\":[" + setupProblems.map(q).joined(separator: ",") + "]") }
         if let speakerConnected { all.append("\"speakerConnected\":\(speakerConnected)") }
         return "{" + all.joined(separator: ",") + "}"
     }

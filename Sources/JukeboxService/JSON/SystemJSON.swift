@@ -10,8 +10,9 @@ import JukeboxSystem
 /// MPD's TCP drop-in opens it). Read off the loop (a stick's statvfs may wait).
 public enum SystemJSON {
     /// `folders`: whose file systems to report (each once); `player`: the player's own facts
-    /// (version, uptime in seconds, resident memory in KiB).
-    public static func text(folders: [String], version: String, playerUptime: Double, root: String = "") -> String {
+    /// (version, uptime in seconds, resident memory in KiB); `setupProblems`: the appliance
+    /// image's boot-time problems (`State.setupProblems`, already inert and bounded).
+    public static func text(folders: [String], version: String, playerUptime: Double, setupProblems: [String] = [], root: String = "") -> String {
         let q = JSONText.quoted
         var fields: [String] = ["\"version\":" + q(version)]
         var name = [CChar](repeating: 0, count: 256)
@@ -34,6 +35,7 @@ public enum SystemJSON {
         fields.append("\"disks\":[" + disks(folders).joined(separator: ",") + "]")
         fields.append("\"temperatures\":[" + temperatures(root: root).joined(separator: ",") + "]")
         fields.append("\"addresses\":[" + addresses().map(q).joined(separator: ",") + "]")
+        fields.append("\"setupProblems\":[" + setupProblems.map(q).joined(separator: ",") + "]")
         return "{" + fields.joined(separator: ",") + "}"
     }
 

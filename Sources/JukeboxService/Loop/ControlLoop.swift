@@ -209,6 +209,8 @@ protocol LoopCore: AnyObject {
     var notifier: SystemdNotifier? { get }
     /// `restart`: save, stop, exit for systemd to start the player again; the reply line.
     func restartPlayer() -> String
+    /// Reads the appliance image's problems file again (at a reload) and hands the core its lines.
+    func readSetupProblems()
 }
 
 /// What to do when `Command.grant(id)` comes, per interruption id, oldest first, whichever face
@@ -390,6 +392,7 @@ final class ControlPort: ControlLoop {
     /// policy applies at once (what needs a restart is logged as such). The reply line.
     func reloadConfiguration() -> String {
         cards?.reload()
+        core.readSetupProblems()
         guard let reload else {
             log.info("SIGHUP: this player has no configuration file to reload")
             return "error: this player has no configuration file to reload"
@@ -439,9 +442,9 @@ final class ControlPort: ControlLoop {
 
     func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool {
         let folders = musicFolders + (statePath.map { [Paths.directory($0)] } ?? [])
-        let version = version, uptime = clock() - startedAt
+        let version = version, uptime = clock() - startedAt, problems = state.setupProblems
         return jobs.perform({ _ in
-            .success(FileWorkOutput(lines: ["ok " + SystemJSON.text(folders: folders, version: version, playerUptime: uptime)]))
+            .success(FileWorkOutput(lines: ["ok " + SystemJSON.text(folders: folders, version: version, playerUptime: uptime, setupProblems: problems)]))
         }, then: { result in
             switch result {
             case .success(let output): reply(output.lines)
@@ -466,6 +469,8 @@ final class ControlPort: ControlLoop {
             ", last save \(Int(clock() - s.at)) s ago: " + (s.error ?? "ok")
         } ?? ", not saved yet") + (state.stateUnreadable.map { ", not saving: it cannot be read (\($0))" } ?? ""))
         lines.append("control clients \(control?.clientCount ?? 0)")
+        // The appliance image's boot-time problems (`jukebox-setup`), one line each.
+        lines += state.setupProblems.map { "setup problem: " + $0 }
         if let mpd { lines.append("mpd on \(mpd.listener.listening.joined(separator: ", ")), \(mpd.listener.clients.count) clients") }
         return lines
     }

@@ -94,6 +94,18 @@ public final class Runtime: LoopCore {
         faces.control.control = control.map { ControlFace(socket: $0) }
     }
 
+    /// The appliance image's problems file (config `setupProblems`); nil: none is read.
+    public var setupProblemsPath: String?
+
+    /// Reads the problems file (`SetupProblemsFile`: bounded, on the loop) and hands the core
+    /// its lines; one that cannot be read is logged, and is itself the one line shown.
+    func readSetupProblems() {
+        guard let path = setupProblemsPath else { return }
+        let read = SetupProblemsFile.read(path)
+        if let error = read.error { log.warning("the setup problems file cannot be read: \(error)") }
+        dispatch(.setupProblems(read.lines))
+    }
+
     /// Where podcast feeds are fetched (`Command.fetchPodcast`); nil: this player fetches none.
     public var podcasts: PodcastPort? { get { hooks.podcasts } set { hooks.podcasts = newValue } }
     /// Reads the podcasts file at start, on a thread of its own (`PodcastFile.read`; a test holds
@@ -160,6 +172,7 @@ public final class Runtime: LoopCore {
         // The time before the saved state: a restored count meets the day it is read on.
         feedWallClock()
         if let store = saving.store { readPodcastsFile(store.podcastsPath) }
+        readSetupProblems()
         for event in bookmarks + initial { dispatch(event) }
         readiness.startingUp = false
         if let view = readiness.startView { show(view) }

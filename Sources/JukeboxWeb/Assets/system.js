@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The System page (#/system, signed in): GET /api/system (the player's `system --json` and its
-// last log lines) shown as DOM text; "Restart the player" sends the control line `restart` (the
+// last log lines, the image's boot-time problems) shown as DOM text; "Restart the player" sends the control line `restart` (the
 // player saves and exits for systemd to start it again; the page reconnects by itself).
 
 import { factItems } from './dom.js';
@@ -56,6 +56,14 @@ export async function loadSystem() {
   for (const d of s.disks || []) facts.push(['Disk', `${size(d.freeBytes)} free of ${size(d.bytes)} (${d.folder})`]);
   for (const t of s.temperatures || []) facts.push([`Temperature (${t.zone})`, `${Number(t.celsius).toFixed(1)} °C`]);
   $('system-facts').replaceChildren(...factItems(facts));
+  // The appliance image's boot-time problems (jukebox-setup), as DOM text.
+  const problems = s.setupProblems || [];
+  $('system-setup-problems').replaceChildren(...problems.map((line) => {
+    const li = document.createElement('li');
+    text(li, line);
+    return li;
+  }));
+  $('system-setup').hidden = problems.length === 0;
   $('system-log').replaceChildren(...(r.data.log || []).map((line) => {
     const li = document.createElement('li');
     text(li, line);
