@@ -64,6 +64,7 @@ enum ConfigSummary {
             var text = "ALSA device \"\(shown(c.device))\", \(mixer)"
             if let h = c.headphones?.device { text += "; headphones \"\(shown(h))\"" }
             if let b = c.bluetooth?.device { text += "; Bluetooth \"\(shown(b))\"" }
+            if c.bluetoothPhone { text += "; a phone may play through the box (Bluetooth)" }
             return text
         }
     }

@@ -11,13 +11,14 @@ final class CheckConfigTests: ScratchTestCase {
         try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
         try """
         {"device": "hw:Loopback,0,0", "mixer": "PCM", "music": ["\(music)"], "state": "\(dir!)/state.json",
-         "socket": "\(dir!)/control", "mpd": {"port": 6611}, "logLevel": "debug", "tyop": 1}
+         "socket": "\(dir!)/control", "mpd": {"port": 6611}, "logLevel": "debug", "tyop": 1, "bluetooth": {"phone": true}}
         """.write(toFile: config, atomically: true, encoding: .utf8)
         let r = try Jukebox.run(["check-config", config])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.hasPrefix("\(config): good"), r.stdout)
         for part in ["ALSA device \"hw:Loopback,0,0\", mixer \"PCM\" on card default", "music:  \(music)\n",
-                     "state:  \(dir!)/state.json", "control socket \(dir!)/control", "MPD on 127.0.0.1:6611", "log:    debug"] {
+                     "state:  \(dir!)/state.json", "control socket \(dir!)/control", "MPD on 127.0.0.1:6611", "log:    debug",
+                     "; a phone may play through the box (Bluetooth)"] {
             XCTAssertTrue(r.stdout.contains(part), "\(part) in: \(r.stdout)")
         }
         // An unknown key warns, as run does, and does not fail.
