@@ -22,19 +22,6 @@ RESUME_MAX=3.0   # the phone's aplay returned -> jukebox playing on the card aga
 PLACE_MAX=1.5    # the place after the phone at most this after the last one read before it
 PHONE_PCM="bluealsa:DEV=$A1,PROFILE=a2dp,SRV=org.bluealsa.phone"
 MON=$L/phone-running.log
-PHONE_PATH="/org/bluealsa/hci0/dev_${A1//:/_}/a2dpsrc/sink"
-
-# phone_play SECONDS TAG: the phone plays SECONDS of the chirp in the background (PLAY: its pid),
-# through the ALSA plugin (aplay) or, when the phone's list is empty, `bluealsa-cli open` fed
-# the chirp's samples (the WAV's 44-byte header cut off); either closes the PCM at the end.
-phone_play() {
-  if [ "$PHONE_VIA" = aplay ]; then
-    timeout 60 aplay -d "$1" -D "$PHONE_PCM" "$OUT/chirp.wav" >"$L/phone-aplay-$2.log" 2>&1 &
-  else
-    (set +o pipefail; tail -c +45 "$OUT/chirp.wav" | head -c $(($1 * 176400)) | timeout 60 bluealsa-cli -B phone open "$PHONE_PATH") >"$L/phone-aplay-$2.log" 2>&1 &
-  fi
-  PLAY=$!
-}
 
 # The process (Tgid) holding the Loopback's playback substream 0,0 (the thread that opened it is
 # owner_pid); empty while it is closed.
@@ -89,14 +76,8 @@ phone_setup() {
   ctl "connect $A1"
   wait_for 60 seen 'Connection successful' "$n" || note "connect $A1 (the phone to the box): $(grep -oE 'Failed to connect.*' "$CTL" | tail -n 1)"
   wait_for 30 box_pcm || note "no A2DP sink PCM on the box 30 s after connecting: '$(pcms)'"
+  wait_for 30 phone_pcm || note "no A2DP source PCM on the phone: '$(pcms phone)'"
   phone_paired=$(secs "$t")
-  # In one run the phone's list stayed empty for 30 s (bluealsa-cli -B phone list-pcms, while
-  # its status answered and BlueZ showed the phone's transport); the ALSA plugin finds its PCM
-  # through the same list. Then the phone plays with `bluealsa-cli open` on the PCM's path
-  # (a call on the object itself), and the result line says so.
-  PHONE_VIA=aplay
-  wait_for 10 phone_pcm || PHONE_VIA="bluealsa-cli open"
-  { echo "== list-pcms"; bluealsa-cli -B phone list-pcms; echo "== exit $?"; busctl --system tree org.bluealsa.phone; } >"$L/phone-pcms.txt" 2>&1
   ok || return
   install_jukebox
   ok || return
@@ -134,10 +115,10 @@ phone_cycle() {
   LAST_PLAYING=""
   play_for 1 || note "cycle $tag: the position did not advance before the phone"
   t0=$(uptime_s)
-  phone_play "$seconds" "$tag"
-  play=$PLAY
+  timeout 60 aplay -d "$seconds" -D "$PHONE_PCM" "$OUT/chirp.wav" >"$L/phone-aplay-$tag.log" 2>&1 &
+  play=$!
   if ! wait_for 20 box_interrupted; then
-    note "cycle $tag: expected jukebox interrupted by Bluetooth and off the card 20 s after the phone started; seen phase '$STATUS_PHASE' message '$(field message "$STATUS_JSON")', card owner '$(card_owner)' (jukebox $JPID), Running lines: $(tail -n 3 "$MON" | tr '\n' '|'); the phone's aplay: $(grep -v ' D: ' "$L/phone-aplay-$tag.log" | tail -n 3 | tr '\n' '|')"
+    note "cycle $tag: expected jukebox interrupted by Bluetooth and off the card 20 s after the phone started; seen phase '$STATUS_PHASE' message '$(field message "$STATUS_JSON")', card owner '$(card_owner)' (jukebox $JPID), Running lines: $(tail -n 3 "$MON" | tr '\n' '|')"
     kill "$play" 2>/dev/null; wait "$play" 2>/dev/null
     return 1
   fi
@@ -182,8 +163,8 @@ phone_killed() {
   local t_kill play
   LAST_PLAYING=""
   play_for 1 || note "kill: the position did not advance before the phone"
-  phone_play 8 kill
-  play=$PLAY
+  timeout 60 aplay -D "$PHONE_PCM" "$OUT/chirp.wav" >"$L/phone-aplay-kill.log" 2>&1 &
+  play=$!
   if ! wait_for 20 box_interrupted || ! wait_for 10 aplay_owns; then
     note "kill: expected jukebox interrupted and bluealsa-aplay on the card after the phone started; seen phase '$STATUS_PHASE', card owner '$(card_owner)'"
     kill "$play" 2>/dev/null
@@ -224,11 +205,11 @@ phone_scenario() {
   echo "HIL-BEGIN bt-phone (uptime $(uptime_s) s)"
   local t0 s
   t0=$(uptime_s)
-  installed="" phone_paired="" PHONE_SNR="" killed="" phone_cycles=() MON_PID="" BOX_BA="" PHONE_BA="" PHONE_VIA=aplay
+  installed="" phone_paired="" PHONE_SNR="" killed="" phone_cycles=() MON_PID="" BOX_BA="" PHONE_BA=""
   phone
   s=$(secs "$t0")
   if [ ${#PROBLEMS[@]} -eq 0 ]; then
-    echo "HIL-RESULT PASS bt-phone (${s}s): apt install $installed s; the phone connected in $phone_paired s, playing through $PHONE_VIA; the card's recording of the phone: $PHONE_SNR; ${#phone_cycles[@]} cycles (s: phone start -> Running true / -> card released, status Bluetooth / phone's aplay returned -> Running false / -> jukebox playing on the card / place moved): $(IFS=' '; echo "${phone_cycles[*]}"); the phone's bluealsa killed mid-stream -> jukebox playing in $killed"
+    echo "HIL-RESULT PASS bt-phone (${s}s): apt install $installed s; the phone connected in $phone_paired s; the card's recording of the phone: $PHONE_SNR; ${#phone_cycles[@]} cycles (s: phone start -> Running true / -> card released, status Bluetooth / phone's aplay returned -> Running false / -> jukebox playing on the card / place moved): $(IFS=' '; echo "${phone_cycles[*]}"); the phone's bluealsa killed mid-stream -> jukebox playing in $killed"
   else
     echo "HIL-RESULT FAIL bt-phone (${s}s)"
     for p in "${PROBLEMS[@]}"; do echo "  expected/seen: $p"; done
