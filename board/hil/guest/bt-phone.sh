@@ -46,7 +46,6 @@ phone_pcm() { pcms phone | grep -q a2dpsrc; }
 # running_at SINCE VALUE: the uptime of the first `Running VALUE` the monitor printed at or after
 # SINCE (empty when none).
 running_at() { awk -v t="$1" -v v="$2" '$1 >= t && /Running/ && $NF == v { print $1; exit }' "$MON" 2>/dev/null; }
-running_seen() { [ -n "$(running_at "$1" "$2")" ]; }
 dt() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "?"; else printf "%.2f", b - a }'; }
 over() { awk -v d="$1" -v m="$2" 'BEGIN { exit !(d == "?" || d > m) }'; }
 
@@ -60,7 +59,12 @@ over() { awk -v d="$1" -v m="$2" 'BEGIN { exit !(d == "?" || d > m) }'; }
 phone_setup() {
   local n t
   ctl "select $A0"
+  # The disconnect must be over before the phone connects: BlueZ's Disconnect drops the
+  # profiles first and the link last, and a connect in between was answered `Connection
+  # successful` and then cut by the pending disconnect (`disconnected with reason 2`, twice).
+  n=$(count 'Disconnection successful|Failed to disconnect')
   ctl "disconnect $A1"
+  wait_for 30 seen 'Disconnection successful|Failed to disconnect' "$n" || note "'disconnect $A1' not answered within 30 s"
   wait_for 30 no_source_pcm || note "bt-loop's source PCM still there 30 s after 'disconnect'"
   kill "$BA_SOURCE" "$BA_SINK" 2>/dev/null
   wait "$BA_SOURCE" "$BA_SINK" 2>/dev/null
@@ -112,13 +116,13 @@ phone_setup() {
 # while bluealsa-aplay holds it and pcmsnr gives PHONE_SNR.
 phone_cycle() {
   local tag=$1 seconds=$2 t0 t_run t_int t_own t_close t_stop t_res play rc p_after
-  LAST_PLAYING=""
   play_for 1 || note "cycle $tag: the position did not advance before the phone"
+  LAST_PLAYING=$STATUS_POS
   t0=$(uptime_s)
   timeout 60 aplay -d "$seconds" -D "$PHONE_PCM" "$OUT/chirp.wav" >"$L/phone-aplay-$tag.log" 2>&1 &
   play=$!
   if ! wait_for 20 box_interrupted; then
-    note "cycle $tag: expected jukebox interrupted by Bluetooth and off the card 20 s after the phone started; seen phase '$STATUS_PHASE' message '$(field message "$STATUS_JSON")', card owner '$(card_owner)' (jukebox $JPID), Running lines: $(tail -n 3 "$MON" | tr '\n' '|')"
+    note "cycle $tag: expected jukebox interrupted by Bluetooth and off the card 20 s after the phone started; seen phase '$STATUS_PHASE' message '$(field message "$STATUS_JSON")', card owner '$(card_owner)' (jukebox $JPID), Running lines: $(tail -n 3 "$MON" | tr '\n' '|'); the phone's aplay: $(grep -v ' D: ' "$L/phone-aplay-$tag.log" | tail -n 3 | tr '\n' '|')"
     kill "$play" 2>/dev/null; wait "$play" 2>/dev/null
     return 1
   fi
@@ -161,8 +165,8 @@ phone_cycle() {
 # the card: jukebox must play on by itself.
 phone_killed() {
   local t_kill play
-  LAST_PLAYING=""
   play_for 1 || note "kill: the position did not advance before the phone"
+  LAST_PLAYING=$STATUS_POS
   timeout 60 aplay -D "$PHONE_PCM" "$OUT/chirp.wav" >"$L/phone-aplay-kill.log" 2>&1 &
   play=$!
   if ! wait_for 20 box_interrupted || ! wait_for 10 aplay_owns; then
