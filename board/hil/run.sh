@@ -10,9 +10,9 @@
 #                                              interruption display-ssd1306 headphones battery card-return; naming any of install-sh
 #                                              deb-install deb-web deb-upload deb-mpd deb-radio service-boot rfid-keyboard
 #                                              usb-stick serial-console power-cut upload-power-cut deb-upgrade deb-purge (or
-#                                              service) runs all of those; bt-loop and bt-speaker (only
-#                                              with JUKEBOX_HIL_BLUETOOTH=1) boot the systemd guest once
-#                                              more (bt-speaker after bt-loop, in the same boot)
+#                                              service) runs all of those; bt-loop, bt-speaker and bt-phone
+#                                              (only with JUKEBOX_HIL_BLUETOOTH=1) boot the systemd guest once
+#                                              more (bt-speaker and bt-phone after bt-loop, in the same boot)
 # Environment:
 #   JUKEBOX_BIN=PATH     the jukebox binary guest 1 tests (default: built here, debug, dynamically
 #                        linked against the Swift runtime: the same kind board/test.sh unit-tested)
@@ -21,9 +21,11 @@
 #   HIL_CACHE=DIR        cache (default /var/tmp/jukebox-hil)
 #   HIL_ACCEL=tcg|kvm    default: kvm only when the CPU has vmx/svm and it is not a PVM guest
 #   JUKEBOX_HIL_BLUETOOTH=1  adds bt-loop (Bluetooth A2DP through two virtual controllers),
-#                        bt-speaker (the installed jukebox plays to the virtual speaker) and
+#                        bt-speaker (the installed jukebox plays to the virtual speaker),
+#                        bt-phone (a virtual phone plays through the box) and
 #                        the Bluetooth packages to the systemd guest's root
 #   JUKEBOX_HIL_BT_CYCLES=N  bt-speaker's disconnect/connect cycles (default 20)
+#   JUKEBOX_HIL_BT_PHONE_CYCLES=N  bt-phone's start/stop cycles of the phone (default 10)
 set -euo pipefail
 HIL_DIR=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HIL_DIR/../.." && pwd)
@@ -68,13 +70,15 @@ if [ ${#guest_scenarios[@]} -gt 0 ]; then
   [ -x "$JUKEBOX_BIN" ] || { hil_log "no jukebox binary at $JUKEBOX_BIN"; exit 1; }
 fi
 # bt-loop runs only when asked for by JUKEBOX_HIL_BLUETOOTH=1 (board/hil/README.md).
-# bt-speaker follows bt-loop in its boot (it needs bt-loop's pairing): asking for it runs both.
-want_bt=0 want_bt_speaker=0
-if want bt-loop || want bt-speaker; then
+# bt-speaker and bt-phone follow bt-loop in its boot (they need its controllers and pairing):
+# asking for either runs bt-loop first.
+want_bt=0 want_bt_speaker=0 want_bt_phone=0
+if want bt-loop || want bt-speaker || want bt-phone; then
   if hil_bluetooth; then
     want_bt=1
     want bt-speaker && want_bt_speaker=1
-  elif [ ${#ONLY[@]} -gt 0 ]; then hil_log "bt-loop and bt-speaker skipped: they run only with JUKEBOX_HIL_BLUETOOTH=1"; fi
+    want bt-phone && want_bt_phone=1
+  elif [ ${#ONLY[@]} -gt 0 ]; then hil_log "bt-loop, bt-speaker and bt-phone skipped: they run only with JUKEBOX_HIL_BLUETOOTH=1"; fi
 fi
 if hil_want_systemd || [ $want_bt = 1 ]; then
   hil_resolve_deb
@@ -125,7 +129,7 @@ if hil_want_systemd; then
   hil_run_systemd_guest
 fi
 if [ $want_bt = 1 ]; then
-  hil_run_bluetooth_guest "$want_bt_speaker"
+  hil_run_bluetooth_guest "$want_bt_speaker" "$want_bt_phone"
 fi
 
 hil_log "prepare $((t_prepared - t_start)) s, run $(($(date +%s) - t_prepared)) s"

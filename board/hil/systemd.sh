@@ -25,7 +25,7 @@ HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,alsa-utils,mpc
 # bt-loop, opt-in (JUKEBOX_HIL_BLUETOOTH=1): the Bluetooth stack it drives is added to the root
 # only then, so without it the image (and its stamps) stay exactly what they were.
 HIL_BT_PACKAGES=dbus,bluez,bluez-test-tools,bluez-alsa-utils
-HIL_BT_IMAGE_VERSION=3
+HIL_BT_IMAGE_VERSION=4
 hil_bluetooth() { [ "${JUKEBOX_HIL_BLUETOOTH:-0}" = 1 ]; }
 HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-web deb-upload deb-mpd deb-radio service-boot rfid-keyboard usb-stick serial-console power-cut upload-power-cut deb-upgrade deb-purge"
 
@@ -145,8 +145,9 @@ hil_prepare_image() {
   if hil_bluetooth; then
     # bt-loop starts its own two bluealsa daemons (one an adapter each): the source's under the
     # default name org.bluealsa (bt-speaker's jukebox talks to it), the sink's as
-    # org.bluealsa.sink; Debian's policy lets root own org.bluealsa.* but send only to
-    # org.bluealsa itself.
+    # org.bluealsa.sink (bt-phone: the box's sink as org.bluealsa, the phone's source as
+    # org.bluealsa.phone); Debian's policy lets root own org.bluealsa.* but send only to
+    # org.bluealsa itself. bt-phone unmasks bluealsa-aplay.service.
     ln -sf /dev/null "$r/etc/systemd/system/bluealsa.service"
     ln -sf /dev/null "$r/etc/systemd/system/bluealsa-aplay.service"
     cat > "$r/etc/dbus-1/system.d/hil-bluealsa.conf" <<'XML'
@@ -155,6 +156,7 @@ hil_prepare_image() {
 <busconfig>
   <policy user="root">
     <allow send_destination="org.bluealsa.sink"/>
+    <allow send_destination="org.bluealsa.phone"/>
   </policy>
 </busconfig>
 XML
@@ -164,12 +166,12 @@ XML
   hil_stamp image "$key"
 }
 
-# Boots the disk run.img of the run folder (HIL_SD, default $HIL_CACHE/sd) once; extra QEMU
-# arguments follow. Console in $1.
+# Boots the disk run.img of the run folder (HIL_SD, default $HIL_CACHE/sd) once, for at most
+# HIL_BOOT_TIMEOUT seconds (600); extra QEMU arguments follow. Console in $1.
 hil_boot_systemd() {
   local console=$1 sd=${HIL_SD:-$HIL_CACHE/sd}
   shift
-  timeout 600 "${HIL_QEMU[@]}" -m 512 -pidfile "$sd/qemu.pid" \
+  timeout "${HIL_BOOT_TIMEOUT:-600}" "${HIL_QEMU[@]}" -m 512 -pidfile "$sd/qemu.pid" \
     -append "console=ttyS0 quiet loglevel=3 hil.mode=systemd systemd.show_status=0 rw" \
     -drive file="$sd/run.img",format=raw,if=virtio,cache=writeback \
     -fsdev local,id=repo,path="$REPO",security_model=none,readonly=on \
@@ -302,17 +304,16 @@ hil_run_systemd_guest() {
   hil_log "boot 3: $(($(date +%s) - t0)) s"
 }
 
-# bt-speaker's files in the run folder $1: the package (as deb-install installs it), hilctl, and
-# its track: 36 stereo chirps of 8.5 s, each over other frequencies (5 min 6 s, WAV and raw), so
-# that any 1.5 s of it is found at one place only (one slow sweep over 5 min would leave the
-# cross-correlation a choice between neighbouring cycles of the tone). JUKEBOX_HIL_BT_CYCLES:
-# the disconnect/connect cycles (default 20).
-hil_bt_speaker_files() {
+# bt-speaker's and bt-phone's files in the run folder $1: the package (as deb-install installs
+# it), hilctl, and the track jukebox plays: 36 stereo chirps of 8.5 s, each over other
+# frequencies (5 min 6 s, WAV and raw), so that any 1.5 s of it is found at one place only (one
+# slow sweep over 5 min would leave the cross-correlation a choice between neighbouring cycles of
+# the tone).
+hil_bt_jukebox_files() {
   local sd=$1 i
   cp "$HIL_DEB" "$sd/jukebox_$(dpkg-deb -f "$HIL_DEB" Version)_amd64.deb"
   dpkg-deb -f "$HIL_DEB" Version > "$sd/deb-version"
   cp "$HIL_CACHE/tools/hilctl" "$sd/"
-  echo "${JUKEBOX_HIL_BT_CYCLES:-20}" > "$sd/speaker-cycles"
   mkdir -p "$sd/sweep"
   for i in $(seq 0 35); do
     sox -q -n -r 44100 -c 2 -b 16 "$sd/sweep/$(printf %02d "$i").wav" \
@@ -325,7 +326,9 @@ hil_bt_speaker_files() {
 
 # bt-loop (opt-in): one boot of a fresh copy of the image, its own run folder $HIL_CACHE/bt;
 # board/hil/guest/bluetooth.sh drives it. The test sound (an 8 s stereo chirp) is made here.
-# With $1 = 1, bt-speaker follows in the same boot.
+# With $1 = 1, bt-speaker follows in the same boot (JUKEBOX_HIL_BT_CYCLES: its disconnect/connect
+# cycles, default 20); with $2 = 1, bt-phone (JUKEBOX_HIL_BT_PHONE_CYCLES: the phone's
+# start/stop cycles, default 10). The guest runs each one whose NAME-cycles file is there.
 hil_run_bluetooth_guest() {
   local sd="$HIL_CACHE/bt" t0
   rm -rf "$sd" && mkdir -p "$sd"
@@ -336,12 +339,20 @@ hil_run_bluetooth_guest() {
   sox -q -n -r 44100 -c 2 -b 16 "$sd/chirp.wav" synth 8 sine 200-6000 sine 300-5000 vol 0.5
   local what=bt-loop
   if [ "${1:-0}" = 1 ]; then
-    what="bt-loop, bt-speaker"
-    hil_bt_speaker_files "$sd"
+    what="$what, bt-speaker"
+    echo "${JUKEBOX_HIL_BT_CYCLES:-20}" > "$sd/speaker-cycles"
   fi
+  if [ "${2:-0}" = 1 ]; then
+    what="$what, bt-phone"
+    echo "${JUKEBOX_HIL_BT_PHONE_CYCLES:-10}" > "$sd/phone-cycles"
+  fi
+  [ "$what" = bt-loop ] || hil_bt_jukebox_files "$sd"
   hil_log "systemd guest, bluetooth boot: $what"
   t0=$(date +%s)
-  HIL_SD=$sd hil_boot_systemd "$sd/console.log" || true
+  # bt-phone adds ~3-4 min to the boot under TCG (pairing again, apt install, 10 cycles).
+  local limit=600
+  [ "${2:-0}" = 1 ] && limit=900
+  HIL_SD=$sd HIL_BOOT_TIMEOUT=$limit hil_boot_systemd "$sd/console.log" || true
   hil_results "$sd/console.log"
   hil_finished "$sd/console.log" '^HIL-PHASE-DONE bluetooth' "the bluetooth boot did not finish" 30 || true
   hil_log "bluetooth boot: $(($(date +%s) - t0)) s (logs in $sd/log)"

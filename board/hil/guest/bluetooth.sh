@@ -9,7 +9,8 @@
 # connects A2DP; aplay plays the chirp to the speaker's PCM while arecord records the speaker's
 # side; pcmsnr finds the chirp in the recording and gives the SNR (SBC is lossy). Then 5 times:
 # disconnect, connect, a 2 s play recorded and checked. Then, when asked for, bt-speaker
-# (bt-speaker.sh): the installed jukebox plays to the speaker. Logs in /mnt/out/log.
+# (bt-speaker.sh): the installed jukebox plays to the speaker, and bt-phone (bt-phone.sh): a
+# phone plays through the box. Logs in /mnt/out/log.
 set -uo pipefail
 OUT=/mnt/out
 L=$OUT/log
@@ -108,7 +109,9 @@ loop() {
   # The source's bluealsa through hilsndbuf.so: see board/hil/tools/lib/hilsndbuf.c.
   # The source's daemon under the default name: bt-speaker's jukebox talks to it as to any box's.
   LD_PRELOAD=$OUT/hilsndbuf.so bluealsa -i hci0 -p a2dp-source --a2dp-force-audio-cd >"$L/bluealsa-source.log" 2>&1 &
+  BA_SOURCE=$!
   bluealsa -i hci1 -p a2dp-sink -B sink >"$L/bluealsa-sink.log" 2>&1 &
+  BA_SINK=$!
   wait_for 30 bluealsa-cli status >/dev/null 2>&1 || note "bluealsa (source) not on the bus"
   wait_for 30 bluealsa-cli -B sink status >/dev/null 2>&1 || note "bluealsa (sink) not on the bus"
   ok || return
@@ -144,6 +147,7 @@ loop() {
   wait_for 30 has_pcms || note "no A2DP PCMs within 30 s of connecting (source: '$(pcms)', sink: '$(pcms sink)')"
   connected=$(secs "$t")
   ok || return
+  BT_CONNECTED=1
   play_and_record 8 main || note "8 s chirp: $SNR"
   main=$SNR
   for i in 1 2 3 4 5; do
@@ -159,7 +163,7 @@ loop() {
 
 echo "HIL-BEGIN bt-loop (uptime $(uptime_s) s)"
 T0=$(uptime_s)
-discovered="" paired="" connected="" main="" cycles=() BTVIRT_TRIES=""
+discovered="" paired="" connected="" main="" cycles=() BTVIRT_TRIES="" BT_CONNECTED=0
 loop
 secs_total=$(secs "$T0")
 if [ ${#PROBLEMS[@]} -eq 0 ]; then
@@ -171,17 +175,28 @@ else
   sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$CTL" 2>/dev/null | tail -n 15 | sed 's/^/  | /'
   echo
 fi
-# bt-speaker (when the host put the package in the run folder): the installed jukebox as the
-# source, on bt-loop's pairing (board/hil/guest/bt-speaker.sh).
+# bt-speaker (when the host asked for it: speaker-cycles in the run folder): the installed
+# jukebox as the source, on bt-loop's pairing (board/hil/guest/bt-speaker.sh). bt-phone (asked
+# for with phone-cycles): the roles turned round, a phone playing through the box
+# (board/hil/guest/bt-phone.sh, which uses bt-speaker.sh's helpers). Each needs bt-loop's
+# controllers and pairing, and connects again itself: a bt-loop that failed later (a chirp's
+# SNR) does not stop them.
 if [ -f "$OUT/deb-version" ]; then
   # shellcheck source=board/hil/guest/bt-speaker.sh
   . "$(dirname "${BASH_SOURCE[0]}")/bt-speaker.sh"
-  if [ ${#PROBLEMS[@]} -eq 0 ]; then
-    speaker_scenario
-  else
-    echo "HIL-RESULT FAIL bt-speaker (0s)"
-    echo "  expected/seen: bt-loop's pairing and connection first (bt-loop failed)"
-  fi
+  for s in speaker phone; do
+    [ -f "$OUT/$s-cycles" ] || continue
+    if [ "$BT_CONNECTED" = 1 ]; then
+      if [ $s = phone ]; then
+        # shellcheck source=board/hil/guest/bt-phone.sh
+        . "$(dirname "${BASH_SOURCE[0]}")/bt-phone.sh"
+      fi
+      "${s}_scenario"
+    else
+      echo "HIL-RESULT FAIL bt-$s (0s)"
+      echo "  expected/seen: bt-loop's pairing and connection first (bt-loop failed before)"
+    fi
+  done
 fi
 [ -e /tmp/ctl.in ] && ctl quit
 dmesg >"$L/dmesg.txt"

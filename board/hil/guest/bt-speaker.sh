@@ -20,7 +20,7 @@ SPEAKER_CYCLES=$(cat "$OUT/speaker-cycles" 2>/dev/null || echo 20)
 prop() { systemctl show -p "$1" --value jukebox.service; }
 field() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" <<<"$2" | head -n 1 | cut -d: -f2- | tr -d '"'; }
 # sample: one `status --json` through hilctl (C; a Swift client takes seconds to start under
-# TCG); STATUS_OUTPUT, STATUS_PHASE, STATUS_POS set; each sample is checked against the one
+# TCG); STATUS_JSON, STATUS_OUTPUT, STATUS_PHASE, STATUS_POS set; each sample is checked against the one
 # before: back by at most BACK_MAX, ahead by at most the uptime passed + 0.3 s.
 LAST_T="" LAST_P=""
 SAMPLES=$L/speaker-samples.txt
@@ -28,7 +28,7 @@ sample() {
   local j t p
   j=$("$OUT/hilctl" "$SOCK" status --json 2>/dev/null | tail -n 1)
   t=$(uptime_s)
-  STATUS_OUTPUT=$(field output "$j") STATUS_PHASE=$(field phase "$j") STATUS_POS=$(field position "$j")
+  STATUS_JSON=$j STATUS_OUTPUT=$(field output "$j") STATUS_PHASE=$(field phase "$j") STATUS_POS=$(field position "$j")
   p=$STATUS_POS
   echo "$t $p $STATUS_OUTPUT $STATUS_PHASE" >>"$SAMPLES"
   [ -n "$p" ] || return 0
@@ -100,11 +100,11 @@ cycle_half() {
   play_for 1 || note "cycle $i: the position did not advance on output $3"
 }
 
-speaker() {
+# install_jukebox: the package from the run folder, `apt install` as deb-install does (once a
+# boot: bt-phone after bt-speaker finds it installed); `installed`: the seconds it took.
+install_jukebox() {
   local deb version t
-  # The speaker away first: the service starts on the card.
-  ctl "disconnect $A1"
-  wait_for 30 no_source_pcm || note "the speaker's PCM still there 30 s after 'disconnect'"
+  if dpkg -s jukebox >/dev/null 2>&1; then installed="(installed before)"; return; fi
   version=$(cat "$OUT/deb-version")
   deb=jukebox_${version}_amd64.deb
   cp "$OUT/$deb" /root/
@@ -113,6 +113,14 @@ speaker() {
     || note "apt install ./$deb failed: $(tail -n 5 "$L/apt.log" | tr '\n' ' ')"
   installed=$(secs "$t")
   id -nG jukebox 2>/dev/null | grep -qw audio || note "user jukebox not in group audio: $(id jukebox 2>&1)"
+}
+
+speaker() {
+  local t
+  # The speaker away first: the service starts on the card.
+  ctl "disconnect $A1"
+  wait_for 30 no_source_pcm || note "the speaker's PCM still there 30 s after 'disconnect'"
+  install_jukebox
   ok || return
   # The box's config as its user would edit it: the Loopback card, the speaker, one known track.
   sed -i "s|\"device\": \"default\"|\"device\": \"hw:Loopback,0,0\"|; s|\"logLevel\": \"info\",|&\n  \"bluetooth\": {\"speaker\": \"$A1\"},|" "$CONFIG"

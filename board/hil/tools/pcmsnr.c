@@ -5,7 +5,8 @@
 //   pcmsnr SOURCE RECORDING RATE MIN_DB
 //       finds where the recording's sound sits in SOURCE (cross-correlation of the mono mix, by
 //       FFT, of up to 2^16 recorded frames against the whole source: the codec's delay and a lost
-//       start of the stream are any offset), then compares every overlapping frame of both
+//       start of the stream are any offset, and the recording may begin up to 4096 frames before
+//       the source does: a codec's pre-echo), then compares every overlapping frame of both
 //       channels: the least-squares gain g of the recording against the source, and
 //         SNR = 10 log10(sum (g s)^2 / sum (r - g s)^2)
 //       over the whole overlap and over each 100 ms block of it (a dropout or a slip shows as a
@@ -84,10 +85,18 @@ int main(int argc, char **argv) {
     fft(b, n, -1);
     for (long i = 0; i < n; i++) a[i] *= conj(b[i]);
     fft(a, n, 1);
-    long best = 0;
-    for (long k = 1; k < ns; k++) if (creal(a[k]) > creal(a[best])) best = k;
+    // Negative lags too (a[n + k], k < 0): a codec's pre-echo can put the recording's first
+    // frame above -60 dBFS a few frames before the source's first sound (SBC: 4 frames, seen
+    // in bt-loop), and the match then starts before source frame 0.
+    long best = 0, max_before = chunk < 4096 ? chunk - 1 : 4096;
+    double peak = creal(a[0]);
+    for (long k = -max_before; k < ns; k++) {
+        double v = creal(a[k < 0 ? n + k : k]);
+        if (v > peak) { peak = v; best = k; }
+    }
     free(a);
     free(b);
+    if (best < 0) { first -= best; best = 0; }
     // Recording frame first + j is source frame best + j, as far as both go.
     long overlap = last - first + 1;
     if (best + overlap > ns) overlap = ns - best;
