@@ -117,8 +117,13 @@ install_jukebox() {
 
 speaker() {
   local t
-  # The speaker away first: the service starts on the card.
+  # The speaker away first: the service starts on the card. The disconnect must be answered
+  # before anything connects again (bt-phone found a pending one cutting the next connection;
+  # here the apt install between the two happened to hide it).
+  local n
+  n=$(count 'Disconnection successful|Failed to disconnect')
   ctl "disconnect $A1"
+  wait_for 30 seen 'Disconnection successful|Failed to disconnect' "$n" || note "'disconnect $A1' not answered within 30 s"
   wait_for 30 no_source_pcm || note "the speaker's PCM still there 30 s after 'disconnect'"
   install_jukebox
   ok || return
