@@ -26,7 +26,8 @@ extension WebFaceTests {
             "… more problems in the file than are shown",
         ]
 
-        let status = try ctl("status", "--json")
+        // The file is read off the loop: its lines come a moment after the start, and after a reload.
+        let status = try statusUntil { $0.contains("setupProblems") }
         XCTAssertEqual(status.status, 0, status.stderr)
         XCTAssertLessThan(status.stdout.utf8.count, 8_000, "bounded")
         XCTAssertFalse(status.stdout.contains("\u{1B}") || status.stdout.contains("\\u001b"), status.stdout)
@@ -49,7 +50,7 @@ extension WebFaceTests {
         // The builder fixed the card: no file at the next reading (a reload), no problems.
         try FileManager.default.removeItem(atPath: path)
         XCTAssertEqual(try ctl("reload").status, 0)
-        XCTAssertFalse(try ctl("status", "--json").stdout.contains("setupProblems"))
+        XCTAssertFalse(try statusUntil { !$0.contains("setupProblems") }.stdout.contains("setupProblems"))
         XCTAssertFalse(try ctl("diag").stdout.contains("setup problem"))
         let none = try http("GET", "/api/system", headers: ["Cookie": cookie])
         XCTAssertTrue(none.body.contains("\"setupProblems\":[]"), none.body)
@@ -57,12 +58,24 @@ extension WebFaceTests {
         // A file that cannot be read (a folder in its place) is itself the one problem, and logged.
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
         XCTAssertEqual(try ctl("reload").status, 0)
-        let unreadable = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(try ctl("status", "--json").stdout.utf8)) as? [String: Any])
+        let again = try statusUntil { $0.contains("setupProblems") }
+        let unreadable = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
         let lines = try XCTUnwrap(unreadable["setupProblems"] as? [String], "\(unreadable)")
         XCTAssertEqual(lines.count, 1)
         XCTAssertTrue(lines[0].hasPrefix("the setup problems file cannot be read: "), lines[0])
         XCTAssertTrue(lines[0].contains("Is a directory"), lines[0])
         XCTAssertTrue(try ctl("log", "10").stdout.contains("the setup problems file cannot be read"))
         XCTAssertEqual(daemon.process.isRunning, true, "the player plays on")
+    }
+
+    /// `status --json` once `done` holds of it, or after 10 s (the last one, for the assertions to
+    /// say what it held).
+    private func statusUntil(_ done: (String) -> Bool) throws -> Jukebox.Result {
+        let start = Date()
+        while true {
+            let status = try ctl("status", "--json")
+            if done(status.stdout) || Date().timeIntervalSince(start) > 10 { return status }
+            usleep(20_000)
+        }
     }
 }

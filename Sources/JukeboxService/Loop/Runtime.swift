@@ -97,13 +97,26 @@ public final class Runtime: LoopCore {
     /// The appliance image's problems file (config `setupProblems`); nil: none is read.
     public var setupProblemsPath: String?
 
-    /// Reads the problems file (`SetupProblemsFile`: bounded, on the loop) and hands the core
-    /// its lines; one that cannot be read is logged, and is itself the one line shown.
+    /// Reads the problems file; a test holds it to see the loop go on meanwhile.
+    public var readSetupProblemsFile: @Sendable (String) -> (lines: [String], error: String?) = { SetupProblemsFile.read($0) }
+    private let setupProblemsReads = SetupProblemsReads()
+
+    /// Reads the problems file (`SetupProblemsFile`, bounded) on a thread of its own, never on
+    /// the loop: its path is the config's, and a file on a stuck disk must not stop the player.
+    /// The core gets its lines through the mailbox; one that cannot be read is logged, and is
+    /// itself the one line shown. Only the newest read is heard: an older one still going (a dead
+    /// disk) is left to end by itself, and its lines are dropped.
     func readSetupProblems() {
         guard let path = setupProblemsPath else { return }
-        let read = SetupProblemsFile.read(path)
-        if let error = read.error { log.warning("the setup problems file cannot be read: \(error)") }
-        dispatch(.setupProblems(read.lines))
+        let read = readSetupProblemsFile, mailbox = self.mailbox, reads = setupProblemsReads
+        let generation = reads.next()
+        NativeThread(name: "jukebox-setup") {
+            let got = read(path)
+            reads.ifNewest(generation) {
+                if let error = got.error { mailbox.postLog(.warning, "the setup problems file cannot be read: \(error)") }
+                mailbox.post(.setupProblems(got.lines))
+            }
+        }.detach()
     }
 
     /// Where podcast feeds are fetched (`Command.fetchPodcast`); nil: this player fetches none.
