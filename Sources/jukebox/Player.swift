@@ -56,7 +56,7 @@ struct PlayerSetup {
     /// The config file (the MQTT bridge checks it when it holds the broker's password).
     var configPath: String?
     /// Re-reads the configuration (SIGHUP); nil for players without a config file.
-    var reload: ((Log) -> Settings?)?
+    var reload: ((Log) -> ConfigReload?)?
 }
 
 /// Wires the live adapters into a runtime and runs it: the part of `main` every subcommand

@@ -78,6 +78,9 @@ enum Subcommands {
         setup.mqtt = config.mqtt
         setup.configPath = configPath
         setup.musicFolders = config.music.filter(isDirectory)
+        // The speaker's rules the player runs with: the start's, then each reload's while the
+        // speaker stays the one the watcher was made for.
+        let running = RunningRules(bluetooth: config.settings.bluetooth)
         setup.reload = { log in
             // Policy (volume limits, timings, buttons' gestures, the panel layout) applies at once;
             // what needs reopening the device or the board says so and waits for a restart.
@@ -88,30 +91,16 @@ enum Subcommands {
             }
             for w in fresh.warnings { log.warning(w) }
             let c = fresh.config
-            if c.device != config.device || c.audio != config.audio || c.snapcast != config.snapcast || c.mixer != config.mixer
-                || c.mixerCard != config.mixerCard {
-                log.warning("SIGHUP: the sound device or mixer changed; that takes effect at the next restart")
-            }
-            if c.hardware != config.hardware || c.socketPath != config.socketPath || c.statePath != config.statePath
-                || c.mpd != config.mpd || c.rfid != config.rfid || c.usbRoots != config.usbRoots || c.usbMountsOnly != config.usbMountsOnly
-                || c.mqtt != config.mqtt {
-                log.warning("SIGHUP: buttons, display, socket, mpd, rfid, usb roots, mqtt or state file changed; that takes effect at the next restart")
-            }
-            if c.radioBufferSeconds != config.radioBufferSeconds || c.radioCAFile != config.radioCAFile {
-                log.warning("SIGHUP: radio.bufferSeconds or radio.caFile changed; that takes effect at the next restart")
+            let waiting = config.waitingForRestart(c)
+            if !waiting.isEmpty {
+                log.warning("SIGHUP: \(waiting.joined(separator: ", ")) changed; that takes effect at the next restart")
             }
             var settings = c.settings
             settings.display = config.hardware.layout
             // The speaker's watcher and device are made at start: its rules apply at once only
             // while it is the same speaker on the same device.
-            if c.bluetooth != config.bluetooth {
-                log.warning("SIGHUP: bluetooth.speaker or bluetooth.device changed (or the section came or went); that takes effect at the next restart")
-                settings.bluetooth = config.settings.bluetooth
-            }
-            if c.bluetoothPhone != config.bluetoothPhone {
-                log.warning("SIGHUP: bluetooth.phone changed; that takes effect at the next restart")
-            }
-            return settings
+            if c.bluetooth != config.bluetooth { settings.bluetooth = running.bluetooth } else { running.bluetooth = settings.bluetooth }
+            return ConfigReload(settings: settings, waiting: waiting)
         }
         return Player.run(setup) { log in
             for w in loaded.warnings { log.warning(w) }
@@ -275,4 +264,10 @@ enum Subcommands {
         writeAll(1, text + "\n")
         return 0
     }
+}
+
+/// What a reload keeps as it runs when the file's value waits for the next start.
+private final class RunningRules {
+    var bluetooth: BluetoothSettings?
+    init(bluetooth: BluetoothSettings?) { self.bluetooth = bluetooth }
 }

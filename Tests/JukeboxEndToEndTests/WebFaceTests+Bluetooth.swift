@@ -81,13 +81,17 @@ extension WebFaceTests {
         XCTAssertTrue(capped.contains("\"volumeMax\":40,"), "the speaker's cap holds while it plays: " + capped)
         // A new address waits for the next start (the page is told so); read back as the config reads it.
         let moved = try http("POST", "/api/settings/change", json: #"{"changes":{"bluetooth.speaker":"11:22:33:44:55:aa"}}"#, headers: auth)
-        XCTAssertEqual(moved.body, "{\"saved\":true,\"reload\":\"ok configuration reloaded\",\"atStart\":[\"bluetooth.speaker\"]}")
+        XCTAssertEqual(moved.body, "{\"saved\":true,\"reload\":\"ok configuration reloaded; at the next start: bluetooth\",\"atStart\":[\"bluetooth.speaker\"]}")
         let file = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertTrue(file.contains(#""bluetooth":{"speaker":"11:22:33:44:55:aa", "volumeMax": 40, "whenGone": "pause"}"#), file)
         let again = try http("GET", "/api/settings", headers: ["Cookie": cookie]).body
         XCTAssertTrue(again.contains(#"{"key":"bluetooth.speaker","value":"11:22:33:44:55:AA","#), again)
         XCTAssertTrue(again.contains(#"{"key":"bluetooth.whenGone","value":"pause","#), again)
         XCTAssertTrue(again.contains(#"{"key":"bluetooth.volumeMax","value":40,"#), again)
+        // The new speaker's rules wait for that start too, and the reply says so, not "applied".
+        let later = try http("POST", "/api/settings/change", json: #"{"changes":{"bluetooth.volumeMax":30}}"#, headers: auth)
+        XCTAssertEqual(later.body, "{\"saved\":true,\"reload\":\"ok configuration reloaded; at the next start: bluetooth\",\"atStart\":[]}")
+        XCTAssertTrue(try ctl("status", "--json").stdout.contains("\"volumeMax\":40,"), "the running speaker keeps its cap")
 
         monitor.write(Data("PCMRemoved /org/bluealsa/hci0/dev_AA_BB_CC_DD_EE_FF/a2dpsrc/sink\n".utf8))
         XCTAssertTrue(waitFor(10) { (try? self.http("GET", "/api/status").body)?.contains(#""speakerConnected":false"#) == true })

@@ -20,6 +20,21 @@ final class ConfigTests: XCTestCase {
         }
     }
 
+    /// A reload names, in the file's words, what waits for the next start; policy alone waits
+    /// for nothing, and the reply says which.
+    func testAReloadNamesWhatWaitsForTheNextStart() throws {
+        let running = try parse(#"{"device": "hw:0", "volumeMax": 80, "bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF", "volumeMax": 40}}"#).config
+        let policy = try parse(#"{"device": "hw:0", "volumeMax": 60, "bluetooth": {"speaker": "aa:bb:cc:dd:ee:ff", "volumeMax": 30}}"#).config
+        XCTAssertEqual(running.waitingForRestart(policy), [])
+        XCTAssertEqual(ConfigReload(settings: policy.settings).reply, "ok configuration reloaded")
+        let moved = try parse(#"{"device": "hw:1", "socket": "/run/x", "buttons": {"play": "GPIO17"}, "bluetooth": {"speaker": "11:22:33:44:55:66"}, "mixer": "PCM"}"#).config
+        XCTAssertEqual(running.waitingForRestart(moved), ["device", "socket", "mixer", "bluetooth", "buttons"])
+        XCTAssertEqual(ConfigReload(settings: moved.settings, waiting: ["device", "bluetooth"]).reply,
+                       "ok configuration reloaded; at the next start: device, bluetooth")
+        let gone = try parse(#"{"device": "hw:0"}"#).config
+        XCTAssertEqual(running.waitingForRestart(gone), ["bluetooth"], "the section gone")
+    }
+
     func testEmptyObjectGivesTheDefaults() throws {
         let (c, w) = try parse("{}")
         XCTAssertEqual(c, Config())

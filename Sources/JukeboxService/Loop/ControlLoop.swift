@@ -249,8 +249,9 @@ final class ControlPort: ControlLoop {
     var diagnostics: (() -> [String])?
     /// The cards map's worker (`Runtime.watchCards`); nil: no cards map.
     var cards: CardMapWorker?
-    /// Re-reads the configuration (SIGHUP, `reload`): the new settings, or nil after logging why not.
-    var reload: (() -> Settings?)?
+    /// Re-reads the configuration (SIGHUP, `reload`): the new settings and what waits for a
+    /// restart, or nil after logging why not.
+    var reload: (() -> ConfigReload?)?
     /// The control socket's face, if a socket is open.
     var control: ControlFace? { didSet { control?.loop = self } }
     /// The serial console's face, if one is configured.
@@ -399,12 +400,12 @@ final class ControlPort: ControlLoop {
         }
         core.notifier?.reloading()
         defer { core.notifier?.readyAgain() }
-        guard let settings = reload() else {
+        guard let read = reload() else {
             return "error: the configuration was not reloaded; the log says why (log 5)"
         }
-        core.dispatch(.reconfigured(settings))
+        core.dispatch(.reconfigured(read.settings))
         log.info("SIGHUP: configuration reloaded")
-        return "ok configuration reloaded"
+        return read.reply
     }
     func restartPlayer() -> String { core.restartPlayer() }
 

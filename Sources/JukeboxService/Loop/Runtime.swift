@@ -57,7 +57,7 @@ public final class Runtime: LoopCore {
     public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
     /// Chooses the sound device the next opening uses (`Command.routeOutput`; `RoutedOutput`).
     public var routeOutput: ((OutputRoute) -> Void)? { get { hooks.routeOutput } set { hooks.routeOutput = newValue } }
-    public var reload: (() -> Settings?)? { get { control.reload } set { control.reload = newValue } }
+    public var reload: (() -> ConfigReload?)? { get { control.reload } set { control.reload = newValue } }
     /// BlueZ's bluetoothctl, run for `bluetooth pair|trust|forget` (`BluetoothControl`; found on
     /// PATH at start); nil: not installed, and those lines say so.
     public var bluetoothctl: String? { get { control.bluetoothctl } set { control.bluetoothctl = newValue } }

@@ -148,7 +148,11 @@ async function save(ev) {
   }
   const reload = String(r.data.reload || '');
   let message = 'Saved to the config file.';
-  if (reload.startsWith('ok')) message += ' The player applied it.';
+  // "ok configuration reloaded; at the next start: KEY, KEY": applied, but for what the
+  // running player only takes when it next starts (a new speaker and its rules, a device).
+  const waiting = reload.startsWith('ok') ? reload.split('; at the next start: ')[1] : undefined;
+  if (waiting) message += ` The player applied it, but for what waits for its next start: ${waiting}.`;
+  else if (reload.startsWith('ok')) message += ' The player applied it.';
   else message += ` The player did not apply it: ${reload.replace(/^error: /, '')}`;
   if ((r.data.atStart || []).length) message += ` ${r.data.atStart.map((k) => (labels[k] || [k])[0]).join(', ')}: when the player next starts.`;
   await loadSettings();
