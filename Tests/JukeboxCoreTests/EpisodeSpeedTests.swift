@@ -73,6 +73,7 @@ extension PodcastReduceTests {
             $0.queueSpeed = 1.5
             $0.nextPlayID = 4
             $0.handedNext = PlayRef(playID: 3, trackID: 2)
+            $0.handedBefore = HandedBefore(ref: PlayRef(playID: 2, trackID: 2), after: 1)
             $0.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: 1.5)
             $0.shown = faster
         }, commands: [

@@ -64,6 +64,7 @@ final class LoudnessScanTests: XCTestCase {
             $0.loudnessScans.measured = ["/music/2.flac": measured]
             $0.loudnessScans.arrival = ["/music/2.flac"]
             $0.handedNext = PlayRef(playID: 3, trackID: 2)
+            $0.handedBefore = HandedBefore(ref: PlayRef(playID: 2, trackID: 2), after: 1)
             $0.nextPlayID = 4
         }, commands: [.setNext(playID: 3, path: "/music/2.flac", gain: minus6)])
         // Track 2 goes on from track 1 gaplessly with that gain; track 3, still awaited, is not asked again.
@@ -71,6 +72,7 @@ final class LoudnessScanTests: XCTestCase {
             $0.cursor = 1
             $0.loaded = PlayRef(playID: 3, trackID: 2)
             $0.handedNext = PlayRef(playID: 4, trackID: 3)
+            $0.handedBefore = nil
             $0.nextPlayID = 5
             $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
             $0.shown = status("playing", song: 2, index: 2, of: 3)
@@ -79,6 +81,45 @@ final class LoudnessScanTests: XCTestCase {
             .persistPlace(Snapshot(tracks: infos(3), current: 1, phase: .playing)),
             .render(status("playing", song: 2, index: 2, of: 3)),
         ])
+    }
+
+    /// The measurement came in the moment after the engine had gone on into track 2 as first
+    /// handed (play 2), before the loop heard of it: the re-hand (play 3) reached the engine
+    /// too late to change it. Track 2 plays on as the engine started it: not started again from
+    /// 0 (the defect this guards against), play 3 withdrawn, track 3 handed as its successor.
+    /// The engine's start report may come before its end report, or after.
+    func testASuccessorHandedAgainAfterTheEngineWentIntoItPlaysOn() {
+        for startFirst in [false, true] {
+            let h = CoreHarness(queue(LoudnessSettings(mode: .track)))
+            playAsking(h)
+            let measured = Loudness(trackGain: -6, trackPeak: 0.25)
+            h.send(.loudnessMeasured(path: "/music/2.flac", measured), {
+                $0.loudnessScans.pending = ["/music/1.flac", "/music/3.flac"]
+                $0.loudnessScans.measured = ["/music/2.flac": measured]
+                $0.loudnessScans.arrival = ["/music/2.flac"]
+                $0.handedNext = PlayRef(playID: 3, trackID: 2)
+                $0.handedBefore = HandedBefore(ref: PlayRef(playID: 2, trackID: 2), after: 1)
+                $0.nextPlayID = 4
+            }, commands: [.setNext(playID: 3, path: "/music/2.flac", gain: minus6)])
+            let went: Event = startFirst ? .trackStarted(playID: 2) : .trackFinished(playID: 1, next: 2)
+            h.send(went, {
+                $0.cursor = 1
+                $0.loaded = PlayRef(playID: 2, trackID: 2)
+                $0.handedNext = PlayRef(playID: 4, trackID: 3)
+                $0.handedBefore = nil
+                $0.nextPlayID = 5
+                $0.savedMark = mark(revision: 1, current: 2, phase: .playing)
+                $0.shown = status("playing", song: 2, index: 2, of: 3)
+            }, commands: [
+                .clearNext,
+                .setNext(playID: 4, path: "/music/3.flac", gain: nil),
+                .persistPlace(Snapshot(tracks: infos(3), current: 1, phase: .playing)),
+                .render(status("playing", song: 2, index: 2, of: 3)),
+            ])
+            // The other report of the same move changes nothing.
+            let other: Event = startFirst ? .trackFinished(playID: 1, next: 2) : .trackStarted(playID: 2)
+            h.send(other, { _ in }, commands: [])
+        }
     }
 
     func testTheTrackPlayingKeepsItsGainUntilItStartsAgain() {

@@ -56,6 +56,7 @@ final class SpeedTests: XCTestCase {
             $0.queueSpeed = speed
             $0.nextPlayID = nextPlay + 1
             $0.handedNext = PlayRef(playID: nextPlay, trackID: 2)
+            $0.handedBefore = HandedBefore(ref: PlayRef(playID: nextPlay - 1, trackID: 2), after: 1)
             $0.savedMark = mark(revision: 1, current: 1, phase: phase, speed: speed)
             $0.savedPosition = 30
             $0.shown = status(word, song: 1, index: 1, of: 3, elapsed: "0:30", speed: shown)
@@ -105,6 +106,7 @@ final class SpeedTests: XCTestCase {
         expected.queueSpeed = 1.5
         expected.nextPlayID = 4
         expected.handedNext = PlayRef(playID: 3, trackID: 2)
+        expected.handedBefore = HandedBefore(ref: PlayRef(playID: 2, trackID: 2), after: 1)
         expected.savedMark = mark(revision: 1, current: 1, phase: .playing, speed: 1.5)
         XCTAssertEqual(reduce(&s, .setSpeed(1.5)), [
             .setNext(playID: 3, path: "/music/2.flac", speed: 1.5),
@@ -129,6 +131,7 @@ final class SpeedTests: XCTestCase {
             $0.settings = faster
             $0.nextPlayID = 4
             $0.handedNext = PlayRef(playID: 3, trackID: 2)
+            $0.handedBefore = HandedBefore(ref: PlayRef(playID: 2, trackID: 2), after: 1)
             $0.shown = status("playing", song: 1, index: 1, of: 3, elapsed: "0:30", speed: "1.25")
         }, commands: [
             .setSpeed(playID: 1, speed: 1.25),

@@ -80,6 +80,6 @@ extension State {
             step.commands.append(.setSpeed(playID: loaded.playID, speed: now.current))
         }
         // `finish` hands it again (`syncNext`) at its new speed.
-        if handedNext != nil, was.next != now.next { handedNext = nil }
+        if handedNext != nil, was.next != now.next { handNextAgain() }
     }
 }

@@ -16,6 +16,19 @@ public struct PlayRef: Equatable, Sendable {
 
 /// The fields whose change makes the state worth saving at once (the position alone is saved
 /// at most every `saveInterval` while playing).
+/// A successor replaced by the same track handed again (`State.handedBefore`).
+public struct HandedBefore: Equatable, Sendable {
+    /// The play first handed.
+    public var ref: PlayRef
+    /// The play it was to follow.
+    public var after: UInt64
+
+    public init(ref: PlayRef, after: UInt64) {
+        self.ref = ref
+        self.after = after
+    }
+}
+
 public struct SaveMark: Equatable, Sendable {
     /// `State.queueRevision` when saved.
     public var queueRevision: Int
@@ -198,6 +211,12 @@ public struct State: Equatable, Sendable {
     public var loaded: PlayRef?
     /// The play handed to the engine to continue with gaplessly.
     public var handedNext: PlayRef?
+    /// A successor handed, then replaced by the same track handed again (a gain measured, a speed
+    /// changed), and the play it was to follow: the engine may have continued into it in the
+    /// moment before the loop heard, so its start and the end before it are still the engine
+    /// going on as it was told, not a play to start again from 0. Good only while that play is
+    /// the one loaded.
+    public var handedBefore: HandedBefore?
     /// Consecutive tracks that failed (stops an endless skip loop over a broken queue).
     public var failuresInARow = 0
     /// Where the current run of failures began (the first failed track's order index, the

@@ -23,7 +23,7 @@ extension State {
         }
         switch event {
         case .trackStarted(let id):
-            if handedNext?.playID == id { advanceIntoHandedNext() }
+            if handedNext?.playID == id { advanceIntoHandedNext() } else if let before = continuedBefore(id) { advance(into: before, &step) }
             guard loaded?.playID == id else { return }
             if currentIsStream { streamStarted = true }
             failuresInARow = 0
@@ -41,6 +41,8 @@ extension State {
             if let next, handedNext?.playID == next, handedNext?.trackID == order[target] {
                 cursor = target
                 advanceIntoHandedNext()
+            } else if let next, let before = continuedBefore(next), before.trackID == order[target] {
+                advance(into: before, &step)
             } else {
                 cursor = target
                 position = 0
@@ -139,12 +141,37 @@ extension State {
         }
     }
 
+    /// Hands the successor again (`syncNext`, at the end of this step): a gain or a speed of it
+    /// changed. The one handed first is kept in mind (`handedBefore`): the engine may already be
+    /// in it.
+    mutating func handNextAgain() {
+        if let next = handedNext, let playing = loaded?.playID { handedBefore = HandedBefore(ref: next, after: playing) }
+        handedNext = nil
+    }
+
+    /// The successor handed before a re-hand, if the engine reports `id` and that successor was
+    /// to follow the play loaded now.
+    func continuedBefore(_ id: UInt64) -> PlayRef? {
+        guard let before = handedBefore, before.ref.playID == id, before.after == loaded?.playID else { return nil }
+        return before.ref
+    }
+
+    /// The engine continued into a successor handed before a re-hand: it plays on (not started
+    /// again from 0), and the engine's later successor, the same track handed again, is
+    /// withdrawn; `syncNext` hands the one that follows this.
+    mutating func advance(into ref: PlayRef, _ step: inout Step) {
+        handedNext = ref
+        advanceIntoHandedNext()
+        step.commands.append(.clearNext)
+    }
+
     /// The engine continued gaplessly into the successor it was handed.
     mutating func advanceIntoHandedNext() {
         guard let next = handedNext, let index = order.firstIndex(of: next.trackID) else { return }
         cursor = index
         loaded = next
         handedNext = nil
+        handedBefore = nil
         position = 0
         // Continued without a gap: it sounds already.
         streamStarted = currentIsStream

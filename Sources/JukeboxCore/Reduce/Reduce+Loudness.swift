@@ -33,7 +33,7 @@ extension State {
             return Loudness(trackGain: gain, trackPeak: peak)
         }
         loudnessScans.answer(path, usable)
-        if usable != nil, let next = handedNext, track(id: next.trackID)?.info.path == path { handedNext = nil }
+        if usable != nil, let next = handedNext, track(id: next.trackID)?.info.path == path { handNextAgain() }
     }
 }
 
