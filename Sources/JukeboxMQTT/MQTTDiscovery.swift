@@ -7,7 +7,8 @@ import JukeboxService
 ///
 /// Home Assistant has no MQTT media player, so the box is a set of plain entities: a now-playing
 /// sensor (attributes artist, album, position, duration, phase, file, message), buttons
-/// play/pause, next, previous and stop, a volume number (the config's volume limits), selects
+/// play/pause, next, previous and stop, a volume number (the config's volume limits), a speed
+/// number (0.75-2, the pitch kept), selects
 /// for repeat, the sleep timer and the playlists, a sleep timer sensor (minutes left), a shuffle switch, a tag scanner for cards, and a device
 /// trigger for each gesture of each wired button. Every entity has a unique id, the availability
 /// topic and the device block; topics follow `<prefix>/<component>/<node>/<object>/config`.
@@ -120,6 +121,13 @@ public struct MQTTDiscovery: Sendable {
             string("state_topic", t + "/volume"),
             F("min", .integer(volumeRange.lowerBound)), F("max", .integer(volumeRange.upperBound)), F("step", .integer(1)),
             string("mode", "slider"), string("icon", "mdi:volume-high")])
+        // The playback speed (`cmd/speed` runs `speed X`); with nothing current the topic is empty,
+        // which the template turns into Home Assistant's "None" (unknown, not an invalid number).
+        entity("number", "speed", "Speed", [
+            string("command_topic", t + "/cmd/speed"), string("state_topic", t + "/speed"),
+            string("value_template", "{{ value if value else 'None' }}"),
+            F("min", .number(Speed.range.lowerBound)), F("max", .number(Speed.range.upperBound)), F("step", .number(0.05)),
+            string("mode", "slider"), string("icon", "mdi:speedometer")])
         entity("select", "repeat", "Repeat", [
             string("command_topic", t + "/cmd/repeat"), string("state_topic", t + "/repeat"),
             options(RepeatMode.allCases.map(\.rawValue)), string("icon", "mdi:repeat")])

@@ -106,9 +106,9 @@ final class MQTTBridgeTests: XCTestCase {
             c.playlistFolders = [lists]
         }
         let o = try observe(broker.port)
-        // 12 entities and the tag scanner, and 5 device triggers: play and next short and long
+        // 13 entities and the tag scanner, and 5 device triggers: play and next short and long
         // (tap plus long or hold bound by default), stop short (it only has a press).
-        let expected = 17
+        let expected = 18
         var configs: [String: String] = [:]
         XCTAssertTrue(waitFor(60) {
             configs = o.messages.reduce(into: [:]) { $0[$1.topic] = $1.payload }.filter { $0.key.hasPrefix("homeassistant/") && !$0.value.isEmpty }
@@ -181,6 +181,11 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertEqual(number(volume["min"]), 10)
         XCTAssertEqual(number(volume["max"]), 90)
         XCTAssertLessThan(number(volume["min"]) ?? 1, number(volume["max"]) ?? 0)
+        let speed = try XCTUnwrap(json(configs["homeassistant/number/jukebox_test/speed/config"]))
+        XCTAssertEqual(number(speed["min"]), 0.75)
+        XCTAssertEqual(number(speed["max"]), 2)
+        XCTAssertEqual(speed["command_topic"] as? String, topic + "/cmd/speed")
+        XCTAssertEqual(speed["value_template"] as? String, "{{ value if value else 'None' }}", "an empty topic is unknown, not a bad number")
         let repeatSelect = try XCTUnwrap(json(configs["homeassistant/select/jukebox_test/repeat/config"]))
         XCTAssertEqual(repeatSelect["options"] as? [String], ["off", "one", "all"])
         let sleepSelect = try XCTUnwrap(json(configs["homeassistant/select/jukebox_test/sleep/config"]))
@@ -262,6 +267,11 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertEqual(o.command(topic, "play", "")?.hasPrefix("ok ▶"), true)
         XCTAssertTrue(o.command(topic, "volume", "30\nstop")?.hasPrefix("error") == true)
         XCTAssertEqual(player.status()?["phase"] as? String, "playing", "the smuggled stop ran")
+        // The speed number sends what Home Assistant formats: "1.25", "1.0".
+        XCTAssertEqual(o.command(topic, "speed", "1.25")?.hasPrefix("ok"), true)
+        state("speed", "1.25", "the speed number")
+        XCTAssertEqual(o.command(topic, "speed", "1.0")?.hasPrefix("ok"), true)
+        state("speed", "1", "the speed number back at 1")
         for (command, payload) in [("events", ""), ("yield", "begin"), ("source", "begin airplay"), ("playlist", "Nope"), ("nosuch", ""), ("a.b", "")] {
             XCTAssertTrue(o.command(topic, command, payload)?.hasPrefix("error") == true, command)
         }
@@ -629,7 +639,7 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertEqual(announced.port, broker.port)
         XCTAssertTrue(announced.retained.contains(topic + "/availability"))
         let configs = announced.retained.filter { $0.hasPrefix("homeassistant/") }
-        XCTAssertEqual(configs.count, 13, "\(configs)")
+        XCTAssertEqual(configs.count, 14, "\(configs)")
         var st = stat()
         XCTAssertEqual(stat(record.path, &st), 0)
         XCTAssertEqual(st.st_mode & 0o777, 0o600, "the record may hold the password")
