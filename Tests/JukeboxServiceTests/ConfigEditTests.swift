@@ -92,6 +92,21 @@ final class ConfigEditTests: XCTestCase {
         XCTAssertEqual(st.st_mode & 0o777, 0o640, "the file keeps its mode")
         XCTAssertEqual(dir.list(), ["config.json"])
         XCTAssertEqual(try Config.load(path: path).warnings, [path + ": unknown key \"zzz\" ignored"])
+        // A file it cannot read is said as the player says it (`PATH: cannot read: …`).
+        let unreadable: [(String, (String) -> Void)] = [
+            ("gone.json", { _ in }),
+            ("folder.json", { _ = mkdir($0, 0o755) }),
+            ("big.json", { _ = FileManager.default.createFile(atPath: $0, contents: Data(count: Config.maxFileBytes + 1)) }),
+        ]
+        for (name, make) in unreadable {
+            let other = dir.path + "/" + name
+            make(other)
+            var loaded = "", edited = ""
+            XCTAssertThrowsError(try Config.load(path: other)) { loaded = "\($0)" }
+            XCTAssertThrowsError(try ConfigEdit.write(path: other, [.init(["volumeMax"], "80")])) { edited = "\($0)" }
+            XCTAssertEqual(edited, loaded)
+            XCTAssertTrue(edited.hasPrefix(other + ": cannot read: "), edited)
+        }
     }
 
     func testValueReadsTheFilesText() {

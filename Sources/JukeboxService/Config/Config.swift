@@ -132,7 +132,7 @@ public struct Config: Equatable, Sendable {
 
     /// Why `readFile` could not read the config, in words: errno's text or our own reason, and
     /// for a file too big, its size.
-    private static func readProblem(_ error: SystemError, path: String) -> String {
+    static func readProblem(_ error: SystemError, path: String) -> String {
         guard error.errno == EFBIG, error.reason == nil else { return error.reason ?? errnoText(error.errno) }
         var st = stat()
         let size = stat(cPath(path), &st) == 0 && st.st_size > maxFileBytes ? "\(st.st_size) bytes, " : ""

@@ -48,7 +48,10 @@ public enum ConfigEdit {
     @discardableResult
     public static func write(path: String, _ changes: [Change]) throws(Config.Problem) -> Config {
         let bytes: [UInt8]
-        do { bytes = try readFile(path, limit: 1 << 20) } catch { throw Config.Problem(description: "cannot read config: \(error)") }
+        // Read as `Config.load` reads it, and said in its words (`PATH: cannot read: …`).
+        do { bytes = try readFile(path, limit: Config.maxFileBytes) } catch {
+            throw Config.Problem(description: "\(path): cannot read: \(Config.readProblem(error, path: path))")
+        }
         let out = try apply(changes, to: bytes)
         var st = stat()
         let mode = lstat(path, &st) == 0 ? st.st_mode & 0o7777 : 0o644
