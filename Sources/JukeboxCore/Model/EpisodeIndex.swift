@@ -19,6 +19,9 @@ struct EpisodeIndex: Sendable {
     /// FNV-1a collision makes that: `PodcastFeed.fileName`) give the smaller id; the scan this
     /// replaces took whichever the dictionary gave first.
     private(set) var byFile: [String: String] = [:]
+    /// The positions in `episodes`, newest first (`PodcastFeed.playOrder`'s rule): sorted once per
+    /// change of the list, not at every track's end.
+    private(set) var newestFirst: [Int] = []
 
     init() {}
 
@@ -39,6 +42,18 @@ struct EpisodeIndex: Sendable {
         }
         byURL = urls
         byID = ids
+        // An undated episode takes the date of the dated one listed before it (so it follows it,
+        // as the feed lists it), or sorts before every dated one when none is; the feed's own
+        // position breaks ties. A total order, whatever mix of dates a feed has.
+        var carried = Int64.max
+        var keyed: [(date: Int64, at: Int)] = []
+        keyed.reserveCapacity(episodes.count)
+        for (at, episode) in episodes.enumerated() {
+            if let date = episode.published { carried = date }
+            keyed.append((episode.published ?? carried, at))
+        }
+        keyed.sort { $0.date != $1.date ? $0.date > $1.date : $0.at < $1.at }
+        newestFirst = keyed.map(\.at)
     }
 
     /// `downloads` is now this table.

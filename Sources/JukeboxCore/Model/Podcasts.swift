@@ -186,18 +186,20 @@ extension PodcastFeed {
     /// `order`. An episode without a date keeps its place in the feed's own list relative to its
     /// neighbours (the feed's list is taken as newest first, as feeds write it).
     public var playOrder: [PodcastEpisode] {
-        // An undated episode takes the date of the dated one listed before it (so it follows it,
-        // as the feed lists it), or sorts before every dated one when none is; the feed's own
-        // position breaks ties. A total order, whatever mix of dates a feed has.
-        var carried = Int64.max
-        var keyed: [(date: Int64, index: Int, episode: PodcastEpisode)] = []
-        for (index, episode) in episodes.enumerated() {
-            if let date = episode.published { carried = date }
-            keyed.append((episode.published ?? carried, index, episode))
+        var all: [PodcastEpisode] = []
+        all.reserveCapacity(episodes.count)
+        walkPlayOrder { all.append($0); return true }
+        return all
+    }
+
+    /// Hands `body` the episodes in play order until it returns false: no sort (the index keeps
+    /// the order) and no copy of the list, for a walk that stops after a few (a track's end).
+    func walkPlayOrder(_ body: (PodcastEpisode) -> Bool) {
+        if order == .newest {
+            for at in index.newestFirst where !body(episodes[at]) { return }
+        } else {
+            for at in index.newestFirst.reversed() where !body(episodes[at]) { return }
         }
-        keyed.sort { $0.date != $1.date ? $0.date > $1.date : $0.index < $1.index }
-        let newestFirst = keyed.map(\.episode)
-        return order == .newest ? newestFirst : newestFirst.reversed()
     }
 
     /// What playing the feed queues and where it starts: the episodes not yet played, in play

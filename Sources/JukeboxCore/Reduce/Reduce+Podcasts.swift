@@ -250,12 +250,19 @@ extension State {
         search: for source in settings.podcasts.feeds where source.downloadAhead > 0 {
             guard let at = podcasts.firstIndex(where: { $0.name == source.name }) else { continue }
             let feed = podcasts[at]
-            let ahead = feed.playOrder.filter { feed.places[$0.id]?.played != true }.prefix(source.downloadAhead)
-            for episode in ahead where feed.downloads[episode.id] == nil
-                && !podcastDownloadsFailed.contains(PodcastEpisodeKey(name: feed.name, id: episode.id)) {
-                wanted = (at, episode)
-                break search
+            // The first `downloadAhead` episodes not played yet, in play order: the first of them
+            // not there (nor failed) is wanted.
+            var ahead = 0
+            feed.walkPlayOrder { episode in
+                guard feed.places[episode.id]?.played != true else { return true }
+                ahead += 1
+                if feed.downloads[episode.id] == nil && !podcastDownloadsFailed.contains(PodcastEpisodeKey(name: feed.name, id: episode.id)) {
+                    wanted = (at, episode)
+                    return false
+                }
+                return ahead < source.downloadAhead
             }
+            if wanted != nil { break search }
         }
         guard let wanted else { return }
         var used = podcasts.reduce(Int64(0)) { $0 + $1.downloads.values.reduce(Int64(0)) { $0 + $1.bytes } }

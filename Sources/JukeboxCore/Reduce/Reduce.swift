@@ -52,7 +52,7 @@ extension State {
             var ended: String?
             switch event {
             case .trackFinished(let id, _) where loaded?.playID == id && chimePlay != id: ended = currentTrack?.info.path
-            case .trackStarted(let id) where handedNext?.playID == id: ended = currentTrack?.info.path
+            case .trackStarted(let id) where handedNext?.playID == id || continuedBefore(id) != nil: ended = currentTrack?.info.path
             default: break
             }
             if let ended {
