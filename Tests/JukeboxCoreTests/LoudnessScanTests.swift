@@ -40,6 +40,20 @@ final class LoudnessScanTests: XCTestCase {
         ])
     }
 
+    /// Track 2, the successor handed as play 2, measured at -6 dB: handed again as play 3 with
+    /// its gain, play 2 kept in mind (the engine may already be in it).
+    private func measureSuccessor(_ h: CoreHarness, file: StaticString = #filePath, line: UInt = #line) {
+        let measured = Loudness(trackGain: -6, trackPeak: 0.25)
+        h.send(.loudnessMeasured(path: "/music/2.flac", measured), file: file, line: line, {
+            $0.loudnessScans.pending = ["/music/1.flac", "/music/3.flac"]
+            $0.loudnessScans.measured = ["/music/2.flac": measured]
+            $0.loudnessScans.arrival = ["/music/2.flac"]
+            $0.handedNext = PlayRef(playID: 3, trackID: 2)
+            $0.handedBefore = HandedBefore(ref: PlayRef(playID: 2, trackID: 2), after: 1)
+            $0.nextPlayID = 4
+        }, commands: [.setNext(playID: 3, path: "/music/2.flac", gain: minus6)])
+    }
+
     func testTheCurrentAndNextUntaggedTracksAreAskedForOnce() {
         let h = CoreHarness(queue(LoudnessSettings(mode: .track, untaggedPreamp: -6)))
         playAsking(h, gain: minus6)
@@ -58,15 +72,7 @@ final class LoudnessScanTests: XCTestCase {
     func testAMeasuredSuccessorIsHandedAgainWithItsGain() {
         let h = CoreHarness(queue(LoudnessSettings(mode: .track)))
         playAsking(h)
-        let measured = Loudness(trackGain: -6, trackPeak: 0.25)
-        h.send(.loudnessMeasured(path: "/music/2.flac", measured), {
-            $0.loudnessScans.pending = ["/music/1.flac", "/music/3.flac"]
-            $0.loudnessScans.measured = ["/music/2.flac": measured]
-            $0.loudnessScans.arrival = ["/music/2.flac"]
-            $0.handedNext = PlayRef(playID: 3, trackID: 2)
-            $0.handedBefore = HandedBefore(ref: PlayRef(playID: 2, trackID: 2), after: 1)
-            $0.nextPlayID = 4
-        }, commands: [.setNext(playID: 3, path: "/music/2.flac", gain: minus6)])
+        measureSuccessor(h)
         // Track 2 goes on from track 1 gaplessly with that gain; track 3, still awaited, is not asked again.
         h.send(.trackFinished(playID: 1, next: 3), {
             $0.cursor = 1
@@ -92,15 +98,7 @@ final class LoudnessScanTests: XCTestCase {
         for startFirst in [false, true] {
             let h = CoreHarness(queue(LoudnessSettings(mode: .track)))
             playAsking(h)
-            let measured = Loudness(trackGain: -6, trackPeak: 0.25)
-            h.send(.loudnessMeasured(path: "/music/2.flac", measured), {
-                $0.loudnessScans.pending = ["/music/1.flac", "/music/3.flac"]
-                $0.loudnessScans.measured = ["/music/2.flac": measured]
-                $0.loudnessScans.arrival = ["/music/2.flac"]
-                $0.handedNext = PlayRef(playID: 3, trackID: 2)
-                $0.handedBefore = HandedBefore(ref: PlayRef(playID: 2, trackID: 2), after: 1)
-                $0.nextPlayID = 4
-            }, commands: [.setNext(playID: 3, path: "/music/2.flac", gain: minus6)])
+            measureSuccessor(h)
             let went: Event = startFirst ? .trackStarted(playID: 2) : .trackFinished(playID: 1, next: 2)
             h.send(went, {
                 $0.cursor = 1
