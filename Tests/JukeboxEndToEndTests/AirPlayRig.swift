@@ -79,7 +79,7 @@ final class AirPlayRig {
         // machine's own receiver does not stand in the way (shairport-sync tries the next on a clash).
         let udpBase = 20_000 + Int.random(in: 0..<400) * 100
         let general = """
-            general = { name = "jukebox-test"; port = \(port); udp_port_base = \(udpBase); udp_port_range = 100;
+            general = { name = "jukebox-test-\(port)"; port = \(port); udp_port_base = \(udpBase); udp_port_range = 100;
                         output_backend = "dummy"; mdns_backend = "avahi"; };
 
             """
