@@ -28,6 +28,8 @@ final class AirPlayTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         pcm = try TestPCM(directory: dir + "/device", speed: 1)
         try pcm.writeAsoundrc(home: home)
+        // A failed step ends the test: every wait is bounded, and 50 cycles of failing waits would not be.
+        continueAfterFailure = false
     }
 
     override func tearDown() {
@@ -126,8 +128,9 @@ final class AirPlayTests: XCTestCase {
     func interrupted(pid: Int32, sender: Sender, cut: () -> Void) throws -> Double {
         let before = try XCTUnwrap(position())
         sender.command("stream 60")
-        let record = try XCTUnwrap(sender.wait(for: "streaming", timeout: 30), "the sender never streamed: " + sender.output)
-        XCTAssertNotNil(waitForClose(pid: pid, after: record - 5, timeout: 10), "the player did not let the device go")
+        let record = try XCTUnwrap(sender.wait(for: "record", timeout: 30), "no RECORD: " + sender.output)
+        XCTAssertNotNil(sender.wait(for: "streaming", timeout: 30), "the sender never streamed: " + sender.output)
+        XCTAssertNotNil(waitForClose(pid: pid, after: record, timeout: 10), "the player did not let the device go")
         XCTAssertTrue(waitFor(5) { self.status().contains("AirPlay") }, status())
         let paused = try XCTUnwrap(position())
         XCTAssertGreaterThanOrEqual(paused, before)
