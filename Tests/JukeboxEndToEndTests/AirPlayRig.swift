@@ -38,7 +38,7 @@ final class AirPlayRig {
     /// and `extra` (more groups), once shairport-sync has its service registered with Avahi.
     init(dir: String, sessioncontrol: String, extra: String = "") throws {
         self.dir = dir
-        port = try Self.freePort()
+        port = try MPDWire.freePort()
         let busConfig = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -148,21 +148,6 @@ final class AirPlayRig {
     }
 
     static func contents(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-
-    /// A TCP port free on 127.0.0.1 a moment ago (the kernel's pick for port 0).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw NSError(domain: "jukebox", code: 1, userInfo: [NSLocalizedDescriptionKey: "no free port on 127.0.0.1"]) }
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
 }
 
 /// CLOCK_MONOTONIC in seconds: the clock of the test device's log (`t=`) and of the sender's lines.

@@ -187,20 +187,16 @@ final class AirPlayTests: XCTestCase {
     static func time(_ event: TestPCM.Event) -> Double? { event.fields["t"].flatMap(Double.init) }
 
     /// When the player's stream closed, at or after `after` (monotonic seconds).
-    func waitForClose(pid: Int32, after: Double, timeout: Double) -> Double? {
-        var found: Double?
-        _ = waitFor(timeout) {
-            found = self.events(of: pid).first { $0.name == "close" && (Self.time($0) ?? 0) >= after }.flatMap(Self.time)
-            return found != nil
-        }
-        return found
-    }
+    func waitForClose(pid: Int32, after: Double, timeout: Double) -> Double? { waitForEvent("close", pid: pid, after: after, timeout: timeout) }
 
     /// When the player's stream started playing again, at or after `after`.
-    func waitForStart(pid: Int32, after: Double, timeout: Double) -> Double? {
+    func waitForStart(pid: Int32, after: Double, timeout: Double) -> Double? { waitForEvent("start", pid: pid, after: after, timeout: timeout) }
+
+    /// The time of the player's first `name` event in the device's log at or after `after`.
+    func waitForEvent(_ name: String, pid: Int32, after: Double, timeout: Double) -> Double? {
         var found: Double?
         _ = waitFor(timeout) {
-            found = self.events(of: pid).first { $0.name == "start" && (Self.time($0) ?? 0) >= after }.flatMap(Self.time)
+            found = self.events(of: pid).first { $0.name == name && (Self.time($0) ?? 0) >= after }.flatMap(Self.time)
             return found != nil
         }
         return found
