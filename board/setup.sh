@@ -38,8 +38,11 @@
 #     python3-selenium (headless, on 127.0.0.1, started by the test), and python3-pip to fetch
 #     axe-core for its accessibility check (below);
 #   - shairport-sync, the AirPlay receiver whose session hooks OtherSourceScenarioTests check
-#     (the test reads the package's hooks with it; its own shairport-sync.service is kept from
-#     starting too); the player never uses it;
+#     and AirPlayTests stream to (its own shairport-sync.service is kept from starting too), with
+#     avahi-daemon, which shairport-sync 3.3.8 needs to start at all (AirPlayTests runs a private
+#     one on loopback beside a private dbus-daemon; Debian's avahi-daemon.service is kept from
+#     starting too), and python3-venv for the venv of pyatv, the test's AirPlay sender (below);
+#     the player never uses any of them;
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README.md).
@@ -77,7 +80,7 @@ fi
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libsoundtouch-dev libebur128-dev libexpat1-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
   mosquitto mosquitto-clients openssl icecast2 ffmpeg flac
-  libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip shairport-sync)
+  libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip shairport-sync avahi-daemon python3-venv)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.
@@ -121,11 +124,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
   # install, snapserver its snapserver.service, mosquitto its mosquitto.service (port 1883), icecast2 its
   # SysV icecast2 service (port 8000) when debconf's icecast2/icecast-setup is true, snapclient its
   # snapclient.service (which would play whatever a snapserver sends), shairport-sync its
-  # shairport-sync.service (an AirPlay receiver on port 5000): a temporary policy-rc.d (honoured by
+  # shairport-sync.service (an AirPlay receiver on port 5000), avahi-daemon its avahi-daemon.service
+  # (mDNS on every interface; with its socket unit): a temporary policy-rc.d (honoured by
   # deb-systemd-invoke) forbids the starts, unless one exists already, and the units are
   # disabled afterwards.
   daemons=()
-  for d in mpd snapserver mosquitto snapclient icecast2 shairport-sync; do
+  for d in mpd snapserver mosquitto snapclient icecast2 shairport-sync avahi-daemon; do
     if [[ " ${missing[*]} " == *" $d "* ]]; then daemons+=("$d"); fi
   done
   guard=0
@@ -141,6 +145,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     for d in "${daemons[@]}"; do
       case $d in
         mpd) as_root systemctl disable --now mpd.socket mpd.service >/dev/null 2>&1 || true ;;
+        avahi-daemon) as_root systemctl disable --now avahi-daemon.socket avahi-daemon.service >/dev/null 2>&1 || true ;;
         *) as_root systemctl disable --now "$d.service" >/dev/null 2>&1 || true ;;
       esac
     done
@@ -179,6 +184,26 @@ if [ ! -s "$axe_dir/axe.min.js" ]; then
     say "could not fetch axe-core (pip, PyPI or the checksum): the browser test's accessibility check will be missing" >&2
   fi
   rm -rf "$axe_tmp"
+fi
+
+# pyatv, the simulated AirPlay sender of AirPlayTests: a venv of Debian's python3 in a cache outside
+# the repository, every package pinned by version and sha256 (board/pyatv-requirements.txt),
+# wheels only. Nothing is installed into the system's Python. Unreachable PyPI (or a machine with
+# no wheel, aarch64): a warning, and the test skips saying why (fails under JUKEBOX_REQUIRE_PEERS=1).
+pyatv_dir="${JUKEBOX_PYATV_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/jukebox/pyatv-0.18.0}"
+pyatv_req="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/pyatv-requirements.txt"
+pyatv_sum=$(sha256sum "$pyatv_req" | cut -d ' ' -f 1)
+if [ "$(cat "$pyatv_dir/.requirements.sha256" 2>/dev/null)" != "$pyatv_sum" ]; then
+  say "installing pyatv 0.18.0 (PyPI, pinned) into a venv in $pyatv_dir"
+  rm -rf "$pyatv_dir"
+  if /usr/bin/python3 -m venv "$pyatv_dir" \
+      && "$pyatv_dir/bin/python" -m pip install -q --disable-pip-version-check --require-hashes --only-binary=:all: --no-deps -r "$pyatv_req" \
+      && "$pyatv_dir/bin/python" -c 'import pyatv.protocols.raop'; then
+    echo "$pyatv_sum" > "$pyatv_dir/.requirements.sha256"
+  else
+    say "could not install pyatv (venv, pip, PyPI, a wheel or a checksum): AirPlayTests will have no sender" >&2
+    rm -rf "$pyatv_dir"
+  fi
 fi
 
 say "ready: $(swift --version 2>/dev/null | head -n 1)"

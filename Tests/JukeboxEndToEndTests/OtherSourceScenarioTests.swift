@@ -7,9 +7,8 @@ import XCTest
 /// The built binary on the fault-injecting test device, and another source taking it through the
 /// package's shairport-sync hooks (`board/shairport-sync.conf`), run as shairport-sync runs them:
 /// fork and exec of the configured command line (no shell), the hook's parent standing for
-/// shairport-sync. A real AirPlay stream cannot be made here: Debian 12's shairport-sync 3.3.8
-/// knows only the Avahi mDNS back end and exits without a running avahi-daemon (docs/SOURCES.md,
-/// "Tests"); `testTheRealShairportSyncReadsTheHooks` proves it reads these very hooks.
+/// shairport-sync: quick, and without root. A real AirPlay stream through the real shairport-sync
+/// is `AirPlayTests`; `testTheRealShairportSyncReadsTheHooks` proves it reads these very hooks.
 final class OtherSourceScenarioTests: XCTestCase {
     var dir: String!
     var pcm: TestPCM!
