@@ -44,7 +44,9 @@ export TSAN_OPTIONS="suppressions=$PWD/board/tsan.supp:halt_on_error=0:second_de
 
 # Left out here (run unsanitized in board/test.sh): the reliability runs, and the tests whose
 # subject is another program's view of the protocol (mpc, python-mpd2, MPD itself, snapserver and
-# snapclient, mosquitto through the binary, the MPD soak, a browser driving the web page): minutes
+# snapclient, mosquitto through the binary, the MPD soak, a browser driving the web page, an AirPlay
+# sender through shairport-sync: 50 streams with 1 s bounds, which OtherSourceScenarioTests' hook
+# paths cover here through the same instrumented binary): minutes
 # under the sanitizers, for code paths the other end-to-end tests (WebFaceTests for the web face)
 # already drive through the same instrumented binary. WebPagingTests reads the tags of 1,000 files
 # twice: past its bounds under the sanitizers' cost; the page cut it checks runs here in
@@ -54,7 +56,7 @@ export TSAN_OPTIONS="suppressions=$PWD/board/tsan.supp:halt_on_error=0:second_de
 # cost on a busy machine broke (a run of good tracks only recorded as a reopened stream); the
 # failed plays it is about run here in BadMediaTests.
 skips=(JukeboxReliabilityTests MPCTests MPCLibraryTests PythonMPDTests MPDConformanceTests MPDSoakTests SnapcastTests MQTTBinaryTests WebBrowserTests WebPagingTests
-       SkippedFilesTests)
+       SkippedFilesTests AirPlayTests)
 # Under the thread sanitizer also out: single-threaded decoding and parsing, the CPU-heaviest tests
 # of the suite (every format decoded and sought through, random bytes, damaged movies, a million
 # playlist lines, the core's pure properties). No second thread runs there for it to watch; the
