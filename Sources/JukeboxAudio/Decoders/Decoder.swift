@@ -3,7 +3,9 @@ import CSndfile
 import Glibc
 import JukeboxSystem
 
-/// Decodes one audio file with libsndfile (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3) into interleaved PCM.
+/// Decodes one audio file with libsndfile (WAV, AIFF, FLAC, Ogg Vorbis, MP3) or, for Ogg Opus, libopusfile
+/// (`OpusFileReader`: the same samples for less work; libsndfile still takes the Opus files opusfile
+/// refuses, so their reasons stay its) into interleaved PCM.
 ///
 /// Not thread-safe: use one decoder from one thread at a time (libsndfile keeps per-handle state).
 /// The sample type is chosen per source so playback can be bit-perfect: 8/16-bit PCM → `.int16`,
@@ -28,7 +30,8 @@ public final class Decoder {
     private var opus: OpusFileReader?
     /// Ogg (Vorbis, Opus): libsndfile's `sf_seek` lands on the right frame count but the first few
     /// hundred frames after it are not the file's audio (and seeks into the last page land elsewhere
-    /// entirely), so `seek` starts earlier and decodes forward.
+    /// entirely), so `seek` starts earlier and decodes forward. Kept for opusfile too: after its
+    /// own 80 ms pre-roll alone most seeks differ from a decode from the start (SeekAccuracyTests).
     private let seeksWithPreroll: Bool
     /// The frame the next `read` delivers.
     private var position: Int64 = 0
@@ -49,7 +52,8 @@ public final class Decoder {
     public static let oggSeekPrerollFrames: Int64 = 16384
 
     /// Opens `path`. Throws `DecodeError` with a readable reason when the file is missing, empty,
-    /// unreadable, not in a format libsndfile decodes, or outside `limits` (sample rate, channels).
+    /// unreadable, not in a format libsndfile (or, for Opus, libopusfile) decodes, or outside `limits`
+    /// (sample rate, channels).
     /// `cpuClock` measures the decoding work for the speed check: the calling thread's CPU time.
     public init(path: String, limits: DecodeLimits = .standard,
                 cpuClock: @escaping () -> Double = Decoder.threadCPUSeconds) throws(DecodeError) {
