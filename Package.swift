@@ -32,6 +32,10 @@ let package = Package(
                        providers: [.apt(["libogg-dev", "libvorbis-dev"])]),
         .systemLibrary(name: "COpus", path: "Sources/COpus", pkgConfig: "opus",
                        providers: [.apt(["libopus-dev"])]),
+        // Opus files: libopusfile (on libogg and libopus) decodes, seeks sample-exactly and trims,
+        // for less work than libsndfile's Opus reader around the same libopus (issue 33).
+        .systemLibrary(name: "COpusFile", path: "Sources/COpusFile", pkgConfig: "opusfile",
+                       providers: [.apt(["libopusfile-dev"])]),
         // AAC (ADTS, HE-AAC) streams: libfaad2 decodes one frame at a time from bytes it is handed.
         .systemLibrary(name: "CFaad", path: "Sources/CFaad", pkgConfig: "faad2",
                        providers: [.apt(["libfaad-dev"])]),
@@ -86,7 +90,7 @@ let package = Package(
 
         // Adapters.
         .target(name: "JukeboxAudio", dependencies: ["JukeboxSystem", "CALSA", "CSndfile", "CTagLib", "CAlsaMessages", "CLinux",
-                                                     "CHTTP", "CMpg123", "COgg", "COpus", "CFaad", "CFLAC", "CSoundTouch",
+                                                     "CHTTP", "CMpg123", "COgg", "COpus", "COpusFile", "CFaad", "CFLAC", "CSoundTouch",
                                                      "CEbur128", "CExpat"]),
         // Buttons and keys: a uniform API over libgpiod 1.6 and 2.x (chosen at compile time), evdev.
         .target(name: "CInput", linkerSettings: [.linkedLibrary("gpiod")]),

@@ -83,6 +83,7 @@ package_of() {
     libogg.so.0) echo libogg0 ;;
     libvorbis.so.0) echo libvorbis0a ;;
     libopus.so.0) echo libopus0 ;;
+    libopusfile.so.0) echo libopusfile0 ;;
     libfaad.so.2) echo libfaad2 ;;
     libFLAC.so.14) echo libflac14 ;;
     libSoundTouch.so.1) echo libsoundtouch1 ;;

@@ -7,7 +7,8 @@
 # Installs only what is missing (safe to run again), as root or through sudo:
 #   - pkg-config and the C libraries' -dev packages: libasound2-dev (ALSA), libsndfile1-dev,
 #     libcurl4-openssl-dev and libmpg123-dev (internet radio: HTTP(S) and MP3 streams),
-#     libogg-dev, libvorbis-dev and libopus-dev (Ogg Vorbis and Opus streams),
+#     libogg-dev, libvorbis-dev and libopus-dev (Ogg Vorbis and Opus streams), libopusfile-dev
+#     (Opus files; the same name on Debian 12 and 13),
 #     libfaad-dev (AAC and HE-AAC radio streams), libflac-dev (native FLAC radio streams),
 #     libsoundtouch-dev (playback speed with the pitch kept), libebur128-dev (measuring untagged
 #     files' loudness, EBU R128), libexpat1-dev (podcast feeds: RSS, Atom),
@@ -66,7 +67,7 @@ installed() {
 }
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, libcurl, libmpg123, libogg, libvorbis, libopus, libfaad2, libFLAC, libSoundTouch, libexpat, TagLib C, libgpiod, libmosquitto development files" >&2
+  say "this script knows Debian's apt only; install the equivalents of: pkg-config, ALSA, libsndfile, libcurl, libmpg123, libogg, libvorbis, libopus, libopusfile, libfaad2, libFLAC, libSoundTouch, libexpat, TagLib C, libgpiod, libmosquitto development files" >&2
   exit 1
 fi
 
@@ -77,7 +78,7 @@ if [ -r /etc/os-release ]; then
   codename=${VERSION_CODENAME:-unknown}
 fi
 
-wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libfaad-dev libflac-dev libsoundtouch-dev libebur128-dev libexpat1-dev libgpiod-dev
+wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libopusfile-dev libfaad-dev libflac-dev libsoundtouch-dev libebur128-dev libexpat1-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
   mosquitto mosquitto-clients openssl icecast2 ffmpeg flac
   libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip shairport-sync avahi-daemon python3-venv)

@@ -13,7 +13,7 @@
 #      TRIXIE_MIRROR=URL). An existing, finished chroot is reused;
 #   3. installs (only what is missing) swiftlang, build-essential, pkg-config,
 #      libasound2-dev, libsndfile1-dev, libcurl4-openssl-dev, libmpg123-dev,
-#      libogg-dev, libvorbis-dev, libopus-dev, libfaad-dev, libflac-dev, libsoundtouch-dev,
+#      libogg-dev, libvorbis-dev, libopus-dev, libopusfile-dev, libfaad-dev, libflac-dev, libsoundtouch-dev,
 #      libebur128-dev,
 #      libexpat1-dev,
 #      libtag-c-dev, libgpiod-dev (2.x),
@@ -56,6 +56,7 @@ PACKAGES=(
   libogg-dev
   libvorbis-dev
   libopus-dev
+  libopusfile-dev
   libfaad-dev
   libflac-dev
   libsoundtouch-dev

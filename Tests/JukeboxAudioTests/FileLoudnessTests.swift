@@ -101,10 +101,17 @@ final class FileLoudnessTests: ScratchCase {
     /// R128 gains are relative to the audio with the Opus header's output gain applied, so the
     /// decoder must apply it: libsndfile does (a header gain of -6 dB halves the decoded peak).
     func testTheOpusHeaderOutputGainIsAppliedByTheDecoder() throws {
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: MP4MovieTests.fixture("chapters.opus"))))
+        let patched = try Self.opusWithHeaderGain(dB: -6, from: MP4MovieTests.fixture("chapters.opus"), in: scratch)
+        func peak(_ path: String) throws -> Float { TestAudio.floats(try TestAudio.decode(path: path)).map(abs).max() ?? 0 }
+        XCTAssertEqual(try peak(patched) / peak(MP4MovieTests.fixture("chapters.opus")), 0.5012, accuracy: 0.002)
+    }
+
+    /// A copy of the Opus file at `path` whose header says an output gain of `dB`.
+    static func opusWithHeaderGain(dB: Int, from path: String, in scratch: Scratch) throws -> String {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let headerEnd = 27 + Int(bytes[26])
         XCTAssertEqual(Array(bytes[headerEnd..<headerEnd + 8]), Array("OpusHead".utf8))
-        let gain = Int16(-6 * 256)
+        let gain = Int16(dB * 256)
         bytes[headerEnd + 16] = UInt8(truncatingIfNeeded: gain)
         bytes[headerEnd + 17] = UInt8(truncatingIfNeeded: gain >> 8)
         // The first page's CRC again (libogg checks it): CRC-32, polynomial 0x04c11db7, over the
@@ -116,10 +123,9 @@ final class FileLoudnessTests: ScratchCase {
             crc ^= UInt32(byte) << 24
             for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? crc << 1 ^ 0x04c1_1db7 : crc << 1 }
         }
-        bytes.replaceSubrange(22..<26, with: le32(Int(crc)))
-        let patched = scratch.file("gain.opus", bytes)
-        func peak(_ path: String) throws -> Float { TestAudio.floats(try TestAudio.decode(path: path)).map(abs).max() ?? 0 }
-        XCTAssertEqual(try peak(patched) / peak(MP4MovieTests.fixture("chapters.opus")), 0.5012, accuracy: 0.002)
+        let le: [UInt8] = [UInt8(crc & 0xff), UInt8(crc >> 8 & 0xff), UInt8(crc >> 16 & 0xff), UInt8(crc >> 24 & 0xff)]
+        bytes.replaceSubrange(22..<26, with: le)
+        return scratch.file("gain\(dB).opus", bytes)
     }
 
     private func le32(_ v: Int) -> [UInt8] { [UInt8(v & 0xff), UInt8(v >> 8 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 24 & 0xff)] }

@@ -16,7 +16,7 @@ mirror=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
 security=${TRIXIE_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 sysroot=$cache/arm64-sysroot
 # libc, the compiler's C/C++ runtime, the -dev packages, swiftlang (its aarch64 Swift runtime).
-sysroot_packages=libc6-dev,libgcc-14-dev,libstdc++-14-dev,libasound2-dev,libsndfile1-dev,libcurl4-openssl-dev,libmpg123-dev,libogg-dev,libvorbis-dev,libopus-dev,libfaad-dev,libflac-dev,libsoundtouch-dev,libebur128-dev,libexpat1-dev,libtag-c-dev,libgpiod-dev,libmosquitto-dev,libmicrohttpd-dev,swiftlang
+sysroot_packages=libc6-dev,libgcc-14-dev,libstdc++-14-dev,libasound2-dev,libsndfile1-dev,libcurl4-openssl-dev,libmpg123-dev,libogg-dev,libvorbis-dev,libopus-dev,libopusfile-dev,libfaad-dev,libflac-dev,libsoundtouch-dev,libebur128-dev,libexpat1-dev,libtag-c-dev,libgpiod-dev,libmosquitto-dev,libmicrohttpd-dev,swiftlang
 chroot_dir=/var/tmp/jukebox-trixie   # board/trixie-chroot.sh's default
 sdk_bundle=$cache/sdk/jukebox-arm64.artifactbundle
 

@@ -3,7 +3,9 @@ import CSndfile
 import Glibc
 import JukeboxSystem
 
-/// Decodes one audio file with libsndfile (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3) into interleaved PCM.
+/// Decodes one audio file with libsndfile (WAV, AIFF, FLAC, Ogg Vorbis, MP3) or, for Ogg Opus, libopusfile
+/// (`OpusFileReader`: the same samples for less work; libsndfile still takes the Opus files opusfile
+/// refuses, so their reasons stay its) into interleaved PCM.
 ///
 /// Not thread-safe: use one decoder from one thread at a time (libsndfile keeps per-handle state).
 /// The sample type is chosen per source so playback can be bit-perfect: 8/16-bit PCM → `.int16`,
@@ -23,10 +25,13 @@ public final class Decoder {
     /// The bounds this decoder enforces.
     public let limits: DecodeLimits
 
+    /// libsndfile's handle, or (Ogg Opus) the `OpusFileReader`: one of them while open.
     private var handle: OpaquePointer?
+    private var opus: OpusFileReader?
     /// Ogg (Vorbis, Opus): libsndfile's `sf_seek` lands on the right frame count but the first few
     /// hundred frames after it are not the file's audio (and seeks into the last page land elsewhere
-    /// entirely), so `seek` starts earlier and decodes forward.
+    /// entirely), so `seek` starts earlier and decodes forward. Kept for opusfile too: after its
+    /// own 80 ms pre-roll alone most seeks differ from a decode from the start (SeekAccuracyTests).
     private let seeksWithPreroll: Bool
     /// The frame the next `read` delivers.
     private var position: Int64 = 0
@@ -47,19 +52,34 @@ public final class Decoder {
     public static let oggSeekPrerollFrames: Int64 = 16384
 
     /// Opens `path`. Throws `DecodeError` with a readable reason when the file is missing, empty,
-    /// unreadable, not in a format libsndfile decodes, or outside `limits` (sample rate, channels).
+    /// unreadable, not in a format libsndfile (or, for Opus, libopusfile) decodes, or outside `limits`
+    /// (sample rate, channels).
     /// `cpuClock` measures the decoding work for the speed check: the calling thread's CPU time.
     public init(path: String, limits: DecodeLimits = .standard,
                 cpuClock: @escaping () -> Double = Decoder.threadCPUSeconds) throws(DecodeError) {
         self.path = path
         self.limits = limits
         self.clock = cpuClock
-        var info = SF_INFO()
         let fd: Int32
         do throws(SystemError) { fd = try openRegularFile(path) } catch {
             throw DecodeError(path: path, reason: error.reason ?? (error.errno == EISDIR ? "is a directory" : errnoText(error.errno).lowercased()))
         }
         defer { Glibc.close(fd) }
+        var status = stat()
+        let bytes = fstat(fd, &status) == 0 ? Int64(status.st_size) : Int64(Int32.max)
+        if let opus = OpusFileReader.open(fd: fd) {
+            if let reason = Self.limitProblem(rate: OpusFileReader.sampleRate, channels: opus.channels, limits) {
+                throw DecodeError(path: path, reason: reason)
+            }
+            self.opus = opus
+            self.format = AudioFormat(sampleRate: OpusFileReader.sampleRate, channels: opus.channels, sample: .float32)
+            self.frameCount = opus.frameCount
+            self.seeksWithPreroll = true
+            self.frameCap = opus.frameCount + Int64(OpusFileReader.sampleRate)
+            self.lastClock = cpuClock()
+            return
+        }
+        var info = SF_INFO()
         // libsndfile gets a copy it owns: it closes a descriptor whose open fails whatever
         // close_desc says, and with close_desc 1 `sf_close` closes it after a good open.
         guard let handle = sf_open_fd(dup(fd), Int32(SFM_READ), &info, 1) else {
@@ -71,12 +91,8 @@ public final class Decoder {
         }
         guard info.channels > 0, info.samplerate > 0 else { throw refuse("no audio in file") }
         guard info.frames != 0 else { throw refuse("no audio in file") }
-        guard limits.sampleRates.contains(Int(info.samplerate)) else {
-            throw refuse("unsupported sample rate \(info.samplerate) Hz "
-                         + "(playable: \(limits.sampleRates.lowerBound)-\(limits.sampleRates.upperBound) Hz)")
-        }
-        guard Int(info.channels) <= limits.maxChannels else {
-            throw refuse("too many channels (\(info.channels), at most \(limits.maxChannels))")
+        if let reason = Self.limitProblem(rate: Int(info.samplerate), channels: Int(info.channels), limits) {
+            throw refuse(reason)
         }
         self.handle = handle
         self.format = AudioFormat(sampleRate: Int(info.samplerate), channels: Int(info.channels),
@@ -84,11 +100,19 @@ public final class Decoder {
         let known = info.frames >= 0 && info.frames < Int64.max / 2 ? info.frames : nil
         self.frameCount = known
         self.seeksWithPreroll = Int(info.format) & SF_FORMAT_TYPEMASK == SF_FORMAT_OGG
-        var status = stat()
-        let bytes = fstat(fd, &status) == 0 ? Int64(status.st_size) : Int64(Int32.max)
         self.frameCap = known.map { $0 + Int64(info.samplerate) }
             ?? min(Int64.max / 2, max(bytes, 1) * Self.maxFramesPerByte)
         self.lastClock = cpuClock()
+    }
+
+    /// Why `limits` refuse a file of this rate and channel count, nil when they allow it.
+    private static func limitProblem(rate: Int, channels: Int, _ limits: DecodeLimits) -> String? {
+        guard limits.sampleRates.contains(rate) else {
+            return "unsupported sample rate \(rate) Hz "
+                + "(playable: \(limits.sampleRates.lowerBound)-\(limits.sampleRates.upperBound) Hz)"
+        }
+        guard channels <= limits.maxChannels else { return "too many channels (\(channels), at most \(limits.maxChannels))" }
+        return nil
     }
 
     /// No codec libsndfile reads gets near this many frames per byte (FLAC silence reaches a few
@@ -103,25 +127,19 @@ public final class Decoder {
     /// fails (an I/O error), or when decoding breaks `limits` (in those last three cases `failure`
     /// says why).
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
-        guard let handle, frames > 0, failure == nil, position < frameCap else { return 0 }
+        guard handle != nil || opus != nil, frames > 0, failure == nil, position < frameCap else { return 0 }
         let count = sf_count_t(min(Int64(frames), frameCap - position))
-        let got: sf_count_t
-        switch format.sample {
-        case .int16: got = sf_readf_short(handle, buffer.assumingMemoryBound(to: Int16.self), count)
-        case .int32: got = sf_readf_int(handle, buffer.assumingMemoryBound(to: Int32.self), count)
-        case .float32: got = sf_readf_float(handle, buffer.assumingMemoryBound(to: Float.self), count)
-        }
-        let delivered = max(0, Int64(got))
+        let (delivered, readError) = decode(into: buffer, frames: count)
         // One clock read per call (a system call): the decoding thread's CPU time since the last
         // one, i.e. this read and the little the thread did in between, never its sleep.
         let now = clock()
         decodeSeconds += now - lastClock
         lastClock = now
-        if delivered < count && Int(sf_error(handle)) == SF_ERR_SYSTEM {
+        if let readError {
             // The medium failed under the read (EIO: a USB stick pulled out, a dying card): no end
             // of the track, a failure with its reason, so that the caller can tell a stick that is
             // gone from a damaged file (whose decodable part plays, then ends).
-            failure = DecodeError(path: path, reason: "read error: " + String(cString: sf_strerror(handle)))
+            failure = DecodeError(path: path, reason: "read error: " + readError)
             return 0
         }
         if delivered == 0 && position == 0 && decodedFrames == 0 {
@@ -143,15 +161,41 @@ public final class Decoder {
         return Int(delivered)
     }
 
+    /// Up to `frames` frames from libopusfile or libsndfile: the frames delivered (fewer at the end
+    /// or on a decoding error) and, when the medium failed under the read, why.
+    private func decode(into buffer: UnsafeMutableRawPointer, frames count: sf_count_t) -> (Int64, String?) {
+        if let opus {
+            let (got, failed) = opus.read(into: buffer.assumingMemoryBound(to: Float.self), frames: Int(count))
+            return (Int64(got), failed ? "input/output error" : nil)
+        }
+        guard let handle else { return (0, nil) }
+        let got: sf_count_t
+        switch format.sample {
+        case .int16: got = sf_readf_short(handle, buffer.assumingMemoryBound(to: Int16.self), count)
+        case .int32: got = sf_readf_int(handle, buffer.assumingMemoryBound(to: Int32.self), count)
+        case .float32: got = sf_readf_float(handle, buffer.assumingMemoryBound(to: Float.self), count)
+        }
+        let delivered = max(0, Int64(got))
+        if delivered < count && Int(sf_error(handle)) == SF_ERR_SYSTEM { return (delivered, String(cString: sf_strerror(handle))) }
+        return (delivered, nil)
+    }
+
     /// Positions the next `read` at `frame` (clamped to 0). Sample-exact in every format libsndfile
     /// reads here: Ogg files (Vorbis, Opus) are sought `oggSeekPrerollFrames` earlier and decoded
     /// forward to the target. A target past the end leaves the decoder at the end (reads return 0)
     /// when the format allows it, or throws. Throws when the file cannot seek.
     public func seek(toFrame frame: Int64) throws(DecodeError) {
-        guard let handle else { throw DecodeError(path: path, reason: "decoder is closed") }
+        guard handle != nil || opus != nil else { throw DecodeError(path: path, reason: "decoder is closed") }
         let target = max(0, frame)
         let landing = seeksWithPreroll ? max(0, target - Self.oggSeekPrerollFrames) : target
-        if sf_seek(handle, sf_count_t(landing), SEEK_SET) < 0 {
+        if let opus {
+            // opusfile refuses a frame past the end: there the track has ended (reads return 0).
+            if landing >= opus.frameCount {
+                position = frameCap
+                return
+            }
+            guard opus.seek(toFrame: landing) else { throw DecodeError(path: path, reason: "cannot seek: damaged Opus file") }
+        } else if let handle, sf_seek(handle, sf_count_t(landing), SEEK_SET) < 0 {
             throw DecodeError(path: path, reason: "cannot seek: " + String(cString: sf_strerror(handle)))
         }
         position = landing
@@ -177,6 +221,8 @@ public final class Decoder {
     public func close() {
         if let handle { sf_close(handle) }
         handle = nil
+        opus?.close()
+        opus = nil
     }
 
     /// CPU seconds of the calling thread, not wall time: a busy or throttled board must never make

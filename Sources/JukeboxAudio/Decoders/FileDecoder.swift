@@ -3,8 +3,9 @@ import Glibc
 import JukeboxSystem
 
 /// Which decoder opens a file, told by its first bytes (never by its name): an MP4 file (`ftyp`
-/// at byte 4: `.m4a`, `.m4b`, `.mp4`) goes to `MP4Decoder`, everything else to libsndfile
-/// (`Decoder`: WAV, AIFF, FLAC, Ogg Vorbis/Opus, MP3), which says when it is not audio.
+/// at byte 4: `.m4a`, `.m4b`, `.mp4`) goes to `MP4Decoder`, everything else to `Decoder` (Ogg Opus
+/// through libopusfile; WAV, AIFF, FLAC, Ogg Vorbis, MP3 through libsndfile, which says when it is
+/// not audio).
 enum FileDecoder {
     static func open(path: String, limits: DecodeLimits = .standard) throws(DecodeError) -> any PCMSource {
         if isMP4(path) { return try MP4Decoder(path: path, limits: limits) }

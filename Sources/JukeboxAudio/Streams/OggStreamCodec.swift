@@ -452,10 +452,14 @@ private final class VorbisVoice: OggVoice {
     }
 }
 
-/// Opus (RFC 7845): OpusHead, OpusTags, then audio at 48 kHz. Channel mapping families 0 (mono,
-/// stereo) and 1 (up to 8 channels, Vorbis order) through the multistream decoder.
+/// Opus (RFC 7845): OpusHead, OpusTags, then audio at 48 kHz. Channel mapping family 0 (mono,
+/// stereo) through the one-stream decoder, family 1 (up to 8 channels, Vorbis order) through the
+/// multistream one: libopus 1.3's multistream decode checks the CPU's features (`cpuid`) on every
+/// packet, which doubled the decoding's CPU in a virtual machine (`OpusPacketDecoder`, issue 33).
 private final class OpusVoice: OggVoice {
     private var decoder: OpaquePointer?
+    /// Family 0's decoder (an `OpusDecoder`), instead of `decoder`.
+    private var single: OpaquePointer?
     private var headers = 0
     private var channels = 0
     /// Frames still to drop at the start (OpusHead's pre-skip).
@@ -493,9 +497,16 @@ private final class OpusVoice: OggVoice {
             }
         }
         // An empty packet would be concealed as 120 ms of a lost one: skipped instead.
-        guard let decoder, let buffer, let base = packet.pointee.packet, packet.pointee.bytes > 0 else { return nil }
-        let decoded = Int(opus_multistream_decode_float(decoder, base, Int32(clamping: packet.pointee.bytes), buffer,
-                                                         Int32(Self.maxPacketFrames), 0))
+        guard let buffer, let base = packet.pointee.packet, packet.pointee.bytes > 0 else { return nil }
+        let length = Int32(clamping: packet.pointee.bytes)
+        let decoded: Int
+        if let single {
+            decoded = Int(opus_decode_float(single, base, length, buffer, Int32(Self.maxPacketFrames), 0))
+        } else if let decoder {
+            decoded = Int(opus_multistream_decode_float(decoder, base, length, buffer, Int32(Self.maxPacketFrames), 0))
+        } else {
+            return nil
+        }
         guard decoded > 0 else { return nil }  // a corrupt packet: skipped
         var first = min(preSkip, decoded)
         var end = decoded
@@ -542,12 +553,21 @@ private final class OpusVoice: OggVoice {
             return "Opus channel mapping family \(family) is not supported (only 0 and 1)"
         }
         var error: Int32 = 0
-        guard let decoder = opus_multistream_decoder_create(48000, Int32(count), streams, coupled, mapping, &error), error == OPUS_OK else {
-            return "libopus refused the stream's header: " + String(cString: opus_strerror(error))
+        if family == 0 {
+            guard let single = opus_decoder_create(48000, Int32(count), &error), error == OPUS_OK else {
+                return "libopus refused the stream's header: " + String(cString: opus_strerror(error))
+            }
+            self.single = single
+            // Output gain in Q7.8 dB, applied by libopus as the specification asks.
+            if gain != 0 { _ = jb_opus_single_set_gain(single, Int32(gain)) }
+        } else {
+            guard let decoder = opus_multistream_decoder_create(48000, Int32(count), streams, coupled, mapping, &error),
+                  error == OPUS_OK else {
+                return "libopus refused the stream's header: " + String(cString: opus_strerror(error))
+            }
+            self.decoder = decoder
+            if gain != 0 { _ = jb_opus_set_gain(decoder, Int32(gain)) }
         }
-        self.decoder = decoder
-        // Output gain in Q7.8 dB, applied by libopus as the specification asks.
-        if gain != 0 { _ = jb_opus_set_gain(decoder, Int32(gain)) }
         channels = count
         preSkip = skip
         buffer = .allocate(capacity: Self.maxPacketFrames * count)
@@ -567,6 +587,8 @@ private final class OpusVoice: OggVoice {
     func close() {
         if let decoder { opus_multistream_decoder_destroy(decoder) }
         decoder = nil
+        if let single { opus_decoder_destroy(single) }
+        single = nil
         buffer?.deallocate()
         buffer = nil
     }
