@@ -4,8 +4,9 @@
 # unit to the image's systemd as a credential on the kernel command line (systemd.extra-unit.*),
 # which mounts the host's run folder (9p) at /mnt and runs this. Output on ttyAMA0 (the host
 # stamps each line with its own clock); results as HIL-RESULT lines in /mnt/results-PHASE, files
-# for the host in /mnt. PHASE (/mnt/phase): good (the first boot, a good jukebox.json) or bad (the
-# next boot, a broken jukebox.json on the boot partition).
+# for the host in /mnt. PHASE (/mnt/phase): good (the first boot, a good jukebox.json), bad (the
+# next boot, a broken jukebox.json on the boot partition), nodata (the data partition hidden: its
+# label changed by the host) or back (the next boot, the data partition as it was).
 set -uo pipefail
 OUT=/mnt
 PHASE=$(cat "$OUT/phase")
@@ -19,7 +20,8 @@ result() { printf 'HIL-RESULT %s %s\n' "$1" "$2" >> "$R"; shift 2; for l in "$@"
 
 # The first sample: snd-aloop's playback substream goes RUNNING when the player's first frames
 # reach the start threshold. Polled every 50 ms with bash's own reads (no process per poll).
-end=$(( ${EPOCHSECONDS} + 400 ))
+# 600 s: the boot without /data waits out its device's timeout (180 s in fstab) first.
+end=$(( ${EPOCHSECONDS} + 600 ))
 while [ ! -e /proc/asound/Loopback ] && [ "$EPOCHSECONDS" -lt "$end" ]; do nap 0.05; done
 arecord -q -D hw:Loopback,1,0 -f S16_LE -r 44100 -c 2 -t raw /run/rec.raw 2>/run/arecord.err &
 rec=$!
@@ -48,6 +50,23 @@ setup_log=$(journalctl -b -o cat -u jukebox-setup.service 2>&1 | grep 'jukebox-s
 [ "$(systemctl show -p ActiveState --value jukebox.service)" = active ] && [[ "$status" == *'"phase":"playing"'* ]] \
   && [ -n "$first" ] && result PASS "$PHASE-ready" "jukebox.service active (READY=1), playing to hw:Loopback: $status" \
   || result FAIL "$PHASE-ready" "expected jukebox.service active and playing; seen $(systemctl show -p ActiveState,SubState,StatusText jukebox.service | tr '\n' ' ')" "status: $status" "first sample at: ${first:-never}" "$(journalctl -b -o cat -u jukebox.service | tail -n 15)"
+
+# Every line of the setup problems file reaches the player (status --json "setupProblems"), as a
+# JSON string ('"' and '\' escaped: the lines hold no control characters).
+missing="" n=0
+while IFS= read -r line; do
+  [ -n "$line" ] || continue
+  n=$((n + 1)) l=${line//\\/\\\\} l=${l//\"/\\\"}
+  [[ "$status" == *'"setupProblems":['*"\"$l\""* ]] || missing="$missing | $line"
+done <<< "$problems"
+[ "$n" -gt 0 ] && [ -z "$missing" ] \
+  && result PASS "$PHASE-problems-status" "the $n line(s) of /run/jukebox-setup/problems in status --json setupProblems" \
+  || result FAIL "$PHASE-problems-status" "expected every line of the problems file in status --json setupProblems" "problems ($n):$missing" "status: $status"
+# The place the next boots must find (the track playing, and at least this far into it, when
+# stopped below).
+path=$(sed -n 's/.*"path":"\([^"]*\)".*/\1/p' <<< "$status")
+pos=$(sed -n 's/.*"position":\([0-9.]*\).*/\1/p' <<< "$status")
+printf '%s\n%s\n' "$path" "$pos" > "$OUT/place-$PHASE"
 
 # Stopped now (a SIGTERM: saved while playing the tone), so that the next boot resumes playing it,
 # instead of finding the queue played out by the time the slow checks below are done.
@@ -81,6 +100,29 @@ bad)
   [[ "$problems" == *'jukebox.json on the boot partition is not used'* ]] && [ "$kept" = yes ] && [[ "$in_force" == *'"hw:Loopback,0,0"'* ]] \
     && result PASS bad-config-kept "the broken jukebox.json refused, the last good one in force: $problems" \
     || result FAIL bad-config-kept "expected the broken jukebox.json refused and the last good one used" "problems: $problems" "kept $kept, in force: $in_force" "$setup_log"
+  ;;
+nodata)
+  # The data partition's label was changed by the host: the player's state in a tmpfs, said first.
+  state_fs=$(findmnt -no FSTYPE /var/lib/jukebox) data_mounted=no
+  mountpoint -q /data && data_mounted=yes
+  [ "$state_fs" = tmpfs ] && [ "$data_mounted" = no ] && [[ "$(head -n 1 <<< "$problems")" == 'no data partition (label jbdata) was found: '* ]] \
+    && result PASS nodata-ram-state "/data not mounted, /var/lib/jukebox a tmpfs, said first: $(head -n 1 <<< "$problems")" \
+    || result FAIL nodata-ram-state "expected /var/lib/jukebox on a tmpfs, /data not mounted, the data problem first" \
+         "seen /var/lib/jukebox $state_fs, /data mounted $data_mounted" "problems: $problems" \
+         "$(journalctl -b -o cat -u jukebox-data.service -u data.mount | tail -n 10)"
+  ;;
+back)
+  # The data partition as it was: the place saved at the end of the bad boot is found again (the
+  # same track, further than the bad boot had played when it was looked at; a fresh queue, as
+  # in the boot without /data, is a few seconds into the tone by now).
+  src=$(findmnt -no SOURCE /var/lib/jukebox)
+  { read -r saved; read -r saved_pos; } < "$OUT/place-bad" 2>/dev/null || saved="" saved_pos=""
+  [[ "$src" == *'[/jukebox]' ]] && [ -n "$saved" ] && [ "$path" = "$saved" ] && [[ "$problems" != *'data partition'* ]] \
+    && awk -v a="${pos:-0}" -v b="${saved_pos:-x}" 'BEGIN { exit !(b != "x" && a + 0 >= b + 0) }' \
+    && [ -f /data/system/jukebox.json ] && [[ "$in_force" == *'"hw:Loopback,0,0"'* ]] \
+    && result PASS back-state-kept "/var/lib/jukebox is $src again; playing $path at $pos s, where boot 2 stopped (seen at $saved_pos s)" \
+    || result FAIL back-state-kept "expected /var/lib/jukebox bound from /data/jukebox and the place of the bad boot" \
+         "seen source $src, playing '$path' at ${pos:-?} s, saved '$saved' at ${saved_pos:-?} s" "problems: $problems" "in force: $in_force"
   ;;
 esac
 {

@@ -10,6 +10,11 @@
 #                  settings applied, the bad Wi-Fi file refused, the music partition grown, / ro
 #   boot 2 (bad)   jukebox.json half-written (cut mid-file): the reason on the console and in the
 #                  journal, the last good one in force, READY and playing
+#   boot 3 (nodata) the data partition hidden (its label changed), the good jukebox.json back: READY
+#                  after the device timeout, bit-exact, the player's state in RAM, the reason on the
+#                  console and in the problems file, the partition's bytes untouched by the boot
+#   boot 4 (back)  the label restored: the place saved by boot 2 found again on /data
+# Each boot: every line of the setup problems file in `jukebox ctl status --json` "setupProblems".
 # Prints the figures (image size, QEMU start to READY and to the first sample, the critical chain)
 # and `N passed, N failed` last; exit 1 when anything failed. See docs/IMAGE.md.
 #
@@ -39,7 +44,7 @@ part_size() { part_field "$1" "$2" size; }
 
 main() {
 [ "$(id -u)" -eq 0 ] || { say "run as root (apt-get, image.sh)"; exit 2; }
-local t_start=$SECONDS img=${1:-} run boot_off music_off music_size k
+local t_start=$SECONDS img=${1:-} run boot_off music_off music_size data_off data_size k
 # shellcheck source=board/private-dir.sh
 . "$IT_REPO/board/private-dir.sh"
 private_dir "$IT_CACHE" IMAGE_CACHE || exit 1
@@ -69,6 +74,8 @@ truncate -s +512M "$run/disk.img"   # a bigger card: the music partition grows i
 boot_off=$(part_start "$run/disk.img" 1)
 music_off=$(part_start "$run/disk.img" 4)
 music_size=$(part_size "$run/disk.img" 4)
+data_off=$(part_start "$run/disk.img" 3)
+data_size=$(part_size "$run/disk.img" 3)
 # Music copied onto the music partition (made again at its place and size, with the files).
 mkfs.ext4 -q -F -L jbmusic -m 0 -E "offset=$music_off,nodiscard" -d "$A64_CACHE/fixtures/music" \
   "$run/disk.img" "$((music_size / 1024))k"
@@ -136,15 +143,29 @@ figures() {
     printf "image-test: %s boot: QEMU start to kernel %.1f s, to jukebox READY %.1f s, to the first sample %.1f s\n", p, off, off + r / 1e6, off + f }' >&2
 }
 
+# data_copy: the data partition copied out of the disk to data.part (it starts and ends on a MiB).
+data_copy() { dd if="$run/disk.img" of="$run/data.part" bs=1M skip=$((data_off / 1048576)) count=$((data_size / 1048576)) status=none; }
+# data_label LABEL: the data partition's ext4 label changed on the disk (nothing else in it).
+data_label() {
+  data_copy && e2label "$run/data.part" "$1" \
+    && dd if="$run/data.part" of="$run/disk.img" bs=1M seek=$((data_off / 1048576)) conv=notrunc status=none
+}
+# data_sum: the checksum of the data partition's bytes.
+data_sum() { data_copy && sha256sum < "$run/data.part" | cut -c1-64; }
+# check_audio PHASE: what the guest recorded is the test noise bit for bit (a fresh queue plays it first).
+check_audio() {
+  local audio
+  audio=$("$A64_CACHE/tools/pcmcmp" find "$A64_CACHE/fixtures/src.raw" "$run/out/rec-$1.raw" 44100 2>&1 || true)
+  if [[ "$audio" == bit-exact:* ]]; then hil_result PASS "$1-bit-exact" "recorded from hw:Loopback,1,0 in the guest: $audio"
+  else hil_result FAIL "$1-bit-exact" "expected the test noise bit for bit from hw:Loopback,1,0: $audio"; fi
+}
+
 say "boot 1: good settings (first boot)"
 local t0=$SECONDS
 boot good
 say "boot 1: $((SECONDS - t0)) s"
 hil_results "$run/out/results-good" 2>/dev/null || true
-local audio
-audio=$("$A64_CACHE/tools/pcmcmp" find "$A64_CACHE/fixtures/src.raw" "$run/out/rec-good.raw" 44100 2>&1 || true)
-if [[ "$audio" == bit-exact:* ]]; then hil_result PASS good-bit-exact "recorded from hw:Loopback,1,0 in the guest: $audio"
-else hil_result FAIL good-bit-exact "expected the test noise bit for bit from hw:Loopback,1,0: $audio"; fi
+check_audio good
 figures good
 hil_finished "$run/console-good.log" 'IMG-PROBE done' "boot 1: the probe did not finish" 40 || true
 
@@ -163,7 +184,43 @@ else
 fi
 figures bad
 hil_finished "$run/console-bad.log" 'IMG-PROBE done' "boot 2: the probe did not finish" 40 || true
-for p in good bad; do
+
+# Boot 3: the data partition hidden as a missing or unreadable partition would be (its label
+# changed: /dev/disk/by-label/jbdata never appears, and the device times out), the good jukebox.json
+# back on the boot partition (no last good one can be read without /data).
+mcopy -o -i "$fat" "$run/good.json" ::jukebox.json
+data_label jbhidden
+local sum_before sum_after
+sum_before=$(data_sum)
+say "boot 3: the data partition hidden (label jbhidden); the player waits for its device ($(grep -o 'LABEL=jbdata.*device-timeout=[0-9a-z]*' "$IT_REPO/board/image/fstab" | sed 's/.*=//'))"
+t0=$SECONDS
+boot nodata
+say "boot 3: $((SECONDS - t0)) s"
+hil_results "$run/out/results-nodata" 2>/dev/null || true
+check_audio nodata
+if grep -q 'jukebox-setup: PROBLEM: no data partition (label jbdata) was found' "$run/console-nodata.log"; then
+  hil_result PASS nodata-console "$(grep -m1 'jukebox-setup: PROBLEM: no data partition' "$run/console-nodata.log" | cut -d' ' -f2-)"
+else
+  hil_result FAIL nodata-console "expected the missing data partition on the serial console; seen: $(grep -m3 'jukebox-data\|PROBLEM' "$run/console-nodata.log" | cut -d' ' -f2- | paste -sd'|')"
+fi
+sum_after=$(data_sum)
+[ -n "$sum_before" ] && [ "$sum_before" = "$sum_after" ] \
+  && hil_result PASS nodata-data-untouched "the hidden data partition's bytes the same after the boot without it (sha256 ${sum_after:0:16})" \
+  || hil_result FAIL nodata-data-untouched "the hidden data partition changed during the boot without it: ${sum_before:0:16} -> ${sum_after:0:16}"
+figures nodata
+hil_finished "$run/console-nodata.log" 'IMG-PROBE done' "boot 3: the probe did not finish" 40 || true
+
+# Boot 4: the data partition's label as it was.
+data_label jbdata
+say "boot 4: the data partition back"
+t0=$SECONDS
+boot back
+say "boot 4: $((SECONDS - t0)) s"
+hil_results "$run/out/results-back" 2>/dev/null || true
+figures back
+hil_finished "$run/console-back.log" 'IMG-PROBE done' "boot 4: the probe did not finish" 40 || true
+rm -f "$run/data.part"
+for p in good bad nodata back; do
   [ -f "$run/out/analyze-$p.txt" ] && { echo "---- $p boot: systemd-analyze (from $run/out/analyze-$p.txt)"; sed -n '/^== systemd-analyze$/,/^== blame/p' "$run/out/analyze-$p.txt" | grep -v '^== blame'; }
 done
 say "image: raw $((raw_size / 1048576)) MiB${xz_size:+, xz $((xz_size / 1048576)) MiB}"
