@@ -235,6 +235,27 @@ final class PodcastReduceTests: XCTestCase {
         }, commands: [.persistPodcasts([merged, PodcastFeed(name: "Serial", order: .oldest)])])
     }
 
+    /// A fetch that came in while the file was read, for a podcast the file does not hold (a
+    /// first start: no file; or a podcast just added to the config): saved once the file is
+    /// read, not an hour later at the next change (the defect a loaded CI run found: the
+    /// fetched episodes were never written until the player changed something else).
+    func testAFetchBeforeAFileWithoutThatPodcastIsSavedWhenTheFileIsRead() {
+        for file in [[], [PodcastFeed(name: "Serial", order: .oldest)]] {
+            var s = State(settings: Self.settings)
+            s.shown = status("stopped")
+            let h = CoreHarness(s)
+            let fetched = PodcastFeed(name: "News", order: .newest, title: "The News", episodes: Self.episodes)
+            h.send(.podcastFetched(name: "News", title: "The News", episodes: Self.episodes), {
+                $0.podcasts[0] = fetched
+                $0.podcastsDirty = true
+            }, commands: [])
+            h.send(.podcastsLoaded(file), {
+                $0.podcastsReady = true
+                $0.podcastsDirty = false
+            }, commands: [.persistPodcasts([fetched, PodcastFeed(name: "Serial", order: .oldest)])])
+        }
+    }
+
     /// A fetch that failed while the file was read: the failure goes over what the file held
     /// and is saved with it.
     func testAFailureBeforeTheFileIsReadIsSavedWithIt() {

@@ -75,12 +75,12 @@ final class MQTTBinaryTests: DaemonTestCase {
         let state = dir + "/state.json", record = dir + "/mqtt-announced.json"
         let mqtt: [String: Any] = ["host": "127.0.0.1", "port": port, "topic": "jukebox/cli", "positionInterval": 5]
         var daemon = try startDaemon([song], extra: ["state": state, "mqtt": mqtt])
-        // 10 entities (the sleep timer's select and sensor among them) and the tag scanner (no buttons
-        // wired, no playlists, no battery).
+        // 11 entities (the sleep timer's select and sensor, the speed number among them) and the tag
+        // scanner (no buttons wired, no playlists, no battery).
         var configs: [String: String] = [:]
         XCTAssertTrue(waitFor(60) {
             configs = self.retained("homeassistant/#") ?? [:]
-            return configs.count == 11 && FileManager.default.fileExists(atPath: record)
+            return configs.count == 12 && FileManager.default.fileExists(atPath: record)
         }, "\(configs.keys.sorted())")
         XCTAssertEqual(retained("jukebox/cli/phase")?["jukebox/cli/phase"], "playing")
         daemon.process.terminate()
@@ -98,7 +98,7 @@ final class MQTTBinaryTests: DaemonTestCase {
         // `mqtt-forget` (what the package's prerm runs once the service stopped).
         daemon = try startDaemon([song], extra: ["state": state, "mqtt": mqtt])
         XCTAssertTrue(waitFor(60) {
-            (self.retained("homeassistant/#") ?? [:]).count == 11 && self.retained("jukebox/cli/availability")?["jukebox/cli/availability"] == "online"
+            (self.retained("homeassistant/#") ?? [:]).count == 12 && self.retained("jukebox/cli/availability")?["jukebox/cli/availability"] == "online"
         })
         kill(daemon.process.processIdentifier, SIGKILL)
         _ = daemon.wait(timeout: 20)

@@ -38,9 +38,11 @@ extension State {
                 podcasts[at] = feed
             }
             podcastsReady = true
-            // What was just read need not be written back, unless a fetch came in before it or a
-            // podcast absent from the config was counted or its files deleted.
-            podcastsDirty = gone || fetchedBefore
+            // What was just read need not be written back, unless a fetch came in before it (for a
+            // podcast the file holds, merged above, or for one it does not: a first start, a
+            // podcast just added, which `podcastsDirty` still says) or a podcast absent from the
+            // config was counted or its files deleted.
+            podcastsDirty = podcastsDirty || gone || fetchedBefore
             podcastsReading = false
             doWaitingPodcast(&step)
         case .podcastFetched(let name, let title, let episodes):
