@@ -23,19 +23,7 @@ final class MPCTests: DaemonTestCase {
     }
 
     /// A port nobody listens on now (the kernel's pick for port 0).
-    static func freePort() throws -> Int {
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard ok else { throw NSError(domain: "mpc", code: 1, userInfo: [NSLocalizedDescriptionKey: "no free port"]) }
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
+    static func freePort() throws -> Int { try MPDWire.freePort() }
 
     func startPlayer(_ mpd: [String: Any] = [:]) throws -> Jukebox.Running {
         try startDaemon([a, b], extra: ["mpd": ["bind": "127.0.0.1", "port": port].merging(mpd) { $1 }])
