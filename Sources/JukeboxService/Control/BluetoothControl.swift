@@ -111,32 +111,23 @@ public enum BluetoothControl {
         defer { close(child.fd) }
         var pending: [UInt8] = []
         var said: String?
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let deadline = monotonicNow() + Double(scanLimit) + 7
+        var found = false
         let wanted = "Device " + address
-        while monotonicNow() < deadline {
-            JobProgress.note()
-            var p = pollfd(fd: child.fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 1000) >= 0 || errno == EINTR else { break }
-            guard p.revents != 0 else { continue }
-            let n = read(child.fd, &chunk, chunk.count)
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { return .notFound(said: said) }
-            pending += chunk[0..<n]
+        _ = readOutput(child, seconds: Double(scanLimit) + 7) { bytes in
+            pending += bytes
             // Whole lines only; a line longer than the bound is judged as it is.
-            guard let end = pending.lastIndex(of: UInt8(ascii: "\n")) ?? (pending.count > maxOutput ? pending.count - 1 : nil) else { continue }
+            guard let end = pending.lastIndex(of: UInt8(ascii: "\n")) ?? (pending.count > maxOutput ? pending.count - 1 : nil) else { return true }
             let text = String(decoding: pending[...end], as: UTF8.self)
             pending.removeSubrange(...end)
             for line in plainLines(text) {
-                if line.contains(wanted) {
-                    kill(child.pid, SIGTERM)
-                    return .found
-                }
+                if line.contains(wanted) { found = true; return false }
                 if line.hasPrefix("Failed") || line.hasPrefix("No ") { said = line }
             }
+            return true
         }
+        // Found, run out or past its bound: the discovery ends (`timeout` passes TERM on).
         kill(child.pid, SIGTERM)
-        return .notFound(said: said)
+        return found ? .found : .notFound(said: said)
     }
 
     /// Runs one step's wrapper and returns its whole output (the status line last), or a status
@@ -149,21 +140,32 @@ public enum BluetoothControl {
         }
         defer { close(child.fd) }
         var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let deadline = monotonicNow() + Double(limit) + 5
-        while monotonicNow() < deadline {
-            JobProgress.note()
-            var p = pollfd(fd: child.fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 1000) >= 0 || errno == EINTR else { break }
-            guard p.revents != 0 else { continue }
-            let n = read(child.fd, &chunk, chunk.count)
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { return String(decoding: output, as: UTF8.self) }
-            output += chunk[0..<min(n, max(0, maxOutput - output.count))]
+        let ended = readOutput(child, seconds: Double(limit) + 5) { bytes in
+            output += bytes.prefix(max(0, maxOutput - output.count))
+            return true
         }
+        if ended { return String(decoding: output, as: UTF8.self) }
         // The wrapper outlived every bound: stop it (its timeout ends bluetoothctl).
         kill(child.pid, SIGKILL)
         return exitMarker + "137\n"
+    }
+
+    /// Reads `child`'s output for at most `seconds`, noting progress, handing each chunk to
+    /// `take` until it returns false. True when the output ended (the child closed it).
+    static func readOutput(_ child: ReadingChild, seconds: Double, _ take: ([UInt8]) -> Bool) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let deadline = monotonicNow() + seconds
+        while monotonicNow() < deadline {
+            JobProgress.note()
+            var p = pollfd(fd: child.fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 1000) >= 0 || errno == EINTR else { return false }
+            guard p.revents != 0 else { continue }
+            let n = read(child.fd, &chunk, chunk.count)
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { return true }
+            guard take(Array(chunk[0..<n])) else { return false }
+        }
+        return false
     }
 
     /// The output's lines and the wrapper's status (nil when its line is missing).
