@@ -59,6 +59,10 @@ final class BluetoothControlTests: XCTestCase {
             ("Failed to pair: org.bluez.Error.ConnectionAttemptFailed\njukebox-exit 1\n",
              "error: bluetooth pair: the device did not answer; is it on, near and in pairing mode? Failed to pair: org.bluez.Error.ConnectionAttemptFailed"),
             ("Pairing successful\njukebox-exit 0\n", "ok bluetooth pair: Pairing successful"),
+            // bluetoothctl 5.82 reports every object as it leaves: not what it said of the pairing.
+            ("Attempting to pair with 00:AA:01:01:00:01\n[CHG] Device 00:AA:01:01:00:01 Bonded: yes\nFailed to pair: org.bluez.Error.AuthenticationCanceled\n"
+             + "[DEL] Controller 00:AA:01:00:00:00 jukebox-hil #1 [default]\n[DEL] Controller 00:AA:01:01:00:01 jukebox-hil\njukebox-exit 1\n",
+             "error: bluetooth pair refused by the device (only pairing without a PIN is done): Failed to pair: org.bluez.Error.AuthenticationCanceled"),
             ("jukebox-exit 137\n", "error: bluetoothctl did not finish within 25 s"),
             ("Failed to pair: org.bluez.Error.Failed\u{1B}]0;x\u{07}\njukebox-exit 1\n", "error: bluetooth pair failed: Failed to pair: org.bluez.Error.Failed0;x\u{FFFD}"),
         ]

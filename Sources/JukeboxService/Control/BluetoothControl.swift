@@ -168,7 +168,9 @@ public enum BluetoothControl {
         return false
     }
 
-    /// The output's lines and the wrapper's status (nil when its line is missing).
+    /// The output's lines and the wrapper's status (nil when its line is missing), without
+    /// bluetoothctl's reports of BlueZ's objects (`[NEW]`, `[CHG]`, `[DEL]`, which it prints
+    /// for every object as it leaves): the last line is then what it said of the command.
     static func split(_ output: String) -> ([String], Int?) {
         var lines = plainLines(output)
         var status: Int?
@@ -176,7 +178,8 @@ public enum BluetoothControl {
             status = Int(last.dropFirst(exitMarker.count))
             lines.removeLast()
         }
-        return (lines, status)
+        let reports = ["[NEW] ", "[CHG] ", "[DEL] "]
+        return (lines.filter { line in !reports.contains { line.hasPrefix($0) } }, status)
     }
 
     /// The reply for bluetoothctl's whole output (with the wrapper's status line last).
