@@ -10,7 +10,9 @@ import JukeboxSystem
 /// runs, `bluealsa-cli list-pcms` (another child, polled the same way) says what is connected
 /// already. `BluealsaPresence` reads the lines for the speaker, `BluealsaPhoneStreams` for a
 /// phone; each change becomes `Event.bluetoothSpeaker` or `Event.bluetoothPhone` (the core
-/// decides what it means). A monitor that ends is a phone's stream that ended (nothing is known
+/// decides what it means). A phone's name (BlueZ's alias, `BluezAlias`) is read by a third
+/// child as soon as its PCM is seen, one at a time; a phone that streams before it is read is
+/// shown by its address, then by its name, said again as a start. A monitor that ends is a phone's stream that ended (nothing is known
 /// of it until the list after its return), so a dead monitor never leaves the player waiting. Nothing here
 /// waits: the pipes are non-blocking, a child that ends is seen as the end of its pipe, and the
 /// monitor is started again after 1 s, doubling to 60 s while it keeps ending within 30 s. The
@@ -23,16 +25,23 @@ public final class BluetoothSpeakerSource: EventSource {
         public var monitor: [String]
         /// Prints `bluealsa-cli list-pcms`'s lines and exits.
         public var list: [String]
-        /// The two argument vectors as given (tests put stand-ins here).
-        public init(monitor: [String], list: [String]) {
+        /// For a phone's PCM path, prints the phone's name as busctl does (`BluezAlias`) and
+        /// exits, bounded; nil: phones are shown by their address.
+        public var alias: (@Sendable (String) -> [String]?)?
+        /// The argument vectors as given (tests put stand-ins here).
+        public init(monitor: [String], list: [String], alias: (@Sendable (String) -> [String]?)? = nil) {
             self.monitor = monitor
             self.list = list
+            self.alias = alias
         }
         /// bluez-alsa's `bluealsa-cli` at `path`; with `phone`, the monitor prints the PCMs'
-        /// `Running` changes and the list each PCM's properties (bluez-alsa 4.1 and later).
-        public static func bluealsaCLI(_ path: String, phone: Bool = false) -> Programs {
-            phone ? Programs(monitor: [path, "monitor", "--properties=Running"], list: [path, "--verbose", "list-pcms"])
-                : Programs(monitor: [path, "monitor"], list: [path, "list-pcms"])
+        /// `Running` changes and the list each PCM's properties (bluez-alsa 4.1 and later), and
+        /// with `timeout` and `busctl` (their paths) a phone's name is read (`BluezAlias`).
+        public static func bluealsaCLI(_ path: String, phone: Bool = false, timeout: String? = nil, busctl: String? = nil) -> Programs {
+            guard phone else { return Programs(monitor: [path, "monitor"], list: [path, "list-pcms"]) }
+            var alias: (@Sendable (String) -> [String]?)?
+            if let timeout, let busctl { alias = { BluezAlias.argv(timeout: timeout, busctl: busctl, pcm: $0) } }
+            return Programs(monitor: [path, "monitor", "--properties=Running"], list: [path, "--verbose", "list-pcms"], alias: alias)
         }
     }
 
@@ -51,6 +60,17 @@ public final class BluetoothSpeakerSource: EventSource {
     private var monitor: Child?
     private var lister: Child?
     private var listLines: [String] = []
+    /// The phones' names read (BlueZ's alias), by address; a phone whose name is not read yet
+    /// shows as its address.
+    private var aliases: [String: String] = [:]
+    /// Phones whose name is to be read (again): address → PCM path. One read runs at a time.
+    private var toName: [String: String] = [:]
+    /// The read running, and whose.
+    private var namer: Child?
+    private var naming: String?
+    private var namerLines: [String] = []
+    /// The phone a start was reported for, while it streams: a name read then is said again.
+    private var streamingPhone: String?
     /// When the monitor is started again; nil while it runs.
     private var restartAt: Double? = 0
     private var backoff = 1.0
@@ -83,7 +103,7 @@ public final class BluetoothSpeakerSource: EventSource {
 
     deinit { close() }
 
-    public var fds: [Int32] { [monitor?.fd, lister?.fd].compactMap { $0 } }
+    public var fds: [Int32] { [monitor?.fd, lister?.fd, namer?.fd].compactMap { $0 } }
     public var needsMaintenance: Bool { monitor == nil }
 
     public func maintain() {
@@ -102,14 +122,16 @@ public final class BluetoothSpeakerSource: EventSource {
     public func read(fd: Int32) -> [Event] {
         if fd == monitor?.fd { return readMonitor() }
         if fd == lister?.fd { return readList() }
+        if fd == namer?.fd { return readNamer() }
         return []
     }
 
     /// Ends the children (the player stops).
     public func close() {
-        for child in [monitor, lister].compactMap({ $0 }) { Self.end(child) }
+        for child in [monitor, lister, namer].compactMap({ $0 }) { Self.end(child) }
         monitor = nil
         lister = nil
+        namer = nil
     }
 
     private func readMonitor() -> [Event] {
@@ -123,8 +145,9 @@ public final class BluetoothSpeakerSource: EventSource {
                 if let connected = speaker.connected { events.append(.bluetoothSpeaker(connected: connected)) }
                 list = speaker.list
             }
+            if phones != nil { wantName(line, again: line.hasPrefix("PCMAdded ")) }
             if let phone = phones?.monitor(line) {
-                if let change = phone.change { events.append(Self.event(change)) }
+                if let change = phone.change { events.append(event(change)) }
                 list = list || phone.list
             }
             if list { startList() }
@@ -134,7 +157,7 @@ public final class BluetoothSpeakerSource: EventSource {
             Self.end(child)
             monitor = nil
             presence?.forget()
-            if let change = phones?.forget() { events.append(Self.event(change)) }
+            if let change = phones?.forget() { events.append(event(change)) }
             // Said once a run of ends; a monitor that keeps ending at once (no D-Bus) is not a
             // line a minute.
             let line = "bluetooth: bluealsa-cli monitor ended; started again in \(Int(backoff)) s"
@@ -153,8 +176,73 @@ public final class BluetoothSpeakerSource: EventSource {
         Self.end(child)
         lister = nil
         let speaker: [Event] = presence?.listed(listLines).map { [.bluetoothSpeaker(connected: $0)] } ?? []
-        let phone: [Event] = phones?.listed(listLines).map { [Self.event($0)] } ?? []
+        if phones != nil { for line in listLines { wantName(line, again: false) } }
+        let phone: [Event] = phones?.listed(listLines).map { [event($0)] } ?? []
         return speaker + phone
+    }
+
+    /// The core's fact for a change, the phone named by its alias when it has been read.
+    private func event(_ change: BluealsaPhoneStreams.Change) -> Event {
+        switch change {
+        case .started(let address):
+            streamingPhone = address
+            return .bluetoothPhone(streaming: true, sender: aliases[address] ?? address)
+        case .stopped:
+            streamingPhone = nil
+            return Self.event(change)
+        }
+    }
+
+    /// A phone's PCM named in `line` (the monitor's or the list's): its name is read unless it
+    /// was (`again`: read anew, a PCM that came back may belong to a renamed phone).
+    private func wantName(_ line: String, again: Bool) {
+        guard programs.alias != nil else { return }
+        for word in line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }) where word.hasPrefix("/org/bluealsa/") {
+            let path = String(word)
+            guard let address = BluealsaPhoneStreams.phone(path) else { continue }
+            if again || (aliases[address] == nil && naming != address) { toName[address] = path }
+        }
+        startNamer()
+    }
+
+    private func startNamer() {
+        guard namer == nil, let next = toName.first else { return }
+        let address = next.key, path = next.value
+        toName.removeValue(forKey: address)
+        guard let argv = programs.alias?(path) else { return startNamer() }
+        switch Self.spawn(argv) {
+        case .success(let child):
+            namer = child
+            naming = address
+            namerLines = []
+        case .failure(let error):
+            log.debug("bluetooth: cannot read the phone's name: \(error.message)")
+        }
+    }
+
+    /// The name read: kept, and said again as a start when that phone streams now (the core
+    /// shows the new name).
+    private func readNamer() -> [Event] {
+        guard var child = namer else { return [] }
+        let (lines, ended) = Self.drain(&child)
+        namer = child
+        namerLines += lines.prefix(max(0, 8 - namerLines.count))
+        guard ended else { return [] }
+        Self.end(child)
+        namer = nil
+        var events: [Event] = []
+        if let address = naming {
+            if let name = BluezAlias.parse(namerLines.joined(separator: "\n")) {
+                let before = aliases[address]
+                aliases[address] = name
+                if streamingPhone == address, before != name { events.append(.bluetoothPhone(streaming: true, sender: name)) }
+            } else {
+                log.debug("bluetooth: no name for \(address): " + DisplayText.inert(namerLines.joined(separator: " "), maxBytes: 200))
+            }
+        }
+        naming = nil
+        startNamer()
+        return events
     }
 
     /// The core's fact for a change of the phone's streams (`Event.bluetoothPhone`).
@@ -258,6 +346,10 @@ public enum BluetoothSources {
         }
         let watched = [settings.map(\.address), phone ? "a phone playing to the box" : nil].compactMap { $0 }
         log.info("bluetooth: watching \(watched.joined(separator: " and ")) through \(cli)")
-        return [BluetoothSpeakerSource(address: settings?.address, phone: phone, programs: .bluealsaCLI(cli, phone: phone), log: log)]
+        // A phone's name (BlueZ's alias) through systemd's busctl; without it, its address.
+        let timeout = JukeboxService.findProgram("timeout"), busctl = JukeboxService.findProgram("busctl")
+        if phone, timeout == nil || busctl == nil { log.info("bluetooth: busctl or timeout not found: a phone is shown by its address") }
+        let programs = BluetoothSpeakerSource.Programs.bluealsaCLI(cli, phone: phone, timeout: timeout, busctl: busctl)
+        return [BluetoothSpeakerSource(address: settings?.address, phone: phone, programs: programs, log: log)]
     }
 }

@@ -7,7 +7,7 @@ import JukeboxCore
 /// what holds the player or reads its insides is never for the web. Pairing, trusting and
 /// forgetting the Bluetooth speaker need a session, every one of them: a pair lets a device
 /// near the box into it, a trust lets it reconnect by itself, a forget takes the owner's
-/// speaker away, and each runs bluetoothctl for up to 25 s; none is a guest's to do.
+/// speaker away, and each runs bluetoothctl for up to 58 s (a pair scans first); none is a guest's to do.
 public enum ControlAccess: Equatable, Sendable {
     case open
     case session

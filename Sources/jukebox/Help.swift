@@ -118,7 +118,7 @@ enum Help {
 
     Options:
       --socket PATH       the player's control socket (default: \(ControlSocket.defaultPath()))
-      --timeout S         seconds to wait for the reply (default: 10)
+      --timeout S         seconds to wait for the reply (default: 10; bluetooth: \(BluetoothControl.longest))
     """
 
     static let source = """

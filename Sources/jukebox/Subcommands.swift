@@ -192,7 +192,9 @@ enum Subcommands {
         if a.wantsHelp { return help(Help.ctl) }
         guard !a.positional.isEmpty else { throw UsageError(message: "ctl needs a command (try: jukebox ctl help)") }
         let path = a.options["--socket"] ?? ControlSocket.defaultPath()
-        let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
+        // A `bluetooth` command scans and pairs: up to BluetoothControl.longest seconds.
+        let wait = a.positional.first?.lowercased() == "bluetooth" ? BluetoothControl.longest : 10
+        let timeout = Double(try a.int("--timeout", in: 1...3600) ?? wait)
         let client: ControlClient, answer: String?
         do { (client, answer) = try ControlClient.connect(path: path, request: a.positional.joined(separator: " "), timeout: timeout) } catch {
             writeAll(2, "jukebox: " + unreachable(path, error) + "\n")
@@ -236,7 +238,9 @@ enum Subcommands {
         let program = split.map { Array(args[($0 + 1)...]) } ?? a.positional
         guard !program.isEmpty else { throw UsageError(message: "yield needs a command: jukebox yield -- CMD ARGS...") }
         let path = a.options["--socket"] ?? ControlSocket.defaultPath()
-        let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
+        // A `bluetooth` command scans and pairs: up to BluetoothControl.longest seconds.
+        let wait = a.positional.first?.lowercased() == "bluetooth" ? BluetoothControl.longest : 10
+        let timeout = Double(try a.int("--timeout", in: 1...3600) ?? wait)
         let reason = a.options["--reason"] ?? Paths.fileName(program[0])
         var client: ControlClient?
         var reply: String?

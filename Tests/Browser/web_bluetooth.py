@@ -83,8 +83,8 @@ def run(t, d, width, height):
         t.fail("the device's markup became an element")
     t.no_alert(d)
     t.check_layout(d, width)
-    if calls(t)[len(before):] != ["pair " + ADDRESS]:
-        t.fail(f"bluetoothctl was not run once as pair {ADDRESS}: {calls(t)!r}")
+    if calls(t)[len(before):] != ["info " + ADDRESS, "pair " + ADDRESS]:
+        t.fail(f"bluetoothctl was not run as info then pair {ADDRESS}: {calls(t)!r}")
     t.el(d, "bluetooth-trust").click()
     t.wait("the trust's failure shows", lambda: t.txt(d, "bluetooth-outcome") == f"bluetooth trust failed: Device {ADDRESS} not available",
            timeout=30, seen=lambda: (t.txt(d, "bluetooth-outcome")[:80], calls(t), t.el(d, "bluetooth-trust").is_enabled()))

@@ -127,6 +127,62 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
                        ["/usr/bin/bluealsa-cli", "--verbose", "list-pcms"])
     }
 
+    /// A phone is shown by its name (BlueZ's alias, read by a third child as soon as its PCM is
+    /// seen): streaming before the name came, by its address, then by its name said again as a
+    /// start; a later start has the name at once; a PCM added again has its name read again.
+    func testAPhonesNameIsReadOffTheLoopAndReplacesItsAddress() throws {
+        XCTAssertEqual(mkfifo(dir + "/monitor", 0o600), 0)
+        XCTAssertEqual(mkfifo(dir + "/names", 0o600), 0)
+        let writer = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        let phone = "/org/bluealsa/hci1/dev_00_AA_01_00_00_00/a2dpsnk/source"
+        let listing = "\(phone)\\nRunning: true\\n\\n"
+        var p = programs(list: listing)
+        let asked = dir + "/names-asked", names = dir + "/names"
+        p.alias = { path in ["/bin/sh", "-c", "echo \"$0\" >> '\(asked)'; exec cat '\(names)'", path] }
+        let log = Log(level: .debug)
+        let source = BluetoothSpeakerSource(address: nil, phone: true, programs: p, log: log)
+        defer { source.close() }
+        func say(_ line: String) { _ = (line + "\n").withCString { write(writer, $0, strlen($0)) } }
+        func name(_ text: String) {
+            let fd = open(names, O_RDWR | O_CLOEXEC)
+            _ = text.withCString { write(fd, $0, strlen($0)) }
+            close(fd)
+        }
+        func askedFor() -> [String] { ((try? String(contentsOfFile: asked, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "00:AA:01:00:00:00")], "\(log.recent)")
+        XCTAssertTrue(waitFor(10) { askedFor() == [phone] }, "\(askedFor())")
+        name("s \"Kim's \\303\\251phone\"\n")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim's éphone")], "\(log.recent)")
+        say("PropertyChanged \(phone) Running false")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: false, sender: "")])
+        say("PropertyChanged \(phone) Running true")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim's éphone")])
+        XCTAssertEqual(askedFor(), [phone], "read again without a new PCM")
+        // The phone went and came back renamed: read again; no start said until it streams.
+        say("PCMRemoved \(phone)")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: false, sender: "")])
+        say("PCMAdded \(phone)")
+        XCTAssertTrue(waitFor(10) { XCTAssertEqual(events(source, count: 1, within: 0.1), []); return askedFor() == [phone, phone] }, "\(askedFor())")
+        name("s \"Kim\"\n")
+        XCTAssertEqual(events(source, count: 1, within: 2), [])
+        say("PropertyChanged \(phone) Running true")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim")])
+        // No name (busctl's error): the name known before stays.
+        say("PCMAdded \(phone)")
+        XCTAssertTrue(waitFor(10) { XCTAssertEqual(events(source, count: 1, within: 0.1), []); return askedFor().count == 3 }, "\(askedFor())")
+        name("Failed to get property Alias: Unknown object\n")
+        XCTAssertTrue(waitFor(10) {
+            _ = events(source, count: 1, within: 0.1)
+            return log.recent.contains { $0.contains("no name for 00:AA:01:00:00:00") }
+        }, "\(log.recent)")
+        say("PropertyChanged \(phone) Running false")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: false, sender: "")])
+        say("PropertyChanged \(phone) Running true")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim")])
+        close(writer)
+    }
+
     func testTheChildrenDieWithTheThreadThatStartedThem() throws {
         guard access("/usr/bin/setpriv", X_OK) == 0 else { throw XCTSkip("no setpriv") }
         XCTAssertEqual(mkfifo(dir + "/monitor", 0o600), 0)

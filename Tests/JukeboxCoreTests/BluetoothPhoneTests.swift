@@ -19,12 +19,36 @@ final class BluetoothPhoneTests: XCTestCase {
         let h = CoreHarness(playing(2))
         h.heard(1, at: 31.4, shows: status("playing", song: 1, index: 1, of: 2, elapsed: "0:31"))
         phoneTakesTrack1(h)
-        // Said again (a second phone, a list after a monitor's restart): nothing changes.
-        h.send(.bluetoothPhone(streaming: true, sender: "Mum's phone"), { _ in }, commands: [])
+        // Said again with the same name (a list after a monitor's restart): nothing changes.
+        h.send(.bluetoothPhone(streaming: true, sender: "Dad's phone"), { _ in }, commands: [])
         h.interruptionEndsPlayingTrack1(of: 2, id: "source-bluetooth", at: 31.6, elapsed: "0:31",
                                         by: .bluetoothPhone(streaming: false, sender: ""))
         // A stop said again ends nothing.
         h.send(.bluetoothPhone(streaming: false, sender: ""), { _ in }, commands: [])
+    }
+
+    /// The adapter reads BlueZ's alias off the loop: a phone that streams before it came is
+    /// shown by its address, then by its alias, said again as a start. Only the name changes (no
+    /// second release, the place kept); over another interruption the name waits underneath.
+    func testAPhonesAliasLearnedAfterTheStartReplacesItsAddress() {
+        var s = playing(2)
+        let begin = reduce(&s, .bluetoothPhone(streaming: true, sender: "00:AA:01:00:00:00"))
+        XCTAssertTrue(begin.contains { if case .releaseDevice = $0 { return true } else { return false } }, "\(begin)")
+        XCTAssertEqual(s.phase, .interrupted(reason: "Bluetooth: 00:AA:01:00:00:00"))
+        let before = s
+        let renamed = reduce(&s, .bluetoothPhone(streaming: true, sender: "Kim's \"phone\"\n\u{1B}[2J"))
+        XCTAssertEqual(s.phase, .interrupted(reason: "Bluetooth: Kim's \"phone\"\u{FFFD}\u{FFFD}[2J"))
+        XCTAssertEqual(s.interruptions.map(\.reason), ["Bluetooth: Kim's \"phone\"\u{FFFD}\u{FFFD}[2J"])
+        XCTAssertFalse(renamed.contains { if case .releaseDevice = $0 { return true } else { return false } }, "\(renamed)")
+        XCTAssertEqual(s.pendingGrants, before.pendingGrants)
+        XCTAssertEqual(s.position, before.position)
+        XCTAssertEqual(s.afterInterruption, before.afterInterruption)
+        // Another interruption on top: it shows; the phone's new name is kept for after it.
+        _ = reduce(&s, .interruptBegan(id: "alarm", reason: "alarm"))
+        _ = reduce(&s, .bluetoothPhone(streaming: true, sender: "Kim"))
+        XCTAssertEqual(s.phase, .interrupted(reason: "alarm"))
+        _ = reduce(&s, .interruptEnded(id: "alarm"))
+        XCTAssertEqual(s.phase, .interrupted(reason: "Bluetooth: Kim"))
     }
 
     func testAForbiddenPhoneIsRefusedAndItsStopChangesNothing() {

@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 
 /// A stand-in for BlueZ's bluetoothctl, for the tests that run the binary: put first on the
-/// player's PATH, it notes each call's arguments in `FOLDER/bluetoothctl.args`; `pair` says
+/// player's PATH, it notes each call's arguments in `FOLDER/bluetoothctl.args`; `info` knows
+/// the device, not paired (so `pair` runs without a discovery); `pair` says
 /// something hostile and long (terminal colours, bluetoothctl's prompt, a bell, markup, 2,000
 /// letters) and succeeds, `trust` fails as BlueZ does for a speaker not in range, `remove` works.
 enum FakeBluetoothctl {
@@ -20,6 +21,7 @@ enum FakeBluetoothctl {
         #!/bin/sh
         echo "$1 $2" >> '\(folder)/bluetoothctl.args'
         case "$1" in
+        info) printf 'Device %s (public)\\n\\tPaired: no\\n' "$2";;
         pair) printf 'Attempting to pair with %s\\n\\033[0;94m[bluetooth]\\033[0m# Pairing successful \\007<img src=x onerror=alert(1)>\(long)\\n' "$2";;
         trust) echo "Device $2 not available"; exit 1;;
         *) echo "Device has been removed";;

@@ -51,7 +51,7 @@ extension WebFaceTests {
             XCTAssertEqual(refused.body, "{\"error\":\"usage: bluetooth pair|trust|forget ADDRESS (such as AA:BB:CC:DD:EE:FF)\"}", bad)
         }
         XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8),
-                       "pair AA:BB:CC:DD:EE:FF\ntrust AA:BB:CC:DD:EE:FF\nremove AA:BB:CC:DD:EE:FF\n")
+                       "info AA:BB:CC:DD:EE:FF\npair AA:BB:CC:DD:EE:FF\ntrust AA:BB:CC:DD:EE:FF\nremove AA:BB:CC:DD:EE:FF\n")
 
         // The settings: the speaker as the config reads it, the rules with their defaults.
         let shown = try http("GET", "/api/settings", headers: ["Cookie": cookie])

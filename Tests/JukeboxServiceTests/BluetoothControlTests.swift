@@ -48,6 +48,99 @@ final class BluetoothControlTests: XCTestCase {
         for (output, action, expected) in rows { XCTAssertEqual(BluetoothControl.reply(output, action: action), expected, output) }
     }
 
+    /// `pair`'s failures in plain words; a device paired before is fine.
+    func testThePairReplySaysWhatWentWrongInPlainWords() {
+        let rows: [(String, String)] = [
+            ("Attempting to pair with AA:BB:CC:DD:EE:FF\nFailed to pair: org.bluez.Error.AlreadyExists\njukebox-exit 1\n", "ok bluetooth pair: already paired"),
+            ("Failed to pair: org.bluez.Error.AuthenticationFailed\njukebox-exit 1\n",
+             "error: bluetooth pair refused by the device (only pairing without a PIN is done): Failed to pair: org.bluez.Error.AuthenticationFailed"),
+            ("Failed to pair: org.bluez.Error.AuthenticationRejected\njukebox-exit 1\n",
+             "error: bluetooth pair refused by the device (only pairing without a PIN is done): Failed to pair: org.bluez.Error.AuthenticationRejected"),
+            ("Failed to pair: org.bluez.Error.ConnectionAttemptFailed\njukebox-exit 1\n",
+             "error: bluetooth pair: the device did not answer; is it on, near and in pairing mode? Failed to pair: org.bluez.Error.ConnectionAttemptFailed"),
+            ("Pairing successful\njukebox-exit 0\n", "ok bluetooth pair: Pairing successful"),
+            // bluetoothctl 5.82 reports every object as it leaves: not what it said of the pairing.
+            ("Attempting to pair with 00:AA:01:01:00:01\n[CHG] Device 00:AA:01:01:00:01 Bonded: yes\nFailed to pair: org.bluez.Error.AuthenticationCanceled\n"
+             + "[DEL] Controller 00:AA:01:00:00:00 jukebox-hil #1 [default]\n[DEL] Controller 00:AA:01:01:00:01 jukebox-hil\njukebox-exit 1\n",
+             "error: bluetooth pair refused by the device (only pairing without a PIN is done): Failed to pair: org.bluez.Error.AuthenticationCanceled"),
+            ("jukebox-exit 137\n", "error: bluetoothctl did not finish within 25 s"),
+            ("Failed to pair: org.bluez.Error.Failed\u{1B}]0;x\u{07}\njukebox-exit 1\n", "error: bluetooth pair failed: Failed to pair: org.bluez.Error.Failed0;x\u{FFFD}"),
+        ]
+        for (output, expected) in rows { XCTAssertEqual(BluetoothControl.pairReply(output), expected, output) }
+    }
+
+    /// `pair` of a device BlueZ does not know: `info`, a discovery stopped as soon as it names
+    /// the address (the stand-in would scan 60 s more), then `pair`; known and paired: only
+    /// `info`; a discovery that cannot start, a refusal: said. The stand-in plays BlueZ's part
+    /// with a file for what it knows.
+    func testPairScansForAnUnknownDeviceThenPairs() throws {
+        let dir = TempDir()
+        let args = dir.file("args"), known = dir.file("known"), mode = dir.file("mode")
+        let script = dir.write("bluetoothctl", """
+        #!/bin/sh
+        echo "$@" >> '\(args)'
+        case "$1" in
+        info)
+          if [ -e '\(known)' ]; then printf 'Device %s (public)\\n\\tName: Speaker\\n\\tPaired: %s\\n' "$2" "$(cat '\(known)')"; exit 0; fi
+          echo "Device $2 not available"; exit 1;;
+        --timeout)
+          case "$(cat '\(mode)')" in
+          broken) echo "Failed to start discovery: org.bluez.Error.NotReady"; exit 0;;
+          esac
+          echo "Discovery started"
+          echo "[CHG] Controller 00:AA:01:00:00:00 Discovering: yes"
+          echo "[NEW] Device 11:22:33:44:55:66 Other"
+          echo "[NEW] Device AA:BB:CC:DD:EE:FF Speaker"
+          echo no > '\(known)'
+          echo $$ > '\(dir.file("scanning"))'
+          exec sleep 60;;
+        pair)
+          case "$(cat '\(mode)')" in
+          refuse) echo "Attempting to pair with $2"; echo "Failed to pair: org.bluez.Error.AuthenticationRejected"; exit 1;;
+          esac
+          printf 'Attempting to pair with %s\\r\\n\\033[0;94m[bluetooth]\\033[0m# Pairing successful\\n' "$2"
+          echo yes > '\(known)'; exit 0;;
+        esac
+        exit 2
+        """)
+        XCTAssertEqual(chmod(script, 0o755), 0)
+        func calls() -> [String] {
+            let text = (try? String(contentsOfFile: args, encoding: .utf8)) ?? ""
+            _ = unlink(args)
+            return text.split(separator: "\n").map(String.init)
+        }
+        try "seen".write(toFile: mode, atomically: true, encoding: .utf8)
+        let (box, done) = try start(dir, bluetoothctl: script)
+        defer { stop(box, done) }
+        let c = try ControlClient(path: dir.file("control"))
+
+        let started = monotonicNow()
+        let paired = c.request("bluetooth pair aa:bb:cc:dd:ee:ff", timeout: 60) ?? "no reply"
+        XCTAssertLessThan(monotonicNow() - started, 30, "the discovery was not stopped when the device was seen")
+        XCTAssertTrue(paired.hasPrefix("ok bluetooth pair: Pairing successful (found after "), paired)
+        XCTAssertTrue(paired.hasSuffix(" s of scanning)"), paired)
+        XCTAssertEqual(calls(), ["info AA:BB:CC:DD:EE:FF", "--timeout \(BluetoothControl.scanLimit) scan on", "pair AA:BB:CC:DD:EE:FF"])
+        // The discovery was ended, not left to run out (the stand-in's `sleep 60` is gone).
+        let scanner = try XCTUnwrap(Int32((try String(contentsOfFile: dir.file("scanning"), encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)))
+        XCTAssertTrue(waitFor(10) { kill(scanner, 0) != 0 }, "the discovery \(scanner) still runs")
+
+        XCTAssertEqual(c.request("bluetooth pair AA:BB:CC:DD:EE:FF", timeout: 60), "ok bluetooth pair: already paired")
+        XCTAssertEqual(calls(), ["info AA:BB:CC:DD:EE:FF"])
+
+        try "no".write(toFile: known, atomically: true, encoding: .utf8)
+        try "refuse".write(toFile: mode, atomically: true, encoding: .utf8)
+        XCTAssertEqual(c.request("bluetooth pair AA:BB:CC:DD:EE:FF", timeout: 60),
+                       "error: bluetooth pair refused by the device (only pairing without a PIN is done): Failed to pair: org.bluez.Error.AuthenticationRejected")
+        XCTAssertEqual(calls(), ["info AA:BB:CC:DD:EE:FF", "pair AA:BB:CC:DD:EE:FF"])
+
+        _ = unlink(known)
+        try "broken".write(toFile: mode, atomically: true, encoding: .utf8)
+        XCTAssertEqual(c.request("bluetooth pair AA:BB:CC:DD:EE:FF", timeout: 60),
+                       "error: bluetooth pair: AA:BB:CC:DD:EE:FF was not found in \(BluetoothControl.scanLimit) s of scanning; is it on, near and in pairing mode?"
+                       + " (bluetoothctl: Failed to start discovery: org.bluez.Error.NotReady)")
+        XCTAssertEqual(calls(), ["info AA:BB:CC:DD:EE:FF", "--timeout \(BluetoothControl.scanLimit) scan on"])
+    }
+
     /// Through the control socket of a running loop, with a stand-in for bluetoothctl.
     func testTheLoopRunsBluetoothctlAndRepliesWithWhatItSaid() throws {
         let dir = TempDir()
@@ -56,6 +149,7 @@ final class BluetoothControlTests: XCTestCase {
         #!/bin/sh
         echo "$@" >> '\(args)'
         case "$1" in
+        info) printf 'Device %s (public)\\n\\tPaired: no\\n' "$2"; exit 0;;
         pair) printf 'Attempting to pair with %s\\r\\n\\033[0;94m[bluetooth]\\033[0m# Pairing successful\\n' "$2"; exit 0;;
         trust) echo "Device $2 not available"; exit 1;;
         remove) echo "Device has been removed"; exit 0;;
@@ -71,7 +165,7 @@ final class BluetoothControlTests: XCTestCase {
                        "error: bluetooth trust failed: Device AA:BB:CC:DD:EE:FF not available")
         XCTAssertEqual(c.request("bluetooth forget AA:BB:CC:DD:EE:FF", timeout: 30), "ok bluetooth forget: Device has been removed")
         XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8),
-                       "pair AA:BB:CC:DD:EE:FF\ntrust AA:BB:CC:DD:EE:FF\nremove AA:BB:CC:DD:EE:FF\n")
+                       "info AA:BB:CC:DD:EE:FF\npair AA:BB:CC:DD:EE:FF\ntrust AA:BB:CC:DD:EE:FF\nremove AA:BB:CC:DD:EE:FF\n")
         XCTAssertEqual(c.request("bluetooth pair nonsense", timeout: 10),
                        "error: usage: bluetooth pair|trust|forget ADDRESS (such as AA:BB:CC:DD:EE:FF)")
     }

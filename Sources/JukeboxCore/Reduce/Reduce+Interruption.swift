@@ -69,17 +69,23 @@ extension State {
     }
 
     /// A phone's stream through bluez-alsa is the source `bluetooth`: its start begins the source
-    /// (once: a second phone, or a start said again, changes nothing), its end ends it. An end
-    /// with no such interruption (refused by `forbidden`, or never begun) changes nothing, so a
-    /// refusal stays said and a flapping stream never ends another interruption.
+    /// (once: a start said again changes nothing but the name shown, which the adapter may learn
+    /// after the start: BlueZ's alias, read off the loop, replacing the address), its end ends it.
+    /// An end with no such interruption (refused by `forbidden`, or never begun) changes nothing,
+    /// so a refusal stays said and a flapping stream never ends another interruption.
     private mutating func bluetoothPhone(streaming: Bool, sender: String, _ step: inout Step) {
         let name = "bluetooth"
         let id = OtherSource.interruptionID(name)
-        let holds = interruptions.contains { $0.id == id }
         if streaming {
-            guard !holds else { return }
-            sourceBegan(name: name, sender: sender, &step)
-        } else if holds {
+            guard let index = interruptions.firstIndex(where: { $0.id == id }) else {
+                return sourceBegan(name: name, sender: sender, &step)
+            }
+            let shown = OtherSource.shown(name, sender: sender)
+            interruptions[index].reason = shown
+            if index == interruptions.count - 1, case .interrupted = phase { phase = .interrupted(reason: shown) }
+            return
+        }
+        if interruptions.contains(where: { $0.id == id }) {
             interruption(.interruptEnded(id: id), &step)
         }
     }

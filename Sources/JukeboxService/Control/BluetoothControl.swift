@@ -3,62 +3,189 @@ import Glibc
 import JukeboxCore
 import JukeboxSystem
 
-/// `bluetooth pair|trust|forget ADDRESS` carried out: BlueZ's `bluetoothctl` run once,
-/// non-interactive (`bluetoothctl pair ADDRESS`, `trust`, `remove`), off the loop (on the tag
-/// reader's worker, noting progress so it is not given up), at most `limit` seconds
-/// (coreutils' `timeout` kills it then). The reply is bluetoothctl's last line, made inert: `ok`
-/// when it exited 0, `error:` otherwise. The loop reaps every child it sees end, so the exit
-/// status comes back as the last line the small `sh` around it prints, not from waitpid.
+/// `bluetooth pair|trust|forget ADDRESS` carried out with BlueZ's `bluetoothctl`, each program
+/// run non-interactive, off the loop (on the tag reader's worker, noting progress so it is not
+/// given up), each step bounded by coreutils' `timeout`. `trust` and `forget` are one step
+/// (`bluetoothctl trust|remove ADDRESS`). `pair` is up to three, because bluetoothctl pairs
+/// only a device BlueZ knows (`Device … not available` otherwise) and registers no agent when
+/// run with a command (its `--agent` is ignored then; BlueZ pairs as NoInputNoOutput, "Just
+/// Works", which is what a speaker does): `info ADDRESS` (known? paired already?), when unknown
+/// a discovery (`bluetoothctl --timeout 15 scan on`, stopped as soon as it names the address),
+/// then `pair ADDRESS`. The reply is bluetoothctl's last line, made inert: `ok` when it exited
+/// 0, `error:` otherwise, with plain words for the usual failures. The loop reaps every child
+/// it sees end, so an exit status comes back as the last line of a small `sh` around it.
 public enum BluetoothControl {
-    /// Seconds bluetoothctl may take (pairing a speaker takes a few).
+    /// Seconds `pair`, `trust` or `remove` may take (pairing a speaker takes a few).
     public static let limit = 25
+    /// Seconds `info` may take (it answers at once from BlueZ's objects).
+    public static let infoLimit = 8
+    /// Seconds of discovery for a device BlueZ does not know (a speaker in pairing mode is
+    /// usually seen within 5–10 s).
+    public static let scanLimit = 15
+    /// The longest a `bluetooth` command can take, every step with its slack: what `jukebox ctl`
+    /// waits for its reply by default (the web app waits 60 s).
+    public static let longest = infoLimit + scanLimit + limit + 10
     /// The most of bluetoothctl's output read.
     static let maxOutput = 16 << 10
     /// The line the wrapper prints with the exit status.
     static let exitMarker = "jukebox-exit "
 
-    /// The argument vector: `sh` runs `timeout` running bluetoothctl, then prints its status.
-    public static func argv(program: String, _ action: BluetoothAction, address: String) -> [String] {
-        let verb = action == .forget ? "remove" : action.rawValue
-        let script = "timeout -s KILL \(limit) \"$0\" \"$1\" \"$2\"; echo \"\(exitMarker)$?\""
-        return ["/bin/sh", "-c", script, program, verb, address]
+    /// The argument vector of one step: `sh` runs `timeout` running bluetoothctl with `words`,
+    /// then prints its status.
+    public static func argv(program: String, _ words: [String], limit: Int = limit) -> [String] {
+        let quoted = words.indices.map { "\"$\($0 + 1)\"" }.joined(separator: " ")
+        let script = "timeout -s KILL \(limit) \"$0\" \(quoted); echo \"\(exitMarker)$?\""
+        return ["/bin/sh", "-c", script, program] + words
     }
 
-    /// Runs it and returns the reply line. Blocks for up to `limit` seconds and a little more:
-    /// never on the loop.
+    /// The argument vector of the discovery: `timeout` passes a TERM on to bluetoothctl, which
+    /// then leaves, and BlueZ stops a discovery when the client that started it leaves.
+    public static func scanArgv(program: String, seconds: Int = scanLimit) -> [String] {
+        ["timeout", "-s", "KILL", String(seconds + 5), program, "--timeout", String(seconds), "scan", "on"]
+    }
+
+    /// Runs it and returns the reply line. Blocks for up to `longest` seconds: never on the loop.
     public static func run(program: String, _ action: BluetoothAction, address: String) -> String {
+        switch action {
+        case .trust: return reply(step(program, ["trust", address], limit: limit), action: .trust)
+        case .forget: return reply(step(program, ["remove", address], limit: limit), action: .forget)
+        case .pair: return pair(program: program, address: address)
+        }
+    }
+
+    /// `info`, a discovery when BlueZ does not know the device, then `pair`.
+    static func pair(program: String, address: String) -> String {
+        let info = step(program, ["info", address], limit: infoLimit)
+        let (lines, status) = split(info)
+        if status == 0, lines.contains(where: { $0 == "Paired: yes" }) { return "ok bluetooth pair: already paired" }
+        var found = ""
+        if status != 0 {
+            // 1 is bluetoothctl's `Device … not available`; anything else (not run, killed) is said.
+            guard status == 1 else { return reply(info, action: .pair, limit: infoLimit) }
+            let started = monotonicNow()
+            switch scan(program: program, address: address) {
+            case .found:
+                found = " (found after " + tenths(monotonicNow() - started) + " s of scanning)"
+            case .notFound(let said):
+                return "error: bluetooth pair: \(address) was not found in \(scanLimit) s of scanning; is it on, near and in pairing mode?"
+                    + (said.map { " (bluetoothctl: " + DisplayText.inert($0, maxBytes: 200) + ")" } ?? "")
+            case .cannotRun(let reason):
+                return "error: cannot run bluetoothctl: " + reason
+            }
+        }
+        return pairReply(step(program, ["pair", address], limit: limit)) + found
+    }
+
+    /// The reply for `pair`'s output: already paired is fine; a refusal and no answer in plain words.
+    public static func pairReply(_ output: String) -> String {
+        let (lines, status) = split(output)
+        let said = lines.last.map { DisplayText.inert($0, maxBytes: 200) }
+        if status != 0, lines.contains(where: { $0.contains("org.bluez.Error.AlreadyExists") }) {
+            return "ok bluetooth pair: already paired"
+        }
+        if status == 1, let said, ["AuthenticationFailed", "AuthenticationRejected", "AuthenticationCanceled"].contains(where: { said.contains($0) }) {
+            return "error: bluetooth pair refused by the device (only pairing without a PIN is done): " + said
+        }
+        if status == 1, let said, said.contains("ConnectionAttemptFailed") || said.contains("Page Timeout") {
+            return "error: bluetooth pair: the device did not answer; is it on, near and in pairing mode? " + said
+        }
+        return reply(output, action: .pair)
+    }
+
+    /// What a discovery came to.
+    enum Scan: Equatable {
+        case found
+        case notFound(said: String?)
+        case cannotRun(String)
+    }
+
+    /// Discovery until bluetoothctl names `address` (`[NEW] Device ADDRESS …`) or `scanLimit`
+    /// seconds passed; then bluetoothctl is stopped. `said`: its last complaint (`Failed to start
+    /// discovery: …`, `No default controller available`).
+    static func scan(program: String, address: String) -> Scan {
         let child: ReadingChild
-        switch startProgramReading(argv(program: program, action, address: address), errors: true) {
+        switch startProgramReading(scanArgv(program: program), errors: true) {
         case .success(let c): child = c
-        case .failure(let error): return "error: cannot run bluetoothctl: " + error.message
+        case .failure(let error): return .cannotRun(error.message)
+        }
+        defer { close(child.fd) }
+        var pending: [UInt8] = []
+        var said: String?
+        var found = false
+        let wanted = "Device " + address
+        _ = readOutput(child, seconds: Double(scanLimit) + 7) { bytes in
+            pending += bytes
+            // Whole lines only; a line longer than the bound is judged as it is.
+            guard let end = pending.lastIndex(of: UInt8(ascii: "\n")) ?? (pending.count > maxOutput ? pending.count - 1 : nil) else { return true }
+            let text = String(decoding: pending[...end], as: UTF8.self)
+            pending.removeSubrange(...end)
+            for line in plainLines(text) {
+                if line.contains(wanted) { found = true; return false }
+                if line.hasPrefix("Failed") || line.hasPrefix("No ") { said = line }
+            }
+            return true
+        }
+        // Found, run out or past its bound: the discovery ends (`timeout` passes TERM on).
+        kill(child.pid, SIGTERM)
+        return found ? .found : .notFound(said: said)
+    }
+
+    /// Runs one step's wrapper and returns its whole output (the status line last), or a status
+    /// line of its own when it could not be run or outlived every bound.
+    static func step(_ program: String, _ words: [String], limit: Int) -> String {
+        let child: ReadingChild
+        switch startProgramReading(argv(program: program, words, limit: limit), errors: true) {
+        case .success(let c): child = c
+        case .failure(let error): return error.message + "\n" + exitMarker + "127\n"
         }
         defer { close(child.fd) }
         var output: [UInt8] = []
+        let ended = readOutput(child, seconds: Double(limit) + 5) { bytes in
+            output += bytes.prefix(max(0, maxOutput - output.count))
+            return true
+        }
+        if ended { return String(decoding: output, as: UTF8.self) }
+        // The wrapper outlived every bound: stop it (its timeout ends bluetoothctl).
+        kill(child.pid, SIGKILL)
+        return exitMarker + "137\n"
+    }
+
+    /// Reads `child`'s output for at most `seconds`, noting progress, handing each chunk to
+    /// `take` until it returns false. True when the output ended (the child closed it).
+    static func readOutput(_ child: ReadingChild, seconds: Double, _ take: ([UInt8]) -> Bool) -> Bool {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let deadline = monotonicNow() + Double(limit) + 5
+        let deadline = monotonicNow() + seconds
         while monotonicNow() < deadline {
             JobProgress.note()
             var p = pollfd(fd: child.fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 1000) >= 0 || errno == EINTR else { break }
+            guard poll(&p, 1, 1000) >= 0 || errno == EINTR else { return false }
             guard p.revents != 0 else { continue }
             let n = read(child.fd, &chunk, chunk.count)
             if n < 0, errno == EINTR { continue }
-            if n <= 0 { return reply(String(decoding: output, as: UTF8.self), action: action) }
-            output += chunk[0..<min(n, max(0, maxOutput - output.count))]
+            if n <= 0 { return true }
+            guard take(Array(chunk[0..<n])) else { return false }
         }
-        // The wrapper outlived every bound: stop it (its timeout ends bluetoothctl).
-        kill(child.pid, SIGKILL)
-        return "error: bluetoothctl did not finish within \(limit) s"
+        return false
     }
 
-    /// The reply for bluetoothctl's whole output (with the wrapper's status line last).
-    public static func reply(_ output: String, action: BluetoothAction) -> String {
+    /// The output's lines and the wrapper's status (nil when its line is missing), without
+    /// bluetoothctl's reports of BlueZ's objects (`[NEW]`, `[CHG]`, `[DEL]`, which it prints
+    /// for every object as it leaves): the last line is then what it said of the command.
+    static func split(_ output: String) -> ([String], Int?) {
         var lines = plainLines(output)
         var status: Int?
         if let last = lines.last, last.hasPrefix(exitMarker) {
             status = Int(last.dropFirst(exitMarker.count))
             lines.removeLast()
         }
+        let reports = ["[NEW] ", "[CHG] ", "[DEL] "]
+        return (lines.filter { line in !reports.contains { line.hasPrefix($0) } }, status)
+    }
+
+    /// The reply for bluetoothctl's whole output (with the wrapper's status line last).
+    /// `limit`: the step's bound, said when it was reached.
+    public static func reply(_ output: String, action: BluetoothAction, limit: Int = limit) -> String {
+        let (lines, status) = split(output)
         let said = lines.last.map { DisplayText.inert($0, maxBytes: 200) }
         switch status {
         case 0?: return "ok bluetooth \(action.rawValue): " + (said ?? "done")
@@ -66,6 +193,11 @@ public enum BluetoothControl {
         case 127?: return "error: bluetoothctl could not be run" + (said.map { ": " + $0 } ?? "")
         default: return "error: bluetooth \(action.rawValue) failed" + (said.map { ": " + $0 } ?? "")
         }
+    }
+
+    static func tenths(_ seconds: Double) -> String {
+        let t = Int((seconds * 10).rounded())
+        return "\(t / 10).\(t % 10)"
     }
 
     /// The output's non-empty lines without terminal colours (`ESC [ … letter`), carriage

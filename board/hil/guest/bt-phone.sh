@@ -7,7 +7,8 @@
 # Debian's bluealsa-aplay.service with the package's drop-in playing to the card jukebox uses
 # (hw:Loopback,0,0), and the installed jukebox with "bluetooth": {"phone": true}; the phone (hci0)
 # an A2DP-source bluealsa as org.bluealsa.phone and aplay of a chirp to the box. Checks, each
-# cycle: the phone starts -> jukebox interrupted ("Bluetooth: <phone>") and off the card within
+# cycle: the phone starts -> jukebox interrupted ("Bluetooth: <the phone's alias>", which the
+# scenario sets on the box) and off the card within
 # PAUSE_MAX of the box's PCM becoming Running (our own `bluealsa-cli monitor`, timestamped);
 # bluealsa-aplay takes the card; the phone stops -> jukebox plays on the card again within
 # RESUME_MAX, at the place. The first cycle records the card (hw:Loopback,1,0) and pcmsnr finds
@@ -25,6 +26,9 @@ RESUME_MAX=3.0   # the phone's aplay returned -> jukebox playing on the card aga
 PLACE_MAX=1.5    # the place after the phone at most this beyond the last one read while playing,
                  # plus the time from that read to the first that saw the release
 PHONE_PCM="bluealsa:DEV=$A1,PROFILE=a2dp,SRV=org.bluealsa.phone"
+# The phone's name on the box (BlueZ's Alias of hci1's device for the phone, set by the
+# scenario as an owner would): jukebox reads it and shows it instead of the address.
+PHONE_NAME="Kim's phone é"
 MON=$L/phone-running.log
 
 # The process (Tgid) holding the Loopback's playback substream 0,0 (the thread that opened it is
@@ -79,6 +83,8 @@ phone_setup() {
   wait_for 30 bluealsa-cli status >/dev/null 2>&1 || note "the box's bluealsa (sink) not on the bus"
   wait_for 30 bluealsa-cli -B phone status >/dev/null 2>&1 || note "the phone's bluealsa (source) not on the bus"
   ok || return
+  busctl --system set-property org.bluez "/org/bluez/hci1/dev_${A0//:/_}" org.bluez.Device1 Alias s "$PHONE_NAME" \
+    || note "could not set the box's alias of the phone $A0"
   n=$(count 'Connection successful')
   t=$(uptime_s)
   ctl "connect $A1"
@@ -131,6 +137,8 @@ phone_cycle() {
     return 1
   fi
   t_int=$(uptime_s)
+  SHOWN=$(field message "$STATUS_JSON")
+  [ "$SHOWN" = "Bluetooth: $PHONE_NAME" ] || note "cycle $tag: expected the message 'Bluetooth: $PHONE_NAME' (the phone's alias); seen '$SHOWN'"
   wait_for 10 aplay_owns || note "cycle $tag: bluealsa-aplay did not take the card within 10 s (owner '$(card_owner)')"
   t_own=$(uptime_s)
   if [ "${3:-}" = record ]; then
@@ -220,11 +228,11 @@ phone_scenario() {
   echo "HIL-BEGIN bt-phone (uptime $(uptime_s) s)"
   local t0 s
   t0=$(uptime_s)
-  installed="" phone_paired="" PHONE_SNR="" killed="" phone_cycles=() MON_PID="" BOX_BA="" PHONE_BA=""
+  installed="" phone_paired="" PHONE_SNR="" killed="" phone_cycles=() MON_PID="" BOX_BA="" PHONE_BA="" SHOWN=""
   phone
   s=$(secs "$t0")
   if [ ${#PROBLEMS[@]} -eq 0 ]; then
-    echo "HIL-RESULT PASS bt-phone (${s}s): apt install $installed s; the phone connected in $phone_paired s; the card's recording of the phone: $PHONE_SNR; ${#phone_cycles[@]} cycles (s: phone start -> Running true / -> card released, status Bluetooth / phone's aplay returned -> Running false / -> jukebox playing on the card / place moved): $(IFS=' '; echo "${phone_cycles[*]}"); the phone's bluealsa killed mid-stream -> jukebox playing in $killed"
+    echo "HIL-RESULT PASS bt-phone (${s}s): apt install $installed s; the phone connected in $phone_paired s; shown as '$SHOWN'; the card's recording of the phone: $PHONE_SNR; ${#phone_cycles[@]} cycles (s: phone start -> Running true / -> card released, status Bluetooth / phone's aplay returned -> Running false / -> jukebox playing on the card / place moved): $(IFS=' '; echo "${phone_cycles[*]}"); the phone's bluealsa killed mid-stream -> jukebox playing in $killed"
   else
     echo "HIL-RESULT FAIL bt-phone (${s}s)"
     for p in "${PROBLEMS[@]}"; do echo "  expected/seen: $p"; done
