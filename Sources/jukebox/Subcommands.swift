@@ -238,9 +238,7 @@ enum Subcommands {
         let program = split.map { Array(args[($0 + 1)...]) } ?? a.positional
         guard !program.isEmpty else { throw UsageError(message: "yield needs a command: jukebox yield -- CMD ARGS...") }
         let path = a.options["--socket"] ?? ControlSocket.defaultPath()
-        // A `bluetooth` command scans and pairs: up to BluetoothControl.longest seconds.
-        let wait = a.positional.first?.lowercased() == "bluetooth" ? BluetoothControl.longest : 10
-        let timeout = Double(try a.int("--timeout", in: 1...3600) ?? wait)
+        let timeout = Double(try a.int("--timeout", in: 1...3600) ?? 10)
         let reason = a.options["--reason"] ?? Paths.fileName(program[0])
         var client: ControlClient?
         var reply: String?
