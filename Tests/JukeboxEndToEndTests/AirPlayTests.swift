@@ -179,7 +179,7 @@ final class AirPlayTests: XCTestCase {
         let named = waitFor(5) { status = self.status(); return status.contains(Self.shownSender) }
         let paused = position()
         let teardown = try XCTUnwrap(sender.wait(for: "teardown", timeout: 30), "cycle \(cycle): no TEARDOWN: " + sender.output)
-        XCTAssertTrue(named, "cycle \(cycle): \(status.debugDescription)")
+        XCTAssertTrue(named, "cycle \(cycle): the sender's name never showed; the last status: \(status.debugDescription)")
         XCTAssertFalse(status.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{7}" || $0 == "\u{202E}" }, "cycle \(cycle): \(status.debugDescription)")
         let started = try XCTUnwrap(waitForStart(pid: pid, after: teardown, timeout: 10), "cycle \(cycle): the player did not play again")
         let seen = monotonicNow()
