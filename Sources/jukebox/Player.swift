@@ -49,6 +49,8 @@ struct PlayerSetup {
     var bluetooth: BluetoothSpeakerSettings?
     /// Whether a phone playing through the box is watched for (`bluetooth.phone`).
     var bluetoothPhone = false
+    /// shairport-sync's metadata pipe, made and read for the AirPlay sender's name; nil: none.
+    var airplayMetadata: String?
     /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
     var usb: (roots: [String], mountsOnly: Bool)?
     /// The MQTT bridge's settings; nil: none (and what an earlier run announced is taken away).
@@ -154,6 +156,11 @@ enum Player {
         sources += BoardSources.batteryPin(setup.batteryPin, gpio: setup.hardware.gpio, log: log)
         if let headphones = setup.headphones { sources.append(JackSource(headphones, log: log)) }
         sources += speakerWatch
+        // Made before shairport-sync looks for it (the player starts first): its own FIFO, or none.
+        if let path = setup.airplayMetadata {
+            let metadata = AirPlayMetadata(path: path, log: log)
+            if metadata.isReading { sources.append(metadata) }
+        }
         sources += TestPipes.sources(log: log, bluetooth: setup.bluetooth)
         let runtime = Runtime(state: state, audio: engine,
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,

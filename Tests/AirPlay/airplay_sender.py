@@ -20,6 +20,10 @@ device's event log uses, `t=`), so the test measures on one clock:
     done T        the session is over (the TEARDOWN answered, the connection closed)
     error TEXT    the session failed
 
+Started as `airplay_sender.py PORT [NAME]`: with NAME its ANNOUNCE carries the header
+`X-Apple-Client-Name: NAME`, the sender's name an iPhone sends (and shairport-sync passes on in its
+metadata, `ssnc`/`snam`); pyatv sends none of its own.
+
 One change to what pyatv sends, and why: pyatv 0.18.0 announces its uncompressed PCM with
 `a=rtpmap:96 L16/44100/2` and also an `a=fmtp:` line (ALAC's parameters). shairport-sync (3.3.8,
 and 4.3 too) takes any `a=fmtp:` line for Apple Lossless (rtsp.c, handle_announce), feeds the PCM
@@ -100,6 +104,19 @@ def instrument():
     stream_client.StreamClient._send_packet = timed_send
 
 
+def name_announce(name):
+    """Has every ANNOUNCE carry `X-Apple-Client-Name: NAME` (what an iPhone sends)."""
+    exchange = rtsp.RtspSession.exchange
+
+    async def named_exchange(self, method, *args, headers=None, **kwargs):
+        if method == "ANNOUNCE":
+            headers = dict(headers or {})
+            headers["X-Apple-Client-Name"] = name
+        return await exchange(self, method, *args, headers=headers, **kwargs)
+
+    rtsp.RtspSession.exchange = named_exchange
+
+
 async def session(port, seconds):
     """One AirPlay session: connect, stream, tear down, close."""
     config = AppleTV("127.0.0.1", "jukebox test phone")
@@ -116,6 +133,8 @@ async def session(port, seconds):
 async def main():
     port = int(sys.argv[1])
     instrument()
+    if len(sys.argv) > 2:
+        name_announce(sys.argv[2])
     loop = asyncio.get_running_loop()
     say("ready")
     while True:

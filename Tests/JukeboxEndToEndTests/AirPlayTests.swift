@@ -23,6 +23,14 @@ final class AirPlayTests: XCTestCase {
     /// ends its session after it.
     static let sessionTimeout = 3
 
+    /// The name the simulated phone sends (`X-Apple-Client-Name`): text from anywhere, with an
+    /// escape sequence, a bell and a right-to-left override in it.
+    static let senderName = "Anna\u{1B}[2J\u{7}'s \u{202E}iPhone"
+    /// How the status shows it: inert, every control character a `�`.
+    static let shownSender = "AirPlay: Anna\u{FFFD}[2J\u{FFFD}'s \u{FFFD}iPhone"
+    /// The metadata pipe, in the test's folder as the package's is in jukebox's runtime folder.
+    var metadataPipe: String { dir + "/airplay-metadata" }
+
     override func setUpWithError() throws {
         dir = NSTemporaryDirectory() + "jukebox-airplay-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -49,12 +57,13 @@ final class AirPlayTests: XCTestCase {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    /// The package's group with this test's binary, socket and session timeout.
+    /// The package's groups with this test's binary, socket, metadata pipe and session timeout.
     func sessioncontrol() throws -> String {
         let text = try String(contentsOfFile: Self.root + "/board/shairport-sync.conf", encoding: .utf8)
         XCTAssertTrue(text.contains("session_timeout = 20;"), "the package's group changed: look at this test again")
         return text.replacingOccurrences(of: "/usr/bin/jukebox", with: Jukebox.binary)
             .replacingOccurrences(of: "/run/jukebox/control", with: socket)
+            .replacingOccurrences(of: "/run/jukebox/airplay-metadata", with: metadataPipe)
             .replacingOccurrences(of: "session_timeout = 20;", with: "session_timeout = \(Self.sessionTimeout);")
     }
 
@@ -67,13 +76,19 @@ final class AirPlayTests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: Self.pyatvPython) else {
             throw missingPeer("the AirPlay test's sender needs pyatv's venv at \(Self.pyatvPython) (board/setup.sh makes it from PyPI)")
         }
-        let rig = try AirPlayRig(dir: dir, sessioncontrol: try sessioncontrol())
-        self.rig = rig
         let song = dir + "/song.wav", config = dir + "/c.json"
         try TestAudio.write(path: song, kind: .wav16, frames: 44_100 * 600)
-        try #"{"device": "\#(pcm.name)", "state": "\#(dir!)/state.json", "music": ["\#(song)"], "socket": "\#(socket)"}"#
-            .write(toFile: config, atomically: true, encoding: .utf8)
+        try #"{"device": "\#(pcm.name)", "state": "\#(dir!)/state.json", "music": ["\#(song)"], "socket": "\#(socket)", "#
+            .appending(#""airplayMetadata": "\#(metadataPipe)"}"#).write(toFile: config, atomically: true, encoding: .utf8)
+        // The player first: it makes the metadata pipe before shairport-sync looks for it.
         let player = try Jukebox.start(["run", "--config", config], home: home)
+        XCTAssertTrue(waitFor(10) { FileManager.default.fileExists(atPath: self.metadataPipe) }, "the player made no metadata pipe")
+        let rig: AirPlayRig
+        do { rig = try AirPlayRig(dir: dir, sessioncontrol: try sessioncontrol()) } catch {
+            kill(player.process.processIdentifier, SIGKILL)
+            throw error
+        }
+        self.rig = rig
         rig.adopt(player)
         let pid = player.process.processIdentifier
         XCTAssertTrue(waitFor(10) { self.pcm.lockHolder == pid && self.lastEvent(of: pid)?.name == "start" }, "the player never played on the test device")
@@ -131,7 +146,7 @@ final class AirPlayTests: XCTestCase {
         let record = try XCTUnwrap(sender.wait(for: "record", timeout: 30), "no RECORD: " + sender.output)
         XCTAssertNotNil(sender.wait(for: "streaming", timeout: 30), "the sender never streamed: " + sender.output)
         XCTAssertNotNil(waitForClose(pid: pid, after: record, timeout: 10), "the player did not let the device go")
-        XCTAssertTrue(waitFor(5) { self.status().contains("AirPlay") }, status())
+        XCTAssertTrue(waitFor(5) { self.status().contains(Self.shownSender) }, status())
         let paused = try XCTUnwrap(position())
         XCTAssertGreaterThanOrEqual(paused, before)
         // Well into the stream (the receiver plays from 2 s after the first packet).
@@ -158,13 +173,19 @@ final class AirPlayTests: XCTestCase {
         let closed = try XCTUnwrap(waitForClose(pid: pid, after: record, timeout: 10), "cycle \(cycle): the device was not let go")
         // shairport-sync answers RECORD after its begin hook returned: the device was free by then.
         XCTAssertLessThanOrEqual(closed, recorded, "cycle \(cycle): RECORD answered before the device was free")
-        let status = status()
+        // The sender's name, inert: through shairport-sync's metadata pipe, written by a thread
+        // of its own, before or after the begin hook.
+        var status = ""
+        let named = waitFor(5) { status = self.status(); return status.contains(Self.shownSender) }
         let paused = position()
         let teardown = try XCTUnwrap(sender.wait(for: "teardown", timeout: 30), "cycle \(cycle): no TEARDOWN: " + sender.output)
-        XCTAssertTrue(status.contains("AirPlay"), "cycle \(cycle): \(status)")
+        XCTAssertTrue(named, "cycle \(cycle): the sender's name never showed; the last status: \(status.debugDescription)")
+        XCTAssertFalse(status.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{7}" || $0 == "\u{202E}" }, "cycle \(cycle): \(status.debugDescription)")
         let started = try XCTUnwrap(waitForStart(pid: pid, after: teardown, timeout: 10), "cycle \(cycle): the player did not play again")
         let seen = monotonicNow()
         let back = try XCTUnwrap(position())
+        let after = self.status()
+        XCTAssertFalse(after.contains("AirPlay"), "cycle \(cycle): still shown after the stream: \(after)")
         XCTAssertNotNil(sender.wait(for: "done", timeout: 30), "cycle \(cycle): the session did not end: " + sender.output)
         // Nothing lost: it plays on from where it stopped (the place taken at the release), no
         // further than the time it has played since.
@@ -238,7 +259,7 @@ final class Sender {
 
     init(rig: AirPlayRig, python: String, script: String, name: String = "sender") throws {
         input = Pipe()
-        running = try rig.spawn(name, python, [script, String(rig.port)],
+        running = try rig.spawn(name, python, [script, String(rig.port), AirPlayTests.senderName],
                                 environment: ["PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"], stdin: input.fileHandleForReading)
         guard waitFor(60, { self.output.contains("ready ") || !self.running.process.isRunning }), running.process.isRunning else {
             throw NSError(domain: "jukebox", code: 1, userInfo: [NSLocalizedDescriptionKey: "the AirPlay sender did not start: " + output + AirPlayRig.contents(running.errPath)])

@@ -190,7 +190,10 @@ final class OtherSourceScenarioTests: XCTestCase {
         }
         let config = dir + "/shairport-sync.conf"
         let general = #"general = { name = "jukebox-test"; port = 0; output_backend = "stdout"; };"#
-        try (general + "\n" + String(contentsOfFile: Self.packageConfig, encoding: .utf8)).write(toFile: config, atomically: true, encoding: .utf8)
+        // The metadata pipe in the test's folder: shairport-sync makes it at start when it is missing.
+        let groups = try String(contentsOfFile: Self.packageConfig, encoding: .utf8)
+            .replacingOccurrences(of: "/run/jukebox/airplay-metadata", with: dir + "/airplay-metadata")
+        try (general + "\n" + groups).write(toFile: config, atomically: true, encoding: .utf8)
         let p = Process()
         let command = ChildDeath.command("/usr/bin/shairport-sync", ["-c", config, "-vv"])
         p.executableURL = URL(fileURLWithPath: command.executable)

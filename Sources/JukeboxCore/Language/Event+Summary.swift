@@ -42,6 +42,7 @@ extension Event {
         case .interruptBegan(let id, let reason): return "interrupt begin \(id): \(reason)"
         case .interruptEnded(let id): return "interrupt end \(id)"
         case .sourceBegan(let name, let sender): return "source begin \(name): " + OtherSource.shown(name, sender: sender)
+        case .sourceSender(let name, let sender): return "source sender \(name): " + OtherSource.shown(name, sender: sender)
         case .restore(let snapshot): return "restore " + Self.count(snapshot.tracks.count)
         case .quit: return "quit"
         case .saveRequested: return "save"

@@ -82,6 +82,11 @@ public enum Event: Equatable, Sendable {
     /// interruption `OtherSource.interruptionID(name)`, answered by `Command.grant` once the
     /// device is free and ended by `interruptEnded` with that id (`stay-paused`: then paused).
     case sourceBegan(name: String, sender: String)
+    /// Who sends to source `name`, learnt apart from its begin (AirPlay's metadata pipe, read by
+    /// `AirPlayMetadata`): text from anywhere, made inert and bounded here. Shown by the source's
+    /// interruption in force, or else by its next one whose begin names no sender; forgotten
+    /// when that interruption ends, so the order of the name and the begin does not matter.
+    case sourceSender(name: String, sender: String)
     /// The player has just started; the shell sends it once, before anything else. The start-up
     /// volume applies whatever a state file says or lacks: `Settings.bootVolume` when set, else
     /// the current volume, kept within `volumeMin`–`volumeMax`; the engine is told.

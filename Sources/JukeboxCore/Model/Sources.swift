@@ -55,7 +55,13 @@ public enum OtherSource {
     /// What the status and the display say while the source plays: "AirPlay: Anna's phone", or
     /// the label alone without a sender. The sender is made inert and bounded here, once.
     public static func shown(_ name: String, sender: String) -> String {
-        let who = DisplayText.inert(sender[...].trimmingSpaces(), maxBytes: maxSenderBytes)
+        let who = inertSender(sender)
         return who.isEmpty ? label(name) : label(name) + ": " + who
+    }
+
+    /// A sender's name as kept and shown: spaces trimmed, control characters inert, at most
+    /// `maxSenderBytes` (applying it again changes nothing).
+    public static func inertSender(_ sender: String) -> String {
+        DisplayText.inert(sender[...].trimmingSpaces(), maxBytes: maxSenderBytes)
     }
 }

@@ -93,6 +93,9 @@ public struct State: Equatable, Sendable {
     public var interruptions: [Interruption] = []
     /// The phase to return to when the last interruption ends (`playing`, `paused` or `stopped`).
     public var afterInterruption: PlayerPhase = .stopped
+    /// Senders' names learnt apart from a begin (`Event.sourceSender`), by source name, already
+    /// inert and bounded: shown by that source's interruption, forgotten when it ends.
+    public var sourceSenders: [String: String] = [:]
     /// Interruptions waiting for `Command.grant` until the device is released.
     public var pendingGrants: [String] = []
     /// The release the core waits for, if any.

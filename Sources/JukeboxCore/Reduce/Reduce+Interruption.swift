@@ -7,6 +7,8 @@ extension State {
         switch event {
         case .sourceBegan(let name, let sender):
             sourceBegan(name: name, sender: sender, &step)
+        case .sourceSender(let name, let sender):
+            sourceSender(name: name, sender: sender)
         case .bluetoothPhone(let streaming, let sender):
             bluetoothPhone(streaming: streaming, sender: sender, &step)
         case .interruptBegan(let id, let reason):
@@ -17,6 +19,7 @@ extension State {
                 return
             }
             let ended = interruptions.remove(at: index)
+            if let source = ended.source { sourceSenders[source] = nil }
             if let pending = pendingGrants.lastIndex(of: id) { pendingGrants.remove(at: pending) }
             // A source whose policy is to stay paused takes the "play on" with it.
             if let source = ended.source, settings.sources.policy(for: source) == .stayPaused,
@@ -64,8 +67,23 @@ extension State {
             message = OtherSource.label(name) + " refused: other sources are not allowed on this box"
             return
         }
-        let shown = OtherSource.shown(name, sender: sender)
+        // A begin that names no sender shows the one learnt apart from it (AirPlay's metadata).
+        let who = sender[...].trimmingSpaces().isEmpty ? sourceSenders[name] ?? "" : sender
+        let shown = OtherSource.shown(name, sender: who)
         beginInterruption(Interruption(id: OtherSource.interruptionID(name), reason: shown, source: name), &step)
+    }
+
+    /// Who sends to source `name`, learnt apart from its begin: kept (inert, bounded) for its
+    /// next begin, and shown at once by its interruption in force (the phase too when that one
+    /// is the latest). A name that is not a source's changes nothing.
+    private mutating func sourceSender(name: String, sender: String) {
+        guard OtherSource.isValidName(name) else { return }
+        let who = OtherSource.inertSender(sender)
+        sourceSenders[name] = who.isEmpty ? nil : who
+        let id = OtherSource.interruptionID(name)
+        guard let index = interruptions.lastIndex(where: { $0.id == id }) else { return }
+        interruptions[index].reason = OtherSource.shown(name, sender: who)
+        if index == interruptions.count - 1 { phase = .interrupted(reason: interruptions[index].reason) }
     }
 
     /// A phone's stream through bluez-alsa is the source `bluetooth`: its start begins the source

@@ -76,7 +76,7 @@ extension State {
                 retryDelay = settings.deviceRetryInitial
                 probeWaitingDevice(&step)
             }
-        case .interruptBegan, .interruptEnded, .deviceReleased, .sourceBegan, .bluetoothPhone:
+        case .interruptBegan, .interruptEnded, .deviceReleased, .sourceBegan, .sourceSender, .bluetoothPhone:
             interruption(event, &step)
         case .buttonEdge, .buttonLevel, .encoderEdge, .mediaKey, .timerFired(.debounce, _), .timerFired(.gesture, _),
              .timerFired(.doubleTap, _):

@@ -48,6 +48,9 @@ public struct Config: Equatable, Sendable {
     /// Whether a phone playing through the box over Bluetooth is watched for (`bluetooth.phone`):
     /// it is then the source `bluetooth` (docs/SOURCES.md).
     public var bluetoothPhone = false
+    /// shairport-sync's metadata pipe (`airplayMetadata`), made and read by jukebox for the
+    /// AirPlay sender's name; nil (the default, or "") reads none.
+    public var airplayMetadata: String?
     /// The USB sticks' mount roots (`usb.roots`); nil: no `usb` key, sticks are not watched.
     public var usbRoots: [String]?
     /// Whether only mount points under the roots are sticks (`usb.mountsOnly`, default true;
@@ -236,6 +239,10 @@ public struct Config: Equatable, Sendable {
         }
         if let v = raw.state { c.statePath = v.isEmpty ? nil : v }
         if let v = raw.setupProblems { c.setupProblemsPath = v.isEmpty ? nil : v }
+        if let v = raw.airplayMetadata {
+            try check(v.isEmpty || (v.hasPrefix("/") && v.utf8.count < 4096), "airplayMetadata")
+            c.airplayMetadata = v.isEmpty ? nil : v
+        }
         if let v = raw.music { c.music = v }
         if let v = raw.resume { try check(v == "playing" || v == "paused", "resume"); c.settings.resumePlaying = v == "playing" }
         if let v = raw.saveInterval { try check(v >= 1 && v <= 300, "saveInterval"); c.settings.saveInterval = v }
@@ -452,6 +459,7 @@ private struct RawConfig: Decodable {
     var podcasts: RawPodcasts?
     var sleep: RawSleep?
     var sources: [String: String]?
+    var airplayMetadata: String?
     var loudness: RawLoudness?
     var parental: RawParental?
 
@@ -464,6 +472,7 @@ private struct RawConfig: Decodable {
         case "audio": return "must be \"alsa\" or \"null\""
         case "output": return RawOutput.expectation("output") + " (and no \"audio\" key beside it)"
         case "state": return "must be a path (\"\" keeps no state)"
+        case "airplayMetadata": return "must be an absolute path (\"\" reads no AirPlay metadata)"
         case "setupProblems": return "must be a path (\"\" reads no setup problems file)"
         case "music": return "must be a list of paths"
         case "resume": return "must be \"playing\" or \"paused\""
