@@ -144,8 +144,17 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         let source = BluetoothSpeakerSource(address: nil, phone: true, programs: p, log: log)
         defer { source.close() }
         func say(_ line: String) { _ = (line + "\n").withCString { write(writer, $0, strlen($0)) } }
+        // Written once the child's `cat` has the FIFO open for reading: written before, the text
+        // would go with the last descriptor's close (a FIFO keeps nothing without a reader) and
+        // `cat` would wait for a writer for ever (seen under ThreadSanitizer, where the child's
+        // exec is slow). O_WRONLY|O_NONBLOCK opens only when a reader is there (ENXIO until then).
         func name(_ text: String) {
-            let fd = open(names, O_RDWR | O_CLOEXEC)
+            var fd: Int32 = -1
+            XCTAssertTrue(waitFor(10) {
+                fd = open(names, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                return fd >= 0
+            }, "the child never opened \(names) for reading")
+            guard fd >= 0 else { return }
             _ = text.withCString { write(fd, $0, strlen($0)) }
             close(fd)
         }
