@@ -87,12 +87,14 @@ final class BluetoothControlTests: XCTestCase {
           case "$(cat '\(mode)')" in
           broken) echo "Failed to start discovery: org.bluez.Error.NotReady"; exit 0;;
           esac
+          # Said before the device line: the player ends the discovery as soon as it reads that
+          # line, and a TERM before these two would leave the test nothing to look at.
+          echo no > '\(known)'
+          echo $$ > '\(dir.file("scanning"))'
           echo "Discovery started"
           echo "[CHG] Controller 00:AA:01:00:00:00 Discovering: yes"
           echo "[NEW] Device 11:22:33:44:55:66 Other"
           echo "[NEW] Device AA:BB:CC:DD:EE:FF Speaker"
-          echo no > '\(known)'
-          echo $$ > '\(dir.file("scanning"))'
           exec sleep 60;;
         pair)
           case "$(cat '\(mode)')" in
