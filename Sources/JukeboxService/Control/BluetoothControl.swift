@@ -40,8 +40,9 @@ public enum BluetoothControl {
 
     /// The argument vector of the discovery: `timeout` passes a TERM on to bluetoothctl, which
     /// then leaves, and BlueZ stops a discovery when the client that started it leaves.
-    public static func scanArgv(program: String, seconds: Int = scanLimit) -> [String] {
-        ["timeout", "-s", "KILL", String(seconds + 5), program, "--timeout", String(seconds), "scan", "on"]
+    /// `timeout`: the wrapper's path (a test puts a stand-in there).
+    public static func scanArgv(program: String, seconds: Int = scanLimit, timeout: String = "timeout") -> [String] {
+        [timeout, "-s", "KILL", String(seconds + 5), program, "--timeout", String(seconds), "scan", "on"]
     }
 
     /// Runs it and returns the reply line. Blocks for up to `longest` seconds: never on the loop.
@@ -93,18 +94,21 @@ public enum BluetoothControl {
     }
 
     /// What a discovery came to.
-    enum Scan: Equatable {
+    public enum Scan: Equatable, Sendable {
+        /// bluetoothctl named the address.
         case found
+        /// Not named within `scanLimit` s; `said`: bluetoothctl's last complaint.
         case notFound(said: String?)
+        /// bluetoothctl could not be started: why.
         case cannotRun(String)
     }
 
     /// Discovery until bluetoothctl names `address` (`[NEW] Device ADDRESS …`) or `scanLimit`
     /// seconds passed; then bluetoothctl is stopped. `said`: its last complaint (`Failed to start
     /// discovery: …`, `No default controller available`).
-    static func scan(program: String, address: String) -> Scan {
+    public static func scan(program: String, address: String, timeout: String = "timeout") -> Scan {
         let child: ReadingChild
-        switch startProgramReading(scanArgv(program: program), errors: true) {
+        switch startProgramReading(scanArgv(program: program, timeout: timeout), errors: true) {
         case .success(let c): child = c
         case .failure(let error): return .cannotRun(error.message)
         }
@@ -125,8 +129,11 @@ public enum BluetoothControl {
             }
             return true
         }
-        // Found, run out or past its bound: the discovery ends (`timeout` passes TERM on).
-        kill(child.pid, SIGTERM)
+        // Found, run out or past its bound: the discovery ends. The TERM goes to timeout's process
+        // group (it makes one before it forks), bluetoothctl included: timeout alone passes it on
+        // only once it has noted its child's pid, and on a busy machine bluetoothctl can name the
+        // device before that; timeout then leaves without a word and the discovery scanned on.
+        if kill(-child.pid, SIGTERM) != 0 { kill(child.pid, SIGTERM) }
         return found ? .found : .notFound(said: said)
     }
 
