@@ -186,7 +186,7 @@ public final class BluetoothSpeakerSource: EventSource {
         switch change {
         case .started(let address):
             streamingPhone = address
-            return .bluetoothPhone(streaming: true, sender: aliases[address] ?? address)
+            return .bluetoothPhone(streaming: true, sender: aliases[address] ?? address, address: address)
         case .stopped:
             streamingPhone = nil
             return Self.event(change)
@@ -235,7 +235,7 @@ public final class BluetoothSpeakerSource: EventSource {
             if let name = BluezAlias.parse(namerLines.joined(separator: "\n")) {
                 let before = aliases[address]
                 aliases[address] = name
-                if streamingPhone == address, before != name { events.append(.bluetoothPhone(streaming: true, sender: name)) }
+                if streamingPhone == address, before != name { events.append(.bluetoothPhone(streaming: true, sender: name, address: address)) }
             } else {
                 log.debug("bluetooth: no name for \(address): " + DisplayText.inert(namerLines.joined(separator: " "), maxBytes: 200))
             }
@@ -248,7 +248,7 @@ public final class BluetoothSpeakerSource: EventSource {
     /// The core's fact for a change of the phone's streams (`Event.bluetoothPhone`).
     public static func event(_ change: BluealsaPhoneStreams.Change) -> Event {
         switch change {
-        case .started(let sender): return .bluetoothPhone(streaming: true, sender: sender)
+        case .started(let address): return .bluetoothPhone(streaming: true, sender: address, address: address)
         case .stopped: return .bluetoothPhone(streaming: false, sender: "")
         }
     }

@@ -32,7 +32,7 @@ public enum ControlAccess: Equatable, Sendable {
             return .session
         case .bluetooth(let action, _):
             switch action {
-            case .pair, .trust, .forget: return .session
+            case .pair, .trust, .forget, .disconnect: return .session
             }
         case .interruptBegin, .interruptEnd, .yieldBegin, .yieldEnd, .sourceBegin, .sourceEnd, .events, .log, .diag, .systemJSON:
             return .refused

@@ -66,7 +66,7 @@ def run(t, d, width, height):
     before = calls(t)
     set_field(t, d, "bluetooth.speaker", "AA:BB:CC")
     t.el(d, "bluetooth-pair").click()
-    t.wait("the bad address is refused", lambda: t.txt(d, "bluetooth-outcome").startswith("usage: bluetooth pair|trust|forget ADDRESS"),
+    t.wait("the bad address is refused", lambda: t.txt(d, "bluetooth-outcome").startswith("usage: bluetooth pair|trust|forget|disconnect ADDRESS"),
            seen=lambda: t.txt(d, "bluetooth-outcome"))
     if calls(t) != before:
         t.fail(f"bluetoothctl ran for a bad address: {calls(t)!r}")

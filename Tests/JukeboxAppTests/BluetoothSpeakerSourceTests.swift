@@ -111,13 +111,13 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         let source = BluetoothSpeakerSource(address: "AA:BB:CC:DD:EE:FF", phone: true, programs: programs(list: listing), log: log)
         defer { source.close() }
         XCTAssertEqual(Set(events(source, count: 2).map { "\($0)" }),
-                       Set(["\(Event.bluetoothSpeaker(connected: true))", "\(Event.bluetoothPhone(streaming: true, sender: "00:AA:01:01:00:01"))"]),
+                       Set(["\(Event.bluetoothSpeaker(connected: true))", "\(Event.bluetoothPhone(streaming: true, sender: "00:AA:01:01:00:01", address: "00:AA:01:01:00:01"))"]),
                        "\(log.recent)")
         func say(_ line: String) { _ = (line + "\n").withCString { write(writer, $0, strlen($0)) } }
         say("PropertyChanged \(phone) Running false")
         XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: false, sender: "")])
         say("PropertyChanged \(phone) Running true")
-        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "00:AA:01:01:00:01")])
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "00:AA:01:01:00:01", address: "00:AA:01:01:00:01")])
         close(writer)
         XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: false, sender: "")], "\(log.recent)")
         XCTAssertTrue(source.needsMaintenance)
@@ -159,14 +159,14 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
             close(fd)
         }
         func askedFor() -> [String] { ((try? String(contentsOfFile: asked, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
-        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "00:AA:01:00:00:00")], "\(log.recent)")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "00:AA:01:00:00:00", address: "00:AA:01:00:00:00")], "\(log.recent)")
         XCTAssertTrue(waitFor(10) { askedFor() == [phone] }, "\(askedFor())")
         name("s \"Kim's \\303\\251phone\"\n")
-        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim's éphone")], "\(log.recent)")
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim's éphone", address: "00:AA:01:00:00:00")], "\(log.recent)")
         say("PropertyChanged \(phone) Running false")
         XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: false, sender: "")])
         say("PropertyChanged \(phone) Running true")
-        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim's éphone")])
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim's éphone", address: "00:AA:01:00:00:00")])
         XCTAssertEqual(askedFor(), [phone], "read again without a new PCM")
         // The phone went and came back renamed: read again; no start said until it streams.
         say("PCMRemoved \(phone)")
@@ -176,7 +176,7 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         name("s \"Kim\"\n")
         XCTAssertEqual(events(source, count: 1, within: 2), [])
         say("PropertyChanged \(phone) Running true")
-        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim")])
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim", address: "00:AA:01:00:00:00")])
         // No name (busctl's error): the name known before stays.
         say("PCMAdded \(phone)")
         XCTAssertTrue(waitFor(10) { XCTAssertEqual(events(source, count: 1, within: 0.1), []); return askedFor().count == 3 }, "\(askedFor())")
@@ -188,7 +188,7 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         say("PropertyChanged \(phone) Running false")
         XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: false, sender: "")])
         say("PropertyChanged \(phone) Running true")
-        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim")])
+        XCTAssertEqual(events(source, count: 1), [.bluetoothPhone(streaming: true, sender: "Kim", address: "00:AA:01:00:00:00")])
         close(writer)
     }
 

@@ -66,6 +66,37 @@ final class BluetoothPhoneTests: XCTestCase {
         h.send(.bluetoothPhone(streaming: false, sender: ""), { _ in }, commands: [])
     }
 
+    /// A forbidden phone whose address is known is also disconnected: keeping the card alone
+    /// would not keep it out (bluealsa-aplay plays it once the card is let go, or at once on a
+    /// shared device). Its name learnt after the refusal refuses it again, and asks again (a
+    /// phone that connected again meanwhile is sent away too). An address that is not one asks
+    /// nothing; another policy never disconnects.
+    func testAForbiddenPhoneIsDisconnected() {
+        var s = Settings()
+        s.sources = SourceSettings(named: ["bluetooth": .forbidden])
+        let h = CoreHarness(playing(2, settings: s))
+        let refused = "Bluetooth refused: other sources are not allowed on this box"
+        let shown = status("playing", song: 1, index: 1, of: 2, message: refused)
+        h.send(.bluetoothPhone(streaming: true, sender: "AA:BB:CC:DD:EE:01", address: "aa:bb:cc:dd:ee:01"), {
+            $0.message = refused
+            $0.shown = shown
+        }, commands: [.disconnectBluetooth(address: "AA:BB:CC:DD:EE:01"), .render(shown)])
+        h.send(.bluetoothPhone(streaming: true, sender: "Kim's phone", address: "AA:BB:CC:DD:EE:01"), { _ in },
+               commands: [.disconnectBluetooth(address: "AA:BB:CC:DD:EE:01")])
+        h.send(.bluetoothPhone(streaming: false, sender: ""), { _ in }, commands: [])
+        h.send(.bluetoothPhone(streaming: true, sender: "x", address: "AA:BB:CC:DD:EE:01; rm -rf /"), { _ in }, commands: [])
+        XCTAssertTrue(h.state.interruptions.isEmpty && h.state.releaseToken == nil)
+
+        for policy in [SourcePolicy.resume, .stayPaused] {
+            var other = Settings()
+            other.sources = SourceSettings(named: ["bluetooth": policy])
+            var state = playing(2, settings: other)
+            let commands = reduce(&state, .bluetoothPhone(streaming: true, sender: "p", address: "AA:BB:CC:DD:EE:01"))
+            XCTAssertFalse(commands.contains { if case .disconnectBluetooth = $0 { return true } else { return false } }, "\(policy): \(commands)")
+            XCTAssertEqual(state.interruptions.map(\.source), ["bluetooth"], "\(policy)")
+        }
+    }
+
     func testAPhonesStopNeverEndsAnotherInterruption() {
         var s = playing(2)
         _ = reduce(&s, .interruptBegan(id: "alarm", reason: "alarm"))

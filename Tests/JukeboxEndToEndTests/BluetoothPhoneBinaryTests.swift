@@ -165,13 +165,19 @@ final class BluetoothPhoneBinaryTests: XCTestCase {
               + "the device closed \(pcm.events(named: "close").count - closes) times; left at \(before) s, then \(left) s")
     }
 
+    /// And disconnects it: a stand-in `bluetoothctl` on the PATH records what it was asked.
     func testAForbiddenPhoneLeavesThePlayerPlayingAndSaysSo() throws {
+        let ctl = dir + "/bin/bluetoothctl", asked = dir + "/bluetoothctl.args"
+        try "#!/bin/sh\necho \"$*\" >> '\(asked)'\necho 'Successful disconnected'\n".write(toFile: ctl, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(ctl, 0o755), 0)
         let daemon = try startPlayer(sources: #"{"bluetooth": "forbidden"}"#)
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
         let player = daemon.process.processIdentifier
         XCTAssertTrue(waitFor(10) { self.position() > 1 }, "not playing: \(json())")
         say("PropertyChanged \(Self.pcm) Running true")
         XCTAssertTrue(waitFor(10) { (self.json()["message"] as? String)?.contains("Bluetooth refused") == true }, "\(json())")
+        XCTAssertTrue(waitFor(20) { (try? String(contentsOfFile: asked, encoding: .utf8))?.contains("disconnect AA:BB:CC:DD:EE:FF\n") == true },
+                      "the phone was not disconnected: \((try? String(contentsOfFile: asked, encoding: .utf8)) ?? "bluetoothctl never ran")")
         let heard = position()
         XCTAssertTrue(waitFor(10) { self.position() > heard + 1 }, "stopped playing: \(json())")
         XCTAssertEqual(pcm.lockHolder, player, "the device was let go")

@@ -8,16 +8,17 @@ import JukeboxTestSupport
 import JukeboxWaiting
 import XCTest
 
-/// `bluetooth pair|trust|forget ADDRESS` (issue 31): the language refuses what is not an address;
+/// `bluetooth pair|trust|forget|disconnect ADDRESS` (issue 31): the language refuses what is not an address;
 /// the loop runs bluetoothctl off the loop (a shell script stands in for it: Debian's bluez is not
 /// installed here) and the reply says what it said; its output is made inert.
 final class BluetoothControlTests: XCTestCase {
-    func testTheLanguageTakesAnAddressAndOneOfThreeWords() {
-        let usage = ControlError("usage: bluetooth pair|trust|forget ADDRESS (such as AA:BB:CC:DD:EE:FF)")
+    func testTheLanguageTakesAnAddressAndOneOfFourWords() {
+        let usage = ControlError("usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF)")
         let rows: [(String, Result<ControlCommand, ControlError>)] = [
             ("bluetooth pair aa:bb:cc:dd:ee:ff", .success(.bluetooth(.pair, address: "AA:BB:CC:DD:EE:FF"))),
             ("bluetooth TRUST AA:BB:CC:DD:EE:FF", .success(.bluetooth(.trust, address: "AA:BB:CC:DD:EE:FF"))),
             ("bluetooth forget 00:11:22:33:44:55", .success(.bluetooth(.forget, address: "00:11:22:33:44:55"))),
+            ("bluetooth disconnect 00:11:22:33:44:55", .success(.bluetooth(.disconnect, address: "00:11:22:33:44:55"))),
             ("bluetooth pair", .failure(usage)),
             ("bluetooth connect AA:BB:CC:DD:EE:FF", .failure(usage)),
             ("bluetooth pair AA:BB:CC:DD:EE:FF extra", .failure(usage)),
@@ -155,6 +156,7 @@ final class BluetoothControlTests: XCTestCase {
         pair) printf 'Attempting to pair with %s\\r\\n\\033[0;94m[bluetooth]\\033[0m# Pairing successful\\n' "$2"; exit 0;;
         trust) echo "Device $2 not available"; exit 1;;
         remove) echo "Device has been removed"; exit 0;;
+        disconnect) echo "Successful disconnected"; exit 0;;
         esac
         exit 2
         """)
@@ -166,10 +168,31 @@ final class BluetoothControlTests: XCTestCase {
         XCTAssertEqual(c.request("bluetooth trust AA:BB:CC:DD:EE:FF", timeout: 30),
                        "error: bluetooth trust failed: Device AA:BB:CC:DD:EE:FF not available")
         XCTAssertEqual(c.request("bluetooth forget AA:BB:CC:DD:EE:FF", timeout: 30), "ok bluetooth forget: Device has been removed")
+        XCTAssertEqual(c.request("bluetooth disconnect AA:BB:CC:DD:EE:FF", timeout: 30), "ok bluetooth disconnect: Successful disconnected")
         XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8),
-                       "info AA:BB:CC:DD:EE:FF\npair AA:BB:CC:DD:EE:FF\ntrust AA:BB:CC:DD:EE:FF\nremove AA:BB:CC:DD:EE:FF\n")
+                       "info AA:BB:CC:DD:EE:FF\npair AA:BB:CC:DD:EE:FF\ntrust AA:BB:CC:DD:EE:FF\nremove AA:BB:CC:DD:EE:FF\ndisconnect AA:BB:CC:DD:EE:FF\n")
         XCTAssertEqual(c.request("bluetooth pair nonsense", timeout: 10),
-                       "error: usage: bluetooth pair|trust|forget ADDRESS (such as AA:BB:CC:DD:EE:FF)")
+                       "error: usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF)")
+    }
+
+    /// A phone that streams to a box whose `sources` forbid it is disconnected by the loop
+    /// (the core's `disconnectBluetooth`, carried out off the loop with bluetoothctl).
+    func testAForbiddenPhoneIsDisconnectedThroughBluetoothctl() throws {
+        let dir = TempDir()
+        let args = dir.file("args")
+        let script = dir.write("bluetoothctl", """
+        #!/bin/sh
+        echo "$@" >> '\(args)'
+        echo "Successful disconnected"
+        """)
+        XCTAssertEqual(chmod(script, 0o755), 0)
+        var settings = Settings()
+        settings.sources = SourceSettings(named: ["bluetooth": .forbidden])
+        let (box, done) = try start(dir, bluetoothctl: script, settings: settings)
+        defer { stop(box, done) }
+        box.runtime.mailbox.post(.bluetoothPhone(streaming: true, sender: "AA:BB:CC:DD:EE:01", address: "AA:BB:CC:DD:EE:01"))
+        XCTAssertTrue(waitFor(20) { (try? String(contentsOfFile: args, encoding: .utf8)) == "disconnect AA:BB:CC:DD:EE:01\n" },
+                      (try? String(contentsOfFile: args, encoding: .utf8)) ?? "bluetoothctl never ran")
     }
 
     func testWithoutBluetoothctlTheReplySaysSo() throws {
@@ -217,11 +240,11 @@ final class BluetoothControlTests: XCTestCase {
         init(_ r: Runtime) { runtime = r }
     }
 
-    private func start(_ dir: TempDir, bluetoothctl: String?) throws -> (Box, DispatchSemaphore) {
+    private func start(_ dir: TempDir, bluetoothctl: String?, settings: Settings = Settings()) throws -> (Box, DispatchSemaphore) {
         let audio = RecordingAudio(), mailbox = Mailbox()
         audio.mailbox = mailbox
         let control = try ControlSocket(path: dir.file("control"))
-        let runtime = Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
+        let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
                               mailbox: mailbox, control: control)
         runtime.loadTracks = { _ in ([], []) }
         runtime.bluetoothctl = bluetoothctl

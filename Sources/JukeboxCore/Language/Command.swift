@@ -93,6 +93,9 @@ public enum Command: Equatable, Sendable {
     /// it are finished (it comes after its step's save: a power command finds the place on disk),
     /// and do not wait for it.
     case runProgram([String])
+    /// End the Bluetooth connection of the device at `address` (`AA:BB:CC:DD:EE:FF`), off the
+    /// loop; the outcome is only logged (a phone refused by `sources` `forbidden`).
+    case disconnectBluetooth(address: String)
     /// End the program with this exit code (after carrying out the commands before it).
     case exit(code: Int32)
 }

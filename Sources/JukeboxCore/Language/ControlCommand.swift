@@ -83,8 +83,8 @@ public enum ControlCommand: Equatable, Sendable {
     /// `update [FOLDER]`: the MPD face's library index reads `folder` (nil: every music folder)
     /// again, as MPD's `update` does (the web face asks after an upload).
     case libraryUpdate(path: String?)
-    /// `bluetooth pair|trust|forget ADDRESS`: BlueZ pairs with, trusts or forgets the device
-    /// (run off the loop; the reply says how it went).
+    /// `bluetooth pair|trust|forget|disconnect ADDRESS`: BlueZ pairs with, trusts, forgets or
+    /// disconnects the device (run off the loop; the reply says how it went).
     case bluetooth(BluetoothAction, address: String)
 
     /// The commands, one per line, for `help`.
@@ -98,7 +98,7 @@ public enum ControlCommand: Equatable, Sendable {
     diag · log [N] · events [--json] · version · help · card assign [ID] PATH|URL|COMMAND
     card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
     bookmarks --json · bookmark reset PATH|--all · podcast NAME · podcasts --json
-    reload · system --json · restart · update [FOLDER] · bluetooth pair|trust|forget ADDRESS
+    reload · system --json · restart · update [FOLDER] · bluetooth pair|trust|forget|disconnect ADDRESS
     """
 
     /// Longest line accepted, in bytes.
@@ -267,7 +267,7 @@ public enum ControlCommand: Equatable, Sendable {
         case "bluetooth":
             guard rest.count == 2, let action = BluetoothAction(rawValue: rest[0].lowercased()),
                   let address = BluetoothAddress.normalised(rest[1]) else {
-                return .failure(ControlError("usage: bluetooth pair|trust|forget ADDRESS (such as AA:BB:CC:DD:EE:FF)"))
+                return .failure(ControlError("usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF)"))
             }
             return .success(.bluetooth(action, address: address))
         case "source":

@@ -78,7 +78,7 @@ extension Event {
             return plugged ? "headphones in" : "headphones out"
         case .bluetoothSpeaker(let connected):
             return connected ? "bluetooth speaker connected" : "bluetooth speaker gone"
-        case .bluetoothPhone(let streaming, let sender):
+        case .bluetoothPhone(let streaming, let sender, _):
             return streaming ? "bluetooth phone playing: " + OtherSource.shown("bluetooth", sender: sender) : "bluetooth phone stopped"
         case .batteryPin(let low):
             return "battery pin " + (low ? "low" : "released")

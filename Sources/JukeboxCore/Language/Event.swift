@@ -144,11 +144,12 @@ public enum Event: Equatable, Sendable {
     /// once when bluez-alsa is first asked, then at each change (`Reduce+Outputs`).
     case bluetoothSpeaker(connected: Bool)
     /// A phone plays through the box over Bluetooth (bluez-alsa's A2DP sink PCM runs: `true`,
-    /// `sender` its name or address, text from anywhere) or has stopped (`false`: the PCM stopped
-    /// or went, or the watch on bluez-alsa ended). A fact, reported at each change: the core
-    /// makes it the source `bluetooth` beginning (`sourceBegan`, by its policy) and ending
-    /// (`Reduce+Interruption`).
-    case bluetoothPhone(streaming: Bool, sender: String)
+    /// `sender` its name or address, text from anywhere; `address` the phone's, from the PCM's
+    /// path, "" when not known) or has stopped (`false`: the PCM stopped or went, or the watch on
+    /// bluez-alsa ended). A fact, reported at each change: the core makes it the source
+    /// `bluetooth` beginning (`sourceBegan`, by its policy; refused, the phone is disconnected)
+    /// and ending (`Reduce+Interruption`).
+    case bluetoothPhone(streaming: Bool, sender: String, address: String = "")
     /// A USB stick was mounted at `path` (a folder right under a watched mount root).
     case usbInserted(path: String)
     /// The stick mounted at `path` is gone (unmounted or pulled out).

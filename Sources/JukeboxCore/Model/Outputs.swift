@@ -41,5 +41,12 @@ public enum BluetoothAddress {
 
 /// What `bluetooth ACTION ADDRESS` asks of BlueZ (`bluetoothctl`).
 public enum BluetoothAction: String, Equatable, Sendable, CaseIterable {
-    case pair, trust, forget
+    /// Pair with the device (discovering it first when BlueZ does not know it).
+    case pair
+    /// Trust it: it may connect by itself.
+    case trust
+    /// Remove it from BlueZ: pairing and trust undone.
+    case forget
+    /// End its connection (a phone that may not play through the box: `sources` `forbidden`).
+    case disconnect
 }

@@ -9,8 +9,8 @@ extension State {
             sourceBegan(name: name, sender: sender, &step)
         case .sourceSender(let name, let sender):
             sourceSender(name: name, sender: sender)
-        case .bluetoothPhone(let streaming, let sender):
-            bluetoothPhone(streaming: streaming, sender: sender, &step)
+        case .bluetoothPhone(let streaming, let sender, let address):
+            bluetoothPhone(streaming: streaming, sender: sender, address: address, &step)
         case .interruptBegan(let id, let reason):
             beginInterruption(Interruption(id: id, reason: reason), &step)
         case .interruptEnded(let id):
@@ -90,12 +90,18 @@ extension State {
     /// (once: a start said again changes nothing but the name shown, which the adapter may learn
     /// after the start: BlueZ's alias, read off the loop, replacing the address), its end ends it.
     /// An end with no such interruption (refused by `forbidden`, or never begun) changes nothing,
-    /// so a refusal stays said and a flapping stream never ends another interruption.
-    private mutating func bluetoothPhone(streaming: Bool, sender: String, _ step: inout Step) {
+    /// so a refusal stays said and a flapping stream never ends another interruption. A phone
+    /// refused by `forbidden` is also disconnected (its address known): on a box that plays a
+    /// phone through bluealsa-aplay, keeping the card would not keep the phone out (it plays as
+    /// soon as the card is let go, or at once on a shared device).
+    private mutating func bluetoothPhone(streaming: Bool, sender: String, address: String, _ step: inout Step) {
         let name = "bluetooth"
         let id = OtherSource.interruptionID(name)
         if streaming {
             guard let index = interruptions.firstIndex(where: { $0.id == id }) else {
+                if settings.sources.policy(for: name) == .forbidden, let phone = BluetoothAddress.normalised(address) {
+                    step.commands.append(.disconnectBluetooth(address: phone))
+                }
                 return sourceBegan(name: name, sender: sender, &step)
             }
             let shown = OtherSource.shown(name, sender: sender)

@@ -3,10 +3,10 @@ import Glibc
 import JukeboxCore
 import JukeboxSystem
 
-/// `bluetooth pair|trust|forget ADDRESS` carried out with BlueZ's `bluetoothctl`, each program
-/// run non-interactive, off the loop (on the tag reader's worker, noting progress so it is not
-/// given up), each step bounded by coreutils' `timeout`. `trust` and `forget` are one step
-/// (`bluetoothctl trust|remove ADDRESS`). `pair` is up to three, because bluetoothctl pairs
+/// `bluetooth pair|trust|forget|disconnect ADDRESS` carried out with BlueZ's `bluetoothctl`,
+/// each program run non-interactive, off the loop (on the tag reader's worker, noting progress so
+/// it is not given up), each step bounded by coreutils' `timeout`. `trust`, `forget` and
+/// `disconnect` are one step (`bluetoothctl trust|remove|disconnect ADDRESS`). `pair` is up to three, because bluetoothctl pairs
 /// only a device BlueZ knows (`Device … not available` otherwise) and registers no agent when
 /// run with a command (its `--agent` is ignored then; BlueZ pairs as NoInputNoOutput, "Just
 /// Works", which is what a speaker does): `info ADDRESS` (known? paired already?), when unknown
@@ -50,6 +50,7 @@ public enum BluetoothControl {
         switch action {
         case .trust: return reply(step(program, ["trust", address], limit: limit), action: .trust)
         case .forget: return reply(step(program, ["remove", address], limit: limit), action: .forget)
+        case .disconnect: return reply(step(program, ["disconnect", address], limit: limit), action: .disconnect)
         case .pair: return pair(program: program, address: address)
         }
     }

@@ -243,7 +243,7 @@ final class ControlPort: ControlLoop {
     var version = "jukebox"
     /// The music folders `ls --json` lists (the config's `music`).
     var musicFolders: [String] = []
-    /// BlueZ's bluetoothctl (`bluetooth pair|trust|forget`); nil: not installed.
+    /// BlueZ's bluetoothctl (`bluetooth pair|trust|forget|disconnect`); nil: not installed.
     var bluetoothctl: String? = findProgram("bluetoothctl")
     /// Lines about the adapters for `diag` (device, counters, board).
     var diagnostics: (() -> [String])?

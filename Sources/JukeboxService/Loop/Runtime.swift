@@ -58,7 +58,7 @@ public final class Runtime: LoopCore {
     /// Chooses the sound device the next opening uses (`Command.routeOutput`; `RoutedOutput`).
     public var routeOutput: ((OutputRoute) -> Void)? { get { hooks.routeOutput } set { hooks.routeOutput = newValue } }
     public var reload: (() -> ConfigReload?)? { get { control.reload } set { control.reload = newValue } }
-    /// BlueZ's bluetoothctl, run for `bluetooth pair|trust|forget` (`BluetoothControl`; found on
+    /// BlueZ's bluetoothctl, run for `bluetooth pair|trust|forget|disconnect` (`BluetoothControl`; found on
     /// PATH at start); nil: not installed, and those lines say so.
     public var bluetoothctl: String? { get { control.bluetoothctl } set { control.bluetoothctl = newValue } }
     public var version: String { get { control.version } set { control.version = newValue } }
@@ -297,6 +297,11 @@ public final class Runtime: LoopCore {
         case .startTimer(let id, let after): times.timers[id] = clock() + after
         case .cancelTimer(let id): times.timers[id] = nil
         case .readLevel(let button): pending.append(.buttonLevel(button, pressed: adapters.level(of: button), at: clock()))
+        case .disconnectBluetooth(let address):
+            // Off the loop, as a person's `bluetooth disconnect` (which logs what bluetoothctl said).
+            if !control.bluetooth(.disconnect, address: address, { _ in }) {
+                log.warning("bluetooth: cannot disconnect \(address): no bluetoothctl (Debian's bluez package)")
+            }
         case .exit(let code): exitCode = code
         // Queued, not dispatched, when it cannot start: this runs while a command is carried out.
         case .loadCard(let card, let paths):
