@@ -73,10 +73,10 @@ public final class BluetoothSpeakerSource: EventSource {
     private var streamingPhone: String?
     /// When the monitor is started again; nil while it runs.
     private var restartAt: Double? = 0
-    private var backoff = 1.0
-    /// When the running monitor started (monotonic seconds).
-    private var monitorStartedAt = 0.0
-    /// A monitor that ran this long before it ended was working: the back-off starts again at 1 s.
+    /// 1 s, doubling up to `maxBackoff`; a monitor that ran `steadyRun` before it ended was
+    /// working: the next wait is 1 s again.
+    private var backoff = RetryBackoff(first: 1, longest: BluetoothSpeakerSource.maxBackoff, steady: BluetoothSpeakerSource.steadyRun)
+    /// A monitor that ran this long before it ended was working (seconds).
     static let steadyRun = 30.0
 
     /// A running child and what of its stdout is not a whole line yet.
@@ -111,7 +111,7 @@ public final class BluetoothSpeakerSource: EventSource {
         switch Self.spawn(programs.monitor) {
         case .success(let child):
             monitor = child
-            monitorStartedAt = now()
+            backoff.started(at: now())
             restartAt = nil
         case .failure(let error):
             log.warning("bluetooth: cannot run \(programs.monitor.joined(separator: " ")): \(error.message)")
@@ -153,16 +153,15 @@ public final class BluetoothSpeakerSource: EventSource {
             if list { startList() }
         }
         if ended {
-            if now() - monitorStartedAt >= Self.steadyRun { backoff = 1 }
             Self.end(child)
             monitor = nil
             presence?.forget()
             if let change = phones?.forget() { events.append(event(change)) }
+            let wait = scheduleRestart()
             // Said once a run of ends; a monitor that keeps ending at once (no D-Bus) is not a
             // line a minute.
-            let line = "bluetooth: bluealsa-cli monitor ended; started again in \(Int(backoff)) s"
-            if backoff == 1 { log.warning(line) } else { log.debug(line) }
-            scheduleRestart()
+            let line = "bluetooth: bluealsa-cli monitor ended; started again in \(Int(wait)) s"
+            if wait == backoff.first { log.warning(line) } else { log.debug(line) }
         }
         return events
     }
@@ -265,9 +264,12 @@ public final class BluetoothSpeakerSource: EventSource {
         }
     }
 
-    private func scheduleRestart() {
-        restartAt = now() + backoff
-        backoff = min(backoff * 2, Self.maxBackoff)
+    /// The monitor is started again after the back-off: its wait.
+    @discardableResult
+    private func scheduleRestart() -> Double {
+        let wait = backoff.failed(at: now())
+        restartAt = now() + wait
+        return wait
     }
 
     /// Reads what the pipe holds: whole lines (each cut to `BluealsaPresence.maxLine`), and

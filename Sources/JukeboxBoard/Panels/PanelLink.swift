@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JukeboxCore
+import JukeboxSystem
 
 /// A panel's link to the runtime loop: throttles frames, retries a missing or failing panel with
 /// back-off, and reports a failure and a recovery once each.
@@ -45,7 +46,7 @@ public final class DisplayLink {
     private var lastUpdate = -Double.infinity
     private var initRetryAt: Double?
     private var retryAt: Double?
-    private var backoff = 0.0
+    private var backoff: RetryBackoff
 
     /// A link for `driver`; `minInterval` bounds the refresh rate (0.1 s suits an HD44780, 0.2 s
     /// an OLED at 100 kHz).
@@ -54,6 +55,7 @@ public final class DisplayLink {
         self.minInterval = minInterval
         self.maxBackoff = maxBackoff
         self.recheckInterval = recheckInterval
+        backoff = RetryBackoff(first: min(1, maxBackoff), longest: maxBackoff)
     }
 
     /// Takes the frame to show now or as soon as the throttle allows; returns a report when the
@@ -77,7 +79,7 @@ public final class DisplayLink {
         do {
             let result = try driver.update(frame, now: now)
             retryAt = nil
-            backoff = 0
+            backoff.succeeded()
             var report: Report?
             if case .failed = state {
                 report = .recovered
@@ -101,8 +103,7 @@ public final class DisplayLink {
         } catch {
             errorCount += 1
             initRetryAt = nil
-            backoff = min(max(backoff * 2, 1), maxBackoff)
-            retryAt = now + backoff
+            retryAt = now + backoff.failed(at: now)
             let first: Bool
             if case .failed = state { first = false } else { first = true }
             state = .failed(error)
