@@ -193,9 +193,7 @@ enum Subcommands {
         if a.wantsHelp { return help(Help.ctl) }
         guard !a.positional.isEmpty else { throw UsageError(message: "ctl needs a command (try: jukebox ctl help)") }
         let path = a.options["--socket"] ?? ControlSocket.defaultPath()
-        // A `bluetooth` command scans and pairs: up to BluetoothControl.longest seconds.
-        let wait = a.positional.first?.lowercased() == "bluetooth" ? BluetoothControl.longest : 10
-        let timeout = Double(try a.int("--timeout", in: 1...3600) ?? wait)
+        let timeout = try a.int("--timeout", in: 1...3600).map(Double.init) ?? ControlClient.defaultTimeout(a.positional)
         let client: ControlClient, answer: String?
         do { (client, answer) = try ControlClient.connect(path: path, request: a.positional.joined(separator: " "), timeout: timeout) } catch {
             writeAll(2, "jukebox: " + unreachable(path, error) + "\n")

@@ -195,6 +195,16 @@ final class BluetoothControlTests: XCTestCase {
                       (try? String(contentsOfFile: args, encoding: .utf8)) ?? "bluetoothctl never ran")
     }
 
+    /// `jukebox ctl` waits for a `bluetooth` reply as long as its steps can take together
+    /// (a discovery and a pair: more than the 10 s of every other command), however written.
+    func testCtlWaitsForABluetoothReplyAsLongAsItsStepsCanTake() {
+        XCTAssertEqual(BluetoothControl.longest, BluetoothControl.infoLimit + BluetoothControl.scanLimit + BluetoothControl.limit + 10)
+        XCTAssertEqual(ControlClient.defaultTimeout(["bluetooth", "pair", "AA:BB:CC:DD:EE:FF"]), 58)
+        XCTAssertEqual(ControlClient.defaultTimeout(["BLUETOOTH", "forget", "x"]), 58)
+        XCTAssertEqual(ControlClient.defaultTimeout(["status", "bluetooth"]), 10)
+        XCTAssertEqual(ControlClient.defaultTimeout([]), 10)
+    }
+
     func testWithoutBluetoothctlTheReplySaysSo() throws {
         let dir = TempDir()
         let (box, done) = try start(dir, bluetoothctl: nil)

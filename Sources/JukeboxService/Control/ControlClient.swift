@@ -14,6 +14,13 @@ public final class ControlClient {
     /// The reply to a connection the player has no room for (every slot taken).
     public static let noRoomReply = "error: too many connections"
 
+    /// How long `jukebox ctl` waits for the reply to the command `words` unless told
+    /// (`--timeout`): 10 s, and for a `bluetooth` command, which may scan and pair,
+    /// `BluetoothControl.longest` (every step with its slack).
+    public static func defaultTimeout(_ words: [String]) -> Double {
+        words.first?.lowercased() == "bluetooth" ? Double(BluetoothControl.longest) : 10
+    }
+
     /// Connects to the socket at `path`; throws when no jukebox listens there, or when `path` is
     /// in the fallback folder and that is not this user's private folder (`SocketFolder.check`).
     public init(path: String) throws(SystemError) {
