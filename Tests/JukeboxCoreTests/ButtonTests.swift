@@ -681,19 +681,7 @@ final class ButtonTests: XCTestCase {
         h.send(.mediaKey(code: 200, value: 0, at: 1.1), commands: [])
         h.nextToTrack2Of3(by: .mediaKey(code: 163 /* KEY_NEXTSONG */, value: 1, at: 2))
         h.send(.mediaKey(code: 163, value: 0, at: 2.1), commands: [])
-        // At 0:00 of track 2, previous is track 1 again, started as a new play.
-        h.send(.mediaKey(code: 165 /* KEY_PREVIOUSSONG */, value: 1, at: 3), {
-            $0.cursor = 0
-            $0.nextPlayID = 7
-            $0.loaded = PlayRef(playID: 5, trackID: 1)
-            $0.handedNext = PlayRef(playID: 6, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 3)
-        }, commands: [
-            .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: infos(3), current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 3)),
-        ])
+        h.previousToTrack1Of3(by: .mediaKey(code: 165 /* KEY_PREVIOUSSONG */, value: 1, at: 3))
         h.send(.mediaKey(code: 165, value: 0, at: 3.1), commands: [])
     }
 

@@ -349,7 +349,7 @@ avrcp_buttons() {
 # volume the speaker? Our own `bluealsa-cli monitor --properties=Volume` on the box's daemon,
 # stamped; the volumes before and after from `bluealsa-cli info`. VOLUME: what was seen.
 avrcp_volume() {
-  local mon=$L/box-volume-monitor.txt box sink pid v
+  local mon=$L/box-volume-monitor.txt box sink pid
   box=$(pcms | grep a2dpsrc | head -n 1)
   sink=$(pcms sink | grep a2dpsnk | head -n 1)
   vol() { bluealsa-cli ${2:+-B "$2"} info "$1" 2>&1 | grep -i '^volume' | tr '\n' ' '; }
@@ -358,26 +358,25 @@ avrcp_volume() {
   pid=$!
   sleep 1
   VOLUME="box '$box' $(vol "$box"), speaker '$sink' $(vol "$sink" sink)"
-  for v in 40 100; do
-    bluealsa-cli -B sink volume "$sink" $v >>"$L/volume.txt" 2>&1 || VOLUME+="; sink volume $v: exit $? $(tail -n 1 "$L/volume.txt")"
+  # set WHO V: the speaker's (the sink daemon's PCM) or the box's volume to V, then both read
+  # after 3 s (no state to wait for: nothing may change at all).
+  set_volume() {
+    local pcm=$box daemon=()
+    [ "$1" = speaker ] && pcm=$sink daemon=(-B sink)
+    bluealsa-cli "${daemon[@]}" volume "$pcm" "$2" >>"$L/volume.txt" 2>&1 || VOLUME+="; $1 volume $2: exit $?"
     sleep 3
-    VOLUME+="; speaker set to $v -> box $(vol "$box"), speaker $(vol "$sink" sink)"
-  done
-  bluealsa-cli volume "$box" 60 >>"$L/volume.txt" 2>&1 || VOLUME+="; box volume 60: exit $?"
-  sleep 3
-  VOLUME+="; box set to 60 -> box $(vol "$box"), speaker $(vol "$sink" sink)"
+    VOLUME+="; $1 set to $2 -> box $(vol "$box"), speaker $(vol "$sink" sink)"
+  }
+  set_volume speaker 40
+  set_volume speaker 100
+  set_volume box 60
   # bluez-alsa skips a source's Volume from the speaker while its PCM has soft volume (the
   # default without --a2dp-volume, as Debian's unit runs it): the same with it off.
   bluealsa-cli soft-volume "$box" off >>"$L/volume.txt" 2>&1 || VOLUME+="; box soft-volume off: exit $?"
   VOLUME+="; box soft-volume off ($(bluealsa-cli info "$box" 2>&1 | grep -i softvol | tr '\n' ' '))"
-  for v in 30 90; do
-    bluealsa-cli -B sink volume "$sink" $v >>"$L/volume.txt" 2>&1 || VOLUME+="; sink volume $v: exit $?"
-    sleep 3
-    VOLUME+="; speaker set to $v -> box $(vol "$box"), speaker $(vol "$sink" sink)"
-  done
-  bluealsa-cli volume "$box" 70 >>"$L/volume.txt" 2>&1 || VOLUME+="; box volume 70: exit $?"
-  sleep 3
-  VOLUME+="; box set to 70 -> box $(vol "$box"), speaker $(vol "$sink" sink)"
+  set_volume speaker 30
+  set_volume speaker 90
+  set_volume box 70
   # As bluez-alsa had it (it keeps both per device), for the cycles and bt-phone.
   bluealsa-cli volume "$box" 127 >>"$L/volume.txt" 2>&1
   bluealsa-cli soft-volume "$box" on >>"$L/volume.txt" 2>&1
