@@ -204,6 +204,8 @@ speaker() {
   # speaker, its buttons and the cycles are still tried; the failure stays in the result.
   pair_with_jukebox
   ok && forget_with_jukebox
+  # Unless the emulation itself died in it (run 4 of branch avrcp: btvirt's segfault mid-pair).
+  kill -0 "$BTVIRT" 2>/dev/null || { note "btvirt (pid $BTVIRT) died during the pairing: the emulation is gone"; return; }
   local pairing=("${PROBLEMS[@]}")
   PROBLEMS=()
   speaker_play
