@@ -669,6 +669,22 @@ final class ButtonTests: XCTestCase {
         h.send(.mediaKey(code: 30 /* KEY_A */, value: 1, at: 6), commands: [])
     }
 
+    /// A Bluetooth speaker's buttons, as BlueZ's AVRCP input device sends them
+    /// (profiles/audio/avctp.c's key_map): PAUSE is KEY_PAUSECD, PLAY KEY_PLAYCD (not KEY_PLAY:
+    /// before `MediaKey.playCD` the speaker could pause the box but not start it again), FORWARD
+    /// KEY_NEXTSONG, BACKWARD KEY_PREVIOUSSONG; each a press and a release.
+    func testTheSpeakersAVRCPButtonsAsBlueZSendsThem() {
+        let h = CoreHarness(playing(3))
+        h.pauseTrack1(of: 3, by: .mediaKey(code: 201 /* KEY_PAUSECD */, value: 1, at: 0))
+        h.send(.mediaKey(code: 201, value: 0, at: 0.1), commands: [])
+        h.resumeTrack1(of: 3, by: .mediaKey(code: 200 /* KEY_PLAYCD */, value: 1, at: 1))
+        h.send(.mediaKey(code: 200, value: 0, at: 1.1), commands: [])
+        h.nextToTrack2Of3(by: .mediaKey(code: 163 /* KEY_NEXTSONG */, value: 1, at: 2))
+        h.send(.mediaKey(code: 163, value: 0, at: 2.1), commands: [])
+        h.previousToTrack1Of3(by: .mediaKey(code: 165 /* KEY_PREVIOUSSONG */, value: 1, at: 3))
+        h.send(.mediaKey(code: 165, value: 0, at: 3.1), commands: [])
+    }
+
     /// The gestures observers are told of (`ButtonGesture.between`): read from the state the core
     /// left, so bounce makes no extra press and a double press is the core's double.
     func testGesturesAreWhatTheCoreDecidedShortLongDoubleAndBounceIsNone() {

@@ -133,19 +133,7 @@ final class PlaybackTests: XCTestCase {
         let h = CoreHarness(playing(3))
         h.nextToTrack2Of3()
         h.heard(3, at: 2.9, shows: status("playing", song: 2, index: 2, of: 3, elapsed: "0:02"))
-        h.send(.previous, {
-            $0.cursor = 0
-            $0.position = 0
-            $0.nextPlayID = 7
-            $0.loaded = PlayRef(playID: 5, trackID: 1)
-            $0.handedNext = PlayRef(playID: 6, trackID: 2)
-            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
-            $0.shown = status("playing", song: 1, index: 1, of: 3)
-        }, commands: [
-            .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
-            .persistPlace(Snapshot(tracks: [info(1), info(2), info(3)], current: 0, phase: .playing)),
-            .render(status("playing", song: 1, index: 1, of: 3)),
-        ])
+        h.previousToTrack1Of3(also: { $0.position = 0 })
     }
 
     func testPreviousOnTheFirstTrackRestartsItUnlessRepeatAll() {

@@ -51,6 +51,26 @@ extension CoreHarness {
         ])
     }
 
+    /// `previous` (or `event`) on track 2 of `playing(3)` after `nextToTrack2Of3`, within the
+    /// restart threshold: track 1 starts again as play 5 with track 2 handed as play 6, and the
+    /// new place is saved; `also` is what else the event changes.
+    func previousToTrack1Of3(by event: Event = .previous, also: (inout State) -> Void = { _ in },
+                             file: StaticString = #filePath, line: UInt = #line) {
+        send(event, file: file, line: line, {
+            $0.cursor = 0
+            $0.nextPlayID = 7
+            $0.loaded = PlayRef(playID: 5, trackID: 1)
+            $0.handedNext = PlayRef(playID: 6, trackID: 2)
+            $0.savedMark = mark(revision: 1, current: 1, phase: .playing)
+            $0.shown = status("playing", song: 1, index: 1, of: 3)
+            also(&$0)
+        }, commands: [
+            .startTrack(playID: 5, path: "/music/1.flac", at: 0, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
+            .persistPlace(Snapshot(tracks: infos(3), current: 0, phase: .playing)),
+            .render(status("playing", song: 1, index: 1, of: 3)),
+        ])
+    }
+
     /// The device turns out busy (or `problem`) while track 1 of `count` plays at 0:00 (`playing(count)`): the
     /// player waits, first probe in 0.125 s, the next ones 0.25 s apart. Nothing is saved: waiting
     /// is saved as playing. `also` is what else changes (a panel's frame), `after` the commands

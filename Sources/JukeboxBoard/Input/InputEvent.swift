@@ -27,6 +27,9 @@ public enum InputKey {
     public static let mute = 113
     public static let volumeDown = 114
     public static let volumeUp = 115
+    /// KEY_PLAYCD: what BlueZ's AVRCP device sends for a speaker's PLAY (profiles/audio/avctp.c).
+    public static let playCD = 200
+    /// KEY_PAUSECD (BlueZ's AVRCP PAUSE too).
     public static let pause = 201
     public static let play = 207
     public static let fastForward = 208
@@ -37,7 +40,7 @@ public enum InputKey {
     public static let rewind = 168
 
     /// All of the above: a device that has any of them "has media keys".
-    public static let media = [playPause, play, pause, stopCD, nextSong, previousSong, volumeUp, volumeDown,
+    public static let media = [playPause, play, playCD, pause, stopCD, nextSong, previousSong, volumeUp, volumeDown,
                                fastForward, rewind, mute]
 }
 

@@ -174,8 +174,12 @@ public struct EncoderState: Equatable, Sendable {
     public init() {}
 }
 
-/// Linux input key codes the core maps (from linux/input-event-codes.h).
+/// Linux input key codes the core maps (from linux/input-event-codes.h). A Bluetooth speaker's
+/// buttons come from BlueZ's AVRCP input device (profiles/audio/avctp.c's `key_map`): PLAY as
+/// KEY_PLAYCD (`playCD`), PAUSE as KEY_PAUSECD (`pause`), STOP as KEY_STOPCD, FORWARD and BACKWARD
+/// as KEY_NEXTSONG and KEY_PREVIOUSSONG.
 public enum MediaKey {
     public static let mute = 113, volumeDown = 114, volumeUp = 115, nextSong = 163, playPause = 164
-    public static let previousSong = 165, stopCD = 166, rewind = 168, pause = 201, play = 207, fastForward = 208
+    public static let previousSong = 165, stopCD = 166, rewind = 168, playCD = 200, pause = 201, play = 207
+    public static let fastForward = 208
 }

@@ -179,7 +179,8 @@ extension State {
             MediaKey.fastForward: .seekForward, MediaKey.rewind: .seekBack,
         ]
         let once: [Int: ButtonAction] = [
-            MediaKey.playPause: .togglePlay, MediaKey.play: .play, MediaKey.pause: .pause, MediaKey.stopCD: .stop,
+            MediaKey.playPause: .togglePlay, MediaKey.play: .play, MediaKey.playCD: .play, MediaKey.pause: .pause,
+            MediaKey.stopCD: .stop,
             MediaKey.nextSong: .next, MediaKey.previousSong: .previous,
         ]
         if let action = repeatable[code], value == 1 || value == 2 {

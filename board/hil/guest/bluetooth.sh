@@ -104,6 +104,8 @@ loop() {
   ok || return
   BTVIRT_TRIES=$try
   A0=$(addr hci0) A1=$(addr hci1) A2=$(addr hci2)
+  # uinput: bluetoothd makes each AVRCP connection's input device with it (bt-speaker's buttons).
+  modprobe uinput 2>"$L/modprobe-uinput.err" || note "modprobe uinput: $(cat "$L/modprobe-uinput.err")"
   systemctl start bluetooth.service || note "systemctl start bluetooth.service failed"
   wait_for 30 busctl --system status org.bluez >/dev/null 2>&1 || note "bluetoothd not on the bus"
   # The source's bluealsa through hilsndbuf.so: see board/hil/tools/lib/hilsndbuf.c.
