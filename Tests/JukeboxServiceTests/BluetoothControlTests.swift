@@ -60,6 +60,9 @@ final class BluetoothControlTests: XCTestCase {
             ("Failed to pair: org.bluez.Error.ConnectionAttemptFailed\njukebox-exit 1\n",
              "error: bluetooth pair: the device did not answer; is it on, near and in pairing mode? Failed to pair: org.bluez.Error.ConnectionAttemptFailed"),
             ("Pairing successful\njukebox-exit 0\n", "ok bluetooth pair: Pairing successful"),
+            // BlueZ gone mid-pair (btvirt died): bluetoothctl exited 0 with a property as its last line.
+            ("Attempting to pair with 00:AA:01:02:00:02\n\tSupportedUUIDs: value 0x110b\njukebox-exit 0\n",
+             "error: bluetooth pair: bluetoothctl ended without pairing (its last words: SupportedUUIDs: value 0x110b)"),
             // bluetoothctl 5.82 reports every object as it leaves: not what it said of the pairing.
             ("Attempting to pair with 00:AA:01:01:00:01\n[CHG] Device 00:AA:01:01:00:01 Bonded: yes\nFailed to pair: org.bluez.Error.AuthenticationCanceled\n"
              + "[DEL] Controller 00:AA:01:00:00:00 jukebox-hil #1 [default]\n[DEL] Controller 00:AA:01:01:00:01 jukebox-hil\njukebox-exit 1\n",

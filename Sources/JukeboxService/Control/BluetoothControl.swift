@@ -91,6 +91,11 @@ public enum BluetoothControl {
         if status == 1, let said, said.contains("ConnectionAttemptFailed") || said.contains("Page Timeout") {
             return "error: bluetooth pair: the device did not answer; is it on, near and in pairing mode? " + said
         }
+        // bluetoothctl can exit 0 without a pairing (BlueZ gone mid-pair, seen under btvirt: its
+        // last words a device's properties): only its own "Pairing successful" is a success.
+        if status == 0, !lines.contains(where: { $0.hasPrefix("Pairing successful") }) {
+            return "error: bluetooth pair: bluetoothctl ended without pairing" + (said.map { " (its last words: " + $0 + ")" } ?? "")
+        }
         return reply(output, action: .pair)
     }
 
