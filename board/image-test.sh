@@ -11,7 +11,7 @@
 #   boot 2 (bad)   jukebox.json half-written (cut mid-file): the reason on the console and in the
 #                  journal, the last good one in force, READY and playing
 #   boot 3 (nodata) the data partition hidden (its label changed), the good jukebox.json back: READY
-#                  after the device timeout, bit-exact, the player's state in RAM, the reason on the
+#                  without waiting for the device timeout (jukebox-partitions-gone), bit-exact, the player's state in RAM, the reason on the
 #                  console and in the problems file, the partition's bytes untouched by the boot
 #   boot 4 (back)  the label restored: the place saved by boot 2 found again on /data
 # Each boot: every line of the setup problems file in `jukebox ctl status --json` "setupProblems".
@@ -192,12 +192,18 @@ mcopy -o -i "$fat" "$run/good.json" ::jukebox.json
 data_label jbhidden
 local sum_before sum_after
 sum_before=$(data_sum)
-say "boot 3: the data partition hidden (label jbhidden); the player waits for its device ($(grep -o 'LABEL=jbdata.*device-timeout=[0-9a-z]*' "$IT_REPO/board/image/fstab" | sed 's/.*=//'))"
+say "boot 3: the data partition hidden (label jbhidden); the wait for its device (at most $(grep -o 'LABEL=jbdata.*device-timeout=[0-9a-z]*' "$IT_REPO/board/image/fstab" | sed 's/.*=//')) ended once udev has settled"
 t0=$SECONDS
 boot nodata
 say "boot 3: $((SECONDS - t0)) s"
 hil_results "$run/out/results-nodata" 2>/dev/null || true
 check_audio nodata
+# The wait for the gone partition ended by jukebox-partitions-gone, not by the device timeout.
+if grep -q 'jukebox-partitions-gone: no partition labelled jbdata on any disk once udev had settled' "$run/console-nodata.log"; then
+  hil_result PASS nodata-no-wait "$(grep -m1 'jukebox-partitions-gone: no partition labelled jbdata' "$run/console-nodata.log" | cut -d' ' -f2-)"
+else
+  hil_result FAIL nodata-no-wait "expected jukebox-partitions-gone to end the wait for jbdata; seen: $(grep -m3 'jukebox-partitions-gone\|jbdata' "$run/console-nodata.log" | cut -d' ' -f2- | paste -sd'|')"
+fi
 if grep -q 'jukebox-setup: PROBLEM: no data partition (label jbdata) was found' "$run/console-nodata.log"; then
   hil_result PASS nodata-console "$(grep -m1 'jukebox-setup: PROBLEM: no data partition' "$run/console-nodata.log" | cut -d' ' -f2-)"
 else

@@ -83,8 +83,9 @@ img_stage() {
   install -m 0755 "$i/jukebox-setup" "$s/usr/lib/jukebox/image-setup"
   install -m 0755 "$i/jukebox-grow-music" "$s/usr/lib/jukebox/image-grow-music"
   install -m 0755 "$i/jukebox-data" "$s/usr/lib/jukebox/image-data"
+  install -m 0755 "$i/jukebox-partitions-gone" "$s/usr/lib/jukebox/image-partitions-gone"
   install -m 0644 "$i/jukebox-setup.service" "$i/jukebox-grow-music.service" "$i/jukebox-data.service" \
-    "$s/usr/lib/systemd/system/"
+    "$i/jukebox-partitions-gone.service" "$s/usr/lib/systemd/system/"
   install -D -m 0644 "$i/jukebox.conf" "$s/etc/systemd/system/jukebox.service.d/image.conf"
   # Read-only root: what must be written lives in /run, on tmpfs (fstab) or on the data partition.
   install -m 0644 "$i/fstab" "$s/etc/fstab"
@@ -101,7 +102,7 @@ img_stage() {
   # prepare.sh masks the clock for its test guest; a box needs it (TLS for streams and feeds).
   rm -f "$s/etc/systemd/system/systemd-timesyncd.service"
   systemctl --root="$s" -q enable jukebox-setup.service jukebox-grow-music.service jukebox-data.service \
-    systemd-networkd.service
+    jukebox-partitions-gone.service systemd-networkd.service
   systemctl --root="$s" -q mask systemd-networkd-wait-online.service
   # The data partition's first content: the player's folder and the system's.
   mkdir -p "$s.data/jukebox" "$s.data/system/var-lib-systemd" "$s.data/system/.var-lib-systemd-work"
