@@ -317,6 +317,9 @@ final class FaultyDeviceTests: ScratchCase {
         XCTAssertTrue(waitHeard(engine, 0.7))
         if stallFirst {
             try pcm.set([.stall])
+            // The device applies a fault when the writer next calls it: up to a period after the
+            // set, since the writer sleeps until a period is free (found with a 2 s buffer).
+            XCTAssertTrue(TestPCM.wait(timeout: 3) { !pcm.events(named: "stall").isEmpty }, "the stall never began")
             usleep(500_000)
             XCTAssertFalse(log.all.contains(where: isLost), "lost during the stall")
         }
