@@ -198,6 +198,38 @@ final class BluetoothControlTests: XCTestCase {
                       (try? String(contentsOfFile: args, encoding: .utf8)) ?? "bluetoothctl never ran")
     }
 
+    /// `disconnect` goes through BlueZ's objects on the adapter that knows the device (the phone
+    /// of `bt-phone` is known to the box's second adapter: a one-shot bluetoothctl, on the first,
+    /// said `not available`); the adapters are the kernel's `hciN` entries.
+    func testDisconnectGoesThroughTheAdapterThatKnowsTheDevice() throws {
+        let dir = TempDir()
+        let args = dir.file("args")
+        let busctl = dir.write("busctl", """
+        #!/bin/sh
+        echo "$@" >> '\(args)'
+        case "$4" in
+        /org/bluez/hci1/*) exit 0;;
+        esac
+        echo "Call failed: Unknown object '$4'." >&2; exit 1
+        """)
+        XCTAssertEqual(chmod(busctl, 0o755), 0)
+        XCTAssertEqual(BluetoothControl.disconnect(address: "00:AA:01:00:00:00", busctl: busctl, adapters: ["hci0", "hci1", "hci2"]),
+                       "ok bluetooth disconnect: disconnected on hci1")
+        XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8),
+                       "--system call org.bluez /org/bluez/hci0/dev_00_AA_01_00_00_00 org.bluez.Device1 Disconnect\n"
+                       + "--system call org.bluez /org/bluez/hci1/dev_00_AA_01_00_00_00 org.bluez.Device1 Disconnect\n")
+        XCTAssertEqual(BluetoothControl.disconnect(address: "00:AA:01:00:00:00", busctl: busctl, adapters: ["hci0"]),
+                       "error: bluetooth disconnect failed: 00:AA:01:00:00:00 is known to none of hci0 (busctl: Call failed: Unknown object '/org/bluez/hci0/dev_00_AA_01_00_00_00'.)")
+
+        let sysfs = dir.file("sysfs")
+        try FileManager.default.createDirectory(atPath: sysfs, withIntermediateDirectories: true)
+        for name in ["hci1", "hci0", "hci", "hcix", "hci123456", "rfkill0"] {
+            try FileManager.default.createDirectory(atPath: sysfs + "/" + name, withIntermediateDirectories: true)
+        }
+        XCTAssertEqual(BluetoothControl.localAdapters(sysfs: sysfs), ["hci0", "hci1"])
+        XCTAssertEqual(BluetoothControl.localAdapters(sysfs: dir.file("none")), [])
+    }
+
     /// `jukebox ctl` waits for a `bluetooth` reply as long as its steps can take together
     /// (a discovery and a pair: more than the 10 s of every other command), however written.
     func testCtlWaitsForABluetoothReplyAsLongAsItsStepsCanTake() {

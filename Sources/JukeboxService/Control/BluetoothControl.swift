@@ -50,9 +50,37 @@ public enum BluetoothControl {
         switch action {
         case .trust: return reply(step(program, ["trust", address], limit: limit), action: .trust)
         case .forget: return reply(step(program, ["remove", address], limit: limit), action: .forget)
-        case .disconnect: return reply(step(program, ["disconnect", address], limit: limit), action: .disconnect)
+        case .disconnect:
+            if let busctl = findProgram("busctl"), case let adapters = localAdapters(), !adapters.isEmpty {
+                return disconnect(address: address, busctl: busctl, adapters: adapters)
+            }
+            return reply(step(program, ["disconnect", address], limit: limit), action: .disconnect)
         case .pair: return pair(program: program, address: address)
         }
+    }
+
+    /// The box's Bluetooth adapters (`hci0`, `hci1`, …) as the kernel lists them, in order.
+    public static func localAdapters(sysfs: String = "/sys/class/bluetooth") -> [String] {
+        let names = (try? directoryEntries(sysfs)) ?? []
+        return names.filter { $0.hasPrefix("hci") && (4...8).contains($0.utf8.count) && $0.utf8.dropFirst(3).allSatisfy { (0x30...0x39).contains($0) } }.sorted()
+    }
+
+    /// `disconnect` through BlueZ's D-Bus objects (`busctl call … org.bluez.Device1 Disconnect`)
+    /// on the adapter that knows the device: a one-shot bluetoothctl talks to BlueZ's default
+    /// adapter only, and on a box with two (or a phone's device known to the second) it answers
+    /// `Device … not available` (`bt-phone` in the VM). Each adapter is tried in turn, each call
+    /// bounded by `timeout`; the first that knows the device answers.
+    public static func disconnect(address: String, busctl: String, adapters: [String]) -> String {
+        let device = "dev_" + address.split(separator: ":").joined(separator: "_")
+        var last: String?
+        for adapter in adapters {
+            let words = ["--system", "call", "org.bluez", "/org/bluez/\(adapter)/\(device)", "org.bluez.Device1", "Disconnect"]
+            let (lines, status) = split(step(busctl, words, limit: limit))
+            if status == 0 { return "ok bluetooth disconnect: disconnected on \(adapter)" }
+            if status == 137 { return "error: busctl did not finish within \(limit) s" }
+            last = lines.last.map { DisplayText.inert($0, maxBytes: 200) }
+        }
+        return "error: bluetooth disconnect failed: \(address) is known to none of \(adapters.joined(separator: ", "))" + (last.map { " (busctl: " + $0 + ")" } ?? "")
     }
 
     /// `info`, a discovery when BlueZ does not know the device, then `pair`.
