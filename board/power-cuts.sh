@@ -55,7 +55,7 @@ before() {
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }
 # field NAME JSON: a number or string field of a one-line JSON object (the first).
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" <<< "$2" | head -n 1; }
-# check PHASE KEY: a value of the boot's check file.
+# check PHASE KEY: a value of the boot's check file (its lines joined with |, one at the end).
 check() { sed -n "s/^$2 //p" "$run/out/check-$1" 2>/dev/null | head -n 1; }
 
 main() {
@@ -121,7 +121,8 @@ for ((b = 1; b <= boots; b++)); do
   rm -f "$run/qemu.pid" "$run/out/check-$phase"
   say "boot $b ($phase): ${kind}${delay:+ (delay $delay s)}"
   local tb=$SECONDS
-  ( echo "${EPOCHREALTIME/./}" > "$run/qemu-$phase.t0"; img_boot "$phase" ) &
+  # (bash's "Killed" for the pipeline QEMU heads, at each cut, into a file of its own)
+  ( echo "${EPOCHREALTIME/./}" > "$run/qemu-$phase.t0"; img_boot "$phase" ) 2> "$run/boot-$phase.err" &
   local bpid=$! target="" cut_note=""
   while kill -0 "$bpid" 2>/dev/null; do
     sleep 0.05
@@ -201,7 +202,7 @@ for ((b = 1; b <= boots; b++)); do
     bm=$(check "$phase" bookmarks)
     [[ "$bm" == '{"bookmarks":'* ]] || problems+=" bookmarks --json: $bm;"
     damaged=$(check "$phase" damaged)
-    [ -z "${damaged// /}" ] || problems+=" set aside as damaged: $damaged;"
+    [ -z "${damaged//[ |]/}" ] || problems+=" set aside as damaged: $damaged;"
     local unacked_present=""
     for id in $asked_cards; do [[ " $acked_cards " == *" $id "* ]] || { [[ "$cards" == *"\"$id\""* ]] && unacked_present+=" $id"; }; done
     local verdict=PASS
