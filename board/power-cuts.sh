@@ -10,8 +10,8 @@
 #   boot      at a random moment between QEMU start and READY (never twice in a row)
 #   playback  0-20 s after a status read while it plays
 #   save      within ±0.3 s of a periodic place save (the next one after two seen)
-#   card      0-6 s after `jukebox ctl card assign ID /srv/music` was asked (before or after its reply)
-#   seek      0-6 s after `jukebox ctl seek +0:30` was asked (the place saved at once)
+#   card      0-1.5 s after `jukebox ctl card assign ID /srv/music` was asked (before or after its reply)
+#   seek      0-1.5 s after `jukebox ctl seek +0:30` was asked (the place saved at once)
 # After each cut, the next boot that reaches READY must show: the root not repaired (no ext4
 # journal recovery or fsck of jbroot in its kernel log or journal), /data mounted (clean, its
 # journal replayed by fsck, or repaired by fsck -p: recorded with fsck's message), READY and the
@@ -117,7 +117,7 @@ for ((b = 1; b <= boots; b++)); do
   [ "$kind" = card ] && arg="PC$(printf '%03d' "$b")$((RANDOM % 1000))"
   echo "$kind $arg" > "$run/out/plan-$phase"
   local delay r=$RANDOM
-  delay=$(case "$kind" in boot) rnd 3 "$(awk -v r="$ready_est" 'BEGIN { printf "%.0f", r * 0.95 }')" "$r" ;; playback) rnd 0 20 "$r" ;; save) rnd -0.3 0.3 "$r" ;; card|seek) rnd 0 6 "$r" ;; *) echo 0 ;; esac)
+  delay=$(case "$kind" in boot) rnd 3 "$(awk -v r="$ready_est" 'BEGIN { printf "%.0f", r * 0.95 }')" "$r" ;; playback) rnd 0 20 "$r" ;; save) rnd -0.3 0.3 "$r" ;; card|seek) rnd 0 1.5 "$r" ;; *) echo 0 ;; esac)
   rm -f "$run/qemu.pid" "$run/out/check-$phase"
   say "boot $b ($phase): ${kind}${delay:+ (delay $delay s)}"
   local tb=$SECONDS
