@@ -12,29 +12,19 @@ OUT=/mnt
 PHASE=$(cat "$OUT/phase")
 R="$OUT/results-$PHASE"
 : > "$R"
-up() { local u _r; read -r u _r < /proc/uptime; printf '%s' "$u"; }
-echo "IMG-PROBE start up=$(up)"
-mkfifo /run/probe-tick && exec {tick}<>/run/probe-tick
-nap() { read -r -t "$1" -u "$tick" _ || true; }
+# shellcheck source=board/image-probe-lib.sh
+. "$OUT/probe-lib.sh"
+probe_start IMG-PROBE
 result() { printf 'HIL-RESULT %s %s\n' "$1" "$2" >> "$R"; shift 2; for l in "$@"; do printf '  %s\n' "$l" >> "$R"; done; }
 
-# The first sample: snd-aloop's playback substream goes RUNNING when the player's first frames
-# reach the start threshold. Polled every 50 ms with bash's own reads (no process per poll).
-# 600 s: the boot without /data waits out its device's timeout (180 s in fstab) first.
-end=$(( ${EPOCHSECONDS} + 600 ))
-while [ ! -e /proc/asound/Loopback ] && [ "$EPOCHSECONDS" -lt "$end" ]; do nap 0.05; done
+# The first sample at snd-aloop, recorded from its first frames.
+probe_card
 arecord -q -D hw:Loopback,1,0 -f S16_LE -r 44100 -c 2 -t raw /run/rec.raw 2>/run/arecord.err &
 rec=$!
-st=/proc/asound/Loopback/pcm0p/sub0/status first=""
-while [ "$EPOCHSECONDS" -lt "$end" ]; do
-  s=$(<"$st") 2>/dev/null || s=""
-  if [[ "$s" == *RUNNING* ]]; then first=$(up); break; fi
-  nap 0.05
-done
+probe_first_sample
 echo "IMG-FIRST-SAMPLE up=${first:-none}"
-while [ "$(systemctl show -p ActiveState --value jukebox.service)" = activating ] && [ "$EPOCHSECONDS" -lt "$end" ]; do nap 0.2; done
-ready=$(systemctl show -p ActiveEnterTimestampMonotonic --value jukebox.service)
-echo "IMG-READY mono_us=$ready state=$(systemctl show -p ActiveState --value jukebox.service)"
+probe_ready
+echo "IMG-READY mono_us=$ready state=$ready_state"
 # 4.5 s of playing recorded: the test noise (2.5 s) is at the start of the queue on the first boot.
 if [ -n "$first" ]; then
   while awk -v a="$(up)" -v b="$first" 'BEGIN { exit !(a < b + 4.5) }'; do nap 0.2; done

@@ -23,24 +23,9 @@
 # Environment: IMAGE_CACHE (default /var/tmp/jukebox-image; this test uses IMAGE_CACHE/test).
 set -euo pipefail
 IT_REPO=$(cd "$(dirname "$0")/.." && pwd)
-A64_DIR=$IT_REPO/board/hil/arm64
-A64_REPO=$IT_REPO
-IT_CACHE=${IMAGE_CACHE:-/var/tmp/jukebox-image}
-A64_CACHE=$IT_CACHE/test
-A64_CROSS=${CROSS_CACHE:-/var/tmp/jukebox-cross}
-A64_MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
 HIL_LOG_NAME=image-test
-# shellcheck source=board/hil/host.sh
-. "$A64_DIR/../host.sh"
-# shellcheck source=board/hil/arm64/prepare.sh
-. "$A64_DIR/prepare.sh"
-
-say() { printf 'image-test: %s\n' "$*" >&2; }
-
-# part_start IMAGE N / part_size IMAGE N: partition N's first byte and size in bytes (sfdisk -d).
-part_field() { sfdisk -d "$1" | awk -v p="$1$2" -v f="$3" '$1 == p { for (i = 1; i <= NF; i++) if ($i == f "=") { gsub(",", "", $(i+1)); print $(i+1) * 512 } }'; }
-part_start() { part_field "$1" "$2" start; }
-part_size() { part_field "$1" "$2" size; }
+# shellcheck source=board/image-lib.sh
+. "$IT_REPO/board/image-lib.sh"
 
 main() {
 [ "$(id -u)" -eq 0 ] || { say "run as root (apt-get, image.sh)"; exit 2; }
@@ -62,85 +47,33 @@ a64_prepare_fixtures
 
 run="$A64_CACHE/run"
 rm -rf "$run" && mkdir -p "$run/out"
-case "$img" in
-  *.xz) xz -dc "$img" > "$run/disk.img" ;;
-  *) cp --sparse=always "$img" "$run/disk.img" ;;
-esac
-local raw_size xz_size
-raw_size=$(stat -c %s "$run/disk.img")
-xz_size=""
-[[ "$img" != *.xz ]] || xz_size=$(stat -c %s "$img")
-truncate -s +512M "$run/disk.img"   # a bigger card: the music partition grows into it
-boot_off=$(part_start "$run/disk.img" 1)
-music_off=$(part_start "$run/disk.img" 4)
-music_size=$(part_size "$run/disk.img" 4)
-data_off=$(part_start "$run/disk.img" 3)
-data_size=$(part_size "$run/disk.img" 3)
-# Music copied onto the music partition (made again at its place and size, with the files).
-mkfs.ext4 -q -F -L jbmusic -m 0 -E "offset=$music_off,nodiscard" -d "$A64_CACHE/fixtures/music" \
-  "$run/disk.img" "$((music_size / 1024))k"
+local raw_size xz_size fat kernel cmdline
+img_disk "$img" "$A64_CACHE/fixtures/music"
 # The settings on the boot partition.
-local fat="$run/disk.img@@$boot_off"
-mtype -i "$fat" ::jukebox.json > "$run/default.json"
-sed 's|"device": "default"|"device": "hw:Loopback,0,0"|; s|"bootVolume": [0-9]*|"bootVolume": 100|' "$run/default.json" > "$run/good.json"
-grep -q '"hw:Loopback,0,0"' "$run/good.json" || { say "the image's jukebox.json did not take the test device: $(cat "$run/default.json")"; exit 1; }
+img_config
 echo jbtest > "$run/hostname.txt"
 echo Europe/Berlin > "$run/timezone.txt"
 printf 'ssid=\npsk=short\n' > "$run/wifi.txt"
 rm -f "$run/key" && ssh-keygen -q -t ed25519 -N '' -C image-test -f "$run/key"
 cp "$run/key.pub" "$run/authorized_keys"
-for k in good.json:jukebox.json hostname.txt timezone.txt wifi.txt authorized_keys; do
-  mcopy -o -i "$fat" "$run/${k%%:*}" "::${k##*:}"
+for k in hostname.txt timezone.txt wifi.txt authorized_keys; do
+  mcopy -o -i "$fat" "$run/$k" "::$k"
 done
-# The kernel, initrd and command line of the image, as the Pi's firmware would take them.
-local kernel initrd cmdline
-kernel=$(mdir -b -i "$fat" :: | sed 's|^::/||' | grep '^vmlinuz-' | sort -V | tail -n 1)
-initrd=$(mdir -b -i "$fat" :: | sed 's|^::/||' | grep '^initrd.img-' | sort -V | tail -n 1)
-mcopy -o -i "$fat" "::$kernel" "$run/vmlinuz" && mcopy -o -i "$fat" "::$initrd" "$run/initrd.img"
-cmdline=$(mtype -i "$fat" ::cmdline.txt | tr -d '\r' | head -n 1 | sed 's/console=[^ ]*//g; s/  */ /g')
-# The probe: a unit given to the image's systemd as a credential (systemd-debug-generator), and the
-# sound card for the test (snd-aloop), on the kernel command line; nothing of it is in the image.
-local unit
-unit=$(printf '%s\n' "[Unit]" "Description=image-test probe" "DefaultDependencies=no" \
-  "After=systemd-modules-load.service" "[Service]" "Type=simple" \
-  "ExecStart=/bin/sh -c 'modprobe -a 9pnet_virtio 9p && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /mnt && exec /bin/bash /mnt/probe.sh'" \
-  "StandardOutput=tty" "StandardError=tty" "TTYPath=/dev/ttyAMA0" | base64 -w0)
-# No getty on the UART: it would hang up the probe's output there.
-cmdline="console=ttyAMA0 $cmdline modules-load=snd-aloop snd_aloop.pcm_substreams=1 systemd.mask=serial-getty@ttyAMA0.service systemd.set_credential_binary=systemd.extra-unit.image-probe.service:$unit systemd.wants=image-probe.service"
-cp "$IT_REPO/board/image-probe.sh" "$run/out/probe.sh"
+img_kernel "$IT_REPO/board/image-probe.sh"
 say "image $(basename "$img"): raw $((raw_size / 1048576)) MiB${xz_size:+, xz $((xz_size / 1048576)) MiB}; kernel $kernel"
 say "cmdline (without the probe): ${cmdline%% systemd.set_credential*}"
 local t_prepared=$SECONDS
 
 PASSED=0
 FAILED=0
-# boot PHASE: one boot; the UART's lines stamped with the host's clock (seconds since QEMU started).
-boot() {
-  local phase=$1 t0
-  echo "$phase" > "$run/out/phase"
-  t0=${EPOCHREALTIME/./}   # microseconds
-  timeout 900 qemu-system-aarch64 -M virt -accel tcg,thread=multi -cpu cortex-a72 -smp 2 -m 1024 \
-    -nographic -no-reboot -nodefaults -kernel "$run/vmlinuz" -initrd "$run/initrd.img" -append "$cmdline" \
-    -drive if=none,id=hd,file="$run/disk.img",format=raw,cache=writeback -device virtio-blk-pci,drive=hd \
-    -fsdev local,id=out,path="$run/out",security_model=none -device virtio-9p-pci,fsdev=out,mount_tag=out \
-    -serial stdio < /dev/null 2> "$run/qemu-$phase.err" \
-    | while IFS= read -r line; do
-        d=$(( ${EPOCHREALTIME/./} - t0 ))
-        printf '%d.%02d %s\n' $((d / 1000000)) $((d % 1000000 / 10000)) "${line//$'\r'/}"
-      done \
-    > "$run/console-$phase.log" || true
-}
-# figures PHASE: QEMU start to READY and to the first sample, from the guest's monotonic clock and
-# the host's stamp of the probe's first line (its offset: QEMU start to the kernel's clock zero).
+# boot PHASE: one boot (img_boot).
+boot() { img_boot "$1"; }
+# figures PHASE: QEMU start to READY and to the first sample (img_figures, from the probe's times).
 figures() {
-  local phase=$1 line stamp upstart first ready_us
-  line=$(grep -m1 'IMG-PROBE start up=' "$run/console-$phase.log") || { say "$phase: the probe never started"; return 0; }
-  stamp=${line%% *} upstart=${line##*up=}
-  first=$(sed -n 's/^first_up=//p' "$run/out/times-$phase" 2>/dev/null)
-  ready_us=$(sed -n 's/^ready_us=//p' "$run/out/times-$phase" 2>/dev/null)
-  awk -v s="$stamp" -v u="$upstart" -v f="${first:-0}" -v r="${ready_us:-0}" -v p="$phase" 'BEGIN {
-    off = s - u
-    printf "image-test: %s boot: QEMU start to kernel %.1f s, to jukebox READY %.1f s, to the first sample %.1f s\n", p, off, off + r / 1e6, off + f }' >&2
+  local phase=$1 f k_s r_s f_s
+  f=$(img_figures "$phase" "$(sed -n 's/^first_up=//p' "$run/out/times-$phase" 2>/dev/null)"     "$(sed -n 's/^ready_us=//p' "$run/out/times-$phase" 2>/dev/null)") || { say "$phase: the probe never started"; return 0; }
+  read -r k_s r_s f_s <<< "$f"
+  say "$phase boot: QEMU start to kernel $k_s s, to jukebox READY $r_s s, to the first sample $f_s s"
 }
 
 # data_copy: the data partition copied out of the disk to data.part (it starts and ends on a MiB).

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# image-lib.sh (sourced by board/image-test.sh and board/power-cuts.sh): what both tests of the
+# appliance image do alike, defined once: the image copied to a test disk with the test music on
+# its music partition, the settings on its boot partition, the image's own kernel, initrd and
+# command line with a probe handed to systemd as a credential, and one boot in QEMU virt with the
+# UART's lines stamped by the host's clock. The caller sets IT_REPO (the checkout) and
+# HIL_LOG_NAME before sourcing it, and run (the run folder; run/out is shared with the guest over
+# 9p) before calling; the functions set the variables named in their comments (locals of the
+# caller's main, when it declares them).
+
+# The caches and the arm64 HIL guest's steps (a64_prepare_fixtures), as board/hil/arm64.sh has them.
+A64_DIR=$IT_REPO/board/hil/arm64
+A64_REPO=$IT_REPO
+IT_CACHE=${IMAGE_CACHE:-/var/tmp/jukebox-image}
+A64_CACHE=$IT_CACHE/test
+A64_CROSS=${CROSS_CACHE:-/var/tmp/jukebox-cross}
+A64_MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
+# shellcheck source=board/hil/host.sh
+. "$A64_DIR/../host.sh"
+# shellcheck source=board/hil/arm64/prepare.sh
+. "$A64_DIR/prepare.sh"
+
+say() { printf '%s: %s\n' "${HIL_LOG_NAME:-image-test}" "$*" >&2; }
+
+# part_start IMAGE N / part_size IMAGE N: partition N's first byte and size in bytes (sfdisk -d).
+part_field() { sfdisk -d "$1" | awk -v p="$1$2" -v f="$3" '$1 == p { for (i = 1; i <= NF; i++) if ($i == f "=") { gsub(",", "", $(i+1)); print $(i+1) * 512 } }'; }
+part_start() { part_field "$1" "$2" start; }
+part_size() { part_field "$1" "$2" size; }
+
+# img_disk IMAGE MUSIC-DIR: run/disk.img, the image (.img or .img.xz) made 512 MiB bigger (a
+# bigger card: the music partition grows into it), MUSIC-DIR's files on its music partition (made
+# again at its place and size). Sets raw_size, xz_size, boot_off, music_off, music_size, data_off,
+# data_size and fat (mtools' name of the boot partition).
+img_disk() {
+  case "$1" in
+    *.xz) xz -dc "$1" > "$run/disk.img" ;;
+    *) cp --sparse=always "$1" "$run/disk.img" ;;
+  esac
+  raw_size=$(stat -c %s "$run/disk.img")
+  xz_size=""
+  [[ "$1" != *.xz ]] || xz_size=$(stat -c %s "$1")
+  truncate -s +512M "$run/disk.img"
+  boot_off=$(part_start "$run/disk.img" 1)
+  music_off=$(part_start "$run/disk.img" 4)
+  music_size=$(part_size "$run/disk.img" 4)
+  data_off=$(part_start "$run/disk.img" 3)
+  data_size=$(part_size "$run/disk.img" 3)
+  mkfs.ext4 -q -F -L jbmusic -m 0 -E "offset=$music_off,nodiscard" -d "$2" \
+    "$run/disk.img" "$((music_size / 1024))k"
+  fat="$run/disk.img@@$boot_off"
+}
+
+# img_config [SED-SCRIPT]: run/good.json, the image's own jukebox.json (run/default.json) pointed at
+# the test device (hw:Loopback,0,0, volume 100: bit-exact), and SED-SCRIPT's changes; put on the
+# boot partition as jukebox.json.
+img_config() {
+  mtype -i "$fat" ::jukebox.json > "$run/default.json"
+  sed 's|"device": "default"|"device": "hw:Loopback,0,0"|; s|"bootVolume": [0-9]*|"bootVolume": 100|' "$run/default.json" \
+    | sed "${1:-}" > "$run/good.json"
+  grep -q '"hw:Loopback,0,0"' "$run/good.json" || { say "the image's jukebox.json did not take the test device: $(cat "$run/default.json")"; return 1; }
+  mcopy -o -i "$fat" "$run/good.json" ::jukebox.json
+}
+
+# img_kernel PROBE: the kernel, initrd and command line of the image, as the Pi's firmware would
+# take them, with the console moved to the virt machine's UART; PROBE (a guest script, copied to
+# run/out/probe.sh) run by a unit given to the image's systemd as a credential
+# (systemd-debug-generator), and the sound card for the test (snd-aloop), on the command line:
+# nothing of it is in the image. Sets kernel and cmdline.
+img_kernel() {
+  local initrd unit
+  kernel=$(mdir -b -i "$fat" :: | sed 's|^::/||' | grep '^vmlinuz-' | sort -V | tail -n 1)
+  initrd=$(mdir -b -i "$fat" :: | sed 's|^::/||' | grep '^initrd.img-' | sort -V | tail -n 1)
+  mcopy -o -i "$fat" "::$kernel" "$run/vmlinuz" && mcopy -o -i "$fat" "::$initrd" "$run/initrd.img"
+  cmdline=$(mtype -i "$fat" ::cmdline.txt | tr -d '\r' | head -n 1 | sed 's/console=[^ ]*//g; s/  */ /g')
+  unit=$(printf '%s\n' "[Unit]" "Description=image-test probe" "DefaultDependencies=no" \
+    "After=systemd-modules-load.service" "[Service]" "Type=simple" \
+    "ExecStart=/bin/sh -c 'modprobe -a 9pnet_virtio 9p && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /mnt && exec /bin/bash /mnt/probe.sh'" \
+    "StandardOutput=tty" "StandardError=tty" "TTYPath=/dev/ttyAMA0" | base64 -w0)
+  # No getty on the UART: it would hang up the probe's output there.
+  cmdline="console=ttyAMA0 $cmdline modules-load=snd-aloop snd_aloop.pcm_substreams=1 systemd.mask=serial-getty@ttyAMA0.service systemd.set_credential_binary=systemd.extra-unit.image-probe.service:$unit systemd.wants=image-probe.service"
+  cp "$1" "$run/out/probe.sh"
+  cp "$IT_REPO/board/image-probe-lib.sh" "$run/out/probe-lib.sh"
+}
+
+# img_boot PHASE: one boot of run/disk.img (QEMU's pid in run/qemu.pid: a power cut is a SIGKILL to
+# it); the UART's lines in run/console-PHASE.log, stamped with the host's clock (seconds since
+# QEMU started). The guest reads PHASE from run/out/phase.
+img_boot() {
+  local phase=$1 t0 line d
+  echo "$phase" > "$run/out/phase"
+  t0=${EPOCHREALTIME/./}   # microseconds
+  timeout 900 qemu-system-aarch64 -M virt -accel tcg,thread=multi -cpu cortex-a72 -smp 2 -m 1024 \
+    -nographic -no-reboot -nodefaults -pidfile "$run/qemu.pid" \
+    -kernel "$run/vmlinuz" -initrd "$run/initrd.img" -append "$cmdline" \
+    -drive if=none,id=hd,file="$run/disk.img",format=raw,cache=writeback -device virtio-blk-pci,drive=hd \
+    -fsdev local,id=out,path="$run/out",security_model=none -device virtio-9p-pci,fsdev=out,mount_tag=out \
+    -serial stdio < /dev/null 2> "$run/qemu-$phase.err" \
+    | while IFS= read -r line; do
+        d=$(( ${EPOCHREALTIME/./} - t0 ))
+        printf '%d.%02d %s\n' $((d / 1000000)) $((d % 1000000 / 10000)) "${line//$'\r'/}"
+      done \
+    > "$run/console-$phase.log" || true
+}
+
+# img_figures PHASE FIRST-UP READY-US: QEMU start to READY and to the first sample, from the guest's
+# monotonic clock (FIRST-UP: /proc/uptime at the first sample; READY-US: jukebox.service's
+# ActiveEnterTimestampMonotonic) and the host's stamp of the probe's first line, `… start up=U`
+# (its offset: QEMU start to the kernel's clock zero). Prints "KERNEL READY FIRST" in seconds.
+img_figures() {
+  local line stamp upstart
+  line=$(grep -m1 -E 'PROBE start up=' "$run/console-$1.log") || return 1
+  stamp=${line%% *} upstart=${line##*up=}
+  awk -v s="$stamp" -v u="$upstart" -v f="${2:-0}" -v r="${3:-0}" 'BEGIN {
+    off = s - u; printf "%.1f %.1f %.1f\n", off, off + r / 1e6, off + f }'
+}

@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# power-cuts-probe.sh: the guest side of board/power-cuts.sh, run as image-probe.sh is (a unit
+# given to the image's systemd on the kernel command line, the host's run folder at /mnt over
+# 9p); not part of the image. Each boot: the first sample at snd-aloop and READY on the console,
+# then what the boot found after the last power cut into /mnt/check-PHASE (the host judges it),
+# then the moment the host cuts in, by /mnt/plan-PHASE ("KIND ARG"):
+#   boot      (the host cuts before READY; if READY comes first, as playback)
+#   playback  status lines while it plays
+#   save      a status line, then a PC-SAVE line each time the place file is replaced
+#   card      a status line, PC-ACT-ASK, `jukebox ctl card assign ARG /srv/music`, PC-ACT-ACK
+#   seek      a status line, PC-ACT-ASK, `jukebox ctl seek +0:30`, PC-ACT-ACK
+#   final     the checks only, then power-off
+# Console lines start with PC-; the host stamps each with its own clock.
+set -uo pipefail
+OUT=/mnt
+PHASE=$(cat "$OUT/phase")
+read -r KIND ARG < "$OUT/plan-$PHASE" || KIND=final
+C="$OUT/check-$PHASE"
+STATE=/var/lib/jukebox
+# A trace for the host (a boot cut anywhere leaves it as far as it went).
+exec {trace}>"$OUT/trace-$PHASE" && BASH_XTRACEFD=$trace && set -x
+# shellcheck source=board/image-probe-lib.sh
+. "$OUT/probe-lib.sh"
+probe_start PC-PROBE
+echo "PC-KIND $KIND $ARG"
+ctl() { timeout 60 jukebox ctl "$@" 2>&1 | tail -n 1; }
+status() { echo "PC-STATUS $(ctl status --json)"; }
+
+# No first sample after 240 s: what the player and systemd say, into /mnt/late-PHASE (the journal
+# is in RAM, lost with the next cut).
+( nap 240; [ -e /run/pc-first ] || { systemctl status --no-pager jukebox.service jukebox-setup.service jukebox-data.service; journalctl -b -o cat -u jukebox.service | tail -n 40; cat /proc/asound/cards /proc/asound/Loopback/pcm0p/sub0/status; timeout 60 jukebox ctl status --json; cat /etc/jukebox/config.json; } > "$OUT/late-$PHASE" 2>&1 ) &
+# The first boot only: the player may start before /srv/music is mounted (nothing orders it after
+# the music partition), find no music and stay stopped with an empty queue (no state to resume
+# yet); then, said on the console (PC-NOTE), the music is loaded by hand (the partition mounted
+# first if it is not: before the fix in jukebox-grow-music, its growth unmounted it).
+if [ "$PHASE" = b001 ]; then
+  ( while [ "$(systemctl show -p ActiveState --value jukebox.service)" != active ]; do nap 1; done
+    if [[ "$(ctl status --json)" == *'"count":0'* ]]; then
+      m=mounted; mountpoint -q /srv/music || { m="not mounted (started by hand)"; systemctl start srv-music.mount; }
+      echo "PC-NOTE the player found no music at its start (/srv/music $m): $(ctl load /srv/music)"
+    fi ) &
+fi
+probe_card
+# A listener on the loopback's other side for the whole boot, as in image-test (snd-aloop's
+# playback side was never seen RUNNING without one).
+arecord -q -D hw:Loopback,1,0 -f S16_LE -r 44100 -c 2 -t raw /dev/null 2>/run/arecord.err &
+probe_first_sample
+echo "PC-FIRST up=${first:-none}"
+[ -z "$first" ] || : > /run/pc-first
+probe_ready
+echo "PC-READY mono_us=$ready state=$ready_state"
+
+# What this boot found: one "key value" line each (values on one line).
+line() { printf '%s %s\n' "$1" "$(tr '\n' '|' <<< "$2")" >> "$C"; }
+: > "$C"
+line root_mount "$(findmnt -no SOURCE,OPTIONS /)"
+line root_kernel "$(journalctl -k -b -o cat | grep -E 'EXT4-fs \(vda2\)')"
+line root_fsck "$(journalctl -b -o cat -t systemd-fsck | grep -E 'jbroot|vda2')"
+line data_mount "$(findmnt -no SOURCE,OPTIONS /data)"
+line data_kernel "$(journalctl -k -b -o cat | grep -E 'EXT4-fs \(vda3\)')"
+line data_fsck "$(journalctl -b -o cat -t systemd-fsck | grep -E 'jbdata|vda3')"
+line data_fsck_unit "$(systemctl show -p Result,ExecMainStatus --value 'systemd-fsck@dev-disk-by\x2dlabel-jbdata.service' | paste -sd' ')"
+line resume "$(journalctl -b -u jukebox.service -o cat | grep -m1 '^resuming ')"
+line jukebox_warnings "$(journalctl -b -u jukebox.service -o cat -p warning | head -n 10)"
+line damaged "$(find "$STATE" -maxdepth 1 -name '*damaged*' -printf '%f ')"
+line state_files "$(find "$STATE" -maxdepth 1 -printf '%f:%s ')"
+line status "$(ctl status --json)"
+line cards "$(ctl cards --json)"
+line bookmarks "$(ctl bookmarks --json)"
+echo "PC-CHECKED"
+
+if [ "$KIND" = final ]; then sync; systemctl poweroff; exit 0; fi
+status
+case "$KIND" in
+save)
+  place=$STATE/state.json.place
+  touch -d @0 /run/pc-ref
+  [ -e "$place" ] && touch -r "$place" /run/pc-ref
+  while :; do
+    if [ "$place" -nt /run/pc-ref ]; then echo "PC-SAVE up=$(up)"; touch -r "$place" /run/pc-ref; fi
+    nap 0.02
+  done
+  ;;
+card)
+  echo "PC-ACT-ASK card assign $ARG /srv/music"
+  echo "PC-ACT-ACK $(ctl card assign "$ARG" /srv/music)"
+  ;;
+seek)
+  echo "PC-ACT-ASK seek +0:30"
+  echo "PC-ACT-ACK $(ctl seek +0:30)"
+  ;;
+esac
+while :; do status; nap 1; done

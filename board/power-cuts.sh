@@ -1,0 +1,289 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# power-cuts.sh - the power-cut soak of the appliance image (issue 32): boots the image of
+# board/image.sh in QEMU virt as board/image-test.sh does (snd-aloop as the card, the test music
+# and a 3-hour silent track on the music partition, a good jukebox.json with a card map in the
+# state folder on the boot partition), and kills QEMU (SIGKILL: a power cut) again and again at a
+# moment a seeded generator chooses. Each boot is both the check of the last cut and the next
+# victim. Kinds of cut:
+#   boot      at a random moment between QEMU start and READY (never twice in a row)
+#   playback  0-20 s after a status read while it plays
+#   save      within ±0.3 s of a periodic place save (the next one after two seen)
+#   card      0-1.5 s after `jukebox ctl card assign ID /srv/music` was asked (before or after its reply)
+#   seek      0-1.5 s after `jukebox ctl seek +0:30` was asked (the place saved at once)
+# After each cut, the next boot that reaches READY must show: the root not repaired (no ext4
+# journal recovery or fsck of jbroot in its kernel log or journal), /data mounted (clean, its
+# journal replayed by fsck, or repaired by fsck -p: recorded with fsck's message), READY and the
+# first sample at snd-aloop, playing, the place kept (resumed no more than 5 s behind what was
+# heard at the cut: the position of the last status read before it plus the time from that read
+# to the kill; for an acknowledged seek, its target plus the time since its reply), every card
+# whose assignment was answered before the cut on the map, the bookmarks readable and no file set
+# aside as damaged. Prints one line per cut, `N cuts, N passed, N failed` and the figures; exit 1
+# when a cut failed. See docs/IMAGE.md (Power cuts).
+#
+#   sudo bash board/power-cuts.sh [--cuts N] [--seed S] [--minutes M] [IMAGE.img|IMAGE.img.xz]
+#     --cuts N     cuts (default 20); N+1 boots
+#     --seed S     the generator's seed (default: from the clock; printed): the same kinds, delays
+#                  and card ids again (the emulated machine's timing is not replayed)
+#     --minutes M  make no new cut after M minutes (then the last boot checks the last cut)
+#     IMAGE        default: the newest $IMAGE_CACHE/out/jukebox-*-arm64.img
+#
+# Environment: IMAGE_CACHE (default /var/tmp/jukebox-image; this test uses IMAGE_CACHE/test/power-cuts).
+set -euo pipefail
+IT_REPO=$(cd "$(dirname "$0")/.." && pwd)
+HIL_LOG_NAME=power-cuts
+# shellcheck source=board/image-lib.sh
+. "$IT_REPO/board/image-lib.sh"
+
+# rnd A B R: a number from A to B (two decimals) for R, a draw of $RANDOM (taken by the caller:
+# bash seeds a subshell's $RANDOM anew, so a draw inside $(…) would not replay).
+rnd() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { printf "%.2f", a + (b - a) * r / 32767 }'; }
+# now_s PHASE: seconds since that boot's QEMU start (the console's time base).
+now_s() { local d=$(( ${EPOCHREALTIME/./} - $(cat "$run/qemu-$1.t0") )); printf '%d.%02d' $((d / 1000000)) $((d % 1000000 / 10000)); }
+# stamp PHASE PATTERN [N]: the host's stamp of the Nth (default last) console line matching PATTERN.
+stamp() { local l; l=$(grep -E "^[0-9.]+ $2" "$run/console-$1.log" 2>/dev/null | { if [ -n "${3:-}" ]; then sed -n "${3}p"; else tail -n 1; fi; }); [ -n "$l" ] && echo "${l%% *}"; }
+# rest PHASE PATTERN: the rest of the last console line matching PATTERN, after it.
+rest() { grep -E "^[0-9.]+ $2" "$run/console-$1.log" 2>/dev/null | tail -n 1 | sed -E "s/^[0-9.]+ $2//"; }
+# before PHASE PATTERN T: the last console line matching PATTERN stamped before T (the cut), as
+# "STAMP REST" (REST: the line after PATTERN); false when there is none.
+before() {
+  grep -E "^[0-9.]+ $2" "$run/console-$1.log" 2>/dev/null | sed -E "s/^([0-9.]+) $2/\1 /" \
+    | awk -v t="$3" '$1 + 0 < t + 0 { l = $0 } END { if (l == "") exit 1; print l }'
+}
+# lt A B: A < B (decimals).
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }
+# field NAME JSON: a number or string field of a one-line JSON object (the first).
+field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" <<< "$2" | head -n 1; }
+# check PHASE KEY: a value of the boot's check file (its lines joined with |, one at the end).
+check() { sed -n "s/^$2 //p" "$run/out/check-$1" 2>/dev/null | head -n 1; }
+
+main() {
+[ "$(id -u)" -eq 0 ] || { say "run as root (apt-get, mkfs, qemu)"; exit 2; }
+local cuts=20 seed="" minutes=0 img=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cuts) cuts=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --minutes) minutes=$2; shift 2 ;;
+    -*) say "unknown option $1"; exit 2 ;;
+    *) img=$1; shift ;;
+  esac
+done
+[[ "$cuts" =~ ^[0-9]+$ ]] && [ "$cuts" -ge 1 ] || { say "--cuts wants a number ≥ 1"; exit 2; }
+seed=${seed:-$(( ${EPOCHREALTIME/./} % 1000000 ))}
+[[ "$seed" =~ ^[0-9]+$ ]] || { say "--seed wants a number"; exit 2; }
+RANDOM=$seed
+say "seed $seed (replay: --seed $seed --cuts $cuts)"
+# shellcheck source=board/private-dir.sh
+. "$IT_REPO/board/private-dir.sh"
+private_dir "$IT_CACHE" IMAGE_CACHE || exit 1
+mkdir -p "$A64_CACHE/tools"
+hil_apt_install "$A64_CACHE/apt.log" qemu-system-arm mtools e2fsprogs fdisk sox xz-utils
+[ -n "$img" ] || img=$(find "$IT_CACHE/out" -maxdepth 1 -name 'jukebox-*-arm64.img' -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-)
+[ -f "${img:-}" ] || { say "no image (board/image.sh --no-xz makes one): ${img:-none}"; exit 1; }
+a64_prepare_fixtures
+
+local run="$A64_CACHE/power-cuts" raw_size xz_size fat kernel cmdline boot_off music_off music_size data_off data_size
+rm -rf "$run" && mkdir -p "$run/out" "$run/music"
+# The test music, and a 2-hour silent track (FLAC: 1.3 MiB; made once) that the boots play on into.
+[ -s "$A64_CACHE/fixtures/long.flac" ] || sox -D -n -r 44100 -c 2 -b 16 "$A64_CACHE/fixtures/long.flac" trim 0 7200
+cp "$A64_CACHE/fixtures/music"/* "$run/music/"
+cp "$A64_CACHE/fixtures/long.flac" "$run/music/04 long.flac"
+img_disk "$img" "$run/music"
+# A card map in the state folder (where cards can be assigned), with a keyboard reader that is never
+# plugged in (the player watches for it).
+img_config 's|"logLevel": "info",|"logLevel": "info",\n  "rfid": {"reader": "keyboard", "name": "power-cuts (no such reader)", "cards": "/var/lib/jukebox/cards.json"},|'
+grep -q '"rfid"' "$run/good.json" || { say "the card map did not go into jukebox.json: $(cat "$run/good.json")"; exit 1; }
+img_kernel "$IT_REPO/board/power-cuts-probe.sh"
+say "image $(basename "$img"): raw $((raw_size / 1048576)) MiB; kernel $kernel; $cuts cuts"
+
+local b kind prev="" phase t_kill detail deadline=0 boots=$((cuts + 1)) made=0 passed=0 failed=0
+[ "$minutes" -gt 0 ] && deadline=$((SECONDS + minutes * 60))
+local ready_est=60 heard_idx="" heard_pos="" heard_note="none yet" acked_cards="" asked_cards="" killed_consoles=""
+  local -a pending=()
+local repairs=0 replays=0 worst_lost=0 ready_list="" fsck_msgs=""
+local ahead_ok=yes s s1 s2
+local -a kinds=(boot playback playback save save card card seek)
+for ((b = 1; b <= boots; b++)); do
+  phase=$(printf 'b%03d' "$b")
+  if [ "$b" -eq "$boots" ] || { [ "$deadline" -gt 0 ] && [ $SECONDS -ge "$deadline" ]; }; then
+    kind=final
+  else
+    kind=${kinds[$((RANDOM % ${#kinds[@]}))]}
+    [ "$kind" = boot ] && [ "$prev" = boot ] && kind=playback
+  fi
+  local arg=0
+  [ "$kind" = card ] && arg="PC$(printf '%03d' "$b")$((RANDOM % 1000))"
+  echo "$kind $arg" > "$run/out/plan-$phase"
+  local delay r=$RANDOM
+  delay=$(case "$kind" in boot) rnd 3 "$(awk -v r="$ready_est" 'BEGIN { printf "%.0f", r * 0.95 }')" "$r" ;; playback) rnd 0 20 "$r" ;; save) rnd -0.3 0.3 "$r" ;; card|seek) rnd 0 1.5 "$r" ;; *) echo 0 ;; esac)
+  rm -f "$run/qemu.pid" "$run/out/check-$phase"
+  say "boot $b ($phase): ${kind}${delay:+ (delay $delay s)}"
+  local tb=$SECONDS
+  # (bash's "Killed" for the pipeline QEMU heads, at each cut, into a file of its own)
+  ( echo "${EPOCHREALTIME/./}" > "$run/qemu-$phase.t0"; img_boot "$phase" ) 2> "$run/boot-$phase.err" &
+  local bpid=$! target="" cut_note=""
+  while kill -0 "$bpid" 2>/dev/null; do
+    sleep 0.05
+    [ -f "$run/qemu-$phase.t0" ] && [ -s "$run/qemu.pid" ] || continue
+    [ $((SECONDS - tb)) -lt 900 ] || break
+    case "$kind" in
+      boot) target=$delay ;;
+      playback) [ -z "$target" ] && s=$(stamp "$phase" 'PC-STATUS ' 1) && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }') ;;
+      save)
+        if [ -z "$target" ] && s2=$(stamp "$phase" 'PC-SAVE ' 2); then
+          s1=$(stamp "$phase" 'PC-SAVE ' 1)
+          target=$(awk -v a="$s1" -v b="$s2" -v d="$delay" 'BEGIN { i = b - a; if (i < 2 || i > 8) i = 5; print b + i + d }')
+        fi ;;
+      card|seek) [ -z "$target" ] && s=$(stamp "$phase" 'PC-ACT-ASK ') && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }') ;;
+    esac
+    if [ -n "$target" ] && ! lt "$(now_s "$phase")" "$target"; then
+      t_kill=$(now_s "$phase")
+      kill -KILL "$(cat "$run/qemu.pid")" 2>/dev/null || true
+      cut_note="killed at $t_kill s"
+      break
+    fi
+  done
+  wait "$bpid" 2>/dev/null || true
+  local took=$((SECONDS - tb)) s_ready first_up ready_us f
+  s_ready=$(stamp "$phase" 'PC-READY ' || true)
+  first_up=$(rest "$phase" 'PC-FIRST up=' || true)
+  ready_us=$(rest "$phase" 'PC-READY mono_us=' | cut -d' ' -f1 || true)
+  f=""
+  [ -n "$s_ready" ] && [ "$first_up" != none ] && f=$(img_figures "$phase" "$first_up" "$ready_us" || true)
+  say "boot $b: $took s; ${cut_note:-not cut}; QEMU start to kernel/READY/first sample: ${f:-never}"
+  grep -a 'PC-NOTE' "$run/console-$phase.log" | cut -d' ' -f2- | sed 's/^/power-cuts:   /' >&2 || true
+
+  # ---- The check of the cuts before this boot (a boot that reached READY) ----
+  local checked=no
+  grep -q 'PC-CHECKED' "$run/console-$phase.log" && checked=yes
+  if [ "$checked" = yes ] && [ ${#pending[@]} -gt 0 ]; then
+    local problems="" rk rf dk dm df resume ridx rpos status phase_now cards bm lost damaged dmsg
+    rk=$(check "$phase" root_kernel); rf=$(check "$phase" root_fsck)
+    # A boot cut before READY left only its console: its kernel lines of the root count too.
+    # shellcheck disable=SC2086  # a list of files
+    [ -z "$killed_consoles" ] || rk="$rk $(grep -h 'EXT4-fs (vda2)' $killed_consoles 2>/dev/null | cut -d' ' -f2- | paste -sd'|' || true)"
+    if grep -qiE 'recover|orphan|error|fsck' <<< "$rk$rf"; then problems+=" root repaired ($rk $rf);"; fi
+    [[ "$(check "$phase" root_mount)" =~ \ ro(,|\|) ]] || problems+=" / not read-only ($(check "$phase" root_mount));"
+    dm=$(check "$phase" data_mount); dk=$(check "$phase" data_kernel); df=$(check "$phase" data_fsck)
+    [ -n "$dm" ] || problems+=" /data not mounted (fsck: $df $(check "$phase" data_fsck_unit));"
+    if grep -qiE 'FIXED|UNEXPECTED|inconsisten|Clearing|Deleted|repair' <<< "$df"; then dmsg="repaired by fsck: $df"; repairs=$((repairs + 1))
+    elif grep -qi 'recovering journal' <<< "$df$dk"; then dmsg="journal replayed: $df"; replays=$((replays + 1))
+    else dmsg="clean: $df"; fi
+    fsck_msgs+="  $phase: $dmsg"$'\n'
+    status=$(check "$phase" status)
+    phase_now=$(field phase "$status")
+    [[ "$(rest "$phase" 'PC-READY mono_us=')" == *state=active* ]] && [ "$phase_now" = playing ] && [ "${first_up:-none}" != none ] \
+      || problems+=" not READY and playing (READY line: $(rest "$phase" 'PC-READY '), first sample ${first_up:-none}, status $status);"
+    resume=$(check "$phase" resume)
+    ridx=$(grep -o ': track [0-9]* at' <<< "$resume" | grep -o '[0-9]*' || true)
+    rpos=$(grep -o ' at [0-9.]* s' <<< "$resume" | grep -o '[0-9.]*' || true)
+    lost=""
+    if [ -z "$heard_idx" ]; then
+      : # nothing heard before the first cut: any place
+    elif [ -z "$rpos" ]; then
+      problems+=" no 'resuming' line in the player's journal ($resume);"
+    elif [ "$ridx" = "$heard_idx" ]; then
+      lost=$(awk -v h="$heard_pos" -v r="$rpos" 'BEGIN { printf "%.1f", h - r }')
+      lt "$lost" 5.0001 || problems+=" the place lost $lost s (heard $heard_note, resumed track $ridx at $rpos s);"
+      lt -2 "$lost" || [ "$ahead_ok" = yes ] || problems+=" resumed $lost s ahead of what was heard (heard $heard_note, resumed at $rpos s);"
+    elif [ "$ridx" -gt "$heard_idx" ] 2>/dev/null; then
+      lost=0   # a later track: nothing lost of the one heard (it had ended, or a save of the next came first)
+    else
+      problems+=" resumed an earlier track ($ridx at $rpos s; heard $heard_note);"
+    fi
+    if [ -n "$lost" ] && lt "$worst_lost" "$lost"; then worst_lost=$lost; fi
+    cards=$(check "$phase" cards)
+    local id missing=""
+    for id in $acked_cards; do [[ "$cards" == *"\"$id\""* ]] || missing+=" $id"; done
+    [ -z "$missing" ] || problems+=" cards answered before the cut missing:$missing (map: $cards);"
+    [[ "$cards" == '{"cards":'* ]] || problems+=" cards --json: $cards;"
+    bm=$(check "$phase" bookmarks)
+    [[ "$bm" == '{"bookmarks":'* ]] || problems+=" bookmarks --json: $bm;"
+    damaged=$(check "$phase" damaged)
+    [ -z "${damaged//[ |]/}" ] || problems+=" set aside as damaged: $damaged;"
+    local unacked_present=""
+    for id in $asked_cards; do [[ " $acked_cards " == *" $id "* ]] || { [[ "$cards" == *"\"$id\""* ]] && unacked_present+=" $id"; }; done
+    local verdict=PASS
+    [ -z "$problems" ] || verdict=FAIL
+    local c
+    for c in "${pending[@]}"; do
+      made=$((made + 1))
+      if [ "$verdict" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+      echo "cut $made ($c) checked by boot $b: $verdict: data $dmsg; resumed track ${ridx:-?} at ${rpos:-?} s, heard $heard_note, lost ${lost:-n/a} s; cards on the map:$(for id in $acked_cards; do printf ' %s' "$id"; done)${unacked_present:+ (asked, not answered, there:$unacked_present)}${problems:+; PROBLEMS:$problems}"
+    done
+    if [ -n "$f" ]; then
+      ready_list+="${ready_list:+ }$(cut -d' ' -f2 <<< "$f")"
+      ready_est=$(cut -d' ' -f2 <<< "$f")
+    fi
+    pending=() killed_consoles=""
+    heard_idx=$(field index "$status"); heard_pos=$(field position "$status"); heard_note="track $heard_idx at $heard_pos s (status after the boot)"
+  elif [ ${#pending[@]} -gt 0 ] && [ "$kind" != boot ]; then
+    local c
+    for c in "${pending[@]}"; do
+      made=$((made + 1)); failed=$((failed + 1))
+      echo "cut $made ($c) checked by boot $b: FAIL: the boot did not reach its checks; console tail:"
+    done
+    tail -n 30 "$run/console-$phase.log" | sed 's/^/  | /'
+    pending=()
+  fi
+
+  # ---- This boot's cut: what was heard, and what was answered, before it ----
+  [ "$kind" = final ] && break
+  if [ -z "$cut_note" ]; then
+    say "boot $b ended without the cut (QEMU gone or 900 s)"; tail -n 20 "$run/console-$phase.log" >&2
+    made=$((made + 1)); failed=$((failed + 1)); echo "cut $made ($kind) FAIL: never made"; prev=$kind; continue
+  fi
+  local s_stat=0 stat_line="" idx="" pos="" label=$kind
+  ahead_ok=yes
+  if [ "$kind" = boot ] && [ -n "$s_ready" ] && lt "$s_ready" "$t_kill"; then label="boot, READY came first"; fi
+  if stat_line=$(before "$phase" 'PC-STATUS ' "$t_kill"); then
+    s_stat=${stat_line%% *} stat_line=${stat_line#* }
+    idx=$(field index "$stat_line"); pos=$(field position "$stat_line")
+    if [ -n "$idx" ] && [ "$(field phase "$stat_line")" = playing ]; then
+      heard_idx=$idx
+      heard_pos=$(awk -v p="$pos" -v s="$s_stat" -v k="$t_kill" 'BEGIN { printf "%.1f", p + k - s }')
+      heard_note="track $idx at ≥ $heard_pos s ($pos s read at $s_stat s, cut at $t_kill s)"
+      ahead_ok=no
+    fi
+  fi
+  detail=""
+  case "$kind" in
+    save)
+      local sv; sv=$(before "$phase" 'PC-SAVE ' "$t_kill" | cut -d' ' -f1 || true)
+      detail=", the last place save seen at ${sv:-?} s ($(awk -v a="$t_kill" -v b="${sv:-0}" 'BEGIN { printf "%+.2f", a - b }') s)" ;;
+    card|seek)
+      local s_ack ack
+      ack=$(before "$phase" 'PC-ACT-ACK ' "$t_kill" || true)
+      s_ack=${ack%% *} ack=${ack#* }
+      [ "$kind" = card ] && asked_cards+=" $arg"
+      if [ -n "$s_ack" ]; then
+        detail=", answered at $s_ack s before the cut: $ack"
+        [ "$kind" = card ] && acked_cards+=" $arg"
+        if [ "$kind" = seek ]; then
+          # After the seek only its target counts: no status line after it means the read before + 30.
+          if ! lt "$s_ack" "$s_stat"; then
+            heard_pos=$(awk -v p="$pos" -v a="$s_ack" -v k="$t_kill" 'BEGIN { printf "%.1f", p + 30 + k - a }')
+            heard_note="track $idx at ≥ $heard_pos s (seek +0:30 from $pos s answered at $s_ack s, cut at $t_kill s)"
+          fi
+        fi
+      else
+        detail=", asked at $(stamp "$phase" 'PC-ACT-ASK ' || echo ?) s, not answered before the cut"
+        [ "$kind" = seek ] && ahead_ok=yes
+      fi ;;
+  esac
+  pending+=("$label at $t_kill s$detail")
+  [ "$kind" = boot ] && killed_consoles+=" $run/console-$phase.log"
+  prev=$kind
+done
+echo "---- figures"
+say "QEMU start to READY per boot that reached it (s): $ready_list"
+echo "$ready_list" | tr ' ' '\n' | awk 'NF { n++; s += $1; if (min == "" || $1 < min) min = $1; if ($1 > max) max = $1 } END { if (n) printf "power-cuts: boot to READY: %d boots, mean %.1f s, min %.1f s, max %.1f s\n", n, s / n, min, max }' >&2
+say "data partition at the boots after a cut: $repairs repaired by fsck, $replays journal replayed by fsck, the rest clean"
+printf '%s' "$fsck_msgs" >&2
+say "worst place lost: $worst_lost s (files in $run)"
+echo "$made cuts, $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$made" -gt 0 ]
+}
+main "$@"
