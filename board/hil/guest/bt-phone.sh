@@ -183,27 +183,87 @@ phone_cycle() {
 phone_killed() {
   local t_kill play
   play_for 1 || note "kill: the position did not advance before the phone"
-  LAST_PLAYING=$STATUS_POS
+  LAST_PLAYING=$STATUS_POS LAST_PLAYING_T=$(uptime_s)
   timeout 60 aplay -D "$PHONE_PCM" "$OUT/chirp.wav" >"$L/phone-aplay-kill.log" 2>&1 &
   play=$!
-  if ! wait_for 20 box_interrupted || ! wait_for 10 aplay_owns; then
+  T_INTERRUPTED=""
+  if ! wait_for 20 box_interrupted || ! T_INTERRUPTED=$(uptime_s) || ! wait_for 10 aplay_owns; then
     note "kill: expected jukebox interrupted and bluealsa-aplay on the card after the phone started; seen phase '$STATUS_PHASE', card owner '$(card_owner)'"
     kill "$play" 2>/dev/null
     wait "$play" 2>/dev/null
     return
   fi
   t_kill=$(uptime_s)
+  # The player played on between the last read that saw it playing and the first that saw it
+  # interrupted (a poll is a good part of a second under TCG): the place may be that much
+  # further, as in the cycles.
+  local limit
+  limit=$(awk -v p="$(dt "$LAST_PLAYING_T" "$T_INTERRUPTED")" -v m="$PLACE_MAX" 'BEGIN { printf "%.2f", (p == "?" ? 0 : p) + m }')
   kill -KILL "$PHONE_BA"
   wait "$PHONE_BA" 2>/dev/null
   wait_for 20 box_plays || note "kill: expected jukebox playing on the card 20 s after the phone's bluealsa was killed; seen phase '$STATUS_PHASE', card owner '$(card_owner)'"
   killed="$(dt "$t_kill" "$(uptime_s)") s (the box's monitor after the kill: $(awk -v t="$t_kill" '$1 >= t { $1 = ""; print }' "$MON" | sed 's|/org/bluealsa/[^ ]*|PCM|' | tr '\n' ';'))"
   local place
   place=$(dt "$LAST_PLAYING" "$STATUS_POS")
-  if [ "$place" = "?" ] || awk -v d="$place" -v b="$BACK_MAX" -v m="$PLACE_MAX" 'BEGIN { exit !(d < -b || d > m) }'; then
-    note "kill: the place after the phone $STATUS_POS s, the last read before it $LAST_PLAYING s"
+  if [ "$place" = "?" ] || awk -v d="$place" -v b="$BACK_MAX" -v m="$limit" 'BEGIN { exit !(d < -b || d > m) }'; then
+    note "kill: the place after the phone $STATUS_POS s, the last read before it $LAST_PLAYING s (expected -$BACK_MAX..+$limit s)"
   fi
   kill "$play" 2>/dev/null
   wait "$play" 2>/dev/null
+}
+
+# phone_forbidden: a kids' box that forbids phones (`"sources": {"bluetooth": "forbidden"}`, by
+# `reload`): the phone's bluealsa started again (phone_killed killed it), the phone connects and
+# plays; jukebox must keep the card, say "Bluetooth refused" and disconnect the phone itself
+# (`bluetoothctl disconnect`, run by the service): the phone's device for the box says
+# Connected false within FORBID_MAX s of the box's PCM running, and the phone's aplay ends.
+phone_forbidden() {
+  local n t0 t_run t_gone play held=yes before=${#PROBLEMS[@]}
+  # Its own steps gate it, not a note of the phases before (the figures are the point).
+  fine() { [ ${#PROBLEMS[@]} -eq "$before" ]; }
+  sed -i 's|"bluetooth": {"phone": true},|&\n  "sources": {"bluetooth": "forbidden"},|' "$CONFIG"
+  grep -q '"forbidden"' "$CONFIG" || { note "forbidden: the conffile did not take the edit: $(cat "$CONFIG")"; return; }
+  local reply
+  reply=$(timeout 60 jukebox ctl --socket "$SOCK" reload 2>&1)
+  [[ $reply == "configuration reloaded"* ]] || { note "forbidden: reload replied '$reply'"; return; }
+  LD_PRELOAD=$OUT/hilsndbuf.so bluealsa -i hci0 -p a2dp-source -B phone --a2dp-force-audio-cd >"$L/bluealsa-phone2.log" 2>&1 &
+  PHONE_BA=$!
+  wait_for 30 bluealsa-cli -B phone status >/dev/null 2>&1 || note "forbidden: the phone's bluealsa not on the bus again"
+  # A fresh connection, so the phone's new A2DP endpoint is used (as phone_setup: the disconnect
+  # over before the connect).
+  n=$(count 'Disconnection successful|Failed to disconnect')
+  ctl "disconnect $A1"
+  wait_for 30 seen 'Disconnection successful|Failed to disconnect' "$n" || note "forbidden: 'disconnect $A1' not answered within 30 s"
+  wait_for 30 phone_disconnected || note "forbidden: the phone still connected 30 s after its own disconnect"
+  n=$(count 'Connection successful')
+  ctl "connect $A1"
+  wait_for 60 seen 'Connection successful' "$n" || note "forbidden: connect $A1 (the phone to the box) not answered"
+  wait_for 30 phone_pcm || note "forbidden: no A2DP source PCM on the phone after connecting: '$(pcms phone)'"
+  fine || return
+  play_for 1 || note "forbidden: the position did not advance before the phone"
+  t0=$(uptime_s)
+  timeout 60 aplay -D "$PHONE_PCM" "$OUT/chirp.wav" >"$L/phone-aplay-forbidden.log" 2>&1 &
+  play=$!
+  if ! wait_for 30 phone_disconnected; then
+    note "forbidden: the phone still connected 30 s after it started to play (Running lines: $(awk -v t="$t0" '$1 >= t' "$MON" | tr '\n' '|'); jukebox: $(journalctl -b -u jukebox --no-pager -o cat | grep -i 'bluetooth disconnect' | tail -n 2 | tr '\n' '|'))"
+  fi
+  t_gone=$(uptime_s)
+  t_run=$(running_at "$t0" true)
+  sample
+  [ "$STATUS_PHASE" = playing ] || held=no
+  [ "$(card_owner)" = "$JPID" ] || held=no
+  local said
+  said=$(field message "$STATUS_JSON")
+  [[ $said == "Bluetooth refused: "* ]] || note "forbidden: expected the message 'Bluetooth refused: …'; seen '$said'"
+  [ $held = yes ] || note "forbidden: expected jukebox playing on the card; seen phase '$STATUS_PHASE', card owner '$(card_owner)' (jukebox $JPID)"
+  wait "$play" 2>/dev/null
+  journalctl -b -u jukebox --no-pager -o cat | grep -q "bluetooth disconnect $A0: ok" \
+    || note "forbidden: the journal has no 'bluetooth disconnect $A0: ok …': $(journalctl -b -u jukebox --no-pager -o cat | grep -i disconnect | tail -n 3 | tr '\n' '|')"
+  FORBIDDEN="the phone disconnected $(dt "$t_run" "$t_gone") s after Running true ($(dt "$t0" "$t_gone") s after its aplay started), jukebox on the card and playing: $held"
+}
+# The phone's device for the box is no longer connected (BlueZ on the phone's side, hci0).
+phone_disconnected() {
+  [ "$(busctl --system get-property org.bluez "/org/bluez/hci0/dev_${A1//:/_}" org.bluez.Device1 Connected 2>/dev/null)" = "b false" ]
 }
 
 phone() {
@@ -221,6 +281,7 @@ phone() {
     phone_cycles+=("$CYCLE")
   done
   phone_killed
+  phone_forbidden
 }
 
 phone_scenario() {
@@ -228,11 +289,11 @@ phone_scenario() {
   echo "HIL-BEGIN bt-phone (uptime $(uptime_s) s)"
   local t0 s
   t0=$(uptime_s)
-  installed="" phone_paired="" PHONE_SNR="" killed="" phone_cycles=() MON_PID="" BOX_BA="" PHONE_BA="" SHOWN=""
+  installed="" phone_paired="" PHONE_SNR="" killed="" phone_cycles=() MON_PID="" BOX_BA="" PHONE_BA="" SHOWN="" FORBIDDEN=""
   phone
   s=$(secs "$t0")
   if [ ${#PROBLEMS[@]} -eq 0 ]; then
-    echo "HIL-RESULT PASS bt-phone (${s}s): apt install $installed s; the phone connected in $phone_paired s; shown as '$SHOWN'; the card's recording of the phone: $PHONE_SNR; ${#phone_cycles[@]} cycles (s: phone start -> Running true / -> card released, status Bluetooth / phone's aplay returned -> Running false / -> jukebox playing on the card / place moved): $(IFS=' '; echo "${phone_cycles[*]}"); the phone's bluealsa killed mid-stream -> jukebox playing in $killed"
+    echo "HIL-RESULT PASS bt-phone (${s}s): apt install $installed s; the phone connected in $phone_paired s; shown as '$SHOWN'; the card's recording of the phone: $PHONE_SNR; ${#phone_cycles[@]} cycles (s: phone start -> Running true / -> card released, status Bluetooth / phone's aplay returned -> Running false / -> jukebox playing on the card / place moved): $(IFS=' '; echo "${phone_cycles[*]}"); the phone's bluealsa killed mid-stream -> jukebox playing in $killed; forbidden: $FORBIDDEN"
   else
     echo "HIL-RESULT FAIL bt-phone (${s}s)"
     for p in "${PROBLEMS[@]}"; do echo "  expected/seen: $p"; done
