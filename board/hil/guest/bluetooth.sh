@@ -167,6 +167,8 @@ loop() {
 # paired before: re-pairing hci1 broke the emulation, board/hil/README.md); bt-loop uses two.
 CONTROLLERS=2
 [ -f "$OUT/speaker-cycles" ] && CONTROLLERS=3
+# bt-pin pairs with hci2 too (made to want a PIN).
+[ -f "$OUT/pin-cycles" ] && CONTROLLERS=3
 echo "HIL-BEGIN bt-loop (uptime $(uptime_s) s)"
 T0=$(uptime_s)
 discovered="" paired="" connected="" main="" cycles=() BTVIRT_TRIES="" BT_CONNECTED=0
@@ -190,12 +192,16 @@ fi
 if [ -f "$OUT/deb-version" ]; then
   # shellcheck source=board/hil/guest/bt-speaker.sh
   . "$(dirname "${BASH_SOURCE[0]}")/bt-speaker.sh"
-  for s in speaker phone; do
+  for s in speaker pin phone; do
     [ -f "$OUT/$s-cycles" ] || continue
     if [ "$BT_CONNECTED" = 1 ]; then
       if [ $s = phone ]; then
         # shellcheck source=board/hil/guest/bt-phone.sh
         . "$(dirname "${BASH_SOURCE[0]}")/bt-phone.sh"
+      fi
+      if [ $s = pin ]; then
+        # shellcheck source=board/hil/guest/bt-pin.sh
+        . "$(dirname "${BASH_SOURCE[0]}")/bt-pin.sh"
       fi
       "${s}_scenario"
     else

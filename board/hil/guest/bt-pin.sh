@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# bt-pin (sourced by board/hil/guest/bluetooth.sh after bt-loop, and after bt-speaker when that
+# was asked for too; it uses bt-speaker.sh's helpers: install_jukebox, sample, play_for, field,
+# SOCK, CONFIG). The installed player pairs with a speaker that wants a PIN (issue 31,
+# docs/BLUETOOTH.md): hci2, btvirt's third controller, with Secure Simple Pairing off (`btmgmt
+# ssp off` while powered off: btvirt's btdev then does legacy pairing, a PIN code request on
+# each side, compared byte for byte), the scenario's bluetoothctl (BlueZ's default agent, which
+# answers for hci2: one bluetoothd runs every controller) typing the speaker's PIN. The box's
+# config chooses its adapter (`"bluetooth": {"adapter": <hci0>}`): with three controllers
+# BlueZ's default may be another (bt-speaker run 8). Checks, each through `jukebox ctl` while the
+# player plays on (every status sample checked as bt-speaker's are: never back, never ahead):
+# a PIN of letters, one too long and an address that is not one are refused at once; a wrong
+# PIN → `refused the PIN`; the right one → `Pairing successful`, and BlueZ on hci0 says paired;
+# then, forgotten again, a speaker whose side never answers → the pair's bound, nothing hangs.
+
+PIN_SPEAKER=4321
+PIN_LOG=$L/jukebox-ctl-pin.txt
+
+# pin_ctl ANSWER ARGS…: `jukebox ctl ARGS…` in the background while the status is sampled; each
+# new `Request PIN code` of the scenario's bluetoothctl (the speaker's side) is answered with
+# ANSWER (none: `-`). REPLY: its reply; WALL: its seconds.
+pin_ctl() {
+  local answer=$1 n t pid
+  shift
+  n=$(count 'Request PIN code')
+  t=$(uptime_s)
+  timeout 120 jukebox ctl --socket "$SOCK" "$@" >/tmp/pin-reply 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$answer" != - ] && seen 'Request PIN code' "$n"; then
+      ctl "$answer"
+      n=$((n + 1))
+    fi
+    sample
+    sleep 0.3
+  done
+  wait "$pid"
+  WALL=$(secs "$t")
+  REPLY=$(tr '\n' ' ' </tmp/pin-reply | sed 's/ $//')
+  echo "$* (the speaker's side answers ${answer/-/nothing}): ${WALL} s: $REPLY" >>"$PIN_LOG"
+}
+dev_path() { echo "/org/bluez/hci0/dev_${1//:/_}"; }
+box_paired() { busctl --system get-property org.bluez "$(dev_path "$1")" org.bluez.Device1 Paired 2>/dev/null | grep -q true; }
+playing() { sample; [ "$STATUS_PHASE" = playing ]; }
+
+pin() {
+  install_jukebox
+  ok || return
+  # The Loopback card and the adapter; after bt-speaker the section is there (its speaker).
+  if grep -q '"bluetooth": {' "$CONFIG"; then
+    sed -i "s|\"bluetooth\": {|\"bluetooth\": {\"adapter\": \"$A0\", |" "$CONFIG"
+  else
+    sed -i "s|\"device\": \"default\"|\"device\": \"hw:Loopback,0,0\"|; s|\"logLevel\": \"info\",|&\n  \"bluetooth\": {\"adapter\": \"$A0\"},|" "$CONFIG"
+  fi
+  grep -q "\"adapter\": \"$A0\"" "$CONFIG" || note "the conffile did not take the adapter: $(cat "$CONFIG")"
+  [ -e /srv/music/speaker.wav ] || cp "$OUT/speaker.wav" /srv/music/
+  systemctl restart jukebox.service
+  wait_for 60 playing || note "expected the player playing after the restart; seen phase '$STATUS_PHASE' ($(prop StatusText))"
+  ok || return
+  # The speaker: legacy pairing only (SSP off: the controller is reset when powered on, and
+  # the kernel then leaves Simple Pairing off), pairable and discoverable, and the box forgotten
+  # on its side (bt-speaker paired hci0 with it before).
+  {
+    btmgmt --index 2 power off
+    btmgmt --index 2 ssp off
+    btmgmt --index 2 power on
+    btmgmt --index 2 info
+  } >"$L/btmgmt-hci2.txt" 2>&1
+  grep -q 'current settings:.*ssp' "$L/btmgmt-hci2.txt" && note "hci2 still has Simple Pairing on: $(grep 'current settings' "$L/btmgmt-hci2.txt")"
+  local c
+  for c in "select $A2" "remove $A0" "pairable on" "discoverable on" "select $A0"; do
+    ctl "$c"
+    sleep 0.5
+  done
+  busctl --system call org.bluez /org/bluez/hci0 org.bluez.Adapter1 RemoveDevice o "$(dev_path "$A2")" >/dev/null 2>&1
+  ok || return
+  # Bad input: refused by the language, at once, bluetoothctl never run.
+  pin_ctl - bluetooth pair "$A2" pin 12ab
+  [[ $REPLY == *"a PIN is 1 to 16 digits"* ]] || note "a PIN of letters: expected 'a PIN is 1 to 16 digits'; replied: $REPLY"
+  BAD+=("letters ${WALL} s")
+  pin_ctl - bluetooth pair "$A2" pin 12345678901234567
+  [[ $REPLY == *"a PIN is 1 to 16 digits"* ]] || note "a PIN of 17 digits: expected 'a PIN is 1 to 16 digits'; replied: $REPLY"
+  BAD+=("17 digits ${WALL} s")
+  pin_ctl - bluetooth pair "${A2%:*}" pin 1234
+  [[ $REPLY == *"usage: bluetooth pair"* ]] || note "a short address: expected the usage; replied: $REPLY"
+  BAD+=("short address ${WALL} s")
+  # The wrong PIN: the speaker's side answers its own, the box another.
+  pin_ctl "$PIN_SPEAKER" bluetooth pair "$A2" pin 9999
+  WRONG="${WALL} s ($REPLY)"
+  [[ $REPLY == *"refused the PIN"* ]] || note "pair with the wrong PIN: expected 'refused the PIN'; replied: $REPLY"
+  box_paired "$A2" && note "BlueZ says $A2 paired after the wrong PIN"
+  play_for 1 || note "after the wrong PIN: the position did not advance (phase '$STATUS_PHASE')"
+  kill -0 "$BTVIRT" 2>/dev/null || { note "btvirt died in the pair with the wrong PIN"; return; }
+  # The right PIN.
+  pin_ctl "$PIN_SPEAKER" bluetooth pair "$A2" pin "$PIN_SPEAKER"
+  RIGHT="${WALL} s ($REPLY)"
+  [[ $REPLY == "bluetooth pair: Pairing successful"* ]] || note "pair with the right PIN: expected 'Pairing successful'; replied: $REPLY"
+  wait_for 10 box_paired "$A2" || note "BlueZ on hci0 does not say $A2 paired after the right PIN"
+  play_for 1 || note "after the right PIN: the position did not advance (phase '$STATUS_PHASE')"
+  kill -0 "$BTVIRT" 2>/dev/null || { note "btvirt died in the pair with the right PIN"; return; }
+  # A speaker that never answers (its side's PIN request left waiting): the pair's bound, the
+  # player on; then the speaker's side's prompt is answered, so its bluetoothctl reads commands again.
+  busctl --system call org.bluez /org/bluez/hci0 org.bluez.Adapter1 RemoveDevice o "$(dev_path "$A2")" >/dev/null 2>&1
+  for c in "select $A2" "remove $A0" "select $A0"; do
+    ctl "$c"
+    sleep 0.5
+  done
+  local asked
+  asked=$(count 'Request PIN code')
+  pin_ctl - bluetooth pair "$A2" pin "$PIN_SPEAKER"
+  SILENT="${WALL} s ($REPLY)"
+  [[ $REPLY == *"did not finish pairing within"* || $REPLY == *"did not answer"* ]] || note "pair with a speaker that never answers: expected the bound or no answer; replied: $REPLY"
+  seen 'Request PIN code' "$asked" && ctl "$PIN_SPEAKER"
+  play_for 1 || note "after the unanswered pair: the position did not advance (phase '$STATUS_PHASE')"
+}
+
+pin_scenario() {
+  PROBLEMS=()
+  echo "HIL-BEGIN bt-pin (uptime $(uptime_s) s)"
+  local t0 s
+  t0=$(uptime_s)
+  installed="" BAD=() WRONG="" RIGHT="" SILENT=""
+  pin
+  s=$(secs "$t0")
+  if [ ${#PROBLEMS[@]} -eq 0 ]; then
+    echo "HIL-RESULT PASS bt-pin (${s}s): apt install ${installed} s; refused at once: $(IFS=','; echo "${BAD[*]}"); wrong PIN: $WRONG; right PIN: $RIGHT; a speaker that never answers: $SILENT; $(wc -l <"$SAMPLES") status samples, none back nor ahead"
+  else
+    echo "HIL-RESULT FAIL bt-pin (${s}s)"
+    for p in "${PROBLEMS[@]}"; do echo "  expected/seen: $p"; done
+    echo "  refused at once: $(IFS=','; echo "${BAD[*]}"); wrong PIN: $WRONG; right PIN: $RIGHT; never answers: $SILENT"
+    echo "  bluetoothctl of the scenario (last 15 lines):"
+    sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$CTL" 2>/dev/null | tail -n 15 | sed 's/^/  | /'
+    echo "  journal (jukebox, last 20 lines):"
+    journalctl -b -u jukebox --no-pager -n 20 -o cat 2>&1 | sed 's/^/  | /'
+  fi
+  journalctl -b -u jukebox --no-pager -o cat >"$L/jukebox-pin.txt" 2>&1
+}
