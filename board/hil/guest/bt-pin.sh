@@ -3,9 +3,9 @@
 # bt-pin (sourced by board/hil/guest/bluetooth.sh after bt-loop, and after bt-speaker when that
 # was asked for too; it uses bt-speaker.sh's helpers: install_jukebox, sample, play_for, field,
 # SOCK, CONFIG). The installed player pairs with a speaker that wants a PIN (issue 31,
-# docs/BLUETOOTH.md): hci2, btvirt's third controller, with Secure Simple Pairing off (`btmgmt
-# ssp off` while powered off: btvirt's btdev then does legacy pairing, a PIN code request on
-# each side, compared byte for byte), the scenario's bluetoothctl (BlueZ's default agent, which
+# docs/BLUETOOTH.md): hci2, btvirt's third controller, with Secure Simple Pairing off (`hciconfig
+# hci2 sspmode 0`: btvirt's btdev then does legacy pairing, a PIN code request on each side,
+# compared byte for byte), the scenario's bluetoothctl (BlueZ's default agent, which
 # answers for hci2: one bluetoothd runs every controller) typing the speaker's PIN. The box's
 # config chooses its adapter (`"bluetooth": {"adapter": <hci0>}`): with three controllers
 # BlueZ's default may be another (bt-speaker run 8). Checks, each through `jukebox ctl` while the
@@ -58,16 +58,18 @@ pin() {
   systemctl restart jukebox.service
   wait_for 60 playing || note "expected the player playing after the restart; seen phase '$STATUS_PHASE' ($(prop StatusText))"
   ok || return
-  # The speaker: legacy pairing only (SSP off: the controller is reset when powered on, and
-  # the kernel then leaves Simple Pairing off), pairable and discoverable, and the box forgotten
-  # on its side (bt-speaker paired hci0 with it before).
+  # The speaker: legacy pairing only (HCI Write Simple Pairing Mode 0, which btdev keeps and the
+  # kernel notes), pairable and discoverable, and the box forgotten on its side (bt-speaker
+  # paired hci0 with it before). Not `btmgmt --index 2 power off; ssp off; power on`: the first
+  # run hung in it for good (its output file stayed empty until the boot's bound), so each
+  # program here is bounded.
   {
-    btmgmt --index 2 power off
-    btmgmt --index 2 ssp off
-    btmgmt --index 2 power on
-    btmgmt --index 2 info
-  } >"$L/btmgmt-hci2.txt" 2>&1
-  grep -q 'current settings:.*ssp' "$L/btmgmt-hci2.txt" && note "hci2 still has Simple Pairing on: $(grep 'current settings' "$L/btmgmt-hci2.txt")"
+    echo "hciconfig hci2 sspmode 0:"
+    timeout 10 hciconfig hci2 sspmode 0
+    echo "rc $?"
+    timeout 10 hciconfig hci2 sspmode
+  } >"$L/ssp-hci2.txt" 2>&1
+  grep -qi 'Simple Pairing mode: Disabled' "$L/ssp-hci2.txt" || note "hci2's Simple Pairing not off: $(tr '\n\t' '  ' <"$L/ssp-hci2.txt")"
   local c
   for c in "select $A2" "remove $A0" "pairable on" "discoverable on" "select $A0"; do
     ctl "$c"
