@@ -31,7 +31,7 @@ hil_bluetooth() { [ "${JUKEBOX_HIL_BLUETOOTH:-0}" = 1 ]; }
 # (avahi-daemon and dbus, which its unit needs, named so that no Recommends is relied on), and
 # python3 for the scenario's RTSP sender. Added to the root only then, as for Bluetooth.
 HIL_AIRPLAY_PACKAGES=shairport-sync,avahi-daemon,dbus,python3
-HIL_AIRPLAY_IMAGE_VERSION=1
+HIL_AIRPLAY_IMAGE_VERSION=2
 hil_airplay() { [ ${#ONLY[@]} -gt 0 ] && want airplay; }
 HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-web deb-upload deb-mpd deb-radio service-boot rfid-keyboard usb-stick serial-console power-cut upload-power-cut deb-upgrade deb-purge"
 
@@ -113,6 +113,9 @@ hil_prepare_image() {
   # stick; autofs4: systemd-mount --automount; hci_vhci (bt-loop): bluetooth, rfkill, crc16, ….
   local bt=""
   hil_bluetooth && bt=hci_vhci
+  # airplay: a network card (QEMU's virtio-net, never connected to anything): shairport-sync
+  # makes its device ID from a MAC address, and waits for one, then warns, on a box without.
+  hil_airplay && bt="$bt virtio_net"
   for m in $bt snd-aloop snd-dummy i2c-dev 9p 9pnet_virtio configfs virtio_blk ext4 virtio_pci virtio_console \
     uinput evdev xhci-pci usb-storage sd_mod vfat nls_cp437 nls_ascii nls_utf8 autofs4; do
     for f in $(modprobe -d "$k" -S "$HIL_ABI" --show-depends "$m" | awk '$1 == "insmod" {print $2}'); do
@@ -385,7 +388,7 @@ hil_run_airplay_guest() {
     hil_log "systemd guest, airplay boot $n"
     t0=$(date +%s)
     echo "airplay-$n" > "$sd/phase"
-    HIL_SD=$sd HIL_BOOT_TIMEOUT=900 hil_boot_systemd "$sd/console-$n.log" || true
+    HIL_SD=$sd HIL_BOOT_TIMEOUT=900 hil_boot_systemd "$sd/console-$n.log" -nic user,model=virtio-net-pci,restrict=on || true
     hil_results "$sd/console-$n.log"
     hil_finished "$sd/console-$n.log" "^HIL-PHASE-DONE airplay-$n" "airplay boot $n did not finish" 30 || return 0
     hil_log "airplay boot $n: $(($(date +%s) - t0)) s (logs in $sd/log)"

@@ -34,6 +34,7 @@ RESUME_MAX=5.0   # TEARDOWN sent (or the sender killed) -> jukebox playing on th
 BACK_MAX=1.2     # the card's buffer is a second
 PLACE_MAX=1.5
 mkdir -p "$L"
+SHOWN="" INSTALLED="" FILES="" SS_USER="" DROPIN=no SS_VERSION="" CYCLE=""
 PROBLEMS=()
 note() { PROBLEMS+=("$*"); }
 ok() { [ ${#PROBLEMS[@]} -eq 0 ]; }
@@ -86,6 +87,7 @@ holder() { local p; for p in $(ss_procs); do tr '\0' ' ' <"/proc/$p/cmdline" 2>/
 no_holder() { [ -z "$(holder)" ]; }
 has_holder() { [ -n "$(holder)" ]; }
 ss_journal() { journalctl -b -u shairport-sync --no-pager -o cat 2>/dev/null; }
+restarted_since() { local p; p=$(prop MainPID); [ "$p" != 0 ] && [ "$p" != "$1" ] && [ "$(prop ActiveState)" = active ]; }
 ss_active() { [ "$(systemctl is-active shairport-sync)" = active ]; }
 # The sender: SENDER_PID, its log SLOG, its stdin the FIFO held open on fd 5.
 start_sender() { # start_sender TAG
@@ -126,7 +128,6 @@ setup() {
   # 4. (the card) shairport-sync's alsa group plays to the card jukebox plays to.
   sed -i '/^alsa[ \t]*=/,/^};/ s|^{$|{\n\toutput_device = "hw:Loopback,0,0";|' "$SSCONF"
   grep -q 'output_device = "hw:Loopback,0,0"' "$SSCONF" || note "the alsa group did not take output_device: $(grep -A3 '^alsa' "$SSCONF" | tr '\n' ' ')"
-  shairport-sync -c "$SSCONF" --displayConfig >"$L/shairport-sync-config.txt" 2>&1
   # 2. jukebox's config: the pipe, and (4.) the card.
   sed -i 's|"device": "default"|"device": "hw:Loopback,0,0"|; s|"logLevel": "info",|&\n  "airplayMetadata": "'"$PIPE"'",|' "$CONFIG"
   grep -q '"airplayMetadata"' "$CONFIG" || note "the conffile did not take airplayMetadata: $(cat "$CONFIG")"
@@ -144,7 +145,7 @@ setup() {
   systemctl restart shairport-sync.service || note "systemctl restart shairport-sync failed"
   wait_for 30 ss_active || note "shairport-sync not active after its restart: $(ss_journal | tail -n 5 | tr '\n' '|')"
   JPID=$(prop MainPID)
-  wait_for 60 box_plays || note "expected jukebox playing on the card after the restart; seen phase '$STATUS_PHASE', card owner '$(card_owner)', jukebox $JPID"
+  wait_for 60 box_plays || note "expected jukebox playing on the card after the restart; seen phase '$STATUS_PHASE', card owner '$(card_owner)', jukebox $JPID ($(prop ActiveState) $(prop SubState): $(prop StatusText)); its journal: $(journalctl -b -u jukebox --no-pager -o cat | tail -n 4 | tr '\n' '|')"
   "$OUT/hilctl" "$SOCK" volume 100 >/dev/null
   # What the steps made: the pipe, the socket, the folder; shairport-sync's user and groups.
   FILES="$(stat -c '%n %A %U:%G' /run/jukebox "$PIPE" "$SOCK" 2>&1 | tr '\n' ';')"
@@ -225,6 +226,7 @@ result() { # result NAME T0 TEXT: PASS with TEXT, or FAIL with the problems and 
     journalctl -b -u jukebox --no-pager -n 12 -o cat 2>&1 | sed 's/^/  | /'
     echo "  shairport-sync (last 12 lines):"
     journalctl -b -u shairport-sync --no-pager -n 12 -o cat 2>&1 | sed 's/^/  | /'
+    journalctl -b --no-pager >"$L/journal-$1.txt" 2>&1
   fi
   PROBLEMS=()
 }
@@ -253,6 +255,18 @@ phase_sessions() {
   restarted="shairport-sync $before_ss -> $(prop MainPID shairport-sync.service)"
   ok && session "after jukebox's restart" && restarted="$restarted; $CYCLE, shown '$SHOWN'"
   result airplay-restart "$t0" "$restarted"
+  # jukebox killed (a crash; the unit's Restart=on-failure starts it again): the same question.
+  t0=$(uptime_s)
+  before_ss=$(prop MainPID shairport-sync.service)
+  local before_j
+  before_j=$(prop MainPID)
+  systemctl kill -s KILL jukebox.service
+  wait_for 60 restarted_since "$before_j" || note "jukebox not running again 60 s after it was killed: $(prop ActiveState) $(prop SubState)"
+  JPID=$(prop MainPID)
+  wait_for 30 ss_active || note "shairport-sync not active after jukebox's crash: $(ss_journal | tail -n 3 | tr '\n' '|')"
+  restarted="jukebox $before_j -> $JPID ($(prop NRestarts) restarts), shairport-sync $before_ss -> $(prop MainPID shairport-sync.service)"
+  ok && session "after jukebox's crash" && restarted="$restarted; $CYCLE, shown '$SHOWN'"
+  result airplay-crash "$t0" "$restarted"
   journalctl -b --no-pager >"$L/journal-1.txt" 2>&1
 }
 
