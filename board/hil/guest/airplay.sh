@@ -51,12 +51,15 @@ wait_for() {
   done
 }
 prop() { systemctl show -p "$1" --value "${2:-jukebox.service}"; }
-# json FIELD: FIELD of the last status (python3: the message holds any character).
-json() { python3 -c 'import json,sys; v = json.loads(sys.argv[1]).get(sys.argv[2]); print("" if v is None else v)' "$STATUS_JSON" "$1" 2>/dev/null; }
+# field NAME: NAME's value in the last status (a string without its quotes; the sender's name
+# holds no '"'; the player writes it as UTF-8, unescaped). grep, not python: under TCG a poll
+# that starts python3 takes seconds.
+field() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" <<<"$STATUS_JSON" | head -n 1 | cut -d: -f2- | sed 's/^"//; s/"$//; s/^null$//'; }
 sample() {
   STATUS_JSON=$("$OUT/hilctl" "$SOCK" status --json 2>/dev/null | tail -n 1)
-  STATUS_PHASE=$(json phase) STATUS_POS=$(json position) STATUS_MSG=$(json message)
-  echo "$(uptime_s) $STATUS_PHASE $STATUS_POS $STATUS_MSG" >>"$L/samples.txt"
+  STATUS_JSON=${STATUS_JSON#ok } # the reply is one line: `ok {…}`
+  STATUS_PHASE=$(field phase) STATUS_POS=$(field position) STATUS_MSG=$(field message)
+  echo "$(uptime_s) $STATUS_PHASE $STATUS_POS $STATUS_MSG | ${STATUS_JSON:0:300}" >>"$L/samples.txt"
 }
 # The process (Tgid) holding the Loopback's playback substream 0,0; empty while it is closed.
 card_owner() {
@@ -65,11 +68,9 @@ card_owner() {
   [ -n "$tid" ] && awk '/^Tgid:/ {print $2}' "/proc/$tid/status" 2>/dev/null
 }
 JPID=""
-LAST_PLAYING="" LAST_PLAYING_T=""
 box_plays() { sample; [ "$STATUS_PHASE" = playing ] && [ "$(card_owner)" = "$JPID" ]; }
 box_interrupted() {
   sample
-  [ "$STATUS_PHASE" = playing ] && LAST_PLAYING=$STATUS_POS LAST_PLAYING_T=$(uptime_s)
   [ "$STATUS_PHASE" = interrupted ] && [[ $STATUS_MSG == AirPlay* ]] && [ "$(card_owner)" != "$JPID" ]
 }
 shows_name() { sample; [ "$STATUS_MSG" = "$SHOWN_NAME" ]; }
@@ -117,6 +118,7 @@ setup() {
   SS_VERSION=$(dpkg-query -W -f '${Version}' shairport-sync 2>/dev/null)
   [ -n "$SS_VERSION" ] || { note "shairport-sync is not installed in the image"; return; }
   shairport-sync -V >"$L/shairport-sync-V.txt" 2>&1
+  python3 --version >"$L/python3.txt" 2>&1 || note "no python3 in the guest: $(cat "$L/python3.txt")"
   systemctl cat shairport-sync >"$L/shairport-sync-unit.txt" 2>&1
   install_jukebox
   ok || return
@@ -140,9 +142,8 @@ setup() {
     systemctl daemon-reload
     DROPIN=yes
   fi
-  # A config change takes a restart (jukebox first: it makes the pipe), then shairport-sync.
-  systemctl restart jukebox.service || note "systemctl restart jukebox failed: $(prop StatusText)"
-  systemctl restart shairport-sync.service || note "systemctl restart shairport-sync failed"
+  # 5. A config change takes a restart: both, jukebox first (it makes the pipe).
+  systemctl restart jukebox shairport-sync || note "systemctl restart jukebox shairport-sync failed: $(prop StatusText)"
   wait_for 30 ss_active || note "shairport-sync not active after its restart: $(ss_journal | tail -n 5 | tr '\n' '|')"
   JPID=$(prop MainPID)
   wait_for 60 box_plays || note "expected jukebox playing on the card after the restart; seen phase '$STATUS_PHASE', card owner '$(card_owner)', jukebox $JPID ($(prop ActiveState) $(prop SubState): $(prop StatusText)); its journal: $(journalctl -b -u jukebox --no-pager -o cat | tail -n 4 | tr '\n' '|')"
@@ -152,7 +153,7 @@ setup() {
   [ "$(stat -c '%F %a %U:%G' "$PIPE" 2>/dev/null)" = "fifo 620 jukebox:jukebox" ] || note "expected the pipe a FIFO 0620 jukebox:jukebox: $FILES"
   local sp
   sp=$(prop MainPID shairport-sync.service)
-  SS_USER="$(ps -o user=,group=,supgrp= -p "$sp" 2>/dev/null | tr -s ' ')"
+  SS_USER="$(ps -o user:20=,group:20=,supgrp:80= -p "$sp" 2>/dev/null | tr -s ' ')"
   [[ $SS_USER == "shairport-sync shairport-sync "*jukebox* ]] || note "expected shairport-sync running as its user with group jukebox: '$SS_USER'"
   journalctl -b -u jukebox --no-pager -o cat | grep -q 'airplay metadata' \
     && note "jukebox said of the pipe: $(journalctl -b -u jukebox --no-pager -o cat | grep 'airplay metadata' | tail -n 1)"
@@ -163,7 +164,6 @@ setup() {
 session() {
   local tag=$1 how=${2:-teardown} t_rec t_ans t_int t_named t_end t_res place played_on limit hp hu
   play_for 1 || { note "$tag: not playing on the card before the session (phase '$STATUS_PHASE', card owner '$(card_owner)')"; return 1; }
-  LAST_PLAYING=$STATUS_POS LAST_PLAYING_T=$(uptime_s)
   start_sender "$tag"
   if ! wait_for 30 said_yet record-answered; then
     note "$tag: RECORD not answered within 30 s: $(tr '\n' '|' <"$SLOG"); shairport-sync: $(ss_journal | tail -n 4 | tr '\n' '|')"
@@ -177,11 +177,12 @@ session() {
     note "$tag: expected jukebox interrupted by AirPlay and off the card; seen phase '$STATUS_PHASE' message '$STATUS_MSG', card owner '$(card_owner)'"
   fi
   t_int=$(uptime_s)
+  local frozen=$STATUS_POS
   wait_for 15 shows_name || note "$tag: expected the message '$SHOWN_NAME'; seen '$STATUS_MSG'"
   t_named=$(uptime_s)
   SHOWN=$STATUS_MSG
   hp=$(holder)
-  hu=$([ -n "$hp" ] && ps -o user= -p "$hp" | tr -d ' ')
+  hu=$([ -n "$hp" ] && ps -o user:20= -p "$hp" | tr -d ' ')
   [ "$hu" = shairport-sync ] || note "$tag: expected the holder (jukebox source begin) in shairport-sync.service's control group as user shairport-sync; seen '$hp' '$hu' ($(ss_procs | tr '\n' ' '))"
   sleep 2
   sample
@@ -200,16 +201,19 @@ session() {
   t_res=$(uptime_s)
   wait_for 10 no_holder || note "$tag: the holder still there after the session: $(holder)"
   [ -z "$(sender_problem)" ] || [ "$how" = kill ] || note "$tag: the sender said $(sender_problem)"
-  place=$(dt "$LAST_PLAYING" "$STATUS_POS")
-  played_on=$(dt "$LAST_PLAYING_T" "$t_int")
+  # The place: the position the status showed while interrupted (where the player stopped) and
+  # the first one read playing again, which may be ahead by at most the time since the session's
+  # end (the player started again somewhere in it) and back by at most the card's buffer.
+  place=$(dt "$frozen" "$STATUS_POS")
+  played_on=$(dt "$t_end" "$t_res")
   limit=$(awk -v p="$played_on" -v m="$PLACE_MAX" 'BEGIN { printf "%.2f", (p == "?" ? 0 : p) + m }')
   if [ "$place" = "?" ] || awk -v d="$place" -v b="$BACK_MAX" -v m="$limit" 'BEGIN { exit !(d < -b || d > m) }'; then
-    note "$tag: the place after the session $STATUS_POS s, the last read before it $LAST_PLAYING s (expected -$BACK_MAX..+$limit s)"
+    note "$tag: the place after the session $STATUS_POS s, where it stopped $frozen s (expected -$BACK_MAX..+$limit s)"
   fi
   over "$(dt "$t_rec" "$t_int")" "$RELEASE_MAX" && note "$tag: jukebox seen off the card $(dt "$t_rec" "$t_int") s after RECORD (at most $RELEASE_MAX)"
   over "$(dt "$t_end" "$t_res")" "$RESUME_MAX" && note "$tag: jukebox playing again $(dt "$t_end" "$t_res") s after the session's end (at most $RESUME_MAX)"
   # RECORD sent -> answered (the begin hook's wait) / -> off the card, status AirPlay seen /
-  # -> the name seen / end -> playing on the card / place moved
+  # -> the name seen / end -> playing on the card / the place after it minus where it stopped
   CYCLE="$(dt "$t_rec" "$t_ans")/$(dt "$t_rec" "$t_int")/$(dt "$t_rec" "$t_named")/$(dt "$t_end" "$t_res")/$place"
 }
 
@@ -243,7 +247,7 @@ phase_sessions() {
     done
   fi
   ok && session killed kill && killed=$CYCLE
-  result airplay "$t0" "shairport-sync $SS_VERSION ($(head -n 1 "$L/shairport-sync-V.txt")), drop-in $DROPIN; apt install $INSTALLED s; $FILES shairport-sync as '$SS_USER'; shown '$SHOWN'; ${#cycles[@]} sessions (s: RECORD sent -> answered / -> jukebox off the card, AirPlay / -> the name shown / TEARDOWN sent -> playing on the card / place moved): ${cycles[*]}; the sender killed mid-session: $killed"
+  result airplay "$t0" "shairport-sync $SS_VERSION ($(head -n 1 "$L/shairport-sync-V.txt")), drop-in $DROPIN; apt install $INSTALLED s; $FILES shairport-sync as '$SS_USER'; shown '$SHOWN'; ${#cycles[@]} sessions (s: RECORD sent -> answered / -> jukebox off the card, AirPlay / -> the name shown / TEARDOWN sent -> playing on the card / place after - place stopped): ${cycles[*]}; the sender killed mid-session: $killed"
   # jukebox restarted (a config change, an upgrade, a crash's restart) while shairport-sync runs:
   # its pipe is made again; does the name still come through?
   t0=$(uptime_s)
@@ -281,6 +285,10 @@ phase_boot() {
   ja=$(prop ActiveEnterTimestampMonotonic) sa=$(prop ActiveEnterTimestampMonotonic shairport-sync.service)
   order="jukebox active at ${ja} us, shairport-sync $(systemctl is-active shairport-sync) (active at ${sa} us, $(prop NRestarts shairport-sync.service) restarts); pipe: $(stat -c '%A %U:%G' "$PIPE" 2>&1)"
   ss_active || note "shairport-sync not active after the boot: $(ss_journal | grep -v '^$' | tail -n 4 | tr '\n' '|')"
+  # Started before jukebox had made the pipe, it dies (Debian's Restart=on-failure may start it
+  # again in time, or not: five starts in 10 s and it stays down).
+  ss_journal | grep -q 'Could not create metadata pipe' \
+    && note "shairport-sync started before jukebox's pipe was there and died ($(prop NRestarts shairport-sync.service) restarts): $(ss_journal | grep -m1 'Could not create metadata pipe')"
   [ "$(stat -c '%U' "$PIPE" 2>/dev/null)" = jukebox ] || note "the pipe is not jukebox's after the boot: $(stat -c '%A %U:%G' "$PIPE" 2>&1); jukebox said: $(journalctl -b -u jukebox --no-pager -o cat | grep 'airplay metadata' | tail -n 1)"
   ok && session "after the boot" && order="$order; $CYCLE, shown '$SHOWN'"
   result airplay-boot "$t0" "$order"
