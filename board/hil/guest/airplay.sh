@@ -177,9 +177,11 @@ session() {
     note "$tag: expected jukebox interrupted by AirPlay and off the card; seen phase '$STATUS_PHASE' message '$STATUS_MSG', card owner '$(card_owner)'"
   fi
   t_int=$(uptime_s)
-  local frozen=$STATUS_POS
+  local frozen=$STATUS_POS first=$STATUS_MSG
   wait_for 15 shows_name || note "$tag: expected the message '$SHOWN_NAME'; seen '$STATUS_MSG'"
   t_named=$(uptime_s)
+  # Shown by the very status that showed the interruption: the name came first.
+  [ "$first" = "$SHOWN_NAME" ] && t_named=$t_int
   SHOWN=$STATUS_MSG
   hp=$(holder)
   hu=$([ -n "$hp" ] && ps -o user:20= -p "$hp" | tr -d ' ')
