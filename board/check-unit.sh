@@ -91,7 +91,7 @@ install -D -m 0644 board/shairport-sync.service.conf "$vroot/etc/systemd/system/
 mkdir -p "$vroot/usr/bin" && printf '#!/bin/sh\n' > "$vroot/usr/bin/shairport-sync" && chmod 755 "$vroot/usr/bin/shairport-sync"
 out=$(systemd-analyze verify --man=no --root="$vroot" shairport-sync.service 2>&1) || fail "systemd-analyze verify shairport-sync.service with the drop-in: $out"
 [ -z "$out" ] || fail "systemd-analyze verify shairport-sync.service with the drop-in: $out"
-for line in After=jukebox.service PartOf=jukebox.service; do
+for line in After=jukebox.service PartOf=jukebox.service After=dbus.service; do
   grep -qx "$line" board/shairport-sync.service.conf || fail "board/shairport-sync.service.conf lacks $line"
 done
 rm -r "$vroot/etc/systemd/system/shairport-sync.service" "$vroot/etc/systemd/system/shairport-sync.service.d"
