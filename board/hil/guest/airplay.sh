@@ -27,10 +27,12 @@ SENDER=/mnt/repo/board/hil/guest/airplay-sender.py
 NAME=$'Anna\e[2J\a\'s \u202eiPhone'
 SHOWN_NAME=$'AirPlay: Anna\ufffd[2J\ufffd\'s \ufffdiPhone'
 CYCLES=$(cat "$OUT/airplay-cycles" 2>/dev/null || echo 5)
-# Under TCG each status poll takes a good part of a second (bt-phone's figures): the bounds are
-# a hang's, the figures are the point.
-RELEASE_MAX=5.0  # RECORD sent -> jukebox off the card, status AirPlay
-RESUME_MAX=5.0   # TEARDOWN sent (or the sender killed) -> jukebox playing on the card again
+# Under TCG each status poll takes a good part of a second (bt-phone's figures) and each hook is
+# a Swift process that takes seconds to start: the bounds are a hang's, the figures are the
+# point. (5 s failed at load 9-11 beside a package build: 5.3-8.9 s, run 5.) The release itself is
+# checked exactly: the card is free when shairport-sync answers RECORD.
+RELEASE_MAX=10.0 # RECORD sent -> jukebox off the card, status AirPlay
+RESUME_MAX=10.0  # TEARDOWN sent (or the sender killed) -> jukebox playing on the card again
 BACK_MAX=1.2     # the card's buffer is a second
 PLACE_MAX=1.5
 mkdir -p "$L"
