@@ -31,36 +31,31 @@ CYCLES=$(cat "$OUT/airplay-cycles" 2>/dev/null || echo 5)
 # a Swift process that takes seconds to start: the bounds are a hang's, the figures are the
 # point. (5 s failed at load 9-11 beside a package build: 5.3-8.9 s, run 5.) The release itself is
 # checked exactly: the card is free when shairport-sync answers RECORD.
-RELEASE_MAX=10.0 # RECORD sent -> jukebox off the card, status AirPlay
-RESUME_MAX=10.0  # TEARDOWN sent (or the sender killed) -> jukebox playing on the card again
+# (10 s failed once at load 12-15: 11.19 s, run 6, where RECORD was answered, the card free, in
+# 0.50 s: the poll's own time.)
+RELEASE_MAX=30.0 # RECORD sent -> jukebox off the card, status AirPlay (seen by a poll)
+RESUME_MAX=30.0  # TEARDOWN sent (or the sender killed) -> jukebox playing on the card again (seen)
 BACK_MAX=1.2     # the card's buffer is a second
 PLACE_MAX=1.5
 mkdir -p "$L"
+# uptime_s, note, wait_for (and PROBLEMS) as the other systemd-guest drivers have them.
+# shellcheck source=board/hil/guest/service-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 SHOWN="" INSTALLED="" FILES="" SS_USER="" DROPIN=no SS_VERSION="" CYCLE=""
-PROBLEMS=()
-note() { PROBLEMS+=("$*"); }
 ok() { [ ${#PROBLEMS[@]} -eq 0 ]; }
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
 secs() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.2f", b - a }'; }
 dt() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "?"; else printf "%.2f", b - a }'; }
 over() { awk -v d="$1" -v m="$2" 'BEGIN { exit !(d == "?" || d > m) }'; }
-wait_for() {
-  local end=$(($(date +%s) + $1))
-  shift
-  until "$@"; do
-    [ "$(date +%s)" -lt "$end" ] || return 1
-    sleep 0.1
-  done
-}
+# prop NAME [UNIT]: service-lib's, for shairport-sync.service too.
 prop() { systemctl show -p "$1" --value "${2:-jukebox.service}"; }
-# field NAME: NAME's value in the last status (a string without its quotes; the sender's name
+# status_field NAME: NAME's value in the last status (a string without its quotes; the sender's name
 # holds no '"'; the player writes it as UTF-8, unescaped). grep, not python: under TCG a poll
 # that starts python3 takes seconds.
-field() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" <<<"$STATUS_JSON" | head -n 1 | cut -d: -f2- | sed 's/^"//; s/"$//; s/^null$//'; }
+status_field() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" <<<"$STATUS_JSON" | head -n 1 | cut -d: -f2- | sed 's/^"//; s/"$//; s/^null$//'; }
 sample() {
   STATUS_JSON=$("$OUT/hilctl" "$SOCK" status --json 2>/dev/null | tail -n 1)
   STATUS_JSON=${STATUS_JSON#ok } # the reply is one line: `ok {…}`
-  STATUS_PHASE=$(field phase) STATUS_POS=$(field position) STATUS_MSG=$(field message)
+  STATUS_PHASE=$(status_field phase) STATUS_POS=$(status_field position) STATUS_MSG=$(status_field message)
   echo "$(uptime_s) $STATUS_PHASE $STATUS_POS $STATUS_MSG | ${STATUS_JSON:0:300}" >>"$L/samples.txt"
 }
 # The process (Tgid) holding the Loopback's playback substream 0,0; empty while it is closed.
