@@ -80,6 +80,23 @@ web_score=$(printf '%s\n' "$web_report" | sed -n 's/.*Overall exposure level for
 awk -v s="$web_score" -v m="$max" 'BEGIN { exit !(s <= m) }' || fail "jukebox-web.service exposure $web_score is over $max"
 echo "check-unit: systemd-analyze verify the web units: clean; jukebox-web.service exposure $web_score (at most $max)"
 
+# 1c. shairport-sync's drop-in (board/shairport-sync.service.conf, docs/SOURCES.md) on a stand-in
+# for Debian 13's shairport-sync.service (4.3.7-1's unit, avahi left out, its binary a stub): it
+# verifies clean, and orders shairport-sync after jukebox and restarts it with jukebox (board/hil
+# airplay found both needed: the metadata pipe).
+printf '%s\n' '[Unit]' 'Description=Shairport Sync - AirPlay Audio Receiver' 'After=sound.target' \
+  '[Service]' 'Type=simple' 'Restart=on-failure' 'ExecStart=/usr/bin/shairport-sync' 'User=shairport-sync' \
+  '[Install]' 'WantedBy=multi-user.target' > "$vroot/etc/systemd/system/shairport-sync.service"
+install -D -m 0644 board/shairport-sync.service.conf "$vroot/etc/systemd/system/shairport-sync.service.d/jukebox.conf"
+mkdir -p "$vroot/usr/bin" && printf '#!/bin/sh\n' > "$vroot/usr/bin/shairport-sync" && chmod 755 "$vroot/usr/bin/shairport-sync"
+out=$(systemd-analyze verify --man=no --root="$vroot" shairport-sync.service 2>&1) || fail "systemd-analyze verify shairport-sync.service with the drop-in: $out"
+[ -z "$out" ] || fail "systemd-analyze verify shairport-sync.service with the drop-in: $out"
+for line in After=jukebox.service PartOf=jukebox.service After=dbus.service; do
+  grep -qx "$line" board/shairport-sync.service.conf || fail "board/shairport-sync.service.conf lacks $line"
+done
+rm -r "$vroot/etc/systemd/system/shairport-sync.service" "$vroot/etc/systemd/system/shairport-sync.service.d"
+echo "check-unit: systemd-analyze verify shairport-sync.service with board/shairport-sync.service.conf: clean"
+
 # 2. security
 report=$(systemd-analyze security --offline=true "$unit" 2>&1) || true
 score=$(printf '%s\n' "$report" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')

@@ -29,6 +29,7 @@
 #   /etc/systemd/system/jukebox-usb@.service   mounts a stick read-only under /media/jukebox/LABEL
 #   /usr/local/share/jukebox/usb-mount         board/usb-mount.sh, which that unit runs
 #   /usr/local/share/jukebox/shairport-sync.conf   shairport-sync's session hooks (docs/SOURCES.md)
+#   /usr/local/share/jukebox/shairport-sync.service.conf   its unit's drop-in (after jukebox, restarted with it)
 #   /usr/local/share/jukebox/bluealsa-aplay.conf   bluealsa-aplay's drop-in for a phone (docs/SOURCES.md)
 #   /etc/polkit-1/rules.d/50-jukebox-power.rules   lets user jukebox power off and reboot
 #   /etc/systemd/system/jukebox-web.socket     the web app's port 80 (docs/WEB.md), enabled: it starts
@@ -273,6 +274,7 @@ run install -m 0755 board/usb-mount.sh "$root$share/usb-mount"
 # shairport-sync's session hooks (docs/SOURCES.md), naming this install's binary.
 run install -d -m 0755 "$root$share"
 run sh -c 'sed "s|/usr/bin/jukebox|$1|g" board/shairport-sync.conf > "$2" && chmod 0644 "$2"' sh "$bin" "$root$share/shairport-sync.conf"
+run install -m 0644 board/shairport-sync.service.conf "$root$share/shairport-sync.service.conf"
 run install -m 0644 board/bluealsa-aplay.conf "$root$share/bluealsa-aplay.conf"
 say "installing $udev_rule"
 run install -D -m 0644 board/99-jukebox.rules "$root$udev_rule"

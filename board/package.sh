@@ -178,6 +178,8 @@ make_deb() { # make_deb ARCH
   install -m 0755 board/usb-mount.sh "$stage/usr/share/jukebox/usb-mount"
   # shairport-sync's session hooks (docs/SOURCES.md): AirPlay takes the device and gives it back.
   install -m 0644 board/shairport-sync.conf "$stage/usr/share/jukebox/shairport-sync.conf"
+  # and its unit's drop-in: started after jukebox, restarted with it (the metadata pipe).
+  install -m 0644 board/shairport-sync.service.conf "$stage/usr/share/jukebox/shairport-sync.service.conf"
   # bluealsa-aplay's drop-in (docs/SOURCES.md): a phone plays through the card jukebox lets go.
   install -m 0644 board/bluealsa-aplay.conf "$stage/usr/share/jukebox/bluealsa-aplay.conf"
   install -D -m 0644 board/98-jukebox-usb.rules "$stage/usr/lib/udev/rules.d/98-jukebox-usb.rules"

@@ -12,7 +12,8 @@
 #                                              usb-stick serial-console power-cut upload-power-cut deb-upgrade deb-purge (or
 #                                              service) runs all of those; bt-loop, bt-speaker, bt-pin and bt-phone
 #                                              (only with JUKEBOX_HIL_BLUETOOTH=1) boot the systemd guest once
-#                                              more (bt-speaker, bt-pin and bt-phone after bt-loop, in the same boot)
+#                                              more (bt-speaker, bt-pin and bt-phone after bt-loop, in the same boot);
+#                                              airplay (only when named) boots it twice more with shairport-sync
 # Environment:
 #   JUKEBOX_BIN=PATH     the jukebox binary guest 1 tests (default: built here, debug, dynamically
 #                        linked against the Swift runtime: the same kind board/test.sh unit-tested)
@@ -27,6 +28,7 @@
 #                        the Bluetooth packages to the systemd guest's root
 #   JUKEBOX_HIL_BT_CYCLES=N  bt-speaker's disconnect/connect cycles (default 20)
 #   JUKEBOX_HIL_BT_PHONE_CYCLES=N  bt-phone's start/stop cycles of the phone (default 10)
+#   JUKEBOX_HIL_AIRPLAY_CYCLES=N  airplay's sessions (default 5)
 set -euo pipefail
 HIL_DIR=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HIL_DIR/../.." && pwd)
@@ -82,7 +84,9 @@ if want bt-loop || want bt-speaker || want bt-phone || want bt-pin; then
     want bt-pin && want_bt_pin=1
   elif [ ${#ONLY[@]} -gt 0 ]; then hil_log "bt-loop, bt-speaker, bt-phone and bt-pin skipped: they run only with JUKEBOX_HIL_BLUETOOTH=1"; fi
 fi
-if hil_want_systemd || [ $want_bt = 1 ]; then
+want_airplay=0
+hil_airplay && want_airplay=1
+if hil_want_systemd || [ $want_bt = 1 ] || [ $want_airplay = 1 ]; then
   hil_resolve_deb
   hil_prepare_image
 fi
@@ -132,6 +136,9 @@ if hil_want_systemd; then
 fi
 if [ $want_bt = 1 ]; then
   hil_run_bluetooth_guest "$want_bt_speaker" "$want_bt_phone" "$want_bt_pin"
+fi
+if [ $want_airplay = 1 ]; then
+  hil_run_airplay_guest
 fi
 
 hil_log "prepare $((t_prepared - t_start)) s, run $(($(date +%s) - t_prepared)) s"

@@ -27,6 +27,12 @@ HIL_GUEST_PACKAGES=systemd,systemd-sysv,udev,kmod,procps,alsa-utils,mpc
 HIL_BT_PACKAGES=dbus,bluez,bluez-test-tools,bluez-alsa-utils
 HIL_BT_IMAGE_VERSION=4
 hil_bluetooth() { [ "${JUKEBOX_HIL_BLUETOOTH:-0}" = 1 ]; }
+# airplay, opt-in (asked for by name): Debian's shairport-sync as installed beside jukebox
+# (avahi-daemon and dbus, which its unit needs, named so that no Recommends is relied on), and
+# python3 for the scenario's RTSP sender. Added to the root only then, as for Bluetooth.
+HIL_AIRPLAY_PACKAGES=shairport-sync,avahi-daemon,dbus,python3
+HIL_AIRPLAY_IMAGE_VERSION=2
+hil_airplay() { [ ${#ONLY[@]} -gt 0 ] && want airplay; }
 HIL_SYSTEMD_SCENARIOS="install-sh deb-install deb-web deb-upload deb-mpd deb-radio service-boot rfid-keyboard usb-stick serial-console power-cut upload-power-cut deb-upgrade deb-purge"
 
 # True when any systemd-guest scenario is asked for (they share one disk and run together).
@@ -66,6 +72,7 @@ hil_prepare_rootfs() {
   local pkgs key r="$HIL_CACHE/rootfs"
   local extra=""
   hil_bluetooth && extra=",$HIL_BT_PACKAGES"
+  hil_airplay && extra="$extra,$HIL_AIRPLAY_PACKAGES"
   pkgs=$(printf '%s%s,%s\n' "$HIL_GUEST_PACKAGES" "$extra" "$(hil_deb_packages)" | tr ',' '\n' | sort -u | paste -sd, -)
   key="mmdebstrap trixie minbase $pkgs"
   hil_valid rootfs "$key" && return 0
@@ -96,6 +103,7 @@ hil_prepare_image() {
   key="$HIL_IMAGE_VERSION $HIL_ABI $HIL_KVER $(cat "$HIL_CACHE/stamps/modules" "$HIL_CACHE/stamps/rootfs" | sha256sum | cut -c1-16)"
   # Only an image with bt-loop's stack names its own version: the one without stays valid.
   hil_bluetooth && key="$key bluetooth $HIL_BT_IMAGE_VERSION"
+  hil_airplay && key="$key airplay $HIL_AIRPLAY_IMAGE_VERSION"
   hil_valid image "$key" && return 0
   hil_log "systemd image: modules, units"
   local r="$HIL_CACHE/rootfs" k="$HIL_CACHE/kernel/root" m f
@@ -105,6 +113,9 @@ hil_prepare_image() {
   # stick; autofs4: systemd-mount --automount; hci_vhci (bt-loop): bluetooth, rfkill, crc16, ….
   local bt=""
   hil_bluetooth && bt=hci_vhci
+  # airplay: a network card (QEMU's virtio-net, never connected to anything): shairport-sync
+  # makes its device ID from a MAC address, and waits for one, then warns, on a box without.
+  hil_airplay && bt="$bt virtio_net"
   for m in $bt snd-aloop snd-dummy i2c-dev 9p 9pnet_virtio configfs virtio_blk ext4 virtio_pci virtio_console \
     uinput evdev xhci-pci usb-storage sd_mod vfat nls_cp437 nls_ascii nls_utf8 autofs4; do
     for f in $(modprobe -d "$k" -S "$HIL_ABI" --show-depends "$m" | awk '$1 == "insmod" {print $2}'); do
@@ -361,4 +372,30 @@ hil_run_bluetooth_guest() {
   hil_results "$sd/console.log"
   hil_finished "$sd/console.log" '^HIL-PHASE-DONE bluetooth' "the bluetooth boot did not finish" 30 || true
   hil_log "bluetooth boot: $(($(date +%s) - t0)) s (logs in $sd/log)"
+}
+
+# airplay (opt-in, asked for by name): two boots of a fresh copy of the image, its own run folder
+# $HIL_CACHE/airplay; board/hil/guest/airplay.sh drives them. Boot 1 installs the package and
+# follows docs/SOURCES.md's AirPlay steps, then the sessions (JUKEBOX_HIL_AIRPLAY_CYCLES, default
+# 5) and jukebox restarted under a running shairport-sync; boot 2 is the start order at boot.
+hil_run_airplay_guest() {
+  local sd="$HIL_CACHE/airplay" t0 n
+  rm -rf "$sd" && mkdir -p "$sd"
+  cp --sparse=always "$HIL_CACHE/base.img" "$sd/run.img"
+  echo "/mnt/repo/board/hil/guest/airplay.sh" > "$sd/service-script"
+  cp "$HIL_DEB" "$sd/jukebox_$(dpkg-deb -f "$HIL_DEB" Version)_amd64.deb"
+  dpkg-deb -f "$HIL_DEB" Version > "$sd/deb-version"
+  cp "$HIL_CACHE/tools/hilctl" "$sd/"
+  echo "${JUKEBOX_HIL_AIRPLAY_CYCLES:-5}" > "$sd/airplay-cycles"
+  # One 5-minute track, so that no session meets a track's end.
+  sox -q -n -r 44100 -c 2 -b 16 "$sd/long.wav" synth 300 sine 440 vol 0.3
+  for n in 1 2; do
+    hil_log "systemd guest, airplay boot $n"
+    t0=$(date +%s)
+    echo "airplay-$n" > "$sd/phase"
+    HIL_SD=$sd HIL_BOOT_TIMEOUT=900 hil_boot_systemd "$sd/console-$n.log" -nic user,model=virtio-net-pci,restrict=on || true
+    hil_results "$sd/console-$n.log"
+    hil_finished "$sd/console-$n.log" "^HIL-PHASE-DONE airplay-$n" "airplay boot $n did not finish" 30 || return 0
+    hil_log "airplay boot $n: $(($(date +%s) - t0)) s (logs in $sd/log)"
+  done
 }

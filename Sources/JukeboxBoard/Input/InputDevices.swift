@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import CInput
 import Glibc
+import JukeboxCore
 import JukeboxSystem
 
 /// Which evdev device(s) to read.
@@ -11,7 +12,7 @@ public enum InputSelector: Sendable, Equatable, CustomStringConvertible {
     case name(String)
     /// One device by path: `/dev/input/event3` or a stable `/dev/input/by-id/…` link.
     case path(String)
-    /// Every device that can send one of `InputKey.media` (EVIOCGBIT): the config's `"*"`.
+    /// Every device that can send one of `MediaKey.all` (EVIOCGBIT): the config's `"*"`.
     case anyWithMediaKeys
 
     public var description: String {
@@ -28,7 +29,7 @@ public struct InputDeviceInfo: Sendable, Equatable {
     public var path: String
     /// EVIOCGNAME, or "" when the device could not be opened.
     public var name: String
-    /// The `InputKey.media` codes the device can send (EVIOCGBIT).
+    /// The `MediaKey.all` codes the device can send (EVIOCGBIT).
     public var mediaKeys: [Int]
     /// Why the device could not be opened, or nil.
     public var error: String?
@@ -242,7 +243,7 @@ public final class InputDevices {
             throw InputErrors.open(code, path: path)
         }
         _ = jb_input_use_monotonic_clock(fd)
-        let keys = InputKey.media.filter { jb_input_has_key(fd, UInt32($0)) == 1 }
+        let keys = MediaKey.all.filter { jb_input_has_key(fd, UInt32($0)) == 1 }
         let info = InputDeviceInfo(path: path, name: String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
                                    mediaKeys: keys)
         return Device(info: info, canonical: canonical(path), fd: fd)

@@ -2,7 +2,7 @@
 import CInput
 
 /// One key event from an evdev device. The raw code is kept: which code means what is the core's
-/// business (`InputKey` names the media keys).
+/// business (`MediaKey`, in JukeboxCore, names the media keys).
 public struct InputKeyEvent: Sendable, Equatable, CustomStringConvertible {
     /// The key code (`KEY_*` in linux/input-event-codes.h).
     public var code: Int
@@ -19,29 +19,6 @@ public struct InputKeyEvent: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "key \(code) \(["up", "down", "repeat"][min(max(value, 0), 2)]) at \(time)" }
-}
-
-/// Key codes of media keys (linux/input-event-codes.h), as remotes, keyboards, gpio-ir receivers
-/// (rc keymaps), bluez's AVRCP input device and gpio-keys overlays send them.
-public enum InputKey {
-    public static let mute = 113
-    public static let volumeDown = 114
-    public static let volumeUp = 115
-    /// KEY_PLAYCD: what BlueZ's AVRCP device sends for a speaker's PLAY (profiles/audio/avctp.c).
-    public static let playCD = 200
-    /// KEY_PAUSECD (BlueZ's AVRCP PAUSE too).
-    public static let pause = 201
-    public static let play = 207
-    public static let fastForward = 208
-    public static let nextSong = 163
-    public static let playPause = 164
-    public static let previousSong = 165
-    public static let stopCD = 166
-    public static let rewind = 168
-
-    /// All of the above: a device that has any of them "has media keys".
-    public static let media = [playPause, play, playCD, pause, stopCD, nextSong, previousSong, volumeUp, volumeDown,
-                               fastForward, rewind, mute]
 }
 
 /// Turns the bytes of an evdev fd into key events: whole `struct input_event` records (a partial

@@ -182,4 +182,10 @@ public enum MediaKey {
     public static let mute = 113, volumeDown = 114, volumeUp = 115, nextSong = 163, playPause = 164
     public static let previousSong = 165, stopCD = 166, rewind = 168, playCD = 200, pause = 201, play = 207
     public static let fastForward = 208
+
+    /// Every key above, as remotes, keyboards, gpio-ir receivers (rc keymaps), BlueZ's AVRCP input
+    /// device and gpio-keys overlays send them: an input device that can send any of them "has media
+    /// keys" (the config's `"*"`).
+    public static let all: [Int] = [playPause, play, playCD, pause, stopCD, nextSong, previousSong, volumeUp,
+                                    volumeDown, fastForward, rewind, mute]
 }

@@ -76,8 +76,8 @@ phone_setup() {
   wait_for 30 no_source_pcm || note "bt-loop's source PCM still there 30 s after 'disconnect'"
   kill "$BA_SOURCE" "$BA_SINK" 2>/dev/null
   wait "$BA_SOURCE" "$BA_SINK" 2>/dev/null
+  # The box's bluealsa (sink) runs until the guest powers off.
   bluealsa -i hci1 -p a2dp-sink >"$L/bluealsa-box.log" 2>&1 &
-  BOX_BA=$!
   LD_PRELOAD=$OUT/hilsndbuf.so bluealsa -i hci0 -p a2dp-source -B phone --a2dp-force-audio-cd >"$L/bluealsa-phone.log" 2>&1 &
   PHONE_BA=$!
   wait_for 30 bluealsa-cli status >/dev/null 2>&1 || note "the box's bluealsa (sink) not on the bus"
@@ -111,7 +111,6 @@ phone_setup() {
   # From the start of the track (bt-speaker's cycles may have played most of it).
   systemctl stop jukebox.service
   rm -f /var/lib/jukebox/state.json /var/lib/jukebox/state.json.place
-  LAST_T="" LAST_P=""
   systemctl start jukebox.service
   JPID=$(prop MainPID)
   wait_for 60 box_plays || note "expected jukebox playing on the card after the restart; seen phase '$STATUS_PHASE', card owner '$(card_owner)', jukebox $JPID ($(prop StatusText))"
@@ -289,7 +288,7 @@ phone_scenario() {
   echo "HIL-BEGIN bt-phone (uptime $(uptime_s) s)"
   local t0 s
   t0=$(uptime_s)
-  installed="" phone_paired="" PHONE_SNR="" killed="" phone_cycles=() MON_PID="" BOX_BA="" PHONE_BA="" SHOWN="" FORBIDDEN=""
+  installed="" phone_paired="" PHONE_SNR="" killed="" phone_cycles=() MON_PID="" PHONE_BA="" SHOWN="" FORBIDDEN=""
   phone
   s=$(secs "$t0")
   if [ ${#PROBLEMS[@]} -eq 0 ]; then

@@ -260,7 +260,7 @@ if want card-return; then
   unbinder=$!
   wait_for 10 status_matches '"message":"waiting for audio device' \
     || note "expected 'waiting for audio device' once the card was gone; seen: $(status_json)"
-  wait_for 10 eval '! kill -0 $unbinder 2>/dev/null' || note "the unbind never returned: jukebox kept the lost card open"
+  wait_for 10 eval "! kill -0 $unbinder 2>/dev/null" || note "the unbind never returned: jukebox kept the lost card open"
   # Gone for 9 s: polling 0.25 s apart would probe about 36 times; announced, the probes back off.
   before=$(grep -c 'timerFired(JukeboxCore.TimerID.deviceRetry' "$DLOG")
   settle 9

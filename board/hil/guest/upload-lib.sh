@@ -49,6 +49,7 @@ web_sign_in() {
 upload_head() {
   local -n into=$1
   shift
+  # shellcheck disable=SC2034 # a nameref: printf -v sets the caller's variable
   printf -v into 'POST /api/upload?folder=%s&name=%s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nContent-Type: application/octet-stream\r\nCookie: %s\r\nX-CSRF-Token: %s\r\nContent-Length: %s\r\n\r\n' \
     "$(urlencode "$1")" "$(urlencode "$2")" "$WEB" "$WEB_COOKIE" "$WEB_CSRF" "$3"
 }
