@@ -157,7 +157,7 @@ enum CommandHarness {
         case .queueJSON(let from): return "queue --json \(from)"
         case .lsJSON(let path, let from): return "ls --json --from \(from)" + (path.map { " " + $0 } ?? "")
         case .libraryUpdate(let path): return "update" + (path.map { " " + $0 } ?? "")
-        case .bluetooth(let action, let address): return "bluetooth \(action.rawValue) " + address
+        case .bluetooth(let action, let address, let pin): return "bluetooth \(action.rawValue) " + address + (pin.map { " pin " + $0 } ?? "")
         case .searchJSON(let text): return "search --json " + text
         case .add(let path): return "add " + path
         case .load(let path): return "load " + path

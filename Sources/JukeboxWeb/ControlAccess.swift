@@ -30,7 +30,7 @@ public enum ControlAccess: Equatable, Sendable {
             return .open
         case .add, .load, .save, .cardAssign, .cardAssignNext, .cardDelete, .bookmarkReset, .reload, .restart, .libraryUpdate:
             return .session
-        case .bluetooth(let action, _):
+        case .bluetooth(let action, _, _):
             switch action {
             case .pair, .trust, .forget, .disconnect: return .session
             }

@@ -49,6 +49,8 @@ struct PlayerSetup {
     var bluetooth: BluetoothSpeakerSettings?
     /// Whether a phone playing through the box is watched for (`bluetooth.phone`).
     var bluetoothPhone = false
+    /// The box's adapter `bluetooth pair` uses (`bluetooth.adapter`); nil: BlueZ's default.
+    var bluetoothAdapter: String?
     /// shairport-sync's metadata pipe, made and read for the AirPlay sender's name; nil: none.
     var airplayMetadata: String?
     /// The USB sticks' mount roots and whether only mount points count; nil: not watched.
@@ -169,6 +171,7 @@ enum Player {
         runtime.version = "jukebox \(jukeboxVersion)"
         if let routed { runtime.routeOutput = { routed.route(to: AudioWiring.device(for: $0)) } }
         runtime.musicFolders = setup.musicFolders
+        runtime.bluetoothAdapter = setup.bluetoothAdapter
         runtime.setupProblemsPath = setup.setupProblemsPath
         runtime.notifier = SystemdNotifier()
         // Read only while the config has parental rules (`Runtime.feedWallClock`).

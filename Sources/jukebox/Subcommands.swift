@@ -74,6 +74,7 @@ enum Subcommands {
         setup.headphones = config.headphones
         setup.bluetooth = config.bluetooth
         setup.bluetoothPhone = config.bluetoothPhone
+        setup.bluetoothAdapter = config.bluetoothAdapter
         setup.airplayMetadata = config.airplayMetadata
         setup.usb = config.usbRoots.map { ($0, config.usbMountsOnly) }
         setup.mqtt = config.mqtt

@@ -48,7 +48,7 @@ extension WebFaceTests {
         for bad in ["AA:BB:CC:DD:EE", "AA:BB:CC:DD:EE:GG", "AA:BB:CC:DD:EE:FF;reboot", "AA:BB:CC:DD:EE:FF x"] {
             let refused = try pair("bluetooth pair \(bad)", auth)
             XCTAssertEqual(refused.status, 400, bad)
-            XCTAssertEqual(refused.body, "{\"error\":\"usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF)\"}", bad)
+            XCTAssertEqual(refused.body, "{\"error\":\"usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF) | bluetooth pair ADDRESS pin DIGITS\"}", bad)
         }
         XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8),
                        "info AA:BB:CC:DD:EE:FF\npair AA:BB:CC:DD:EE:FF\ntrust AA:BB:CC:DD:EE:FF\nremove AA:BB:CC:DD:EE:FF\n")

@@ -13,7 +13,8 @@ import XCTest
 /// installed here) and the reply says what it said; its output is made inert.
 final class BluetoothControlTests: XCTestCase {
     func testTheLanguageTakesAnAddressAndOneOfFourWords() {
-        let usage = ControlError("usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF)")
+        let usage = ControlError("usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF) | bluetooth pair ADDRESS pin DIGITS")
+        let badPIN = ControlError("bluetooth pair: a PIN is 1 to 16 digits 0-9 (such as 0000; a passkey: 6 at most)")
         let rows: [(String, Result<ControlCommand, ControlError>)] = [
             ("bluetooth pair aa:bb:cc:dd:ee:ff", .success(.bluetooth(.pair, address: "AA:BB:CC:DD:EE:FF"))),
             ("bluetooth TRUST AA:BB:CC:DD:EE:FF", .success(.bluetooth(.trust, address: "AA:BB:CC:DD:EE:FF"))),
@@ -26,6 +27,16 @@ final class BluetoothControlTests: XCTestCase {
             ("bluetooth pair AA:BB:CC:DD:EE:FG", .failure(usage)),
             ("bluetooth pair AA:BB:CC:DD:EE:FF;reboot", .failure(usage)),
             ("bluetooth pair ＡA:BB:CC:DD:EE:FF", .failure(usage)),
+            ("bluetooth pair aa:bb:cc:dd:ee:ff PIN 0000", .success(.bluetooth(.pair, address: "AA:BB:CC:DD:EE:FF", pin: "0000"))),
+            ("bluetooth pair AA:BB:CC:DD:EE:FF pin 1234567890123456", .success(.bluetooth(.pair, address: "AA:BB:CC:DD:EE:FF", pin: "1234567890123456"))),
+            ("bluetooth pair AA:BB:CC:DD:EE:FF pin 12345678901234567", .failure(badPIN)),
+            ("bluetooth pair AA:BB:CC:DD:EE:FF pin 12a4", .failure(badPIN)),
+            ("bluetooth pair AA:BB:CC:DD:EE:FF pin -123", .failure(badPIN)),
+            ("bluetooth pair AA:BB:CC:DD:EE:FF pin １２３４", .failure(badPIN)),
+            ("bluetooth pair AA:BB:CC:DD:EE:FF pin", .failure(usage)),
+            ("bluetooth pair AA:BB:CC:DD:EE:FF code 1234", .failure(usage)),
+            ("bluetooth trust AA:BB:CC:DD:EE:FF pin 1234", .failure(usage)),
+            ("bluetooth pair nonsense pin 1234", .failure(usage)),
         ]
         for (line, expected) in rows { XCTAssertEqual(ControlCommand.parse(line, seed: 0), expected, line) }
     }
@@ -54,9 +65,9 @@ final class BluetoothControlTests: XCTestCase {
         let rows: [(String, String)] = [
             ("Attempting to pair with AA:BB:CC:DD:EE:FF\nFailed to pair: org.bluez.Error.AlreadyExists\njukebox-exit 1\n", "ok bluetooth pair: already paired"),
             ("Failed to pair: org.bluez.Error.AuthenticationFailed\njukebox-exit 1\n",
-             "error: bluetooth pair refused by the device (only pairing without a PIN is done): Failed to pair: org.bluez.Error.AuthenticationFailed"),
+             "error: bluetooth pair refused by the device (one that wants a PIN: bluetooth pair ADDRESS pin DIGITS): Failed to pair: org.bluez.Error.AuthenticationFailed"),
             ("Failed to pair: org.bluez.Error.AuthenticationRejected\njukebox-exit 1\n",
-             "error: bluetooth pair refused by the device (only pairing without a PIN is done): Failed to pair: org.bluez.Error.AuthenticationRejected"),
+             "error: bluetooth pair refused by the device (one that wants a PIN: bluetooth pair ADDRESS pin DIGITS): Failed to pair: org.bluez.Error.AuthenticationRejected"),
             ("Failed to pair: org.bluez.Error.ConnectionAttemptFailed\njukebox-exit 1\n",
              "error: bluetooth pair: the device did not answer; is it on, near and in pairing mode? Failed to pair: org.bluez.Error.ConnectionAttemptFailed"),
             ("Pairing successful\njukebox-exit 0\n", "ok bluetooth pair: Pairing successful"),
@@ -66,7 +77,7 @@ final class BluetoothControlTests: XCTestCase {
             // bluetoothctl 5.82 reports every object as it leaves: not what it said of the pairing.
             ("Attempting to pair with 00:AA:01:01:00:01\n[CHG] Device 00:AA:01:01:00:01 Bonded: yes\nFailed to pair: org.bluez.Error.AuthenticationCanceled\n"
              + "[DEL] Controller 00:AA:01:00:00:00 jukebox-hil #1 [default]\n[DEL] Controller 00:AA:01:01:00:01 jukebox-hil\njukebox-exit 1\n",
-             "error: bluetooth pair refused by the device (only pairing without a PIN is done): Failed to pair: org.bluez.Error.AuthenticationCanceled"),
+             "error: bluetooth pair refused by the device (one that wants a PIN: bluetooth pair ADDRESS pin DIGITS): Failed to pair: org.bluez.Error.AuthenticationCanceled"),
             ("jukebox-exit 137\n", "error: bluetoothctl did not finish within 25 s"),
             ("Failed to pair: org.bluez.Error.Failed\u{1B}]0;x\u{07}\njukebox-exit 1\n", "error: bluetooth pair failed: Failed to pair: org.bluez.Error.Failed0;x\u{FFFD}"),
         ]
@@ -136,7 +147,7 @@ final class BluetoothControlTests: XCTestCase {
         try "no".write(toFile: known, atomically: true, encoding: .utf8)
         try "refuse".write(toFile: mode, atomically: true, encoding: .utf8)
         XCTAssertEqual(c.request("bluetooth pair AA:BB:CC:DD:EE:FF", timeout: 60),
-                       "error: bluetooth pair refused by the device (only pairing without a PIN is done): Failed to pair: org.bluez.Error.AuthenticationRejected")
+                       "error: bluetooth pair refused by the device (one that wants a PIN: bluetooth pair ADDRESS pin DIGITS): Failed to pair: org.bluez.Error.AuthenticationRejected")
         XCTAssertEqual(calls(), ["info AA:BB:CC:DD:EE:FF", "pair AA:BB:CC:DD:EE:FF"])
 
         _ = unlink(known)
@@ -175,7 +186,7 @@ final class BluetoothControlTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8),
                        "info AA:BB:CC:DD:EE:FF\npair AA:BB:CC:DD:EE:FF\ntrust AA:BB:CC:DD:EE:FF\nremove AA:BB:CC:DD:EE:FF\ndisconnect AA:BB:CC:DD:EE:FF\n")
         XCTAssertEqual(c.request("bluetooth pair nonsense", timeout: 10),
-                       "error: usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF)")
+                       "error: usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF) | bluetooth pair ADDRESS pin DIGITS")
     }
 
     /// A phone that streams to a box whose `sources` forbid it is disconnected by the loop

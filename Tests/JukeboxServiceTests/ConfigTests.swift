@@ -334,6 +334,31 @@ final class ConfigTests: XCTestCase {
         }
     }
 
+    /// `bluetooth.adapter`: the address of the box's adapter a pair uses, with a speaker, a phone
+    /// or alone (a box that only pairs); `hciN` is refused (its number can change at boot).
+    func testTheAdapterAPairUsesIsAnAddressWithOrWithoutASpeaker() throws {
+        XCTAssertNil(try parse(#"{"bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF"}}"#).config.bluetoothAdapter)
+        let alone = try parse(#"{"bluetooth": {"adapter": "00:aa:01:00:00:00"}}"#)
+        XCTAssertEqual(alone.config.bluetoothAdapter, "00:AA:01:00:00:00")
+        XCTAssertNil(alone.config.bluetooth, "no speaker")
+        XCTAssertFalse(alone.config.bluetoothPhone)
+        XCTAssertEqual(alone.warnings, [])
+        let both = try parse(#"{"bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF", "adapter": "00:AA:01:00:00:00", "phone": true}}"#).config
+        XCTAssertEqual(both.bluetoothAdapter, "00:AA:01:00:00:00")
+        XCTAssertEqual(both.bluetooth, BluetoothSpeakerSettings(address: "AA:BB:CC:DD:EE:FF"))
+        XCTAssertTrue(both.bluetoothPhone)
+        let rows: [(String, String)] = [
+            (#"{"bluetooth": {"adapter": "hci1"}}"#, "c.json: bluetooth: \"adapter\" must be the address of one of the box's adapters (`bluetoothctl list`), six pairs of hex digits such as \"00:1A:7D:DA:71:13\", not \"hci1\""),
+            (#"{"bluetooth": {"adapter": "00:AA:01:00:00:00", "whenGone": "pause"}}"#, "c.json: bluetooth: \"speaker\" is missing; must be {"),
+            (#"{"bluetooth": {"adapter": 1}}"#, "c.json: bluetooth: must be {"),
+        ]
+        for (bad, reason) in rows {
+            XCTAssertThrowsError(try parse(bad), bad) { error in
+                XCTAssertTrue("\(error)".hasPrefix(reason), "\(error)")
+            }
+        }
+    }
+
     func testAPhoneIsWatchedForOnlyWhenTheConfigSaysSoWithOrWithoutASpeaker() throws {
         XCTAssertFalse(try parse("{}").config.bluetoothPhone)
         XCTAssertFalse(try parse(#"{"bluetooth": {"speaker": "AA:BB:CC:DD:EE:FF"}}"#).config.bluetoothPhone)

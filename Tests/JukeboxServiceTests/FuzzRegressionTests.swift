@@ -115,7 +115,7 @@ final class FuzzRegressionTests: XCTestCase {
         case .bookmarksJSON: return "bookmarks --json"
         case .podcastsJSON: return "podcasts --json"
         case .bookmarkReset(let path): return "bookmark reset " + (path ?? "--all")
-        case .bluetooth(let action, let address): return "bluetooth \(action.rawValue) " + address
+        case .bluetooth(let action, let address, let pin): return "bluetooth \(action.rawValue) " + address + (pin.map { " pin " + $0 } ?? "")
         }
     }
 

@@ -10,9 +10,9 @@
 #                                              interruption display-ssd1306 headphones battery card-return; naming any of install-sh
 #                                              deb-install deb-web deb-upload deb-mpd deb-radio service-boot rfid-keyboard
 #                                              usb-stick serial-console power-cut upload-power-cut deb-upgrade deb-purge (or
-#                                              service) runs all of those; bt-loop, bt-speaker and bt-phone
+#                                              service) runs all of those; bt-loop, bt-speaker, bt-pin and bt-phone
 #                                              (only with JUKEBOX_HIL_BLUETOOTH=1) boot the systemd guest once
-#                                              more (bt-speaker and bt-phone after bt-loop, in the same boot);
+#                                              more (bt-speaker, bt-pin and bt-phone after bt-loop, in the same boot);
 #                                              airplay (only when named) boots it twice more with shairport-sync
 # Environment:
 #   JUKEBOX_BIN=PATH     the jukebox binary guest 1 tests (default: built here, debug, dynamically
@@ -23,6 +23,7 @@
 #   HIL_ACCEL=tcg|kvm    default: kvm only when the CPU has vmx/svm and it is not a PVM guest
 #   JUKEBOX_HIL_BLUETOOTH=1  adds bt-loop (Bluetooth A2DP through two virtual controllers),
 #                        bt-speaker (the installed jukebox plays to the virtual speaker),
+#                        bt-pin (the installed jukebox pairs with a speaker that wants a PIN),
 #                        bt-phone (a virtual phone plays through the box) and
 #                        the Bluetooth packages to the systemd guest's root
 #   JUKEBOX_HIL_BT_CYCLES=N  bt-speaker's disconnect/connect cycles (default 20)
@@ -72,15 +73,16 @@ if [ ${#guest_scenarios[@]} -gt 0 ]; then
   [ -x "$JUKEBOX_BIN" ] || { hil_log "no jukebox binary at $JUKEBOX_BIN"; exit 1; }
 fi
 # bt-loop runs only when asked for by JUKEBOX_HIL_BLUETOOTH=1 (board/hil/README.md).
-# bt-speaker and bt-phone follow bt-loop in its boot (they need its controllers and pairing):
+# bt-speaker, bt-pin and bt-phone follow bt-loop in its boot (they need its controllers and pairing):
 # asking for either runs bt-loop first.
-want_bt=0 want_bt_speaker=0 want_bt_phone=0
-if want bt-loop || want bt-speaker || want bt-phone; then
+want_bt=0 want_bt_speaker=0 want_bt_phone=0 want_bt_pin=0
+if want bt-loop || want bt-speaker || want bt-phone || want bt-pin; then
   if hil_bluetooth; then
     want_bt=1
     want bt-speaker && want_bt_speaker=1
     want bt-phone && want_bt_phone=1
-  elif [ ${#ONLY[@]} -gt 0 ]; then hil_log "bt-loop, bt-speaker and bt-phone skipped: they run only with JUKEBOX_HIL_BLUETOOTH=1"; fi
+    want bt-pin && want_bt_pin=1
+  elif [ ${#ONLY[@]} -gt 0 ]; then hil_log "bt-loop, bt-speaker, bt-phone and bt-pin skipped: they run only with JUKEBOX_HIL_BLUETOOTH=1"; fi
 fi
 want_airplay=0
 hil_airplay && want_airplay=1
@@ -133,7 +135,7 @@ if hil_want_systemd; then
   hil_run_systemd_guest
 fi
 if [ $want_bt = 1 ]; then
-  hil_run_bluetooth_guest "$want_bt_speaker" "$want_bt_phone"
+  hil_run_bluetooth_guest "$want_bt_speaker" "$want_bt_phone" "$want_bt_pin"
 fi
 if [ $want_airplay = 1 ]; then
   hil_run_airplay_guest

@@ -339,7 +339,8 @@ hil_bt_jukebox_files() {
 # board/hil/guest/bluetooth.sh drives it. The test sound (an 8 s stereo chirp) is made here.
 # With $1 = 1, bt-speaker follows in the same boot (JUKEBOX_HIL_BT_CYCLES: its disconnect/connect
 # cycles, default 20); with $2 = 1, bt-phone (JUKEBOX_HIL_BT_PHONE_CYCLES: the phone's
-# start/stop cycles, default 10). The guest runs each one whose NAME-cycles file is there.
+# start/stop cycles, default 10); with $3 = 1, bt-pin (a speaker that wants a PIN). The guest
+# runs each one whose NAME-cycles file is there.
 hil_run_bluetooth_guest() {
   local sd="$HIL_CACHE/bt" t0
   rm -rf "$sd" && mkdir -p "$sd"
@@ -352,6 +353,10 @@ hil_run_bluetooth_guest() {
   if [ "${1:-0}" = 1 ]; then
     what="$what, bt-speaker"
     echo "${JUKEBOX_HIL_BT_CYCLES:-20}" > "$sd/speaker-cycles"
+  fi
+  if [ "${3:-0}" = 1 ]; then
+    what="$what, bt-pin"
+    echo 1 > "$sd/pin-cycles"
   fi
   if [ "${2:-0}" = 1 ]; then
     what="$what, bt-phone"

@@ -84,8 +84,9 @@ public enum ControlCommand: Equatable, Sendable {
     /// again, as MPD's `update` does (the web face asks after an upload).
     case libraryUpdate(path: String?)
     /// `bluetooth pair|trust|forget|disconnect ADDRESS`: BlueZ pairs with, trusts, forgets or
-    /// disconnects the device (run off the loop; the reply says how it went).
-    case bluetooth(BluetoothAction, address: String)
+    /// disconnects the device (run off the loop; the reply says how it went). `pin`: the PIN or
+    /// passkey a pair answers when the device asks for one (`bluetooth pair ADDRESS pin 0000`).
+    case bluetooth(BluetoothAction, address: String, pin: String? = nil)
 
     /// The commands, one per line, for `help`.
     public static let helpText = """
@@ -99,6 +100,7 @@ public enum ControlCommand: Equatable, Sendable {
     card assign --next PATH|URL|COMMAND · card assign --cancel · card delete ID · cards --json
     bookmarks --json · bookmark reset PATH|--all · podcast NAME · podcasts --json
     reload · system --json · restart · update [FOLDER] · bluetooth pair|trust|forget|disconnect ADDRESS
+    bluetooth pair ADDRESS pin DIGITS
     """
 
     /// Longest line accepted, in bytes.
@@ -265,11 +267,15 @@ public enum ControlCommand: Equatable, Sendable {
             default: return .failure(ControlError("usage: \(verb) begin [reason] | \(verb) end"))
             }
         case "bluetooth":
-            guard rest.count == 2, let action = BluetoothAction(rawValue: rest[0].lowercased()),
-                  let address = BluetoothAddress.normalised(rest[1]) else {
-                return .failure(ControlError("usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF)"))
+            let usage = ControlError("usage: bluetooth pair|trust|forget|disconnect ADDRESS (such as AA:BB:CC:DD:EE:FF) | bluetooth pair ADDRESS pin DIGITS")
+            guard rest.count == 2 || rest.count == 4, let action = BluetoothAction(rawValue: rest[0].lowercased()),
+                  let address = BluetoothAddress.normalised(rest[1]) else { return .failure(usage) }
+            guard rest.count == 4 else { return .success(.bluetooth(action, address: address)) }
+            guard action == .pair, rest[2].lowercased() == "pin" else { return .failure(usage) }
+            guard let pin = BluetoothPIN.checked(rest[3]) else {
+                return .failure(ControlError("bluetooth pair: a PIN is 1 to \(BluetoothPIN.maxDigits) digits 0-9 (such as 0000; a passkey: 6 at most)"))
             }
-            return .success(.bluetooth(action, address: address))
+            return .success(.bluetooth(.pair, address: address, pin: pin))
         case "source":
             let usage = ControlError("usage: source begin NAME [SENDER] | source end NAME (NAME: airplay, bluetooth; a-z, 0-9, -)")
             guard rest.count >= 2, OtherSource.isValidName(rest[1].lowercased()) else { return .failure(usage) }

@@ -39,6 +39,21 @@ public enum BluetoothAddress {
     }
 }
 
+/// A PIN for `bluetooth pair ADDRESS pin PIN`: what a speaker asking for one (legacy pairing,
+/// or a passkey) is answered.
+public enum BluetoothPIN {
+    /// The most digits: a legacy PIN code is at most 16 bytes (the Core specification's
+    /// HCI_PIN_Code_Request_Reply); a passkey is 6 digits, checked where one is asked.
+    public static let maxDigits = 16
+    /// `text` when it is 1 to `maxDigits` ASCII digits; nil otherwise (a PIN of letters is
+    /// possible in the specification, but speakers print digits, and digits cannot smuggle
+    /// anything into bluetoothctl's input).
+    public static func checked(_ text: String) -> String? {
+        guard (1...maxDigits).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return text
+    }
+}
+
 /// What `bluetooth ACTION ADDRESS` asks of BlueZ (`bluetoothctl`).
 public enum BluetoothAction: String, Equatable, Sendable, CaseIterable {
     /// Pair with the device (discovering it first when BlueZ does not know it).

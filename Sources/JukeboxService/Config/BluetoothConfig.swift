@@ -27,9 +27,10 @@ struct RawBluetooth: Decodable {
     var whenGone: String?
     var volumeMax: Int?
     var phone: Bool?
+    var adapter: String?
     var unknownKeys: [String] = []
 
-    private enum Keys: String, CodingKey { case speaker, device, whenGone, volumeMax, phone }
+    private enum Keys: String, CodingKey { case speaker, device, whenGone, volumeMax, phone, adapter }
 
     init(from decoder: any Decoder) throws {
         unknownKeys = try decoder.unknownKeys(besides: Keys.self)
@@ -39,11 +40,13 @@ struct RawBluetooth: Decodable {
         whenGone = try c.decodeIfPresent(String.self, forKey: .whenGone)
         volumeMax = try c.decodeIfPresent(Int.self, forKey: .volumeMax)
         phone = try c.decodeIfPresent(Bool.self, forKey: .phone)
+        adapter = try c.decodeIfPresent(String.self, forKey: .adapter)
     }
 
     static let expectation = "must be {\"speaker\": its address such as \"AA:BB:CC:DD:EE:FF\", \"device\": an ALSA PCM "
         + "(default \"bluealsa:DEV=ADDRESS,PROFILE=a2dp\"), \"whenGone\": \"card\" or \"pause\", \"volumeMax\": 0-100, not below volumeMin, \"phone\": true or false "
-        + "(whether a phone playing through the box is watched for; with it \"speaker\" may be left out)}"
+        + "(whether a phone playing through the box is watched for; with it \"speaker\" may be left out), "
+        + "\"adapter\": the address of the box's adapter `bluetooth pair` uses (alone, or with either)}"
 
     /// The section as read: the speaker (nil: none) with the core's rules for it, and whether a
     /// phone playing through the box is watched for.
@@ -51,16 +54,28 @@ struct RawBluetooth: Decodable {
         var speaker: BluetoothSpeakerSettings?
         var rules: BluetoothSettings?
         var phone: Bool
+        /// The box's adapter a pair uses (its address, upper case); nil: BlueZ's default.
+        var adapter: String? = nil
     }
 
     /// The section, or the reason it cannot be (a sentence without the key). A section with
     /// `"phone": true` alone watches for a phone only; the speaker's keys need the speaker.
     func parsed(volumeMin: Int) -> Result<Parsed, Reason> {
         let phone = self.phone ?? false
-        if speaker == nil, phone, device == nil, whenGone == nil, volumeMax == nil {
-            return .success(Parsed(speaker: nil, rules: nil, phone: true))
+        var chosen: String?
+        if let adapter {
+            // An address, not `hciN`: the kernel numbers adapters in the order they appear, which
+            // a USB dongle can change from one boot to the next; bluetoothctl's `select` takes it.
+            guard let address = BluetoothAddress.normalised(adapter) else {
+                return .failure(Reason("\"adapter\" must be the address of one of the box's adapters (`bluetoothctl list`), six pairs of hex digits such as \"00:1A:7D:DA:71:13\", not \""
+                                       + DisplayText.inert(adapter, maxBytes: 40) + "\""))
+            }
+            chosen = address
         }
-        return settings(volumeMin: volumeMin).map { Parsed(speaker: $0.0, rules: $0.1, phone: phone) }
+        if speaker == nil, phone || chosen != nil, device == nil, whenGone == nil, volumeMax == nil {
+            return .success(Parsed(speaker: nil, rules: nil, phone: phone, adapter: chosen))
+        }
+        return settings(volumeMin: volumeMin).map { Parsed(speaker: $0.0, rules: $0.1, phone: phone, adapter: chosen) }
     }
 
     /// The speaker and the core's rules, or the reason they cannot be (a sentence without the key).

@@ -48,6 +48,9 @@ public struct Config: Equatable, Sendable {
     /// Whether a phone playing through the box over Bluetooth is watched for (`bluetooth.phone`):
     /// it is then the source `bluetooth` (docs/SOURCES.md).
     public var bluetoothPhone = false
+    /// The address of the box's Bluetooth adapter `bluetooth pair` uses (`bluetooth.adapter`);
+    /// nil: BlueZ's default one (docs/BLUETOOTH.md).
+    public var bluetoothAdapter: String?
     /// shairport-sync's metadata pipe (`airplayMetadata`), made and read by jukebox for the
     /// AirPlay sender's name; nil (the default, or "") reads none.
     public var airplayMetadata: String?
@@ -344,6 +347,7 @@ public struct Config: Equatable, Sendable {
                 c.bluetooth = parsed.speaker
                 c.settings.bluetooth = parsed.rules
                 c.bluetoothPhone = parsed.phone
+                c.bluetoothAdapter = parsed.adapter
             case .failure(let reason):
                 throw Problem(description: "\(source): bluetooth: " + reason.text)
             }

@@ -45,6 +45,7 @@ extension Config {
         // rules too: they belong to the watcher made at start.
         differs("bluetooth", read.bluetooth != bluetooth)
         differs("bluetooth.phone", read.bluetoothPhone != bluetoothPhone)
+        differs("bluetooth.adapter", read.bluetoothAdapter != bluetoothAdapter)
         differs("airplayMetadata", read.airplayMetadata != airplayMetadata)
         let board = hardware, next = read.hardware
         differs("board", next.board != board.board)

@@ -46,7 +46,12 @@ public enum BluetoothControl {
     }
 
     /// Runs it and returns the reply line. Blocks for up to `longest` seconds: never on the loop.
-    public static func run(program: String, _ action: BluetoothAction, address: String) -> String {
+    /// A pair with a PIN, or on a box whose config chose the adapter, is one interactive
+    /// bluetoothctl with an agent (`BluetoothPairSession`); a plain pair keeps the one-shot steps.
+    public static func run(program: String, _ action: BluetoothAction, address: String, pin: String? = nil, adapter: String? = nil) -> String {
+        if action == .pair, pin != nil || adapter != nil {
+            return BluetoothPairSession.run(program: program, address: address, pin: pin, adapter: adapter)
+        }
         switch action {
         case .trust: return reply(step(program, ["trust", address], limit: limit), action: .trust)
         case .forget: return reply(step(program, ["remove", address], limit: limit), action: .forget)
@@ -114,7 +119,7 @@ public enum BluetoothControl {
             return "ok bluetooth pair: already paired"
         }
         if status == 1, let said, ["AuthenticationFailed", "AuthenticationRejected", "AuthenticationCanceled"].contains(where: { said.contains($0) }) {
-            return "error: bluetooth pair refused by the device (only pairing without a PIN is done): " + said
+            return "error: bluetooth pair refused by the device (one that wants a PIN: bluetooth pair ADDRESS pin DIGITS): " + said
         }
         if status == 1, let said, said.contains("ConnectionAttemptFailed") || said.contains("Page Timeout") {
             return "error: bluetooth pair: the device did not answer; is it on, near and in pairing mode? " + said
@@ -260,8 +265,9 @@ public enum BluetoothControl {
         }
         return plain.split(separator: "\n").map { line in
             var s = String(line)
-            // The prompt left at the front of a line (`[bluetooth]# Pairing successful`).
-            if s.hasPrefix("["), let end = s.firstIndex(of: "]"), s[s.index(after: end)...].hasPrefix("# ") {
+            // The prompt left at the front of a line (`[bluetooth]# Pairing successful`; from
+            // bluez 5.7x `[bluetoothctl]> `, and the device's name in it once one is chosen).
+            while s.hasPrefix("["), let end = s.firstIndex(of: "]"), s[s.index(after: end)...].hasPrefix("# ") || s[s.index(after: end)...].hasPrefix("> ") {
                 s = String(s[s.index(end, offsetBy: 3)...])
             }
             let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }

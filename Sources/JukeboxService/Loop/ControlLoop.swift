@@ -53,9 +53,9 @@ protocol ControlLoop: AnyObject {
     func updateLibrary(_ path: String?) -> String
     /// `system --json` (`SystemJSON`), read off the loop; false when this player has no worker.
     func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool
-    /// `bluetooth ACTION ADDRESS`: bluetoothctl run off the loop (`BluetoothControl`); false when
-    /// bluetoothctl is not installed or this player has no worker (`answer` then says why).
-    func bluetooth(_ action: BluetoothAction, address: String, _ reply: @escaping ([String]) -> Void) -> Bool
+    /// `bluetooth ACTION ADDRESS [pin PIN]`: bluetoothctl run off the loop (`BluetoothControl`);
+    /// false when bluetoothctl is not installed or this player has no worker (`answer` then says why).
+    func bluetooth(_ action: BluetoothAction, address: String, pin: String?, _ reply: @escaping ([String]) -> Void) -> Bool
     /// Hands the core `interruptBegan` and calls `granted` once its `Command.grant` comes (the
     /// waiters for one interruption id are granted in turn, whichever face they came from).
     func beginInterruption(id: String, reason: String, granted: @escaping () -> Void)
@@ -174,8 +174,8 @@ extension ControlLoop {
             return systemFacts(reply)
         case .cardDelete(let id):
             return deleteCard(id: id, reply)
-        case .bluetooth(let action, let address):
-            return bluetooth(action, address: address, reply)
+        case .bluetooth(let action, let address, let pin):
+            return bluetooth(action, address: address, pin: pin, reply)
         case .save:
             guard saves, state.stateUnreadable == nil else { return false }
             feedHeard()
@@ -245,6 +245,9 @@ final class ControlPort: ControlLoop {
     var musicFolders: [String] = []
     /// BlueZ's bluetoothctl (`bluetooth pair|trust|forget|disconnect`); nil: not installed.
     var bluetoothctl: String? = findProgram("bluetoothctl")
+    /// The address of the box's adapter a pair uses (the config's `bluetooth.adapter`); nil:
+    /// BlueZ's default one.
+    var bluetoothAdapter: String?
     /// Lines about the adapters for `diag` (device, counters, board).
     var diagnostics: (() -> [String])?
     /// The cards map's worker (`Runtime.watchCards`); nil: no cards map.
@@ -425,11 +428,13 @@ final class ControlPort: ControlLoop {
         return "ok updating the MPD library" + (uri.isEmpty ? "" : " under " + DisplayText.inert(uri)) + ": job \(job)"
     }
 
-    func bluetooth(_ action: BluetoothAction, address: String, _ reply: @escaping ([String]) -> Void) -> Bool {
+    func bluetooth(_ action: BluetoothAction, address: String, pin: String?, _ reply: @escaping ([String]) -> Void) -> Bool {
         guard let program = bluetoothctl else { return false }
-        log.info("bluetooth \(action.rawValue) \(address): running \(program)")
+        // The PIN is not logged: it is the speaker's, as a password is.
+        log.info("bluetooth \(action.rawValue) \(address)" + (pin == nil ? "" : " with a PIN") + ": running \(program)")
+        let adapter = bluetoothAdapter
         return jobs.perform({ _ in
-            .success(FileWorkOutput(lines: [BluetoothControl.run(program: program, action, address: address)]))
+            .success(FileWorkOutput(lines: [BluetoothControl.run(program: program, action, address: address, pin: pin, adapter: adapter)]))
         }, then: { [log] result in
             let lines: [String]
             switch result {

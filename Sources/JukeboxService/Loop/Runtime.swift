@@ -61,6 +61,9 @@ public final class Runtime: LoopCore {
     /// BlueZ's bluetoothctl, run for `bluetooth pair|trust|forget|disconnect` (`BluetoothControl`; found on
     /// PATH at start); nil: not installed, and those lines say so.
     public var bluetoothctl: String? { get { control.bluetoothctl } set { control.bluetoothctl = newValue } }
+    /// The address of the box's adapter `bluetooth pair` uses (the config's `bluetooth.adapter`);
+    /// nil: BlueZ's default one.
+    public var bluetoothAdapter: String? { get { control.bluetoothAdapter } set { control.bluetoothAdapter = newValue } }
     public var version: String { get { control.version } set { control.version = newValue } }
     /// The music folders `ls --json` lists (`LibraryListing`).
     public var musicFolders: [String] { get { control.musicFolders } set { control.musicFolders = newValue } }
@@ -299,7 +302,7 @@ public final class Runtime: LoopCore {
         case .readLevel(let button): pending.append(.buttonLevel(button, pressed: adapters.level(of: button), at: clock()))
         case .disconnectBluetooth(let address):
             // Off the loop, as a person's `bluetooth disconnect` (which logs what bluetoothctl said).
-            if !control.bluetooth(.disconnect, address: address, { _ in }) {
+            if !control.bluetooth(.disconnect, address: address, pin: nil, { _ in }) {
                 log.warning("bluetooth: cannot disconnect \(address): no bluetoothctl (Debian's bluez package)")
             }
         case .exit(let code): exitCode = code

@@ -2,8 +2,9 @@
 // The Settings page's Bluetooth speaker (docs/BLUETOOTH.md): whether the configured speaker is
 // connected and which output plays (from status.speakerConnected and status.output), and Pair,
 // Trust and Forget for the address in the speaker field, each one control line
-// (`bluetooth pair ADDRESS`) through POST /api/control, with a session. The address is checked
-// by the player's language (the config's rule), never here. What bluetoothctl said comes back
+// (`bluetooth pair ADDRESS`, with the PIN field: `bluetooth pair ADDRESS pin DIGITS`) through
+// POST /api/control, with a session. The address and the PIN are checked by the player's
+// language (the config's rule; 1 to 16 digits), never here. What bluetoothctl said comes back
 // as the reply: text from a device, set as DOM text only and cut to `maxShown` characters.
 
 import { factItems } from './dom.js';
@@ -60,10 +61,13 @@ async function send(action) {
   const address = field ? field.value.trim() : '';
   const out = $('bluetooth-outcome');
   const buttons = ['pair', 'trust', 'forget'].map((a) => $(`bluetooth-${a}`));
+  const pinField = $('bluetooth-pin');
+  const pin = action === 'pair' && pinField ? pinField.value.trim() : '';
+  const line = `bluetooth ${action} ${address}` + (pin ? ` pin ${pin}` : '');
   text(out, `${doing[action]}… (up to 25 s)`);
   for (const b of buttons) b.disabled = true;
   let r;
-  try { r = await api('POST', '/api/control', { line: `bluetooth ${action} ${address}` }); } catch { r = { ok: false, data: { error: 'The box did not answer' } }; }
+  try { r = await api('POST', '/api/control', { line }); } catch { r = { ok: false, data: { error: 'The box did not answer' } }; }
   for (const b of buttons) b.disabled = false;
   if (r.code === 401) { text(out, 'Sign in first.'); return; }
   if (!r.ok) { text(out, bounded(r.data.error || `The server answered ${r.code}`)); return; }
