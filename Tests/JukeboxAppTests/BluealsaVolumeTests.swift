@@ -64,16 +64,33 @@ final class BluealsaVolumeTests: XCTestCase {
         for line in rows { XCTAssertNil(BluealsaVolume.parse(line, speaker: speaker), line.debugDescription) }
     }
 
-    /// Random bytes, seeded: nothing crashes, and whatever parses is within 0–127.
-    func testRandomLinesNeverCrash() {
+    /// Seeded: every value of a well-formed line reads as bluez-alsa means it (each channel's
+    /// bits 0–6 the level, bit 7 the mute); the same line with a character put in, taken out or
+    /// replaced (controls, spaces, other digits, a non-ASCII letter) never crashes and never
+    /// gives a level outside 0–127.
+    func testRandomValuesAndDamagedLines() {
         let seed = UInt64(ProcessInfo.processInfo.environment["JUKEBOX_BLUEALSA_VOLUME_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
         print("BluealsaVolumeTests seed \(seed) (JUKEBOX_BLUEALSA_VOLUME_SEED repeats it)")
         var rng = SplitMix(seed)
-        let pieces = ["PropertyChanged", " ", Self.sink, "Volume", "0x", "7F", "FF", "\u{0}", "\u{1B}", "é", "\n", "x"]
-        for _ in 0..<5000 {
-            let n = Int(rng.next() % 12)
-            let line = (0..<n).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined()
-            if let r = BluealsaVolume.parse(line, speaker: speaker) { XCTAssertTrue((0...127).contains(r.level), line) }
+        let damage: [Character] = ["\u{0}", "\u{1B}", "\n", " ", "\t", "F", "7", "x", "é", "\u{FF10}", "/"]
+        for _ in 0..<3000 {
+            let value = UInt16(truncatingIfNeeded: rng.next())
+            let hex = String(value, radix: 16, uppercase: true)
+            let line = "PropertyChanged \(Self.sink) Volume 0x" + String(repeating: "0", count: 4 - hex.count) + hex
+            let first = Int(value >> 8), second = Int(value & 0xFF)
+            let expected = BluealsaVolume.Report(level: max(first % 128, second % 128), muted: first >= 128 && second >= 128)
+            XCTAssertEqual(BluealsaVolume.parse(line, speaker: speaker), expected, "\(line) (seed \(seed))")
+            var chars = Array(line)
+            let at = Int(rng.next() % UInt64(chars.count))
+            switch rng.next() % 3 {
+            case 0: chars.insert(damage[Int(rng.next() % UInt64(damage.count))], at: at)
+            case 1: chars.remove(at: at)
+            default: chars[at] = damage[Int(rng.next() % UInt64(damage.count))]
+            }
+            let damaged = String(chars)
+            if let r = BluealsaVolume.parse(damaged, speaker: speaker) {
+                XCTAssertTrue((0...127).contains(r.level), "\(damaged.debugDescription) (seed \(seed))")
+            }
         }
     }
 }
