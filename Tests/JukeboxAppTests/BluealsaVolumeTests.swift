@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import JukeboxApp
+import JukeboxCore
 import XCTest
 
 /// The speaker's volume from `bluealsa-cli monitor --properties=Volume` (issue 31), by table: the
@@ -71,7 +72,7 @@ final class BluealsaVolumeTests: XCTestCase {
     func testRandomValuesAndDamagedLines() {
         let seed = UInt64(ProcessInfo.processInfo.environment["JUKEBOX_BLUEALSA_VOLUME_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
         print("BluealsaVolumeTests seed \(seed) (JUKEBOX_BLUEALSA_VOLUME_SEED repeats it)")
-        var rng = SplitMix(seed)
+        var rng = SeededGenerator(seed: seed)
         let damage: [Character] = ["\u{0}", "\u{1B}", "\n", " ", "\t", "F", "7", "x", "é", "\u{FF10}", "/"]
         for _ in 0..<3000 {
             let value = UInt16(truncatingIfNeeded: rng.next())
@@ -92,18 +93,5 @@ final class BluealsaVolumeTests: XCTestCase {
                 XCTAssertTrue((0...127).contains(r.level), "\(damaged.debugDescription) (seed \(seed))")
             }
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64) for the test above.
-private struct SplitMix {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

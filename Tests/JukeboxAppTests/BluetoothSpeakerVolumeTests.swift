@@ -49,15 +49,7 @@ final class BluetoothSpeakerVolumeTests: XCTestCase {
     }
 
     private func events(_ source: BluetoothSpeakerSource, count: Int, within seconds: Double = 10) -> [Event] {
-        var got: [Event] = []
-        _ = waitFor(seconds) {
-            var fds = source.fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            if !fds.isEmpty, poll(&fds, nfds_t(fds.count), 50) > 0 {
-                for p in fds where p.revents != 0 { got += source.read(fd: p.fd) }
-            }
-            return got.count >= count
-        }
-        return got
+        polledEvents(source, count: count, within: seconds)
     }
 
     private func args() -> [String] {

@@ -12,15 +12,7 @@ final class BluetoothOutputTests: XCTestCase {
     /// Two tracks, the first heard at 0:30 at `volume`, a speaker configured.
     private func box(_ rules: BluetoothSettings = BluetoothSettings(), volume: Int = 40,
                      headphones: HeadphoneSettings? = nil) -> CoreHarness {
-        var settings = Settings()
-        settings.bluetooth = rules
-        settings.headphones = headphones
-        var state = JukeboxCoreTests.playing(2, settings: settings)
-        state.volume = volume
-        state.position = 30
-        state.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: volume)
-        state.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:30", volume: volume)
-        return CoreHarness(state)
+        speakerBox(rules, volume: volume, headphones: headphones)
     }
 
     /// The speaker's volume link once the connection asked its PCM to carry `level`
@@ -345,4 +337,19 @@ final class BluetoothOutputTests: XCTestCase {
             .startTrack(playID: 5, path: "/music/1.flac", at: 30, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
         ])
     }
+}
+
+/// Two tracks, the first heard at 0:30 at `volume`, a speaker configured (and `headphones`),
+/// not connected (`BluetoothOutputTests`, `BluetoothVolumeTests`).
+func speakerBox(_ rules: BluetoothSettings = BluetoothSettings(), volume: Int = 40,
+                headphones: HeadphoneSettings? = nil) -> CoreHarness {
+    var settings = Settings()
+    settings.bluetooth = rules
+    settings.headphones = headphones
+    var state = JukeboxCoreTests.playing(2, settings: settings)
+    state.volume = volume
+    state.position = 30
+    state.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: volume)
+    state.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:30", volume: volume)
+    return CoreHarness(state)
 }

@@ -10,18 +10,8 @@ import XCTest
 /// back on the card the samples are scaled again; a speaker whose soft volume cannot be turned
 /// off keeps the samples scaled and says so once.
 final class BluetoothVolumeTests: XCTestCase {
-    /// Track 1 of 2 heard at 0:30 at `volume`, a speaker configured, not yet connected.
-    private func box(_ rules: BluetoothSettings = BluetoothSettings(), volume: Int = 40,
-                     headphones: HeadphoneSettings? = nil) -> CoreHarness {
-        var settings = Settings()
-        settings.bluetooth = rules
-        settings.headphones = headphones
-        var state = JukeboxCoreTests.playing(2, settings: settings)
-        state.volume = volume
-        state.position = 30
-        state.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: volume)
-        state.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:30", volume: volume)
-        return CoreHarness(state)
+    private func box(_ rules: BluetoothSettings = BluetoothSettings(), headphones: HeadphoneSettings? = nil) -> CoreHarness {
+        speakerBox(rules, volume: 40, headphones: headphones)
     }
 
     private func shown(_ volume: Int, on output: String? = "Bluetooth") -> StatusView {
