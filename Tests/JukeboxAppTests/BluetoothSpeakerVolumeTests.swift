@@ -125,6 +125,40 @@ final class BluetoothSpeakerVolumeTests: XCTestCase {
         XCTAssertNil(without.setVolume(level: 51, take: false))
     }
 
+    /// Through a running loop, wired as the player wires it: at the connect the speaker's soft
+    /// volume goes off and the player's volume is set on it, then the samples go to 100; the
+    /// speaker's keys become the status's volume; the player's volume goes to the speaker, the
+    /// samples untouched.
+    func testThroughALoopTheSpeakersVolumeIsThePlayers() throws {
+        let writer = open(dir + "/monitor", O_RDWR | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        defer { close(writer) }
+        let log = Log(level: .info)
+        let source = source(log)
+        defer { source.close() }
+        let mailbox = Mailbox()
+        let audio = RecordingAudio(mailbox: mailbox)
+        var state = State()
+        state.settings.bluetooth = BluetoothSettings()
+        state.volume = 40
+        let runtime = Runtime(state: state, audio: audio, store: nil, status: RecordingStatus(), log: log, mailbox: mailbox, sources: [source])
+        runtime.bluetoothVolume = { level, take in source.setVolume(level: level, take: take) }
+        runtime.start(initial: [])
+        func until(_ what: @escaping () -> Bool) -> Bool { waitFor(10) { _ = runtime.step(wait: false); return what() } }
+        XCTAssertTrue(until { runtime.state.bluetoothVolume.taken == true }, "\(log.recent)")
+        XCTAssertEqual(args(), ["soft-volume \(Self.sink) off", "volume \(Self.sink) 51"])
+        XCTAssertTrue(until { audio.calls.contains(.volume(100)) }, "\(audio.calls)")
+        func say(_ line: String) { _ = (line + "\n").withCString { write(writer, $0, strlen($0)) } }
+        // Its echo, then the speaker's keys.
+        say("PropertyChanged \(Self.sink) Volume 0x3333")
+        say("PropertyChanged \(Self.sink) Volume 0x1E1E")
+        XCTAssertTrue(until { runtime.state.volume == 24 }, "\(runtime.state.volume) \(log.recent)")
+        runtime.dispatch(.setVolume(60))
+        XCTAssertTrue(until { self.args().count == 3 }, "\(args())")
+        XCTAssertEqual(args().last, "volume \(Self.sink) 76")
+        XCTAssertFalse(audio.calls.contains(.volume(60)), "the samples stay untouched: \(audio.calls)")
+    }
+
     func testTheMonitorWatchesTheVolumeWithASpeaker() {
         let cli = "/usr/bin/bluealsa-cli"
         XCTAssertEqual(BluetoothSpeakerSource.Programs.bluealsaCLI(cli).monitor, [cli, "monitor"])
