@@ -358,7 +358,7 @@ avrcp_buttons() {
 VOLUME_MAX=10
 level_of() { bluealsa-cli ${2:+-B "$2"} info "$1" 2>&1 | grep -i '^volume' | grep -o '[0-9]\+' | head -n 1; }
 softvol_off() { bluealsa-cli info "$1" 2>&1 | grep -i '^softvol' | grep -qi 'false'; }
-level_is() { [ "$(level_of "$1" "$3")" = "$2" ]; }
+level_is() { [ "$(level_of "$1" "${3:-}")" = "$2" ]; }
 volume_is() { sample; [ "$(field volume "$STATUS_JSON")" = "$1" ]; }
 avrcp_volume() {
   local mon=$L/box-volume-monitor.txt box sink pid t
