@@ -76,6 +76,9 @@ public struct BluealsaPresence: Equatable, Sendable {
         return (reported == nil && present.isEmpty ? nil : report(), false)
     }
 
+    /// The speaker's PCM paths there now, sorted (the first is the one its volume is set on).
+    public var paths: [String] { present.sorted() }
+
     /// The list is being asked for: what the monitor says from now on wins over it.
     public mutating func listStarted() { touched.removeAll() }
 

@@ -28,20 +28,29 @@ public final class BluetoothSpeakerSource: EventSource {
         /// For a phone's PCM path, prints the phone's name as busctl does (`BluezAlias`) and
         /// exits, bounded; nil: phones are shown by their address.
         public var alias: (@Sendable (String) -> [String]?)?
+        /// bluealsa-cli itself, for `soft-volume PCM off` and `volume PCM N` (the speaker's own
+        /// volume, `setVolume`); nil: the speaker's volume is never taken.
+        public var control: [String]?
         /// The argument vectors as given (tests put stand-ins here).
-        public init(monitor: [String], list: [String], alias: (@Sendable (String) -> [String]?)? = nil) {
+        public init(monitor: [String], list: [String], alias: (@Sendable (String) -> [String]?)? = nil, control: [String]? = nil) {
             self.monitor = monitor
             self.list = list
             self.alias = alias
+            self.control = control
         }
         /// bluez-alsa's `bluealsa-cli` at `path`; with `phone`, the monitor prints the PCMs'
         /// `Running` changes and the list each PCM's properties (bluez-alsa 4.1 and later), and
-        /// with `timeout` and `busctl` (their paths) a phone's name is read (`BluezAlias`).
-        public static func bluealsaCLI(_ path: String, phone: Bool = false, timeout: String? = nil, busctl: String? = nil) -> Programs {
-            guard phone else { return Programs(monitor: [path, "monitor"], list: [path, "list-pcms"]) }
+        /// with `timeout` and `busctl` (their paths) a phone's name is read (`BluezAlias`); with
+        /// `volume` (a speaker), the monitor prints the PCMs' `Volume` changes too and the
+        /// speaker's volume is set through it (`control`).
+        public static func bluealsaCLI(_ path: String, phone: Bool = false, volume: Bool = false, timeout: String? = nil, busctl: String? = nil) -> Programs {
+            let control: [String]? = volume ? [path] : nil
+            let watched: [String] = (phone ? ["Running"] : []) + (volume ? ["Volume"] : [])
+            let monitor: [String] = [path, "monitor"] + (watched.isEmpty ? [] : ["--properties=" + watched.joined(separator: ",")])
+            guard phone else { return Programs(monitor: monitor, list: [path, "list-pcms"], control: control) }
             var alias: (@Sendable (String) -> [String]?)?
             if let timeout, let busctl { alias = { BluezAlias.argv(timeout: timeout, busctl: busctl, pcm: $0) } }
-            return Programs(monitor: [path, "monitor", "--properties=Running"], list: [path, "--verbose", "list-pcms"], alias: alias)
+            return Programs(monitor: monitor, list: [path, "--verbose", "list-pcms"], alias: alias, control: control)
         }
     }
 
@@ -71,6 +80,22 @@ public final class BluetoothSpeakerSource: EventSource {
     private var namerLines: [String] = []
     /// The phone a start was reported for, while it streams: a name read then is said again.
     private var streamingPhone: String?
+    /// The speaker's volume being set: the child (one at a time), what it is doing, what it said.
+    private var controller: Child?
+    private var controlling: VolumeOrder?
+    private var controlLines: [String] = []
+    /// What waits for the child running: a take, and the newest level (older ones are passed over).
+    private var nextTake: Int?
+    private var nextLevel: Int?
+    /// Whether a failure to set the speaker's volume has been logged (once, then debug).
+    private var volumeFailureSaid = false
+
+    /// What a control child does: turn the soft volume off (then set `level`), or set a level.
+    private enum VolumeOrder: Equatable {
+        case softVolumeOff(level: Int)
+        case level(Int, answering: Bool)
+    }
+
     /// When the monitor is started again; nil while it runs.
     private var restartAt: Double? = 0
     /// 1 s, doubling up to `maxBackoff`; a monitor that ran `steadyRun` before it ended was
@@ -103,7 +128,7 @@ public final class BluetoothSpeakerSource: EventSource {
 
     deinit { close() }
 
-    public var fds: [Int32] { [monitor?.fd, lister?.fd, namer?.fd].compactMap { $0 } }
+    public var fds: [Int32] { [monitor?.fd, lister?.fd, namer?.fd, controller?.fd].compactMap { $0 } }
     public var needsMaintenance: Bool { monitor == nil }
 
     public func maintain() {
@@ -123,15 +148,123 @@ public final class BluetoothSpeakerSource: EventSource {
         if fd == monitor?.fd { return readMonitor() }
         if fd == lister?.fd { return readList() }
         if fd == namer?.fd { return readNamer() }
+        if fd == controller?.fd { return readController() }
         return []
+    }
+
+    /// Sets the speaker's own volume to `level` (0–127) through its PCM's `Volume`; with `take`,
+    /// its soft volume is turned off first and `Event.bluetoothVolumeControl` answers (from
+    /// `read`, once both programs ended; or at once, returned, when they cannot run). Children
+    /// the loop polls, one at a time: nothing waits; a level asked for while one runs waits for
+    /// it, the newest only.
+    public func setVolume(level: Int, take: Bool) -> Event? {
+        let level = min(max(level, 0), BluetoothVolumeLink.maxLevel)
+        guard programs.control != nil, presence?.paths.first != nil else {
+            return take ? .bluetoothVolumeControl(taken: false, reason: "the speaker's PCM is not known") : nil
+        }
+        if take {
+            nextTake = level
+            nextLevel = nil
+        } else if nextTake != nil {
+            nextTake = level
+        } else {
+            nextLevel = level
+        }
+        return startController()
+    }
+
+    /// Starts the next control child, if none runs; an answer it has at once.
+    private func startController() -> Event? {
+        guard controller == nil, let control = programs.control else { return nil }
+        guard let path = presence?.paths.first else {
+            let answer: Event? = nextTake != nil ? .bluetoothVolumeControl(taken: false, reason: "the speaker's PCM is not known") : nil
+            nextTake = nil
+            nextLevel = nil
+            return answer
+        }
+        let order: VolumeOrder
+        let argv: [String]
+        if let level = nextTake {
+            nextTake = nil
+            order = .softVolumeOff(level: level)
+            argv = control + ["soft-volume", path, "off"]
+        } else if let level = nextLevel {
+            nextLevel = nil
+            order = .level(level, answering: false)
+            argv = control + ["volume", path, "\(level)"]
+        } else {
+            return nil
+        }
+        return run(order, argv)
+    }
+
+    private func run(_ order: VolumeOrder, _ argv: [String]) -> Event? {
+        switch Self.spawn(argv, errors: true) {
+        case .success(let child):
+            controller = child
+            controlling = order
+            controlLines = []
+            return nil
+        case .failure(let error):
+            let reason = "cannot run \(argv.first ?? ""): \(error.message)"
+            switch order {
+            case .softVolumeOff: return .bluetoothVolumeControl(taken: false, reason: reason)
+            case .level(_, let answering):
+                volumeFailed(reason)
+                return answering ? .bluetoothVolumeControl(taken: true, reason: "") : startController()
+            }
+        }
+    }
+
+    /// A control child's lines; at its end, what it did. bluealsa-cli says nothing when it
+    /// succeeds and writes its complaint otherwise (its exit status may be collected by the
+    /// loop's `reapChildren` first), so any line is a failure.
+    private func readController() -> [Event] {
+        guard var child = controller else { return [] }
+        let (lines, ended) = Self.drain(&child)
+        controller = child
+        controlLines += lines.prefix(max(0, 8 - controlLines.count))
+        guard ended else { return [] }
+        Self.end(child)
+        controller = nil
+        let said = DisplayText.inert(controlLines.joined(separator: " "), maxBytes: 200)
+        let order = controlling
+        controlling = nil
+        var events: [Event] = []
+        switch order {
+        case .softVolumeOff(let level):
+            if said.isEmpty {
+                // The level first, then the answer: the samples go to 100 only once the
+                // speaker is at the player's volume.
+                let argv = (programs.control ?? []) + ["volume", presence?.paths.first ?? "", "\(nextLevel ?? level)"]
+                nextLevel = nil
+                if let answer = run(.level(level, answering: true), argv) { events.append(answer) }
+            } else {
+                events.append(.bluetoothVolumeControl(taken: false, reason: said))
+            }
+        case .level(_, let answering):
+            if !said.isEmpty { volumeFailed(said) }
+            if answering { events.append(.bluetoothVolumeControl(taken: true, reason: "")) }
+        case nil: break
+        }
+        if controller == nil, let answer = startController() { events.append(answer) }
+        return events
+    }
+
+    /// A level that could not be set: logged once, then in the debug log.
+    private func volumeFailed(_ reason: String) {
+        let line = "bluetooth: cannot set the speaker's volume: " + reason
+        if volumeFailureSaid { log.debug(line) } else { log.warning(line) }
+        volumeFailureSaid = true
     }
 
     /// Ends the children (the player stops).
     public func close() {
-        for child in [monitor, lister, namer].compactMap({ $0 }) { Self.end(child) }
+        for child in [monitor, lister, namer, controller].compactMap({ $0 }) { Self.end(child) }
         monitor = nil
         lister = nil
         namer = nil
+        controller = nil
     }
 
     private func readMonitor() -> [Event] {
@@ -142,8 +275,15 @@ public final class BluetoothSpeakerSource: EventSource {
         for line in lines {
             var list = false
             if let speaker = presence?.monitor(line) {
-                if let connected = speaker.connected { events.append(.bluetoothSpeaker(connected: connected)) }
+                if let connected = speaker.connected {
+                    if !connected { forgetVolumeOrders() }
+                    events.append(.bluetoothSpeaker(connected: connected))
+                }
                 list = speaker.list
+            }
+            // The speaker's volume, while it is there (a line about a PCM that went is stale).
+            if let presence, presence.reported == true, let volume = BluealsaVolume.parse(line, speaker: presence) {
+                events.append(BluealsaVolume.event(volume))
             }
             if phones != nil { wantName(line, again: line.hasPrefix("PCMAdded ")) }
             if let phone = phones?.monitor(line) {
@@ -174,10 +314,22 @@ public final class BluetoothSpeakerSource: EventSource {
         guard ended else { return [] }
         Self.end(child)
         lister = nil
-        let speaker: [Event] = presence?.listed(listLines).map { [.bluetoothSpeaker(connected: $0)] } ?? []
+        let connected = presence?.listed(listLines)
+        if connected == false { forgetVolumeOrders() }
+        let speaker: [Event] = connected.map { [.bluetoothSpeaker(connected: $0)] } ?? []
         if phones != nil { for line in listLines { wantName(line, again: false) } }
         let phone: [Event] = phones?.listed(listLines).map { [event($0)] } ?? []
         return speaker + phone
+    }
+
+    /// The speaker went: what was to be set on its PCM is nobody's (an answer would be taken for
+    /// its next connection's).
+    private func forgetVolumeOrders() {
+        if let controller { Self.end(controller) }
+        controller = nil
+        controlling = nil
+        nextTake = nil
+        nextLevel = nil
     }
 
     /// The core's fact for a change, the phone named by its alias when it has been read.
@@ -320,10 +472,10 @@ public final class BluetoothSpeakerSource: EventSource {
 
     /// Starts `argv` (no shell) with stdout on a non-blocking pipe and stdin, stderr on /dev/null,
     /// dying with the player when setpriv is there.
-    private static func spawn(_ argv: [String]) -> Result<Child, ProgramStartError> {
+    private static func spawn(_ argv: [String], errors: Bool = false) -> Result<Child, ProgramStartError> {
         guard !argv.isEmpty else { return .failure(ProgramStartError(message: "empty command")) }
         let full = access(setpriv, X_OK) == 0 ? [setpriv, "--pdeathsig", "TERM", "--"] + argv : argv
-        return startProgramReading(full, errors: false).map { child in
+        return startProgramReading(full, errors: errors).map { child in
             _ = fcntl(child.fd, F_SETFL, fcntl(child.fd, F_GETFL) | O_NONBLOCK)
             // Opened at once, on the loop's thread, before its `reapChildren` can collect it.
             // (A pidfd is close-on-exec from the start.)
@@ -351,7 +503,7 @@ public enum BluetoothSources {
         // A phone's name (BlueZ's alias) through systemd's busctl; without it, its address.
         let timeout = JukeboxService.findProgram("timeout"), busctl = JukeboxService.findProgram("busctl")
         if phone, timeout == nil || busctl == nil { log.info("bluetooth: busctl or timeout not found: a phone is shown by its address") }
-        let programs = BluetoothSpeakerSource.Programs.bluealsaCLI(cli, phone: phone, timeout: timeout, busctl: busctl)
+        let programs = BluetoothSpeakerSource.Programs.bluealsaCLI(cli, phone: phone, volume: settings != nil, timeout: timeout, busctl: busctl)
         return [BluetoothSpeakerSource(address: settings?.address, phone: phone, programs: programs, log: log)]
     }
 }

@@ -170,6 +170,10 @@ enum Player {
                               sources: sources)
         runtime.version = "jukebox \(jukeboxVersion)"
         if let routed { runtime.routeOutput = { routed.route(to: AudioWiring.device(for: $0)) } }
+        // The speaker's own volume (AVRCP absolute volume), set through the watcher's bluealsa-cli.
+        if setup.bluetooth != nil, let watch = speakerWatch.first as? BluetoothSpeakerSource {
+            runtime.bluetoothVolume = { level, take in watch.setVolume(level: level, take: take) }
+        }
         runtime.musicFolders = setup.musicFolders
         runtime.bluetoothAdapter = setup.bluetoothAdapter
         runtime.setupProblemsPath = setup.setupProblemsPath

@@ -32,17 +32,8 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         return BluetoothSpeakerSource.Programs(monitor: ["/bin/sh", "-c", monitor], list: ["/bin/sh", "-c", "printf '\(list)'"])
     }
 
-    /// Polls the source's descriptors until `count` events came or `seconds` passed.
     private func events(_ source: BluetoothSpeakerSource, count: Int, within seconds: Double = 10) -> [Event] {
-        var got: [Event] = []
-        _ = waitFor(seconds) {
-            var fds = source.fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            if !fds.isEmpty, poll(&fds, nfds_t(fds.count), 50) > 0 {
-                for p in fds where p.revents != 0 { got += source.read(fd: p.fd) }
-            }
-            return got.count >= count
-        }
-        return got
+        polledEvents(source, count: count, within: seconds)
     }
 
     private func runs() -> [Int32] {
@@ -280,4 +271,18 @@ final class BluetoothSpeakerSourceTests: XCTestCase {
         XCTAssertNil(findProgram("no-such-bluealsa-cli-here"))
         XCTAssertEqual(BluetoothSources.make(nil, log: Log(level: .info)).count, 0)
     }
+}
+
+/// Polls a source's descriptors until `count` events came or `seconds` passed (the Bluetooth
+/// source's tests share it).
+func polledEvents(_ source: EventSource, count: Int, within seconds: Double = 10) -> [Event] {
+    var got: [Event] = []
+    _ = waitFor(seconds) {
+        var fds = source.fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        if !fds.isEmpty, poll(&fds, nfds_t(fds.count), 50) > 0 {
+            for p in fds where p.revents != 0 { got += source.read(fd: p.fd) }
+        }
+        return got.count >= count
+    }
+    return got
 }

@@ -12,15 +12,16 @@ final class BluetoothOutputTests: XCTestCase {
     /// Two tracks, the first heard at 0:30 at `volume`, a speaker configured.
     private func box(_ rules: BluetoothSettings = BluetoothSettings(), volume: Int = 40,
                      headphones: HeadphoneSettings? = nil) -> CoreHarness {
-        var settings = Settings()
-        settings.bluetooth = rules
-        settings.headphones = headphones
-        var state = JukeboxCoreTests.playing(2, settings: settings)
-        state.volume = volume
-        state.position = 30
-        state.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: volume)
-        state.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:30", volume: volume)
-        return CoreHarness(state)
+        speakerBox(rules, volume: volume, headphones: headphones)
+    }
+
+    /// The speaker's volume link once the connection asked its PCM to carry `level`
+    /// (`BluetoothVolumeTests` follows it further).
+    private func asked(_ level: Int) -> BluetoothVolumeLink {
+        var link = BluetoothVolumeLink()
+        link.level = level
+        link.inFlight = [level]
+        return link
     }
 
     /// Connected while track 1 plays at `at` with play ids from `id`: routed, the card let go,
@@ -34,8 +35,10 @@ final class BluetoothOutputTests: XCTestCase {
             $0.loaded = PlayRef(playID: id, trackID: 1)
             $0.handedNext = PlayRef(playID: id + 1, trackID: 2)
             $0.nextPlayID = id + 2
+            $0.bluetoothVolume = asked(51)
             $0.shown = shown
         }, commands: [
+            .takeBluetoothVolume(level: 51),
             .stopOutput,
             .routeOutput(.bluetooth),
             .startTrack(playID: id, path: "/music/1.flac", at: at, paused: false, next: NextPlay(playID: id + 1, path: "/music/2.flac")),
@@ -58,6 +61,7 @@ final class BluetoothOutputTests: XCTestCase {
             $0.loaded = PlayRef(playID: 5, trackID: 1)
             $0.handedNext = PlayRef(playID: 6, trackID: 2)
             $0.nextPlayID = 7
+            $0.bluetoothVolume = BluetoothVolumeLink()
             $0.shown = back
         }, commands: [
             .stopOutput,
@@ -82,6 +86,7 @@ final class BluetoothOutputTests: XCTestCase {
             $0.handedNext = nil
             $0.savedMark = mark(revision: 1, current: 1, phase: .paused, volume: 40)
             $0.savedPosition = 30
+            $0.bluetoothVolume = BluetoothVolumeLink()
             $0.shown = paused
         }, commands: [
             .pauseOutput,
@@ -102,8 +107,10 @@ final class BluetoothOutputTests: XCTestCase {
             $0.handedNext = PlayRef(playID: 6, trackID: 2)
             $0.nextPlayID = 7
             $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 40)
+            $0.bluetoothVolume = asked(51)
             $0.shown = playing
         }, commands: [
+            .takeBluetoothVolume(level: 51),
             .routeOutput(.bluetooth),
             .startTrack(playID: 5, path: "/music/1.flac", at: 30, paused: false),
             .report("bluetooth speaker back: playing on"),
@@ -132,8 +139,9 @@ final class BluetoothOutputTests: XCTestCase {
             $0.routedDevice = .bluetooth
             $0.loaded = nil
             $0.handedNext = nil
+            $0.bluetoothVolume = asked(51)
             $0.shown = shown
-        }, commands: [.stopOutput, .routeOutput(.bluetooth), .render(shown)])
+        }, commands: [.takeBluetoothVolume(level: 51), .stopOutput, .routeOutput(.bluetooth), .render(shown)])
         XCTAssertEqual(h2.state.phase, .paused)
     }
 
@@ -149,9 +157,11 @@ final class BluetoothOutputTests: XCTestCase {
             $0.nextPlayID = 5
             $0.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: 30)
             $0.savedPosition = 30
+            $0.bluetoothVolume = asked(38)
             $0.shown = shown
         }, commands: [
             .setVolume(30),
+            .takeBluetoothVolume(level: 38),
             .stopOutput,
             .routeOutput(.bluetooth),
             .startTrack(playID: 3, path: "/music/1.flac", at: 30, paused: false, next: NextPlay(playID: 4, path: "/music/2.flac")),
@@ -171,7 +181,8 @@ final class BluetoothOutputTests: XCTestCase {
         let h = box(headphones: HeadphoneSettings(pauseOnUnplug: false))
         h.send(.headphones(plugged: true), { $0.headphonesIn = true }, commands: [])
         XCTAssertEqual(h.state.output, .headphones)
-        h.send(.bluetoothSpeaker(connected: true), { $0.bluetoothConnected = true }, commands: [])
+        h.send(.bluetoothSpeaker(connected: true), { $0.bluetoothConnected = true; $0.bluetoothVolume = asked(51) },
+               commands: [.takeBluetoothVolume(level: 51)])
         XCTAssertEqual(h.state.output, .headphones)
         let shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:30", volume: 40, output: "Bluetooth")
         h.send(.headphones(plugged: false), {
@@ -196,9 +207,14 @@ final class BluetoothOutputTests: XCTestCase {
         state.shown = status("stopped")
         let h = CoreHarness(state)
         let on = status("stopped", output: "Bluetooth")
-        h.send(.bluetoothSpeaker(connected: true), { $0.bluetoothConnected = true; $0.routedDevice = .bluetooth; $0.shown = on },
-               commands: [.routeOutput(.bluetooth), .render(on)])
-        h.send(.bluetoothSpeaker(connected: false), { $0.bluetoothConnected = false; $0.routedDevice = .card; $0.shown = status("stopped") },
+        h.send(.bluetoothSpeaker(connected: true), { $0.bluetoothConnected = true; $0.routedDevice = .bluetooth; $0.bluetoothVolume = asked(127); $0.shown = on },
+               commands: [.takeBluetoothVolume(level: 127), .routeOutput(.bluetooth), .render(on)])
+        h.send(.bluetoothSpeaker(connected: false), {
+            $0.bluetoothConnected = false
+            $0.routedDevice = .card
+            $0.bluetoothVolume = BluetoothVolumeLink()
+            $0.shown = status("stopped")
+        },
                commands: [.routeOutput(.card), .render(status("stopped"))])
         var bare = State()
         bare.shown = status("stopped")
@@ -304,6 +320,7 @@ final class BluetoothOutputTests: XCTestCase {
             $0.shown = onCard
             $0.bluetoothConnected = false
             $0.routedDevice = .card
+            $0.bluetoothVolume = BluetoothVolumeLink()
         }, commands: [
             .routeOutput(.card),
             .probeDevice,
@@ -320,4 +337,19 @@ final class BluetoothOutputTests: XCTestCase {
             .startTrack(playID: 5, path: "/music/1.flac", at: 30, paused: false, next: NextPlay(playID: 6, path: "/music/2.flac")),
         ])
     }
+}
+
+/// Two tracks, the first heard at 0:30 at `volume`, a speaker configured (and `headphones`),
+/// not connected (`BluetoothOutputTests`, `BluetoothVolumeTests`).
+func speakerBox(_ rules: BluetoothSettings = BluetoothSettings(), volume: Int = 40,
+                headphones: HeadphoneSettings? = nil) -> CoreHarness {
+    var settings = Settings()
+    settings.bluetooth = rules
+    settings.headphones = headphones
+    var state = JukeboxCoreTests.playing(2, settings: settings)
+    state.volume = volume
+    state.position = 30
+    state.savedMark = mark(revision: 1, current: 1, phase: .playing, volume: volume)
+    state.shown = status("playing", song: 1, index: 1, of: 2, elapsed: "0:30", volume: volume)
+    return CoreHarness(state)
 }

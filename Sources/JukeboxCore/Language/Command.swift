@@ -36,8 +36,14 @@ public enum Command: Equatable, Sendable {
     case grant(id: String)
     /// Move the current play to `to` seconds.
     case seekOutput(to: Double)
-    /// Set the output volume (0–100).
+    /// Set the volume the samples are scaled to (0–100): the player's volume, or 100 while a
+    /// Bluetooth speaker's own volume carries it (`Reduce+BluetoothVolume`).
     case setVolume(Int)
+    /// Turn the speaker's PCM's soft volume off (its `Volume` becomes the speaker's own) and set
+    /// it to `level` (0–127), off the loop; `Event.bluetoothVolumeControl` answers.
+    case takeBluetoothVolume(level: Int)
+    /// Set the speaker's volume (its PCM's `Volume`, 0–127, both channels), off the loop.
+    case setBluetoothVolume(level: Int)
     /// Play through this device from the next opening on (`OutputRoute`); the core stops what
     /// plays first, so the next play opens it.
     case routeOutput(OutputRoute)

@@ -78,6 +78,10 @@ extension Event {
             return plugged ? "headphones in" : "headphones out"
         case .bluetoothSpeaker(let connected):
             return connected ? "bluetooth speaker connected" : "bluetooth speaker gone"
+        case .bluetoothVolume(let level, let muted):
+            return "bluetooth speaker volume \(level)/127" + (muted ? " muted" : "")
+        case .bluetoothVolumeControl(let taken, let reason):
+            return taken ? "bluetooth speaker volume taken" : "bluetooth speaker volume refused: " + reason
         case .bluetoothPhone(let streaming, let sender, _):
             return streaming ? "bluetooth phone playing: " + OtherSource.shown("bluetooth", sender: sender) : "bluetooth phone stopped"
         case .batteryPin(let low):

@@ -143,6 +143,14 @@ public enum Event: Equatable, Sendable {
     /// The configured Bluetooth speaker's A2DP device is there (`true`: connected) or gone. Sent
     /// once when bluez-alsa is first asked, then at each change (`Reduce+Outputs`).
     case bluetoothSpeaker(connected: Bool)
+    /// The speaker's PCM's volume changed (bluez-alsa's `Volume` property, with the PCM's soft
+    /// volume off the speaker's own, AVRCP absolute volume): `level` 0–127 (the louder channel),
+    /// `muted` both channels' mute bits (bluez-alsa's switch on the box: AVRCP has no mute).
+    /// What the player sent comes back too (`Reduce+BluetoothVolume`).
+    case bluetoothVolume(level: Int, muted: Bool)
+    /// The answer to `Command.takeBluetoothVolume`: the speaker's PCM carries the volume now
+    /// (`taken`), or it cannot (`reason`: what bluealsa-cli said, text from outside).
+    case bluetoothVolumeControl(taken: Bool, reason: String)
     /// A phone plays through the box over Bluetooth (bluez-alsa's A2DP sink PCM runs: `true`,
     /// `sender` its name or address, text from anywhere; `address` the phone's, from the PCM's
     /// path, "" when not known) or has stopped (`false`: the PCM stopped or went, or the watch on

@@ -273,6 +273,8 @@ public struct State: Equatable, Sendable {
     /// Whether the speaker going paused the play (`BluetoothSettings.WhenGone.pause`): its
     /// return resumes. Cleared by anything that leaves the pause.
     public var pausedByBluetooth = false
+    /// The speaker's own volume, as far as the player knows it (`Reduce+BluetoothVolume`).
+    public var bluetoothVolume = BluetoothVolumeLink()
     /// The wall clock as last reported and the daily limit's count (`Reduce+Parental.swift`).
     public var parental = ParentalState()
     /// Untagged files' measured loudness, asked for and received (`Reduce+Loudness.swift`).

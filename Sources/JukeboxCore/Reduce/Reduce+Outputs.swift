@@ -36,6 +36,8 @@ extension State {
         guard let rules = settings.bluetooth, was != connected else { return }
         // The speaker's cap, or the card's when it goes, applies before a sound reaches it.
         if clampVolume(volume) != volume { setVolume(cappedVolume(wanting: volume), &step) }
+        // Its PCM is asked to carry the volume before anything plays there.
+        bluetoothVolumeFollowsConnection(connected, &step)
         if !connected, routedDevice == .bluetooth, rules.whenGone == .pause, playsOrWillPlay {
             apply(.pause, &step)
             pausedByBluetooth = true

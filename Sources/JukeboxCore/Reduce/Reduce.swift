@@ -124,6 +124,10 @@ extension State {
             headphones(plugged: plugged, &step)
         case .bluetoothSpeaker(let connected):
             bluetoothSpeaker(connected: connected, &step)
+        case .bluetoothVolume(let level, let muted):
+            bluetoothVolumeReported(level: level, muted: muted, &step)
+        case .bluetoothVolumeControl(let taken, let reason):
+            bluetoothVolumeControl(taken: taken, reason: reason, &step)
         case .wallClock(let time, let synchronized):
             wallClock(time, synchronized: synchronized, &step)
         case .bookmarksLoaded(let marks):
@@ -218,6 +222,7 @@ extension State {
         syncNext(&step)
         followLoudness(&step)
         followSleep(&step)
+        followBluetoothVolume(&step)
         followIdleness(activity: step.activity, &step)
         let mark = saveMark
         // A state file that cannot be read is never written over (it may hold the only copy of

@@ -57,6 +57,11 @@ public final class Runtime: LoopCore {
     public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
     /// Chooses the sound device the next opening uses (`Command.routeOutput`; `RoutedOutput`).
     public var routeOutput: ((OutputRoute) -> Void)? { get { hooks.routeOutput } set { hooks.routeOutput = newValue } }
+    /// Sets the Bluetooth speaker's own volume, 0–127 (`take`: its PCM's soft volume turned off
+    /// first), off the loop (`Command.takeBluetoothVolume`, `setBluetoothVolume`;
+    /// `BluetoothSpeakerSource.setVolume`); an answer it has at once is dispatched. Nil: the
+    /// speaker's volume is never taken and the samples are scaled.
+    public var bluetoothVolume: ((_ level: Int, _ take: Bool) -> Event?)? { get { hooks.bluetoothVolume } set { hooks.bluetoothVolume = newValue } }
     public var reload: (() -> ConfigReload?)? { get { control.reload } set { control.reload = newValue } }
     /// BlueZ's bluetoothctl, run for `bluetooth pair|trust|forget|disconnect` (`BluetoothControl`; found on
     /// PATH at start); nil: not installed, and those lines say so.
@@ -286,6 +291,8 @@ public final class Runtime: LoopCore {
              .setVolume:
             adapters.audio.carryOut(command)
         case .routeOutput(let output): hooks.routeOutput?(output)
+        case .takeBluetoothVolume(let level): if let answer = hooks.bluetoothVolume?(level, true) { pending.append(answer) }
+        case .setBluetoothVolume(let level): if let answer = hooks.bluetoothVolume?(level, false) { pending.append(answer) }
         case .grant(let id): control.grant(id)
         case .persist, .persistPlace, .persistBookmarks, .persistPodcasts: saving.writer?.carryOut(command)
         case .fetchPodcast(let name, let url): hooks.podcasts?.fetch(name: name, url: url)

@@ -140,6 +140,9 @@ struct Hooks {
     var releaseColdPages: (() -> Void)?
     /// Chooses the sound device the next opening uses (the headphones' own, or the speaker).
     var routeOutput: ((OutputRoute) -> Void)?
+    /// Carries out `Command.takeBluetoothVolume` (`take`) and `setBluetoothVolume` off the loop;
+    /// returns an answer it has at once (a program that cannot start).
+    var bluetoothVolume: ((_ level: Int, _ take: Bool) -> Event?)?
     /// Where podcast feeds are fetched and episodes downloaded; nil: this player fetches none.
     var podcasts: PodcastPort?
     /// Reads the wall clock as local time and whether it is synchronised (`WallClock.read`; a test

@@ -8,7 +8,8 @@
 # Checks: connected → `"output":"bluetooth"` and the recording is the track (pcmsnr: SNR, and
 # the place it starts at, which must be where the move happened); then SPEAKER_CYCLES times
 # disconnect (→ "card", playing on) and connect (→ "bluetooth"); every status sample's position
-# never goes back by more than the card's buffer (1 s) and never ahead of the time passed.
+# never goes back by more than the card's buffer (1 s) and never ahead of the time passed; the
+# speaker's buttons and its own volume both ways (avrcp_buttons, avrcp_volume).
 # Uses bluetooth.sh's helpers (wait_for, ctl, seen, count, uptime_s, secs, pcms, note, ok) and
 # A0/A1/A2 (hci0, hci1, hci2).
 
@@ -345,44 +346,59 @@ avrcp_buttons() {
   play_for 1 || note "the position did not advance after the speaker's buttons"
 }
 
-# avrcp_volume (exploration, never fails the scenario): does a change of the speaker's volume
+# avrcp_volume: the speaker's own volume (issue 31). The player turns the box's PCM's soft
+# volume off at the connect and sends its volume there (0-100 -> 0-127); the speaker's keys
 # (AVRCP absolute volume; simulated by the sink's bluealsa setting its PCM's volume, as a
-# speaker's keys would) reach the box's bluealsa as its PCM's Volume property, and the box's
-# volume the speaker? Our own `bluealsa-cli monitor --properties=Volume` on the box's daemon,
-# stamped; the volumes before and after from `bluealsa-cli info`. VOLUME: what was seen.
+# speaker's keys would) come back as the player's volume. Checks, each within VOLUME_MAX s:
+# the box's PCM has soft volume off and the player's 100 (127); the speaker set to 40 and to 90
+# -> the status's volume 31 and 71 (40 and 90 of 127, rounded); the player's `volume 50` -> the
+# speaker's PCM at 64, and the status still 50 three seconds later (its echo changed nothing).
+# Our own `bluealsa-cli monitor --properties=Volume` on the box's daemon, stamped, in the log.
+# VOLUME: what was seen, with each step's seconds.
+VOLUME_MAX=10
+level_of() { bluealsa-cli ${2:+-B "$2"} info "$1" 2>&1 | grep -i '^volume' | grep -o '[0-9]\+' | head -n 1; }
+softvol_off() { bluealsa-cli info "$1" 2>&1 | grep -i '^softvol' | grep -qi 'false'; }
+level_is() { [ "$(level_of "$1" "${3:-}")" = "$2" ]; }
+volume_is() { sample; [ "$(field volume "$STATUS_JSON")" = "$1" ]; }
 avrcp_volume() {
-  local mon=$L/box-volume-monitor.txt box sink pid
+  local mon=$L/box-volume-monitor.txt box sink pid t
   box=$(pcms | grep a2dpsrc | head -n 1)
   sink=$(pcms sink | grep a2dpsnk | head -n 1)
-  vol() { bluealsa-cli ${2:+-B "$2"} info "$1" 2>&1 | grep -i '^volume' | tr '\n' ' '; }
-  # Ends by itself after the steps below (~20 s).
-  timeout 30 stdbuf -oL bluealsa-cli monitor --properties=Volume 2>&1 | while IFS= read -r line; do echo "$(uptime_s) $line"; done >"$mon" &
+  # Ends by itself after the steps below.
+  timeout 60 stdbuf -oL bluealsa-cli monitor --properties=Volume 2>&1 | while IFS= read -r line; do echo "$(uptime_s) $line"; done >"$mon" &
   pid=$!
-  sleep 1
-  VOLUME="box '$box' $(vol "$box"), speaker '$sink' $(vol "$sink" sink)"
-  # set WHO V: the speaker's (the sink daemon's PCM) or the box's volume to V, then both read
-  # after 3 s (no state to wait for: nothing may change at all).
-  set_volume() {
-    local pcm=$box daemon=()
-    [ "$1" = speaker ] && pcm=$sink daemon=(-B sink)
-    bluealsa-cli "${daemon[@]}" volume "$pcm" "$2" >>"$L/volume.txt" 2>&1 || VOLUME+="; $1 volume $2: exit $?"
-    sleep 3
-    VOLUME+="; $1 set to $2 -> box $(vol "$box"), speaker $(vol "$sink" sink)"
+  wait_for "$VOLUME_MAX" softvol_off "$box" \
+    || note "the box's PCM still has soft volume $VOLUME_MAX s after the checks began: $(bluealsa-cli info "$box" 2>&1 | grep -i softvol) ($(journalctl -b -u jukebox --no-pager -o cat | grep -i "speaker's own volume" | tail -n 1))"
+  wait_for "$VOLUME_MAX" level_is "$box" 127 || note "expected the box's PCM at 127 (the player's 100); it is at $(level_of "$box")"
+  VOLUME="box '$box' soft volume $(bluealsa-cli info "$box" 2>&1 | grep -i '^softvol' | tr -d '\n'), at $(level_of "$box") (player 100)"
+  # speaker_sets LEVEL PERCENT: the speaker's side sets LEVEL; the status must show PERCENT.
+  speaker_sets() {
+    t=$(uptime_s)
+    bluealsa-cli -B sink volume "$sink" "$1" >>"$L/volume.txt" 2>&1 || VOLUME+="; speaker volume $1: exit $?"
+    if wait_for "$VOLUME_MAX" volume_is "$2"; then
+      VOLUME+="; speaker $1/127 -> status volume $2 in $(secs "$t") s (box PCM $(level_of "$box"))"
+    else
+      note "the speaker set to $1/127: expected the status's volume $2 within $VOLUME_MAX s; seen $(field volume "$STATUS_JSON") (box PCM $(level_of "$box"), speaker $(level_of "$sink" sink))"
+      VOLUME+="; speaker $1: not within $VOLUME_MAX s"
+    fi
   }
-  set_volume speaker 40
-  set_volume speaker 100
-  set_volume box 60
-  # bluez-alsa skips a source's Volume from the speaker while its PCM has soft volume (the
-  # default without --a2dp-volume, as Debian's unit runs it): the same with it off.
-  bluealsa-cli soft-volume "$box" off >>"$L/volume.txt" 2>&1 || VOLUME+="; box soft-volume off: exit $?"
-  VOLUME+="; box soft-volume off ($(bluealsa-cli info "$box" 2>&1 | grep -i softvol | tr '\n' ' '))"
-  set_volume speaker 30
-  set_volume speaker 90
-  set_volume box 70
-  # As bluez-alsa had it (it keeps both per device), for the cycles and bt-phone.
-  bluealsa-cli volume "$box" 127 >>"$L/volume.txt" 2>&1
-  bluealsa-cli soft-volume "$box" on >>"$L/volume.txt" 2>&1
-  wait $pid
+  speaker_sets 40 31
+  speaker_sets 90 71
+  t=$(uptime_s)
+  "$OUT/hilctl" "$SOCK" volume 50 >/dev/null || note "volume 50 through the control socket failed"
+  if wait_for "$VOLUME_MAX" level_is "$sink" 64 sink; then
+    VOLUME+="; player volume 50 -> speaker $(level_of "$sink" sink)/127 in $(secs "$t") s (box PCM $(level_of "$box"))"
+  else
+    note "the player's volume 50: expected the speaker's PCM at 64 within $VOLUME_MAX s; it is at $(level_of "$sink" sink) (box PCM $(level_of "$box"))"
+  fi
+  sleep 3
+  volume_is 50 || note "the player's volume 50 moved to $(field volume "$STATUS_JSON") within 3 s (an echo?)"
+  VOLUME+="; status volume 3 s later $(field volume "$STATUS_JSON")"
+  # The player's 100 again, for the cycles and bt-phone (the samples are untouched at 100 either way).
+  "$OUT/hilctl" "$SOCK" volume 100 >/dev/null
+  wait_for "$VOLUME_MAX" level_is "$sink" 127 sink || note "the player's volume 100 did not reach the speaker: $(level_of "$sink" sink)"
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
   VOLUME+="; the box's monitor: $(sed 's|/org/bluealsa/[^ ]*|PCM|' "$mon" | tr '\n' ';')"
   echo "$VOLUME" >"$L/volume-result.txt"
 }
