@@ -12,6 +12,8 @@
 # Also every relative link, `[text](path#anchor)`: the file must exist and, in a Markdown file,
 # a heading must make the anchor (GitHub's rule: lower case, punctuation dropped, spaces to `-`),
 # so that moving a section from one document to another cannot leave a dead link behind.
+# And no file of the repository holds a merge's conflict markers (a line that starts with seven
+# `<`, `>` or `=` and a space or its end): two came into docs/ARCHITECTURE.md with a merge once.
 #
 #   bash board/check-docs.sh
 set -euo pipefail
@@ -64,7 +66,13 @@ for doc in "${docs[@]}"; do
   done < <(prose "$doc" | grep -o '](\([^) ]*\))' | sed 's/^](//; s/)$//' | sort -u)
 done
 
+# Conflict markers left by a merge, in any tracked text file (git grep skips binary files).
+markers=$(git grep -n -I -E '^(<{7}|>{7})( |$)|^={7}$' -- . 2>/dev/null || true)
+if [ -n "$markers" ]; then
+  printf 'check-docs: FAIL: a merge left its conflict markers:\n%s\n' "$markers" >&2
+fi
+
 [ "$missing" -eq 0 ] || printf 'check-docs: FAIL: %d name(s) of missing files\n' "$missing" >&2
 [ "$dead" -eq 0 ] || printf 'check-docs: FAIL: %d dead link(s)\n' "$dead" >&2
-[ "$missing" -eq 0 ] && [ "$dead" -eq 0 ] || exit 1
-echo "check-docs: every file the docs name is in the repository, every link leads somewhere"
+[ "$missing" -eq 0 ] && [ "$dead" -eq 0 ] && [ -z "$markers" ] || exit 1
+echo "check-docs: every file the docs name is in the repository, every link leads somewhere, no conflict markers"
