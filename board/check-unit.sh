@@ -232,8 +232,11 @@ if [ "$(id -u)" = 0 ]; then
 fi
 echo "check-unit: private_dir refuses links, open and foreign folders: ok"
 
+# Warnings and errors, not shellcheck's "info" notes: most of those are `A && B || fail`, which
+# here means what it says (fail when either check fails), and single quotes around text that
+# must not expand.
 if command -v shellcheck >/dev/null 2>&1; then
-  shellcheck -x board/*.sh board/hil/*.sh board/hil/guest/*.sh board/hil/arm64/*.sh board/hil/arm64/init || fail "shellcheck board/*.sh board/hil"
-  shellcheck -s sh board/deb/postinst board/deb/prerm board/deb/postrm board/mpd-network.sh || fail "shellcheck board/deb maintainer scripts, board/mpd-network.sh"
+  shellcheck -S warning -x board/*.sh board/hil/*.sh board/hil/guest/*.sh board/hil/arm64/*.sh board/hil/arm64/init || fail "shellcheck board/*.sh board/hil"
+  shellcheck -S warning -s sh board/deb/postinst board/deb/prerm board/deb/postrm board/mpd-network.sh || fail "shellcheck board/deb maintainer scripts, board/mpd-network.sh"
   echo "check-unit: shellcheck board/*.sh board/hil board/deb: clean"
 fi
