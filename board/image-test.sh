@@ -47,7 +47,7 @@ a64_prepare_fixtures
 
 run="$A64_CACHE/run"
 rm -rf "$run" && mkdir -p "$run/out"
-local raw_size xz_size fat kernel cmdline
+local raw_size xz_size fat kernel cmdline music_part prefix slot_trial
 img_disk "$img" "$A64_CACHE/fixtures/music"
 # The settings on the boot partition.
 img_config
