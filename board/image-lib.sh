@@ -54,6 +54,15 @@ img_disk() {
   fat="$run/disk.img@@$boot_off"
 }
 
+# img_music_long: run/music, the test music and a 2-hour silent track after it (FLAC: 1.3 MiB; made
+# once), so that every boot resumes into something to play, however long the boot before it ran.
+img_music_long() {
+  [ -s "$A64_CACHE/fixtures/long.flac" ] || sox -D -n -r 44100 -c 2 -b 16 "$A64_CACHE/fixtures/long.flac" trim 0 7200
+  mkdir -p "$run/music"
+  cp "$A64_CACHE/fixtures/music"/* "$run/music/"
+  cp "$A64_CACHE/fixtures/long.flac" "$run/music/04 long.flac"
+}
+
 # img_config [SED-SCRIPT]: run/good.json, the image's own jukebox.json (run/default.json) pointed at
 # the test device (hw:Loopback,0,0, volume 100: bit-exact), and SED-SCRIPT's changes; put on the
 # boot partition as jukebox.json.

@@ -15,7 +15,6 @@ R="$OUT/results-$PHASE"
 # shellcheck source=board/image-probe-lib.sh
 . "$OUT/probe-lib.sh"
 probe_start IMG-PROBE
-result() { printf 'HIL-RESULT %s %s\n' "$1" "$2" >> "$R"; shift 2; for l in "$@"; do printf '  %s\n' "$l" >> "$R"; done; }
 
 # The first sample at snd-aloop, recorded from its first frames.
 probe_card

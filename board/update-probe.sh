@@ -16,7 +16,6 @@ R="$OUT/results-$PHASE"
 # shellcheck source=board/image-probe-lib.sh
 . "$OUT/probe-lib.sh"
 probe_start UPD-PROBE
-result() { printf 'HIL-RESULT %s %s\n' "$1" "$2" >> "$R"; shift 2; for l in "$@"; do printf '  %s\n' "$l" >> "$R"; done; }
 slot=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^rauc\.slot=//p')
 mark=$(cat /etc/jukebox-update-test 2>/dev/null || echo none)
 echo "UPD-SLOT $slot mark=$mark"

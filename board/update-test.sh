@@ -40,12 +40,10 @@ hil_apt_install "$A64_CACHE/apt.log" qemu-system-arm mtools e2fsprogs fdisk sox 
   || cc -O2 -Wall -o "$A64_CACHE/tools/pcmcmp" "$IT_REPO/board/hil/tools/pcmcmp.c"
 a64_prepare_fixtures
 run="$A64_CACHE/update"
-rm -rf "$run" && mkdir -p "$run/out" "$run/music"
-# The test music and a 2-hour silent track (made once, as the power-cut soak has it): every boot
-# resumes into something to play, however long the install before it took.
-[ -s "$A64_CACHE/fixtures/long.flac" ] || sox -D -n -r 44100 -c 2 -b 16 "$A64_CACHE/fixtures/long.flac" trim 0 7200
-cp "$A64_CACHE/fixtures/music"/* "$run/music/"
-cp "$A64_CACHE/fixtures/long.flac" "$run/music/04 long.flac"
+rm -rf "$run" && mkdir -p "$run/out"
+# The test music and a 2-hour silent track: every boot resumes into something to play, however
+# long the install before it took.
+img_music_long
 img_disk "$img" "$run/music"
 img_config ""
 PASSED=0
