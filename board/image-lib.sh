@@ -86,6 +86,7 @@ img_firmware() {
   slot_trial=0
   if [ -f "$run/tryboot" ]; then
     rm -f "$run/tryboot"
+    # shellcheck disable=SC2034 # slot_trial: read by the callers (update-test)
     if mtype -i "$fat" ::tryboot.txt > /dev/null 2>&1; then f=tryboot.txt; slot_trial=1; fi
   fi
   prefix=$(mtype -i "$fat" "::$f" | tr -d '\r' | sed -n 's|^os_prefix=||p' | tail -n 1)
