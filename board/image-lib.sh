@@ -23,8 +23,9 @@ A64_MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
 
 say() { printf '%s: %s\n' "${HIL_LOG_NAME:-image-test}" "$*" >&2; }
 
-# part_start IMAGE N / part_size IMAGE N: partition N's first byte and size in bytes (sfdisk -d).
-part_field() { sfdisk -d "$1" | awk -v p="$1$2" -v f="$3" '$1 == p { for (i = 1; i <= NF; i++) if ($i == f "=") { gsub(",", "", $(i+1)); print $(i+1) * 512 } }'; }
+# part_start IMAGE N / part_size IMAGE N: partition N's first byte and size in bytes (sfdisk -d). Printed whole
+# (printf %.0f: mawk prints numbers past 2^31, a partition past 2 GiB, as 2.69e+09).
+part_field() { sfdisk -d "$1" | awk -v p="$1$2" -v f="$3" '$1 == p { for (i = 1; i <= NF; i++) if ($i == f "=") { gsub(",", "", $(i+1)); printf "%.0f\n", $(i+1) * 512 } }'; }
 part_start() { part_field "$1" "$2" start; }
 part_size() { part_field "$1" "$2" size; }
 
@@ -42,13 +43,24 @@ img_disk() {
   [[ "$1" != *.xz ]] || xz_size=$(stat -c %s "$1")
   truncate -s +512M "$run/disk.img"
   boot_off=$(part_start "$run/disk.img" 1)
-  music_off=$(part_start "$run/disk.img" 4)
-  music_size=$(part_size "$run/disk.img" 4)
+  # The music partition is the last one (6 in an image with two root slots, 4 before).
+  music_part=$(sfdisk -d "$run/disk.img" | sed -n "s|^$run/disk.img\([0-9]*\) .*|\1|p" | sort -n | tail -n 1)
+  music_off=$(part_start "$run/disk.img" "$music_part")
+  music_size=$(part_size "$run/disk.img" "$music_part")
   data_off=$(part_start "$run/disk.img" 3)
   data_size=$(part_size "$run/disk.img" 3)
   mkfs.ext4 -q -F -L jbmusic -m 0 -E "offset=$music_off,nodiscard" -d "$2" \
     "$run/disk.img" "$((music_size / 1024))k"
   fat="$run/disk.img@@$boot_off"
+}
+
+# img_music_long: run/music, the test music and a 2-hour silent track after it (FLAC: 1.3 MiB; made
+# once), so that every boot resumes into something to play, however long the boot before it ran.
+img_music_long() {
+  [ -s "$A64_CACHE/fixtures/long.flac" ] || sox -D -n -r 44100 -c 2 -b 16 "$A64_CACHE/fixtures/long.flac" trim 0 7200
+  mkdir -p "$run/music"
+  cp "$A64_CACHE/fixtures/music"/* "$run/music/"
+  cp "$A64_CACHE/fixtures/long.flac" "$run/music/04 long.flac"
 }
 
 # img_config [SED-SCRIPT]: run/good.json, the image's own jukebox.json (run/default.json) pointed at
@@ -62,17 +74,45 @@ img_config() {
   mcopy -o -i "$fat" "$run/good.json" ::jukebox.json
 }
 
+# img_firmware: the stand-in for the Pi firmware's choice of the root slot (QEMU virt has no Pi
+# firmware: this, not the firmware, is what the tests exercise). As the firmware does: config.txt's
+# os_prefix (the committed slot), or tryboot.txt's for one boot when the boot before it ended
+# with the kernel's "Restarting system with command '0 tryboot'" (the reboot argument the Raspberry
+# Pi kernel passes to the firmware as the one-shot tryboot flag; run/tryboot holds it between
+# boots, and this clears it). Sets prefix ("" for an image with one kernel at the top) and
+# slot_trial (1 when tryboot.txt was used).
+img_firmware() {
+  local f=config.txt
+  slot_trial=0
+  if [ -f "$run/tryboot" ]; then
+    rm -f "$run/tryboot"
+    # shellcheck disable=SC2034 # slot_trial: read by the callers (update-test)
+    if mtype -i "$fat" ::tryboot.txt > /dev/null 2>&1; then f=tryboot.txt; slot_trial=1; fi
+  fi
+  prefix=$(mtype -i "$fat" "::$f" | tr -d '\r' | sed -n 's|^os_prefix=||p' | tail -n 1)
+}
+# img_reboot_arg PHASE: run/tryboot made when boot PHASE ended with a reboot asking for tryboot.
+img_reboot_arg() {
+  if grep -q "reboot: Restarting system with command '0 tryboot'" "$run/console-$1.log"; then : > "$run/tryboot"; fi
+}
+
 # img_kernel PROBE: the kernel, initrd and command line of the image, as the Pi's firmware would
-# take them, with the console moved to the virt machine's UART; PROBE (a guest script, copied to
-# run/out/probe.sh) run by a unit given to the image's systemd as a credential
-# (systemd-debug-generator), and the sound card for the test (snd-aloop), on the command line:
-# nothing of it is in the image. Sets kernel and cmdline.
+# take them (img_firmware: from the committed slot's folder, or the one on trial), with the console
+# moved to the virt machine's UART; PROBE (a guest script, copied to run/out/probe.sh) run by a unit
+# given to the image's systemd as a credential (systemd-debug-generator), and the sound card for
+# the test (snd-aloop), on the command line: nothing of it is in the image. Sets kernel, cmdline,
+# prefix and slot_trial.
 img_kernel() {
   local initrd unit
-  kernel=$(mdir -b -i "$fat" :: | sed 's|^::/||' | grep '^vmlinuz-' | sort -V | tail -n 1)
-  initrd=$(mdir -b -i "$fat" :: | sed 's|^::/||' | grep '^initrd.img-' | sort -V | tail -n 1)
+  img_firmware
+  if [ -n "$prefix" ]; then
+    kernel=${prefix}vmlinuz initrd=${prefix}initrd.img
+  else
+    kernel=$(mdir -b -i "$fat" :: | sed 's|^::/||' | grep '^vmlinuz-' | sort -V | tail -n 1)
+    initrd=$(mdir -b -i "$fat" :: | sed 's|^::/||' | grep '^initrd.img-' | sort -V | tail -n 1)
+  fi
   mcopy -o -i "$fat" "::$kernel" "$run/vmlinuz" && mcopy -o -i "$fat" "::$initrd" "$run/initrd.img"
-  cmdline=$(mtype -i "$fat" ::cmdline.txt | tr -d '\r' | head -n 1 | sed 's/console=[^ ]*//g; s/  */ /g')
+  cmdline=$(mtype -i "$fat" "::${prefix}cmdline.txt" | tr -d '\r' | head -n 1 | sed 's/console=[^ ]*//g; s/  */ /g')
   unit=$(printf '%s\n' "[Unit]" "Description=image-test probe" "DefaultDependencies=no" \
     "After=systemd-modules-load.service" "[Service]" "Type=simple" \
     "ExecStart=/bin/sh -c 'modprobe -a 9pnet_virtio 9p && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /mnt && exec /bin/bash /mnt/probe.sh'" \

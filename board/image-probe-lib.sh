@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
-# image-probe-lib.sh: what the guest probes of board/image-test.sh (image-probe.sh) and
-# board/power-cuts.sh (power-cuts-probe.sh) do alike, sourced from the run folder (/mnt/probe-lib.sh,
+# image-probe-lib.sh: what the guest probes of board/image-test.sh (image-probe.sh),
+# board/update-test.sh (update-probe.sh) and board/power-cuts.sh (power-cuts-probe.sh) do alike, sourced from the run folder (/mnt/probe-lib.sh,
 # copied there by img_kernel in board/image-lib.sh). Not part of the image.
 
+# result PASS|FAIL NAME TEXT [LINE...]: a HIL-RESULT line in $R (the caller's results file), the
+# LINEs indented under it.
+result() { printf 'HIL-RESULT %s %s\n' "$1" "$2" >> "$R"; shift 2; for l in "$@"; do printf '  %s\n' "$l" >> "$R"; done; }
 # up: the guest's /proc/uptime (seconds).
 up() { local u _r; read -r u _r < /proc/uptime; printf '%s' "$u"; }
 # probe_start NAME: the line "NAME start up=U" the host stamps (img_figures: QEMU start to the

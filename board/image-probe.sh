@@ -15,7 +15,6 @@ R="$OUT/results-$PHASE"
 # shellcheck source=board/image-probe-lib.sh
 . "$OUT/probe-lib.sh"
 probe_start IMG-PROBE
-result() { printf 'HIL-RESULT %s %s\n' "$1" "$2" >> "$R"; shift 2; for l in "$@"; do printf '  %s\n' "$l" >> "$R"; done; }
 
 # The first sample at snd-aloop, recorded from its first frames.
 probe_card
@@ -83,7 +82,7 @@ good)
   part=$(( $(cat "/sys/class/block/${dev##*/}/size") / 2048 )) fs=$(df -m --output=size /srv/music | tail -n 1 | tr -d ' ')
   [ -e /data/system/music-grown ] && [ "$part" -gt 400 ] && [ "$fs" -gt 350 ] \
     && result PASS music-grown "the music partition grown to $part MiB (file system $fs MiB), /srv/music: $(ls /srv/music | paste -sd,)" \
-    || result FAIL music-grown "expected partition 4 grown past 400 MiB; seen $part MiB, file system $fs MiB" "$(journalctl -b -o cat -u jukebox-grow-music.service -u systemd-growfs@srv-music.service | tail -n 10)"
+    || result FAIL music-grown "expected the music partition grown past 400 MiB; seen $part MiB, file system $fs MiB" "$(journalctl -b -o cat -u jukebox-grow-music.service -u systemd-growfs@srv-music.service | tail -n 10)"
   ;;
 bad)
   kept=no; cmp -s /run/jukebox-setup/jukebox.json /data/system/jukebox.json && kept=yes

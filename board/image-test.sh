@@ -47,7 +47,8 @@ a64_prepare_fixtures
 
 run="$A64_CACHE/run"
 rm -rf "$run" && mkdir -p "$run/out"
-local raw_size xz_size fat kernel cmdline
+# shellcheck disable=SC2034 # slot_trial: set by img_kernel (image-lib.sh), read by update-test only
+local raw_size xz_size fat kernel cmdline music_part prefix slot_trial
 img_disk "$img" "$A64_CACHE/fixtures/music"
 # The settings on the boot partition.
 img_config

@@ -84,12 +84,10 @@ hil_apt_install "$A64_CACHE/apt.log" qemu-system-arm mtools e2fsprogs fdisk sox 
 [ -f "${img:-}" ] || { say "no image (board/image.sh --no-xz makes one): ${img:-none}"; exit 1; }
 a64_prepare_fixtures
 
-local run="$A64_CACHE/power-cuts" raw_size xz_size fat kernel cmdline boot_off music_off music_size data_off data_size
-rm -rf "$run" && mkdir -p "$run/out" "$run/music"
-# The test music, and a 2-hour silent track (FLAC: 1.3 MiB; made once) that the boots play on into.
-[ -s "$A64_CACHE/fixtures/long.flac" ] || sox -D -n -r 44100 -c 2 -b 16 "$A64_CACHE/fixtures/long.flac" trim 0 7200
-cp "$A64_CACHE/fixtures/music"/* "$run/music/"
-cp "$A64_CACHE/fixtures/long.flac" "$run/music/04 long.flac"
+local run="$A64_CACHE/power-cuts" raw_size xz_size fat kernel cmdline boot_off music_off music_size data_off data_size music_part prefix slot_trial
+rm -rf "$run" && mkdir -p "$run/out"
+# The test music, and a 2-hour silent track that the boots play on into.
+img_music_long
 img_disk "$img" "$run/music"
 # A card map in the state folder (where cards can be assigned), with a keyboard reader that is never
 # plugged in (the player watches for it).
