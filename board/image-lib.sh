@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
+# shellcheck disable=SC2034,SC2154 # a library: its functions set and read its caller's variables
 # image-lib.sh (sourced by board/image-test.sh and board/power-cuts.sh): what both tests of the
 # appliance image do alike, defined once: the image copied to a test disk with the test music on
 # its music partition, the settings on its boot partition, the image's own kernel, initrd and

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # a library: its functions set its caller's variables
 # image-probe-lib.sh: what the guest probes of board/image-test.sh (image-probe.sh),
 # board/update-test.sh (update-probe.sh) and board/power-cuts.sh (power-cuts-probe.sh) do alike, sourced from the run folder (/mnt/probe-lib.sh,
 # copied there by img_kernel in board/image-lib.sh). Not part of the image.

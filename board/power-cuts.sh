@@ -84,6 +84,7 @@ hil_apt_install "$A64_CACHE/apt.log" qemu-system-arm mtools e2fsprogs fdisk sox 
 [ -f "${img:-}" ] || { say "no image (board/image.sh --no-xz makes one): ${img:-none}"; exit 1; }
 a64_prepare_fixtures
 
+# shellcheck disable=SC2034 # all set by img_disk and img_kernel; locals so they stay this run's
 local run="$A64_CACHE/power-cuts" raw_size xz_size fat kernel cmdline boot_off music_off music_size data_off data_size music_part prefix slot_trial
 rm -rf "$run" && mkdir -p "$run/out"
 # The test music, and a 2-hour silent track that the boots play on into.
@@ -193,9 +194,9 @@ for ((b = 1; b <= boots; b++)); do
     fi
     if [ -n "$lost" ] && lt "$worst_lost" "$lost"; then worst_lost=$lost; fi
     cards=$(check "$phase" cards)
-    local id missing=""
-    for id in $acked_cards; do [[ "$cards" == *"\"$id\""* ]] || missing+=" $id"; done
-    [ -z "$missing" ] || problems+=" cards answered before the cut missing:$missing (map: $cards);"
+    local id gone=""
+    for id in $acked_cards; do [[ "$cards" == *"\"$id\""* ]] || gone+=" $id"; done
+    [ -z "$gone" ] || problems+=" cards answered before the cut missing:$gone (map: $cards);"
     [[ "$cards" == '{"cards":'* ]] || problems+=" cards --json: $cards;"
     bm=$(check "$phase" bookmarks)
     [[ "$bm" == '{"bookmarks":'* ]] || problems+=" bookmarks --json: $bm;"

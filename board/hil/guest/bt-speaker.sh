@@ -323,7 +323,10 @@ holds_avrcp() {
   local node pid
   node=$(avrcp_node)
   pid=$(prop MainPID)
-  [ -n "$node" ] && [ "$pid" != 0 ] && ls -l "/proc/$pid/fd" 2>/dev/null | grep -q " $node\$"
+  [ -n "$node" ] && [ "$pid" != 0 ] || return 1
+  local fd
+  for fd in "/proc/$pid/fd/"*; do [ "$(readlink "$fd" 2>/dev/null)" = "$node" ] && return 0; done
+  return 1
 }
 avrcp_buttons() {
   local i0
