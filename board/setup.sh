@@ -46,6 +46,8 @@
 #     the player never uses any of them;
 #   - systemd when `systemd-analyze` is missing (board/test.sh checks the unit with it), and
 #     the linter ShellCheck, with which board/check-unit.sh checks the board's scripts (warnings, errors);
+#   - rauc and squashfs-tools, with which board/bundle-test.sh makes and checks an update bundle
+#     (the appliance image's A/B updates, docs/IMAGE.md; a box that is not the image never uses them);
 #   - Swift: on Debian 13 `swiftlang` from apt when no `swift` is on PATH. Debian 12 has no
 #     Swift package: install a Swift 6 toolchain from swift.org first (see README.md).
 set -euo pipefail
@@ -82,7 +84,7 @@ fi
 wanted=(pkg-config libc6-dev libasound2-dev libsndfile1-dev libcurl4-openssl-dev libmpg123-dev libogg-dev libvorbis-dev libopus-dev libopusfile-dev libfaad-dev libflac-dev libsoundtouch-dev libebur128-dev libexpat1-dev libgpiod-dev
   alsa-utils mpc python3-mpd mpd snapserver snapclient python3-gi python3-dbus python3-musicbrainzngs libmosquitto-dev
   mosquitto mosquitto-clients openssl icecast2 ffmpeg flac
-  libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip shairport-sync avahi-daemon python3-venv shellcheck)
+  libmicrohttpd-dev chromium chromium-driver python3-selenium python3-pip shairport-sync avahi-daemon python3-venv shellcheck rauc squashfs-tools)
 command -v systemd-analyze >/dev/null 2>&1 || wanted+=(systemd)
 
 # TagLib's C binding changed its package name between Debian 12 and 13.

@@ -5,7 +5,7 @@
 #   1. installs what is needed (board/setup.sh), checks systemd/jukebox.service (check-unit.sh) and
 #      the module graph's one-way arrows (check-modules.sh: the service reaches no adapter and no
 #      ALSA, libsndfile, TagLib or libgpiod), and that every repository file the docs name exists
-#      (check-docs.sh);
+#      (check-docs.sh), and the image's update bundles on the host (bundle-test.sh: seconds);
 #   2. builds and runs every unit and end-to-end test;
 #   3. the reliability tests: 200+ power cuts (SIGKILL) and a compressed fault soak (beside
 #      steps 2 and 4-6: they mostly wait on real time);
@@ -96,6 +96,9 @@ bash board/check-modules.sh
 
 step "files the docs name"
 bash board/check-docs.sh
+
+step "update bundles (RAUC) on the host"
+bash board/bundle-test.sh
 
 skip() { [ "${1:-0}" = 1 ]; }
 
