@@ -224,12 +224,12 @@ final class BluetoothControlTests: XCTestCase {
         echo "Call failed: Unknown object '$4'." >&2; exit 1
         """)
         XCTAssertEqual(chmod(busctl, 0o755), 0)
-        XCTAssertEqual(BluetoothControl.disconnect(address: "00:AA:01:00:00:00", busctl: busctl, adapters: ["hci0", "hci1", "hci2"]),
+        XCTAssertEqual(BluetoothControl.onAdapters(.disconnect, address: "00:AA:01:00:00:00", busctl: busctl, adapters: ["hci0", "hci1", "hci2"]),
                        "ok bluetooth disconnect: disconnected on hci1")
         XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8),
                        "--system call org.bluez /org/bluez/hci0/dev_00_AA_01_00_00_00 org.bluez.Device1 Disconnect\n"
                        + "--system call org.bluez /org/bluez/hci1/dev_00_AA_01_00_00_00 org.bluez.Device1 Disconnect\n")
-        XCTAssertEqual(BluetoothControl.disconnect(address: "00:AA:01:00:00:00", busctl: busctl, adapters: ["hci0"]),
+        XCTAssertEqual(BluetoothControl.onAdapters(.disconnect, address: "00:AA:01:00:00:00", busctl: busctl, adapters: ["hci0"]),
                        "error: bluetooth disconnect failed: 00:AA:01:00:00:00 is known to none of hci0 (busctl: Call failed: Unknown object '/org/bluez/hci0/dev_00_AA_01_00_00_00'.)")
 
         let sysfs = dir.file("sysfs")
@@ -239,6 +239,42 @@ final class BluetoothControlTests: XCTestCase {
         }
         XCTAssertEqual(BluetoothControl.localAdapters(sysfs: sysfs), ["hci0", "hci1"])
         XCTAssertEqual(BluetoothControl.localAdapters(sysfs: dir.file("none")), [])
+    }
+
+    /// `trust` and `forget` go to every adapter that knows the device (a speaker paired on the
+    /// adapter the config chose is not BlueZ's default one, which a one-shot bluetoothctl talks
+    /// to): `Trusted` set through `Device1`, `RemoveDevice` through `Adapter1`; an adapter that
+    /// does not know it is passed over; none: an error naming them.
+    func testTrustAndForgetGoToEveryAdapterThatKnowsTheDevice() throws {
+        let dir = TempDir()
+        let args = dir.file("args")
+        let busctl = dir.write("busctl", """
+        #!/bin/sh
+        echo "$@" >> '\(args)'
+        case "$2 $4" in
+        "set-property /org/bluez/hci1/"*|"set-property /org/bluez/hci2/"*) exit 0;;
+        "call /org/bluez/hci2") exit 0;;
+        esac
+        echo "Call failed: Does Not Exist" >&2; exit 1
+        """)
+        XCTAssertEqual(chmod(busctl, 0o755), 0)
+        let speaker = "00:AA:01:02:00:02"
+        let object = "/org/bluez/hci%@/dev_00_AA_01_02_00_02"
+        XCTAssertEqual(BluetoothControl.onAdapters(.trust, address: speaker, busctl: busctl, adapters: ["hci0", "hci1", "hci2"]),
+                       "ok bluetooth trust: trusted on hci1, hci2")
+        XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8), ["0", "1", "2"].map {
+            "--system set-property org.bluez " + object.replacingOccurrences(of: "%@", with: $0) + " org.bluez.Device1 Trusted b true\n"
+        }.joined())
+        XCTAssertEqual(unlink(args), 0)
+        XCTAssertEqual(BluetoothControl.onAdapters(.forget, address: speaker, busctl: busctl, adapters: ["hci0", "hci2"]),
+                       "ok bluetooth forget: forgotten on hci2")
+        XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8), ["0", "2"].map {
+            "--system call org.bluez /org/bluez/hci\($0) org.bluez.Adapter1 RemoveDevice o " + object.replacingOccurrences(of: "%@", with: $0) + "\n"
+        }.joined())
+        XCTAssertEqual(BluetoothControl.onAdapters(.forget, address: speaker, busctl: busctl, adapters: ["hci0", "hci1"]),
+                       "error: bluetooth forget failed: \(speaker) is known to none of hci0, hci1 (busctl: Call failed: Does Not Exist)")
+        XCTAssertEqual(BluetoothControl.onAdapters(.trust, address: speaker, busctl: busctl, adapters: ["hci0"]),
+                       "error: bluetooth trust failed: \(speaker) is known to none of hci0 (busctl: Call failed: Does Not Exist)")
     }
 
     /// `jukebox ctl` waits for a `bluetooth` reply as long as its steps can take together

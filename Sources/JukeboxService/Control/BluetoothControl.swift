@@ -6,7 +6,9 @@ import JukeboxSystem
 /// `bluetooth pair|trust|forget|disconnect ADDRESS` carried out with BlueZ's `bluetoothctl`,
 /// each program run non-interactive, off the loop (on the tag reader's worker, noting progress so
 /// it is not given up), each step bounded by coreutils' `timeout`. `trust`, `forget` and
-/// `disconnect` are one step (`bluetoothctl trust|remove|disconnect ADDRESS`). `pair` is up to three, because bluetoothctl pairs
+/// `disconnect` go through BlueZ's D-Bus objects on each adapter (`onAdapters`), or, where busctl
+/// or the kernel's adapter list is missing, are one step (`bluetoothctl trust|remove|disconnect
+/// ADDRESS`, BlueZ's default adapter). `pair` is up to three, because bluetoothctl pairs
 /// only a device BlueZ knows (`Device … not available` otherwise) and registers no agent when
 /// run with a command (its `--agent` is ignored then; BlueZ pairs as NoInputNoOutput, "Just
 /// Works", which is what a speaker does): `info ADDRESS` (known? paired already?), when unknown
@@ -52,16 +54,16 @@ public enum BluetoothControl {
         if action == .pair, pin != nil || adapter != nil {
             return BluetoothPairSession.run(program: program, address: address, pin: pin, adapter: adapter)
         }
-        switch action {
-        case .trust: return reply(step(program, ["trust", address], limit: limit), action: .trust)
-        case .forget: return reply(step(program, ["remove", address], limit: limit), action: .forget)
-        case .disconnect:
-            if let busctl = findProgram("busctl"), case let adapters = localAdapters(), !adapters.isEmpty {
-                return disconnect(address: address, busctl: busctl, adapters: adapters)
-            }
-            return reply(step(program, ["disconnect", address], limit: limit), action: .disconnect)
-        case .pair: return pair(program: program, address: address)
+        if action == .pair { return pair(program: program, address: address) }
+        if let busctl = findProgram("busctl"), case let adapters = localAdapters(), !adapters.isEmpty {
+            return onAdapters(action, address: address, busctl: busctl, adapters: adapters)
         }
+        let word: String
+        switch action {
+        case .forget: word = "remove"
+        default: word = action.rawValue
+        }
+        return reply(step(program, [word, address], limit: limit), action: action)
     }
 
     /// The box's Bluetooth adapters (`hci0`, `hci1`, …) as the kernel lists them, in order.
@@ -70,22 +72,45 @@ public enum BluetoothControl {
         return names.filter { $0.hasPrefix("hci") && (4...8).contains($0.utf8.count) && $0.utf8.dropFirst(3).allSatisfy { (0x30...0x39).contains($0) } }.sorted()
     }
 
-    /// `disconnect` through BlueZ's D-Bus objects (`busctl call … org.bluez.Device1 Disconnect`)
-    /// on the adapter that knows the device: a one-shot bluetoothctl talks to BlueZ's default
-    /// adapter only, and on a box with two (or a phone's device known to the second) it answers
-    /// `Device … not available` (`bt-phone` in the VM). Each adapter is tried in turn, each call
-    /// bounded by `timeout`; the first that knows the device answers.
-    public static func disconnect(address: String, busctl: String, adapters: [String]) -> String {
+    /// `trust`, `forget` and `disconnect` through BlueZ's D-Bus objects (`busctl`) on the adapters
+    /// that know the device. A one-shot bluetoothctl talks to BlueZ's default adapter only: on a
+    /// box with two (a phone known to the second, `bt-phone` in the VM; a speaker paired on the
+    /// adapter the config chose, `bluetooth.adapter`) it answers `Device … not available`.
+    /// `disconnect` stops at the first adapter that knows the device; `trust` and `forget` go to
+    /// every one that does (a speaker paired on two adapters is trusted, or forgotten, on both),
+    /// so the choice of adapter needs no lookup of addresses here. Each call is bounded by
+    /// `timeout`; an adapter that does not know the device is passed over, and when none does, the
+    /// reply says so with busctl's last words.
+    public static func onAdapters(_ action: BluetoothAction, address: String, busctl: String, adapters: [String]) -> String {
         let device = "dev_" + address.split(separator: ":").joined(separator: "_")
+        var done: [String] = []
         var last: String?
         for adapter in adapters {
-            let words = ["--system", "call", "org.bluez", "/org/bluez/\(adapter)/\(device)", "org.bluez.Device1", "Disconnect"]
+            let path = "/org/bluez/\(adapter)/\(device)"
+            let words: [String]
+            switch action {
+            case .trust: words = ["--system", "set-property", "org.bluez", path, "org.bluez.Device1", "Trusted", "b", "true"]
+            case .forget: words = ["--system", "call", "org.bluez", "/org/bluez/\(adapter)", "org.bluez.Adapter1", "RemoveDevice", "o", path]
+            default: words = ["--system", "call", "org.bluez", path, "org.bluez.Device1", "Disconnect"]
+            }
             let (lines, status) = split(step(busctl, words, limit: limit))
-            if status == 0 { return "ok bluetooth disconnect: disconnected on \(adapter)" }
             if status == 137 { return "error: busctl did not finish within \(limit) s" }
-            last = lines.last.map { DisplayText.inert($0, maxBytes: 200) }
+            if status == 0 {
+                done.append(adapter)
+                if action == .disconnect { break }
+            } else {
+                last = lines.last.map { DisplayText.inert($0, maxBytes: 200) }
+            }
         }
-        return "error: bluetooth disconnect failed: \(address) is known to none of \(adapters.joined(separator: ", "))" + (last.map { " (busctl: " + $0 + ")" } ?? "")
+        let said: String
+        switch action {
+        case .trust: said = "trusted on "
+        case .forget: said = "forgotten on "
+        default: said = "disconnected on "
+        }
+        if !done.isEmpty { return "ok bluetooth \(action.rawValue): " + said + done.joined(separator: ", ") }
+        let known = "\(address) is known to none of " + adapters.joined(separator: ", ")
+        return "error: bluetooth \(action.rawValue) failed: " + known + (last.map { " (busctl: " + $0 + ")" } ?? "")
     }
 
     /// `info`, a discovery when BlueZ does not know the device, then `pair`.
