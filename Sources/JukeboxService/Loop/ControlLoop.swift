@@ -431,7 +431,8 @@ final class ControlPort: ControlLoop {
     func bluetooth(_ action: BluetoothAction, address: String, pin: String?, _ reply: @escaping ([String]) -> Void) -> Bool {
         guard let program = bluetoothctl else { return false }
         // The PIN is not logged: it is the speaker's, as a password is.
-        log.info("bluetooth \(action.rawValue) \(address)" + (pin == nil ? "" : " with a PIN") + ": running \(program)")
+        // Which program runs is said by the reply (busctl's adapters, or bluetoothctl's words).
+        log.info("bluetooth \(action.rawValue) \(address)" + (pin == nil ? "" : " with a PIN"))
         let adapter = bluetoothAdapter
         return jobs.perform({ _ in
             .success(FileWorkOutput(lines: [BluetoothControl.run(program: program, action, address: address, pin: pin, adapter: adapter)]))

@@ -124,8 +124,13 @@ install_jukebox() {
 # and the guest's kernel hit a list corruption in hci_chan_del that killed bluetoothd; run 5,
 # hci1 keeping its key: btvirt died; board/hil/README.md). The played speaker (hci1) keeps
 # bt-loop's pairing. PAIRED: "ctl's wall time (its reply)".
-unknown() { ! bluetoothctl info "$1" 2>/dev/null | grep -q 'Paired:'; }
-paired_trusted() { local i; i=$(bluetoothctl info "$1" 2>/dev/null); grep -q 'Paired: yes' <<<"$i" && grep -q 'Trusted: yes' <<<"$i"; }
+# What the box's adapter (hci0) knows of a device, through BlueZ's objects: a one-shot
+# bluetoothctl asks BlueZ's default adapter, which with three is whichever registered first
+# (hci2 in run 9: its `info` knew neither speaker, so these checks saw nothing).
+# box_prop ADDRESS PROPERTY: Device1's PROPERTY as busctl prints it (`b true`, `s "name"`).
+box_prop() { busctl get-property org.bluez "/org/bluez/hci0/dev_${1//:/_}" org.bluez.Device1 "$2" 2>&1; }
+unknown() { ! busctl get-property org.bluez "/org/bluez/hci0/dev_${1//:/_}" org.bluez.Device1 Paired >/dev/null 2>&1; }
+paired_trusted() { [ "$(box_prop "$1" Paired)" = "b true" ] && [ "$(box_prop "$1" Trusted)" = "b true" ]; }
 pair_with_jukebox() {
   local c t reply
   PAIRED=""
@@ -136,7 +141,7 @@ pair_with_jukebox() {
   # The player's bluetoothctl uses BlueZ's first adapter as its default, which with three is
   # whichever registered first (run 8: hci2, which then scanned for itself).
   bluetoothctl list >"$L/bluetoothctl-list.txt" 2>&1
-  unknown "$A2" || note "the box knows $A2 before the player paired it: $(bluetoothctl info "$A2" 2>&1 | tr '\n\t' '  ')"
+  unknown "$A2" || note "the box knows $A2 before the player paired it: Paired $(box_prop "$A2" Paired)"
   ok || return
   t=$(uptime_s)
   reply=$(timeout 120 jukebox ctl --socket "$SOCK" bluetooth pair "$A2" 2>&1)
@@ -149,7 +154,7 @@ pair_with_jukebox() {
   reply=$(timeout 60 jukebox ctl --socket "$SOCK" bluetooth trust "$A2" 2>&1)
   echo "trust: $reply" >>"$L/jukebox-ctl.txt"
   [[ $reply == "bluetooth trust: trusted on hci"* ]] || note "expected 'jukebox ctl bluetooth trust $A2' to succeed; replied: $reply"
-  wait_for 10 paired_trusted "$A2" || note "after pair and trust, bluetoothctl info $A2 says: $(bluetoothctl info "$A2" 2>&1 | grep -E 'Paired|Trusted|not available' | tr '\n\t' '  ')"
+  wait_for 10 paired_trusted "$A2" || note "after pair and trust, the box's $A2: Paired $(box_prop "$A2" Paired), Trusted $(box_prop "$A2" Trusted)"
   # Paired already: fine, and nothing run but bluetoothctl's `info`.
   reply=$(timeout 60 jukebox ctl --socket "$SOCK" bluetooth pair "$A2" 2>&1)
   echo "pair again: $reply" >>"$L/jukebox-ctl.txt"
@@ -190,8 +195,11 @@ speaker() {
   ok || return
   # The box's config as its user would edit it: the Loopback card, the speaker, one known track.
   # "input": ["AVRCP"]: the speaker's buttons, BlueZ's uinput device "<speaker's name> (AVRCP)".
-  sed -i "s|\"device\": \"default\"|\"device\": \"hw:Loopback,0,0\"|; s|\"logLevel\": \"info\",|&\n  \"bluetooth\": {\"speaker\": \"$A1\"},\n  \"input\": [\"AVRCP\"],|" "$CONFIG"
-  grep -q "\"speaker\": \"$A1\"" "$CONFIG" || note "the conffile did not take the edit: $(cat "$CONFIG")"
+  # "adapter": the box's own (hci0): with three controllers BlueZ's default one is whichever
+  # registered first (run 9: hci2, the speaker the player was to find, which then scanned for
+  # itself); the pair selects it, trust and forget go through its objects.
+  sed -i "s|\"device\": \"default\"|\"device\": \"hw:Loopback,0,0\"|; s|\"logLevel\": \"info\",|&\n  \"bluetooth\": {\"speaker\": \"$A1\", \"adapter\": \"$A0\"},\n  \"input\": [\"AVRCP\"],|" "$CONFIG"
+  grep -q "\"speaker\": \"$A1\", \"adapter\": \"$A0\"" "$CONFIG" || note "the conffile did not take the edit: $(cat "$CONFIG")"
   grep -q '"input": \["AVRCP"\]' "$CONFIG" || note "the conffile did not take the input edit: $(cat "$CONFIG")"
   cp "$OUT/speaker.wav" /srv/music/
   # A second track (the same sound, a hard link) for the speaker's Next and Previous.
@@ -290,7 +298,7 @@ paused_now() { sample; [ "$STATUS_PHASE" = paused ]; }
 gone_pause() {
   local reply t held sink n
   ok || return
-  sed -i "s|\"speaker\": \"$A1\"}|\"speaker\": \"$A1\", \"whenGone\": \"pause\", \"volumeMax\": 70}|" "$CONFIG"
+  sed -i "s|\"adapter\": \"$A0\"}|\"adapter\": \"$A0\", \"whenGone\": \"pause\", \"volumeMax\": 70}|" "$CONFIG"
   grep -q '"whenGone": "pause", "volumeMax": 70' "$CONFIG" || { note "whenGone: the conffile did not take the edit: $(grep '"bluetooth"' "$CONFIG")"; return; }
   reply=$("$OUT/hilctl" "$SOCK" reload 2>&1 | tail -n 1)
   [[ $reply == "ok configuration reloaded"* ]] || note "reload with whenGone pause replied: $reply"
@@ -365,7 +373,7 @@ button() {
 # player has it open (its rescan, once a second, after each connect made a new one).
 avrcp_node() {
   local n e
-  n="$(bluetoothctl info "$A1" 2>/dev/null | sed -n 's/^[[:space:]]*Name: //p' | head -n 1) (AVRCP)"
+  n="$(box_prop "$A1" Name | sed -n 's/^s "\(.*\)"$/\1/p') (AVRCP)"
   for e in /sys/class/input/event*; do
     [ "$(cat "$e/device/name" 2>/dev/null)" = "$n" ] && { echo "/dev/input/${e##*/}"; return; }
   done
