@@ -190,7 +190,7 @@ func main() -> Int32 {
     section("faces") {
         // `jukebox run` on the test device and `plug` over it, without faces and with MPD, MQTT and
         // the web app on: 4 runs of the five formats in turn (about 35 s quick, 110 s in full).
-        let devices = [(ws.realTimeDevice, "the test device (an ALSA ioplug plugin inside the player, written to directly as hw is)"),
+        let devices: [(name: String, kind: String)] = [(ws.realTimeDevice, "the test device (an ALSA ioplug plugin inside the player, written to directly as hw is)"),
                        (ws.realTimePlugDevice, "plug over the test device (as plughw)")]
         report.faces = try FacesBench.measure(devices: devices, settle: q ? 0.75 : 1, window: q ? 0.75 : 4, in: ws)
     }

@@ -6,11 +6,12 @@
 /// Mappings are grouped by what they hold: a file by its name without the folder (`libc.so.6`,
 /// `jukebox`; the versions of one library stay apart), `[heap]`, `[stack]`, `[vdso]` as the kernel
 /// names them, and the unnamed anonymous mappings sorted by their neighbours, the way glibc lays
-/// them out: a writable mapping right above an inaccessible one (`---p`) is a thread's stack above
-/// its guard page (`[thread stacks]`); one right below an inaccessible one is a malloc arena, whose
-/// reserve lies above it unused (`[malloc arenas]`); the rest is `[anon]` (the Swift runtime's and
-/// libraries' own `mmap`s, relocated data's copy-on-write neighbours). A heuristic: a stack
-/// allocated by hand without a guard, or an arena that filled its reserve, counts as `[anon]`.
+/// them out: a writable mapping right above a small inaccessible one (`---p`, at most 64 KiB) is a
+/// thread's stack above its guard (`[thread stacks]`); one right below an inaccessible one is a
+/// malloc arena, whose reserve lies above it unused (`[malloc arenas]`; arenas follow each other,
+/// so one may also lie above the last one's reserve, which is large); the rest is `[anon]` (the
+/// Swift runtime's and libraries' own `mmap`s). A heuristic: a stack allocated by hand without a
+/// guard, or an arena that filled its reserve, counts as `[anon]`.
 public struct SmapsSummary: Sendable, Equatable {
     /// One group's sums, in KiB.
     public struct Use: Sendable, Equatable {
@@ -114,7 +115,9 @@ public struct SmapsSummary: Sendable, Equatable {
             }
             if !path.isEmpty { return String(path) }
             if inaccessible { return "[guard and reserve]" }
-            if let below, below.inaccessible, below.end == start, below.path.isEmpty { return "[thread stacks]" }
+            if let below, below.inaccessible, below.end == start, below.path.isEmpty, below.end - below.start <= 64 * 1024 {
+                return "[thread stacks]"
+            }
             if let above, above.inaccessible, above.start == end, above.path.isEmpty { return "[malloc arenas]" }
             return "[anon]"
         }
