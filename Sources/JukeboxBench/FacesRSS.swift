@@ -15,8 +15,8 @@ struct FacesRSS {
     }
     /// The ALSA PCM, and what kind of path it stands for.
     var device: String, deviceKind: String
-    /// Whether MPD, MQTT and the web app were on.
-    var faces: Bool
+    /// Which faces were on.
+    var faces: FaceSet
     var formats: [FormatPeak]
     /// The highest VmRSS sample of the whole run (what `rssRunFaces` compares), with RssAnon and
     /// the thread count at that sample.
@@ -26,21 +26,40 @@ struct FacesRSS {
     /// /proc/PID/smaps at that sample, by mapping (nil if it could not be read).
     var smaps: SmapsSummary?
     /// The web app's own process (`jukebox web`, a process of its own on a box too): its highest
-    /// VmRSS and RssAnon samples, KiB; nil without faces.
+    /// VmRSS and RssAnon samples, KiB; nil without the web app.
     var webMaxRssKiB: Int?, webAnonKiB: Int?
     /// What the clients saw, to show the faces were live: MPD `idle` answers, the event stream's
     /// `status` events, MQTT messages `mosquitto_sub` received from the player's topic.
     var clients: [String: Int]
 }
 
+/// The faces a run turns on: the MPD listener, the MQTT face, the web app.
+struct FaceSet: Equatable {
+    var mpd = false, mqtt = false, web = false
+
+    static let none = FaceSet()
+    static let mpdAndWeb = FaceSet(mpd: true, web: true)
+    static let all = FaceSet(mpd: true, mqtt: true, web: true)
+
+    /// "MPD+MQTT+web", "no faces".
+    var label: String {
+        var names: [String] = []
+        if mpd { names.append("MPD") }
+        if mqtt { names.append("MQTT") }
+        if web { names.append("web") }
+        return names.isEmpty ? "no faces" : names.joined(separator: "+")
+    }
+}
+
 enum FacesBench {
     /// The topic the bench's MQTT face publishes under.
     static let topic = "jukebox/bench"
 
-    /// One run per device in `devices` and per configuration (no faces; faces): `jukebox run`,
-    /// then each format's track for `settle` + `window` seconds, VmRSS sampled every 50 ms in the
-    /// window. Without mosquitto the faces run has MPD and the web app only (and says so).
-    static func measure(devices: [(name: String, kind: String)], settle: Double, window: Double, in ws: Workspace) throws -> [FacesRSS] {
+    /// One run per device in `devices` and per set of faces in `sets`: `jukebox run`, then each
+    /// format's track for `settle` + `window` seconds, VmRSS sampled every 50 ms in the window.
+    /// Without mosquitto a set's MQTT is left out (the run's label says so).
+    static func measure(devices: [(name: String, kind: String)], sets: [FaceSet], settle: Double, window: Double,
+                        in ws: Workspace) throws -> [FacesRSS] {
         let assetsDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path + "/Sources/JukeboxWeb/Assets"
         var files: [(BenchFormat, String)] = []
@@ -50,16 +69,18 @@ enum FacesBench {
         var out: [FacesRSS] = []
         var runIndex = 0
         for device in devices {
-            for faces in [false, true] {
+            for wanted in sets {
                 runIndex += 1
-                out.append(try run(device: device, faces: faces, broker: faces ? broker : nil, files: files, assets: assetsDir,
+                var faces = wanted
+                faces.mqtt = wanted.mqtt && broker != nil
+                out.append(try run(device: device, faces: faces, broker: broker, files: files, assets: assetsDir,
                                    settle: settle, window: window, tag: "faces\(runIndex)", in: ws))
             }
         }
         return out
     }
 
-    private static func run(device: (name: String, kind: String), faces: Bool, broker: BenchBroker?, files: [(BenchFormat, String)],
+    private static func run(device: (name: String, kind: String), faces: FaceSet, broker: BenchBroker?, files: [(BenchFormat, String)],
                             assets: String, settle: Double, window: Double, tag: String, in ws: Workspace) throws -> FacesRSS {
         let folder = ws.path(tag)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -68,9 +89,9 @@ enum FacesBench {
         var parts: [String] = [
             "\"device\": \"\(device.name)\"", "\"state\": \"\(folder)/state.json\"", "\"socket\": \"\(socket)\"", "\"releaseDelay\": 300",
         ]
-        if faces {
-            parts.append("\"mpd\": {\"bind\": \"127.0.0.1\", \"port\": \(mpdPort)}")
-            if let broker { parts.append("\"mqtt\": {\"host\": \"127.0.0.1\", \"port\": \(broker.port), \"topic\": \"\(topic)\"}") }
+        if faces.mpd { parts.append("\"mpd\": {\"bind\": \"127.0.0.1\", \"port\": \(mpdPort)}") }
+        if faces.mqtt, let broker {
+            parts.append("\"mqtt\": {\"host\": \"127.0.0.1\", \"port\": \(broker.port), \"topic\": \"\(topic)\"}")
         }
         try ("{" + parts.joined(separator: ", ") + "}\n").write(toFile: config, atomically: true, encoding: .utf8)
         let tied = ChildDeath.command(ws.binary, ["run", "--config", config])
@@ -83,8 +104,8 @@ enum FacesBench {
         defer {
             for c in [web, subscriber].compactMap({ $0 }) { c.send(SIGTERM); _ = try? c.wait(timeout: 10) }
         }
-        if faces {
-            mpd = try MPDIdleClient(port: mpdPort)
+        if faces.mpd { mpd = try MPDIdleClient(port: mpdPort) }
+        if faces.web {
             try FileManager.default.createDirectory(atPath: folder + "/web-state", withIntermediateDirectories: true)
             let webCommand = ChildDeath.command(ws.binary, ["web", "--socket", socket, "--assets", assets, "--listen", "127.0.0.1:0",
                                                             "--state", folder + "/web-state"])
@@ -99,10 +120,10 @@ enum FacesBench {
             }
             guard port > 0 else { throw BenchError("faces: jukebox web did not say where it listens: \(w.stderr.suffix(400))") }
             events = try WebEventsClient(port: port)
-            if let broker, FileManager.default.isExecutableFile(atPath: "/usr/bin/mosquitto_sub") {
-                let sub = ChildDeath.command("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", topic + "/#", "-v"])
-                subscriber = try Child(binary: sub.executable, args: sub.arguments, environment: [:], outputBase: folder + "/mqtt-sub")
-            }
+        }
+        if faces.mqtt, let broker, FileManager.default.isExecutableFile(atPath: "/usr/bin/mosquitto_sub") {
+            let sub = ChildDeath.command("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", topic + "/#", "-v"])
+            subscriber = try Child(binary: sub.executable, args: sub.arguments, environment: [:], outputBase: folder + "/mqtt-sub")
         }
 
         var peaks: [FacesRSS.FormatPeak] = []
@@ -144,7 +165,7 @@ enum FacesBench {
         }
         return FacesRSS(device: device.name, deviceKind: device.kind, faces: faces, formats: peaks, maxRssKiB: maxRss,
                         anonAtMaxKiB: anonAtMax, threadsAtMax: threadsAtMax, pssAnonAtMaxKiB: pssAnonAtMax, smaps: smapsAtMax.map(SmapsSummary.parse),
-                        webMaxRssKiB: faces ? webMax : nil, webAnonKiB: faces ? webAnon : nil, clients: clients)
+                        webMaxRssKiB: faces.web ? webMax : nil, webAnonKiB: faces.web ? webAnon : nil, clients: clients)
     }
 
     /// The whole text of a /proc file (whose size reads as 0; `String(contentsOfFile:)` has

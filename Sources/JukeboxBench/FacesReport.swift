@@ -9,7 +9,7 @@ extension FacesRSS {
     /// The JSON object of one run.
     var json: [String: Any] {
         var out: [String: Any] = [
-            "device": device, "deviceKind": deviceKind, "faces": faces,
+            "device": device, "deviceKind": deviceKind, "faces": faces.label,
             "maxRssMiB": mib(maxRssKiB), "rssAnonAtMaxMiB": mib(anonAtMaxKiB), "pssAnonAtMaxMiB": mib(pssAnonAtMaxKiB), "threadsAtMax": threadsAtMax,
             "formats": formats.map { ["format": $0.format.rawValue, "maxRssMiB": mib($0.rssKiB), "rssAnonMiB": mib($0.anonKiB)] as [String: Any] },
             "clients": clients,
@@ -31,7 +31,7 @@ extension FacesRSS {
     static func table(_ runs: [FacesRSS]) -> [String] {
         var lines = ["`jukebox run` playing, without and with its faces (MiB; the highest VmRSS sample while playing; the five formats in turn)"]
         for r in runs {
-            let what = r.faces ? "MPD+MQTT+web" : "no faces"
+            let what = r.faces.label
             let perFormat = r.formats.map { $0.format.label + " " + String(format: "%.1f", Double($0.rssKiB) / 1024) }.joined(separator: ", ")
             var line = "  \(r.device) \(what): max \(String(format: "%.1f", Double(r.maxRssKiB) / 1024))"
             line += String(format: " (RssAnon %.1f", Double(r.anonAtMaxKiB) / 1024)

@@ -189,10 +189,12 @@ func main() -> Int32 {
     }
     section("faces") {
         // `jukebox run` on the test device and `plug` over it, without faces and with MPD, MQTT and
-        // the web app on: 4 runs of the five formats in turn (about 35 s quick, 110 s in full).
+        // the web app on: 4 runs of the five formats in turn (about 40 s quick), 6 in full (160 s).
         let devices: [(name: String, kind: String)] = [(ws.realTimeDevice, "the test device (an ALSA ioplug plugin inside the player, written to directly as hw is)"),
                        (ws.realTimePlugDevice, "plug over the test device (as plughw)")]
-        report.faces = try FacesBench.measure(devices: devices, settle: q ? 0.75 : 1, window: q ? 0.75 : 4, in: ws)
+        // MPD and the web app without MQTT only in the full run (they cost the player little; 40 s more).
+        let sets: [FaceSet] = q ? [.none, .all] : [.none, .mpdAndWeb, .all]
+        report.faces = try FacesBench.measure(devices: devices, sets: sets, settle: q ? 0.75 : 1, window: q ? 0.75 : 4, in: ws)
     }
     section("day") {
         // 24 "hours" of 1.75 s in the quick run (about 50 s in CI), 6 s in the full one (about 2.5 min).
