@@ -60,8 +60,7 @@ enum FacesBench {
     /// Without mosquitto a set's MQTT is left out (the run's label says so).
     static func measure(devices: [(name: String, kind: String)], sets: [FaceSet], settle: Double, window: Double,
                         in ws: Workspace) throws -> [FacesRSS] {
-        let assetsDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path + "/Sources/JukeboxWeb/Assets"
+        let assetsDir = Workspace.sourceTree + "/Sources/JukeboxWeb/Assets"
         var files: [(BenchFormat, String)] = []
         for format in BenchFormat.allCases { files.append((format, try ws.audio(format, seconds: 60))) }
         let broker = try BenchBroker(in: ws)

@@ -103,6 +103,12 @@ final class Workspace {
         try asoundrc.write(toFile: home + "/.asoundrc", atomically: true, encoding: .utf8)
     }
 
+    /// The source tree this bench was built from (two folders above this file's): the web app's
+    /// assets and the browser script are read from it (a release build elsewhere would look in
+    /// /usr/share).
+    static let sourceTree = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
     /// A path inside the workspace.
     func path(_ name: String) -> String { root + "/" + name }
 
