@@ -14,8 +14,9 @@
 # Options:
 #   --quick          shorter runs, fewer repeats, no 2,000-track folder
 #   --json FILE      also write the JSON object to FILE
-#   --only LIST      some of playback,resume,button,latency,library,usb,state,loop,gapless,idle,web,day
-#                    (web: not in --quick unless named)
+#   --only LIST      some of playback,resume,button,latency,library,usb,state,loop,gapless,idle,web,faces,day
+#                    (web: not in --quick unless named; faces: `jukebox run` with MPD, MQTT (mosquitto,
+#                    when installed) and the web app on, and without, on the test device and plug over it)
 #   --day-hour SECONDS  wall seconds per "hour" of the day section (default 1.75 with --quick, else 6;
 #                    180: a whole day of audio at 20x real time, 72 minutes a day, two days)
 #   --vs-mpd [FILE]  then, when MPD is installed, MPD and this jukebox side by side in one run:
@@ -47,7 +48,7 @@ while [ $# -gt 0 ]; do
     --only=*) args+=(--only "${1#--only=}") ;;
     --day-hour) [ $# -ge 2 ] || die "--day-hour needs SECONDS"; args+=(--day-hour "$2"); shift ;;
     --day-hour=*) args+=(--day-hour "${1#--day-hour=}") ;;
-    -h|--help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac
   shift

@@ -21,6 +21,8 @@ struct Report {
     var idle: [IdleWakeups] = []
     /// The web face's figures (WebBench), as they go into the JSON.
     var web: [String: Any] = [:]
+    /// `jukebox run`'s memory without and with its faces (FacesBench).
+    var faces: [FacesRSS] = []
     /// The compressed day (DayBench).
     var day: DayRun?
     var failures: [String] = []
@@ -43,6 +45,7 @@ struct Report {
         "loopStall": "button edges and socket commands handled within 5 ms while every fsync of the state store takes 500 ms",
         "idle": "no periodic wake-ups while paused or stopped (the loop sleeps in poll without a timeout): under 1 a second",
         "playingWakeups": "at most \(Int(playingWakeupsTarget)) wake-ups a second while playing, all threads, every format (issue 33; MPD: 46-165)",
+        "rssRunFaces": "at most \(rssTargetKiB / 1024) MiB while playing as the service: `jukebox run`'s highest VmRSS sample, each format played in turn, sampled every 50 ms after its first second (0.75 s in --quick), on the test device and `plug` over it, without faces and with the MPD listener (a client in `idle`), MQTT (mosquitto on 127.0.0.1, a subscriber) and the web app (its event stream open) on (in the full run also MPD and the web app without MQTT); the web app's own process is printed apart, not compared (issue 33)",
         "dayFlat": "a compressed day played twice: over the second day, at the hours' ends, RssAnon grows less than 32 KiB an hour (its slope, and from the first day's end to the second's), descriptors and threads unchanged (issue 33)",
         "dayQuietWrites": "a compressed day: 0 bytes written to disk while paused or stopped (write_bytes; issue 33)",
         "dayPlayingWrites": "a compressed day: at most 1 MiB written to disk per hour of play (write_bytes, in the 4 KiB pages the kernel counts; issue 33)",
@@ -53,6 +56,7 @@ struct Report {
         var out: [String] = []
         // While playing, as the target says; the start-up peak (VmHWM) is printed as a figure of its own.
         if let worst = playback.map(\.playingMaxRssKiB).max(), worst > Self.rssTargetKiB { out.append("rss") }
+        if faces.contains(where: { $0.maxRssKiB > Self.rssTargetKiB }) { out.append("rssRunFaces") }
         if resume.contains(where: { $0.ms.median > 0.050 }) { out.append("firstSample") }
         if gapless.contains(where: { !$0.identical || $0.lagBefore != 0 || $0.lagAfter != 0 }) { out.append("gapless") }
         if stateWrites.contains(where: { $0.maxPositionLost > 5.0 + 0.25 }) { out.append("powerCut") }
@@ -86,6 +90,7 @@ struct Report {
         if let processFloor { out["processStartToExitOfVersionMs"] = processFloor.json(scale: 1000, digits: 1) }
         if !web.isEmpty { out["web"] = web }
         if let day { out["day"] = day.json }
+        if !faces.isEmpty { out["faces"] = faces.map(\.json) }
         out["idle"] = idle.map { i -> [String: Any] in
             ["phase": i.phase, "format": i.format?.rawValue ?? "", "wakeupsPerSecond": round(i.wakeupsPerSecond, 2),
              "involuntaryPerSecond": round(i.involuntaryPerSecond, 2),
@@ -322,6 +327,7 @@ struct Report {
             for (k, v) in web.sorted(by: { $0.key < $1.key }) { lines.append("  \(k): \(v)") }
             lines.append("")
         }
+        if !faces.isEmpty { lines += FacesRSS.table(faces) }
         if let day { lines += day.table }
         for f in failures { lines.append("FAILED: \(f)") }
         lines.append(missed.isEmpty ? "All measured targets met." : "Targets missed: \(missed.joined(separator: ", "))")

@@ -28,8 +28,7 @@ enum WebBench {
         }
         try FileManager.default.createDirectory(atPath: ws.path("web-state"), withIntermediateDirectories: true)
         // The page from this source tree (a release build elsewhere would look in /usr/share).
-        let assetsDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path + "/Sources/JukeboxWeb/Assets"
+        let assetsDir = Workspace.sourceTree + "/Sources/JukeboxWeb/Assets"
         let web = try ws.start(["web", "--socket", socket, "--assets", assetsDir, "--listen", "127.0.0.1:0", "--state", ws.path("web-state")])
         defer { web.send(SIGTERM); _ = try? web.wait(timeout: 10) }
         var url = ""
@@ -57,8 +56,7 @@ enum WebBench {
             out["assetsGzipBytes"] = zipped
         }
 
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path + "/Tests/Browser/web_bench.py"
+        let script = Workspace.sourceTree + "/Tests/Browser/web_bench.py"
         let have = ["/usr/bin/chromium", "/usr/bin/chromedriver", "/usr/bin/python3"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
             && shell("/usr/bin/python3 -c 'import selenium.webdriver' 2>/dev/null && echo yes").hasPrefix("yes")
             && FileManager.default.fileExists(atPath: script)

@@ -49,6 +49,9 @@ final class Workspace {
     /// `plug` over `recordingDevice`: the player sees a PCM it rewinds (as on hw, plughw, dmix),
     /// and the test device takes the frames back (see jukeboxtest.c, "Rewinds").
     let rewindingDevice = "bench_rec_plug"
+    /// `plug` over `realTimeDevice`, without a recording: the path a box's `plughw` takes (a plug
+    /// that rewinds in front of the device), for the faces section's memory.
+    let realTimePlugDevice = "bench_rt_plug"
     /// The test device at `DayBench.speed` times real time, with no lock, log or recording: the
     /// day section (the device is a plugin inside the player, and any file it wrote would count
     /// in the player's own disk writes).
@@ -83,6 +86,10 @@ final class Workspace {
             log "\(root)/rec.log"
             speed 1
         }
+        pcm.\(realTimePlugDevice) {
+            type plug
+            slave.pcm "\(realTimeDevice)"
+        }
         pcm.\(rewindingDevice) {
             type plug
             slave.pcm "\(recordingDevice)"
@@ -95,6 +102,12 @@ final class Workspace {
         """
         try asoundrc.write(toFile: home + "/.asoundrc", atomically: true, encoding: .utf8)
     }
+
+    /// The source tree this bench was built from (two folders above this file's): the web app's
+    /// assets and the browser script are read from it (a release build elsewhere would look in
+    /// /usr/share).
+    static let sourceTree = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
 
     /// A path inside the workspace.
     func path(_ name: String) -> String { root + "/" + name }

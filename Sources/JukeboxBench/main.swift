@@ -15,7 +15,7 @@ Runs the jukebox binary without a sound card and prints a table, then one JSON o
   --quick          shorter runs and fewer repeats (a smoke test, about a minute)
   --build TEXT     how the binary was built, for the report (e.g. "release, --static-swift-stdlib")
   --toolchain TEXT the Swift toolchain, for the report
-  --only LIST      some of: playback,resume,button,latency,library,usb,state,loop,gapless,idle,web,day
+  --only LIST      some of: playback,resume,button,latency,library,usb,state,loop,gapless,idle,web,faces,day
   --day-hour SECONDS  wall seconds per "hour" of the day section (default 1.75 with --quick, else 6;
                    180 plays a whole day of audio at 20x real time in 72 minutes, twice)
 Exit status: 0 when every section ran, 1 when one failed, 2 on a usage error.
@@ -31,7 +31,7 @@ struct Options {
     var toolchain = ""
     var onlyGiven = false
     var dayHour: Double?
-    var only: Set<String> = ["playback", "resume", "button", "latency", "library", "usb", "state", "loop", "gapless", "idle", "web", "day"]
+    var only: Set<String> = ["playback", "resume", "button", "latency", "library", "usb", "state", "loop", "gapless", "idle", "web", "faces", "day"]
 
     init(_ args: [String]) throws {
         var rest = args[...]
@@ -186,6 +186,15 @@ func main() -> Int32 {
     }
     section("web") {
         report.web = try WebBench.measure(changes: q ? 5 : 20, in: ws)
+    }
+    section("faces") {
+        // `jukebox run` on the test device and `plug` over it, without faces and with MPD, MQTT and
+        // the web app on: 4 runs of the five formats in turn (about 40 s quick), 6 in full (160 s).
+        let devices: [(name: String, kind: String)] = [(ws.realTimeDevice, "the test device (an ALSA ioplug plugin inside the player, written to directly as hw is)"),
+                       (ws.realTimePlugDevice, "plug over the test device (as plughw)")]
+        // MPD and the web app without MQTT only in the full run (they cost the player little; 40 s more).
+        let sets: [FaceSet] = q ? [.none, .all] : [.none, .mpdAndWeb, .all]
+        report.faces = try FacesBench.measure(devices: devices, sets: sets, settle: q ? 0.75 : 1, window: q ? 0.75 : 4, in: ws)
     }
     section("day") {
         // 24 "hours" of 1.75 s in the quick run (about 50 s in CI), 6 s in the full one (about 2.5 min).

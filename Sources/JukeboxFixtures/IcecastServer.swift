@@ -240,8 +240,8 @@ except Exception as e:
         return String(decoding: line, as: UTF8.self)
     }
 
-    /// A port free on 127.0.0.1 now (the kernel's pick, released for Icecast to bind).
-    private static func freePort() throws -> Int {
+    /// A port free on 127.0.0.1 now (the kernel's pick, released for Icecast or another server to bind).
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RadioServer.Unavailable(description: "no socket for a free port") }
         defer { close(fd) }
