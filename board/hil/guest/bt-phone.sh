@@ -111,6 +111,10 @@ phone_setup() {
   # From the start of the track (bt-speaker's cycles may have played most of it).
   systemctl stop jukebox.service
   rm -f /var/lib/jukebox/state.json /var/lib/jukebox/state.json.place
+  # The place starts again on purpose: bt-speaker's last position is no place to compare with
+  # (run 9 of bt-speaker ended early, at 48.6 s, and this start at 1.1 s read as a jump back).
+  # shellcheck disable=SC2034 # read by sample() (bt-speaker.sh)
+  LAST_P=""
   systemctl start jukebox.service
   JPID=$(prop MainPID)
   wait_for 60 box_plays || note "expected jukebox playing on the card after the restart; seen phase '$STATUS_PHASE', card owner '$(card_owner)', jukebox $JPID ($(prop StatusText))"
