@@ -41,7 +41,9 @@ static bool jukebox_has_tryboot(const char *cmd)
 }
 
 /* Runs before devices are shut down (kernel_restart_prepare), so the mailbox still answers. The
- * firmware is looked up here, not at load: its driver may have been probed after this module. */
+ * firmware is looked up here, not at load: its driver may have been probed after this module.
+ * A tryboot that cannot be passed on is an error (the update will not be tried): logged as one,
+ * which a console at kernel.printk 4 (warnings hidden) still shows. */
 static int jukebox_tryboot_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
 	const char *cmd = data;
@@ -54,7 +56,7 @@ static int jukebox_tryboot_notify(struct notifier_block *nb, unsigned long actio
 		return NOTIFY_DONE;
 	np = of_find_compatible_node(NULL, NULL, JUKEBOX_FIRMWARE);
 	if (!np) {
-		pr_warn("restart command '%s': no Raspberry Pi firmware, tryboot flag not set\n", cmd);
+		pr_err("restart command '%s': no Raspberry Pi firmware, tryboot flag not set\n", cmd);
 		return NOTIFY_DONE;
 	}
 	fw = rpi_firmware_get(np);
