@@ -22,7 +22,8 @@
 # linux-image-arm64, raspi-firmware (which lays out /boot/firmware: the Pi firmware, the kernel,
 # the initrd, the device trees, config.txt and cmdline.txt), Wi-Fi firmware and tools, SSH, and the
 # .deb; then the appliance's files from board/image/ (read-only root, settings from the boot
-# partition, A/B updates with RAUC). Partitions are made as files (mkfs.vfat + mcopy, mkfs.ext4
+# partition, A/B updates with RAUC, the module jukebox_tryboot for the firmware's tryboot flag,
+# cross-compiled for the root's kernel). Partitions are made as files (mkfs.vfat + mcopy, mkfs.ext4
 # -d) and put together with sfdisk and dd (MBR, disk identifier 0x6a756b65 in every image):
 #   1 FAT32  JUKEBOX  256 MiB   /boot/firmware (read-only): firmware, a/ and b/ (each slot's
 #                               kernel, initrd, device trees, cmdline.txt), settings
@@ -84,6 +85,25 @@ img_rootfs() {
   a64_prepare_rootfs "$(a64_deb_depends "$deb")"
 }
 
+# img_tryboot: board/image/tryboot/'s module jukebox_tryboot.ko, which passes `reboot '0 tryboot'` on
+# to the Pi's firmware (Debian's kernel does not: docs/IMAGE.md), built for the root's own kernel
+# against its linux-headers, cross-compiled in prepare.sh's build root (a64_kbuild; cached by the
+# source and the kernel's version). Sets A64_ABI, A64_KVER and tryboot_ko.
+img_tryboot() {
+  local r="$A64_CACHE/rootfs" key t0=$SECONDS
+  A64_ABI=$(find "$r/usr/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n')
+  [ -n "$A64_ABI" ] && [ "$(wc -l <<<"$A64_ABI")" -eq 1 ] || die "expected one kernel in the root, found: $(echo "$A64_ABI" | paste -sd' ')"
+  A64_KVER=$(dpkg-query --admindir="$r/var/lib/dpkg" -W -f='${Version}' "linux-image-$A64_ABI")
+  tryboot_ko="$A64_CACHE/tryboot/jukebox_tryboot.ko"
+  key="$A64_ABI $A64_KVER $(cat "$IMG_REPO/board/image/tryboot/"* | sha256sum | cut -c1-16)"
+  a64_valid tryboot "$key" && [ -f "$tryboot_ko" ] && return 0
+  rm -rf "$A64_CACHE/tryboot"
+  a64_kbuild tryboot "$IMG_REPO/board/image/tryboot" "$A64_CACHE/tryboot"
+  modinfo -F vermagic "$tryboot_ko" | grep -q "^$A64_ABI " || die "jukebox_tryboot.ko is not for $A64_ABI: $(modinfo -F vermagic "$tryboot_ko")"
+  say "jukebox_tryboot.ko for $A64_ABI ($A64_KVER) in $((SECONDS - t0)) s"
+  a64_stamp tryboot "$key"
+}
+
 # img_stage DIR: a copy of the root made into the appliance (files only: no program of the image
 # runs here). /boot/firmware's content goes to DIR.boot, the data partition's to DIR.data.
 img_stage() {
@@ -114,6 +134,13 @@ img_stage() {
   install -m 0755 "$i/jukebox-update-check" "$s/usr/lib/jukebox/image-update-check"
   install -m 0755 "$i/jukebox-update" "$s/usr/sbin/jukebox-update"
   install -m 0644 "$i/jukebox-update-check.service" "$s/usr/lib/systemd/system/"
+  # The firmware's tryboot flag (img_tryboot), loaded at every boot: where there is no Pi firmware
+  # it only says so (one line), which keeps one image for the Pi and QEMU alike.
+  install -D -m 0644 "$tryboot_ko" "$s/usr/lib/modules/$A64_ABI/updates/jukebox_tryboot.ko"
+  depmod -b "$s" "$A64_ABI"
+  modprobe -d "$s" -S "$A64_ABI" --show-depends jukebox_tryboot | grep -q 'updates/jukebox_tryboot.ko' \
+    || die "depmod did not index jukebox_tryboot in the root"
+  install -D -m 0644 "$i/tryboot/modules-load.conf" "$s/usr/lib/modules-load.d/jukebox-tryboot.conf"
   # Read-only root: what must be written lives in /run, on tmpfs (fstab) or on the data partition.
   install -m 0644 "$i/fstab" "$s/etc/fstab"
   install -D -m 0644 "$i/journald.conf" "$s/etc/systemd/journald.conf.d/image.conf"
@@ -233,7 +260,7 @@ main() {
       --version) [ $# -ge 2 ] || die "--version needs a value"; version=$2; shift ;;
       --key) [ $# -ge 2 ] || die "--key needs a file"; key=$2; shift ;;
       --cert) [ $# -ge 2 ] || die "--cert needs a file"; cert=$2; shift ;;
-      -h|--help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+      -h|--help) sed -n '3,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
       *) die "unknown argument: $1 (try --help)" ;;
     esac
     shift
@@ -265,6 +292,7 @@ main() {
   a64_prepare_apt
   say "package ${deb##*/}; root: mmdebstrap trixie arm64 (cached when unchanged)"
   img_rootfs "$deb"
+  img_tryboot
   w="$A64_CACHE/work"
   mkdir -p "$w"
   img_stage "$w/stage"

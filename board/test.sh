@@ -5,7 +5,8 @@
 #   1. installs what is needed (board/setup.sh), checks systemd/jukebox.service (check-unit.sh) and
 #      the module graph's one-way arrows (check-modules.sh: the service reaches no adapter and no
 #      ALSA, libsndfile, TagLib or libgpiod), and that every repository file the docs name exists
-#      (check-docs.sh), and the image's update bundles on the host (bundle-test.sh: seconds);
+#      (check-docs.sh), and the image's update bundles on the host (bundle-test.sh: seconds), and
+#      (as root) the image's tryboot module on QEMU raspi3b (tryboot-test.sh: 1-2 minutes);
 #   2. builds and runs every unit and end-to-end test;
 #   3. the reliability tests: 200+ power cuts (SIGKILL) and a compressed fault soak (beside
 #      steps 2 and 4-6: they mostly wait on real time);
@@ -35,7 +36,7 @@
 #                                        time stamps, so its builds are incremental: below)
 #   JUKEBOX_SKIP_TRIXIE=1 JUKEBOX_SKIP_HIL=1 JUKEBOX_SKIP_SANITIZERS=1 JUKEBOX_SKIP_FUZZ=1 \
 #   JUKEBOX_SKIP_RELIABILITY=1 JUKEBOX_SKIP_BENCH=1 JUKEBOX_SKIP_PACKAGES=1 \
-#   JUKEBOX_SKIP_ARM64_GUEST=1 JUKEBOX_SKIP_ARM64_TESTS=1 bash board/test.sh
+#   JUKEBOX_SKIP_ARM64_GUEST=1 JUKEBOX_SKIP_ARM64_TESTS=1 JUKEBOX_SKIP_TRYBOOT=1 bash board/test.sh
 #                                        any subset of the long steps
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -99,6 +100,15 @@ bash board/check-docs.sh
 
 step "update bundles (RAUC) on the host"
 bash board/bundle-test.sh
+
+if [ "$(id -u)" -ne 0 ]; then
+  step "the image's tryboot module skipped (needs root)"
+elif [ "${JUKEBOX_SKIP_TRYBOOT:-0}" = 1 ]; then
+  step "the image's tryboot module skipped (JUKEBOX_SKIP_TRYBOOT=1)"
+else
+  step "the image's tryboot module on QEMU raspi3b (board/tryboot-test.sh, 1-2 min)"
+  bash board/tryboot-test.sh
+fi
 
 skip() { [ "${1:-0}" = 1 ]; }
 

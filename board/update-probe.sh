@@ -43,6 +43,12 @@ case "$PHASE" in
   n)
     if [ "$slot" = A ] && [ "$mark" = none ]; then result PASS n-slot "slot A booted, the image's own root"
     else result FAIL n-slot "expected slot A without the update's mark; seen slot $slot, mark $mark"; fi
+    # The firmware's tryboot flag (board/image/tryboot/): loaded on every box, idle off a Pi.
+    if grep -q '^jukebox_tryboot ' /proc/modules; then
+      result PASS n-tryboot-loaded "jukebox_tryboot loaded: $(journalctl -k -b -o cat | grep -m1 'jukebox_tryboot: no Raspberry Pi firmware')"
+    else
+      result FAIL n-tryboot-loaded "jukebox_tryboot is not loaded" "$(journalctl -b -o cat -u systemd-modules-load.service | tail -n 5)"
+    fi
     echo "UPD-INSTALL good.raucb"
     t0=$EPOCHSECONDS
     if jukebox-update --no-reboot "$OUT/good.raucb" > "$OUT/install-n.log" 2>&1; then

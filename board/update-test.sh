@@ -108,6 +108,12 @@ boot n
 hil_finished "$run/console-n.log" 'UPD-PROBE done' "boot n: the probe did not finish" 40 || true
 chosen n n-firmware a/ 0
 rebooted n n-tryboot 1
+# The image's module passing the flag on (board/image/tryboot/): on virt it finds no Pi firmware.
+if grep -q "jukebox_tryboot: restart command '0 tryboot': no Raspberry Pi firmware" "$run/console-n.log"; then
+  hil_result PASS n-tryboot-module "$(grep -m1 -o "jukebox_tryboot: restart command.*" "$run/console-n.log")"
+else
+  hil_result FAIL n-tryboot-module "expected jukebox_tryboot to say it found no Pi firmware at the restart; seen: $(grep -o 'jukebox_tryboot:.*' "$run/console-n.log" | head -n 2 | paste -sd'|')"
+fi
 if mtype -i "$fat" ::tryboot.txt 2>/dev/null | grep -qx 'os_prefix=b/' && mtype -i "$fat" ::b/cmdline.txt 2>/dev/null | grep -q 'root=PARTUUID=6a756b65-05 .*rauc.slot=B'; then
   hil_result PASS n-boot-partition "tryboot.txt names b/; b/cmdline.txt: $(mtype -i "$fat" ::b/cmdline.txt | tr -d '\r' | grep -o 'root=[^ ]* rauc.slot=[AB]')"
 else

@@ -18,7 +18,8 @@
 #   gpio-sim   gpio-sim and irq_sim (Debian's arm64 kernel has neither) from trixie's linux-source
 #              of the same version, cross-built out of tree against linux-headers-<abi>-arm64 in a
 #              small amd64 trixie build root (gcc-aarch64-linux-gnu 14, the kernel's own compiler,
-#              and the x86-64 linux-kbuild tools)
+#              and the x86-64 linux-kbuild tools): a64_kbuild, which board/image.sh and
+#              board/tryboot-test.sh use for the image's module jukebox_tryboot
 #   rootfs     mmdebstrap --arch=arm64 trixie minbase + systemd, udev, alsa-utils and the .deb's
 #              Depends (so that `apt install ./jukebox_…_arm64.deb` in the guest needs no network)
 #   image      the rootfs + snd-aloop and 9p modules, test units, as an ext4 image (mkfs.ext4 -d)
@@ -158,43 +159,73 @@ a64_prepare_fixtures() {
   a64_stamp fixtures "$key"
 }
 
-# gpio-sim + irq_sim for the arm64 kernel. irq_sim is built-in code made a module: it needs a
-# licence, and irq_to_desc is not exported (generic_handle_irq looks the descriptor up itself);
-# the same patch as board/hil/prepare.sh applies to amd64's 6.1.
-A64_GPIO_VERSION=1
-a64_prepare_gpiosim() {
-  local g="$A64_CACHE/gpio" kv=${A64_ABI%-arm64} key rkey
-  key="$A64_GPIO_VERSION $A64_ABI $A64_KVER"
-  a64_valid gpiosim "$key" && return 0
-  a64_log "gpio-sim for $A64_ABI: linux-source, headers, an amd64 trixie build root with the arm64 cross compiler"
-  local t0=$SECONDS
+# a64_kbuild_root: an amd64 trixie build root for out-of-tree arm64 modules, $A64_CACHE/gpio/root
+# (named for its first user): gcc-aarch64-linux-gnu 14 (the kernel's own compiler), the x86-64
+# linux-kbuild tools, and linux-headers-$A64_ABI ($A64_KVER) unpacked in /usr/src. Cross-compiled
+# rather than built under qemu-aarch64: seconds instead of minutes, and no compiler in an image.
+a64_kbuild_root() {
+  local g="$A64_CACHE/gpio" kv=${A64_ABI%-arm64} rkey hkey="$A64_ABI $A64_KVER"
   rkey="mmdebstrap trixie amd64 make,gcc,gcc-aarch64-linux-gnu,linux-kbuild-$kv,xz-utils,libc6-dev,bc"
   if ! a64_valid kbuild-root "$rkey"; then
+    a64_log "an amd64 trixie build root with the arm64 cross compiler (kbuild $kv)"
     rm -rf "$g/root"
     mkdir -p "$g"
     mmdebstrap --variant=minbase --include="${rkey#mmdebstrap trixie amd64 }" --dpkgopt=force-unsafe-io \
       --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
       trixie "$g/root" "$A64_MIRROR" >"$g/mmdebstrap.log" 2>&1 || { tail -n 20 "$g/mmdebstrap.log" >&2; return 1; }
     a64_stamp kbuild-root "$rkey"
+    rm -f "$A64_CACHE/stamps/kbuild-headers"
   fi
-  rm -rf "$g/debs" "$g/root/build" && mkdir -p "$g/debs" "$g/root/build"
+  a64_valid kbuild-headers "$hkey" && [ -d "$g/root/usr/src/linux-headers-$A64_ABI" ] && return 0
+  rm -rf "$g/hdebs" && mkdir -p "$g/hdebs"
+  (cd "$g/hdebs" && a64_apt apt-get download -q "linux-headers-$A64_ABI=$A64_KVER" \
+    "linux-headers-$kv-common=$A64_KVER" >"$g/download.log" 2>&1) || { tail -n 10 "$g/download.log" >&2; return 1; }
+  dpkg -x "$g/hdebs/linux-headers-${A64_ABI}_"*.deb "$g/root"
+  dpkg -x "$g/hdebs/linux-headers-${kv}-common_"*.deb "$g/root"
+  rm -rf "$g/hdebs"
+  a64_stamp kbuild-headers "$hkey"
+}
+
+# a64_kbuild NAME SRC OUT: the out-of-tree modules of the folder SRC (its Kbuild) built in the
+# build root's /build/NAME against linux-headers-$A64_ABI; their .ko files (without debugging
+# sections) copied into OUT.
+a64_kbuild() {
+  local name=$1 src=$2 out=$3 b="$A64_CACHE/gpio/root/build/$1"
+  a64_kbuild_root
+  rm -rf "$b" && mkdir -p "$b" "$out"
+  cp -a "$src/." "$b/"
+  chroot "$A64_CACHE/gpio/root" make -C "/usr/src/linux-headers-$A64_ABI" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
+    M="/build/$name" modules >"$A64_CACHE/gpio/build-$name.log" 2>&1 || { tail -n 30 "$A64_CACHE/gpio/build-$name.log" >&2; return 1; }
+  # Without their debugging sections: a tenth of the size.
+  chroot "$A64_CACHE/gpio/root" sh -c "aarch64-linux-gnu-strip --strip-debug /build/$name/*.ko"
+  cp "$b"/*.ko "$out/"
+}
+
+# gpio-sim + irq_sim for the arm64 kernel. irq_sim is built-in code made a module: it needs a
+# licence, and irq_to_desc is not exported (generic_handle_irq looks the descriptor up itself);
+# the same patch as board/hil/prepare.sh applies to amd64's 6.1.
+A64_GPIO_VERSION=1
+a64_prepare_gpiosim() {
+  local g="$A64_CACHE/gpio" key
+  key="$A64_GPIO_VERSION $A64_ABI $A64_KVER"
+  a64_valid gpiosim "$key" && return 0
+  a64_log "gpio-sim for $A64_ABI: linux-source, headers, an amd64 trixie build root with the arm64 cross compiler"
+  local t0=$SECONDS
+  rm -rf "$g/debs" "$g/src" && mkdir -p "$g/debs" "$g/src"
   (cd "$g/debs" && a64_apt apt-get download -q "linux-source-$(echo "$A64_ABI" | cut -d. -f1-2)=$A64_KVER" \
-    "linux-headers-$A64_ABI=$A64_KVER" "linux-headers-$kv-common=$A64_KVER" >"$g/download.log" 2>&1) \
-    || { tail -n 10 "$g/download.log" >&2; return 1; }
-  dpkg -x "$g/debs/linux-headers-${A64_ABI}_"*.deb "$g/root"
-  dpkg -x "$g/debs/linux-headers-${kv}-common_"*.deb "$g/root"
+    >"$g/download.log" 2>&1) || { tail -n 10 "$g/download.log" >&2; return 1; }
   local top
   top=$(basename "$g/debs"/linux-source-*.deb | cut -d_ -f1)
   dpkg-deb --fsys-tarfile "$g/debs"/linux-source-*.deb | tar -xO "./usr/src/$top.tar.xz" \
-    | tar -xJ -C "$g/root/build" --strip-components=3 "$top/drivers/gpio/gpio-sim.c" "$top/kernel/irq/irq_sim.c"
+    | tar -xJ -C "$g/src" --strip-components=3 "$top/drivers/gpio/gpio-sim.c" "$top/kernel/irq/irq_sim.c"
   rm -rf "$g/debs"
-  sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' "$g/root/build/irq_sim.c"
-  grep -q 'generic_handle_irq(irqnum)' "$g/root/build/irq_sim.c" || { a64_log "irq_sim.c changed upstream: patch did not apply"; return 1; }
-  printf '\n#include <linux/module.h>\nMODULE_LICENSE("GPL");\n' >> "$g/root/build/irq_sim.c"
-  echo 'obj-m += gpio-sim.o irq_sim.o' > "$g/root/build/Kbuild"
-  chroot "$g/root" make -C "/usr/src/linux-headers-$A64_ABI" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
-    M=/build modules >"$g/build.log" 2>&1 || { tail -n 30 "$g/build.log" >&2; return 1; }
-  mkdir -p "$g/ko" && cp "$g/root/build"/{gpio-sim,irq_sim}.ko "$g/ko/"
+  sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' "$g/src/irq_sim.c"
+  grep -q 'generic_handle_irq(irqnum)' "$g/src/irq_sim.c" || { a64_log "irq_sim.c changed upstream: patch did not apply"; return 1; }
+  printf '\n#include <linux/module.h>\nMODULE_LICENSE("GPL");\n' >> "$g/src/irq_sim.c"
+  echo 'obj-m += gpio-sim.o irq_sim.o' > "$g/src/Kbuild"
+  rm -rf "$g/ko"
+  a64_kbuild gpio-sim "$g/src" "$g/ko"
+  rm -rf "$g/src"
   a64_log "gpio-sim: $((SECONDS - t0)) s"
   a64_stamp gpiosim "$key"
 }
