@@ -112,7 +112,7 @@ phone_setup() {
   systemctl stop jukebox.service
   rm -f /var/lib/jukebox/state.json /var/lib/jukebox/state.json.place
   # The place starts again on purpose: bt-speaker's last position is no place to compare with
-  # (run 9 of bt-speaker ended early, at 48.6 s, and this start at 1.1 s read as a jump back).
+  # (bt-speaker's run B of 5 December ended early, at 48.6 s, and this start at 1.1 s read as a jump back).
   # shellcheck disable=SC2034 # read by sample() (bt-speaker.sh)
   LAST_P=""
   systemctl start jukebox.service

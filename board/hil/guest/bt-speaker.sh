@@ -29,7 +29,7 @@ SAMPLES=$L/speaker-samples.txt
 sample() {
   local j t p tb
   # The clock before and after the read: the player's position lies between them, and a guest
-  # stalled between its answer and the clock read after it (run 10: 8.5 s between two reads)
+  # stalled between its answer and the clock read after it (5 December, run C: 8.5 s between two reads)
   # would otherwise show the position ahead of the clock.
   tb=$(uptime_s)
   j=$("$OUT/hilctl" "$SOCK" status --json 2>/dev/null | tail -n 1)
@@ -131,7 +131,7 @@ install_jukebox() {
 # bt-loop's pairing. PAIRED: "ctl's wall time (its reply)".
 # What the box's adapter (hci0) knows of a device, through BlueZ's objects: a one-shot
 # bluetoothctl asks BlueZ's default adapter, which with three is whichever registered first
-# (hci2 in run 9: its `info` knew neither speaker, so these checks saw nothing).
+# (hci2 in 5 December's run A: its `info` knew neither speaker, so these checks saw nothing).
 # box_prop ADDRESS PROPERTY: Device1's PROPERTY as busctl prints it (`b true`, `s "name"`).
 box_prop() { busctl get-property org.bluez "/org/bluez/hci0/dev_${1//:/_}" org.bluez.Device1 "$2" 2>&1; }
 unknown() { ! busctl get-property org.bluez "/org/bluez/hci0/dev_${1//:/_}" org.bluez.Device1 Paired >/dev/null 2>&1; }
@@ -201,7 +201,7 @@ speaker() {
   # The box's config as its user would edit it: the Loopback card, the speaker, one known track.
   # "input": ["AVRCP"]: the speaker's buttons, BlueZ's uinput device "<speaker's name> (AVRCP)".
   # "adapter": the box's own (hci0): with three controllers BlueZ's default one is whichever
-  # registered first (run 9: hci2, the speaker the player was to find, which then scanned for
+  # registered first (5 December, run A: hci2, the speaker the player was to find, which then scanned for
   # itself); the pair selects it, trust and forget go through its objects.
   sed -i "s|\"device\": \"default\"|\"device\": \"hw:Loopback,0,0\"|; s|\"logLevel\": \"info\",|&\n  \"bluetooth\": {\"speaker\": \"$A1\", \"adapter\": \"$A0\"},\n  \"input\": [\"AVRCP\"],|" "$CONFIG"
   grep -q "\"speaker\": \"$A1\", \"adapter\": \"$A0\"" "$CONFIG" || note "the conffile did not take the edit: $(cat "$CONFIG")"
@@ -224,7 +224,7 @@ speaker() {
   PROBLEMS=()
   speaker_play
   # whenGone pause is the player's rule, not the emulation's sound: tried whenever the play is
-  # on the speaker, also when the recording or the cycles failed before it (runs 10 and 12: the
+  # on the speaker, also when the recording or the cycles failed before it (5 December, runs B and D: the
   # recording's SNR 7.5 and 8.7 dB, a stalled guest's SBC stream).
   local played=("${PROBLEMS[@]}")
   PROBLEMS=()
