@@ -95,8 +95,11 @@ final class AirPlayRig {
             // its child among them (a socket whose end Foundation takes for the child's exit, and
             // then blocks in waitpid, for every child): so the child Foundation watches is the
             // shell, which runs avahi-daemon and waits, and avahi-daemon dies with that shell
-            // (setpriv again). unshare(1) makes the new namespace's mounts private.
-            let script = "mount -t tmpfs -o size=1m,mode=0755 jukebox-test /run/avahi-daemon || exit 1; "
+            // (setpriv again). unshare(1) makes the new namespace's mounts private. Its /run is a
+            // tmpfs of its own with an empty avahi-daemon folder: on a machine where Debian's
+            // avahi-daemon never ran (kept from starting, as on a fresh CI machine) there is no
+            // /run/avahi-daemon to mount over, and nothing is made outside the namespace.
+            let script = "mount -t tmpfs -o size=1m,mode=0755 jukebox-test /run && mkdir /run/avahi-daemon || exit 1; "
                 + "\(ChildDeath.setpriv) --pdeathsig KILL -- \(Self.avahi) -f \"$1\" --no-chroot --no-drop-root --no-rlimits & wait $!"
             let avahi = try spawn("avahi", Self.unshare, ["-m", "/bin/sh", "-c", script, "sh", dir + "/avahi.conf"], environment: env)
             guard waitFor(10, { Self.contents(avahi.errPath).contains("Server startup complete") || !avahi.process.isRunning }), avahi.process.isRunning else {
