@@ -7,7 +7,7 @@
 # kernel's own package), whose emulated VideoCore property mailbox logs each tag it does not
 # implement (`-d unimp`: "bcm2835_property: unhandled tag 0x00038064", the firmware's
 # SET_REBOOT_FLAGS). No image: a small initramfs (busybox-static, bcm2835_wdt, the module built
-# against the kernel's headers, board/hil/tools/hilrestart.c) loads the module and restarts at once.
+# against the kernel's headers, board/hil/arm64/hilrestart.c) loads the module and restarts at once.
 # Two boots:
 #   tryboot   restart command '0 tryboot': the module finds the firmware and sends the tag, once
 #   plain     a plain restart (no command): no such tag
@@ -117,7 +117,7 @@ main() {
   mkdir -p "$run"
   rm -rf "$run/ko"
   a64_kbuild tryboot "$REPO/board/image/tryboot" "$run/ko"
-  cp "$REPO/board/hil/tools/hilrestart.c" "$A64_CACHE/gpio/root/build/"
+  cp "$REPO/board/hil/arm64/hilrestart.c" "$A64_CACHE/gpio/root/build/"
   chroot "$A64_CACHE/gpio/root" aarch64-linux-gnu-gcc -O2 -Wall -Werror -static -nostdlib -ffreestanding \
     -fno-stack-protector -o /build/hilrestart /build/hilrestart.c
   cp "$A64_CACHE/gpio/root/build/hilrestart" "$run/hilrestart"

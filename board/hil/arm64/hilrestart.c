@@ -3,7 +3,8 @@
 // restart command (reboot(2) with LINUX_REBOOT_CMD_RESTART2, as `systemctl reboot
 // --reboot-argument=...` ends), or a plain restart without one (LINUX_REBOOT_CMD_RESTART).
 // busybox's reboot cannot pass a command. For board/tryboot-test.sh's initramfs: arm64 only, no
-// libc (built with -nostdlib -static), so that any aarch64 gcc builds it.
+// libc (built with -nostdlib -static), so that any aarch64 gcc builds it. Not in board/hil/tools,
+// whose every .c the HIL builds with the host's cc (x86-64: no x0 register).
 #define SYS_write 64
 #define SYS_exit 93
 #define SYS_reboot 142
