@@ -241,6 +241,36 @@ final class BluetoothControlTests: XCTestCase {
         XCTAssertEqual(BluetoothControl.localAdapters(sysfs: dir.file("none")), [])
     }
 
+    /// The loop takes `trust`, `forget` and `disconnect` through the busctl and the adapters it was
+    /// given (`Runtime.bluetoothBus`), not bluetoothctl, when there are adapters; with none listed,
+    /// bluetoothctl again.
+    func testTheLoopUsesTheBusItWasGiven() throws {
+        let dir = TempDir()
+        let args = dir.file("args")
+        let busctl = dir.write("busctl", """
+        #!/bin/sh
+        echo "busctl $@" >> '\(args)'
+        """)
+        let script = dir.write("bluetoothctl", """
+        #!/bin/sh
+        echo "bluetoothctl $@" >> '\(args)'
+        echo "Changing AA:BB:CC:DD:EE:FF trust succeeded"
+        """)
+        XCTAssertEqual(chmod(busctl, 0o755), 0)
+        XCTAssertEqual(chmod(script, 0o755), 0)
+        let sysfs = dir.file("sysfs")
+        try FileManager.default.createDirectory(atPath: sysfs + "/hci0", withIntermediateDirectories: true)
+        let (box, done) = try start(dir, bluetoothctl: script, bus: BluetoothControl.Bus(busctl: busctl, sysfs: sysfs))
+        defer { stop(box, done) }
+        let c = try ControlClient(path: dir.file("control"))
+        XCTAssertEqual(c.request("bluetooth trust AA:BB:CC:DD:EE:FF", timeout: 30), "ok bluetooth trust: trusted on hci0")
+        XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8),
+                       "busctl --system set-property org.bluez /org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF org.bluez.Device1 Trusted b true\n")
+        XCTAssertEqual(rmdir(sysfs + "/hci0"), 0)
+        XCTAssertEqual(c.request("bluetooth trust AA:BB:CC:DD:EE:FF", timeout: 30), "ok bluetooth trust: Changing AA:BB:CC:DD:EE:FF trust succeeded")
+        XCTAssertEqual(try String(contentsOfFile: args, encoding: .utf8).split(separator: "\n").last, "bluetoothctl trust AA:BB:CC:DD:EE:FF")
+    }
+
     /// `trust` and `forget` go to every adapter that knows the device (a speaker paired on the
     /// adapter the config chose is not BlueZ's default one, which a one-shot bluetoothctl talks
     /// to): `Trusted` set through `Device1`, `RemoveDevice` through `Adapter1`; an adapter that
@@ -332,7 +362,10 @@ final class BluetoothControlTests: XCTestCase {
         init(_ r: Runtime) { runtime = r }
     }
 
-    private func start(_ dir: TempDir, bluetoothctl: String?, settings: Settings = Settings()) throws -> (Box, DispatchSemaphore) {
+    /// `bus`: none by default, so that bluetoothctl's stand-in gets every step, and a machine with
+    /// adapters of its own (a developer's laptop) is never asked through its real busctl.
+    private func start(_ dir: TempDir, bluetoothctl: String?, settings: Settings = Settings(),
+                       bus: BluetoothControl.Bus = .none) throws -> (Box, DispatchSemaphore) {
         let audio = RecordingAudio(), mailbox = Mailbox()
         audio.mailbox = mailbox
         let control = try ControlSocket(path: dir.file("control"))
@@ -340,6 +373,7 @@ final class BluetoothControlTests: XCTestCase {
                               mailbox: mailbox, control: control)
         runtime.loadTracks = { _ in ([], []) }
         runtime.bluetoothctl = bluetoothctl
+        runtime.bluetoothBus = bus
         let box = Box(runtime), done = DispatchSemaphore(value: 0)
         Thread { _ = box.runtime.run(initial: []); done.signal() }.start()
         return (box, done)

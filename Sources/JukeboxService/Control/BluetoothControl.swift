@@ -27,6 +27,24 @@ public enum BluetoothControl {
     /// The longest a `bluetooth` command can take, every step with its slack: what `jukebox ctl`
     /// waits for its reply by default (the web app waits 60 s).
     public static let longest = infoLimit + scanLimit + limit + 10
+
+    /// Where `trust`, `forget` and `disconnect` find BlueZ's D-Bus objects: systemd's `busctl`
+    /// and the kernel's list of adapters. A test gives its own (a stand-in, or none: the
+    /// bluetoothctl steps), so that a machine with adapters of its own is never touched by it.
+    public struct Bus: Equatable, Sendable {
+        /// busctl's path; nil: those steps are bluetoothctl's.
+        public var busctl: String?
+        /// The folder whose `hciN` entries are the adapters.
+        public var sysfs: String
+        public init(busctl: String?, sysfs: String = "/sys/class/bluetooth") {
+            self.busctl = busctl
+            self.sysfs = sysfs
+        }
+        /// The box's own: busctl found on PATH, the kernel's adapters.
+        public static func system() -> Bus { Bus(busctl: findProgram("busctl")) }
+        /// No D-Bus steps: every one is bluetoothctl's.
+        public static let none = Bus(busctl: nil)
+    }
     /// The most of bluetoothctl's output read.
     static let maxOutput = 16 << 10
     /// The line the wrapper prints with the exit status.
@@ -50,12 +68,13 @@ public enum BluetoothControl {
     /// Runs it and returns the reply line. Blocks for up to `longest` seconds: never on the loop.
     /// A pair with a PIN, or on a box whose config chose the adapter, is one interactive
     /// bluetoothctl with an agent (`BluetoothPairSession`); a plain pair keeps the one-shot steps.
-    public static func run(program: String, _ action: BluetoothAction, address: String, pin: String? = nil, adapter: String? = nil) -> String {
+    public static func run(program: String, _ action: BluetoothAction, address: String, pin: String? = nil, adapter: String? = nil,
+                           bus: Bus = .system()) -> String {
         if action == .pair, pin != nil || adapter != nil {
             return BluetoothPairSession.run(program: program, address: address, pin: pin, adapter: adapter)
         }
         if action == .pair { return pair(program: program, address: address) }
-        if let busctl = findProgram("busctl"), case let adapters = localAdapters(), !adapters.isEmpty {
+        if let busctl = bus.busctl, case let adapters = localAdapters(sysfs: bus.sysfs), !adapters.isEmpty {
             return onAdapters(action, address: address, busctl: busctl, adapters: adapters)
         }
         let word: String

@@ -245,6 +245,8 @@ final class ControlPort: ControlLoop {
     var musicFolders: [String] = []
     /// BlueZ's bluetoothctl (`bluetooth pair|trust|forget|disconnect`); nil: not installed.
     var bluetoothctl: String? = findProgram("bluetoothctl")
+    /// busctl and the adapters `bluetooth trust|forget|disconnect` go through (`BluetoothControl.Bus`).
+    var bluetoothBus = BluetoothControl.Bus.system()
     /// The address of the box's adapter a pair uses (the config's `bluetooth.adapter`); nil:
     /// BlueZ's default one.
     var bluetoothAdapter: String?
@@ -433,9 +435,9 @@ final class ControlPort: ControlLoop {
         // The PIN is not logged: it is the speaker's, as a password is.
         // Which program runs is said by the reply (busctl's adapters, or bluetoothctl's words).
         log.info("bluetooth \(action.rawValue) \(address)" + (pin == nil ? "" : " with a PIN"))
-        let adapter = bluetoothAdapter
+        let adapter = bluetoothAdapter, bus = bluetoothBus
         return jobs.perform({ _ in
-            .success(FileWorkOutput(lines: [BluetoothControl.run(program: program, action, address: address, pin: pin, adapter: adapter)]))
+            .success(FileWorkOutput(lines: [BluetoothControl.run(program: program, action, address: address, pin: pin, adapter: adapter, bus: bus)]))
         }, then: { [log] result in
             let lines: [String]
             switch result {

@@ -66,6 +66,9 @@ public final class Runtime: LoopCore {
     /// BlueZ's bluetoothctl, run for `bluetooth pair|trust|forget|disconnect` (`BluetoothControl`; found on
     /// PATH at start); nil: not installed, and those lines say so.
     public var bluetoothctl: String? { get { control.bluetoothctl } set { control.bluetoothctl = newValue } }
+    /// busctl and the kernel's adapters, for `bluetooth trust|forget|disconnect` (`BluetoothControl.Bus`;
+    /// found at start).
+    public var bluetoothBus: BluetoothControl.Bus { get { control.bluetoothBus } set { control.bluetoothBus = newValue } }
     /// The address of the box's adapter `bluetooth pair` uses (the config's `bluetooth.adapter`);
     /// nil: BlueZ's default one.
     public var bluetoothAdapter: String? { get { control.bluetoothAdapter } set { control.bluetoothAdapter = newValue } }
