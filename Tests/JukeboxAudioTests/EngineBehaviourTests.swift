@@ -200,9 +200,11 @@ final class EngineClockTests: ScratchCase {
         XCTAssertTrue(log.wait(for: .finished(id: 2)))
         XCTAssertEqual(output.opens.count, 1, "the play after the end reopened the device")
         XCTAssertEqual(output.closes, 0)
-        // Half a second (the linger) later by the engine's clock, the device is closed. (The engine
-        // took the linger's start from its clock before it reported the end.)
-        clock.advance(by: 0.6)
+        // Not before the linger has passed on the engine's clock; then the device is closed. (The
+        // engine took the linger's start from its clock before it reported the end.)
+        clock.advance(by: AudioEngine.lingerSeconds - 0.1)
+        XCTAssertFalse(output.wait(timeout: 0.3) { $0.closes == 1 }, "the device was closed before the linger ended")
+        clock.advance(by: 0.2)
         XCTAssertTrue(output.wait { $0.closes == 1 }, "the device stayed open past the linger")
         XCTAssertEqual(log.tracks, [.started(id: 1), .finished(id: 1), .started(id: 2), .finished(id: 2)])
     }

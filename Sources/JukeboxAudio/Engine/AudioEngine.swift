@@ -54,9 +54,14 @@ public final class AudioEngine: @unchecked Sendable {
     /// At the end of the queue the writer waits for commands while the device plays out, and blocks
     /// in `drain` only for the last 50 ms.
     static let playOutSlackSeconds = 0.05
-    /// Seconds the device stays open after the last track ended by itself, unless `stop()` or a new
-    /// `play` comes first: a play right after the end then needs no reopen.
-    static let lingerSeconds = 0.5
+    /// Seconds the device stays open after the last track ended by itself, or a play failed,
+    /// unless `stop()` or a new `play` comes first: a play right after the end then needs no
+    /// reopen (a reopen costs a gap, on some cards a click). Each skipped file is a round trip
+    /// through the loop (the failure reported, the next play asked for), which a loaded machine can
+    /// stretch past half a second: a CI run at load 11 reopened the device between two skipped
+    /// files and the good track after them when this was 0.5. Held two seconds longer, a card is
+    /// still released long before a pause releases it (`Settings.releaseDelay`, 3 s).
+    public static let lingerSeconds = 2.0
     /// Frames per decoded chunk (about 93 ms at 44.1 kHz): small enough to react quickly to
     /// commands (the decoder looks at them between chunks), large enough to keep per-chunk work rare.
     static let chunkFrames = 4096
