@@ -234,6 +234,9 @@ $('stop').addEventListener('click', () => control('stop'));
 $('shuffle').addEventListener('click', () =>
   control(`shuffle ${$('shuffle').getAttribute('aria-pressed') === 'true' ? 'off' : 'on'}`));
 $('repeat').addEventListener('change', () => control(`repeat ${$('repeat').value}`));
+// A status that came while the select had the focus (it is not overwritten under the user's hand)
+// shows when the select loses it: no other status may follow.
+$('repeat').addEventListener('blur', () => { if (status) $('repeat').value = status.repeat; });
 
 for (const [id, send] of [['position', (v) => `seek ${v}`], ['volume', (v) => `vol ${v}`]]) {
   const input = $(id);

@@ -28,22 +28,27 @@ export function setupSleep({ $, text, control }) {
   }
   setInterval(renderLeft, 1000);
 
+  function showSelect() {
+    if (document.activeElement === select) return;
+    let value = 'off';
+    if (shown) value = shown.mode === 'minutes' ? String(shown.minutes) : shown.mode;
+    // A timer of other minutes (set elsewhere) shows as its own option.
+    if (![...select.options].some((o) => o.value === value)) {
+      const o = document.createElement('option');
+      o.value = value;
+      text(o, `${value} min`);
+      select.append(o);
+    }
+    select.value = value;
+  }
+  // A status that came while the select had the focus shows when it loses it.
+  select.addEventListener('blur', showSelect);
+
   /** Called with every status: the select shows what runs, the text the time left. */
   return function renderSleep(status) {
     shown = status ? status.sleep ?? null : null;
     at = performance.now();
-    if (document.activeElement !== select) {
-      let value = 'off';
-      if (shown) value = shown.mode === 'minutes' ? String(shown.minutes) : shown.mode;
-      // A timer of other minutes (set elsewhere) shows as its own option.
-      if (![...select.options].some((o) => o.value === value)) {
-        const o = document.createElement('option');
-        o.value = value;
-        text(o, `${value} min`);
-        select.append(o);
-      }
-      select.value = value;
-    }
+    showSelect();
     renderLeft();
   };
 }

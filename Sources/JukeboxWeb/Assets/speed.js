@@ -10,10 +10,11 @@ export function setupSpeed({ $, text, control }) {
     await control(`speed ${select.value}`);
   });
 
-  /** Called with every status: the select shows the current track's speed. */
-  return function renderSpeed(status) {
+  let last = null;   // the status last given
+
+  function show() {
     if (document.activeElement === select) return;
-    const speed = status && status.speed != null ? status.speed : 1;
+    const speed = last && last.speed != null ? last.speed : 1;
     const value = String(speed);
     // A speed set elsewhere that the list lacks (`speed 1.1`) shows as its own option.
     if (![...select.options].some((o) => o.value === value)) {
@@ -23,5 +24,14 @@ export function setupSpeed({ $, text, control }) {
       select.append(o);
     }
     select.value = value;
+  }
+  // A status that came while the select had the focus shows when it loses it: no other status
+  // may follow (the player's speed changed once, as asked).
+  select.addEventListener('blur', show);
+
+  /** Called with every status: the select shows the current track's speed. */
+  return function renderSpeed(status) {
+    last = status;
+    show();
   };
 }
