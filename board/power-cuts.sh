@@ -15,7 +15,7 @@
 #   update    while `jukebox-update --no-reboot` installs a signed bundle (board/bundle.sh, of slot
 #             A's root with a mark; made once a run, in the run folder) into the other slot: at a
 #             fraction 0-1.15 (drawn) of the install's length (the last one measured in this run,
-#             at first 270 s: update-test's), counted from its start: mostly during it, some
+#             at first 150 s: measured at load ~2), counted from its start: mostly during it, some
 #             after its end (tryboot.txt armed, the box playing on, the restart not yet asked)
 # After each cut, the next boot that reaches READY must show: the root not repaired (no ext4
 # journal recovery or fsck of jbroot in its kernel log or journal), /data mounted (clean, its
@@ -73,6 +73,8 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" <<< "$2" | head -n 1; }
 # check PHASE KEY: a value of the boot's check file (its lines joined with |, one at the end).
 check() { sed -n "s/^$2 //p" "$run/out/check-$1" 2>/dev/null | head -n 1; }
+# check1 PHASE KEY: a value of one line (without the | at its end).
+check1() { local v; v=$(check "$@"); printf '%s' "${v%|}"; }
 # rauc_summary FILE: "booted=X primary=Y A=STATUS B=STATUS" from `rauc status --output-format=shell`
 # (read as text, never sourced: the guest's output); rootfs.0 is A, rootfs.1 B (the image's system.conf).
 rauc_summary() {
@@ -90,9 +92,9 @@ rauc_summary() {
 rauc_judge() {
   local sum bf other o_lc s_lc
   other=$(tr AB BA <<< "$3"); o_lc=$(tr AB ab <<< "$other"); s_lc=$(tr AB ab <<< "$3")
-  bf=$(check "$1" "boot_files$2")
-  if [ "$(check "$1" "rauc$2")" != rc=0 ]; then
-    rauc_note="rauc status failed ($(check "$1" "rauc$2"): $(head -c 200 "$run/out/rauc-$1$2.txt" 2>/dev/null | tr '\n' ' ')); $bf"
+  bf=$(check1 "$1" "boot_files$2")
+  if [ "$(check1 "$1" "rauc$2")" != rc=0 ]; then
+    rauc_note="rauc status failed ($(check1 "$1" "rauc$2"): $(head -c 200 "$run/out/rauc-$1$2.txt" 2>/dev/null | tr '\n' ' ')); $bf"
     problems+=" $rauc_note;"
     return 0
   fi
@@ -176,7 +178,7 @@ local repairs=0 replays=0 worst_lost=0 ready_list="" fsck_msgs=""
 local ahead_ok=yes s s1 s2
 # The update kind: the install's length as last measured (s), the lengths seen, the slot booted
 # at the pending update cut (empty: none pending), whether the run made one, the slots booted after them.
-local upd_est=270 upd_lens="" upd_slot="" upd_made=0 upd_slots="" reinstall_failed=0
+local upd_est=150 upd_lens="" upd_slot="" upd_made=0 upd_slots="" reinstall_failed=0
 for ((b = 1; b <= boots; b++)); do
   phase=$(printf 'b%03d' "$b")
   if [ "$b" -eq "$boots" ] || { [ "$deadline" -gt 0 ] && [ $SECONDS -ge "$deadline" ]; }; then
@@ -285,7 +287,7 @@ for ((b = 1; b <= boots; b++)); do
     for id in $asked_cards; do [[ " $acked_cards " == *" $id "* ]] || { [[ "$cards" == *"\"$id\""* ]] && unacked_present+=" $id"; }; done
     # The slot booted; after an update cut the one booted at the cut, and RAUC's view (rauc_judge).
     local slot rauc_note=""
-    slot=$(check "$phase" slot)
+    slot=$(check1 "$phase" slot)
     problems+=$pend_problems
     if [ -n "$upd_slot" ]; then
       [ "$slot" = "$upd_slot" ] || problems+=" slot ${slot:-?} booted, not $upd_slot (booted at the update cut);"
@@ -321,7 +323,7 @@ for ((b = 1; b <= boots; b++)); do
     local problems="" rauc_note="" rs re
     rs=$(stamp "$phase" 'PC-REINSTALL-START' || true); re=$(rest "$phase" 'PC-REINSTALL-END ' || true)
     if [ "$re" = rc=0 ]; then
-      rauc_judge "$phase" _after "$(check "$phase" slot)" armed
+      rauc_judge "$phase" _after "$(check1 "$phase" slot)" armed
       local len; len=$(awk -v a="$rs" -v b="$(stamp "$phase" 'PC-REINSTALL-END ')" 'BEGIN { printf "%.0f", b - a }')
       re="installed in $len s" upd_lens+=" $len"
     else
@@ -388,7 +390,7 @@ for ((b = 1; b <= boots; b++)); do
       else
         detail=", the install from $us s cut $at at '$(tail -n 1 "$run/out/install-$phase.log" 2>/dev/null | sed 's/^ *//' | cut -c1-50)'"
       fi
-      upd_slot=$(check "$phase" slot); upd_slot=${upd_slot:-?}
+      upd_slot=$(check1 "$phase" slot); upd_slot=${upd_slot:-?}
       upd_made=$((upd_made + 1)) ;;
   esac
   pending+=("$label at $t_kill s$detail")
