@@ -75,6 +75,19 @@ img_config() {
   mcopy -o -i "$fat" "$run/good.json" ::jukebox.json
 }
 
+# img_root_copy OUT: root slot A's file system of run/disk.img (its ext4, as long as the file
+# system says, not the partition) copied to OUT, the root an update bundle is made of (board/bundle.sh).
+img_root_copy() {
+  local root_off blocks bsize
+  root_off=$(part_start "$run/disk.img" 2)
+  dd if="$run/disk.img" of="$run/probe-root" bs=1M skip=$((root_off / 1048576)) count=8 status=none
+  blocks=$(dumpe2fs -h "$run/probe-root" 2>/dev/null | sed -n 's/^Block count: *//p' || true)
+  bsize=$(dumpe2fs -h "$run/probe-root" 2>/dev/null | sed -n 's/^Block size: *//p' || true)
+  rm -f "$run/probe-root"
+  { [ -n "$blocks" ] && [ -n "$bsize" ]; } || { say "slot A holds no ext4 (not an image with two root slots?)"; return 1; }
+  dd if="$run/disk.img" of="$1" bs=1M skip=$((root_off / 1048576)) count=$((blocks * bsize / 1048576)) status=none
+}
+
 # img_firmware: the stand-in for the Pi firmware's choice of the root slot (QEMU virt has no Pi
 # firmware: this, not the firmware, is what the tests exercise). As the firmware does: config.txt's
 # os_prefix (the committed slot), or tryboot.txt's for one boot when the boot before it ended

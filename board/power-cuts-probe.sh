@@ -4,18 +4,23 @@
 # given to the image's systemd on the kernel command line, the host's run folder at /mnt over
 # 9p); not part of the image. Each boot: the first sample at snd-aloop and READY on the console,
 # then what the boot found after the last power cut into /mnt/check-PHASE (the host judges it),
-# then the moment the host cuts in, by /mnt/plan-PHASE ("KIND ARG"):
+# then the moment the host cuts in, by /mnt/plan-PHASE ("KIND ARG RAUC"; RAUC 1: RAUC's view and
+# the boot partition's slot files checked too, 2: and then the bundle installed again, at the end):
 #   boot      (the host cuts before READY; if READY comes first, as playback)
 #   playback  status lines while it plays
 #   save      a status line, then a PC-SAVE line each time the place file is replaced
 #   card      a status line, PC-ACT-ASK, `jukebox ctl card assign ARG /srv/music`, PC-ACT-ACK
 #   seek      a status line, PC-ACT-ASK, `jukebox ctl seek +0:30`, PC-ACT-ACK
-#   final     the checks only, then power-off
+#   update    status lines, and beside them PC-UPD-START, `jukebox-update --no-reboot
+#             /mnt/update.raucb` (its output in /mnt/install-PHASE.log), PC-UPD-END rc=N
+#   final     the checks only (RAUC 2: then PC-REINSTALL-START, the install, PC-REINSTALL-END rc=N
+#             and RAUC's view after it), then power-off
 # Console lines start with PC-; the host stamps each with its own clock.
 set -uo pipefail
 OUT=/mnt
 PHASE=$(cat "$OUT/phase")
-read -r KIND ARG < "$OUT/plan-$PHASE" || KIND=final
+read -r KIND ARG RAUC < "$OUT/plan-$PHASE" || KIND=final
+RAUC=${RAUC:-0}
 C="$OUT/check-$PHASE"
 STATE=/var/lib/jukebox
 # A trace for the host (a boot cut anywhere leaves it as far as it went).
@@ -65,12 +70,35 @@ line resume "$(journalctl -b -u jukebox.service -o cat | grep -m1 '^resuming ')"
 line jukebox_warnings "$(journalctl -b -u jukebox.service -o cat -p warning | head -n 10)"
 line damaged "$(find "$STATE" -maxdepth 1 -name '*damaged*' -printf '%f ')"
 line state_files "$(find "$STATE" -maxdepth 1 -printf '%f:%s ')"
+line slot "$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^rauc\.slot=//p')"
+# rauc_view SUFFIX: RAUC's status (shell format) in /mnt/rauc-PHASE[SUFFIX].txt (the host reads it),
+# and the boot partition's slot files: config.txt's and tryboot.txt's os_prefix, and whether the
+# folder tryboot.txt names holds a kernel, an initrd and a cmdline.txt for its slot.
+rauc_view() {
+  local t d
+  line "rauc$1" "rc=$(timeout 120 rauc status --output-format=shell > "$OUT/rauc-$PHASE$1.txt" 2>&1; echo $?)"
+  t=$(sed -n 's|^os_prefix=||p' /boot/firmware/tryboot.txt 2>/dev/null | tr -d '\r' | tail -n 1)
+  d=/boot/firmware/$t
+  line "boot_files$1" "config=$(sed -n 's|^os_prefix=||p' /boot/firmware/config.txt | tr -d '\r' | tail -n 1) tryboot=${t:-none}$([ -z "$t" ] || echo " folder=$([ -s "${d}vmlinuz" ] && [ -s "${d}initrd.img" ] && grep -o 'rauc\.slot=[AB]' "${d}cmdline.txt" 2>/dev/null || echo incomplete)")"
+}
+if [ "$RAUC" != 0 ]; then
+  rauc_view ""
+  line boot_kernel "$(journalctl -k -b -o cat | grep -E 'FAT-fs \(vda1\)')"
+fi
 line status "$(ctl status --json)"
 line cards "$(ctl cards --json)"
 line bookmarks "$(ctl bookmarks --json)"
 echo "PC-CHECKED"
 
-if [ "$KIND" = final ]; then sync; systemctl poweroff; exit 0; fi
+if [ "$KIND" = final ]; then
+  if [ "$RAUC" = 2 ]; then
+    echo "PC-REINSTALL-START"
+    jukebox-update --no-reboot "$OUT/update.raucb" > "$OUT/install-$PHASE.log" 2>&1
+    echo "PC-REINSTALL-END rc=$?"
+    rauc_view _after
+  fi
+  sync; systemctl poweroff; exit 0
+fi
 status
 case "$KIND" in
 save)
@@ -89,6 +117,12 @@ card)
 seek)
   echo "PC-ACT-ASK seek +0:30"
   echo "PC-ACT-ACK $(ctl seek +0:30)"
+  ;;
+update)
+  # In the background: the status lines go on while it installs (what was heard at the cut).
+  ( echo "PC-UPD-START"
+    jukebox-update --no-reboot "$OUT/update.raucb" > "$OUT/install-$PHASE.log" 2>&1
+    echo "PC-UPD-END rc=$?" ) &
   ;;
 esac
 while :; do status; nap 1; done

@@ -12,6 +12,11 @@
 #   save      within ±0.3 s of a periodic place save (the next one after two seen)
 #   card      0-1.5 s after `jukebox ctl card assign ID /srv/music` was asked (before or after its reply)
 #   seek      0-1.5 s after `jukebox ctl seek +0:30` was asked (the place saved at once)
+#   update    while `jukebox-update --no-reboot` installs a signed bundle (board/bundle.sh, of slot
+#             A's root with a mark; made once a run, in the run folder) into the other slot: at a
+#             fraction 0-1.15 (drawn) of the install's length (the last one measured in this run,
+#             at first 150 s: measured at load ~2), counted from its start: mostly during it, some
+#             after its end (tryboot.txt armed, the box playing on, the restart not yet asked)
 # After each cut, the next boot that reaches READY must show: the root not repaired (no ext4
 # journal recovery or fsck of jbroot in its kernel log or journal), /data mounted (clean, its
 # journal replayed by fsck, or repaired by fsck -p: recorded with fsck's message), READY and the
@@ -19,14 +24,25 @@
 # heard at the cut: the position of the last status read before it plus the time from that read
 # to the kill; for an acknowledged seek, its target plus the time since its reply), every card
 # whose assignment was answered before the cut on the map, the bookmarks readable and no file set
-# aside as damaged. Prints one line per cut, `N cuts, N passed, N failed` and the figures; exit 1
-# when a cut failed. See docs/IMAGE.md (Power cuts).
+# aside as damaged. After an update cut also: the slot booted at the cut booted again (a power-on
+# never takes the firmware's one-shot tryboot: config.txt's slot, whether the install ended or
+# not), config.txt still naming it, `rauc status` answering with that slot booted, primary and
+# good, the other slot good exactly when tryboot.txt names it, and then its folder on the boot
+# partition complete (kernel, initrd, cmdline.txt for it). When the run made an update cut, the
+# last boot installs the bundle again: it must succeed and leave the other slot armed so. Prints
+# one line per cut (the slot booted, and RAUC's view after an update cut), `N cuts, N passed, N
+# failed` and the figures; exit 1 when a cut or the last install failed. See docs/IMAGE.md
+# (Power cuts).
 #
-#   sudo bash board/power-cuts.sh [--cuts N] [--seed S] [--minutes M] [IMAGE.img|IMAGE.img.xz]
+#   sudo bash board/power-cuts.sh [--cuts N] [--seed S] [--minutes M] [--kinds K,K]
+#                                 [IMAGE.img|IMAGE.img.xz]
 #     --cuts N     cuts (default 20); N+1 boots
 #     --seed S     the generator's seed (default: from the clock; printed): the same kinds, delays
 #                  and card ids again (the emulated machine's timing is not replayed)
 #     --minutes M  make no new cut after M minutes (then the last boot checks the last cut)
+#     --kinds K,K  only these kinds, at their weights (default all: boot 1, playback 2, save 2,
+#                  card 2, seek 1, update 2 in 10); a boot cut after a boot cut becomes the
+#                  first other kind listed
 #     IMAGE        default: the newest $IMAGE_CACHE/out/jukebox-*-arm64.img
 #
 # Environment: IMAGE_CACHE (default /var/tmp/jukebox-image; this test uses IMAGE_CACHE/test/power-cuts).
@@ -57,29 +73,75 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" <<< "$2" | head -n 1; }
 # check PHASE KEY: a value of the boot's check file (its lines joined with |, one at the end).
 check() { sed -n "s/^$2 //p" "$run/out/check-$1" 2>/dev/null | head -n 1; }
+# check1 PHASE KEY: a value of one line (without the | at its end).
+check1() { local v; v=$(check "$@"); printf '%s' "${v%|}"; }
+# rauc_summary FILE: "booted=X primary=Y A=STATUS B=STATUS" from `rauc status --output-format=shell`
+# (read as text, never sourced: the guest's output); rootfs.0 is A, rootfs.1 B (the image's system.conf).
+rauc_summary() {
+  local f=$1 n
+  rv() { sed -n "s/^$1='\([^']*\)'\$/\1/p" "$f" | head -n 1; }
+  printf 'booted=%s primary=%s' "$(rv RAUC_SYSTEM_BOOTED_BOOTNAME)" "$(rv RAUC_BOOT_PRIMARY | sed 's/^rootfs\.0$/A/; s/^rootfs\.1$/B/')"
+  for n in $(rv RAUC_SLOTS); do
+    [[ "$n" =~ ^[0-9]+$ ]] && printf ' %s=%s' "$(rv "RAUC_SLOT_BOOTNAME_$n")" "$(rv "RAUC_SLOT_BOOT_STATUS_$n")"
+  done
+}
+# rauc_judge PHASE SUFFIX SLOT [armed]: RAUC's view and the slot files of boot PHASE (SUFFIX: "" at its
+# checks, _after after its install) against SLOT, the slot that must be booted, primary and good;
+# the other slot good exactly when tryboot.txt names it with a complete folder (armed: it must).
+# Sets rauc_note; adds to the caller's problems.
+rauc_judge() {
+  local sum bf other o_lc s_lc
+  other=$(tr AB BA <<< "$3"); o_lc=$(tr AB ab <<< "$other"); s_lc=$(tr AB ab <<< "$3")
+  bf=$(check1 "$1" "boot_files$2")
+  if [ "$(check1 "$1" "rauc$2")" != rc=0 ]; then
+    rauc_note="rauc status failed ($(check1 "$1" "rauc$2"): $(head -c 200 "$run/out/rauc-$1$2.txt" 2>/dev/null | tr '\n' ' ')); $bf"
+    problems+=" $rauc_note;"
+    return 0
+  fi
+  sum=$(rauc_summary "$run/out/rauc-$1$2.txt")
+  rauc_note="rauc: $sum; boot partition: $bf"
+  [[ " $sum " == *" booted=$3 primary=$3 "* && " $sum " == *" $3=good "* ]] || problems+=" rauc does not show slot $3 booted, primary and good ($sum);"
+  [[ "$bf" == "config=$s_lc/ "* ]] || problems+=" config.txt does not name slot $3 ($bf);"
+  case "$bf" in
+    *" tryboot=none"*) [ "${4:-}" != armed ] || problems+=" no tryboot.txt after a complete install;"
+      [[ " $sum " == *" $other=bad "* ]] || problems+=" slot $other not bad with nothing armed ($sum);" ;;
+    *" tryboot=$o_lc/ folder=rauc.slot=$other"*) [[ " $sum " == *" $other=good "* ]] || problems+=" slot $other armed in tryboot.txt but not good ($sum);" ;;
+    *) problems+=" tryboot.txt names an incomplete folder or the wrong slot ($bf);" ;;
+  esac
+}
 
 main() {
 [ "$(id -u)" -eq 0 ] || { say "run as root (apt-get, mkfs, qemu)"; exit 2; }
-local cuts=20 seed="" minutes=0 img=""
+local cuts=20 seed="" minutes=0 img="" only="" k
 while [ $# -gt 0 ]; do
   case "$1" in
     --cuts) cuts=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --minutes) minutes=$2; shift 2 ;;
+    --kinds) only=$2; shift 2 ;;
     -*) say "unknown option $1"; exit 2 ;;
     *) img=$1; shift ;;
   esac
 done
 [[ "$cuts" =~ ^[0-9]+$ ]] && [ "$cuts" -ge 1 ] || { say "--cuts wants a number ≥ 1"; exit 2; }
+# The kinds at their weights (update: at least 2 in 20 cuts most of the time, P ≈ 0.93).
+local -a kinds=(boot playback playback save save card card seek update update)
+if [ -n "$only" ]; then
+  for k in ${only//,/ }; do [[ " ${kinds[*]} " == *" $k "* ]] || { say "--kinds: no kind '$k' (${kinds[*]})"; exit 2; }; done
+  local -a all=("${kinds[@]}"); kinds=()
+  for k in "${all[@]}"; do [[ ",$only," == *",$k,"* ]] && kinds+=("$k"); done
+fi
+local not_boot=playback
+for k in "${kinds[@]}"; do [ "$k" = boot ] || { not_boot=$k; break; }; done
 seed=${seed:-$(( ${EPOCHREALTIME/./} % 1000000 ))}
 [[ "$seed" =~ ^[0-9]+$ ]] || { say "--seed wants a number"; exit 2; }
 RANDOM=$seed
-say "seed $seed (replay: --seed $seed --cuts $cuts)"
+say "seed $seed (replay: --seed $seed --cuts $cuts${only:+ --kinds $only})"
 # shellcheck source=board/private-dir.sh
 . "$IT_REPO/board/private-dir.sh"
 private_dir "$IT_CACHE" IMAGE_CACHE || exit 1
 mkdir -p "$A64_CACHE/tools"
-hil_apt_install "$A64_CACHE/apt.log" qemu-system-arm mtools e2fsprogs fdisk sox xz-utils
+hil_apt_install "$A64_CACHE/apt.log" qemu-system-arm mtools e2fsprogs fdisk sox xz-utils rauc squashfs-tools openssl
 [ -n "$img" ] || img=$(find "$IT_CACHE/out" -maxdepth 1 -name 'jukebox-*-arm64.img' -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-)
 [ -f "${img:-}" ] || { say "no image (board/image.sh --no-xz makes one): ${img:-none}"; exit 1; }
 a64_prepare_fixtures
@@ -95,30 +157,48 @@ img_disk "$img" "$run/music"
 img_config 's|"logLevel": "info",|"logLevel": "info",\n  "rfid": {"reader": "keyboard", "name": "power-cuts (no such reader)", "cards": "/var/lib/jukebox/cards.json"},|'
 grep -q '"rfid"' "$run/good.json" || { say "the card map did not go into jukebox.json: $(cat "$run/good.json")"; exit 1; }
 img_kernel "$IT_REPO/board/power-cuts-probe.sh"
+# The update bundle (only when the kind may come): slot A's root with a mark, as update-test's good
+# one, signed by the image's development key (the image's keyring).
+if [[ " ${kinds[*]} " == *" update "* ]]; then
+  local tbu=$SECONDS
+  img_root_copy "$run/root.ext4" || exit 1
+  echo power-cuts-2 > "$run/mark"
+  debugfs -w -R "write $run/mark /etc/jukebox-update-test" "$run/root.ext4" >/dev/null 2>&1
+  IMAGE_CACHE=$IT_CACHE bash "$IT_REPO/board/bundle.sh" --root "$run/root.ext4" --version power-cuts-2 --out "$run/out/update.raucb"
+  rm -f "$run/root.ext4"
+  say "update bundle made in $((SECONDS - tbu)) s: $(du -h --apparent-size "$run/out/update.raucb" | cut -f1)"
+fi
 say "image $(basename "$img"): raw $((raw_size / 1048576)) MiB; kernel $kernel; $cuts cuts"
 
 local b kind prev="" phase t_kill detail deadline=0 boots=$((cuts + 1)) made=0 passed=0 failed=0
 [ "$minutes" -gt 0 ] && deadline=$((SECONDS + minutes * 60))
-local ready_est=60 heard_idx="" heard_pos="" heard_note="none yet" acked_cards="" asked_cards="" killed_consoles=""
+local pend_problems="" ready_est=60 heard_idx="" heard_pos="" heard_note="none yet" acked_cards="" asked_cards="" killed_consoles=""
   local -a pending=()
 local repairs=0 replays=0 worst_lost=0 ready_list="" fsck_msgs=""
 local ahead_ok=yes s s1 s2
-local -a kinds=(boot playback playback save save card card seek)
+# The update kind: the install's length as last measured (s), the lengths seen, the slot booted
+# at the pending update cut (empty: none pending), whether the run made one, the slots booted after them.
+local upd_est=150 upd_lens="" upd_slot="" upd_made=0 upd_slots="" reinstall_failed=0
 for ((b = 1; b <= boots; b++)); do
   phase=$(printf 'b%03d' "$b")
   if [ "$b" -eq "$boots" ] || { [ "$deadline" -gt 0 ] && [ $SECONDS -ge "$deadline" ]; }; then
     kind=final
   else
     kind=${kinds[$((RANDOM % ${#kinds[@]}))]}
-    [ "$kind" = boot ] && [ "$prev" = boot ] && kind=playback
+    [ "$kind" = boot ] && [ "$prev" = boot ] && kind=$not_boot
   fi
-  local arg=0
+  local arg=0 want_rauc=0
   [ "$kind" = card ] && arg="PC$(printf '%03d' "$b")$((RANDOM % 1000))"
-  echo "$kind $arg" > "$run/out/plan-$phase"
+  # RAUC's view at the boot after an update cut, and at an update cut's own boot (the slot it ran
+  # from); at the last boot of a run that made one, the bundle installed again after it.
+  { [ -n "$upd_slot" ] || [ "$kind" = update ]; } && want_rauc=1
+  [ "$kind" = final ] && [ "$upd_made" -gt 0 ] && want_rauc=2
+  echo "$kind $arg $want_rauc" > "$run/out/plan-$phase"
   local delay r=$RANDOM
-  delay=$(case "$kind" in boot) rnd 3 "$(awk -v r="$ready_est" 'BEGIN { printf "%.0f", r * 0.95 }')" "$r" ;; playback) rnd 0 20 "$r" ;; save) rnd -0.3 0.3 "$r" ;; card|seek) rnd 0 1.5 "$r" ;; *) echo 0 ;; esac)
+  # (update: a fraction of the install's length, not seconds)
+  delay=$(case "$kind" in boot) rnd 3 "$(awk -v r="$ready_est" 'BEGIN { printf "%.0f", r * 0.95 }')" "$r" ;; playback) rnd 0 20 "$r" ;; save) rnd -0.3 0.3 "$r" ;; card|seek) rnd 0 1.5 "$r" ;; update) rnd 0 1.15 "$r" ;; *) echo 0 ;; esac)
   rm -f "$run/qemu.pid" "$run/out/check-$phase"
-  say "boot $b ($phase): ${kind}${delay:+ (delay $delay s)}"
+  say "boot $b ($phase): ${kind}${delay:+ (delay $delay $([ "$kind" = update ] && echo "of the install's length, $upd_est s now" || echo s))}"
   local tb=$SECONDS
   # (bash's "Killed" for the pipeline QEMU heads, at each cut, into a file of its own)
   ( echo "${EPOCHREALTIME/./}" > "$run/qemu-$phase.t0"; img_boot "$phase" ) 2> "$run/boot-$phase.err" &
@@ -136,6 +216,7 @@ for ((b = 1; b <= boots; b++)); do
           target=$(awk -v a="$s1" -v b="$s2" -v d="$delay" 'BEGIN { i = b - a; if (i < 2 || i > 8) i = 5; print b + i + d }')
         fi ;;
       card|seek) [ -z "$target" ] && s=$(stamp "$phase" 'PC-ACT-ASK ') && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }') ;;
+      update) [ -z "$target" ] && s=$(stamp "$phase" 'PC-UPD-START') && target=$(awk -v s="$s" -v d="$delay" -v l="$upd_est" 'BEGIN { print s + d * l }') ;;
     esac
     if [ -n "$target" ] && ! lt "$(now_s "$phase")" "$target"; then
       t_kill=$(now_s "$phase")
@@ -204,19 +285,28 @@ for ((b = 1; b <= boots; b++)); do
     [ -z "${damaged//[ |]/}" ] || problems+=" set aside as damaged: $damaged;"
     local unacked_present=""
     for id in $asked_cards; do [[ " $acked_cards " == *" $id "* ]] || { [[ "$cards" == *"\"$id\""* ]] && unacked_present+=" $id"; }; done
+    # The slot booted; after an update cut the one booted at the cut, and RAUC's view (rauc_judge).
+    local slot rauc_note=""
+    slot=$(check1 "$phase" slot)
+    problems+=$pend_problems
+    if [ -n "$upd_slot" ]; then
+      [ "$slot" = "$upd_slot" ] || problems+=" slot ${slot:-?} booted, not $upd_slot (booted at the update cut);"
+      rauc_judge "$phase" "" "$upd_slot"
+      upd_slots+=" ${slot:-?}"
+    fi
     local verdict=PASS
     [ -z "$problems" ] || verdict=FAIL
     local c
     for c in "${pending[@]}"; do
       made=$((made + 1))
       if [ "$verdict" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-      echo "cut $made ($c) checked by boot $b: $verdict: data $dmsg; resumed track ${ridx:-?} at ${rpos:-?} s, heard $heard_note, lost ${lost:-n/a} s; cards on the map:$(for id in $acked_cards; do printf ' %s' "$id"; done)${unacked_present:+ (asked, not answered, there:$unacked_present)}${problems:+; PROBLEMS:$problems}"
+      echo "cut $made ($c) checked by boot $b: $verdict: data $dmsg; resumed track ${ridx:-?} at ${rpos:-?} s, heard $heard_note, lost ${lost:-n/a} s; cards on the map:$(for id in $acked_cards; do printf ' %s' "$id"; done)${unacked_present:+ (asked, not answered, there:$unacked_present)}; slot ${slot:-?} booted${rauc_note:+; $rauc_note}${problems:+; PROBLEMS:$problems}"
     done
     if [ -n "$f" ]; then
       ready_list+="${ready_list:+ }$(cut -d' ' -f2 <<< "$f")"
       ready_est=$(cut -d' ' -f2 <<< "$f")
     fi
-    pending=() killed_consoles=""
+    pending=() killed_consoles="" upd_slot="" pend_problems=""
     heard_idx=$(field index "$status"); heard_pos=$(field position "$status"); heard_note="track $heard_idx at $heard_pos s (status after the boot)"
   elif [ ${#pending[@]} -gt 0 ] && [ "$kind" != boot ]; then
     local c
@@ -225,7 +315,22 @@ for ((b = 1; b <= boots; b++)); do
       echo "cut $made ($c) checked by boot $b: FAIL: the boot did not reach its checks; console tail:"
     done
     tail -n 30 "$run/console-$phase.log" | sed 's/^/  | /'
-    pending=()
+    pending=() upd_slot="" pend_problems=""
+  fi
+
+  # ---- The last boot of a run with an update cut: the same bundle installed again ----
+  if [ "$kind" = final ] && [ "$want_rauc" = 2 ]; then
+    local problems="" rauc_note="" rs re
+    rs=$(stamp "$phase" 'PC-REINSTALL-START' || true); re=$(rest "$phase" 'PC-REINSTALL-END ' || true)
+    if [ "$re" = rc=0 ]; then
+      rauc_judge "$phase" _after "$(check1 "$phase" slot)" armed
+      local len; len=$(awk -v a="$rs" -v b="$(stamp "$phase" 'PC-REINSTALL-END ')" 'BEGIN { printf "%.0f", b - a }')
+      re="installed in $len s" upd_lens+=" $len"
+    else
+      problems+=" the install failed or did not end (${re:-no end}): $(tail -n 3 "$run/out/install-$phase.log" 2>/dev/null | paste -sd'|')"
+    fi
+    [ -z "$problems" ] || reinstall_failed=1
+    echo "the bundle installed again at the last boot: $([ -z "$problems" ] && echo PASS || echo FAIL): ${re:-?}; $rauc_note${problems:+; PROBLEMS:$problems}"
   fi
 
   # ---- This boot's cut: what was heard, and what was answered, before it ----
@@ -271,6 +376,22 @@ for ((b = 1; b <= boots; b++)); do
         detail=", asked at $(stamp "$phase" 'PC-ACT-ASK ' || echo ?) s, not answered before the cut"
         [ "$kind" = seek ] && ahead_ok=yes
       fi ;;
+    update)
+      # Where the install was: ended (its length measured: the next window's) or at rauc's last line.
+      local us ue len at
+      us=$(stamp "$phase" 'PC-UPD-START' || echo 0)
+      ue=$(before "$phase" 'PC-UPD-END ' "$t_kill" || true)
+      at=$(awk -v a="$t_kill" -v b="$us" -v l="$upd_est" 'BEGIN { printf "%.0f s into it (%.2f of %s s)", a - b, (a - b) / l, l }')
+      if [ -n "$ue" ]; then
+        len=$(awk -v a="${ue%% *}" -v b="$us" 'BEGIN { printf "%.0f", a - b }')
+        detail=", the install from $us s ended before the cut ($len s, ${ue#* }), cut $at"
+        [ "${ue#* }" = rc=0 ] || pend_problems+=" the install failed before the cut (${ue#* }: $(tail -n 2 "$run/out/install-$phase.log" | paste -sd'|'));"
+        upd_est=$len upd_lens+=" $len"
+      else
+        detail=", the install from $us s cut $at at '$(tail -n 1 "$run/out/install-$phase.log" 2>/dev/null | sed 's/^ *//' | cut -c1-50)'"
+      fi
+      upd_slot=$(check1 "$phase" slot); upd_slot=${upd_slot:-?}
+      upd_made=$((upd_made + 1)) ;;
   esac
   pending+=("$label at $t_kill s$detail")
   [ "$kind" = boot ] && killed_consoles+=" $run/console-$phase.log"
@@ -282,7 +403,8 @@ echo "$ready_list" | tr ' ' '\n' | awk 'NF { n++; s += $1; if (min == "" || $1 <
 say "data partition at the boots after a cut: $repairs repaired by fsck, $replays journal replayed by fsck, the rest clean"
 printf '%s' "$fsck_msgs" >&2
 say "worst place lost: $worst_lost s (files in $run)"
+[ "$upd_made" -eq 0 ] || say "update cuts: $upd_made; the slot booted after each: ${upd_slots# }; installs measured (s): ${upd_lens# }"
 echo "$made cuts, $passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$made" -gt 0 ]
+[ "$failed" -eq 0 ] && [ "$made" -gt 0 ] && [ "$reinstall_failed" -eq 0 ]
 }
 main "$@"

@@ -49,15 +49,8 @@ img_config ""
 PASSED=0
 FAILED=0
 
-# The two bundles, from slot A's root file system (its ext4, as long as the file system says).
-local root_off blocks bsize
-root_off=$(part_start "$run/disk.img" 2)
-dd if="$run/disk.img" of="$run/probe-root" bs=1M skip=$((root_off / 1048576)) count=8 status=none
-blocks=$(dumpe2fs -h "$run/probe-root" 2>/dev/null | sed -n 's/^Block count: *//p' || true)
-bsize=$(dumpe2fs -h "$run/probe-root" 2>/dev/null | sed -n 's/^Block size: *//p' || true)
-rm -f "$run/probe-root"
-{ [ -n "$blocks" ] && [ -n "$bsize" ]; } || { say "slot A holds no ext4 (not an image with two root slots?)"; exit 1; }
-dd if="$run/disk.img" of="$run/root-good.ext4" bs=1M skip=$((root_off / 1048576)) count=$((blocks * bsize / 1048576)) status=none
+# The two bundles, from slot A's root file system.
+img_root_copy "$run/root-good.ext4" || exit 1
 cp --sparse=always "$run/root-good.ext4" "$run/root-bad.ext4"
 echo update-test-2 > "$run/mark"
 debugfs -w -R "write $run/mark /etc/jukebox-update-test" "$run/root-good.ext4" >/dev/null 2>&1
