@@ -29,8 +29,8 @@ final class QueueJSONTests: XCTestCase {
     /// the real one: each page valid JSON within the budget, whole entries only, and following
     /// `next` reaches every entry once, in order. Randomized: the seed is printed.
     func testFollowingNextReachesEveryEntryOnceAndEachPageStaysWithinTheBudget() throws {
-        let seed = UInt64.random(in: 0...UInt64.max)
-        print("QueueJSONTests seed: \(seed)")
+        let seed = ProcessInfo.processInfo.environment["JUKEBOX_QUEUE_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        print("QueueJSONTests seed: \(seed) (JUKEBOX_QUEUE_SEED=\(seed) replays it)")
         var rng = SeededGenerator(seed: seed)
         let pieces = ["a", "é", "日本", "🎵", "\"", "\\", "\n", "\u{202E}", " ", "x"]
         var state = State()
