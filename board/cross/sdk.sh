@@ -77,7 +77,16 @@ make_sdk() {
 # since the last build (the arm64 test build from nothing: 15 minutes).
 # shellcheck source=board/sync-tree.sh
 . board/sync-tree.sh
+# One script at a time builds from it: another's sync would change the files a build is compiling
+# (CI beside a developer's package.sh, two worktrees); the lock is held until the script ends
+# (its tests read their fixtures from /src too).
+src_locked=0
 sync_sources() {
+  if [ "$src_locked" = 0 ]; then
+    exec 5>"$cache/src.lock"
+    flock -n 5 || { say "another build holds $cache/src.lock: waiting for it"; flock 5; }
+    src_locked=1
+  fi
   say "sources for the chroot: $cache/src ($(sync_tree "$PWD" "$cache/src") file(s) changed since the last build)"
 }
 
