@@ -37,6 +37,24 @@ final class StartStateTests: ScratchTestCase {
         XCTAssertEqual(stop(second)?.status, 0)
     }
 
+    /// The appliance's first boot before its music partition is mounted (or an empty folder
+    /// filled later): the player says it waits, and plays what arrives without anyone's help.
+    func testAFirstStartWithAnEmptyMusicFolderPlaysTheMusicThatArrivesThere() throws {
+        let music = dir + "/music", state = dir + "/state.json", song = dir + "/song.flac"
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: false)
+        try TestAudio.write(path: song, kind: .flac, frames: 44_100 * 30)
+        let daemon = try Jukebox.start(["run", "--config", config(#""state": "\#(state)", "music": ["\#(music)"]"#)])
+        XCTAssertTrue(waitFor(30) { status().hasPrefix("… queue empty") && status().contains("waiting for music in \(music)") }, status())
+        XCTAssertFalse(FileManager.default.fileExists(atPath: state), "an empty queue is never saved")
+        // Copied in whole, as a mount brings it: written beside, renamed in.
+        XCTAssertEqual(rename(song, music + "/song.flac"), 0)
+        XCTAssertTrue(waitFor(30) { status().hasPrefix("▶ song") }, status())
+        let result = stop(daemon)
+        XCTAssertEqual(result?.status, 0)
+        XCTAssertTrue(result?.stderr.contains("music is there: \(music)") == true, result?.stderr ?? "")
+        XCTAssertEqual((BinaryTests.snapshot(state)?["tracks"] as? [Any])?.count, 1, "the music that arrived is saved")
+    }
+
     func testPlayWithAStateFileResumesWhenItsQueueIsTheSamePaths() throws {
         let a = dir + "/a.wav", b = dir + "/b.flac", state = dir + "/state.json", out = dir + "/out.raw"
         try TestAudio.write(path: a, kind: .wav16, frames: 22_050)
