@@ -106,7 +106,7 @@ public enum Event: Equatable, Sendable {
     /// says so once. A no-op when the queue is not empty.
     case musicAwaited([String])
     /// The folders waited for (`State.awaitedMusicFolders`) changed and were read again, off the
-    /// loop: `tracks` (none: still nothing to play), `messages` what was skipped. While nobody
+    /// loop: `tracks` (none: still nothing to play, said no more), `messages` what was skipped. While nobody
     /// changed the queue meanwhile they are queued and played as the start would have done;
     /// otherwise the arrival changes nothing.
     case musicFound(folders: [String], tracks: [TrackInfo], messages: [String])

@@ -49,9 +49,10 @@ extension State {
             // A read asked for a wait that is over (a person loaded something meanwhile, `finish`
             // ended it) changes nothing.
             guard let wait = musicAwaited, wait.folders == folders, wait.queueRevision == queueRevision, queue.isEmpty else { return }
-            for line in messages { step.commands.append(.report(line)) }
-            // Still nothing to play (a folder made, a file that is not music): it waits on.
+            // Still nothing to play (a folder made, a file that is not music): it waits on, quietly
+            // (the wait was said once; "no audio files" at every change would say nothing new).
             guard !tracks.isEmpty else { return }
+            for line in messages { step.commands.append(.report(line)) }
             musicAwaited = nil
             step.commands.append(.report(Self.musicIsThere(folders.joined(separator: ", "))))
             // What the start would have done had the music been there.
