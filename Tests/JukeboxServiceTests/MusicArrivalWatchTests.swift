@@ -49,3 +49,37 @@ final class MusicArrivalWatchTests: XCTestCase {
         XCTAssertNotEqual(MusicArrival.mark(dir), before)
     }
 }
+
+/// The folders inside the awaited ones: looked at too while nothing playable is there.
+final class MusicArrivalInsideTests: XCTestCase {
+    func testFoldersFoundInsideAreLookedAtFromTheNextLook() {
+        var marks: [String: MusicArrival.Mark] = ["/srv/music": MusicArrival.Mark(device: 1, inode: 2, seconds: 3, nanoseconds: 0)]
+        var watch = MusicArrival()
+        func due() -> Bool { watch.due(["/srv/music"]) { marks[$0] } }
+        XCTAssertTrue(due())
+        watch.finished(inside: ["/srv/music/Album"])
+        XCTAssertTrue(due(), "a folder new to the look: read again, its mark from now on")
+        watch.finished(inside: ["/srv/music/Album"])
+        XCTAssertFalse(due())
+        // A file copied into the album: its time moves, the music folder's does not.
+        marks["/srv/music/Album"] = MusicArrival.Mark(device: 1, inode: 5, seconds: 9, nanoseconds: 0)
+        XCTAssertTrue(due())
+    }
+
+    func testSubfoldersAreBoundedBreadthFirstAndLeaveOutHiddenOnesAndFiles() throws {
+        let root = NSTemporaryDirectory() + "music-inside-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for folder in ["B/CD1/deep/deeper", "A", ".hidden/x"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
+        }
+        XCTAssertTrue(FileManager.default.createFile(atPath: root + "/A/notes.txt", contents: Data()))
+        XCTAssertEqual(MusicArrival.subfolders(of: [root + "/"]), [root + "/A", root + "/B", root + "/B/CD1", root + "/B/CD1/deep"],
+                       "three levels, files and hidden folders left out")
+        let many = root + "/many"
+        for i in 0..<(MusicArrival.insideLimit + 5) {
+            try FileManager.default.createDirectory(atPath: many + "/\(i)", withIntermediateDirectories: true)
+        }
+        XCTAssertEqual(MusicArrival.subfolders(of: [many]).count, MusicArrival.insideLimit)
+        XCTAssertEqual(MusicArrival.subfolders(of: [root + "/missing"]), [])
+    }
+}

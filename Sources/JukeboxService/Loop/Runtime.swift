@@ -441,10 +441,17 @@ public final class Runtime: LoopCore {
     // The folders a start with nothing to play waits for changed: read them as `add` would, on
     // the tag reader's thread; the core decides what the tracks mean (`Event.musicFound`).
     private func readAwaitedMusic(_ folders: [String]) {
-        let started = jobs.read(folders) { [weak self] tracks, messages, _ in
-            self?.musicArrival.finished()
-            self?.dispatch(.musicFound(folders: folders, tracks: tracks, messages: messages))
-        }
+        let inside = FoldersInside()
+        let started = jobs.perform({ load in
+            let read = load(folders)
+            // Nothing yet: the folders inside are looked at too (an album's, its files to come).
+            if read.tracks.isEmpty { inside.paths = MusicArrival.subfolders(of: folders) }
+            return .success(FileWorkOutput(tracks: read.tracks, lines: read.messages))
+        }, then: { [weak self] result in
+            let output = (try? result.get()) ?? FileWorkOutput()
+            self?.musicArrival.finished(inside: inside.paths)
+            self?.dispatch(.musicFound(folders: folders, tracks: output.tracks, messages: output.lines))
+        })
         // A player that cannot load files never reads them: it stays "reading", so it never tries again.
         if !started { log.warning("cannot read \(folders.joined(separator: ", ")): this player cannot load files") }
     }
