@@ -36,11 +36,14 @@ status() { echo "PC-STATUS $(ctl status --json)"; }
 # is in RAM, lost with the next cut).
 ( nap 240; [ -e /run/pc-first ] || { systemctl status --no-pager jukebox.service jukebox-setup.service jukebox-data.service; journalctl -b -o cat -u jukebox.service | tail -n 40; cat /proc/asound/cards /proc/asound/Loopback/pcm0p/sub0/status; timeout 60 jukebox ctl status --json; cat /etc/jukebox/config.json; } > "$OUT/late-$PHASE" 2>&1 ) &
 # The first boot only: the player may start before /srv/music is mounted (nothing orders it after
-# the music partition), find no music and stay stopped with an empty queue (no state to resume
-# yet); then, said on the console (PC-NOTE), the music is loaded by hand (the partition mounted
-# first if it is not: before the fix in jukebox-grow-music, its growth unmounted it).
+# the music partition) and find no music (no state to resume yet). It waits for music to arrive
+# there and plays it, so this should no longer trigger; kept as a safety net: a queue still empty
+# 30 s after the unit became active is said on the console (PC-NOTE) and the music loaded by hand
+# (the partition mounted first if it is not: before the fix in jukebox-grow-music, its growth
+# unmounted it).
 if [ "$PHASE" = b001 ]; then
   ( while [ "$(systemctl show -p ActiveState --value jukebox.service)" != active ]; do nap 1; done
+    for _ in $(seq 30); do [[ "$(ctl status --json)" == *'"count":0'* ]] || exit 0; nap 1; done
     if [[ "$(ctl status --json)" == *'"count":0'* ]]; then
       m=mounted; mountpoint -q /srv/music || { m="not mounted (started by hand)"; systemctl start srv-music.mount; }
       echo "PC-NOTE the player found no music at its start (/srv/music $m): $(ctl load /srv/music)"

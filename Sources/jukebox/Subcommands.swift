@@ -126,7 +126,9 @@ enum Subcommands {
                 log.info("nothing queued: add \"music\" paths to the config")
                 return modes
             }
-            guard let tracks = Player.load(config.music, log: log) else { return modes }
+            // Nothing there yet (a partition, a share or a stick mounted late, an empty folder
+            // filled later): the core waits for music to arrive in the folders.
+            guard let tracks = Player.load(config.music, log: log) else { return modes + [.musicAwaited(config.music)] }
             return modes + (config.settings.resumePlaying ? [.replaceQueue(tracks)] : [.add(tracks)])
         }
     }

@@ -37,6 +37,37 @@ final class StartStateTests: ScratchTestCase {
         XCTAssertEqual(stop(second)?.status, 0)
     }
 
+    /// The appliance's first boot before its music partition is mounted (or an empty folder
+    /// filled later): the player says it waits, and plays what arrives without anyone's help.
+    func testAFirstStartWithAnEmptyMusicFolderPlaysTheMusicThatArrivesThere() throws {
+        try playsWhatArrives(in: "")
+    }
+
+    /// An album's folder made before its files (`cp -r`, an upload of a folder): the files
+    /// change the album's time, not the music folder's, and are found all the same.
+    func testMusicCopiedIntoAnEmptyAlbumFolderIsFoundToo() throws {
+        try playsWhatArrives(in: "/Album")
+    }
+
+    /// Starts a player on an empty `dir/music` (with `sub` made in it, empty) and no state, then
+    /// renames a FLAC into `music + sub`: the player says it waits, then plays it.
+    private func playsWhatArrives(in sub: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let music = dir + "/music", state = dir + "/state.json", song = dir + "/song.flac"
+        try FileManager.default.createDirectory(atPath: music + sub, withIntermediateDirectories: true)
+        try TestAudio.write(path: song, kind: .flac, frames: 44_100 * 30)
+        let daemon = try Jukebox.start(["run", "--config", config(#""state": "\#(state)", "music": ["\#(music)"]"#)])
+        XCTAssertTrue(waitFor(30) { status().hasPrefix("… queue empty") && status().contains("waiting for music in \(music)") }, status(),
+                      file: file, line: line)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: state), "an empty queue is never saved", file: file, line: line)
+        // Copied in whole, as a mount brings it: written beside, renamed in.
+        XCTAssertEqual(rename(song, music + sub + "/song.flac"), 0, file: file, line: line)
+        XCTAssertTrue(waitFor(30) { status().hasPrefix("▶ song") }, status(), file: file, line: line)
+        let result = stop(daemon)
+        XCTAssertEqual(result?.status, 0, file: file, line: line)
+        XCTAssertTrue(result?.stderr.contains("music is there: \(music)") == true, result?.stderr ?? "", file: file, line: line)
+        XCTAssertEqual((BinaryTests.snapshot(state)?["tracks"] as? [Any])?.count, 1, "the music that arrived is saved", file: file, line: line)
+    }
+
     func testPlayWithAStateFileResumesWhenItsQueueIsTheSamePaths() throws {
         let a = dir + "/a.wav", b = dir + "/b.flac", state = dir + "/state.json", out = dir + "/out.raw"
         try TestAudio.write(path: a, kind: .wav16, frames: 22_050)

@@ -100,6 +100,10 @@ public struct DisplayFrame: Equatable, Sendable {
             } else {
                 lines = ["Interrupted", reason]
             }
+        } else if let wait = state.musicAwaited, state.queue.isEmpty {
+            // A first start before its music: which folders it waits for, not just an empty queue.
+            let folders = scroll(wait.folders.joined(separator: " "), width: w, since: state.messageSince, now: now, moving: &moving)
+            lines = layout.rows <= 2 ? ["Waiting: music", folders] : ["Waiting for", "music", folders]
         } else if state.queue.isEmpty {
             lines = ["jukebox", "queue empty"]
         } else {

@@ -40,7 +40,8 @@ public struct StatusView: Equatable, Sendable {
 
     /// The view of `state`.
     public init(_ state: State) {
-        phase = state.phase.shown
+        // A start that found nothing to play waits for music: stopped, but not for good.
+        phase = state.phase == .stopped && state.musicAwaited != nil ? .waiting : state.phase.shown
         let track = state.shownCurrentInfo
         title = DisplayText.inert(track?.title ?? "")
         artist = track?.artist.map(DisplayText.inert)
@@ -53,7 +54,7 @@ public struct StatusView: Equatable, Sendable {
         repeatMode = state.repeatMode
         chapter = state.currentChapter.map { DisplayText.inert("\($0.index + 1)/\($0.count) \($0.chapter.title)") }
         let message: String?
-        let music = state.musicMissing.map(State.waitingForMusic)
+        let music = state.musicMissing.map(State.waitingForMusic) ?? state.musicAwaited.map { State.waitingForMusic(in: $0.folders) }
         switch state.phase {
         case .waitingForDevice(let reason): message = "waiting for audio device: \(reason)"
         case .interrupted(let reason):

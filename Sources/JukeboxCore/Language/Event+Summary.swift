@@ -49,6 +49,8 @@ extension Event {
         case .started: return "started"
         case .musicMissing(let folder): return "music missing: \(folder)"
         case .musicAppeared: return "music appeared"
+        case .musicAwaited(let folders): return "music awaited in " + folders.joined(separator: ", ")
+        case .musicFound(let folders, let tracks, _): return "music found in " + folders.joined(separator: ", ") + ": " + Self.count(tracks.count)
         case .stateFileUnreadable(let reason): return reason.map { "state file unreadable: \($0)" } ?? "state file readable"
         case .reconfigured: return "configuration reloaded"
         case .buttonEdge(let button, let pressed, _): return "button \(button.rawValue) " + (pressed ? "down" : "up")

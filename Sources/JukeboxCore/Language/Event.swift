@@ -101,6 +101,15 @@ public enum Event: Equatable, Sendable {
     /// The folder the player waited for (`State.awaitedMusicFolder`) is there: it resumes where it
     /// was if it wanted to play. A no-op when no music is missing.
     case musicAppeared
+    /// The start had nothing saved to play and found nothing playable in these folders (the
+    /// config's `music`): the player waits for music to arrive there (`State.musicAwaited`) and
+    /// says so once. A no-op when the queue is not empty.
+    case musicAwaited([String])
+    /// The folders waited for (`State.awaitedMusicFolders`) changed and were read again, off the
+    /// loop: `tracks` (none: still nothing to play, said no more), `messages` what was skipped. While nobody
+    /// changed the queue meanwhile they are queued and played as the start would have done;
+    /// otherwise the arrival changes nothing.
+    case musicFound(folders: [String], tracks: [TrackInfo], messages: [String])
     /// The state file cannot be read (`reason`: EACCES, EIO...), or can be read again (nil).
     /// While it cannot, nothing is saved over it; the status says so.
     case stateFileUnreadable(String?)

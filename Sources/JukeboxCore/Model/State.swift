@@ -85,6 +85,10 @@ public struct State: Equatable, Sendable {
     /// While set nothing is opened: a play waits (`PlayerPhase.waitingForMusic`), nothing is
     /// skipped or dropped.
     public var musicMissing: String?
+    /// The start's wait for music in the configured folders, which held nothing to play and
+    /// nothing was saved (`MusicWait`); nil when not waiting. The shell looks at the folders
+    /// (`awaitedMusicFolders`) and reads them again when they change (`Event.musicFound`).
+    public var musicAwaited: MusicWait?
     /// Why the state file cannot be read, as the shell reported it; while set nothing is saved,
     /// so the file is kept as it is (see `Event.stateFileUnreadable`).
     public var stateUnreadable: String?
@@ -347,6 +351,11 @@ public struct State: Equatable, Sendable {
         guard let missing = musicMissing, missing != usbGone, let track = currentTrack else { return nil }
         return Paths.directory(track.info.path)
     }
+
+    /// The folders whose change the shell looks for (at most once a second, a stat each: a mount
+    /// arrived, entries added) and then reads off the loop, while the start waits for music
+    /// (`musicAwaited`); nil when it does not.
+    public var awaitedMusicFolders: [String]? { musicAwaited?.folders }
 
     /// The fields of this state whose change triggers an immediate save.
     public var saveMark: SaveMark {

@@ -37,7 +37,7 @@ extension State {
             queueChange(event, &step)
         case .restore(let snapshot):
             restore(snapshot, &step)
-        case .started, .musicMissing, .musicAppeared, .stateFileUnreadable:
+        case .started, .musicMissing, .musicAppeared, .musicAwaited, .musicFound, .stateFileUnreadable:
             startUp(event, &step)
         case .quit:
             step.forceSave = true
@@ -218,6 +218,8 @@ extension State {
         if failuresInARow == 0 { failuresFrom = nil }
         // Only a pause the speaker's going made is the speaker's return to end.
         if phase != .paused { pausedByBluetooth = false }
+        // A person loaded, added or cleared while the start waited for music: it waits no more.
+        if let wait = musicAwaited, wait.queueRevision != queueRevision { musicAwaited = nil }
         followParental(&step)
         syncNext(&step)
         followLoudness(&step)
