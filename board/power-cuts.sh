@@ -180,7 +180,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ "$cuts" =~ ^[0-9]+$ ]] && [ "$cuts" -ge 1 ] || { say "--cuts wants a number ≥ 1"; exit 2; }
-# The kinds at their weights (update: at least 2 in 20 cuts most of the time, P ≈ 0.91; trial:
+# The kinds at their weights (update: at least 2 in 20 cuts most of the time, P ≈ 0.90; trial:
 # at least 1 in 20, P ≈ 0.85; each trial costs three boots and an install).
 local -a kinds=(boot playback playback save save card card seek update update trial)
 if [ -n "$only" ]; then
