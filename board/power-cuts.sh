@@ -149,7 +149,7 @@ boot_cut() {
         fi ;;
       card|seek) [ -z "$target" ] && s=$(stamp "$ph" 'PC-ACT-ASK ') && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }') ;;
       update) [ -z "$target" ] && s=$(stamp "$ph" 'PC-UPD-START') && target=$(awk -v s="$s" -v d="$delay" -v l="$upd_est" 'BEGIN { print s + d * l }') ;;
-      trial) s=$(rest "$ph" 'PC-UPD-END rc='); if [ -n "$s" ] && [ "$s" != 0 ]; then kill -KILL "$(cat "$run/qemu.pid")" 2>/dev/null || true; break; fi ;;
+      trial) s=$(rest "$ph" 'PC-UPD-END rc=' || true); if [ -n "$s" ] && [ "$s" != 0 ]; then kill -KILL "$(cat "$run/qemu.pid")" 2>/dev/null || true; break; fi ;;
       tried)
         if [ "$mode" = at ]; then target=$delay
         elif [ -z "$target" ]; then
@@ -273,7 +273,7 @@ for ((b = 1; b <= boots; b++)); do
     vphase=${phase}t
     img_reboot_arg "$phase"
     local from=config.txt
-    [ -f "$run/tryboot" ] || trial_note="the install boot did not end with a '0 tryboot' restart ($(grep -a -o 'reboot: Restarting system.*' "$run/console-$phase.log" | head -n 1 || echo 'no restart'); install: $(rest "$phase" 'PC-UPD-END ' || true) $(tail -n 2 "$run/out/install-$phase.log" 2>/dev/null | paste -sd'|'))"
+    [ -f "$run/tryboot" ] || trial_note="the install boot did not end with a '0 tryboot' restart ($(grep -a -o 'reboot: Restarting system.*' "$run/console-$phase.log" | head -n 1 || echo 'no restart'); install: $(rest "$phase" 'PC-UPD-END ' || true) $(tail -n 2 "$run/out/install-$phase.log" 2>/dev/null | paste -sd'|' || true))"
     if [ -z "$trial_note" ] && [ -z "$cut_note" ]; then
       img_kernel "$IT_REPO/board/power-cuts-probe.sh"
       [ "$slot_trial" -eq 1 ] && from=tryboot.txt
