@@ -15,9 +15,9 @@
 #             /mnt/update.raucb` (its output in /mnt/install-PHASE.log), PC-UPD-END rc=N
 #   trial     as update, but `jukebox-update` itself restarts the box into the new slot on
 #             trial ('reboot "0 tryboot"'); the host follows the restart (PHASE t)
-#   tried     the trial boot: PC-ACTIVE when jukebox.service is active, PC-CONFIG at each change of
-#             config.txt's slot, status lines (the host cuts it; jukebox-update-check commits the
-#             slot or not, on the console)
+#   tried     the trial boot: PC-ACTIVE when jukebox.service is active, PC-CONFIG-FIRST (config.txt's
+#             slot once the boot partition is mounted) and PC-CONFIG at each change of it, status
+#             lines (the host cuts it; jukebox-update-check commits the slot or not, on the console)
 #   final     the checks only (RAUC 2: then PC-REINSTALL-START, the install, PC-REINSTALL-END rc=N
 #             and RAUC's view after it), then power-off
 # Console lines start with PC-; the host stamps each with its own clock.
@@ -55,10 +55,12 @@ fi
 # only after it) and each change of config.txt's slot, as this boot saw them (polled every 0.2 s).
 if [ "$KIND" = tried ]; then
   ( cfg() { sed -n 's|^os_prefix=||p' /boot/firmware/config.txt 2>/dev/null | tr -d '\r' | tail -n 1; }
-    c=$(cfg); echo "PC-CONFIG $c"; a=""
+    # (the boot partition is mounted later than this starts: its first slot is the one to watch)
+    until c=$(cfg); [ -n "$c" ]; do nap 0.2; done
+    echo "PC-CONFIG-FIRST $c up=$(up)"; a=""
     while :; do
       [ -n "$a" ] || [ "$(systemctl show -p ActiveState --value jukebox.service)" != active ] || { a=1; echo "PC-ACTIVE up=$(up)"; }
-      n=$(cfg); [ "$n" = "$c" ] || { c=$n; echo "PC-CONFIG $c up=$(up)"; }
+      n=$(cfg); [ -z "$n" ] || [ "$n" = "$c" ] || { c=$n; echo "PC-CONFIG $c up=$(up)"; }
       nap 0.2
     done ) &
 fi
