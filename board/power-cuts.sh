@@ -483,10 +483,11 @@ for ((b = 1; b <= boots; b++)); do
       [ -z "$trial_note" ] || pend_problems+=" $trial_note;"
       com=$(before "$vphase" '.*jukebox-update-check: the player is READY on slot ' "$t_kill" || true)
       rdy=$(before "$vphase" 'PC-ACTIVE ' "$t_kill" || true)
-      cfgseen=$(before "$vphase" 'PC-CONFIG [ab]. up=' "$t_kill" || true)
+      cfgseen=$(before "$vphase" "PC-CONFIG $(tr AB ab <<< "$new"). up=" "$t_kill" || true)
       tr_com=no tr_rdy=no
       [ -z "$com" ] || { tr_com=yes trial_est=$(printf '%.0f' "${com%% *}"); }
-      # (the probe saw config.txt change before the cut: committed, its line perhaps not yet out)
+      # (the probe saw config.txt name the new slot before the cut: committed, its line perhaps
+      # not yet out)
       [ -z "$cfgseen" ] || tr_com=yes
       [ -z "$rdy" ] || tr_rdy=yes
       trial_pend="$new $old $tr_com $tr_rdy"
