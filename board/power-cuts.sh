@@ -431,6 +431,15 @@ for ((b = 1; b <= boots; b++)); do
       heard_note="track $idx at ≥ $heard_pos s ($pos s read at $s_stat s, cut at $t_kill s)"
       ahead_ok=no
     fi
+  elif [ "$kind" = trial ] && stat_line=$(grep -a -E '^[0-9.]+ PC-STATUS \{"phase":"playing"' "$run/console-$phase.log" | tail -n 1 | sed 's/ PC-STATUS / /') && [ -n "$stat_line" ]; then
+    # A trial cut before its boot read the status: the install boot's last read before its restart
+    # (a clean stop saves the place), a lower bound of what was heard (the trial played on after it).
+    s_stat=${stat_line%% *} stat_line=${stat_line#* }
+    idx=$(field index "$stat_line"); pos=$(field position "$stat_line")
+    if [ -n "$idx" ] && [ "$(field phase "$stat_line")" = playing ]; then
+      heard_idx=$idx heard_pos=$pos
+      heard_note="track $idx at ≥ $pos s (the install boot's last read, at $s_stat s, before its restart)"
+    fi
   fi
   detail=""
   case "$kind" in
