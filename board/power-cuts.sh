@@ -22,7 +22,8 @@
 #             tryboot.txt's folder for that one boot) and cuts the TRIAL boot: half the time at a
 #             moment drawn from 3 s to the QEMU start-to-commit time (last seen in this run, at
 #             first 200 s), half at -3 to +12 s around the moment its player became active
-#             (READY, a probe line: before jukebox-update-check's commit, during it or just after)
+#             (READY, a probe line: before jukebox-update-check's commit, during it or just after;
+#             a negative draw cuts as soon as the line is seen)
 # After each cut, the next boot that reaches READY must show: the root not repaired (no ext4
 # journal recovery or fsck of jbroot in its kernel log or journal), /data mounted (clean, its
 # journal replayed by fsck, or repaired by fsck -p: recorded with fsck's message), READY and the
