@@ -13,6 +13,11 @@
 #   seek      a status line, PC-ACT-ASK, `jukebox ctl seek +0:30`, PC-ACT-ACK
 #   update    status lines, and beside them PC-UPD-START, `jukebox-update --no-reboot
 #             /mnt/update.raucb` (its output in /mnt/install-PHASE.log), PC-UPD-END rc=N
+#   trial     as update, but `jukebox-update` itself restarts the box into the new slot on
+#             trial ('reboot "0 tryboot"'); the host follows the restart (PHASE t)
+#   tried     the trial boot: PC-ACTIVE when jukebox.service is active, PC-CONFIG-FIRST (config.txt's
+#             slot once the boot partition is mounted) and PC-CONFIG at each change of it, status
+#             lines (the host cuts it; jukebox-update-check commits the slot or not, on the console)
 #   final     the checks only (RAUC 2: then PC-REINSTALL-START, the install, PC-REINSTALL-END rc=N
 #             and RAUC's view after it), then power-off
 # Console lines start with PC-; the host stamps each with its own clock.
@@ -49,6 +54,19 @@ if [ "$PHASE" = b001 ]; then
       echo "PC-NOTE the player found no music at its start (/srv/music $m): $(ctl load /srv/music)"
     fi ) &
 fi
+# The trial boot: the moment the player became active (READY; jukebox-update-check commits the slot
+# only after it) and each change of config.txt's slot, as this boot saw them (polled every 0.2 s).
+if [ "$KIND" = tried ]; then
+  ( cfg() { sed -n 's|^os_prefix=||p' /boot/firmware/config.txt 2>/dev/null | tr -d '\r' | tail -n 1; }
+    # (the boot partition is mounted later than this starts: its first slot is the one to watch)
+    until c=$(cfg); [ -n "$c" ]; do nap 0.2; done
+    echo "PC-CONFIG-FIRST $c up=$(up)"; a=""
+    while :; do
+      [ -n "$a" ] || [ "$(systemctl show -p ActiveState --value jukebox.service)" != active ] || { a=1; echo "PC-ACTIVE up=$(up)"; }
+      n=$(cfg); [ -z "$n" ] || [ "$n" = "$c" ] || { c=$n; echo "PC-CONFIG $c up=$(up)"; }
+      nap 0.2
+    done ) &
+fi
 probe_card
 # A listener on the loopback's other side for the whole boot, as in image-test (snd-aloop's
 # playback side was never seen RUNNING without one).
@@ -63,8 +81,9 @@ echo "PC-READY mono_us=$ready state=$ready_state"
 line() { printf '%s %s\n' "$1" "$(tr '\n' '|' <<< "$2")" >> "$C"; }
 : > "$C"
 line root_mount "$(findmnt -no SOURCE,OPTIONS /)"
-line root_kernel "$(journalctl -k -b -o cat | grep -E 'EXT4-fs \(vda2\)')"
-line root_fsck "$(journalctl -b -o cat -t systemd-fsck | grep -E 'jbroot|vda2')"
+# (either root slot: vda2 is A, vda5 B)
+line root_kernel "$(journalctl -k -b -o cat | grep -E 'EXT4-fs \(vda[25]\)')"
+line root_fsck "$(journalctl -b -o cat -t systemd-fsck | grep -E 'jbroot|vda[25]')"
 line data_mount "$(findmnt -no SOURCE,OPTIONS /data)"
 line data_kernel "$(journalctl -k -b -o cat | grep -E 'EXT4-fs \(vda3\)')"
 line data_fsck "$(journalctl -b -o cat -t systemd-fsck | grep -E 'jbdata|vda3')"
@@ -125,6 +144,11 @@ update)
   # In the background: the status lines go on while it installs (what was heard at the cut).
   ( echo "PC-UPD-START"
     jukebox-update --no-reboot "$OUT/update.raucb" > "$OUT/install-$PHASE.log" 2>&1
+    echo "PC-UPD-END rc=$?" ) &
+  ;;
+trial)
+  ( echo "PC-UPD-START"
+    jukebox-update "$OUT/update.raucb" > "$OUT/install-$PHASE.log" 2>&1
     echo "PC-UPD-END rc=$?" ) &
   ;;
 esac

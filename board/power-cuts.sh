@@ -17,6 +17,13 @@
 #             fraction 0-1.15 (drawn) of the install's length (the last one measured in this run,
 #             at first 150 s: measured at load ~2), counted from its start: mostly during it, some
 #             after its end (tryboot.txt armed, the box playing on, the restart not yet asked)
+#   trial     as update, but `jukebox-update` restarts into the new slot on trial ('reboot
+#             "0 tryboot"'); the host follows the restart as the firmware would (img_firmware:
+#             tryboot.txt's folder for that one boot) and cuts the TRIAL boot: half the time at a
+#             moment drawn from 3 s to the QEMU start-to-commit time (last seen in this run, at
+#             first 200 s), half at -3 to +12 s around the moment its player became active
+#             (READY, a probe line: before jukebox-update-check's commit, during it or just after;
+#             a negative draw cuts as soon as the line is seen)
 # After each cut, the next boot that reaches READY must show: the root not repaired (no ext4
 # journal recovery or fsck of jbroot in its kernel log or journal), /data mounted (clean, its
 # journal replayed by fsck, or repaired by fsck -p: recorded with fsck's message), READY and the
@@ -28,7 +35,12 @@
 # never takes the firmware's one-shot tryboot: config.txt's slot, whether the install ended or
 # not), config.txt still naming it, `rauc status` answering with that slot booted, primary and
 # good, the other slot good exactly when tryboot.txt names it, and then its folder on the boot
-# partition complete (kernel, initrd, cmdline.txt for it). When the run made an update cut, the
+# partition complete (kernel, initrd, cmdline.txt for it). After a trial cut: a plain start (a cut
+# clears the one-shot tryboot flag) boots the slot config.txt names, which is the new one exactly
+# when jukebox-update-check's commit line (or the probe's sight of config.txt changed) reached
+# the console before the cut (the new one with neither only when the cut came after the player
+# became active: committed, its line not yet out), the old one otherwise; config.txt parses and
+# names a/ or b/; RAUC as after an update cut. When the run made an update or trial cut, the
 # last boot installs the bundle again: it must succeed and leave the other slot armed so. Prints
 # one line per cut (the slot booted, and RAUC's view after an update cut), `N cuts, N passed, N
 # failed` and the figures; exit 1 when a cut or the last install failed. See docs/IMAGE.md
@@ -41,8 +53,8 @@
 #                  and card ids again (the emulated machine's timing is not replayed)
 #     --minutes M  make no new cut after M minutes (then the last boot checks the last cut)
 #     --kinds K,K  only these kinds, at their weights (default all: boot 1, playback 2, save 2,
-#                  card 2, seek 1, update 2 in 10); a boot cut after a boot cut becomes the
-#                  first other kind listed
+#                  card 2, seek 1, update 2, trial 1 in 11); a boot cut after a boot cut
+#                  becomes the first other kind listed
 #     IMAGE        default: the newest $IMAGE_CACHE/out/jukebox-*-arm64.img
 #
 # Environment: IMAGE_CACHE (default /var/tmp/jukebox-image; this test uses IMAGE_CACHE/test/power-cuts).
@@ -106,8 +118,53 @@ rauc_judge() {
     *" tryboot=none"*) [ "${4:-}" != armed ] || problems+=" no tryboot.txt after a complete install;"
       [[ " $sum " == *" $other=bad "* ]] || problems+=" slot $other not bad with nothing armed ($sum);" ;;
     *" tryboot=$o_lc/ folder=rauc.slot=$other"*) [[ " $sum " == *" $other=good "* ]] || problems+=" slot $other armed in tryboot.txt but not good ($sum);" ;;
+    # A trial's commit cut between its two steps (config.txt's letter, then tryboot.txt removed):
+    # tryboot.txt names the committed slot, which a tryboot would boot anyway (harmless).
+    *" tryboot=$s_lc/ folder=rauc.slot=$3"*) [ "${4:-}" != armed ] || problems+=" tryboot.txt names the booted slot after a complete install;"
+      rauc_note+=" (tryboot.txt left naming the committed slot: the commit cut between its two steps)" ;;
     *) problems+=" tryboot.txt names an incomplete folder or the wrong slot ($bf);" ;;
   esac
+}
+
+# boot_cut PHASE KIND: one boot of PHASE (main's locals: run, delay, mode, upd_est), cut (SIGKILL
+# to QEMU) when KIND's moment comes; sets t_kill and cut_note when it cut. KIND trial: the install
+# boot, never cut (it ends with the restart into the trial; killed when the install failed);
+# tried: the trial boot.
+boot_cut() {
+  local ph=$1 kd=$2 bpid s s1 s2 t0=$SECONDS
+  target=""
+  # (bash's "Killed" for the pipeline QEMU heads, at each cut, into a file of its own)
+  ( echo "${EPOCHREALTIME/./}" > "$run/qemu-$ph.t0"; img_boot "$ph" ) 2> "$run/boot-$ph.err" &
+  bpid=$!
+  while kill -0 "$bpid" 2>/dev/null; do
+    sleep 0.05
+    [ -f "$run/qemu-$ph.t0" ] && [ -s "$run/qemu.pid" ] || continue
+    [ $((SECONDS - t0)) -lt 900 ] || break
+    case "$kd" in
+      boot) target=$delay ;;
+      playback) [ -z "$target" ] && s=$(stamp "$ph" 'PC-STATUS ' 1) && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }') ;;
+      save)
+        if [ -z "$target" ] && s2=$(stamp "$ph" 'PC-SAVE ' 2); then
+          s1=$(stamp "$ph" 'PC-SAVE ' 1)
+          target=$(awk -v a="$s1" -v b="$s2" -v d="$delay" 'BEGIN { i = b - a; if (i < 2 || i > 8) i = 5; print b + i + d }')
+        fi ;;
+      card|seek) [ -z "$target" ] && s=$(stamp "$ph" 'PC-ACT-ASK ') && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }') ;;
+      update) [ -z "$target" ] && s=$(stamp "$ph" 'PC-UPD-START') && target=$(awk -v s="$s" -v d="$delay" -v l="$upd_est" 'BEGIN { print s + d * l }') ;;
+      trial) s=$(rest "$ph" 'PC-UPD-END rc=' || true); if [ -n "$s" ] && [ "$s" != 0 ]; then kill -KILL "$(cat "$run/qemu.pid")" 2>/dev/null || true; break; fi ;;
+      tried)
+        if [ "$mode" = at ]; then target=$delay
+        elif [ -z "$target" ]; then
+          s=$(stamp "$ph" 'PC-ACTIVE ' || stamp "$ph" '.*jukebox-update-check: the player is READY') && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }')
+        fi ;;
+    esac
+    if [ -n "$target" ] && ! lt "$(now_s "$ph")" "$target"; then
+      t_kill=$(now_s "$ph")
+      kill -KILL "$(cat "$run/qemu.pid")" 2>/dev/null || true
+      cut_note="killed at $t_kill s"
+      break
+    fi
+  done
+  wait "$bpid" 2>/dev/null || true
 }
 
 main() {
@@ -124,8 +181,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ "$cuts" =~ ^[0-9]+$ ]] && [ "$cuts" -ge 1 ] || { say "--cuts wants a number ≥ 1"; exit 2; }
-# The kinds at their weights (update: at least 2 in 20 cuts most of the time, P ≈ 0.93).
-local -a kinds=(boot playback playback save save card card seek update update)
+# The kinds at their weights (update: at least 2 in 20 cuts most of the time, P ≈ 0.90; trial:
+# at least 1 in 20, P ≈ 0.85; each trial costs three boots and an install).
+local -a kinds=(boot playback playback save save card card seek update update trial)
 if [ -n "$only" ]; then
   for k in ${only//,/ }; do [[ " ${kinds[*]} " == *" $k "* ]] || { say "--kinds: no kind '$k' (${kinds[*]})"; exit 2; }; done
   local -a all=("${kinds[@]}"); kinds=()
@@ -159,7 +217,7 @@ grep -q '"rfid"' "$run/good.json" || { say "the card map did not go into jukebox
 img_kernel "$IT_REPO/board/power-cuts-probe.sh"
 # The update bundle (only when the kind may come): slot A's root with a mark, as update-test's good
 # one, signed by the image's development key (the image's keyring).
-if [[ " ${kinds[*]} " == *" update "* ]]; then
+if [[ " ${kinds[*]} " == *" update "* || " ${kinds[*]} " == *" trial "* ]]; then
   local tbu=$SECONDS
   img_root_copy "$run/root.ext4" || exit 1
   echo power-cuts-2 > "$run/mark"
@@ -179,6 +237,9 @@ local ahead_ok=yes s s1 s2
 # The update kind: the install's length as last measured (s), the lengths seen, the slot booted
 # at the pending update cut (empty: none pending), whether the run made one, the slots booted after them.
 local upd_est=150 upd_lens="" upd_slot="" upd_made=0 upd_slots="" reinstall_failed=0
+# The trial kind: QEMU start to the commit line in a trial boot as last seen (s); the pending
+# trial cut ("NEW OLD COMMITTED READY-BEFORE-THE-CUT", empty: none); the trial figures.
+local trial_est=200 trial_pend="" trial_made=0 trial_slots="" trial_lens="" vphase
 for ((b = 1; b <= boots; b++)); do
   phase=$(printf 'b%03d' "$b")
   if [ "$b" -eq "$boots" ] || { [ "$deadline" -gt 0 ] && [ $SECONDS -ge "$deadline" ]; }; then
@@ -191,41 +252,39 @@ for ((b = 1; b <= boots; b++)); do
   [ "$kind" = card ] && arg="PC$(printf '%03d' "$b")$((RANDOM % 1000))"
   # RAUC's view at the boot after an update cut, and at an update cut's own boot (the slot it ran
   # from); at the last boot of a run that made one, the bundle installed again after it.
-  { [ -n "$upd_slot" ] || [ "$kind" = update ]; } && want_rauc=1
-  [ "$kind" = final ] && [ "$upd_made" -gt 0 ] && want_rauc=2
+  { [ -n "$upd_slot" ] || [ -n "$trial_pend" ] || [ "$kind" = update ] || [ "$kind" = trial ]; } && want_rauc=1
+  [ "$kind" = final ] && [ $((upd_made + trial_made)) -gt 0 ] && want_rauc=2
   echo "$kind $arg $want_rauc" > "$run/out/plan-$phase"
-  local delay r=$RANDOM
-  # (update: a fraction of the install's length, not seconds)
-  delay=$(case "$kind" in boot) rnd 3 "$(awk -v r="$ready_est" 'BEGIN { printf "%.0f", r * 0.95 }')" "$r" ;; playback) rnd 0 20 "$r" ;; save) rnd -0.3 0.3 "$r" ;; card|seek) rnd 0 1.5 "$r" ;; update) rnd 0 1.15 "$r" ;; *) echo 0 ;; esac)
-  rm -f "$run/qemu.pid" "$run/out/check-$phase"
-  say "boot $b ($phase): ${kind}${delay:+ (delay $delay $([ "$kind" = update ] && echo "of the install's length, $upd_est s now" || echo s))}"
-  local tb=$SECONDS
-  # (bash's "Killed" for the pipeline QEMU heads, at each cut, into a file of its own)
-  ( echo "${EPOCHREALTIME/./}" > "$run/qemu-$phase.t0"; img_boot "$phase" ) 2> "$run/boot-$phase.err" &
-  local bpid=$! target="" cut_note=""
-  while kill -0 "$bpid" 2>/dev/null; do
-    sleep 0.05
-    [ -f "$run/qemu-$phase.t0" ] && [ -s "$run/qemu.pid" ] || continue
-    [ $((SECONDS - tb)) -lt 900 ] || break
-    case "$kind" in
-      boot) target=$delay ;;
-      playback) [ -z "$target" ] && s=$(stamp "$phase" 'PC-STATUS ' 1) && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }') ;;
-      save)
-        if [ -z "$target" ] && s2=$(stamp "$phase" 'PC-SAVE ' 2); then
-          s1=$(stamp "$phase" 'PC-SAVE ' 1)
-          target=$(awk -v a="$s1" -v b="$s2" -v d="$delay" 'BEGIN { i = b - a; if (i < 2 || i > 8) i = 5; print b + i + d }')
-        fi ;;
-      card|seek) [ -z "$target" ] && s=$(stamp "$phase" 'PC-ACT-ASK ') && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }') ;;
-      update) [ -z "$target" ] && s=$(stamp "$phase" 'PC-UPD-START') && target=$(awk -v s="$s" -v d="$delay" -v l="$upd_est" 'BEGIN { print s + d * l }') ;;
-    esac
-    if [ -n "$target" ] && ! lt "$(now_s "$phase")" "$target"; then
-      t_kill=$(now_s "$phase")
-      kill -KILL "$(cat "$run/qemu.pid")" 2>/dev/null || true
-      cut_note="killed at $t_kill s"
-      break
+  local delay r=$RANDOM mode=""
+  # (update: a fraction of the install's length, not seconds; trial: mode "at" seconds from the
+  # trial boot's QEMU start, or "ready" seconds from its READY or commit line, whichever comes first)
+  [ "$kind" = trial ] && { if [ $((RANDOM % 2)) -eq 0 ]; then mode="at"; else mode="ready"; fi; }
+  delay=$(case "$kind" in boot) rnd 3 "$(awk -v r="$ready_est" 'BEGIN { printf "%.0f", r * 0.95 }')" "$r" ;; playback) rnd 0 20 "$r" ;; save) rnd -0.3 0.3 "$r" ;; card|seek) rnd 0 1.5 "$r" ;; update) rnd 0 1.15 "$r" ;;
+    trial) if [ "$mode" = at ]; then rnd 3 "$trial_est" "$r"; else rnd -3 12 "$r"; fi ;; *) echo 0 ;; esac)
+  rm -f "$run/qemu.pid" "$run/out/check-$phase" "$run/tryboot"
+  say "boot $b ($phase): ${kind}${delay:+ (delay $delay $(case "$kind" in update) echo "of the install's length, $upd_est s now" ;; trial) [ "$mode" = at ] && echo "s from the trial boot's QEMU start (commit seen at $trial_est s)" || echo "s from the trial boot's READY" ;; *) echo s ;; esac))}"
+  local tb=$SECONDS target="" cut_note="" trial_note=""
+  # A power-on: the firmware's stand-in reads config.txt (the committed slot: it may have changed).
+  img_kernel "$IT_REPO/board/power-cuts-probe.sh"
+  boot_cut "$phase" "$kind"
+  vphase=$phase
+  if [ "$kind" = trial ]; then
+    # The install asked the restart into the trial: followed as the firmware would (one boot from
+    # tryboot.txt's folder), and that boot is the victim.
+    vphase=${phase}t
+    img_reboot_arg "$phase"
+    local from=config.txt
+    [ -f "$run/tryboot" ] || trial_note="the install boot did not end with a '0 tryboot' restart ($(grep -a -o 'reboot: Restarting system.*' "$run/console-$phase.log" | head -n 1 || echo 'no restart'); install: $(rest "$phase" 'PC-UPD-END ' || true) $(tail -n 2 "$run/out/install-$phase.log" 2>/dev/null | paste -sd'|' || true))"
+    if [ -z "$trial_note" ] && [ -z "$cut_note" ]; then
+      img_kernel "$IT_REPO/board/power-cuts-probe.sh"
+      [ "$slot_trial" -eq 1 ] && from=tryboot.txt
+      echo "tried 0 0" > "$run/out/plan-$vphase"
+      rm -f "$run/qemu.pid"
+      say "boot $b ($vphase): the trial boot, ${prefix:-?} from $from (the stand-in for the Pi firmware)"
+      [ "$slot_trial" -eq 1 ] || trial_note="the firmware's stand-in found no tryboot.txt for the trial"
+      boot_cut "$vphase" tried
     fi
-  done
-  wait "$bpid" 2>/dev/null || true
+  fi
   local took=$((SECONDS - tb)) s_ready first_up ready_us f
   s_ready=$(stamp "$phase" 'PC-READY ' || true)
   first_up=$(rest "$phase" 'PC-FIRST up=' || true)
@@ -243,7 +302,7 @@ for ((b = 1; b <= boots; b++)); do
     rk=$(check "$phase" root_kernel); rf=$(check "$phase" root_fsck)
     # A boot cut before READY left only its console: its kernel lines of the root count too.
     # shellcheck disable=SC2086  # a list of files
-    [ -z "$killed_consoles" ] || rk="$rk $(grep -h 'EXT4-fs (vda2)' $killed_consoles 2>/dev/null | cut -d' ' -f2- | paste -sd'|' || true)"
+    [ -z "$killed_consoles" ] || rk="$rk $(grep -hE 'EXT4-fs \(vda[25]\)' $killed_consoles 2>/dev/null | cut -d' ' -f2- | paste -sd'|' || true)"
     if grep -qiE 'recover|orphan|error|fsck' <<< "$rk$rf"; then problems+=" root repaired ($rk $rf);"; fi
     [[ "$(check "$phase" root_mount)" =~ \ ro(,|\|) ]] || problems+=" / not read-only ($(check "$phase" root_mount));"
     dm=$(check "$phase" data_mount); dk=$(check "$phase" data_kernel); df=$(check "$phase" data_fsck)
@@ -294,6 +353,28 @@ for ((b = 1; b <= boots; b++)); do
       rauc_judge "$phase" "" "$upd_slot"
       upd_slots+=" ${slot:-?}"
     fi
+    if [ -n "$trial_pend" ]; then
+      # After a trial cut: the slot config.txt names booted (a power-on, no tryboot), the new one
+      # exactly when the commit came before the cut (its line on the console before the kill; with
+      # no line, only when the cut came after READY: committed, the line not yet out).
+      local t_new t_old t_com t_rdy cfg
+      read -r t_new t_old t_com t_rdy <<< "$trial_pend"
+      cfg=$(check1 "$phase" boot_files | sed -n 's|^config=\([ab]\)/ .*|\1|p' | tr ab AB)
+      [ -n "$cfg" ] || problems+=" config.txt missing, torn or naming no slot ($(check1 "$phase" boot_files));"
+      [ "$slot" = "$cfg" ] || problems+=" slot ${slot:-?} booted, but config.txt names ${cfg:-none};"
+      if [ "$t_com" = yes ]; then
+        [ "$slot" = "$t_new" ] || problems+=" slot ${slot:-?} booted after a trial committed before the cut (not $t_new);"
+      elif [ "$slot" = "$t_new" ]; then
+        [ "$t_rdy" = yes ] || problems+=" slot $t_new booted, but its trial was cut before its player became active (never committed);"
+        [ "$t_rdy" != yes ] || rauc_note+="the commit done, its line not on the console before the cut; "
+      else
+        [ "$slot" = "$t_old" ] || problems+=" slot ${slot:-?} booted, neither $t_old nor $t_new;"
+      fi
+      local rn=$rauc_note
+      rauc_judge "$phase" "" "${slot:-?}"
+      rauc_note="$rn$rauc_note"
+      trial_slots+=" ${slot:-?}"
+    fi
     local verdict=PASS
     [ -z "$problems" ] || verdict=FAIL
     local c
@@ -306,7 +387,7 @@ for ((b = 1; b <= boots; b++)); do
       ready_list+="${ready_list:+ }$(cut -d' ' -f2 <<< "$f")"
       ready_est=$(cut -d' ' -f2 <<< "$f")
     fi
-    pending=() killed_consoles="" upd_slot="" pend_problems=""
+    pending=() killed_consoles="" upd_slot="" trial_pend="" pend_problems=""
     heard_idx=$(field index "$status"); heard_pos=$(field position "$status"); heard_note="track $heard_idx at $heard_pos s (status after the boot)"
   elif [ ${#pending[@]} -gt 0 ] && [ "$kind" != boot ]; then
     local c
@@ -315,7 +396,7 @@ for ((b = 1; b <= boots; b++)); do
       echo "cut $made ($c) checked by boot $b: FAIL: the boot did not reach its checks; console tail:"
     done
     tail -n 30 "$run/console-$phase.log" | sed 's/^/  | /'
-    pending=() upd_slot="" pend_problems=""
+    pending=() upd_slot="" trial_pend="" pend_problems=""
   fi
 
   # ---- The last boot of a run with an update cut: the same bundle installed again ----
@@ -336,13 +417,13 @@ for ((b = 1; b <= boots; b++)); do
   # ---- This boot's cut: what was heard, and what was answered, before it ----
   [ "$kind" = final ] && break
   if [ -z "$cut_note" ]; then
-    say "boot $b ended without the cut (QEMU gone or 900 s)"; tail -n 20 "$run/console-$phase.log" >&2
+    say "boot $b ended without the cut (QEMU gone or 900 s)${trial_note:+: $trial_note}"; tail -n 20 "$run/console-$vphase.log" >&2
     made=$((made + 1)); failed=$((failed + 1)); echo "cut $made ($kind) FAIL: never made"; prev=$kind; continue
   fi
   local s_stat=0 stat_line="" idx="" pos="" label=$kind
   ahead_ok=yes
   if [ "$kind" = boot ] && [ -n "$s_ready" ] && lt "$s_ready" "$t_kill"; then label="boot, READY came first"; fi
-  if stat_line=$(before "$phase" 'PC-STATUS ' "$t_kill"); then
+  if stat_line=$(before "$vphase" 'PC-STATUS ' "$t_kill"); then
     s_stat=${stat_line%% *} stat_line=${stat_line#* }
     idx=$(field index "$stat_line"); pos=$(field position "$stat_line")
     if [ -n "$idx" ] && [ "$(field phase "$stat_line")" = playing ]; then
@@ -350,6 +431,15 @@ for ((b = 1; b <= boots; b++)); do
       heard_pos=$(awk -v p="$pos" -v s="$s_stat" -v k="$t_kill" 'BEGIN { printf "%.1f", p + k - s }')
       heard_note="track $idx at ≥ $heard_pos s ($pos s read at $s_stat s, cut at $t_kill s)"
       ahead_ok=no
+    fi
+  elif [ "$kind" = trial ] && stat_line=$(grep -a -E '^[0-9.]+ PC-STATUS \{"phase":"playing"' "$run/console-$phase.log" | tail -n 1 | sed 's/ PC-STATUS / /') && [ -n "$stat_line" ]; then
+    # A trial cut before its boot read the status: the install boot's last read before its restart
+    # (a clean stop saves the place), a lower bound of what was heard (the trial played on after it).
+    s_stat=${stat_line%% *} stat_line=${stat_line#* }
+    idx=$(field index "$stat_line"); pos=$(field position "$stat_line")
+    if [ -n "$idx" ] && [ "$(field phase "$stat_line")" = playing ]; then
+      heard_idx=$idx heard_pos=$pos
+      heard_note="track $idx at ≥ $pos s (the install boot's last read, at $s_stat s, before its restart)"
     fi
   fi
   detail=""
@@ -392,9 +482,31 @@ for ((b = 1; b <= boots; b++)); do
       fi
       upd_slot=$(check1 "$phase" slot); upd_slot=${upd_slot:-?}
       upd_made=$((upd_made + 1)) ;;
+    trial)
+      # The install boot's slot, the one tried, where the trial boot was at the cut.
+      local old new us len cfgseen tr_com tr_rdy com rdy rs
+      old=$(check1 "$phase" slot); old=${old:-?}; new=$(tr AB BA <<< "$old")
+      us=$(stamp "$phase" 'PC-UPD-START' || echo 0)
+      rs=$(stamp "$phase" '.*reboot: Restarting system' || echo "$us")
+      len=$(awk -v a="$rs" -v b="$us" 'BEGIN { printf "%.0f", a - b }'); trial_lens+=" $len"
+      [ "$(tr ab AB <<< "${prefix%/}")" = "$new" ] || pend_problems+=" the trial boot took ${prefix:-?}, not slot $new's folder;"
+      [ -z "$trial_note" ] || pend_problems+=" $trial_note;"
+      com=$(before "$vphase" '.*jukebox-update-check: the player is READY on slot ' "$t_kill" || true)
+      rdy=$(before "$vphase" 'PC-ACTIVE ' "$t_kill" || true)
+      cfgseen=$(before "$vphase" "PC-CONFIG $(tr AB ab <<< "$new"). up=" "$t_kill" || true)
+      tr_com=no tr_rdy=no
+      [ -z "$com" ] || { tr_com=yes trial_est=$(printf '%.0f' "${com%% *}"); }
+      # (the probe saw config.txt name the new slot before the cut: committed, its line perhaps
+      # not yet out)
+      [ -z "$cfgseen" ] || tr_com=yes
+      [ -z "$rdy" ] || tr_rdy=yes
+      trial_pend="$new $old $tr_com $tr_rdy"
+      detail=", the install on slot $old from $us s and its restart took $len s; the trial of slot $new (${prefix:-?} from tryboot.txt) cut $(if [ -n "$com" ]; then echo "$(awk -v a="$t_kill" -v b="${com%% *}" 'BEGIN { printf "%.2f", a - b }') s after the commit line"; elif [ -n "$rdy" ]; then echo "$(awk -v a="$t_kill" -v b="${rdy%% *}" 'BEGIN { printf "%.2f", a - b }') s after the player became active, no commit line before it"; else echo "before the player became active"; fi)${cfgseen:+; config.txt seen changed before the cut}"
+      trial_made=$((trial_made + 1)) ;;
   esac
   pending+=("$label at $t_kill s$detail")
   [ "$kind" = boot ] && killed_consoles+=" $run/console-$phase.log"
+  [ "$kind" = trial ] && killed_consoles+=" $run/console-$vphase.log"
   prev=$kind
 done
 echo "---- figures"
@@ -403,6 +515,7 @@ echo "$ready_list" | tr ' ' '\n' | awk 'NF { n++; s += $1; if (min == "" || $1 <
 say "data partition at the boots after a cut: $repairs repaired by fsck, $replays journal replayed by fsck, the rest clean"
 printf '%s' "$fsck_msgs" >&2
 say "worst place lost: $worst_lost s (files in $run)"
+[ "$trial_made" -eq 0 ] || say "trial cuts: $trial_made; the slot booted after each: ${trial_slots# }; install and restart before the trial (s): ${trial_lens# }; QEMU start to the commit line in a trial boot, last seen: $trial_est s"
 [ "$upd_made" -eq 0 ] || say "update cuts: $upd_made; the slot booted after each: ${upd_slots# }; installs measured (s): ${upd_lens# }"
 echo "$made cuts, $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$made" -gt 0 ] && [ "$reinstall_failed" -eq 0 ]
