@@ -126,7 +126,7 @@ final class BookmarkCutPlayer: PowerCutWorker, @unchecked Sendable {
         if names.contains(where: { $0.contains("damaged") }) { fail("a damaged file after the kill: \(names)") }
         guard let marks = Self.bookmarks(bookmarksPath) else { fail("the bookmarks file is not readable after the kill"); return false }
         let measurable = truth.path != nil && (truth.phase == "playing" || truth.phase == "paused")
-            && truthPosition < PowerCutLibrary.seconds - 0.5
+            && truthPosition < PowerCutLibrary.seconds - PowerCutLibrary.endLead
         let other = sources[1 - current]
 
         // The restart on a busy device, then a load of the playing source: it waits where it resumed.

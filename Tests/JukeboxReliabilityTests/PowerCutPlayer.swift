@@ -149,7 +149,7 @@ final class PowerCutPlayer: PowerCutWorker, @unchecked Sendable {
         if !volumes.contains(after.volume) || after.shuffle != truth.shuffle || after.repeatMode != truth.repeatMode {
             fail("resumed vol \(after.volume) shuffle \(after.shuffle) repeat \(after.repeatMode), was \(volumes) \(truth.shuffle) \(truth.repeatMode)")
         }
-        let nearEnd = truth.path != nil && truthPosition > PowerCutLibrary.seconds - 0.5
+        let nearEnd = truth.path != nil && truthPosition > PowerCutLibrary.seconds - PowerCutLibrary.endLead
         if nearEnd {
             results.update { $0.nearEnd += 1 }
         } else if let path = truth.path, !wasEmpty {

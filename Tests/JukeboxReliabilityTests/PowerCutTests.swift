@@ -91,6 +91,12 @@ struct PowerCutLibrary: Sendable {
     let tracks: [String]
     let extras: [String]
     static let seconds = 40.0
+    /// How long before a track's end heard the player may already show and save the next one: it
+    /// moves on when the next track's first frame is written (gapless), i.e. up to the device's
+    /// buffer (`AlsaOutput.bufferMicroseconds`, 1 s) plus a decoded chunk ahead of hearing it (0.68 s
+    /// on an idle machine), and the truth is known to `PowerCutPlayer.slack`. A cut in those last
+    /// moments loses the rest of the track, less than this; the kills there are counted apart.
+    static let endLead = 1.5
 
     init(root: String) throws {
         let folder = root + "/music"
