@@ -3,11 +3,12 @@ import Glibc
 import JukeboxSystem
 
 /// What the loop knows of the folders a start waits for music in (`State.awaitedMusicFolders`):
-/// how they looked when last handed to a read, and whether that read is under way. The loop
-/// looks at them once a second with one stat each: a mount that arrived changes the device and
-/// the inode, entries added change the folder's time (and, while nothing playable is there, the
-/// time of the folders inside them: an album's folder copied in before its files). Reading them (readdir, tags) is the tag
-/// reader's, never the loop's; what the tracks mean is the core's (`Event.musicFound`).
+/// how they looked when last handed to a read, and whether a look or a read is under way. They
+/// are looked at once a second with one stat each (`MusicWatch`, on the tag reader's thread): a
+/// mount that arrived changes the device and the inode, entries added change the folder's time
+/// (and, while nothing playable is there, the time of the folders inside them: an album's folder
+/// copied in before its files). Reading them (readdir, tags) is the tag reader's too, never the
+/// loop's; what the tracks mean is the core's (`Event.musicFound`).
 struct MusicArrival {
     /// A folder as stat(2) gives it (after links); nil where there is nothing to stat.
     struct Mark: Equatable {
@@ -15,6 +16,8 @@ struct MusicArrival {
         var inode: UInt64
         var seconds: Int
         var nanoseconds: Int
+        /// A folder (a stick's mount point must be one to be there).
+        var directory = true
     }
 
     /// The folders and their marks when the last read was handed over; nil before the first.
@@ -23,42 +26,62 @@ struct MusicArrival {
     /// (`subfolders(of:)`): looked at too, since files copied into an album's folder made
     /// before that read change its time, not the top folder's.
     private var inside: [String] = []
-    /// A read is under way: no other is started, and the marks stay those it was started with,
-    /// so a change while it reads is found by the next look.
-    private(set) var reading = false
+    /// A look or a read is under way: no other is started, and the marks stay those the read
+    /// was started with, so a change while it reads is found by the next look.
+    private(set) var busy = false
 
     /// `path`'s mark now; nil when it cannot be stat'ed (not there yet, a dangling link).
     static func mark(_ path: String) -> Mark? {
         var st = stat()
         guard stat(cPath(path), &st) == 0 else { return nil }
         return Mark(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), seconds: Int(st.st_mtim.tv_sec),
-                    nanoseconds: Int(st.st_mtim.tv_nsec))
+                    nanoseconds: Int(st.st_mtim.tv_nsec), directory: st.st_mode & S_IFMT == S_IFDIR)
     }
 
-    /// Whether `folders` must be read now: no read is under way and they look other than when
-    /// the last read was handed over. The first look always reads (the start's own read came
-    /// before it, and a file added in between would otherwise never be seen). When true the
-    /// marks are kept and a read counts as under way until `finished`.
-    mutating func due(_ folders: [String], mark: (String) -> Mark? = MusicArrival.mark) -> Bool {
-        guard !reading else { return false }
+    /// The paths to stat for a look at `folders` (they and the folders found inside), or nil
+    /// while a look or a read is under way; a look counts as under way until `looked`.
+    mutating func lookStarted(_ folders: [String]) -> [String]? {
+        guard !busy else { return nil }
+        busy = true
+        return folders + inside
+    }
+
+    /// What the look found (each path with its mark): whether the folders must be read now, i.e.
+    /// they look other than when the last read was handed over. The first look always reads (the
+    /// start's own read came before it, and a file added in between would otherwise never be
+    /// seen). When true the marks are kept and a read counts as under way until `finished`; nil
+    /// marks (the look was given up) read nothing and change nothing.
+    mutating func looked(_ marks: [(path: String, mark: Mark?)]?) -> Bool {
+        guard let marks else {
+            busy = false
+            return false
+        }
         var now: [String: Mark?] = [:]
-        for folder in folders + inside { now[folder] = .some(mark(folder)) }
-        guard seen != now else { return false }
+        for (path, mark) in marks { now[path] = .some(mark) }
+        guard seen != now else {
+            busy = false
+            return false
+        }
         seen = now
-        reading = true
         return true
+    }
+
+    /// A look and its decision at once (`lookStarted`, then `looked` with `mark` of each path).
+    mutating func due(_ folders: [String], mark: (String) -> Mark? = MusicArrival.mark) -> Bool {
+        guard let paths = lookStarted(folders) else { return false }
+        return looked(paths.map { ($0, mark($0)) })
     }
 
     /// The read handed over by `due` came back (or could not be started), with the folders it
     /// found inside (none when it found music: the wait is over). Folders new to the look make
     /// the next one read again, with their marks from then on.
     mutating func finished(inside folders: [String] = []) {
-        reading = false
+        busy = false
         inside = folders
     }
 
     /// How many folders inside the awaited ones are looked at, at most, and how deep: a stat
-    /// each a second on the loop stays cheap.
+    /// each a second stays cheap.
     static let insideLimit = 64, insideDepth = 3
 
     /// The folders inside `folders`, breadth first, in name order, hidden ones left out, at most
@@ -82,10 +105,4 @@ struct MusicArrival {
         }
         return found
     }
-}
-
-/// The folders a read found inside the awaited ones, handed from the tag reader's thread to the
-/// loop with its result (the mailbox orders the two).
-final class FoldersInside: @unchecked Sendable {
-    var paths: [String] = []
 }

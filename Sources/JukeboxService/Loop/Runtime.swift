@@ -36,8 +36,8 @@ public final class Runtime: LoopCore {
     private var exitCode: Int32?
     /// `restart` asked: the quit's exit code is `Runtime.restartExitCode`, for systemd to start it again.
     private var restartAsked = false
-    /// The folders a start with nothing to play waits for music in, as last read (`MusicArrival`).
-    private var musicArrival = MusicArrival()
+    /// The looks at the music the core waits for, off the loop.
+    private var music: MusicWatch!
     /// What the player exits with after `restart` (EX_TEMPFAIL): the unit's Restart=on-failure starts it again.
     public static let restartExitCode: Int32 = 75
 
@@ -105,6 +105,14 @@ public final class Runtime: LoopCore {
         inputs = LoopInputs(keys: KeyReader(fd: keyInput))
         faces = Faces(control: ControlPort(core: self, log: log, jobs: jobs, saving: saving, clock: clock))
         faces.control.control = control.map { ControlFace(socket: $0) }
+        music = MusicWatch(core: self, jobs: jobs, log: log)
+    }
+
+    /// stat(2) for the looks at the music the core waits for (`MusicWatch`); a test holds it to
+    /// see the loop go on meanwhile.
+    var statMusic: MusicWatch.Stat {
+        get { music.stat }
+        set { music.stat = newValue }
     }
 
     /// The appliance image's problems file (config `setupProblems`); nil: none is read.
@@ -358,7 +366,7 @@ public final class Runtime: LoopCore {
     /// in the configured folders) or a readable state file the core waits for.
     private var needsMaintenance: Bool {
         adapters.sources.contains { $0.needsMaintenance } || faces.needsMaintenance
-            || state.awaitedMusicFolder != nil || state.awaitedMusicFolders != nil || state.stateUnreadable != nil
+            || music.isNeeded || state.stateUnreadable != nil
     }
 
     private func waitAndDispatch(wait: Bool) {
@@ -426,34 +434,14 @@ public final class Runtime: LoopCore {
         faces.endPass(now: end)
     }
 
-    // At most once a second: the music's folder (a stick mounted, a share up), the configured
-    // folders a start with nothing to play waits for (a stat each), and a state file that could
-    // not be read. A stat and an open are cheap; inotify would need a watch per
-    // missing level of the path and still a probe for network shares.
+    // At most once a second: the music the core waits for (`MusicWatch`, off the loop) and a
+    // state file that could not be read. inotify would need a watch per missing level of a
+    // path and still a probe for network shares.
     private func probeWhatTheCoreWaitsFor() {
-        if let folder = state.awaitedMusicFolder, isDirectory(folder) { dispatch(.musicAppeared) }
-        if let folders = state.awaitedMusicFolders, musicArrival.due(folders) { readAwaitedMusic(folders) }
+        music.look()
         if state.stateUnreadable != nil, let store = saving.store {
             for event in StartUp.readAgain(store, log: log) { dispatch(event) }
         }
-    }
-
-    // The folders a start with nothing to play waits for changed: read them as `add` would, on
-    // the tag reader's thread; the core decides what the tracks mean (`Event.musicFound`).
-    private func readAwaitedMusic(_ folders: [String]) {
-        let inside = FoldersInside()
-        let started = jobs.perform({ load in
-            let read = load(folders)
-            // Nothing yet: the folders inside are looked at too (an album's, its files to come).
-            if read.tracks.isEmpty { inside.paths = MusicArrival.subfolders(of: folders) }
-            return .success(FileWorkOutput(tracks: read.tracks, lines: read.messages))
-        }, then: { [weak self] result in
-            let output = (try? result.get()) ?? FileWorkOutput()
-            self?.musicArrival.finished(inside: inside.paths)
-            self?.dispatch(.musicFound(folders: folders, tracks: output.tracks, messages: output.lines))
-        })
-        // A player that cannot load files never reads them: it stays "reading", so it never tries again.
-        if !started { log.warning("cannot read \(folders.joined(separator: ", ")): this player cannot load files") }
     }
 
     // A worker's result: a save finished (the core hears it; whoever waits for it is answered), or

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import JukeboxCore
+@testable import JukeboxService
+import JukeboxTestSupport
+import JukeboxWaiting
+import XCTest
+
+/// The loop's looks at the music the core waits for (`MusicWatch`) run on the tag reader's
+/// thread: a stat may wait on a dead share, the loop must not.
+final class MusicWatchTests: XCTestCase {
+    /// The looks are the tag reader's, never the loop's (`MusicWatch`): a stat held (a share whose
+    /// server is down) leaves the control socket answering, and no second look piles up behind it;
+    /// let go, the folders are read and the music plays. The same for the folder a play waits for
+    /// (a stick pulled): held, the loop answers; let go with the folder there, it plays on.
+    func testTheLooksAtAwaitedMusicRunOffTheLoop() throws {
+        for wait in ["arrival", "missing folder"] {
+            let dir = TempDir()
+            let folder = dir.file("music")
+            let audio = RecordingAudio(), mailbox = Mailbox()
+            audio.mailbox = mailbox
+            let control = try ControlSocket(path: dir.file("ctl"))
+            let runtime = Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
+                                  mailbox: mailbox, control: control)
+            runtime.loadTracks = { paths in
+                (paths.flatMap { p in ((try? FileManager.default.contentsOfDirectory(atPath: p)) ?? []).sorted().map { TrackInfo(path: p + "/" + $0) } }, [])
+            }
+            let gate = HeldStat()
+            runtime.statMusic = { path in gate.stat(path) }
+            let initial: [Event]
+            if wait == "arrival" {
+                initial = [.musicAwaited([folder])]
+            } else {
+                initial = [.replaceQueue([TrackInfo(path: folder + "/a.flac")]), .trackFailed(playID: 1, reason: "No such file or directory")]
+            }
+            let box = SetupProblemsReadTests.Box(runtime), done = DispatchSemaphore(value: 0)
+            Thread { _ = box.runtime.run(initial: initial); done.signal() }.start()
+            let ctl = try ControlClient(path: dir.file("ctl"))
+            XCTAssertTrue(waitFor(10) { gate.calls == 1 }, "\(wait): the first look began")
+            XCTAssertEqual(ctl.request("status --json", timeout: 10)?.contains("\"phase\":\"playing\""), false, "\(wait): answered while the look is held")
+            // Looks are due once a second: two seconds held, still the one.
+            XCTAssertFalse(waitFor(2) { gate.calls > 1 }, "\(wait): one look at a time")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: folder + "/a.flac", contents: Data())
+            gate.release()
+            XCTAssertTrue(waitFor(10) { ctl.request("status --json", timeout: 10)?.contains("\"phase\":\"playing\"") == true },
+                          "\(wait): plays once the look came back")
+            box.runtime.mailbox.post(.quit)
+            XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        }
+    }
+
+    /// stat(2), held until the test lets it go, counting its calls.
+    private final class HeldStat: @unchecked Sendable {
+        private let lock = NSCondition()
+        private var held = true
+        private var count = 0
+        var calls: Int { lock.lock(); defer { lock.unlock() }; return count }
+
+        func stat(_ path: String) -> MusicArrival.Mark? {
+            lock.lock()
+            count += 1
+            while held { lock.wait() }
+            lock.unlock()
+            return MusicArrival.mark(path)
+        }
+
+        func release() { lock.lock(); held = false; lock.broadcast(); lock.unlock() }
+    }
+}
