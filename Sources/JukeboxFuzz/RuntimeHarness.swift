@@ -24,7 +24,7 @@ enum RuntimeHarness {
         let audio = SilentAudio(mailbox: mailbox)
         let runtime = Runtime(state: State(), audio: audio, store: StateStore(path: StateHarness.folder + "/runtime.json"),
                               status: SilentStatus(), log: Log(level: .error), mailbox: mailbox, control: control)
-        runtime.version = "jukebox-fuzz"
+        runtime.controlSettings.version = "jukebox-fuzz"
         // `add` and `load` find one track per path (with a length from the path, some unknown).
         runtime.loadTracks = { paths in
             (paths.map { TrackInfo(path: $0, duration: $0.utf8.count % 3 == 0 ? nil : Double($0.utf8.count)) }, [])

@@ -168,14 +168,14 @@ enum Player {
                               store: setup.statePath.map(StateStore.init(path:)), status: status, log: log,
                               keyInput: interactive ? 0 : nil, mailbox: mailbox, control: control, display: panel,
                               sources: sources)
-        runtime.version = "jukebox \(jukeboxVersion)"
+        runtime.controlSettings.version = "jukebox \(jukeboxVersion)"
         if let routed { runtime.routeOutput = { routed.route(to: AudioWiring.device(for: $0)) } }
         // The speaker's own volume (AVRCP absolute volume), set through the watcher's bluealsa-cli.
         if setup.bluetooth != nil, let watch = speakerWatch.first as? BluetoothSpeakerSource {
             runtime.bluetoothVolume = { level, take in watch.setVolume(level: level, take: take) }
         }
-        runtime.musicFolders = setup.musicFolders
-        runtime.bluetoothAdapter = setup.bluetoothAdapter
+        runtime.controlSettings.musicFolders = setup.musicFolders
+        runtime.controlSettings.bluetoothAdapter = setup.bluetoothAdapter
         runtime.setupProblemsPath = setup.setupProblemsPath
         runtime.notifier = SystemdNotifier()
         // Read only while the config has parental rules (`Runtime.feedWallClock`).
@@ -196,7 +196,7 @@ enum Player {
                 log.warning("console: \(error); no serial console")
             }
         }
-        if let reload = setup.reload { runtime.reload = { reload(log) } }
+        if let reload = setup.reload { runtime.controlSettings.reload = { reload(log) } }
         runtime.loadTracks = { paths in LibraryLoader(readInfo: trackInfo(path:)).load(paths) }
         runtime.readPicture = { path in AudioWiring.picture(path: path) }
         // Untagged files measured off the loop, each once: the cache lives beside the state file.
@@ -218,7 +218,7 @@ enum Player {
         case .snapcast: setup.snapcast.map { "snapcast pipe \($0.pipe) (\($0.sampleFormat))" } ?? "snapcast"
         case .alsa: setup.device
         }
-        runtime.diagnostics = { [weak panel] in
+        runtime.controlSettings.diagnostics = { [weak panel] in
             let c = engine.counters()
             var lines = ["audio device \(device): xruns \(c.xruns), suspends \(c.suspends), recoveries \(c.recoveries), "
                          + "stalls \(c.stalls), lost \(c.lost)"]

@@ -242,7 +242,7 @@ final class BluetoothControlTests: XCTestCase {
     }
 
     /// The loop takes `trust`, `forget` and `disconnect` through the busctl and the adapters it was
-    /// given (`Runtime.bluetoothBus`), not bluetoothctl, when there are adapters; with none listed,
+    /// given (`ControlSettings.bluetoothBus`), not bluetoothctl, when there are adapters; with none listed,
     /// bluetoothctl again.
     func testTheLoopUsesTheBusItWasGiven() throws {
         let dir = TempDir()
@@ -372,8 +372,8 @@ final class BluetoothControlTests: XCTestCase {
         let runtime = Runtime(state: State(settings: settings), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
                               mailbox: mailbox, control: control)
         runtime.loadTracks = { _ in ([], []) }
-        runtime.bluetoothctl = bluetoothctl
-        runtime.bluetoothBus = bus
+        runtime.controlSettings.bluetoothctl = bluetoothctl
+        runtime.controlSettings.bluetoothBus = bus
         let box = Box(runtime), done = DispatchSemaphore(value: 0)
         Thread { _ = box.runtime.run(initial: []); done.signal() }.start()
         return (box, done)

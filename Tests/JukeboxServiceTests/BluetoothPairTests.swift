@@ -248,8 +248,8 @@ final class BluetoothPairTests: XCTestCase {
         let runtime = Runtime(state: State(settings: Settings()), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
                               mailbox: mailbox, control: control)
         runtime.loadTracks = { _ in ([], []) }
-        runtime.bluetoothctl = program
-        runtime.bluetoothAdapter = "00:AA:01:00:00:00"
+        runtime.controlSettings.bluetoothctl = program
+        runtime.controlSettings.bluetoothAdapter = "00:AA:01:00:00:00"
         let box = BluetoothControlTests.Box(runtime), done = DispatchSemaphore(value: 0)
         Thread { _ = box.runtime.run(initial: []); done.signal() }.start()
         defer {

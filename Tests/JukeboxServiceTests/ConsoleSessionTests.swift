@@ -23,7 +23,7 @@ final class ConsoleSessionTests: XCTestCase {
         let runtime = Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .info),
                               mailbox: mailbox)
         runtime.console = console
-        runtime.version = "jukebox test"
+        runtime.controlSettings.version = "jukebox test"
         console.prompt()
         let box = Box(runtime), done = DispatchSemaphore(value: 0)
         Thread { _ = box.runtime.run(initial: [.add([TrackInfo(path: "/m/a.flac", duration: 90), TrackInfo(path: "/m/b.flac")])]); done.signal() }.start()

@@ -68,7 +68,7 @@ public enum BluetoothControl {
     /// Runs it and returns the reply line. Blocks for up to `longest` seconds: never on the loop.
     /// A pair with a PIN, or on a box whose config chose the adapter, is one interactive
     /// bluetoothctl with an agent (`BluetoothPairSession`); a plain pair keeps the one-shot steps.
-    /// `bus`: the loop's (`Runtime.bluetoothBus`), never looked up here, so that a test's stays its own.
+    /// `bus`: the loop's (`ControlSettings.bluetoothBus`), never looked up here, so that a test's stays its own.
     public static func run(program: String, _ action: BluetoothAction, address: String, pin: String? = nil, adapter: String? = nil,
                            bus: Bus) -> String {
         if action == .pair, pin != nil || adapter != nil {

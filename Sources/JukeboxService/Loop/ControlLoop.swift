@@ -239,24 +239,11 @@ final class ControlPort: ControlLoop {
     private let clock: () -> Double
     /// When the loop started (monotonic), for uptime.
     private let startedAt: Double
-    /// The version and build for `version` and `diag`.
-    var version = "jukebox"
-    /// The music folders `ls --json` lists (the config's `music`).
-    var musicFolders: [String] = []
-    /// BlueZ's bluetoothctl (`bluetooth pair|trust|forget|disconnect`); nil: not installed.
-    var bluetoothctl: String? = findProgram("bluetoothctl")
-    /// busctl and the adapters `bluetooth trust|forget|disconnect` go through (`BluetoothControl.Bus`).
-    var bluetoothBus = BluetoothControl.Bus.system()
-    /// The address of the box's adapter a pair uses (the config's `bluetooth.adapter`); nil:
-    /// BlueZ's default one.
-    var bluetoothAdapter: String?
-    /// Lines about the adapters for `diag` (device, counters, board).
-    var diagnostics: (() -> [String])?
+    /// What the wiring told (`Runtime.controlSettings`).
+    var settings = ControlSettings()
+    var version: String { settings.version }
     /// The cards map's worker (`Runtime.watchCards`); nil: no cards map.
     var cards: CardMapWorker?
-    /// Re-reads the configuration (SIGHUP, `reload`): the new settings and what waits for a
-    /// restart, or nil after logging why not.
-    var reload: (() -> ConfigReload?)?
     /// The control socket's face, if a socket is open.
     var control: ControlFace? { didSet { control?.loop = self } }
     /// The serial console's face, if one is configured.
@@ -295,7 +282,7 @@ final class ControlPort: ControlLoop {
     }
 
     func listLibrary(_ path: String?, from: Int, _ reply: @escaping ([String]) -> Void) -> Bool {
-        let roots = musicFolders
+        let roots = settings.musicFolders
         return jobs.perform({ load in
             // The tags of a folder's files are read once across its pages (`SearchTagCache.tracks`).
             LibraryListing.json(path: path, from: from, roots: roots, load: { SearchTagCache.shared.tracks($0, load: load) })
@@ -310,7 +297,7 @@ final class ControlPort: ControlLoop {
     }
 
     func searchLibrary(_ text: String, _ reply: @escaping ([String]) -> Void) -> Bool {
-        let roots = musicFolders
+        let roots = settings.musicFolders
         return jobs.perform({ load in
             switch LibrarySearch.json(text: text, roots: roots, load: load) {
             case .success(let json): return .success(FileWorkOutput(lines: ["ok " + json]))
@@ -399,7 +386,7 @@ final class ControlPort: ControlLoop {
     func reloadConfiguration() -> String {
         cards?.reload()
         core.readSetupProblems()
-        guard let reload else {
+        guard let reload = settings.reload else {
             log.info("SIGHUP: this player has no configuration file to reload")
             return "error: this player has no configuration file to reload"
         }
@@ -420,7 +407,7 @@ final class ControlPort: ControlLoop {
         var uri = ""
         if let path {
             let folder = Paths.resolve(path, against: "/")
-            let roots = musicFolders.map { Paths.resolve($0, against: "/") }
+            let roots = settings.musicFolders.map { Paths.resolve($0, against: "/") }
             guard path.hasPrefix("/"), let root = roots.first(where: { Paths.isInside(folder, folder: $0) }) else {
                 return "error: not a folder in the music folders: " + DisplayText.inert(String(path.prefix(200)))
             }
@@ -431,11 +418,11 @@ final class ControlPort: ControlLoop {
     }
 
     func bluetooth(_ action: BluetoothAction, address: String, pin: String?, _ reply: @escaping ([String]) -> Void) -> Bool {
-        guard let program = bluetoothctl else { return false }
+        guard let program = settings.bluetoothctl else { return false }
         // The PIN is not logged: it is the speaker's, as a password is.
         // Which program runs is said by the reply (busctl's adapters, or bluetoothctl's words).
         log.info("bluetooth \(action.rawValue) \(address)" + (pin == nil ? "" : " with a PIN"))
-        let adapter = bluetoothAdapter, bus = bluetoothBus
+        let adapter = settings.bluetoothAdapter, bus = settings.bluetoothBus
         return jobs.perform({ _ in
             .success(FileWorkOutput(lines: [BluetoothControl.run(program: program, action, address: address, pin: pin, adapter: adapter, bus: bus)]))
         }, then: { [log] result in
@@ -450,7 +437,7 @@ final class ControlPort: ControlLoop {
     }
 
     func systemFacts(_ reply: @escaping ([String]) -> Void) -> Bool {
-        let folders = musicFolders + (statePath.map { [Paths.directory($0)] } ?? [])
+        let folders = settings.musicFolders + (statePath.map { [Paths.directory($0)] } ?? [])
         let version = version, uptime = clock() - startedAt, problems = state.setupProblems
         return jobs.perform({ _ in
             .success(FileWorkOutput(lines: ["ok " + SystemJSON.text(folders: folders, version: version, playerUptime: uptime, setupProblems: problems)]))
@@ -473,7 +460,7 @@ final class ControlPort: ControlLoop {
         let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         lines.append("cpu \(Int(cpu * 1000)) ms since start")
         lines.append("player " + StatusView(state).line)
-        lines += diagnostics?() ?? []
+        lines += settings.diagnostics?() ?? []
         lines.append("state file \(statePath ?? "none")" + (saving.last.map { s in
             ", last save \(Int(clock() - s.at)) s ago: " + (s.error ?? "ok")
         } ?? ", not saved yet") + (state.stateUnreadable.map { ", not saving: it cannot be read (\($0))" } ?? ""))

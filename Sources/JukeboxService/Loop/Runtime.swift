@@ -55,28 +55,17 @@ public final class Runtime: LoopCore {
     public var measureLoudness: LoudnessWorker.Measure? { get { jobs.measureLoudness } set { jobs.measureLoudness = newValue } }
     /// The loudness cache file (`LoudnessCache`; the wiring puts it beside the state file); nil: none.
     public var loudnessCachePath: String? { get { jobs.loudnessCachePath } set { jobs.loudnessCachePath = newValue } }
-    public var diagnostics: (() -> [String])? { get { control.diagnostics } set { control.diagnostics = newValue } }
     public var releaseColdPages: (() -> Void)? { get { hooks.releaseColdPages } set { hooks.releaseColdPages = newValue } }
     /// Chooses the sound device the next opening uses (`Command.routeOutput`; `RoutedOutput`).
     public var routeOutput: ((OutputRoute) -> Void)? { get { hooks.routeOutput } set { hooks.routeOutput = newValue } }
+    /// What the control language's port is told (`ControlSettings`): the version, the music
+    /// folders, the Bluetooth tools, `diag`'s lines, the reload.
+    public var controlSettings: ControlSettings { get { control.settings } set { control.settings = newValue } }
     /// Sets the Bluetooth speaker's own volume, 0–127 (`take`: its PCM's soft volume turned off
     /// first), off the loop (`Command.takeBluetoothVolume`, `setBluetoothVolume`;
     /// `BluetoothSpeakerSource.setVolume`); an answer it has at once is dispatched. Nil: the
     /// speaker's volume is never taken and the samples are scaled.
     public var bluetoothVolume: ((_ level: Int, _ take: Bool) -> Event?)? { get { hooks.bluetoothVolume } set { hooks.bluetoothVolume = newValue } }
-    public var reload: (() -> ConfigReload?)? { get { control.reload } set { control.reload = newValue } }
-    /// BlueZ's bluetoothctl, run for `bluetooth pair|trust|forget|disconnect` (`BluetoothControl`; found on
-    /// PATH at start); nil: not installed, and those lines say so.
-    public var bluetoothctl: String? { get { control.bluetoothctl } set { control.bluetoothctl = newValue } }
-    /// busctl and the kernel's adapters, for `bluetooth trust|forget|disconnect` (`BluetoothControl.Bus`;
-    /// found at start).
-    public var bluetoothBus: BluetoothControl.Bus { get { control.bluetoothBus } set { control.bluetoothBus = newValue } }
-    /// The address of the box's adapter `bluetooth pair` uses (the config's `bluetooth.adapter`);
-    /// nil: BlueZ's default one.
-    public var bluetoothAdapter: String? { get { control.bluetoothAdapter } set { control.bluetoothAdapter = newValue } }
-    public var version: String { get { control.version } set { control.version = newValue } }
-    /// The music folders `ls --json` lists (`LibraryListing`).
-    public var musicFolders: [String] { get { control.musicFolders } set { control.musicFolders = newValue } }
     /// Reads the wall clock as local time and whether it is synchronised (`WallClock.read`; a test
     /// gives its own). Read on every pass of the loop while parental rules are configured, and
     /// sent to the core (`Event.wallClock`) when either changed.
