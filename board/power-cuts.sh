@@ -57,7 +57,8 @@
 #                  becomes the first other kind listed
 #     IMAGE        default: the newest $IMAGE_CACHE/out/jukebox-*-arm64.img
 #
-# Environment: IMAGE_CACHE (default /var/tmp/jukebox-image; this test uses IMAGE_CACHE/test/power-cuts).
+# Environment: IMAGE_CACHE (default /var/tmp/jukebox-image; this test uses IMAGE_CACHE/test/power-cuts);
+# POWER_CUTS_TRIAL_MODE=at|ready|commit aims every trial cut at that moment (below).
 set -euo pipefail
 IT_REPO=$(cd "$(dirname "$0")/.." && pwd)
 HIL_LOG_NAME=power-cuts
@@ -153,6 +154,8 @@ boot_cut() {
       trial) s=$(rest "$ph" 'PC-UPD-END rc=' || true); if [ -n "$s" ] && [ "$s" != 0 ]; then kill -KILL "$(cat "$run/qemu.pid")" 2>/dev/null || true; break; fi ;;
       tried)
         if [ "$mode" = at ]; then target=$delay
+        elif [ "$mode" = commit ]; then
+          [ -z "$target" ] && s=$(stamp "$ph" '.*jukebox-update-check: the player is READY on slot ') && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }')
         elif [ -z "$target" ]; then
           s=$(stamp "$ph" 'PC-ACTIVE ' || stamp "$ph" '.*jukebox-update-check: the player is READY') && target=$(awk -v s="$s" -v d="$delay" 'BEGIN { print s + d }')
         fi ;;
@@ -257,12 +260,18 @@ for ((b = 1; b <= boots; b++)); do
   echo "$kind $arg $want_rauc" > "$run/out/plan-$phase"
   local delay r=$RANDOM mode=""
   # (update: a fraction of the install's length, not seconds; trial: mode "at" seconds from the
-  # trial boot's QEMU start, or "ready" seconds from its READY or commit line, whichever comes first)
-  [ "$kind" = trial ] && { if [ $((RANDOM % 2)) -eq 0 ]; then mode="at"; else mode="ready"; fi; }
+  # trial boot's QEMU start, "ready" seconds from its READY or commit line, whichever comes first,
+  # or "commit" seconds from its commit line: a cut of the committed slot, which must boot next)
+  # (POWER_CUTS_TRIAL_MODE=at|ready|commit aims every trial cut at that moment; drawn all the same,
+  # so that the rest of a seed's draws stay the same; not in a $(…), as for rnd)
+  if [ "$kind" = trial ]; then
+    case $((RANDOM % 3)) in 0) mode="at" ;; 1) mode="ready" ;; *) mode="commit" ;; esac
+    mode=${POWER_CUTS_TRIAL_MODE:-$mode}
+  fi
   delay=$(case "$kind" in boot) rnd 3 "$(awk -v r="$ready_est" 'BEGIN { printf "%.0f", r * 0.95 }')" "$r" ;; playback) rnd 0 20 "$r" ;; save) rnd -0.3 0.3 "$r" ;; card|seek) rnd 0 1.5 "$r" ;; update) rnd 0 1.15 "$r" ;;
-    trial) if [ "$mode" = at ]; then rnd 3 "$trial_est" "$r"; else rnd -3 12 "$r"; fi ;; *) echo 0 ;; esac)
+    trial) case "$mode" in at) rnd 3 "$trial_est" "$r" ;; ready) rnd -3 12 "$r" ;; *) rnd 0 20 "$r" ;; esac ;; *) echo 0 ;; esac)
   rm -f "$run/qemu.pid" "$run/out/check-$phase" "$run/tryboot"
-  say "boot $b ($phase): ${kind}${delay:+ (delay $delay $(case "$kind" in update) echo "of the install's length, $upd_est s now" ;; trial) [ "$mode" = at ] && echo "s from the trial boot's QEMU start (commit seen at $trial_est s)" || echo "s from the trial boot's READY" ;; *) echo s ;; esac))}"
+  say "boot $b ($phase): ${kind}${delay:+ (delay $delay $(case "$kind" in update) echo "of the install's length, $upd_est s now" ;; trial) case "$mode" in at) echo "s from the trial boot's QEMU start (commit seen at $trial_est s)" ;; ready) echo "s from the trial boot's READY" ;; *) echo "s from the trial boot's commit line" ;; esac ;; *) echo s ;; esac))}"
   local tb=$SECONDS target="" cut_note="" trial_note=""
   # A power-on: the firmware's stand-in reads config.txt (the committed slot: it may have changed).
   img_kernel "$IT_REPO/board/power-cuts-probe.sh"
