@@ -197,7 +197,7 @@ for k in "${kinds[@]}"; do [ "$k" = boot ] || { not_boot=$k; break; }; done
 seed=${seed:-$(( ${EPOCHREALTIME/./} % 1000000 ))}
 [[ "$seed" =~ ^[0-9]+$ ]] || { say "--seed wants a number"; exit 2; }
 RANDOM=$seed
-say "seed $seed (replay: --seed $seed --cuts $cuts${only:+ --kinds $only})"
+say "seed $seed (replay: ${POWER_CUTS_TRIAL_MODE:+POWER_CUTS_TRIAL_MODE=$POWER_CUTS_TRIAL_MODE }--seed $seed --cuts $cuts${only:+ --kinds $only})"
 # shellcheck source=board/private-dir.sh
 . "$IT_REPO/board/private-dir.sh"
 private_dir "$IT_CACHE" IMAGE_CACHE || exit 1
