@@ -31,6 +31,19 @@ class DaemonTestCase: ScratchTestCase {
         try Jukebox.run(["ctl", "--socket", socket] + words)
     }
 
+    /// `ctl pause`, then waits until the place holds (two `status --json` reads alike, within
+    /// `within` seconds): until the writer has paused the device the position follows the sound
+    /// (`AudioEngine.pause`), which on a slow machine is a few tens of milliseconds after the reply.
+    func pauseSettled(within: Double = 5, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try ctl("pause").status, 0, file: file, line: line)
+        var last = ""
+        XCTAssertTrue(waitFor(within) {
+            let now = (try? ctl("status", "--json"))?.stdout ?? ""
+            defer { last = now }
+            return now == last && now.contains("\"phase\":\"paused\"")
+        }, "the place never held after a pause: \(last)", file: file, line: line)
+    }
+
     /// A connection to `path` that says nothing (the fd is the caller's to close), or nil.
     static func silentConnection(_ path: String) -> Int32? {
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)

@@ -43,7 +43,7 @@ final class WebFaceTests: DaemonTestCase {
     func testStatusControlAndEventsReachThePlayerAndBack() throws {
         let daemon = try start()
         defer { daemon.process.terminate(); _ = daemon.wait(timeout: 5) }
-        XCTAssertEqual(try ctl("pause").status, 0)
+        try pauseSettled()
 
         // The status is the player's own `status --json`, verbatim.
         let status = try http("GET", "/api/status")
