@@ -232,6 +232,15 @@ except Exception as e:
         (try? String(contentsOfFile: folder + "/error.log", encoding: .utf8)) ?? ""
     }
 
+    /// What a failure message needs to tell the server's side: whether each source client still
+    /// runs, and the ends of the error and access logs (a listener shows in the access log once
+    /// its connection ends).
+    public func diagnosis() -> String {
+        let access = (try? String(contentsOfFile: folder + "/access.log", encoding: .utf8)) ?? ""
+        let running = sources.map { $0.isRunning ? "running" : "exited \($0.terminationStatus)" }
+        return "sources: \(running); error.log: \(errorLog().suffix(600)); access.log: \(access.suffix(400))"
+    }
+
     private static func firstLine(_ pipe: Pipe) -> String {
         var line = Data()
         while let byte = try? pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {

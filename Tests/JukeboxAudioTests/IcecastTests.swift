@@ -17,6 +17,11 @@ final class IcecastTests: ScratchCase {
         }
     }
 
+    /// What the engine's stream has found, for a failure message.
+    private static func facts(_ engine: AudioEngine) -> String {
+        engine.streamFacts().map { "stream: \($0.facts)" } ?? "no stream open"
+    }
+
     /// An engine playing into a real-time test device, with a 1 s stream buffer and a quick back-off.
     private func realTimeEngine(_ log: ReportLog) throws -> (TestPCM, AudioEngine) {
         let pcm = try TestPCM(directory: scratch.path("device"), speed: 1)
@@ -40,7 +45,7 @@ final class IcecastTests: ScratchCase {
         defer { engine.shutdown() }
         let start = Date()
         engine.play(id: 1, path: icecast.url("/m"), from: 0, paused: false)
-        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 1) }, "\(log.all) \(icecast.errorLog().suffix(600))")
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 1) }, "\(log.all) \(Self.facts(engine)) \(icecast.diagnosis())")
         let firstSound = Date().timeIntervalSince(start)
         XCTAssertTrue(TestPCM.wait(timeout: 10) { (engine.position()?.seconds ?? 0) >= 1.5 }, "\(log.all)")
         let facts = try XCTUnwrap(engine.streamFacts()).facts
@@ -83,15 +88,15 @@ final class IcecastTests: ScratchCase {
         let (pcm, engine) = try realTimeEngine(log)
         defer { engine.shutdown(); withExtendedLifetime(pcm) {} }  // the device lives as long as the engine plays
         engine.play(id: 1, path: icecast.url("/ogg"), from: 0, paused: false)
-        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 1) }, "\(log.all) \(icecast.errorLog().suffix(600))")
-        XCTAssertEqual(engine.streamFacts()?.facts.contentType, "audio/ogg")
+        XCTAssertTrue(log.wait(timeout: 10) { $0 == .started(id: 1) }, "\(log.all) \(Self.facts(engine)) \(icecast.diagnosis())")
+        XCTAssertEqual(engine.streamFacts()?.facts.contentType, "audio/ogg", Self.facts(engine))
         // Joined mid-link: that link's headers come first (Icecast sends them), then the next link's.
         var seen: Set<String> = []
         let both = TestPCM.wait(timeout: 20) {
             if let title = engine.streamFacts()?.facts.title { seen.insert(title) }
             return seen.isSuperset(of: ["Ogg Band - Icecast One", "Icecast Two"])
         }
-        XCTAssertTrue(both, "titles seen: \(seen) \(log.all) \(icecast.errorLog().suffix(600))")
+        XCTAssertTrue(both, "titles seen: \(seen) \(log.all) \(Self.facts(engine)) \(icecast.diagnosis())")
         XCTAssertFalse(log.all.contains { if case .failed = $0 { true } else { false } }, "\(log.all)")
     }
 }
