@@ -6,8 +6,9 @@ import JukeboxTestSupport
 import JukeboxWaiting
 import XCTest
 
-/// The loop's looks at the music the core waits for (`MusicWatch`) run on the tag reader's
-/// thread: a stat may wait on a dead share, the loop must not.
+/// The loop's looks at the music the core waits for (`MusicWatch`) and its reads of a state file
+/// that could not be read (`StateFileWatch`) run on the tag reader's thread: a stat or a read may
+/// wait on a dead share or a failing card, the loop must not.
 final class MusicWatchTests: XCTestCase {
     /// The looks are the tag reader's, never the loop's (`MusicWatch`): a stat held (a share whose
     /// server is down) leaves the control socket answering, and no second look piles up behind it;
@@ -48,6 +49,61 @@ final class MusicWatchTests: XCTestCase {
             box.runtime.mailbox.post(.quit)
             XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
         }
+    }
+
+    /// The state file that could not be read is read again on the tag reader's thread
+    /// (`StateFileWatch`), not the loop's: a read held (a failing card) leaves the control socket
+    /// answering, one read at a time; let go with the file readable, its place comes back.
+    func testTheStateFileIsReadAgainOffTheLoop() throws {
+        let dir = TempDir()
+        let store = StateStore(path: dir.file("state.json"))
+        let audio = RecordingAudio(), mailbox = Mailbox()
+        audio.mailbox = mailbox
+        let control = try ControlSocket(path: dir.file("ctl"))
+        let runtime = Runtime(state: State(), audio: audio, store: store, status: RecordingStatus(), log: Log(level: .error),
+                              mailbox: mailbox, control: control)
+        runtime.loadTracks = { paths in (paths.map { TrackInfo(path: $0) }, []) }
+        let gate = HeldLoad()
+        runtime.loadStateFile = { store in gate.load(store) }
+        let box = SetupProblemsReadTests.Box(runtime), done = DispatchSemaphore(value: 0)
+        let initial: [Event] = [.stateFileUnreadable("Input/output error"), .replaceQueue([TrackInfo(path: dir.file("b.flac"))])]
+        Thread {
+            _ = box.runtime.run(initial: initial)
+            done.signal()
+        }.start()
+        let ctl = try ControlClient(path: dir.file("ctl"))
+        XCTAssertTrue(waitFor(10) { gate.calls == 1 }, "the first read began")
+        XCTAssertEqual(ctl.request("status --json", timeout: 10)?.contains("b.flac"), true, "answered while the read is held")
+        // Reads are due once a second: two seconds held, still the one.
+        XCTAssertFalse(waitFor(2) { gate.calls > 1 }, "one read at a time")
+        let saved = #"{"version": 1, "tracks": [{"path": "\#(dir.file("a.flac"))", "title": "a"}], "current": 0, "position": 2, "phase": "paused"}"#
+        try saved.write(toFile: store.path, atomically: true, encoding: .utf8)
+        gate.release()
+        XCTAssertTrue(waitFor(10) {
+            let status = ctl.request("status --json", timeout: 10) ?? ""
+            return status.contains("a.flac") && status.contains("\"phase\":\"paused\"")
+        }, "the place came back once the read did: \(ctl.request("status --json", timeout: 10) ?? "")")
+        XCTAssertEqual(box.runtime.state.stateUnreadable, nil)
+        box.runtime.mailbox.post(.quit)
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+    }
+
+    /// `StateStore.load`, held until the test lets it go, counting its calls.
+    private final class HeldLoad: @unchecked Sendable {
+        private let lock = NSCondition()
+        private var held = true
+        private var count = 0
+        var calls: Int { lock.lock(); defer { lock.unlock() }; return count }
+
+        func load(_ store: StateStore) -> StateStore.Loaded {
+            lock.lock()
+            count += 1
+            while held { lock.wait() }
+            lock.unlock()
+            return store.load()
+        }
+
+        func release() { lock.lock(); held = false; lock.broadcast(); lock.unlock() }
     }
 
     /// stat(2), held until the test lets it go, counting its calls.

@@ -38,6 +38,8 @@ public final class Runtime: LoopCore {
     private var restartAsked = false
     /// The looks at the music the core waits for, off the loop.
     private var music: MusicWatch!
+    /// The reads of a state file that could not be read, off the loop.
+    private var stateFile: StateFileWatch!
     /// What the player exits with after `restart` (EX_TEMPFAIL): the unit's Restart=on-failure starts it again.
     public static let restartExitCode: Int32 = 75
 
@@ -95,6 +97,7 @@ public final class Runtime: LoopCore {
         faces = Faces(control: ControlPort(core: self, log: log, jobs: jobs, saving: saving, clock: clock))
         faces.control.control = control.map { ControlFace(socket: $0) }
         music = MusicWatch(core: self, jobs: jobs, log: log)
+        stateFile = StateFileWatch(core: self, jobs: jobs, log: log)
     }
 
     /// stat(2) for the looks at the music the core waits for (`MusicWatch`); a test holds it to
@@ -102,6 +105,13 @@ public final class Runtime: LoopCore {
     var statMusic: MusicWatch.Stat {
         get { music.stat }
         set { music.stat = newValue }
+    }
+
+    /// Reads the state file again while it cannot be read (`StateFileWatch`); a test holds it to
+    /// see the loop go on meanwhile.
+    var loadStateFile: StateFileWatch.Load {
+        get { stateFile.load }
+        set { stateFile.load = newValue }
     }
 
     /// The appliance image's problems file (config `setupProblems`); nil: none is read.
@@ -355,7 +365,7 @@ public final class Runtime: LoopCore {
     /// in the configured folders) or a readable state file the core waits for.
     private var needsMaintenance: Bool {
         adapters.sources.contains { $0.needsMaintenance } || faces.needsMaintenance
-            || music.isNeeded || state.stateUnreadable != nil
+            || music.isNeeded || stateFile.isNeeded
     }
 
     private func waitAndDispatch(wait: Bool) {
@@ -423,14 +433,12 @@ public final class Runtime: LoopCore {
         faces.endPass(now: end)
     }
 
-    // At most once a second: the music the core waits for (`MusicWatch`, off the loop) and a
-    // state file that could not be read. inotify would need a watch per missing level of a
-    // path and still a probe for network shares.
+    // At most once a second: the music the core waits for (`MusicWatch`) and a state file that
+    // could not be read (`StateFileWatch`), both off the loop. inotify would need a watch per
+    // missing level of a path and still a probe for network shares.
     private func probeWhatTheCoreWaitsFor() {
         music.look()
-        if state.stateUnreadable != nil, let store = saving.store {
-            for event in StartUp.readAgain(store, log: log) { dispatch(event) }
-        }
+        if let store = saving.store { stateFile.look(store) }
     }
 
     // A worker's result: a save finished (the core hears it; whoever waits for it is answered), or

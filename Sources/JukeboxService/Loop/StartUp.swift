@@ -24,13 +24,13 @@ public enum StartUp {
         return loaded.bookmarks.map { [.bookmarksLoaded($0)] } ?? []
     }
 
-    /// The events for a state file that could not be read, read again: none while it still cannot;
-    /// else the place it holds (which wins over what played meanwhile), then that saving resumes.
-    static func readAgain(_ store: StateStore, log: Log) -> [Event] {
-        let loaded = store.load()
+    /// The events for a state file that could not be read, read again (`loaded`, off the loop:
+    /// `StateFileWatch`): none while it still cannot; else the place it holds (which wins over
+    /// what played meanwhile), then that saving resumes.
+    static func readAgain(_ loaded: StateStore.Loaded, path: String, log: Log) -> [Event] {
         guard loaded.unreadable == nil else { return [] }
         for m in loaded.messages { log.warning(m) }
-        log.info("the state file \(store.path) can be read again")
+        log.info("the state file \(path) can be read again")
         return events(for: loaded, restoreEmpty: false) + [.stateFileUnreadable(nil)]
     }
 
