@@ -29,6 +29,11 @@ final class MusicArrivalWatchTests: XCTestCase {
         XCTAssertFalse(due())
         marks["/srv/more"] = Mark(device: 7, inode: 9, seconds: 1, nanoseconds: 0)
         XCTAssertTrue(due(), "any of the folders")
+        // That read given up (the share stopped answering under it): read again, nothing changed.
+        watch.finished(gaveUp: true)
+        XCTAssertTrue(due(), "a read given up read nothing")
+        watch.finished()
+        XCTAssertFalse(due())
     }
 
     func testAMarkIsTheFoldersDeviceInodeAndTime() throws {
@@ -81,5 +86,14 @@ final class MusicArrivalInsideTests: XCTestCase {
         }
         XCTAssertEqual(MusicArrival.subfolders(of: [many]).count, MusicArrival.insideLimit)
         XCTAssertEqual(MusicArrival.subfolders(of: [root + "/missing"]), [])
+    }
+}
+
+extension MusicArrival {
+    /// A look and its decision at once (`lookStarted`, then `looked` with `mark` of each path),
+    /// as `MusicWatch` makes them across the tag reader's thread.
+    mutating func due(_ folders: [String], mark: (String) -> Mark?) -> Bool {
+        guard let paths = lookStarted(folders) else { return false }
+        return looked(paths.map { ($0, mark($0)) })
     }
 }

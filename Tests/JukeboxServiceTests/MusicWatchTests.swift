@@ -51,6 +51,37 @@ final class MusicWatchTests: XCTestCase {
         }
     }
 
+    /// A read of the awaited folders given up (a share that stopped answering under it) read
+    /// nothing: the next look reads again, though the folders look as they did, and the music
+    /// there plays.
+    func testAReadOfArrivedMusicGivenUpIsMadeAgain() throws {
+        let dir = TempDir()
+        let folder = dir.file("music")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: folder + "/a.flac", contents: Data())
+        let audio = RecordingAudio(), mailbox = Mailbox()
+        audio.mailbox = mailbox
+        let control = try ControlSocket(path: dir.file("ctl"))
+        let runtime = Runtime(state: State(), audio: audio, store: nil, status: RecordingStatus(), log: Log(level: .error),
+                              mailbox: mailbox, control: control)
+        runtime.jobLimit = 0.5
+        let gate = FirstHeld()
+        runtime.loadTracks = { paths in
+            gate.enter()  // the first read hangs until the test ends; the next ones read
+            return (paths.flatMap { p in ((try? FileManager.default.contentsOfDirectory(atPath: p)) ?? []).sorted().map { TrackInfo(path: p + "/" + $0) } }, [])
+        }
+        let box = SetupProblemsReadTests.Box(runtime), done = DispatchSemaphore(value: 0)
+        let initial: [Event] = [.musicAwaited([folder])]
+        Thread { _ = box.runtime.run(initial: initial); done.signal() }.start()
+        let ctl = try ControlClient(path: dir.file("ctl"))
+        XCTAssertTrue(waitFor(10) { gate.calls == 1 }, "the first read began")
+        XCTAssertTrue(waitFor(10) { ctl.request("status --json", timeout: 10)?.contains("\"phase\":\"playing\"") == true },
+                      "read again after the first read was given up: \(gate.calls) reads")
+        gate.release()
+        box.runtime.mailbox.post(.quit)
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+    }
+
     /// The state file that could not be read is read again on the tag reader's thread
     /// (`StateFileWatch`), not the loop's: a read held (a failing card) leaves the control socket
     /// answering, one read at a time; let go with the file readable, its place comes back.
@@ -86,6 +117,24 @@ final class MusicWatchTests: XCTestCase {
         XCTAssertEqual(box.runtime.state.stateUnreadable, nil)
         box.runtime.mailbox.post(.quit)
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+    }
+
+    /// The first caller held until the test lets it go, the others not; counting the calls.
+    private final class FirstHeld: @unchecked Sendable {
+        private let lock = NSCondition()
+        private var held = true
+        private var count = 0
+        var calls: Int { lock.lock(); defer { lock.unlock() }; return count }
+
+        func enter() {
+            lock.lock()
+            count += 1
+            let first = count == 1
+            while first && held { lock.wait() }
+            lock.unlock()
+        }
+
+        func release() { lock.lock(); held = false; lock.broadcast(); lock.unlock() }
     }
 
     /// `StateStore.load`, held until the test lets it go, counting its calls.

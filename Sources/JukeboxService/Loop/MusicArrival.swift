@@ -66,18 +66,15 @@ struct MusicArrival {
         return true
     }
 
-    /// A look and its decision at once (`lookStarted`, then `looked` with `mark` of each path).
-    mutating func due(_ folders: [String], mark: (String) -> Mark? = MusicArrival.mark) -> Bool {
-        guard let paths = lookStarted(folders) else { return false }
-        return looked(paths.map { ($0, mark($0)) })
-    }
-
-    /// The read handed over by `due` came back (or could not be started), with the folders it
+    /// The read handed over by `looked` came back (or could not be started), with the folders it
     /// found inside (none when it found music: the wait is over). Folders new to the look make
-    /// the next one read again, with their marks from then on.
-    mutating func finished(inside folders: [String] = []) {
+    /// the next one read again, with their marks from then on. A read `gaveUp` (a share that
+    /// stopped answering under it) read nothing: the next look reads again even if the folders
+    /// look the same, or music there before the share came back would never be read.
+    mutating func finished(inside folders: [String] = [], gaveUp: Bool = false) {
         busy = false
         inside = folders
+        if gaveUp { seen = nil }
     }
 
     /// How many folders inside the awaited ones are looked at, at most, and how deep: a stat

@@ -72,8 +72,15 @@ final class MusicWatch {
             return .success(FileWorkOutput(tracks: read.tracks, lines: read.messages))
         }, then: { [weak self] result in
             guard let self else { return }
-            let output = (try? result.get()) ?? FileWorkOutput()
-            arrival.finished(inside: found.inside)
+            let output: FileWorkOutput
+            switch result {
+            case .success(let done): output = done
+            case .failure(let error):
+                // Given up (a dead share): nothing read; the next look that gets through reads again.
+                log.warning("cannot read \(folders.joined(separator: ", ")): \(error.message)")
+                output = FileWorkOutput()
+            }
+            arrival.finished(inside: found.inside, gaveUp: (try? result.get()) == nil)
             core.dispatch(.musicFound(folders: folders, tracks: output.tracks, messages: output.lines))
         })
         if !started { log.warning("cannot read \(folders.joined(separator: ", ")): this player cannot load files") }
