@@ -72,15 +72,15 @@ final class MusicWatch {
             return .success(FileWorkOutput(tracks: read.tracks, lines: read.messages))
         }, then: { [weak self] result in
             guard let self else { return }
-            let output: FileWorkOutput
+            var output = FileWorkOutput(), gaveUp = false
             switch result {
             case .success(let done): output = done
             case .failure(let error):
                 // Given up (a dead share): nothing read; the next look that gets through reads again.
                 log.warning("cannot read \(folders.joined(separator: ", ")): \(error.message)")
-                output = FileWorkOutput()
+                gaveUp = true
             }
-            arrival.finished(inside: found.inside, gaveUp: (try? result.get()) == nil)
+            arrival.finished(inside: found.inside, gaveUp: gaveUp)
             core.dispatch(.musicFound(folders: folders, tracks: output.tracks, messages: output.lines))
         })
         if !started { log.warning("cannot read \(folders.joined(separator: ", ")): this player cannot load files") }
