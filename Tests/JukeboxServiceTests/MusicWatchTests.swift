@@ -42,7 +42,7 @@ final class MusicWatchTests: XCTestCase {
             // Looks are due once a second: two seconds held, still the one.
             XCTAssertFalse(waitFor(2) { gate.calls > 1 }, "\(wait): one look at a time")
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: folder + "/a.flac", contents: Data())
+            XCTAssertTrue(FileManager.default.createFile(atPath: folder + "/a.flac", contents: Data()))
             gate.release()
             XCTAssertTrue(waitFor(10) { ctl.request("status --json", timeout: 10)?.contains("\"phase\":\"playing\"") == true },
                           "\(wait): plays once the look came back")
@@ -58,7 +58,7 @@ final class MusicWatchTests: XCTestCase {
         let dir = TempDir()
         let folder = dir.file("music")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: folder + "/a.flac", contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: folder + "/a.flac", contents: Data()))
         let audio = RecordingAudio(), mailbox = Mailbox()
         audio.mailbox = mailbox
         let control = try ControlSocket(path: dir.file("ctl"))
