@@ -220,7 +220,7 @@ final class FuzzRegressionTests: XCTestCase {
             }
             let dir = TempDir()
             let path = dir.file("state.json")
-            FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
             let loaded = StateStore(path: path).load()
             XCTAssertNil(loaded.snapshot, text)
             XCTAssertTrue(loaded.messages.first?.contains("is damaged (not valid JSON: ") == true, "\(loaded.messages)")
@@ -238,7 +238,7 @@ final class FuzzRegressionTests: XCTestCase {
         let dir = TempDir()
         for (name, bytes) in try files("state") {
             let path = dir.file("state.json")
-            FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
             try? FileManager.default.removeItem(atPath: path + ".damaged-1")  // a copy of wrong values from the file before
             let loaded = StateStore(path: path).load()
             guard let snapshot = loaded.snapshot else {

@@ -12,7 +12,7 @@ final class LibraryPageTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let names = (1...40).map { String(format: "%02d ", $0) + String(repeating: "name ", count: $0 % 7) }
         for name in names.prefix(17) { try FileManager.default.createDirectory(atPath: root + "/" + name + "dir", withIntermediateDirectories: true) }
-        for name in names.dropFirst(17) { FileManager.default.createFile(atPath: root + "/" + name + ".wav", contents: Data()) }
+        for name in names.dropFirst(17) { XCTAssertTrue(FileManager.default.createFile(atPath: root + "/" + name + ".wav", contents: Data())) }
         var loads = 0
         let load = { (paths: [String]) -> (tracks: [TrackInfo], messages: [String]) in
             loads += 1

@@ -10,7 +10,7 @@ final class MPDPeerTests: XCTestCase {
     private func local<Address>(_ text: String, _ family: Int32, _ address: Address,
                                 _ fill: (inout sockaddr_storage, Address) -> Void) -> Bool {
         var a = address
-        XCTAssertEqual(inet_pton(family, text, &a), 1, text)
+        XCTAssertEqual(withUnsafeMutableBytes(of: &a) { inet_pton(family, text, $0.baseAddress) }, 1, text)
         var s = sockaddr_storage()
         fill(&s, a)
         return MPDPeer.isLocal(s)
