@@ -18,7 +18,7 @@ final class TempDir {
     func write(_ name: String, _ text: String) -> String {
         let p = file(name)
         try! FileManager.default.createDirectory(atPath: (p as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: p, contents: Data(text.utf8))
+        precondition(FileManager.default.createFile(atPath: p, contents: Data(text.utf8)), "cannot write \(p)")
         return p
     }
 

@@ -124,8 +124,8 @@ final class CoverSourceTests: XCTestCase {
         let root = FileManager.default.temporaryDirectory.path + "/jukebox-cover-\(getpid())-\(Int.random(in: 0..<1_000_000))"
         defer { try? FileManager.default.removeItem(atPath: root) }
         for folder in ["A", "B", "C"] { try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true) }
-        for file in ["A/1.flac", "B/1.flac", "B/2.flac", "C/1.flac"] { FileManager.default.createFile(atPath: root + "/" + file, contents: Data("x".utf8)) }
-        FileManager.default.createFile(atPath: root + "/A/Folder.PNG", contents: Data(Self.png))
+        for file in ["A/1.flac", "B/1.flac", "B/2.flac", "C/1.flac"] { XCTAssertTrue(FileManager.default.createFile(atPath: root + "/" + file, contents: Data("x".utf8))) }
+        XCTAssertTrue(FileManager.default.createFile(atPath: root + "/A/Folder.PNG", contents: Data(Self.png)))
         var options = WebServer.Options(socketPath: root + "/none", assets: root, stateFolder: root)
         // B/1 holds a JPEG, B/2 a GIF (refused though its tag may say image/jpeg), C/1 one too large.
         options.embeddedPicture = { path, limit in
