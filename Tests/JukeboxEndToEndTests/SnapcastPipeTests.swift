@@ -19,7 +19,7 @@ final class SnapcastPipeTests: DaemonTestCase {
 
     func start(_ music: [String]) throws {
         let config = dir + "/jukebox.json"
-        let object: [String: Any] = ["output": ["type": "snapcast", "pipe": fifo], "state": "", "music": music, "socket": socket]
+        let object: [String: Any] = ["output": ["type": "snapcast", "pipe": fifo], "state": "", "music": music, "socket": socket as String]
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
         daemon = try Jukebox.start(["run", "--config", config])
     }

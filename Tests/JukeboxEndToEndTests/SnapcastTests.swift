@@ -124,7 +124,7 @@ final class SnapcastTests: DaemonTestCase {
     func startJukebox(_ music: [String], sampleFormat: String = "44100:16:2", playing: Bool) throws {
         let config = dir + "/jukebox.json"
         let object: [String: Any] = ["output": ["type": "snapcast", "pipe": fifo, "sampleFormat": sampleFormat], "state": "",
-                                     "music": music, "socket": socket, "resume": playing ? "playing" : "paused"]
+                                     "music": music, "socket": socket as String, "resume": playing ? "playing" : "paused"]
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
         daemon = try Jukebox.start(["run", "--config", config])
         XCTAssertTrue(waitFor(5) { (try? self.ctl("status"))?.stdout.isEmpty == false }, "jukebox did not start")

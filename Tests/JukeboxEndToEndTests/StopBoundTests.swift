@@ -117,7 +117,7 @@ final class StopBoundTests: DaemonTestCase {
             p.executableURL = URL(fileURLWithPath: "/bin/sh")
             p.arguments = ["-c", script, "sh"] + args
             let err = dir + "/shell.err"
-            FileManager.default.createFile(atPath: err, contents: nil)
+            _ = FileManager.default.createFile(atPath: err, contents: nil)
             p.standardError = FileHandle(forWritingAtPath: err)
             p.standardOutput = FileHandle.nullDevice
             try p.run()

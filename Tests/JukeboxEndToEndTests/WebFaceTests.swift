@@ -278,8 +278,8 @@ final class WebFaceTests: DaemonTestCase {
         process.executableURL = URL(fileURLWithPath: command.executable)
         process.arguments = command.arguments
         let out = dir + "/activated.out", err = dir + "/activated.err"
-        FileManager.default.createFile(atPath: out, contents: nil)
-        FileManager.default.createFile(atPath: err, contents: nil)
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: out)
         process.standardError = FileHandle(forWritingAtPath: err)
         try process.run()
