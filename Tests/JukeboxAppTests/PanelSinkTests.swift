@@ -43,14 +43,6 @@ final class PanelSinkTests: XCTestCase {
         var started: Int { monitor.withLock { writesStarted } }
     }
 
-    /// A value shared with another thread.
-    final class Shared<Value>: @unchecked Sendable {
-        private let monitor = Monitor()
-        private var value: Value
-        init(_ value: Value) { self.value = value }
-        func withLock<T>(_ body: (inout Value) -> T) -> T { monitor.withLock { body(&value) } }
-    }
-
     func testTheLoopNeverWaitsOnTheBusAndTheNewestFrameIsShown() throws {
         let bus = HeldBus()
         let sink = PanelSink(link: DisplayLink(driver: HD44780(transport: bus)), log: Log(level: .error), threaded: true)

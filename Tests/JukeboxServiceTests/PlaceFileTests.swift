@@ -365,33 +365,3 @@ final class PlaceFileTests: XCTestCase {
         XCTAssertEqual(store.load().snapshot, fewer)
     }
 }
-
-/// A gate a writer thread stops at until the test opens it.
-final class Gate: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var isOpen = false
-    private var waiting = 0
-
-    /// Called by the thread under test: waits while the gate is closed.
-    func pass() {
-        condition.lock()
-        waiting += 1
-        condition.broadcast()
-        while !isOpen { condition.wait() }
-        condition.unlock()
-    }
-
-    /// Waits until a thread stands at the gate.
-    func waitForSomeoneAtIt() {
-        condition.lock()
-        while waiting == 0 { condition.wait() }
-        condition.unlock()
-    }
-
-    func open() {
-        condition.lock()
-        isOpen = true
-        condition.broadcast()
-        condition.unlock()
-    }
-}

@@ -20,6 +20,8 @@ final class StateFileWatch {
     private var reading = false
     /// Said once: this player has no tag reader to read with (a test's runtime).
     private var saidNoReader = false
+    /// Why the last read was given up, said once (a dead card gives up every read alike).
+    private var lastProblem: String?
 
     init(core: LoopCore, jobs: OffLoopJobs, log: Log, load: @escaping Load = { $0.load() }) {
         self.core = core
@@ -42,7 +44,13 @@ final class StateFileWatch {
         }, then: { [weak self] result in
             guard let self else { return }
             reading = false
-            guard (try? result.get()) != nil, let loaded = found.loaded, isNeeded else { return }
+            if case .failure(let error) = result {
+                // Given up (a card that stopped answering): still unreadable; the next read tries again.
+                if error.message != lastProblem { log.warning("cannot read the state file \(store.path) again: \(error.message)") }
+                lastProblem = error.message
+                return
+            }
+            guard let loaded = found.loaded, isNeeded else { return }
             for event in StartUp.readAgain(loaded, path: store.path, log: log) { core.dispatch(event) }
         })
         if !reading && !saidNoReader {
