@@ -158,6 +158,12 @@ img_stage() {
   systemctl --root="$s" -q enable jukebox-setup.service jukebox-grow-music.service jukebox-data.service \
     jukebox-partitions-gone.service jukebox-update-check.service systemd-networkd.service
   systemctl --root="$s" -q mask systemd-networkd-wait-online.service
+  # Nothing the appliance cannot use starts beside the player (each is processes competing with
+  # its start, docs/IMAGE.md "Fast to music"): the D-Bus Wi-Fi daemon (wlan0 has its own, started
+  # by jukebox-setup), a login prompt on the screen (root has no password), the copy of crash logs
+  # from pstore (none on a Pi; it loads efi_pstore). apt's, dpkg's and e2scrub's timers are masked
+  # by prepare.sh already.
+  systemctl --root="$s" -q disable wpa_supplicant.service getty@tty1.service systemd-pstore.service
   # The data partition's first content: the player's folder and the system's.
   mkdir -p "$s.data/jukebox" "$s.data/system/var-lib-systemd" "$s.data/system/.var-lib-systemd-work" "$s.data/system/rauc"
   chown "$(img_id "$s" jukebox)" "$s.data/jukebox" && chmod 0750 "$s.data/jukebox"
